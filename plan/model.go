@@ -1,0 +1,152 @@
+package plan
+
+import "fmt"
+
+// Pos is a place in the plan file.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Expr is an expression of the plan, or a constant written as {value: X}
+// (or as a bare number or boolean).
+type Expr struct {
+	Src string // expr-lang source; empty for a constant
+	// Const is the constant value when IsConst: string, int64, float64 or
+	// bool as YAML gave it (numbers keep their text in ConstText).
+	Const     any
+	ConstText string
+	IsConst   bool
+	Pos       Pos // where the expression's text starts
+}
+
+// Plan is a decoded plan file.
+type Plan struct {
+	Path    string // the plan file as given
+	Dir     string // its folder; relative paths are resolved against it
+	Hash    string // sha256 of the file's bytes, hex
+	Version int
+	Name    string
+	Target  Target
+	Sources []*Source // in file order
+	Lookups []*Lookup // in file order
+	Steps   []*Step   // in file order
+}
+
+// Target holds the plan's connection defaults; flags and environment override them.
+type Target struct {
+	URL              string
+	Language         int // 0: none
+	Metadata         string
+	Auth             string // basic | pat | oidc | ""
+	BatchSize        int    // 0: the server's limit
+	Concurrency      int    // 0: default
+	CallsPerMinute   int    // 0: unlimited
+	Timezone         string // default UTC
+	DecimalSeparator string // "." (default) or ","
+	Empty            string // omit (default) | null | keep
+	Pos              Pos
+}
+
+// Source is a named input file.
+type Source struct {
+	Name             string
+	File             string
+	Delimiter        string
+	Encoding         string
+	DecimalSeparator string // "" inherits target.decimal_separator
+	Sheet            string
+	HeaderRow        int
+	Pos              Pos
+}
+
+// Lookup is an in-memory map from a source.
+type Lookup struct {
+	Name    string
+	Source  string
+	Key     Expr
+	Value   Expr
+	Missing string // error (default) | empty | keep
+	Pos     Pos
+}
+
+// Mode is a step's write mode.
+type Mode string
+
+const (
+	ModeInsert Mode = "insert"
+	ModeUpsert Mode = "upsert"
+	ModeUpdate Mode = "update"
+)
+
+// Step loads one entity from one source.
+type Step struct {
+	Name       string
+	Entity     string
+	Source     string
+	After      []string
+	AfterPos   []Pos
+	When       *Expr
+	Mode       Mode
+	ID         *Expr
+	GroupBy    *Expr
+	DeepInsert bool
+	Fields     []*Field
+	Subforms   []*Subform
+	// Refs are the steps named by ref() calls in any expression of the step.
+	Refs []string
+	Pos  Pos
+}
+
+// Field maps one target field to an expression.
+type Field struct {
+	Name string
+	Expr Expr
+	Pos  Pos // of the field's key
+}
+
+// Link joins a sub-form's source to its parent's rows.
+type Link struct {
+	Parent Expr
+	Child  Expr
+	Pos    Pos
+}
+
+// Lines says what happens to a parent's existing lines.
+type Lines string
+
+const (
+	LinesAppend  Lines = "append"
+	LinesReplace Lines = "replace"
+)
+
+// Subform feeds a navigation property of its parent.
+type Subform struct {
+	Name     string
+	Source   string // "", a source name, or "group"
+	Link     *Link
+	When     *Expr
+	Lines    Lines
+	Fields   []*Field
+	Subforms []*Subform
+	Pos      Pos
+}
+
+// Diagnostic is one problem with a plan.
+type Diagnostic struct {
+	Pos     Pos
+	Message string
+}
+
+func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Message }
+func (d Diagnostic) Error() string  { return d.String() }
+
+// Diagnostics collects problems instead of stopping at the first.
+type Diagnostics []Diagnostic

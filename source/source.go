@@ -1,0 +1,55 @@
+package source
+
+import (
+	"errors"
+	"time"
+)
+
+// Number is a numeric cell as stored in the workbook, exactly ("12.10",
+// "1E-3" is normalised by the reader to plain digits). It is never a float64,
+// so no digit is lost on the way to an Edm.Decimal.
+type Number string
+
+// Cell values are one of: string (CSV cells and XLSX text), Number, bool,
+// time.Time (XLSX date cells, in UTC wall-clock as the workbook shows them),
+// or nil for an empty cell.
+type Cell = any
+
+var _ = time.Time{}
+
+// Location says where a row or cell stands in its file.
+type Location struct {
+	File  string // as the plan wrote it
+	Sheet string // XLSX only
+	Line  int    // CSV: the line on which the record starts (header is line 1); XLSX: the row number
+}
+
+// Options opens one source.
+type Options struct {
+	// Name is the file name as the plan wrote it, used in locations.
+	Name string
+	// Path is the file to open (Name resolved against the plan's folder).
+	Path string
+	// CSV
+	Delimiter rune   // default ','
+	Encoding  string // utf-8 (default), utf-16, windows-1255, windows-1252, iso-8859-8; a BOM wins
+	// XLSX
+	Sheet     string // default: the first sheet
+	HeaderRow int    // default 1; rows above it are ignored
+}
+
+// Row is one data row. Cells[i] belongs to Header[i].
+type Row struct {
+	Loc    Location
+	Header *Header
+	Cells  []Cell
+}
+
+// Header is the column names of a source, shared by all its rows.
+type Header struct {
+	Names []string
+	index map[string]int
+}
+
+// ErrUnknownFormat is returned for a file that is neither CSV nor XLSX.
+var ErrUnknownFormat = errors.New("unknown source format")

@@ -1,0 +1,55 @@
+package transform
+
+import "github.com/migrate-tool/migrate/source"
+
+// Record is one entity to write, built from one row (or one group of rows).
+//
+// Field values are converted to their Edm type: string (Edm.String), int64
+// (Edm.Int64), odata.Decimal (Edm.Decimal), time.Time with the plan's offset
+// (Edm.DateTimeOffset), bool (Edm.Boolean), or nil (an explicit null).
+type Record struct {
+	Step   string
+	Entity string
+	// ID is the record's identity in the journal: the id: expression, else
+	// the entity key values, else the source location.
+	ID     string
+	Loc    source.Location
+	Row    source.Row // the source row as it was, for reports
+	Fields map[string]any
+	// Order is the field names in plan order, for stable bodies and reports.
+	Order    []string
+	Children []*Child
+}
+
+// Child is one sub-form entry: a line of a collection sub-form, or the
+// object of a single-object sub-form (a text, a ship-to address).
+type Child struct {
+	Nav    string // navigation property name
+	Single bool   // single-object sub-form
+	// Replace is lines: replace on the sub-form (delete existing lines first).
+	Replace  bool
+	Loc      source.Location
+	Row      source.Row
+	Fields   map[string]any
+	Order    []string
+	Children []*Child
+}
+
+// RowError is a problem with one row: it never stops the run; it is
+// collected with its location.
+type RowError struct {
+	Step     string
+	Loc      source.Location
+	Cell     string // file!Sheet!C17 or file.csv:42, the most precise place known
+	Field    string // target field, if the error is about one
+	Value    string // the offending value as text
+	Message  string
+}
+
+func (e *RowError) Error() string {
+	s := e.Cell + ": "
+	if e.Field != "" {
+		s += e.Field + ": "
+	}
+	return s + e.Message
+}
