@@ -74,3 +74,70 @@ type NavigationProperty struct {
 	Collection     bool
 	ContainsTarget bool
 }
+
+// Reindex rebuilds the look-up tables after Types or Sets were changed by
+// hand (parsers and the sandbox's demo schema call it once).
+func (m *Metadata) Reindex() {
+	m.typeByName = make(map[string]*EntityType, len(m.Types))
+	for _, t := range m.Types {
+		t.reindex()
+		m.typeByName[t.Name] = t
+	}
+	m.setByName = make(map[string]*EntitySet, len(m.Sets))
+	for _, s := range m.Sets {
+		m.setByName[s.Name] = s
+	}
+}
+
+// Type returns the entity type of that unqualified name, or nil.
+func (m *Metadata) Type(name string) *EntityType {
+	if m.typeByName == nil {
+		m.Reindex()
+	}
+	return m.typeByName[name]
+}
+
+// EntitySet returns the top-level entity set of that name, or nil.
+func (m *Metadata) EntitySet(name string) *EntitySet {
+	if m.setByName == nil {
+		m.Reindex()
+	}
+	return m.setByName[name]
+}
+
+func (t *EntityType) reindex() {
+	t.propByName = make(map[string]*Property, len(t.Properties))
+	for _, p := range t.Properties {
+		t.propByName[p.Name] = p
+	}
+	t.navByName = make(map[string]*NavigationProperty, len(t.Navigations))
+	for _, n := range t.Navigations {
+		t.navByName[n.Name] = n
+	}
+}
+
+// Property returns the field of that name, or nil.
+func (t *EntityType) Property(name string) *Property {
+	if t.propByName == nil {
+		t.reindex()
+	}
+	return t.propByName[name]
+}
+
+// Navigation returns the sub-form of that name, or nil.
+func (t *EntityType) Navigation(name string) *NavigationProperty {
+	if t.navByName == nil {
+		t.reindex()
+	}
+	return t.navByName[name]
+}
+
+// IsKey reports whether name is one of the type's key properties.
+func (t *EntityType) IsKey(name string) bool {
+	for _, k := range t.Key {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}

@@ -53,3 +53,40 @@ type Header struct {
 
 // ErrUnknownFormat is returned for a file that is neither CSV nor XLSX.
 var ErrUnknownFormat = errors.New("unknown source format")
+
+// Reader streams the rows of one source. Next returns io.EOF after the last
+// row. Implementations hold at most one row in memory.
+type Reader interface {
+	Header() *Header
+	Next() (Row, error)
+	Close() error
+}
+
+// NewHeader indexes column names. Names must be unique and non-empty
+// (readers report duplicates and blanks as errors before calling it).
+func NewHeader(names []string) *Header {
+	h := &Header{Names: names, index: make(map[string]int, len(names))}
+	for i, n := range names {
+		h.index[n] = i
+	}
+	return h
+}
+
+// Index returns the column position of name.
+func (h *Header) Index(name string) (int, bool) {
+	i, ok := h.index[name]
+	return i, ok
+}
+
+// Get returns the cell of column name, or nil when the row is shorter or
+// the column does not exist.
+func (r Row) Get(name string) Cell {
+	if r.Header == nil {
+		return nil
+	}
+	i, ok := r.Header.index[name]
+	if !ok || i >= len(r.Cells) {
+		return nil
+	}
+	return r.Cells[i]
+}
