@@ -1,0 +1,350 @@
+package odata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"strings"
+)
+
+// Limits of the $batch codecs. A server accepts at most 100 (or 1,000)
+// operations (spec 8); the codecs allow more so that a server can refuse an
+// oversized batch with its own message, but never an unbounded amount.
+const (
+	// MaxBatchParts is the most sub-requests or responses one batch body may hold.
+	MaxBatchParts = 10000
+	// MaxBatchBytes is the largest batch body the decoders read.
+	MaxBatchBytes = 256 << 20
+	// MaxPartHeaderBytes is the largest header block of one multipart part
+	// (its MIME headers, and separately the headers of the HTTP message in it).
+	MaxPartHeaderBytes = 64 << 10
+)
+
+// BatchSyntaxError reports a malformed $batch body: which format, which part
+// (1-based; 0 when the error concerns the body as a whole) and which line of
+// the body (1-based; 0 when unknown).
+type BatchSyntaxError struct {
+	Format string // "json" or "multipart"
+	Part   int
+	Line   int
+	Msg    string
+}
+
+func (e *BatchSyntaxError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Format)
+	b.WriteString(" batch")
+	if e.Part > 0 {
+		fmt.Fprintf(&b, ": part %d", e.Part)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ": line %d", e.Line)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrBatchTooLarge is wrapped by the errors of a body past MaxBatchBytes or
+// MaxBatchParts.
+var ErrBatchTooLarge = errors.New("batch too large")
+
+// Header returns the value of the sub-request's header name, matched without
+// regard to case (JSON batches write "content-type", multipart "Content-Type").
+func (r BatchRequest) Header(name string) string { return headerLookup(r.Headers, name) }
+
+// Header returns the value of the response's header name, matched without
+// regard to case.
+func (r BatchResponse) Header(name string) string { return headerLookup(r.Headers, name) }
+
+func headerLookup(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+type jsonBatchRequest struct {
+	ID             string            `json:"id"`
+	Method         string            `json:"method"`
+	URL            string            `json:"url"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	Body           json.RawMessage   `json:"body,omitempty"`
+	DependsOn      []string          `json:"dependsOn,omitempty"`
+	AtomicityGroup string            `json:"atomicityGroup,omitempty"`
+}
+
+type jsonBatchResponse struct {
+	ID      string            `json:"id,omitempty"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    json.RawMessage   `json:"body,omitempty"`
+}
+
+// EncodeJSONBatch writes a JSON $batch request body (spec 4.5):
+// {"requests":[{"id","method","url","headers","body","dependsOn","atomicityGroup"}]}.
+// Empty fields are omitted. A body that is not JSON (its content-type is not
+// JSON) is written as a JSON string, as OData 4.01 JSON batches do.
+func EncodeJSONBatch(w io.Writer, reqs []BatchRequest) error {
+	out := struct {
+		Requests []jsonBatchRequest `json:"requests"`
+	}{Requests: make([]jsonBatchRequest, 0, len(reqs))}
+	for i, r := range reqs {
+		if r.Method == "" || r.URL == "" {
+			return fmt.Errorf("json batch: request %d (id %q): method and url are required", i+1, r.ID)
+		}
+		out.Requests = append(out.Requests, jsonBatchRequest{
+			ID: r.ID, Method: r.Method, URL: r.URL,
+			Headers:        nonEmptyHeaders(r.Headers),
+			Body:           jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")),
+			DependsOn:      r.DependsOn,
+			AtomicityGroup: r.AtomicityGroup,
+		})
+	}
+	return writeJSON(w, out)
+}
+
+// EncodeJSONBatchResponse writes a JSON $batch response body:
+// {"responses":[{"id","status","headers","body"}]}.
+func EncodeJSONBatchResponse(w io.Writer, resps []BatchResponse) error {
+	out := struct {
+		Responses []jsonBatchResponse `json:"responses"`
+	}{Responses: make([]jsonBatchResponse, 0, len(resps))}
+	for _, r := range resps {
+		out.Responses = append(out.Responses, jsonBatchResponse{
+			ID: r.ID, Status: r.Status,
+			Headers: nonEmptyHeaders(r.Headers),
+			Body:    jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")),
+		})
+	}
+	return writeJSON(w, out)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("json batch: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func nonEmptyHeaders(h map[string]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	return h
+}
+
+// jsonBody returns b as it goes into a JSON batch: as is when it is JSON, as
+// a JSON string otherwise.
+func jsonBody(b json.RawMessage, contentType string) json.RawMessage {
+	t := bytes.TrimSpace(b)
+	if len(t) == 0 {
+		return nil
+	}
+	if !isJSONContentType(contentType) || !json.Valid(t) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(string(b))
+		return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	}
+	return t
+}
+
+// isJSONContentType reports whether ct names JSON; an empty type counts as
+// JSON, the default of a JSON batch.
+func isJSONContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.Contains(strings.ToLower(ct), "json")
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// DecodeJSONBatchRequest reads a JSON $batch request body (spec 4.5).
+// Each request needs a method and a url; ids, when given, are unique.
+func DecodeJSONBatchRequest(r io.Reader) ([]BatchRequest, error) {
+	data, err := readBatchBody(r, "json")
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Requests *[]json.RawMessage `json:"requests"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, jsonSyntaxError(data, 0, err)
+	}
+	if in.Requests == nil {
+		return nil, &BatchSyntaxError{Format: "json", Msg: `no "requests" array in the body`}
+	}
+	if len(*in.Requests) > MaxBatchParts {
+		return nil, &BatchSyntaxError{Format: "json", Msg: fmt.Sprintf("%d requests: more than %d (%v)", len(*in.Requests), MaxBatchParts, ErrBatchTooLarge)}
+	}
+	out := make([]BatchRequest, 0, len(*in.Requests))
+	seen := make(map[string]bool, len(*in.Requests))
+	for i, raw := range *in.Requests {
+		var q jsonBatchRequest
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, jsonSyntaxError(data, i+1, err)
+		}
+		bad := func(msg string) error {
+			return &BatchSyntaxError{Format: "json", Part: i + 1, Msg: fmt.Sprintf("request id %q: %s", q.ID, msg)}
+		}
+		switch {
+		case q.Method == "":
+			return nil, bad(`no "method"`)
+		case !isToken(q.Method):
+			return nil, bad(fmt.Sprintf("method %q is not an HTTP method", q.Method))
+		case q.URL == "":
+			return nil, bad(`no "url"`)
+		case q.ID != "" && seen[q.ID]:
+			return nil, bad("id used twice")
+		}
+		if q.ID != "" {
+			seen[q.ID] = true
+		}
+		out = append(out, BatchRequest{
+			ID: q.ID, Method: strings.ToUpper(q.Method), URL: q.URL, Headers: q.Headers,
+			Body:      bodyFromJSON(q.Body, headerLookup(q.Headers, "Content-Type")),
+			DependsOn: q.DependsOn, AtomicityGroup: q.AtomicityGroup,
+		})
+	}
+	return out, nil
+}
+
+// DecodeJSONBatchResponse reads a JSON $batch response body.
+func DecodeJSONBatchResponse(r io.Reader) ([]BatchResponse, error) {
+	data, err := readBatchBody(r, "json")
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Responses *[]json.RawMessage `json:"responses"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, jsonSyntaxError(data, 0, err)
+	}
+	if in.Responses == nil {
+		return nil, &BatchSyntaxError{Format: "json", Msg: `no "responses" array in the body`}
+	}
+	if len(*in.Responses) > MaxBatchParts {
+		return nil, &BatchSyntaxError{Format: "json", Msg: fmt.Sprintf("%d responses: more than %d (%v)", len(*in.Responses), MaxBatchParts, ErrBatchTooLarge)}
+	}
+	out := make([]BatchResponse, 0, len(*in.Responses))
+	for i, raw := range *in.Responses {
+		var q jsonBatchResponse
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return nil, jsonSyntaxError(data, i+1, err)
+		}
+		if q.Status < 100 || q.Status > 999 {
+			return nil, &BatchSyntaxError{Format: "json", Part: i + 1, Msg: fmt.Sprintf("response id %q: status %d is not an HTTP status", q.ID, q.Status)}
+		}
+		out = append(out, BatchResponse{
+			ID: q.ID, Status: q.Status, Headers: q.Headers,
+			Body: bodyFromJSON(q.Body, headerLookup(q.Headers, "Content-Type")),
+		})
+	}
+	return out, nil
+}
+
+// bodyFromJSON undoes jsonBody: a JSON string under a non-JSON content type
+// is the body's text.
+func bodyFromJSON(b json.RawMessage, contentType string) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if !isJSONContentType(contentType) && b[0] == '"' {
+		var s string
+		if json.Unmarshal(b, &s) == nil {
+			return json.RawMessage(s)
+		}
+	}
+	return b
+}
+
+func readBatchBody(r io.Reader, format string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBatchBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s batch: reading the body: %w", format, err)
+	}
+	if len(data) > MaxBatchBytes {
+		return nil, &BatchSyntaxError{Format: format, Msg: fmt.Sprintf("body larger than %d bytes (%v)", MaxBatchBytes, ErrBatchTooLarge)}
+	}
+	return data, nil
+}
+
+// jsonSyntaxError turns a encoding/json error into one that names the line.
+func jsonSyntaxError(data []byte, part int, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	line := 0
+	msg := err.Error()
+	switch {
+	case errors.As(err, &se):
+		line = lineAt(data, se.Offset)
+		msg = "not valid JSON: " + se.Error()
+	case errors.As(err, &te):
+		if part == 0 {
+			line = lineAt(data, te.Offset)
+		}
+		field := te.Field
+		if field == "" {
+			field = "the body"
+		}
+		msg = fmt.Sprintf("%s: a JSON %s where %s belongs", field, te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return &BatchSyntaxError{Format: "json", Part: part, Line: line, Msg: msg}
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "int", "int64":
+		return "an integer"
+	case "map", "struct":
+		return "an object"
+	case "slice":
+		return "an array"
+	}
+	return k
+}
+
+func lineAt(data []byte, off int64) int {
+	if off < 0 {
+		return 0
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
+
+// isToken reports whether s is an HTTP token (a method name).
+func isToken(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
