@@ -48,7 +48,19 @@ type Row struct {
 // Header is the column names of a source, shared by all its rows.
 type Header struct {
 	Names []string
-	index map[string]int
+	// Columns[i] is the 0-based column of Names[i] in the sheet (0 = A), so
+	// a cell location names the column the user sees even when the header
+	// does not start in column A. Nil means Columns[i] == i (CSV).
+	Columns []int
+	index   map[string]int
+}
+
+// Column returns the 0-based sheet column of header position i.
+func (h *Header) Column(i int) int {
+	if h != nil && i >= 0 && i < len(h.Columns) {
+		return h.Columns[i]
+	}
+	return i
 }
 
 // ErrUnknownFormat is returned for a file that is neither CSV nor XLSX.

@@ -1,0 +1,456 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// xlsxReader streams the rows of one worksheet below its header row.
+//
+// Cells keep their type: text is string, numbers are Number with their
+// stored digits, cells formatted as a date or time are time.Time in UTC,
+// booleans are bool, empty cells are nil. A formula gives its cached value.
+// A cell holding an error (#N/A, #DIV/0!) makes Next return a RowOnly
+// *Error naming the cell, as does a value in a column without a header.
+//
+// Rows without any value are skipped, wherever they are, so the empty
+// rows Excel leaves formatted below the data cost nothing but reading.
+type xlsxReader struct {
+	name, sheet string
+	wb          *workbook
+	part        io.ReadCloser
+	s           *sheetStream
+	header      *Header
+	first       int // sheet column of the first header name
+	hdrRow      int
+	err         error
+	closed      bool
+}
+
+func openXLSX(opts Options) (Reader, error) {
+	wb, err := openWorkbook(opts.Path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, openError(opts.Name, opts.Path, err)
+		}
+		return nil, &Error{File: opts.Name, Err: fmt.Errorf("not a readable .xlsx workbook (%v): save it again from Excel as .xlsx; a password-protected workbook must be saved without the password", err)}
+	}
+	r, err := newXLSXReader(opts, wb)
+	if err != nil {
+		wb.zr.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func newXLSXReader(opts Options, wb *workbook) (*xlsxReader, error) {
+	if len(wb.sheets) == 0 {
+		return nil, &Error{File: opts.Name, Err: errNoSheets}
+	}
+	sh := wb.sheets[0]
+	if opts.Sheet != "" {
+		found := false
+		for _, s := range wb.sheets {
+			if s.Name == opts.Sheet {
+				sh, found = s, true
+				break
+			}
+		}
+		if !found {
+			return nil, &Error{File: opts.Name, Err: unknownSheet(opts.Sheet, wb.sheetNames())}
+		}
+	}
+	r := &xlsxReader{name: opts.Name, sheet: sh.Name, wb: wb}
+	fail := func(line int, err error) error {
+		return &Error{File: opts.Name, Sheet: sh.Name, Line: line, Err: err}
+	}
+	if sh.target == "" || !wb.has(sh.target) {
+		return nil, fail(0, errors.New("the workbook has no worksheet for this sheet (is it a chart sheet?): choose another sheet"))
+	}
+	headerRow := opts.HeaderRow
+	if headerRow <= 0 {
+		headerRow = 1
+	}
+	merges, err := r.mergesAt(sh.target, headerRow)
+	if err != nil {
+		return nil, fail(0, err)
+	}
+	part, err := wb.open(sh.target)
+	if err != nil {
+		return nil, fail(0, err)
+	}
+	r.part = part
+	r.s = newSheetStream(bufio.NewReaderSize(part, 64<<10), wb.sst, wb.dateXf, wb.date1904)
+	if err := r.readHeader(headerRow, merges); err != nil {
+		part.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// unknownSheet lists the sheets and suggests the closest name.
+func unknownSheet(want string, have []string) error {
+	quoted := make([]string, len(have))
+	for i, h := range have {
+		quoted[i] = strconv.Quote(h)
+	}
+	msg := fmt.Sprintf("the workbook has no sheet %q; it has %s", want, strings.Join(quoted, ", "))
+	if s := closest(want, have); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return errors.New(msg)
+}
+
+func closest(want string, have []string) string {
+	best, bestD := "", 3
+	lw := strings.ToLower(strings.TrimSpace(want))
+	for _, h := range have {
+		lh := strings.ToLower(strings.TrimSpace(h))
+		if lh == lw {
+			return h
+		}
+		if d := levenshtein(lw, lh); d < bestD {
+			best, bestD = h, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// merge is a merged range, 0-based columns and 1-based rows, inclusive.
+type merge struct{ c1, r1, c2, r2 int }
+
+// mergesAt returns the merged ranges that cross row. They are listed after
+// the rows in the worksheet's XML, so the part is scanned for them as bytes
+// first, without parsing the rows.
+func (r *xlsxReader) mergesAt(part string, row int) ([]merge, error) {
+	rc, err := r.wb.open(part)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	tail, err := findElement(rc, "mergeCells")
+	if err != nil || tail == nil {
+		return nil, err
+	}
+	d := xml.NewDecoder(tail)
+	var out []merge
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return out, nil // what was read is all there is
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local != "mergeCell" {
+				continue
+			}
+			ref, _ := attr(t, "ref")
+			from, to, ok := strings.Cut(ref, ":")
+			if !ok {
+				continue
+			}
+			c1, r1, ok1 := cellIndex(from)
+			c2, r2, ok2 := cellIndex(to)
+			if !ok1 || !ok2 || r1 == 0 || r2 == 0 || c2 < c1 || r2 < r1 {
+				continue
+			}
+			if r1 <= row && row <= r2 {
+				out = append(out, merge{c1, r1, c2, r2})
+			}
+		case xml.EndElement:
+			if t.Name.Local == "mergeCells" {
+				return out, nil
+			}
+		}
+	}
+}
+
+// findElement reads rd up to the start tag <name or <prefix:name and
+// returns a reader that begins with that tag, or nil when there is none.
+func findElement(rd io.Reader, name string) (io.Reader, error) {
+	br := bufio.NewReaderSize(rd, 64<<10)
+	needle := []byte(name)
+	var carry []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := br.Read(buf)
+		chunk := append(carry, buf[:n]...)
+		from := 0
+		for {
+			i := bytes.Index(chunk[from:], needle)
+			if i < 0 {
+				break
+			}
+			i += from
+			// Walk back over a namespace prefix to the '<'.
+			j := i - 1
+			if j >= 0 && chunk[j] == ':' {
+				j--
+				for j >= 0 && isNameByte(chunk[j]) {
+					j--
+				}
+			}
+			end := i + len(needle)
+			if j >= 0 && chunk[j] == '<' && end < len(chunk) && (chunk[end] == '>' || chunk[end] == ' ' || chunk[end] == '\t' || chunk[end] == '\n' || chunk[end] == '\r') {
+				return io.MultiReader(bytes.NewReader(append([]byte(nil), chunk[j:]...)), br), nil
+			}
+			from = i + 1
+		}
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		keep := 64
+		if len(chunk) < keep {
+			keep = len(chunk)
+		}
+		carry = append(carry[:0:0], chunk[len(chunk)-keep:]...)
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// readHeader reads up to the header row. Rows above it are skipped but for
+// the values of merged ranges that reach down into it.
+func (r *xlsxReader) readHeader(headerRow int, merges []merge) error {
+	origin := map[[2]int]Cell{} // (row, col) of a merge's top-left cell → its value
+	for _, m := range merges {
+		origin[[2]int{m.r1, m.c1}] = nil
+	}
+	fail := func(line int, err error) error {
+		return &Error{File: r.name, Sheet: r.sheet, Line: line, Err: err}
+	}
+	var cells []rawCell
+	for {
+		n, cs, err := r.s.next()
+		if err == io.EOF {
+			if r.s.row == 0 {
+				return fail(0, fmt.Errorf("%w: the sheet is empty", ErrNoHeader))
+			}
+			return fail(0, fmt.Errorf("%w: the sheet has no values in row %d or below; set header_row to the row that names the columns", ErrNoHeader, headerRow))
+		}
+		if err != nil {
+			return fail(0, err)
+		}
+		for _, c := range cs {
+			if _, ok := origin[[2]int{n, c.col}]; ok {
+				origin[[2]int{n, c.col}] = c.val
+			}
+		}
+		if n < headerRow {
+			continue
+		}
+		if !hasValue(cs) {
+			if n == headerRow {
+				return fail(headerRow, fmt.Errorf("%w: row %d is empty: set header_row to the row that names the columns", ErrNoHeader, headerRow))
+			}
+			continue // an empty row below the header row: look for the first with values
+		}
+		if n > headerRow {
+			return fail(headerRow, fmt.Errorf("%w: row %d is empty; the first row with values is %d: set header_row: %d", ErrNoHeader, headerRow, n, n))
+		}
+		cells = append([]rawCell(nil), cs...)
+		break
+	}
+	// Lay the header out by column: cells first, then merged ranges.
+	byCol := map[int]string{}
+	for _, c := range cells {
+		if c.err != nil {
+			return &Error{File: r.name, Sheet: r.sheet, Line: headerRow, Cell: ColumnName(c.col) + strconv.Itoa(headerRow), Err: c.err}
+		}
+		if c.val != nil {
+			byCol[c.col] = strings.TrimSpace(text(c.val))
+		}
+	}
+	mergedFrom := map[int]int{} // column → first column of its merge
+	for _, m := range merges {
+		v := origin[[2]int{m.r1, m.c1}]
+		for c := m.c1; c <= m.c2; c++ {
+			if v != nil {
+				byCol[c] = strings.TrimSpace(text(v))
+			}
+			mergedFrom[c] = m.c1
+		}
+	}
+	lo, hi := -1, -1
+	for c, v := range byCol {
+		if v == "" {
+			continue
+		}
+		if lo < 0 || c < lo {
+			lo = c
+		}
+		if c > hi {
+			hi = c
+		}
+	}
+	if lo < 0 {
+		return fail(headerRow, fmt.Errorf("%w: row %d is empty: set header_row to the row that names the columns", ErrNoHeader, headerRow))
+	}
+	if hi-lo >= 16384 {
+		return fail(headerRow, errors.New("the header is wider than a sheet"))
+	}
+	names := make([]string, hi-lo+1)
+	cols := make([]int, len(names))
+	for i := range names {
+		c := lo + i
+		cols[i] = c
+		names[i] = byCol[c]
+		// A merged header names each column it spans: Amount, Amount_2, ...
+		if f, ok := mergedFrom[c]; ok && c > f && names[i] != "" {
+			names[i] += "_" + strconv.Itoa(c-f+1)
+		}
+	}
+	if err := checkNames(names, cols); err != nil {
+		return fail(headerRow, err)
+	}
+	h := NewHeader(names)
+	h.Columns = cols
+	r.header = h
+	r.first = lo
+	r.hdrRow = headerRow
+	return nil
+}
+
+func hasValue(cs []rawCell) bool {
+	for _, c := range cs {
+		if c.err != nil {
+			return true
+		}
+		if s, ok := c.val.(string); ok {
+			if strings.TrimSpace(s) != "" {
+				return true
+			}
+			continue
+		}
+		if c.val != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// text is a header cell's value as a name.
+func text(v Cell) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case Number:
+		return string(v)
+	case bool:
+		if v {
+			return "TRUE"
+		}
+		return "FALSE"
+	case interface{ Format(string) string }:
+		return v.Format("2006-01-02")
+	}
+	return fmt.Sprint(v)
+}
+
+func (r *xlsxReader) Header() *Header { return r.header }
+
+func (r *xlsxReader) Next() (Row, error) {
+	if r.closed {
+		return Row{}, ErrClosed
+	}
+	if r.err != nil {
+		return Row{}, r.err
+	}
+	for {
+		n, cs, err := r.s.next()
+		if err == io.EOF {
+			r.err = io.EOF
+			return Row{}, io.EOF
+		}
+		if err != nil {
+			r.err = &Error{File: r.name, Sheet: r.sheet, Err: err}
+			return Row{}, r.err
+		}
+		if !hasValue(cs) {
+			continue
+		}
+		width := len(r.header.Names)
+		row := Row{Loc: Location{File: r.name, Sheet: r.sheet, Line: n}, Header: r.header, Cells: make([]Cell, width)}
+		var rowErr error
+		var outside []string
+		for _, c := range cs {
+			i := c.col - r.first
+			if i < 0 || i >= width {
+				if c.err != nil || !emptyValue(c.val) {
+					outside = append(outside, ColumnName(c.col)+strconv.Itoa(n))
+				}
+				continue
+			}
+			if c.err != nil {
+				if rowErr == nil {
+					rowErr = &Error{File: r.name, Sheet: r.sheet, Line: n, Cell: ColumnName(c.col) + strconv.Itoa(n), RowOnly: true, Err: c.err}
+				}
+				continue
+			}
+			row.Cells[i] = c.val
+		}
+		if rowErr == nil && len(outside) > 0 {
+			sort.Strings(outside)
+			rowErr = &Error{File: r.name, Sheet: r.sheet, Line: n, Cell: outside[0], RowOnly: true,
+				Err: fmt.Errorf("%s: a value in a column without a header: name the column in row %d or clear the cell", strings.Join(outside, ", "), r.hdrRow)}
+		}
+		return row, rowErr
+	}
+}
+
+func emptyValue(v Cell) bool {
+	if v == nil {
+		return true
+	}
+	s, ok := v.(string)
+	return ok && strings.TrimSpace(s) == ""
+}
+
+func (r *xlsxReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	var err error
+	if r.part != nil {
+		err = r.part.Close()
+	}
+	if cerr := r.wb.zr.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,252 @@
+package source
+
+import (
+	"archive/zip"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// The workbook's parts are read with archive/zip and encoding/xml because
+// excelize's streaming Rows gives cell text only, without the cell's type
+// and style that decide between text, number, date and boolean; and its
+// per-cell look-ups load the whole worksheet into memory.
+
+// workbook is what the reader needs from a workbook's parts.
+type workbook struct {
+	zr       *zip.ReadCloser
+	files    map[string]*zip.File // by lower-case name
+	sheets   []wbSheet
+	date1904 bool
+	dateXf   []bool // by cell style (xf) index: its number format shows a date
+	sst      []string
+}
+
+type wbSheet struct {
+	Name   string `xml:"name,attr"`
+	RID    string `xml:"id,attr"`
+	target string
+}
+
+func (w *workbook) open(name string) (io.ReadCloser, error) {
+	f, ok := w.files[strings.ToLower(strings.TrimPrefix(name, "/"))]
+	if !ok {
+		return nil, fmt.Errorf("the workbook has no part %s", name)
+	}
+	return f.Open()
+}
+
+func (w *workbook) has(name string) bool {
+	_, ok := w.files[strings.ToLower(strings.TrimPrefix(name, "/"))]
+	return ok
+}
+
+func (w *workbook) decode(name string, v any) error {
+	rc, err := w.open(name)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if err := xml.NewDecoder(rc).Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+type relationships struct {
+	Rels []struct {
+		ID     string `xml:"Id,attr"`
+		Type   string `xml:"Type,attr"`
+		Target string `xml:"Target,attr"`
+		Mode   string `xml:"TargetMode,attr"`
+	} `xml:"Relationship"`
+}
+
+// relsOf reads the relationships of part and resolves their targets.
+func (w *workbook) relsOf(part string) (map[string]string, map[string]string, error) {
+	dir, file := path.Split(part)
+	relPath := path.Join(dir, "_rels", file+".rels")
+	byID, byType := map[string]string{}, map[string]string{}
+	if !w.has(relPath) {
+		return byID, byType, nil
+	}
+	var rels relationships
+	if err := w.decode(relPath, &rels); err != nil {
+		return nil, nil, err
+	}
+	for _, r := range rels.Rels {
+		if strings.EqualFold(r.Mode, "External") {
+			continue
+		}
+		t := r.Target
+		if strings.HasPrefix(t, "/") {
+			t = strings.TrimPrefix(t, "/")
+		} else {
+			t = path.Join(dir, t)
+		}
+		byID[r.ID] = t
+		kind := r.Type[strings.LastIndexByte(r.Type, '/')+1:]
+		if _, ok := byType[kind]; !ok {
+			byType[kind] = t
+		}
+	}
+	return byID, byType, nil
+}
+
+func openWorkbook(p string) (*workbook, error) {
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return nil, err
+	}
+	w := &workbook{zr: zr, files: make(map[string]*zip.File, len(zr.File))}
+	if err := w.load(); err != nil {
+		zr.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *workbook) load() error {
+	for _, f := range w.zr.File {
+		w.files[strings.ToLower(f.Name)] = f
+	}
+	_, root, err := w.relsOf("")
+	if err != nil {
+		return err
+	}
+	wbPath, ok := root["officeDocument"]
+	if !ok {
+		wbPath = "xl/workbook.xml"
+	}
+	var wb struct {
+		Pr struct {
+			Date1904 string `xml:"date1904,attr"`
+		} `xml:"workbookPr"`
+		Sheets []wbSheet `xml:"sheets>sheet"`
+	}
+	if err := w.decode(wbPath, &wb); err != nil {
+		return err
+	}
+	w.date1904 = wb.Pr.Date1904 == "1" || strings.EqualFold(wb.Pr.Date1904, "true")
+	byID, byType, err := w.relsOf(wbPath)
+	if err != nil {
+		return err
+	}
+	for _, s := range wb.Sheets {
+		s.target = byID[s.RID]
+		w.sheets = append(w.sheets, s)
+	}
+	if p, ok := byType["styles"]; ok && w.has(p) {
+		if err := w.loadStyles(p); err != nil {
+			return err
+		}
+	}
+	if p, ok := byType["sharedStrings"]; ok && w.has(p) {
+		if err := w.loadSST(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *workbook) loadStyles(p string) error {
+	var st struct {
+		NumFmts []struct {
+			ID   int    `xml:"numFmtId,attr"`
+			Code string `xml:"formatCode,attr"`
+		} `xml:"numFmts>numFmt"`
+		Xfs []struct {
+			NumFmtID int `xml:"numFmtId,attr"`
+		} `xml:"cellXfs>xf"`
+	}
+	if err := w.decode(p, &st); err != nil {
+		return err
+	}
+	codes := make(map[int]string, len(st.NumFmts))
+	for _, f := range st.NumFmts {
+		codes[f.ID] = f.Code
+	}
+	w.dateXf = make([]bool, len(st.Xfs))
+	for i, xf := range st.Xfs {
+		w.dateXf[i] = isDateFormat(xf.NumFmtID, codes[xf.NumFmtID])
+	}
+	return nil
+}
+
+// loadSST reads the shared strings. They are the one part held in memory:
+// cells refer to them by index in any order.
+func (w *workbook) loadSST(p string) error {
+	rc, err := w.open(p)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	d := xml.NewDecoder(rc)
+	var (
+		b        strings.Builder
+		inSI     bool
+		skip     int // depth inside <rPh> or <phoneticPr>: phonetic hints are not the text
+		inT      bool
+		sawCount bool
+	)
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "sst":
+				if !sawCount {
+					sawCount = true
+					for _, a := range t.Attr {
+						if a.Name.Local == "uniqueCount" {
+							if n, err := strconv.Atoi(a.Value); err == nil && n > 0 && n < 1<<20 {
+								w.sst = make([]string, 0, n)
+							}
+						}
+					}
+				}
+			case "si":
+				inSI = true
+				b.Reset()
+			case "rPh", "phoneticPr":
+				skip++
+			case "t":
+				inT = inSI && skip == 0
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "si":
+				inSI = false
+				w.sst = append(w.sst, b.String())
+			case "rPh", "phoneticPr":
+				skip--
+			case "t":
+				inT = false
+			}
+		case xml.CharData:
+			if inT {
+				b.Write(t)
+			}
+		}
+	}
+}
+
+func (w *workbook) sheetNames() []string {
+	names := make([]string, len(w.sheets))
+	for i, s := range w.sheets {
+		names[i] = s.Name
+	}
+	return names
+}
+
+var errNoSheets = errors.New("the workbook has no sheets")

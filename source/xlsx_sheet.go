@@ -1,0 +1,300 @@
+package source
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sheetStream reads a worksheet's rows one at a time from its XML, with
+// each cell's type, style and value. It never looks at the declared
+// dimension and allocates per cell present, not per column or row counted.
+type sheetStream struct {
+	d        *xml.Decoder
+	sst      []string
+	dateXf   []bool
+	date1904 bool
+	row      int // number of the last row read
+	cells    []rawCell
+	buf      bytes.Buffer
+	done     bool
+}
+
+// rawCell is one cell as stored: its column, and either a value or the
+// problem that keeps it from having one.
+type rawCell struct {
+	col int
+	val Cell
+	err error
+}
+
+func newSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 bool) *sheetStream {
+	d := xml.NewDecoder(r)
+	d.Strict = true
+	return &sheetStream{d: d, sst: sst, dateXf: dateXf, date1904: date1904}
+}
+
+// next returns the next <row> that exists in the XML, with its number and
+// its non-empty cells (the slice is reused by the following call). io.EOF
+// after the last row.
+func (s *sheetStream) next() (int, []rawCell, error) {
+	if s.done {
+		return 0, nil, io.EOF
+	}
+	for {
+		tok, err := s.d.RawToken()
+		if err == io.EOF {
+			s.done = true
+			return 0, nil, io.EOF
+		}
+		if err != nil {
+			return 0, nil, s.xmlError(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local == "row" {
+				n := s.row + 1
+				if v, ok := attr(t, "r"); ok {
+					r, err := strconv.Atoi(v)
+					if err != nil || r <= 0 || r > 1048576 {
+						return 0, nil, fmt.Errorf("row %q: not a row number", v)
+					}
+					n = r
+				}
+				if n <= s.row {
+					return 0, nil, fmt.Errorf("row %d comes after row %d: the worksheet is damaged; open and save it in Excel", n, s.row)
+				}
+				s.row = n
+				if err := s.readCells(n); err != nil {
+					return 0, nil, err
+				}
+				return n, s.cells, nil
+			}
+		case xml.EndElement:
+			if t.Name.Local == "sheetData" {
+				s.done = true
+				return 0, nil, io.EOF
+			}
+		}
+	}
+}
+
+func (s *sheetStream) xmlError(err error) error {
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("the worksheet's XML is damaged after row %d (%s): open and save it in Excel", s.row, se.Msg)
+	}
+	return fmt.Errorf("reading the worksheet after row %d: %w", s.row, err)
+}
+
+func attr(t xml.StartElement, name string) (string, bool) {
+	for _, a := range t.Attr {
+		if a.Name.Local == name {
+			return a.Value, true
+		}
+	}
+	return "", false
+}
+
+// readCells reads the cells of row n up to </row>.
+func (s *sheetStream) readCells(n int) error {
+	s.cells = s.cells[:0]
+	col := -1
+	for {
+		tok, err := s.d.RawToken()
+		if err != nil {
+			if err == io.EOF {
+				return fmt.Errorf("the worksheet ends inside row %d: the file is truncated", n)
+			}
+			return s.xmlError(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Local != "c" {
+				continue
+			}
+			col++
+			if ref, ok := attr(t, "r"); ok {
+				c, r, ok := cellIndex(ref)
+				if !ok || r != 0 && r != n || c >= 16384 {
+					return fmt.Errorf("cell %q in row %d: not a cell of this row; the worksheet is damaged", ref, n)
+				}
+				col = c
+			}
+			if col >= 16384 {
+				return fmt.Errorf("row %d has more than 16384 cells: the worksheet is damaged", n)
+			}
+			if err := s.readCell(t, col, n); err != nil {
+				return err
+			}
+		case xml.EndElement:
+			if t.Name.Local == "row" {
+				return nil
+			}
+		}
+	}
+}
+
+// readCell reads one <c> element and appends it when it holds something.
+func (s *sheetStream) readCell(start xml.StartElement, col, row int) error {
+	typ, _ := attr(start, "t")
+	style := 0
+	if v, ok := attr(start, "s"); ok {
+		style, _ = strconv.Atoi(v)
+	}
+	var (
+		v, formula, hasV bool
+		inline           strings.Builder
+		inIS             bool
+		inT              bool
+		skip             int
+	)
+	s.buf.Reset()
+	depth := 0
+	for {
+		tok, err := s.d.RawToken()
+		if err != nil {
+			if err == io.EOF {
+				return fmt.Errorf("the worksheet ends inside cell %s%d: the file is truncated", ColumnName(col), row)
+			}
+			return s.xmlError(err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			switch t.Name.Local {
+			case "v":
+				if depth == 1 {
+					hasV = true
+					v = true
+				}
+			case "f":
+				formula = true
+			case "is":
+				inIS = true
+			case "rPh", "phoneticPr":
+				skip++
+			case "t":
+				inT = inIS && skip == 0
+			}
+		case xml.EndElement:
+			if depth == 0 {
+				if t.Name.Local == "c" {
+					s.finish(col, row, typ, style, formula, hasV, inIS, inline.String())
+					return nil
+				}
+				return fmt.Errorf("cell %s%d: unexpected </%s>; the worksheet is damaged", ColumnName(col), row, t.Name.Local)
+			}
+			depth--
+			switch t.Name.Local {
+			case "v":
+				v = false
+			case "rPh", "phoneticPr":
+				skip--
+			case "t":
+				inT = false
+			}
+		case xml.CharData:
+			if v && depth == 1 {
+				s.buf.Write(t)
+			} else if inT {
+				inline.Write(t)
+			}
+		}
+	}
+}
+
+// finish turns the stored parts of a cell into its value.
+func (s *sheetStream) finish(col, row int, typ string, style int, formula, hasV, inIS bool, inline string) {
+	raw := s.buf.String()
+	add := func(v Cell, err error) {
+		s.cells = append(s.cells, rawCell{col: col, val: v, err: err})
+	}
+	if typ == "inlineStr" || inIS && !hasV {
+		if inIS {
+			add(unescapeOOXML(inline), nil)
+		}
+		return
+	}
+	if !hasV {
+		if formula {
+			add(nil, errors.New("the formula has no saved value: open the workbook in Excel, let it calculate and save it"))
+		}
+		return // a formatted but empty cell
+	}
+	switch typ {
+	case "s":
+		i, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil || i < 0 || i >= len(s.sst) {
+			add(nil, fmt.Errorf("refers to shared string %q, which the workbook does not have: the file is damaged; open and save it in Excel", raw))
+			return
+		}
+		add(unescapeOOXML(s.sst[i]), nil)
+	case "str":
+		add(unescapeOOXML(raw), nil)
+	case "b":
+		switch strings.TrimSpace(raw) {
+		case "1", "true", "TRUE":
+			add(true, nil)
+		case "0", "false", "FALSE":
+			add(false, nil)
+		default:
+			add(nil, fmt.Errorf("%q is not a boolean", raw))
+		}
+	case "e":
+		if formula {
+			add(nil, fmt.Errorf("the formula's cached value is %s: correct the formula or replace it by a value", raw))
+		} else {
+			add(nil, fmt.Errorf("the cell holds the error %s: correct it", raw))
+		}
+	case "d":
+		t, err := isoTime(raw)
+		add(t, err)
+	case "", "n":
+		if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
+			t, err := serialTime(raw, s.date1904)
+			if err != nil {
+				add(nil, err)
+				return
+			}
+			add(t, nil)
+			return
+		}
+		n, err := normaliseNumber(raw)
+		if err != nil {
+			add(nil, err)
+			return
+		}
+		add(n, nil)
+	default:
+		add(nil, fmt.Errorf("unknown cell type %q", typ))
+	}
+}
+
+var _ = time.Time{}
+
+// unescapeOOXML undoes the _xHHHH_ escapes OOXML uses for characters XML
+// cannot carry (a carriage return is stored as _x000D_).
+func unescapeOOXML(s string) string {
+	if !strings.Contains(s, "_x") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if i+7 <= len(s) && s[i] == '_' && s[i+1] == 'x' && s[i+6] == '_' {
+			if n, err := strconv.ParseUint(s[i+2:i+6], 16, 16); err == nil {
+				b.WriteRune(rune(n))
+				i += 7
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
