@@ -1,0 +1,344 @@
+package odata
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// dumpType renders a type in a stable text form for golden files.
+func dumpType(b *strings.Builder, t *EntityType) {
+	fmt.Fprintf(b, "type %s key=%v desc=%q\n", t.Name, t.Key, t.Description)
+	for _, p := range t.Properties {
+		fmt.Fprintf(b, "  prop %s %s max=%d nullable=%v mandatory=%v computed=%v desc=%q\n",
+			p.Name, p.Type, p.MaxLength, p.Nullable, p.Mandatory, p.Computed, p.Description)
+	}
+	for _, n := range t.Navigations {
+		fmt.Fprintf(b, "  nav %s -> %s collection=%v contains=%v\n", n.Name, n.Type, n.Collection, n.ContainsTarget)
+	}
+}
+
+func dumpMetadata(m *Metadata) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "namespace %s container %s\n", m.Namespace, m.Container)
+	for _, t := range m.Types {
+		dumpType(&b, t)
+	}
+	for _, s := range m.Sets {
+		fmt.Fprintf(&b, "set %s : %s\n", s.Name, s.Type.Name)
+	}
+	return b.String()
+}
+
+func TestParseMetadataGolden(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"priority_inline", "mycompany_blocks"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join("testdata", "metadata", name+".xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ParseMetadata(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("metadata", name+".golden"), []byte(dumpMetadata(m)))
+
+			// Round trip: what we write, we read back equal.
+			var out bytes.Buffer
+			if err := m.WriteXML(&out); err != nil {
+				t.Fatal(err)
+			}
+			m2, err := ParseMetadata(&out)
+			if err != nil {
+				t.Fatalf("re-parse: %v\n%s", err, out.String())
+			}
+			if !reflect.DeepEqual(m, m2) {
+				t.Errorf("round trip differs:\n%s\nvs\n%s", dumpMetadata(m), dumpMetadata(m2))
+			}
+		})
+	}
+}
+
+func TestParseMetadataLookups(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/metadata/mycompany_blocks.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseMetadata(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Namespace != "MyCompany.Ns" {
+		t.Errorf("namespace %q", m.Namespace)
+	}
+	c := m.EntitySet("CUSTOMERS")
+	if c == nil || c.Type != m.Type("CUSTOMERS") {
+		t.Fatalf("EntitySet(CUSTOMERS) = %v", c)
+	}
+	ct := c.Type
+	if p := ct.Property("CUSTDES"); p == nil || p.Description != "לקוח & שם" || !p.Mandatory {
+		t.Errorf("CUSTDES = %+v", p)
+	}
+	if p := ct.Property("CUST"); p == nil || !p.Computed {
+		t.Errorf("CUST not computed via alias C: %+v", p)
+	}
+	if n := ct.Navigation("SHIPTO2_SUBFORM"); n == nil || n.Collection || !n.ContainsTarget || n.Type != "SHIPTO2_SUBFORM" {
+		t.Errorf("SHIPTO2_SUBFORM = %+v", n)
+	}
+	if n := ct.Navigation("GENCUSTNOTES_SUBFORM"); n == nil || !n.Collection {
+		t.Errorf("GENCUSTNOTES_SUBFORM = %+v", n)
+	}
+	if p := m.Type("ABILITIES").Property("ABILITY"); !p.Computed {
+		t.Errorf("ABILITIES.ABILITY should be computed (auto-unique)")
+	}
+	if d := m.Type("ABILITIES").Property("ABILITYDES").Description; d != "Description" {
+		t.Errorf("qualified annotation leaked: %q", d)
+	}
+	if got := m.SetNames(); !reflect.DeepEqual(got, []string{"ABILITIES", "CUSTOMERS"}) {
+		t.Errorf("SetNames = %v", got)
+	}
+	if got := ct.PropertyNames(); !reflect.DeepEqual(got, []string{"CUSTNAME", "CUSTDES", "CUST"}) {
+		t.Errorf("PropertyNames = %v", got)
+	}
+	if got := ct.NavigationNames(); !reflect.DeepEqual(got, []string{"GENCUSTNOTES_SUBFORM", "SHIPTO2_SUBFORM"}) {
+		t.Errorf("NavigationNames = %v", got)
+	}
+	if !ct.IsKey("CUSTNAME") || ct.IsKey("CUSTDES") {
+		t.Errorf("IsKey wrong")
+	}
+	if m.Type("NOPE") != nil || m.EntitySet("NOPE") != nil || ct.Property("NOPE") != nil || ct.Navigation("NOPE") != nil {
+		t.Errorf("unknown names must give nil")
+	}
+}
+
+func TestParseMetadataErrors(t *testing.T) {
+	t.Parallel()
+	const head = `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:DataServices><Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="N">`
+	const tail = `</Schema></edmx:DataServices></edmx:Edmx>`
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"empty", "", "empty document"},
+		{"not xml", "{json}", "line 1"},
+		{"wrong root", "<html><body/></html>", "root element is not edmx:Edmx"},
+		{"no schema", `<edmx:Edmx xmlns:edmx="x"><edmx:DataServices/></edmx:Edmx>`, "no edmx:DataServices/Schema"},
+		{"no namespace", `<Edmx><DataServices><Schema/></DataServices></Edmx>`, "no Namespace"},
+		{"bad maxlength", head + `<EntityType Name="T"><Property Name="A" Type="Edm.String" MaxLength="x"/></EntityType>` + tail, `entity type T, property A: MaxLength "x"`},
+		{"bad nullable", head + `<EntityType Name="T"><Property Name="A" Type="Edm.String" Nullable="maybe"/></EntityType>` + tail, `Nullable "maybe"`},
+		{"no type", head + `<EntityType Name="T"><Property Name="A"/></EntityType>` + tail, "property A: no Type"},
+		{"key not declared", head + `<EntityType Name="T"><Key><PropertyRef Name="B"/></Key><Property Name="A" Type="Edm.String"/></EntityType>` + tail, "key property B is not declared"},
+		{"dup type", head + `<EntityType Name="T"/><EntityType Name="T"/>` + tail, "entity type T: declared twice"},
+		{"dup prop", head + `<EntityType Name="T"><Property Name="A" Type="Edm.String"/><Property Name="A" Type="Edm.String"/></EntityType>` + tail, "property A declared twice"},
+		{"unknown set type", head + `<EntityContainer Name="C"><EntitySet Name="S" EntityType="N.X"/></EntityContainer>` + tail, `entity set S: entity type "N.X" is not declared`},
+		{"bad bool", head + `<EntityType Name="T"><Property Name="A" Type="Edm.String"><Annotation Term="N.Mandatory" Bool="yes"/></Property></EntityType>` + tail, `Bool "yes"`},
+		{"unclosed", head + `<EntityType Name="T">`, "line 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseMetadata(strings.NewReader(tc.doc))
+			var me *MetadataError
+			if !errors.As(err, &me) || !errors.Is(err, ErrBadMetadata) {
+				t.Fatalf("err = %v, want a *MetadataError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseEntityTypeGolden(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"fragment_bare", "fragment_wrapped"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join("testdata", "metadata", name+".xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			et, err := ParseEntityType(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			dumpType(&b, et)
+			golden(t, filepath.Join("metadata", name+".golden"), []byte(b.String()))
+
+			var out bytes.Buffer
+			if err := et.WriteXML(&out, "Some.Ns"); err != nil {
+				t.Fatal(err)
+			}
+			et2, err := ParseEntityType(&out)
+			if err != nil {
+				t.Fatalf("re-parse: %v\n%s", err, out.String())
+			}
+			if !reflect.DeepEqual(et, et2) {
+				var b2 strings.Builder
+				dumpType(&b2, et2)
+				t.Errorf("round trip differs:\n%s\nvs\n%s", b.String(), b2.String())
+			}
+		})
+	}
+}
+
+func TestParseEntityTypeErrors(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{"", "<Schema/>", "<EntityType Name='T'>", `<EntityType Name="T"><Property Name="A" Type="Edm.String" MaxLength="-1"/></EntityType>`} {
+		if _, err := ParseEntityType(strings.NewReader(doc)); !errors.Is(err, ErrBadMetadata) {
+			t.Errorf("ParseEntityType(%q) err = %v, want ErrBadMetadata", doc, err)
+		}
+	}
+}
+
+// demoModel builds a model by hand, as the sandbox does.
+func demoModel() *Metadata {
+	orders := &EntityType{
+		Name: "ORDERS", Description: `Orders "quoted" & <tagged>`, Key: []string{"ORDNAME"},
+		Properties: []*Property{
+			{Name: "ORDNAME", Type: EdmString, MaxLength: 16, Description: "Order", Mandatory: true},
+			{Name: "CUSTNAME", Type: EdmString, MaxLength: 16, Nullable: true, Mandatory: true},
+			{Name: "ORD", Type: EdmInt64, Nullable: true, Computed: true},
+			{Name: "PRICE", Type: EdmDecimal, Nullable: true, Description: "line1\nline2\ttab"},
+			{Name: "CURDATE", Type: EdmDateTimeOffset, Nullable: true},
+		},
+		Navigations: []*NavigationProperty{
+			{Name: "ORDERITEMS_SUBFORM", Type: "ORDERITEMS_SUBFORM", Collection: true, ContainsTarget: true},
+			{Name: "ORDERSTEXT_SUBFORM", Type: "ORDERSTEXT_SUBFORM", ContainsTarget: true},
+		},
+	}
+	items := &EntityType{
+		Name: "ORDERITEMS_SUBFORM", Key: []string{"KLINE"},
+		Properties: []*Property{{Name: "KLINE", Type: EdmInt64}, {Name: "PARTNAME", Type: EdmString, MaxLength: 15, Nullable: true}},
+	}
+	text := &EntityType{Name: "ORDERSTEXT_SUBFORM", Properties: []*Property{
+		{Name: "TEXT", Type: EdmString, Nullable: true}, {Name: "APPEND", Type: EdmBoolean, Nullable: true},
+	}}
+	inv := &EntityType{Name: "AINVOICES", Key: []string{"IVNUM", "IVTYPE", "DEBIT"}, Properties: []*Property{
+		{Name: "IVNUM", Type: EdmString, MaxLength: 16}, {Name: "IVTYPE", Type: EdmString, MaxLength: 1}, {Name: "DEBIT", Type: EdmString, MaxLength: 1},
+	}}
+	m := &Metadata{Namespace: "Priority.OData", Container: "DefaultContainer",
+		Types: []*EntityType{orders, items, text, inv},
+		Sets:  []*EntitySet{{Name: "ORDERS", Type: orders}, {Name: "AINVOICES", Type: inv}},
+	}
+	m.Reindex()
+	return m
+}
+
+func TestWriteXMLGoldenAndRoundTrip(t *testing.T) {
+	t.Parallel()
+	m := demoModel()
+	var out bytes.Buffer
+	if err := m.WriteXML(&out); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "metadata/written.xml", out.Bytes())
+	for _, want := range []string{
+		`<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">`,
+		`<edmx:Include Namespace="Org.OData.Core.V1" Alias="Core"/>`,
+		`<Annotation Term="Priority.OData.Mandatory" Bool="true"/>`,
+		`<Annotation Term="Core.Computed" Bool="true"/>`,
+		`Type="Collection(Priority.OData.ORDERITEMS_SUBFORM)" ContainsTarget="true"`,
+		`<EntityContainer Name="DefaultContainer">`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("written document lacks %s", want)
+		}
+	}
+	m2, err := ParseMetadata(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m, m2) {
+		t.Errorf("parse(write(m)) != m:\n%s\nvs\n%s", dumpMetadata(m), dumpMetadata(m2))
+	}
+
+	var frag bytes.Buffer
+	if err := m.Type("ORDERS").WriteXML(&frag, m.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "metadata/written_fragment.xml", frag.Bytes())
+	et, err := ParseEntityType(&frag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(et, m.Type("ORDERS")) {
+		t.Errorf("fragment round trip differs")
+	}
+}
+
+func TestWriteXMLNoComputedNoReference(t *testing.T) {
+	t.Parallel()
+	m := &Metadata{Namespace: "A.B", Types: []*EntityType{{Name: "T", Properties: []*Property{{Name: "X", Type: EdmString, Nullable: true}}}}}
+	m.Sets = []*EntitySet{{Name: "T", Type: m.Types[0]}}
+	var out bytes.Buffer
+	if err := m.WriteXML(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "edmx:Reference") {
+		t.Errorf("reference written without need:\n%s", out.String())
+	}
+	m2, err := ParseMetadata(&out)
+	if err != nil || m2.Container != "DefaultContainer" || m2.EntitySet("T") == nil {
+		t.Errorf("re-parse = %v, %v", m2, err)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	cands := []string{"CUSTNAME", "CUSTDES", "CDES", "ORDNAME", "PARTNAME"}
+	tests := []struct{ name, want string }{
+		{"CUSTDESC", "CUSTDES"},
+		{"custname", "CUSTNAME"},
+		{"CUSTNAM", "CUSTNAME"},
+		{"ORDNAEM", "ORDNAME"},
+		{"XYZ", ""},
+		{"", ""},
+		{"PARTNAMEXXXXXXX", ""},
+		{"CDE", "CDES"},
+	}
+	for _, tc := range tests {
+		if got := Suggest(tc.name, cands); got != tc.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := Suggest("A", nil); got != "" {
+		t.Errorf("no candidates: %q", got)
+	}
+}
+
+func TestAutoUniqueFieldsExtensible(t *testing.T) {
+	// Not parallel: it changes the package variable.
+	old := AutoUniqueFields
+	defer func() { AutoUniqueFields = old }()
+	AutoUniqueFields = append(append([]string(nil), old...), "T.X")
+	doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="T"><Property Name="X" Type="Edm.Int64"/></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
+	m, err := ParseMetadata(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Type("T").Property("X").Computed {
+		t.Errorf("T.X not marked computed")
+	}
+}
+
+func BenchmarkParseMetadata(b *testing.B) {
+	data, err := os.ReadFile("testdata/metadata/priority_inline.xml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseMetadata(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

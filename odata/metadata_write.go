@@ -1,0 +1,237 @@
+package odata
+
+import (
+	"bufio"
+	"encoding/xml"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// CoreVocabularyURI is where the OASIS core vocabulary lives; the
+// edmx:Reference of a document that uses Core.Computed points at it.
+const CoreVocabularyURI = "https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Core.V1.xml"
+
+const (
+	edmxNS = "http://docs.oasis-open.org/odata/ns/edmx"
+	edmNS  = "http://docs.oasis-open.org/odata/ns/edm"
+)
+
+// WriteXML writes m as a CSDL 4.0 EDMX document (spec 2.2): the schema in
+// m.Namespace, entity types with keys, properties, sub-forms and the
+// Description/Mandatory annotations inline, Core.Computed with its
+// edmx:Reference, and the entity container. ParseMetadata reads it back to
+// an equal model.
+func (m *Metadata) WriteXML(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	ns := m.namespace()
+	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
+	bw.WriteString(`<edmx:Edmx xmlns:edmx="` + edmxNS + `" Version="4.0">` + "\n")
+	if m.usesComputed() {
+		bw.WriteString(`  <edmx:Reference Uri="` + CoreVocabularyURI + `">` + "\n")
+		bw.WriteString(`    <edmx:Include Namespace="` + CoreNamespace + `" Alias="Core"/>` + "\n")
+		bw.WriteString("  </edmx:Reference>\n")
+	}
+	bw.WriteString("  <edmx:DataServices>\n")
+	bw.WriteString(`    <Schema xmlns="` + edmNS + `" Namespace="` + attr(ns) + `">` + "\n")
+	for _, t := range m.Types {
+		writeEntityType(bw, t, ns, "      ")
+	}
+	// A document without a container (and so without sets) stays without
+	// one, so that parse(write(m)) == m; sets need one, named as spec 2.2 says.
+	if container := m.Container; container != "" || len(m.Sets) > 0 {
+		if container == "" {
+			container = "DefaultContainer"
+		}
+		bw.WriteString(`      <EntityContainer Name="` + attr(container) + `">` + "\n")
+		for _, s := range m.Sets {
+			typeName := s.Name
+			if s.Type != nil {
+				typeName = s.Type.Name
+			}
+			bw.WriteString(`        <EntitySet Name="` + attr(s.Name) + `" EntityType="` + attr(ns+"."+typeName) + `"/>` + "\n")
+		}
+		bw.WriteString("      </EntityContainer>\n")
+	}
+	bw.WriteString("    </Schema>\n")
+	bw.WriteString("  </edmx:DataServices>\n")
+	bw.WriteString("</edmx:Edmx>\n")
+	return bw.Flush()
+}
+
+// WriteXML writes the type alone as GetMetadataFor answers it (spec 4.1):
+// one EntityType element in the default CSDL namespace, annotations inline.
+// Core.Computed is written with the full core namespace so the fragment
+// needs no reference.
+func (t *EntityType) WriteXML(w io.Writer, namespace string) error {
+	bw := bufio.NewWriter(w)
+	if namespace == "" {
+		namespace = "Service.OData"
+	}
+	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
+	writeEntityTypeNS(bw, t, namespace, "", ` xmlns="`+edmNS+`"`, CoreNamespace)
+	return bw.Flush()
+}
+
+func (m *Metadata) namespace() string {
+	if m.Namespace == "" {
+		return "Service.OData"
+	}
+	return m.Namespace
+}
+
+func (m *Metadata) usesComputed() bool {
+	for _, t := range m.Types {
+		for _, p := range t.Properties {
+			if p.Computed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func writeEntityType(bw *bufio.Writer, t *EntityType, ns, indent string) {
+	writeEntityTypeNS(bw, t, ns, indent, "", "Core")
+}
+
+func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core string) {
+	in2, in3 := indent+"  ", indent+"    "
+	bw.WriteString(indent + `<EntityType Name="` + attr(t.Name) + `"` + xmlns + ">\n")
+	if len(t.Key) > 0 {
+		bw.WriteString(in2 + "<Key>\n")
+		for _, k := range t.Key {
+			bw.WriteString(in3 + `<PropertyRef Name="` + attr(k) + `"/>` + "\n")
+		}
+		bw.WriteString(in2 + "</Key>\n")
+	}
+	for _, p := range t.Properties {
+		bw.WriteString(in2 + `<Property Name="` + attr(p.Name) + `" Type="` + attr(string(p.Type)) + `"`)
+		if p.MaxLength > 0 {
+			bw.WriteString(` MaxLength="` + strconv.Itoa(p.MaxLength) + `"`)
+		}
+		if !p.Nullable {
+			bw.WriteString(` Nullable="false"`)
+		}
+		if p.Description == "" && !p.Mandatory && !p.Computed {
+			bw.WriteString("/>\n")
+			continue
+		}
+		bw.WriteString(">\n")
+		if p.Description != "" {
+			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Description" String="` + attr(p.Description) + `"/>` + "\n")
+		}
+		if p.Mandatory {
+			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Mandatory" Bool="true"/>` + "\n")
+		}
+		if p.Computed {
+			bw.WriteString(in3 + `<Annotation Term="` + core + `.Computed" Bool="true"/>` + "\n")
+		}
+		bw.WriteString(in2 + "</Property>\n")
+	}
+	for _, n := range t.Navigations {
+		typ := ns + "." + n.Type
+		if n.Collection {
+			typ = "Collection(" + typ + ")"
+		}
+		bw.WriteString(in2 + `<NavigationProperty Name="` + attr(n.Name) + `" Type="` + attr(typ) + `"`)
+		if n.ContainsTarget {
+			bw.WriteString(` ContainsTarget="true"`)
+		}
+		bw.WriteString("/>\n")
+	}
+	if t.Description != "" {
+		bw.WriteString(in2 + `<Annotation Term="` + attr(ns) + `.Description" String="` + attr(t.Description) + `"/>` + "\n")
+	}
+	bw.WriteString(indent + "</EntityType>\n")
+}
+
+// attr escapes s for a double-quoted attribute value. Characters XML cannot
+// carry at all become U+FFFD (encoding/xml's rule).
+func attr(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s)) //nolint:errcheck // strings.Builder never fails
+	return b.String()
+}
+
+// PropertyNames returns the type's field names in document order.
+func (t *EntityType) PropertyNames() []string {
+	out := make([]string, len(t.Properties))
+	for i, p := range t.Properties {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// NavigationNames returns the type's sub-form names in document order.
+func (t *EntityType) NavigationNames() []string {
+	out := make([]string, len(t.Navigations))
+	for i, n := range t.Navigations {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// SetNames returns the entity-set names, sorted.
+func (m *Metadata) SetNames() []string {
+	out := make([]string, len(m.Sets))
+	for i, s := range m.Sets {
+		out[i] = s.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Suggest returns the candidate closest to name for a "did you mean"
+// message: case-insensitive edit distance, at most a third of the name's
+// length (at least 1, at most 3). It returns "" when nothing is that close.
+// Ties go to the earlier candidate.
+func Suggest(name string, candidates []string) string {
+	n := []rune(strings.ToUpper(name))
+	limit := len(n) / 3
+	if limit < 1 {
+		limit = 1
+	}
+	if limit > 3 {
+		limit = 3
+	}
+	best, bestD := "", limit+1
+	for _, c := range candidates {
+		d := editDistance(n, []rune(strings.ToUpper(c)), bestD)
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is Levenshtein's distance, giving up (returning max) once
+// every path is at least max long.
+func editDistance(a, b []rune, max int) int {
+	if d := len(a) - len(b); d >= max || -d >= max {
+		return max
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= max {
+			return max
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
