@@ -24,7 +24,14 @@ type Expr struct {
 	Const     any
 	ConstText string
 	IsConst   bool
-	Pos       Pos // where the expression's text starts
+	// Pos is where the expression's text starts: after the opening quote of
+	// a quoted scalar, on the first content line of a block scalar; for a
+	// constant, the value's position.
+	Pos Pos
+
+	// contCol is the column at which continuation lines of a multi-line
+	// (block scalar) expression start; 0 means Pos.Col.
+	contCol int
 }
 
 // Plan is a decoded plan file.
@@ -38,6 +45,8 @@ type Plan struct {
 	Sources []*Source // in file order
 	Lookups []*Lookup // in file order
 	Steps   []*Step   // in file order
+	// StepsPos is the position of the "steps" key (zero when absent).
+	StepsPos Pos
 }
 
 // Target holds the plan's connection defaults; flags and environment override them.
@@ -64,17 +73,19 @@ type Source struct {
 	DecimalSeparator string // "" inherits target.decimal_separator
 	Sheet            string
 	HeaderRow        int
-	Pos              Pos
+	Pos              Pos // of the source's name
+	FilePos          Pos // of the file's value
 }
 
 // Lookup is an in-memory map from a source.
 type Lookup struct {
-	Name    string
-	Source  string
-	Key     Expr
-	Value   Expr
-	Missing string // error (default) | empty | keep
-	Pos     Pos
+	Name      string
+	Source    string
+	Key       Expr
+	Value     Expr
+	Missing   string // error (default) | empty | keep
+	Pos       Pos    // of the lookup's name
+	SourcePos Pos    // of the source's value
 }
 
 // Mode is a step's write mode.
@@ -100,9 +111,15 @@ type Step struct {
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform
-	// Refs are the steps named by ref() calls in any expression of the step.
+	// Refs are the steps named by ref() calls in any expression of the step
+	// (each once, in order of appearance). Check fills it.
 	Refs []string
-	Pos  Pos
+	Pos  Pos // of the step's mapping (its first key)
+
+	NamePos   Pos
+	EntityPos Pos
+	SourcePos Pos
+	ModePos   Pos // zero when mode was not written (Mode is then insert)
 }
 
 // Field maps one target field to an expression.
@@ -133,20 +150,55 @@ type Subform struct {
 	Source   string // "", a source name, or "group"
 	Link     *Link
 	When     *Expr
-	Lines    Lines
+	Lines    Lines // append when not written
 	Fields   []*Field
 	Subforms []*Subform
-	Pos      Pos
+	Pos      Pos // of the sub-form's mapping (its first key)
+
+	NamePos   Pos
+	SourcePos Pos // zero when source was not written
+	LinesPos  Pos // zero when lines was not written
+
+	linkWritten bool // a link key was written (even if it did not decode)
+}
+
+// Severity says whether a Diagnostic stops the plan (Error, the zero value)
+// or only deserves a look (Warning).
+type Severity int
+
+const (
+	SeverityError Severity = iota
+	SeverityWarning
+)
+
+func (s Severity) String() string {
+	if s == SeverityWarning {
+		return "warning"
+	}
+	return "error"
 }
 
 // Diagnostic is one problem with a plan.
 type Diagnostic struct {
-	Pos     Pos
-	Message string
+	Pos      Pos
+	Message  string
+	Severity Severity // SeverityError unless set
 }
 
-func (d Diagnostic) String() string { return d.Pos.String() + ": " + d.Message }
-func (d Diagnostic) Error() string  { return d.String() }
+func (d Diagnostic) String() string {
+	if d.Severity == SeverityWarning {
+		return d.Pos.String() + ": warning: " + d.Message
+	}
+	return d.Pos.String() + ": " + d.Message
+}
+func (d Diagnostic) Error() string { return d.String() }
 
 // Diagnostics collects problems instead of stopping at the first.
 type Diagnostics []Diagnostic
+
+// ColumnUse is one place where an expression reads a source column
+// (row.X, row["X"], parent.row.X).
+type ColumnUse struct {
+	Name string
+	Pos  Pos
+}

@@ -1,0 +1,600 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // timezone names validate the same on every machine
+
+	"gopkg.in/yaml.v3"
+)
+
+// Keys of each block of PLAN-FORMAT.md; the JSON schema in
+// docs/plan.schema.json lists the same (a test keeps them in step).
+var (
+	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
+	targetKeys  = []string{"url", "language", "metadata", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
+	sourceKeys  = []string{"file", "delimiter", "encoding", "decimal_separator", "sheet", "header_row"}
+	lookupKeys  = []string{"source", "key", "value", "missing"}
+	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "deep_insert", "fields", "subforms"}
+	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
+	linkKeys    = []string{"parent", "child"}
+)
+
+// csvOnly and xlsxOnly are the source keys that make sense for one format.
+var (
+	csvOnly  = []string{"delimiter", "encoding"}
+	xlsxOnly = []string{"sheet", "header_row"}
+)
+
+// encodings maps every accepted spelling to the name the source package
+// takes (source.Options.Encoding).
+var encodings = map[string]string{
+	"utf-8": "utf-8", "utf8": "utf-8",
+	"utf-16": "utf-16", "utf16": "utf-16",
+	"windows-1255": "windows-1255", "cp1255": "windows-1255", "windows1255": "windows-1255",
+	"windows-1252": "windows-1252", "cp1252": "windows-1252", "windows1252": "windows-1252",
+	"iso-8859-8": "iso-8859-8", "iso8859-8": "iso-8859-8", "iso_8859-8": "iso-8859-8", "hebrew": "iso-8859-8",
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Load reads and decodes a plan file. The returned plan is never nil; when
+// the diagnostics hold an error it is incomplete and must not be run.
+func Load(path string) (*Plan, Diagnostics) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var msg string
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			msg = "the plan file does not exist"
+		case errors.Is(err, os.ErrPermission):
+			msg = "the plan file cannot be read: permission denied"
+		default:
+			msg = "the plan file cannot be read: " + err.Error()
+		}
+		return &Plan{Path: path, Dir: filepath.Dir(path)}, Diagnostics{{Pos: Pos{File: path}, Message: msg}}
+	}
+	p, ds := Decode(path, data)
+	p.Dir = filepath.Dir(path)
+	return p, ds
+}
+
+// Decode decodes a plan from data; name is the file name used in positions
+// and as Path. Dir is left empty (Load sets it). Decode runs Check, so the
+// diagnostics cover the static checks too, sorted by position.
+func Decode(name string, data []byte) (p *Plan, ds Diagnostics) {
+	sum := sha256.Sum256(data)
+	p = &Plan{Path: name, Hash: hex.EncodeToString(sum[:])}
+	w := &walker{file: name, lines: strings.Split(string(data), "\n")}
+	defer func() {
+		// Bad input never panics the caller: the YAML parser has had
+		// panics on hostile input in the past.
+		if r := recover(); r != nil {
+			ds = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("the plan could not be read as YAML (%v)", r)}}
+		}
+	}()
+
+	root, ok := w.parse(data)
+	if ok && root != nil {
+		w.decodePlan(p, root)
+	}
+	if ok {
+		w.list = append(w.list, p.check()...)
+	}
+	return p, w.sorted()
+}
+
+// parse reads the YAML document, reporting syntax errors, a second
+// document and tab indentation in words a person can act on.
+func (w *walker) parse(data []byte) (*yaml.Node, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			w.errorf(Pos{File: w.file, Line: 1, Col: 1}, "the plan is empty; it needs at least \"version: 1\" and \"steps\"")
+			return nil, false
+		}
+		w.syntaxError(err)
+		return nil, false
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil {
+		w.errorf(w.pos(&second), "a plan is one YAML document; this second document (after \"---\") is not allowed")
+	} else if !errors.Is(err, io.EOF) {
+		w.syntaxError(err)
+	}
+	if len(doc.Content) == 0 {
+		w.errorf(Pos{File: w.file, Line: 1, Col: 1}, "the plan is empty; it needs at least \"version: 1\" and \"steps\"")
+		return nil, false
+	}
+	return doc.Content[0], true
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (w *walker) syntaxError(err error) {
+	msg := err.Error()
+	line, col := 1, 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if line < 1 {
+		line = 1
+	}
+	// Tabs may not indent YAML; say so instead of "cannot start any token".
+	for l := 1; l <= len(w.lines); l++ {
+		text := w.lines[l-1]
+		indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+		if i := strings.IndexByte(indent, '\t'); i >= 0 && (l == line || l == line+1 || l == line-1 || strings.Contains(msg, "tab")) {
+			w.errorf(Pos{File: w.file, Line: l, Col: i + 1}, "a tab indents this line; YAML indents with spaces only")
+			return
+		}
+	}
+	w.errorf(Pos{File: w.file, Line: line, Col: col}, "the plan is not valid YAML: %s", msg)
+}
+
+func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
+	top, ok := w.mapping(root, "the plan", topKeys)
+	if !ok {
+		return
+	}
+	w.require(top, "the plan", "version", "steps")
+	for _, e := range top.entries {
+		switch e.key {
+		case "version":
+			if v, ok := w.integer(e); ok {
+				p.Version = v
+				if v != 1 {
+					w.errorf(w.pos(e.val), "\"version\" must be 1 (the only plan format there is), not %s", describe(e.val))
+				}
+			}
+		case "name":
+			if s, ok := w.text(e); ok {
+				p.Name = s
+			}
+		case "target":
+			w.decodeTarget(&p.Target, e)
+		case "sources":
+			w.decodeSources(p, e)
+		case "lookups":
+			w.decodeLookups(p, e)
+		case "steps":
+			p.StepsPos = e.kpos
+			items, ok := w.sequence(e.val, "\"steps\"")
+			if ok && len(items) == 0 {
+				w.errorf(e.kpos, "the plan has no steps; list at least one under \"steps\"")
+			}
+			for i, it := range items {
+				if s := w.decodeStep(it, i+1); s != nil {
+					p.Steps = append(p.Steps, s)
+				}
+			}
+		}
+	}
+}
+
+func (w *walker) decodeTarget(t *Target, e entry) {
+	t.Pos = e.kpos
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "target", targetKeys)
+	if !ok {
+		return
+	}
+	for _, e := range f.entries {
+		switch e.key {
+		case "url":
+			if s, ok := w.text(e); ok {
+				u, err := url.Parse(s)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
+				} else {
+					t.URL = s
+				}
+			}
+		case "language":
+			if v, ok := w.integer(e); ok {
+				if v < 1 {
+					w.errorf(w.pos(e.val), "\"language\" must be a language code of 1 or more (leave it out for none), not %d", v)
+				} else {
+					t.Language = v
+				}
+			}
+		case "metadata":
+			if s, ok := w.text(e); ok {
+				t.Metadata = s
+			}
+		case "auth":
+			if s, ok := w.enum(e, "basic", "pat", "oidc"); ok {
+				t.Auth = s
+			}
+		case "batch_size":
+			if v, ok := w.integer(e); ok {
+				if v < 1 || v > 1000 {
+					w.errorf(w.pos(e.val), "\"batch_size\" must be between 1 and 1000, not %d", v)
+				} else {
+					t.BatchSize = v
+				}
+			}
+		case "concurrency":
+			if v, ok := w.integer(e); ok {
+				if v < 1 {
+					w.errorf(w.pos(e.val), "\"concurrency\" must be at least 1, not %d", v)
+				} else {
+					t.Concurrency = v
+				}
+			}
+		case "calls_per_minute":
+			if v, ok := w.integer(e); ok {
+				if v < 1 {
+					w.errorf(w.pos(e.val), "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d", v)
+				} else {
+					t.CallsPerMinute = v
+				}
+			}
+		case "timezone":
+			if s, ok := w.text(e); ok {
+				if _, err := time.LoadLocation(s); err != nil || s == "" || strings.EqualFold(s, "local") {
+					w.errorf(w.pos(e.val), "\"timezone\" must be a time zone name such as UTC or Asia/Jerusalem, not %s", describe(e.val))
+				} else {
+					t.Timezone = s
+				}
+			}
+		case "decimal_separator":
+			if s, ok := w.enum(e, ".", ","); ok {
+				t.DecimalSeparator = s
+			}
+		case "empty":
+			if s, ok := w.enum(e, "omit", "null", "keep"); ok {
+				t.Empty = s
+			}
+		}
+	}
+}
+
+func (w *walker) decodeSources(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"sources\"", nil)
+	if !ok {
+		return
+	}
+	for _, se := range f.entries {
+		s := &Source{Name: se.key, Pos: se.kpos}
+		what := fmt.Sprintf("source %q", se.key)
+		switch {
+		case !nameRE.MatchString(se.key):
+			w.errorf(se.kpos, "source name %s may hold only letters, digits, \"_\" and \"-\"", quote(se.key))
+		case se.key == "group":
+			w.errorf(se.kpos, "a source may not be called \"group\": \"source: group\" means the rows of the parent's group")
+		}
+		sf, ok := w.mapping(se.val, what, sourceKeys)
+		if ok {
+			w.require(sf, what, "file")
+		}
+		xlsx := false
+		if fe, ok := sf.get("file"); ok {
+			if v, ok := w.text(fe); ok {
+				s.File, s.FilePos = v, w.pos(fe.val)
+				switch strings.ToLower(filepath.Ext(v)) {
+				case ".xlsx", ".xlsm", ".xltx", ".xltm":
+					xlsx = true
+				case ".xls":
+					w.errorf(w.pos(fe.val), "%s is an old .xls workbook, which cannot be read; save it as .xlsx", quote(v))
+				}
+				if strings.TrimSpace(v) == "" {
+					w.errorf(w.pos(fe.val), "\"file\" of %s is empty; name the CSV or XLSX file", what)
+				}
+			}
+		}
+		for _, ke := range sf.entries {
+			if s.File != "" {
+				if xlsx && contains(csvOnly, ke.key) {
+					w.errorf(ke.kpos, "%q is for CSV files; %s is a workbook (%s)", ke.key, what, quote(s.File))
+					continue
+				}
+				if !xlsx && contains(xlsxOnly, ke.key) {
+					w.errorf(ke.kpos, "%q is for XLSX workbooks; %s is a CSV file (%s)", ke.key, what, quote(s.File))
+					continue
+				}
+			}
+			switch ke.key {
+			case "delimiter":
+				if v, ok := w.text(ke); ok {
+					if v == `\t` {
+						v = "\t"
+					}
+					if r := []rune(v); len(r) != 1 || r[0] == '"' || r[0] == '\n' || r[0] == '\r' {
+						w.errorf(w.pos(ke.val), "\"delimiter\" must be one character such as \";\" or \"\\t\", not %s", describe(ke.val))
+					} else {
+						s.Delimiter = v
+					}
+				}
+			case "encoding":
+				if v, ok := w.text(ke); ok {
+					if canon, ok := encodings[strings.ToLower(v)]; ok {
+						s.Encoding = canon
+					} else {
+						w.errorf(w.pos(ke.val), "unknown encoding %s; use utf-8, utf-16, windows-1255, windows-1252 or iso-8859-8%s",
+							quote(v), didYouMean(strings.ToLower(v), []string{"utf-8", "utf-16", "windows-1255", "windows-1252", "iso-8859-8"}))
+					}
+				}
+			case "decimal_separator":
+				if v, ok := w.enum(ke, ".", ","); ok {
+					s.DecimalSeparator = v
+				}
+			case "sheet":
+				if v, ok := w.text(ke); ok {
+					s.Sheet = v
+				}
+			case "header_row":
+				if v, ok := w.integer(ke); ok {
+					if v < 1 {
+						w.errorf(w.pos(ke.val), "\"header_row\" must be 1 or more, not %d", v)
+					} else {
+						s.HeaderRow = v
+					}
+				}
+			}
+		}
+		p.Sources = append(p.Sources, s)
+	}
+}
+
+func (w *walker) decodeLookups(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"lookups\"", nil)
+	if !ok {
+		return
+	}
+	for _, le := range f.entries {
+		l := &Lookup{Name: le.key, Pos: le.kpos, Missing: "error"}
+		what := fmt.Sprintf("lookup %q", le.key)
+		if !nameRE.MatchString(le.key) {
+			w.errorf(le.kpos, "lookup name %s may hold only letters, digits, \"_\" and \"-\"", quote(le.key))
+		}
+		lf, ok := w.mapping(le.val, what, lookupKeys)
+		if ok {
+			w.require(lf, what, "source", "key", "value")
+		}
+		for _, ke := range lf.entries {
+			switch ke.key {
+			case "source":
+				if v, ok := w.text(ke); ok {
+					l.Source, l.SourcePos = v, w.pos(ke.val)
+				}
+			case "key":
+				if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
+					l.Key = x
+				}
+			case "value":
+				if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
+					l.Value = x
+				}
+			case "missing":
+				if v, ok := w.enum(ke, "error", "empty", "keep"); ok {
+					l.Missing = v
+				}
+			}
+		}
+		p.Lookups = append(p.Lookups, l)
+	}
+}
+
+// stepWhat names a step in messages: by name when it has a valid one.
+func stepWhat(f *fields, index int) string {
+	if e, ok := f.get("name"); ok && e.val.Kind == yaml.ScalarNode && !isNull(e.val) && e.val.Value != "" {
+		return fmt.Sprintf("step %s", quote(e.val.Value))
+	}
+	return fmt.Sprintf("step %d", index)
+}
+
+func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
+	s := &Step{Pos: w.pos(n), Mode: ModeInsert}
+	if n.Kind != yaml.MappingNode {
+		w.errorf(w.pos(n), "step %d must be a mapping of keys (name, entity, source, fields), not %s", index, describe(n))
+		return nil
+	}
+	// A first pass without key checks finds the name for messages.
+	probe := &walker{file: w.file}
+	pf, _ := probe.mapping(n, "", nil)
+	what := stepWhat(pf, index)
+
+	f, _ := w.mapping(n, what, stepKeys)
+	s.Pos = f.pos
+	w.require(f, what, "name", "entity", "source")
+	for _, e := range f.entries {
+		switch e.key {
+		case "name":
+			if v, ok := w.text(e); ok {
+				s.Name, s.NamePos = v, w.pos(e.val)
+				if !nameRE.MatchString(v) {
+					w.errorf(w.pos(e.val), "step name %s may hold only letters, digits, \"_\" and \"-\"", quote(v))
+				}
+			}
+		case "entity":
+			if v, ok := w.text(e); ok {
+				s.Entity, s.EntityPos = v, w.pos(e.val)
+				if strings.TrimSpace(v) == "" {
+					w.errorf(w.pos(e.val), "\"entity\" of %s is empty; name the entity set it loads, such as CUSTOMERS", what)
+				}
+			}
+		case "source":
+			if v, ok := w.text(e); ok {
+				s.Source, s.SourcePos = v, w.pos(e.val)
+			}
+		case "after":
+			if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
+				// after: parts is read as after: [parts].
+				if v, ok := w.text(e); ok {
+					s.After = append(s.After, v)
+					s.AfterPos = append(s.AfterPos, w.pos(e.val))
+				}
+				break
+			}
+			items, _ := w.sequence(e.val, fmt.Sprintf("\"after\" of %s", what))
+			for _, it := range items {
+				if it.Kind != yaml.ScalarNode || isNull(it) {
+					w.errorf(w.pos(it), "\"after\" of %s lists step names, not %s", what, describe(it))
+					continue
+				}
+				s.After = append(s.After, it.Value)
+				s.AfterPos = append(s.AfterPos, w.pos(it))
+			}
+		case "when":
+			if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
+				s.When = &x
+			}
+		case "mode":
+			if v, ok := w.enum(e, string(ModeInsert), string(ModeUpsert), string(ModeUpdate)); ok {
+				s.Mode, s.ModePos = Mode(v), w.pos(e.val)
+			}
+		case "id":
+			if x, ok := w.expr(e.val, fmt.Sprintf("\"id\" of %s", what)); ok {
+				s.ID = &x
+			}
+		case "group_by":
+			if x, ok := w.expr(e.val, fmt.Sprintf("\"group_by\" of %s", what)); ok {
+				s.GroupBy = &x
+			}
+		case "deep_insert":
+			if v, ok := w.boolean(e); ok {
+				s.DeepInsert = v
+			}
+		case "fields":
+			s.Fields = w.decodeFields(e, what)
+		case "subforms":
+			s.Subforms = w.decodeSubforms(e, what)
+		}
+	}
+	w.needFields(f, len(s.Fields), len(s.Subforms), what)
+	return s
+}
+
+// needFields reports a step or sub-form that writes nothing: at least one
+// field, unless it only feeds sub-forms.
+func (w *walker) needFields(f *fields, nFields, nSubforms int, what string) {
+	if nFields > 0 || nSubforms > 0 || len(f.entries) == 0 {
+		return
+	}
+	e, ok := f.get("fields")
+	switch {
+	case !ok:
+		w.errorf(f.pos, "missing key \"fields\" in %s; map at least one field", what)
+	case isNull(e.val) || e.val.Kind == yaml.MappingNode && len(e.val.Content) == 0:
+		w.errorf(w.pos(e.val), "\"fields\" of %s is empty; map at least one field", what)
+	}
+}
+
+func (w *walker) decodeFields(e entry, what string) []*Field {
+	if isNull(e.val) {
+		return nil
+	}
+	f, ok := w.mapping(e.val, fmt.Sprintf("\"fields\" of %s", what), nil)
+	if !ok {
+		return nil
+	}
+	var out []*Field
+	for _, fe := range f.entries {
+		if strings.TrimSpace(fe.key) == "" {
+			w.errorf(fe.kpos, "a field name in %s is empty", what)
+			continue
+		}
+		x, ok := w.expr(fe.val, fmt.Sprintf("field %s of %s", quote(fe.key), what))
+		if !ok {
+			continue
+		}
+		out = append(out, &Field{Name: fe.key, Expr: x, Pos: fe.kpos})
+	}
+	return out
+}
+
+func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
+	items, _ := w.sequence(e.val, fmt.Sprintf("\"subforms\" of %s", parent))
+	var out []*Subform
+	for i, it := range items {
+		if it.Kind != yaml.MappingNode {
+			w.errorf(w.pos(it), "sub-form %d of %s must be a mapping of keys (name, fields), not %s", i+1, parent, describe(it))
+			continue
+		}
+		probe := &walker{file: w.file}
+		pf, _ := probe.mapping(it, "", nil)
+		what := fmt.Sprintf("sub-form %d of %s", i+1, parent)
+		if ne, ok := pf.get("name"); ok && ne.val.Kind == yaml.ScalarNode && !isNull(ne.val) && ne.val.Value != "" {
+			what = fmt.Sprintf("sub-form %s of %s", quote(ne.val.Value), parent)
+		}
+		sf := &Subform{Lines: LinesAppend}
+		f, _ := w.mapping(it, what, subformKeys)
+		sf.Pos = f.pos
+		w.require(f, what, "name")
+		for _, e := range f.entries {
+			switch e.key {
+			case "name":
+				if v, ok := w.text(e); ok {
+					sf.Name, sf.NamePos = v, w.pos(e.val)
+				}
+			case "source":
+				if isNull(e.val) {
+					// source: (empty) is the same as no source.
+					sf.SourcePos = w.pos(e.val)
+					break
+				}
+				if v, ok := w.text(e); ok {
+					sf.Source, sf.SourcePos = v, w.pos(e.val)
+				}
+			case "link":
+				sf.linkWritten = true
+				lw := fmt.Sprintf("\"link\" of %s", what)
+				lf, ok := w.mapping(e.val, lw, linkKeys)
+				if !ok {
+					break
+				}
+				w.require(lf, lw, "parent", "child")
+				l := &Link{Pos: e.kpos}
+				okP, okC := false, false
+				if pe, ok := lf.get("parent"); ok {
+					l.Parent, okP = w.expr(pe.val, fmt.Sprintf("\"parent\" of %s", lw))
+				}
+				if ce, ok := lf.get("child"); ok {
+					l.Child, okC = w.expr(ce.val, fmt.Sprintf("\"child\" of %s", lw))
+				}
+				if okP && okC {
+					sf.Link = l
+				}
+			case "when":
+				if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
+					sf.When = &x
+				}
+			case "lines":
+				if v, ok := w.enum(e, string(LinesAppend), string(LinesReplace)); ok {
+					sf.Lines, sf.LinesPos = Lines(v), w.pos(e.val)
+				}
+			case "fields":
+				sf.Fields = w.decodeFields(e, what)
+			case "subforms":
+				sf.Subforms = w.decodeSubforms(e, what)
+			}
+		}
+		w.needFields(f, len(sf.Fields), len(sf.Subforms), what)
+		out = append(out, sf)
+	}
+	return out
+}
