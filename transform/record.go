@@ -38,12 +38,13 @@ type Child struct {
 // RowError is a problem with one row: it never stops the run; it is
 // collected with its location.
 type RowError struct {
-	Step     string
-	Loc      source.Location
-	Cell     string // file!Sheet!C17 or file.csv:42, the most precise place known
-	Field    string // target field, if the error is about one
-	Value    string // the offending value as text
-	Message  string
+	Step    string
+	Loc     source.Location
+	Cell    string // file!Sheet!C17 or file.csv:42, the most precise place known
+	Column  string // the source column, when the value came straight from one
+	Field   string // target field, if the error is about one
+	Value   string // the offending value as text
+	Message string
 }
 
 func (e *RowError) Error() string {

@@ -1,0 +1,700 @@
+package transform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+)
+
+// Options are what Compile needs beyond the plan and the metadata.
+type Options struct {
+	// Headers maps a source name to its column names. When a source's header
+	// is known, every row.X of an expression over it is checked against it.
+	Headers map[string][]string
+	// Now is the clock of now(); default time.Now.
+	Now func() time.Time
+	// Getenv reads env(NAME); default os.Getenv.
+	Getenv func(string) string
+	// AllowOutside lets file() read files outside the plan's folder.
+	AllowOutside bool
+	// MaxFileSize is the largest file file() reads; 0: DefaultMaxFileSize.
+	MaxFileSize int64
+}
+
+// Program is a compiled plan: every expression compiled once, every field
+// bound to its metadata property. It is safe for concurrent use by several
+// Records calls once BuildLookups has returned.
+type Program struct {
+	plan       *plan.Plan
+	md         *odata.Metadata
+	opts       Options
+	loc        *time.Location
+	dir        string
+	maxFile    int64
+	defaultSep byte
+	empty      Empty
+	regexps    regexCache
+	steps      map[string]*stepProg
+	lookups    []*lookupProg
+	lookupIdx  map[string]*lookupProg
+	// columns are the row.X references of all expressions, by source name,
+	// checked against each source's real header when it is opened.
+	columns map[string][]colRef
+	tables  atomic.Pointer[map[string]*lookupTable]
+}
+
+// compiled is one expression of the plan.
+type compiled struct {
+	prog     *vm.Program // nil for a constant
+	constVal any
+	column   string // the column when the expression is just row.X
+	src      string
+	pos      plan.Pos
+}
+
+type colRef struct {
+	column string
+	pos    plan.Pos
+}
+
+// form is what a step and a sub-form share: a row scope and fields.
+type form struct {
+	name   string // the step's name or the navigation property's
+	entity *odata.EntityType
+	source *plan.Source // whose rows `row` holds
+	conv   converter
+	when   *compiled
+	fields []*field
+	order  []string
+	subs   []*subform
+	depth  int
+}
+
+type field struct {
+	name string
+	expr *compiled
+	prop *odata.Property
+	pos  plan.Pos
+}
+
+type subKind int
+
+const (
+	subOwn    subKind = iota // the parent's own row
+	subGroup                 // one child per row of the parent's group
+	subLinked                // rows of another source, by link
+)
+
+type subform struct {
+	form
+	kind       subKind
+	single     bool
+	replace    bool
+	linkParent *compiled
+	linkChild  *compiled
+	linkID     int // index of its link table in a run
+}
+
+type stepProg struct {
+	form
+	step    *plan.Step
+	id      *compiled
+	groupBy *compiled
+	key     []string
+	links   int
+}
+
+type lookupProg struct {
+	lookup *plan.Lookup
+	source *plan.Source
+	key    *compiled
+	value  *compiled
+}
+
+// refFunc is ref(step, id) as the environment carries it: it depends on
+// the Refs of each Records call, so it cannot be a shared expr.Function.
+type refFunc = func(step string, id any) (any, error)
+
+// Compile compiles every expression of p and binds every field to its
+// property in md (md may be nil: values are then only checked as text). All
+// problems are returned as diagnostics at their plan position; the Program
+// is usable only when there are none.
+func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Diagnostics) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	prog := &Program{
+		plan:       p,
+		md:         md,
+		opts:       opts,
+		loc:        time.UTC,
+		dir:        p.Dir,
+		maxFile:    opts.MaxFileSize,
+		defaultSep: '.',
+		empty:      EmptyOmit,
+		steps:      make(map[string]*stepProg),
+		lookupIdx:  make(map[string]*lookupProg),
+		columns:    make(map[string][]colRef),
+	}
+	if prog.maxFile <= 0 {
+		prog.maxFile = DefaultMaxFileSize
+	}
+	if prog.dir == "" {
+		prog.dir = "."
+	}
+	c := &compiler{p: prog, sources: make(map[string]*plan.Source)}
+	t := p.Target
+	if t.Timezone != "" {
+		loc, err := time.LoadLocation(t.Timezone)
+		if err != nil {
+			c.diag(t.Pos, "unknown timezone %q; use an IANA name such as Asia/Jerusalem or UTC", t.Timezone)
+		} else {
+			prog.loc = loc
+		}
+	}
+	switch t.DecimalSeparator {
+	case "", ".":
+	case ",":
+		prog.defaultSep = ','
+	default:
+		c.diag(t.Pos, "decimal_separator must be \".\" or \",\", not %q", t.DecimalSeparator)
+	}
+	switch t.Empty {
+	case "", "omit":
+	case "null", "keep":
+		prog.empty = Empty(t.Empty)
+	default:
+		c.diag(t.Pos, "empty must be omit, null or keep, not %q", t.Empty)
+	}
+	for _, s := range p.Sources {
+		c.sources[s.Name] = s
+		if s.DecimalSeparator != "" && s.DecimalSeparator != "." && s.DecimalSeparator != "," {
+			c.diag(s.Pos, "decimal_separator of source %s must be \".\" or \",\", not %q", s.Name, s.DecimalSeparator)
+		}
+	}
+	for _, st := range p.Steps {
+		c.stepNames = append(c.stepNames, st.Name)
+	}
+	for _, l := range p.Lookups {
+		c.lookupNames = append(c.lookupNames, l.Name)
+	}
+	for _, l := range p.Lookups {
+		c.compileLookup(l)
+	}
+	for _, st := range p.Steps {
+		c.compileStep(st)
+	}
+	sort.SliceStable(c.diags, func(i, j int) bool {
+		a, b := c.diags[i].Pos, c.diags[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	return prog, c.diags
+}
+
+type compiler struct {
+	p           *Program
+	diags       plan.Diagnostics
+	sources     map[string]*plan.Source
+	stepNames   []string
+	lookupNames []string
+	links       int
+}
+
+func (c *compiler) diag(pos plan.Pos, format string, args ...any) {
+	c.diags = append(c.diags, plan.Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)})
+}
+
+// scope describes what an expression may name.
+type scope struct {
+	rowSource   string   // source of `row`
+	parentRows  []string // sources of parent.row, parent.parent.row, ...
+	grouped     bool     // `group` exists
+	depth       int      // 0: a step; >0: a sub-form
+	lookupScope bool
+}
+
+func (s scope) env() map[string]any {
+	env := map[string]any{
+		"row": map[string]any{},
+		"ref": refFunc(nil),
+	}
+	if s.grouped {
+		env["group"] = []any{}
+	}
+	if s.depth > 0 {
+		env["parent"] = map[string]any{"row": map[string]any{}, "fields": map[string]any{}, "parent": map[string]any{}}
+	}
+	return env
+}
+
+func (c *compiler) sourceSep(s *plan.Source) byte {
+	if s != nil {
+		switch s.DecimalSeparator {
+		case ",":
+			return ','
+		case ".":
+			return '.'
+		}
+	}
+	return c.p.defaultSep
+}
+
+func (c *compiler) converter(s *plan.Source) converter {
+	return converter{loc: c.p.loc, sep: c.sourceSep(s), empty: c.p.empty}
+}
+
+func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
+	s := c.sources[name]
+	if s == nil {
+		var names []string
+		for n := range c.sources {
+			names = append(names, n)
+		}
+		c.diag(pos, "unknown source %q%s", name, didYouMean(name, names))
+	}
+	return s
+}
+
+func (c *compiler) compileLookup(l *plan.Lookup) {
+	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
+	switch l.Missing {
+	case "", "error", "empty", "keep":
+	default:
+		c.diag(l.Pos, "missing must be error, empty or keep, not %q", l.Missing)
+	}
+	sc := scope{rowSource: l.Source, lookupScope: true}
+	lp.key = c.compileExpr(&l.Key, sc)
+	lp.value = c.compileExpr(&l.Value, sc)
+	c.p.lookups = append(c.p.lookups, lp)
+	c.p.lookupIdx[l.Name] = lp
+}
+
+// entityType finds a step's entity: an entity set, else a type name.
+func (c *compiler) entityType(name string, pos plan.Pos) *odata.EntityType {
+	md := c.p.md
+	if md == nil {
+		return nil
+	}
+	if set := md.EntitySet(name); set != nil && set.Type != nil {
+		return set.Type
+	}
+	if t := md.Type(name); t != nil {
+		return t
+	}
+	var names []string
+	for _, s := range md.Sets {
+		names = append(names, s.Name)
+	}
+	c.diag(pos, "unknown entity %q%s", name, didYouMean(name, names))
+	return nil
+}
+
+func (c *compiler) compileStep(st *plan.Step) {
+	sp := &stepProg{step: st}
+	sp.name = st.Name
+	sp.source = c.source(st.Source, st.Pos)
+	sp.conv = c.converter(sp.source)
+	sp.entity = c.entityType(st.Entity, st.Pos)
+	if sp.entity != nil {
+		sp.key = sp.entity.Key
+	}
+	grouped := st.GroupBy != nil
+	sc := scope{rowSource: st.Source, grouped: grouped}
+	// when and group_by see single rows before grouping.
+	pre := scope{rowSource: st.Source}
+	if st.When != nil {
+		sp.when = c.compileExpr(st.When, pre)
+	}
+	if st.GroupBy != nil {
+		sp.groupBy = c.compileExpr(st.GroupBy, pre)
+	}
+	if st.ID != nil {
+		sp.id = c.compileExpr(st.ID, sc)
+	}
+	c.links = 0
+	c.compileFields(&sp.form, st.Fields, sc)
+	for _, sf := range st.Subforms {
+		sp.subs = append(sp.subs, c.compileSubform(sf, &sp.form, sc))
+	}
+	sp.links = c.links
+	c.p.steps[st.Name] = sp
+}
+
+func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
+	for _, pf := range fields {
+		fl := &field{name: pf.Name, pos: pf.Pos}
+		if f.entity != nil {
+			fl.prop = f.entity.Property(pf.Name)
+			if fl.prop == nil {
+				var names []string
+				for _, p := range f.entity.Properties {
+					names = append(names, p.Name)
+				}
+				c.diag(pf.Pos, "unknown field %q in %s%s", pf.Name, f.entity.Name, didYouMean(pf.Name, names))
+			} else if fl.prop.Computed {
+				c.diag(pf.Pos, "%s of %s is assigned by the server and cannot be written; remove it from the plan", pf.Name, f.entity.Name)
+			}
+		}
+		fl.expr = c.compileExpr(&pf.Expr, sc)
+		f.fields = append(f.fields, fl)
+		f.order = append(f.order, pf.Name)
+	}
+}
+
+func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *subform {
+	s := &subform{replace: sf.Lines == plan.LinesReplace, single: false}
+	s.name = sf.Name
+	s.depth = parent.depth + 1
+	if parent.entity != nil {
+		nav := parent.entity.Navigation(sf.Name)
+		if nav == nil {
+			var names []string
+			for _, n := range parent.entity.Navigations {
+				names = append(names, n.Name)
+			}
+			c.diag(sf.Pos, "%s has no sub-form %q%s", parent.entity.Name, sf.Name, didYouMean(sf.Name, names))
+		} else {
+			s.single = !nav.Collection
+			s.entity = c.p.md.Type(nav.Type)
+		}
+	}
+	sc := scope{
+		grouped:    psc.grouped,
+		depth:      psc.depth + 1,
+		parentRows: append([]string{psc.rowSource}, psc.parentRows...),
+	}
+	switch sf.Source {
+	case "":
+		s.kind = subOwn
+		s.source = parent.source
+		sc.rowSource = psc.rowSource
+		if sf.Link != nil {
+			c.diag(sf.Link.Pos, "link needs a source on sub-form %s", sf.Name)
+		}
+	case "group":
+		s.kind = subGroup
+		s.source = parent.source
+		sc.rowSource = psc.rowSource
+		if !psc.grouped {
+			c.diag(sf.Pos, "sub-form %s has source: group, but its step has no group_by", sf.Name)
+		}
+	default:
+		s.kind = subLinked
+		s.source = c.source(sf.Source, sf.Pos)
+		sc.rowSource = sf.Source
+		if sf.Link == nil {
+			c.diag(sf.Pos, "sub-form %s reads source %s and needs a link: {parent: ..., child: ...}", sf.Name, sf.Source)
+		} else {
+			s.linkParent = c.compileExpr(&sf.Link.Parent, psc)
+			s.linkChild = c.compileExpr(&sf.Link.Child, scope{rowSource: sf.Source})
+			s.linkID = c.links
+			c.links++
+		}
+	}
+	if s.single && s.kind != subOwn {
+		c.diag(sf.Pos, "%s is a single-object sub-form: it is built from the parent's own row and takes no source", sf.Name)
+	}
+	s.conv = c.converter(s.source)
+	if sf.When != nil {
+		s.when = c.compileExpr(sf.When, sc)
+	}
+	c.compileFields(&s.form, sf.Fields, sc)
+	for _, sub := range sf.Subforms {
+		s.subs = append(s.subs, c.compileSubform(sub, &s.form, sc))
+	}
+	return s
+}
+
+// constValue is a constant's value: numbers keep the text they were
+// written with (source.Number), so 12.10 stays exact.
+func constValue(e *plan.Expr) any {
+	switch e.Const.(type) {
+	case int64, float64, int:
+		if e.ConstText != "" {
+			if _, err := odata.ParseDecimal(e.ConstText, '.'); err == nil {
+				return source.Number(strings.TrimPrefix(strings.TrimSpace(e.ConstText), "+"))
+			}
+		}
+	}
+	return e.Const
+}
+
+// analysis collects what the library checks beyond expr's own type checker.
+type analysis struct {
+	last    ast.Node
+	columns []nodeRef // row.X
+	parents []nodeRef // parent.row.X (depth in level)
+	lookups []nodeRef // lookup("name", ...)
+	refs    []nodeRef // ref("step", ...)
+	regexps []nodeRef // regex_*(s, "pattern")
+}
+
+type nodeRef struct {
+	name  string
+	level int
+	loc   file.Location
+}
+
+func (a *analysis) Visit(node *ast.Node) {
+	a.last = *node
+	switch n := (*node).(type) {
+	case *ast.MemberNode:
+		prop, ok := n.Property.(*ast.StringNode)
+		if !ok {
+			return
+		}
+		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
+			a.columns = append(a.columns, nodeRef{name: prop.Value, loc: n.Location()})
+			return
+		}
+		// parent.row.X, parent.parent.row.X
+		if m, ok := n.Node.(*ast.MemberNode); ok {
+			if rp, ok := m.Property.(*ast.StringNode); ok && rp.Value == "row" {
+				level := 0
+				inner := m.Node
+				for {
+					if id, ok := inner.(*ast.IdentifierNode); ok && id.Value == "parent" {
+						a.parents = append(a.parents, nodeRef{name: prop.Value, level: level, loc: n.Location()})
+						return
+					}
+					im, ok := inner.(*ast.MemberNode)
+					if !ok {
+						return
+					}
+					if p, ok := im.Property.(*ast.StringNode); !ok || p.Value != "parent" {
+						return
+					}
+					level++
+					inner = im.Node
+				}
+			}
+		}
+	case *ast.CallNode:
+		id, ok := n.Callee.(*ast.IdentifierNode)
+		if !ok || len(n.Arguments) == 0 {
+			return
+		}
+		switch id.Value {
+		case "lookup":
+			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
+				a.lookups = append(a.lookups, nodeRef{name: s.Value, loc: n.Arguments[0].Location()})
+			}
+		case "ref":
+			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
+				a.refs = append(a.refs, nodeRef{name: s.Value, loc: n.Arguments[0].Location()})
+			}
+		case "regex_match", "regex_replace":
+			if len(n.Arguments) >= 2 {
+				if s, ok := n.Arguments[1].(*ast.StringNode); ok {
+					a.regexps = append(a.regexps, nodeRef{name: s.Value, loc: n.Arguments[1].Location()})
+				}
+			}
+		}
+	}
+}
+
+// compileExpr compiles one expression in its scope and checks its column,
+// lookup, step and pattern names. It returns nil when it cannot be compiled.
+func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
+	if e == nil {
+		return nil
+	}
+	ce := &compiled{src: e.Src, pos: e.Pos}
+	if e.IsConst {
+		ce.constVal = constValue(e)
+		return ce
+	}
+	if strings.TrimSpace(e.Src) == "" {
+		c.diag(e.Pos, "empty expression; write {value: \"\"} for an empty constant")
+		return nil
+	}
+	a := &analysis{}
+	opts := append([]expr.Option{expr.Env(sc.env()), expr.Patch(a)}, c.p.library()...)
+	prog, err := expr.Compile(e.Src, opts...)
+	if err != nil {
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			c.diag(shift(e.Pos, fe.Line, fe.Column), "%s", exprMessage(fe.Message))
+		} else {
+			c.diag(e.Pos, "%v", err)
+		}
+		return nil
+	}
+	ce.prog = prog
+	if m, ok := a.last.(*ast.MemberNode); ok {
+		if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
+			if s, ok := m.Property.(*ast.StringNode); ok {
+				ce.column = s.Value
+			}
+		}
+	}
+	for _, r := range a.columns {
+		c.checkColumn(sc.rowSource, r, e)
+	}
+	for _, r := range a.parents {
+		if r.level < len(sc.parentRows) {
+			c.checkColumn(sc.parentRows[r.level], r, e)
+		}
+	}
+	for _, r := range a.lookups {
+		if sc.lookupScope {
+			c.diag(nodePos(e, r.loc), "lookup() cannot be used inside a lookup's key or value")
+		} else if c.p.lookupIdx[r.name] == nil && !contains(c.lookupNames, r.name) {
+			c.diag(nodePos(e, r.loc), "unknown lookup %q%s", r.name, didYouMean(r.name, c.lookupNames))
+		}
+	}
+	for _, r := range a.refs {
+		if sc.lookupScope {
+			c.diag(nodePos(e, r.loc), "ref() cannot be used inside a lookup's key or value")
+		} else if !contains(c.stepNames, r.name) {
+			c.diag(nodePos(e, r.loc), "unknown step %q in ref()%s", r.name, didYouMean(r.name, c.stepNames))
+		}
+	}
+	for _, r := range a.regexps {
+		if _, err := c.p.regexps.get("regex", r.name); err != nil {
+			c.diag(nodePos(e, r.loc), "%s", strings.TrimPrefix(err.Error(), "regex: "))
+		}
+	}
+	return ce
+}
+
+func (c *compiler) checkColumn(src string, r nodeRef, e *plan.Expr) {
+	if src == "" {
+		return
+	}
+	pos := nodePos(e, r.loc)
+	c.p.columns[src] = append(c.p.columns[src], colRef{column: r.name, pos: pos})
+	names, ok := c.p.opts.Headers[src]
+	if !ok || contains(names, r.name) {
+		return
+	}
+	c.diag(pos, "source %s has no column %q%s", src, r.name, didYouMean(r.name, names))
+}
+
+// checkHeader checks the row.X references over source name against the
+// header the source really has.
+func (p *Program) checkHeader(name string, h *source.Header) error {
+	if h == nil {
+		return nil
+	}
+	var errs []error
+	seen := make(map[string]bool)
+	for _, r := range p.columns[name] {
+		if _, ok := h.Index(r.column); ok || seen[r.column] {
+			continue
+		}
+		seen[r.column] = true
+		errs = append(errs, plan.Diagnostic{Pos: r.pos, Message: fmt.Sprintf("source %s has no column %q%s", name, r.column, didYouMean(r.column, h.Names))})
+	}
+	return errors.Join(errs...)
+}
+
+// shift moves an expression's start by expr's 1-based line and 0-based
+// column, so a message points into the plan file.
+func shift(pos plan.Pos, line, col int) plan.Pos {
+	if pos.Line == 0 {
+		return pos
+	}
+	if line <= 1 {
+		pos.Col += col
+		return pos
+	}
+	pos.Line += line - 1
+	pos.Col = col + 1
+	return pos
+}
+
+// nodePos is the plan position of a node of e.
+func nodePos(e *plan.Expr, loc file.Location) plan.Pos {
+	line, col := 1, 0
+	i := 0
+	for _, r := range e.Src {
+		if i == loc.From {
+			break
+		}
+		if r == '\n' {
+			line++
+			col = 0
+		} else {
+			col++
+		}
+		i++
+	}
+	return shift(e.Pos, line, col)
+}
+
+// exprMessage tidies expr-lang's messages for people who write plans.
+func exprMessage(m string) string {
+	return strings.TrimSpace(m)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// didYouMean suggests the nearest of names to s: `; did you mean "Name"?`.
+func didYouMean(s string, names []string) string {
+	best, bestD := "", 1<<30
+	for _, n := range names {
+		d := distance(strings.ToLower(s), strings.ToLower(n))
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	limit := len([]rune(s))/3 + 1
+	if limit < 2 {
+		limit = 2
+	}
+	if best == "" || bestD > limit {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// distance is the Levenshtein distance between a and b, by characters.
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

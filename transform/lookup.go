@@ -1,0 +1,158 @@
+package transform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/expr-lang/expr/vm"
+	"github.com/migrate-tool/migrate/source"
+)
+
+// lookupTable is one lookup built in memory: key text → value.
+type lookupTable struct {
+	name    string
+	missing string
+	values  map[string]lookupEntry
+}
+
+type lookupEntry struct {
+	value any
+	loc   source.Location
+}
+
+// BuildLookups reads each lookup's source once and builds its table. Call
+// it once, before Records. A key met twice with different values is an
+// error naming both rows; rows whose key is empty are ignored. All problems
+// are returned together.
+func (p *Program) BuildLookups(ctx context.Context, open Opener) error {
+	tables := make(map[string]*lookupTable, len(p.lookups))
+	var errs []error
+	for _, lp := range p.lookups {
+		t, err := p.buildLookup(ctx, lp, open)
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if t != nil {
+			tables[lp.lookup.Name] = t
+		}
+	}
+	p.tables.Store(&tables)
+	return errors.Join(errs...)
+}
+
+func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) (*lookupTable, error) {
+	l := lp.lookup
+	if lp.source == nil || lp.key == nil || lp.value == nil {
+		return nil, fmt.Errorf("lookup %s: not compiled (see the plan's diagnostics)", l.Name)
+	}
+	missing := l.Missing
+	if missing == "" {
+		missing = "error"
+	}
+	t := &lookupTable{name: l.Name, missing: missing, values: make(map[string]lookupEntry)}
+	rd, err := open(lp.source)
+	if err != nil {
+		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
+	}
+	defer rd.Close()
+	if err := p.checkHeader(lp.source.Name, rd.Header()); err != nil {
+		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
+	}
+	var machine vm.VM
+	rowMap := make(map[string]any)
+	env := map[string]any{"row": rowMap, "ref": refFunc(noRef)}
+	var errs []error
+	for n := 0; ; n++ {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		row, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
+		}
+		fillRow(rowMap, row)
+		k, err := evalExpr(&machine, lp.key, env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: lookup %s key: %s", locString(row.Loc), l.Name, evalMessage(err, lp.key)))
+			continue
+		}
+		key, ok := asText(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: lookup %s key is %s, not text", locString(row.Loc), l.Name, describe(k)))
+			continue
+		}
+		if key == "" {
+			continue
+		}
+		v, err := evalExpr(&machine, lp.value, env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: lookup %s value: %s", locString(row.Loc), l.Name, evalMessage(err, lp.value)))
+			continue
+		}
+		if old, ok := t.values[key]; ok {
+			if !sameValue(old.value, v) {
+				errs = append(errs, fmt.Errorf("lookup %s: key %s has two values: %s at %s and %s at %s; keep one",
+					l.Name, quote(key), describe(old.value), locString(old.loc), describe(v), locString(row.Loc)))
+			}
+			continue
+		}
+		t.values[key] = lookupEntry{value: v, loc: row.Loc}
+	}
+	return t, errors.Join(errs...)
+}
+
+func sameValue(a, b any) bool {
+	ta, oka := asText(a)
+	tb, okb := asText(b)
+	return oka && okb && ta == tb
+}
+
+func noRef(step string, id any) (any, error) {
+	return nil, fmt.Errorf("ref() cannot be used in a lookup")
+}
+
+// fnLookup implements lookup(name, key). An empty key gives an empty value.
+func (p *Program) fnLookup(params ...any) (any, error) {
+	if err := arity("lookup", params, 2, 2); err != nil {
+		return nil, err
+	}
+	name, ok := params[0].(string)
+	if !ok {
+		return nil, argError("lookup", 1, "a lookup name", params[0])
+	}
+	key, ok := asText(params[1])
+	if !ok {
+		return nil, argError("lookup", 2, "a key (text or number)", params[1])
+	}
+	tp := p.tables.Load()
+	if tp == nil {
+		return nil, fmt.Errorf("lookup: the lookup tables were not built (BuildLookups)")
+	}
+	t := (*tp)[name]
+	if t == nil {
+		return nil, fmt.Errorf("lookup: unknown lookup %q", name)
+	}
+	if key == "" {
+		return nil, nil
+	}
+	if e, ok := t.values[key]; ok {
+		return e.value, nil
+	}
+	switch t.missing {
+	case "empty":
+		return "", nil
+	case "keep":
+		return params[1], nil
+	}
+	return nil, &failError{fmt.Sprintf("no %s for %s", name, quote(key))}
+}

@@ -1,0 +1,661 @@
+package transform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+)
+
+// Opener opens a source of the plan for reading.
+type Opener func(src *plan.Source) (source.Reader, error)
+
+// Refs answers ref(step, id): the target key of the record that step
+// created or found for that identity.
+type Refs interface {
+	Ref(step, id string) (any, bool)
+}
+
+// Result is what Records gives for each row (or group of rows): a record,
+// a skipped row, or the errors that rejected it.
+type Result struct {
+	Record  *Record
+	Skipped bool
+	Errors  []*RowError
+	Loc     source.Location
+}
+
+// Records streams the rows of step's source and calls fn once per row (or
+// per group with group_by): with a Record, with Skipped (when was false or
+// skip() was called), or with the Errors that rejected it; a record with an
+// error in any child is rejected whole. An error returned by fn stops the
+// run and is returned.
+//
+// Memory: without group_by one row at a time is held; with group_by every
+// row of the step's source is held until the end (groups need not be
+// consecutive), and a linked sub-form's source is held in an index built
+// the first time it is needed.
+func (p *Program) Records(ctx context.Context, step string, open Opener, refs Refs, fn func(Result) error) error {
+	st := p.steps[step]
+	if st == nil {
+		return fmt.Errorf("transform: no step %q in the plan", step)
+	}
+	if st.source == nil {
+		return fmt.Errorf("step %s: its source is not defined in the plan", step)
+	}
+	if !st.compiledOK() {
+		return fmt.Errorf("step %s: its expressions did not compile (see the plan's diagnostics)", step)
+	}
+	rd, err := open(st.source)
+	if err != nil {
+		return fmt.Errorf("step %s: %w", step, err)
+	}
+	defer rd.Close()
+	if err := p.checkHeader(st.source.Name, rd.Header()); err != nil {
+		return fmt.Errorf("step %s: %w", step, err)
+	}
+	r := &run{p: p, st: st, ctx: ctx, open: open, refs: refs, links: make([]*linkIndex, st.links)}
+	r.refFn = r.ref
+	if st.groupBy != nil {
+		return r.grouped(rd, fn)
+	}
+	return r.stream(rd, fn)
+}
+
+// compiledOK reports whether every expression of the step compiled.
+func (s *stepProg) compiledOK() bool {
+	if (s.step.When != nil && s.when == nil) || (s.step.ID != nil && s.id == nil) || (s.step.GroupBy != nil && s.groupBy == nil) {
+		return false
+	}
+	return s.form.compiledOK()
+}
+
+func (f *form) compiledOK() bool {
+	for _, fl := range f.fields {
+		if fl.expr == nil {
+			return false
+		}
+	}
+	for _, s := range f.subs {
+		if s.kind == subLinked && (s.linkParent == nil || s.linkChild == nil) {
+			return false
+		}
+		if !s.form.compiledOK() {
+			return false
+		}
+	}
+	return true
+}
+
+// run is the state of one Records call; nothing in it is shared, so calls
+// may run concurrently.
+type run struct {
+	p       *Program
+	st      *stepProg
+	ctx     context.Context
+	open    Opener
+	refs    Refs
+	refFn   refFunc
+	machine vm.VM
+	levels  []*level
+	links   []*linkIndex
+	pending []Result   // results found on the way (a linked source's bad rows)
+	group   []any      // the current group's rows, as `group`
+	groupRs []groupRow // the same with their source rows
+}
+
+// level holds the maps reused at one depth of sub-forms.
+type level struct {
+	env    map[string]any
+	row    rowSlot
+	parent map[string]any
+}
+
+type rowSlot struct {
+	m map[string]any
+	h *source.Header
+}
+
+func (r *run) level(d int) *level {
+	for len(r.levels) <= d {
+		r.levels = append(r.levels, &level{
+			env:    map[string]any{"ref": r.refFn},
+			row:    rowSlot{m: make(map[string]any)},
+			parent: make(map[string]any, 3),
+		})
+	}
+	return r.levels[d]
+}
+
+// fillRow puts a row's cells into m by column name.
+func fillRow(m map[string]any, row source.Row) {
+	if row.Header == nil {
+		clear(m)
+		return
+	}
+	for i, n := range row.Header.Names {
+		if i < len(row.Cells) {
+			m[n] = row.Cells[i]
+		} else {
+			m[n] = nil
+		}
+	}
+}
+
+func (s *rowSlot) fill(row source.Row) map[string]any {
+	if s.h != row.Header {
+		clear(s.m)
+		s.h = row.Header
+	}
+	fillRow(s.m, row)
+	return s.m
+}
+
+func rowMap(row source.Row) map[string]any {
+	m := make(map[string]any, len(row.Cells))
+	fillRow(m, row)
+	return m
+}
+
+// own copies a row so that it may be kept: a reader may reuse its cells.
+func own(row source.Row) source.Row {
+	row.Cells = append([]source.Cell(nil), row.Cells...)
+	return row
+}
+
+func evalExpr(machine *vm.VM, c *compiled, env map[string]any) (any, error) {
+	if c.prog == nil {
+		return c.constVal, nil
+	}
+	return machine.Run(c.prog, env)
+}
+
+// evalMessage is the text of an evaluation error for a row error: fail()'s
+// message as given, anything else with the expression's plan position.
+func evalMessage(err error, c *compiled) string {
+	var fe *failError
+	if errors.As(err, &fe) {
+		return fe.msg
+	}
+	var xe *file.Error
+	if errors.As(err, &xe) {
+		msg := xe.Message
+		if xe.Prev != nil {
+			msg = xe.Prev.Error()
+		}
+		return fmt.Sprintf("%s (%s)", msg, shift(c.pos, xe.Line, xe.Column))
+	}
+	return fmt.Sprintf("%v (%s)", err, c.pos)
+}
+
+// stream makes one record per row.
+func (r *run) stream(rd source.Reader, fn func(Result) error) error {
+	lv := r.level(0)
+	for n := 0; ; n++ {
+		if n%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("step %s: %w", r.st.name, err)
+		}
+		m := lv.row.fill(row)
+		res := r.filter(m, row)
+		if res == nil {
+			res = r.build(m, row)
+		}
+		if err := r.emit(fn, res); err != nil {
+			return err
+		}
+	}
+}
+
+// emit gives fn the results found on the way, then res.
+func (r *run) emit(fn func(Result) error, res *Result) error {
+	for len(r.pending) > 0 {
+		p := r.pending[0]
+		r.pending = r.pending[1:]
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return fn(*res)
+}
+
+// filter evaluates the step's when for one row: a Result when the row is
+// skipped or rejected, nil when it goes on.
+func (r *run) filter(m map[string]any, row source.Row) *Result {
+	if r.st.when == nil {
+		return nil
+	}
+	env := r.level(0).env
+	env["row"] = m
+	v, err := evalExpr(&r.machine, r.st.when, env)
+	if err != nil {
+		if errors.Is(err, errSkip) {
+			return &Result{Skipped: true, Loc: row.Loc}
+		}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, "when: "+evalMessage(err, r.st.when))}}
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
+	}
+	if !b {
+		return &Result{Skipped: true, Loc: row.Loc}
+	}
+	return nil
+}
+
+type groupRow struct {
+	row source.Row
+	m   map[string]any
+}
+
+type group struct {
+	rows []groupRow
+}
+
+// grouped collects every row of the source into groups by group_by (in the
+// order each group first appears) and makes one record per group.
+func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
+	var (
+		groups  []*group
+		byKey   = make(map[string]*group)
+		last    *group
+		lastKey string
+	)
+	env := r.level(0).env
+	for n := 0; ; n++ {
+		if n%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		row, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("step %s: %w", r.st.name, err)
+		}
+		row = own(row)
+		m := rowMap(row)
+		if res := r.filter(m, row); res != nil {
+			if err := fn(*res); err != nil {
+				return err
+			}
+			continue
+		}
+		env["row"] = m
+		v, err := evalExpr(&r.machine, r.st.groupBy, env)
+		var key string
+		if err == nil {
+			var ok bool
+			if key, ok = asText(v); !ok {
+				err = fmt.Errorf("group_by gives %s, not a value (%s)", describe(v), r.st.groupBy.pos)
+			} else if strings.TrimSpace(key) == "" {
+				err = fmt.Errorf("group_by is empty for this row (%s)", r.st.groupBy.pos)
+			}
+		} else if errors.Is(err, errSkip) {
+			if err := fn(Result{Skipped: true, Loc: row.Loc}); err != nil {
+				return err
+			}
+			continue
+		} else {
+			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
+		}
+		if err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, err.Error())}}); err != nil {
+				return err
+			}
+			continue
+		}
+		g := last
+		if g == nil || key != lastKey { // consecutive rows of one group skip the map
+			g = byKey[key]
+			if g == nil {
+				g = &group{}
+				byKey[key] = g
+				groups = append(groups, g)
+			}
+			last, lastKey = g, key
+		}
+		g.rows = append(g.rows, groupRow{row: row, m: m})
+	}
+	for i, g := range groups {
+		if i%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r.groupRs = g.rows
+		r.group = make([]any, len(g.rows))
+		for j, gr := range g.rows {
+			r.group[j] = gr.m
+		}
+		first := g.rows[0]
+		res := r.build(first.m, first.row)
+		groups[i] = nil // let the group go once it is built
+		if err := r.emit(fn, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build makes the record of one row (the first row of a group).
+func (r *run) build(m map[string]any, row source.Row) *Result {
+	st := r.st
+	lv := r.level(0)
+	env := lv.env
+	env["row"] = m
+	if st.groupBy != nil {
+		env["group"] = r.group
+	}
+	if st.groupBy == nil {
+		row = own(row)
+	}
+	res := &Result{Loc: row.Loc}
+	fields, order, skipped, errs := r.fields(&st.form, env, row)
+	if skipped {
+		res.Skipped = true
+		return res
+	}
+	rec := &Record{Step: st.name, Entity: st.step.Entity, Loc: row.Loc, Row: row, Fields: fields, Order: order}
+	if len(errs) == 0 {
+		id, err := r.recordID(env, rec)
+		if err != nil {
+			errs = append(errs, r.rowError(row, "", nil, err.Error()))
+		}
+		rec.ID = id
+	}
+	for _, sub := range st.subs {
+		kids, kerrs := r.children(sub, 1, m, row, fields)
+		rec.Children = append(rec.Children, kids...)
+		errs = append(errs, kerrs...)
+	}
+	if len(errs) > 0 {
+		res.Errors = errs
+		return res
+	}
+	res.Record = rec
+	return res
+}
+
+// fields evaluates and converts the fields of a form in env.
+func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]any, []string, bool, []*RowError) {
+	out := make(map[string]any, len(f.fields))
+	// Records share the form's order slice unless a field is left out.
+	order, omitted := f.order, false
+	var errs []*RowError
+	for i, fl := range f.fields {
+		v, err := evalExpr(&r.machine, fl.expr, env)
+		if err != nil {
+			if errors.Is(err, errSkip) {
+				return nil, nil, true, nil
+			}
+			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err, fl.expr)))
+			continue
+		}
+		cv, omit, err := f.conv.convert(v, fl.prop)
+		if err != nil {
+			e := r.rowError(row, fl.expr.column, fl, err.Error())
+			e.Value = valueText(v)
+			errs = append(errs, e)
+			continue
+		}
+		if omit {
+			if !omitted {
+				order = append(make([]string, 0, len(f.order)), f.order[:i]...)
+				omitted = true
+			}
+			continue
+		}
+		if omitted {
+			order = append(order, fl.name)
+		}
+		out[fl.name] = cv
+	}
+	return out, order, false, errs
+}
+
+// recordID is the record's identity: the id expression, else the entity's
+// key values, else the source location.
+func (r *run) recordID(env map[string]any, rec *Record) (string, error) {
+	st := r.st
+	if st.id != nil {
+		v, err := evalExpr(&r.machine, st.id, env)
+		if err != nil {
+			return "", errors.New("id: " + evalMessage(err, st.id))
+		}
+		s, ok := asText(v)
+		if !ok || s == "" {
+			return "", fmt.Errorf("id is %s; it must give a value (%s)", describe(v), st.id.pos)
+		}
+		return s, nil
+	}
+	if len(st.key) > 0 {
+		parts := make([]string, 0, len(st.key))
+		for _, k := range st.key {
+			v, ok := rec.Fields[k]
+			s, textOK := asText(v)
+			if !ok || v == nil || !textOK {
+				parts = nil
+				break
+			}
+			if len(st.key) > 1 {
+				s = k + "=" + s
+			}
+			parts = append(parts, s)
+		}
+		if parts != nil {
+			return strings.Join(parts, "|"), nil
+		}
+	}
+	return locString(rec.Loc), nil
+}
+
+// children builds the children of one sub-form for a parent.
+func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.Row, pfields map[string]any) ([]*Child, []*RowError) {
+	lv := r.level(depth)
+	lv.parent["row"] = pm
+	lv.parent["fields"] = pfields
+	if depth > 1 {
+		lv.parent["parent"] = r.level(depth - 1).parent
+	} else {
+		delete(lv.parent, "parent")
+	}
+	env := lv.env
+	env["parent"] = lv.parent
+	if r.st.groupBy != nil {
+		env["group"] = r.group
+	}
+	var kids []*Child
+	var errs []*RowError
+	one := func(m map[string]any, row source.Row) {
+		env["row"] = m
+		env["parent"] = lv.parent
+		if sub.when != nil {
+			v, err := evalExpr(&r.machine, sub.when, env)
+			if err != nil {
+				if !errors.Is(err, errSkip) {
+					errs = append(errs, r.rowError(row, "", nil, sub.name+": when: "+evalMessage(err, sub.when)))
+				}
+				return
+			}
+			b, ok := v.(bool)
+			if !ok {
+				errs = append(errs, r.rowError(row, "", nil, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
+				return
+			}
+			if !b {
+				return
+			}
+		}
+		fields, order, skipped, ferrs := r.fields(&sub.form, env, row)
+		if skipped {
+			return
+		}
+		errs = append(errs, ferrs...)
+		ch := &Child{Nav: sub.name, Single: sub.single, Replace: sub.replace, Loc: row.Loc, Row: row, Fields: fields, Order: order}
+		for _, s := range sub.subs {
+			gk, gerrs := r.children(s, depth+1, m, row, fields)
+			ch.Children = append(ch.Children, gk...)
+			errs = append(errs, gerrs...)
+			// the grandchildren reused this level's maps only below it
+			env["row"] = m
+			env["parent"] = lv.parent
+		}
+		kids = append(kids, ch)
+	}
+	switch sub.kind {
+	case subOwn:
+		one(pm, prow)
+	case subGroup:
+		for _, gr := range r.groupRs {
+			one(gr.m, gr.row)
+		}
+	case subLinked:
+		idx, err := r.linkIndex(sub)
+		if err != nil {
+			return nil, []*RowError{r.rowError(prow, "", nil, err.Error())}
+		}
+		// link.parent is evaluated in the parent's scope.
+		penv := r.level(depth - 1).env
+		v, err := evalExpr(&r.machine, sub.linkParent, penv)
+		if err != nil {
+			return nil, []*RowError{r.rowError(prow, "", nil, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
+		}
+		key, ok := asText(v)
+		if !ok {
+			return nil, []*RowError{r.rowError(prow, "", nil, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
+		}
+		for _, row := range idx.rows[key] {
+			one(lv.row.fill(row), row)
+		}
+	}
+	if errs != nil {
+		kids = nil
+	}
+	return kids, errs
+}
+
+// linkIndex is a linked source read once per run: link.child value → its
+// rows in source order.
+type linkIndex struct {
+	rows map[string][]source.Row
+}
+
+func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
+	if idx := r.links[sub.linkID]; idx != nil {
+		return idx, nil
+	}
+	idx := &linkIndex{rows: make(map[string][]source.Row)}
+	r.links[sub.linkID] = idx // a source that fails to open fails once
+	rd, err := r.open(sub.source)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sub.name, err)
+	}
+	defer rd.Close()
+	if err := r.p.checkHeader(sub.source.Name, rd.Header()); err != nil {
+		return nil, fmt.Errorf("%s: %w", sub.name, err)
+	}
+	m := make(map[string]any)
+	env := map[string]any{"row": m, "ref": r.refFn}
+	for n := 0; ; n++ {
+		if n%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		row, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sub.name, err)
+		}
+		fillRow(m, row)
+		v, err := evalExpr(&r.machine, sub.linkChild, env)
+		msg := ""
+		if err != nil {
+			msg = sub.name + ": link child: " + evalMessage(err, sub.linkChild)
+		} else if key, ok := asText(v); !ok {
+			msg = fmt.Sprintf("%s: link child is %s, not a value (%s)", sub.name, describe(v), sub.linkChild.pos)
+		} else {
+			idx.rows[key] = append(idx.rows[key], own(row))
+			continue
+		}
+		// Reported once, as rows of their own: every parent would repeat them.
+		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, msg)}})
+	}
+	return idx, nil
+}
+
+// ref implements ref(step, id) for this run.
+func (r *run) ref(step string, id any) (any, error) {
+	s, ok := asText(id)
+	if !ok {
+		return nil, argError("ref", 2, "an identity (text or number)", id)
+	}
+	if r.refs != nil {
+		if v, ok := r.refs.Ref(step, s); ok {
+			return v, nil
+		}
+	}
+	return nil, &failError{fmt.Sprintf("ref(%q,%q): no record with that id was loaded", step, s)}
+}
+
+// rowError makes a RowError for row, naming column's cell when known.
+func (r *run) rowError(row source.Row, column string, fl *field, msg string) *RowError {
+	e := &RowError{Step: r.st.name, Loc: row.Loc, Cell: cellString(row, column), Column: column, Message: msg}
+	if fl != nil {
+		e.Field = fl.name
+	}
+	return e
+}
+
+// locString is a row's place: parts.csv:42, or customers.xlsx!Customers!17.
+func locString(l source.Location) string {
+	if l.File == "" && l.Line == 0 {
+		return "(no location)"
+	}
+	if l.Sheet != "" {
+		return fmt.Sprintf("%s!%s!%d", l.File, l.Sheet, l.Line)
+	}
+	return fmt.Sprintf("%s:%d", l.File, l.Line)
+}
+
+// cellString is a cell's place: customers.xlsx!Customers!C17 for a
+// workbook, parts.csv:42 for a CSV file (whose column the RowError names).
+func cellString(row source.Row, column string) string {
+	if column == "" || row.Loc.Sheet == "" || row.Header == nil {
+		return locString(row.Loc)
+	}
+	i, ok := row.Header.Index(column)
+	if !ok {
+		return locString(row.Loc)
+	}
+	return fmt.Sprintf("%s!%s!%s%d", row.Loc.File, row.Loc.Sheet, columnLetters(i), row.Loc.Line)
+}
+
+// columnLetters is the spreadsheet name of the 0-based column i: A, Z, AA.
+func columnLetters(i int) string {
+	var b []byte
+	for i++; i > 0; i = (i - 1) / 26 {
+		b = append([]byte{byte('A' + (i-1)%26)}, b...)
+	}
+	return string(b)
+}
