@@ -87,23 +87,10 @@ func newCSVReader(name string, in io.Reader, opts Options) (*csvReader, error) {
 		names[i] = strings.TrimSpace(s)
 	}
 	if err := checkNames(names, nil); err != nil {
-		if len(names) == 1 && names[0] != "" && delim == ',' && strings.ContainsAny(names[0], ";\t|") {
-			err = fmt.Errorf("%w (is the delimiter %q? set delimiter in the plan)", err, guessDelimiter(names[0]))
-		}
 		return nil, &Error{File: name, Line: line, Err: err}
 	}
 	r.header = NewHeader(names)
 	return r, nil
-}
-
-func guessDelimiter(s string) string {
-	best, n := ";", 0
-	for _, d := range []string{";", "\t", "|"} {
-		if c := strings.Count(s, d); c > n {
-			best, n = d, c
-		}
-	}
-	return best
 }
 
 // checkNames reports empty and duplicate column names. cols gives the
@@ -151,7 +138,7 @@ func (r *csvReader) read() ([]string, int, error) {
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, pe.StartLine, &Error{File: r.name, Line: pe.Line, Err: csvMessage(pe)}
+			return nil, pe.StartLine, &Error{File: r.name, Line: pe.StartLine, Err: csvMessage(pe)}
 		}
 		return nil, 0, &Error{File: r.name, Err: fmt.Errorf("read: %w", err)}
 	}
@@ -173,7 +160,7 @@ func csvMessage(pe *csv.ParseError) error {
 		return fmt.Errorf("column %d: a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"): %w", pe.Column, pe.Err)
 	case errors.Is(pe.Err, csv.ErrQuote):
 		if pe.StartLine != pe.Line {
-			return fmt.Errorf("column %d: the quoted field that starts on line %d is not closed properly: close it with a quote and double quotes inside it: %w", pe.Column, pe.StartLine, pe.Err)
+			return fmt.Errorf("a quoted field of this record is not closed properly (the error shows at line %d, column %d): close it with a quote and double quotes inside it: %w", pe.Line, pe.Column, pe.Err)
 		}
 		return fmt.Errorf("column %d: a quoted field is not closed properly: close it with a quote and double quotes inside it: %w", pe.Column, pe.Err)
 	}
