@@ -1,0 +1,16 @@
+// Package journal is the write-ahead log of a run (DESIGN.md, "The journal").
+//
+// A journal is an append-only file with one JSON entry per line, each
+// prefixed by the CRC-32C of its JSON: "1a2b3c4d {...}\n". The executor
+// appends and fsyncs an intent entry before a $batch is sent and an outcome
+// entry after its response; Replay turns the file back into State: per step,
+// per record id, its status, the key the server assigned, the outcome of
+// every sub-request, before-images for undo and the source row of failed
+// records for the report.
+//
+// A torn or corrupt last line (a crash mid-write) is ignored on replay and
+// cut off on the next append; a corrupt line anywhere else is an error that
+// names it. The journal knows no HTTP: URLs and statuses are data to it. No
+// secret is ever written: entries hold no headers and no bodies, only a hash
+// of each body.
+package journal

@@ -1,0 +1,126 @@
+package journal
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind says what an entry records.
+type Kind string
+
+const (
+	KindHeader  Kind = "header"  // first line: what the run was made from
+	KindIntent  Kind = "intent"  // a batch about to be sent
+	KindOutcome Kind = "outcome" // the responses of a batch, or that its outcome is unknown
+	KindRecord  Kind = "record"  // a record's final status (committed, failed, skipped)
+)
+
+// Ops of sub-requests. The undo ones are written by Undo.
+const (
+	OpCreate     = "create"      // POST of a new entity or line
+	OpPatch      = "patch"       // PATCH of changed fields (Before holds the old values)
+	OpRead       = "read"        // GET before an update or during reconciliation
+	OpDelete     = "delete"      // DELETE of an existing line (lines: replace)
+	OpUndoDelete = "undo-delete" // DELETE of something the run created
+	OpUndoPatch  = "undo-patch"  // PATCH restoring a before-image
+)
+
+// Header is the first entry: what the run was made from, so that a resume
+// with something else is refused (Terraform's "saved plan is stale").
+type Header struct {
+	Plan          string            `json:"plan,omitempty"`      // plan name
+	PlanPath      string            `json:"plan_path,omitempty"` // as given
+	PlanHash      string            `json:"plan_hash"`           // sha256 hex of the plan file
+	Sources       map[string]string `json:"sources,omitempty"`   // file as the plan wrote it → sha256 hex
+	Target        string            `json:"target,omitempty"`    // base URL without credentials
+	SystemVersion string            `json:"system_version,omitempty"`
+	ToolVersion   string            `json:"tool_version,omitempty"`
+	Created       time.Time         `json:"created"`
+	Steps         []Step            `json:"steps,omitempty"` // in dependency order
+}
+
+// Step names a step and its entity, in dependency order.
+type Step struct {
+	Name   string `json:"name"`
+	Entity string `json:"entity"`
+	Wave   int    `json:"wave"`
+}
+
+// Sub is one sub-request of an intent.
+type Sub struct {
+	ID   string `json:"id"`           // the sub-request id in its batch
+	Step string `json:"st"`           // record identity: step name
+	Rec  string `json:"rec"`          // record identity: record id
+	Path string `json:"p,omitempty"`  // "" for the record's entity, "0", "0.2" for sub-form children
+	Op   string `json:"op"`           // OpCreate, OpPatch, ...
+	Meth string `json:"m"`            // HTTP method
+	URL  string `json:"u"`            // as sent ($<id>/<nav> for references)
+	Hash string `json:"h,omitempty"`  // sha256 prefix of the body, never the body
+	Key  string `json:"k,omitempty"`  // the target's key expression when known before sending
+	Nav  string `json:"n,omitempty"`  // navigation property of a child
+	Line string `json:"l,omitempty"`  // line key of an existing line (delete, undo)
+	// Before is the before-image of a PATCH: the old values of the fields it
+	// changes, as JSON, so that undo can restore them.
+	Before json.RawMessage `json:"bf,omitempty"`
+}
+
+// Result is the outcome of one sub-request.
+type Result struct {
+	ID     string `json:"id"`
+	Status int    `json:"s"`
+	// Key is the key expression of what the sub-request created or found:
+	// the entity's ('SO001', IVNUM='1',IVTYPE='A') or a line's (3).
+	Key      string `json:"k,omitempty"`
+	Location string `json:"loc,omitempty"`
+	Error    string `json:"e,omitempty"`
+}
+
+// Problem is one message about a record.
+type Problem struct {
+	Cell    string `json:"cell,omitempty"` // file!Sheet!C17 or file.csv:42
+	Field   string `json:"field,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Message string `json:"msg"`
+}
+
+// Row is a source row as it was, kept for failed records only.
+type Row struct {
+	Header []string `json:"h"`
+	Cells  []string `json:"c"`
+}
+
+// RecordEntry is a record's status once the executor decided it.
+type RecordEntry struct {
+	Step   string    `json:"st"`
+	ID     string    `json:"rec"`
+	Status Status    `json:"status"`
+	Loc    string    `json:"loc,omitempty"`
+	Key    string    `json:"k,omitempty"`
+	Errors []Problem `json:"err,omitempty"`
+	Row    *Row      `json:"row,omitempty"`
+	// Undo marks an entry written by Undo (Status committed: the record's
+	// effects were removed).
+	Undo bool `json:"undo,omitempty"`
+}
+
+// Entry is one line of the journal.
+type Entry struct {
+	Kind    Kind         `json:"t"`
+	Header  *Header      `json:"hdr,omitempty"`
+	Batch   int          `json:"b,omitempty"`
+	Subs    []Sub        `json:"s,omitempty"`
+	Results []Result     `json:"r,omitempty"`
+	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
+	Record  *RecordEntry `json:"rec,omitempty"`
+}
+
+// Status of a record.
+type Status string
+
+const (
+	Committed Status = "committed"
+	Failed    Status = "failed"
+	Skipped   Status = "skipped"
+	InDoubt   Status = "in_doubt"
+	Pending   Status = "pending"
+)

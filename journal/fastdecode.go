@@ -1,0 +1,271 @@
+package journal
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// fastDecode decodes intent and outcome lines, the bulk of a journal,
+// without reflection: every string is a substring of one copy of the line.
+// It handles exactly what appendLine writes; anything else returns false and
+// the caller falls back to encoding/json, which also validates.
+func fastDecode(js []byte, e *Entry) bool {
+	p := fastParser{s: string(js)}
+	if !p.lit('{') {
+		return false
+	}
+	first := true
+	for {
+		if p.lit('}') {
+			return p.i == len(p.s)
+		}
+		if !first && !p.lit(',') {
+			return false
+		}
+		first = false
+		k, ok := p.str()
+		if !ok || !p.lit(':') {
+			return false
+		}
+		switch k {
+		case "t":
+			v, ok := p.str()
+			if !ok || (v != string(KindIntent) && v != string(KindOutcome)) {
+				return false
+			}
+			e.Kind = Kind(v)
+		case "b":
+			n, ok := p.num()
+			if !ok {
+				return false
+			}
+			e.Batch = n
+		case "d":
+			if e.InDoubt, ok = p.str(); !ok {
+				return false
+			}
+		case "s":
+			e.Subs = make([]Sub, 0, 128)
+			if !p.array(func() bool {
+				var s Sub
+				if !p.sub(&s) {
+					return false
+				}
+				e.Subs = append(e.Subs, s)
+				return true
+			}) {
+				return false
+			}
+		case "r":
+			e.Results = make([]Result, 0, 128)
+			if !p.array(func() bool {
+				var r Result
+				if !p.result(&r) {
+					return false
+				}
+				e.Results = append(e.Results, r)
+				return true
+			}) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+}
+
+type fastParser struct {
+	s string
+	i int
+}
+
+func (p *fastParser) lit(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *fastParser) str() (string, bool) {
+	if !p.lit('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			v := p.s[start:p.i]
+			p.i++
+			return v, true
+		case c == '\\':
+			return p.escaped(start - 1)
+		case c < 0x20:
+			return "", false
+		}
+		p.i++
+	}
+	return "", false
+}
+
+// escaped decodes a string with escapes through encoding/json (rare).
+func (p *fastParser) escaped(start int) (string, bool) {
+	i := start + 1
+	for i < len(p.s) {
+		switch p.s[i] {
+		case '\\':
+			i += 2
+			continue
+		case '"':
+			var v string
+			if json.Unmarshal([]byte(p.s[start:i+1]), &v) != nil {
+				return "", false
+			}
+			p.i = i + 1
+			return v, true
+		}
+		i++
+	}
+	return "", false
+}
+
+func (p *fastParser) num() (int, bool) {
+	start := p.i
+	if p.i < len(p.s) && p.s[p.i] == '-' {
+		p.i++
+	}
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		p.i++
+	}
+	n, err := strconv.Atoi(p.s[start:p.i])
+	return n, err == nil
+}
+
+func (p *fastParser) array(elem func() bool) bool {
+	if !p.lit('[') {
+		return false
+	}
+	if p.lit(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if p.lit(']') {
+			return true
+		}
+		if !p.lit(',') {
+			return false
+		}
+	}
+}
+
+// object walks a flat object, calling field for each key.
+func (p *fastParser) object(field func(k string) bool) bool {
+	if !p.lit('{') {
+		return false
+	}
+	if p.lit('}') {
+		return true
+	}
+	for {
+		k, ok := p.str()
+		if !ok || !p.lit(':') || !field(k) {
+			return false
+		}
+		if p.lit('}') {
+			return true
+		}
+		if !p.lit(',') {
+			return false
+		}
+	}
+}
+
+func (p *fastParser) sub(s *Sub) bool {
+	return p.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "id":
+			s.ID, ok = p.str()
+		case "st":
+			s.Step, ok = p.str()
+		case "rec":
+			s.Rec, ok = p.str()
+		case "p":
+			s.Path, ok = p.str()
+		case "op":
+			s.Op, ok = p.str()
+		case "m":
+			s.Meth, ok = p.str()
+		case "u":
+			s.URL, ok = p.str()
+		case "h":
+			s.Hash, ok = p.str()
+		case "k":
+			s.Key, ok = p.str()
+		case "n":
+			s.Nav, ok = p.str()
+		case "l":
+			s.Line, ok = p.str()
+		case "bf":
+			var raw string
+			raw, ok = p.rawValue()
+			if ok {
+				s.Before = json.RawMessage(raw)
+			}
+		}
+		return ok
+	})
+}
+
+func (p *fastParser) result(r *Result) bool {
+	return p.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "id":
+			r.ID, ok = p.str()
+		case "s":
+			r.Status, ok = p.num()
+		case "k":
+			r.Key, ok = p.str()
+		case "loc":
+			r.Location, ok = p.str()
+		case "e":
+			r.Error, ok = p.str()
+		}
+		return ok
+	})
+}
+
+// rawValue skips one JSON object and returns its text; encoding/json checks
+// it when it is used.
+func (p *fastParser) rawValue() (string, bool) {
+	start := p.i
+	depth := 0
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; c {
+		case '"':
+			if _, ok := p.str(); !ok {
+				return "", false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				p.i++
+				raw := p.s[start:p.i]
+				if !json.Valid([]byte(raw)) {
+					return "", false
+				}
+				return raw, true
+			}
+		}
+		p.i++
+	}
+	return "", false
+}

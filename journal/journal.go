@@ -1,0 +1,174 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"sync"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrExists is returned by Create when the journal file already exists
+// (resume it with Open instead).
+var ErrExists = errors.New("journal already exists")
+
+// CorruptError is a damaged line that is not the last one: something other
+// than a crash changed the file, and guessing would risk duplicates.
+type CorruptError struct {
+	Path   string
+	Line   int
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	p := e.Path
+	if p == "" {
+		p = "journal"
+	}
+	return fmt.Sprintf("%s:%d: %s; the journal is damaged: restore it from a copy, or start a new journal and reconcile by hand", p, e.Line, e.Reason)
+}
+
+// Journal is an open journal file, appended to by one process. Append is
+// safe for concurrent use.
+type Journal struct {
+	mu    sync.Mutex
+	f     *os.File
+	path  string
+	batch int
+	buf   []byte
+	// tornAt is where a torn tail starts; it is cut off before the first append.
+	tornAt int64
+	torn   bool
+}
+
+// Create starts a new journal at path with its header. It refuses to
+// overwrite an existing file.
+func Create(path string, h Header) (*Journal, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%s: %w", path, ErrExists)
+		}
+		return nil, err
+	}
+	j := &Journal{f: f, path: path}
+	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Open replays an existing journal and opens it for appending. A torn last
+// line is cut off before the next append.
+func Open(path string) (*Journal, *State, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := replay(f, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	j := &Journal{f: f, path: path, batch: st.LastBatch, tornAt: st.ValidSize, torn: st.Torn}
+	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return j, st, nil
+}
+
+// Load replays a journal read-only (status, report, undo listing).
+func Load(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return replay(f, path)
+}
+
+// Path is the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// NextBatch returns a new batch number, unique within the journal.
+func (j *Journal) NextBatch() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.batch++
+	return j.batch
+}
+
+// Append writes entries as lines and fsyncs them before returning: when it
+// returns nil, they survive a crash.
+func (j *Journal) Append(entries ...Entry) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return errors.New("journal is closed")
+	}
+	if j.torn {
+		if err := j.f.Truncate(j.tornAt); err != nil {
+			return fmt.Errorf("%s: cutting off the torn last line: %w", j.path, err)
+		}
+		if _, err := j.f.Seek(j.tornAt, io.SeekStart); err != nil {
+			return err
+		}
+		j.torn = false
+	}
+	j.buf = j.buf[:0]
+	for i := range entries {
+		var err error
+		j.buf, err = appendLine(j.buf, &entries[i])
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := j.f.Write(j.buf); err != nil {
+		return fmt.Errorf("%s: %w", j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+// appendLine encodes one entry as "crc32c-hex SP json LF".
+func appendLine(dst []byte, e *Entry) ([]byte, error) {
+	js, err := json.Marshal(e)
+	if err != nil {
+		return dst, fmt.Errorf("journal entry: %w", err)
+	}
+	sum := crc32.Checksum(js, castagnoli)
+	var hex [8]byte
+	s := strconv.AppendUint(hex[:0], uint64(sum), 16)
+	for i := len(s); i < 8; i++ {
+		dst = append(dst, '0')
+	}
+	dst = append(dst, s...)
+	dst = append(dst, ' ')
+	dst = append(dst, js...)
+	return append(dst, '\n'), nil
+}
+
+// EncodeLine returns one journal line for e (tests and tools that build journals).
+func EncodeLine(e Entry) ([]byte, error) { return appendLine(nil, &e) }

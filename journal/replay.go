@@ -1,0 +1,451 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// State is a journal replayed: what the run did so far.
+type State struct {
+	Header Header
+	// Steps holds every step seen, by name; StepNames is their order (the
+	// header's order, then first appearance).
+	Steps     map[string]*StepState
+	StepNames []string
+	// LastBatch is the highest batch number used.
+	LastBatch int
+	// Entries is the number of valid lines.
+	Entries int
+	// ValidSize is the length of the file up to the last valid line.
+	ValidSize int64
+	// Torn is set when a damaged last line was ignored.
+	Torn bool
+
+	open map[int]*openBatch
+}
+
+// StepState is the records of one step.
+type StepState struct {
+	Name    string
+	Records map[string]*Record
+	IDs     []string // record ids in first-seen order
+}
+
+// Record is the replayed state of one record (step name + record id).
+type Record struct {
+	Step, ID string
+	// Key is the key expression of the record's entity on the server, once
+	// known (given, or assigned by the server).
+	Key string
+	// Created is set when this run created the entity (undo deletes it);
+	// otherwise it existed and was at most patched.
+	Created bool
+	Loc     string
+	Errors  []Problem
+	Row     *Row
+	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
+	// Undo is the same for undo's sub-requests.
+	Subs map[string]*SubState
+	Undo map[string]*SubState
+	// Undone is set when undo finished this record.
+	Undone bool
+	// Extra holds sub-requests that have no path of their own (reads and
+	// deletes of existing lines), latest first-seen order.
+	Extra []*SubState
+
+	final    Status
+	finalSeq int
+	lastSeq  int
+}
+
+// SubState is one sub-request and what became of it.
+type SubState struct {
+	Sub
+	Batch int
+	// Status is the HTTP status; 0 while no outcome is known.
+	Status int
+	// Unknown is set when the batch's outcome was lost (timeout, dropped
+	// connection, 5xx on the batch): the sub-request must be reconciled.
+	Unknown   bool
+	ResultKey string
+	Location  string
+	Error     string
+}
+
+// Done reports whether the sub-request has an outcome.
+func (s *SubState) Done() bool { return s.Status != 0 }
+
+// OK reports a 2xx outcome.
+func (s *SubState) OK() bool { return s.Status >= 200 && s.Status < 300 }
+
+// InDoubt reports a sub-request sent whose outcome is not known.
+func (s *SubState) InDoubt() bool { return s.Status == 0 }
+
+// Status derives the record's status: in doubt when any sub-request lacks
+// an outcome; else the status last decided, unless work started after it
+// (pending: a retry or continuation that did not finish).
+func (r *Record) Status() Status {
+	for _, s := range r.Subs {
+		if s.InDoubt() {
+			return InDoubt
+		}
+	}
+	for _, s := range r.Extra {
+		if s.InDoubt() {
+			return InDoubt
+		}
+	}
+	if r.final != "" && r.finalSeq >= r.lastSeq {
+		return r.final
+	}
+	return Pending
+}
+
+// Final is the status the executor last wrote for the record ("" if none).
+func (r *Record) Final() Status { return r.final }
+
+// Record returns the record of step and id, or nil.
+func (s *State) Record(step, id string) *Record {
+	st := s.Steps[step]
+	if st == nil {
+		return nil
+	}
+	return st.Records[id]
+}
+
+// Counts per status of one step.
+type Counts struct {
+	Committed, Failed, Skipped, Pending, InDoubt int
+}
+
+// Counts tallies the records of step by status.
+func (s *State) Counts(step string) Counts {
+	var c Counts
+	st := s.Steps[step]
+	if st == nil {
+		return c
+	}
+	for _, id := range st.IDs {
+		switch st.Records[id].Status() {
+		case Committed:
+			c.Committed++
+		case Failed:
+			c.Failed++
+		case Skipped:
+			c.Skipped++
+		case InDoubt:
+			c.InDoubt++
+		default:
+			c.Pending++
+		}
+	}
+	return c
+}
+
+// InDoubtSubs lists every sub-request without an outcome, in batch order.
+func (s *State) InDoubtSubs() []*SubState {
+	var out []*SubState
+	for _, ob := range s.open {
+		for _, sub := range ob.subs {
+			if sub.InDoubt() {
+				out = append(out, sub)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Batch != out[j].Batch {
+			return out[i].Batch < out[j].Batch
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+type openBatch struct {
+	subs []*SubState
+	byID map[string]*SubState
+}
+
+func (ob *openBatch) find(i int, id string) *SubState {
+	if i < len(ob.subs) && ob.subs[i].ID == id {
+		return ob.subs[i]
+	}
+	if ob.byID == nil {
+		ob.byID = make(map[string]*SubState, len(ob.subs))
+		for _, s := range ob.subs {
+			ob.byID[s.ID] = s
+		}
+	}
+	return ob.byID[id]
+}
+
+// Replay reads a journal. A damaged last line is ignored (State.Torn); a
+// damaged line before it is a *CorruptError.
+func Replay(r io.Reader) (*State, error) { return replay(r, "") }
+
+func replay(r io.Reader, path string) (*State, error) {
+	st := &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var (
+		lineNo  int
+		off     int64
+		pending error // a damaged line: fatal unless it turns out to be the last
+		long    []byte
+	)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		lineNo++
+		if pending != nil {
+			return nil, pending
+		}
+		complete := len(line) > 0 && line[len(line)-1] == '\n'
+		if !complete {
+			// A last line without its newline was torn by a crash.
+			st.Torn = true
+			break
+		}
+		if reason := st.apply(line[:len(line)-1]); reason != "" {
+			if lineNo == 1 {
+				return nil, &CorruptError{Path: path, Line: 1, Reason: reason}
+			}
+			pending = &CorruptError{Path: path, Line: lineNo, Reason: reason}
+			st.Torn = true
+			continue
+		}
+		off += int64(len(line))
+		st.ValidSize = off
+		st.Entries++
+		if err == io.EOF {
+			break
+		}
+	}
+	if st.Entries == 0 {
+		if st.Torn {
+			return nil, &CorruptError{Path: path, Line: 1, Reason: "no complete header line"}
+		}
+		return nil, &CorruptError{Path: path, Line: 1, Reason: "empty journal: no header"}
+	}
+	return st, nil
+}
+
+// apply decodes one line and folds it into the state; it returns why the
+// line is damaged, or "".
+func (st *State) apply(line []byte) string {
+	if len(line) < 10 || line[8] != ' ' {
+		return "not a journal line"
+	}
+	want, err := strconv.ParseUint(string(line[:8]), 16, 32)
+	if err != nil {
+		return "not a journal line"
+	}
+	js := line[9:]
+	if uint32(want) != crc32.Checksum(js, castagnoli) {
+		return "checksum mismatch"
+	}
+	var e Entry
+	if !fastDecode(js, &e) {
+		e = Entry{}
+		if err := json.Unmarshal(js, &e); err != nil {
+			return "undecodable entry: " + err.Error()
+		}
+	}
+	if st.Entries == 0 {
+		if e.Kind != KindHeader || e.Header == nil {
+			return "the first line is not a journal header"
+		}
+		st.Header = *e.Header
+		for _, s := range e.Header.Steps {
+			st.step(s.Name)
+		}
+		return ""
+	}
+	seq := st.Entries
+	switch e.Kind {
+	case KindIntent:
+		if e.Batch <= 0 {
+			return "intent without a batch number"
+		}
+		if e.Batch > st.LastBatch {
+			st.LastBatch = e.Batch
+		}
+		ob := st.open[e.Batch]
+		if ob == nil {
+			ob = &openBatch{subs: make([]*SubState, 0, len(e.Subs))}
+			st.open[e.Batch] = ob
+		}
+		slab := make([]SubState, len(e.Subs))
+		for i := range e.Subs {
+			s := &slab[i]
+			*s = SubState{Sub: e.Subs[i], Batch: e.Batch}
+			ob.subs = append(ob.subs, s)
+			rec := st.record(s.Step, s.Rec)
+			rec.lastSeq = seq
+			switch {
+			case strings.HasPrefix(s.Op, "undo-"):
+				if rec.Undo == nil {
+					rec.Undo = map[string]*SubState{}
+				}
+				rec.Undo[s.Path+"|"+s.Line] = s
+			case s.Op == OpRead || s.Op == OpDelete:
+				rec.Extra = append(rec.Extra, s)
+			default:
+				if rec.Subs == nil {
+					rec.Subs = map[string]*SubState{}
+				}
+				rec.Subs[s.Path] = s
+			}
+		}
+	case KindOutcome:
+		ob := st.open[e.Batch]
+		if ob == nil {
+			return fmt.Sprintf("outcome of batch %d, which has no intent", e.Batch)
+		}
+		for i := range e.Results {
+			res := &e.Results[i]
+			s := ob.find(i, res.ID)
+			if s == nil {
+				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
+			}
+			s.Status, s.ResultKey, s.Location, s.Error = res.Status, res.Key, res.Location, res.Error
+			if res.Status < 0 {
+				// Reconciliation proved it never took effect: forget it.
+				st.forget(s)
+				continue
+			}
+			if res.Status >= 200 && res.Status < 300 && s.Path == "" && !strings.HasPrefix(s.Op, "undo-") {
+				rec := st.record(s.Step, s.Rec)
+				if res.Key != "" {
+					rec.Key = res.Key
+				} else if s.Key != "" {
+					rec.Key = s.Key
+				}
+				if s.Op == OpCreate {
+					rec.Created = true
+				}
+			}
+		}
+		if e.InDoubt != "" {
+			for _, s := range ob.subs {
+				if s.Status == 0 {
+					s.Unknown = true
+					if s.Error == "" {
+						s.Error = e.InDoubt
+					}
+				}
+			}
+		}
+		done := true
+		for _, s := range ob.subs {
+			if s.Status == 0 {
+				done = false
+				break
+			}
+		}
+		if done {
+			delete(st.open, e.Batch)
+		}
+	case KindRecord:
+		re := e.Record
+		if re == nil {
+			return "record entry without a record"
+		}
+		rec := st.record(re.Step, re.ID)
+		if re.Undo {
+			rec.Undone = re.Status == Committed
+			return ""
+		}
+		rec.final, rec.finalSeq = re.Status, seq
+		if re.Loc != "" {
+			rec.Loc = re.Loc
+		}
+		if re.Key != "" {
+			rec.Key = re.Key
+		}
+		rec.Errors, rec.Row = re.Errors, re.Row
+	case KindHeader:
+		return "a second header"
+	default:
+		return fmt.Sprintf("unknown entry kind %q", e.Kind)
+	}
+	return ""
+}
+
+// forget drops a sub-request that reconciliation proved absent, so the
+// record looks as if it had never been sent.
+func (st *State) forget(s *SubState) {
+	rec := st.record(s.Step, s.Rec)
+	switch {
+	case strings.HasPrefix(s.Op, "undo-"):
+		if rec.Undo[s.Path+"|"+s.Line] == s {
+			delete(rec.Undo, s.Path+"|"+s.Line)
+		}
+	case s.Op == OpRead || s.Op == OpDelete:
+		for i, x := range rec.Extra {
+			if x == s {
+				rec.Extra = append(rec.Extra[:i:i], rec.Extra[i+1:]...)
+				break
+			}
+		}
+	default:
+		if rec.Subs[s.Path] == s {
+			delete(rec.Subs, s.Path)
+		}
+	}
+}
+
+func (st *State) step(name string) *StepState {
+	s := st.Steps[name]
+	if s == nil {
+		s = &StepState{Name: name, Records: map[string]*Record{}}
+		st.Steps[name] = s
+		st.StepNames = append(st.StepNames, name)
+	}
+	return s
+}
+
+func (st *State) record(step, id string) *Record {
+	s := st.step(step)
+	r := s.Records[id]
+	if r == nil {
+		r = &Record{Step: step, ID: id}
+		s.Records[id] = r
+		s.IDs = append(s.IDs, id)
+	}
+	return r
+}
+
+// Complete reports whether every record is committed or skipped (and
+// nothing is in doubt or pending).
+func (s *State) Complete() bool {
+	for _, name := range s.StepNames {
+		c := s.Counts(name)
+		if c.Failed+c.Pending+c.InDoubt > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var _ = bytes.MinRead
