@@ -89,6 +89,14 @@ func Decode(name string, data []byte) (p *Plan, ds Diagnostics) {
 	if ok && root != nil {
 		w.decodePlan(p, root)
 	}
+	if w.overflow {
+		// Whatever else was found is an artefact of the cut-off walk.
+		for _, d := range w.list {
+			if strings.HasPrefix(d.Message, overflowMessage) {
+				return p, Diagnostics{d}
+			}
+		}
+	}
 	if ok {
 		w.list = append(w.list, p.check()...)
 	}
@@ -105,14 +113,14 @@ func (w *walker) parse(data []byte) (*yaml.Node, bool) {
 			w.errorf(Pos{File: w.file, Line: 1, Col: 1}, "the plan is empty; it needs at least \"version: 1\" and \"steps\"")
 			return nil, false
 		}
-		w.syntaxError(err)
+		w.syntaxError(data, err)
 		return nil, false
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err == nil {
 		w.errorf(w.pos(&second), "a plan is one YAML document; this second document (after \"---\") is not allowed")
 	} else if !errors.Is(err, io.EOF) {
-		w.syntaxError(err)
+		w.syntaxError(data, err)
 	}
 	if len(doc.Content) == 0 {
 		w.errorf(Pos{File: w.file, Line: 1, Col: 1}, "the plan is empty; it needs at least \"version: 1\" and \"steps\"")
@@ -123,35 +131,92 @@ func (w *walker) parse(data []byte) (*yaml.Node, bool) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (w *walker) syntaxError(err error) {
+// syntaxError reports a YAML syntax error. yaml.v3 names the line where
+// the enclosing block starts, not where the problem is; the first line
+// at which the document stops parsing is found by bisecting its prefixes.
+func (w *walker) syntaxError(data []byte, err error) {
 	msg := err.Error()
-	line, col := 1, 1
+	line := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	if line < 1 {
-		line = 1
+	if bad := firstBadLine(data); bad > 0 {
+		if line > 0 && line < bad {
+			msg += fmt.Sprintf(" (in the block that starts on line %d)", line)
+		}
+		line = bad
 	}
-	// Tabs may not indent YAML; say so instead of "cannot start any token".
-	for l := 1; l <= len(w.lines); l++ {
-		text := w.lines[l-1]
-		indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
-		if i := strings.IndexByte(indent, '\t'); i >= 0 && (l == line || l == line+1 || l == line-1 || strings.Contains(msg, "tab")) {
-			w.errorf(Pos{File: w.file, Line: l, Col: i + 1}, "a tab indents this line; YAML indents with spaces only")
-			return
+	if line < 1 || line > len(w.lines) {
+		line = max(1, min(line, len(w.lines)))
+	}
+	text := w.lines[line-1]
+	indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+	if i := strings.IndexByte(indent, '\t'); i >= 0 {
+		w.errorf(Pos{File: w.file, Line: line, Col: i + 1}, "a tab indents this line; YAML indents with spaces only")
+		return
+	}
+	w.errorf(Pos{File: w.file, Line: line, Col: len(indent) + 1}, "the plan is not valid YAML: %s", msg)
+}
+
+// firstBadLine returns the smallest n such that the first n lines of data
+// do not parse, or 0.
+func firstBadLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > 100_000 {
+		return 0
+	}
+	fails := func(n int) bool {
+		prefix := bytes.Join(lines[:n], nil)
+		dec := yaml.NewDecoder(bytes.NewReader(prefix))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			if err != nil {
+				return true
+			}
 		}
 	}
-	w.errorf(Pos{File: w.file, Line: line, Col: col}, "the plan is not valid YAML: %s", msg)
+	if !fails(len(lines)) {
+		return 0
+	}
+	lo, hi := 0, len(lines) // fails(hi) is true; fails(0) is false
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
-	top, ok := w.mapping(root, "the plan", topKeys)
+	top, ok := w.mapping(root, "the plan", nil)
 	if !ok {
 		return
 	}
+	// Top-level keys starting with "x-" are the user's own: a home for
+	// anchors (x-defaults: &defaults ...) that the plan itself ignores.
+	var kept []entry
+	for _, e := range top.entries {
+		switch {
+		case strings.HasPrefix(e.key, "x-"):
+			delete(top.byKey, e.key)
+		case !contains(topKeys, e.key):
+			w.errorf(e.kpos, "unknown key %q in the plan%s", e.key, didYouMean(e.key, topKeys))
+			delete(top.byKey, e.key)
+		default:
+			kept = append(kept, e)
+		}
+	}
+	top.entries = kept
 	w.require(top, "the plan", "version", "steps")
 	for _, e := range top.entries {
 		switch e.key {

@@ -50,7 +50,11 @@ func scanExpr(x *Expr, sc exprScope, d *diags) *scan {
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
-			d.errorf(x.shift(fe.Line-1, fe.Column), "%s is not a valid expression: %s", sc.what, fe.Message)
+			msg := fe.Message
+			if msg == "unexpected token EOF" || msg == "unexpected end of expression" {
+				msg = "it ends too early"
+			}
+			d.errorf(x.shift(fe.Line-1, fe.Column), "%s is not a valid expression: %s", sc.what, msg)
 		} else {
 			d.errorf(x.Pos, "%s is not a valid expression: %v", sc.what, err)
 		}

@@ -7,7 +7,9 @@ import "strings"
 // "custdes" finds "CUSTDES". (odata.Suggest does the same for the odata
 // package; plan keeps its own so the two packages evolve independently.)
 func suggest(name string, candidates []string) string {
-	if name == "" {
+	if len(name) < 3 {
+		// One or two characters are no misspelling of anything in
+		// particular ("." for ";").
 		return ""
 	}
 	best, bestD := "", -1

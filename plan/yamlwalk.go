@@ -13,6 +13,8 @@ import (
 // (a "billion laughs" document is tiny on disk and enormous once expanded).
 const maxNodes = 200_000
 
+const overflowMessage = "the plan is too large once its aliases (*name) are expanded"
+
 // walker turns yaml.Node trees into positions, typed values and
 // diagnostics that speak of keys and values, never of Go types.
 type walker struct {
@@ -65,7 +67,7 @@ func (w *walker) resolve(n *yaml.Node) *yaml.Node {
 	if w.visited > maxNodes {
 		if !w.overflow {
 			w.overflow = true
-			w.errorf(w.pos(n), "the plan is too large once its aliases (*name) are expanded; write it out without so many aliases")
+			w.errorf(w.pos(n), "%s; write it out without so many aliases", overflowMessage)
 		}
 		return nil
 	}
@@ -306,10 +308,9 @@ func (w *walker) expr(n *yaml.Node, what string) (Expr, bool) {
 		f, _ := w.mapping(n, "the constant of "+what, []string{"value"})
 		e, ok := f.get("value")
 		if !ok {
-			if len(f.entries) == 0 && len(n.Content) == 0 {
+			// A mapping with other keys had them reported as unknown.
+			if len(n.Content) == 0 {
 				w.errorf(w.pos(n), "%s is an empty mapping; write an expression, or {value: ...} for a constant", what)
-			} else {
-				w.require(f, "the constant of "+what, "value")
 			}
 			return Expr{}, false
 		}

@@ -1,0 +1,372 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// serverNumbered lists the keys a server assigns when a record is created
+// without them, so a plan need not write them: document numbers
+// (SERVICE-NOTES.md, "Document numbers ... are assigned by the server when
+// omitted"). Keys marked Computed in the metadata are server-assigned too.
+var serverNumbered = map[string][]string{
+	"ORDERS":    {"ORDNAME"},
+	"AINVOICES": {"IVNUM"},
+}
+
+func isServerNumbered(entity, field string) bool {
+	return contains(serverNumbered[entity], field)
+}
+
+// textFields are the fields of a text sub-form (spec 2.9).
+var textFields = []string{"TEXT", "APPEND", "SIGNATURE"}
+
+// attachments is the attachment sub-form of spec 2.8.
+const attachments = "EXTFILES_SUBFORM"
+
+// CheckMetadata checks the plan against the service's metadata for system
+// version v: entities, fields and sub-forms exist at every depth (with a
+// suggestion when misspelt), sub-forms are fed as their kind allows,
+// server-assigned fields are not written, keys and mandatory fields are
+// mapped, constants fit their fields, and version-gated features are
+// available (spec 9). A zero v (version unknown) skips the version gates
+// and the Mandatory check.
+func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
+	d := &diags{}
+	if md == nil {
+		return nil
+	}
+	known := v != (odata.Version{})
+	if known && !v.Writes() && len(p.Steps) > 0 {
+		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "writing records needs system version 17.2; the target runs %s", v)
+	}
+	mc := &mdChecker{p: p, md: md, v: v, known: known, d: d}
+	for i, s := range p.Steps {
+		mc.step(s, i)
+	}
+	return d.sorted()
+}
+
+type mdChecker struct {
+	p     *Plan
+	md    *odata.Metadata
+	v     odata.Version
+	known bool
+	d     *diags
+}
+
+func setNames(md *odata.Metadata) []string {
+	out := make([]string, len(md.Sets))
+	for i, s := range md.Sets {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func propNames(t *odata.EntityType) []string {
+	out := make([]string, len(t.Properties))
+	for i, p := range t.Properties {
+		out[i] = p.Name
+	}
+	return out
+}
+
+func navNames(t *odata.EntityType) []string {
+	out := make([]string, len(t.Navigations))
+	for i, n := range t.Navigations {
+		out[i] = n.Name
+	}
+	return out
+}
+
+func (c *mdChecker) step(s *Step, i int) {
+	if s.Entity == "" {
+		return
+	}
+	what := stepLabel(s, i)
+	es := c.md.EntitySet(s.Entity)
+	if es == nil || es.Type == nil {
+		msg := fmt.Sprintf("unknown entity %s in %s%s", quote(s.Entity), what, didYouMean(s.Entity, setNames(c.md)))
+		if c.md.Type(s.Entity) != nil && es == nil {
+			msg = fmt.Sprintf("%s in %s is a sub-form type, not an entity set; load it as a sub-form of its parent", quote(s.Entity), what)
+		}
+		c.d.errorf(posOr(s.EntityPos, s.Pos), "%s", msg)
+		return
+	}
+	t := es.Type
+	c.fields(t, s.Entity, s.Fields)
+	written := writtenSet(s.Fields)
+
+	switch s.Mode {
+	case ModeUpdate, ModeUpsert:
+		// spec 2.5: an entity is addressed by its key; an auto-unique key
+		// cannot address it in PATCH.
+		for _, k := range t.Key {
+			prop := t.Property(k)
+			if prop != nil && prop.Computed {
+				c.d.errorf(posOr(s.ModePos, s.Pos), "%s: mode %s addresses %s by its key, but %s.%s is assigned by the server and cannot address it (spec 2.5)", what, s.Mode, s.Entity, s.Entity, k)
+				continue
+			}
+			if !written[k] {
+				c.d.errorf(posOr(s.ModePos, s.Pos), "%s: mode %s finds each record by its key; map the key field %s of %s", what, s.Mode, k, s.Entity)
+			}
+		}
+	default:
+		for _, k := range t.Key {
+			prop := t.Property(k)
+			if written[k] || isServerNumbered(s.Entity, k) || prop != nil && prop.Computed {
+				continue
+			}
+			c.d.errorf(s.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, s.Entity)
+		}
+		c.mandatory(t, s.Entity, written, s.Pos, what)
+	}
+	c.subforms(t, s.Entity, s.Subforms, what)
+}
+
+func writtenSet(fs []*Field) map[string]bool {
+	m := make(map[string]bool, len(fs))
+	for _, f := range fs {
+		m[f.Name] = true
+	}
+	return m
+}
+
+// mandatory reports Mandatory fields (spec 2.2, from 25.1) that a created
+// record would lack.
+func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[string]bool, pos Pos, what string) {
+	if !c.known || !c.v.MandatoryAnnotation() {
+		return
+	}
+	for _, prop := range t.Properties {
+		if !prop.Mandatory || prop.Computed || written[prop.Name] || isServerNumbered(entity, prop.Name) {
+			continue
+		}
+		c.d.errorf(pos, "%s does not write %s.%s, which is mandatory; map it in fields", what, entity, prop.Name)
+	}
+}
+
+// fields checks each field of one record against its type.
+func (c *mdChecker) fields(t *odata.EntityType, entity string, fs []*Field) {
+	for _, f := range fs {
+		prop := t.Property(f.Name)
+		if prop == nil {
+			if t.Navigation(f.Name) != nil {
+				c.d.errorf(f.Pos, "%s is a sub-form of %s, not a field; list it under subforms", quote(f.Name), entity)
+				continue
+			}
+			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, propNames(t)))
+			continue
+		}
+		if prop.Computed {
+			c.d.errorf(f.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", entity, f.Name)
+			continue
+		}
+		if f.Expr.IsConst {
+			if msg := constProblem(f.Expr, prop); msg != "" {
+				c.d.errorf(f.Expr.Pos, "%s for %s.%s", msg, entity, f.Name)
+			}
+		}
+	}
+}
+
+// constProblem says why a constant cannot be written to prop, or "".
+func constProblem(x Expr, prop *odata.Property) string {
+	switch v := x.Const.(type) {
+	case nil:
+		return ""
+	case bool:
+		if prop.Type == odata.EdmBoolean {
+			return ""
+		}
+		return fmt.Sprintf("the constant %t is true/false, not %s", v, typeWords(prop.Type))
+	case string:
+		switch prop.Type {
+		case odata.EdmString:
+			if n := utf8.RuneCountInString(v); prop.MaxLength > 0 && n > prop.MaxLength {
+				return fmt.Sprintf("the constant %s is %d characters, longer than MaxLength %d", quote(v), n, prop.MaxLength)
+			}
+		case odata.EdmInt64:
+			if _, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+				return fmt.Sprintf("the constant %s is not a whole number (Edm.Int64)", quote(v))
+			}
+		case odata.EdmDecimal:
+			if !isDecimalText(strings.TrimSpace(v)) {
+				return fmt.Sprintf("the constant %s is not a decimal number (Edm.Decimal)", quote(v))
+			}
+		case odata.EdmBoolean:
+			if v != "true" && v != "false" {
+				return fmt.Sprintf("the constant %s is not true or false (Edm.Boolean)", quote(v))
+			}
+		case odata.EdmDateTimeOffset:
+			if !strings.ContainsAny(v, "0123456789") {
+				return fmt.Sprintf("the constant %s is not a date (Edm.DateTimeOffset)", quote(v))
+			}
+		}
+	case int64:
+		switch prop.Type {
+		case odata.EdmString:
+			if n := utf8.RuneCountInString(x.ConstText); prop.MaxLength > 0 && n > prop.MaxLength {
+				return fmt.Sprintf("the constant %s is %d characters, longer than MaxLength %d", x.ConstText, n, prop.MaxLength)
+			}
+		case odata.EdmBoolean, odata.EdmDateTimeOffset:
+			return fmt.Sprintf("the constant %s is a number, not %s", x.ConstText, typeWords(prop.Type))
+		}
+	case float64:
+		switch prop.Type {
+		case odata.EdmInt64:
+			if v != math.Trunc(v) || math.Abs(v) > 1<<62 {
+				return fmt.Sprintf("the constant %s is not a whole number (Edm.Int64)", x.ConstText)
+			}
+		case odata.EdmString:
+			if n := utf8.RuneCountInString(x.ConstText); prop.MaxLength > 0 && n > prop.MaxLength {
+				return fmt.Sprintf("the constant %s is %d characters, longer than MaxLength %d", x.ConstText, n, prop.MaxLength)
+			}
+		case odata.EdmBoolean, odata.EdmDateTimeOffset:
+			return fmt.Sprintf("the constant %s is a number, not %s", x.ConstText, typeWords(prop.Type))
+		}
+	}
+	return ""
+}
+
+func typeWords(t odata.EdmType) string {
+	switch t {
+	case odata.EdmString:
+		return "text (Edm.String)"
+	case odata.EdmInt64:
+		return "a whole number (Edm.Int64)"
+	case odata.EdmDecimal:
+		return "a decimal number (Edm.Decimal)"
+	case odata.EdmDateTimeOffset:
+		return "a date (Edm.DateTimeOffset)"
+	case odata.EdmBoolean:
+		return "true or false (Edm.Boolean)"
+	}
+	return string(t)
+}
+
+// isDecimalText accepts 12, -12.5 and 12,5 (a text cell may use either
+// separator; the plan's decimal_separator decides which at run time).
+func isDecimalText(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
+	seps := 0
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '.' || r == ',':
+			seps++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && seps <= 1
+}
+
+func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
+	if c.known && !ok {
+		c.d.errorf(pos, "%s needs system version %s; the target runs %s", feature, version, c.v)
+	}
+}
+
+// subforms checks sub-forms of a record of type t, at every depth.
+func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform, owner string) {
+	for j, sf := range subs {
+		if sf.Name == "" {
+			continue
+		}
+		what := subformLabel(sf, j, owner)
+		npos := posOr(sf.NamePos, sf.Pos)
+		nav := t.Navigation(sf.Name)
+		if nav == nil {
+			if t.Property(sf.Name) != nil {
+				c.d.errorf(npos, "%s is a field of %s, not a sub-form; map it under fields", quote(sf.Name), entity)
+			} else {
+				c.d.errorf(npos, "unknown sub-form %s of %s%s", quote(sf.Name), entity, didYouMean(sf.Name, navNames(t)))
+			}
+			continue
+		}
+		ct := c.md.Type(nav.Type)
+		if ct == nil {
+			c.d.errorf(npos, "the metadata declares sub-form %s of %s with type %s, which it does not define", sf.Name, entity, quote(nav.Type))
+			continue
+		}
+		written := writtenSet(sf.Fields)
+		if !nav.Collection {
+			// spec 2.4: a single-object sub-form takes one object, never lines.
+			if sf.Source != "" {
+				c.d.errorf(posOr(sf.SourcePos, npos), "%s is a single-object sub-form of %s: it takes one object built from the parent's row, not lines from %s; remove \"source\"",
+					sf.Name, entity, sourceWords(sf.Source))
+			}
+			if sf.LinesPos.Line != 0 {
+				c.d.errorf(sf.LinesPos, "\"lines\" means nothing for %s, a single-object sub-form of %s; remove it", sf.Name, entity)
+			}
+		}
+		isText := !nav.Collection && (anyWritten(written, textFields) || ct.Property("TEXT") != nil && ct.Property("APPEND") != nil)
+		if isText {
+			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
+		}
+		if sf.Name == attachments {
+			if sf.callsFile() {
+				c.needs(npos, c.v.DataURIAttachments(), "attaching files (file() in "+attachments+")", "21.0")
+			}
+			for _, f := range sf.Fields {
+				if f.Name == "SUFFIX" {
+					c.needs(f.Pos, c.v.AttachmentSuffix(), "writing SUFFIX of an attachment", "22.0")
+				}
+			}
+		}
+		c.fields(ct, sf.Name, sf.Fields)
+		if nav.Collection {
+			// Lines are numbered by the server: an Int64 key of a sub-form
+			// line (KLINE, EXTFILENUM) need not be written.
+			for _, k := range ct.Key {
+				prop := ct.Property(k)
+				if written[k] || prop == nil || prop.Computed || prop.Type == odata.EdmInt64 || isServerNumbered(nav.Type, k) {
+					continue
+				}
+				c.d.errorf(sf.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, sf.Name)
+			}
+		}
+		c.mandatory(ct, sf.Name, written, sf.Pos, what)
+		c.subforms(ct, sf.Name, sf.Subforms, what)
+	}
+}
+
+func sourceWords(src string) string {
+	if src == "group" {
+		return "the group"
+	}
+	return "source " + quote(src)
+}
+
+func anyWritten(written map[string]bool, names []string) bool {
+	for _, n := range names {
+		if written[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// callsFile reports whether any field of the sub-form calls file().
+func (sf *Subform) callsFile() bool {
+	for _, f := range sf.Fields {
+		if f.Expr.IsConst {
+			continue
+		}
+		if s := scanExpr(&f.Expr, exprScope{rows: []string{"", "", ""}}, &diags{}); s != nil && s.callsFile {
+			return true
+		}
+	}
+	return false
+}
