@@ -265,24 +265,12 @@ func (c *compiler) converter(s *plan.Source) converter {
 }
 
 func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
-	s := c.sources[name]
-	if s == nil {
-		var names []string
-		for n := range c.sources {
-			names = append(names, n)
-		}
-		c.diag(pos, "unknown source %q%s", name, didYouMean(name, names))
-	}
-	return s
+	// plan.Check reports an unknown source; the step then cannot run.
+	return c.sources[name]
 }
 
 func (c *compiler) compileLookup(l *plan.Lookup) {
 	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
-	switch l.Missing {
-	case "", "error", "empty", "keep":
-	default:
-		c.diag(l.Pos, "missing must be error, empty or keep, not %q", l.Missing)
-	}
 	sc := scope{rowSource: l.Source, lookupScope: true}
 	lp.key = c.compileExpr(&l.Key, sc)
 	lp.value = c.compileExpr(&l.Value, sc)
@@ -302,11 +290,8 @@ func (c *compiler) entityType(name string, pos plan.Pos) *odata.EntityType {
 	if t := md.Type(name); t != nil {
 		return t
 	}
-	var names []string
-	for _, s := range md.Sets {
-		names = append(names, s.Name)
-	}
-	c.diag(pos, "unknown entity %q%s", name, didYouMean(name, names))
+	// plan.CheckMetadata reports an unknown entity; its fields are then
+	// written unconverted.
 	return nil
 }
 
@@ -345,15 +330,12 @@ func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
 	for _, pf := range fields {
 		fl := &field{name: pf.Name, pos: pf.Pos}
 		if f.entity != nil {
+			// An unknown field is plan.CheckMetadata's to report. A computed
+			// one is refused here too (same message), so that no program
+			// can write it (spec 2.5: auto-unique keys are read-only).
 			fl.prop = f.entity.Property(pf.Name)
-			if fl.prop == nil {
-				var names []string
-				for _, p := range f.entity.Properties {
-					names = append(names, p.Name)
-				}
-				c.diag(pf.Pos, "unknown field %q in %s%s", pf.Name, f.entity.Name, didYouMean(pf.Name, names))
-			} else if fl.prop.Computed {
-				c.diag(pf.Pos, "%s of %s is assigned by the server and cannot be written; remove it from the plan", pf.Name, f.entity.Name)
+			if fl.prop != nil && fl.prop.Computed {
+				c.diag(pf.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", f.entity.Name, pf.Name)
 			}
 		}
 		fl.expr = c.compileExpr(&pf.Expr, sc)
@@ -367,14 +349,8 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 	s.name = sf.Name
 	s.depth = parent.depth + 1
 	if parent.entity != nil {
-		nav := parent.entity.Navigation(sf.Name)
-		if nav == nil {
-			var names []string
-			for _, n := range parent.entity.Navigations {
-				names = append(names, n.Name)
-			}
-			c.diag(sf.Pos, "%s has no sub-form %q%s", parent.entity.Name, sf.Name, didYouMean(sf.Name, names))
-		} else {
+		// plan.CheckMetadata reports an unknown sub-form.
+		if nav := parent.entity.Navigation(sf.Name); nav != nil {
 			s.single = !nav.Collection
 			s.entity = c.p.md.Type(nav.Type)
 		}
@@ -389,31 +365,20 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 		s.kind = subOwn
 		s.source = parent.source
 		sc.rowSource = psc.rowSource
-		if sf.Link != nil {
-			c.diag(sf.Link.Pos, "link needs a source on sub-form %s", sf.Name)
-		}
 	case "group":
 		s.kind = subGroup
 		s.source = parent.source
 		sc.rowSource = psc.rowSource
-		if !psc.grouped {
-			c.diag(sf.Pos, "sub-form %s has source: group, but its step has no group_by", sf.Name)
-		}
 	default:
 		s.kind = subLinked
 		s.source = c.source(sf.Source, sf.Pos)
 		sc.rowSource = sf.Source
-		if sf.Link == nil {
-			c.diag(sf.Pos, "sub-form %s reads source %s and needs a link: {parent: ..., child: ...}", sf.Name, sf.Source)
-		} else {
+		if sf.Link != nil { // plan.Check reports a missing link
 			s.linkParent = c.compileExpr(&sf.Link.Parent, psc)
 			s.linkChild = c.compileExpr(&sf.Link.Child, scope{rowSource: sf.Source})
 			s.linkID = c.links
 			c.links++
 		}
-	}
-	if s.single && s.kind != subOwn {
-		c.diag(sf.Pos, "%s is a single-object sub-form: it is built from the parent's own row and takes no source", sf.Name)
 	}
 	s.conv = c.converter(s.source)
 	if sf.When != nil {
@@ -557,18 +522,11 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 			c.checkColumn(sc.parentRows[r.level], r, e)
 		}
 	}
+	// Unknown lookup and step names are plan.Check's to report; a lookup
+	// inside a lookup would need an order between lookups, which there is not.
 	for _, r := range a.lookups {
 		if sc.lookupScope {
 			c.diag(nodePos(e, r.loc), "lookup() cannot be used inside a lookup's key or value")
-		} else if c.p.lookupIdx[r.name] == nil && !contains(c.lookupNames, r.name) {
-			c.diag(nodePos(e, r.loc), "unknown lookup %q%s", r.name, didYouMean(r.name, c.lookupNames))
-		}
-	}
-	for _, r := range a.refs {
-		if sc.lookupScope {
-			c.diag(nodePos(e, r.loc), "ref() cannot be used inside a lookup's key or value")
-		} else if !contains(c.stepNames, r.name) {
-			c.diag(nodePos(e, r.loc), "unknown step %q in ref()%s", r.name, didYouMean(r.name, c.stepNames))
 		}
 	}
 	for _, r := range a.regexps {
@@ -616,12 +574,11 @@ func shift(pos plan.Pos, line, col int) plan.Pos {
 	if pos.Line == 0 {
 		return pos
 	}
-	if line <= 1 {
-		pos.Col += col
-		return pos
+	// Continuation lines of a block scalar start at the first line's column.
+	if line > 1 {
+		pos.Line += line - 1
 	}
-	pos.Line += line - 1
-	pos.Col = col + 1
+	pos.Col += col
 	return pos
 }
 

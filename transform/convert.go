@@ -164,24 +164,30 @@ func toInt64(v any) (int64, error) {
 			return n, nil
 		}
 		if d, err := odata.ParseDecimal(t, '.'); err == nil {
-			return decimalInt(d)
+			if n, ok := decimalInt(d); ok {
+				return n, nil
+			}
 		}
 	case source.Number:
 		if d, err := odata.ParseDecimal(string(x), '.'); err == nil {
-			return decimalInt(d)
+			if n, ok := decimalInt(d); ok {
+				return n, nil
+			}
 		}
 	case odata.Decimal:
-		return decimalInt(x)
+		if n, ok := decimalInt(x); ok {
+			return n, nil
+		}
 	}
 	return 0, fmt.Errorf("%s is not a whole number", describe(v))
 }
 
-func decimalInt(d odata.Decimal) (int64, error) {
+func decimalInt(d odata.Decimal) (int64, bool) {
 	r := d.Rat()
 	if !r.IsInt() || !r.Num().IsInt64() {
-		return 0, fmt.Errorf("%s is not a whole number", d)
+		return 0, false
 	}
-	return r.Num().Int64(), nil
+	return r.Num().Int64(), true
 }
 
 // toDecimal reads an exact decimal: text with sep as its separator, a number

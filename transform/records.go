@@ -628,34 +628,13 @@ func (r *run) rowError(row source.Row, column string, fl *field, msg string) *Ro
 }
 
 // locString is a row's place: parts.csv:42, or customers.xlsx!Customers!17.
-func locString(l source.Location) string {
-	if l.File == "" && l.Line == 0 {
-		return "(no location)"
-	}
-	if l.Sheet != "" {
-		return fmt.Sprintf("%s!%s!%d", l.File, l.Sheet, l.Line)
-	}
-	return fmt.Sprintf("%s:%d", l.File, l.Line)
-}
+func locString(l source.Location) string { return l.String() }
 
 // cellString is a cell's place: customers.xlsx!Customers!C17 for a
 // workbook, parts.csv:42 for a CSV file (whose column the RowError names).
 func cellString(row source.Row, column string) string {
-	if column == "" || row.Loc.Sheet == "" || row.Header == nil {
-		return locString(row.Loc)
+	if column == "" {
+		return row.Loc.String()
 	}
-	i, ok := row.Header.Index(column)
-	if !ok {
-		return locString(row.Loc)
-	}
-	return fmt.Sprintf("%s!%s!%s%d", row.Loc.File, row.Loc.Sheet, columnLetters(i), row.Loc.Line)
-}
-
-// columnLetters is the spreadsheet name of the 0-based column i: A, Z, AA.
-func columnLetters(i int) string {
-	var b []byte
-	for i++; i > 0; i = (i - 1) / 26 {
-		b = append([]byte{byte('A' + (i-1)%26)}, b...)
-	}
-	return string(b)
+	return row.CellRef(column)
 }
