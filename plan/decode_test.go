@@ -1,0 +1,350 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Decode("plan.yaml", data)
+}
+
+// The example of PLAN-FORMAT.md names three sources its steps read without
+// declaring them; everything else in it is a valid plan.
+func TestFormatExampleVerbatim(t *testing.T) {
+	t.Parallel()
+	_, ds := decodeFile(t, "testdata/format-example.yaml")
+	assertDiags(t, ds, []string{
+		`plan.yaml:38:13: unknown source "families" in step "families"`,
+		`plan.yaml:65:17: unknown source "notes" in sub-form "GENCUSTNOTES_SUBFORM" of step "customers"`,
+		`plan.yaml:74:13: unknown source "order_rows" in step "orders"`,
+	})
+}
+
+func TestFormatExampleComplete(t *testing.T) {
+	t.Parallel()
+	p, ds := decodeFile(t, "testdata/good/format-example-complete.yaml")
+	if len(ds) != 0 {
+		t.Fatalf("want zero problems, got:\n%v", ds)
+	}
+	if p.Version != 1 || p.Name != "demo-master-data" {
+		t.Errorf("version %d name %q", p.Version, p.Name)
+	}
+	wantTarget := Target{
+		URL: "https://erp.example.com/odata/Priority/tabula.ini/demo", Language: 1, Metadata: "metadata.xml",
+		Auth: "pat", BatchSize: 100, Concurrency: 2, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
+		Pos: Pos{File: "plan.yaml", Line: 5, Col: 1},
+	}
+	if !reflect.DeepEqual(p.Target, wantTarget) {
+		t.Errorf("target:\n got %+v\nwant %+v", p.Target, wantTarget)
+	}
+	parts := p.Source("parts")
+	if parts == nil || parts.File != "data/parts.csv" || parts.Delimiter != ";" || parts.Encoding != "windows-1255" || parts.DecimalSeparator != "," {
+		t.Errorf("source parts: %+v", parts)
+	}
+	if c := p.Source("customers"); c == nil || c.Sheet != "Customers" || c.HeaderRow != 1 {
+		t.Errorf("source customers: %+v", c)
+	}
+	l := p.Lookup("agent_code")
+	if l == nil || l.Source != "agents" || l.Key.Src != "row.OLD_CODE" || l.Value.Src != "row.NEW_CODE" || l.Missing != "error" {
+		t.Errorf("lookup: %+v", l)
+	}
+	if got := p.stepNames(); !reflect.DeepEqual(got, []string{"families", "parts", "customers", "orders"}) {
+		t.Errorf("steps %v", got)
+	}
+	fam := p.Step("families")
+	debit := fam.Fields[2]
+	if debit.Name != "DEBITFLAG" || !debit.Expr.IsConst || debit.Expr.Const != "N" || debit.Expr.ConstText != "N" {
+		t.Errorf("DEBITFLAG: %+v", debit)
+	}
+	partsStep := p.Step("parts")
+	if partsStep.Mode != ModeUpsert || partsStep.When == nil || partsStep.When.Src != `row.Status != "obsolete"` ||
+		partsStep.ID == nil || partsStep.ID.Src != `row["Part No"]` || !reflect.DeepEqual(partsStep.After, []string{"families"}) {
+		t.Errorf("parts step: %+v", partsStep)
+	}
+	orders := p.Step("orders")
+	if orders.GroupBy == nil || orders.GroupBy.Src != "row.OrderNo" || len(orders.Subforms) != 3 {
+		t.Fatalf("orders: %+v", orders)
+	}
+	items := orders.Subforms[0]
+	if items.Source != "group" || items.Lines != LinesAppend || items.LinesPos.Line == 0 || len(items.Subforms) != 1 {
+		t.Errorf("items: %+v", items)
+	}
+	text := orders.Subforms[1]
+	if app := text.Fields[1]; app.Name != "APPEND" || app.Expr.Const != true || app.Expr.ConstText != "true" {
+		t.Errorf("APPEND: %+v", app)
+	}
+	cust := p.Step("customers")
+	notes := cust.Subforms[0]
+	if notes.Link == nil || notes.Link.Parent.Src != "row.Code" || notes.Link.Child.Src != "row.CustCode" {
+		t.Errorf("notes link: %+v", notes.Link)
+	}
+	if ship := cust.Subforms[1]; ship.Source != "" || ship.When == nil || ship.LinesPos.Line != 0 {
+		t.Errorf("ship-to: %+v", ship)
+	}
+}
+
+func TestDecodeValues(t *testing.T) {
+	t.Parallel()
+	src := `version: 1
+x-defaults: &step
+  entity: LOGPART
+  source: s
+sources:
+  s: {file: s.csv, delimiter: '\t', encoding: CP1255}
+  x: {file: s.XLSX, sheet: 2024, header_row: 3}
+steps:
+  - <<: *step
+    name: a
+    fields:
+      N: 12
+      F: 1.50
+      H: 0x1F
+      B: false
+      D: 2024-01-31
+      S: {value: "007"}
+      Z: {value: null}
+      Q: "upper(row.A)"
+      L: |
+
+        row.A +
+          row.B
+      P: 'row["x"]'
+  - name: b
+    entity: LOGPART
+    source: x
+    after: a
+    deep_insert: true
+    fields: {A: 'ref("a", row.A)', B: 'ref("a", row.B)'}
+`
+	p, ds := Decode("plan.yaml", []byte(src))
+	if len(ds) != 0 {
+		t.Fatalf("diagnostics: %v", ds)
+	}
+	if s := p.Source("s"); s.Delimiter != "\t" || s.Encoding != "windows-1255" {
+		t.Errorf("source s: %+v", s)
+	}
+	if x := p.Source("x"); x.Sheet != "2024" || x.HeaderRow != 3 {
+		t.Errorf("source x: %+v", x)
+	}
+	a := p.Step("a")
+	if a.Entity != "LOGPART" || a.Source != "s" {
+		t.Errorf("merge key: %+v", a)
+	}
+	pos := func(line, col int) Pos { return Pos{File: "plan.yaml", Line: line, Col: col} }
+	want := []Expr{
+		{Const: int64(12), ConstText: "12", IsConst: true, Pos: pos(12, 10)},
+		{Const: 1.5, ConstText: "1.50", IsConst: true, Pos: pos(13, 10)},
+		{Const: int64(31), ConstText: "0x1F", IsConst: true, Pos: pos(14, 10)},
+		{Const: false, ConstText: "false", IsConst: true, Pos: pos(15, 10)},
+		{Const: "2024-01-31", ConstText: "2024-01-31", IsConst: true, Pos: pos(16, 10)},
+		{Const: "007", ConstText: "007", IsConst: true, Pos: pos(17, 18)},
+		{IsConst: true, Pos: pos(18, 18)},
+		{Src: "upper(row.A)", Pos: pos(19, 11), contCol: 11},
+		{Src: "row.A +\n  row.B\n", Pos: pos(22, 9), contCol: 9},
+		{Src: `row["x"]`, Pos: pos(24, 11), contCol: 11},
+	}
+	for i, w := range want {
+		if got := a.Fields[i].Expr; !reflect.DeepEqual(got, w) {
+			t.Errorf("field %s:\n got %#v\nwant %#v", a.Fields[i].Name, got, w)
+		}
+	}
+	b := p.Step("b")
+	if !b.DeepInsert || !reflect.DeepEqual(b.After, []string{"a"}) || !reflect.DeepEqual(b.Refs, []string{"a"}) {
+		t.Errorf("step b: %+v", b)
+	}
+	cols := p.Columns()
+	if got := cols["s"]; len(got) != 4 || got[3] != (ColumnUse{Name: "x", Pos: pos(24, 15)}) || got[2] != (ColumnUse{Name: "B", Pos: pos(23, 15)}) {
+		t.Errorf("columns of s: %+v", got)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	data := []byte("version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - {name: a, entity: E, source: s, fields: {A: row.A}}\n")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, ds := Load(path)
+	if len(ds) != 0 {
+		t.Fatal(ds)
+	}
+	sum := sha256.Sum256(data)
+	if p.Path != path || p.Dir != dir || p.Hash != hex.EncodeToString(sum[:]) {
+		t.Errorf("path %q dir %q hash %q", p.Path, p.Dir, p.Hash)
+	}
+	if p.Steps[0].Fields[0].Pos.File != path {
+		t.Errorf("positions name the file as given: %v", p.Steps[0].Fields[0].Pos)
+	}
+
+	missing := filepath.Join(dir, "nope.yaml")
+	p, ds = Load(missing)
+	if p == nil || len(ds) != 1 || ds[0].String() != missing+": the plan file does not exist" {
+		t.Errorf("missing file: %v", ds)
+	}
+}
+
+func TestColumnsFollowSources(t *testing.T) {
+	t.Parallel()
+	src := `version: 1
+sources:
+  c: {file: c.csv}
+  n: {file: n.csv}
+  a: {file: a.csv}
+lookups:
+  ag: {source: a, key: row.OLD, value: row.NEW}
+steps:
+  - name: c
+    entity: CUSTOMERS
+    source: c
+    group_by: row.G
+    fields: {X: 'lookup("ag", row.Agent)'}
+    subforms:
+      - name: N
+        source: n
+        link: {parent: row.Code, child: row.CustCode}
+        when: parent.row.Active == "Y"
+        fields: {NOTE: row.Text}
+        subforms:
+          - name: T
+            fields: {TEXT: row.Line + parent.row.Text + parent.parent.row.Code}
+      - name: G
+        source: group
+        fields: {L: row.Line}
+`
+	p, ds := Decode("plan.yaml", []byte(src))
+	if len(ds) != 0 {
+		t.Fatal(ds)
+	}
+	got := map[string][]string{}
+	for src, uses := range p.Columns() {
+		for _, u := range uses {
+			got[src] = append(got[src], u.Name)
+		}
+	}
+	want := map[string][]string{
+		"a": {"OLD", "NEW"},
+		"c": {"G", "Agent", "Code", "Active", "Code", "Line"},
+		"n": {"CustCode", "Text", "Line", "Text"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("columns:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		steps string
+		want  [][]string
+		cycle []string
+	}{
+		{"file order when independent", `
+  - {name: a, entity: E, source: s, fields: {A: row.A}}
+  - {name: b, entity: E, source: s, fields: {A: row.A}}`, [][]string{{"a", "b"}}, nil},
+		{"after and ref", `
+  - {name: c, entity: E, source: s, fields: {A: 'ref("b", row.A)'}}
+  - {name: b, entity: E, source: s, after: [a], fields: {A: row.A}}
+  - {name: a, entity: E, source: s, fields: {A: row.A}}
+  - {name: d, entity: E, source: s, fields: {A: row.A}}`, [][]string{{"a", "d"}, {"b"}, {"c"}}, nil},
+		{"ref inside a sub-form", `
+  - {name: a, entity: E, source: s, subforms: [{name: S, fields: {K: 'ref("b", 1)'}}]}
+  - {name: b, entity: E, source: s, fields: {A: row.A}}`, [][]string{{"b"}, {"a"}}, nil},
+		{"cycle", `
+  - {name: a, entity: E, source: s, after: [b], fields: {A: row.A}}
+  - {name: b, entity: E, source: s, fields: {A: 'ref("a", row.A)'}}`, nil, []string{"a", "b", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, _ := Decode("plan.yaml", []byte("version: 1\nsources: {s: {file: s.csv}}\nsteps:"+tt.steps+"\n"))
+			waves, err := p.Order()
+			if tt.cycle != nil {
+				var ce *CycleError
+				if !errors.As(err, &ce) || !reflect.DeepEqual(ce.Steps, tt.cycle) {
+					t.Fatalf("want cycle %v, got %v", tt.cycle, err)
+				}
+				if want := "steps form a cycle: " + strings.Join(tt.cycle, " → "); err.Error() != want {
+					t.Errorf("message %q, want %q", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]string
+			for _, w := range waves {
+				var names []string
+				for _, s := range w {
+					names = append(names, s.Name)
+				}
+				got = append(got, names)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("waves %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDiagnostics(t *testing.T) {
+	t.Parallel()
+	ds := Diagnostics{
+		{Pos: Pos{File: "p.yaml", Line: 3, Col: 1}, Message: "w", Severity: SeverityWarning},
+		{Pos: Pos{File: "p.yaml", Line: 1, Col: 9}, Message: "b"},
+		{Pos: Pos{File: "p.yaml", Line: 1, Col: 2}, Message: "a"},
+	}
+	ds.Sort()
+	if got := ds.Error(); got != "p.yaml:1:2: a\np.yaml:1:9: b\np.yaml:3:1: warning: w" {
+		t.Errorf("sorted: %q", got)
+	}
+	if !ds.HasErrors() || ds.Err() == nil || len(ds.Errors()) != 2 || len(ds.Warnings()) != 1 {
+		t.Errorf("errors/warnings split wrong: %v", ds)
+	}
+	if w := ds.Warnings(); w.HasErrors() || w.Err() != nil {
+		t.Errorf("warnings alone are no failure")
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	cands := []string{"source", "entity", "after", "CUSTDES", "CUSTNAME", "fields"}
+	tests := []struct{ in, want string }{
+		{"sorce", "source"},
+		{"CUSTDESC", "CUSTDES"},
+		{"custdes", "CUSTDES"},
+		{"enitty", "entity"},
+		{"feilds", "fields"},
+		{"zzzzzz", ""},
+		{";", ""},
+		{"CUSTDESCRIPTION", "CUSTDES"},
+	}
+	for _, tt := range tests {
+		if got := suggest(tt.in, cands); got != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestExprPositionsInMessages(t *testing.T) {
+	t.Parallel()
+	src := "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n      A: >-\n        trim(\n          row.A))\n"
+	_, ds := Decode("plan.yaml", []byte(src))
+	assertDiags(t, ds, []string{
+		`plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`,
+	})
+}
