@@ -23,6 +23,28 @@ const (
 
 const redacted = "[redacted]"
 
+// secret holds a credential one pointer away: fmt, reflecting on a value
+// that holds one in an unexported field (where it cannot call Format),
+// prints an address, never the text. encoding/json sees no field at all.
+type secret struct{ p *string }
+
+func newSecret(s string) secret { return secret{&s} }
+
+func (s secret) get() string {
+	if s.p == nil {
+		return ""
+	}
+	return *s.p
+}
+
+func (s secret) String() string { return redacted }
+
+// GoString redacts too.
+func (s secret) GoString() string { return redacted }
+
+// Format redacts for every verb.
+func (s secret) Format(f fmt.State, _ rune) { redact(f, redacted) }
+
 // redact makes every fmt verb print s: %v, %+v, %#v, %s, %q, %x alike.
 func redact(f fmt.State, s string) { _, _ = io.WriteString(f, s) }
 
@@ -31,11 +53,11 @@ func redact(f fmt.State, s string) { _, _ = io.WriteString(f, s) }
 // an exported field so that neither fmt nor encoding/json can write it.
 type Basic struct {
 	user     string
-	password string
+	password secret
 }
 
 // NewBasic returns Basic credentials.
-func NewBasic(user, password string) *Basic { return &Basic{user: user, password: password} }
+func NewBasic(user, password string) *Basic { return &Basic{user: user, password: newSecret(password)} }
 
 // User is the user name (not a secret).
 func (b *Basic) User() string { return b.user }
@@ -45,7 +67,7 @@ func (b *Basic) Method() string { return MethodBasic }
 
 // Authorize sets the Basic Authorization header.
 func (b *Basic) Authorize(req *http.Request) error {
-	req.SetBasicAuth(b.user, b.password)
+	req.SetBasicAuth(b.user, b.password.get())
 	return nil
 }
 
@@ -62,17 +84,17 @@ func (b *Basic) Format(f fmt.State, _ rune) { redact(f, b.String()) }
 // PAT sends a personal access token the way the service expects it (service
 // notes: Basic credentials with the token as user name and the literal PAT
 // as password).
-type PAT struct{ token string }
+type PAT struct{ token secret }
 
 // NewPAT returns personal access token credentials.
-func NewPAT(token string) *PAT { return &PAT{token: token} }
+func NewPAT(token string) *PAT { return &PAT{token: newSecret(token)} }
 
 // Method returns "pat".
 func (p *PAT) Method() string { return MethodPAT }
 
 // Authorize sets the Authorization header.
 func (p *PAT) Authorize(req *http.Request) error {
-	req.SetBasicAuth(p.token, "PAT")
+	req.SetBasicAuth(p.token.get(), "PAT")
 	return nil
 }
 
@@ -87,7 +109,7 @@ func (p *PAT) Format(f fmt.State, _ rune) { redact(f, p.String()) }
 // Bearer sends an OIDC access token (spec 5.2 step 6) and refuses once it
 // has expired, so a long run stops with a clear message instead of a 401.
 type Bearer struct {
-	token  string
+	token  secret
 	expiry time.Time // zero: the server gave no lifetime
 	target string
 	now    func() time.Time
@@ -99,7 +121,7 @@ func NewBearer(token string, expiry time.Time, target string, now func() time.Ti
 	if now == nil {
 		now = time.Now
 	}
-	return &Bearer{token: token, expiry: expiry, target: target, now: now}
+	return &Bearer{token: newSecret(token), expiry: expiry, target: target, now: now}
 }
 
 // Method returns "oidc".
@@ -119,7 +141,7 @@ func (b *Bearer) Authorize(req *http.Request) error {
 	if b.Expired() {
 		return expiredError(b.target, b.expiry)
 	}
-	req.Header.Set("Authorization", "Bearer "+b.token)
+	req.Header.Set("Authorization", "Bearer "+b.token.get())
 	return nil
 }
 
@@ -143,7 +165,7 @@ func (b *Bearer) Format(f fmt.State, _ rune) { redact(f, b.String()) }
 type AppLicence struct {
 	next  Authenticator
 	appID string
-	key   string
+	key   secret
 }
 
 // WithAppLicence wraps a with the licence headers; with both empty it returns a unchanged.
@@ -151,7 +173,7 @@ func WithAppLicence(a Authenticator, appID, appKey string) Authenticator {
 	if appID == "" && appKey == "" {
 		return a
 	}
-	return &AppLicence{next: a, appID: appID, key: appKey}
+	return &AppLicence{next: a, appID: appID, key: newSecret(appKey)}
 }
 
 // Method is the wrapped authenticator's method.
@@ -165,8 +187,8 @@ func (a *AppLicence) Authorize(req *http.Request) error {
 	if a.appID != "" {
 		req.Header.Set("X-App-Id", a.appID)
 	}
-	if a.key != "" {
-		req.Header.Set("X-App-Key", a.key)
+	if k := a.key.get(); k != "" {
+		req.Header.Set("X-App-Key", k)
 	}
 	return a.next.Authorize(req)
 }

@@ -14,16 +14,25 @@ import (
 )
 
 // Token is an OIDC access token for one target, as Login returns it and the
-// cache holds it. It prints redacted; its JSON form (the cache file) holds
-// the access token, and never the client secret or the id token.
+// cache holds it. It prints redacted and has no exported secret field; the
+// cache file holds the access token, never the client secret or id token.
 type Token struct {
-	Target      string
-	AccessToken string
-	TokenType   string
-	Expiry      time.Time // zero: the server gave no lifetime
-	// IDToken is the OIDC id_token of the login; it is not cached.
-	IDToken string
+	Target string
+	Expiry time.Time // zero: the server gave no lifetime
+	access secret
+	id     secret
 }
+
+// NewToken returns a bearer token for target.
+func NewToken(target, accessToken string, expiry time.Time) *Token {
+	return &Token{Target: target, Expiry: expiry, access: newSecret(accessToken)}
+}
+
+// AccessToken is the bearer token itself: send it, never print it.
+func (t *Token) AccessToken() string { return t.access.get() }
+
+// IDToken is the OIDC id_token of the login ("" for a cached token).
+func (t *Token) IDToken() string { return t.id.get() }
 
 // Expired reports whether the token has expired at now.
 func (t *Token) Expired(now time.Time) bool {
@@ -32,7 +41,7 @@ func (t *Token) Expired(now time.Time) bool {
 
 // Authenticator returns a Bearer for the token.
 func (t *Token) Authenticator(now func() time.Time) *Bearer {
-	return NewBearer(t.AccessToken, t.Expiry, t.Target, now)
+	return NewBearer(t.AccessToken(), t.Expiry, t.Target, now)
 }
 
 func (t *Token) String() string {
@@ -105,8 +114,8 @@ func SaveToken(dir string, tok *Token) error {
 	}
 	data, err := json.MarshalIndent(cacheFile{
 		Target:      normalizeTarget(tok.Target),
-		AccessToken: tok.AccessToken,
-		TokenType:   tok.TokenType,
+		AccessToken: tok.AccessToken(),
+		TokenType:   "Bearer",
 		Expiry:      tok.Expiry.UTC(),
 	}, "", "  ")
 	if err != nil {
@@ -177,7 +186,7 @@ func decodeCache(path, target string, data []byte) (*Token, error) {
 	if f.TokenType != "" && !strings.EqualFold(f.TokenType, "Bearer") {
 		return nil, newError(ErrCache, "%s: the cached token is of type %q, want Bearer; run `migrate login` again", path, f.TokenType)
 	}
-	return &Token{Target: f.Target, AccessToken: f.AccessToken, TokenType: "Bearer", Expiry: f.Expiry}, nil
+	return NewToken(f.Target, f.AccessToken, f.Expiry), nil
 }
 
 // Logout removes the cached token for target from dir ("" for the default).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // statusCoder is any error that knows the HTTP status the server answered.
@@ -39,6 +41,10 @@ func Hint(method string) string {
 }
 
 func statusOf(err error) int {
+	var oe *odata.Error
+	if errors.As(err, &oe) {
+		return oe.Status
+	}
 	var sc statusCoder
 	if errors.As(err, &sc) {
 		return sc.StatusCode()

@@ -193,12 +193,13 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 	if !strings.EqualFold(tok.TokenType, "Bearer") {
 		return nil, newError(ErrTokenRefused, "%s answered a token of type %q; the service needs Bearer (spec 5.2 step 5)", cfg.Endpoint.TokenURL, tok.TokenType)
 	}
-	out := &Token{Target: normalizeTarget(opts.Target), AccessToken: tok.AccessToken, TokenType: "Bearer"}
+	var expiry time.Time
 	if tok.ExpiresIn > 0 {
-		out.Expiry = opts.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+		expiry = opts.Now().Add(time.Duration(tok.ExpiresIn) * time.Second)
 	}
+	out := NewToken(normalizeTarget(opts.Target), tok.AccessToken, expiry)
 	if id, ok := tok.Extra("id_token").(string); ok {
-		out.IDToken = id
+		out.id = newSecret(id)
 	}
 	if err := SaveToken(opts.CacheDir, out); err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Login: %v\noutput:\n%s", err, f.out)
 	}
-	if !strings.HasPrefix(tok.AccessToken, "at-") || tok.IDToken == "" {
+	if !strings.HasPrefix(tok.AccessToken(), "at-") || tok.IDToken() == "" {
 		t.Fatalf("token = %#v, want an access token and an id token", tok)
 	}
 	if want := fixedNow.Add(time.Hour); !tok.Expiry.Equal(want) {
@@ -117,12 +117,12 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 
 	// The cache: the token is there for the target, the secret is not.
 	cached, err := LoadToken(f.opts.CacheDir, f.target)
-	if err != nil || cached == nil || cached.AccessToken != tok.AccessToken || !cached.Expiry.Equal(tok.Expiry) {
+	if err != nil || cached == nil || cached.AccessToken() != tok.AccessToken() || !cached.Expiry.Equal(tok.Expiry) {
 		t.Fatalf("LoadToken = %v, %v; want the token just issued", cached, err)
 	}
 	path, _ := CachePath(f.opts.CacheDir, f.target)
 	data, _ := os.ReadFile(path)
-	for _, secret := range []string{"demo-secret", tok.IDToken, "code_verifier"} {
+	for _, secret := range []string{"demo-secret", tok.IDToken(), "code_verifier"} {
 		if bytes.Contains(data, []byte(secret)) {
 			t.Errorf("cache file holds %q", secret)
 		}
@@ -134,7 +134,7 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 		t.Fatalf("Resolve after login = %v, %q, %v; want the oidc token", a, warn, err)
 	}
 	req := httptest.NewRequest("GET", f.target, nil)
-	if err := a.Authorize(req); err != nil || req.Header.Get("Authorization") != "Bearer "+tok.AccessToken {
+	if err := a.Authorize(req); err != nil || req.Header.Get("Authorization") != "Bearer "+tok.AccessToken() {
 		t.Errorf("Authorization = %q, %v; want the bearer token", req.Header.Get("Authorization"), err)
 	}
 }
@@ -161,11 +161,11 @@ func TestLoginAgainWithActiveSession(t *testing.T) {
 	if f.idp.formShown != 1 {
 		t.Errorf("login form shown %d times, want 1 (the session cookie should skip it)", f.idp.formShown)
 	}
-	if second.AccessToken == first.AccessToken || !second.Expiry.Equal(later.Add(time.Hour)) {
+	if second.AccessToken() == first.AccessToken() || !second.Expiry.Equal(later.Add(time.Hour)) {
 		t.Errorf("second token = %v, want a new one valid one hour from %v", second, later)
 	}
 	a, _, err := Resolve(ResolveOptions{Flag: "oidc", Target: f.target, CacheDir: f.opts.CacheDir, Env: emptyEnv, Now: f.opts.Now})
-	if err != nil || a.(*Bearer).token != second.AccessToken {
+	if err != nil || a.(*Bearer).token.get() != second.AccessToken() {
 		t.Fatalf("Resolve after the second login = %v, %v", a, err)
 	}
 }

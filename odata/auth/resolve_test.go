@@ -15,8 +15,8 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 func TestResolvePrecedence(t *testing.T) {
 	t.Parallel()
 	const target = "https://erp.example.com/odata/Priority/tabula.ini/demo"
-	valid := &Token{Target: target, AccessToken: "cached-access-token", TokenType: "Bearer", Expiry: fixedNow.Add(time.Hour)}
-	expired := &Token{Target: target, AccessToken: "old-access-token", TokenType: "Bearer", Expiry: fixedNow.Add(-time.Minute)}
+	valid := NewToken(target, "cached-access-token", fixedNow.Add(time.Hour))
+	expired := NewToken(target, "old-access-token", fixedNow.Add(-time.Minute))
 	all := map[string]string{EnvToken: "pat-value", EnvUser: "alice", EnvPassword: "alice-password"}
 	with := func(m map[string]string, kv ...string) map[string]string {
 		out := map[string]string{}
