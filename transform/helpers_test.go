@@ -64,12 +64,16 @@ func (m *memSources) open(src *plan.Source) (source.Reader, error) {
 	return f(), nil
 }
 
-func x(src string) plan.Expr { return plan.Expr{Src: src, Pos: plan.Pos{File: "plan.yaml", Line: 10, Col: 5}} }
+func x(src string) plan.Expr {
+	return plan.Expr{Src: src, Pos: plan.Pos{File: "plan.yaml", Line: 10, Col: 5}}
+}
 func xp(src string) *plan.Expr {
 	e := x(src)
 	return &e
 }
-func cst(v any) plan.Expr { return plan.Expr{Const: v, IsConst: true, Pos: plan.Pos{File: "plan.yaml", Line: 10, Col: 5}} }
+func cst(v any) plan.Expr {
+	return plan.Expr{Const: v, IsConst: true, Pos: plan.Pos{File: "plan.yaml", Line: 10, Col: 5}}
+}
 
 func fields(kv ...string) []*plan.Field {
 	var fs []*plan.Field
@@ -81,7 +85,9 @@ func fields(kv ...string) []*plan.Field {
 
 // demoMetadata is a small schema in the spirit of spec 2.
 func demoMetadata() *odata.Metadata {
-	str := func(n string, l int) *odata.Property { return &odata.Property{Name: n, Type: odata.EdmString, MaxLength: l} }
+	str := func(n string, l int) *odata.Property {
+		return &odata.Property{Name: n, Type: odata.EdmString, MaxLength: l}
+	}
 	customers := &odata.EntityType{Name: "CUSTOMERS", Key: []string{"CUSTNAME"},
 		Properties: []*odata.Property{str("CUSTNAME", 16), str("CUSTDES", 48), str("AGENTCODE", 8),
 			{Name: "CREDIT", Type: odata.EdmDecimal}, {Name: "CUST", Type: odata.EdmInt64, Computed: true},
@@ -93,10 +99,10 @@ func demoMetadata() *odata.Metadata {
 	notes := &odata.EntityType{Name: "GENCUSTNOTES", Key: []string{"LINE"}, Properties: []*odata.Property{str("NOTE", 20), {Name: "LINE", Type: odata.EdmInt64}}}
 	shipto := &odata.EntityType{Name: "SHIPTO2", Properties: []*odata.Property{str("ADDRESS", 40)}}
 	orders := &odata.EntityType{Name: "ORDERS", Key: []string{"ORDNAME"},
-		Properties: []*odata.Property{str("ORDNAME", 16), str("CUSTNAME", 16), {Name: "CURDATE", Type: odata.EdmDateTimeOffset}},
+		Properties:  []*odata.Property{str("ORDNAME", 16), str("CUSTNAME", 16), {Name: "CURDATE", Type: odata.EdmDateTimeOffset}},
 		Navigations: []*odata.NavigationProperty{{Name: "ORDERITEMS_SUBFORM", Type: "ORDERITEMS", Collection: true}, {Name: "ORDERSTEXT_SUBFORM", Type: "ORDERSTEXT"}}}
 	items := &odata.EntityType{Name: "ORDERITEMS", Key: []string{"KLINE"},
-		Properties: []*odata.Property{str("PARTNAME", 16), {Name: "TQUANT", Type: odata.EdmDecimal}, {Name: "PRICE", Type: odata.EdmDecimal}, {Name: "KLINE", Type: odata.EdmInt64}},
+		Properties:  []*odata.Property{str("PARTNAME", 16), {Name: "TQUANT", Type: odata.EdmDecimal}, {Name: "PRICE", Type: odata.EdmDecimal}, {Name: "KLINE", Type: odata.EdmInt64}},
 		Navigations: []*odata.NavigationProperty{{Name: "ORDERITEMSTEXT_SUBFORM", Type: "ORDERITEMSTEXT"}}}
 	itemText := &odata.EntityType{Name: "ORDERITEMSTEXT", Properties: []*odata.Property{str("TEXT", 68)}}
 	ordText := &odata.EntityType{Name: "ORDERSTEXT", Properties: []*odata.Property{str("TEXT", 68), {Name: "APPEND", Type: odata.EdmBoolean}}}

@@ -49,11 +49,18 @@ func asText(v any) (string, bool) {
 	return "", false
 }
 
+// floatText writes a float from expression arithmetic rounded to the 15
+// significant digits a float64 holds, so 0.1+0.2 is "0.3" and 19.99*3 is
+// "59.97", not the binary noise after them.
 func floatText(f float64) (string, bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", false
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64), true
+	r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', 15, 64), 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64), true
 }
 
 // timeText writes a date as 2006-01-02 and a moment as 2006-01-02T15:04:05
