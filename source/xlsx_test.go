@@ -75,7 +75,9 @@ func (b book) write(t testing.TB, path string) {
 	}
 }
 
-func withDecl(s string) string { return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" + s }
+func withDecl(s string) string {
+	return `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\n" + s
+}
 
 // rowsXML closes sheetData after the rows given.
 func rowsXML(rows ...string) string { return strings.Join(rows, "") + "</sheetData>" }
@@ -216,10 +218,10 @@ func TestXLSXHeader(t *testing.T) {
 			rowsXML(`<row r="1">`+is("C1", "Code")+is("D1", "Name")+`</row>`, `<row r="2">`+is("D2", "y")+`</row>`),
 			Options{}, "header [\"Code\" \"Name\"]\nc.xlsx!S!2 [<nil> \"y\"]\n"},
 		{"merged header repeats with a suffix", []string{"S"},
-			rowsXML(`<row r="1">`+is("A1", "Code")+is("B1", "Amount")+`<c r="C1"/><c r="D1"/></row>`, `<row r="2"><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2"><v>3</v></c><c r="D2"><v>4</v></c></row>`)+`<mergeCells count="1"><mergeCell ref="B1:D1"/></mergeCells>`,
+			rowsXML(`<row r="1">`+is("A1", "Code")+is("B1", "Amount")+`<c r="C1"/><c r="D1"/></row>`, `<row r="2"><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2"><v>3</v></c><c r="D2"><v>4</v></c></row>`) + `<mergeCells count="1"><mergeCell ref="B1:D1"/></mergeCells>`,
 			Options{}, "header [\"Code\" \"Amount\" \"Amount_2\" \"Amount_3\"]\nc.xlsx!S!2 [N:1 N:2 N:3 N:4]\n"},
 		{"vertical merge from above the header row", []string{"S"},
-			rowsXML(`<row r="1">`+is("A1", "Code")+`</row>`, `<row r="2">`+is("B2", "Name")+`</row>`, `<row r="3">`+is("A3", "a")+is("B3", "b")+`</row>`)+`<x:mergeCells xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:mergeCell ref="A1:A2"/></x:mergeCells>`,
+			rowsXML(`<row r="1">`+is("A1", "Code")+`</row>`, `<row r="2">`+is("B2", "Name")+`</row>`, `<row r="3">`+is("A3", "a")+is("B3", "b")+`</row>`) + `<x:mergeCells xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:mergeCell ref="A1:A2"/></x:mergeCells>`,
 			Options{HeaderRow: 2}, "header [\"Code\" \"Name\"]\nc.xlsx!S!3 [\"a\" \"b\"]\n"},
 		{"empty rows everywhere are skipped, empty row 1048576 too", []string{"S"},
 			rowsXML(hdr, `<row r="2" s="1" customFormat="1"/>`, `<row r="3"><c r="A3"><v>3</v></c></row>`, `<row r="4"><c r="A4" s="1"/><c r="B4" t="inlineStr"><is><t>  </t></is></c></row>`, `<row r="1048576"><c r="XFD1048576" s="2"/></row>`),
@@ -229,13 +231,13 @@ func TestXLSXHeader(t *testing.T) {
 		{"unknown sheet", []string{"Customers", "Parts"}, "", Options{Sheet: "customer"},
 			`error: c.xlsx: the workbook has no sheet "customer"; it has "Customers", "Parts"; did you mean "Customers"?`},
 		{"empty sheet", []string{"S"}, rowsXML(), Options{}, "error: c.xlsx!S: no header row: the sheet is empty"},
-		{"empty header row", []string{"S"}, rowsXML(`<row r="2">`+is("A2", "x")+`</row>`), Options{},
+		{"empty header row", []string{"S"}, rowsXML(`<row r="2">` + is("A2", "x") + `</row>`), Options{},
 			"error: c.xlsx!S!1: no header row: row 1 is empty; the first row with values is 2: set header_row: 2"},
 		{"header row past the data", []string{"S"}, rowsXML(hdr), Options{HeaderRow: 5},
 			"error: c.xlsx!S: no header row: the sheet has no values in row 5 or below; set header_row to the row that names the columns"},
-		{"gap in the header", []string{"S"}, rowsXML(`<row r="1">`+is("A1", "a")+is("C1", "c")+is("E1", "c")+`</row>`), Options{},
+		{"gap in the header", []string{"S"}, rowsXML(`<row r="1">` + is("A1", "a") + is("C1", "c") + is("E1", "c") + `</row>`), Options{},
 			`error: c.xlsx!S!1: the header has no name for column B, column D: name every column`},
-		{"duplicate header", []string{"S"}, rowsXML(`<row r="1">`+is("A1", "a")+is("B1", "b")+is("C1", "a")+`</row>`), Options{},
+		{"duplicate header", []string{"S"}, rowsXML(`<row r="1">` + is("A1", "a") + is("B1", "b") + is("C1", "a") + `</row>`), Options{},
 			`error: c.xlsx!S!1: the header names columns twice: "a" (column A and column C); make every name unique`},
 		{"damaged XML", []string{"S"}, `<row r="1">` + is("A1", "a") + `</row><row r="2"><c r="A2"><v>1</v></c>`, Options{},
 			"header [\"a\"]\nerror: c.xlsx!S: the worksheet ends inside row 2: the file is truncated\n"},
