@@ -1,9 +1,11 @@
 package odata
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -89,17 +91,21 @@ func (d Decimal) Cmp(o Decimal) int { return d.Rat().Cmp(o.Rat()) }
 // MarshalJSON writes the decimal as a bare JSON number, digits unchanged.
 func (d Decimal) MarshalJSON() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalJSON reads a JSON number (or a quoted one) exactly.
+// UnmarshalJSON reads a JSON number (or a quoted one) exactly. null leaves
+// d unchanged, as encoding/json does for other types.
 func (d *Decimal) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if strings.ContainsAny(s, "eE") {
-		r, ok := new(big.Rat).SetString(s)
-		if !ok {
-			return fmt.Errorf("%q: %w", s, ErrNotDecimal)
-		}
-		s = r.FloatString(decimalPlaces(r))
+	s := strings.TrimSpace(string(b))
+	if s == "null" {
+		return nil
 	}
-	v, err := ParseDecimal(s, '.')
+	if strings.HasPrefix(s, `"`) {
+		var q string
+		if err := json.Unmarshal([]byte(s), &q); err != nil {
+			return fmt.Errorf("%s: %w", s, ErrNotDecimal)
+		}
+		s = q
+	}
+	v, err := parseDecimalExp(s)
 	if err != nil {
 		return err
 	}
@@ -107,14 +113,84 @@ func (d *Decimal) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decimalPlaces is how many places an exact rational from an exponent form
-// needs; capped so a hostile 1e-999999 cannot allocate without bound.
-func decimalPlaces(r *big.Rat) int {
-	for p := 0; p <= 64; p++ {
-		scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil)))
-		if scaled.IsInt() {
-			return p
-		}
+// maxExponent bounds the exponent of 1.5e3-style input, so a hostile
+// 1e999999999 cannot make a billion-digit string.
+const maxExponent = 400
+
+// parseDecimalExp reads a decimal that may carry an exponent ("1.50e2"),
+// shifting the point in the text so no digit is lost or invented.
+func parseDecimalExp(s string) (Decimal, error) {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return ParseDecimal(s, '.')
 	}
-	return 64
+	exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	if err != nil || exp > maxExponent || exp < -maxExponent || strings.TrimSpace(s[i+1:]) != s[i+1:] {
+		return Decimal{}, fmt.Errorf("%q: %w", s, ErrNotDecimal)
+	}
+	m, err := ParseDecimal(s[:i], '.')
+	if err != nil || strings.TrimSpace(s[:i]) != s[:i] {
+		return Decimal{}, fmt.Errorf("%q: %w", s, ErrNotDecimal)
+	}
+	neg, digits, scale := m.parts()
+	// value = digits * 10^(exp-scale)
+	scale -= exp
+	if scale < 0 {
+		digits += strings.Repeat("0", -scale)
+		scale = 0
+	}
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	text := digits[:len(digits)-scale]
+	if scale > 0 {
+		text += "." + digits[len(digits)-scale:]
+	}
+	if neg {
+		text = "-" + text
+	}
+	return ParseDecimal(text, '.')
+}
+
+// parts splits d into sign, all digits and the number of them after the
+// point: "-12.50" gives true, "1250", 2.
+func (d Decimal) parts() (neg bool, digits string, scale int) {
+	s := d.String()
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	ip, fp, _ := strings.Cut(s, ".")
+	return neg, ip + fp, len(fp)
+}
+
+// Scale is the number of digits after the decimal point as written.
+func (d Decimal) Scale() int {
+	_, _, scale := d.parts()
+	return scale
+}
+
+// Sign returns -1, 0 or +1.
+func (d Decimal) Sign() int { return d.Rat().Sign() }
+
+// Int64 returns d as an integer when it is a whole number in range
+// ("12.00" is 12).
+func (d Decimal) Int64() (int64, bool) {
+	r := d.Rat()
+	if !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+// MarshalText writes the digits, for YAML, journals and map keys.
+func (d Decimal) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote (a '.' separator).
+func (d *Decimal) UnmarshalText(b []byte) error {
+	v, err := ParseDecimal(string(b), '.')
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
 }

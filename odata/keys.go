@@ -1,0 +1,367 @@
+package odata
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrBadKey is wrapped by every key and path error.
+var ErrBadKey = errors.New("bad key")
+
+// KeyError says what is wrong with a key expression and where.
+type KeyError struct {
+	Input string
+	// Offset is the byte offset in Input where the problem is.
+	Offset int
+	Msg    string
+}
+
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("key %q at byte %d: %s", e.Input, e.Offset, e.Msg)
+}
+
+// Unwrap lets errors.Is(err, ErrBadKey) hold.
+func (e *KeyError) Unwrap() error { return ErrBadKey }
+
+// KeyPart is one name=value of a key; Name is empty for a bare single key.
+// Value is a string or an int64.
+type KeyPart struct {
+	Name  string
+	Value any
+}
+
+// FormatKey writes a key with its parentheses (spec 2.5): a single key is
+// the value alone, ('A''B') or (12); a composite key is a name=value list,
+// (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no names it writes
+// a line key, (3). Keys are strings or integers; nil cannot be a key.
+func FormatKey(names []string, values []any) (string, error) {
+	if len(values) == 0 {
+		return "", fmt.Errorf("a key needs a value: %w", ErrBadKey)
+	}
+	if len(names) > 1 && len(names) != len(values) || len(names) <= 1 && len(values) != 1 {
+		return "", fmt.Errorf("%d key names for %d values: %w", len(names), len(values), ErrBadKey)
+	}
+	lits := make([]string, len(values))
+	for i, v := range values {
+		switch v.(type) {
+		case nil:
+			return "", fmt.Errorf("key %s is null: %w", keyName(names, i), ErrBadKey)
+		case bool:
+			return "", fmt.Errorf("key %s is a boolean: %w", keyName(names, i), ErrBadKey)
+		}
+		s, err := FormatLiteral(v)
+		if err != nil {
+			return "", fmt.Errorf("key %s: %w", keyName(names, i), err)
+		}
+		lits[i] = s
+	}
+	if len(values) == 1 {
+		return "(" + lits[0] + ")", nil
+	}
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(lits[i])
+	}
+	b.WriteByte(')')
+	return b.String(), nil
+}
+
+func keyName(names []string, i int) string {
+	if i < len(names) {
+		return names[i]
+	}
+	return strconv.Itoa(i + 1)
+}
+
+// ParseKey reads a key expression as FormatKey writes it, with or without
+// its parentheses: ('A''B'), (12), (IVNUM='X',IVTYPE='A',DEBIT='D').
+// Decimal literals are kept as strings of their digits.
+func ParseKey(s string) ([]KeyPart, error) {
+	in := s
+	body, off := s, 0
+	if strings.HasPrefix(s, "(") {
+		if !strings.HasSuffix(s, ")") || len(s) < 2 {
+			return nil, &KeyError{Input: in, Offset: len(s), Msg: "no closing parenthesis"}
+		}
+		body, off = s[1:len(s)-1], 1
+	}
+	p := keyParser{in: in, s: body, off: off}
+	return p.parse()
+}
+
+type keyParser struct {
+	in  string
+	s   string
+	pos int
+	off int
+}
+
+func (p *keyParser) errf(format string, args ...any) error {
+	return &KeyError{Input: p.in, Offset: p.off + p.pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *keyParser) parse() ([]KeyPart, error) {
+	if strings.TrimSpace(p.s) == "" {
+		return nil, p.errf("empty key")
+	}
+	var parts []KeyPart
+	names := map[string]bool{}
+	for {
+		p.skipSpace()
+		start := p.pos
+		name := ""
+		if p.pos < len(p.s) && isNameStart(p.s[p.pos]) {
+			for p.pos < len(p.s) && isNameByte(p.s[p.pos]) {
+				p.pos++
+			}
+			ident := p.s[start:p.pos]
+			p.skipSpace()
+			if p.pos < len(p.s) && p.s[p.pos] == '=' {
+				name = ident
+				p.pos++
+				p.skipSpace()
+			} else {
+				p.pos = start
+			}
+		}
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		if name != "" {
+			if names[name] {
+				p.pos = start
+				return nil, p.errf("%s given twice", name)
+			}
+			names[name] = true
+		}
+		parts = append(parts, KeyPart{Name: name, Value: v})
+		p.skipSpace()
+		if p.pos == len(p.s) {
+			break
+		}
+		if p.s[p.pos] != ',' {
+			return nil, p.errf("want ',' or the end of the key, found %q", p.s[p.pos])
+		}
+		p.pos++
+	}
+	if len(parts) > 1 {
+		for _, kp := range parts {
+			if kp.Name == "" {
+				return nil, p.errf("a composite key needs name=value for every part")
+			}
+		}
+	}
+	return parts, nil
+}
+
+func (p *keyParser) skipSpace() {
+	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+func (p *keyParser) value() (any, error) {
+	if p.pos >= len(p.s) {
+		return nil, p.errf("missing value")
+	}
+	if p.s[p.pos] == '\'' {
+		var b strings.Builder
+		p.pos++
+		for {
+			i := strings.IndexByte(p.s[p.pos:], '\'')
+			if i < 0 {
+				p.pos = len(p.s)
+				return nil, p.errf("unterminated string")
+			}
+			b.WriteString(p.s[p.pos : p.pos+i])
+			p.pos += i + 1
+			if p.pos < len(p.s) && p.s[p.pos] == '\'' {
+				b.WriteByte('\'')
+				p.pos++
+				continue
+			}
+			return b.String(), nil
+		}
+	}
+	start := p.pos
+	for p.pos < len(p.s) && p.s[p.pos] != ',' && p.s[p.pos] != ' ' {
+		p.pos++
+	}
+	lit := p.s[start:p.pos]
+	if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+		return n, nil
+	}
+	if _, err := ParseDecimal(lit, '.'); err == nil && strings.ContainsAny(lit, "0123456789") {
+		return lit, nil
+	}
+	p.pos = start
+	return nil, p.errf("%q is neither a quoted string nor a number", lit)
+}
+
+func isNameStart(c byte) bool {
+	return c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+}
+
+func isNameByte(c byte) bool { return isNameStart(c) || c >= '0' && c <= '9' }
+
+// Segment is one step of a resource path: ORDERS('X'), ORDERITEMS_SUBFORM(3)
+// or a reference $1.
+type Segment struct {
+	Name   string
+	Key    []KeyPart
+	HasKey bool
+	// Ref is the id of a $<id> reference (the segment was "$<id>").
+	Ref string
+}
+
+// ParsePath splits a resource path relative to the service root into
+// segments, honouring quotes: ORDERS('A/B')/ORDERITEMS_SUBFORM(3). A
+// leading '/' is ignored; the query string must already be removed.
+func ParsePath(path string) ([]Segment, error) {
+	s := strings.TrimPrefix(path, "/")
+	if s == "" {
+		return nil, nil
+	}
+	var segs []Segment
+	start, inQuote, depth := 0, false, 0
+	flush := func(end int) error {
+		seg, err := parseSegment(path, s[start:end], start+len(path)-len(s))
+		if err != nil {
+			return err
+		}
+		segs = append(segs, seg)
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			inQuote = !inQuote // a doubled '' toggles twice
+		case inQuote:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '/' && depth == 0:
+			if err := flush(i); err != nil {
+				return nil, err
+			}
+			start = i + 1
+		}
+	}
+	if inQuote {
+		return nil, &KeyError{Input: path, Offset: len(path), Msg: "unterminated string"}
+	}
+	if err := flush(len(s)); err != nil {
+		return nil, err
+	}
+	return segs, nil
+}
+
+func parseSegment(path, seg string, off int) (Segment, error) {
+	if seg == "" {
+		return Segment{}, &KeyError{Input: path, Offset: off, Msg: "empty path segment"}
+	}
+	if id, ok := refID(seg); ok {
+		return Segment{Ref: id}, nil
+	}
+	i := strings.IndexByte(seg, '(')
+	if i < 0 {
+		return Segment{Name: seg}, nil
+	}
+	if i == 0 {
+		return Segment{}, &KeyError{Input: path, Offset: off, Msg: "a key without a name"}
+	}
+	parts, err := ParseKey(seg[i:])
+	if err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) {
+			ke.Input, ke.Offset = path, ke.Offset+off+i
+		}
+		return Segment{}, err
+	}
+	return Segment{Name: seg[:i], Key: parts, HasKey: true}, nil
+}
+
+// systemSegments start with '$' but are not references.
+var systemSegments = map[string]bool{
+	"$metadata": true, "$batch": true, "$count": true, "$ref": true, "$value": true,
+	"$entity": true, "$all": true, "$crossjoin": true, "$root": true, "$filter": true, "$each": true,
+}
+
+func refID(seg string) (string, bool) {
+	if len(seg) < 2 || seg[0] != '$' || systemSegments[seg] || strings.ContainsAny(seg, "()'") {
+		return "", false
+	}
+	return seg[1:], true
+}
+
+// SplitReference splits a batch URL that starts with a $<id> reference
+// (spec 4.5): "$1/ORDERITEMS_SUBFORM" gives "1", "/ORDERITEMS_SUBFORM".
+func SplitReference(u string) (id, rest string, ok bool) {
+	seg, rest, _ := strings.Cut(u, "/")
+	if rest != "" || strings.HasSuffix(u, "/") {
+		rest = "/" + rest
+	}
+	id, ok = refID(seg)
+	if !ok {
+		return "", "", false
+	}
+	return id, rest, true
+}
+
+// Reference builds a $<id> URL: Reference("1", "ORDERITEMS_SUBFORM") is
+// "$1/ORDERITEMS_SUBFORM".
+func Reference(id string, path ...string) string {
+	return strings.Join(append([]string{"$" + id}, path...), "/")
+}
+
+// EntityPath writes SET(key) with the key percent-encoded for a URL path:
+// EntityPath("ORDERS", []string{"ORDNAME"}, []any{"SO 1"}) is
+// "ORDERS('SO%201')".
+func EntityPath(set string, names []string, values []any) (string, error) {
+	k, err := FormatKey(names, values)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", set, err)
+	}
+	return set + escapePathKey(k), nil
+}
+
+// LinePath writes parent/nav(line) for a sub-form line (spec 2.5).
+func LinePath(parent, nav string, line int64) string {
+	return parent + "/" + nav + "(" + strconv.FormatInt(line, 10) + ")"
+}
+
+// escapePathKey percent-encodes what a path segment cannot carry as is,
+// keeping the key syntax ( ) ' = , readable.
+func escapePathKey(s string) string {
+	return escapeOData(s, "()'=,:@!$*;")
+}
+
+// escapeOData percent-encodes every byte but unreserved characters and
+// those in keep. '+', '&', '#', '?', '%', '/' and spaces are always encoded.
+func escapeOData(s, keep string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}

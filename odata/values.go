@@ -1,0 +1,416 @@
+package odata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Record field values are Go values: string, int64, Decimal, time.Time,
+// bool and nil (spec 2.3). Other integer types are accepted where a value
+// goes out, and json.Number where one comes in.
+
+// ErrUnsupportedValue is wrapped when a Go value has no Edm representation.
+var ErrUnsupportedValue = errors.New("unsupported value")
+
+// DateTimeLayout is spec 2.3's payload form: ISO 8601 with an explicit
+// offset, never "Z" (SERVICE-NOTES: send an offset always).
+const DateTimeLayout = "2006-01-02T15:04:05-07:00"
+
+// DateLayout is the date form spec 2.3 uses in filters.
+const DateLayout = "2006-01-02"
+
+// FormatDateTime writes t as "2024-03-01T00:00:00+02:00", in t's own
+// location; UTC gives "+00:00". Fractions of a second are dropped: the
+// service keeps minutes.
+func FormatDateTime(t time.Time) string { return t.Format(DateTimeLayout) }
+
+// FormatDate writes t's calendar date, in t's own location: "2024-03-01".
+func FormatDate(t time.Time) string { return t.Format(DateLayout) }
+
+// FormatLiteral writes v as a URL or key literal: strings single-quoted with
+// ' doubled, integers bare, decimals with a '.', times as FormatDateTime,
+// booleans as true/false, nil as null. The result is not percent-encoded
+// (Query.Encode and the key builders do that).
+func FormatLiteral(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "null", nil
+	case string:
+		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
+	case time.Time:
+		return FormatDateTime(x), nil
+	case *time.Time:
+		if x == nil {
+			return "null", nil
+		}
+		return FormatDateTime(*x), nil
+	}
+	return formatScalar(v)
+}
+
+// formatScalar writes numbers and booleans the same way in URLs and JSON.
+func formatScalar(v any) (string, error) {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case int32:
+		return strconv.FormatInt(int64(x), 10), nil
+	case int16:
+		return strconv.FormatInt(int64(x), 10), nil
+	case int8:
+		return strconv.FormatInt(int64(x), 10), nil
+	case uint64:
+		return strconv.FormatUint(x, 10), nil
+	case uint:
+		return strconv.FormatUint(uint64(x), 10), nil
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10), nil
+	case uint16:
+		return strconv.FormatUint(uint64(x), 10), nil
+	case uint8:
+		return strconv.FormatUint(uint64(x), 10), nil
+	case Decimal:
+		return x.String(), nil
+	case *Decimal:
+		if x == nil {
+			return "null", nil
+		}
+		return x.String(), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case json.Number:
+		d, err := parseDecimalExp(string(x))
+		if err != nil {
+			return "", fmt.Errorf("number %q: %w", string(x), ErrUnsupportedValue)
+		}
+		return d.String(), nil
+	case float64:
+		return formatFloat(x, 64)
+	case float32:
+		return formatFloat(float64(x), 32)
+	}
+	return "", fmt.Errorf("a value of type %T: %w", v, ErrUnsupportedValue)
+}
+
+func formatFloat(f float64, bits int) (string, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", fmt.Errorf("number %v: %w", f, ErrUnsupportedValue)
+	}
+	return strconv.FormatFloat(f, 'f', -1, bits), nil
+}
+
+// MarshalBody writes an entity body: keys sorted, so the same fields give
+// the same bytes; nested map[string]any, []map[string]any and []any for
+// deep insert; Decimal digits unchanged, int64 exact, times as
+// FormatDateTime; no HTML escaping of <, > and &.
+func MarshalBody(fields map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := writeJSONValue(&b, fields, ""); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeJSONValue(b *bytes.Buffer, v any, path string) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case string:
+		writeJSONString(b, x)
+	case time.Time:
+		writeJSONString(b, FormatDateTime(x))
+	case *time.Time:
+		if x == nil {
+			b.WriteString("null")
+		} else {
+			writeJSONString(b, FormatDateTime(*x))
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSONString(b, k)
+			b.WriteByte(':')
+			if err := writeJSONValue(b, x[k], joinPath(path, k)); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case []map[string]any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSONValue(b, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSONValue(b, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case json.RawMessage:
+		if !json.Valid(x) {
+			return fmt.Errorf("%s: raw JSON is not valid: %w", pathOr(path), ErrUnsupportedValue)
+		}
+		b.Write(bytes.TrimSpace(x))
+	default:
+		s, err := formatScalar(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pathOr(path), err)
+		}
+		b.WriteString(s)
+	}
+	return nil
+}
+
+func joinPath(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func pathOr(p string) string {
+	if p == "" {
+		return "body"
+	}
+	return p
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) //nolint:errcheck // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode's newline
+}
+
+// DecodeEntity reads one JSON object, keeping numbers as json.Number so
+// that no Int64 or Decimal passes through float64.
+func DecodeEntity(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("entity body is not a JSON object: %s", jsonErrText(err))
+	}
+	if m == nil {
+		return nil, errors.New("entity body is null, not a JSON object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("entity body has data after the JSON object")
+	}
+	return m, nil
+}
+
+// jsonErrText hides encoding/json's Go type names.
+func jsonErrText(err error) string {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		return "found a JSON " + ute.Value
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s at byte %d", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.EOF) {
+		return "empty body"
+	}
+	return err.Error()
+}
+
+// ValueError says which value did not fit its Edm type.
+type ValueError struct {
+	Type  EdmType
+	Value any
+	Err   error
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%s value %s: %v", e.Type, shortValue(e.Value), e.Err)
+}
+
+func (e *ValueError) Unwrap() error { return e.Err }
+
+func shortValue(v any) string {
+	s := fmt.Sprintf("%v", v)
+	if str, ok := v.(string); ok {
+		s = strconv.Quote(str)
+	}
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
+}
+
+// DecodeValue turns a decoded JSON value (from DecodeEntity) into the Go
+// value of type t: Edm.String → string, Edm.Int64 → int64, Edm.Decimal →
+// Decimal, Edm.DateTimeOffset → time.Time, Edm.Boolean → bool; null → nil.
+// Numbers sent as strings (IEEE754Compatible) are accepted. Values already
+// of the right Go type pass through, so server and source values compare
+// after both went through it.
+func DecodeValue(t EdmType, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	out, err := decodeValue(t, v)
+	if err != nil {
+		return nil, &ValueError{Type: t, Value: v, Err: err}
+	}
+	return out, nil
+}
+
+func decodeValue(t EdmType, v any) (any, error) {
+	switch t {
+	case EdmString, "Edm.Guid":
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case json.Number:
+			return string(x), nil
+		}
+	case EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte":
+		switch x := v.(type) {
+		case int64:
+			return x, nil
+		case int:
+			return int64(x), nil
+		case json.Number:
+			return parseInt(string(x))
+		case string:
+			return parseInt(strings.TrimSpace(x))
+		case Decimal:
+			if n, ok := x.Int64(); ok {
+				return n, nil
+			}
+			return nil, errors.New("not a whole number")
+		case float64:
+			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+				return int64(x), nil
+			}
+			return nil, errors.New("not an exact whole number")
+		}
+	case EdmDecimal, "Edm.Double", "Edm.Single":
+		switch x := v.(type) {
+		case Decimal:
+			return x, nil
+		case json.Number:
+			return parseDecimalExp(string(x))
+		case string:
+			return parseDecimalExp(strings.TrimSpace(x))
+		case int64:
+			return DecimalFromInt(x), nil
+		case int:
+			return DecimalFromInt(int64(x)), nil
+		case float64:
+			s, err := formatFloat(x, 64)
+			if err != nil {
+				return nil, err
+			}
+			return ParseDecimal(s, '.')
+		}
+	case EdmDateTimeOffset, "Edm.Date":
+		switch x := v.(type) {
+		case time.Time:
+			return x, nil
+		case string:
+			return ParseDateTime(x)
+		}
+	case EdmBoolean:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			b, err := strconv.ParseBool(strings.TrimSpace(x))
+			if err != nil {
+				return nil, errors.New("not true or false")
+			}
+			return b, nil
+		}
+	default:
+		return nil, errors.New("the tool does not know this Edm type")
+	}
+	return nil, fmt.Errorf("a JSON %s does not fit", valueKind(v))
+}
+
+func parseInt(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err == nil {
+		return n, nil
+	}
+	// "12.0" or "1e3" from a lenient server: take it when it is whole.
+	d, derr := parseDecimalExp(s)
+	if derr == nil {
+		if n, ok := d.Int64(); ok {
+			return n, nil
+		}
+	}
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		return 0, errors.New("out of the Int64 range")
+	}
+	return 0, errors.New("not an integer")
+}
+
+func valueKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number, float64, int64, int:
+		return "number"
+	case bool:
+		return "boolean"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("value of type %T", v)
+}
+
+// dateTimeLayouts are the forms ParseDateTime accepts, most likely first.
+var dateTimeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02T15:04",
+	DateLayout,
+}
+
+// ParseDateTime reads a DateTimeOffset as servers send it: RFC 3339 with
+// "Z" or an offset; without an offset, or a bare date, it is taken as UTC.
+func ParseDateTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	for _, l := range dateTimeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date-time", s)
+}
