@@ -33,7 +33,7 @@ type KeyPart struct {
 }
 
 // FormatKey writes a key with its parentheses (spec 2.5): a single key is
-// the value alone, ('A''B') or (12); a composite key is a name=value list,
+// the value alone, ('A”B') or (12); a composite key is a name=value list,
 // (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no names it writes
 // a line key, (3). Keys are strings or integers; nil cannot be a key.
 func FormatKey(names []string, values []any) (string, error) {
@@ -82,7 +82,7 @@ func keyName(names []string, i int) string {
 }
 
 // ParseKey reads a key expression as FormatKey writes it, with or without
-// its parentheses: ('A''B'), (12), (IVNUM='X',IVTYPE='A',DEBIT='D').
+// its parentheses: ('A”B'), (12), (IVNUM='X',IVTYPE='A',DEBIT='D').
 // Decimal literals are kept as strings of their digits.
 func ParseKey(s string) ([]KeyPart, error) {
 	in := s

@@ -207,7 +207,7 @@ func pathOr(p string) string {
 func writeJSONString(b *bytes.Buffer, s string) {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(s) //nolint:errcheck // a string always encodes
+	enc.Encode(s)           //nolint:errcheck // a string always encodes
 	b.Truncate(b.Len() - 1) // Encode's newline
 }
 

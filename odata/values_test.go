@@ -168,7 +168,7 @@ func TestDecodeValue(t *testing.T) {
 
 func TestFormatDateTimeRoundTrip(t *testing.T) {
 	t.Parallel()
-	in := time.Date(2024, 12, 31, 23, 59, 0, 0, time.FixedZone("-0330", -(3*3600 + 1800)))
+	in := time.Date(2024, 12, 31, 23, 59, 0, 0, time.FixedZone("-0330", -(3*3600+1800)))
 	s := FormatDateTime(in)
 	if s != "2024-12-31T23:59:00-03:30" {
 		t.Fatalf("FormatDateTime = %s", s)
