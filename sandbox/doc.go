@@ -1,0 +1,36 @@
+// Package sandbox emulates the ERP's OData service (spec:
+// ../shared/spec/service-spec.md; DESIGN.md "The sandbox") as an
+// http.Handler, for tests (httptest.NewServer(sb)) and for `migrate sandbox`.
+//
+// It serves the built-in demo schema (DemoMetadata) with the screens'
+// business rules, or a schema loaded from a real installation's $metadata
+// with generic rules only (types, MaxLength, Mandatory, keys). Every
+// version-gated behaviour of spec 9 follows Options.SystemVersion.
+//
+// Choices where the spec is silent (documented here so that clients and
+// tests agree):
+//
+//   - Screen errors are answered 400 (409 for a POST of an existing key) as
+//     the XML FORM/InterfaceErrors body of spec 7 before system version 23.0,
+//     and from 23.0 in the JSON shape newer servers send:
+//     {"FORM":{"@TYPE":…,"InterfaceErrors":{"@XmlFormat":"0","text":"Line 1- …"}}}.
+//     Other errors (401, 403, 404, 429, malformed requests) use the OData
+//     JSON error body {"error":{"code":…,"message":…}}.
+//   - The language code after tabula.ini (",1" English, the default; ",2"
+//     Hebrew) selects the language of screen messages (from 18.2; before,
+//     a language code is not part of a valid service root: 404).
+//   - Writes before 17.2 answer 405. $expand before 18.1 answers 400.
+//   - Text sub-forms before 20.0 are addressed with square brackets
+//     ([ORDERSTEXT_SUBFORM]) and replace the text (no APPEND/SIGNATURE);
+//     from 20.0 brackets are refused with 400.
+//   - Attachments before 21.0 read back as file paths, not data URIs.
+//   - RefuseKey receives the key values in key order joined by ",",
+//     unquoted (e.g. "C100", or "IV26000001,A,D" for AINVOICES).
+//   - A personal access token logs in as the user "demo" (or the first
+//     configured user); GetLoginName answers that name.
+//   - GetMetadataFor of an entity not yet read since start (or since
+//     ClearEntityMetadata) answers 400 until a GET of the entity set ran.
+//   - ClearEntityMetadata answers 204.
+//
+// The sandbox is imported only by cmd/migrate and by tests.
+package sandbox

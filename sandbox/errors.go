@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// apiError is an error answer: a screen error (spec 7, FORM/InterfaceErrors)
+// or a protocol error (OData JSON error body).
+type apiError struct {
+	status int
+	code   string // OData error code, for protocol errors
+	msg    string
+	screen bool
+	form   string // FORM TYPE of a screen error
+	typ    *odata.EntityType
+	vals   map[string]any // the submitted values a screen error echoes
+	header http.Header
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func protoErr(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// lang is a language code of the URL (spec 1): 1 English, 2 Hebrew.
+type lang int
+
+const (
+	langEnglish lang = 1
+	langHebrew  lang = 2
+)
+
+// The screen messages the sandbox raises, in English and Hebrew.
+var messages = map[string][2]string{
+	"required":   {"%s: a value is required.", "%s: חובה להזין ערך."},
+	"tooLong":    {"%s: the value is longer than %d characters.", "%s: הערך ארוך מ-%d תווים."},
+	"notAllowed": {"%s: the value %q is not allowed; use %s.", "%s: הערך %q אינו מותר; יש להשתמש ב-%s."},
+	"badType":    {"%s: %s is not a valid %s.", "%s: %s אינו ערך %s תקין."},
+	"missing":    {"%s %q does not exist in %s.", "%s %q לא קיים ב-%s."},
+	"exists":     {"A record with key %s already exists.", "כבר קיימת רשומה עם המפתח %s."},
+	"readOnly":   {"%s is a read-only field.", "%s הוא שדה לקריאה בלבד."},
+	"notOpen":    {"The form %s is not open to the API for this operation.", "המסך %s אינו פתוח לממשק עבור פעולה זו."},
+	"unknown":    {"%s is not a field of %s.", "%s אינו שדה של %s."},
+	"noRecord":   {"No record %s in %s.", "אין רשומה %s ב-%s."},
+	"linePrefix": {"Line %d- ", "שורה %d- "},
+}
+
+func (l lang) text(key string, args ...any) string {
+	i := 0
+	if l == langHebrew {
+		i = 1
+	}
+	return fmt.Sprintf(messages[key][i], args...)
+}
+
+// screenErr builds a screen error in the request's language.
+func (c *call) screenErr(status int, t *odata.EntityType, vals map[string]any, key string, args ...any) *apiError {
+	return c.screenText(status, t, vals, c.lang.text(key, args...))
+}
+
+func (c *call) screenText(status int, t *odata.EntityType, vals map[string]any, text string) *apiError {
+	name := ""
+	if t != nil {
+		name = t.Name
+	}
+	return &apiError{status: status, screen: true, form: name, typ: t, vals: vals,
+		msg: c.lang.text("linePrefix", 1) + text}
+}
+
+// errorBody renders e as the version and kind ask: XML FORM before 23.0 and
+// JSON FORM from 23.0 for screen errors; the OData JSON error otherwise.
+func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
+	if !e.screen {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.code, "message": e.msg}})
+		return "application/json;odata.metadata=minimal", b
+	}
+	if s.version.AtLeast(jsonErrorsFrom.Major, jsonErrorsFrom.Minor) {
+		b, _ := json.Marshal(map[string]any{"FORM": map[string]any{
+			"@TYPE": e.form, "InterfaceErrors": map[string]any{"@XmlFormat": "0", "text": e.msg}}})
+		return "application/json;odata.metadata=minimal", b
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
+	buf.WriteString(`<FORM TYPE="` + xmlEscape(e.form) + `">`)
+	buf.WriteString("<" + e.form + ">")
+	if e.typ != nil {
+		for _, p := range e.typ.Properties {
+			v, ok := e.vals[p.Name]
+			if p.Computed {
+				v, ok = 0, true // spec 7: the auto-unique key with value 0
+			}
+			if !ok || v == nil {
+				continue
+			}
+			buf.WriteString("<" + p.Name + ">" + xmlEscape(fmt.Sprint(jsonValue(v))) + "</" + p.Name + ">")
+		}
+	}
+	buf.WriteString("</" + e.form + ">")
+	buf.WriteString("<InterfaceErrors><text>" + xmlEscape(e.msg) + "</text></InterfaceErrors></FORM>\n")
+	return "application/xml", buf.Bytes()
+}
+
+// jsonErrorsFrom is the first version that sends screen errors as JSON.
+var jsonErrorsFrom = odata.Version{Major: 23, Minor: 0}
+
+func xmlEscape(s string) string {
+	var b bytes.Buffer
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}

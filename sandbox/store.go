@@ -1,0 +1,373 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// record is one row of a form: its field values (string, int64,
+// json.Number for decimals, bool, or nil) and its sub-forms.
+type record struct {
+	vals map[string]any
+	subs map[string]*subform
+}
+
+// subform holds the lines of a collection sub-form, in key order, or the one
+// object of a single sub-form.
+type subform struct {
+	lines []*record
+	one   *record
+}
+
+type table struct {
+	typ  *odata.EntityType
+	rows map[string]*record
+}
+
+func newRecord() *record { return &record{vals: map[string]any{}, subs: map[string]*subform{}} }
+
+func (r *record) sub(name string) *subform {
+	sf := r.subs[name]
+	if sf == nil {
+		sf = &subform{}
+		r.subs[name] = sf
+	}
+	return sf
+}
+
+// keyString identifies a record by its key values.
+func keyString(t *odata.EntityType, vals map[string]any) string {
+	var b strings.Builder
+	for i, k := range t.Key {
+		if i > 0 {
+			b.WriteByte(0x1f)
+		}
+		fmt.Fprint(&b, vals[k])
+	}
+	return b.String()
+}
+
+// refuseKey is the key as Options.RefuseKey receives it.
+func refuseKeyString(t *odata.EntityType, vals map[string]any) string {
+	parts := make([]string, len(t.Key))
+	for i, k := range t.Key {
+		parts[i] = fmt.Sprint(vals[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func keyValues(t *odata.EntityType, vals map[string]any) []any {
+	out := make([]any, len(t.Key))
+	for i, k := range t.Key {
+		out[i] = vals[k]
+	}
+	return out
+}
+
+// compareValues orders two stored values of one field.
+func compareValues(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	case json.Number:
+		if y, ok := b.(json.Number); ok {
+			rx, ok1 := new(big.Rat).SetString(string(x))
+			ry, ok2 := new(big.Rat).SetString(string(y))
+			if ok1 && ok2 {
+				return rx.Cmp(ry)
+			}
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			switch {
+			case x == y:
+				return 0
+			case !x:
+				return -1
+			}
+			return 1
+		}
+	case nil:
+		if b == nil {
+			return 0
+		}
+		return -1
+	}
+	if b == nil {
+		return 1
+	}
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}
+
+func compareKeys(t *odata.EntityType, a, b *record) int {
+	for _, k := range t.Key {
+		if c := compareValues(a.vals[k], b.vals[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func (tb *table) sorted() []*record {
+	out := make([]*record, 0, len(tb.rows))
+	for _, r := range tb.rows {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
+	return out
+}
+
+// insertLine puts rec into the lines in key order.
+func insertLine(t *odata.EntityType, sf *subform, rec *record) {
+	i := sort.Search(len(sf.lines), func(i int) bool { return compareKeys(t, sf.lines[i], rec) > 0 })
+	sf.lines = append(sf.lines, nil)
+	copy(sf.lines[i+1:], sf.lines[i:])
+	sf.lines[i] = rec
+}
+
+// normalize converts a JSON value (decoded with UseNumber) to the stored
+// form of p's type, or says why it cannot.
+func normalize(p *odata.Property, v any) (any, bool) {
+	if v == nil {
+		return nil, true
+	}
+	switch p.Type {
+	case odata.EdmString:
+		s, ok := v.(string)
+		return s, ok
+	case odata.EdmInt64:
+		switch x := v.(type) {
+		case json.Number:
+			n, err := x.Int64()
+			return n, err == nil
+		case int64:
+			return x, true
+		case float64:
+			if x == float64(int64(x)) {
+				return int64(x), true
+			}
+		}
+		return nil, false
+	case odata.EdmDecimal:
+		switch x := v.(type) {
+		case json.Number:
+			if _, ok := new(big.Rat).SetString(string(x)); ok && !strings.ContainsAny(string(x), "eE") {
+				return x, true
+			}
+			if f, err := x.Float64(); err == nil {
+				return json.Number(big.NewFloat(f).Text('f', -1)), true
+			}
+		case float64:
+			return json.Number(big.NewFloat(x).Text('f', -1)), true
+		case int64:
+			return json.Number(fmt.Sprint(x)), true
+		}
+		return nil, false
+	case odata.EdmDateTimeOffset:
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return nil, false
+		}
+		return s, true
+	case odata.EdmBoolean:
+		b, ok := v.(bool)
+		return b, ok
+	}
+	return v, true
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// jsonValue is a stored value as encoding/json writes it.
+func jsonValue(v any) any { return v }
+
+// snapshotRecord renders a record with every sub-form nested under its name.
+func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record) map[string]any {
+	out := make(map[string]any, len(r.vals)+len(r.subs))
+	for _, p := range t.Properties {
+		out[p.Name] = r.vals[p.Name]
+	}
+	for _, n := range t.Navigations {
+		sf := r.subs[n.Name]
+		if sf == nil {
+			continue
+		}
+		nt := m.Type(n.Type)
+		if nt == nil {
+			continue
+		}
+		if n.Collection {
+			lines := make([]any, 0, len(sf.lines))
+			for _, l := range sf.lines {
+				lines = append(lines, snapshotRecord(m, nt, l))
+			}
+			if len(lines) > 0 {
+				out[n.Name] = lines
+			}
+		} else if sf.one != nil {
+			out[n.Name] = snapshotRecord(m, nt, sf.one)
+		}
+	}
+	return out
+}
+
+// stateFile is the persisted form of the sandbox's data.
+type stateFile struct {
+	Version  int                         `json:"version"`
+	Counters map[string]int64            `json:"counters"`
+	Data     map[string][]map[string]any `json:"data"`
+}
+
+// snapshotLocked returns every set's records; the caller holds s.mu.
+func (s *Server) snapshotLocked() map[string][]map[string]any {
+	out := make(map[string][]map[string]any, len(s.data))
+	for _, set := range s.meta.Sets {
+		tb := s.data[set.Name]
+		rows := tb.sorted()
+		list := make([]map[string]any, 0, len(rows))
+		for _, r := range rows {
+			list = append(list, snapshotRecord(s.meta, tb.typ, r))
+		}
+		out[set.Name] = list
+	}
+	return out
+}
+
+// saveLocked writes the state atomically: a temporary file renamed over the
+// old one. The caller holds s.mu.
+func (s *Server) saveLocked() error {
+	if s.opts.StatePath == "" || !s.dirty {
+		return nil
+	}
+	st := stateFile{Version: 1, Counters: s.counters, Data: s.snapshotLocked()}
+	b, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		return fmt.Errorf("sandbox state: %w", err)
+	}
+	dir := filepath.Dir(s.opts.StatePath)
+	f, err := os.CreateTemp(dir, filepath.Base(s.opts.StatePath)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("sandbox state: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if werr != nil || serr != nil || cerr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sandbox state: writing %s: %v", tmp, firstErr(werr, serr, cerr))
+	}
+	if err := os.Rename(tmp, s.opts.StatePath); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sandbox state: %w", err)
+	}
+	s.dirty = false
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// load reads the state file, when there is one.
+func (s *Server) load() error {
+	b, err := os.ReadFile(s.opts.StatePath)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox state: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var st stateFile
+	if err := dec.Decode(&st); err != nil {
+		return fmt.Errorf("sandbox state %s: %v (delete the file to start empty)", s.opts.StatePath, err)
+	}
+	for name, c := range st.Counters {
+		s.counters[name] = c
+	}
+	for set, rows := range st.Data {
+		tb := s.data[set]
+		if tb == nil {
+			return fmt.Errorf("sandbox state %s: entity set %s is not in the schema", s.opts.StatePath, set)
+		}
+		tb.rows = make(map[string]*record, len(rows))
+		for i, row := range rows {
+			rec, err := s.loadRecord(tb.typ, row)
+			if err != nil {
+				return fmt.Errorf("sandbox state %s: %s record %d: %v", s.opts.StatePath, set, i+1, err)
+			}
+			tb.rows[keyString(tb.typ, rec.vals)] = rec
+		}
+	}
+	return nil
+}
+
+func (s *Server) loadRecord(t *odata.EntityType, row map[string]any) (*record, error) {
+	rec := newRecord()
+	for name, v := range row {
+		if p := t.Property(name); p != nil {
+			nv, ok := normalize(p, v)
+			if !ok {
+				return nil, fmt.Errorf("field %s: %v is not a %s", name, v, p.Type)
+			}
+			if nv != nil {
+				rec.vals[name] = nv
+			}
+			continue
+		}
+		n := t.Navigation(name)
+		if n == nil {
+			return nil, fmt.Errorf("%s is neither a field nor a sub-form of %s", name, t.Name)
+		}
+		nt := s.meta.Type(n.Type)
+		if nt == nil {
+			return nil, fmt.Errorf("sub-form %s has no type", name)
+		}
+		if n.Collection {
+			list, _ := v.([]any)
+			for _, l := range list {
+				m, _ := l.(map[string]any)
+				child, err := s.loadRecord(nt, m)
+				if err != nil {
+					return nil, err
+				}
+				insertLine(nt, rec.sub(name), child)
+			}
+		} else if m, ok := v.(map[string]any); ok {
+			child, err := s.loadRecord(nt, m)
+			if err != nil {
+				return nil, err
+			}
+			rec.sub(name).one = child
+		}
+	}
+	return rec, nil
+}
