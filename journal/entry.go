@@ -48,20 +48,24 @@ type Step struct {
 
 // Sub is one sub-request of an intent.
 type Sub struct {
-	ID   string `json:"id"`           // the sub-request id in its batch
-	Step string `json:"st"`           // record identity: step name
-	Rec  string `json:"rec"`          // record identity: record id
-	Path string `json:"p,omitempty"`  // "" for the record's entity, "0", "0.2" for sub-form children
-	Op   string `json:"op"`           // OpCreate, OpPatch, ...
-	Meth string `json:"m"`            // HTTP method
-	URL  string `json:"u"`            // as sent ($<id>/<nav> for references)
-	Hash string `json:"h,omitempty"`  // sha256 prefix of the body, never the body
-	Key  string `json:"k,omitempty"`  // the target's key expression when known before sending
-	Nav  string `json:"n,omitempty"`  // navigation property of a child
-	Line string `json:"l,omitempty"`  // line key of an existing line (delete, undo)
+	ID   string `json:"id"`          // the sub-request id in its batch
+	Step string `json:"st"`          // record identity: step name
+	Rec  string `json:"rec"`         // record identity: record id
+	Path string `json:"p,omitempty"` // "" for the record's entity, "0", "0.2" for sub-form children
+	Op   string `json:"op"`          // OpCreate, OpPatch, ...
+	Meth string `json:"m"`           // HTTP method
+	URL  string `json:"u"`           // as sent ($<id>/<nav> for references)
+	Hash string `json:"h,omitempty"` // sha256 prefix of the body, never the body
+	Key  string `json:"k,omitempty"` // the target's key expression when known before sending
+	Nav  string `json:"n,omitempty"` // navigation property of a child
+	Line string `json:"l,omitempty"` // line key of an existing line (delete, undo)
 	// Before is the before-image of a PATCH: the old values of the fields it
 	// changes, as JSON, so that undo can restore them.
 	Before json.RawMessage `json:"bf,omitempty"`
+	// Match is what reconciliation looks for when the key is not known
+	// before sending (server-assigned keys, lines): the written scalar
+	// fields as JSON; for a PATCH, the new values.
+	Match json.RawMessage `json:"mt,omitempty"`
 }
 
 // Result is the outcome of one sub-request.

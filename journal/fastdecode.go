@@ -210,11 +210,13 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Nav, ok = p.str()
 		case "l":
 			s.Line, ok = p.str()
-		case "bf":
+		case "bf", "mt":
 			var raw string
 			raw, ok = p.rawValue()
-			if ok {
+			if ok && k == "bf" {
 				s.Before = json.RawMessage(raw)
+			} else if ok {
+				s.Match = json.RawMessage(raw)
 			}
 		}
 		return ok

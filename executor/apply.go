@@ -1,0 +1,794 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// errHalt stops a step's record stream once the run is halting.
+var errHalt = errors.New("halt")
+
+// runner is one Apply.
+type runner struct {
+	opts  *Options
+	ctx   context.Context
+	md    *odata.Metadata
+	jr    *journal.Journal
+	state *journal.State // as replayed at the start
+	hook  Hook
+	limit int
+	sem   chan struct{}
+	rows  *rowCache
+
+	stopping atomic.Bool
+	requests atomic.Int64
+	subs     atomic.Int64
+
+	mu      sync.Mutex
+	err     error                        // first fatal error
+	keys    map[string]map[string]string // step → record id → key expression
+	pending []journal.Entry              // record entries to write with the next append
+	undec   []string
+}
+
+// Apply loads the plan: it creates the journal, or resumes it (reconciling
+// what is in doubt first), and sends every step's records in dependency
+// order. The summary is the journal's state at the end.
+func Apply(ctx context.Context, opts Options) (*Summary, error) {
+	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil || opts.Client == nil || opts.Journal == "" {
+		return nil, errors.New("executor: Apply needs Plan, Records, Metadata, Client and Journal")
+	}
+	waves, err := opts.Plan.Order()
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{opts: &opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+	if err := r.openJournal(waves); err != nil {
+		return nil, err
+	}
+	defer r.jr.Close()
+	if opts.Stop != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-opts.Stop:
+				r.stopping.Store(true)
+			case <-done:
+			}
+		}()
+	}
+	for _, name := range r.state.StepNames {
+		st := r.state.Steps[name]
+		for _, id := range st.IDs {
+			if rec := st.Records[id]; rec.Key != "" {
+				r.setKey(name, id, rec.Key)
+			}
+		}
+	}
+	if err := r.reconcile(); err != nil {
+		r.halt(err)
+	}
+	for _, wave := range waves {
+		if r.halted() {
+			break
+		}
+		var wg sync.WaitGroup
+		for _, s := range wave {
+			wg.Add(1)
+			go func(s *plan.Step) {
+				defer wg.Done()
+				if err := r.runStep(s); err != nil {
+					r.halt(err)
+				}
+			}(s)
+		}
+		wg.Wait()
+	}
+	if err := r.flushPending(); err != nil {
+		r.halt(err)
+	}
+	r.jr.Close()
+	st, lerr := journal.Load(opts.Journal)
+	if lerr != nil {
+		return nil, lerr
+	}
+	sum := summarize(st, opts.Plan)
+	sum.Requests = int(r.requests.Load())
+	sum.Subrequests = int(r.subs.Load())
+	sum.Undecided = append(sum.Undecided, r.undec...)
+	r.mu.Lock()
+	err = r.err
+	r.mu.Unlock()
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		sum.Interrupted = true
+		return sum, fmt.Errorf("%w (%v)", ErrInterrupted, err)
+	case err != nil:
+		sum.Interrupted = true
+		return sum, err
+	case r.stopping.Load():
+		sum.Interrupted = true
+		return sum, ErrInterrupted
+	}
+	return sum, nil
+}
+
+func (r *runner) openJournal(waves [][]*plan.Step) error {
+	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
+		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
+		ToolVersion: r.opts.ToolVersion, Created: r.opts.now().UTC()}
+	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
+		hdr.SystemVersion = r.opts.Version.String()
+	}
+	for i, w := range waves {
+		for _, s := range w {
+			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
+		}
+	}
+	if _, err := os.Stat(r.opts.Journal); err == nil {
+		jr, st, err := journal.Open(r.opts.Journal)
+		if err != nil {
+			return err
+		}
+		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange); err != nil {
+			jr.Close()
+			return err
+		}
+		r.jr, r.state = jr, st
+		return nil
+	}
+	jr, err := journal.Create(r.opts.Journal, hdr)
+	if err != nil {
+		return err
+	}
+	r.jr = jr
+	st, err := journal.Load(r.opts.Journal)
+	if err != nil {
+		return err
+	}
+	r.state = st
+	return nil
+}
+
+// StaleError is a resume refused because the plan or a source changed.
+type StaleError struct {
+	Journal string
+	Changes []string
+}
+
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
+}
+
+func checkHeader(old, now journal.Header, allow bool) error {
+	var ch []string
+	if old.PlanHash != now.PlanHash {
+		ch = append(ch, fmt.Sprintf("the plan changed (hash %.12s, now %.12s)", old.PlanHash, now.PlanHash))
+	}
+	for f, h := range now.Sources {
+		if oh, ok := old.Sources[f]; ok && oh != h {
+			ch = append(ch, "source "+f+" changed")
+		} else if !ok {
+			ch = append(ch, "source "+f+" is new")
+		}
+	}
+	for f := range old.Sources {
+		if _, ok := now.Sources[f]; !ok {
+			ch = append(ch, "source "+f+" is no longer used")
+		}
+	}
+	if old.Target != "" && now.Target != "" && old.Target != now.Target {
+		ch = append(ch, fmt.Sprintf("the target changed (%s, now %s)", old.Target, now.Target))
+	}
+	if len(ch) == 0 || allow {
+		return nil
+	}
+	sortStrings(ch)
+	return &StaleError{Changes: ch}
+}
+
+func (r *runner) halt(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) halted() bool {
+	if r.stopping.Load() || r.ctx.Err() != nil {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err != nil
+}
+
+func (r *runner) setKey(step, id, key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.keys[step]
+	if m == nil {
+		m = map[string]string{}
+		r.keys[step] = m
+	}
+	m[id] = key
+}
+
+// Ref implements transform.Refs: the key of what step created or found for
+// id, from this run or an earlier one. Steps run in waves, so a referenced
+// step has finished before a step that refers to it starts.
+func (r *runner) Ref(step, id string) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.keys[step][id]
+	if !ok {
+		return nil, false
+	}
+	return keyValue(k), true
+}
+
+// queue holds record entries until the next append, so that skipped rows
+// and row errors cost no fsync of their own.
+func (r *runner) queue(e journal.Entry) {
+	r.mu.Lock()
+	r.pending = append(r.pending, e)
+	n := len(r.pending)
+	r.mu.Unlock()
+	if n >= 1000 {
+		if err := r.flushPending(); err != nil {
+			r.halt(err)
+		}
+	}
+}
+
+func (r *runner) flushPending() error {
+	r.mu.Lock()
+	p := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if len(p) == 0 {
+		return nil
+	}
+	return r.jr.Append(p...)
+}
+
+// appendWith writes entries after the queued ones, in one fsync.
+func (r *runner) appendWith(es ...journal.Entry) error {
+	r.mu.Lock()
+	p := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	return r.jr.Append(append(p, es...)...)
+}
+
+// stepRun is one step being applied.
+type stepRun struct {
+	r      *runner
+	step   *plan.Step
+	entity string
+	b      *builder
+	pk     *packer
+
+	mu       sync.Mutex
+	queued   []unit
+	inflight sync.WaitGroup
+	reads    []*work // upsert/update: records waiting for their read
+}
+
+func (r *runner) runStep(s *plan.Step) error {
+	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr.pk = &packer{limit: r.limit, emit: sr.emit}
+	r.hook.StepStarted(s.Name, s.Entity)
+	open := r.rows.wrap(r.opts.Open)
+	err := r.opts.Records.Records(r.ctx, s.Name, open, r, func(res transform.Result) error {
+		if r.halted() {
+			return errHalt
+		}
+		if err := sr.drain(); err != nil {
+			return err
+		}
+		return sr.handle(res)
+	})
+	if err != nil && !errors.Is(err, errHalt) {
+		r.halt(err)
+	}
+	if err == nil {
+		err = sr.readPending()
+		if err != nil && !errors.Is(err, errHalt) {
+			r.halt(err)
+		}
+	}
+	for {
+		if !r.halted() {
+			if err := sr.pk.flush(); err != nil && !errors.Is(err, errHalt) {
+				r.halt(err)
+			}
+		}
+		sr.inflight.Wait()
+		if r.halted() {
+			break
+		}
+		sr.mu.Lock()
+		n := len(sr.queued)
+		sr.mu.Unlock()
+		if n == 0 && len(sr.pk.cur) == 0 {
+			break
+		}
+		if err := sr.drain(); err != nil && !errors.Is(err, errHalt) {
+			r.halt(err)
+		}
+	}
+	sr.pk.cur, sr.pk.later = nil, nil
+	if err := r.flushPending(); err != nil {
+		return err
+	}
+	c := r.stepCounts(s.Name)
+	r.hook.StepFinished(s.Name, StepSummary{Name: s.Name, Entity: s.Entity, Committed: c.Committed,
+		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt})
+	return nil
+}
+
+func (r *runner) stepCounts(step string) journal.Counts {
+	if err := r.flushPending(); err != nil {
+		return journal.Counts{}
+	}
+	st, err := journal.Load(r.opts.Journal)
+	if err != nil {
+		return journal.Counts{}
+	}
+	return st.Counts(step)
+}
+
+// drain feeds units whose parents now exist to the packer.
+func (sr *stepRun) drain() error {
+	sr.mu.Lock()
+	q := sr.queued
+	sr.queued = nil
+	sr.mu.Unlock()
+	for _, u := range q {
+		if err := sr.pk.add(u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle takes one result of the record stream.
+func (sr *stepRun) handle(res transform.Result) error {
+	r := sr.r
+	name := sr.step.Name
+	switch {
+	case res.Skipped:
+		id := res.Loc.String()
+		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
+			return nil
+		}
+		r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: name, ID: id, Status: journal.Skipped, Loc: id}})
+		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Skipped), Location: id})
+		return nil
+	case len(res.Errors) > 0 || res.Record == nil:
+		id := res.Loc.String()
+		if res.Record != nil && res.Record.ID != "" {
+			id = res.Record.ID
+		}
+		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
+		for _, e := range res.Errors {
+			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+		}
+		if len(re.Errors) == 0 {
+			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
+		}
+		r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
+		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Failed), Location: re.Loc, Message: re.Errors[0].Message})
+		return nil
+	}
+	rec := res.Record
+	id := rec.ID
+	if id == "" {
+		id = rec.Loc.String()
+	}
+	prev := r.state.Record(name, id)
+	if prev != nil {
+		switch prev.Status() {
+		case journal.Committed, journal.Skipped:
+			return nil
+		case journal.InDoubt:
+			return nil // reconciliation could not decide: listed, never guessed
+		case journal.Failed:
+			if !r.opts.RetryFailed {
+				return nil
+			}
+		}
+	}
+	w := &work{step: sr, rec: rec, id: id}
+	switch sr.step.Mode {
+	case plan.ModeUpsert, plan.ModeUpdate:
+		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
+			// The entity was written by an earlier attempt: go on from there.
+			return sr.resumeWork(w, prev)
+		}
+		sr.reads = append(sr.reads, w)
+		if len(sr.reads) >= sr.r.limit {
+			return sr.readPending()
+		}
+		return nil
+	}
+	root, err := sr.b.insertOps(w)
+	if err != nil {
+		return sr.buildFailed(w, err)
+	}
+	w.root = root
+	if prev != nil && prev.Subs[""] != nil && prev.Subs[""].OK() {
+		return sr.resumeWork(w, prev)
+	}
+	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// resumeWork continues a record whose entity exists from an earlier
+// attempt: only the children without a committed outcome are sent.
+func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
+	if w.root == nil {
+		root, err := sr.b.insertOps(w)
+		if err != nil {
+			return sr.buildFailed(w, err)
+		}
+		w.root = root
+	}
+	root := w.root
+	root.done, root.status, root.key = true, 200, prev.Key
+	root.abs = sr.entity + "(" + prev.Key + ")"
+	var rest unit
+	var mark func(o *op)
+	mark = func(o *op) {
+		for _, k := range o.kids {
+			if s := prev.Subs[k.path]; s != nil && s.OK() {
+				k.done, k.status, k.key = true, s.Status, s.ResultKey
+				k.abs = childAbs(o, k)
+				if k.abs == "" && len(k.kids) > 0 {
+					// Its children cannot be addressed: resend none of them.
+					continue
+				}
+				mark(k)
+				continue
+			}
+			rest = flatten(k, rest)
+		}
+	}
+	mark(root)
+	if len(rest) == 0 {
+		sr.finalize(w)
+		return nil
+	}
+	return sr.start(w, splitUnits(rest))
+}
+
+func (sr *stepRun) buildFailed(w *work, err error) error {
+	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Failed, Loc: w.rec.Loc.String(),
+		Row: rowOf(w.rec.Row), Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+	sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
+	sr.r.hook.RecordDone(sr.step.Name, Outcome{ID: w.id, Status: string(journal.Failed), Location: re.Loc, Message: err.Error()})
+	return nil
+}
+
+// start counts a record's ops and hands its units to the packer.
+func (sr *stepRun) start(w *work, units []unit) error {
+	for _, u := range units {
+		for _, o := range u {
+			if !o.done {
+				w.ops = append(w.ops, o)
+				w.left++
+			}
+		}
+	}
+	if w.left == 0 {
+		sr.finalize(w)
+		return nil
+	}
+	for _, u := range units {
+		if err := sr.pk.add(u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emit journals a batch's intent and sends it (at most Concurrency at once).
+func (sr *stepRun) emit(batch []*op, later []unit) error {
+	r := sr.r
+	if r.halted() {
+		return errHalt
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-r.ctx.Done():
+		return errHalt
+	}
+	if r.halted() {
+		<-r.sem
+		return errHalt
+	}
+	seq := r.jr.NextBatch()
+	reqs := assemble(batch, seq)
+	subs := make([]journal.Sub, len(batch))
+	for i, o := range batch {
+		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
+			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+	}
+	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+		<-r.sem
+		return err
+	}
+	sr.inflight.Add(1)
+	go func() {
+		defer sr.inflight.Done()
+		defer func() { <-r.sem }()
+		r.requests.Add(1)
+		r.subs.Add(int64(len(reqs)))
+		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		r.hook.BatchSent(len(reqs))
+		if err := sr.complete(seq, batch, later, resps, err); err != nil {
+			r.halt(err)
+		}
+	}()
+	return nil
+}
+
+// complete records a batch's outcome: per sub-request status and key,
+// records finished, and the units that may now follow.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error) error {
+	r := sr.r
+	if sendErr != nil {
+		if oe, ok := refused(sendErr); ok {
+			// The server refused the batch whole: nothing took effect.
+			res := make([]journal.Result, len(batch))
+			for i, o := range batch {
+				res[i] = journal.Result{ID: o.id, Status: -1, Error: oe.Error()}
+			}
+			if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
+				return err
+			}
+			return fmt.Errorf("the server refused a batch of step %s: %w", sr.step.Name, sendErr)
+		}
+		// Never resend what may have reached the server: journal it in
+		// doubt and stop; the next apply reconciles it first.
+		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()}); err != nil {
+			return err
+		}
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
+		}
+		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
+	}
+	workMu.Lock()
+	byID := make(map[string]*odata.BatchResponse, len(resps))
+	for i := range resps {
+		byID[resps[i].ID] = &resps[i]
+	}
+	res := make([]journal.Result, 0, len(batch))
+	var missing []*op
+	for _, o := range batch {
+		resp := byID[o.id]
+		if resp == nil {
+			missing = append(missing, o)
+			continue
+		}
+		sr.outcome(o, resp)
+		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
+	}
+	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	if len(missing) > 0 {
+		// A response without some sub-requests: those are in doubt.
+		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
+	}
+	// Units that follow, and records that are now finished.
+	var next []unit
+	touched := map[*work]bool{}
+	for _, o := range batch {
+		touched[o.rec] = true
+	}
+	for _, u := range later {
+		root := u[0]
+		if root.parent != nil && !root.parent.ok() {
+			sr.notSent(u)
+			continue
+		}
+		next = append(next, u)
+	}
+	var done []*work
+	for w := range touched {
+		for _, o := range batch {
+			if o.rec == w && o.status != 0 {
+				w.left--
+			}
+		}
+		if w.left <= 0 && len(w.then) > 0 && !w.failed {
+			next = append(next, w.then...)
+			for _, u := range w.then {
+				w.ops = append(w.ops, u...)
+				w.left += len(u)
+			}
+			w.then = nil
+		}
+		if w.left <= 0 && !w.final && !w.inDoubt(missing) {
+			w.final = true
+			done = append(done, w)
+		}
+	}
+	for _, w := range done {
+		entries = append(entries, sr.finalEntry(w))
+		if w.root != nil && w.root.ok() && w.root.key != "" {
+			r.setKey(sr.step.Name, w.id, w.root.key)
+		}
+	}
+	workMu.Unlock()
+	if err := r.appendWith(entries...); err != nil {
+		return err
+	}
+	for _, w := range done {
+		sr.report(w)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: step %s, batch %d: %s", ErrInDoubt, sr.step.Name, seq, entries[0].InDoubt)
+	}
+	sr.mu.Lock()
+	sr.queued = append(sr.queued, next...)
+	sr.mu.Unlock()
+	return nil
+}
+
+// workMu serialises the bookkeeping of records: the units of one record
+// can be in several batches that complete concurrently.
+var workMu sync.Mutex
+
+func (w *work) inDoubt(missing []*op) bool {
+	for _, o := range missing {
+		if o.rec == w {
+			return true
+		}
+	}
+	return false
+}
+
+// notSent accounts for a unit whose parent failed: its ops are never sent.
+// workMu is held.
+func (sr *stepRun) notSent(u unit) {
+	for _, o := range u {
+		o.status = 424
+		o.err = "not sent: its parent failed"
+		o.rec.failed = true
+		o.rec.left--
+	}
+}
+
+// outcome reads one sub-request's response.
+func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
+	o.status = resp.Status
+	if !o.ok() {
+		o.rec.failed = true
+		if o.status == 404 && (o.kind == journal.OpDelete || o.kind == journal.OpRead) {
+			o.rec.failed = o.kind != journal.OpDelete // a line already gone is fine
+		}
+		if o.status == 424 {
+			o.err = "not processed: a sub-request it depends on failed"
+			return
+		}
+		o.err = odata.ParseError(resp.Status, nil, resp.Body).Error()
+		return
+	}
+	o.done = true
+	switch o.kind {
+	case journal.OpCreate:
+		if o.single {
+			break
+		}
+		if len(resp.Body) > 0 && o.typ != nil {
+			if ent, err := odata.DecodeEntity(resp.Body); err == nil {
+				if k := keyOf(o.typ, ent); k != "" {
+					o.key = k
+				}
+			}
+		}
+		if o.key == "" {
+			o.key = keyFromLocation(resp.Header("Location"))
+		}
+	}
+	if o.parent == nil {
+		if o.abs == "" && o.key != "" {
+			o.abs = sr.entity + "(" + o.key + ")"
+		}
+	} else if o.abs == "" {
+		o.abs = childAbs(o.parent, o)
+	}
+}
+
+// finalEntry is a finished record's journal entry: committed, or failed
+// with every problem at its source location and the source row.
+func (sr *stepRun) finalEntry(w *work) journal.Entry {
+	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Committed, Loc: w.rec.Loc.String()}
+	if w.root != nil {
+		re.Key = w.root.key
+	}
+	if !w.failed {
+		return journal.Entry{Kind: journal.KindRecord, Record: re}
+	}
+	re.Status = journal.Failed
+	var parentMsg string
+	for _, o := range w.ops {
+		if o.ok() || o.status == 0 {
+			continue
+		}
+		if o.status == 404 && o.kind == journal.OpDelete {
+			continue
+		}
+		if o.status == 424 {
+			if parentMsg == "" {
+				parentMsg = failedAncestor(o)
+			}
+			continue
+		}
+		if re.Row == nil {
+			re.Row = rowOf(w.rec.Row)
+			if o.parent != nil && o.loc != w.rec.Loc {
+				if r := childRow(w.rec, o.path); r != nil {
+					re.Row = r
+				}
+			}
+		}
+		re.Errors = append(re.Errors, journal.Problem{Cell: o.loc.String(), Field: o.nav, Message: o.err})
+	}
+	if len(re.Errors) == 0 {
+		msg := parentMsg
+		if msg == "" {
+			msg = "not committed"
+		}
+		re.Errors = []journal.Problem{{Cell: re.Loc, Message: msg}}
+		re.Row = rowOf(w.rec.Row)
+	}
+	return journal.Entry{Kind: journal.KindRecord, Record: re}
+}
+
+func failedAncestor(o *op) string {
+	for p := o.parent; p != nil; p = p.parent {
+		if p.err != "" && p.status != 424 {
+			return p.err
+		}
+	}
+	return ""
+}
+
+func (sr *stepRun) report(w *work) {
+	o := Outcome{ID: w.id, Status: string(journal.Committed), Location: w.rec.Loc.String()}
+	if w.failed {
+		o.Status = string(journal.Failed)
+		for _, op := range w.ops {
+			if op.err != "" && op.status != 424 {
+				o.Message = op.err
+				break
+			}
+		}
+	}
+	sr.r.hook.RecordDone(sr.step.Name, o)
+}
+
+// finalize journals a record that needed no sub-request.
+func (sr *stepRun) finalize(w *work) {
+	w.final = true
+	if w.root != nil && w.root.key != "" {
+		sr.r.setKey(sr.step.Name, w.id, w.root.key)
+	}
+	sr.r.queue(sr.finalEntry(w))
+	sr.report(w)
+}

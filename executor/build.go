@@ -1,0 +1,195 @@
+package executor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// op is one sub-request to be: an entity, a line, a text object, or a read
+// or delete that an update needs.
+type op struct {
+	rec    *work
+	path   string // "" the record's entity; "0", "0.2" its children (journal identity)
+	nav    string // navigation property of a child
+	single bool   // single-object sub-form (spec 2.4)
+	parent *op
+	kids   []*op
+	kind   string // journal.OpCreate, OpPatch, OpRead, OpDelete
+	method string
+	url    string // for a root op: its URL; children are addressed at assembly
+	typ    *odata.EntityType
+	fields map[string]any
+	body   json.RawMessage
+	key    string // key expression (entity or line) when known
+	abs    string // path of the entity or line once it exists
+	line   string // line key of an existing line (delete)
+	before json.RawMessage
+	patch  json.RawMessage // the new values of a PATCH, for reconciliation
+	loc    source.Location
+
+	// sending
+	id     string
+	batch  int
+	status int
+	err    string
+	done   bool
+}
+
+func (o *op) ok() bool { return o.status >= 200 && o.status < 300 }
+
+// unit is ops in depth-first order whose root's parent is absent or
+// already exists on the server: what must travel in one batch if it fits.
+type unit []*op
+
+// work is one record being loaded.
+type work struct {
+	step   *stepRun
+	rec    *transform.Record
+	id     string
+	root   *op
+	ops    []*op // every op, for completion
+	left   int   // ops without an outcome
+	failed bool
+	final  bool
+	// then runs when every op sent so far has its outcome (replace: the
+	// new lines after the deletes).
+	then []unit
+}
+
+// builder turns records into ops.
+type builder struct {
+	md   *odata.Metadata
+	deep bool
+}
+
+// entityOps builds the POST of a record and one op per child, depth first.
+func (b *builder) insertOps(w *work) (*op, error) {
+	rec := w.rec
+	set := b.md.EntitySet(rec.Entity)
+	var typ *odata.EntityType
+	if set != nil {
+		typ = set.Type
+	} else {
+		typ = b.md.Type(rec.Entity)
+	}
+	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
+	root.key = keyOf(typ, rec.Fields)
+	if b.deep {
+		body := deepBody(rec.Fields, rec.Children)
+		raw, err := odata.MarshalBody(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rec.Loc, err)
+		}
+		root.body = raw
+		return root, nil
+	}
+	raw, err := odata.MarshalBody(rec.Fields)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rec.Loc, err)
+	}
+	root.body = raw
+	if err := b.childOps(w, root, typ, rec.Children, ""); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*transform.Child, prefix string) error {
+	for i, c := range kids {
+		path := prefix + strconv.Itoa(i)
+		var ctyp *odata.EntityType
+		if ptyp != nil {
+			if nav := ptyp.Navigation(c.Nav); nav != nil {
+				ctyp = b.md.Type(nav.Type)
+			}
+		}
+		raw, err := odata.MarshalBody(c.Fields)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
+		}
+		o := &op{rec: w, path: path, nav: c.Nav, single: c.Single, parent: parent, kind: journal.OpCreate,
+			method: "POST", typ: ctyp, fields: c.Fields, body: raw, loc: c.Loc}
+		parent.kids = append(parent.kids, o)
+		if err := b.childOps(w, o, ctyp, c.Children, path+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deepBody nests children into the parent's body (deep insert, spec 4.2).
+func deepBody(fields map[string]any, kids []*transform.Child) map[string]any {
+	if len(kids) == 0 {
+		return fields
+	}
+	out := make(map[string]any, len(fields)+2)
+	for k, v := range fields {
+		out[k] = v
+	}
+	lists := map[string][]any{}
+	for _, c := range kids {
+		body := deepBody(c.Fields, c.Children)
+		if c.Single {
+			out[c.Nav] = body
+			continue
+		}
+		lists[c.Nav] = append(lists[c.Nav], body)
+	}
+	for nav, l := range lists {
+		out[nav] = l
+	}
+	return out
+}
+
+// flatten lists o and its descendants depth first: parents before children,
+// each subtree contiguous.
+func flatten(o *op, dst unit) unit {
+	dst = append(dst, o)
+	for _, k := range o.kids {
+		dst = flatten(k, dst)
+	}
+	return dst
+}
+
+// bodyHash is what the journal keeps of a body: enough to tell two apart,
+// nothing to read back.
+func bodyHash(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8])
+}
+
+// match is what reconciliation will look for if this op's outcome is lost.
+func (o *op) match() json.RawMessage {
+	switch {
+	case o.kind == journal.OpPatch:
+		return o.patch
+	case o.kind == journal.OpCreate && (o.key == "" || o.parent != nil):
+		return matchFields(o.fields)
+	}
+	return nil
+}
+
+// childAbs is the path of a child once its parent exists.
+func childAbs(parent *op, o *op) string {
+	if parent.abs == "" {
+		return ""
+	}
+	if o.single {
+		return parent.abs + "/" + o.nav
+	}
+	if o.key == "" {
+		return ""
+	}
+	return parent.abs + "/" + o.nav + "(" + o.key + ")"
+}

@@ -1,0 +1,14 @@
+// Package executor turns records into $batch requests and sends them
+// (DESIGN.md, "The executor"): one sub-request per entity and per sub-form
+// child, addressed $<id>/<nav> with dependsOn so that an error stays with
+// the row that caused it; batches packed greedily up to the server's limit;
+// steps in dependency order; bounded concurrency; a write-ahead journal
+// (package journal) before and after every batch so that a resumed run
+// reconciles what is in doubt and sends nothing twice; upsert and update
+// with before-images; undo; status and the failure report; and the dry run
+// that packs every batch without sending a write.
+//
+// The engine never prints: progress goes through Hook. It parses no YAML
+// and no spreadsheet: records come from transform, the wire format from
+// odata.
+package executor

@@ -1,0 +1,29 @@
+package executor
+
+// Outcome is what became of one record.
+type Outcome struct {
+	ID       string
+	Status   string // committed, failed, skipped, in_doubt, pending
+	Location string
+	Message  string // the first problem of a failed record
+}
+
+// Hook receives progress, Terraform-style: the engine never prints; the
+// command line implements Hook for its human, JSON and progress-bar views.
+// Calls may come from several goroutines at once.
+type Hook interface {
+	StepStarted(step, entity string)
+	RecordDone(step string, o Outcome)
+	BatchSent(subrequests int)
+	StepFinished(step string, s StepSummary)
+	Warn(msg string)
+}
+
+// NopHook does nothing; embed it to implement only some methods.
+type NopHook struct{}
+
+func (NopHook) StepStarted(string, string)       {}
+func (NopHook) RecordDone(string, Outcome)       {}
+func (NopHook) BatchSent(int)                    {}
+func (NopHook) StepFinished(string, StepSummary) {}
+func (NopHook) Warn(string)                      {}

@@ -1,0 +1,93 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// RecordSource builds the records of a step; *transform.Program is one.
+type RecordSource interface {
+	Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error
+}
+
+// Options drive Apply and Plan.
+type Options struct {
+	Plan     *plan.Plan
+	Records  RecordSource     // usually the *transform.Program compiled from Plan
+	Open     transform.Opener // opens the plan's sources
+	Metadata *odata.Metadata
+	// Version decides the batch limit; Apply reads nothing itself: the
+	// caller gets it from the client (odata.Client.Version).
+	Version odata.Version
+
+	Client  Client // Apply only
+	Journal string // Apply: the journal file, created or resumed
+	// Target is the service root, for the journal header (credentials are
+	// stripped before it is written).
+	Target      string
+	ToolVersion string
+
+	Concurrency int // batches in flight; 0: plan's target.concurrency, else 2
+	BatchSize   int // 0: plan's target.batch_size, else the server's limit
+	// CallsPerMinute is the limit the dry run's estimate assumes (0: plan's,
+	// else unlimited).
+	CallsPerMinute int
+
+	RetryFailed     bool // resend failed records, rebuilt from the current source
+	AllowPlanChange bool // resume even though the plan or a source changed
+
+	// Stop is the first Ctrl-C: start no new batch, finish and journal the
+	// ones in flight, return ErrInterrupted. Cancelling ctx stops at once.
+	Stop <-chan struct{}
+	Hook Hook
+
+	// OutDir (dry run): write each batch's JSON body there.
+	OutDir string
+
+	Now func() time.Time
+}
+
+func (o *Options) hook() Hook {
+	if o.Hook == nil {
+		return NopHook{}
+	}
+	return o.Hook
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// limit is the most sub-requests per batch: the server's (spec 8), or the
+// plan's or the command line's smaller cap.
+func (o *Options) limit() int {
+	n := o.Version.BatchLimit()
+	if o.Version.Major == 0 && o.Version.Minor == 0 {
+		n = 100
+	}
+	cap := o.BatchSize
+	if cap == 0 && o.Plan != nil {
+		cap = o.Plan.Target.BatchSize
+	}
+	if cap > 0 && cap < n {
+		n = cap
+	}
+	return n
+}
+
+func (o *Options) concurrency() int {
+	if o.Concurrency > 0 {
+		return o.Concurrency
+	}
+	if o.Plan != nil && o.Plan.Target.Concurrency > 0 {
+		return o.Plan.Target.Concurrency
+	}
+	return 2
+}

@@ -1,0 +1,122 @@
+package executor
+
+import (
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// packer fills batches greedily, up to limit sub-requests each. A unit that
+// fits travels whole; one larger than the room left sends what fits (its
+// root first: units are depth-first) and the rest follows, in units
+// addressed by the keys the server returns, once that batch is answered.
+type packer struct {
+	limit int
+	cur   []*op
+	later []unit // units to enqueue after cur's response
+	emit  func(batch []*op, later []unit) error
+}
+
+func (p *packer) add(u unit) error {
+	if len(u) == 0 {
+		return nil
+	}
+	room := p.limit - len(p.cur)
+	if len(u) <= room {
+		p.cur = append(p.cur, u...)
+		if len(p.cur) == p.limit {
+			return p.flush()
+		}
+		return nil
+	}
+	if len(u) <= p.limit {
+		if err := p.flush(); err != nil {
+			return err
+		}
+		p.cur = append(p.cur, u...)
+		return nil
+	}
+	// Larger than a batch: fill the room with its head.
+	if room == 0 {
+		if err := p.flush(); err != nil {
+			return err
+		}
+		room = p.limit
+	}
+	head, rest := u[:room], u[room:]
+	p.cur = append(p.cur, head...)
+	p.later = append(p.later, splitUnits(rest)...)
+	return p.flush()
+}
+
+func (p *packer) flush() error {
+	if len(p.cur) == 0 {
+		return nil
+	}
+	b, later := p.cur, p.later
+	p.cur, p.later = nil, nil
+	return p.emit(b, later)
+}
+
+// splitUnits cuts the tail of a split unit into units: an op whose parent
+// is not in the tail starts one; its subtree follows it contiguously.
+func splitUnits(rest unit) []unit {
+	in := make(map[*op]bool, len(rest))
+	for _, o := range rest {
+		in[o] = true
+	}
+	var out []unit
+	for _, o := range rest {
+		if o.parent == nil || !in[o.parent] {
+			out = append(out, unit{o})
+			continue
+		}
+		out[len(out)-1] = append(out[len(out)-1], o)
+	}
+	return out
+}
+
+// assemble gives the ops of one batch their ids and URLs. A child whose
+// parent is in the same batch is addressed $<parent id>/<nav> and depends
+// on it (spec 4.5); one whose parent was created earlier is addressed by
+// the parent's path.
+func assemble(batch []*op, seq int) []odata.BatchRequest {
+	reqs := make([]odata.BatchRequest, len(batch))
+	for i, o := range batch {
+		o.id = itoa(i + 1)
+		o.batch = seq
+		r := odata.BatchRequest{ID: o.id, Method: o.method, Body: o.body}
+		switch {
+		case o.parent == nil || o.url != "":
+			r.URL = o.url
+		case o.parent.batch == seq && !o.parent.done && o.parent.kind == journal.OpCreate:
+			// spec 4.5: $<id> stands for the entity that sub-request creates.
+			r.URL = "$" + o.parent.id + "/" + o.nav
+			r.DependsOn = []string{o.parent.id}
+		case o.parent.batch == seq && !o.parent.done:
+			// A PATCHed parent: addressed by its key, after it.
+			r.URL = o.parent.abs + "/" + o.nav
+			r.DependsOn = []string{o.parent.id}
+		default:
+			r.URL = o.parent.abs + "/" + o.nav
+		}
+		if len(o.body) > 0 {
+			r.Headers = map[string]string{"content-type": "application/json", "odata-version": "4.0"}
+		}
+		reqs[i] = r
+	}
+	return reqs
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

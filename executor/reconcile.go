@@ -1,0 +1,410 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// matchFields is what the journal keeps to find a created entity or line
+// again: its scalar fields, without long texts and file contents.
+func matchFields(fields map[string]any) json.RawMessage {
+	m := make(map[string]any, len(fields))
+	for k, v := range fields {
+		switch x := v.(type) {
+		case nil:
+			continue
+		case string:
+			if len(x) > 200 || strings.HasPrefix(x, "data:") {
+				continue
+			}
+		}
+		m[k] = v
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := odata.MarshalBody(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// reconcile decides every sub-request whose outcome is unknown before
+// anything else is sent: found on the server → committed (with its key),
+// provably absent → forgotten (it will be sent again), otherwise listed by
+// name in Summary.Undecided and left alone.
+func (r *runner) reconcile() error {
+	subs := r.state.InDoubtSubs()
+	if len(subs) == 0 {
+		return nil
+	}
+	// Entities first, then their children (a child of an absent parent is
+	// absent; a child's parent key may come from reconciling the parent).
+	sort.SliceStable(subs, func(i, j int) bool { return depth(subs[i].Path) < depth(subs[j].Path) })
+	entity := map[string]string{}
+	for _, s := range r.state.Header.Steps {
+		entity[s.Name] = s.Entity
+	}
+	results := map[int][]journal.Result{}
+	absent := map[string]bool{} // step|rec whose entity is absent
+	keyOf := map[string]string{}
+	claimed := map[string]bool{} // step|key and step|rec|nav|line already taken
+	for _, name := range r.state.StepNames {
+		st := r.state.Steps[name]
+		for _, id := range st.IDs {
+			rec := st.Records[id]
+			if rec.Key != "" {
+				claimed[name+"|"+rec.Key] = true
+				keyOf[name+"|"+id] = rec.Key
+			}
+			for _, s := range rec.Subs {
+				if s.OK() && s.ResultKey != "" && s.Path != "" {
+					claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
+				}
+			}
+		}
+	}
+	for _, s := range subs {
+		ent := entity[s.Step]
+		recKey := s.Step + "|" + s.Rec
+		decide := func(status int, key, why string) {
+			if status == 0 {
+				r.undec = append(r.undec, fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why))
+				return
+			}
+			results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: status, Key: key, Error: why})
+		}
+		switch {
+		case s.Path == "" && s.Op == journal.OpCreate:
+			if s.Key != "" {
+				resp, err := r.read(ent + "(" + s.Key + ")")
+				if err != nil {
+					return err
+				}
+				switch resp.Status {
+				case 200:
+					decide(201, s.Key, "")
+					keyOf[recKey] = s.Key
+				case 404:
+					decide(-1, "", "reconciled: absent")
+					absent[recKey] = true
+				default:
+					decide(0, "", fmt.Sprintf("reading %s(%s) gave status %d", ent, s.Key, resp.Status))
+				}
+				continue
+			}
+			key, n, err := r.findByFields(ent, s.Match, s.Step, claimed)
+			if err != nil {
+				return err
+			}
+			switch {
+			case n == 1:
+				decide(201, key, "")
+				keyOf[recKey] = key
+				claimed[s.Step+"|"+key] = true
+			case n == 0:
+				decide(-1, "", "reconciled: absent")
+				absent[recKey] = true
+			default:
+				decide(0, "", fmt.Sprintf("%d entities of %s match its fields", n, ent))
+			}
+		case s.Op == journal.OpCreate:
+			if absent[recKey] {
+				decide(-1, "", "reconciled: its parent is absent")
+				continue
+			}
+			pkey := keyOf[recKey]
+			if pkey == "" || depth(s.Path) > 1 {
+				decide(0, "", "its parent's key is unknown")
+				continue
+			}
+			resp, err := r.read(ent + "(" + pkey + ")/" + s.Nav)
+			if err != nil {
+				return err
+			}
+			if resp.Status != 200 {
+				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
+				continue
+			}
+			line, found := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[recKey+"|"+s.Nav+"|"+k] }, r.md, ent, s.Nav)
+			if found {
+				decide(201, line, "")
+				if line != "" {
+					claimed[recKey+"|"+s.Nav+"|"+line] = true
+				}
+			} else {
+				decide(-1, "", "reconciled: absent")
+			}
+		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
+			resp, err := r.read(s.URL)
+			if err != nil {
+				return err
+			}
+			if resp.Status != 200 {
+				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+				continue
+			}
+			want := s.Match
+			if s.Op == journal.OpUndoPatch {
+				want = s.Before
+			}
+			switch {
+			case fieldsEqual(resp.Body, want):
+				decide(200, s.Key, "")
+			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, s.Before):
+				decide(-1, "", "reconciled: not applied")
+			default:
+				decide(0, "", "the entity holds neither the old nor the new values")
+			}
+		case s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+			resp, err := r.read(s.URL)
+			if err != nil {
+				return err
+			}
+			switch resp.Status {
+			case 404:
+				decide(204, "", "")
+			case 200:
+				decide(-1, "", "reconciled: still there")
+			default:
+				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+			}
+		default:
+			decide(-1, "", "a read: nothing to reconcile")
+		}
+	}
+	var entries []journal.Entry
+	batches := make([]int, 0, len(results))
+	for b := range results {
+		batches = append(batches, b)
+	}
+	sort.Ints(batches)
+	for _, b := range batches {
+		entries = append(entries, journal.Entry{Kind: journal.KindOutcome, Batch: b, Results: results[b]})
+	}
+	if len(entries) > 0 {
+		if err := r.jr.Append(entries...); err != nil {
+			return err
+		}
+	}
+	st, err := journal.Load(r.opts.Journal)
+	if err != nil {
+		return err
+	}
+	r.state = st
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			if rec := ss.Records[id]; rec.Key != "" {
+				r.setKey(name, id, rec.Key)
+			}
+		}
+	}
+	return nil
+}
+
+func depth(path string) int {
+	if path == "" {
+		return 0
+	}
+	return strings.Count(path, ".") + 1
+}
+
+func pathLabel(s *journal.SubState) string {
+	if s.Path == "" {
+		return ""
+	}
+	return " (" + s.Nav + " #" + s.Path + ")"
+}
+
+// read GETs one path through a batch of one (reads are idempotent).
+func (r *runner) read(path string) (odata.BatchResponse, error) {
+	resps, err := r.opts.Client.Batch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}}, batchOptions)
+	if err != nil {
+		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
+	}
+	if len(resps) != 1 {
+		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %d responses to one read", path, len(resps))
+	}
+	return resps[0], nil
+}
+
+// findByFields looks for an entity with a server-assigned key by the
+// fields the record wrote; keys other records already hold do not count.
+func (r *runner) findByFields(ent string, match json.RawMessage, step string, claimed map[string]bool) (string, int, error) {
+	m, err := odata.DecodeEntity(match)
+	if len(match) == 0 || err != nil {
+		return "", 2, nil // nothing to match on: undecidable
+	}
+	set := r.md.EntitySet(ent)
+	if set == nil {
+		return "", 2, nil
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var conds []string
+	for _, k := range names {
+		p := set.Type.Property(k)
+		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean {
+			continue
+		}
+		v, err := odata.DecodeValue(p.Type, m[k])
+		if err != nil {
+			continue
+		}
+		lit, err := odata.FormatLiteral(v)
+		if err != nil {
+			continue
+		}
+		conds = append(conds, k+" eq "+lit)
+		if len(conds) == 8 {
+			break
+		}
+	}
+	if len(conds) == 0 {
+		return "", 2, nil
+	}
+	q := url.Values{"$filter": {strings.Join(conds, " and ")}, "$top": {"100"}}
+	resp, err := r.read(ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
+	if err != nil {
+		return "", 0, err
+	}
+	if resp.Status != 200 {
+		return "", 2, nil
+	}
+	var body struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(resp.Body, &body) != nil {
+		return "", 2, nil
+	}
+	var found []string
+	for _, raw := range body.Value {
+		if !fieldsEqual(raw, match) {
+			continue
+		}
+		e, err := odata.DecodeEntity(raw)
+		if err != nil {
+			continue
+		}
+		k := keyOfEntity(set.Type, e)
+		if k == "" || claimed[step+"|"+k] {
+			continue
+		}
+		found = append(found, k)
+	}
+	if len(found) == 1 {
+		return found[0], 1, nil
+	}
+	return "", len(found), nil
+}
+
+func keyOfEntity(t *odata.EntityType, e map[string]any) string { return keyOf(t, e) }
+
+// matchLine finds, among a parent's lines (or its single text object), one
+// whose fields equal match and whose key is not claimed; it returns that
+// line's key.
+func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, ent, nav string) (string, bool) {
+	var lt *odata.EntityType
+	if set := md.EntitySet(ent); set != nil {
+		if n := set.Type.Navigation(nav); n != nil {
+			lt = md.Type(n.Type)
+			if !n.Collection {
+				return "", textContains(body, match)
+			}
+		}
+	}
+	var coll struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(body, &coll) != nil {
+		return "", false
+	}
+	for _, raw := range coll.Value {
+		if !fieldsEqual(raw, match) {
+			continue
+		}
+		e, err := odata.DecodeEntity(raw)
+		if err != nil {
+			continue
+		}
+		k := ""
+		if lt != nil {
+			k = keyOf(lt, e)
+		}
+		if k != "" && claimed(k) {
+			continue
+		}
+		return k, true
+	}
+	return "", false
+}
+
+// textContains: a text sub-form holds the whole (HTML) text; ours is found
+// when its TEXT appears in it.
+func textContains(body []byte, match json.RawMessage) bool {
+	var got, want struct{ TEXT string }
+	if json.Unmarshal(body, &got) != nil || json.Unmarshal(match, &want) != nil {
+		return false
+	}
+	return want.TEXT != "" && strings.Contains(got.TEXT, want.TEXT)
+}
+
+// fieldsEqual reports whether every field of want has the same value in
+// the entity body: numbers compare numerically, times as instants, the
+// rest as JSON.
+func fieldsEqual(entity []byte, want json.RawMessage) bool {
+	if len(want) == 0 {
+		return false
+	}
+	got, err := odata.DecodeEntity(entity)
+	if err != nil {
+		return false
+	}
+	w, err := odata.DecodeEntity(want)
+	if err != nil {
+		return false
+	}
+	for k, wv := range w {
+		if !valuesEqual(got[k], wv) {
+			return false
+		}
+	}
+	return true
+}
+
+func valuesEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil || a == "" && b == nil || a == nil && b == ""
+	}
+	an, aok := a.(json.Number)
+	bn, bok := b.(json.Number)
+	if aok && bok {
+		da, e1 := odata.ParseDecimal(string(an), '.')
+		db, e2 := odata.ParseDecimal(string(bn), '.')
+		return e1 == nil && e2 == nil && da.Cmp(db) == 0
+	}
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if aok && bok {
+		if as == bs {
+			return true
+		}
+		ta, e1 := odata.ParseDateTime(as)
+		tb, e2 := odata.ParseDateTime(bs)
+		return e1 == nil && e2 == nil && ta.Equal(tb)
+	}
+	ab, _ := json.Marshal(a)
+	bb, _ := json.Marshal(b)
+	return string(ab) == string(bb)
+}

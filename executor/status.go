@@ -1,0 +1,51 @@
+package executor
+
+import (
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// summarize builds a Summary from a journal's state: counts per step in
+// the order of the journal header, and every problem of a failed record.
+func summarize(st *journal.State, p *plan.Plan) *Summary {
+	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete()}
+	entity := map[string]string{}
+	for _, s := range st.Header.Steps {
+		entity[s.Name] = s.Entity
+	}
+	if p != nil && sum.Plan == "" {
+		sum.Plan = p.Name
+	}
+	for _, name := range st.StepNames {
+		c := st.Counts(name)
+		ss := st.Steps[name]
+		sum.Steps = append(sum.Steps, StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs),
+			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt})
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			switch rec.Status() {
+			case journal.Failed:
+				for _, e := range rec.Errors {
+					loc := e.Cell
+					if loc == "" {
+						loc = rec.Loc
+					}
+					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, Message: e.Message})
+				}
+			case journal.InDoubt:
+				sum.Undecided = append(sum.Undecided, name+" "+id)
+			}
+		}
+	}
+	return sum
+}
+
+// Status replays a journal: per step committed, failed, skipped, pending
+// and in doubt, whether the run is complete, and every problem.
+func Status(journalPath string) (*Summary, error) {
+	st, err := journal.Load(journalPath)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(st, nil), nil
+}

@@ -1,0 +1,67 @@
+package executor
+
+import (
+	"sort"
+	"time"
+)
+
+// Summary is the result of Apply or Plan. CLI.md's JSON output is derived
+// from it field by field.
+type Summary struct {
+	Plan  string
+	Steps []StepSummary
+	// Requests is the number of HTTP calls ($batch posts) made, or for the
+	// dry run that apply would make.
+	Requests int
+	// Subrequests is the number of sub-requests in them.
+	Subrequests int
+	// Transactions is the API transactions used: each entity and each line
+	// counts one (SERVICE-NOTES: a document with five lines counts six).
+	Transactions int
+	// Estimated is the dry run's estimate of apply's duration at the
+	// calls-per-minute limit (0 when unlimited).
+	Estimated time.Duration
+	// Errors lists every problem: row errors and server refusals.
+	Errors []RecordError
+	// Undecided names in-doubt work that reconciliation could not decide;
+	// it is never guessed: check these on the server.
+	Undecided []string
+	// Interrupted is set when the run stopped before the end (Stop or ctx).
+	Interrupted bool
+	// Complete is set when every record is committed or skipped.
+	Complete bool
+}
+
+// StepSummary counts one step.
+type StepSummary struct {
+	Name     string
+	Entity   string
+	Records  int // records built (dry run) or seen
+	Children int // sub-form children of those records
+	Skipped  int // rows skipped by when:/skip(), and records already done
+	Errors   int // row errors (the record could not be built)
+	// Apply and status:
+	Committed int
+	Failed    int
+	Pending   int
+	InDoubt   int
+}
+
+// RecordError is one problem, at its source location.
+type RecordError struct {
+	Step     string
+	Record   string // record id, when known
+	Location string // file.csv:17, file.xlsx!Sheet!C17
+	Field    string
+	Value    string
+	Message  string
+}
+
+func sortErrors(errs []RecordError) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Step != errs[j].Step {
+			return false
+		}
+		return errs[i].Location < errs[j].Location
+	})
+}

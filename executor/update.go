@@ -1,0 +1,247 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// readPending reads the current entities of the records waiting in
+// upsert or update mode (GETs in one batch; 404 = absent), then sends a
+// PATCH of only the changed fields, an insert of what is absent (upsert),
+// and for lines: replace the deletes of the existing lines first.
+func (sr *stepRun) readPending() error {
+	ws := sr.reads
+	sr.reads = nil
+	if len(ws) == 0 {
+		return nil
+	}
+	r := sr.r
+	type readIdx struct{ ent, lines int }
+	var reqs []odata.BatchRequest
+	idx := make([]readIdx, len(ws))
+	replaceNavs := make([][]string, len(ws))
+	for i, w := range ws {
+		idx[i] = readIdx{-1, -1}
+		root, err := sr.b.insertOps(w)
+		if err != nil {
+			sr.buildFailed(w, err)
+			ws[i] = nil
+			continue
+		}
+		w.root = root
+		if root.key == "" {
+			continue
+		}
+		idx[i].ent = len(reqs)
+		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: sr.entity + "(" + root.key + ")"})
+		seen := map[string]bool{}
+		for _, c := range w.rec.Children {
+			if c.Replace && !c.Single && !seen[c.Nav] {
+				seen[c.Nav] = true
+				replaceNavs[i] = append(replaceNavs[i], c.Nav)
+			}
+		}
+		if len(replaceNavs[i]) > 0 {
+			idx[i].lines = len(reqs)
+			for _, nav := range replaceNavs[i] {
+				reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: sr.entity + "(" + root.key + ")/" + nav})
+			}
+		}
+	}
+	var resps map[string]odata.BatchResponse
+	for start := 0; start < len(reqs); start += r.limit {
+		end := min(start+r.limit, len(reqs))
+		select {
+		case r.sem <- struct{}{}:
+		case <-r.ctx.Done():
+			return errHalt
+		}
+		r.requests.Add(1)
+		r.subs.Add(int64(end - start))
+		got, err := r.opts.Client.Batch(r.ctx, reqs[start:end], batchOptions)
+		<-r.sem
+		r.hook.BatchSent(end - start)
+		if err != nil {
+			return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
+		}
+		if resps == nil {
+			resps = map[string]odata.BatchResponse{}
+		}
+		for _, g := range got {
+			resps[g.ID] = g
+		}
+	}
+	for i, w := range ws {
+		if w == nil {
+			continue
+		}
+		root := w.root
+		if idx[i].ent < 0 {
+			if sr.step.Mode == plan.ModeUpdate {
+				sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
+				continue
+			}
+			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
+				return err
+			}
+			continue
+		}
+		resp := resps[reqs[idx[i].ent].ID]
+		switch {
+		case resp.Status == 404:
+			if sr.step.Mode == plan.ModeUpdate {
+				sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
+				continue
+			}
+			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
+				return err
+			}
+			continue
+		case resp.Status != 200:
+			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %s", sr.entity, root.key, odata.ParseError(resp.Status, nil, resp.Body).Error()))
+			continue
+		}
+		cur, err := odata.DecodeEntity(resp.Body)
+		if err != nil {
+			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, root.key, err))
+			continue
+		}
+		changed, before := diffFields(root.typ, w.rec.Fields, cur)
+		root.abs = sr.entity + "(" + root.key + ")"
+		root.url = root.abs
+		if len(changed) == 0 {
+			root.done, root.status = true, 200
+		} else {
+			root.kind, root.method = journal.OpPatch, "PATCH"
+			root.body, _ = odata.MarshalBody(changed)
+			root.before, _ = json.Marshal(before)
+			root.patch, _ = odata.MarshalBody(changed)
+		}
+		var first unit
+		if !root.done {
+			first = append(first, root)
+		}
+		// lines: replace deletes what the parent has before adding.
+		for j, nav := range replaceNavs[i] {
+			lr := resps[reqs[idx[i].lines+j].ID]
+			if lr.Status != 200 {
+				continue
+			}
+			var coll struct {
+				Value []json.RawMessage `json:"value"`
+			}
+			if json.Unmarshal(lr.Body, &coll) != nil {
+				continue
+			}
+			var lt *odata.EntityType
+			if root.typ != nil {
+				if n := root.typ.Navigation(nav); n != nil {
+					lt = sr.r.md.Type(n.Type)
+				}
+			}
+			for _, raw := range coll.Value {
+				e, err := odata.DecodeEntity(raw)
+				if err != nil || lt == nil {
+					continue
+				}
+				lk := keyOf(lt, e)
+				if lk == "" {
+					continue
+				}
+				first = append(first, &op{rec: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
+					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: raw, loc: w.rec.Loc})
+			}
+		}
+		var rest []unit
+		for _, k := range root.kids {
+			rest = append(rest, flatten(k, nil))
+		}
+		if len(first) > 0 && len(replaceNavs[i]) > 0 {
+			w.then = rest
+			if err := sr.start(w, []unit{first}); err != nil {
+				return err
+			}
+			continue
+		}
+		units := rest
+		if len(first) > 0 {
+			units = append([]unit{first}, rest...)
+		}
+		if err := sr.start(w, units); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffFields returns the record's fields whose value differs from the
+// server's (compared after decoding per the metadata type: decimals
+// numerically, times as instants), and the server's old values of them.
+func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (map[string]any, map[string]any) {
+	changed := map[string]any{}
+	before := map[string]any{}
+	for k, v := range want {
+		if t != nil && t.IsKey(k) {
+			continue
+		}
+		old := cur[k]
+		var typ odata.EdmType
+		if t != nil {
+			if p := t.Property(k); p != nil {
+				typ = p.Type
+			}
+		}
+		if typ != "" {
+			if dv, err := odata.DecodeValue(typ, old); err == nil {
+				old = dv
+			}
+		}
+		if sameValue(v, old) {
+			continue
+		}
+		changed[k] = v
+		before[k] = cur[k]
+	}
+	return changed, before
+}
+
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil || b == ""
+	case string:
+		if x == "" && b == nil {
+			return true
+		}
+		y, ok := b.(string)
+		return ok && x == y
+	case odata.Decimal:
+		switch y := b.(type) {
+		case odata.Decimal:
+			return x.Cmp(y) == 0
+		case int64:
+			return x.Cmp(odata.DecimalFromInt(y)) == 0
+		}
+		return false
+	case int64:
+		switch y := b.(type) {
+		case int64:
+			return x == y
+		case odata.Decimal:
+			return odata.DecimalFromInt(x).Cmp(y) == 0
+		}
+		return false
+	case time.Time:
+		y, ok := b.(time.Time)
+		return ok && x.Equal(y)
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return false
+}
