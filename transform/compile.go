@@ -417,6 +417,7 @@ type analysis struct {
 
 type nodeRef struct {
 	name  string
+	fn    string
 	level int
 	loc   file.Location
 }
@@ -430,7 +431,7 @@ func (a *analysis) Visit(node *ast.Node) {
 			return
 		}
 		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
-			a.columns = append(a.columns, nodeRef{name: prop.Value, loc: n.Location()})
+			a.columns = append(a.columns, nodeRef{name: prop.Value, loc: id.Location()})
 			return
 		}
 		// parent.row.X, parent.parent.row.X
@@ -440,7 +441,7 @@ func (a *analysis) Visit(node *ast.Node) {
 				inner := m.Node
 				for {
 					if id, ok := inner.(*ast.IdentifierNode); ok && id.Value == "parent" {
-						a.parents = append(a.parents, nodeRef{name: prop.Value, level: level, loc: n.Location()})
+						a.parents = append(a.parents, nodeRef{name: prop.Value, level: level, loc: id.Location()})
 						return
 					}
 					im, ok := inner.(*ast.MemberNode)
@@ -472,7 +473,7 @@ func (a *analysis) Visit(node *ast.Node) {
 		case "regex_match", "regex_replace":
 			if len(n.Arguments) >= 2 {
 				if s, ok := n.Arguments[1].(*ast.StringNode); ok {
-					a.regexps = append(a.regexps, nodeRef{name: s.Value, loc: n.Arguments[1].Location()})
+					a.regexps = append(a.regexps, nodeRef{name: s.Value, fn: id.Value, loc: n.Arguments[1].Location()})
 				}
 			}
 		}
@@ -530,8 +531,8 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		}
 	}
 	for _, r := range a.regexps {
-		if _, err := c.p.regexps.get("regex", r.name); err != nil {
-			c.diag(nodePos(e, r.loc), "%s", strings.TrimPrefix(err.Error(), "regex: "))
+		if _, err := c.p.regexps.get(r.fn, r.name); err != nil {
+			c.diag(nodePos(e, r.loc), "%v", err)
 		}
 	}
 	return ce
