@@ -23,6 +23,7 @@ type testBrowser struct {
 	user, pass   string
 	lastRedirect string
 	pages        []string // URLs of the pages that were shown
+	formsFilled  int      // login forms the user had to fill in
 	tamper       func(u *url.URL)
 }
 
@@ -66,6 +67,7 @@ func (b *testBrowser) open(raw string) error {
 			}
 			return nil
 		}
+		b.formsFilled++
 		fields.Set("username", b.user)
 		fields.Set("password", b.pass)
 		target, err := resp.Request.URL.Parse(action)
