@@ -265,3 +265,25 @@ func TestLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVRowsKept checks a row stays intact after later rows are read:
+// the transform keeps rows for its reports, and encoding/csv reuses its
+// record slice.
+func TestCSVRowsKept(t *testing.T) {
+	t.Parallel()
+	r, err := newCSVReader("f.csv", strings.NewReader("a,b\n1,2\n3,4\n5,6\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []Row
+	for {
+		row, err := r.Next()
+		if err != nil {
+			break
+		}
+		kept = append(kept, row)
+	}
+	if got := cells(kept[0].Cells) + cells(kept[1].Cells) + cells(kept[2].Cells); got != `["1" "2"]["3" "4"]["5" "6"]` {
+		t.Errorf("kept rows = %s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -173,4 +174,73 @@ func checkSameNumber(t *testing.T, in, out string) {
 
 func xmlEscape(w io.Writer, s string) error {
 	return xml.EscapeText(w, []byte(s))
+}
+
+// FuzzXLSXWorkbook reads a workbook whose worksheet, shared strings and
+// styles are fuzzed: it never panics, errors are *Error for the file, and
+// rows come below the header in increasing order.
+func FuzzXLSXWorkbook(f *testing.F) {
+	f.Add(`<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="inlineStr"><is><t>B</t></is></c></row><row r="2"><c r="A2" s="1"><v>45292.5</v></c><c r="B2"><v>1E-3</v></c></row></sheetData>`,
+		`<si><t>A</t></si>`, `<numFmts><numFmt numFmtId="164" formatCode="dd/mm/yyyy"/></numFmts><cellXfs><xf numFmtId="0"/><xf numFmtId="164"/></cellXfs>`, false, 1)
+	f.Add(`<row r="3"><c r="C3" t="str"><v>x</v></c></row><row r="9"><c r="C9" t="e"><v>#N/A</v></c><c r="D9" t="b"><v>1</v></c></row></sheetData><mergeCells><mergeCell ref="C3:E3"/></mergeCells>`,
+		``, `<cellXfs><xf numFmtId="14"/></cellXfs>`, true, 3)
+	f.Add(`<row><c><v>1</v></c></row><row r="1048576"><c r="XFD1048576"><v>2</v></c></row></sheetData>`, `<si><r><t>a</t></r><rPh><t>b</t></rPh></si>`, ``, false, 0)
+	f.Fuzz(func(t *testing.T, sheet, sst, styles string, d1904 bool, headerRow int) {
+		var buf bytes.Buffer
+		z := zip.NewWriter(&buf)
+		put := func(name, body string) {
+			w, err := z.Create(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(body))
+		}
+		pr := ""
+		if d1904 {
+			pr = `<workbookPr date1904="true"/>`
+		}
+		put("xl/workbook.xml", `<workbook>`+pr+`<sheets><sheet name="S" r:id="rId1"/></sheets></workbook>`)
+		put("xl/_rels/workbook.xml.rels", `<Relationships><Relationship Id="rId1" Type="x/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="x/styles" Target="styles.xml"/><Relationship Id="rId3" Type="x/sharedStrings" Target="sharedStrings.xml"/></Relationships>`)
+		put("xl/worksheets/sheet1.xml", `<worksheet><sheetData>`+sheet+`</worksheet>`)
+		put("xl/sharedStrings.xml", `<sst>`+sst+`</sst>`)
+		put("xl/styles.xml", `<styleSheet>`+styles+`</styleSheet>`)
+		if err := z.Close(); err != nil {
+			t.Fatal(err)
+		}
+		zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb, err := readWorkbook(zr)
+		if err != nil {
+			return // a damaged styles or shared strings part
+		}
+		r, err := newXLSXReader(Options{Name: "f.xlsx", HeaderRow: headerRow % 2000}, wb)
+		if err != nil {
+			var se *Error
+			if !errors.As(err, &se) || se.File != "f.xlsx" || !strings.HasPrefix(err.Error(), "f.xlsx") {
+				t.Fatalf("open error %v", err)
+			}
+			return
+		}
+		defer r.Close()
+		last := 0
+		for i := 0; i < 2000; i++ {
+			row, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			var se *Error
+			if err != nil && (!errors.As(err, &se) || se.File != "f.xlsx" || se.Sheet != "S") {
+				t.Fatalf("error %v", err)
+			}
+			if err != nil && !se.RowOnly {
+				break
+			}
+			if row.Loc.Line <= last || row.Loc.Sheet != "S" || len(row.Cells) != len(r.Header().Names) {
+				t.Fatalf("row %+v after line %d", row, last)
+			}
+			last = row.Loc.Line
+		}
+	})
 }

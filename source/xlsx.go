@@ -45,7 +45,7 @@ func openXLSX(opts Options) (Reader, error) {
 	}
 	r, err := newXLSXReader(opts, wb)
 	if err != nil {
-		wb.zr.Close()
+		wb.close()
 		return nil, err
 	}
 	return r, nil
@@ -449,7 +449,7 @@ func (r *xlsxReader) Close() error {
 	if r.part != nil {
 		err = r.part.Close()
 	}
-	if cerr := r.wb.zr.Close(); err == nil {
+	if cerr := r.wb.close(); err == nil {
 		err = cerr
 	}
 	return err

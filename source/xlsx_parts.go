@@ -18,7 +18,8 @@ import (
 
 // workbook is what the reader needs from a workbook's parts.
 type workbook struct {
-	zr       *zip.ReadCloser
+	zr       *zip.Reader
+	closer   io.Closer // the file, when the workbook was opened by path
 	files    map[string]*zip.File // by lower-case name
 	sheets   []wbSheet
 	date1904 bool
@@ -102,12 +103,30 @@ func openWorkbook(p string) (*workbook, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &workbook{zr: zr, files: make(map[string]*zip.File, len(zr.File))}
-	if err := w.load(); err != nil {
+	w, err := readWorkbook(&zr.Reader)
+	if err != nil {
 		zr.Close()
 		return nil, err
 	}
+	w.closer = zr
 	return w, nil
+}
+
+// readWorkbook reads the workbook-wide parts: sheets, date system, styles
+// and shared strings.
+func readWorkbook(zr *zip.Reader) (*workbook, error) {
+	w := &workbook{zr: zr, files: make(map[string]*zip.File, len(zr.File))}
+	if err := w.load(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *workbook) close() error {
+	if w.closer == nil {
+		return nil
+	}
+	return w.closer.Close()
 }
 
 func (w *workbook) load() error {

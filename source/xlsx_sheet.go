@@ -109,7 +109,7 @@ func (s *sheetStream) readCells(n int) error {
 		tok, err := s.d.RawToken()
 		if err != nil {
 			if err == io.EOF {
-				return fmt.Errorf("the worksheet ends inside row %d: the file is truncated", n)
+				return fmt.Errorf("the worksheet ends inside row %d: the file is truncated; save it again from Excel", n)
 			}
 			return s.xmlError(err)
 		}
@@ -160,7 +160,7 @@ func (s *sheetStream) readCell(start xml.StartElement, col, row int) error {
 		tok, err := s.d.RawToken()
 		if err != nil {
 			if err == io.EOF {
-				return fmt.Errorf("the worksheet ends inside cell %s%d: the file is truncated", ColumnName(col), row)
+				return fmt.Errorf("the worksheet ends inside cell %s%d: the file is truncated; save it again from Excel", ColumnName(col), row)
 			}
 			return s.xmlError(err)
 		}

@@ -240,7 +240,7 @@ func TestXLSXHeader(t *testing.T) {
 		{"duplicate header", []string{"S"}, rowsXML(`<row r="1">` + is("A1", "a") + is("B1", "b") + is("C1", "a") + `</row>`), Options{},
 			`error: c.xlsx!S!1: the header names columns twice: "a" (column A and column C); make every name unique`},
 		{"damaged XML", []string{"S"}, `<row r="1">` + is("A1", "a") + `</row><row r="2"><c r="A2"><v>1</v></c>`, Options{},
-			"header [\"a\"]\nerror: c.xlsx!S: the worksheet ends inside row 2: the file is truncated\n"},
+			"header [\"a\"]\nerror: c.xlsx!S: the worksheet ends inside row 2: the file is truncated; save it again from Excel\n"},
 		{"rows out of order", []string{"S"}, rowsXML(`<row r="2">`+is("A2", "a")+`</row>`, `<row r="1">`+is("A1", "b")+`</row>`), Options{HeaderRow: 2},
 			"header [\"a\"]\nerror: c.xlsx!S: row 1 comes after row 2: the worksheet is damaged; open and save it in Excel\n"},
 	}
@@ -300,10 +300,10 @@ func TestXLSXExcelize(t *testing.T) {
 	must(f.SetCellValue(sh, "C5", 45000))
 	// Excel leaves formatted cells far away: they must cost nothing.
 	must(f.SetCellStyle(sh, "A100000", "A100000", st))
-	p := filepath.Join(t.TempDir(), "orders.xlsx")
+	p := filepath.Join(t.TempDir(), "orders.xlsm")
 	must(f.SaveAs(p))
 
-	r, err := Open(Options{Name: "orders.xlsx", Path: p, HeaderRow: 2})
+	r, err := Open(Options{Name: "orders.xlsx", Path: p, HeaderRow: 2}) // .xlsm reads as a workbook
 	must(err)
 	defer r.Close()
 	want := `header ["Order" "Date" "Qty" "Qty_2" "Paid"]
