@@ -38,6 +38,10 @@ var ErrInDoubt = errors.New("a batch's outcome is unknown: run apply again to re
 // all: the server answered the $batch itself with a 4xx (other than a
 // timeout). Anything else after sending may have reached the server.
 func refused(err error) (*odata.Error, bool) {
+	var ind *odata.InDoubtError
+	if errors.As(err, &ind) {
+		return nil, false
+	}
 	var oe *odata.Error
 	if errors.As(err, &oe) && oe.Status >= 400 && oe.Status < 500 && oe.Status != 408 {
 		return oe, true

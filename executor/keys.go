@@ -26,7 +26,7 @@ func formatKey(names []string, values []any) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("key field %s: %w", n, err)
 		}
-		lit = url.PathEscape(lit)
+		lit = keyEscaper.Replace(lit)
 		if len(names) == 1 {
 			return lit, nil
 		}
@@ -34,6 +34,10 @@ func formatKey(names []string, values []any) (string, error) {
 	}
 	return strings.Join(parts, ","), nil
 }
+
+// keyEscaper escapes what cannot stand in a URL path segment; quotes,
+// commas and '=' stay readable (spec 2.5 writes them bare).
+var keyEscaper = strings.NewReplacer("%", "%25", " ", "%20", "/", "%2F", "?", "%3F", "#", "%23", "\"", "%22")
 
 // keyOf returns the key expression of an entity of type t from field
 // values (a record's, or a server response's), or "" when a key field is

@@ -1,0 +1,131 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// demoLoad: parts and customers, then orders (server-numbered) with lines,
+// a text and an attachment.
+func demoLoad() (*plan.Plan, *fakeRecords) {
+	p := testPlan(step("parts", "LOGPART"), step("customers", "CUSTOMERS"), step("orders", "ORDERS", "parts", "customers"))
+	f := &fakeRecords{results: map[string][]transform.Result{
+		"parts": {
+			rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}),
+			rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut"}),
+		},
+		"customers": {
+			rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"}),
+			{Skipped: true, Loc: loc("customers.csv", 3)},
+		},
+		"orders": {
+			rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1", "DETAILS": "first"},
+				line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("2"), "PRICE": dec("1.50")}),
+				line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("3")}),
+				single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver fast", "APPEND": true}),
+				&transform.Child{Nav: "EXTFILES_SUBFORM", Fields: map[string]any{"EXTFILEDES": "drawing", "EXTFILENAME": "data:text/plain;base64,aGVsbG8=", "SUFFIX": ".txt"}},
+			),
+		},
+	}}
+	return p, f
+}
+
+func TestApplyDemoLoad(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := demoLoad()
+	o := env.opts(t, p, f)
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Complete || len(sum.Errors) != 0 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	want := map[string]StepSummary{
+		"parts":     {Name: "parts", Entity: "LOGPART", Records: 2, Committed: 2},
+		"customers": {Name: "customers", Entity: "CUSTOMERS", Records: 2, Committed: 1, Skipped: 1},
+		"orders":    {Name: "orders", Entity: "ORDERS", Records: 1, Committed: 1},
+	}
+	for _, s := range sum.Steps {
+		if s != want[s.Name] {
+			t.Errorf("step %s: got %+v, want %+v", s.Name, s, want[s.Name])
+		}
+	}
+	orders := env.sb.Snapshot()["ORDERS"]
+	if len(orders) != 1 {
+		t.Fatalf("orders: %v", orders)
+	}
+	ord := orders[0]
+	if ord["CUSTNAME"] != "C1" || ord["DETAILS"] != "first" || !strings.HasPrefix(fmt.Sprint(ord["ORDNAME"]), "SO") {
+		t.Errorf("order: %v", ord)
+	}
+	items := lines(ord, "ORDERITEMS_SUBFORM")
+	if len(items) != 2 || items[0]["PARTNAME"] != "P1" || items[1]["PARTNAME"] != "P2" || fmt.Sprint(items[0]["PRICE"]) != "1.5" {
+		t.Errorf("items: %#v", ord["ORDERITEMS_SUBFORM"])
+	}
+	if txt := fmt.Sprint(ord["ORDERSTEXT_SUBFORM"]); !strings.Contains(txt, "Deliver fast") {
+		t.Errorf("text: %s", txt)
+	}
+	if att := fmt.Sprint(ord["EXTFILES_SUBFORM"]); !strings.Contains(att, "drawing") {
+		t.Errorf("attachment: %s", att)
+	}
+	// The server-assigned order number is journaled, so ref() finds it.
+	st, err := journal.Load(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := st.Record("orders", "O1").Key; k != "'"+fmt.Sprint(ord["ORDNAME"])+"'" {
+		t.Errorf("journaled key %q, order %v", k, ord["ORDNAME"])
+	}
+	// One batch per step here: 2 + 1 + 5 sub-requests.
+	if sum.Requests != 3 || sum.Subrequests != 8 {
+		t.Errorf("requests %d subrequests %d", sum.Requests, sum.Subrequests)
+	}
+	// A second apply finds everything done and sends nothing.
+	before := env.client.calls.Load()
+	sum, err = Apply(context.Background(), o)
+	if err != nil || !sum.Complete || env.client.calls.Load() != before {
+		t.Fatalf("rerun: %v %+v calls %d→%d", err, sum, before, env.client.calls.Load())
+	}
+	// No secret in the journal.
+	data, _ := os.ReadFile(o.Journal)
+	for _, s := range []string{"Authorization", "demo:demo", "ZGVtbzpkZW1v", "password"} {
+		if strings.Contains(string(data), s) {
+			t.Errorf("journal contains %q", s)
+		}
+	}
+}
+
+func TestApplyRefs(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := demoLoad()
+	// A step after orders reads the server-assigned order number via ref().
+	p.Steps = append(p.Steps, step("more", "ORDERS", "orders"))
+	var got any
+	f.build = map[string]func(transform.Refs) []transform.Result{"more": func(refs transform.Refs) []transform.Result {
+		got, _ = refs.Ref("orders", "O1")
+		return nil
+	}}
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	ord := env.sb.Snapshot()["ORDERS"][0]
+	if got != ord["ORDNAME"] {
+		t.Fatalf("ref gave %v, order %v", got, ord["ORDNAME"])
+	}
+}
+
+var _ = errors.Is
+var _ = json.Marshal

@@ -1,0 +1,192 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// httpClient is a minimal $batch client for tests (odata.Client had no
+// Batch yet): JSON requests, JSON or multipart answers.
+type httpClient struct {
+	url   string
+	hc    *http.Client
+	calls atomic.Int64
+	// failNext, when set, makes the next batch look lost after sending.
+	failNext atomic.Bool
+}
+
+func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts BatchOptions) ([]odata.BatchResponse, error) {
+	c.calls.Add(1)
+	var buf bytes.Buffer
+	if err := odata.EncodeJSONBatch(&buf, reqs); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", c.url+"/$batch", &buf)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("OData-Version", "4.0")
+	if opts.ContinueOnError {
+		req.Header.Set("Prefer", "odata.continue-on-error=true")
+	} else {
+		req.Header.Set("Prefer", "odata.continue-on-error=false")
+	}
+	req.SetBasicAuth("demo", "demo")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, &odata.InDoubtError{Op: "POST $batch", Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, &odata.InDoubtError{Op: "POST $batch", Err: err}
+	}
+	if c.failNext.CompareAndSwap(true, false) {
+		return nil, &odata.InDoubtError{Op: "POST $batch", Err: fmt.Errorf("connection reset (simulated)")}
+	}
+	if resp.StatusCode >= 500 {
+		return nil, &odata.InDoubtError{Op: "POST $batch", Err: odata.ParseError(resp.StatusCode, resp.Header, body)}
+	}
+	if resp.StatusCode >= 400 {
+		return nil, odata.ParseError(resp.StatusCode, resp.Header, body)
+	}
+	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if strings.HasPrefix(mt, "multipart/") {
+		return odata.DecodeMultipartBatchResponse(bytes.NewReader(body), params["boundary"])
+	}
+	return odata.DecodeJSONBatchResponse(bytes.NewReader(body))
+}
+
+type sandboxEnv struct {
+	sb     *sandbox.Server
+	srv    *httptest.Server
+	client *httpClient
+	md     *odata.Metadata
+	ver    odata.Version
+}
+
+func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
+	t.Helper()
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	v := opts.SystemVersion
+	if v == "" {
+		v = "25.1"
+	}
+	ver, _ := odata.ParseVersion(v)
+	return &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()},
+		md: sandbox.DemoMetadata(), ver: ver}
+}
+
+// fakeRecords serves hand-built results per step.
+type fakeRecords struct {
+	results map[string][]transform.Result
+	// build, when set, builds a step's results with the refs at hand.
+	build map[string]func(refs transform.Refs) []transform.Result
+}
+
+func (f *fakeRecords) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
+	res := f.results[step]
+	if b := f.build[step]; b != nil {
+		res = b(refs)
+	}
+	for _, r := range res {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var testHeader = source.NewHeader([]string{"Code", "Name", "Part", "Qty"})
+
+func loc(file string, line int) source.Location { return source.Location{File: file, Line: line} }
+
+func row(file string, line int, cells ...string) source.Row {
+	cs := make([]source.Cell, len(cells))
+	for i, c := range cells {
+		cs[i] = c
+	}
+	return source.Row{Loc: loc(file, line), Header: testHeader, Cells: cs}
+}
+
+func rec(step, entity, id string, l int, fields map[string]any, kids ...*transform.Child) transform.Result {
+	r := &transform.Record{Step: step, Entity: entity, ID: id, Loc: loc(step+".csv", l),
+		Row: row(step+".csv", l, id, "x", "", ""), Fields: fields, Children: kids}
+	return transform.Result{Record: r, Loc: r.Loc}
+}
+
+func line(nav string, l int, fields map[string]any, kids ...*transform.Child) *transform.Child {
+	return &transform.Child{Nav: nav, Loc: loc("lines.csv", l), Row: row("lines.csv", l, "", "", fmt.Sprint(fields["PARTNAME"]), ""), Fields: fields, Children: kids}
+}
+
+func single(nav string, fields map[string]any) *transform.Child {
+	return &transform.Child{Nav: nav, Single: true, Fields: fields}
+}
+
+func dec(s string) odata.Decimal {
+	d, err := odata.ParseDecimal(s, '.')
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func testPlan(steps ...*plan.Step) *plan.Plan {
+	return &plan.Plan{Name: "test", Hash: "h1", Version: 1, Steps: steps}
+}
+
+func step(name, entity string, after ...string) *plan.Step {
+	return &plan.Step{Name: name, Entity: entity, After: after, Mode: plan.ModeInsert}
+}
+
+func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) Options {
+	return Options{Plan: p, Records: recs, Metadata: e.md, Version: e.ver, Client: e.client,
+		Journal: filepath.Join(t.TempDir(), "run.journal"), Target: e.srv.URL + sandbox.BasePath, ToolVersion: "test"}
+}
+
+// entities returns the sandbox's entities of set by a key field.
+func (e *sandboxEnv) entities(set, key string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, ent := range e.sb.Snapshot()[set] {
+		out[fmt.Sprint(ent[key])] = ent
+	}
+	return out
+}
+
+// lines returns a snapshot entity's collection sub-form.
+func lines(ent map[string]any, nav string) []map[string]any {
+	var out []map[string]any
+	switch l := ent[nav].(type) {
+	case []map[string]any:
+		return l
+	case []any:
+		for _, x := range l {
+			if m, ok := x.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
