@@ -19,7 +19,7 @@ import (
 // workbook is what the reader needs from a workbook's parts.
 type workbook struct {
 	zr       *zip.Reader
-	closer   io.Closer // the file, when the workbook was opened by path
+	closer   io.Closer            // the file, when the workbook was opened by path
 	files    map[string]*zip.File // by lower-case name
 	sheets   []wbSheet
 	date1904 bool
