@@ -5,14 +5,13 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
-// Authenticator signs a request. It has the method set of odata.Authenticator,
-// so every value returned here can be handed to the odata client.
-type Authenticator interface {
-	Authorize(req *http.Request) error
-	Method() string
-}
+// Authenticator is the odata client's: every value returned here can be
+// handed to odata.Client as it is.
+type Authenticator = odata.Authenticator
 
 // Method names, as flags, MIGRATE_AUTH and the plan's target.auth spell them.
 const (
@@ -65,10 +64,9 @@ func (b *Basic) User() string { return b.user }
 // Method returns "basic".
 func (b *Basic) Method() string { return MethodBasic }
 
-// Authorize sets the Basic Authorization header.
+// Authorize sets the Basic Authorization header (odata owns the wire format).
 func (b *Basic) Authorize(req *http.Request) error {
-	req.SetBasicAuth(b.user, b.password.get())
-	return nil
+	return odata.BasicAuth{User: b.user, Password: b.password.get()}.Authorize(req)
 }
 
 func (b *Basic) String() string {
@@ -92,10 +90,9 @@ func NewPAT(token string) *PAT { return &PAT{token: newSecret(token)} }
 // Method returns "pat".
 func (p *PAT) Method() string { return MethodPAT }
 
-// Authorize sets the Authorization header.
+// Authorize sets the Authorization header (odata owns the wire format).
 func (p *PAT) Authorize(req *http.Request) error {
-	req.SetBasicAuth(p.token.get(), "PAT")
-	return nil
+	return odata.PATAuth{Token: p.token.get()}.Authorize(req)
 }
 
 func (p *PAT) String() string { return "auth.PAT{Token: " + redacted + "}" }
@@ -106,38 +103,38 @@ func (p *PAT) GoString() string { return p.String() }
 // Format prints the redacted form for every verb.
 func (p *PAT) Format(f fmt.State, _ rune) { redact(f, p.String()) }
 
-// Bearer sends an OIDC access token (spec 5.2 step 6) and refuses once it
+// BearerAuth sends an OIDC access token (spec 5.2 step 6) and refuses once it
 // has expired, so a long run stops with a clear message instead of a 401.
-type Bearer struct {
+type BearerAuth struct {
 	token  secret
 	expiry time.Time // zero: the server gave no lifetime
 	target string
 	now    func() time.Time
 }
 
-// NewBearer returns bearer credentials for target that expire at expiry (zero:
+// NewBearerAuth returns bearer credentials for target that expire at expiry (zero:
 // never refused client-side). now may be nil for time.Now.
-func NewBearer(token string, expiry time.Time, target string, now func() time.Time) *Bearer {
+func NewBearerAuth(token string, expiry time.Time, target string, now func() time.Time) *BearerAuth {
 	if now == nil {
 		now = time.Now
 	}
-	return &Bearer{token: newSecret(token), expiry: expiry, target: target, now: now}
+	return &BearerAuth{token: newSecret(token), expiry: expiry, target: target, now: now}
 }
 
 // Method returns "oidc".
-func (b *Bearer) Method() string { return MethodOIDC }
+func (b *BearerAuth) Method() string { return MethodOIDC }
 
 // Expiry is when the token stops being accepted.
-func (b *Bearer) Expiry() time.Time { return b.expiry }
+func (b *BearerAuth) Expiry() time.Time { return b.expiry }
 
 // Target is the service base URL the token was issued for.
-func (b *Bearer) Target() string { return b.target }
+func (b *BearerAuth) Target() string { return b.target }
 
 // Expired reports whether the token has expired.
-func (b *Bearer) Expired() bool { return !b.expiry.IsZero() && !b.now().Before(b.expiry) }
+func (b *BearerAuth) Expired() bool { return !b.expiry.IsZero() && !b.now().Before(b.expiry) }
 
 // Authorize sets "Authorization: Bearer ..." or returns an ErrExpired error.
-func (b *Bearer) Authorize(req *http.Request) error {
+func (b *BearerAuth) Authorize(req *http.Request) error {
 	if b.Expired() {
 		return expiredError(b.target, b.expiry)
 	}
@@ -145,19 +142,19 @@ func (b *Bearer) Authorize(req *http.Request) error {
 	return nil
 }
 
-func (b *Bearer) String() string {
+func (b *BearerAuth) String() string {
 	exp := "none"
 	if !b.expiry.IsZero() {
 		exp = b.expiry.UTC().Format(time.RFC3339)
 	}
-	return fmt.Sprintf("auth.Bearer{Token: %s, Target: %q, Expiry: %s}", redacted, b.target, exp)
+	return fmt.Sprintf("auth.BearerAuth{Token: %s, Target: %q, Expiry: %s}", redacted, b.target, exp)
 }
 
 // GoString is the same redacted text as String.
-func (b *Bearer) GoString() string { return b.String() }
+func (b *BearerAuth) GoString() string { return b.String() }
 
 // Format prints the redacted form for every verb.
-func (b *Bearer) Format(f fmt.State, _ rune) { redact(f, b.String()) }
+func (b *BearerAuth) Format(f fmt.State, _ rune) { redact(f, b.String()) }
 
 // AppLicence adds the application licence headers X-App-Id and X-App-Key to
 // every request, then lets the wrapped authenticator sign it. The key is
@@ -203,3 +200,11 @@ func (a *AppLicence) GoString() string { return a.String() }
 
 // Format prints the redacted form for every verb.
 func (a *AppLicence) Format(f fmt.State, _ rune) { redact(f, a.String()) }
+
+// Every authenticator here is one the odata client accepts.
+var (
+	_ Authenticator = (*Basic)(nil)
+	_ Authenticator = (*PAT)(nil)
+	_ Authenticator = (*BearerAuth)(nil)
+	_ Authenticator = (*AppLicence)(nil)
+)

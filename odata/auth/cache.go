@@ -39,9 +39,9 @@ func (t *Token) Expired(now time.Time) bool {
 	return !t.Expiry.IsZero() && !now.Before(t.Expiry)
 }
 
-// Authenticator returns a Bearer for the token.
-func (t *Token) Authenticator(now func() time.Time) *Bearer {
-	return NewBearer(t.AccessToken(), t.Expiry, t.Target, now)
+// Authenticator returns a BearerAuth for the token.
+func (t *Token) Authenticator(now func() time.Time) *BearerAuth {
+	return NewBearerAuth(t.AccessToken(), t.Expiry, t.Target, now)
 }
 
 func (t *Token) String() string {

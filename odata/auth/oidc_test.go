@@ -165,7 +165,7 @@ func TestLoginAgainWithActiveSession(t *testing.T) {
 		t.Errorf("second token = %v, want a new one valid one hour from %v", second, later)
 	}
 	a, _, err := Resolve(ResolveOptions{Flag: "oidc", Target: f.target, CacheDir: f.opts.CacheDir, Env: emptyEnv, Now: f.opts.Now})
-	if err != nil || a.(*Bearer).token.get() != second.AccessToken() {
+	if err != nil || a.(*BearerAuth).token.get() != second.AccessToken() {
 		t.Fatalf("Resolve after the second login = %v, %v", a, err)
 	}
 }

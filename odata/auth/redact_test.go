@@ -28,11 +28,11 @@ func TestAuthenticatorsRedact(t *testing.T) {
 	values := map[string]any{
 		"basic":       NewBasic("alice", "s3cret-password"),
 		"pat":         NewPAT("pat-s3cret"),
-		"bearer":      NewBearer("access-s3cret", exp, "https://erp.example.com/odata", nil),
+		"bearer":      NewBearerAuth("access-s3cret", exp, "https://erp.example.com/odata", nil),
 		"licence":     WithAppLicence(NewPAT("pat-s3cret"), "app-1", "appkey-s3cret"),
 		"token":       withID(NewToken("https://erp.example.com/odata", "access-s3cret", exp), "access-s3cret-id"),
 		"nested":      struct{ A, B any }{NewBasic("alice", "s3cret-password"), NewPAT("pat-s3cret")},
-		"slice":       []Authenticator{NewBasic("alice", "s3cret-password"), NewBearer("access-s3cret", exp, "t", nil)},
+		"slice":       []Authenticator{NewBasic("alice", "s3cret-password"), NewBearerAuth("access-s3cret", exp, "t", nil)},
 		"unexported":  struct{ a *Basic }{NewBasic("alice", "s3cret-password")},
 		"token value": *(NewToken("t", "access-s3cret", time.Time{})),
 	}
@@ -71,7 +71,7 @@ func TestErrorsRedact(t *testing.T) {
 	add(Resolve(ResolveOptions{Env: onlyPassword, CacheDir: t.TempDir()}))
 	add(Resolve(ResolveOptions{Flag: "oidc", Env: env, Target: target, CacheDir: dir, Now: func() time.Time { return fixedNow }}))
 	add(Resolve(ResolveOptions{Flag: "oidc", Env: env, Target: target + "/x", CacheDir: dir}))
-	errs = append(errs, NewBearer("access-s3cret", fixedNow, target, func() time.Time { return fixedNow }).Authorize(nil))
+	errs = append(errs, NewBearerAuth("access-s3cret", fixedNow, target, func() time.Time { return fixedNow }).Authorize(nil))
 
 	// Login failures with the client secret set.
 	for _, mutate := range []func(f *loginFixture){

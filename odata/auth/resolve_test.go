@@ -145,7 +145,7 @@ func TestResolveAppLicence(t *testing.T) {
 func TestBearerRefusesOnceExpired(t *testing.T) {
 	t.Parallel()
 	now := fixedNow
-	b := NewBearer("access-token-value", fixedNow.Add(time.Minute), "https://erp.example.com/odata", func() time.Time { return now })
+	b := NewBearerAuth("access-token-value", fixedNow.Add(time.Minute), "https://erp.example.com/odata", func() time.Time { return now })
 	req := httptest.NewRequest("GET", "/", nil)
 	if err := b.Authorize(req); err != nil || req.Header.Get("Authorization") != "Bearer access-token-value" {
 		t.Fatalf("before expiry: %q, %v", req.Header.Get("Authorization"), err)
@@ -163,7 +163,7 @@ func TestBearerRefusesOnceExpired(t *testing.T) {
 	if req.Header.Get("Authorization") != "" {
 		t.Errorf("an expired token was still sent")
 	}
-	if NewBearer("x", time.Time{}, "t", nil).Expired() {
+	if NewBearerAuth("x", time.Time{}, "t", nil).Expired() {
 		t.Errorf("a token without expiry counts as expired")
 	}
 }

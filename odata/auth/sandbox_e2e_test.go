@@ -118,7 +118,7 @@ func TestSandboxOIDCEndToEnd(t *testing.T) {
 		t.Fatalf("Resolve with the expired token: %v", err)
 	}
 	// The server refuses it too.
-	stale := NewBearer(tok.AccessToken(), time.Time{}, f.target, nil)
+	stale := NewBearerAuth(tok.AccessToken(), time.Time{}, f.target, nil)
 	if status, err := f.call(t, stale, "/GetLoginName()"); status != 401 || Explain(err, stale.Method()) != "the credentials were refused (method: oidc)" {
 		t.Fatalf("expired token at the server: %d, %v", status, err)
 	}
