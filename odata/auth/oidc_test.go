@@ -361,3 +361,30 @@ func TestCallbackListener(t *testing.T) {
 		t.Errorf("a second callback: %v, want 410 Gone", second)
 	}
 }
+
+// A browser that cannot be opened does not stop the login: the address is
+// printed, and the user opens it by hand (here the test browser does).
+func TestLoginWithoutBrowserOpener(t *testing.T) {
+	t.Parallel()
+	f := newLoginFixture(t)
+	f.opts.OpenBrowser = func(u string) error {
+		if err := f.browser.open(u); err != nil {
+			return err
+		}
+		return errors.New("no browser opener found (xdg-open or open)")
+	}
+	if _, err := Login(context.Background(), f.opts); err != nil {
+		t.Fatal(err)
+	}
+	out := f.out.String()
+	if !strings.Contains(out, f.srv.URL+"/oauth2/authorize?") || !strings.Contains(out, "could not be opened") {
+		t.Errorf("output does not show the address and the notice:\n%s", out)
+	}
+}
+
+func TestDefaultOpenBrowserWithoutOpener(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no xdg-open, no open
+	if err := DefaultOpenBrowser("http://127.0.0.1:1/x"); err == nil || !strings.Contains(err.Error(), "no browser opener") {
+		t.Errorf("DefaultOpenBrowser = %v, want an error saying there is no opener", err)
+	}
+}
