@@ -63,3 +63,7 @@ func (v Version) BatchLimit() int {
 	}
 	return 1000
 }
+
+// Known reports whether v holds a version at all: Version{} stands for a
+// server without a version function (older than 22.0).
+func (v Version) Known() bool { return v.Raw != "" || v.Major != 0 || v.Minor != 0 }

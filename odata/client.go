@@ -1,0 +1,780 @@
+package odata
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout          = 3 * time.Minute // hosted servers drop a request past 3 minutes
+	DefaultMaxResponseBytes = 256 << 20
+	DefaultRetries          = 4
+	// MaxPageSize is the row cap of a response on a default installation
+	// (MAXAPILINES, SERVICE-NOTES); GetAll never asks for more.
+	MaxPageSize = 2000
+)
+
+// ErrResponseTooLarge is wrapped when an answer passes MaxResponseBytes.
+var ErrResponseTooLarge = errors.New("response larger than the configured limit")
+
+// Authenticator signs a request (Basic, PAT, or a bearer token from
+// odata/auth). It must never put the secret anywhere but the request.
+type Authenticator interface {
+	Authorize(req *http.Request) error
+	Method() string
+}
+
+// BasicAuth is spec 5's deprecated user name and password.
+type BasicAuth struct{ User, Password string }
+
+func (a BasicAuth) Authorize(req *http.Request) error {
+	req.SetBasicAuth(a.User, a.Password)
+	return nil
+}
+func (a BasicAuth) Method() string { return "basic" }
+
+// String and GoString keep the password out of logs and %v/%#v output.
+func (a BasicAuth) String() string {
+	return fmt.Sprintf("BasicAuth{User: %q, Password: [redacted]}", a.User)
+}
+func (a BasicAuth) GoString() string { return a.String() }
+
+// PATAuth is a personal access token. SERVICE-NOTES: it goes as Basic
+// credentials, the token as user name and the literal PAT as password.
+type PATAuth struct{ Token string }
+
+func (a PATAuth) Authorize(req *http.Request) error {
+	req.SetBasicAuth(a.Token, "PAT")
+	return nil
+}
+func (a PATAuth) Method() string   { return "pat" }
+func (a PATAuth) String() string   { return "PATAuth{Token: [redacted]}" }
+func (a PATAuth) GoString() string { return a.String() }
+
+// Clock is time as the client sees it; tests inject one so that backoff
+// and rate limiting need no real sleeping.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx is done (then it returns ctx.Err()).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// CallInfo describes one HTTP exchange for Config.Hook. It holds no
+// header and no body, so no secret.
+type CallInfo struct {
+	Method   string
+	Path     string // relative to the service root, with the query
+	Attempt  int    // 1 for the first try
+	Status   int    // 0 when no answer came
+	Duration time.Duration
+	Err      error
+}
+
+// Config says how to reach and treat the service.
+type Config struct {
+	// BaseURL is the service root, https://HOST/odata/Priority/tabula.ini/COMPANY.
+	BaseURL string
+	// Language, when > 0, is put after the configuration file (spec 1).
+	Language int
+	Auth     Authenticator
+	// HTTPClient is used as given (tests pass httptest's); otherwise one is
+	// built that verifies TLS against the system pool plus CACertFile.
+	HTTPClient *http.Client
+	// Timeout bounds every call (each attempt); default 3 minutes.
+	Timeout    time.Duration
+	CACertFile string
+	// AppID and AppKey are sent as X-App-Id and X-App-Key when set
+	// (per-application licences).
+	AppID, AppKey string
+	// MaxResponseBytes caps an answer's body; default 256 MiB.
+	MaxResponseBytes int64
+	// CallsPerMinute spaces calls evenly (0: no limit); MaxConcurrent caps
+	// calls in flight (0: no limit). Both hold across goroutines.
+	CallsPerMinute int
+	MaxConcurrent  int
+	// Retries is how many times a retryable failure is tried again: 0 means
+	// DefaultRetries, a negative number none.
+	Retries int
+	Clock   Clock
+	// Hook, when set, is called after every HTTP exchange.
+	Hook func(CallInfo)
+}
+
+// InDoubtError says a write may have reached the server but its outcome is
+// unknown (a lost connection, a timeout, a 5xx from a gateway or on a
+// batch). Do not resend it: reconcile by reading the server first.
+type InDoubtError struct {
+	Op  string
+	Err error
+}
+
+func (e *InDoubtError) Error() string {
+	return e.Op + ": outcome unknown, the request may have reached the server (read before resending): " + e.Err.Error()
+}
+
+func (e *InDoubtError) Unwrap() error { return e.Err }
+
+// Client talks to one service root.
+type Client struct {
+	cfg     Config
+	root    string
+	hc      *http.Client
+	clock   Clock
+	retries int
+	sem     chan struct{}
+	limit   *limiter
+
+	mu       sync.Mutex
+	version  *Version
+	verKnown bool
+}
+
+// NewClient checks cfg and builds a client. TLS verification is always on;
+// a CACertFile adds a CA (self-signed on-premise servers), it never turns
+// checks off.
+func NewClient(cfg Config) (*Client, error) {
+	root, err := ServiceRoot(cfg.BaseURL, cfg.Language)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	c := &Client{cfg: cfg, root: root, clock: cfg.Clock, retries: cfg.Retries}
+	if c.clock == nil {
+		c.clock = realClock{}
+	}
+	if c.retries == 0 {
+		c.retries = DefaultRetries
+	} else if c.retries < 0 {
+		c.retries = 0
+	}
+	c.hc = cfg.HTTPClient
+	if c.hc == nil {
+		if c.hc, err = newHTTPClient(cfg.CACertFile); err != nil {
+			return nil, err
+		}
+	} else if cfg.CACertFile != "" {
+		return nil, errors.New("odata client: give either HTTPClient or CACertFile, not both")
+	}
+	if t, ok := c.hc.Transport.(*http.Transport); ok && t.TLSClientConfig != nil && t.TLSClientConfig.InsecureSkipVerify {
+		return nil, errors.New("odata client: TLS certificate checks cannot be switched off; give the server's CA in CACertFile")
+	}
+	if cfg.MaxConcurrent > 0 {
+		c.sem = make(chan struct{}, cfg.MaxConcurrent)
+	}
+	if cfg.CallsPerMinute > 0 {
+		c.limit = &limiter{interval: time.Minute / time.Duration(cfg.CallsPerMinute), clock: c.clock}
+	}
+	return c, nil
+}
+
+func newHTTPClient(caFile string) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA certificate file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate in it; give a file with -----BEGIN CERTIFICATE----- blocks", caFile)
+		}
+		tr.TLSClientConfig.RootCAs = pool
+	}
+	return &http.Client{Transport: tr}, nil
+}
+
+// Root returns the service root the client uses (with the language code).
+func (c *Client) Root() string { return c.root }
+
+// limiter spaces calls evenly: a token bucket of depth one, so a burst of
+// goroutines still leaves at the configured pace.
+type limiter struct {
+	mu       sync.Mutex
+	next     time.Time
+	interval time.Duration
+	clock    Clock
+}
+
+func (l *limiter) wait(ctx context.Context) error {
+	l.mu.Lock()
+	now := l.clock.Now()
+	at := l.next
+	if at.Before(now) {
+		at = now
+	}
+	l.next = at.Add(l.interval)
+	l.mu.Unlock()
+	if d := at.Sub(now); d > 0 {
+		return l.clock.Sleep(ctx, d)
+	}
+	return ctx.Err()
+}
+
+// request is one logical call; do may send it several times.
+type request struct {
+	method string
+	path   string // relative to the root, may hold a query
+	body   []byte
+	header map[string]string
+	// kind decides retries: reads are retried on transport errors and
+	// gateway errors; writes and batches only when provably not sent or 429.
+	write bool
+	batch bool
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *request) op() string { return r.method + " " + r.path }
+
+// do sends r with retries, rate limits, the size cap and the timeout.
+func (c *Client) do(ctx context.Context, r *request) (*response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := c.once(ctx, r, attempt+1)
+		retry, wait := false, time.Duration(0)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				// The caller gave up; a write may still have been sent.
+				if r.write && !notSent(err) {
+					return nil, &InDoubtError{Op: r.op(), Err: ctx.Err()}
+				}
+				return nil, fmt.Errorf("%s: %w", r.op(), ctx.Err())
+			}
+			if isCertError(err) {
+				return nil, fmt.Errorf("%s: the server's certificate is not trusted (give its CA in CACertFile): %w", r.op(), err)
+			}
+			if errors.Is(err, ErrResponseTooLarge) {
+				if r.write {
+					return nil, &InDoubtError{Op: r.op(), Err: err}
+				}
+				return nil, fmt.Errorf("%s: %w", r.op(), err)
+			}
+			if r.write && !notSent(err) {
+				return nil, &InDoubtError{Op: r.op(), Err: err}
+			}
+			retry = true
+		case resp.status == http.StatusTooManyRequests:
+			e := ParseError(resp.status, resp.header, resp.body)
+			err, retry, wait = e, true, e.RetryAfter
+		case resp.status >= 200 && resp.status <= 299:
+			return resp, nil
+		default:
+			e := ParseError(resp.status, resp.header, resp.body)
+			gateway := resp.status == 502 || resp.status == 503 || resp.status == 504
+			switch {
+			case r.batch && resp.status >= 500:
+				// Some sub-requests may have run: nothing is rolled back (spec 4.5).
+				return nil, &InDoubtError{Op: r.op(), Err: e}
+			case r.write && gateway:
+				// A gateway's answer says nothing of what the server behind it did.
+				return nil, &InDoubtError{Op: r.op(), Err: e}
+			case !r.write && gateway:
+				err, retry = e, true
+			default:
+				return nil, e
+			}
+		}
+		if !retry || attempt >= c.retries {
+			var e *Error
+			if errors.As(err, &e) {
+				return nil, e
+			}
+			return nil, fmt.Errorf("%s: %w", r.op(), err)
+		}
+		if b := backoff(attempt); wait < b {
+			wait = b
+		}
+		if wait > 5*time.Minute {
+			wait = 5 * time.Minute
+		}
+		if err := c.clock.Sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.op(), err)
+		}
+	}
+}
+
+// backoff is 0.5s, 1s, 2s, ... capped at 30s.
+func backoff(attempt int) time.Duration {
+	d := 500 * time.Millisecond << min(attempt, 6)
+	return min(d, 30*time.Second)
+}
+
+// notSent reports failures that prove the request never left: the
+// connection was never made.
+func notSent(err error) bool {
+	var ns notSentError
+	if errors.As(err, &ns) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+func isCertError(err error) bool {
+	var ua x509.UnknownAuthorityError
+	var ci x509.CertificateInvalidError
+	var he x509.HostnameError
+	var tv *tls.CertificateVerificationError
+	return errors.As(err, &ua) || errors.As(err, &ci) || errors.As(err, &he) || errors.As(err, &tv)
+}
+
+// once is one attempt.
+func (c *Client) once(ctx context.Context, r *request, attempt int) (*response, error) {
+	if c.limit != nil {
+		if err := c.limit.wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if c.sem != nil {
+		select {
+		case c.sem <- struct{}{}:
+			defer func() { <-c.sem }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	start := c.clock.Now()
+	resp, err := c.send(ctx, r)
+	if c.cfg.Hook != nil {
+		info := CallInfo{Method: r.method, Path: r.path, Attempt: attempt, Duration: c.clock.Now().Sub(start), Err: err}
+		if resp != nil {
+			info.Status = resp.status
+		}
+		c.cfg.Hook(info)
+	}
+	return resp, err
+}
+
+func (c *Client) send(ctx context.Context, r *request) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, c.root+"/"+strings.TrimPrefix(r.path, "/"), body)
+	if err != nil {
+		return nil, notSentError{fmt.Errorf("bad request path %q: %v", r.path, err)}
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("OData-Version", "4.0")
+	req.Header.Set("OData-MaxVersion", "4.0")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	if c.cfg.AppID != "" {
+		req.Header.Set("X-App-Id", c.cfg.AppID)
+	}
+	if c.cfg.AppKey != "" {
+		req.Header.Set("X-App-Key", c.cfg.AppKey)
+	}
+	if c.cfg.Auth != nil {
+		if err := c.cfg.Auth.Authorize(req); err != nil {
+			return nil, notSentError{fmt.Errorf("authentication (%s): %w", c.cfg.Auth.Method(), err)}
+		}
+	}
+	hr, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer hr.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hr.Body, c.cfg.MaxResponseBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > c.cfg.MaxResponseBytes {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, c.cfg.MaxResponseBytes)
+	}
+	return &response{status: hr.StatusCode, header: hr.Header, body: data}, nil
+}
+
+// notSentError marks a failure before anything went on the wire.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+func (e notSentError) Unwrap() error { return e.err }
+
+// decodeJSON reads a 2xx JSON answer into out (nil: discard), numbers as
+// json.Number when out holds interfaces. An HTML page (a proxy's login
+// page with 200) is reported as such.
+func decodeJSON(resp *response, out any) error {
+	if out == nil {
+		return nil
+	}
+	ct := resp.header.Get("Content-Type")
+	if strings.Contains(strings.ToLower(ct), "text/html") || looksHTML(bytes.TrimSpace(resp.body)) {
+		return ParseError(resp.status, resp.header, resp.body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(resp.body))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("the answer is not the JSON expected (%s): %q", jsonErrText(err), snippet(resp.body))
+	}
+	return nil
+}
+
+func withQuery(path string, q Query) string {
+	if enc := q.Encode(); enc != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		return path + sep + enc
+	}
+	return path
+}
+
+// Get reads path with the query options into out (a pointer; nil discards).
+func (c *Client) Get(ctx context.Context, path string, q Query, out any) error {
+	resp, err := c.do(ctx, &request{method: http.MethodGet, path: withQuery(path, q)})
+	if err != nil {
+		return err
+	}
+	return decodeJSON(resp, out)
+}
+
+// Post creates (spec 4.2); out receives the created entity.
+func (c *Client) Post(ctx context.Context, path string, body []byte, out any) error {
+	return c.write(ctx, http.MethodPost, path, body, out)
+}
+
+// Patch updates (spec 4.3); out receives the updated entity.
+func (c *Client) Patch(ctx context.Context, path string, body []byte, out any) error {
+	return c.write(ctx, http.MethodPatch, path, body, out)
+}
+
+// Delete deletes (spec 4.4).
+func (c *Client) Delete(ctx context.Context, path string) error {
+	_, err := c.do(ctx, &request{method: http.MethodDelete, path: path, write: true})
+	return err
+}
+
+func (c *Client) write(ctx context.Context, method, path string, body []byte, out any) error {
+	if body == nil {
+		body = []byte("{}")
+	}
+	resp, err := c.do(ctx, &request{method: method, path: path, body: body, write: true})
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(resp.body)) == 0 {
+		return nil // 204 No Content
+	}
+	if err := decodeJSON(resp, out); err != nil {
+		// The write succeeded; only its echo is unreadable.
+		return &InDoubtError{Op: method + " " + path, Err: err}
+	}
+	return nil
+}
+
+// GetAll pages through a collection with $top/$skip, calling fn for each
+// entity (numbers as json.Number). Servers cap a page (MAXAPILINES) and
+// give no next link, so a page shorter than asked is the end; pageSize is
+// clamped to MaxPageSize (an installation with a lower cap needs a lower
+// pageSize). q.Top, when set, caps the total; q.Skip is where to start.
+func (c *Client) GetAll(ctx context.Context, path string, q Query, pageSize int, fn func(map[string]any) error) error {
+	if pageSize <= 0 || pageSize > MaxPageSize {
+		pageSize = MaxPageSize
+	}
+	total := q.Top
+	seen := 0
+	skip := q.Skip
+	for {
+		page := pageSize
+		if total > 0 && total-seen < page {
+			page = total - seen
+		}
+		pq := q
+		pq.Top, pq.Skip = page, skip
+		var out struct {
+			Value []map[string]any `json:"value"`
+		}
+		if err := c.Get(ctx, path, pq, &out); err != nil {
+			return err
+		}
+		for _, e := range out.Value {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		seen += len(out.Value)
+		skip += len(out.Value)
+		if len(out.Value) < page || total > 0 && seen >= total {
+			return nil
+		}
+	}
+}
+
+// valueOf reads {"value": "..."} answers of the service functions.
+func (c *Client) valueOf(ctx context.Context, path string) (string, error) {
+	var out struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := c.Get(ctx, path, Query{}, &out); err != nil {
+		return "", err
+	}
+	var s string
+	if err := json.Unmarshal(out.Value, &s); err != nil {
+		return "", fmt.Errorf("GET %s: value is not a string: %q", path, snippet(out.Value))
+	}
+	return s, nil
+}
+
+// Version reads the system version once (spec 4.1 GetSystemVersion, then
+// GetPriorityVersion as real servers also name it) and caches it. When the
+// server has neither (404 or 400), it returns Version{} with Raw "": older
+// than 22.0, and VersionKnown reports false.
+func (c *Client) Version(ctx context.Context) (Version, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version != nil {
+		return *c.version, nil
+	}
+	var v Version
+	known := false
+	for _, fn := range []string{"GetSystemVersion()", "GetPriorityVersion()"} {
+		s, err := c.valueOf(ctx, fn)
+		if err != nil {
+			if IsNotFound(err) || IsScreenError(err) {
+				continue
+			}
+			return Version{}, err
+		}
+		if v, err = ParseVersion(s); err != nil {
+			return Version{}, fmt.Errorf("GET %s: %w", fn, err)
+		}
+		known = true
+		break
+	}
+	c.version, c.verKnown = &v, known
+	return v, nil
+}
+
+// VersionKnown reports whether the version was read or set; false before
+// Version ran and when the server is older than 22.0.
+func (c *Client) VersionKnown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.verKnown
+}
+
+// SetVersion overrides the version (a flag, a plan, a test).
+func (c *Client) SetVersion(v Version) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.version, c.verKnown = &v, true
+}
+
+// ODataVersion reads GetODataVersion() ("4.0").
+func (c *Client) ODataVersion(ctx context.Context) (string, error) {
+	return c.valueOf(ctx, "GetODataVersion()")
+}
+
+// LoginName reads GetLoginName: the user the service sees.
+func (c *Client) LoginName(ctx context.Context) (string, error) {
+	return c.valueOf(ctx, "GetLoginName")
+}
+
+// Metadata reads and parses $metadata, returning the raw document too so
+// that callers can cache it (it can take a minute to generate).
+func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
+	resp, err := c.do(ctx, &request{method: http.MethodGet, path: "$metadata", header: map[string]string{"Accept": "application/xml"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	if looksHTML(bytes.TrimSpace(resp.body)) {
+		return nil, nil, ParseError(resp.status, resp.header, resp.body)
+	}
+	m, err := ParseMetadata(bytes.NewReader(resp.body))
+	if err != nil {
+		return nil, resp.body, fmt.Errorf("GET $metadata: %w", err)
+	}
+	return m, resp.body, nil
+}
+
+// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0). An
+// entity not requested yet may not be prepared: then it reads X?$top=1 and
+// asks once more.
+func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
+	lit, _ := FormatLiteral(entity)
+	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
+	get := func() (*EntityType, []byte, error) {
+		resp, err := c.do(ctx, &request{method: http.MethodGet, path: path, header: map[string]string{"Accept": "application/xml"}})
+		if err != nil {
+			return nil, nil, err
+		}
+		if looksHTML(bytes.TrimSpace(resp.body)) {
+			return nil, nil, ParseError(resp.status, resp.header, resp.body)
+		}
+		t, err := ParseEntityType(bytes.NewReader(resp.body))
+		if err != nil {
+			return nil, resp.body, fmt.Errorf("GET %s: %w", path, err)
+		}
+		return t, resp.body, nil
+	}
+	t, raw, err := get()
+	if err == nil {
+		return t, raw, nil
+	}
+	switch KindOf(err) {
+	case KindAuth, KindForbidden, KindThrottled:
+		return nil, raw, err
+	}
+	var ide *InDoubtError
+	if errors.As(err, &ide) || ctx.Err() != nil {
+		return nil, raw, err
+	}
+	// Not prepared yet: a read of the entity prepares it.
+	if perr := c.Get(ctx, entity, Query{Top: 1}, nil); perr != nil {
+		return nil, raw, fmt.Errorf("%w (and preparing it with GET %s?$top=1 failed: %v)", err, entity, perr)
+	}
+	return get()
+}
+
+// ClearEntityMetadata asks the server to rebuild an entity's metadata
+// (spec 4.6, from 22.0); "" clears all entities.
+func (c *Client) ClearEntityMetadata(ctx context.Context, entity string) error {
+	var body []byte
+	if entity != "" {
+		body, _ = json.Marshal(map[string]string{"Entity": entity})
+	}
+	_, err := c.do(ctx, &request{method: http.MethodPost, path: "ClearEntityMetadata", body: body, write: true})
+	return err
+}
+
+// BatchOptions choose the $batch format and error handling.
+type BatchOptions struct {
+	// ContinueOnError asks the server to run the remaining sub-requests
+	// after one fails. It is always sent, true or false.
+	ContinueOnError bool
+	// Multipart sends multipart/mixed instead of JSON.
+	Multipart bool
+}
+
+// Batch sends one $batch (spec 4.5) and returns the sub-responses. The
+// answer is read in whatever format the server chose: servers before 22.1
+// answer multipart/mixed even to JSON. Only a 429 or a request that
+// provably never left is retried; any other failure once the batch may
+// have reached the server is an *InDoubtError, since nothing is rolled back.
+func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptions) ([]BatchResponse, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	c.mu.Lock()
+	v, known := c.version, c.verKnown
+	c.mu.Unlock()
+	if known && v != nil && len(reqs) > v.BatchLimit() {
+		return nil, fmt.Errorf("POST $batch: %d operations, more than the %d version %s allows (spec 8)", len(reqs), v.BatchLimit(), v)
+	}
+	coe := "false"
+	if opts.ContinueOnError {
+		coe = "true"
+	}
+	var body bytes.Buffer
+	h := map[string]string{"Prefer": "odata.continue-on-error=" + coe}
+	if opts.Multipart {
+		boundary := NewBoundary()
+		if err := EncodeMultipartBatch(&body, boundary, reqs, opts.ContinueOnError); err != nil {
+			return nil, fmt.Errorf("POST $batch: %w", err)
+		}
+		ct := MultipartBatchContentType(boundary, opts.ContinueOnError)
+		if !strings.Contains(ct, "continue-on-error") {
+			ct += ";odata.continue-on-error=" + coe
+		}
+		h["Content-Type"] = ct
+		h["Accept"] = "multipart/mixed"
+	} else {
+		if err := EncodeJSONBatch(&body, reqs); err != nil {
+			return nil, fmt.Errorf("POST $batch: %w", err)
+		}
+		h["Content-Type"] = "application/json;odata.continue-on-error=" + coe
+		h["Accept"] = "application/json, multipart/mixed;q=0.5"
+	}
+	resp, err := c.do(ctx, &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h, write: true, batch: true})
+	if err != nil {
+		return nil, err
+	}
+	out, err := decodeBatchResponse(resp)
+	if err != nil {
+		return nil, &InDoubtError{Op: "POST $batch", Err: err}
+	}
+	return out, nil
+}
+
+func decodeBatchResponse(resp *response) ([]BatchResponse, error) {
+	ct := resp.header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		// No usable Content-Type: sniff.
+		t := bytes.TrimSpace(resp.body)
+		if len(t) > 0 && t[0] == '{' {
+			mt = "application/json"
+		} else {
+			return nil, fmt.Errorf("the batch answer has Content-Type %q: %q", ct, snippet(resp.body))
+		}
+	}
+	switch {
+	case mt == "application/json":
+		return DecodeJSONBatchResponse(bytes.NewReader(resp.body))
+	case mt == "multipart/mixed":
+		if params["boundary"] == "" {
+			return nil, errors.New("the multipart batch answer has no boundary")
+		}
+		return DecodeMultipartBatchResponse(bytes.NewReader(resp.body), params["boundary"])
+	case mt == "text/html":
+		return nil, ParseError(resp.status, resp.header, resp.body)
+	}
+	return nil, fmt.Errorf("the batch answer is %s, neither JSON nor multipart/mixed: %q", mt, snippet(resp.body))
+}

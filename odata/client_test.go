@@ -1,0 +1,757 @@
+package odata
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock advances when slept on, and records every sleep.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sleeps = append(f.sleeps, d)
+	f.now = f.now.Add(d)
+	return ctx.Err()
+}
+
+func (f *fakeClock) Sleeps() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.sleeps...)
+}
+
+const testPassword = "s3cret-pw"
+
+// seen is what a test server recorded of one request.
+type seen struct {
+	Method, Path, Query string
+	Header              http.Header
+	Body                []byte
+}
+
+// newServer starts a server whose handler also records requests.
+func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, body []byte)) (*httptest.Server, func() []seen) {
+	t.Helper()
+	var mu sync.Mutex
+	var log []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		log = append(log, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body})
+		mu.Unlock()
+		h(w, r, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []seen {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]seen(nil), log...)
+	}
+}
+
+func newTestClient(t *testing.T, srv *httptest.Server, mod func(*Config)) (*Client, *fakeClock) {
+	t.Helper()
+	clk := newFakeClock()
+	cfg := Config{
+		BaseURL:    srv.URL + "/odata/Priority/tabula.ini/demo",
+		Auth:       BasicAuth{User: "api", Password: testPassword},
+		HTTPClient: srv.Client(),
+		Clock:      clk,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, clk
+}
+
+func writeJSONAnswer(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck
+}
+
+func TestClientHeadersAndAuth(t *testing.T) {
+	t.Parallel()
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		writeJSONAnswer(w, 201, map[string]any{"ORDNAME": "SO1", "QUANT": json.Number("9007199254740993")})
+	})
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.Language = 3; cfg.AppID = "app"; cfg.AppKey = "key" })
+	var out map[string]any
+	if err := c.Post(context.Background(), "ORDERS", []byte(`{"CUSTNAME":"C1"}`), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out["QUANT"] != json.Number("9007199254740993") {
+		t.Errorf("number lost: %#v", out["QUANT"])
+	}
+	r := log()[0]
+	if r.Path != "/odata/Priority/tabula.ini,3/demo/ORDERS" {
+		t.Errorf("path %s", r.Path)
+	}
+	want := map[string]string{"Accept": "application/json", "Odata-Version": "4.0", "Content-Type": "application/json", "X-App-Id": "app", "X-App-Key": "key"}
+	for k, v := range want {
+		if r.Header.Get(k) != v {
+			t.Errorf("header %s = %q, want %q", k, r.Header.Get(k), v)
+		}
+	}
+	u, p, ok := (&http.Request{Header: r.Header}).BasicAuth()
+	if !ok || u != "api" || p != testPassword {
+		t.Errorf("basic auth = %q %q %v", u, p, ok)
+	}
+	if string(r.Body) != `{"CUSTNAME":"C1"}` {
+		t.Errorf("body %s", r.Body)
+	}
+
+	c2, _ := newTestClient(t, srv, func(cfg *Config) { cfg.Auth = PATAuth{Token: "tok123"} })
+	if err := c2.Get(context.Background(), "ORDERS", Query{Top: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	last := log()[1]
+	u, p, ok = (&http.Request{Header: last.Header}).BasicAuth()
+	if !ok || u != "tok123" || p != "PAT" {
+		t.Errorf("PAT auth = %q %q", u, p)
+	}
+	if last.Header.Get("Content-Type") != "" || last.Query != "$top=1" {
+		t.Errorf("GET carried Content-Type %q, query %q", last.Header.Get("Content-Type"), last.Query)
+	}
+	for _, s := range []string{fmt.Sprint(BasicAuth{"u", testPassword}), fmt.Sprintf("%+v %#v", BasicAuth{"u", testPassword}, BasicAuth{"u", testPassword}), fmt.Sprintf("%v %#v", PATAuth{testPassword}, PATAuth{testPassword})} {
+		if strings.Contains(s, testPassword) {
+			t.Errorf("secret printed: %s", s)
+		}
+	}
+}
+
+func TestClientVersion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		sys, pri int
+		want     Version
+		known    bool
+		calls    int
+	}{
+		{"system", 200, 0, Version{23, 1, "23.1-srv01"}, true, 1},
+		{"priority name", 404, 200, Version{23, 1, "23.1-srv01"}, true, 2},
+		{"neither", 404, 400, Version{}, false, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				status := tc.sys
+				if strings.HasSuffix(r.URL.Path, "GetPriorityVersion()") {
+					status = tc.pri
+				}
+				if status != 200 {
+					w.WriteHeader(status)
+					return
+				}
+				writeJSONAnswer(w, 200, map[string]string{"@odata.context": "x", "value": "23.1-srv01"})
+			})
+			c, _ := newTestClient(t, srv, nil)
+			for range 2 {
+				v, err := c.Version(context.Background())
+				if err != nil || v != tc.want {
+					t.Fatalf("Version = %+v, %v; want %+v", v, err, tc.want)
+				}
+			}
+			if c.VersionKnown() != tc.known || len(log()) != tc.calls {
+				t.Errorf("known=%v calls=%d", c.VersionKnown(), len(log()))
+			}
+			c.SetVersion(Version{Major: 25, Minor: 1})
+			if v, _ := c.Version(context.Background()); v.Major != 25 || !c.VersionKnown() {
+				t.Errorf("SetVersion ignored")
+			}
+		})
+	}
+}
+
+func TestClientVersionServerErrorNotCached(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if n.Add(1) == 1 {
+			w.WriteHeader(401)
+			return
+		}
+		writeJSONAnswer(w, 200, map[string]string{"value": "22.1"})
+	})
+	c, _ := newTestClient(t, srv, nil)
+	if _, err := c.Version(context.Background()); !IsUnauthorized(err) {
+		t.Fatalf("err = %v", err)
+	}
+	if v, err := c.Version(context.Background()); err != nil || v.String() != "22.1" {
+		t.Errorf("second try = %v, %v", v, err)
+	}
+}
+
+func TestClientServiceFunctions(t *testing.T) {
+	t.Parallel()
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "GetODataVersion()"):
+			writeJSONAnswer(w, 200, map[string]string{"value": "4.0"})
+		case strings.HasSuffix(r.URL.Path, "GetLoginName"):
+			writeJSONAnswer(w, 200, map[string]string{"value": "tabula"})
+		case strings.HasSuffix(r.URL.Path, "ClearEntityMetadata"):
+			w.WriteHeader(204)
+		}
+	})
+	c, _ := newTestClient(t, srv, nil)
+	ctx := context.Background()
+	if v, err := c.ODataVersion(ctx); v != "4.0" || err != nil {
+		t.Errorf("ODataVersion = %q %v", v, err)
+	}
+	if v, err := c.LoginName(ctx); v != "tabula" || err != nil {
+		t.Errorf("LoginName = %q %v", v, err)
+	}
+	if err := c.ClearEntityMetadata(ctx, "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ClearEntityMetadata(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	l := log()
+	if l[2].Method != "POST" || string(l[2].Body) != `{"Entity":"ORDERS"}` || len(l[3].Body) != 0 {
+		t.Errorf("ClearEntityMetadata sent %s %q / %q", l[2].Method, l[2].Body, l[3].Body)
+	}
+}
+
+func TestClientGetRetries(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		// Fresh connections, so that net/http does not retry the dropped
+		// one by itself.
+		w.Header().Set("Connection", "close")
+		switch n.Add(1) {
+		case 1:
+			w.WriteHeader(503)
+		case 2:
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(429)
+		case 3:
+			// Drop the connection: a transport error.
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+		default:
+			writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
+		}
+	})
+	c, clk := newTestClient(t, srv, nil)
+	if err := c.Get(context.Background(), "ORDERS", Query{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{500 * time.Millisecond, 7 * time.Second, 2 * time.Second}
+	if got := clk.Sleeps(); !reflect.DeepEqual(got, want) {
+		t.Errorf("sleeps = %v, want %v", got, want)
+	}
+}
+
+func TestClientGetGivesUp(t *testing.T) {
+	t.Parallel()
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(502)
+		io.WriteString(w, "<html><title>Bad Gateway</title></html>") //nolint:errcheck
+	})
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.Retries = 2 })
+	err := c.Get(context.Background(), "ORDERS", Query{}, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 502 || !e.HTML || e.Snippet != "Bad Gateway" {
+		t.Fatalf("err = %#v", err)
+	}
+	if len(log()) != 3 {
+		t.Errorf("%d attempts, want 3", len(log()))
+	}
+	// A 400 is not retried.
+	srv2, log2 := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		w.WriteHeader(400)
+		w.Write(ScreenErrorXML("ORDERS", nil, []string{"Line 1- Customer X not found"})) //nolint:errcheck
+	})
+	c2, _ := newTestClient(t, srv2, nil)
+	err = c2.Get(context.Background(), "ORDERS", Query{}, nil)
+	if !IsScreenError(err) || err.Error() != "ORDERS: Line 1- Customer X not found (HTTP 400)" || len(log2()) != 1 {
+		t.Errorf("err = %v after %d calls", err, len(log2()))
+	}
+}
+
+func TestClientWritesInDoubt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		handler func(w http.ResponseWriter)
+		status  int // the *Error inside, 0 for a transport error
+	}{
+		{"gateway timeout", func(w http.ResponseWriter) { w.WriteHeader(504) }, 504},
+		{"connection dropped", func(w http.ResponseWriter) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, 0},
+		{"response cut", func(w http.ResponseWriter) {
+			conn, buf, _ := w.(http.Hijacker).Hijack()
+			buf.WriteString("HTTP/1.1 201 Created\r\nContent-Length: 100\r\n\r\n{\"a\"") //nolint:errcheck
+			buf.Flush()                                                                  //nolint:errcheck
+			conn.Close()
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { tc.handler(w) })
+			c, _ := newTestClient(t, srv, nil)
+			err := c.Post(context.Background(), "ORDERS", []byte(`{}`), nil)
+			var ide *InDoubtError
+			if !errors.As(err, &ide) || ide.Op != "POST ORDERS" {
+				t.Fatalf("err = %v, want *InDoubtError", err)
+			}
+			if tc.status != 0 && !IsStatus(err, tc.status) {
+				t.Errorf("inner status lost: %v", err)
+			}
+			if n := len(log()); n != 1 {
+				t.Errorf("write sent %d times", n)
+			}
+			if strings.Contains(err.Error(), testPassword) {
+				t.Errorf("secret in error: %v", err)
+			}
+		})
+	}
+}
+
+func TestClientWriteTimeoutInDoubt(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { <-r.Context().Done() })
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.Timeout = 50 * time.Millisecond })
+	err := c.Patch(context.Background(), "ORDERS('X')", []byte(`{}`), nil)
+	var ide *InDoubtError
+	if !errors.As(err, &ide) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestClientWriteRetriedWhenNotSent(t *testing.T) {
+	t.Parallel()
+	// 429: the server refused before doing anything.
+	var n atomic.Int32
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(429)
+			return
+		}
+		writeJSONAnswer(w, 201, map[string]string{"ORDNAME": "SO1"})
+	})
+	c, clk := newTestClient(t, srv, nil)
+	var out map[string]any
+	if err := c.Post(context.Background(), "ORDERS", []byte(`{}`), &out); err != nil || out["ORDNAME"] != "SO1" {
+		t.Fatalf("Post = %v, %v", out, err)
+	}
+	if len(log()) != 2 || !reflect.DeepEqual(clk.Sleeps(), []time.Duration{3 * time.Second}) {
+		t.Errorf("calls %d, sleeps %v", len(log()), clk.Sleeps())
+	}
+
+	// Connection refused: provably not sent, so retried, and no InDoubtError.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	clk2 := newFakeClock()
+	c2, err := NewClient(Config{BaseURL: "http://" + addr + "/odata/Priority/tabula.ini/demo", Clock: clk2, Retries: 2,
+		Auth: BasicAuth{"u", testPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c2.Post(context.Background(), "ORDERS", []byte(`{}`), nil)
+	var ide *InDoubtError
+	if err == nil || errors.As(err, &ide) || len(clk2.Sleeps()) != 2 {
+		t.Errorf("refused: err = %v, sleeps %v", err, clk2.Sleeps())
+	}
+	if err != nil && strings.Contains(err.Error(), testPassword) {
+		t.Errorf("secret in error")
+	}
+}
+
+func TestClientResponseLimit(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		writeJSONAnswer(w, 200, map[string]string{"value": strings.Repeat("x", 100)})
+	})
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.MaxResponseBytes = 50 })
+	if err := c.Get(context.Background(), "X", Query{}, nil); !errors.Is(err, ErrResponseTooLarge) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestClientHTMLWith200(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<!DOCTYPE html><html><head><title>Sign in</title></head></html>") //nolint:errcheck
+	})
+	c, _ := newTestClient(t, srv, nil)
+	var out map[string]any
+	err := c.Get(context.Background(), "ORDERS", Query{}, &out)
+	var e *Error
+	if !errors.As(err, &e) || !e.HTML || e.Snippet != "Sign in" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestClientGetAll(t *testing.T) {
+	t.Parallel()
+	for _, rows := range []int{5, 4, 0} {
+		t.Run(fmt.Sprint(rows), func(t *testing.T) {
+			t.Parallel()
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				var top, skip int
+				fmt.Sscan(r.URL.Query().Get("$top"), &top)   //nolint:errcheck
+				fmt.Sscan(r.URL.Query().Get("$skip"), &skip) //nolint:errcheck
+				var page []map[string]any
+				for i := skip; i < rows && i < skip+top; i++ {
+					page = append(page, map[string]any{"N": i})
+				}
+				writeJSONAnswer(w, 200, map[string]any{"value": page})
+			})
+			c, _ := newTestClient(t, srv, nil)
+			var got []string
+			err := c.GetAll(context.Background(), "ORDERS", Query{Select: []string{"N"}}, 2, func(e map[string]any) error {
+				got = append(got, fmt.Sprint(e["N"]))
+				return nil
+			})
+			if err != nil || len(got) != rows {
+				t.Fatalf("got %v, %v", got, err)
+			}
+			wantCalls := rows/2 + 1
+			if len(log()) != wantCalls {
+				t.Errorf("%d calls, want %d", len(log()), wantCalls)
+			}
+			if rows > 0 && log()[1].Query != "$select=N&$top=2&$skip=2" {
+				t.Errorf("second page query %q", log()[1].Query)
+			}
+		})
+	}
+	// Top caps the total; fn's error stops the walk.
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		writeJSONAnswer(w, 200, map[string]any{"value": []map[string]any{{"A": 1}, {"A": 2}}})
+	})
+	c, _ := newTestClient(t, srv, nil)
+	n := 0
+	if err := c.GetAll(context.Background(), "X", Query{Top: 3}, 2, func(map[string]any) error { n++; return nil }); err != nil || n != 4 && n != 3 {
+		t.Errorf("Top: n=%d err=%v", n, err)
+	}
+	if q := log()[1].Query; q != "$top=1&$skip=2" {
+		t.Errorf("capped page query %q", q)
+	}
+	stop := errors.New("stop")
+	if err := c.GetAll(context.Background(), "X", Query{}, 2, func(map[string]any) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("fn error = %v", err)
+	}
+}
+
+func TestClientRateLimit(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
+	c, clk := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 60 })
+	for range 3 {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := clk.Sleeps(); !reflect.DeepEqual(got, []time.Duration{time.Second, time.Second}) {
+		t.Errorf("sleeps = %v", got)
+	}
+}
+
+func TestClientMaxConcurrent(t *testing.T) {
+	t.Parallel()
+	var inflight, maxSeen atomic.Int32
+	arrived := make(chan struct{}, 10)
+	gate := make(chan struct{})
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		n := inflight.Add(1)
+		for {
+			m := maxSeen.Load()
+			if n <= m || maxSeen.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-gate
+		inflight.Add(-1)
+		w.WriteHeader(204)
+	})
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.MaxConcurrent = 2 })
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for range 6 {
+		<-arrived
+		gate <- struct{}{}
+	}
+	wg.Wait()
+	if m := maxSeen.Load(); m > 2 || m < 1 {
+		t.Errorf("max in flight %d, want at most 2", m)
+	}
+}
+
+func TestClientTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSONAnswer(w, 200, map[string]string{"value": "4.0"})
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	defer srv.Close()
+	base := srv.URL + "/odata/Priority/tabula.ini/demo"
+
+	// Without the CA: refused at once, with advice, not retried.
+	clk := newFakeClock()
+	c, err := NewClient(Config{BaseURL: base, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ODataVersion(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "CACertFile") || len(clk.Sleeps()) != 0 {
+		t.Errorf("untrusted: err = %v, sleeps %v", err, clk.Sleeps())
+	}
+
+	// With the CA file: works.
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = NewClient(Config{BaseURL: base, CACertFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.ODataVersion(context.Background()); err != nil || v != "4.0" {
+		t.Errorf("with CA: %q, %v", v, err)
+	}
+
+	// Switching checks off is refused; so is a file with no certificate.
+	insecure := srv.Client()
+	insecure.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
+	if _, err := NewClient(Config{BaseURL: base, HTTPClient: insecure}); err == nil {
+		t.Errorf("InsecureSkipVerify accepted")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	os.WriteFile(bad, []byte("nothing"), 0o600) //nolint:errcheck
+	if _, err := NewClient(Config{BaseURL: base, CACertFile: bad}); err == nil {
+		t.Errorf("empty CA file accepted")
+	}
+	if _, err := NewClient(Config{BaseURL: "not a url"}); err == nil {
+		t.Errorf("bad base URL accepted")
+	}
+}
+
+func TestClientMetadata(t *testing.T) {
+	t.Parallel()
+	m := demoModel()
+	var doc, frag bytes.Buffer
+	if err := m.WriteXML(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Type("ORDERS").WriteXML(&frag, m.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	var prepared atomic.Bool
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/$metadata"):
+			w.Header().Set("Content-Type", "application/xml")
+			w.Write(doc.Bytes()) //nolint:errcheck
+		case strings.Contains(r.URL.Path, "GetMetadataFor"):
+			if !prepared.Load() {
+				w.WriteHeader(400)
+				w.Write(ODataErrorJSON("400", "metadata not prepared")) //nolint:errcheck
+				return
+			}
+			w.Write(frag.Bytes()) //nolint:errcheck
+		case strings.HasSuffix(r.URL.Path, "/ORDERS"):
+			prepared.Store(true)
+			writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
+		}
+	})
+	c, _ := newTestClient(t, srv, nil)
+	got, raw, err := c.Metadata(context.Background())
+	if err != nil || !reflect.DeepEqual(got, m) || !bytes.Equal(raw, doc.Bytes()) {
+		t.Fatalf("Metadata = %v, %v", got, err)
+	}
+	if a := log()[0].Header.Get("Accept"); a != "application/xml" {
+		t.Errorf("Accept %q", a)
+	}
+	et, _, err := c.MetadataFor(context.Background(), "ORDERS")
+	if err != nil || !reflect.DeepEqual(et, m.Type("ORDERS")) {
+		t.Fatalf("MetadataFor = %v, %v", et, err)
+	}
+	var paths []string
+	for _, s := range log()[1:] {
+		paths = append(paths, strings.TrimPrefix(s.Path, "/odata/Priority/tabula.ini/demo/")+"?"+s.Query)
+	}
+	want := []string{"GetMetadataFor(entity='ORDERS')?", "ORDERS?$top=1", "GetMetadataFor(entity='ORDERS')?"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("calls = %v, want %v", paths, want)
+	}
+}
+
+func TestClientBatch(t *testing.T) {
+	t.Parallel()
+	reqs := []BatchRequest{
+		{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{"CUSTNAME":"C1"}`)},
+		{ID: "2", Method: "POST", URL: "$1/ORDERITEMS_SUBFORM", Body: json.RawMessage(`{"PARTNAME":"P"}`), DependsOn: []string{"1"}},
+	}
+	answers := []BatchResponse{
+		{ID: "1", Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{"ORDNAME":"SO1"}`)},
+		{ID: "2", Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{"KLINE":1}`)},
+	}
+	tests := []struct {
+		name      string
+		opts      BatchOptions
+		answerFmt string // "json" or "multipart"
+		wantCT    string
+	}{
+		{"json", BatchOptions{ContinueOnError: false}, "json", "application/json;odata.continue-on-error=false"},
+		{"json continue", BatchOptions{ContinueOnError: true}, "json", "application/json;odata.continue-on-error=true"},
+		{"json to an old server", BatchOptions{}, "multipart", "application/json;odata.continue-on-error=false"},
+		{"multipart", BatchOptions{Multipart: true}, "multipart", "multipart/mixed;boundary="},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if tc.answerFmt == "json" {
+					w.Header().Set("Content-Type", "application/json")
+					EncodeJSONBatchResponse(w, answers) //nolint:errcheck
+					return
+				}
+				b := "batchresponse_x1"
+				w.Header().Set("Content-Type", "multipart/mixed; boundary="+b)
+				EncodeMultipartBatchResponse(w, b, answers) //nolint:errcheck
+			})
+			c, _ := newTestClient(t, srv, nil)
+			got, err := c.Batch(context.Background(), reqs, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].ID != "1" || got[0].Status != 201 || got[1].Status != 201 || !strings.Contains(string(got[1].Body), `"KLINE":1`) {
+				t.Errorf("responses = %+v", got)
+			}
+			s := log()[0]
+			wantPrefer := fmt.Sprintf("odata.continue-on-error=%v", tc.opts.ContinueOnError)
+			if s.Path != "/odata/Priority/tabula.ini/demo/$batch" || s.Header.Get("Prefer") != wantPrefer || !strings.HasPrefix(s.Header.Get("Content-Type"), tc.wantCT) {
+				t.Errorf("sent %s Prefer=%q Content-Type=%q", s.Path, s.Header.Get("Prefer"), s.Header.Get("Content-Type"))
+			}
+			if tc.opts.Multipart {
+				if !strings.Contains(s.Header.Get("Content-Type"), "continue-on-error=false") {
+					t.Errorf("multipart Content-Type lacks the preference: %q", s.Header.Get("Content-Type"))
+				}
+			} else {
+				back, err := DecodeJSONBatchRequest(bytes.NewReader(s.Body))
+				if err != nil || len(back) != 2 || back[1].URL != "$1/ORDERITEMS_SUBFORM" || !reflect.DeepEqual(back[1].DependsOn, []string{"1"}) {
+					t.Errorf("JSON body decodes to %+v, %v", back, err)
+				}
+			}
+		})
+	}
+}
+
+func TestClientBatchFailures(t *testing.T) {
+	t.Parallel()
+	reqs := []BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)}}
+	tests := []struct {
+		name    string
+		handler func(w http.ResponseWriter)
+		inDoubt bool
+		calls   int
+	}{
+		{"500", func(w http.ResponseWriter) { w.WriteHeader(500) }, true, 1},
+		{"unreadable answer", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"responses":[`) //nolint:errcheck
+		}, true, 1},
+		{"dropped", func(w http.ResponseWriter) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, true, 1},
+		{"400 refused whole", func(w http.ResponseWriter) {
+			w.WriteHeader(400)
+			w.Write(ODataErrorJSON("400", "malformed batch")) //nolint:errcheck
+		}, false, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { tc.handler(w) })
+			c, _ := newTestClient(t, srv, nil)
+			_, err := c.Batch(context.Background(), reqs, BatchOptions{})
+			var ide *InDoubtError
+			if err == nil || errors.As(err, &ide) != tc.inDoubt {
+				t.Errorf("err = %v, in doubt wanted %v", err, tc.inDoubt)
+			}
+			if len(log()) != tc.calls {
+				t.Errorf("%d calls", len(log()))
+			}
+		})
+	}
+	// Past the version's limit: refused before sending.
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {})
+	c, _ := newTestClient(t, srv, nil)
+	c.SetVersion(Version{Major: 23, Minor: 1})
+	if _, err := c.Batch(context.Background(), make([]BatchRequest, 101), BatchOptions{}); err == nil || len(log()) != 0 {
+		t.Errorf("101 operations: err = %v, calls %d", err, len(log()))
+	}
+}
+
+func TestClientHook(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(404) })
+	var calls []CallInfo
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.Hook = func(ci CallInfo) { calls = append(calls, ci) } })
+	err := c.Delete(context.Background(), "ORDERS('X')")
+	if !IsNotFound(err) || len(calls) != 1 || calls[0].Method != "DELETE" || calls[0].Status != 404 || calls[0].Path != "ORDERS('X')" {
+		t.Errorf("err %v, calls %+v", err, calls)
+	}
+}
