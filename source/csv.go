@@ -86,6 +86,11 @@ func newCSVReader(name string, in io.Reader, opts Options) (*csvReader, error) {
 	for i, s := range rec {
 		names[i] = strings.TrimSpace(s)
 	}
+	// Spreadsheets export trailing empty columns ("a,b,,"): they are not
+	// columns, and empty fields under them are ignored like any extra.
+	for len(names) > 1 && names[len(names)-1] == "" {
+		names = names[:len(names)-1]
+	}
 	if err := checkNames(names, nil); err != nil {
 		return nil, &Error{File: name, Line: line, Err: err}
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // sheetStream reads a worksheet's rows one at a time from its XML, with
@@ -275,8 +274,6 @@ func (s *sheetStream) finish(col, row int, typ string, style int, formula, hasV,
 		add(nil, fmt.Errorf("unknown cell type %q", typ))
 	}
 }
-
-var _ = time.Time{}
 
 // unescapeOOXML undoes the _xHHHH_ escapes OOXML uses for characters XML
 // cannot carry (a carriage return is stored as _x000D_).
