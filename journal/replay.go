@@ -302,6 +302,9 @@ func (st *State) apply(line []byte) string {
 			ob.subs = append(ob.subs, s)
 			rec := st.record(s.Step, s.Rec)
 			rec.lastSeq = seq
+			if !strings.HasPrefix(s.Op, "undo-") {
+				rec.Undone = false
+			}
 			switch {
 			case strings.HasPrefix(s.Op, "undo-"):
 				if rec.Undo == nil {
@@ -373,7 +376,13 @@ func (st *State) apply(line []byte) string {
 		}
 		rec := st.record(re.Step, re.ID)
 		if re.Undo {
-			rec.Undone = re.Status == Committed
+			// Undo removed the record's effects: it is as if never sent.
+			if re.Status == Committed {
+				rec.Undone = true
+				rec.Subs, rec.Extra, rec.Undo = nil, nil, nil
+				rec.Key, rec.Created, rec.final = "", false, ""
+				rec.finalSeq, rec.lastSeq = 0, 0
+			}
 			return ""
 		}
 		rec.final, rec.finalSeq = re.Status, seq

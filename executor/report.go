@@ -1,0 +1,196 @@
+package executor
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/migrate-tool/migrate/journal"
+)
+
+// reportColumns follow the source's own columns in a report.
+var reportColumns = []string{"step", "location", "field", "message"}
+
+// Report writes the failed rows of a journal as they were in the source —
+// the original header and cells — followed by step, location, field and
+// the server's message: ready to correct and load again with RetryFailed.
+// out ends in .xlsx (one sheet per step) or .csv (the union of the steps'
+// columns). It returns the number of rows written.
+func Report(journalPath, out string) (int, error) {
+	st, err := journal.Load(journalPath)
+	if err != nil {
+		return 0, err
+	}
+	type sheet struct {
+		name   string
+		header []string
+		rows   [][]string
+	}
+	var sheets []*sheet
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		sh := &sheet{name: name}
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			if rec.Status() != journal.Failed {
+				continue
+			}
+			var cells []string
+			if rec.Row != nil {
+				if sh.header == nil {
+					sh.header = rec.Row.Header
+				}
+				cells = alignRow(sh.header, rec.Row)
+			}
+			loc, field, msgs := rec.Loc, "", make([]string, 0, len(rec.Errors))
+			for i, e := range rec.Errors {
+				if i == 0 && e.Cell != "" {
+					loc = e.Cell
+				}
+				if field == "" {
+					field = e.Field
+				}
+				msgs = append(msgs, e.Message)
+			}
+			sh.rows = append(sh.rows, append(cells, name, loc, field, strings.Join(msgs, "; ")))
+		}
+		if len(sh.rows) > 0 {
+			sheets = append(sheets, sh)
+		}
+	}
+	n := 0
+	for _, sh := range sheets {
+		n += len(sh.rows)
+	}
+	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".xlsx":
+		f := excelize.NewFile()
+		defer f.Close()
+		first := true
+		for _, sh := range sheets {
+			name := sheetName(sh.name)
+			if first {
+				if err := f.SetSheetName("Sheet1", name); err != nil {
+					return 0, err
+				}
+				first = false
+			} else if _, err := f.NewSheet(name); err != nil {
+				return 0, err
+			}
+			hdr := append(append([]string(nil), sh.header...), reportColumns...)
+			if err := setRow(f, name, 1, hdr); err != nil {
+				return 0, err
+			}
+			for i, r := range sh.rows {
+				// Rows without a source row still line up their messages.
+				if len(r) < len(hdr) {
+					r = append(make([]string, len(hdr)-len(r)), r...)
+				}
+				if err := setRow(f, name, i+2, r); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if first {
+			if err := setRow(f, "Sheet1", 1, reportColumns); err != nil {
+				return 0, err
+			}
+		}
+		if err := f.SaveAs(tmp); err != nil {
+			return 0, err
+		}
+	case ".csv":
+		var cols []string
+		seen := map[string]bool{}
+		for _, sh := range sheets {
+			for _, c := range sh.header {
+				if !seen[c] {
+					seen[c] = true
+					cols = append(cols, c)
+				}
+			}
+		}
+		fh, err := os.Create(tmp)
+		if err != nil {
+			return 0, err
+		}
+		w := csv.NewWriter(fh)
+		w.Write(append(append([]string(nil), cols...), reportColumns...))
+		for _, sh := range sheets {
+			for _, r := range sh.rows {
+				cells := r[:len(r)-4]
+				line := make([]string, len(cols))
+				for i, h := range sh.header {
+					if i < len(cells) {
+						line[indexOf(cols, h)] = cells[i]
+					}
+				}
+				w.Write(append(line, r[len(r)-4:]...))
+			}
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			fh.Close()
+			return 0, err
+		}
+		if err := fh.Close(); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
+	}
+	return n, os.Rename(tmp, out)
+}
+
+func alignRow(header []string, r *journal.Row) []string {
+	out := make([]string, len(header))
+	for i, h := range r.Header {
+		if j := indexOf(header, h); j >= 0 && i < len(r.Cells) {
+			out[j] = r.Cells[i]
+		}
+	}
+	return out
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func setRow(f *excelize.File, sheet string, row int, cells []string) error {
+	vals := make([]any, len(cells))
+	for i, c := range cells {
+		vals[i] = c
+	}
+	cell, err := excelize.CoordinatesToCellName(1, row)
+	if err != nil {
+		return err
+	}
+	return f.SetSheetRow(sheet, cell, &vals)
+}
+
+// sheetName makes a step name a valid sheet name (31 characters, no []:*?/\).
+func sheetName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if strings.ContainsRune(`[]:*?/\`, r) {
+			return '_'
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 31 {
+		s = string(r[:31])
+	}
+	if s == "" {
+		s = "step"
+	}
+	return s
+}
