@@ -4,5 +4,26 @@
 // error bodies (XML FORM/InterfaceErrors and their JSON forms) and the HTTP
 // client with authentication, retries and version detection.
 //
+// Where things are:
+//
+//   - model.go, metadata.go, metadata_write.go: the metadata model, its
+//     parsers (ParseMetadata, ParseEntityType for GetMetadataFor) and writers
+//     (Metadata.WriteXML, EntityType.WriteXML), Suggest for "did you mean".
+//   - decimal.go, values.go: exact Edm.Decimal, literals (FormatLiteral,
+//     FormatDateTime, FormatDate), entity bodies (MarshalBody, DecodeEntity)
+//     and typed decoding of server values (DecodeValue).
+//   - keys.go, url.go: keys (FormatKey, ParseKey, ParsePath), $<id>
+//     references, ServiceRoot with the language code, Query and the filter
+//     builders (Eq, And, Or, ...).
+//   - errors.go: Error, ParseError, the Kind predicates and the error-body
+//     writers the sandbox uses.
+//   - client.go: Client, Config, Authenticator (BasicAuth, PATAuth), retries
+//     and InDoubtError, rate limits, Batch.
+//   - batch.go, batch_json.go, batch_multipart.go: the $batch types and codecs.
+//   - version.go: system versions and the feature gates of spec 9.
+//
+// A write the client cannot prove unsent or refused comes back as an
+// *InDoubtError: the caller reconciles by reading, never by resending.
+//
 // It knows nothing about plans, sources or journals.
 package odata
