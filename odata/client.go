@@ -128,7 +128,8 @@ type Config struct {
 	// DefaultRetries, a negative number none.
 	Retries int
 	Clock   Clock
-	// Hook, when set, is called after every HTTP exchange.
+	// Hook, when set, is called after every HTTP exchange, from the
+	// goroutine that made the call: it must be safe for concurrent use.
 	Hook func(CallInfo)
 }
 
@@ -477,6 +478,8 @@ func withQuery(path string, q Query) string {
 }
 
 // Get reads path with the query options into out (a pointer; nil discards).
+// Paths are relative to the service root and must already be escaped:
+// build keyed paths with EntityPath and LinePath.
 func (c *Client) Get(ctx context.Context, path string, q Query, out any) error {
 	resp, err := c.do(ctx, &request{method: http.MethodGet, path: withQuery(path, q)})
 	if err != nil {
@@ -658,7 +661,7 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 		if looksHTML(bytes.TrimSpace(resp.body)) {
 			return nil, nil, ParseError(resp.status, resp.header, resp.body)
 		}
-		t, err := ParseEntityType(bytes.NewReader(resp.body))
+		t, err := ParseEntityTypeNamed(bytes.NewReader(resp.body), entity)
 		if err != nil {
 			return nil, resp.body, fmt.Errorf("GET %s: %w", path, err)
 		}

@@ -505,8 +505,15 @@ func markAutoUnique(types []*EntityType) {
 
 // ParseEntityType reads a GetMetadataFor answer (spec 4.1): an EntityType
 // element, alone or inside wrappers (Schema, DataServices, Edmx). Sibling
-// <Annotations> blocks that target the type are applied too.
-func ParseEntityType(r io.Reader) (*EntityType, error) {
+// <Annotations> blocks that target the type are applied too. When the answer
+// holds several entity types, the first is taken; ParseEntityTypeNamed
+// picks one by name.
+func ParseEntityType(r io.Reader) (*EntityType, error) { return ParseEntityTypeNamed(r, "") }
+
+// ParseEntityTypeNamed is ParseEntityType that takes the entity type called
+// name when the answer holds several (an answer may carry its sub-forms'
+// types too); with "" or no such type, the first.
+func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true
 	var (
@@ -541,12 +548,15 @@ func ParseEntityType(r io.Reader) (*EntityType, error) {
 			derr = dec.DecodeElement(&ref, &se)
 			refs = append(refs, ref)
 		case "EntityType":
-			if x != nil {
-				derr = dec.Skip() // GetMetadataFor names one entity; the first one wins
+			if x != nil && (name == "" || x.Name == name) {
+				derr = dec.Skip() // already have the one wanted
 				break
 			}
-			x = new(xEntityType)
-			derr = dec.DecodeElement(x, &se)
+			nx := new(xEntityType)
+			derr = dec.DecodeElement(nx, &se)
+			if x == nil || nx.Name == name {
+				x = nx
+			}
 		case "Annotations":
 			var b xAnnotations
 			derr = dec.DecodeElement(&b, &se)

@@ -342,3 +342,22 @@ func BenchmarkParseMetadata(b *testing.B) {
 		}
 	}
 }
+
+func TestParseEntityTypeNamed(t *testing.T) {
+	t.Parallel()
+	doc := `<Schema Namespace="N"><EntityType Name="ORDERITEMS_SUBFORM"><Property Name="K" Type="Edm.Int64"/></EntityType>` +
+		`<EntityType Name="ORDERS"><Property Name="ORDNAME" Type="Edm.String"/></EntityType>` +
+		`<Annotations Target="N.ORDERS/ORDNAME"><Annotation Term="N.Mandatory" Bool="true"/></Annotations></Schema>`
+	et, err := ParseEntityTypeNamed(strings.NewReader(doc), "ORDERS")
+	if err != nil || et.Name != "ORDERS" || !et.Property("ORDNAME").Mandatory {
+		t.Fatalf("named = %+v, %v", et, err)
+	}
+	et, err = ParseEntityType(strings.NewReader(doc))
+	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
+		t.Fatalf("first = %+v, %v", et, err)
+	}
+	et, err = ParseEntityTypeNamed(strings.NewReader(doc), "MISSING")
+	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
+		t.Fatalf("missing name = %+v, %v", et, err)
+	}
+}

@@ -178,3 +178,18 @@ func TestFormatDateTimeRoundTrip(t *testing.T) {
 		t.Errorf("ParseDateTime(%s) = %v, %v", s, back, err)
 	}
 }
+
+func BenchmarkMarshalBody(b *testing.B) {
+	price, _ := ParseDecimal("12.10", '.')
+	lines := make([]map[string]any, 20)
+	for i := range lines {
+		lines[i] = map[string]any{"PARTNAME": "P", "TQUANT": price, "DUEDATE": time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)}
+	}
+	body := map[string]any{"CUSTNAME": "C1", "ORDERITEMS_SUBFORM": lines}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MarshalBody(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
