@@ -71,7 +71,7 @@ func newCSVReader(name string, in io.Reader, opts Options) (*csvReader, error) {
 	cr := csv.NewReader(text)
 	cr.Comma = delim
 	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = false
+	cr.LazyQuotes = opts.LazyQuotes
 	cr.ReuseRecord = true
 	r := &csvReader{name: name, r: cr, check: check}
 
@@ -143,7 +143,11 @@ func (r *csvReader) read() ([]string, int, error) {
 		}
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return nil, pe.StartLine, &Error{File: r.name, Line: pe.StartLine, Err: csvMessage(pe)}
+			e := &Error{File: r.name, Line: pe.StartLine, Err: csvMessage(pe)}
+			if pe.StartLine == pe.Line {
+				e.Col = pe.Column
+			}
+			return nil, pe.StartLine, e
 		}
 		return nil, 0, &Error{File: r.name, Err: fmt.Errorf("read: %w", err)}
 	}
@@ -162,14 +166,14 @@ func (r *csvReader) read() ([]string, int, error) {
 func csvMessage(pe *csv.ParseError) error {
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
-		return fmt.Errorf("column %d: a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"): %w", pe.Column, pe.Err)
+		return fmt.Errorf("a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"): %w", pe.Err)
 	case errors.Is(pe.Err, csv.ErrQuote):
 		if pe.StartLine != pe.Line {
 			return fmt.Errorf("a quoted field of this record is not closed properly (the error shows at line %d, column %d): close it with a quote and double quotes inside it: %w", pe.Line, pe.Column, pe.Err)
 		}
-		return fmt.Errorf("column %d: a quoted field is not closed properly: close it with a quote and double quotes inside it: %w", pe.Column, pe.Err)
+		return fmt.Errorf("a quoted field is not closed properly: close it with a quote and double quotes inside it: %w", pe.Err)
 	}
-	return fmt.Errorf("column %d: %w", pe.Column, pe.Err)
+	return pe.Err
 }
 
 func (r *csvReader) Header() *Header { return r.header }

@@ -14,10 +14,12 @@ var (
 
 // Error is a problem at a place in a source file. Error() begins with the
 // place in the form editors parse: "parts.csv:42: ...",
-// "customers.xlsx!Customers!C17: ..." or "customers.xlsx!Customers!17: ...".
+// "customers.xlsx!Customers!C17: ..." or "customers.xlsx!Customers!17: ...";
+// a CSV syntax error also gives the column: "parts.csv:42:7: ...".
 type Error struct {
 	File  string
 	Line  int    // CSV line or XLSX row; 0 when the problem is about the whole file
+	Col   int    // CSV only: 1-based byte in the (decoded) line, when known
 	Sheet string // XLSX only
 	Cell  string // XLSX cell reference ("C17"), when the problem is one cell
 	// RowOnly says the problem concerns this row only: Next returned the row
@@ -43,6 +45,9 @@ func (e *Error) Where() string {
 		s += "!" + e.Sheet
 	case e.Line > 0:
 		s += ":" + strconv.Itoa(e.Line)
+		if e.Col > 0 {
+			s += ":" + strconv.Itoa(e.Col)
+		}
 	}
 	return s
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// CSV
 	Delimiter rune   // default ','
 	Encoding  string // utf-8 (default), utf-16, windows-1255, windows-1252, iso-8859-8; a BOM wins
+	// LazyQuotes accepts a quote inside an unquoted field (Hebrew
+	// abbreviations such as מק"ט are written with one) and an undoubled
+	// quote inside a quoted field. Off by default: a stray quote is an error.
+	LazyQuotes bool
 	// XLSX
 	Sheet     string // default: the first sheet
 	HeaderRow int    // default 1; rows above it are ignored
