@@ -414,3 +414,29 @@ func ParseDateTime(s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date-time", s)
 }
+
+// ValuesEqual reports whether a and b are the same value of type t once
+// both went through DecodeValue: decimals compare numerically ("12.1"
+// equals "12.10"), times as instants (whatever their offsets), the rest
+// exactly. Upsert uses it to skip a PATCH that would change nothing.
+func ValuesEqual(t EdmType, a, b any) (bool, error) {
+	da, err := DecodeValue(t, a)
+	if err != nil {
+		return false, err
+	}
+	db, err := DecodeValue(t, b)
+	if err != nil {
+		return false, err
+	}
+	switch x := da.(type) {
+	case nil:
+		return db == nil, nil
+	case Decimal:
+		y, ok := db.(Decimal)
+		return ok && x.Cmp(y) == 0, nil
+	case time.Time:
+		y, ok := db.(time.Time)
+		return ok && x.Equal(y), nil
+	}
+	return da == db, nil
+}

@@ -193,3 +193,30 @@ func BenchmarkMarshalBody(b *testing.B) {
 		}
 	}
 }
+
+func TestValuesEqual(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typ  EdmType
+		a, b any
+		want bool
+	}{
+		{EdmDecimal, json.Number("12.10"), mustDec(t, "12.1"), true},
+		{EdmDecimal, json.Number("12.11"), mustDec(t, "12.1"), false},
+		{EdmDateTimeOffset, "2024-03-01T00:00:00+02:00", time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC), true},
+		{EdmInt64, json.Number("5"), int64(5), true},
+		{EdmString, "a", "a", true},
+		{EdmString, nil, "", false},
+		{EdmString, nil, nil, true},
+		{EdmBoolean, true, "true", true},
+	}
+	for _, tc := range tests {
+		got, err := ValuesEqual(tc.typ, tc.a, tc.b)
+		if err != nil || got != tc.want {
+			t.Errorf("ValuesEqual(%s, %#v, %#v) = %v, %v; want %v", tc.typ, tc.a, tc.b, got, err, tc.want)
+		}
+	}
+	if _, err := ValuesEqual(EdmInt64, "x", int64(1)); err == nil {
+		t.Errorf("bad value compared")
+	}
+}
