@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,5 +320,44 @@ orders.xlsx!Orders!5 ["SO-2" T:2023-03-15T00:00:00.000Z N:0.001 <nil> B:false]
 	row := Row{Loc: Location{File: "orders.xlsx", Sheet: sh, Line: 3}, Header: r.Header()}
 	if got := row.CellRef("Qty"); got != "orders.xlsx!Orders!D3" {
 		t.Errorf("CellRef = %s", got)
+	}
+}
+
+// TestFindElement puts the merged ranges at every offset around the
+// scanner's 64 KiB chunks, and decoys that are not the element.
+func TestFindElement(t *testing.T) {
+	t.Parallel()
+	for _, pad := range []int{0, 1, 100, 65536 - 12, 65536 - 11, 65536 - 5, 65536, 65536 + 3, 2*65536 - 7} {
+		for _, tag := range []string{"<mergeCells count=\"1\">", "<x:mergeCells>"} {
+			in := "<t>mergeCells</t><mergeCellsX/>" + strings.Repeat("a", pad) + tag + "<mergeCell ref=\"A1:B1\"/>"
+			rd, err := findElement(strings.NewReader(in), "mergeCells")
+			if err != nil || rd == nil {
+				t.Fatalf("pad %d %s: %v, %v", pad, tag, rd, err)
+			}
+			b := new(strings.Builder)
+			if _, err := io.Copy(b, rd); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(b.String(), tag) {
+				t.Errorf("pad %d: reader starts with %.30q", pad, b.String())
+			}
+		}
+	}
+	if rd, err := findElement(strings.NewReader("<sheetData/><t>mergeCells</t>"), "mergeCells"); rd != nil || err != nil {
+		t.Errorf("found a decoy: %v %v", rd, err)
+	}
+}
+
+func TestXLSXTypedHeader(t *testing.T) {
+	t.Parallel()
+	b := book{sheets: []string{"S"}, xfs: []int{14},
+		sheetXML: []string{rowsXML(`<row r="1"><c r="A1"><v>2024</v></c><c r="B1" t="b"><v>1</v></c><c r="C1" s="1"><v>45292</v></c></row>`, `<row r="2"><c r="A2"><v>1</v></c></row>`)}}
+	r, err := openBook(t, b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := fmt.Sprint(r.Header().Names); got != "[2024 TRUE 2024-01-01]" {
+		t.Errorf("header = %s", got)
 	}
 }
