@@ -311,12 +311,9 @@ func (r *runner) runStep(s *plan.Step) error {
 			r.halt(err)
 		}
 	}
+	// Wait for what is in flight before sending a last, partial batch: its
+	// answers may release continuation units that fill it.
 	for {
-		if !r.halted() {
-			if err := sr.pk.flush(); err != nil && !errors.Is(err, errHalt) {
-				r.halt(err)
-			}
-		}
 		sr.inflight.Wait()
 		if r.halted() {
 			break
@@ -324,10 +321,16 @@ func (r *runner) runStep(s *plan.Step) error {
 		sr.mu.Lock()
 		n := len(sr.queued)
 		sr.mu.Unlock()
-		if n == 0 && len(sr.pk.cur) == 0 {
+		if n > 0 {
+			if err := sr.drain(); err != nil && !errors.Is(err, errHalt) {
+				r.halt(err)
+			}
+			continue
+		}
+		if len(sr.pk.cur) == 0 {
 			break
 		}
-		if err := sr.drain(); err != nil && !errors.Is(err, errHalt) {
+		if err := sr.pk.flush(); err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
 		}
 	}

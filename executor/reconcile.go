@@ -52,6 +52,9 @@ func (r *runner) reconcile() error {
 	for _, s := range r.state.Header.Steps {
 		entity[s.Name] = s.Entity
 	}
+	for _, s := range r.opts.Plan.Steps {
+		entity[s.Name] = s.Entity
+	}
 	results := map[int][]journal.Result{}
 	absent := map[string]bool{} // step|rec whose entity is absent
 	keyOf := map[string]string{}

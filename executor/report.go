@@ -101,7 +101,15 @@ func Report(journalPath, out string) (int, error) {
 				return 0, err
 			}
 		}
-		if err := f.SaveAs(tmp); err != nil {
+		fh, err := os.Create(tmp)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := f.WriteTo(fh); err != nil {
+			fh.Close()
+			return 0, err
+		}
+		if err := fh.Close(); err != nil {
 			return 0, err
 		}
 	case ".csv":

@@ -13,8 +13,15 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 	for _, s := range st.Header.Steps {
 		entity[s.Name] = s.Entity
 	}
-	if p != nil && sum.Plan == "" {
-		sum.Plan = p.Name
+	if p != nil {
+		if sum.Plan == "" {
+			sum.Plan = p.Name
+		}
+		for _, s := range p.Steps {
+			if entity[s.Name] == "" {
+				entity[s.Name] = s.Entity
+			}
+		}
 	}
 	for _, name := range st.StepNames {
 		c := st.Counts(name)

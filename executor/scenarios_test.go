@@ -1,0 +1,333 @@
+package executor
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+func partsAndCustomers(n int) []transform.Result {
+	var out []transform.Result
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("P%d", i)
+		out = append(out, rec("parts", "LOGPART", id, i+1, map[string]any{"PARTNAME": id, "PARTDES": "part " + id}))
+	}
+	return out
+}
+
+func orderWithLines(id string, l int, cust string, parts ...string) transform.Result {
+	var kids []*transform.Child
+	for i, p := range parts {
+		kids = append(kids, line("ORDERITEMS_SUBFORM", l*1000+i, map[string]any{"PARTNAME": p, "TQUANT": dec("1")}))
+	}
+	return rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": cust, "DETAILS": id}, kids...)
+}
+
+func ordersPlan(orders ...transform.Result) (*plan.Plan, *fakeRecords) {
+	p := testPlan(step("parts", "LOGPART"), step("customers", "CUSTOMERS"), step("orders", "ORDERS", "parts", "customers"))
+	return p, &fakeRecords{results: map[string][]transform.Result{
+		"parts":     partsAndCustomers(3),
+		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})},
+		"orders":    orders,
+	}}
+}
+
+func TestParentWith250Lines(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	parts := make([]string, 250)
+	for i := range parts {
+		parts[i] = fmt.Sprintf("P%d", i%3+1)
+	}
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if n := len(lines(orders["O1"], "ORDERITEMS_SUBFORM")); n != 250 {
+		t.Fatalf("O1 has %d lines, want 250", n)
+	}
+	if n := len(lines(orders["O2"], "ORDERITEMS_SUBFORM")); n != 1 {
+		t.Fatalf("O2 has %d lines", n)
+	}
+	// 253 order sub-requests in three batches of at most 100 (+ 1 + 1 for
+	// the other steps).
+	if sum.Requests != 5 || sum.Subrequests != 253+3+1 {
+		t.Errorf("requests %d subrequests %d", sum.Requests, sum.Subrequests)
+	}
+}
+
+func TestLineFailsRestCommitted(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE", "P2"), orderWithLines("O2", 3, "C1", "P3"))
+	o := env.opts(t, p, f)
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if got := lines(orders["O1"], "ORDERITEMS_SUBFORM"); len(got) != 2 || got[0]["PARTNAME"] != "P1" || got[1]["PARTNAME"] != "P2" {
+		t.Fatalf("O1 lines: %v", got)
+	}
+	if len(lines(orders["O2"], "ORDERITEMS_SUBFORM")) != 1 {
+		t.Fatal("O2 not loaded")
+	}
+	if sum.Complete || len(sum.Errors) != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	e := sum.Errors[0]
+	if e.Step != "orders" || e.Record != "O1" || e.Location != "lines.csv:2001" || e.Message == "" {
+		t.Errorf("error %+v", e)
+	}
+	st := stepOf(sum, "orders")
+	if st.Committed != 1 || st.Failed != 1 {
+		t.Errorf("orders %+v", st)
+	}
+	// The report gives the failing line's row with the message beside it.
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	n, err := Report(o.Journal, out)
+	if err != nil || n != 1 {
+		t.Fatalf("report %d %v", n, err)
+	}
+	rows := readCSV(t, out)
+	if !reflect.DeepEqual(rows[0], []string{"Code", "Name", "Part", "Qty", "step", "location", "field", "message"}) ||
+		rows[1][2] != "NOPE" || rows[1][5] != "lines.csv:2001" || rows[1][7] != e.Message {
+		t.Errorf("report: %q", rows)
+	}
+	xl := filepath.Join(t.TempDir(), "failed.xlsx")
+	if n, err := Report(o.Journal, xl); err != nil || n != 1 {
+		t.Fatalf("xlsx report %d %v", n, err)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func stepOf(s *Summary, name string) StepSummary {
+	for _, x := range s.Steps {
+		if x.Name == name {
+			return x
+		}
+	}
+	return StepSummary{}
+}
+
+func TestParentFailsChildrenNot(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(orderWithLines("O1", 2, "NOSUCH", "P1", "P2"), orderWithLines("O2", 3, "C1", "P1"))
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if _, ok := orders["O1"]; ok || len(orders) != 1 {
+		t.Fatalf("orders: %v", orders)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "orders.csv:2" || !strings.Contains(sum.Errors[0].Message, "NOSUCH") && sum.Errors[0].Message == "" {
+		t.Fatalf("errors: %+v", sum.Errors)
+	}
+	t.Logf("parent message: %s", sum.Errors[0].Message)
+}
+
+func TestCrashThenResumeReconciles(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3"))
+	o := env.opts(t, p, f)
+	o.Concurrency = 1
+	// Load parts and customers first, then lose the orders' answer after the
+	// server committed it.
+	p1 := testPlan(p.Steps[0], p.Steps[1])
+	p1.Hash = p.Hash
+	o1 := o
+	o1.Plan = p1
+	if _, err := Apply(context.Background(), o1); err != nil {
+		t.Fatal(err)
+	}
+	env.client.failNext.Store(true)
+	sum, err := Apply(context.Background(), o)
+	if !errors.Is(err, ErrInDoubt) || stepOf(sum, "orders").InDoubt != 2 {
+		t.Fatalf("first apply: %v %+v", err, sum)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 2 {
+		t.Fatalf("the server should hold the 2 orders, holds %d", n)
+	}
+	sum, err = Apply(context.Background(), o)
+	if err != nil || !sum.Complete || len(sum.Undecided) != 0 {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+	orders := env.sb.Snapshot()["ORDERS"]
+	if len(orders) != 2 {
+		t.Fatalf("duplicates: %d orders", len(orders))
+	}
+	if sum.Requests != 0 {
+		t.Errorf("resume sent %d batches; everything was committed", sum.Requests)
+	}
+	st, _ := journal.Load(o.Journal)
+	for _, id := range []string{"O1", "O2"} {
+		if r := st.Record("orders", id); r.Status() != journal.Committed || r.Key == "" {
+			t.Errorf("%s: %v key %q", id, r.Status(), r.Key)
+		}
+	}
+}
+
+func TestCrashBeforeCommitResends(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p := testPlan(step("customers", "CUSTOMERS"))
+	f := &fakeRecords{results: map[string][]transform.Result{"customers": {
+		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One"}),
+		rec("customers", "CUSTOMERS", "C2", 3, map[string]any{"CUSTNAME": "C2", "CUSTDES": "Two"}),
+	}}}
+	o := env.opts(t, p, f)
+	// A cancelled context: the intent is journaled, nothing reaches the server.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Steps: []journal.Step{{Name: "customers", Entity: "CUSTOMERS"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, j.Append(journal.Entry{Kind: journal.KindIntent, Batch: j.NextBatch(), Subs: []journal.Sub{
+		{ID: "1", Step: "customers", Rec: "C1", Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C1'"}}}))
+	j.Close()
+	_, _ = Apply(ctx, o)
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	if n := len(env.sb.Snapshot()["CUSTOMERS"]); n != 2 {
+		t.Fatalf("customers: %d", n)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRetryFailedAfterCorrection(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE"), orderWithLines("O2", 3, "NOSUCH", "P1"), orderWithLines("O3", 4, "C1", "P2"))
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	// Correct the source; without RetryFailed nothing is resent.
+	f.results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
+	sum, err := Apply(context.Background(), o)
+	if err != nil || sum.Requests != 0 || stepOf(sum, "orders").Failed != 2 {
+		t.Fatalf("without retry: %v %+v", err, sum)
+	}
+	o.RetryFailed = true
+	sum, err = Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("retry: %v %+v", err, sum)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if len(orders) != 3 {
+		t.Fatalf("orders: %d", len(orders))
+	}
+	if got := lines(orders["O1"], "ORDERITEMS_SUBFORM"); len(got) != 2 || got[1]["PARTNAME"] != "P3" {
+		t.Errorf("O1 lines %v", got)
+	}
+	if got := lines(orders["O2"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
+		t.Errorf("O2 lines %v", got)
+	}
+	if got := lines(orders["O3"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
+		t.Errorf("O3 lines %v", got)
+	}
+	// Exactly the failed work: O1's second line, and O2 with its line.
+	if sum.Subrequests != 3 {
+		t.Errorf("retry sent %d sub-requests, want 3", sum.Subrequests)
+	}
+}
+
+func TestUndoRestoresSnapshot(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	// Something that was there before the run stays.
+	pre := testPlan(step("customers", "CUSTOMERS"))
+	pf := &fakeRecords{results: map[string][]transform.Result{"customers": {rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
+	if _, err := Apply(context.Background(), env.opts(t, pre, pf)); err != nil {
+		t.Fatal(err)
+	}
+	before := env.sb.Snapshot()
+	p, f := demoLoad()
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	list, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{})
+	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
+		t.Fatalf("listing: %v %+v", err, list)
+	}
+	if reflect.DeepEqual(before, env.sb.Snapshot()) {
+		t.Fatal("listing must not change anything")
+	}
+	us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+	if err != nil || us.Done != 4 {
+		t.Fatalf("undo: %v %+v", err, us)
+	}
+	if after := env.sb.Snapshot(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("after undo:\n%v\nbefore:\n%v", after, before)
+	}
+	// Undo again: nothing left to do.
+	us, err = Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+	if err != nil || len(us.Actions) != 0 {
+		t.Fatalf("second undo: %v %+v", err, us)
+	}
+}
+
+func TestOldServers(t *testing.T) {
+	t.Parallel()
+	for _, v := range []struct {
+		version  string
+		requests int
+	}{{"22.0", 3}, {"20.0", 1}} {
+		t.Run(v.version, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{SystemVersion: v.version})
+			p := testPlan(step("customers", "CUSTOMERS"))
+			var rs []transform.Result
+			for i := 0; i < 250; i++ {
+				id := fmt.Sprintf("C%03d", i)
+				rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
+			}
+			sum, err := Apply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			if sum.Requests != v.requests || len(env.sb.Snapshot()["CUSTOMERS"]) != 250 {
+				t.Errorf("requests %d (want %d), customers %d", sum.Requests, v.requests, len(env.sb.Snapshot()["CUSTOMERS"]))
+			}
+		})
+	}
+}
