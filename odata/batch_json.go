@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -113,19 +115,65 @@ func EncodeJSONBatch(w io.Writer, reqs []BatchRequest) error {
 }
 
 // EncodeJSONBatchResponse writes a JSON $batch response body:
-// {"responses":[{"id","status","headers","body"}]}.
+// {"responses":[{"id","status","headers","body"}]}. It is written by hand,
+// not through reflection, because a server answers many of them.
 func EncodeJSONBatchResponse(w io.Writer, resps []BatchResponse) error {
-	out := struct {
-		Responses []jsonBatchResponse `json:"responses"`
-	}{Responses: make([]jsonBatchResponse, 0, len(resps))}
-	for _, r := range resps {
-		out.Responses = append(out.Responses, jsonBatchResponse{
-			ID: r.ID, Status: r.Status,
-			Headers: nonEmptyHeaders(r.Headers),
-			Body:    jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")),
-		})
+	b := make([]byte, 0, 64+256*len(resps))
+	b = append(b, `{"responses":[`...)
+	for i, r := range resps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		if r.ID != "" {
+			b = append(b, `"id":`...)
+			b = appendJSONString(b, r.ID)
+			b = append(b, ',')
+		}
+		b = append(b, `"status":`...)
+		b = strconv.AppendInt(b, int64(r.Status), 10)
+		if len(r.Headers) > 0 {
+			names := make([]string, 0, len(r.Headers))
+			for k := range r.Headers {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			b = append(b, `,"headers":{`...)
+			for j, k := range names {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, k)
+				b = append(b, ':')
+				b = appendJSONString(b, r.Headers[k])
+			}
+			b = append(b, '}')
+		}
+		if body := jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")); len(body) > 0 {
+			b = append(b, `,"body":`...)
+			b = append(b, body...)
+		}
+		b = append(b, '}')
 	}
-	return writeJSON(w, out)
+	b = append(b, "]}\n"...)
+	_, err := w.Write(b)
+	return err
+}
+
+// appendJSONString writes s as encoding/json does without HTML escaping.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s)
+			return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -153,14 +201,15 @@ func jsonBody(b json.RawMessage, contentType string) json.RawMessage {
 	if len(t) == 0 {
 		return nil
 	}
-	if !isJSONContentType(contentType) || !json.Valid(t) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(string(b))
-		return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+	var compact bytes.Buffer
+	if isJSONContentType(contentType) && json.Compact(&compact, t) == nil {
+		return compact.Bytes()
 	}
-	return t
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(string(b))
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 }
 
 // isJSONContentType reports whether ct names JSON; an empty type counts as
