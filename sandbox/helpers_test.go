@@ -153,3 +153,5 @@ func field(m map[string]any, path ...string) any {
 	}
 	return v
 }
+
+func httpServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }

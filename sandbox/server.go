@@ -60,7 +60,7 @@ const (
 
 // Stats counts what the sandbox served.
 type Stats struct {
-	Calls       int64 // API calls (HTTP requests to the service root and below)
+	Calls       int64 // API calls admitted (authenticated and within the limits)
 	Batches     int64 // $batch calls
 	Subrequests int64 // sub-requests of batches
 	Throttled   int64 // 429 answers (limits and faults)
@@ -248,13 +248,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.user = user
-	s.nCalls.Add(1)
 	if aerr := s.admit(user); aerr != nil {
 		s.nThrottled.Add(1)
 		writeResult(w, s.errResult(aerr))
 		return
 	}
 	defer s.release(user)
+	s.nCalls.Add(1)
 
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead
 	fault := s.pickFault(write)
@@ -469,6 +469,10 @@ func (s *Server) pickFault(write bool) string {
 
 // jsonResult answers a JSON document.
 func jsonResult(status int, v any) *result {
+	if o, ok := v.(obj); ok {
+		return &result{status: status, body: appendJSON(make([]byte, 0, 512), o),
+			header: http.Header{"Content-Type": {"application/json;odata.metadata=minimal"}, "Odata-Version": {"4.0"}}}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
