@@ -12,17 +12,13 @@ import (
 // upsert, replace and reconciliation go through batches too, so a fake in a
 // test implements one method.
 type Client interface {
-	Batch(ctx context.Context, reqs []odata.BatchRequest, opts BatchOptions) ([]odata.BatchResponse, error)
+	Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error)
 }
-
-// BatchOptions mirrors odata.BatchOptions, which did not exist yet when
-// this was written.
-type BatchOptions struct{ ContinueOnError, Multipart bool }
 
 // batchOptions: continue-on-error always, and said explicitly (the two
 // formats have opposite defaults, and the documented example sends false),
 // so that one bad record does not stop the others.
-var batchOptions = BatchOptions{ContinueOnError: true}
+var batchOptions = odata.BatchOptions{ContinueOnError: true}
 
 // ErrInterrupted is returned (wrapped) when Options.Stop or ctx stopped the
 // run: in-flight batches were finished and journaled; run apply again to

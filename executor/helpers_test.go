@@ -30,7 +30,7 @@ type httpClient struct {
 	failNext atomic.Bool
 }
 
-func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts BatchOptions) ([]odata.BatchResponse, error) {
+func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
 	c.calls.Add(1)
 	var buf bytes.Buffer
 	if err := odata.EncodeJSONBatch(&buf, reqs); err != nil {

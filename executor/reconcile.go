@@ -227,9 +227,24 @@ func pathLabel(s *journal.SubState) string {
 	return " (" + s.Nav + " #" + s.Path + ")"
 }
 
+const readAttempts = 6
+
 // read GETs one path through a batch of one (reads are idempotent).
 func (r *runner) read(path string) (odata.BatchResponse, error) {
-	resps, err := r.opts.Client.Batch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}}, batchOptions)
+	var (
+		resps []odata.BatchResponse
+		err   error
+	)
+	// A read changes nothing: unlike a write, it is safe to try again.
+	for attempt := 0; attempt < readAttempts; attempt++ {
+		resps, err = r.opts.Client.Batch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}}, batchOptions)
+		if err == nil || r.ctx.Err() != nil {
+			break
+		}
+		if _, ok := refused(err); ok {
+			break
+		}
+	}
 	if err != nil {
 		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
 	}

@@ -1,0 +1,67 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// noSleep is a clock whose sleeps return at once (retries without waiting).
+type noSleep struct{}
+
+func (noSleep) Now() time.Time                                   { return time.Now() }
+func (noSleep) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// TestFaultsWithODataClient loads through the real odata.Client while the
+// sandbox drops connections before and after committing and answers 500s:
+// apply is run again until complete, and every order is there exactly once
+// with all its lines.
+func TestFaultsWithODataClient(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{Seed: 7, Faults: map[string]float64{
+		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: env.srv.Client(), Clock: noSleep{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders []transform.Result
+	for i := 0; i < 60; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%02d", i), i+2, "C1", "P1", "P2", "P3"))
+	}
+	p, f := ordersPlan(orders...)
+	o := env.opts(t, p, f)
+	o.Client = c
+	o.BatchSize = 20
+	var sum *Summary
+	runs := 0
+	for runs < 40 {
+		runs++
+		sum, err = Apply(context.Background(), o)
+		if err == nil && sum.Complete {
+			break
+		}
+		if err != nil && !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
+			t.Logf("run %d: %v", runs, err)
+		}
+	}
+	if !sum.Complete {
+		t.Fatalf("not complete after %d runs: %+v", runs, sum)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
+		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
+	}
+	for id, o := range got {
+		if n := len(lines(o, "ORDERITEMS_SUBFORM")); n != 3 {
+			t.Errorf("%s has %d lines, want 3", id, n)
+		}
+	}
+	t.Logf("complete after %d runs; sandbox faults %d", runs, env.sb.Stats().Faults)
+}
