@@ -1,0 +1,400 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// opener opens a plan's sources relative to the plan's folder.
+func opener(p *plan.Plan) transform.Opener {
+	return func(s *plan.Source) (source.Reader, error) {
+		return source.Open(sourceOptions(p, s))
+	}
+}
+
+// limited stops each step after n results: plan --limit.
+type limited struct {
+	inner executor.RecordSource
+	n     int
+}
+
+var errLimit = errors.New("limit reached")
+
+func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
+	seen := 0
+	err := l.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
+		if seen >= l.n {
+			return errLimit
+		}
+		seen++
+		return fn(r)
+	})
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	return err
+}
+
+// printProblems shows validate's findings on stderr; errors stop the
+// command before anything is read or sent, warnings do not.
+func (a *app) printProblems(c *checked) error {
+	for _, d := range c.diags {
+		fmt.Fprintln(a.stderr, d.String())
+	}
+	if c.plan != nil && !c.diags.HasErrors() {
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
+	if c.plan == nil {
+		return silent(ExitUsage)
+	}
+	return silent(ExitData)
+}
+
+// hostedCallsPerMinute is what hosted installations allow (SERVICE-NOTES);
+// the dry run's estimate assumes it when the plan sets no limit.
+const hostedCallsPerMinute = 100
+
+func (a *app) plan(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	var f checkFlags
+	f.register(fs)
+	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
+	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
+	cpm := fs.Int("calls-per-minute", 0, "the limit the time estimate assumes (default: the plan's, else 100, as hosted installations allow)")
+	pos, err := a.parse(fs, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	c, err := a.check(ctx, pos[0], f, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := a.printProblems(c); err != nil {
+		return err
+	}
+	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+		return withCode(ExitData, err)
+	}
+	var recs executor.RecordSource = c.program
+	if *limit > 0 {
+		recs = limited{inner: c.program, n: *limit}
+	}
+	rate := *cpm
+	if rate == 0 {
+		rate = c.plan.Target.CallsPerMinute
+	}
+	if rate == 0 {
+		rate = hostedCallsPerMinute
+	}
+	if *out != "" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	sum, err := executor.Plan(ctx, executor.Options{
+		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+	})
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	view := summaryJSON(sum)
+	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
+	if f.json {
+		if err := writeJSON(a.stdout, view); err != nil {
+			return err
+		}
+	} else {
+		printSteps(a.stdout, view, false)
+		fmt.Fprintf(a.stdout, "\napply would make %s with %s (%s), about %s at %d calls a minute.\n",
+			plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
+			plural(view.Transactions, "API transaction", "API transactions"), fmtDuration(sum.Estimated), rate)
+		if *out != "" {
+			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
+		}
+		printErrors(a.stdout, view.Errors)
+	}
+	if len(sum.Errors) > 0 {
+		return silent(ExitData)
+	}
+	return nil
+}
+
+func summaryJSON(s *executor.Summary) runJSON {
+	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
+	for _, st := range s.Steps {
+		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
+			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt})
+	}
+	if r.Steps == nil {
+		r.Steps = []stepJSON{}
+	}
+	for _, e := range s.Errors {
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message})
+	}
+	return r
+}
+
+// defaultJournal is beside the plan, named after it.
+func defaultJournal(planPath string) string {
+	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".journal"
+}
+
+func (a *app) apply(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	var f checkFlags
+	f.register(fs)
+	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
+	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
+	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
+	allow := fs.Bool("allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	pos, err := a.parse(fs, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	if f.conn.sandbox && f.metadata != "" {
+		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
+	}
+	c, err := a.check(ctx, pos[0], f, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := a.printProblems(c); err != nil {
+		return err
+	}
+	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+		return withCode(ExitData, err)
+	}
+	jpath := *journalPath
+	if jpath == "" {
+		if f.conn.sandbox {
+			dir, err := os.MkdirTemp("", "migrate-sandbox-")
+			if err != nil {
+				return withCode(ExitUsage, err)
+			}
+			defer os.RemoveAll(dir)
+			jpath = filepath.Join(dir, filepath.Base(defaultJournal(pos[0])))
+		} else {
+			jpath = defaultJournal(pos[0])
+		}
+	}
+
+	stop := make(chan struct{})
+	hard, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.interrupts:
+		case <-hard.Done():
+			return
+		}
+		fmt.Fprintln(a.stderr, "\ninterrupted: finishing the batches in flight and journaling them (Ctrl-C again stops at once)")
+		close(stop)
+		select {
+		case <-a.interrupts:
+			fmt.Fprintln(a.stderr, "stopping now; the journal lets the next apply reconcile what was in flight")
+			cancel()
+		case <-hard.Done():
+		}
+	}()
+
+	hook := a.newHook(f.json)
+	started := time.Now()
+	sum, err := executor.Apply(hard, executor.Options{
+		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version,
+		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
+		Stop: stop, Hook: hook,
+	})
+	hook.finish()
+	var stale *executor.StaleError
+	switch {
+	case errors.As(err, &stale):
+		return withCode(ExitUsage, err)
+	case sum == nil && err != nil:
+		return a.unreachable(c.conn, err)
+	}
+	view := summaryJSON(sum)
+	complete := sum.Complete
+	view.Complete = &complete
+	if *journalPath != "" || !f.conn.sandbox {
+		view.Journal = jpath
+	}
+	if f.json {
+		if werr := writeJSON(a.stdout, view); werr != nil {
+			return werr
+		}
+	} else {
+		printSteps(a.stdout, view, true)
+		fmt.Fprintf(a.stdout, "\n%s with %s in %s.", plural(view.Requests, "call", "calls"),
+			plural(view.Subrequests, "sub-request", "sub-requests"), fmtDuration(time.Since(started)))
+		if view.Journal != "" {
+			fmt.Fprintf(a.stdout, " Journal: %s", view.Journal)
+		}
+		fmt.Fprintln(a.stdout)
+		printErrors(a.stdout, view.Errors)
+		for _, u := range sum.Undecided {
+			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
+		}
+	}
+	switch {
+	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
+		fmt.Fprintf(a.stderr, "%v\n", err)
+		return silent(ExitInterrupted)
+	case err != nil:
+		return a.unreachable(c.conn, err)
+	case sum.Interrupted || len(sum.Undecided) > 0:
+		return silent(ExitInterrupted)
+	case len(sum.Errors) > 0 || !sum.Complete:
+		return silent(ExitData)
+	}
+	return nil
+}
+
+func (a *app) status(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
+	if err != nil {
+		return err
+	}
+	sum, err := executor.Status(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	type stepStatus struct {
+		Name      string `json:"name"`
+		Committed int    `json:"committed"`
+		Failed    int    `json:"failed"`
+		Skipped   int    `json:"skipped"`
+		Pending   int    `json:"pending"`
+		InDoubt   int    `json:"in_doubt"`
+	}
+	out := struct {
+		Complete bool         `json:"complete"`
+		Steps    []stepStatus `json:"steps"`
+	}{Complete: sum.Complete, Steps: []stepStatus{}}
+	for _, s := range sum.Steps {
+		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
+	}
+	if *asJSON {
+		return writeJSON(a.stdout, out)
+	}
+	view := summaryJSON(sum)
+	printSteps(a.stdout, view, true)
+	if sum.Complete {
+		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
+	} else {
+		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	}
+	return nil
+}
+
+func (a *app) report(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	out := fs.String("out", "", "FILE.xlsx or FILE.csv (default: the journal's name with .failed.xlsx)")
+	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
+	if err != nil {
+		return err
+	}
+	file := *out
+	if file == "" {
+		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
+	}
+	ext := strings.ToLower(filepath.Ext(file))
+	if ext != ".xlsx" && ext != ".csv" {
+		return usageErr("--out %s: the report is written as .xlsx or .csv", file)
+	}
+	n, err := executor.Report(pos[0], file)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if n == 0 {
+		fmt.Fprintf(a.stdout, "no failed rows; wrote %s with the header only\n", file)
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
+	return nil
+}
+
+func (a *app) undo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, false)
+	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
+	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
+	if err != nil {
+		return err
+	}
+	var client executor.Client
+	if *yes {
+		st, err := journal.Load(pos[0])
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
+			cf.target = st.Header.Target
+		}
+		cn, err := a.connect(ctx, cf, nil)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		client = cn.client
+	}
+	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
+	if err != nil && sum == nil {
+		return withCode(ExitUsage, err)
+	}
+	if *asJSON {
+		if werr := writeJSON(a.stdout, sum); werr != nil {
+			return werr
+		}
+	} else {
+		for _, act := range sum.Actions {
+			state := "would"
+			switch {
+			case act.Error != "":
+				state = "FAILED"
+			case act.Done:
+				state = "done"
+			}
+			line := fmt.Sprintf("%-6s %s %s  (%s %s: %s)", state, act.Method, act.URL, act.Step, act.Record, act.What)
+			if act.Error != "" {
+				line += ": " + act.Error
+			}
+			fmt.Fprintln(a.stdout, line)
+		}
+		for _, w := range sum.Warnings {
+			fmt.Fprintln(a.stdout, "note:", w)
+		}
+		if !*yes {
+			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
+		} else {
+			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
+		}
+	}
+	if err != nil {
+		return a.unreachable(nil, err)
+	}
+	if sum.Failed > 0 {
+		return silent(ExitData)
+	}
+	return nil
+}

@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+type infoJSON struct {
+	Target        string   `json:"target"`
+	User          string   `json:"user"`
+	SystemVersion string   `json:"system_version"`
+	ODataVersion  string   `json:"odata_version"`
+	BatchLimit    int      `json:"batch_limit"`
+	BatchResponse string   `json:"batch_response"`
+	Allows        []string `json:"allows"`
+	Lacks         []string `json:"lacks"`
+}
+
+// features lists spec 9's gates with the version each needs.
+var features = []struct {
+	name string
+	ok   func(odata.Version) bool
+	need string
+}{
+	{"create, update and delete", odata.Version.Writes, "17.2"},
+	{"$expand of sub-forms", odata.Version.Expand, "18.1"},
+	{"language code in the service root", odata.Version.Language, "18.2"},
+	{"text sub-forms (TEXT, APPEND, SIGNATURE)", odata.Version.TextSubforms, "20.0"},
+	{"attachments as data URIs", odata.Version.DataURIAttachments, "21.0"},
+	{"parent and children returned together", odata.Version.ParentChildResponse, "21.1"},
+	{"attachment SUFFIX, ClearEntityMetadata, version function", odata.Version.ClearMetadata, "22.0"},
+	{"JSON batch responses", odata.Version.JSONBatchResponses, "22.1"},
+	{"GetMetadataFor", odata.Version.GetMetadataFor, "25.0"},
+	{"Mandatory annotations", odata.Version.MandatoryAnnotation, "25.1"},
+}
+
+func (a *app) info(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
+	if err != nil {
+		return err
+	}
+	p, err := optionalPlan(pos)
+	if err != nil {
+		return err
+	}
+	c, err := a.connect(ctx, cf, p)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	v, err := c.client.Version(ctx)
+	if err != nil {
+		return a.unreachable(c, err)
+	}
+	user, err := c.client.LoginName(ctx)
+	if err != nil {
+		return a.unreachable(c, err)
+	}
+	ov, err := c.client.ODataVersion(ctx)
+	if err != nil {
+		return a.unreachable(c, err)
+	}
+	out := infoJSON{Target: c.url, User: user, SystemVersion: v.Raw, ODataVersion: ov, BatchLimit: v.BatchLimit(), BatchResponse: "multipart/mixed", Allows: []string{}, Lacks: []string{}}
+	if v.Raw == "" {
+		out.SystemVersion = "older than 22.0 (no version function)"
+	}
+	if v.JSONBatchResponses() {
+		out.BatchResponse = "JSON"
+	}
+	for _, f := range features {
+		if f.ok(v) {
+			out.Allows = append(out.Allows, f.name)
+		} else {
+			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+		}
+	}
+	if *asJSON {
+		return writeJSON(a.stdout, out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "target\t%s\n", out.Target)
+	fmt.Fprintf(tw, "user\t%s (%s)\n", out.User, c.method)
+	fmt.Fprintf(tw, "system version\t%s\n", out.SystemVersion)
+	fmt.Fprintf(tw, "OData version\t%s\n", out.ODataVersion)
+	fmt.Fprintf(tw, "batch limit\t%d operations per $batch, responses as %s\n", out.BatchLimit, out.BatchResponse)
+	fmt.Fprintf(tw, "allows\t%s\n", strings.Join(out.Allows, "; "))
+	if len(out.Lacks) > 0 {
+		fmt.Fprintf(tw, "lacks\t%s\n", strings.Join(out.Lacks, "; "))
+	}
+	return tw.Flush()
+}
+
+func optionalPlan(pos []string) (*plan.Plan, error) {
+	if len(pos) == 0 {
+		return nil, nil
+	}
+	p, diags := plan.Load(pos[0])
+	if p == nil || len(diags) > 0 {
+		var b strings.Builder
+		for _, d := range diags {
+			b.WriteString("\n  " + d.String())
+		}
+		return nil, usageErr("the plan has problems; run `migrate validate %s`:%s", pos[0], b.String())
+	}
+	return p, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (a *app) metadata(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return usageErr("metadata: want `metadata pull [--out FILE] [--clear] [PLAN]` or `metadata show ENTITY`")
+	}
+	switch args[0] {
+	case "pull":
+		return a.metadataPull(ctx, args[1:])
+	case "show":
+		return a.metadataShow(ctx, args[1:])
+	}
+	return usageErr("metadata: unknown subcommand %q; want pull or show", args[0])
+}
+
+func (a *app) metadataPull(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("metadata pull", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	out := fs.String("out", "", "file to write (default: the plan's target.metadata, else metadata.xml)")
+	clear := fs.Bool("clear", false, "first rebuild the server's metadata of the plan's entities (ClearEntityMetadata, from 22.0)")
+	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
+	if err != nil {
+		return err
+	}
+	p, err := optionalPlan(pos)
+	if err != nil {
+		return err
+	}
+	file := *out
+	if file == "" && p != nil && p.Target.Metadata != "" {
+		file = filepath.Join(p.Dir, p.Target.Metadata)
+	}
+	if file == "" {
+		file = "metadata.xml"
+	}
+	c, err := a.connect(ctx, cf, p)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	v, err := c.client.Version(ctx)
+	if err != nil {
+		return a.unreachable(c, err)
+	}
+	var entities []string
+	if p != nil {
+		seen := map[string]bool{}
+		for _, s := range p.Steps {
+			if !seen[s.Entity] {
+				seen[s.Entity] = true
+				entities = append(entities, s.Entity)
+			}
+		}
+	}
+	if *clear {
+		if !v.ClearMetadata() {
+			return withCode(ExitUsage, fmt.Errorf("--clear needs system version 22.0 (ClearEntityMetadata); the target runs %s", versionText(v)))
+		}
+		if len(entities) == 0 {
+			entities = []string{""} // no body: every entity
+		}
+		for _, e := range entities {
+			if err := c.client.ClearEntityMetadata(ctx, e); err != nil {
+				return a.unreachable(c, err)
+			}
+		}
+		if entities[0] == "" {
+			entities = nil
+		}
+	}
+	md, raw, err := c.client.Metadata(ctx)
+	if err != nil {
+		return a.unreachable(c, err)
+	}
+	annotated := 0
+	if v.GetMetadataFor() {
+		for _, e := range entities {
+			t, _, err := c.client.MetadataFor(ctx, e)
+			if err != nil {
+				return a.unreachable(c, err)
+			}
+			replaceType(md, t)
+			annotated++
+		}
+	}
+	if annotated > 0 {
+		var b bytes.Buffer
+		if err := md.WriteXML(&b); err != nil {
+			return err
+		}
+		raw = b.Bytes()
+	}
+	if err := writeFileAtomic(file, raw, 0o644); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
+		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))
+	return nil
+}
+
+func versionText(v odata.Version) string {
+	if v.Raw == "" {
+		return "older than 22.0"
+	}
+	return v.String()
+}
+
+// replaceType puts GetMetadataFor's annotated entity type in place of the
+// one $metadata had.
+func replaceType(md *odata.Metadata, t *odata.EntityType) {
+	if t == nil {
+		return
+	}
+	for i, old := range md.Types {
+		if old.Name == t.Name {
+			md.Types[i] = t
+			for _, s := range md.Sets {
+				if s.Type == old {
+					s.Type = t
+				}
+			}
+			md.Reindex()
+			return
+		}
+	}
+}
+
+// writeFileAtomic writes to a temporary file beside the target and renames
+// it, so a crash never leaves half a file.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func (a *app) metadataShow(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("metadata show", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	mdFile := fs.String("metadata", "", "a saved $metadata file")
+	pos, err := a.parse(fs, args, "ENTITY", 1, 1)
+	if err != nil {
+		return err
+	}
+	md, _, err := loadMetadataFile(*mdFile, nil)
+	if err != nil {
+		return err
+	}
+	if md == nil && cf.sandbox {
+		md = sandbox.DemoMetadata()
+	}
+	if md == nil {
+		c, err := a.connect(ctx, cf, nil)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if md, _, err = c.client.Metadata(ctx); err != nil {
+			return a.unreachable(c, err)
+		}
+	}
+	set := md.EntitySet(pos[0])
+	if set == nil {
+		msg := fmt.Sprintf("no entity %q in the metadata", pos[0])
+		if s := odata.Suggest(pos[0], md.SetNames()); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return withCode(ExitUsage, fmt.Errorf("%s", msg))
+	}
+	showType(a.stdout, md, set.Type, "", map[string]bool{})
+	return nil
+}
+
+func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent string, seen map[string]bool) {
+	if seen[t.Name] {
+		return
+	}
+	seen[t.Name] = true
+	defer delete(seen, t.Name)
+	title := t.Name
+	if t.Description != "" {
+		title += "  " + t.Description
+	}
+	fmt.Fprintf(w, "%s%s  key (%s)\n", indent, title, strings.Join(t.Key, ", "))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, p := range t.Properties {
+		typ := strings.TrimPrefix(string(p.Type), "Edm.")
+		if p.MaxLength > 0 {
+			typ += fmt.Sprintf("(%d)", p.MaxLength)
+		}
+		var marks []string
+		if t.IsKey(p.Name) {
+			marks = append(marks, "key")
+		}
+		if p.Mandatory {
+			marks = append(marks, "mandatory")
+		}
+		if p.Computed {
+			marks = append(marks, "read-only")
+		}
+		fmt.Fprintf(tw, "%s  %s\t%s\t%s\t%s\n", indent, p.Name, typ, strings.Join(marks, ","), p.Description)
+	}
+	tw.Flush()
+	for _, n := range t.Navigations {
+		kind := "single"
+		if n.Collection {
+			kind = "lines"
+		}
+		fmt.Fprintf(w, "%s  └ %s (%s)\n", indent, n.Name, kind)
+		if sub := md.Type(n.Type); sub != nil {
+			showType(w, md, sub, indent+"    ", seen)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
+)
+
+// initPlan writes a starting plan that maps a source's columns onto an
+// entity's fields by name, case and spacing forgiven.
+func (a *app) initPlan(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	entity := fs.String("entity", "", "the entity set to load (required)")
+	src := fs.String("source", "", "the CSV or XLSX file (required)")
+	mdFile := fs.String("metadata", "", "a saved $metadata file")
+	out := fs.String("out", "", "write the plan here instead of stdout (refuses to overwrite)")
+	delim := fs.String("delimiter", "", "CSV delimiter (default ,)")
+	enc := fs.String("encoding", "", "CSV encoding (default utf-8)")
+	sheet := fs.String("sheet", "", "XLSX sheet (default the first)")
+	if _, err := a.parse(fs, args, "", 0, 0); err != nil {
+		return err
+	}
+	if *entity == "" || *src == "" {
+		fs.Usage()
+		return usageErr("init needs --entity NAME and --source FILE")
+	}
+	md, _, err := loadMetadataFile(*mdFile, nil)
+	if err != nil {
+		return err
+	}
+	if md == nil && cf.sandbox {
+		md = sandbox.DemoMetadata()
+	}
+	if md == nil {
+		c, err := a.connect(ctx, cf, nil)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if md, _, err = c.client.Metadata(ctx); err != nil {
+			return a.unreachable(c, err)
+		}
+	}
+	set := md.EntitySet(*entity)
+	if set == nil {
+		msg := fmt.Sprintf("no entity %q in the metadata", *entity)
+		if s := odata.Suggest(*entity, md.SetNames()); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		return usageErr("%s", msg)
+	}
+	opts := source.Options{Name: *src, Path: *src, Encoding: *enc, Sheet: *sheet}
+	if r := []rune(*delim); len(r) == 1 {
+		opts.Delimiter = r[0]
+	}
+	r, err := source.Open(opts)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	header := r.Header().Names
+	r.Close()
+
+	planDir := "."
+	if *out != "" {
+		planDir = filepath.Dir(*out)
+	}
+	rel, err := filepath.Rel(planDir, *src)
+	if err != nil {
+		rel = *src
+	}
+	var b bytes.Buffer
+	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), opts, header)
+	if *out == "" {
+		_, err := a.stdout.Write(b.Bytes())
+		return err
+	}
+	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return withCode(ExitUsage, err)
+	}
+	if err := f.Close(); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", *out, *out)
+	return nil
+}
+
+// normName forgives case, spaces, underscores and punctuation.
+func normName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	return b.String()
+}
+
+func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, opts source.Options, header []string) {
+	step := strings.ToLower(entity)
+	srcName := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	srcName = strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
+			return r
+		}
+		return '_'
+	}, srcName)
+	fmt.Fprintf(b, "# A starting plan written by `migrate init`: check every mapping, then run\n# migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n  %s:\n    file: %s\n", step, srcName, yamlQuote(file))
+	if opts.Delimiter != 0 && opts.Delimiter != ',' {
+		fmt.Fprintf(b, "    delimiter: %s\n", yamlQuote(string(opts.Delimiter)))
+	}
+	if opts.Encoding != "" {
+		fmt.Fprintf(b, "    encoding: %s\n", opts.Encoding)
+	}
+	if opts.Sheet != "" {
+		fmt.Fprintf(b, "    sheet: %s\n", yamlQuote(opts.Sheet))
+	}
+	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n    fields:\n", step, entity, srcName)
+	byNorm := map[string]string{}
+	for _, h := range header {
+		byNorm[normName(h)] = h
+	}
+	mapped := map[string]bool{}
+	var unmatched []string
+	for _, p := range t.Properties {
+		col, ok := byNorm[normName(p.Name)]
+		if !ok {
+			continue
+		}
+		if p.Computed {
+			fmt.Fprintf(b, "      # %s is assigned by the server (read-only); column %q is not loaded\n", p.Name, col)
+			continue
+		}
+		mapped[col] = true
+		fmt.Fprintf(b, "      %s: %s\n", p.Name, rowRef(col))
+	}
+	for _, p := range t.Properties {
+		if p.Mandatory && !p.Computed {
+			if _, ok := byNorm[normName(p.Name)]; !ok {
+				fmt.Fprintf(b, "      # TODO %s is mandatory (%s): map it, e.g. %s: row[\"...\"]\n", p.Name, p.Type, p.Name)
+			}
+		}
+	}
+	for _, h := range header {
+		if !mapped[h] {
+			unmatched = append(unmatched, h)
+		}
+	}
+	if len(unmatched) > 0 {
+		fmt.Fprintf(b, "      # columns with no field of the same name: %s\n", strings.Join(quoteAll(unmatched), ", "))
+	}
+}
+
+func rowRef(col string) string {
+	simple := col != ""
+	for i, r := range col {
+		if !(unicode.IsLetter(r) || r == '_' || i > 0 && unicode.IsDigit(r)) || r > unicode.MaxASCII {
+			simple = false
+		}
+	}
+	if simple {
+		return "row." + col
+	}
+	return yamlQuote("row[" + strconv.Quote(col) + "]")
+}
+
+func yamlQuote(s string) string {
+	if s == "" || strings.ContainsAny(s, ":#'\"[]{},&*!|>%@`\t") || strings.TrimSpace(s) != s {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	return s
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}

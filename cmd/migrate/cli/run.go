@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Version is the tool's version, set at build time with
+// -ldflags "-X github.com/migrate-tool/migrate/cmd/migrate/cli.Version=v1.2.3".
+var Version = "v0.1.0-dev"
+
+// app is one invocation: its streams and environment, injected so tests see
+// everything the command does.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// interrupts delivers Ctrl-C: the first asks for a clean stop, the
+	// second for an immediate one.
+	interrupts <-chan os.Signal
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(a *app, ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"validate", "check a plan, its sources' headers and the metadata; reads no rows", (*app).validate},
+		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan},
+		{"apply", "load: send the batches, journaled and resumable", (*app).apply},
+		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status},
+		{"report", "the failed rows as they were in the source, with the server's message", (*app).report},
+		{"undo", "delete what a run created and restore what it changed", (*app).undo},
+		{"info", "the target: user, system and OData versions, what the version allows", (*app).info},
+		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata},
+		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan},
+		{"login", "sign in with OIDC (authorization code with PKCE) and cache the token", (*app).login},
+		{"logout", "remove the cached token", (*app).logout},
+		{"sandbox", "serve the emulated service until interrupted", (*app).sandbox},
+		{"version", "print the tool's version", (*app).version},
+	}
+}
+
+// Run is the whole command line: it returns the exit code of CLI.md.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, interrupts: sig}
+	return a.main(ctx, args)
+}
+
+func (a *app) main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		a.usage(a.stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(a, ctx, args[1:])
+			if err != nil && !errors.Is(err, flag.ErrHelp) {
+				if msg := err.Error(); msg != "" && !isSilent(err) {
+					fmt.Fprintf(a.stderr, "migrate %s: %s\n", c.name, msg)
+				}
+				return codeOf(err)
+			}
+			return ExitOK
+		}
+	}
+	fmt.Fprintf(a.stderr, "migrate: unknown command %q%s\n", args[0], suggestCommand(args[0]))
+	a.usage(a.stderr)
+	return ExitUsage
+}
+
+func isSilent(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee) && ee.err == nil
+}
+
+func suggestCommand(name string) string {
+	best, bestD := "", 3
+	for _, c := range commands() {
+		if d := editDistance(strings.ToLower(name), c.name); d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func (a *app) usage(w io.Writer) {
+	fmt.Fprintln(w, "migrate: load CSV and Excel data into the ERP's OData service from a YAML plan.")
+	fmt.Fprintln(w, "\nUsage: migrate COMMAND [ARGS] [FLAGS]\n\nCommands:")
+	cs := commands()
+	sort.SliceStable(cs, func(i, j int) bool { return false })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'migrate COMMAND --help' for a command's flags. Exit codes: 0 done, 1 data problems,")
+	fmt.Fprintln(w, "2 plan or command line wrong, 3 target unreachable or credentials refused, 4 interrupted: resume.")
+}
+
+// parse parses flags that may come before or after the positional
+// arguments (`migrate apply PLAN --sandbox`), returning the positionals.
+func (a *app) parse(fs *flag.FlagSet, args []string, positional string, min, max int) ([]string, error) {
+	fs.SetOutput(a.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(a.stderr, "Usage: migrate %s %s [FLAGS]\n", fs.Name(), positional)
+		fs.PrintDefaults()
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, silent(ExitUsage)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) < min || len(pos) > max {
+		fs.Usage()
+		return nil, silent(ExitUsage)
+	}
+	return pos, nil
+}
+
+func (a *app) version(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if _, err := a.parse(fs, args, "", 0, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, "migrate", Version)
+	return nil
+}

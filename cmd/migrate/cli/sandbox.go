@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+var faultKinds = []string{"drop-before-commit", "drop-after-commit", "error-500", "throttle-429"}
+
+func parseFaults(specs []string) (map[string]float64, error) {
+	faults := map[string]float64{}
+	for _, s := range specs {
+		kind, rate, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, usageErr("--fault %q: want KIND=RATE, e.g. drop-after-commit=0.05", s)
+		}
+		known := false
+		for _, k := range faultKinds {
+			known = known || k == kind
+		}
+		if !known {
+			return nil, usageErr("--fault %q: unknown kind %q; the kinds are %s", s, kind, strings.Join(faultKinds, ", "))
+		}
+		r, err := strconv.ParseFloat(rate, 64)
+		if err != nil || r < 0 || r > 1 {
+			return nil, usageErr("--fault %q: RATE must be a fraction of calls between 0 and 1", s)
+		}
+		faults[kind] = r
+	}
+	return faults, nil
+}
+
+func (a *app) sandbox(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8099", "address to listen on (port 0 picks a free port)")
+	version := fs.String("system-version", "25.1", "the system version to emulate (spec 9)")
+	mdFile := fs.String("metadata", "", "serve a real installation's $metadata instead of the demo schema")
+	state := fs.String("state", "", "keep the data in this file across restarts")
+	latency := fs.Duration("latency", 0, "added to every call, e.g. 10ms")
+	cpm := fs.Int("calls-per-minute", 0, "per user; past it: 429 with Retry-After (0: no limit)")
+	maxConc := fs.Int("max-concurrent", 0, "concurrent requests per user; past it: 429 (0: no limit)")
+	seed := fs.Int64("seed", 1, "seed for the faults")
+	ttl := fs.Duration("token-ttl", time.Hour, "lifetime of OIDC bearer tokens")
+	var faults, redirects listFlag
+	fs.Var(&faults, "fault", "KIND=RATE, repeatable: "+strings.Join(faultKinds, ", "))
+	fs.Var(&redirects, "redirect-uri", "a registered OIDC redirect URI (https), repeatable")
+	if _, err := a.parse(fs, args, "", 0, 0); err != nil {
+		return err
+	}
+	fm, err := parseFaults(faults)
+	if err != nil {
+		return err
+	}
+	if _, err := odata.ParseVersion(*version); err != nil {
+		return usageErr("--system-version: %v", err)
+	}
+	opts := sandbox.Options{
+		SystemVersion: *version, StatePath: *state, Latency: *latency,
+		CallsPerMinute: *cpm, MaxConcurrent: *maxConc, Faults: fm, Seed: *seed,
+		TokenTTL: *ttl, RedirectURIs: redirects,
+	}
+	if *mdFile != "" {
+		md, _, err := loadMetadataFile(*mdFile, nil)
+		if err != nil {
+			return err
+		}
+		opts.Metadata = md
+	}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	defer sb.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("cannot listen on %s: %w", *addr, err))
+	}
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  (system version %s)\n",
+		ln.Addr(), sandbox.BasePath, *version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case <-a.interrupts:
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	fmt.Fprintln(a.stderr, "sandbox: stopped")
+	return nil
+}

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/auth"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// connFlags are the flags every command that talks to a target shares.
+type connFlags struct {
+	target        string
+	auth          string
+	caCert        string
+	sandbox       bool
+	systemVersion string
+	concurrency   int
+}
+
+func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
+	fs.StringVar(&c.target, "target", "", "service root URL (overrides MIGRATE_TARGET and the plan's target.url)")
+	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
+	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
+	if withSandbox {
+		fs.BoolVar(&c.sandbox, "sandbox", false, "run against a fresh in-process sandbox with the demo schema")
+		fs.StringVar(&c.systemVersion, "system-version", "", "with --sandbox: the system version it emulates (default 25.1)")
+	}
+}
+
+// conn is a connected target: a client, and the in-process sandbox behind it
+// when --sandbox was given.
+type conn struct {
+	client  *odata.Client
+	url     string
+	method  string
+	sandbox *sandbox.Server
+	close   func()
+}
+
+func (c *conn) Close() {
+	if c != nil && c.close != nil {
+		c.close()
+	}
+}
+
+// targetURL applies CLI.md's precedence: flag, environment, plan.
+func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
+	lang := 0
+	if p != nil {
+		lang = p.Target.Language
+	}
+	switch {
+	case flagURL != "":
+		return flagURL, lang
+	case a.getenv("MIGRATE_TARGET") != "":
+		return a.getenv("MIGRATE_TARGET"), lang
+	case p != nil:
+		return p.Target.URL, lang
+	}
+	return "", lang
+}
+
+// connect builds the client for a command. With --sandbox it starts an
+// in-process sandbox on a loopback port and logs in as its demo user.
+func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, error) {
+	cfg := odata.Config{}
+	if p != nil {
+		cfg.CallsPerMinute = p.Target.CallsPerMinute
+		cfg.MaxConcurrent = p.Target.Concurrency
+	}
+	if f.sandbox {
+		sb, err := sandbox.New(sandbox.Options{SystemVersion: f.systemVersion})
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		srv := httptest.NewServer(sb)
+		cfg.BaseURL = srv.URL + sandbox.BasePath
+		if p != nil && p.Target.Language != 0 {
+			cfg.Language = p.Target.Language
+		}
+		cfg.Auth = odata.BasicAuth{User: "demo", Password: "demo"}
+		cl, err := odata.NewClient(cfg)
+		if err != nil {
+			srv.Close()
+			return nil, withCode(ExitUsage, err)
+		}
+		return &conn{client: cl, url: cfg.BaseURL, method: "basic", sandbox: sb, close: func() { srv.Close(); sb.Close() }}, nil
+	}
+	url, lang := a.targetURL(f.target, p)
+	if url == "" {
+		return nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or write target.url in the plan (or use --sandbox)")
+	}
+	cfg.BaseURL, cfg.Language = url, lang
+	planAuth := ""
+	if p != nil {
+		planAuth = p.Target.Auth
+	}
+	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: f.auth, Env: a.getenv, PlanAuth: planAuth, Target: url})
+	if err != nil {
+		return nil, withCode(ExitUnreachable, err)
+	}
+	if warning != "" {
+		fmt.Fprintln(a.stderr, "warning:", warning)
+	}
+	cfg.Auth = authn
+	cfg.AppID, cfg.AppKey = a.getenv("MIGRATE_APP_ID"), a.getenv("MIGRATE_APP_KEY")
+	cfg.CACertFile = f.caCert
+	cl, err := odata.NewClient(cfg)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	return &conn{client: cl, url: url, method: authn.Method()}, nil
+}
+
+// explain turns a failure to talk to the target into a message and exit 3.
+func (a *app) unreachable(c *conn, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return withCode(ExitInterrupted, err)
+	}
+	method := ""
+	if c != nil {
+		method = c.method
+	}
+	if msg := auth.Explain(err, method); msg != "" {
+		return withCode(ExitUnreachable, errors.New(msg))
+	}
+	return withCode(ExitUnreachable, err)
+}
+
+// loadMetadata finds the metadata for offline work: --metadata, the plan's
+// target.metadata (relative to the plan), or nothing.
+func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, error) {
+	file := flagFile
+	if file == "" && p != nil && p.Target.Metadata != "" {
+		file = filepath.Join(p.Dir, p.Target.Metadata)
+	}
+	if file == "" {
+		return nil, "", nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, file, withCode(ExitUsage, fmt.Errorf("metadata: %w", err))
+	}
+	defer f.Close()
+	md, err := odata.ParseMetadata(f)
+	if err != nil {
+		return nil, file, withCode(ExitUsage, fmt.Errorf("metadata %s: %w", file, err))
+	}
+	return md, file, nil
+}
+
+func parseVersionFlag(s string) (odata.Version, bool, error) {
+	if s == "" {
+		return odata.Version{}, false, nil
+	}
+	v, err := odata.ParseVersion(s)
+	if err != nil {
+		return v, false, usageErr("--system-version: %v", err)
+	}
+	return v, true, nil
+}
+
+// newest is assumed when validating offline against a metadata file that
+// does not say which version wrote it.
+var newest = odata.Version{Major: 25, Minor: 1, Raw: "25.1"}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return itoa(n) + " " + many
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// checkFlags are validate's flags; plan adds its own on top.
+type checkFlags struct {
+	conn     connFlags
+	metadata string
+	json     bool
+}
+
+func (c *checkFlags) register(fs *flag.FlagSet) {
+	c.conn.register(fs, true)
+	fs.StringVar(&c.metadata, "metadata", "", "a saved $metadata file: check offline against it")
+	fs.BoolVar(&c.json, "json", false, "print one JSON document on stdout")
+}
+
+// checked is a plan with everything validate found out about it.
+type checked struct {
+	plan     *plan.Plan
+	md       *odata.Metadata
+	version  odata.Version
+	program  *transform.Program
+	diags    plan.Diagnostics
+	conn     *conn // nil when checked offline
+	mdSource string
+}
+
+func (c *checked) Close() { c.conn.Close() }
+
+// check runs everything validate does. It returns an error only when the
+// plan cannot be checked at all (unreadable, or no metadata to be had).
+func (a *app) check(ctx context.Context, path string, f checkFlags, needConn bool) (*checked, error) {
+	p, diags := plan.Load(path)
+	if p == nil {
+		return &checked{diags: diags}, nil
+	}
+	c := &checked{plan: p, diags: diags}
+	md, file, err := loadMetadataFile(f.metadata, p)
+	if err != nil {
+		return nil, err
+	}
+	v, haveV, err := parseVersionFlag(f.conn.systemVersion)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case md != nil && !needConn:
+		c.md, c.mdSource = md, file
+		c.version = newest
+		if haveV {
+			c.version = v
+		}
+	case f.conn.sandbox && !needConn:
+		c.md, c.mdSource = sandbox.DemoMetadata(), "the sandbox's demo schema"
+		c.version = newest
+		if haveV {
+			c.version = v
+		}
+	default:
+		cn, err := a.connect(ctx, f.conn, p)
+		if err != nil {
+			return nil, err
+		}
+		c.conn = cn
+		if c.version, err = cn.client.Version(ctx); err != nil {
+			cn.Close()
+			return nil, a.unreachable(cn, err)
+		}
+		if md != nil {
+			c.md, c.mdSource = md, file
+		} else {
+			if c.md, _, err = cn.client.Metadata(ctx); err != nil {
+				cn.Close()
+				return nil, a.unreachable(cn, err)
+			}
+			c.mdSource = "the target's $metadata"
+		}
+	}
+	headers := map[string][]string{}
+	for _, s := range p.Sources {
+		r, err := source.Open(sourceOptions(p, s))
+		if err != nil {
+			c.diags = append(c.diags, plan.Diagnostic{Pos: s.Pos, Message: fmt.Sprintf("source %q: %v", s.Name, err)})
+			continue
+		}
+		headers[s.Name] = r.Header().Names
+		r.Close()
+	}
+	prog, tdiags := transform.Compile(p, c.md, transform.Options{Headers: headers, Getenv: a.getenv})
+	c.program = prog
+	// An expression the plan could not parse is reported once, by the plan.
+	seen := map[plan.Pos]bool{}
+	for _, d := range c.diags {
+		seen[d.Pos] = true
+	}
+	for _, d := range tdiags {
+		if !seen[d.Pos] {
+			c.diags = append(c.diags, d)
+		}
+	}
+	c.diags = append(c.diags, p.CheckMetadata(c.md, c.version)...)
+	c.diags = dedupe(c.diags)
+	return c, nil
+}
+
+// sourceOptions turns a plan's source into the reader's options.
+func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
+	o := source.Options{
+		Name:      s.File,
+		Path:      filepath.Join(p.Dir, s.File),
+		Encoding:  s.Encoding,
+		Sheet:     s.Sheet,
+		HeaderRow: s.HeaderRow,
+	}
+	if d := []rune(s.Delimiter); len(d) == 1 {
+		o.Delimiter = d[0]
+	} else if s.Delimiter == `\t` {
+		o.Delimiter = '\t'
+	}
+	return o
+}
+
+func dedupe(ds plan.Diagnostics) plan.Diagnostics {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return ds[i].Message < ds[j].Message
+	})
+	out := ds[:0]
+	for i, d := range ds {
+		if i > 0 && d.Pos == ds[i-1].Pos && d.Message == ds[i-1].Message {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+type problemJSON struct {
+	Location string `json:"location"`
+	Message  string `json:"message"`
+	Severity string `json:"severity,omitempty"`
+}
+
+type validateJSON struct {
+	OK       bool          `json:"ok"`
+	Problems []problemJSON `json:"problems"`
+}
+
+func problemsJSON(ds plan.Diagnostics) []problemJSON {
+	out := make([]problemJSON, 0, len(ds))
+	for _, d := range ds {
+		pj := problemJSON{Location: d.Pos.String(), Message: d.Message}
+		if d.Severity == plan.SeverityWarning {
+			pj.Severity = "warning"
+		}
+		out = append(out, pj)
+	}
+	return out
+}
+
+func (a *app) validate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	var f checkFlags
+	f.register(fs)
+	pos, err := a.parse(fs, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	c, err := a.check(ctx, pos[0], f, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if f.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.diags)}); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range c.diags {
+			fmt.Fprintln(a.stdout, d.String())
+		}
+		errs := len(c.diags.Errors())
+		switch {
+		case c.plan != nil && errs == 0:
+			fmt.Fprintf(a.stdout, "%s: ok: %s, %s, checked against %s (system version %s)\n",
+				c.plan.Path, plural(len(c.plan.Steps), "step", "steps"), plural(len(c.plan.Sources), "source", "sources"), c.mdSource, c.version)
+		default:
+			fmt.Fprintf(a.stdout, "%s\n", plural(errs, "problem", "problems"))
+		}
+	}
+	if c.plan == nil {
+		return silent(ExitUsage)
+	}
+	if c.diags.HasErrors() {
+		return silent(ExitData)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// runJSON is CLI.md's output of plan --json and apply --json. Field names
+// may be added to; those CLI.md lists never change.
+type runJSON struct {
+	Plan         string      `json:"plan"`
+	Steps        []stepJSON  `json:"steps"`
+	Requests     int         `json:"requests"`
+	Subrequests  int         `json:"subrequests"`
+	Transactions int         `json:"transactions"`
+	Complete     *bool       `json:"complete,omitempty"`
+	Journal      string      `json:"journal,omitempty"`
+	Estimate     *estimate   `json:"estimate,omitempty"`
+	Errors       []errorJSON `json:"errors"`
+	Undecided    []string    `json:"undecided,omitempty"`
+}
+
+type stepJSON struct {
+	Name      string `json:"name"`
+	Entity    string `json:"entity"`
+	Records   int    `json:"records"`
+	Children  int    `json:"children"`
+	Skipped   int    `json:"skipped"`
+	Errors    int    `json:"errors"`
+	Committed int    `json:"committed"`
+	Failed    int    `json:"failed"`
+	Pending   int    `json:"pending"`
+	InDoubt   int    `json:"in_doubt"`
+}
+
+type errorJSON struct {
+	Step     string `json:"step"`
+	Location string `json:"location"`
+	Field    string `json:"field,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Message  string `json:"message"`
+}
+
+type estimate struct {
+	CallsPerMinute int     `json:"calls_per_minute"`
+	Seconds        float64 `json:"seconds"`
+}
+
+// printSteps writes the summary table, one line per step.
+func printSteps(w io.Writer, r runJSON, applied bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if applied {
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt\t")
+	} else {
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\t")
+	}
+	for _, s := range r.Steps {
+		if applied {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors)
+		}
+	}
+	tw.Flush()
+}
+
+// shownPerCause is how many errors of one cause the human view lists.
+const shownPerCause = 3
+
+// printErrors groups errors by step and cause, shows the first few of each
+// and counts the rest, so 5,000 identical errors read as one problem.
+func printErrors(w io.Writer, errs []errorJSON) {
+	type group struct {
+		step, cause string
+		items       []errorJSON
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, e := range errs {
+		cause := e.Message
+		if e.Value != "" {
+			cause = strings.ReplaceAll(cause, fmt.Sprintf("%q", e.Value), "…")
+			cause = strings.ReplaceAll(cause, e.Value, "…")
+		}
+		if e.Field != "" {
+			cause = e.Field + ": " + cause
+		}
+		k := e.Step + "\x00" + cause
+		g := byKey[k]
+		if g == nil {
+			g = &group{step: e.Step, cause: cause}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.items = append(g.items, e)
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].step < groups[j].step })
+	step := ""
+	for _, g := range groups {
+		if g.step != step {
+			step = g.step
+			fmt.Fprintf(w, "\n%s:\n", step)
+		}
+		fmt.Fprintf(w, "  %s (%s)\n", g.cause, plural(len(g.items), "row", "rows"))
+		for i, e := range g.items {
+			if i == shownPerCause {
+				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
+				break
+			}
+			line := "    " + e.Location + ": "
+			if e.Field != "" {
+				line += e.Field + ": "
+			}
+			fmt.Fprintln(w, line+e.Message)
+		}
+	}
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "under a second"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()+0.5))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files that scripts compare against")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"migrate": func() {
+			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs the real binary on txtar scripts under testdata/script,
+// with the example plans copied into $WORK/examples and, on `sandbox start`,
+// a sandbox in this process whose data the script can dump and compare.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			return copyDir("../../examples/plans", filepath.Join(env.WorkDir, "examples"))
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sandbox": cmdSandbox,
+		},
+	})
+}
+
+// cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
+// points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
+// `sandbox dump SET...` prints what it holds of those entity sets as JSON,
+// without the server-assigned values that change from run to run.
+func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
+	}
+	switch args[0] {
+	case "start":
+		opts := sandbox.Options{}
+		for _, a := range args[1:] {
+			k, v, ok := strings.Cut(a, "=")
+			switch {
+			case !ok:
+				opts.SystemVersion = a
+			case k == "refuse":
+				entity, key, _ := strings.Cut(v, ":")
+				opts.RefuseKey = func(e, k string) string {
+					if e == entity && k == key {
+						return "record refused by the test"
+					}
+					return ""
+				}
+			case strings.HasPrefix(k, "fault:"):
+				r, err := strconv.ParseFloat(v, 64)
+				ts.Check(err)
+				if opts.Faults == nil {
+					opts.Faults = map[string]float64{}
+				}
+				opts.Faults[strings.TrimPrefix(k, "fault:")] = r
+			default:
+				ts.Fatalf("sandbox start: unknown option %q", a)
+			}
+		}
+		sb, err := sandbox.New(opts)
+		ts.Check(err)
+		srv := httptest.NewServer(sb)
+		ts.Defer(srv.Close)
+		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+		ts.Setenv("SANDBOX_URL", srv.URL)
+		ts.Setenv("MIGRATE_USER", "demo")
+		ts.Setenv("MIGRATE_PASSWORD", "demo")
+		ts.Setenv("MIGRATE_AUTH", "basic")
+		sandboxMu.Lock()
+		sandboxes[ts] = sb
+		sandboxMu.Unlock()
+	case "dump":
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox dump: no sandbox started")
+		}
+		snap := sb.Snapshot()
+		out := map[string]any{}
+		for _, set := range args[1:] {
+			out[set] = scrub(snap[set])
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		ts.Check(err)
+		fmt.Fprintln(ts.Stdout(), string(b))
+	default:
+		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
+	}
+}
+
+var (
+	sandboxMu sync.Mutex
+	sandboxes = map[*testscript.TestScript]*sandbox.Server{}
+)
+
+// volatile are fields whose values depend on the clock or on the order of
+// concurrent work; dumps leave them out so goldens stay stable.
+var volatile = map[string]bool{"UDATE": true, "CURDATE_ASSIGNED": true, "FAMILY": true, "PART": true, "ORD": true, "CUST": true, "ABILITY": true, "IV": true}
+
+func scrub(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if volatile[k] || e == nil {
+				continue
+			}
+			out[k] = scrub(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = scrub(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = scrub(e)
+		}
+		return out
+	}
+	return v
+}
+
+func copyDir(from, to string) error {
+	return filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if strings.HasSuffix(path, ".journal") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
