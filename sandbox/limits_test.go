@@ -262,3 +262,32 @@ func BenchmarkSandboxBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "subrequests/s")
 }
+
+func TestParseFault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		kind string
+		rate float64
+		ok   bool
+	}{
+		{"error-500=0.05", sandbox.FaultError500, 0.05, true},
+		{"drop-after-commit=1", sandbox.FaultDropAfterCommit, 1, true},
+		{"error-500", "", 0, false},
+		{"error-500=2", "", 0, false},
+		{"flood=0.1", "", 0, false},
+	}
+	for _, tt := range tests {
+		kind, rate, err := sandbox.ParseFault(tt.in)
+		if (err == nil) != tt.ok || kind != tt.kind || rate != tt.rate {
+			t.Errorf("ParseFault(%q) = %q, %v, %v", tt.in, kind, rate, err)
+		}
+	}
+}
+
+func TestODataVersionHeader(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{})
+	c.must(200, "GET", "/CUSTOMERS", nil, "OData-Version", "4.0")
+	c.must(400, "GET", "/CUSTOMERS", nil, "OData-Version", "3.0")
+}

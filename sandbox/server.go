@@ -58,6 +58,23 @@ const (
 	FaultThrottle429      = "throttle-429"
 )
 
+// ParseFault reads a KIND=RATE setting (the --fault flag of migrate sandbox).
+func ParseFault(s string) (kind string, rate float64, err error) {
+	kind, r, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", 0, fmt.Errorf("fault %q: want KIND=RATE, e.g. %s=0.05", s, FaultError500)
+	}
+	rate, err = strconv.ParseFloat(r, 64)
+	if err != nil || rate < 0 || rate > 1 {
+		return "", 0, fmt.Errorf("fault %q: the rate must be a number from 0 to 1", s)
+	}
+	switch kind {
+	case FaultDropBeforeCommit, FaultDropAfterCommit, FaultError500, FaultThrottle429:
+		return kind, rate, nil
+	}
+	return "", 0, fmt.Errorf("fault %q: unknown kind (want %s, %s, %s or %s)", s, FaultDropBeforeCommit, FaultDropAfterCommit, FaultError500, FaultThrottle429)
+}
+
 // Stats counts what the sandbox served.
 type Stats struct {
 	Calls       int64 // API calls admitted (authenticated and within the limits)
@@ -278,6 +295,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, odata.MaxBatchBytes+1))
 	if err != nil {
 		writeResult(w, s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "reading the request body: %v", err)))
+		return
+	}
+	if len(body) > odata.MaxBatchBytes {
+		writeResult(w, s.errResult(protoErr(http.StatusRequestEntityTooLarge, "TooLarge", "the request body is larger than %d bytes", odata.MaxBatchBytes)))
+		return
+	}
+	if v := r.Header.Get("OData-Version"); v != "" && !strings.HasPrefix(v, "4.") {
+		writeResult(w, s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "OData-Version %s is not supported; this service speaks 4.0", v)))
 		return
 	}
 	var res *result

@@ -81,6 +81,13 @@ func TestSpec9VersionGates(t *testing.T) {
 			seedOrder(c)
 			return c.do("POST", "/ORDERS('O1')/EXTFILES_SUBFORM", map[string]any{"EXTFILENAME": "data:application/pdf;base64,aGk=", "SUFFIX": ".pdf"}).status == 201
 		}},
+		{"22.0 decimal point only", "21.1", "22.0", func(t *testing.T, c *tc) bool {
+			r := c.do("POST", "/LOGPART", map[string]any{"PARTNAME": "P9", "PARTDES": "x", "PRICE": "12,5"})
+			if r.status == 201 && r.json(t)["PRICE"] != 12.5 {
+				t.Errorf("comma decimal stored as %v", r.json(t)["PRICE"])
+			}
+			return r.status == 400
+		}},
 		{"22.1 JSON batch answers", "22.0", "22.1", func(t *testing.T, c *tc) bool {
 			format, _ := c.batch("json", []odata.BatchRequest{{ID: "1", Method: "GET", URL: "CUSTOMERS"}})
 			return format == "json"

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -58,6 +59,10 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		}
 		if p.Computed {
 			return fail("readOnly", p.Name)
+		}
+		if str, isStr := v.(string); isStr && p.Type == odata.EdmDecimal && !s.version.AtLeast(22, 0) && localeDecimal.MatchString(str) {
+			// spec 1 / 9: before 22.0 a decimal may use the locale's comma.
+			v = json.Number(strings.Replace(str, ",", ".", 1))
 		}
 		nv, ok := normalize(p, v)
 		if !ok {
@@ -437,6 +442,8 @@ func (c *call) writeSingle(tg *target, in map[string]any) (*result, *apiError) {
 	out := append(obj{{"@odata.context", c.base + "/$metadata#" + tg.path + "/$entity"}}, c.render(tg.t, rec, tg.path, nil, nil, false)...)
 	return jsonResult(http.StatusOK, out), nil
 }
+
+var localeDecimal = regexp.MustCompile(`^-?[0-9]+(,[0-9]+)?$`)
 
 var htmlTag = regexp.MustCompile(`</?[A-Za-z][^<>]*>`)
 
