@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -190,3 +191,5 @@ func lines(ent map[string]any, nav string) []map[string]any {
 	}
 	return out
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

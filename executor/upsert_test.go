@@ -1,0 +1,205 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	seed := testPlan(step("parts", "LOGPART"))
+	seed.Hash = "seed"
+	sf := &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}),
+		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),
+	}}}
+	if _, err := Apply(context.Background(), env.opts(t, seed, sf)); err != nil {
+		t.Fatal(err)
+	}
+	before := env.sb.Snapshot()
+	up := step("parts", "LOGPART")
+	up.Mode = plan.ModeUpsert
+	p := testPlan(up)
+	f := &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "999"}), // one field changed
+		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),  // unchanged
+		rec("parts", "LOGPART", "P3", 4, map[string]any{"PARTNAME": "P3", "PARTDES": "New"}),                    // absent: inserted
+	}}}
+	o := env.opts(t, p, f)
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete || stepOf(sum, "parts").Committed != 3 {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	parts := env.entities("LOGPART", "PARTNAME")
+	if parts["P1"]["BARCODE"] != "999" || parts["P1"]["PARTDES"] != "Bolt" || parts["P3"]["PARTDES"] != "New" || parts["P2"]["BARCODE"] != "222" {
+		t.Fatalf("parts: %v", parts)
+	}
+	// The PATCH carried only BARCODE, and its before-image is journaled.
+	st, _ := journal.Load(o.Journal)
+	s := st.Record("parts", "P1").Subs[""]
+	if s.Op != journal.OpPatch || string(s.Before) != `{"BARCODE":"111"}` || string(s.Match) != `{"BARCODE":"999"}` {
+		t.Fatalf("patch journal: %+v before %s match %s", s, s.Before, s.Match)
+	}
+	if st.Record("parts", "P2").Subs[""] != nil {
+		t.Error("an unchanged entity was written")
+	}
+	// read batch + write batch
+	if sum.Requests != 2 || sum.Subrequests != 3+2 {
+		t.Errorf("requests %d subrequests %d", sum.Requests, sum.Subrequests)
+	}
+	us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+	if err != nil || us.Done != 2 {
+		t.Fatalf("undo %v %+v", err, us)
+	}
+	if after := env.sb.Snapshot(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("undo left\n%v\nwant\n%v", after["LOGPART"], before["LOGPART"])
+	}
+}
+
+func TestUpdateAbsentFails(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	up := step("parts", "LOGPART")
+	up.Mode = plan.ModeUpdate
+	f := &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P9", 2, map[string]any{"PARTNAME": "P9", "PARTDES": "x"})}}}
+	sum, err := Apply(context.Background(), env.opts(t, testPlan(up), f))
+	if err != nil || len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Message, "does not exist") || len(env.sb.Snapshot()["LOGPART"]) != 0 {
+		t.Fatalf("%v %+v", err, sum)
+	}
+}
+
+func TestUpsertReplaceLines(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1")}),
+		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1")})))
+	o1 := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o1); err != nil {
+		t.Fatal(err)
+	}
+	// A later step of the same journal updates the order.
+	up := step("orders2", "ORDERS", "parts", "customers")
+	up.Mode = plan.ModeUpsert
+	p2 := testPlan(p.Steps[0], p.Steps[1], up)
+	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P3", "TQUANT": dec("5")})
+	l.Replace = true
+	f.results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
+	o2 := env.opts(t, p2, f)
+	o2.Journal = o1.Journal
+	sum, err := Apply(context.Background(), o2)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	o := env.entities("ORDERS", "ORDNAME")["SO1"]
+	got := lines(o, "ORDERITEMS_SUBFORM")
+	if o["DETAILS"] != "b" || len(got) != 1 || got[0]["PARTNAME"] != "P3" {
+		t.Fatalf("order %v lines %v", o["DETAILS"], got)
+	}
+}
+
+func TestStopFinishesInFlight(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	stop := make(chan struct{})
+	p := testPlan(step("customers", "CUSTOMERS"))
+	f := &fakeRecords{build: map[string]func(transform.Refs) []transform.Result{}}
+	var rs []transform.Result
+	for i := 0; i < 500; i++ {
+		id := fmt.Sprintf("C%03d", i)
+		rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
+	}
+	o := env.opts(t, p, &stopAfter{results: rs, n: 150, stop: stop})
+	o.Stop = stop
+	o.Concurrency = 1
+	sum, err := Apply(context.Background(), o)
+	if !errorsIs(err, ErrInterrupted) || !sum.Interrupted {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	n := len(env.sb.Snapshot()["CUSTOMERS"])
+	if n == 0 || n == 500 || n%100 != 0 || stepOf(sum, "customers").Committed != n {
+		t.Fatalf("committed %d on the server, summary %+v", n, stepOf(sum, "customers"))
+	}
+	_ = f
+	o.Stop = nil
+	o.Records = &fakeRecords{results: map[string][]transform.Result{"customers": rs}}
+	sum, err = Apply(context.Background(), o)
+	if err != nil || !sum.Complete || len(env.sb.Snapshot()["CUSTOMERS"]) != 500 {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+}
+
+// stopAfter closes stop after n records were handed over (a Ctrl-C).
+type stopAfter struct {
+	results []transform.Result
+	n       int
+	stop    chan struct{}
+}
+
+func (s *stopAfter) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
+	for i, r := range s.results {
+		if i == s.n {
+			close(s.stop)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestPlanDryRun(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	parts := make([]string, 250)
+	for i := range parts {
+		parts[i] = "P1"
+	}
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
+	f.results["customers"] = append(f.results["customers"], transform.Result{Errors: []*transform.RowError{{Cell: "customers.csv:3", Field: "CUSTDES", Value: "x", Message: "longer than MaxLength 48"}}})
+	o := env.opts(t, p, f)
+	o.OutDir = filepath.Join(t.TempDir(), "batches")
+	o.CallsPerMinute = 100
+	sum, err := Plan(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Requests != 5 || sum.Subrequests != 3+1+253 || sum.Transactions != 257 || env.client.calls.Load() != 0 {
+		t.Fatalf("%+v", sum)
+	}
+	if s := stepOf(sum, "orders"); s.Records != 2 || s.Children != 251 {
+		t.Errorf("orders %+v", s)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "customers.csv:3" || stepOf(sum, "customers").Errors != 1 {
+		t.Errorf("errors %+v", sum.Errors)
+	}
+	if sum.Estimated != 3e9 { // 5 calls at 100 a minute
+		t.Errorf("estimate %v", sum.Estimated)
+	}
+	files, _ := os.ReadDir(o.OutDir)
+	if len(files) != 5 {
+		t.Fatalf("%d batch files", len(files))
+	}
+	b, _ := os.ReadFile(filepath.Join(o.OutDir, files[2].Name()))
+	if !strings.Contains(string(b), `"dependsOn":["1"]`) || !strings.Contains(string(b), `"url":"$1/ORDERITEMS_SUBFORM"`) || strings.Contains(string(b), "demo") {
+		t.Errorf("batch file: %.300s", b)
+	}
+	// Apply makes exactly the calls the dry run counted.
+	o.OutDir = ""
+	as, err := Apply(context.Background(), o)
+	if err != nil || as.Requests != sum.Requests || as.Subrequests != sum.Subrequests {
+		t.Fatalf("apply %v: %d/%d vs plan %d/%d", err, as.Requests, as.Subrequests, sum.Requests, sum.Subrequests)
+	}
+}
