@@ -12,6 +12,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -52,7 +54,10 @@ type Program struct {
 	// columns are the row.X references of all expressions, by source name,
 	// checked against each source's real header when it is opened.
 	columns map[string][]colRef
-	tables  atomic.Pointer[map[string]*lookupTable]
+	// wholeRow is set when some expression uses `row` other than as row.X
+	// (row[name], parent.row, group): only then are rows built as maps.
+	wholeRow bool
+	tables   atomic.Pointer[map[string]*lookupTable]
 }
 
 // compiled is one expression of the plan.
@@ -158,6 +163,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 		prog.dir = "."
 	}
 	c := &compiler{p: prog, sources: make(map[string]*plan.Source)}
+	c.lib = prog.library()
 	t := p.Target
 	if t.Timezone != "" {
 		loc, err := time.LoadLocation(t.Timezone)
@@ -214,6 +220,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 
 type compiler struct {
 	p           *Program
+	lib         []expr.Option
 	diags       plan.Diagnostics
 	sources     map[string]*plan.Source
 	stepNames   []string
@@ -234,16 +241,22 @@ type scope struct {
 	lookupScope bool
 }
 
-func (s scope) env() map[string]any {
-	env := map[string]any{
-		"row": map[string]any{},
-		"ref": refFunc(nil),
+// env describes the variables of the scope to expr-lang's checker.
+func (s scope) env() types.Map {
+	anyMap := types.TypeOf(map[string]any{})
+	env := types.Map{
+		"row": anyMap,
+		"ref": types.TypeOf(refFunc(nil)),
 	}
 	if s.grouped {
-		env["group"] = []any{}
+		env["group"] = types.TypeOf([]any{})
 	}
 	if s.depth > 0 {
-		env["parent"] = map[string]any{"row": map[string]any{}, "fields": map[string]any{}, "parent": map[string]any{}}
+		parent := types.Map{"row": anyMap, "fields": anyMap}
+		if s.depth > 1 {
+			parent["parent"] = anyMap
+		}
+		env["parent"] = parent
 	}
 	return env
 }
@@ -391,6 +404,12 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 	return s
 }
 
+// colPrefix names the variable that holds column X of the row: "row.X".
+// No expression can name it itself (row.X parses as a member access).
+const colPrefix = "row."
+
+func colVar(column string) string { return colPrefix + column }
+
 // constValue is a constant's value: numbers keep the text they were
 // written with (source.Number), so 12.10 stays exact.
 func constValue(e *plan.Expr) any {
@@ -407,12 +426,17 @@ func constValue(e *plan.Expr) any {
 
 // analysis collects what the library checks beyond expr's own type checker.
 type analysis struct {
-	last    ast.Node
-	columns []nodeRef // row.X
-	parents []nodeRef // parent.row.X (depth in level)
-	lookups []nodeRef // lookup("name", ...)
-	refs    []nodeRef // ref("step", ...)
-	regexps []nodeRef // regex_*(s, "pattern")
+	patch bool // rewrite row.X into the variable "row.X" (see colVar)
+	// rowIdents counts `row`, patched the row.X rewritten; whole is set by
+	// parent, group or $env. Together they say whether rows are needed as maps.
+	rowIdents, patched int
+	whole              bool
+	last               ast.Node
+	columns            []nodeRef // row.X
+	parents            []nodeRef // parent.row.X (depth in level)
+	lookups            []nodeRef // lookup("name", ...)
+	refs               []nodeRef // ref("step", ...)
+	regexps            []nodeRef // regex_*(s, "pattern")
 }
 
 type nodeRef struct {
@@ -425,6 +449,13 @@ type nodeRef struct {
 func (a *analysis) Visit(node *ast.Node) {
 	a.last = *node
 	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		switch n.Value {
+		case "row":
+			a.rowIdents++
+		case "parent", "group", "$env":
+			a.whole = true
+		}
 	case *ast.MemberNode:
 		prop, ok := n.Property.(*ast.StringNode)
 		if !ok {
@@ -432,6 +463,11 @@ func (a *analysis) Visit(node *ast.Node) {
 		}
 		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
 			a.columns = append(a.columns, nodeRef{name: prop.Value, loc: id.Location()})
+			if a.patch && !n.Method {
+				a.patched++
+				ast.Patch(node, &ast.IdentifierNode{Value: colVar(prop.Value)})
+				a.last = *node
+			}
 			return
 		}
 		// parent.row.X, parent.parent.row.X
@@ -495,8 +531,19 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		c.diag(e.Pos, "empty expression; write {value: \"\"} for an empty constant")
 		return nil
 	}
-	a := &analysis{}
-	opts := append([]expr.Option{expr.Env(sc.env()), expr.Patch(a)}, c.p.library()...)
+	// First pass: which columns the expression reads as row.X. They become
+	// variables of their own, loaded without reflection (expr-lang fetches a
+	// map member through reflect, an allocation per access).
+	env := sc.env()
+	if tree, err := parser.Parse(e.Src); err == nil {
+		pre := &analysis{}
+		ast.Walk(&tree.Node, pre)
+		for _, r := range pre.columns {
+			env[colVar(r.name)] = types.Any
+		}
+	}
+	a := &analysis{patch: true}
+	opts := append([]expr.Option{expr.Env(env), expr.Patch(a)}, c.lib...)
 	prog, err := expr.Compile(e.Src, opts...)
 	if err != nil {
 		var fe *file.Error
@@ -508,12 +555,11 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		return nil
 	}
 	ce.prog = prog
-	if m, ok := a.last.(*ast.MemberNode); ok {
-		if id, ok := m.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
-			if s, ok := m.Property.(*ast.StringNode); ok {
-				ce.column = s.Value
-			}
-		}
+	if a.whole || a.rowIdents > a.patched {
+		c.p.wholeRow = true
+	}
+	if id, ok := a.last.(*ast.IdentifierNode); ok && strings.HasPrefix(id.Value, colPrefix) {
+		ce.column = strings.TrimPrefix(id.Value, colPrefix)
 	}
 	for _, r := range a.columns {
 		c.checkColumn(sc.rowSource, r, e)

@@ -73,9 +73,13 @@ func inZone(t time.Time, loc *time.Location) time.Time {
 func parseTimeText(s string, layouts []string, loc *time.Location) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if len(layouts) == 0 {
-		for _, l := range offsetLayouts {
-			if t, err := time.Parse(l, s); err == nil {
-				return t.In(loc), true
+		// Only text with a zone after its date can match an offset layout;
+		// trying them on the rest would cost an error value per cell.
+		if len(s) > 10 && strings.ContainsAny(s[10:], "Z+-") {
+			for _, l := range offsetLayouts {
+				if t, err := time.Parse(l, s); err == nil {
+					return t.In(loc), true
+				}
 			}
 		}
 		layouts = localLayouts

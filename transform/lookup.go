@@ -67,6 +67,8 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 	rowMap := make(map[string]any)
 	env := map[string]any{"row": rowMap, "ref": refFunc(noRef)}
 	var errs []error
+	var lastHeader *source.Header
+	var keys []string
 	for n := 0; ; n++ {
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -80,7 +82,13 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 		if err != nil {
 			return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
 		}
-		fillRow(rowMap, row)
+		if p.wholeRow {
+			fillRow(rowMap, row)
+		}
+		if row.Header != lastHeader {
+			lastHeader, keys = row.Header, colVars(row.Header)
+		}
+		setRow(env, rowMap, row, keys)
 		k, err := evalExpr(&machine, lp.key, env)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: lookup %s key: %s", locString(row.Loc), l.Name, evalMessage(err, lp.key)))

@@ -105,9 +105,13 @@ type run struct {
 	machine vm.VM
 	levels  []*level
 	links   []*linkIndex
-	pending []Result   // results found on the way (a linked source's bad rows)
-	group   []any      // the current group's rows, as `group`
-	groupRs []groupRow // the same with their source rows
+	pending []Result // results found on the way (a linked source's bad rows)
+	// column variable names by header (see colVar)
+	keyCache   map[*source.Header][]string
+	keysHeader *source.Header
+	keys       []string
+	group      []any      // the current group's rows, as `group`
+	groupRs    []groupRow // the same with their source rows
 }
 
 // level holds the maps reused at one depth of sub-forms.
@@ -118,8 +122,9 @@ type level struct {
 }
 
 type rowSlot struct {
-	m map[string]any
-	h *source.Header
+	m    map[string]any
+	h    *source.Header
+	keys []string // colVar of each column of h
 }
 
 func (r *run) level(d int) *level {
@@ -148,13 +153,56 @@ func fillRow(m map[string]any, row source.Row) {
 	}
 }
 
-func (s *rowSlot) fill(row source.Row) map[string]any {
+func (s *rowSlot) fill(row source.Row, whole bool) map[string]any {
 	if s.h != row.Header {
 		clear(s.m)
 		s.h = row.Header
+		s.keys = colVars(row.Header)
 	}
-	fillRow(s.m, row)
+	if whole {
+		fillRow(s.m, row)
+	}
 	return s.m
+}
+
+func colVars(h *source.Header) []string {
+	if h == nil {
+		return nil
+	}
+	keys := make([]string, len(h.Names))
+	for i, n := range h.Names {
+		keys[i] = colVar(n)
+	}
+	return keys
+}
+
+// setRow is setRow with the run's cache of column variable names.
+func (r *run) setRow(env, m map[string]any, row source.Row) {
+	if row.Header != r.keysHeader {
+		r.keysHeader = row.Header
+		r.keys = r.keyCache[row.Header]
+		if r.keys == nil {
+			if r.keyCache == nil {
+				r.keyCache = make(map[*source.Header][]string)
+			}
+			r.keys = colVars(row.Header)
+			r.keyCache[row.Header] = r.keys
+		}
+	}
+	setRow(env, m, row, r.keys)
+}
+
+// setRow makes row the `row` of env, with each column also as its own
+// variable (see colVar). keys are colVars(row.Header).
+func setRow(env map[string]any, m map[string]any, row source.Row, keys []string) {
+	env["row"] = m
+	for i, k := range keys {
+		if i < len(row.Cells) {
+			env[k] = row.Cells[i]
+		} else {
+			env[k] = nil
+		}
+	}
 }
 
 func rowMap(row source.Row) map[string]any {
@@ -210,7 +258,7 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 		if err != nil {
 			return fmt.Errorf("step %s: %w", r.st.name, err)
 		}
-		m := lv.row.fill(row)
+		m := lv.row.fill(row, r.p.wholeRow)
 		res := r.filter(m, row)
 		if res == nil {
 			res = r.build(m, row)
@@ -240,7 +288,7 @@ func (r *run) filter(m map[string]any, row source.Row) *Result {
 		return nil
 	}
 	env := r.level(0).env
-	env["row"] = m
+	r.setRow(env, m, row)
 	v, err := evalExpr(&r.machine, r.st.when, env)
 	if err != nil {
 		if errors.Is(err, errSkip) {
@@ -298,7 +346,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			}
 			continue
 		}
-		env["row"] = m
+		r.setRow(env, m, row)
 		v, err := evalExpr(&r.machine, r.st.groupBy, env)
 		var key string
 		if err == nil {
@@ -360,7 +408,7 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 	st := r.st
 	lv := r.level(0)
 	env := lv.env
-	env["row"] = m
+	r.setRow(env, m, row)
 	if st.groupBy != nil {
 		env["group"] = r.group
 	}
@@ -485,7 +533,7 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 	var kids []*Child
 	var errs []*RowError
 	one := func(m map[string]any, row source.Row) {
-		env["row"] = m
+		r.setRow(env, m, row)
 		env["parent"] = lv.parent
 		if sub.when != nil {
 			v, err := evalExpr(&r.machine, sub.when, env)
@@ -515,7 +563,7 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			ch.Children = append(ch.Children, gk...)
 			errs = append(errs, gerrs...)
 			// the grandchildren reused this level's maps only below it
-			env["row"] = m
+			r.setRow(env, m, row)
 			env["parent"] = lv.parent
 		}
 		kids = append(kids, ch)
@@ -543,7 +591,7 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			return nil, []*RowError{r.rowError(prow, "", nil, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
 		}
 		for _, row := range idx.rows[key] {
-			one(lv.row.fill(row), row)
+			one(lv.row.fill(row, r.p.wholeRow), row)
 		}
 	}
 	if errs != nil {
@@ -587,7 +635,10 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sub.name, err)
 		}
-		fillRow(m, row)
+		if r.p.wholeRow {
+			fillRow(m, row)
+		}
+		r.setRow(env, m, row)
 		v, err := evalExpr(&r.machine, sub.linkChild, env)
 		msg := ""
 		if err != nil {
