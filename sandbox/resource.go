@@ -152,7 +152,7 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	}
 	var buf bytes.Buffer
 	m := s.served()
-	_ = m.Type(entity).WriteXML(&buf, m.Namespace)
+	_ = m.EntitySet(entity).Type.WriteXML(&buf, m.Namespace)
 	return &result{status: 200, body: buf.Bytes(), header: http.Header{"Content-Type": {"application/xml"}, "Odata-Version": {"4.0"}}}, nil
 }
 

@@ -325,7 +325,11 @@ func (c *call) findLine(t *odata.EntityType, parent *record, nav *odata.Navigati
 	}
 	vals := map[string]any{}
 	for _, k := range t.Key {
-		v, ok := normalize(t.Property(k), m[k])
+		p := t.Property(k)
+		if p == nil {
+			return nil
+		}
+		v, ok := normalize(p, m[k])
 		if !ok || v == nil {
 			return nil
 		}
@@ -351,7 +355,7 @@ func (c *call) createLine(t *odata.EntityType, parent *record, nav *odata.Naviga
 	}
 	sf := parent.sub(nav.Name)
 	// Lines get increasing integer keys (KLINE, EXTFILENUM, ...).
-	if len(t.Key) == 1 && t.Property(t.Key[0]).Type == odata.EdmInt64 {
+	if len(t.Key) == 1 && t.Property(t.Key[0]) != nil && t.Property(t.Key[0]).Type == odata.EdmInt64 {
 		if _, ok := vals[t.Key[0]]; !ok {
 			var max int64
 			for _, l := range sf.lines {
