@@ -163,7 +163,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 		prog.dir = "."
 	}
 	c := &compiler{p: prog, sources: make(map[string]*plan.Source)}
-	c.lib = prog.library()
+	c.lib = append(prog.library(), prog.decimalOperators()...)
 	t := p.Target
 	if t.Timezone != "" {
 		loc, err := time.LoadLocation(t.Timezone)

@@ -283,3 +283,47 @@ func TestExcelSerial(t *testing.T) {
 		}
 	}
 }
+
+func TestDecimalArithmetic(t *testing.T) {
+	t.Parallel()
+	prog := mustCompile(t, &plan.Plan{Dir: t.TempDir()}, nil, testOptions())
+	compile := func(src string) (any, error) {
+		opts := append([]expr.Option{expr.Env(scope{}.env())}, prog.library()...)
+		opts = append(opts, prog.decimalOperators()...)
+		pr, err := expr.Compile(src, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return expr.Run(pr, map[string]any{"row": map[string]any{}, "row.Qty": "3", "row.Price": "19.99"})
+	}
+	tests := []struct {
+		src  string
+		want any
+		err  string
+	}{
+		{src: `number("19.99") * 3`, want: mustDec("59.97")},
+		{src: `3 * number("19.99")`, want: mustDec("59.97")},
+		{src: `number("0.1") + number("0.2")`, want: mustDec("0.3")},
+		{src: `number("12.50") - 2`, want: mustDec("10.50")},
+		{src: `number("100") * 1.17`, want: mustDec("117.00")},
+		{src: `number("1.5") * number("1.5")`, want: mustDec("2.25")},
+		{src: `number("12.10") == number("12.1")`, want: true},
+		{src: `number("2") > 1`, want: true},
+		{src: `number("2") <= 1.5`, want: false},
+		{src: `number("2") != number("2.0")`, want: false},
+		{src: `int(number("3")) + 1`, want: 4},
+		{src: `number("2") * number("")`, err: "*: operand 2 must be a number, got empty"},
+	}
+	for _, tt := range tests {
+		got, err := compile(tt.src)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: error = %v, want %q", tt.src, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !equalValue(got, tt.want) {
+			t.Errorf("%s = %#v, %v; want %#v", tt.src, got, err, tt.want)
+		}
+	}
+}
