@@ -33,6 +33,7 @@ type runner struct {
 	stopping atomic.Bool
 	requests atomic.Int64
 	subs     atomic.Int64
+	txns     atomic.Int64 // API transactions: entities and lines written
 
 	mu      sync.Mutex
 	err     error                        // first fatal error
@@ -107,6 +108,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	sum := summarize(st, opts.Plan)
 	sum.Requests = int(r.requests.Load())
 	sum.Subrequests = int(r.subs.Load())
+	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
 	err = r.err
@@ -540,6 +542,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
+		r.txns.Add(int64(len(reqs)))
 		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
 		if err := sr.complete(seq, batch, later, resps, err); err != nil {

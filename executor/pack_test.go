@@ -1,0 +1,194 @@
+package executor
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// tree builds a record's ops: a root with n children (each with kids
+// grandchildren), depth first.
+func tree(name string, n, kids int) unit {
+	w := &work{id: name}
+	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: "ORDERS"}
+	for i := 0; i < n; i++ {
+		c := &op{rec: w, parent: root, nav: "ORDERITEMS_SUBFORM", kind: journal.OpCreate, method: "POST", path: fmt.Sprint(i)}
+		root.kids = append(root.kids, c)
+		for j := 0; j < kids; j++ {
+			c.kids = append(c.kids, &op{rec: w, parent: c, nav: "ORDERITEMSTEXT_SUBFORM", single: true, kind: journal.OpCreate, method: "POST"})
+		}
+	}
+	return flatten(root, nil)
+}
+
+type captured struct {
+	batches [][]*op
+	later   [][]unit
+}
+
+func newPacker(limit int, c *captured) *packer {
+	return &packer{limit: limit, emit: func(b []*op, l []unit) error {
+		c.batches = append(c.batches, b)
+		c.later = append(c.later, l)
+		return nil
+	}}
+}
+
+func TestPackKeepsRecordsWhole(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		limit   int
+		records []int // children per record
+		want    []int // batch sizes
+		later   []int // continuation ops per batch
+	}{
+		{"fits", 100, []int{2, 3}, []int{7}, []int{0}},
+		{"next batch when it does not fit", 10, []int{4, 4, 4}, []int{10, 5}, []int{0, 0}},
+		{"exactly full flushes", 6, []int{2, 2}, []int{6}, []int{0}},
+		{"big record fills the room and continues", 10, []int{2, 20}, []int{10}, []int{14}},
+		{"big record alone", 100, []int{249}, []int{100}, []int{150}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &captured{}
+			pk := newPacker(tc.limit, c)
+			for i, n := range tc.records {
+				if err := pk.add(tree(fmt.Sprint(i), n, 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pk.flush()
+			if len(c.batches) != len(tc.want) {
+				t.Fatalf("%d batches, want %d", len(c.batches), len(tc.want))
+			}
+			for i, b := range c.batches {
+				if len(b) != tc.want[i] {
+					t.Errorf("batch %d: %d ops, want %d", i, len(b), tc.want[i])
+				}
+				n := 0
+				for _, u := range c.later[i] {
+					n += len(u)
+					if u[0].parent == nil {
+						t.Errorf("continuation unit without parent")
+					}
+				}
+				if n != tc.later[i] {
+					t.Errorf("batch %d: %d ops follow, want %d", i, n, tc.later[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPackNeverSplitsFromParentWithoutAddress(t *testing.T) {
+	t.Parallel()
+	// Lines with texts: a continuation unit holds a line and its text.
+	c := &captured{}
+	pk := newPacker(10, c)
+	pk.add(tree("big", 8, 1)) // 1 + 16 ops
+	if len(c.batches) != 1 || len(c.batches[0]) != 10 {
+		t.Fatalf("%v", c.batches)
+	}
+	reqs := assemble(c.batches[0], 1)
+	for i, r := range reqs {
+		o := c.batches[0][i]
+		if o.parent != nil && (r.URL[0] != '$' || len(r.DependsOn) != 1 || r.DependsOn[0] != o.parent.id) {
+			t.Errorf("%d: %s %v", i, r.URL, r.DependsOn)
+		}
+	}
+	// The last op of the head is a line whose text follows: that unit is
+	// the text alone, addressed by the line once it exists.
+	for _, u := range c.later[0] {
+		if u[0].parent == nil || u[0].parent.parent == nil && len(u) != 2 {
+			t.Errorf("unit %v", u)
+		}
+	}
+	last := c.later[0][0]
+	if !last[0].single {
+		t.Fatalf("first continuation should be the split line's text: %+v", last[0])
+	}
+	// Once the line exists it is addressed by its key.
+	line := last[0].parent
+	line.done, line.status, line.key, line.batch = true, 201, "9", 1
+	line.parent.abs = "ORDERS('SO1')"
+	line.abs = childAbs(line.parent, line)
+	r := assemble([]*op{last[0]}, 2)
+	if r[0].URL != "ORDERS('SO1')/ORDERITEMS_SUBFORM(9)/ORDERITEMSTEXT_SUBFORM" || r[0].DependsOn != nil {
+		t.Fatalf("continuation: %+v", r[0])
+	}
+}
+
+// TestPackingDensity: loads of entities with 0-5 lines average at least
+// 95 operations per call.
+func TestPackingDensity(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewSource(1))
+	c := &captured{}
+	pk := newPacker(100, c)
+	ops := 0
+	for i := 0; i < 5000; i++ {
+		u := tree(fmt.Sprint(i), rng.Intn(6), 0)
+		ops += len(u)
+		pk.add(u)
+	}
+	pk.flush()
+	avg := float64(ops) / float64(len(c.batches))
+	if avg < 95 {
+		t.Fatalf("average %.1f operations per call", avg)
+	}
+	t.Logf("%d ops in %d calls: %.1f per call", ops, len(c.batches), avg)
+}
+
+func TestAssembleIDsAndBodies(t *testing.T) {
+	t.Parallel()
+	u := tree("r", 2, 0)
+	u[0].body = []byte(`{"CUSTNAME":"C1"}`)
+	reqs := assemble(u, 3)
+	want := []odata.BatchRequest{
+		{ID: "1", Method: "POST", URL: "ORDERS"},
+		{ID: "2", Method: "POST", URL: "$1/ORDERITEMS_SUBFORM", DependsOn: []string{"1"}},
+		{ID: "3", Method: "POST", URL: "$1/ORDERITEMS_SUBFORM", DependsOn: []string{"1"}},
+	}
+	for i, r := range reqs {
+		if r.ID != want[i].ID || r.URL != want[i].URL || fmt.Sprint(r.DependsOn) != fmt.Sprint(want[i].DependsOn) {
+			t.Errorf("%d: %+v", i, r)
+		}
+	}
+	if reqs[0].Header("Content-Type") != "application/json" || reqs[1].Headers != nil {
+		t.Errorf("headers %v %v", reqs[0].Headers, reqs[1].Headers)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		names []string
+		vals  []any
+		want  string
+		value any
+	}{
+		{[]string{"CUSTNAME"}, []any{"O'Neil & Co"}, "'O''Neil%20&%20Co'", "O'Neil & Co"},
+		{[]string{"KLINE"}, []any{int64(3)}, "3", int64(3)},
+		{[]string{"IVNUM", "IVTYPE", "DEBIT"}, []any{"IV1", "A", "D"}, "IVNUM='IV1',IVTYPE='A',DEBIT='D'", map[string]any{"IVNUM": "IV1", "IVTYPE": "A", "DEBIT": "D"}},
+		{[]string{"A"}, []any{"a,b=c"}, "'a,b=c'", "a,b=c"},
+	}
+	for _, tc := range tests {
+		got, err := formatKey(tc.names, tc.vals)
+		if err != nil || got != tc.want {
+			t.Errorf("formatKey(%v) = %q, %v; want %q", tc.vals, got, err, tc.want)
+		}
+		if v := keyValue(got); fmt.Sprint(v) != fmt.Sprint(tc.value) {
+			t.Errorf("keyValue(%q) = %#v, want %#v", got, v, tc.value)
+		}
+	}
+	if _, err := formatKey([]string{"A"}, []any{nil}); err == nil {
+		t.Error("nil key accepted")
+	}
+	if k := keyFromLocation("http://x/ORDERS('SO1')"); k != "'SO1'" {
+		t.Errorf("location key %q", k)
+	}
+}
