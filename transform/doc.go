@@ -2,5 +2,40 @@
 // expression of a plan once (expr-lang), provides the function library of
 // PLAN-FORMAT.md, builds lookups, groups and links rows, and converts every
 // field to its Edm type. It does no I/O beyond reading sources through the
-// opener it is given and the attachments file() documents.
+// Opener it is given and the attachments file() documents.
+//
+// The flow:
+//
+//	prog, diags := transform.Compile(plan, md, transform.Options{...})
+//	err := prog.BuildLookups(ctx, open)            // once, before any step
+//	err = prog.Records(ctx, "customers", open, refs, func(r transform.Result) error {...})
+//
+// Compile reports expression syntax and type errors, columns a source does
+// not have (when Options.Headers knows them), bad constant regex patterns
+// and computed fields, each at its plan position. The structural checks of a
+// plan (unknown steps, sources, lookups, entities, fields, sub-forms) belong
+// to plan.Check and plan.CheckMetadata; Compile does not repeat them.
+//
+// Scope of an expression: row (the current row; row.X is compiled into a
+// variable of its own so that reading a cell costs no reflection), parent
+// (parent.row, parent.fields, parent.parent in nested sub-forms), group
+// (with group_by: the group's rows), ref(step, id), env(NAME) and the
+// functions of library() in functions.go, each documented there with an
+// example. number() results are exact decimals; + - * and comparisons on
+// them stay exact (decimal.go).
+//
+// Conversion (convert.go): Edm.String (MaxLength counted in characters),
+// Edm.Int64, Edm.Decimal (text read with the source's decimal separator,
+// number cells always with '.'), Edm.DateTimeOffset (in target.timezone; a
+// typed date cell is wall-clock time in that zone) and Edm.Boolean. The
+// empty rule (target.empty) decides whether an empty value is omitted,
+// sent as null, or kept as "". A value that cannot be converted is a
+// RowError naming the cell, field, value and type.
+//
+// Memory: Records holds one row at a time, except with group_by (every row
+// of the step's source, since groups need not be consecutive) and for a
+// linked sub-form (its source, indexed once per Records call).
+//
+// Concurrency: a Program may serve several Records calls at once (each has
+// its own expression machine and environments) once BuildLookups returned.
 package transform

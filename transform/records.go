@@ -37,6 +37,10 @@ type Result struct {
 // error in any child is rejected whole. An error returned by fn stops the
 // run and is returned.
 //
+// With group_by, when is evaluated for each row before grouping (and
+// group_by too); the fields see the group's first row as row and all its
+// rows as group. skip() in a sub-form skips that child only.
+//
 // Memory: without group_by one row at a time is held; with group_by every
 // row of the step's source is held until the end (groups need not be
 // consecutive), and a linked sub-form's source is held in an index built

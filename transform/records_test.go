@@ -391,3 +391,92 @@ func TestLinkChildErrorsReportedOnce(t *testing.T) {
 }
 
 var _ = odata.EdmString
+
+func TestRecordsMoreScopes(t *testing.T) {
+	t.Parallel()
+	// row[...] with a computed name needs rows as maps; a single-object
+	// sub-form whose when is false gives no child.
+	p := &plan.Plan{Dir: t.TempDir(),
+		Sources: []*plan.Source{{Name: "o", File: "o.csv"}},
+		Steps: []*plan.Step{{Name: "o", Entity: "ORDERS", Source: "o",
+			Fields: fields("ORDNAME", `row["Order " + "No"]`, "CUSTNAME", `row["Cust"]`),
+			Subforms: []*plan.Subform{{Name: "ORDERSTEXT_SUBFORM", When: xp(`row.Remarks != ""`),
+				Fields: []*plan.Field{{Name: "TEXT", Expr: x("row.Remarks")}, {Name: "APPEND", Expr: cst(true)}}}}}}}
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
+	if !prog.wholeRow {
+		t.Fatal("row[expression] must build rows as maps")
+	}
+	ms := &memSources{make: map[string]func() *memReader{"o": func() *memReader {
+		return newMem("o.csv", []string{"Order No", "Cust", "Remarks"}, cells("O1", "C1", "call first"), cells("O2", "C2", ""))
+	}}}
+	res := collect(t, prog, "o", ms, nil)
+	o1, o2 := res[0].Record, res[1].Record
+	if o1 == nil || o2 == nil {
+		t.Fatalf("results = %+v", res)
+	}
+	if o1.ID != "O1" || o1.Fields["CUSTNAME"] != "C1" || len(o1.Children) != 1 || !o1.Children[0].Single ||
+		o1.Children[0].Fields["TEXT"] != "call first" || o1.Children[0].Fields["APPEND"] != true {
+		t.Errorf("O1 = %+v %+v", o1, o1.Children)
+	}
+	if len(o2.Children) != 0 {
+		t.Errorf("O2 children = %+v, want none (when is false)", o2.Children)
+	}
+}
+
+func TestRecordsArgumentErrors(t *testing.T) {
+	t.Parallel()
+	p := &plan.Plan{Dir: t.TempDir(),
+		Sources: []*plan.Source{{Name: "c", File: "c.csv"}, {Name: "a", File: "a.csv"}},
+		Lookups: []*plan.Lookup{{Name: "agent", Source: "a", Key: x("row.K"), Value: x("row.V")}},
+		Steps: []*plan.Step{{Name: "c", Entity: "CUSTOMERS", Source: "c",
+			Fields: fields("CUSTNAME", "row.Code", "CUSTDES", `lookup("agent", [1])`, "AGENTCODE", `ref("c", {"a": 1})`)}}}
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
+	ms := &memSources{make: map[string]func() *memReader{
+		"c": func() *memReader { return newMem("c.csv", []string{"Code"}, cells("C1")) },
+		"a": func() *memReader { return newMem("a.csv", []string{"K", "V"}) },
+	}}
+	if err := prog.BuildLookups(context.Background(), ms.open); err != nil {
+		t.Fatal(err)
+	}
+	res := collect(t, prog, "c", ms, nil)
+	if len(res[0].Errors) != 2 {
+		t.Fatalf("errors = %v", res[0].Errors)
+	}
+	if e := res[0].Errors[0]; !strings.HasPrefix(e.Message, "lookup: argument 2 must be a key (text or number), got a list of 1 (plan.yaml:10:5)") || e.Field != "CUSTDES" {
+		t.Errorf("lookup error = %+v", e)
+	}
+	if e := res[0].Errors[1]; !strings.HasPrefix(e.Message, "ref: argument 2 must be an identity (text or number), got a row or map") || e.Field != "AGENTCODE" {
+		t.Errorf("ref error = %+v", e)
+	}
+	// ref's step name is typed text: a number is refused when the plan compiles.
+	p.Steps[0].Fields = fields("CUSTNAME", `ref(1, "x")`)
+	if _, diags := Compile(p, demoMetadata(), testOptions()); len(diags) != 1 || !strings.Contains(diags[0].Message, "cannot use int as argument (type string) to call ref") {
+		t.Errorf("diagnostics = %v", diags)
+	}
+}
+
+func TestRecordsConcurrently(t *testing.T) {
+	t.Parallel()
+	prog := mustCompile(t, customersPlan(t), demoMetadata(), testOptions())
+	if err := prog.BuildLookups(context.Background(), customersSources().open); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []Result)
+	for i := 0; i < 4; i++ {
+		go func() {
+			ms := customersSources()
+			var out []Result
+			err := prog.Records(context.Background(), "customers", ms.open, nil, func(r Result) error { out = append(out, r); return nil })
+			if err != nil {
+				t.Error(err)
+			}
+			done <- out
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		res := <-done
+		if len(res) != 5 || res[0].Record == nil || len(res[0].Record.Children) != 3 {
+			t.Errorf("run %d: %+v", i, res)
+		}
+	}
+}
