@@ -215,7 +215,7 @@ func jsonBody(b json.RawMessage, contentType string) json.RawMessage {
 // isJSONContentType reports whether ct names JSON; an empty type counts as
 // JSON, the default of a JSON batch.
 func isJSONContentType(ct string) bool {
-	if ct == "" {
+	if ct == "" || strings.HasPrefix(ct, "application/json") && (len(ct) == 16 || ct[16] == ';' || ct[16] == ' ') {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
@@ -232,25 +232,38 @@ func DecodeJSONBatchRequest(r io.Reader) ([]BatchRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var in struct {
-		Requests *[]json.RawMessage `json:"requests"`
+	// One pass into the typed form; only when it fails, a second pass
+	// element by element finds the request to blame.
+	var typed struct {
+		Requests *[]jsonBatchRequest `json:"requests"`
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, jsonSyntaxError(data, 0, err)
+	if json.Unmarshal(data, &typed) != nil {
+		var in struct {
+			Requests *[]json.RawMessage `json:"requests"`
+		}
+		if err := json.Unmarshal(data, &in); err != nil {
+			return nil, jsonSyntaxError(data, 0, err)
+		}
+		if in.Requests != nil {
+			for i, raw := range *in.Requests {
+				var q jsonBatchRequest
+				if err := json.Unmarshal(raw, &q); err != nil {
+					return nil, jsonSyntaxError(data, i+1, err)
+				}
+			}
+		}
+		return nil, &BatchSyntaxError{Format: "json", Msg: "not a batch request body"}
 	}
-	if in.Requests == nil {
+	if typed.Requests == nil {
 		return nil, &BatchSyntaxError{Format: "json", Msg: `no "requests" array in the body`}
 	}
-	if len(*in.Requests) > MaxBatchParts {
-		return nil, &BatchSyntaxError{Format: "json", Msg: fmt.Sprintf("%d requests: more than %d (%v)", len(*in.Requests), MaxBatchParts, ErrBatchTooLarge)}
+	reqs := *typed.Requests
+	if len(reqs) > MaxBatchParts {
+		return nil, &BatchSyntaxError{Format: "json", Msg: fmt.Sprintf("%d requests: more than %d (%v)", len(reqs), MaxBatchParts, ErrBatchTooLarge)}
 	}
-	out := make([]BatchRequest, 0, len(*in.Requests))
-	seen := make(map[string]bool, len(*in.Requests))
-	for i, raw := range *in.Requests {
-		var q jsonBatchRequest
-		if err := json.Unmarshal(raw, &q); err != nil {
-			return nil, jsonSyntaxError(data, i+1, err)
-		}
+	out := make([]BatchRequest, 0, len(reqs))
+	seen := make(map[string]bool, len(reqs))
+	for i, q := range reqs {
 		bad := func(msg string) error {
 			return &BatchSyntaxError{Format: "json", Part: i + 1, Msg: fmt.Sprintf("request id %q: %s", q.ID, msg)}
 		}
