@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -58,7 +59,9 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	switch args[0] {
 	case "start":
-		opts := sandbox.Options{}
+		// A fixed clock keeps the values the server stamps (an attachment's
+		// CURDATE) the same in every run.
+		opts := sandbox.Options{Now: func() time.Time { return time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC) }}
 		for _, a := range args[1:] {
 			k, v, ok := strings.Cut(a, "=")
 			switch {

@@ -110,7 +110,7 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		return nil, withCode(ExitUnreachable, err)
 	}
 	if warning != "" {
-		fmt.Fprintln(a.stderr, "warning:", warning)
+		fmt.Fprintln(a.stderr, warning)
 	}
 	cfg.Auth = authn
 	cfg.AppID, cfg.AppKey = a.getenv("MIGRATE_APP_ID"), a.getenv("MIGRATE_APP_KEY")

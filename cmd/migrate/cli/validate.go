@@ -45,7 +45,8 @@ func (c *checked) Close() { c.conn.Close() }
 // plan cannot be checked at all (unreadable, or no metadata to be had).
 func (a *app) check(ctx context.Context, path string, f checkFlags, needConn bool) (*checked, error) {
 	p, diags := plan.Load(path)
-	if p == nil {
+	if p == nil || p.Hash == "" {
+		// The file could not be read at all: exit 2, not a data problem.
 		return &checked{diags: diags}, nil
 	}
 	c := &checked{plan: p, diags: diags}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// TestExitCodes holds CLI.md's exit codes to their meaning, for the cases
+// that need no data.
+func TestExitCodes(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	good := srv.URL + sandbox.BasePath
+	tests := []struct {
+		name   string
+		args   []string
+		env    map[string]string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no command", nil, nil, ExitUsage, "Usage: migrate COMMAND", ""},
+		{"help", []string{"help"}, nil, ExitOK, "Commands:", ""},
+		{"unknown command", []string{"aply"}, nil, ExitUsage, "", `unknown command "aply"; did you mean "apply"?`},
+		{"version", []string{"version"}, nil, ExitOK, "migrate v", ""},
+		{"bad flag", []string{"validate", "--nope", "x.yaml"}, nil, ExitUsage, "", "flag provided but not defined"},
+		{"missing plan", []string{"validate", "does-not-exist.yaml", "--sandbox"}, nil, ExitUsage, "does-not-exist.yaml", ""},
+		{"too many args", []string{"status", "a", "b"}, nil, ExitUsage, "", "Usage: migrate status"},
+		{"no target", []string{"info"}, nil, ExitUsage, "", "no target"},
+		{"unreachable", []string{"info", "--target", "http://127.0.0.1:1/odata/Priority/tabula.ini/demo"},
+			map[string]string{"MIGRATE_TOKEN": "t0ps3cret"}, ExitUnreachable, "", ""},
+		{"refused credentials", []string{"info", "--target", good},
+			map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "wrong-pass-123"}, ExitUnreachable, "", "credentials were refused"},
+		{"good credentials", []string{"info", "--target", good},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitOK, "system version  25.1", ""},
+		{"no credentials", []string{"info", "--target", good}, nil, ExitUnreachable, "", "MIGRATE_TOKEN"},
+		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `unknown kind "explode"`},
+		{"status of missing journal", []string{"status", "nope.journal"}, nil, ExitUsage, "", "nope.journal"},
+		{"report wrong extension", []string{"report", "x.journal", "--out", "x.pdf"}, nil, ExitUsage, "", ".xlsx or .csv"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+			code := a.main(context.Background(), tt.args)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", out.String(), tt.stdout)
+			}
+			if !strings.Contains(errb.String(), tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", errb.String(), tt.stderr)
+			}
+			for _, secret := range []string{"t0ps3cret", "wrong-pass-123"} {
+				if strings.Contains(out.String()+errb.String(), secret) {
+					t.Errorf("a secret was printed: %s%s", out.String(), errb.String())
+				}
+			}
+		})
+	}
+}
