@@ -31,6 +31,20 @@
 //   - GetMetadataFor of an entity not yet read since start (or since
 //     ClearEntityMetadata) answers 400 until a GET of the entity set ran.
 //   - ClearEntityMetadata answers 204.
+//   - A deep insert stores the parent, then its children in order; a child
+//     the screen refuses fails the request, and what was stored stays
+//     (nothing is ever rolled back, spec 4.5). PATCH with sub-form arrays
+//     updates the lines whose key it gives and creates the others.
+//   - Before 22.0 a decimal may be written as a string with a decimal comma
+//     ("12,5"); from 22.0 only the decimal point (spec 1).
+//   - Faults are drawn per API call (drops only for writes and $batch):
+//     drop-before-commit closes the connection before anything is done,
+//     drop-after-commit after the call committed and its state was saved.
+//   - Calls per minute and concurrent calls are counted per user; past them
+//     the answer is 429 with Retry-After (seconds).
+//   - The demo's CURRENCIES is readable but not open to the API for writes
+//     (403). Auto-unique keys (Core.Computed) count from 1 per form;
+//     document numbers are SO/IV, the year's last two digits and 6 digits.
 //
 // The sandbox is imported only by cmd/migrate and by tests.
 package sandbox

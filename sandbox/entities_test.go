@@ -144,6 +144,13 @@ func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 		t.Errorf("snapshot %v", o)
 	}
 	c.must(400, "PATCH", "/ORDERS('SO26000001')", map[string]any{"ORD": 5})
+	// Numbering skips a number a document was keyed with by hand.
+	c.must(201, "POST", "/ORDERS", map[string]any{"ORDNAME": "SO26000002", "CUSTNAME": "C100"})
+	if o := c.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C100"}).json(t); o["ORDNAME"] != "SO26000003" {
+		t.Errorf("numbered %v, want SO26000003", o["ORDNAME"])
+	}
+	c.must(204, "DELETE", "/ORDERS('SO26000002')", nil)
+	c.must(204, "DELETE", "/ORDERS('SO26000003')", nil)
 	c.must(400, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C999"})
 	c.must(204, "DELETE", "/ORDERS('SO26000001')", nil)
 	c.must(404, "GET", "/ORDERS('SO26000001')", nil)

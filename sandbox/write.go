@@ -251,9 +251,15 @@ func (c *call) createTop(tb *table, in map[string]any) (*record, *apiError) {
 	}
 	if ru.numbered != "" {
 		if v, _ := vals[ru.numbered].(string); v == "" {
+			// The next free number: a document keyed by hand may hold one.
 			key := t.Name + "#" + ru.numbered
-			c.s.counters[key]++
-			vals[ru.numbered] = fmt.Sprintf("%s%02d%06d", ru.prefix, c.s.now().Year()%100, c.s.counters[key])
+			for {
+				c.s.counters[key]++
+				vals[ru.numbered] = fmt.Sprintf("%s%02d%06d", ru.prefix, c.s.now().Year()%100, c.s.counters[key])
+				if tb.rows[keyString(t, vals)] == nil {
+					break
+				}
+			}
 		}
 	}
 	for _, k := range t.Key {
