@@ -8,8 +8,8 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
-	"unicode/utf8"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/migrate-tool/migrate/odata"
 )
