@@ -193,3 +193,5 @@ func lines(ent map[string]any, nav string) []map[string]any {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func fmtAny(v any) string { return fmt.Sprint(v) }

@@ -280,7 +280,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func FuzzReplay(f *testing.F) {
-	data := genJournal(f, 200)
+	data := genJournal(f, 100)
 	f.Add(data)
 	f.Add(data[:len(data)/2])
 	f.Add([]byte("00000000 {}\n"))

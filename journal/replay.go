@@ -193,7 +193,7 @@ func Replay(r io.Reader) (*State, error) { return replay(r, "") }
 
 func replay(r io.Reader, path string) (*State, error) {
 	st := &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		lineNo  int
 		off     int64

@@ -1,0 +1,111 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+func opener(p *plan.Plan) transform.Opener {
+	return func(src *plan.Source) (source.Reader, error) {
+		return source.Open(source.Options{Name: src.File, Path: filepath.Join(p.Dir, src.File), Sheet: src.Sheet, HeaderRow: src.HeaderRow})
+	}
+}
+
+func copyDir(t *testing.T, from string) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func compile(t *testing.T, env *sandboxEnv, path string) (*plan.Plan, *transform.Program) {
+	t.Helper()
+	p, ds := plan.Load(path)
+	if len(ds) > 0 {
+		t.Fatalf("plan: %v", ds)
+	}
+	prog, ds := transform.Compile(p, env.md, transform.Options{})
+	if len(ds) > 0 {
+		t.Fatalf("compile: %v", ds)
+	}
+	return p, prog
+}
+
+// TestEndToEndPlanTransformApply: plan → transform → apply, a failing
+// order line, the report, the source corrected, and a retry that loads
+// exactly the failed row.
+func TestEndToEndPlanTransformApply(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	dir := copyDir(t, "testdata/e2e")
+	p, prog := compile(t, env, filepath.Join(dir, "plan.yaml"))
+	o := env.opts(t, p, prog)
+	o.Open = opener(p)
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stepOf(sum, "parts"); got.Committed != 2 || got.Skipped != 1 {
+		t.Errorf("parts %+v", got)
+	}
+	if got := stepOf(sum, "orders"); got.Committed != 2 || got.Failed != 1 {
+		t.Fatalf("orders %+v errors %+v", got, sum.Errors)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "orders.csv:4" {
+		t.Fatalf("errors %+v", sum.Errors)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if len(lines(orders["A1"], "ORDERITEMS_SUBFORM")) != 2 || !strings.Contains(fmtAny(orders["A1"]["ORDERSTEXT_SUBFORM"]), "rush") {
+		t.Errorf("A1: %v", orders["A1"])
+	}
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	if n, err := Report(o.Journal, out); err != nil || n != 1 {
+		t.Fatalf("report %d %v", n, err)
+	}
+	rows := readCSV(t, out)
+	if strings.Join(rows[1][:5], ",") != "A2,C2,P9,1," {
+		t.Errorf("report row %q", rows[1])
+	}
+	// The consultant corrects the part number and runs again.
+	bad, _ := os.ReadFile(filepath.Join(dir, "orders.csv"))
+	if err := os.WriteFile(filepath.Join(dir, "orders.csv"), []byte(strings.Replace(string(bad), "A2,C2,P9", "A2,C2,P2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(context.Background(), o); err == nil {
+		t.Fatal("a changed source must be noticed")
+	} else if se, ok := err.(*StaleError); !ok || !strings.Contains(se.Error(), "source orders.csv changed") {
+		t.Fatalf("stale: %v", err)
+	}
+	o.AllowPlanChange, o.RetryFailed = true, true
+	sum, err = Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	if sum.Subrequests != 1 { // A2 exists since the first run: only its failed line
+		t.Errorf("retry sent %d sub-requests", sum.Subrequests)
+	}
+	orders = env.entities("ORDERS", "DETAILS")
+	if len(orders) != 3 || len(lines(orders["A2"], "ORDERITEMS_SUBFORM")) != 1 {
+		t.Fatalf("orders %v", orders)
+	}
+}
