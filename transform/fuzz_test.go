@@ -69,3 +69,42 @@ func FuzzConvert(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDate reads arbitrary text with date() and datetime(), with the
+// default layouts and with a given one: never a panic, and an error always
+// names the function.
+func FuzzDate(f *testing.F) {
+	for _, s := range [][2]string{{"31/12/2024", "02/01/2006"}, {"2024-12-31", ""}, {"45657", ""}, {"45657.5", "2006"}, {"1e308", ""},
+		{"2024-12-31T10:00:00+02:00", ""}, {"NaN", ""}, {"-1", ""}, {"", "Jan _2"}, {"שלום", "2006-01-02"}} {
+		f.Add(s[0], s[1])
+	}
+	jlm, err := time.LoadLocation("Asia/Jerusalem")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text, layout string) {
+		var layouts []string
+		if layout != "" {
+			layouts = []string{layout}
+		}
+		for _, fn := range []string{"date", "datetime"} {
+			v, err := toTime(fn, text, layouts, jlm, fn == "date")
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), fn+": ") {
+					t.Fatalf("%s(%q, %q): error %q does not name the function", fn, text, layout, err)
+				}
+				continue
+			}
+			if v == nil {
+				if strings.TrimSpace(text) != "" {
+					t.Fatalf("%s(%q, %q) = nil for a non-empty text", fn, text, layout)
+				}
+				continue
+			}
+			tm := v.(time.Time)
+			if tm.Location() != jlm {
+				t.Fatalf("%s(%q, %q) = %v, not in the plan's timezone", fn, text, layout, tm)
+			}
+		}
+	})
+}
