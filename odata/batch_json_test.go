@@ -240,3 +240,29 @@ func FuzzDecodeJSONBatchResponse(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeJSONBatchRequest(f *testing.F) {
+	var buf bytes.Buffer
+	_ = odata.EncodeJSONBatch(&buf, sampleRequests())
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"requests":[{"id":"1","method":"GET","url":"X"},{"id":"1","method":"GET","url":"X"}]}`))
+	f.Add([]byte(`{"requests":[{"id":"1","method":"POST","url":"X","headers":{"content-type":"text/plain"},"body":"hi"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reqs, err := odata.DecodeJSONBatchRequest(bytes.NewReader(data))
+		if err != nil {
+			var se *odata.BatchSyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		var out bytes.Buffer
+		if err := odata.EncodeJSONBatch(&out, reqs); err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		again, err := odata.DecodeJSONBatchRequest(&out)
+		if err != nil || len(again) != len(reqs) {
+			t.Fatalf("re-decode: %v (%d of %d)\n%s", err, len(again), len(reqs), out.String())
+		}
+	})
+}
