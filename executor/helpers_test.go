@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -195,3 +196,9 @@ func lines(ent map[string]any, nav string) []map[string]any {
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 func fmtAny(v any) string { return fmt.Sprint(v) }
+
+func equalJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

@@ -1,9 +1,6 @@
 package executor
 
-import (
-	"sort"
-	"time"
-)
+import "time"
 
 // Summary is the result of Apply or Plan. CLI.md's JSON output is derived
 // from it field by field.
@@ -55,13 +52,4 @@ type RecordError struct {
 	Field    string
 	Value    string
 	Message  string
-}
-
-func sortErrors(errs []RecordError) {
-	sort.SliceStable(errs, func(i, j int) bool {
-		if errs[i].Step != errs[j].Step {
-			return false
-		}
-		return errs[i].Location < errs[j].Location
-	})
 }
