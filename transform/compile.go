@@ -193,12 +193,6 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 			c.diag(s.Pos, "decimal_separator of source %s must be \".\" or \",\", not %q", s.Name, s.DecimalSeparator)
 		}
 	}
-	for _, st := range p.Steps {
-		c.stepNames = append(c.stepNames, st.Name)
-	}
-	for _, l := range p.Lookups {
-		c.lookupNames = append(c.lookupNames, l.Name)
-	}
 	for _, l := range p.Lookups {
 		c.compileLookup(l)
 	}
@@ -219,13 +213,11 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 }
 
 type compiler struct {
-	p           *Program
-	lib         []expr.Option
-	diags       plan.Diagnostics
-	sources     map[string]*plan.Source
-	stepNames   []string
-	lookupNames []string
-	links       int
+	p       *Program
+	lib     []expr.Option
+	diags   plan.Diagnostics
+	sources map[string]*plan.Source
+	links   int
 }
 
 func (c *compiler) diag(pos plan.Pos, format string, args ...any) {
@@ -501,10 +493,6 @@ func (a *analysis) Visit(node *ast.Node) {
 		case "lookup":
 			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
 				a.lookups = append(a.lookups, nodeRef{name: s.Value, loc: n.Arguments[0].Location()})
-			}
-		case "ref":
-			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
-				a.refs = append(a.refs, nodeRef{name: s.Value, loc: n.Arguments[0].Location()})
 			}
 		case "regex_match", "regex_replace":
 			if len(n.Arguments) >= 2 {

@@ -110,6 +110,7 @@ type run struct {
 	levels  []*level
 	links   []*linkIndex
 	pending []Result // results found on the way (a linked source's bad rows)
+	fatal   error    // stops the run: a linked source that cannot be read
 	// column variable names by header (see colVar)
 	keyCache   map[*source.Header][]string
 	keysHeader *source.Header
@@ -275,6 +276,9 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 
 // emit gives fn the results found on the way, then res.
 func (r *run) emit(fn func(Result) error, res *Result) error {
+	if r.fatal != nil {
+		return r.fatal
+	}
 	for len(r.pending) > 0 {
 		p := r.pending[0]
 		r.pending = r.pending[1:]
@@ -582,6 +586,11 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 	case subLinked:
 		idx, err := r.linkIndex(sub)
 		if err != nil {
+			// The linked source cannot be read: no record of the step can be
+			// complete, so the run stops (see emit).
+			if r.fatal == nil {
+				r.fatal = fmt.Errorf("step %s: %w", r.st.name, err)
+			}
 			return nil, []*RowError{r.rowError(prow, "", nil, err.Error())}
 		}
 		// link.parent is evaluated in the parent's scope.
@@ -615,7 +624,6 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		return idx, nil
 	}
 	idx := &linkIndex{rows: make(map[string][]source.Row)}
-	r.links[sub.linkID] = idx // a source that fails to open fails once
 	rd, err := r.open(sub.source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sub.name, err)
@@ -656,6 +664,7 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		// Reported once, as rows of their own: every parent would repeat them.
 		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, msg)}})
 	}
+	r.links[sub.linkID] = idx
 	return idx, nil
 }
 

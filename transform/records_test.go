@@ -480,3 +480,18 @@ func TestRecordsConcurrently(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordsLinkedSourceMissing(t *testing.T) {
+	t.Parallel()
+	p := customersPlan(t)
+	p.Lookups = nil
+	p.Steps[0].Fields = fields("CUSTNAME", "row.Code")
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
+	ms := customersSources()
+	delete(ms.make, "notes")
+	var n int
+	err := prog.Records(context.Background(), "customers", ms.open, nil, func(Result) error { n++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "step customers: GENCUSTNOTES_SUBFORM: ") || n != 0 {
+		t.Errorf("Records = %v after %d results; want the run stopped at the first record", err, n)
+	}
+}
