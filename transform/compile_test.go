@@ -43,7 +43,7 @@ func TestCompileDiagnostics(t *testing.T) {
 					Subforms: []*plan.Subform{{Name: "GENCUSTNOTES_SUBFORM", Source: "notes", Link: &plan.Link{Parent: x("row.Code"), Child: x("row.Cust")},
 						Fields: []*plan.Field{f("NOTE", at(20, 9, `parent.row.Nam + row.Txt`))}}}}}},
 			headers: map[string][]string{"customers": {"Code", "Name"}, "notes": {"Cust", "Text"}},
-			want: []string{`plan.yaml:20:9: source customers has no column "Nam"; did you mean "Name"?`, `plan.yaml:20:26: source notes has no column "Txt"; did you mean "Text"?`}},
+			want:    []string{`plan.yaml:20:9: source customers has no column "Nam"; did you mean "Name"?`, `plan.yaml:20:26: source notes has no column "Txt"; did you mean "Text"?`}},
 		{name: "columns unchecked when the header is unknown",
 			plan: step(f("CUSTDES", at(12, 16, `row.Nmae`)))},
 		{name: "unknown function",
