@@ -146,6 +146,10 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		}
 		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange); err != nil {
 			jr.Close()
+			var se *StaleError
+			if errors.As(err, &se) {
+				se.Journal = r.opts.Journal
+			}
 			return err
 		}
 		r.jr, r.state = jr, st

@@ -79,7 +79,9 @@ func (r *runner) reconcile() error {
 		recKey := s.Step + "|" + s.Rec
 		decide := func(status int, key, why string) {
 			if status == 0 {
-				r.undec = append(r.undec, fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why))
+				msg := fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why)
+				r.undec = append(r.undec, msg)
+				r.hook.Warn("in doubt, not resent: " + msg + "; check it on the server")
 				return
 			}
 			results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: status, Key: key, Error: why})
