@@ -95,8 +95,8 @@ func TestSpec2_5CompositeKey(t *testing.T) {
 	c.must(200, "PATCH", path+"/AINVOICEITEMS_SUBFORM(2)", map[string]any{"TQUANT": 5})
 	c.must(204, "DELETE", path+"/AINVOICEITEMS_SUBFORM(1)", nil)
 	snap := c.sb.Snapshot()["AINVOICES"]
-	items := snap[0]["AINVOICEITEMS_SUBFORM"].([]any)
-	if len(items) != 1 || items[0].(map[string]any)["TQUANT"] != float64(5) || items[0].(map[string]any)["KLINE"] != float64(2) {
+	items := snap[0]["AINVOICEITEMS_SUBFORM"].([]map[string]any)
+	if len(items) != 1 || items[0]["TQUANT"] != float64(5) || items[0]["KLINE"] != float64(2) {
 		t.Errorf("snapshot %v", snap)
 	}
 	c.must(400, "POST", "/AINVOICES", map[string]any{"CUSTNAME": "C100", "IVTYPE": "A", "DEBIT": "X"})
@@ -139,8 +139,8 @@ func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 	c.must(404, "GET", "/ORDERS('SO26000001')/ORDERITEMS_SUBFORM(1)", nil)
 	c.must(200, "PATCH", "/ORDERS('SO26000001')", map[string]any{"DETAILS": "rush"})
 	o = c.sb.Snapshot()["ORDERS"][0]
-	lines := o["ORDERITEMS_SUBFORM"].([]any)
-	if o["DETAILS"] != "rush" || len(lines) != 2 || lines[1].(map[string]any)["PDES"] != "Nut M6" {
+	lines := o["ORDERITEMS_SUBFORM"].([]map[string]any)
+	if o["DETAILS"] != "rush" || len(lines) != 2 || lines[1]["PDES"] != "Nut M6" {
 		t.Errorf("snapshot %v", o)
 	}
 	c.must(400, "PATCH", "/ORDERS('SO26000001')", map[string]any{"ORD": 5})

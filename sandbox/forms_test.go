@@ -94,7 +94,49 @@ func TestSpec2_8Attachments(t *testing.T) {
 	c.must(400, "POST", "/ORDERS('O1')/EXTFILES_SUBFORM", map[string]any{"EXTFILENAME": "data:text/plain;base64,!!!"})
 	c.must(400, "POST", "/ORDERS('O1')/EXTFILES_SUBFORM", map[string]any{"EXTFILEDES": "no file"})
 	c.must(204, "DELETE", "/ORDERS('O1')/EXTFILES_SUBFORM(1)", nil)
-	if n := len(c.sb.Snapshot()["ORDERS"][0]["EXTFILES_SUBFORM"].([]any)); n != 1 {
+	if n := len(c.sb.Snapshot()["ORDERS"][0]["EXTFILES_SUBFORM"].([]map[string]any)); n != 1 {
 		t.Errorf("%d attachments left", n)
 	}
+}
+
+// Spec 4.2-4.4 at the third level: a line's text sub-form; DELETE of single
+// sub-forms; methods a target does not take.
+func TestSpec4_4EveryLevel(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{})
+	c.seed()
+	c.must(201, "POST", "/ORDERS", map[string]any{"ORDNAME": "O1", "CUSTNAME": "C100",
+		"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": 1}}})
+	line := "/ORDERS('O1')/ORDERITEMS_SUBFORM(1)"
+	c.must(200, "POST", line+"/ORDERITEMSTEXT_SUBFORM", map[string]any{"TEXT": "<p>handle with care</p>"})
+	got := c.must(200, "GET", line+"/ORDERITEMSTEXT_SUBFORM", nil).json(t)
+	if !strings.HasSuffix(got["TEXT"].(string), "<p>handle with care</p>") {
+		t.Errorf("line text %v", got)
+	}
+	snap := c.sb.Snapshot()["ORDERS"][0]["ORDERITEMS_SUBFORM"].([]map[string]any)[0]
+	if txt := snap["ORDERITEMSTEXT_SUBFORM"].(map[string]any)["TEXT"]; txt != "<p>handle with care</p>" {
+		t.Errorf("snapshot of the line's text: %v", snap)
+	}
+	c.must(204, "DELETE", line+"/ORDERITEMSTEXT_SUBFORM", nil)
+	c.must(404, "DELETE", line+"/ORDERITEMSTEXT_SUBFORM", nil)
+	c.must(200, "POST", "/CUSTOMERS('C100')/SHIPTO2_SUBFORM", map[string]any{"ADDRESS": "x"})
+	c.must(204, "DELETE", "/CUSTOMERS('C100')/SHIPTO2_SUBFORM", nil)
+	c.must(404, "GET", "/CUSTOMERS('C100')/SHIPTO2_SUBFORM", nil)
+	// PATCH of a parent with lines: the keyed line changes, the other is added.
+	c.must(200, "PATCH", "/ORDERS('O1')", map[string]any{"DETAILS": "d",
+		"ORDERITEMS_SUBFORM": []any{map[string]any{"KLINE": 1, "TQUANT": 4}, map[string]any{"PARTNAME": "P2", "TQUANT": 1}}})
+	lines := c.sb.Snapshot()["ORDERS"][0]["ORDERITEMS_SUBFORM"].([]map[string]any)
+	if len(lines) != 2 || lines[0]["TQUANT"] != float64(4) || lines[1]["PDES"] != "Nut M6" {
+		t.Errorf("lines after PATCH %v", lines)
+	}
+	c.must(405, "DELETE", "/ORDERS('O1')/ORDERITEMS_SUBFORM", nil)
+	c.must(405, "DELETE", "/ORDERS", nil)
+	c.must(405, "PUT", "/ORDERS('O1')", map[string]any{"DETAILS": "x"})
+	c.must(405, "PATCH", "/ORDERS", map[string]any{"DETAILS": "x"})
+	c.must(400, "POST", "/ORDERS", "[1,2]")
+	c.must(400, "POST", "/ORDERS", `{"CUSTNAME":"C100"} {}`)
+	c.must(400, "GET", "/ORDERS/ORDERITEMS_SUBFORM", nil)
+	c.must(404, "GET", "/ORDERS('O1')/NOPE", nil)
+	c.must(400, "GET", "/ORDERS('O1')/ORDERITEMS_SUBFORM('x')", nil)
+	c.must(400, "GET", "/ORDERS('O1')/ORDERSTEXT_SUBFORM(1)", nil)
 }

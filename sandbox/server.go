@@ -204,15 +204,13 @@ func (s *Server) rule(t *odata.EntityType) *rules {
 }
 
 // Snapshot returns every top-level entity set's entities in key order, with
-// every sub-form nested under its name, values as JSON shows them.
+// every sub-form nested under its name (collections as []map[string]any,
+// single objects as map[string]any) and values as JSON shows them (numbers
+// as float64, dates as strings, unset fields nil).
 func (s *Server) Snapshot() map[string][]map[string]any {
 	s.mu.RLock()
-	snap := s.snapshotLocked()
-	s.mu.RUnlock()
-	b, _ := json.Marshal(snap)
-	var out map[string][]map[string]any
-	_ = json.Unmarshal(b, &out)
-	return out
+	defer s.mu.RUnlock()
+	return s.snapshotLocked(true)
 }
 
 // Stats returns the counters.

@@ -202,11 +202,22 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // jsonValue is a stored value as encoding/json writes it.
 func jsonValue(v any) any { return v }
 
-// snapshotRecord renders a record with every sub-form nested under its name.
-func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record) map[string]any {
+// snapshotRecord renders a record with every sub-form nested under its
+// name: collections as []map[string]any, single objects as map[string]any.
+// asJSON turns numbers into float64, as encoding/json shows them.
+func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record, asJSON bool) map[string]any {
 	out := make(map[string]any, len(r.vals)+len(r.subs))
 	for _, p := range t.Properties {
-		out[p.Name] = r.vals[p.Name]
+		v := r.vals[p.Name]
+		if asJSON {
+			switch x := v.(type) {
+			case int64:
+				v = float64(x)
+			case json.Number:
+				v, _ = x.Float64()
+			}
+		}
+		out[p.Name] = v
 	}
 	for _, n := range t.Navigations {
 		sf := r.subs[n.Name]
@@ -218,15 +229,15 @@ func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record) map[strin
 			continue
 		}
 		if n.Collection {
-			lines := make([]any, 0, len(sf.lines))
+			lines := make([]map[string]any, 0, len(sf.lines))
 			for _, l := range sf.lines {
-				lines = append(lines, snapshotRecord(m, nt, l))
+				lines = append(lines, snapshotRecord(m, nt, l, asJSON))
 			}
 			if len(lines) > 0 {
 				out[n.Name] = lines
 			}
 		} else if sf.one != nil {
-			out[n.Name] = snapshotRecord(m, nt, sf.one)
+			out[n.Name] = snapshotRecord(m, nt, sf.one, asJSON)
 		}
 	}
 	return out
@@ -240,14 +251,14 @@ type stateFile struct {
 }
 
 // snapshotLocked returns every set's records; the caller holds s.mu.
-func (s *Server) snapshotLocked() map[string][]map[string]any {
+func (s *Server) snapshotLocked(asJSON bool) map[string][]map[string]any {
 	out := make(map[string][]map[string]any, len(s.data))
 	for _, set := range s.meta.Sets {
 		tb := s.data[set.Name]
 		rows := tb.sorted()
 		list := make([]map[string]any, 0, len(rows))
 		for _, r := range rows {
-			list = append(list, snapshotRecord(s.meta, tb.typ, r))
+			list = append(list, snapshotRecord(s.meta, tb.typ, r, asJSON))
 		}
 		out[set.Name] = list
 	}
@@ -260,7 +271,7 @@ func (s *Server) saveLocked() error {
 	if s.opts.StatePath == "" || !s.dirty {
 		return nil
 	}
-	st := stateFile{Version: 1, Counters: s.counters, Data: s.snapshotLocked()}
+	st := stateFile{Version: 1, Counters: s.counters, Data: s.snapshotLocked(false)}
 	b, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("sandbox state: %w", err)
