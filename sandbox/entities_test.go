@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -215,6 +216,24 @@ func TestSpec7ErrorLanguageAndXML(t *testing.T) {
 	r = c.must(400, "POST", c.base+"/FAMILY_LOG", map[string]any{"FAMILYNAME": "F1", "FAMILYDESC": "d", "DEBITFLAG": "Q"})
 	if !strings.Contains(r.String(), "<text>Line 1- DEBITFLAG") {
 		t.Errorf("English XML screen error:\n%s", r)
+	}
+	// The client's parser reads what the sandbox sends.
+	e := odata.ParseError(r.status, r.header, r.body)
+	if !odata.IsScreenError(e) || e.Entity != "FAMILY_LOG" || e.Values["FAMILYNAME"] != "F1" || len(e.Messages) != 1 || !strings.Contains(e.Messages[0], "DEBITFLAG") {
+		t.Errorf("client reading of the XML error: %+v", e)
+	}
+	r = c.must(404, "GET", he+"/FAMILY_LOG('NOPE')", nil)
+	if !strings.Contains(r.String(), "אין רשומה") {
+		t.Errorf("Hebrew 404: %s", r)
+	}
+	r = c.must(403, "POST", he+"/CURRENCIES", map[string]any{"CODE": "X"})
+	if !strings.Contains(r.String(), "אינו פתוח לממשק") || !odata.IsForbidden(odata.ParseError(r.status, r.header, r.body)) {
+		t.Errorf("Hebrew 403: %s", r)
+	}
+	c.must(201, "POST", c.base+"/CUSTOMERS", map[string]any{"CUSTNAME": "C1", "CUSTDES": "x"})
+	r = c.must(409, "POST", c.base+"/CUSTOMERS", map[string]any{"CUSTNAME": "C1", "CUSTDES": "x"})
+	if e := odata.ParseError(r.status, r.header, r.body); !odata.IsConflict(e) || len(e.Messages) != 1 {
+		t.Errorf("client reading of the 409: %+v", e)
 	}
 	en := strings.Replace(c.base, "tabula.ini", "tabula.ini,1", 1)
 	c.must(200, "GET", en+"/FAMILY_LOG", nil)

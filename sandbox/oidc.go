@@ -181,6 +181,11 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := randomToken()
 	a.mu.Lock()
+	for k, old := range a.codes { // forget codes long expired
+		if now.Sub(old.expires) > time.Hour {
+			delete(a.codes, k)
+		}
+	}
 	a.codes[code] = &authCode{clientID: OIDCClientID, redirectURI: redirect, challenge: challenge, user: user, expires: now.Add(codeTTL)}
 	a.mu.Unlock()
 	q := url.Values{"code": {code}}
