@@ -53,7 +53,7 @@ type Program struct {
 	lookupIdx  map[string]*lookupProg
 	// columns are the row.X references of all expressions, by source name,
 	// checked against each source's real header when it is opened.
-	columns map[string][]colRef
+	columns map[string][]colRef // by columnsKey
 	// wholeRow is set when some expression uses `row` other than as row.X
 	// (row[name], parent.row, group): only then are rows built as maps.
 	wholeRow bool
@@ -214,6 +214,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 
 type compiler struct {
 	p       *Program
+	owner   string // "step NAME" or "lookup NAME" being compiled
 	lib     []expr.Option
 	diags   plan.Diagnostics
 	sources map[string]*plan.Source
@@ -276,6 +277,7 @@ func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
 
 func (c *compiler) compileLookup(l *plan.Lookup) {
 	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
+	c.owner = "lookup " + l.Name
 	sc := scope{rowSource: l.Source, lookupScope: true}
 	lp.key = c.compileExpr(&l.Key, sc)
 	lp.value = c.compileExpr(&l.Value, sc)
@@ -302,6 +304,7 @@ func (c *compiler) entityType(name string, pos plan.Pos) *odata.EntityType {
 
 func (c *compiler) compileStep(st *plan.Step) {
 	sp := &stepProg{step: st}
+	c.owner = "step " + st.Name
 	sp.name = st.Name
 	sp.source = c.source(st.Source, st.Pos)
 	sp.conv = c.converter(sp.source)
@@ -577,7 +580,8 @@ func (c *compiler) checkColumn(src string, r nodeRef, e *plan.Expr) {
 		return
 	}
 	pos := nodePos(e, r.loc)
-	c.p.columns[src] = append(c.p.columns[src], colRef{column: r.name, pos: pos})
+	key := columnsKey(c.owner, src)
+	c.p.columns[key] = append(c.p.columns[key], colRef{column: r.name, pos: pos})
 	names, ok := c.p.opts.Headers[src]
 	if !ok || contains(names, r.name) {
 		return
@@ -585,15 +589,20 @@ func (c *compiler) checkColumn(src string, r nodeRef, e *plan.Expr) {
 	c.diag(pos, "source %s has no column %q%s", src, r.name, didYouMean(r.name, names))
 }
 
-// checkHeader checks the row.X references over source name against the
-// header the source really has.
-func (p *Program) checkHeader(name string, h *source.Header) error {
+// columnsKey files column references by the step (or lookup) whose
+// expressions make them, so a mistake in one step does not stop another
+// that reads the same source.
+func columnsKey(owner, src string) string { return owner + "\x00" + src }
+
+// checkHeader checks the row.X references of owner's expressions over
+// source name against the header the source really has.
+func (p *Program) checkHeader(owner, name string, h *source.Header) error {
 	if h == nil {
 		return nil
 	}
 	var errs []error
 	seen := make(map[string]bool)
-	for _, r := range p.columns[name] {
+	for _, r := range p.columns[columnsKey(owner, name)] {
 		if _, ok := h.Index(r.column); ok || seen[r.column] {
 			continue
 		}

@@ -60,7 +60,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
 	}
 	defer rd.Close()
-	if err := p.checkHeader(lp.source.Name, rd.Header()); err != nil {
+	if err := p.checkHeader("lookup "+l.Name, lp.source.Name, rd.Header()); err != nil {
 		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
 	}
 	var machine vm.VM

@@ -61,7 +61,7 @@ func (p *Program) Records(ctx context.Context, step string, open Opener, refs Re
 		return fmt.Errorf("step %s: %w", step, err)
 	}
 	defer rd.Close()
-	if err := p.checkHeader(st.source.Name, rd.Header()); err != nil {
+	if err := p.checkHeader("step "+step, st.source.Name, rd.Header()); err != nil {
 		return fmt.Errorf("step %s: %w", step, err)
 	}
 	r := &run{p: p, st: st, ctx: ctx, open: open, refs: refs, links: make([]*linkIndex, st.links)}
@@ -629,7 +629,7 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		return nil, fmt.Errorf("%s: %w", sub.name, err)
 	}
 	defer rd.Close()
-	if err := r.p.checkHeader(sub.source.Name, rd.Header()); err != nil {
+	if err := r.p.checkHeader("step "+r.st.name, sub.source.Name, rd.Header()); err != nil {
 		return nil, fmt.Errorf("%s: %w", sub.name, err)
 	}
 	m := make(map[string]any)
