@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -88,7 +89,7 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 
 	var buf bytes.Buffer
 	respCT := "application/json;odata.metadata=minimal"
-	if !isJSON || !s.version.JSONBatchResponses() || strings.Contains(hdr.Get("Accept"), "multipart/mixed") {
+	if !isJSON || !s.version.JSONBatchResponses() || prefersMultipart(hdr.Get("Accept")) {
 		boundary := "batchresponse_" + strings.TrimPrefix(odata.NewBoundary(), "batch_")
 		err = odata.EncodeMultipartBatchResponse(&buf, boundary, out)
 		respCT = "multipart/mixed;boundary=" + boundary
@@ -184,4 +185,30 @@ func (c *call) subRequest(r odata.BatchRequest, location map[string]string) *res
 		h.Set(k, v)
 	}
 	return c.exec(r.Method, path, rawQuery, h, r.Body)
+}
+
+// prefersMultipart reports whether an Accept header ranks multipart/mixed
+// above JSON ("multipart/mixed" forces multipart; "application/json,
+// multipart/mixed;q=0.5" does not).
+func prefersMultipart(accept string) bool {
+	qMulti, qJSON := -1.0, -1.0
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		switch mt {
+		case "multipart/mixed":
+			qMulti = max(qMulti, q)
+		case "application/json", "application/*", "*/*":
+			qJSON = max(qJSON, q)
+		}
+	}
+	return qMulti > 0 && qMulti > qJSON
 }

@@ -200,6 +200,8 @@ func TestSpec9BatchResponseFormat(t *testing.T) {
 		{"22.0", "", "multipart"},
 		{"22.1", "", "json"},
 		{"25.1", "multipart/mixed", "multipart"},
+		{"25.1", "application/json, multipart/mixed;q=0.5", "json"},
+		{"25.1", "application/json;q=0.4, multipart/mixed", "multipart"},
 	}
 	for _, tt := range tests {
 		c := start(t, sandbox.Options{SystemVersion: tt.version})

@@ -1,0 +1,50 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// The project's own client against the sandbox, in both batch formats and
+// on both sides of 22.1: the two agree on the wire.
+func TestClientAgainstSandbox(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"21.1", "25.1"} {
+		for _, multipart := range []bool{false, true} {
+			c := start(t, sandbox.Options{SystemVersion: version})
+			c.seed()
+			cl, err := odata.NewClient(odata.Config{BaseURL: c.base, Auth: odata.BasicAuth{User: "demo", Password: "demo"}, HTTPClient: c.srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if name, err := cl.LoginName(ctx); err != nil || name != "demo" {
+				t.Fatalf("login name %q %v", name, err)
+			}
+			rs, err := cl.Batch(ctx, []odata.BatchRequest{
+				post("1", "ORDERS", `{"CUSTNAME":"C100"}`),
+				post("2", "$1/ORDERITEMS_SUBFORM", `{"PARTNAME":"P1","TQUANT":3}`, "1"),
+				post("3", "$1/ORDERITEMS_SUBFORM", `{"PARTNAME":"NOPE","TQUANT":3}`, "1"),
+				post("4", "CUSTOMERS", `{"CUSTNAME":"C200","CUSTDES":"Second"}`),
+			}, odata.BatchOptions{ContinueOnError: true, Multipart: multipart})
+			if err != nil {
+				t.Fatalf("%s multipart=%v: %v", version, multipart, err)
+			}
+			if got := statuses(rs); got != "1:201 2:201 3:400 4:201" {
+				t.Errorf("%s multipart=%v: %s", version, multipart, got)
+			}
+			e := odata.ParseError(rs[2].Status, nil, rs[2].Body)
+			if !odata.IsScreenError(e) || len(e.Messages) != 1 {
+				t.Errorf("%s multipart=%v: screen error in a batch: %+v (%s)", version, multipart, e, rs[2].Body)
+			}
+			var line map[string]any
+			if err := json.Unmarshal(rs[1].Body, &line); err != nil || line["KLINE"] != float64(1) || line["PDES"] != "Bolt M6" {
+				t.Errorf("line %s", rs[1].Body)
+			}
+		}
+	}
+}
