@@ -26,8 +26,12 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 	for _, name := range st.StepNames {
 		c := st.Counts(name)
 		ss := st.Steps[name]
-		sum.Steps = append(sum.Steps, StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs),
-			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt})
+		step := StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs),
+			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt}
+		for _, id := range ss.IDs {
+			step.Children += committedChildren(ss.Records[id])
+		}
+		sum.Steps = append(sum.Steps, step)
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
 			switch rec.Status() {
@@ -45,6 +49,18 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 		}
 	}
 	return sum
+}
+
+// committedChildren counts the sub-form children (every sub-request path
+// but the entity's own, "") the server committed for a record.
+func committedChildren(r *journal.Record) int {
+	n := 0
+	for path, s := range r.Subs {
+		if path != "" && s.OK() {
+			n++
+		}
+	}
+	return n
 }
 
 // Status replays a journal: per step committed, failed, skipped, pending
