@@ -48,3 +48,30 @@ func TestClientAgainstSandbox(t *testing.T) {
 		}
 	}
 }
+
+// The client's version detection, paging and filters against the sandbox.
+func TestClientReadsSandbox(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{SystemVersion: "23.1", RowCap: 7})
+	for i := 0; i < 23; i++ {
+		c.must(201, "POST", "/ABILITIES", map[string]any{"ABILITYCODE": string(rune('A'+i)) + "X", "ABILITYDES": "d"})
+	}
+	cl, err := odata.NewClient(odata.Config{BaseURL: c.base, Auth: odata.PATAuth{Token: "demo-pat"}, HTTPClient: c.srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	v, err := cl.Version(ctx)
+	if err != nil || v.String() != "23.1" {
+		t.Errorf("version %v %v", v, err)
+	}
+	n := 0
+	if err := cl.GetAll(ctx, "ABILITIES", odata.Query{Select: []string{"ABILITYCODE"}}, 5, func(map[string]any) error { n++; return nil }); err != nil || n != 23 {
+		t.Errorf("GetAll: %d rows, %v", n, err)
+	}
+	n = 0
+	err = cl.GetAll(ctx, "ABILITIES", odata.Query{Filter: "ABILITYCODE ge 'CX' and ABILITYCODE lt 'FX'"}, 0, func(map[string]any) error { n++; return nil })
+	if err != nil || n != 3 {
+		t.Errorf("filtered GetAll: %d rows, %v", n, err)
+	}
+}
