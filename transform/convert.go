@@ -121,6 +121,9 @@ func (c *converter) toString(v any, prop *odata.Property) (any, bool, error) {
 			return nil, false, &convError{fmt.Sprintf("%s is %d characters, longer than the %d of Edm.String(MaxLength %d)", quote(s), n, prop.MaxLength, prop.MaxLength)}
 		}
 	}
+	if _, isString := v.(string); isString {
+		return v, false, nil // already boxed: no allocation per field
+	}
 	return s, false, nil
 }
 
