@@ -21,8 +21,11 @@
 // (parent.row, parent.fields, parent.parent in nested sub-forms), group
 // (with group_by: the group's rows), ref(step, id), env(NAME) and the
 // functions of library() in functions.go, each documented there with an
-// example. number() results are exact decimals; + - * and comparisons on
-// them stay exact (decimal.go).
+// example. A workbook's number cell is a source.Number (its exact text), so
+// arithmetic and comparisons on it go through number(row.X) or int(row.X);
+// number() results are exact decimals, and + - * and comparisons on them
+// stay exact (decimal.go). Floats from arithmetic are written rounded to
+// the 15 digits a float64 holds (0.1+0.2 is 0.3).
 //
 // Conversion (convert.go): Edm.String (MaxLength counted in characters),
 // Edm.Int64, Edm.Decimal (text read with the source's decimal separator,
