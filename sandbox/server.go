@@ -490,11 +490,14 @@ func (s *Server) pickFault(write bool) string {
 	return ""
 }
 
+// jsonHeader is shared by JSON answers and never changed: an answer that
+// needs more headers gets a map of its own.
+var jsonHeader = http.Header{"Content-Type": {"application/json;odata.metadata=minimal"}, "Odata-Version": {"4.0"}}
+
 // jsonResult answers a JSON document.
 func jsonResult(status int, v any) *result {
 	if o, ok := v.(obj); ok {
-		return &result{status: status, body: appendJSON(make([]byte, 0, 512), o),
-			header: http.Header{"Content-Type": {"application/json;odata.metadata=minimal"}, "Odata-Version": {"4.0"}}}
+		return &result{status: status, body: appendJSON(make([]byte, 0, 512), o), header: jsonHeader}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -40,17 +40,21 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		}
 		return nil, nil, c.screenErr(http.StatusBadRequest, t, echo, key, args...)
 	}
-	for _, k := range sortedKeys(body) {
+	unknown := ""
+	for k, v := range body {
 		if strings.Contains(k, "@") {
 			continue // annotations such as @odata.type
 		}
 		if t.Navigation(k) != nil {
-			navs[k] = body[k]
+			navs[k] = v
 			continue
 		}
-		if t.Property(k) == nil {
-			return fail("unknown", k, t.Name)
+		if t.Property(k) == nil && (unknown == "" || k < unknown) {
+			unknown = k // the first by name, so the message is stable
 		}
+	}
+	if unknown != "" {
+		return fail("unknown", unknown, t.Name)
 	}
 	for _, p := range t.Properties {
 		v, present := body[p.Name]
@@ -191,7 +195,8 @@ func (c *call) create(tg *target, in map[string]any) (*result, *apiError) {
 		return nil, aerr
 	}
 	res := jsonResult(http.StatusCreated, c.writeAnswer(tg.t, rec, path, in))
-	res.header.Set("Location", c.base+"/"+path)
+	res.header = http.Header{"Content-Type": res.header["Content-Type"], "Odata-Version": res.header["Odata-Version"],
+		"Location": {c.base + "/" + path}}
 	return res, nil
 }
 
