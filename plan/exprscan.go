@@ -43,8 +43,8 @@ type exprScope struct {
 // scanExpr parses x and reports syntax errors, malformed ref()/lookup()
 // calls and misplaced parent accesses into d.
 func scanExpr(x *Expr, sc exprScope, d *diags) *scan {
-	if x == nil || x.IsConst {
-		return nil
+	if x == nil || x.IsConst || x.Src == "" && x.Pos.Line == 0 {
+		return nil // a constant, or a value that did not decode
 	}
 	tree, err := parser.Parse(x.Src)
 	if err != nil {
