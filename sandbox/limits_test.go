@@ -171,6 +171,16 @@ func TestPersistence(t *testing.T) {
 	if o["ORDNAME"] != "SO26000002" || o["ORD"] != float64(2) {
 		t.Errorf("counters not restored: %v", o)
 	}
+	// A state written by hand, without counters, does not reuse ORD values.
+	hand := filepath.Join(t.TempDir(), "hand.json")
+	os.WriteFile(hand, []byte(`{"version":1,"data":{"CUSTOMERS":[{"CUSTNAME":"C1","CUSTDES":"x"}],"ORDERS":[{"ORDNAME":"X1","CUSTNAME":"C1","ORD":41}]}}`), 0o644)
+	c3 := start(t, sandbox.Options{StatePath: hand})
+	if o := c3.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C1"}).json(t); o["ORD"] != float64(42) {
+		t.Errorf("ORD after a hand-written state: %v", o["ORD"])
+	}
+	if _, err := sandbox.New(sandbox.Options{StatePath: filepath.Join(t.TempDir(), "no", "such", "s.json")}); err == nil {
+		t.Error("a state path in a missing directory was accepted")
+	}
 	if err := os.WriteFile(path, []byte("{broken"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"math/rand"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,6 +179,9 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	if opts.StatePath != "" {
+		if fi, err := os.Stat(filepath.Dir(opts.StatePath)); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("sandbox: state file %s: its directory does not exist", opts.StatePath)
+		}
 		if err := s.load(); err != nil {
 			return nil, err
 		}

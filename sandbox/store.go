@@ -337,6 +337,19 @@ func (s *Server) load() error {
 			}
 			tb.rows[keyString(tb.typ, rec.vals)] = rec
 		}
+		// A state written by hand may lack counters: never hand out an
+		// auto-unique value a record already holds.
+		for _, p := range tb.typ.Properties {
+			if !p.Computed || p.Type != odata.EdmInt64 {
+				continue
+			}
+			key := tb.typ.Name + "." + p.Name
+			for _, r := range tb.rows {
+				if n, _ := r.vals[p.Name].(int64); n > s.counters[key] {
+					s.counters[key] = n
+				}
+			}
+		}
 	}
 	return nil
 }
