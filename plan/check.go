@@ -106,6 +106,11 @@ func (p *Plan) analyze() *analysis {
 		}
 		if step != nil {
 			a.refs[step] = append(a.refs[step], s.refs...)
+			if s.group != nil && step.GroupBy == nil {
+				a.errorf(*s.group, "%s reads \"group\", which exists only on a step with group_by", sc.what)
+			}
+		} else if s.group != nil {
+			a.errorf(*s.group, "%s reads \"group\", which exists only on a step with group_by", sc.what)
 		}
 		for _, l := range s.lookups {
 			a.usedLookups[l.name] = true

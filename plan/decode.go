@@ -81,7 +81,7 @@ func Decode(name string, data []byte) (p *Plan, ds Diagnostics) {
 		// Bad input never panics the caller: the YAML parser has had
 		// panics on hostile input in the past.
 		if r := recover(); r != nil {
-			ds = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("the plan could not be read as YAML (%v)", r)}}
+			ds = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: "the YAML parser failed on this file; check its syntax"}}
 		}
 	}()
 

@@ -2,4 +2,22 @@
 // decoding through yaml.Node with file:line:col on every problem, static
 // checks, checks against the service's metadata, and the dependency order of
 // steps. It reads no source rows and talks no HTTP.
+//
+// Load and Decode turn a file into a *Plan and Diagnostics (every problem,
+// sorted by position, each a sentence for a person: `plan.yaml:7:5: unknown
+// key "sorce" in step "parts"; did you mean "source"?`). They run Check, the
+// checks that need nothing but the plan: names, references, cycles, the
+// syntax of every expression (parsed with expr-lang's parser, positions
+// shifted into the file), ref() and lookup() targets. CheckMetadata adds the
+// checks against an *odata.Metadata for one system version: entities, fields
+// and sub-forms at every depth, keys, mandatory fields, constants that cannot
+// fit, and the version gates of spec 9. Order gives the steps in waves that
+// may run concurrently; Columns lists the source columns expressions read, so
+// a caller holding the sources' headers can check them.
+//
+// The JSON schema docs/plan.schema.json describes the same format for
+// editors; a test keeps its keys and the decoder's identical.
+//
+// Compiling expressions against the function library is the transform
+// package's job; plan only parses them.
 package plan

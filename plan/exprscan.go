@@ -20,6 +20,7 @@ type scan struct {
 	refs      []nameUse
 	lookups   []nameUse
 	callsFile bool
+	group     *Pos // where the expression first reads `group`
 	columns   []columnRef
 }
 
@@ -120,6 +121,11 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 			}
 		case "file":
 			v.out.callsFile = true
+		}
+	case *ast.IdentifierNode:
+		if n.Value == "group" && v.out.group == nil {
+			p := v.at(n)
+			v.out.group = &p
 		}
 	case *ast.MemberNode:
 		prop, ok := n.Property.(*ast.StringNode)

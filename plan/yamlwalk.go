@@ -362,7 +362,7 @@ func (w *walker) constant(n *yaml.Node, what string) (Expr, bool) {
 		}
 		x.Const = v
 	default:
-		w.errorf(w.pos(n), "%s: the tag %s is not supported; write an expression, or {value: ...} for a constant", what, n.Tag)
+		w.errorf(w.pos(n), "%s: the tag %s is not supported; write an expression, or {value: ...} for a constant", what, n.ShortTag())
 		return Expr{}, false
 	}
 	return x, true
