@@ -144,7 +144,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		if err != nil {
 			return err
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange); err != nil {
+		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
 			jr.Close()
 			var se *StaleError
 			if errors.As(err, &se) {
@@ -178,14 +178,19 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
 }
 
-func checkHeader(old, now journal.Header, allow bool) error {
+// checkHeader refuses to resume a journal made from another plan, other
+// sources or another target. With retryFailed a source whose content changed
+// is expected (the failed rows were corrected), so only that is let through.
+func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 	var ch []string
 	if old.PlanHash != now.PlanHash {
 		ch = append(ch, fmt.Sprintf("the plan changed (hash %.12s, now %.12s)", old.PlanHash, now.PlanHash))
 	}
 	for f, h := range now.Sources {
 		if oh, ok := old.Sources[f]; ok && oh != h {
-			ch = append(ch, "source "+f+" changed")
+			if !retryFailed {
+				ch = append(ch, "source "+f+" changed")
+			}
 		} else if !ok {
 			ch = append(ch, "source "+f+" is new")
 		}
@@ -390,8 +395,11 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return nil
 	case len(res.Errors) > 0 || res.Record == nil:
 		id := res.Loc.String()
-		if res.Record != nil && res.Record.ID != "" {
+		switch {
+		case res.Record != nil && res.Record.ID != "":
 			id = res.Record.ID
+		case res.ID != "":
+			id = res.ID
 		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
 		for _, e := range res.Errors {

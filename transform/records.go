@@ -29,6 +29,9 @@ type Result struct {
 	Skipped bool
 	Errors  []*RowError
 	Loc     source.Location
+	// ID is the record's identity, also for a rejected row when the id
+	// expression or the key fields could be worked out ("" otherwise).
+	ID string
 }
 
 // Records streams the rows of step's source and calls fn once per row (or
@@ -430,13 +433,14 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 		return res
 	}
 	rec := &Record{Step: st.name, Entity: st.step.Entity, Loc: row.Loc, Row: row, Fields: fields, Order: order}
-	if len(errs) == 0 {
-		id, err := r.recordID(env, rec)
-		if err != nil {
-			errs = append(errs, r.rowError(row, "", nil, err.Error()))
-		}
-		rec.ID = id
+	// The identity is worked out even for a rejected row, so the journal
+	// files its failure under the id the corrected row will have.
+	id, err := r.recordID(env, rec)
+	if err != nil && len(errs) == 0 {
+		errs = append(errs, r.rowError(row, "", nil, err.Error()))
 	}
+	rec.ID = id
+	res.ID = id
 	for _, sub := range st.subs {
 		kids, kerrs := r.children(sub, 1, m, row, fields)
 		rec.Children = append(rec.Children, kids...)
