@@ -346,3 +346,30 @@ func TestSpec2_6ExpandAndFullMetadata(t *testing.T) {
 		t.Errorf("minimal metadata carries @odata.type: %v", min)
 	}
 }
+
+// Values survive the trip: quotes, control characters, Hebrew, quotes in
+// keys and filters.
+func TestSpec2_3ValuesRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{})
+	des := "Tab\there \"quoted\" back\\slash\nline \x01 שלום <b>&"
+	c.must(201, "POST", "/CUSTOMERS", map[string]any{"CUSTNAME": "O'Brien", "CUSTDES": des})
+	got := c.must(200, "GET", "/CUSTOMERS('O''Brien')", nil).json(t)
+	if got["CUSTDES"] != des {
+		t.Errorf("CUSTDES %q, want %q", got["CUSTDES"], des)
+	}
+	list := c.must(200, "GET", "/CUSTOMERS?$filter="+url.QueryEscape("CUSTNAME eq 'O''Brien'"), nil).json(t)["value"].([]any)
+	if len(list) != 1 {
+		t.Errorf("filter on a quoted key: %v", list)
+	}
+	c.must(400, "GET", "/CUSTOMERS?$filter="+url.QueryEscape("CUSTNAME eq 'open"), nil)
+	c.must(201, "POST", "/LOGPART", `{"PARTNAME":"P/1","PARTDES":"slash","PRICE":12345678901234.5678}`)
+	p := c.must(200, "GET", "/LOGPART('P%2F1')", nil).json(t)
+	if p["PARTDES"] != "slash" {
+		t.Errorf("key with a slash: %v", p)
+	}
+	r := c.must(200, "GET", "/LOGPART('P%2F1')?$select=PRICE", nil)
+	if !strings.Contains(r.String(), `"PRICE":12345678901234.5678`) {
+		t.Errorf("decimal digits lost: %s", r)
+	}
+}
