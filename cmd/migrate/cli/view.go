@@ -54,15 +54,15 @@ type estimate struct {
 func printSteps(w io.Writer, r runJSON, applied bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if applied {
-		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt\t")
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt")
 	} else {
-		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\t")
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors")
 	}
 	for _, s := range r.Steps {
 		if applied {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors)
 		}
 	}
 	tw.Flush()
