@@ -583,6 +583,11 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 			w.errorf(fe.kpos, "a field name in %s is empty", what)
 			continue
 		}
+		if e.val.Style&yaml.FlowStyle != 0 && strings.ContainsAny(fe.key, "()\"' ") {
+			// {A: ref("a", row.B)} splits at the comma into A and `row.B)`.
+			w.errorf(fe.kpos, "%s looks like the rest of an expression, not a field name: inside {...} a comma ends a value; put the expression in single quotes", quote(fe.key))
+			continue
+		}
 		x, ok := w.expr(fe.val, fmt.Sprintf("field %s of %s", quote(fe.key), what))
 		if !ok {
 			continue

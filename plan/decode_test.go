@@ -340,11 +340,27 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
+// expr-lang's error positions are shifted into the file for every style
+// of YAML scalar.
 func TestExprPositionsInMessages(t *testing.T) {
 	t.Parallel()
-	src := "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n      A: >-\n        trim(\n          row.A))\n"
-	_, ds := Decode("plan.yaml", []byte(src))
-	assertDiags(t, ds, []string{
-		`plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`,
-	})
+	const head = "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n"
+	tests := []struct {
+		name, field, want string
+	}{
+		{"plain", "      A: trim(row.A))\n", `plan.yaml:8:21: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
+		{"double quoted", "      A: \"trim(row.A))\"\n", `plan.yaml:8:22: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
+		{"single quoted", "      A: 'x + + * 1'\n", `plan.yaml:8:17: field "A" of step "a" is not a valid expression: unexpected token Operator("*")`},
+		{"folded", "      A: >-\n        trim(\n          row.A))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
+		{"literal", "      A: |\n        trim(row.A,\n          row.B))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
+		{"literal with indentation indicator", "      A: |2\n          trim(row.A))\n", `plan.yaml:9:22: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
+		{"leading blank line", "      A: |\n\n        row.A +\n", `plan.yaml:10:16: field "A" of step "a" is not a valid expression: it ends too early`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, ds := Decode("plan.yaml", []byte(head+tt.field))
+			assertDiags(t, ds, []string{tt.want})
+		})
+	}
 }

@@ -193,6 +193,10 @@ func (d Diagnostic) String() string {
 }
 func (d Diagnostic) Error() string { return d.String() }
 
+// Location is the position as CLI.md's JSON output writes it
+// ("plan.yaml:12:7").
+func (d Diagnostic) Location() string { return d.Pos.String() }
+
 // Diagnostics collects problems instead of stopping at the first.
 type Diagnostics []Diagnostic
 

@@ -395,6 +395,10 @@ func (w *walker) exprText(n *yaml.Node) (string, Pos, int) {
 			line = l
 			break
 		}
+		// With an indentation indicator (|2) the value keeps some of the
+		// line's leading spaces: its first character starts earlier.
+		col -= len(src) - len(strings.TrimLeft(src, " "))
+		col = max(col, 1)
 		return src, Pos{File: w.file, Line: line, Col: col}, col
 	default:
 		return n.Value, p, p.Col
