@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"sort"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -136,19 +135,7 @@ func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
 }
 
 func dedupe(ds plan.Diagnostics) plan.Diagnostics {
-	sort.SliceStable(ds, func(i, j int) bool {
-		a, b := ds[i].Pos, ds[j].Pos
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return ds[i].Message < ds[j].Message
-	})
+	ds.Sort()
 	out := ds[:0]
 	for i, d := range ds {
 		if i > 0 && d.Pos == ds[i-1].Pos && d.Message == ds[i-1].Message {
