@@ -301,3 +301,26 @@ func TestODataVersionHeader(t *testing.T) {
 	c.must(200, "GET", "/CUSTOMERS", nil, "OData-Version", "4.0")
 	c.must(400, "GET", "/CUSTOMERS", nil, "OData-Version", "3.0")
 }
+
+// Faults drawn from Options.Seed repeat exactly; Latency delays answers.
+func TestFaultsSeededAndLatency(t *testing.T) {
+	t.Parallel()
+	outcomes := func() string {
+		c := start(t, sandbox.Options{Faults: map[string]float64{sandbox.FaultError500: 0.5}, Seed: 42})
+		var b strings.Builder
+		for i := 0; i < 40; i++ {
+			fmt.Fprintf(&b, "%d ", c.do("GET", "/CURRENCIES", nil).status)
+		}
+		return b.String()
+	}
+	a, b := outcomes(), outcomes()
+	if a != b || !strings.Contains(a, "500") || !strings.Contains(a, "200") {
+		t.Errorf("seeded faults differ or are one-sided:\n%s\n%s", a, b)
+	}
+	c := start(t, sandbox.Options{Latency: 30 * time.Millisecond})
+	begin := time.Now()
+	c.must(200, "GET", "/CURRENCIES", nil)
+	if d := time.Since(begin); d < 30*time.Millisecond {
+		t.Errorf("answered in %v, latency 30ms", d)
+	}
+}
