@@ -58,7 +58,9 @@ func (r *runner) reconcile() error {
 	results := map[int][]journal.Result{}
 	absent := map[string]bool{} // step|rec whose entity is absent
 	keyOf := map[string]string{}
-	claimed := map[string]bool{} // step|key and step|rec|nav|line already taken
+	claimed := map[string]bool{}     // step|key, step|rec|nav|line and step|rec|parentpath|nav|line already taken
+	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
+	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
 	for _, name := range r.state.StepNames {
 		st := r.state.Steps[name]
 		for _, id := range st.IDs {
@@ -69,7 +71,11 @@ func (r *runner) reconcile() error {
 			}
 			for _, s := range rec.Subs {
 				if s.OK() && s.ResultKey != "" && s.Path != "" {
-					claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
+					if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+						claimed[name+"|"+id+"|"+s.Path[:i]+"|"+s.Nav+"|"+s.ResultKey] = true
+					} else {
+						claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
+					}
 				}
 			}
 		}
@@ -126,11 +132,23 @@ func (r *runner) reconcile() error {
 				continue
 			}
 			pkey := keyOf[recKey]
-			if pkey == "" || depth(s.Path) > 1 {
+			if pkey == "" {
 				decide(0, "", "its parent's key is unknown")
 				continue
 			}
-			resp, err := r.read(ent + "(" + pkey + ")/" + s.Nav)
+			// A child of a line (a line's text, spec 2.9) is read under
+			// that line, whose key is journaled or was found just above.
+			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
+			switch {
+			case gone:
+				decide(-1, "", "reconciled: its parent line is absent")
+				absentLine[recKey+"|"+s.Path] = true
+				continue
+			case why != "":
+				decide(0, "", why)
+				continue
+			}
+			resp, err := r.read(parentURL + "/" + s.Nav)
 			if err != nil {
 				return err
 			}
@@ -138,14 +156,20 @@ func (r *runner) reconcile() error {
 				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
 				continue
 			}
-			line, found := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[recKey+"|"+s.Nav+"|"+k] }, r.md, ent, s.Nav)
+			claimKey := recKey + "|" + s.Nav + "|"
+			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
+			}
+			line, found := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
 			if found {
 				decide(201, line, "")
 				if line != "" {
-					claimed[recKey+"|"+s.Nav+"|"+line] = true
+					claimed[claimKey+line] = true
+					lineKeyOf[recKey+"|"+s.Path] = line
 				}
 			} else {
 				decide(-1, "", "reconciled: absent")
+				absentLine[recKey+"|"+s.Path] = true
 			}
 		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
 			resp, err := r.read(s.URL)
@@ -213,6 +237,55 @@ func (r *runner) reconcile() error {
 		}
 	}
 	return nil
+}
+
+// parentOf is the URL and type of an in-doubt child's parent: the
+// record's entity, or for a child of a line the line itself, addressed by
+// its key (journaled, or found by this reconciliation in lineKeyOf). gone
+// says a line on the way was found absent; why, that a key is unknown.
+func (r *runner) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[string]string, absentLine map[string]bool) (url string, t *odata.EntityType, gone bool, why string) {
+	set := r.md.EntitySet(ent)
+	if set == nil {
+		return "", nil, false, "its entity set " + ent + " is not in the metadata"
+	}
+	url, t = ent+"("+pkey+")", set.Type
+	parts := strings.Split(s.Path, ".")
+	if len(parts) < 2 {
+		return url, t, false, ""
+	}
+	rec := r.state.Steps[s.Step].Records[s.Rec]
+	recKey := s.Step + "|" + s.Rec
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], ".")
+		if absentLine[recKey+"|"+p] {
+			return "", nil, true, ""
+		}
+		var ps *journal.SubState
+		if rec != nil {
+			ps = rec.Subs[p]
+		}
+		if ps == nil {
+			return "", nil, false, "its parent line is not in the journal"
+		}
+		nav := t.Navigation(ps.Nav)
+		if nav == nil || r.md.Type(nav.Type) == nil {
+			return "", nil, false, "its parent's sub-form " + ps.Nav + " is not in the metadata"
+		}
+		if nav.Collection {
+			key := lineKeyOf[recKey+"|"+p]
+			if key == "" && ps.OK() {
+				key = ps.ResultKey
+			}
+			if key == "" {
+				return "", nil, false, "its parent line's key is unknown"
+			}
+			url += "/" + ps.Nav + "(" + key + ")"
+		} else {
+			url += "/" + ps.Nav
+		}
+		t = r.md.Type(nav.Type)
+	}
+	return url, t, false, ""
 }
 
 func depth(path string) int {
@@ -334,10 +407,10 @@ func keyOfEntity(t *odata.EntityType, e map[string]any) string { return keyOf(t,
 // matchLine finds, among a parent's lines (or its single text object), one
 // whose fields equal match and whose key is not claimed; it returns that
 // line's key.
-func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, ent, nav string) (string, bool) {
+func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (string, bool) {
 	var lt *odata.EntityType
-	if set := md.EntitySet(ent); set != nil {
-		if n := set.Type.Navigation(nav); n != nil {
+	if parent != nil {
+		if n := parent.Navigation(nav); n != nil {
 			lt = md.Type(n.Type)
 			if !n.Collection {
 				return "", textContains(body, match)
