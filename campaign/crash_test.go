@@ -1,0 +1,196 @@
+package campaign
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+var (
+	crashPoints  = flag.Int("crash.points", 40, "crash campaign: SIGKILLs to land (apply, its resumes and undo together)")
+	crashRecords = flag.Int("crash.records", 600, "crash campaign: top-level records of the generated load (plus 0-5 lines, texts and attachments per order)")
+	crashSeed    = flag.Int64("crash.seed", 8, "crash campaign: seed of the load and of the kill delays")
+	crashLatency = flag.Duration("crash.latency", 3*time.Millisecond, "crash campaign: sandbox latency per call, so that kills land mid-batch")
+	crashSpan    = flag.Duration("crash.span", 0, "crash campaign: longest kill delay (0: calibrated from an uninterrupted run)")
+	crashVerbose = flag.Bool("crash.v", false, "crash campaign: log every run")
+	crashBatch   = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
+)
+
+// crashFigures are the results a crash campaign reports.
+type crashFigures struct {
+	Rounds            int // fresh sandbox, apply until complete, undo until complete
+	ApplyKills        int // kills that landed during apply or one of its resumes
+	UndoKills         int // kills that landed during undo
+	Finished          int // runs that ended before their kill
+	Interrupted       int // runs that ended with exit 4 (and were resumed)
+	Survived          int // rounds whose data compared exact and whose undo left nothing
+	Missing, Dup, Bad int // rows lost, duplicated, different, over all rounds
+	MidRunDup         int // duplicates seen in a snapshot right after a kill
+	Leftovers         int // rows undo left behind
+}
+
+// TestCrash kills `migrate apply` (and then `migrate undo`) with SIGKILL at
+// seeded random moments, resumes each time until the run exits 0, and
+// compares the sandbox with the generated load exactly. Each round starts
+// from a fresh sandbox and journal; rounds repeat until crash.points kills
+// have landed.
+func TestCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l := generate(t, dir, loadConfig{records: *crashRecords, seed: *crashSeed, batchSize: *crashBatch})
+	rng := rand.New(rand.NewSource(*crashSeed))
+
+	// Calibrate: how long an uninterrupted apply and undo take here.
+	span, undoSpan := *crashSpan, *crashSpan
+	if span == 0 {
+		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency}, nil)
+		j := filepath.Join(dir, "calibrate.journal")
+		o := mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
+		span = o.took
+		if d := compare(l.want, tg.sb.Snapshot()); !d.ok() {
+			t.Fatalf("an uninterrupted apply is not exact: %v", d)
+		}
+		o = mustRun(t, tg, dir, "undo", j, "--yes")
+		undoSpan = o.took
+	}
+	t.Logf("load: %d records, %d lines/texts/attachments; uninterrupted apply %v, undo %v", l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond))
+
+	// A kill lands anywhere from the process start (flag parsing, journal
+	// replay, reconciliation) to past the end of the remaining work.
+	delay := func(span time.Duration) time.Duration {
+		return time.Duration(rng.Int63n(int64(span)*9/10)) + time.Millisecond
+	}
+
+	var f crashFigures
+	const maxAttempts = 400 // per phase of a round; a resume loop past it is a bug
+	for f.ApplyKills+f.UndoKills < *crashPoints {
+		f.Rounds++
+		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency, Seed: rng.Int63()}, nil)
+		j := filepath.Join(dir, fmt.Sprintf("round-%d.journal", f.Rounds))
+
+		// Apply, killed and resumed until it exits 0.
+		stuck := 0
+		for attempt := 0; ; attempt++ {
+			if attempt == maxAttempts {
+				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
+			}
+			kill := time.Duration(0)
+			if f.ApplyKills+f.UndoKills < *crashPoints {
+				kill = delay(span)
+			}
+			o := migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j)
+			if *crashVerbose {
+				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
+			}
+			if o.killed {
+				stuck = 0
+				f.ApplyKills++
+				// Missing rows are expected mid-run; duplicates never.
+				if d := compare(l.want, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
+					f.MidRunDup += len(d.Duplicated)
+					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
+				}
+				continue
+			}
+			if o.code == 4 {
+				// A resume that is not killed has no reason to stop; a few
+				// in a row is a resume that cannot get past something.
+				f.Interrupted++
+				if stuck++; stuck == 5 {
+					t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
+				}
+				continue
+			}
+			if o.code != 0 {
+				t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
+			}
+			f.Finished++
+			break
+		}
+		d := compare(l.want, tg.sb.Snapshot())
+		f.Missing += len(d.Missing)
+		f.Dup += len(d.Duplicated)
+		f.Bad += len(d.Different) + len(d.Extra)
+		if !d.ok() {
+			t.Errorf("round %d: after apply: %v", f.Rounds, d)
+		}
+		if st := status(t, tg, dir, j); !st.Complete {
+			t.Errorf("round %d: status says the journal is not complete: %+v", f.Rounds, st)
+		}
+
+		// Undo, killed and resumed until it exits 0.
+		for attempt := 0; ; attempt++ {
+			if attempt == maxAttempts {
+				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
+			}
+			kill := time.Duration(0)
+			if f.ApplyKills+f.UndoKills < *crashPoints && rng.Intn(3) > 0 {
+				kill = delay(undoSpan)
+			}
+			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
+			if o.killed {
+				f.UndoKills++
+				continue
+			}
+			if o.code != 0 {
+				t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
+			}
+			f.Finished++
+			break
+		}
+		left := leftovers(tg.sb.Snapshot())
+		f.Leftovers += len(left)
+		if len(left) > 0 {
+			t.Errorf("round %d: undo left %d rows: %.10v", f.Rounds, len(left), left)
+		}
+		if d.ok() && len(left) == 0 {
+			f.Survived++
+		}
+		if t.Failed() {
+			break
+		}
+	}
+	t.Logf("crash campaign: %d records (+%d children), %d rounds, %d kills (%d in apply/resume, %d in undo), %d runs finished before their kill, %d exits 4",
+		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.UndoKills, f.Finished, f.Interrupted)
+	t.Logf("crash campaign: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, duplicates seen mid-run %d, left after undo %d",
+		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers)
+}
+
+// mustRun runs the binary to its end and fails the test unless it exits 0.
+func mustRun(t testing.TB, tg *target, dir string, args ...string) outcome {
+	t.Helper()
+	o := migrate(t, tg, dir, 0, args...)
+	if o.code != 0 {
+		t.Fatalf("migrate %s exited %d\nstdout:\n%.3000s\nstderr:\n%s", strings.Join(args, " "), o.code, o.stdout, o.stderr)
+	}
+	return o
+}
+
+// journalStatus is `migrate status --json`.
+type journalStatus struct {
+	Complete bool `json:"complete"`
+	Steps    []struct {
+		Name      string `json:"name"`
+		Committed int    `json:"committed"`
+		Failed    int    `json:"failed"`
+		Pending   int    `json:"pending"`
+		InDoubt   int    `json:"in_doubt"`
+	} `json:"steps"`
+}
+
+func status(t testing.TB, tg *target, dir, journal string) journalStatus {
+	t.Helper()
+	o := mustRun(t, tg, dir, "status", journal, "--json")
+	var st journalStatus
+	if err := json.Unmarshal([]byte(o.stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, o.stdout)
+	}
+	return st
+}

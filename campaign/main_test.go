@@ -1,0 +1,141 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// binary is the migrate command built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "campaign-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "migrate")
+	if runtime.GOOS == "windows" {
+		binary += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", binary, "github.com/migrate-tool/migrate/cmd/migrate")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "campaign: building migrate:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// target is a sandbox served by the test process: it outlives every
+// client the campaigns kill.
+type target struct {
+	sb  *sandbox.Server
+	srv *httptest.Server
+	url string
+}
+
+func startSandbox(t testing.TB, opts sandbox.Options, wrap func(http.Handler) http.Handler) *target {
+	t.Helper()
+	// A fixed clock keeps server-stamped dates out of the comparison's way.
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC) }
+	}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = sb
+	if wrap != nil {
+		h = wrap(sb)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &target{sb: sb, srv: srv, url: srv.URL + sandbox.BasePath}
+}
+
+// outcome is how one run of the binary ended.
+type outcome struct {
+	code   int // exit code; -1 when killed
+	killed bool
+	took   time.Duration
+	stdout string
+	stderr string
+}
+
+// migrate runs the binary against tg. With kill > 0 it sends SIGKILL after
+// that delay unless the process finished first.
+func migrate(t testing.TB, tg *target, dir string, kill time.Duration, args ...string) outcome {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo", "MIGRATE_AUTH=basic",
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	killed := false
+	if kill > 0 {
+		timer := time.NewTimer(kill)
+		select {
+		case err = <-done:
+			timer.Stop()
+		case <-timer.C:
+			// SIGKILL: no deferred function, no flush, no journal close.
+			_ = cmd.Process.Kill()
+			err = <-done
+			killed = true
+		}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+			err = <-done
+			t.Fatalf("migrate %v did not finish in 10 minutes\nstderr: %s", args, stderr.String())
+		}
+	}
+	o := outcome{took: time.Since(start), stdout: stdout.String(), stderr: stderr.String(), killed: killed}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		o.code = 0
+	case errors.As(err, &ee):
+		o.code = ee.ExitCode()
+		if killed && o.code >= 0 {
+			// It finished in the instant before the kill landed.
+			o.killed = false
+		}
+	default:
+		t.Fatal(err)
+	}
+	return o
+}
