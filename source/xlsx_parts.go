@@ -33,10 +33,20 @@ type wbSheet struct {
 	target string
 }
 
+// maxPartBytes is the most a workbook part may inflate to. The largest
+// sheet Excel can save (1,048,576 rows) stays under it; a zip bomb, a small
+// entry that inflates to gigabytes, does not. archive/zip refuses to
+// inflate an entry past the size its header declares, so checking the
+// header bounds what is read.
+var maxPartBytes uint64 = 2 << 30
+
 func (w *workbook) open(name string) (io.ReadCloser, error) {
 	f, ok := w.files[strings.ToLower(strings.TrimPrefix(name, "/"))]
 	if !ok {
 		return nil, fmt.Errorf("the workbook has no part %s", name)
+	}
+	if f.UncompressedSize64 > maxPartBytes {
+		return nil, fmt.Errorf("the workbook's part %s inflates to %d bytes, more than the limit of %d (a damaged file or a zip bomb): save it again from Excel, or split it", name, f.UncompressedSize64, maxPartBytes)
 	}
 	return f.Open()
 }

@@ -1,0 +1,77 @@
+package source
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestXLSXZipBomb: a sheet part whose header says it inflates to 8 GiB is
+// refused before anything is inflated, with a message that says why. (It
+// used to be streamed until the data ran out: "unexpected EOF" at best,
+// gigabytes of XML read at worst.)
+func TestXLSXZipBomb(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.xlsx")
+	book{sheets: []string{"S"}, sheetXML: []string{rowsXML(hdr)}}.write(t, good)
+	zr, err := zip.OpenReader(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	bombed := ""
+	for _, f := range zr.File {
+		if strings.HasPrefix(f.Name, "xl/worksheets/") && bombed == "" {
+			bombed = f.Name
+			var raw bytes.Buffer
+			fw, _ := flate.NewWriter(&raw, flate.BestCompression)
+			fw.Write(bytes.Repeat([]byte("<"), 1<<20))
+			fw.Close()
+			w, err := zw.CreateRaw(&zip.FileHeader{Name: f.Name, Method: zip.Deflate,
+				CompressedSize64: uint64(raw.Len()), UncompressedSize64: 8 << 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(raw.Bytes())
+			continue
+		}
+		w, _ := zw.Create(f.Name)
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(w, rc)
+		rc.Close()
+	}
+	zw.Close()
+	if bombed == "" {
+		t.Fatal("the test book has no worksheet part")
+	}
+	bomb := filepath.Join(dir, "bomb.xlsx")
+	if err := os.WriteFile(bomb, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r, err := Open(Options{Name: "bomb.xlsx", Path: bomb})
+	if err == nil {
+		r.Close()
+		t.Fatal("a zip bomb was opened")
+	}
+	for _, want := range []string{"bomb.xlsx", "inflates to 8589934592 bytes, more than the limit of", "zip bomb"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing the bomb took %v", d)
+	}
+}
