@@ -116,11 +116,22 @@ func (w *walker) parse(data []byte) (*yaml.Node, bool) {
 		w.syntaxError(data, err)
 		return nil, false
 	}
-	var second yaml.Node
-	if err := dec.Decode(&second); err == nil {
-		w.errorf(w.pos(&second), "a plan is one YAML document; this second document (after \"---\") is not allowed")
-	} else if !errors.Is(err, io.EOF) {
-		w.syntaxError(data, err)
+	for {
+		// A further document is refused; an empty one (a trailing "---")
+		// is harmless.
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			w.syntaxError(data, err)
+			break
+		}
+		if len(next.Content) > 0 && !isNull(next.Content[0]) {
+			w.errorf(w.pos(&next), "a plan is one YAML document; this second document (after \"---\") is not allowed")
+			break
+		}
 	}
 	if len(doc.Content) == 0 {
 		w.errorf(Pos{File: w.file, Line: 1, Col: 1}, "the plan is empty; it needs at least \"version: 1\" and \"steps\"")
@@ -217,6 +228,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 		}
 	}
 	top.entries = kept
+	p.Spans = w.spans(top)
 	w.require(top, "the plan", "version", "steps")
 	for _, e := range top.entries {
 		switch e.key {
@@ -261,6 +273,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 	if !ok {
 		return
 	}
+	t.Spans = w.spans(f)
 	for _, e := range f.entries {
 		switch e.key {
 		case "url":
@@ -353,6 +366,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 		if ok {
 			w.require(sf, what, "file")
 		}
+		s.Spans = w.spans(sf)
 		xlsx := false
 		if fe, ok := sf.get("file"); ok {
 			if v, ok := w.text(fe); ok {
@@ -440,6 +454,7 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		if ok {
 			w.require(lf, what, "source", "key", "value")
 		}
+		l.Spans = w.spans(lf)
 		for _, ke := range lf.entries {
 			switch ke.key {
 			case "source":
@@ -485,6 +500,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 
 	f, _ := w.mapping(n, what, stepKeys)
 	s.Pos = f.pos
+	s.Spans = w.spans(f)
 	w.require(f, what, "name", "entity", "source")
 	for _, e := range f.entries {
 		switch e.key {
@@ -614,6 +630,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 		sf := &Subform{Lines: LinesAppend}
 		f, _ := w.mapping(it, what, subformKeys)
 		sf.Pos = f.pos
+		sf.Spans = w.spans(f)
 		w.require(f, what, "name")
 		for _, e := range f.entries {
 			switch e.key {
@@ -638,7 +655,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 					break
 				}
 				w.require(lf, lw, "parent", "child")
-				l := &Link{Pos: e.kpos}
+				l := &Link{Pos: e.kpos, Spans: w.spans(lf)}
 				okP, okC := false, false
 				if pe, ok := lf.get("parent"); ok {
 					l.Parent, okP = w.expr(pe.val, fmt.Sprintf("\"parent\" of %s", lw))

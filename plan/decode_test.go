@@ -46,14 +46,23 @@ func TestFormatExampleComplete(t *testing.T) {
 		Auth: "pat", BatchSize: 100, Concurrency: 2, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
 		Pos: Pos{File: "plan.yaml", Line: 5, Col: 1},
 	}
-	if !reflect.DeepEqual(p.Target, wantTarget) {
-		t.Errorf("target:\n got %+v\nwant %+v", p.Target, wantTarget)
+	if got := p.Target.Spans["metadata"]; got != (Span{Key: Pos{"plan.yaml", 8, 3}, Value: Pos{"plan.yaml", 8, 13}}) {
+		t.Errorf("span of target.metadata: %+v", got)
+	}
+	if len(p.Target.Spans) != 9 {
+		t.Errorf("target spans: %v", p.Target.Spans)
+	}
+	gotTarget := p.Target
+	gotTarget.Spans = nil
+	if !reflect.DeepEqual(gotTarget, wantTarget) {
+		t.Errorf("target:\n got %+v\nwant %+v", gotTarget, wantTarget)
 	}
 	parts := p.Source("parts")
 	if parts == nil || parts.File != "data/parts.csv" || parts.Delimiter != ";" || parts.Encoding != "windows-1255" || parts.DecimalSeparator != "," {
 		t.Errorf("source parts: %+v", parts)
 	}
-	if c := p.Source("customers"); c == nil || c.Sheet != "Customers" || c.HeaderRow != 1 {
+	if c := p.Source("customers"); c == nil || c.Sheet != "Customers" || c.HeaderRow != 1 ||
+		c.Spans.Value("sheet", Pos{}) != (Pos{"plan.yaml", 24, 12}) || c.Spans.Key("delimiter", Pos{Line: -1}).Line != -1 {
 		t.Errorf("source customers: %+v", c)
 	}
 	l := p.Lookup("agent_code")

@@ -47,6 +47,8 @@ type Plan struct {
 	Steps   []*Step   // in file order
 	// StepsPos is the position of the "steps" key (zero when absent).
 	StepsPos Pos
+	// Spans holds where each top-level key and its value stand.
+	Spans Spans
 }
 
 // Target holds the plan's connection defaults; flags and environment override them.
@@ -62,6 +64,7 @@ type Target struct {
 	DecimalSeparator string // "." (default) or ","
 	Empty            string // omit (default) | null | keep
 	Pos              Pos
+	Spans            Spans // each key of target: and its value
 }
 
 // Source is a named input file.
@@ -73,8 +76,9 @@ type Source struct {
 	DecimalSeparator string // "" inherits target.decimal_separator
 	Sheet            string
 	HeaderRow        int
-	Pos              Pos // of the source's name
-	FilePos          Pos // of the file's value
+	Pos              Pos   // of the source's name
+	Spans            Spans // each key of the source and its value
+	FilePos          Pos   // of the file's value
 }
 
 // Lookup is an in-memory map from a source.
@@ -85,6 +89,7 @@ type Lookup struct {
 	Value     Expr
 	Missing   string // error (default) | empty | keep
 	Pos       Pos    // of the lookup's name
+	Spans     Spans  // each key of the lookup and its value
 	SourcePos Pos    // of the source's value
 }
 
@@ -113,8 +118,9 @@ type Step struct {
 	Subforms   []*Subform
 	// Refs are the steps named by ref() calls in any expression of the step
 	// (each once, in order of appearance). Check fills it.
-	Refs []string
-	Pos  Pos // of the step's mapping (its first key)
+	Refs  []string
+	Pos   Pos   // of the step's mapping (its first key)
+	Spans Spans // each key of the step and its value
 
 	NamePos   Pos
 	EntityPos Pos
@@ -134,6 +140,7 @@ type Link struct {
 	Parent Expr
 	Child  Expr
 	Pos    Pos
+	Spans  Spans // parent: and child: and their values
 }
 
 // Lines says what happens to a parent's existing lines.
@@ -153,7 +160,8 @@ type Subform struct {
 	Lines    Lines // append when not written
 	Fields   []*Field
 	Subforms []*Subform
-	Pos      Pos // of the sub-form's mapping (its first key)
+	Pos      Pos   // of the sub-form's mapping (its first key)
+	Spans    Spans // each key of the sub-form and its value
 
 	NamePos   Pos
 	SourcePos Pos // zero when source was not written
@@ -205,4 +213,30 @@ type Diagnostics []Diagnostic
 type ColumnUse struct {
 	Name string
 	Pos  Pos
+}
+
+// Span is where a key and its value stand in the plan file.
+type Span struct {
+	Key, Value Pos
+}
+
+// Spans maps each key written in a block to its Span, so a caller can
+// point at any key or value (target.metadata, a source's file, ...).
+type Spans map[string]Span
+
+// Key returns the position of key, or fallback when it was not written.
+func (s Spans) Key(key string, fallback Pos) Pos {
+	if sp, ok := s[key]; ok {
+		return sp.Key
+	}
+	return fallback
+}
+
+// Value returns the position of key's value, or fallback when the key was
+// not written.
+func (s Spans) Value(key string, fallback Pos) Pos {
+	if sp, ok := s[key]; ok {
+		return sp.Value
+	}
+	return fallback
 }

@@ -39,6 +39,18 @@ type fields struct {
 	byKey   map[string]entry
 }
 
+// spans returns where each key and value stand.
+func (w *walker) spans(f *fields) Spans {
+	if len(f.entries) == 0 {
+		return nil
+	}
+	out := make(Spans, len(f.entries))
+	for _, e := range f.entries {
+		out[e.key] = Span{Key: e.kpos, Value: w.pos(e.val)}
+	}
+	return out
+}
+
 func (f *fields) get(key string) (entry, bool) {
 	e, ok := f.byKey[key]
 	return e, ok
