@@ -31,6 +31,7 @@ type analysis struct {
 	columns     map[string][]ColumnUse
 	usedSources map[string]bool
 	usedLookups map[string]bool
+	parseFailed bool // an expression did not parse
 }
 
 func (p *Plan) sourceByName(name string) *Source {
@@ -102,6 +103,9 @@ func (p *Plan) analyze() *analysis {
 	record := func(x *Expr, sc exprScope, step *Step) {
 		s := scanExpr(x, sc, &a.diags)
 		if s == nil {
+			if !x.IsConst && x.Src != "" {
+				a.parseFailed = true
+			}
 			return
 		}
 		if step != nil {
@@ -265,14 +269,19 @@ func (p *Plan) check() Diagnostics {
 		d.errorf(posOr(s.NamePos, s.Pos), "steps form a cycle: %s; remove an \"after\" or a ref() so one can run first", strings.Join(cyc, " → "))
 	}
 
-	// Unused sources and lookups deserve a look.
+	// Unused sources and lookups deserve a look, once every step names its
+	// source and every expression parsed (else the uses are not all known).
+	complete := !a.parseFailed
+	for _, s := range p.Steps {
+		complete = complete && s.Source != ""
+	}
 	for _, s := range p.Sources {
-		if !a.usedSources[s.Name] {
+		if complete && !a.usedSources[s.Name] {
 			d.warnf(s.Pos, "source %s is not read by any step or lookup", quote(s.Name))
 		}
 	}
 	for _, l := range p.Lookups {
-		if !a.usedLookups[l.Name] {
+		if !a.parseFailed && !a.usedLookups[l.Name] {
 			d.warnf(l.Pos, "lookup %s is not used by any expression", quote(l.Name))
 		}
 	}

@@ -37,6 +37,9 @@ type fields struct {
 	pos     Pos
 	entries []entry
 	byKey   map[string]entry
+	// suggested holds the keys an unknown key was taken for ("sorce":
+	// "source"); require does not report those missing a second time.
+	suggested map[string]bool
 }
 
 // spans returns where each key and value stand.
@@ -166,6 +169,12 @@ func (w *walker) collect(n *yaml.Node, what string, allowed []string, f *fields,
 		}
 		if allowed != nil && !contains(allowed, key) {
 			w.errorf(kpos, "unknown key %q in %s%s", key, what, didYouMean(key, allowed))
+			if s := suggest(key, allowed); s != "" {
+				if f.suggested == nil {
+					f.suggested = map[string]bool{}
+				}
+				f.suggested[s] = true
+			}
 			continue
 		}
 		vr := w.resolve(vn)
@@ -233,7 +242,7 @@ func (w *walker) sequence(n *yaml.Node, what string) ([]*yaml.Node, bool) {
 
 func (w *walker) require(f *fields, what string, keys ...string) {
 	for _, k := range keys {
-		if _, ok := f.byKey[k]; !ok {
+		if _, ok := f.byKey[k]; !ok && !f.suggested[k] {
 			w.errorf(f.pos, "missing key %q in %s", k, what)
 		}
 	}
