@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type Journal struct {
 	// tornAt is where a torn tail starts; it is cut off before the first append.
 	tornAt int64
 	torn   bool
+	// live is the state with every appended line folded in, so that the
+	// executor never replays the file it is writing (Counts, State).
+	live *State
 }
 
 // Create starts a new journal at path with its header. It refuses to
@@ -57,7 +61,7 @@ func Create(path string, h Header) (*Journal, error) {
 		}
 		return nil, err
 	}
-	j := &Journal{f: f, path: path}
+	j := &Journal{f: f, path: path, live: newState()}
 	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
 		f.Close()
 		return nil, err
@@ -77,7 +81,7 @@ func Open(path string) (*Journal, *State, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	j := &Journal{f: f, path: path, batch: st.LastBatch, tornAt: st.ValidSize, torn: st.Torn}
+	j := &Journal{f: f, path: path, batch: st.LastBatch, tornAt: st.ValidSize, torn: st.Torn, live: st.Clone()}
 	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
 		f.Close()
 		return nil, nil, err
@@ -137,7 +141,53 @@ func (j *Journal) Append(entries ...Entry) error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
+	j.fold(j.buf)
 	return nil
+}
+
+// fold applies written lines to the live state exactly as a replay of the
+// file would (same decoding, same rules).
+func (j *Journal) fold(buf []byte) {
+	st := j.live
+	st.Torn = false
+	for len(buf) > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		line := buf[:i]
+		buf = buf[i+1:]
+		if st.apply(line) != "" {
+			// Replay would call this line damaged; the state goes on as
+			// replay of the lines before it would.
+			st.Torn = true
+			continue
+		}
+		st.ValidSize += int64(len(line)) + 1
+		st.Entries++
+	}
+}
+
+// Counts is State().Counts(step) as of the last Append; it is safe to call
+// while other goroutines append.
+func (j *Journal) Counts(step string) Counts {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.live.Counts(step)
+}
+
+// Snapshot is a copy of the state as of the last Append (what Load would
+// return after it), safe to call while other goroutines append.
+func (j *Journal) Snapshot() *State {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.live.Clone()
+}
+
+// State is the journal's own state as of the last Append, without a copy:
+// call it once appending is over (after Close); it is what Load of the
+// file would return.
+func (j *Journal) State() *State {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.live
 }
 
 // Close closes the file.

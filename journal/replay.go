@@ -192,7 +192,7 @@ func (ob *openBatch) find(i int, id string) *SubState {
 func Replay(r io.Reader) (*State, error) { return replay(r, "") }
 
 func replay(r io.Reader, path string) (*State, error) {
-	st := &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+	st := newState()
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		lineNo  int
@@ -422,6 +422,72 @@ func (st *State) forget(s *SubState) {
 			delete(rec.Subs, s.Path)
 		}
 	}
+}
+
+func newState() *State {
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+}
+
+// Clone is a deep copy of the state: folding more lines into one leaves
+// the other as it was.
+func (s *State) Clone() *State {
+	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
+		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
+		ValidSize: s.ValidSize, Torn: s.Torn, open: make(map[int]*openBatch, len(s.open))}
+	// A sub-request of an open batch is shared with its record: keep it so.
+	// Open batches are few (those in doubt or in flight), so only their
+	// sub-requests go through a map; the rest are copied into slabs.
+	subs := map[*SubState]*SubState{}
+	for b, ob := range s.open {
+		co := &openBatch{subs: make([]*SubState, len(ob.subs))}
+		slab := make([]SubState, len(ob.subs))
+		for i, x := range ob.subs {
+			slab[i] = *x
+			co.subs[i] = &slab[i]
+			subs[x] = &slab[i]
+		}
+		c.open[b] = co
+	}
+	var slab []SubState
+	dup := func(x *SubState) *SubState {
+		if y, ok := subs[x]; ok {
+			return y
+		}
+		if len(slab) == 0 {
+			slab = make([]SubState, 1024)
+		}
+		y := &slab[0]
+		slab = slab[1:]
+		*y = *x
+		return y
+	}
+	dupMap := func(m map[string]*SubState) map[string]*SubState {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]*SubState, len(m))
+		for k, v := range m {
+			out[k] = dup(v)
+		}
+		return out
+	}
+	for name, ss := range s.Steps {
+		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...)}
+		for id, r := range ss.Records {
+			cr := new(Record)
+			*cr = *r
+			cr.Subs, cr.Undo = dupMap(r.Subs), dupMap(r.Undo)
+			if r.Extra != nil {
+				cr.Extra = make([]*SubState, len(r.Extra))
+				for i, x := range r.Extra {
+					cr.Extra[i] = dup(x)
+				}
+			}
+			cs.Records[id] = cr
+		}
+		c.Steps[name] = cs
+	}
+	return c
 }
 
 func (st *State) step(name string) *StepState {

@@ -1,0 +1,121 @@
+package journal
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// normalize drops the lazily built lookup of open batches, which replay
+// and the live state build at different moments.
+func normalize(st *State) *State {
+	for _, ob := range st.open {
+		ob.byID = nil
+	}
+	return st
+}
+
+// TestLiveStateIsReplay: after every append, the journal's own state is
+// what a replay of the file gives, for a new journal and a resumed one.
+func TestLiveStateIsReplay(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	j, st, err := Open(path)
+	must(t, err)
+	defer j.Close()
+	if !reflect.DeepEqual(normalize(j.Snapshot()), normalize(st)) {
+		t.Fatal("live state after Open differs from the replay")
+	}
+	steps := []Entry{
+		{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 201, Key: "'SO2'"}}},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O2", Status: Committed}},
+		{Kind: KindIntent, Batch: 4, Subs: []Sub{{ID: "r1", Step: "orders", Rec: "O1", Path: "1", Op: OpCreate, Meth: "POST", URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Match: []byte(` {"A": 1} `)}}},
+		{Kind: KindOutcome, Batch: 4, Results: []Result{{ID: "r1", Status: -1}}},
+	}
+	for i, e := range steps {
+		must(t, j.Append(e))
+		want, err := Load(path)
+		must(t, err)
+		if got := normalize(j.Snapshot()); !reflect.DeepEqual(got, normalize(want)) {
+			t.Fatalf("after append %d the live state differs from the replay:\n%+v\n%+v", i, got, want)
+		}
+	}
+	if c := j.Counts("orders"); c.Committed != 1 || c.Pending != 1 {
+		t.Fatalf("Counts(orders) = %+v, want 1 committed (O2) and O1 pending (its retried line was forgotten)", c)
+	}
+}
+
+// TestLiveStateOfNewJournal: Create's state follows its appends, and a
+// snapshot does not change when more is appended.
+func TestLiveStateOfNewJournal(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "new.journal")
+	j, err := Create(path, testHeader())
+	must(t, err)
+	before := j.Snapshot()
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: j.NextBatch(), Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C9", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
+	if before.Record("customers", "C9") != nil {
+		t.Fatal("a snapshot changed after a later append")
+	}
+	must(t, j.Close())
+	want, err := Load(path)
+	must(t, err)
+	if !reflect.DeepEqual(normalize(j.State()), normalize(want)) {
+		t.Fatal("State after Close differs from Load")
+	}
+	if got := j.State().Record("customers", "C9").Status(); got != InDoubt {
+		t.Fatalf("C9 is %s, want in doubt", got)
+	}
+}
+
+// TestLiveStateAfterTornTail: a resumed journal whose torn tail is cut
+// off on the next append agrees with the replay of the repaired file.
+func TestLiveStateAfterTornTail(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "torn.journal")
+	writeRun(t, path)
+	data, err := os.ReadFile(path)
+	must(t, err)
+	must(t, os.WriteFile(path, append(data, []byte("1234abcd {\"k\":\"rec")...), 0o600))
+	j, st, err := Open(path)
+	must(t, err)
+	if !st.Torn {
+		t.Fatal("the torn tail was not seen")
+	}
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O3", Status: Skipped}}))
+	must(t, j.Close())
+	want, err := Load(path)
+	must(t, err)
+	if !reflect.DeepEqual(normalize(j.State()), normalize(want)) {
+		t.Fatal("live state differs from the replay of the repaired file")
+	}
+	if !bytes.HasSuffix(mustRead(t, path), []byte("\n")) {
+		t.Fatal("the file does not end with a complete line")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	return b
+}
+
+// BenchmarkClone is what Open adds to a replay of 1,000,000 sub-requests:
+// the copy that becomes the journal's live state.
+func BenchmarkClone(b *testing.B) {
+	st, err := Replay(bytes.NewReader(genJournal(b, 1000000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if c := st.Clone(); len(c.Steps["orders"].IDs) != 200000 {
+			b.Fatal("clone lost records")
+		}
+	}
+}
