@@ -373,3 +373,21 @@ func TestExprPositionsInMessages(t *testing.T) {
 		})
 	}
 }
+
+func TestExprPosOf(t *testing.T) {
+	t.Parallel()
+	x := Expr{Src: "trim(\n  row.A)", Pos: Pos{File: "p.yaml", Line: 9, Col: 9}, contCol: 9}
+	tests := []struct {
+		line, col int
+		want      Pos
+	}{
+		{1, 0, Pos{"p.yaml", 9, 9}},
+		{1, 4, Pos{"p.yaml", 9, 13}},
+		{2, 2, Pos{"p.yaml", 10, 11}},
+	}
+	for _, tt := range tests {
+		if got := x.PosOf(tt.line, tt.col); got != tt.want {
+			t.Errorf("PosOf(%d, %d) = %v, want %v", tt.line, tt.col, got, tt.want)
+		}
+	}
+}

@@ -222,6 +222,13 @@ func (x *Expr) lineCol(runeOff int) (line, col int) {
 	return line, col
 }
 
+// PosOf returns the file position of a place in the expression's text,
+// given as expr-lang's file.Error gives it (Line from 1, Column from 0), so
+// a compiler's error points into the plan file, block scalars included.
+func (x *Expr) PosOf(line, column int) Pos {
+	return x.shift(line-1, column)
+}
+
 // shift returns the file position of the expression's 0-based line and
 // column (expr-lang's own error positions are relative to the text).
 func (x *Expr) shift(line, col int) Pos {
