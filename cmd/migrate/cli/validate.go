@@ -94,7 +94,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 	for _, s := range p.Sources {
 		r, err := source.Open(sourceOptions(p, s))
 		if err != nil {
-			c.diags = append(c.diags, plan.Diagnostic{Pos: s.Pos, Message: fmt.Sprintf("source %q: %v", s.Name, err)})
+			c.diags = append(c.diags, plan.Diagnostic{Pos: s.FilePos, Message: fmt.Sprintf("source %q: %v", s.Name, err)})
 			continue
 		}
 		headers[s.Name] = r.Header().Names
