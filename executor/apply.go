@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -101,11 +102,8 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		r.halt(err)
 	}
 	r.jr.Close()
-	st, lerr := journal.Load(opts.Journal)
-	if lerr != nil {
-		return nil, lerr
-	}
-	sum := summarize(st, opts.Plan)
+	// The journal's own state has every line appended folded in: no replay.
+	sum := summarize(r.jr.State(), opts.Plan)
 	sum.Requests = int(r.requests.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
@@ -160,11 +158,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		return err
 	}
 	r.jr = jr
-	st, err := journal.Load(r.opts.Journal)
-	if err != nil {
-		return err
-	}
-	r.state = st
+	r.state = jr.Snapshot()
 	return nil
 }
 
@@ -359,11 +353,7 @@ func (r *runner) stepCounts(step string) journal.Counts {
 	if err := r.flushPending(); err != nil {
 		return journal.Counts{}
 	}
-	st, err := journal.Load(r.opts.Journal)
-	if err != nil {
-		return journal.Counts{}
-	}
-	return st.Counts(step)
+	return r.jr.Counts(step)
 }
 
 // drain feeds units whose parents now exist to the packer.
@@ -577,6 +567,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 			}
 			if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
 				return err
+			}
+			if oe.Status == http.StatusTooManyRequests {
+				// Throttled past the client's retries: nothing failed, the
+				// records are pending and a later apply sends them.
+				return fmt.Errorf("%w: the server throttled a batch of step %s past every retry: %v", ErrInterrupted, sr.step.Name, sendErr)
 			}
 			return fmt.Errorf("the server refused a batch of step %s: %w", sr.step.Name, sendErr)
 		}

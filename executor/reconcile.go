@@ -223,10 +223,7 @@ func (r *runner) reconcile() error {
 			return err
 		}
 	}
-	st, err := journal.Load(r.opts.Journal)
-	if err != nil {
-		return err
-	}
+	st := r.jr.Snapshot()
 	r.state = st
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
