@@ -314,7 +314,8 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			case r.write && gateway:
 				// A gateway's answer says nothing of what the server behind it did.
 				return nil, &InDoubtError{Op: r.op(), Err: e}
-			case !r.write && gateway:
+			case !r.write && resp.status >= 500:
+				// DESIGN: reads are retried on any 5xx; a read changes nothing.
 				err, retry = e, true
 			default:
 				return nil, e

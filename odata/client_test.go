@@ -283,6 +283,28 @@ func TestClientGetRetries(t *testing.T) {
 	}
 }
 
+// TestClientGetRetries500: a plain 500 on a read is retried like a
+// gateway's (found by the fault campaign: an injected 500 on $metadata or
+// the version read made apply exit 3 before it sent anything).
+func TestClientGetRetries500(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if n.Add(1) <= 2 {
+			w.WriteHeader(500)
+			return
+		}
+		writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
+	})
+	c, clk := newTestClient(t, srv, nil)
+	if err := c.Get(context.Background(), "ORDERS", Query{}, nil); err != nil {
+		t.Fatalf("a read after two 500s: %v", err)
+	}
+	if len(log()) != 3 || len(clk.Sleeps()) != 2 {
+		t.Errorf("%d attempts and sleeps %v, want 3 attempts after 2 backoffs", len(log()), clk.Sleeps())
+	}
+}
+
 func TestClientGetGivesUp(t *testing.T) {
 	t.Parallel()
 	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
