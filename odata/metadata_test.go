@@ -302,7 +302,7 @@ func TestSuggest(t *testing.T) {
 		{"ORDNAEM", "ORDNAME"},
 		{"XYZ", ""},
 		{"", ""},
-		{"PARTNAMEXXXXXXX", ""},
+		{"PARTNAMEXXXXXXX", "PARTNAME"}, // a long prefix match is still a plausible slip
 		{"CDE", "CDES"},
 	}
 	for _, tc := range tests {

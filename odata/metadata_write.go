@@ -3,6 +3,7 @@ package odata
 import (
 	"bufio"
 	"encoding/xml"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"io"
 	"sort"
 	"strconv"
@@ -188,50 +189,5 @@ func (m *Metadata) SetNames() []string {
 // length (at least 1, at most 3). It returns "" when nothing is that close.
 // Ties go to the earlier candidate.
 func Suggest(name string, candidates []string) string {
-	n := []rune(strings.ToUpper(name))
-	limit := len(n) / 3
-	if limit < 1 {
-		limit = 1
-	}
-	if limit > 3 {
-		limit = 3
-	}
-	best, bestD := "", limit+1
-	for _, c := range candidates {
-		d := editDistance(n, []rune(strings.ToUpper(c)), bestD)
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is Levenshtein's distance, giving up (returning max) once
-// every path is at least max long.
-func editDistance(a, b []rune, max int) int {
-	if d := len(a) - len(b); d >= max || -d >= max {
-		return max
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin >= max {
-			return max
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return didyoumean.Closest(name, candidates)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -343,8 +344,8 @@ func TestSuggest(t *testing.T) {
 		{"CUSTDESCRIPTION", "CUSTDES"},
 	}
 	for _, tt := range tests {
-		if got := suggest(tt.in, cands); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := didyoumean.Closest(tt.in, cands); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

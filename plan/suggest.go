@@ -1,88 +1,11 @@
 package plan
 
-import "strings"
-
-// suggest returns the candidate nearest to name, or "" when none is close
-// enough to be a plausible misspelling. Case is ignored when measuring, so
-// "custdes" finds "CUSTDES". (odata.Suggest does the same for the odata
-// package; plan keeps its own so the two packages evolve independently.)
-func suggest(name string, candidates []string) string {
-	if len(name) < 3 {
-		// One or two characters are no misspelling of anything in
-		// particular ("." for ";").
-		return ""
-	}
-	best, bestD := "", -1
-	ln := strings.ToLower(name)
-	for _, c := range candidates {
-		if c == name {
-			continue
-		}
-		lc := strings.ToLower(c)
-		if lc == ln {
-			return c
-		}
-		d := distance(ln, lc)
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD < 0 {
-		return ""
-	}
-	// A third of the longer name, at least 1 and at most 3 edits; a prefix
-	// match (CUSTDES for CUSTDESCRIPTION) counts too.
-	limit := max(len([]rune(name)), len([]rune(best))) / 3
-	limit = min(max(limit, 1), 3)
-	if bestD <= limit {
-		return best
-	}
-	lb := strings.ToLower(best)
-	if len(ln) >= 4 && len(lb) >= 4 && (strings.HasPrefix(ln, lb) || strings.HasPrefix(lb, ln)) {
-		return best
-	}
-	return ""
-}
+import "github.com/migrate-tool/migrate/internal/didyoumean"
 
 // didYouMean formats a suggestion as a message suffix.
 func didYouMean(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" {
+	if s := didyoumean.Closest(name, candidates); s != "" {
 		return "; did you mean " + quote(s) + "?"
 	}
 	return ""
-}
-
-// distance is the optimal string alignment distance (Levenshtein with
-// transpositions), over runes.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		// Names that long are no misspelling of a plan key; avoid the
-		// quadratic cost on hostile input.
-		if a == b {
-			return 0
-		}
-		return max(len(ra), len(rb))
-	}
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
 }

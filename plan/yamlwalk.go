@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -169,7 +170,7 @@ func (w *walker) collect(n *yaml.Node, what string, allowed []string, f *fields,
 		}
 		if allowed != nil && !contains(allowed, key) {
 			w.errorf(kpos, "unknown key %q in %s%s", key, what, didYouMean(key, allowed))
-			if s := suggest(key, allowed); s != "" {
+			if s := didyoumean.Closest(key, allowed); s != "" {
 				if f.suggested == nil {
 					f.suggested = map[string]bool{}
 				}

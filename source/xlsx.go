@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"io"
 	"os"
 	"sort"
@@ -110,39 +111,7 @@ func unknownSheet(want string, have []string) error {
 }
 
 func closest(want string, have []string) string {
-	best, bestD := "", 3
-	lw := strings.ToLower(strings.TrimSpace(want))
-	for _, h := range have {
-		lh := strings.ToLower(strings.TrimSpace(h))
-		if lh == lw {
-			return h
-		}
-		if d := levenshtein(lw, lh); d < bestD {
-			best, bestD = h, d
-		}
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return didyoumean.Closest(strings.TrimSpace(want), have)
 }
 
 // merge is a merged range, 0-based columns and 1-based rows, inclusive.

@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
 	"sort"
 	"strings"
@@ -661,41 +662,8 @@ func contains(list []string, s string) bool {
 
 // didYouMean suggests the nearest of names to s: `; did you mean "Name"?`.
 func didYouMean(s string, names []string) string {
-	best, bestD := "", 1<<30
-	for _, n := range names {
-		d := distance(strings.ToLower(s), strings.ToLower(n))
-		if d < bestD {
-			best, bestD = n, d
-		}
+	if best := didyoumean.Closest(s, names); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	limit := len([]rune(s))/3 + 1
-	if limit < 2 {
-		limit = 2
-	}
-	if best == "" || bestD > limit {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// distance is the Levenshtein distance between a and b, by characters.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return ""
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"syscall"
 )
 
@@ -92,37 +92,14 @@ func isSilent(err error) bool {
 }
 
 func suggestCommand(name string) string {
-	best, bestD := "", 3
+	names := make([]string, 0, len(commands()))
 	for _, c := range commands() {
-		if d := editDistance(strings.ToLower(name), c.name); d < bestD {
-			best, bestD = c.name, d
-		}
+		names = append(names, c.name)
 	}
-	if best == "" {
-		return ""
+	if best := didyoumean.Closest(name, names); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return ""
 }
 
 func (a *app) usage(w io.Writer) {

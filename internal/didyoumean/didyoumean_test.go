@@ -1,0 +1,46 @@
+package didyoumean
+
+import "testing"
+
+func TestClosest(t *testing.T) {
+	t.Parallel()
+	fields := []string{"CUSTNAME", "CUSTDES", "PHONE", "ADDRESS", "AGENTCODE"}
+	tests := []struct {
+		name string
+		cand []string
+		want string
+	}{
+		{"CUSTDESC", fields, "CUSTDES"},
+		{"custdes", fields, "CUSTDES"},
+		{"CUTSNAME", fields, "CUSTNAME"}, // a transposition is one edit
+		{"PHONE", fields, ""},            // the name itself is never suggested
+		{"XYZZY", fields, ""},            // nothing close
+		{"CUSTDESCRIPTION", fields, "CUSTDES"},
+		{"ab", []string{"abc"}, ""}, // too short to be a misspelling
+		{"sorce", []string{"source", "sheet", "file"}, "source"},
+		{"aply", []string{"apply", "plan", "status"}, "apply"},
+		{"קוד", []string{"קוד לקוח", "שם"}, ""},
+		{"שם לקוח", []string{"שם הלקוח", "טלפון"}, "שם הלקוח"},
+		{"anything", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := Closest(tt.name, tt.cand); got != tt.want {
+			t.Errorf("Closest(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestDistance(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"a", "", 1}, {"kitten", "sitting", 3}, {"ab", "ba", 1}, {"שלום", "שלם", 1},
+	}
+	for _, tt := range tests {
+		if got := Distance(tt.a, tt.b); got != tt.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
