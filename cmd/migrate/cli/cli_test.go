@@ -43,7 +43,7 @@ func TestExitCodes(t *testing.T) {
 		{"good credentials", []string{"info", "--target", good},
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitOK, "system version  25.1", ""},
 		{"no credentials", []string{"info", "--target", good}, nil, ExitUnreachable, "", "MIGRATE_TOKEN"},
-		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `unknown kind "explode"`},
+		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `--fault "explode=0.5": unknown kind`},
 		{"status of missing journal", []string{"status", "nope.journal"}, nil, ExitUsage, "", "nope.journal"},
 		{"report wrong extension", []string{"report", "x.journal", "--out", "x.pdf"}, nil, ExitUsage, "", ".xlsx or .csv"},
 	}

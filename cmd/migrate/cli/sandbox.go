@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,27 +20,16 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-var faultKinds = []string{"drop-before-commit", "drop-after-commit", "error-500", "throttle-429"}
+var faultKinds = []string{sandbox.FaultDropBeforeCommit, sandbox.FaultDropAfterCommit, sandbox.FaultError500, sandbox.FaultThrottle429}
 
 func parseFaults(specs []string) (map[string]float64, error) {
 	faults := map[string]float64{}
 	for _, s := range specs {
-		kind, rate, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, usageErr("--fault %q: want KIND=RATE, e.g. drop-after-commit=0.05", s)
+		kind, rate, err := sandbox.ParseFault(s)
+		if err != nil {
+			return nil, usageErr("--%v", err)
 		}
-		known := false
-		for _, k := range faultKinds {
-			known = known || k == kind
-		}
-		if !known {
-			return nil, usageErr("--fault %q: unknown kind %q; the kinds are %s", s, kind, strings.Join(faultKinds, ", "))
-		}
-		r, err := strconv.ParseFloat(rate, 64)
-		if err != nil || r < 0 || r > 1 {
-			return nil, usageErr("--fault %q: RATE must be a fraction of calls between 0 and 1", s)
-		}
-		faults[kind] = r
+		faults[kind] = rate
 	}
 	return faults, nil
 }
