@@ -36,13 +36,18 @@ func (e *CorruptError) Error() string {
 }
 
 // Journal is an open journal file, appended to by one process. Append is
-// safe for concurrent use.
+// safe for concurrent use; appends that overlap share one fsync (group
+// commit), each still returning only once its own lines are on disk.
 type Journal struct {
-	mu    sync.Mutex
-	f     *os.File
-	path  string
-	batch int
-	buf   []byte
+	// syncMu is held for an fsync and by Close; it is taken before mu.
+	syncMu sync.Mutex
+	synced uint64 // the last write generation an fsync covered (syncMu)
+	mu     sync.Mutex
+	gen    uint64 // write generation: one per Append that wrote (mu)
+	f      *os.File
+	path   string
+	batch  int
+	buf    []byte
 	// tornAt is where a torn tail starts; it is cut off before the first append.
 	tornAt int64
 	torn   bool
@@ -114,15 +119,17 @@ func (j *Journal) NextBatch() int {
 // returns nil, they survive a crash.
 func (j *Journal) Append(entries ...Entry) error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.f == nil {
+		j.mu.Unlock()
 		return errors.New("journal is closed")
 	}
 	if j.torn {
 		if err := j.f.Truncate(j.tornAt); err != nil {
+			j.mu.Unlock()
 			return fmt.Errorf("%s: cutting off the torn last line: %w", j.path, err)
 		}
 		if _, err := j.f.Seek(j.tornAt, io.SeekStart); err != nil {
+			j.mu.Unlock()
 			return err
 		}
 		j.torn = false
@@ -132,16 +139,40 @@ func (j *Journal) Append(entries ...Entry) error {
 		var err error
 		j.buf, err = appendLine(j.buf, &entries[i])
 		if err != nil {
+			j.mu.Unlock()
 			return err
 		}
 	}
 	if _, err := j.f.Write(j.buf); err != nil {
-		return fmt.Errorf("%s: %w", j.path, err)
-	}
-	if err := j.f.Sync(); err != nil {
+		j.mu.Unlock()
 		return fmt.Errorf("%s: %w", j.path, err)
 	}
 	j.fold(j.buf)
+	j.gen++
+	mine := j.gen
+	j.mu.Unlock()
+	return j.sync(mine)
+}
+
+// sync returns once write generation mine is on disk: an fsync started
+// after it was written covers it, so appends that arrive while one fsync
+// runs wait for it and then share the next.
+func (j *Journal) sync(mine uint64) error {
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
+	if j.synced >= mine {
+		return nil
+	}
+	j.mu.Lock()
+	f, upTo := j.f, j.gen
+	j.mu.Unlock()
+	if f == nil {
+		return errors.New("journal is closed")
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", j.path, err)
+	}
+	j.synced = upTo
 	return nil
 }
 
@@ -192,12 +223,23 @@ func (j *Journal) State() *State {
 
 // Close closes the file.
 func (j *Journal) Close() error {
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
 		return nil
 	}
-	err := j.f.Close()
+	var err error
+	if j.synced < j.gen {
+		// An append wrote but has not reached its fsync yet.
+		if err = j.f.Sync(); err == nil {
+			j.synced = j.gen
+		}
+	}
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
 	j.f = nil
 	return err
 }
