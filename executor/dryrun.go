@@ -93,6 +93,9 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 					ss.Skipped++
 					return nil
 				case len(res.Errors) > 0 || res.Record == nil:
+					// A rejected row is still a record of the step: the
+					// counts read "7 records, 6 with errors", as apply's do.
+					ss.Records++
 					ss.Errors++
 					for _, e := range res.Errors {
 						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})

@@ -26,10 +26,15 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 	for _, name := range st.StepNames {
 		c := st.Counts(name)
 		ss := st.Steps[name]
-		step := StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs),
+		// Skipped rows are no records; failed ones are (as in the dry run).
+		step := StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs) - c.Skipped,
 			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt}
 		for _, id := range ss.IDs {
-			step.Children += committedChildren(ss.Records[id])
+			rec := ss.Records[id]
+			step.Children += committedChildren(rec)
+			if len(rec.Subs) == 0 && rec.Status() == journal.Failed {
+				step.Errors++ // rejected before anything was sent: a row error
+			}
 		}
 		sum.Steps = append(sum.Steps, step)
 		for _, id := range ss.IDs {
