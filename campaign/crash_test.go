@@ -14,13 +14,14 @@ import (
 )
 
 var (
-	crashPoints  = flag.Int("crash.points", 40, "crash campaign: SIGKILLs to land (apply, its resumes and undo together)")
-	crashRecords = flag.Int("crash.records", 600, "crash campaign: top-level records of the generated load (plus 0-5 lines, texts and attachments per order)")
-	crashSeed    = flag.Int64("crash.seed", 8, "crash campaign: seed of the load and of the kill delays")
-	crashLatency = flag.Duration("crash.latency", 3*time.Millisecond, "crash campaign: sandbox latency per call, so that kills land mid-batch")
-	crashSpan    = flag.Duration("crash.span", 0, "crash campaign: longest kill delay (0: calibrated from an uninterrupted run)")
-	crashVerbose = flag.Bool("crash.v", false, "crash campaign: log every run")
-	crashBatch   = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
+	crashPoints   = flag.Int("crash.points", 60, "crash campaign: SIGKILLs to land (apply, its resumes and undo together)")
+	crashRecords  = flag.Int("crash.records", 1000, "crash campaign: top-level records of the generated load (plus 0-5 lines, texts and attachments per order)")
+	crashSeed     = flag.Int64("crash.seed", 8, "crash campaign: seed of the load and of the kill delays")
+	crashLatency  = flag.Duration("crash.latency", 3*time.Millisecond, "crash campaign: sandbox latency per call, so that kills land mid-batch")
+	crashSpan     = flag.Duration("crash.span", 0, "crash campaign: longest kill delay (0: calibrated from an uninterrupted run)")
+	crashVerbose  = flag.Bool("crash.v", false, "crash campaign: log every run")
+	crashPerRound = flag.Int("crash.per-round", 12, "crash campaign: kills per round (fresh sandbox, apply, undo)")
+	crashBatch    = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
 )
 
 // crashFigures are the results a crash campaign reports.
@@ -47,25 +48,40 @@ func TestCrash(t *testing.T) {
 	l := generate(t, dir, loadConfig{records: *crashRecords, seed: *crashSeed, batchSize: *crashBatch})
 	rng := rand.New(rand.NewSource(*crashSeed))
 
-	// Calibrate: how long an uninterrupted apply and undo take here.
-	span, undoSpan := *crashSpan, *crashSpan
-	if span == 0 {
+	// Calibrate: how long an uninterrupted apply and undo take here, and a
+	// resume with nothing left to do (process start, journal replay).
+	span, undoSpan, overhead := *crashSpan, *crashSpan, time.Duration(0)
+	{
 		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency}, nil)
 		j := filepath.Join(dir, "calibrate.journal")
 		o := mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
-		span = o.took
+		if span == 0 {
+			span = o.took
+		}
 		if d := compare(l.want, tg.sb.Snapshot()); !d.ok() {
 			t.Fatalf("an uninterrupted apply is not exact: %v", d)
 		}
+		overhead = mustRun(t, tg, dir, "apply", l.plan, "--journal", j).took
 		o = mustRun(t, tg, dir, "undo", j, "--yes")
-		undoSpan = o.took
+		if undoSpan == 0 {
+			undoSpan = o.took
+		}
 	}
-	t.Logf("load: %d records, %d lines/texts/attachments; uninterrupted apply %v, undo %v", l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond))
+	t.Logf("load: %d records, %d lines/texts/attachments; uninterrupted apply %v, undo %v, resume with nothing to do %v",
+		l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond))
 
-	// A kill lands anywhere from the process start (flag parsing, journal
-	// replay, reconciliation) to past the end of the remaining work.
-	delay := func(span time.Duration) time.Duration {
-		return time.Duration(rng.Int63n(int64(span)*9/10)) + time.Millisecond
+	// Each round (fresh sandbox, apply, undo) takes about crash.per-round
+	// kills, three quarters in apply. A quarter of them land in the start
+	// of a run (flag parsing, journal replay, reconciliation), the rest
+	// after it, within a stretch of the load sized so that the round's
+	// kills spread over all of it.
+	perRound := max(*crashPerRound, 2)
+	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
+	delay := func(span time.Duration, kills int) time.Duration {
+		if rng.Intn(4) == 0 {
+			return time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
+		}
+		return overhead + time.Duration(rng.Int63n(max(2*int64(span)/int64(kills), 1)))
 	}
 
 	var f crashFigures
@@ -82,8 +98,8 @@ func TestCrash(t *testing.T) {
 				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
 			}
 			kill := time.Duration(0)
-			if f.ApplyKills+f.UndoKills < *crashPoints {
-				kill = delay(span)
+			if f.ApplyKills+f.UndoKills < *crashPoints && attempt < 2*applyKills {
+				kill = delay(span, applyKills)
 			}
 			o := migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j)
 			if *crashVerbose {
@@ -131,8 +147,8 @@ func TestCrash(t *testing.T) {
 				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
 			}
 			kill := time.Duration(0)
-			if f.ApplyKills+f.UndoKills < *crashPoints && rng.Intn(3) > 0 {
-				kill = delay(undoSpan)
+			if f.ApplyKills+f.UndoKills < *crashPoints && attempt < 2*undoKills {
+				kill = delay(undoSpan, undoKills)
 			}
 			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
 			if o.killed {
@@ -161,6 +177,8 @@ func TestCrash(t *testing.T) {
 		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.UndoKills, f.Finished, f.Interrupted)
 	t.Logf("crash campaign: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, duplicates seen mid-run %d, left after undo %d",
 		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers)
+	appendResults(t, "Crash campaign", fmt.Sprintf("| records (+ lines, texts, attachments) | rounds | kills | in apply/resume | in undo | runs ended before their kill | exits 4 | rounds exact | lost | duplicated | different or extra | duplicates mid-run | left after undo |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| %d (+%d) | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d |\n",
+		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.UndoKills, f.Finished, f.Interrupted, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers))
 }
 
 // mustRun runs the binary to its end and fails the test unless it exits 0.

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,4 +139,29 @@ func migrate(t testing.TB, tg *target, dir string, kill time.Duration, args ...s
 		t.Fatal(err)
 	}
 	return o
+}
+
+// appendResults adds a section to -campaign.results, if given.
+func appendResults(t testing.TB, title, table string) {
+	if *resultsFile == "" {
+		return
+	}
+	f, err := os.OpenFile(*resultsFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Errorf("results: %v", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "\n### %s (%s)\n\ncommand: `go test ./campaign %s`\n\n%s", title, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(testArgs(), " "), table)
+}
+
+// testArgs are the campaign flags this run was given.
+func testArgs() []string {
+	var out []string
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "crash.") || strings.HasPrefix(f.Name, "fault.") || f.Name == "test.run" {
+			out = append(out, "-"+strings.TrimPrefix(f.Name, "test.")+"="+f.Value.String())
+		}
+	})
+	return out
 }
