@@ -118,19 +118,47 @@ func (j *Journal) NextBatch() int {
 // Append writes entries as lines and fsyncs them before returning: when it
 // returns nil, they survive a crash.
 func (j *Journal) Append(entries ...Entry) error {
+	mine, err := j.write(entries)
+	if err != nil {
+		return err
+	}
+	return j.sync(mine)
+}
+
+// AppendUnsynced writes entries without waiting for an fsync: they reach
+// the disk with the next Append, Sync or Close. Lines stay in file order,
+// so any later Append that returns nil has made these durable too. Use it
+// for entries whose loss in a crash costs only a reconciliation on resume
+// (a batch's outcome): the write-ahead intent must go through Append.
+func (j *Journal) AppendUnsynced(entries ...Entry) error {
+	_, err := j.write(entries)
+	return err
+}
+
+// Sync makes everything written so far durable.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	g := j.gen
+	j.mu.Unlock()
+	return j.sync(g)
+}
+
+// write encodes entries, writes them and folds them into the live state;
+// it returns their write generation for sync.
+func (j *Journal) write(entries []Entry) (uint64, error) {
 	j.mu.Lock()
 	if j.f == nil {
 		j.mu.Unlock()
-		return errors.New("journal is closed")
+		return 0, errors.New("journal is closed")
 	}
 	if j.torn {
 		if err := j.f.Truncate(j.tornAt); err != nil {
 			j.mu.Unlock()
-			return fmt.Errorf("%s: cutting off the torn last line: %w", j.path, err)
+			return 0, fmt.Errorf("%s: cutting off the torn last line: %w", j.path, err)
 		}
 		if _, err := j.f.Seek(j.tornAt, io.SeekStart); err != nil {
 			j.mu.Unlock()
-			return err
+			return 0, err
 		}
 		j.torn = false
 	}
@@ -140,18 +168,18 @@ func (j *Journal) Append(entries ...Entry) error {
 		j.buf, err = appendLine(j.buf, &entries[i])
 		if err != nil {
 			j.mu.Unlock()
-			return err
+			return 0, err
 		}
 	}
 	if _, err := j.f.Write(j.buf); err != nil {
 		j.mu.Unlock()
-		return fmt.Errorf("%s: %w", j.path, err)
+		return 0, fmt.Errorf("%s: %w", j.path, err)
 	}
 	j.fold(j.buf)
 	j.gen++
 	mine := j.gen
 	j.mu.Unlock()
-	return j.sync(mine)
+	return mine, nil
 }
 
 // sync returns once write generation mine is on disk: an fsync started

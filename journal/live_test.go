@@ -192,3 +192,34 @@ func BenchmarkAppendParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestAppendUnsynced: unsynced entries are written in order, visible in
+// the live state at once, and a later Append (or Sync, Close) covers them.
+func TestAppendUnsynced(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lazy.journal")
+	j, err := Create(path, testHeader())
+	must(t, err)
+	b := j.NextBatch()
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C1", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
+	must(t, j.AppendUnsynced(Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "r1", Status: 201, Key: "'C1'"}}}))
+	if got := j.Counts("customers"); got.InDoubt != 0 || got.Pending != 1 {
+		t.Fatalf("Counts after the unsynced outcome = %+v, want C1 pending (decided, no record entry yet)", got)
+	}
+	st, err := Load(path)
+	must(t, err)
+	if st.Entries != 3 {
+		t.Fatalf("%d entries in the file, want 3 (written, even if not yet fsynced)", st.Entries)
+	}
+	must(t, j.Sync())
+	must(t, j.AppendUnsynced(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed}}))
+	must(t, j.Close())
+	st, err = Load(path)
+	must(t, err)
+	if c := st.Counts("customers"); c.Committed != 1 {
+		t.Fatalf("Counts after Close = %+v, want C1 committed", c)
+	}
+	if err := j.AppendUnsynced(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Skipped}}); err == nil {
+		t.Fatal("AppendUnsynced after Close succeeded")
+	}
+}
