@@ -3,6 +3,8 @@ package journal
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // fastDecode decodes intent and outcome lines, the bulk of a journal,
@@ -30,7 +32,7 @@ func fastDecode(js []byte, e *Entry) bool {
 		switch k {
 		case "t":
 			v, ok := p.str()
-			if !ok || (v != string(KindIntent) && v != string(KindOutcome)) {
+			if !ok || (v != string(KindIntent) && v != string(KindOutcome) && v != string(KindRecord)) {
 				return false
 			}
 			e.Kind = Kind(v)
@@ -68,10 +70,47 @@ func fastDecode(js []byte, e *Entry) bool {
 			}) {
 				return false
 			}
+		case "rec":
+			e.Record = new(RecordEntry)
+			if !p.record(e.Record) {
+				return false
+			}
 		default:
 			return false
 		}
 	}
+}
+
+// record decodes a record entry without errors or row (committed and
+// skipped records, the bulk); those with them go to encoding/json.
+func (p *fastParser) record(r *RecordEntry) bool {
+	return p.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "st":
+			r.Step, ok = p.str()
+		case "rec":
+			r.ID, ok = p.str()
+		case "status":
+			var v string
+			v, ok = p.str()
+			r.Status = Status(v)
+		case "loc":
+			r.Loc, ok = p.str()
+		case "k":
+			r.Key, ok = p.str()
+		case "undo":
+			switch {
+			case strings.HasPrefix(p.s[p.i:], "true"):
+				r.Undo, ok = true, true
+				p.i += 4
+			case strings.HasPrefix(p.s[p.i:], "false"):
+				ok = true
+				p.i += 5
+			}
+		}
+		return ok
+	})
 }
 
 type fastParser struct {
@@ -92,13 +131,20 @@ func (p *fastParser) str() (string, bool) {
 		return "", false
 	}
 	start := p.i
+	ascii := true
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		switch {
 		case c == '"':
 			v := p.s[start:p.i]
+			if !ascii && !utf8.ValidString(v) {
+				// encoding/json replaces invalid bytes: leave it to it.
+				return "", false
+			}
 			p.i++
 			return v, true
+		case c >= 0x80:
+			ascii = false
 		case c == '\\':
 			return p.escaped(start - 1)
 		case c < 0x20:

@@ -1,0 +1,74 @@
+package journal
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestFastDecodeRecords: record entries decode on the fast path exactly as
+// encoding/json decodes them; those with errors or a row fall back.
+func TestFastDecodeRecords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		e    Entry
+		fast bool
+	}{
+		{"committed", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'"}}, true},
+		{"skipped with loc", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "a.csv:3", Status: Skipped, Loc: "a.csv:3"}}, true},
+		{"undo", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "x\"y\\z", Status: Committed, Undo: true}}, true},
+		{"failed with errors", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Failed,
+			Errors: []Problem{{Cell: "a.csv:2", Message: "bad"}}, Row: &Row{Header: []string{"A"}, Cells: []string{"1"}}}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			line, err := EncodeLine(tc.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js := line[9 : len(line)-1]
+			var fast Entry
+			ok := fastDecode(js, &fast)
+			if ok != tc.fast {
+				t.Fatalf("fast path taken: %v, want %v", ok, tc.fast)
+			}
+			var slow Entry
+			if err := json.Unmarshal(js, &slow); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(slow, tc.e) {
+				t.Fatalf("encoding/json gives %+v, want %+v", slow, tc.e)
+			}
+			if ok && !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fast path gives %+v %+v, encoding/json %+v %+v", fast, fast.Record, slow, slow.Record)
+			}
+		})
+	}
+}
+
+// FuzzFastDecode: whatever the fast path accepts, encoding/json accepts
+// and decodes to the same entry.
+func FuzzFastDecode(f *testing.F) {
+	for _, e := range []Entry{
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'", Undo: true}},
+		{Kind: KindIntent, Batch: 3, Subs: []Sub{{ID: "r1", Step: "s", Rec: "1", Op: OpPatch, Meth: "PATCH", URL: "X('1')", Before: json.RawMessage(`{"A":1}`)}}},
+		{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 204}}, InDoubt: "timeout"},
+	} {
+		line, _ := EncodeLine(e)
+		f.Add(line[9 : len(line)-1])
+	}
+	f.Fuzz(func(t *testing.T, js []byte) {
+		var fast Entry
+		if !fastDecode(js, &fast) {
+			return
+		}
+		var slow Entry
+		if err := json.Unmarshal(js, &slow); err != nil {
+			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, js)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %+v, encoding/json %+v for %q", fast, slow, js)
+		}
+	})
+}
