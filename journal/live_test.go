@@ -61,14 +61,22 @@ func TestLiveStateOfNewJournal(t *testing.T) {
 	if before.Record("customers", "C9") != nil {
 		t.Fatal("a snapshot changed after a later append")
 	}
+	mid := j.Snapshot()
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []Result{{ID: "r1", Status: 201, Key: "'C9'"}}}))
+	if got := mid.Record("customers", "C9"); got.Status() != InDoubt || got.Key != "" || got.Subs[""].Status != 0 {
+		t.Fatalf("a snapshot taken while batch 1 was open saw its outcome: %s %q", got.Status(), got.Key)
+	}
+	if got := j.Snapshot().Record("customers", "C9"); got.Subs[""].Status != 201 || got.Key != "'C9'" {
+		t.Fatalf("the live state missed batch 1's outcome: %+v", got.Subs[""])
+	}
 	must(t, j.Close())
 	want, err := Load(path)
 	must(t, err)
 	if !reflect.DeepEqual(normalize(j.State()), normalize(want)) {
 		t.Fatal("State after Close differs from Load")
 	}
-	if got := j.State().Record("customers", "C9").Status(); got != InDoubt {
-		t.Fatalf("C9 is %s, want in doubt", got)
+	if got := j.State().Record("customers", "C9").Status(); got != Pending {
+		t.Fatalf("C9 is %s, want pending (created, no record entry)", got)
 	}
 }
 

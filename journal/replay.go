@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -434,9 +435,10 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, open: make(map[int]*openBatch, len(s.open))}
-	// A sub-request of an open batch is shared with its record: keep it so.
-	// Open batches are few (those in doubt or in flight), so only their
-	// sub-requests go through a map; the rest are copied into slabs.
+	// A sub-request changes only while its batch is open (its outcome, the
+	// in-doubt mark); a closed batch's never change again, so the copy
+	// shares them. Open batches are few (in doubt or in flight): their
+	// sub-requests are copied, and the records point at the copies.
 	subs := map[*SubState]*SubState{}
 	for b, ob := range s.open {
 		co := &openBatch{subs: make([]*SubState, len(ob.subs))}
@@ -448,26 +450,23 @@ func (s *State) Clone() *State {
 		}
 		c.open[b] = co
 	}
-	var slab []SubState
 	dup := func(x *SubState) *SubState {
 		if y, ok := subs[x]; ok {
 			return y
 		}
-		if len(slab) == 0 {
-			slab = make([]SubState, 1024)
-		}
-		y := &slab[0]
-		slab = slab[1:]
-		*y = *x
-		return y
+		return x
 	}
 	dupMap := func(m map[string]*SubState) map[string]*SubState {
 		if m == nil {
 			return nil
 		}
-		out := make(map[string]*SubState, len(m))
-		for k, v := range m {
-			out[k] = dup(v)
+		out := maps.Clone(m)
+		if len(subs) > 0 {
+			for k, v := range out {
+				if y, ok := subs[v]; ok {
+					out[k] = y
+				}
+			}
 		}
 		return out
 	}
