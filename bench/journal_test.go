@@ -96,10 +96,12 @@ func BenchmarkReplay(b *testing.B) {
 }
 
 // BenchmarkJournalOverhead is the journal's share of apply's wall time at
-// 10 ms latency: the same load with the journal on disk (every append
-// fsynced) and on tmpfs (/dev/shm, where fsync costs nothing), and the
-// time a separate journal takes to append and fsync the same number of
-// intents and outcomes of 100 sub-requests on disk.
+// 10 ms latency: the same load of 2,000 customers with the journal on disk
+// (every append fsynced) and on tmpfs (/dev/shm, where fsync costs
+// nothing), three rounds alternating, the fastest of each kept (the
+// machine may be shared). It also reports the time a separate journal
+// takes to append and fsync, one after the other, what the run appends:
+// an upper bound, as in apply the appends overlap the other batch's wait.
 func BenchmarkJournalOverhead(b *testing.B) {
 	b.ReportAllocs()
 	dir := b.TempDir()
@@ -109,34 +111,32 @@ func BenchmarkJournalOverhead(b *testing.B) {
 	}
 	shm := "/dev/shm"
 	if fi, err := os.Stat(shm); err != nil || !fi.IsDir() {
-		shm = ""
+		b.Skip("no tmpfs at /dev/shm to compare with")
 	}
-	var disk, mem, appends time.Duration
-	calls := 0
+	disk, mem := time.Duration(1<<62), time.Duration(1<<62)
+	var appends time.Duration
 	for i := 0; i < b.N; i++ {
-		tg := newTarget(b, sandbox.Options{Latency: 10 * time.Millisecond}, odata.Config{})
-		sum, d := applyRun(context.Background(), b, tg, path, filepath.Join(dir, fmt.Sprintf("disk-%d.journal", i)), batched)
-		disk += d
-		calls = sum.Requests
-		if shm != "" {
+		for round := 0; round < 3; round++ {
+			tg := newTarget(b, sandbox.Options{Latency: 10 * time.Millisecond}, odata.Config{})
+			sum, d := applyRun(context.Background(), b, tg, path, filepath.Join(dir, fmt.Sprintf("disk-%d-%d.journal", i, round)), batched)
+			disk = min(disk, d)
 			jd, err := os.MkdirTemp(shm, "bench-")
 			if err != nil {
 				b.Fatal(err)
 			}
 			tg = newTarget(b, sandbox.Options{Latency: 10 * time.Millisecond}, odata.Config{})
 			_, d = applyRun(context.Background(), b, tg, path, filepath.Join(jd, "run.journal"), batched)
-			mem += d
+			mem = min(mem, d)
 			os.RemoveAll(jd)
+			if round == 0 {
+				appends += appendCost(b, filepath.Join(dir, fmt.Sprintf("cost-%d.journal", i)), sum.Requests)
+			}
 		}
-		appends += appendCost(b, filepath.Join(dir, fmt.Sprintf("cost-%d.journal", i)), calls)
 	}
-	n := float64(b.N)
-	b.ReportMetric(disk.Seconds()/n, "disk-s")
-	if shm != "" {
-		b.ReportMetric(mem.Seconds()/n, "tmpfs-s")
-		b.ReportMetric(100*(disk-mem).Seconds()/disk.Seconds(), "%-disk-vs-tmpfs")
-	}
-	b.ReportMetric(100*appends.Seconds()/disk.Seconds(), "%-append-time")
+	b.ReportMetric(disk.Seconds(), "disk-s")
+	b.ReportMetric(mem.Seconds(), "tmpfs-s")
+	b.ReportMetric(100*(disk-mem).Seconds()/disk.Seconds(), "%-overhead")
+	b.ReportMetric(100*appends.Seconds()/float64(b.N)/disk.Seconds(), "%-serial-append-bound")
 }
 
 // appendCost times what the journal writes for calls batches of 100:

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -49,7 +50,7 @@ func BenchmarkPlan(b *testing.B) {
 				b.Skip("-short: 1M rows skipped")
 			}
 			b.ReportAllocs()
-			path, err := writeDataset(b.TempDir(), tc.format, tc.rows)
+			path, err := dataset(tc.format, tc.rows)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,7 +92,7 @@ func BenchmarkPlanMemory(b *testing.B) {
 				if testing.Short() && rows > 100_000 {
 					b.Skip("-short: large files skipped")
 				}
-				path, err := writeDataset(b.TempDir(), format, rows)
+				path, err := dataset(format, rows)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -169,5 +170,47 @@ func vmHWM() (int64, error) {
 	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
+// datasets caches generated files across benchmarks of one run (a
+// 1M-row workbook takes minutes to write); TestMain removes them.
+var datasets struct {
+	sync.Mutex
+	dir   string
+	paths map[string]string
+}
+
+// dataset returns the plan over a generated file of rows rows.
+func dataset(format string, rows int) (string, error) {
+	datasets.Lock()
+	defer datasets.Unlock()
+	key := fmt.Sprintf("%s-%d", format, rows)
+	if p, ok := datasets.paths[key]; ok {
+		return p, nil
+	}
+	if datasets.dir == "" {
+		d, err := os.MkdirTemp("", "migrate-bench-")
+		if err != nil {
+			return "", err
+		}
+		datasets.dir, datasets.paths = d, map[string]string{}
+	}
+	dir := filepath.Join(datasets.dir, key)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	p, err := writeDataset(dir, format, rows)
+	if err != nil {
+		return "", err
+	}
+	datasets.paths[key] = p
+	return p, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if datasets.dir != "" {
+		os.RemoveAll(datasets.dir)
+	}
+	os.Exit(code)
+}
+
 var _ = runtime.NumCPU
-var _ = filepath.Join
