@@ -68,7 +68,7 @@ func newCSVReader(name string, in io.Reader, opts Options) (*csvReader, error) {
 	if err != nil {
 		return nil, &Error{File: name, Err: err}
 	}
-	cr := csv.NewReader(text)
+	cr := csv.NewReader(newLineGuard(text, MaxLineBytes))
 	cr.Comma = delim
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = opts.LazyQuotes
@@ -148,6 +148,10 @@ func (r *csvReader) read() ([]string, int, error) {
 				e.Col = pe.Column
 			}
 			return nil, pe.StartLine, e
+		}
+		var long *lineTooLong
+		if errors.As(err, &long) {
+			return nil, long.line, &Error{File: r.name, Line: long.line, Err: long}
 		}
 		return nil, 0, &Error{File: r.name, Err: fmt.Errorf("read: %w", err)}
 	}
