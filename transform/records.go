@@ -264,6 +264,12 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 			return nil
 		}
 		if err != nil {
+			if res := r.rowOnly(row, err); res != nil {
+				if err := r.emit(fn, res); err != nil {
+					return err
+				}
+				continue
+			}
 			return fmt.Errorf("step %s: %w", r.st.name, err)
 		}
 		m := lv.row.fill(row, r.p.wholeRow)
@@ -347,6 +353,12 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			break
 		}
 		if err != nil {
+			if res := r.rowOnly(row, err); res != nil {
+				if err := fn(*res); err != nil {
+					return err
+				}
+				continue
+			}
 			return fmt.Errorf("step %s: %w", r.st.name, err)
 		}
 		row = own(row)
@@ -649,6 +661,10 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 			break
 		}
 		if err != nil {
+			if res := r.rowOnly(row, err); res != nil {
+				r.pending = append(r.pending, *res)
+				continue
+			}
 			return nil, fmt.Errorf("%s: %w", sub.name, err)
 		}
 		if r.p.wholeRow {
@@ -687,6 +703,27 @@ func (r *run) ref(step string, id any) (any, error) {
 }
 
 // rowError makes a RowError for row, naming column's cell when known.
+// rowOnly turns a reader's error that concerns one row (a formula's error
+// value, a value under no header, an over-long row) into that row's error,
+// so the step goes on and every such row is reported in one run. Other
+// errors stop the step: it returns nil for them.
+func (r *run) rowOnly(row source.Row, err error) *Result {
+	var se *source.Error
+	if !errors.As(err, &se) || !se.RowOnly {
+		return nil
+	}
+	e := r.rowError(row, "", nil, se.Err.Error())
+	if w := se.Where(); w != "" {
+		e.Cell = w
+	}
+	loc := row.Loc
+	if loc.File == "" {
+		loc = source.Location{File: se.File, Sheet: se.Sheet, Line: se.Line}
+		e.Loc = loc
+	}
+	return &Result{Loc: loc, Errors: []*RowError{e}}
+}
+
 func (r *run) rowError(row source.Row, column string, fl *field, msg string) *RowError {
 	e := &RowError{Step: r.st.name, Loc: row.Loc, Cell: cellString(row, column), Column: column, Message: msg}
 	if fl != nil {

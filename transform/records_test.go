@@ -495,3 +495,50 @@ func TestRecordsLinkedSourceMissing(t *testing.T) {
 		t.Errorf("Records = %v after %d results; want the run stopped at the first record", err, n)
 	}
 }
+
+// rowOnlyReader answers one row with a RowOnly error, as a workbook does
+// for a cell holding #DIV/0!.
+type rowOnlyReader struct {
+	*memReader
+	bad int // the row number (Loc.Line) that fails
+}
+
+func (r *rowOnlyReader) Next() (source.Row, error) {
+	row, err := r.memReader.Next()
+	if err == nil && row.Loc.Line == r.bad {
+		return row, &source.Error{File: row.Loc.File, Sheet: row.Loc.Sheet, Line: row.Loc.Line, Cell: "B3", RowOnly: true, Err: errors.New("the formula's cached value is #DIV/0!")}
+	}
+	return row, err
+}
+
+// A row the reader could not read whole is that row's error; the step goes
+// on, so every such row is reported in one run.
+func TestRecordsRowOnlyReaderError(t *testing.T) {
+	t.Parallel()
+	p := &plan.Plan{Dir: t.TempDir(), Sources: []*plan.Source{{Name: "customers", File: "c.xlsx", Sheet: "S"}},
+		Steps: []*plan.Step{{Name: "customers", Entity: "CUSTOMERS", Source: "customers", Fields: fields("CUSTNAME", "row.Code", "CUSTDES", "row.Name")}}}
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
+	open := func(*plan.Source) (source.Reader, error) {
+		m := newMem("c.xlsx", []string{"Code", "Name"}, cells("C1", "one"), cells("C2", "two"), cells("C3", "three"))
+		m.sheet = "S"
+		return &rowOnlyReader{memReader: m, bad: 3}, nil
+	}
+	var ids, bad []string
+	err := prog.Records(context.Background(), "customers", open, nil, func(r Result) error {
+		if len(r.Errors) > 0 {
+			bad = append(bad, r.Errors[0].Cell+": "+r.Errors[0].Message)
+			return nil
+		}
+		ids = append(ids, r.Record.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Records: %v", err)
+	}
+	if strings.Join(ids, ",") != "C1,C3" {
+		t.Errorf("records %v, want C1,C3", ids)
+	}
+	if len(bad) != 1 || bad[0] != "c.xlsx!S!B3: the formula's cached value is #DIV/0!" {
+		t.Errorf("errors %q", bad)
+	}
+}

@@ -120,9 +120,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 	} else {
 		printSteps(a.stdout, view, false)
-		fmt.Fprintf(a.stdout, "\napply would make %s with %s (%s), about %s at %d calls a minute.\n",
+		fmt.Fprintf(a.stdout, "\napply would make %s with %s (%s), %s at %d calls a minute.\n",
 			plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
-			plural(view.Transactions, "API transaction", "API transactions"), fmtDuration(sum.Estimated), rate)
+			plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), rate)
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
 		}

@@ -131,3 +131,11 @@ func fmtDuration(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
+
+// estimateText is the dry run's "about 3m20s", or "under a second".
+func estimateText(d time.Duration) string {
+	if d < time.Second {
+		return "under a second"
+	}
+	return "about " + fmtDuration(d)
+}
