@@ -3,6 +3,7 @@ package transform
 import (
 	"errors"
 	"fmt"
+	"github.com/expr-lang/expr/conf"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
 	"sort"
@@ -540,7 +541,11 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	if err != nil {
 		var fe *file.Error
 		if errors.As(err, &fe) {
-			c.diag(shift(e.Pos, fe.Line, fe.Column), "%s", exprMessage(fe.Message))
+			msg := exprMessage(fe.Message)
+			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
+				msg += didYouMean(name, append(c.functionNames(), mapKeys(env)...))
+			}
+			c.diag(shift(e.Pos, fe.Line, fe.Column), "%s", msg)
 		} else {
 			c.diag(e.Pos, "%v", err)
 		}
@@ -647,6 +652,26 @@ func nodePos(e *plan.Expr, loc file.Location) plan.Pos {
 }
 
 // exprMessage tidies expr-lang's messages for people who write plans.
+// functionNames lists the function library, for "did you mean upper?".
+func (c *compiler) functionNames() []string {
+	cfg := conf.CreateNew()
+	for _, o := range c.lib {
+		o(cfg)
+	}
+	return mapKeys(cfg.Functions)
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		if !strings.HasPrefix(k, colPrefix) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func exprMessage(m string) string {
 	return strings.TrimSpace(m)
 }
