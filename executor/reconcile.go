@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -318,7 +319,13 @@ func (r *runner) read(path string) (odata.BatchResponse, error) {
 		}
 	}
 	if err != nil {
-		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
+		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests {
+			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
+		}
+		// The server cannot be read just now (lost connections, 5xx,
+		// throttling): the work stays in doubt for the next apply, which
+		// is the CLI's exit 4, not a target that cannot be reached.
+		return odata.BatchResponse{}, fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
 	}
 	if len(resps) != 1 {
 		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %d responses to one read", path, len(resps))
