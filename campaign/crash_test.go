@@ -28,6 +28,7 @@ var (
 type crashFigures struct {
 	Rounds            int // fresh sandbox, apply until complete, undo until complete
 	ApplyKills        int // kills that landed during apply or one of its resumes
+	ResumeKills       int // of those, kills during a resume (the journal already had work)
 	UndoKills         int // kills that landed during undo
 	Finished          int // runs that ended before their kill
 	Interrupted       int // runs that ended with exit 4 (and were resumed)
@@ -108,6 +109,9 @@ func TestCrash(t *testing.T) {
 			if o.killed {
 				stuck = 0
 				f.ApplyKills++
+				if attempt > 0 {
+					f.ResumeKills++
+				}
 				// Missing rows are expected mid-run; duplicates never.
 				if d := compare(l.want, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
 					f.MidRunDup += len(d.Duplicated)
@@ -173,12 +177,12 @@ func TestCrash(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("crash campaign: %d records (+%d children), %d rounds, %d kills (%d in apply/resume, %d in undo), %d runs finished before their kill, %d exits 4",
-		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.UndoKills, f.Finished, f.Interrupted)
+	t.Logf("crash campaign: %d records (+%d children), %d rounds, %d kills (%d in apply, %d of them in a resume; %d in undo), %d runs finished before their kill, %d exits 4",
+		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted)
 	t.Logf("crash campaign: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, duplicates seen mid-run %d, left after undo %d",
 		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers)
-	appendResults(t, "Crash campaign", fmt.Sprintf("| records (+ lines, texts, attachments) | rounds | kills | in apply/resume | in undo | runs ended before their kill | exits 4 | rounds exact | lost | duplicated | different or extra | duplicates mid-run | left after undo |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| %d (+%d) | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d |\n",
-		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.UndoKills, f.Finished, f.Interrupted, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers))
+	appendResults(t, "Crash campaign", fmt.Sprintf("| records (+ lines, texts, attachments) | rounds | kills | in apply | of which in a resume | in undo | runs ended before their kill | exits 4 | rounds exact | lost | duplicated | different or extra | duplicates mid-run | left after undo |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| %d (+%d) | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d |\n",
+		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers))
 }
 
 // mustRun runs the binary to its end and fails the test unless it exits 0.
