@@ -152,7 +152,8 @@ func TestCrash(t *testing.T) {
 			}
 			kill := time.Duration(0)
 			if f.ApplyKills+f.UndoKills < *crashPoints && attempt < 2*undoKills {
-				kill = delay(undoSpan, undoKills)
+				// Undo is short: anywhere within a whole uninterrupted undo.
+				kill = time.Duration(rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
 			}
 			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
 			if o.killed {

@@ -27,7 +27,7 @@ import (
 )
 
 var (
-	faultRecords = flag.Int("fault.records", 150, "fault campaign: top-level records of each case's load")
+	faultRecords = flag.Int("fault.records", 250, "fault campaign: top-level records of each case's load")
 	faultRates   = flag.String("fault.rates", "0.05,0.2", "fault campaign: rates (0..1) of each injected fault")
 	faultSeed    = flag.Int64("fault.seed", 8, "fault campaign: seed of the loads and of the sandbox's faults")
 	faultStorms  = flag.String("fault.storms", "10s", "fault campaign: durations of the 429 storms (every call answered 429 with Retry-After: 1); past about 8s the client's retries run out")
