@@ -270,6 +270,17 @@ func (r *runner) flushPending() error {
 	return r.jr.Append(p...)
 }
 
+// appendUnsynced writes entries after the queued ones without waiting for
+// an fsync (journal.AppendUnsynced): the next Append, Sync or Close makes
+// them durable.
+func (r *runner) appendUnsynced(es ...journal.Entry) error {
+	r.mu.Lock()
+	p := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	return r.jr.AppendUnsynced(append(p, es...)...)
+}
+
 // appendWith writes entries after the queued ones, in one fsync.
 func (r *runner) appendWith(es ...journal.Entry) error {
 	r.mu.Lock()
@@ -341,6 +352,11 @@ func (r *runner) runStep(s *plan.Step) error {
 	}
 	sr.pk.cur, sr.pk.later = nil, nil
 	if err := r.flushPending(); err != nil {
+		return err
+	}
+	// Outcomes written without their own fsync are durable before the step
+	// is reported finished.
+	if err := r.jr.Sync(); err != nil {
 		return err
 	}
 	c := r.stepCounts(s.Name)
@@ -647,7 +663,15 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 	}
 	workMu.Unlock()
-	if err := r.appendWith(entries...); err != nil {
+	appendOutcome := r.appendWith
+	if len(missing) == 0 {
+		// The outcome need not wait for its own fsync: the next intent's
+		// fsync covers it (lines stay in file order), so nothing is ever
+		// sent on the strength of an outcome that is not on disk; a crash
+		// before then only leaves this batch to reconcile on resume.
+		appendOutcome = r.appendUnsynced
+	}
+	if err := appendOutcome(entries...); err != nil {
 		return err
 	}
 	for _, w := range done {
