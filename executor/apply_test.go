@@ -55,7 +55,7 @@ func TestApplyDemoLoad(t *testing.T) {
 	want := map[string]StepSummary{
 		"parts":     {Name: "parts", Entity: "LOGPART", Records: 2, Committed: 2},
 		"customers": {Name: "customers", Entity: "CUSTOMERS", Records: 1, Committed: 1, Skipped: 1}, // a skipped row is no record
-		"orders":    {Name: "orders", Entity: "ORDERS", Records: 1, Children: 4, Committed: 1}, // two lines, a text, an attachment
+		"orders":    {Name: "orders", Entity: "ORDERS", Records: 1, Children: 4, Committed: 1},      // two lines, a text, an attachment
 	}
 	for _, s := range sum.Steps {
 		if s != want[s.Name] {
