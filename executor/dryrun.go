@@ -87,7 +87,7 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 				return nil
 			}
 			reads := 0
-			err := opts.Records.Records(ctx, s.Name, opts.Open, dryRefs{}, func(res transform.Result) error {
+			err := opts.Records.Records(ctx, s.Name, prefetch(opts.Open), dryRefs{}, func(res transform.Result) error {
 				switch {
 				case res.Skipped:
 					ss.Skipped++
