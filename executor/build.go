@@ -91,7 +91,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 		root.body = raw
 		return root, nil
 	}
-	raw, err := odata.MarshalBody(rec.Fields)
+	raw, err := marshalBody(rec.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 	}
@@ -111,7 +111,7 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 				ctyp = b.md.Type(nav.Type)
 			}
 		}
-		raw, err := odata.MarshalBody(c.Fields)
+		raw, err := marshalBody(c.Fields)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
 		}
