@@ -3,7 +3,7 @@ package executor
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
+	"slices"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -17,18 +17,17 @@ import (
 // value types, nested objects) goes to odata.MarshalBody itself.
 func marshalBody(fields map[string]any) ([]byte, error) {
 	n := 2
+	var arr [16]string
+	keys := arr[:0]
 	for k, v := range fields {
 		s, ok := v.(string)
 		if !ok && v != nil {
 			return odata.MarshalBody(fields)
 		}
 		n += len(k) + len(s) + 8
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	b := make([]byte, 0, n)
 	b = append(b, '{')
 	for i, k := range keys {
