@@ -123,7 +123,13 @@ func TestFaults(t *testing.T) {
 	})
 	faultMu.Lock()
 	defer faultMu.Unlock()
-	sort.SliceStable(faultRows, func(i, j int) bool { return faultRows[i].Fault < faultRows[j].Fault })
+	sort.SliceStable(faultRows, func(i, j int) bool {
+		a, b := faultRows[i], faultRows[j]
+		if a.Fault != b.Fault {
+			return a.Fault < b.Fault
+		}
+		return len(a.Rate) < len(b.Rate) || len(a.Rate) == len(b.Rate) && a.Rate < b.Rate
+	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "| fault | rate | records | calls | injected | runs | exits | lost | duplicated | different | exact |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range faultRows {
