@@ -534,15 +534,6 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	if r.halted() {
 		return errHalt
 	}
-	select {
-	case r.sem <- struct{}{}:
-	case <-r.ctx.Done():
-		return errHalt
-	}
-	if r.halted() {
-		<-r.sem
-		return errHalt
-	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
 	subs := make([]journal.Sub, len(batch))
@@ -550,9 +541,31 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
 			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
 	}
+	// The intent is made durable before waiting for a slot, so that its
+	// fsync overlaps the batches in flight instead of delaying each call.
 	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
-		<-r.sem
 		return err
+	}
+	acquired := false
+	select {
+	case r.sem <- struct{}{}:
+		acquired = true
+	case <-r.ctx.Done():
+	}
+	if !acquired || r.halted() {
+		if acquired {
+			<-r.sem
+		}
+		// Journaled but never sent: say so, so that a resume has nothing
+		// of it to reconcile (a negative status: it never took effect).
+		res := make([]journal.Result, len(batch))
+		for i, o := range batch {
+			res[i] = journal.Result{ID: o.id, Status: -1, Error: "not sent: the run stopped first"}
+		}
+		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
+			return err
+		}
+		return errHalt
 	}
 	sr.inflight.Add(1)
 	go func() {
