@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 )
@@ -58,18 +59,52 @@ type Journal struct {
 
 // Create starts a new journal at path with its header. It refuses to
 // overwrite an existing file.
+//
+// The file appears at path only once its header is on disk: the header is
+// written to a temporary file beside it, which is then linked into place.
+// A crash while creating leaves no journal (at most a stray temporary
+// file), never an empty one that every later apply would refuse as
+// damaged (found by the crash campaign, campaign/).
 func Create(path string, h Header) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".new-*")
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("%s: %w", path, ErrExists)
-		}
 		return nil, err
+	}
+	tmp := f.Name()
+	fail := func(err error) (*Journal, error) {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return fail(err)
 	}
 	j := &Journal{f: f, path: path, live: newState()}
 	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
-		f.Close()
-		return nil, err
+		return fail(err)
+	}
+	// A hard link refuses an existing path, as O_EXCL did; where links are
+	// not supported, rename (the existence check above stands in).
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fail(fmt.Errorf("%s: %w", path, ErrExists))
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fail(err)
+		}
+	} else {
+		os.Remove(tmp)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // the new name survives a power cut too
+		d.Close()
 	}
 	return j, nil
 }
