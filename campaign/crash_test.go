@@ -22,6 +22,8 @@ var (
 	crashVerbose  = flag.Bool("crash.v", false, "crash campaign: log every run")
 	crashPerRound = flag.Int("crash.per-round", 12, "crash campaign: kills per round (fresh sandbox, apply, undo)")
 	crashBatch    = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
+	crashFaults   = flag.String("crash.faults", "", "crash campaign: sandbox faults during the kills too, e.g. drop-after-commit=0.1,error-500=0.05")
+	crashConc     = flag.Int("crash.concurrency", 2, "crash campaign: the plan's concurrency (batches in flight when a kill lands)")
 )
 
 // crashFigures are the results a crash campaign reports.
@@ -46,7 +48,7 @@ type crashFigures struct {
 func TestCrash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	l := generate(t, dir, loadConfig{records: *crashRecords, seed: *crashSeed, batchSize: *crashBatch})
+	l := generate(t, dir, loadConfig{records: *crashRecords, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc})
 	rng := rand.New(rand.NewSource(*crashSeed))
 
 	// Calibrate: how long an uninterrupted apply and undo take here, and a
@@ -85,11 +87,23 @@ func TestCrash(t *testing.T) {
 		return overhead + time.Duration(rng.Int63n(max(2*int64(span)/int64(kills), 1)))
 	}
 
+	var faults map[string]float64
+	if *crashFaults != "" {
+		faults = map[string]float64{}
+		for _, kv := range strings.Split(*crashFaults, ",") {
+			kind, rate, err := sandbox.ParseFault(strings.TrimSpace(kv))
+			if err != nil {
+				t.Fatalf("-crash.faults: %v", err)
+			}
+			faults[kind] = rate
+		}
+	}
+
 	var f crashFigures
 	const maxAttempts = 400 // per phase of a round; a resume loop past it is a bug
 	for f.ApplyKills+f.UndoKills < *crashPoints {
 		f.Rounds++
-		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency, Seed: rng.Int63()}, nil)
+		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency, Seed: rng.Int63(), Faults: faults}, nil)
 		j := filepath.Join(dir, fmt.Sprintf("round-%d.journal", f.Rounds))
 
 		// Apply, killed and resumed until it exits 0.
@@ -123,7 +137,7 @@ func TestCrash(t *testing.T) {
 				// A resume that is not killed has no reason to stop; a few
 				// in a row is a resume that cannot get past something.
 				f.Interrupted++
-				if stuck++; stuck == 5 {
+				if stuck++; stuck == 5 && faults == nil {
 					t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
 				}
 				continue
