@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/migrate-tool/migrate/odata/auth/authtest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,7 +21,7 @@ var fixedNow = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 type loginFixture struct {
 	idp     *fakeIdP
 	srv     *httptest.Server
-	browser *testBrowser
+	browser *authtest.Browser
 	out     *bytes.Buffer
 	opts    LoginOptions
 	target  string
@@ -36,13 +37,13 @@ func newLoginFixture(t *testing.T) *loginFixture {
 	idp.now = func() time.Time { return fixedNow }
 	srv := httptest.NewServer(idp)
 	t.Cleanup(srv.Close)
-	f := &loginFixture{idp: idp, srv: srv, browser: newTestBrowser(t, "demo", "demo"), out: &bytes.Buffer{}}
+	f := &loginFixture{idp: idp, srv: srv, browser: authtest.NewBrowser("demo", "demo"), out: &bytes.Buffer{}}
 	f.target = srv.URL + "/odata/Priority/tabula.ini/demo"
 	env := map[string]string{EnvClientSecret: "demo-secret"}
 	f.opts = LoginOptions{
 		Target:      f.target,
 		Env:         func(k string) string { return env[k] },
-		OpenBrowser: f.browser.open,
+		OpenBrowser: f.browser.Open,
 		HTTPClient:  srv.Client(),
 		Stdout:      f.out,
 		Stdin:       strings.NewReader(""),
@@ -196,8 +197,8 @@ func TestLoginPasteCode(t *testing.T) {
 			stdin := &bytes.Buffer{}
 			f.opts.Stdin = stdin
 			f.opts.OpenBrowser = func(u string) error {
-				err := f.browser.open(u)
-				stdin.WriteString(tc.paste(f.browser.lastRedirect) + "\n")
+				err := f.browser.Open(u)
+				stdin.WriteString(tc.paste(f.browser.LastRedirect) + "\n")
 				return err
 			}
 			tok, err := Login(context.Background(), f.opts)
@@ -205,8 +206,8 @@ func TestLoginPasteCode(t *testing.T) {
 				t.Fatalf("Login = %v, %v; want error %v", tok, err, tc.wantErr)
 			}
 			if tc.wantErr == nil {
-				if !strings.HasPrefix(f.browser.lastRedirect, "https://app.example.com/callback?") {
-					t.Errorf("browser ended on %q, want the registered HTTPS URI", f.browser.lastRedirect)
+				if !strings.HasPrefix(f.browser.LastRedirect, "https://app.example.com/callback?") {
+					t.Errorf("browser ended on %q, want the registered HTTPS URI", f.browser.LastRedirect)
 				}
 				if got := f.idp.tokenReqs[0].Get("redirect_uri"); got != "https://app.example.com/callback" {
 					t.Errorf("token request redirect_uri = %q", got)
@@ -228,14 +229,14 @@ func TestLoginRefusals(t *testing.T) {
 	}{
 		{"wrong verifier", func(f *loginFixture) {
 			// The server is sent the challenge of another verifier.
-			f.browser.tamper = func(u *url.URL) {
+			f.browser.Tamper = func(u *url.URL) {
 				q := u.Query()
 				q.Set("code_challenge", s256("another-verifier-another-verifier-another-verifier"))
 				u.RawQuery = q.Encode()
 			}
 		}, ErrTokenRefused, "code_verifier does not match"},
 		{"wrong state", func(f *loginFixture) {
-			f.browser.tamper = func(u *url.URL) {
+			f.browser.Tamper = func(u *url.URL) {
 				q := u.Query()
 				q.Set("state", "forged-state")
 				u.RawQuery = q.Encode()
@@ -251,7 +252,7 @@ func TestLoginRefusals(t *testing.T) {
 			f.opts.ClientID = "someone-else"
 		}, ErrAuthorizationDenied, "invalid_request"},
 		{"wrong password", func(f *loginFixture) {
-			f.browser.pass = "wrong-password-value"
+			f.browser.Pass = "wrong-password-value"
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // the user gives up: nothing comes back
 			f.ctx = ctx
@@ -292,12 +293,12 @@ func TestLoginWrongRedirectIsRefusedByServer(t *testing.T) {
 	f := newLoginFixture(t)
 	f.opts.RedirectURI = "https://not-registered.example.com/callback"
 	var browserErr error
-	f.opts.OpenBrowser = func(u string) error { browserErr = f.browser.open(u); return browserErr }
+	f.opts.OpenBrowser = func(u string) error { browserErr = f.browser.Open(u); return browserErr }
 	if _, err := Login(context.Background(), f.opts); err == nil {
 		t.Fatal("Login succeeded with an unregistered redirect URI")
 	}
-	if browserErr == nil || !strings.Contains(browserErr.Error(), "HTTP 400") || f.browser.lastRedirect != "" {
-		t.Errorf("browser: %v, redirected to %q; want a 400 and no redirect", browserErr, f.browser.lastRedirect)
+	if browserErr == nil || !strings.Contains(browserErr.Error(), "HTTP 400") || f.browser.LastRedirect != "" {
+		t.Errorf("browser: %v, redirected to %q; want a 400 and no redirect", browserErr, f.browser.LastRedirect)
 	}
 }
 
@@ -335,7 +336,7 @@ func TestCallbackListener(t *testing.T) {
 	f := newLoginFixture(t)
 	var second *http.Response
 	f.opts.OpenBrowser = func(u string) error {
-		if err := f.browser.open(u); err != nil {
+		if err := f.browser.Open(u); err != nil {
 			return err
 		}
 		q, _ := url.Parse(u)
@@ -368,7 +369,7 @@ func TestLoginWithoutBrowserOpener(t *testing.T) {
 	t.Parallel()
 	f := newLoginFixture(t)
 	f.opts.OpenBrowser = func(u string) error {
-		if err := f.browser.open(u); err != nil {
+		if err := f.browser.Open(u); err != nil {
 			return err
 		}
 		return errors.New("no browser opener found (xdg-open or open)")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/migrate-tool/migrate/odata/auth/authtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,7 @@ type sandboxFixture struct {
 	clock   *sandboxClock
 	srv     *httptest.Server
 	target  string
-	browser *testBrowser
+	browser *authtest.Browser
 	out     *bytes.Buffer
 	opts    LoginOptions
 }
@@ -49,10 +50,10 @@ func newSandboxFixture(t *testing.T) *sandboxFixture {
 	}
 	srv := httptest.NewServer(sb)
 	t.Cleanup(func() { srv.Close(); sb.Close() })
-	f := &sandboxFixture{clock: clock, srv: srv, target: srv.URL + sandbox.BasePath, browser: newTestBrowser(t, "demo", "demo"), out: &bytes.Buffer{}}
+	f := &sandboxFixture{clock: clock, srv: srv, target: srv.URL + sandbox.BasePath, browser: authtest.NewBrowser("demo", "demo"), out: &bytes.Buffer{}}
 	env := map[string]string{EnvClientSecret: sandbox.OIDCClientSecret}
 	f.opts = LoginOptions{
-		Target: f.target, Env: envOf(env), OpenBrowser: f.browser.open, HTTPClient: srv.Client(),
+		Target: f.target, Env: envOf(env), OpenBrowser: f.browser.Open, HTTPClient: srv.Client(),
 		Stdout: f.out, Stdin: strings.NewReader(""), CacheDir: t.TempDir(), Now: clock.Now,
 	}
 	return f
@@ -98,8 +99,8 @@ func TestSandboxOIDCEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Login: %v\n%s", err, f.out)
 	}
-	if f.browser.formsFilled != 1 || tok.IDToken() == "" || !tok.Expiry.Equal(fixedNow.Add(time.Hour)) {
-		t.Fatalf("login: %d forms, token %v", f.browser.formsFilled, tok)
+	if f.browser.FormsFilled != 1 || tok.IDToken() == "" || !tok.Expiry.Equal(fixedNow.Add(time.Hour)) {
+		t.Fatalf("login: %d forms, token %v", f.browser.FormsFilled, tok)
 	}
 	a, err := resolve(nil)
 	if err != nil || a.Method() != MethodOIDC {
@@ -128,8 +129,8 @@ func TestSandboxOIDCEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second Login: %v", err)
 	}
-	if f.browser.formsFilled != 1 {
-		t.Errorf("the second login showed the form (%d forms filled)", f.browser.formsFilled)
+	if f.browser.FormsFilled != 1 {
+		t.Errorf("the second login showed the form (%d forms filled)", f.browser.FormsFilled)
 	}
 	a, err = resolve(nil)
 	if err != nil {
@@ -214,12 +215,12 @@ func TestSandboxOIDCRefusals(t *testing.T) {
 		wantMsg string
 	}{
 		{"wrong verifier", func(f *sandboxFixture) {
-			f.browser.tamper = tamper("code_challenge", s256("another-verifier-another-verifier-another-verifier"))
+			f.browser.Tamper = tamper("code_challenge", s256("another-verifier-another-verifier-another-verifier"))
 		}, ErrTokenRefused, "code_verifier does not match"},
-		{"wrong state", func(f *sandboxFixture) { f.browser.tamper = tamper("state", "forged") }, ErrStateMismatch, "state differs"},
+		{"wrong state", func(f *sandboxFixture) { f.browser.Tamper = tamper("state", "forged") }, ErrStateMismatch, "state differs"},
 		{"wrong redirect URI", func(f *sandboxFixture) { f.opts.RedirectURI = "https://evil.example.com/callback" }, ErrNoCode, "no code was pasted"},
 		{"wrong client secret", func(f *sandboxFixture) { f.opts.ClientSecret = "not-the-secret" }, ErrTokenRefused, "invalid_client"},
-		{"no scope", func(f *sandboxFixture) { f.browser.tamper = tamper("scope", "openid") }, ErrAuthorizationDenied, "invalid_scope"},
+		{"no scope", func(f *sandboxFixture) { f.browser.Tamper = tamper("scope", "openid") }, ErrAuthorizationDenied, "invalid_scope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -246,8 +247,8 @@ func TestSandboxPasteRegisteredRedirect(t *testing.T) {
 	stdin := &bytes.Buffer{}
 	f.opts.Stdin = stdin
 	f.opts.OpenBrowser = func(u string) error {
-		err := f.browser.open(u)
-		stdin.WriteString(f.browser.lastRedirect + "\n")
+		err := f.browser.Open(u)
+		stdin.WriteString(f.browser.LastRedirect + "\n")
 		return err
 	}
 	tok, err := Login(context.Background(), f.opts)

@@ -38,8 +38,11 @@ func (a *app) login(ctx context.Context, args []string) error {
 		Target: url, AuthURL: *authURL, RedirectURI: *redirect, Env: a.getenv,
 		HTTPClient: hc, Stdin: a.stdin, Stdout: a.stderr,
 	}
-	if *noBrowser {
+	switch {
+	case *noBrowser:
 		opts.OpenBrowser = func(string) error { return nil }
+	case a.openBrowser != nil:
+		opts.OpenBrowser = a.openBrowser
 	}
 	tok, err := auth.Login(ctx, opts)
 	if err != nil {

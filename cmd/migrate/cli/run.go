@@ -26,6 +26,8 @@ type app struct {
 	// interrupts delivers Ctrl-C: the first asks for a clean stop, the
 	// second for an immediate one.
 	interrupts <-chan os.Signal
+	// openBrowser shows the OIDC login page (nil: the system's browser).
+	openBrowser func(url string) error
 }
 
 type command struct {

@@ -1,4 +1,8 @@
-package auth
+// Package authtest plays the user's side of the OIDC login in tests: a
+// browser that keeps the authorization server's session cookie, fills in its
+// login form and follows the redirect to the tool's loopback listener. The
+// auth package's tests and the command line's use it.
+package authtest
 
 import (
 	"fmt"
@@ -7,35 +11,32 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
-	"testing"
 
 	"golang.org/x/net/html"
 )
 
-// testBrowser plays the user's browser: it keeps cookies (the session at
+// Browser plays the user's browser: it keeps cookies (the session at
 // the authorization server), fills in the login form and follows the
 // redirects, to the loopback listener too. Redirects to other hosts (a
 // registered HTTPS URI) are not followed: lastRedirect holds the address,
 // as the browser's address bar would.
-type testBrowser struct {
-	t            *testing.T
+type Browser struct {
 	client       *http.Client
-	user, pass   string
-	lastRedirect string
-	pages        []string // URLs of the pages that were shown
-	formsFilled  int      // login forms the user had to fill in
-	tamper       func(u *url.URL)
+	User, Pass   string
+	LastRedirect string
+	Pages        []string // URLs of the pages that were shown
+	FormsFilled  int      // login forms the user had to fill in
+	// Tamper, when set, changes the authorize address before it is opened.
+	Tamper func(u *url.URL)
 }
 
-func newTestBrowser(t *testing.T, user, pass string) *testBrowser {
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &testBrowser{t: t, user: user, pass: pass}
+// NewBrowser returns a browser that logs in as user with pass.
+func NewBrowser(user, pass string) *Browser {
+	jar, _ := cookiejar.New(nil) // never fails without options
+	b := &Browser{User: user, Pass: pass}
 	b.client = &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if req.URL.Hostname() != "127.0.0.1" {
-			b.lastRedirect = req.URL.String()
+			b.LastRedirect = req.URL.String()
 			return http.ErrUseLastResponse
 		}
 		return nil
@@ -43,14 +44,14 @@ func newTestBrowser(t *testing.T, user, pass string) *testBrowser {
 	return b
 }
 
-// open is the OpenBrowser hook: it runs the whole user side of the login.
-func (b *testBrowser) open(raw string) error {
+// Open is the OpenBrowser hook: it runs the whole user side of the login.
+func (b *Browser) Open(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return err
 	}
-	if b.tamper != nil {
-		b.tamper(u)
+	if b.Tamper != nil {
+		b.Tamper(u)
 	}
 	resp, err := b.client.Get(u.String())
 	if err != nil {
@@ -59,7 +60,7 @@ func (b *testBrowser) open(raw string) error {
 	for range 3 {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		b.pages = append(b.pages, resp.Request.URL.String())
+		b.Pages = append(b.Pages, resp.Request.URL.String())
 		action, fields, ok := findForm(string(body))
 		if !ok {
 			if resp.StatusCode >= 400 {
@@ -67,9 +68,9 @@ func (b *testBrowser) open(raw string) error {
 			}
 			return nil
 		}
-		b.formsFilled++
-		fields.Set("username", b.user)
-		fields.Set("password", b.pass)
+		b.FormsFilled++
+		fields.Set("username", b.User)
+		fields.Set("password", b.Pass)
 		target, err := resp.Request.URL.Parse(action)
 		if err != nil {
 			return err

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata/auth/authtest"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// TestLoginLogout runs spec 5.2 through the command line against the
+// sandbox's authorization server, with a test browser filling in its login
+// form: the token is cached (0600, no client secret), later commands use
+// it, and logout removes it.
+func TestLoginLogout(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", cfg)
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	target := srv.URL + sandbox.BasePath
+	const secret = "demo-secret"
+	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
+	browser := authtest.NewBrowser("demo", "demo")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+			getenv: func(k string) string { return env[k] }, openBrowser: browser.Open}
+		code := a.main(context.Background(), args)
+		if strings.Contains(out.String()+errb.String(), secret) {
+			t.Errorf("migrate %v printed the client secret", args)
+		}
+		return code, out.String(), errb.String()
+	}
+
+	code, out, errOut := run("login", "--target", target)
+	if code != ExitOK || !strings.Contains(out, "logged in to "+target) {
+		t.Fatalf("login: exit %d\n%s%s", code, out, errOut)
+	}
+	if browser.FormsFilled != 1 {
+		t.Errorf("login forms filled: %d, want 1", browser.FormsFilled)
+	}
+	var cached []string
+	filepath.WalkDir(cfg, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			cached = append(cached, p)
+		}
+		return nil
+	})
+	if len(cached) != 1 {
+		t.Fatalf("token cache files: %v", cached)
+	}
+	fi, err := os.Stat(cached[0])
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token cache mode: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(cached[0]); bytes.Contains(b, []byte(secret)) || bytes.Contains(b, []byte("demo-pat")) {
+		t.Errorf("the token cache holds a secret other than the access token: %s", b)
+	}
+
+	// The cached token is used without any other credential.
+	code, out, errOut = run("info", "--target", target)
+	if code != ExitOK || !strings.Contains(out, "demo (oidc)") {
+		t.Fatalf("info with the cached token: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// A second login while the browser session lasts needs no password.
+	if code, out, errOut = run("login", "--target", target); code != ExitOK {
+		t.Fatalf("second login: exit %d\n%s%s", code, out, errOut)
+	}
+	if browser.FormsFilled != 1 {
+		t.Errorf("the second login asked for the password again")
+	}
+
+	if code, out, _ = run("logout", "--target", target); code != ExitOK || !strings.Contains(out, "cached token was removed") {
+		t.Fatalf("logout: exit %d: %s", code, out)
+	}
+	code, _, errOut = run("info", "--target", target)
+	if code != ExitUnreachable || !strings.Contains(errOut, "MIGRATE_TOKEN") {
+		t.Errorf("info after logout: exit %d: %s", code, errOut)
+	}
+}
