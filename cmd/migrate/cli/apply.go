@@ -171,7 +171,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
-		return err
+		return busyIsPending(err)
 	}
 	defer c.Close()
 	if err := a.printProblems(c); err != nil {
@@ -230,7 +230,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		// cannot be used, not a target that cannot be reached.
 		return withCode(ExitUsage, err)
 	case sum == nil && err != nil:
-		return a.unreachable(c.conn, err)
+		return busyIsPending(a.unreachable(c.conn, err))
 	}
 	view := summaryJSON(sum)
 	complete := sum.Complete
@@ -260,7 +260,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stderr, "%v\n", err)
 		return silent(ExitInterrupted)
 	case err != nil:
-		return a.unreachable(c.conn, err)
+		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
 	case len(sum.Errors) > 0 || !sum.Complete:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,8 +19,18 @@ func TestExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sb)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // the subtests run in parallel, after this function returns
 	good := srv.URL + sandbox.BasePath
+	failing, err := sandbox.New(sandbox.Options{Faults: map[string]float64{sandbox.FaultError500: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failingSrv := httptest.NewServer(failing)
+	t.Cleanup(failingSrv.Close)
+	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -44,11 +55,18 @@ func TestExitCodes(t *testing.T) {
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitOK, "system version  25.1", ""},
 		{"no credentials", []string{"info", "--target", good}, nil, ExitUnreachable, "", "MIGRATE_TOKEN"},
 		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `--fault "explode=0.5": unknown kind`},
+		{"server failing at every call: apply is pending, not unreachable",
+			[]string{"apply", quickstart, "--target", failingSrv.URL + sandbox.BasePath, "--journal", filepath.Join(t.TempDir(), "q.journal")},
+			map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}, ExitInterrupted, "", "run apply again to resume"},
+		{"server failing at every call: info says so with exit 3",
+			[]string{"info", "--target", failingSrv.URL + sandbox.BasePath},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "HTTP 500"},
 		{"status of missing journal", []string{"status", "nope.journal"}, nil, ExitUsage, "", "nope.journal"},
 		{"report wrong extension", []string{"report", "x.journal", "--out", "x.pdf"}, nil, ExitUsage, "", ".xlsx or .csv"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var out, errb bytes.Buffer
 			env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
 			for k, v := range tt.env {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/auth"
@@ -24,13 +25,14 @@ type connFlags struct {
 	caCert        string
 	sandbox       bool
 	systemVersion string
-	concurrency   int
+	timeout       time.Duration
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.StringVar(&c.target, "target", "", "service root URL (overrides MIGRATE_TARGET and the plan's target.url)")
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
+	fs.DurationVar(&c.timeout, "timeout", 3*time.Minute, "the longest one call may take (hosted servers drop calls past 3 minutes)")
 	if withSandbox {
 		fs.BoolVar(&c.sandbox, "sandbox", false, "run against a fresh in-process sandbox with the demo schema")
 		fs.StringVar(&c.systemVersion, "system-version", "", "with --sandbox: the system version it emulates (default 25.1)")
@@ -73,7 +75,7 @@ func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 // connect builds the client for a command. With --sandbox it starts an
 // in-process sandbox on a loopback port and logs in as its demo user.
 func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, error) {
-	cfg := odata.Config{}
+	cfg := odata.Config{Timeout: f.timeout}
 	if p != nil {
 		cfg.CallsPerMinute = p.Target.CallsPerMinute
 		cfg.MaxConcurrent = p.Target.Concurrency
@@ -122,7 +124,8 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	return &conn{client: cl, url: url, method: authn.Method()}, nil
 }
 
-// explain turns a failure to talk to the target into a message and exit 3.
+// unreachable turns a failure to talk to the target into a message and
+// exit 3.
 func (a *app) unreachable(c *conn, err error) error {
 	if err == nil {
 		return nil
@@ -191,4 +194,16 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// busyIsPending is apply's reading of a server that answers but keeps
+// failing (5xx, or 429 past every retry): no wrong address or credential,
+// but a load that could not go on for now. That is exit 4, "run apply again
+// to resume", which is what works a moment later; exit 3 would send the
+// consultant looking for a network or password problem.
+func busyIsPending(err error) error {
+	if codeOf(err) == ExitUnreachable && (odata.IsServerError(err) || odata.IsThrottled(err)) {
+		return withCode(ExitInterrupted, fmt.Errorf("%w; the server is failing or throttling for now: run apply again to resume", errors.Unwrap(err)))
+	}
+	return err
 }
