@@ -128,7 +128,7 @@ func TestFaults(t *testing.T) {
 		if a.Fault != b.Fault {
 			return a.Fault < b.Fault
 		}
-		return len(a.Rate) < len(b.Rate) || len(a.Rate) == len(b.Rate) && a.Rate < b.Rate
+		return leadingNumber(a.Rate) < leadingNumber(b.Rate)
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "| fault | rate | records | calls | injected | runs | exits | lost | duplicated | different | exact |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -380,4 +380,14 @@ func tally(exits []string) string {
 		parts[i] = fmt.Sprintf("%s×%d", e, n[e])
 	}
 	return strings.Join(parts, " ")
+}
+
+// leadingNumber reads "0.05 (…)" or "10s long" as 0.05 or 10, to order rates.
+func leadingNumber(s string) float64 {
+	end := 0
+	for end < len(s) && (s[end] >= '0' && s[end] <= '9' || s[end] == '.') {
+		end++
+	}
+	f, _ := strconv.ParseFloat(s[:end], 64)
+	return f
 }
