@@ -89,7 +89,7 @@ func newXLSXReader(opts Options, wb *workbook) (*xlsxReader, error) {
 		return nil, fail(0, err)
 	}
 	r.part = part
-	r.s = newSheetStream(bufio.NewReaderSize(part, 64<<10), wb.sst, wb.dateXf, wb.date1904)
+	r.s = newSheetStream(part, wb.sst, wb.dateXf, wb.date1904)
 	if err := r.readHeader(headerRow, merges); err != nil {
 		part.Close()
 		return nil, err

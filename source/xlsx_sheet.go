@@ -14,7 +14,13 @@ import (
 // each cell's type, style and value. It never looks at the declared
 // dimension and allocates per cell present, not per column or row counted.
 type sheetStream struct {
-	d        *xml.Decoder
+	in       *sheetInput
+	d        *xml.Decoder // encoding/xml, while a row is read the reference way
+	ref      bool         // read with encoding/xml only (the reference, in tests)
+	err      error        // the first error, returned again by later calls
+	vbuf     []byte       // the fast scanner's <v> text
+	inl      []byte       // the fast scanner's inline string
+	slowRuns int          // stretches read by encoding/xml (tests)
 	sst      []string
 	dateXf   []bool
 	date1904 bool
@@ -33,15 +39,65 @@ type rawCell struct {
 }
 
 func newSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 bool) *sheetStream {
-	d := xml.NewDecoder(r)
-	d.Strict = true
-	return &sheetStream{d: d, sst: sst, dateXf: dateXf, date1904: date1904}
+	return &sheetStream{in: newSheetInput(r), sst: sst, dateXf: dateXf, date1904: date1904}
+}
+
+// newReferenceSheetStream reads with encoding/xml token by token only, as
+// the reader did before the byte scanner: the reference the scanner is
+// compared with in tests.
+func newReferenceSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 bool) *sheetStream {
+	s := newSheetStream(r, sst, dateXf, date1904)
+	s.ref = true
+	s.d = xml.NewDecoder(s.in)
+	s.d.Strict = true
+	return s
 }
 
 // next returns the next <row> that exists in the XML, with its number and
 // its non-empty cells (the slice is reused by the following call). io.EOF
 // after the last row.
+//
+// Rows are read by the byte scanner (xlsx_scan.go). Whatever it does not
+// handle itself (a comment, a processing instruction, CDATA, an unusual
+// name or character, any error, the end of the input) makes it step back
+// to where it started and read that stretch, up to the end of the next
+// row, with encoding/xml exactly as before; then it carries on.
 func (s *sheetStream) next() (int, []rawCell, error) {
+	if s.err != nil {
+		return 0, nil, s.err
+	}
+	if s.done {
+		return 0, nil, io.EOF
+	}
+	if s.ref {
+		n, cells, err := s.slowNext()
+		if err != nil && err != io.EOF {
+			s.err = err
+		}
+		return n, cells, err
+	}
+	n, cells, st := s.fastNext()
+	switch st {
+	case scanRow:
+		return n, cells, nil
+	case scanEnd:
+		s.done = true
+		return 0, nil, io.EOF
+	}
+	s.in.pos = s.in.mark
+	s.slowRuns++
+	s.d = xml.NewDecoder(s.in)
+	s.d.Strict = true
+	n, cells, err := s.slowNext()
+	s.d = nil
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, cells, err
+}
+
+// slowNext is next with encoding/xml, from the decoder's position.
+func (s *sheetStream) slowNext() (int, []rawCell, error) {
 	if s.done {
 		return 0, nil, io.EOF
 	}
