@@ -23,6 +23,7 @@
 //
 //	go test ./campaign -run Crash -crash.points=500 -crash.records=5000
 //	go test ./campaign -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
+//	MIGRATE_CAMPAIGN=long go test -timeout 30m ./campaign   # the long run of RESULTS.md
 //
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on

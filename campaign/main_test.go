@@ -24,7 +24,39 @@ var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if err := longFromEnv(os.Getenv("MIGRATE_CAMPAIGN")); err != nil {
+		fmt.Fprintln(os.Stderr, "campaign:", err)
+		os.Exit(2)
+	}
 	os.Exit(run(m))
+}
+
+// longRun is the long run of RESULTS.md, for CI jobs that set
+// MIGRATE_CAMPAIGN=long rather than pass test flags; flags given on the
+// command line still win.
+var longRun = map[string]string{
+	"crash.points": "200", "crash.records": "3000",
+	"fault.records": "500", "fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s",
+}
+
+func longFromEnv(mode string) error {
+	switch mode {
+	case "", "short":
+		return nil
+	case "long":
+	default:
+		return fmt.Errorf("MIGRATE_CAMPAIGN=%q: want short or long", mode)
+	}
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, v := range longRun {
+		if !given[name] {
+			if err := flag.Set(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func run(m *testing.M) int {
