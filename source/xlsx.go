@@ -1,7 +1,6 @@
 package source
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -166,14 +165,19 @@ func (r *xlsxReader) mergesAt(part string, row int) ([]merge, error) {
 // findElement reads rd up to the start tag <name or <prefix:name and
 // returns a reader that begins with that tag, or nil when there is none.
 func findElement(rd io.Reader, name string) (io.Reader, error) {
-	br := bufio.NewReaderSize(rd, 64<<10)
+	// The whole part goes through here before the first row is read, so
+	// it is read into one buffer with no copying but the last bytes of a
+	// chunk, kept for a tag cut in two.
+	const keep = 64
 	needle := []byte(name)
-	var carry []byte
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, 256<<10)
+	have := 0
 	for {
-		n, err := br.Read(buf)
-		chunk := append(carry, buf[:n]...)
-		from := 0
+		// Matches starting before from were decided on the last round.
+		from := max(0, have-keep)
+		n, err := rd.Read(buf[have:])
+		have += n
+		chunk := buf[:have]
 		for {
 			i := bytes.Index(chunk[from:], needle)
 			if i < 0 {
@@ -190,7 +194,7 @@ func findElement(rd io.Reader, name string) (io.Reader, error) {
 			}
 			end := i + len(needle)
 			if j >= 0 && chunk[j] == '<' && end < len(chunk) && (chunk[end] == '>' || chunk[end] == ' ' || chunk[end] == '\t' || chunk[end] == '\n' || chunk[end] == '\r') {
-				return io.MultiReader(bytes.NewReader(append([]byte(nil), chunk[j:]...)), br), nil
+				return io.MultiReader(bytes.NewReader(append([]byte(nil), chunk[j:]...)), rd), nil
 			}
 			from = i + 1
 		}
@@ -200,11 +204,9 @@ func findElement(rd io.Reader, name string) (io.Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		keep := 64
-		if len(chunk) < keep {
-			keep = len(chunk)
+		if have > keep && have > len(buf)-4096 {
+			have = copy(buf, buf[have-keep:have])
 		}
-		carry = append(carry[:0:0], chunk[len(chunk)-keep:]...)
 	}
 }
 
