@@ -227,7 +227,8 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
 		_ = jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()})
-		return fmt.Errorf("undo: %w (run undo again: its actions are safe to repeat)", err)
+		// The batch may have been applied: in doubt, as apply's are.
+		return fmt.Errorf("undo: %w (run undo again: its actions are safe to repeat): %w", err, ErrInDoubt)
 	}
 	byID := map[string]odata.BatchResponse{}
 	for _, r := range resps {

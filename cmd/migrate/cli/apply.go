@@ -393,11 +393,13 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
 		}
 	}
-	if err != nil {
+	switch {
+	case err != nil && (errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled)):
+		return withCode(ExitInterrupted, err)
+	case sum.Failed > 0:
+		return withCode(ExitData, err)
+	case err != nil:
 		return a.unreachable(nil, err)
-	}
-	if sum.Failed > 0 {
-		return silent(ExitData)
 	}
 	return nil
 }

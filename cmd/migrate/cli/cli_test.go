@@ -91,3 +91,41 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// An undo whose batch may have reached the server stops in doubt (exit 4,
+// run undo again), as apply does; it is no unreachable target.
+func TestUndoInDoubtExits4(t *testing.T) {
+	t.Parallel()
+	start := func(o sandbox.Options) string {
+		sb, err := sandbox.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(sb)
+		t.Cleanup(srv.Close)
+		return srv.URL + sandbox.BasePath
+	}
+	good := start(sandbox.Options{})
+	dropping := start(sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}})
+	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(t.TempDir(), "q.journal")
+	env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		return a.main(context.Background(), args), out.String() + errb.String()
+	}
+	if code, out := run("apply", quickstart, "--target", good, "--journal", journal); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	code, out := run("undo", journal, "--yes", "--target", dropping)
+	if code != ExitInterrupted || !strings.Contains(out, "run undo again") {
+		t.Fatalf("undo against a server that drops every answer: exit %d, want 4\n%s", code, out)
+	}
+	if code, out := run("undo", journal, "--yes", "--target", good); code != ExitOK {
+		t.Fatalf("undo again: exit %d\n%s", code, out)
+	}
+}
