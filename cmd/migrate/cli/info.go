@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/sandbox"
 )
 
 type infoJSON struct {
@@ -290,30 +290,13 @@ func (a *app) metadataShow(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	md, _, err := loadMetadataFile(*mdFile, nil)
+	md, err := a.metadataOf(ctx, cf, *mdFile)
 	if err != nil {
 		return err
 	}
-	if md == nil && cf.sandbox {
-		md = sandbox.DemoMetadata()
-	}
-	if md == nil {
-		c, err := a.connect(ctx, cf, nil)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if md, _, err = c.client.Metadata(ctx); err != nil {
-			return a.unreachable(c, err)
-		}
-	}
 	set := md.EntitySet(pos[0])
 	if set == nil {
-		msg := fmt.Sprintf("no entity %q in the metadata", pos[0])
-		if s := odata.Suggest(pos[0], md.SetNames()); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		return withCode(ExitUsage, fmt.Errorf("%s", msg))
+		return withCode(ExitUsage, errors.New(noEntity(md, pos[0])))
 	}
 	showType(a.stdout, md, set.Type, "", map[string]bool{})
 	return nil

@@ -12,7 +12,6 @@ import (
 	"unicode"
 
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"
 )
 
@@ -36,30 +35,13 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		fs.Usage()
 		return usageErr("init needs --entity NAME and --source FILE")
 	}
-	md, _, err := loadMetadataFile(*mdFile, nil)
+	md, err := a.metadataOf(ctx, cf, *mdFile)
 	if err != nil {
 		return err
 	}
-	if md == nil && cf.sandbox {
-		md = sandbox.DemoMetadata()
-	}
-	if md == nil {
-		c, err := a.connect(ctx, cf, nil)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if md, _, err = c.client.Metadata(ctx); err != nil {
-			return a.unreachable(c, err)
-		}
-	}
 	set := md.EntitySet(*entity)
 	if set == nil {
-		msg := fmt.Sprintf("no entity %q in the metadata", *entity)
-		if s := odata.Suggest(*entity, md.SetNames()); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		return usageErr("%s", msg)
+		return usageErr("%s", noEntity(md, *entity))
 	}
 	opts := source.Options{Name: *src, Path: *src, Encoding: *enc, Sheet: *sheet}
 	if r := []rune(*delim); len(r) == 1 {

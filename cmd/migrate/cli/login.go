@@ -18,17 +18,9 @@ func (a *app) login(ctx context.Context, args []string) error {
 	redirect := fs.String("redirect-uri", "", "a registered HTTPS redirect URI: paste the code back instead of a loopback listener")
 	caCert := fs.String("ca-cert", "", "PEM file of a CA to trust besides the system's")
 	noBrowser := fs.Bool("no-browser", false, "print the address instead of opening a browser")
-	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
+	url, err := a.loginTarget(fs, args, target)
 	if err != nil {
 		return err
-	}
-	p, err := optionalPlan(pos)
-	if err != nil {
-		return err
-	}
-	url, _ := a.targetURL(*target, p)
-	if url == "" {
-		return usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
 	}
 	hc, err := auth.HTTPClient(*caCert, time.Minute)
 	if err != nil {
@@ -55,17 +47,9 @@ func (a *app) login(ctx context.Context, args []string) error {
 func (a *app) logout(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
 	target := fs.String("target", "", "service root URL (default MIGRATE_TARGET, else the plan's target.url)")
-	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
+	url, err := a.loginTarget(fs, args, target)
 	if err != nil {
 		return err
-	}
-	p, err := optionalPlan(pos)
-	if err != nil {
-		return err
-	}
-	url, _ := a.targetURL(*target, p)
-	if url == "" {
-		return usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
 	}
 	removed, err := auth.Logout(url, "")
 	if err != nil {
@@ -77,4 +61,22 @@ func (a *app) logout(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "no cached token for %s\n", url)
 	}
 	return nil
+}
+
+// loginTarget parses login's and logout's arguments ([PLAN]) and returns the
+// target they are about: --target, MIGRATE_TARGET, or the plan's target.url.
+func (a *app) loginTarget(fs *flag.FlagSet, args []string, target *string) (string, error) {
+	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
+	if err != nil {
+		return "", err
+	}
+	p, err := optionalPlan(pos)
+	if err != nil {
+		return "", err
+	}
+	url, _ := a.targetURL(*target, p)
+	if url == "" {
+		return "", usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
+	}
+	return url, nil
 }

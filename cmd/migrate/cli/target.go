@@ -207,3 +207,35 @@ func busyIsPending(err error) error {
 	}
 	return err
 }
+
+// metadataOf is the metadata for commands that need nothing else of the
+// target: a saved file, the sandbox's demo schema, or the live $metadata.
+func (a *app) metadataOf(ctx context.Context, cf connFlags, file string) (*odata.Metadata, error) {
+	md, _, err := loadMetadataFile(file, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case md != nil:
+		return md, nil
+	case cf.sandbox:
+		return sandbox.DemoMetadata(), nil
+	}
+	c, err := a.connect(ctx, cf, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if md, _, err = c.client.Metadata(ctx); err != nil {
+		return nil, a.unreachable(c, err)
+	}
+	return md, nil
+}
+
+// noEntity says an entity set is not in the metadata, with the nearest name.
+func noEntity(md *odata.Metadata, name string) string {
+	msg := fmt.Sprintf("no entity %q in the metadata", name)
+	if s := odata.Suggest(name, md.SetNames()); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
