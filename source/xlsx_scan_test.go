@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
+
+	"github.com/xuri/excelize/v2"
 )
 
 // sheetRead is everything a sheetStream gives for one input: the rows
@@ -225,4 +229,101 @@ func FuzzSheetScanner(f *testing.F) {
 	f.Fuzz(func(t *testing.T, xml string, date1904 bool) {
 		compareScanner(t, xml, date1904)
 	})
+}
+
+// TestSheetScannerExcelizeWorkbooks compares the scanner with encoding/xml
+// on whole worksheets as excelize writes them: the stream writer's inline
+// strings, and the ordinary writer's shared strings, formulas, styles and
+// merged cells, with text that needs escaping.
+func TestSheetScannerExcelizeWorkbooks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	texts := []string{"plain", "a & b", "<tag>", `"quoted" 'single'`, " lead and trail ", "Zürich 東京 😀", "line\nbreak", "cr\r\nlf", "tab\there", "]]>", "_x000D_"}
+	gen := func(row, col int) any {
+		switch col {
+		case 0:
+			return texts[row%len(texts)]
+		case 1:
+			return float64(row) / 7
+		case 2:
+			return row%2 == 0
+		case 3:
+			return time.Date(2024, 1, 1+row%300, row%24, 0, 0, 0, time.UTC)
+		}
+		return row * 1000003
+	}
+	stream := filepath.Join(dir, "stream.xlsx")
+	sf := excelize.NewFile()
+	sw, err := sf.NewStreamWriter("Sheet1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row := 1; row <= 3000; row++ {
+		vals := make([]any, 5)
+		for col := range vals {
+			vals[col] = gen(row, col)
+		}
+		cell, _ := excelize.CoordinatesToCellName(1, row)
+		if err := sw.SetRow(cell, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.SaveAs(stream); err != nil {
+		t.Fatal(err)
+	}
+	f := excelize.NewFile()
+	for row := 1; row <= 300; row++ {
+		for col := 0; col < 5; col++ {
+			cell, _ := excelize.CoordinatesToCellName(col+1, row)
+			if err := f.SetCellValue("Sheet1", cell, gen(row, col)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cell, _ := excelize.CoordinatesToCellName(7, row)
+		if err := f.SetCellFormula("Sheet1", cell, fmt.Sprintf("B%d*2", row)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.MergeCell("Sheet1", "H1", "J1"); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain.xlsx")
+	if err := f.SaveAs(plain); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{stream, plain} {
+		wb, err := openWorkbook(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := func() io.Reader {
+			rc, err := wb.open(wb.sheets[0].target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rc.Close() })
+			return rc
+		}
+		want := readSheet(newReferenceSheetStream(part(), wb.sst, wb.dateXf, wb.date1904), 5000)
+		fast := newSheetStream(part(), wb.sst, wb.dateXf, wb.date1904)
+		got := readSheet(fast, 5000)
+		if !reflect.DeepEqual(got, want) {
+			for i := range min(len(got.rows), len(want.rows)) {
+				if got.rows[i] != want.rows[i] {
+					t.Fatalf("%s: row %d:\nscanner:   %s\nreference: %s", p, i, got.rows[i], want.rows[i])
+				}
+			}
+			t.Fatalf("%s: %d rows, %q; reference %d rows, %q", p, len(got.rows), got.end, len(want.rows), want.end)
+		}
+		if len(got.rows) < 300 || got.end != "EOF" {
+			t.Fatalf("%s: %d rows, ends %q", p, len(got.rows), got.end)
+		}
+		if fast.slowRuns != 1 {
+			t.Errorf("%s: %d stretches read by encoding/xml, want only the prologue", p, fast.slowRuns)
+		}
+		wb.close()
+	}
 }
