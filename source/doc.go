@@ -31,8 +31,10 @@
 // give their cached value. Error values (#N/A, #DIV/0!) are RowOnly errors
 // naming the cell, not values. A merged header cell names every column it
 // spans, the second and later with a suffix: Amount, Amount_2, Amount_3;
-// merged data cells are not filled in. The worksheet is read with
-// encoding/xml straight from the zip: excelize's streaming Rows gives text
-// only, without each cell's type and style. Shared strings are the one part
+// merged data cells are not filled in. The worksheet is read straight from
+// the zip by a byte scanner for the XML worksheets are written in, which
+// hands anything unusual, and every error, to encoding/xml (xlsx_scan.go):
+// excelize's streaming Rows gives text only, without each cell's type and
+// style. Shared strings are the one part
 // held in memory, as the format requires.
 package source
