@@ -228,7 +228,7 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 		}
 		_ = jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()})
 		// The batch may have been applied: in doubt, as apply's are.
-		return fmt.Errorf("undo: %w (run undo again: its actions are safe to repeat): %w", err, ErrInDoubt)
+		return undoInDoubt{err}
 	}
 	byID := map[string]odata.BatchResponse{}
 	for _, r := range resps {
@@ -271,3 +271,13 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 	}
 	return nil
 }
+
+// undoInDoubt is an undo batch whose outcome is unknown. errors.Is finds
+// ErrInDoubt in it; its advice is undo's own, not apply's.
+type undoInDoubt struct{ err error }
+
+func (e undoInDoubt) Error() string {
+	return "undo: " + e.err.Error() + " (run undo again: its actions are safe to repeat)"
+}
+
+func (e undoInDoubt) Unwrap() []error { return []error{e.err, ErrInDoubt} }
