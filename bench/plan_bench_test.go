@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,6 +207,9 @@ func dataset(format string, rows int) (string, error) {
 }
 
 func TestMain(m *testing.M) {
+	// The figures are those of the command, which runs with its own GC
+	// target (and so does the child that measures peak memory).
+	cli.TuneGC()
 	code := m.Run()
 	if datasets.dir != "" {
 		os.RemoveAll(datasets.dir)

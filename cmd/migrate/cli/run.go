@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 )
@@ -54,8 +55,23 @@ func commands() []command {
 	}
 }
 
+// GCPercent is the garbage collector's target the command runs with when
+// GOGC does not say otherwise. A load's live heap stays small (tens of MB
+// whatever the file size: sources are streamed), so collecting a quarter as
+// often costs little memory and makes the dry run about 40 % faster
+// (BENCHMARKS.md).
+const GCPercent = 400
+
+// TuneGC applies GCPercent unless the user set GOGC.
+func TuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(GCPercent)
+	}
+}
+
 // Run is the whole command line: it returns the exit code of CLI.md.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	TuneGC()
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
