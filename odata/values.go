@@ -121,6 +121,21 @@ func MarshalBody(fields map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// writeJSONArray writes the lines of a deep insert (or any list) in order.
+func writeJSONArray[T any](b *bytes.Buffer, xs []T, path string) error {
+	b.WriteByte('[')
+	for i, e := range xs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := writeJSONValue(b, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
 func writeJSONValue(b *bytes.Buffer, v any, path string) error {
 	switch x := v.(type) {
 	case nil:
@@ -154,27 +169,9 @@ func writeJSONValue(b *bytes.Buffer, v any, path string) error {
 		}
 		b.WriteByte('}')
 	case []map[string]any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSONValue(b, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
+		return writeJSONArray(b, x, path)
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeJSONValue(b, e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
+		return writeJSONArray(b, x, path)
 	case json.RawMessage:
 		if !json.Valid(x) {
 			return fmt.Errorf("%s: raw JSON is not valid: %w", pathOr(path), ErrUnsupportedValue)
