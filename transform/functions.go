@@ -373,6 +373,21 @@ func sepArg(fn string, i int, v any) (byte, error) {
 	return s[0], nil
 }
 
+// numericInput sorts out what number() and int() take before converting:
+// nil and blank text are empty (the result is nil), booleans and dates are
+// refused with an error naming the function.
+func numericInput(fn, want string, v any) (empty bool, err error) {
+	switch x := v.(type) {
+	case nil:
+		return true, nil
+	case string:
+		return strings.TrimSpace(x) == "", nil
+	case bool, time.Time:
+		return false, argError(fn, 1, want, x)
+	}
+	return false, nil
+}
+
 func (p *Program) fnNumber(params ...any) (any, error) {
 	if err := arity("number", params, 1, 2); err != nil {
 		return nil, err
@@ -384,15 +399,8 @@ func (p *Program) fnNumber(params ...any) (any, error) {
 			return nil, err
 		}
 	}
-	switch x := params[0].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if strings.TrimSpace(x) == "" {
-			return nil, nil
-		}
-	case bool, time.Time:
-		return nil, argError("number", 1, "a number or text", x)
+	if empty, err := numericInput("number", "a number or text", params[0]); empty || err != nil {
+		return nil, err
 	}
 	d, err := toDecimal(params[0], sep)
 	if err != nil {
@@ -408,15 +416,8 @@ func fnInt(params ...any) (any, error) {
 	if err := arity("int", params, 1, 1); err != nil {
 		return nil, err
 	}
-	switch x := params[0].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if strings.TrimSpace(x) == "" {
-			return nil, nil
-		}
-	case bool, time.Time:
-		return nil, argError("int", 1, "a whole number or text", x)
+	if empty, err := numericInput("int", "a whole number or text", params[0]); empty || err != nil {
+		return nil, err
 	}
 	n, err := toInt64(params[0])
 	if err != nil {
