@@ -254,6 +254,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		for _, u := range sum.Undecided {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
+		if len(view.Errors) > 0 && view.Journal != "" {
+			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, pos[0])
+		}
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
