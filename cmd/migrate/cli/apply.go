@@ -214,6 +214,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}()
 
 	hook := a.newHook(f.json)
+	if _, err := os.Stat(jpath); hook.tty && os.IsNotExist(err) {
+		// A fresh load: every record of the source will be reported, so a
+		// total gives an ETA (a resume skips the committed ones silently).
+		hook.totals = expectedRecords(c.plan)
+	}
 	started := time.Now()
 	sum, err := executor.Apply(hard, executor.Options{
 		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
