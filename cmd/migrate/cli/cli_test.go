@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"github.com/migrate-tool/migrate/plan"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -160,5 +162,37 @@ steps:
 	want := map[string]int{"plain": 3, "last": 2} // a grouped step has no total
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("expectedRecords = %v, want %v", got, want)
+	}
+}
+
+// Ctrl-C stops a command that waits on the target (here a server that never
+// answers) at once, with exit 4; only apply and sandbox handle it themselves.
+func TestInterruptCancelsWaitingCommand(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) })
+	sig := make(chan os.Signal, 1)
+	var out, errb bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, interrupts: sig,
+		getenv: func(k string) string { return map[string]string{"MIGRATE_TOKEN": "demo-pat"}[k] }}
+	done := make(chan int, 1)
+	go func() {
+		done <- a.main(context.Background(), []string{"info", "--target", hang.URL + sandbox.BasePath})
+	}()
+	sig <- os.Interrupt
+	select {
+	case code := <-done:
+		if code != ExitInterrupted {
+			t.Errorf("exit %d, want %d\n%s", code, ExitInterrupted, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("info did not stop on Ctrl-C")
 	}
 }

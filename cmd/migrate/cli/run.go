@@ -35,23 +35,27 @@ type command struct {
 	name    string
 	summary string
 	run     func(a *app, ctx context.Context, args []string) error
+	// ownsInterrupts: the command reads a.interrupts itself (apply's
+	// two-step stop, the sandbox's shutdown); for every other command the
+	// first Ctrl-C cancels its context.
+	ownsInterrupts bool
 }
 
 func commands() []command {
 	return []command{
-		{"validate", "check a plan, its sources' headers and the metadata; reads no rows", (*app).validate},
-		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan},
-		{"apply", "load: send the batches, journaled and resumable", (*app).apply},
-		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status},
-		{"report", "the failed rows as they were in the source, with the server's message", (*app).report},
-		{"undo", "delete what a run created and restore what it changed", (*app).undo},
-		{"info", "the target: user, system and OData versions, what the version allows", (*app).info},
-		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata},
-		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan},
-		{"login", "sign in with OIDC (authorization code with PKCE) and cache the token", (*app).login},
-		{"logout", "remove the cached token", (*app).logout},
-		{"sandbox", "serve the emulated service until interrupted", (*app).sandbox},
-		{"version", "print the tool's version", (*app).version},
+		{"validate", "check a plan, its sources' headers and the metadata; reads no rows", (*app).validate, false},
+		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan, false},
+		{"apply", "load: send the batches, journaled and resumable", (*app).apply, true},
+		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},
+		{"report", "the failed rows as they were in the source, with the server's message", (*app).report, false},
+		{"undo", "delete what a run created and restore what it changed", (*app).undo, false},
+		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
+		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata, false},
+		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan, false},
+		{"login", "sign in with OIDC (authorization code with PKCE) and cache the token", (*app).login, false},
+		{"logout", "remove the cached token", (*app).logout, false},
+		{"sandbox", "serve the emulated service until interrupted", (*app).sandbox, true},
+		{"version", "print the tool's version", (*app).version, false},
 	}
 }
 
@@ -89,6 +93,18 @@ func (a *app) main(ctx context.Context, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if !c.ownsInterrupts && a.interrupts != nil {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				go func() {
+					select {
+					case <-a.interrupts:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
 			err := c.run(a, ctx, args[1:])
 			if err != nil && !errors.Is(err, flag.ErrHelp) {
 				if msg := err.Error(); msg != "" && !isSilent(err) {
