@@ -48,13 +48,19 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 }
 
 // printProblems shows validate's findings on stderr; errors stop the
-// command before anything is read or sent, warnings do not.
-func (a *app) printProblems(c *checked) error {
+// command before anything is read or sent, warnings do not. With --json,
+// stdout still gets its one document: validate's.
+func (a *app) printProblems(c *checked, asJSON bool) error {
 	for _, d := range c.diags {
 		fmt.Fprintln(a.stderr, d.String())
 	}
 	if c.plan != nil && !c.diags.HasErrors() {
 		return nil
+	}
+	if asJSON {
+		if err := writeJSON(a.stdout, validateJSON{OK: false, Problems: problemsJSON(c.diags)}); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
 	if c.plan == nil {
@@ -83,7 +89,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	if err := a.printProblems(c); err != nil {
+	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
 	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
@@ -174,7 +180,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return busyIsPending(err)
 	}
 	defer c.Close()
-	if err := a.printProblems(c); err != nil {
+	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
 	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
