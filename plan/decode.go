@@ -24,7 +24,7 @@ import (
 var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
 	targetKeys  = []string{"url", "language", "metadata", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
-	sourceKeys  = []string{"file", "delimiter", "encoding", "decimal_separator", "sheet", "header_row"}
+	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "key", "value", "missing"}
 	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "deep_insert", "fields", "subforms"}
 	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
@@ -33,7 +33,7 @@ var (
 
 // csvOnly and xlsxOnly are the source keys that make sense for one format.
 var (
-	csvOnly  = []string{"delimiter", "encoding"}
+	csvOnly  = []string{"delimiter", "encoding", "lazy_quotes"}
 	xlsxOnly = []string{"sheet", "header_row"}
 )
 
@@ -413,6 +413,10 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 						w.errorf(w.pos(ke.val), "unknown encoding %s; use utf-8, utf-16, windows-1255, windows-1252 or iso-8859-8%s",
 							quote(v), didYouMean(strings.ToLower(v), []string{"utf-8", "utf-16", "windows-1255", "windows-1252", "iso-8859-8"}))
 					}
+				}
+			case "lazy_quotes":
+				if v, ok := w.boolean(ke); ok {
+					s.LazyQuotes = v
 				}
 			case "decimal_separator":
 				if v, ok := w.enum(ke, ".", ","); ok {

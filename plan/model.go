@@ -74,11 +74,14 @@ type Source struct {
 	Delimiter        string
 	Encoding         string
 	DecimalSeparator string // "" inherits target.decimal_separator
-	Sheet            string
-	HeaderRow        int
-	Pos              Pos   // of the source's name
-	Spans            Spans // each key of the source and its value
-	FilePos          Pos   // of the file's value
+	// LazyQuotes accepts a quote inside an unquoted CSV field, as Hebrew
+	// exports write abbreviations (מק"ט, בע"מ). An extension of the format.
+	LazyQuotes bool
+	Sheet      string
+	HeaderRow  int
+	Pos        Pos   // of the source's name
+	Spans      Spans // each key of the source and its value
+	FilePos    Pos   // of the file's value
 }
 
 // Lookup is an in-memory map from a source.

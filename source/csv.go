@@ -170,7 +170,7 @@ func (r *csvReader) read() ([]string, int, error) {
 func csvMessage(pe *csv.ParseError) error {
 	switch {
 	case errors.Is(pe.Err, csv.ErrBareQuote):
-		return fmt.Errorf("a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"): %w", pe.Err)
+		return fmt.Errorf("a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"), or set lazy_quotes: true on the source: %w", pe.Err)
 	case errors.Is(pe.Err, csv.ErrQuote):
 		if pe.StartLine != pe.Line {
 			return fmt.Errorf("a quoted field of this record is not closed properly (the error shows at line %d, column %d): close it with a quote and double quotes inside it: %w", pe.Line, pe.Column, pe.Err)

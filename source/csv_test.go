@@ -83,7 +83,7 @@ func TestCSV(t *testing.T) {
 		{"invalid utf-8 names the line and the encoding option", []byte("a,b\n1,2\n3,caf\xe9\n"), Options{},
 			"header [\"a\" \"b\"]\nf.csv:2 [\"1\" \"2\"]\nerror: f.csv:3: column 2 is not valid UTF-8: set the source's encoding (e.g. encoding: windows-1255 or windows-1252)\n"},
 		{"bare quote", []byte("a,b\n1,12\" pipe\n"), Options{},
-			"header [\"a\" \"b\"]\nerror: f.csv:2:5: a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"): bare \" in non-quoted-field\n"},
+			"header [\"a\" \"b\"]\nerror: f.csv:2:5: a quote inside a field that is not quoted: quote the whole field and double the quote inside (\"12\"\" pipe\"), or set lazy_quotes: true on the source: bare \" in non-quoted-field\n"},
 		{"unclosed quote across lines", []byte("a,b\n1,\"open\n2,3\n"), Options{},
 			"header [\"a\" \"b\"]\nerror: f.csv:2: a quoted field of this record is not closed properly (the error shows at line 3, column 5): close it with a quote and double quotes inside it: extraneous or missing \" in quoted-field\n"},
 	}

@@ -120,11 +120,12 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 // sourceOptions turns a plan's source into the reader's options.
 func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
 	o := source.Options{
-		Name:      s.File,
-		Path:      filepath.Join(p.Dir, s.File),
-		Encoding:  s.Encoding,
-		Sheet:     s.Sheet,
-		HeaderRow: s.HeaderRow,
+		Name:       s.File,
+		Path:       filepath.Join(p.Dir, s.File),
+		Encoding:   s.Encoding,
+		LazyQuotes: s.LazyQuotes,
+		Sheet:      s.Sheet,
+		HeaderRow:  s.HeaderRow,
 	}
 	if d := []rune(s.Delimiter); len(d) == 1 {
 		o.Delimiter = d[0]
