@@ -42,7 +42,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -64,11 +63,7 @@ func TestBadInput(t *testing.T) {
 		testscript.Run(t, testscript.Params{
 			Dir:           "testdata/badinput",
 			UpdateScripts: *update,
-			Setup: func(env *testscript.Env) error {
-				env.Setenv("HOME", env.WorkDir)
-				env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-				return copyDir("../../examples/plans", filepath.Join(env.WorkDir, "examples"))
-			},
+			Setup:         setupWork,
 			Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 				"mig":       cmdMig,
 				"gen":       cmdGen,

@@ -31,6 +31,14 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// setupWork gives a script a home of its own (so no token cache is shared)
+// and the example plans in $WORK/examples.
+func setupWork(env *testscript.Env) error {
+	env.Setenv("HOME", env.WorkDir)
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+	return copyDir("../../examples/plans", filepath.Join(env.WorkDir, "examples"))
+}
+
 // TestScripts runs the real binary on txtar scripts under testdata/script,
 // with the example plans copied into $WORK/examples and, on `sandbox start`,
 // a sandbox in this process whose data the script can dump and compare.
@@ -38,11 +46,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: *update,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("HOME", env.WorkDir)
-			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
-			return copyDir("../../examples/plans", filepath.Join(env.WorkDir, "examples"))
-		},
+		Setup:         setupWork,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox": cmdSandbox,
 		},
