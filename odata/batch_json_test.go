@@ -4,44 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
 )
-
-// -update rewrites the golden files; looked up, not declared, so that other
-// test files of the package may register the same flag.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func batchGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "batch", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n got: %q\nwant: %q", name, got, want)
-	}
-}
 
 // sampleRequests is a batch as the executor builds it (spec 4.5): a parent,
 // a child addressed by $<id> and depending on it, a read.
@@ -71,11 +40,11 @@ func TestJSONBatchGolden(t *testing.T) {
 	if err := odata.EncodeJSONBatch(&req, sampleRequests()); err != nil {
 		t.Fatal(err)
 	}
-	batchGolden(t, "request.json", req.Bytes())
+	golden.Check(t, "testdata/batch/request.json", req.Bytes())
 	if err := odata.EncodeJSONBatchResponse(&resp, sampleResponses()); err != nil {
 		t.Fatal(err)
 	}
-	batchGolden(t, "response.json", resp.Bytes())
+	golden.Check(t, "testdata/batch/response.json", resp.Bytes())
 }
 
 func TestJSONBatchRoundTrip(t *testing.T) {

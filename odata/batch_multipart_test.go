@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -31,11 +32,11 @@ func TestMultipartBatchGolden(t *testing.T) {
 	if err := odata.EncodeMultipartBatch(&req, testBoundary, multipartRequests(), false); err != nil {
 		t.Fatal(err)
 	}
-	batchGolden(t, "request.multipart", req.Bytes())
+	golden.Check(t, "testdata/batch/request.multipart", req.Bytes())
 	if err := odata.EncodeMultipartBatchResponse(&resp, testBoundary, sampleResponses()); err != nil {
 		t.Fatal(err)
 	}
-	batchGolden(t, "response.multipart", resp.Bytes())
+	golden.Check(t, "testdata/batch/response.multipart", resp.Bytes())
 	if !bytes.Contains(resp.Bytes(), []byte("Content-ID: 1\r\n\r\nHTTP/1.1 201 Created\r\n")) {
 		t.Errorf("response part lacks Content-ID and status line:\n%s", resp.String())
 	}

@@ -3,6 +3,7 @@ package odata
 import (
 	"errors"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -162,7 +163,7 @@ func TestErrorWritersRoundTrip(t *testing.T) {
 	vals := map[string]string{"FAMILYNAME": "A<&>\"'", "FAMILY": "0", "bad name": "skipped"}
 	msgs := []string{"Specify Y or N.", "שגיאה & <b>"}
 	x := ScreenErrorXML("FAMILY_LOG", vals, msgs)
-	golden(t, "errors/written_screen.xml", x)
+	golden.Check(t, "testdata/errors/written_screen.xml", x)
 	e := ParseError(400, nil, x)
 	want := &Error{Status: 400, Entity: "FAMILY_LOG", Values: map[string]string{"FAMILYNAME": "A<&>\"'", "FAMILY": "0"}, Messages: msgs}
 	if !reflect.DeepEqual(e, want) {

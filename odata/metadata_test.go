@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,7 +49,7 @@ func TestParseMetadataGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("metadata", name+".golden"), []byte(dumpMetadata(m)))
+			golden.Check(t, filepath.Join("testdata", "metadata", name+".golden"), []byte(dumpMetadata(m)))
 
 			// Round trip: what we write, we read back equal.
 			var out bytes.Buffer
@@ -171,7 +172,7 @@ func TestParseEntityTypeGolden(t *testing.T) {
 			}
 			var b strings.Builder
 			dumpType(&b, et)
-			golden(t, filepath.Join("metadata", name+".golden"), []byte(b.String()))
+			golden.Check(t, filepath.Join("testdata", "metadata", name+".golden"), []byte(b.String()))
 
 			var out bytes.Buffer
 			if err := et.WriteXML(&out, "Some.Ns"); err != nil {
@@ -240,7 +241,7 @@ func TestWriteXMLGoldenAndRoundTrip(t *testing.T) {
 	if err := m.WriteXML(&out); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "metadata/written.xml", out.Bytes())
+	golden.Check(t, "testdata/metadata/written.xml", out.Bytes())
 	for _, want := range []string{
 		`<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">`,
 		`<edmx:Include Namespace="Org.OData.Core.V1" Alias="Core"/>`,
@@ -265,7 +266,7 @@ func TestWriteXMLGoldenAndRoundTrip(t *testing.T) {
 	if err := m.Type("ORDERS").WriteXML(&frag, m.Namespace); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "metadata/written_fragment.xml", frag.Bytes())
+	golden.Check(t, "testdata/metadata/written_fragment.xml", frag.Bytes())
 	et, err := ParseEntityType(&frag)
 	if err != nil {
 		t.Fatal(err)

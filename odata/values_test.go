@@ -3,6 +3,7 @@ package odata
 import (
 	"encoding/json"
 	"errors"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestMarshalBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "values/body.json", append(got, '\n'))
+	golden.Check(t, "testdata/values/body.json", append(got, '\n'))
 	again, _ := MarshalBody(body)
 	if string(again) != string(got) {
 		t.Errorf("not deterministic")

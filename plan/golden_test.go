@@ -1,14 +1,12 @@
 package plan
 
 import (
-	"flag"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // TestBrokenGolden decodes every plan under testdata/broken and compares
 // its diagnostics, exactly, with the .golden file beside it.
@@ -32,21 +30,7 @@ func TestBrokenGolden(t *testing.T) {
 			if !ds.HasErrors() {
 				t.Fatalf("a broken plan decoded without errors: %v", ds)
 			}
-			got := ds.Error() + "\n"
-			golden := strings.TrimSuffix(path, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./plan -run TestBrokenGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("diagnostics differ from %s\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(path, ".yaml")+".golden", []byte(ds.Error()+"\n"))
 		})
 	}
 }

@@ -2,14 +2,12 @@ package source
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the readers' output")
 
 // TestGolden reads every sample file under testdata/golden (with the
 // Options of its .opts file, if any) and compares everything it reads
@@ -46,19 +44,7 @@ func TestGolden(t *testing.T) {
 				got = dump(r)
 				r.Close()
 			}
-			if *update {
-				if err := os.WriteFile(base+".golden", []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(base + ".golden")
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("got\n%s\nwant\n%s", got, want)
-			}
+			golden.Check(t, base+".golden", []byte(got))
 		})
 	}
 	if n == 0 {

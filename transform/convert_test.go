@@ -1,11 +1,9 @@
 package transform
 
 import (
-	"flag"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +11,6 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 var tenth, fifth, price = 0.1, 0.2, 19.99
 
@@ -140,7 +136,7 @@ func TestConvertGolden(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "convert.golden", b.String())
+	golden.Check(t, "testdata/convert.golden", []byte(b.String()))
 }
 
 func wire(v any) string {
@@ -151,22 +147,4 @@ func wire(v any) string {
 		return x.String()
 	}
 	return fmt.Sprintf("%q", fmt.Sprint(v))
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output; run go test -run %s -update and review the diff:\n%s", path, t.Name(), got)
-	}
 }

@@ -34,6 +34,7 @@ import (
 	"compress/flate"
 	"errors"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -62,7 +63,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("catalogue", func(t *testing.T) {
 		testscript.Run(t, testscript.Params{
 			Dir:           "testdata/badinput",
-			UpdateScripts: *update,
+			UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against
 			Setup:         setupWork,
 			Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 				"mig":       cmdMig,

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -20,8 +20,6 @@ import (
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files that scripts compare against")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
@@ -45,7 +43,7 @@ func setupWork(env *testscript.Env) error {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
-		UpdateScripts: *update,
+		UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against
 		Setup:         setupWork,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox": cmdSandbox,
