@@ -286,12 +286,8 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "language":
-			if v, ok := w.integer(e); ok {
-				if v < 1 {
-					w.errorf(w.pos(e.val), "\"language\" must be a language code of 1 or more (leave it out for none), not %d", v)
-				} else {
-					t.Language = v
-				}
+			if v, ok := w.bounded(e, 1, 0, "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
+				t.Language = v
 			}
 		case "metadata":
 			if s, ok := w.text(e); ok {
@@ -302,28 +298,16 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.Auth = s
 			}
 		case "batch_size":
-			if v, ok := w.integer(e); ok {
-				if v < 1 || v > 1000 {
-					w.errorf(w.pos(e.val), "\"batch_size\" must be between 1 and 1000, not %d", v)
-				} else {
-					t.BatchSize = v
-				}
+			if v, ok := w.bounded(e, 1, 1000, "\"batch_size\" must be between 1 and 1000, not %d"); ok {
+				t.BatchSize = v
 			}
 		case "concurrency":
-			if v, ok := w.integer(e); ok {
-				if v < 1 {
-					w.errorf(w.pos(e.val), "\"concurrency\" must be at least 1, not %d", v)
-				} else {
-					t.Concurrency = v
-				}
+			if v, ok := w.bounded(e, 1, 0, "\"concurrency\" must be at least 1, not %d"); ok {
+				t.Concurrency = v
 			}
 		case "calls_per_minute":
-			if v, ok := w.integer(e); ok {
-				if v < 1 {
-					w.errorf(w.pos(e.val), "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d", v)
-				} else {
-					t.CallsPerMinute = v
-				}
+			if v, ok := w.bounded(e, 1, 0, "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
+				t.CallsPerMinute = v
 			}
 		case "timezone":
 			if s, ok := w.text(e); ok {
@@ -427,12 +411,8 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 					s.Sheet = v
 				}
 			case "header_row":
-				if v, ok := w.integer(ke); ok {
-					if v < 1 {
-						w.errorf(w.pos(ke.val), "\"header_row\" must be 1 or more, not %d", v)
-					} else {
-						s.HeaderRow = v
-					}
+				if v, ok := w.bounded(ke, 1, 0, "\"header_row\" must be 1 or more, not %d"); ok {
+					s.HeaderRow = v
 				}
 			}
 		}

@@ -278,6 +278,21 @@ func suggestScalar(n *yaml.Node, choices []string) string {
 }
 
 // integer reads a whole number (written bare or quoted).
+// bounded reads a whole number from min up to max (max 0: no upper bound);
+// one outside is a problem at the value, said with msg (a format taking
+// the number).
+func (w *walker) bounded(e entry, min, max int, msg string) (int, bool) {
+	v, ok := w.integer(e)
+	if !ok {
+		return 0, false
+	}
+	if v < min || max > 0 && v > max {
+		w.errorf(w.pos(e.val), msg, v)
+		return 0, false
+	}
+	return v, true
+}
+
 func (w *walker) integer(e entry) (int, bool) {
 	n := e.val
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
