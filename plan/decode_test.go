@@ -21,8 +21,10 @@ func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
 	return Decode("plan.yaml", data)
 }
 
-// The example of PLAN-FORMAT.md names three sources its steps read without
-// declaring them; everything else in it is a valid plan.
+// The original contract's example (testdata/format-example.yaml, as
+// ../shared/docs/PLAN-FORMAT.md had it) names three sources its steps read
+// without declaring them; everything else in it is a valid plan. The users'
+// copy in docs/plan-format.md declares them (TestFormatExampleIsCurrent).
 func TestFormatExampleVerbatim(t *testing.T) {
 	t.Parallel()
 	_, ds := decodeFile(t, "testdata/format-example.yaml")
@@ -44,13 +46,13 @@ func TestFormatExampleComplete(t *testing.T) {
 	}
 	wantTarget := Target{
 		URL: "https://erp.example.com/odata/Priority/tabula.ini/demo", Language: 1, Metadata: "metadata.xml",
-		Auth: "pat", BatchSize: 100, Concurrency: 2, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
-		Pos: Pos{File: "plan.yaml", Line: 5, Col: 1},
+		Auth: "pat", BatchSize: 100, Concurrency: 2, CallsPerMinute: 100, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
+		Pos: Pos{File: "plan.yaml", Line: 4, Col: 1},
 	}
-	if got := p.Target.Spans["metadata"]; got != (Span{Key: Pos{"plan.yaml", 8, 3}, Value: Pos{"plan.yaml", 8, 13}}) {
+	if got := p.Target.Spans["metadata"]; got != (Span{Key: Pos{"plan.yaml", 7, 3}, Value: Pos{"plan.yaml", 7, 13}}) {
 		t.Errorf("span of target.metadata: %+v", got)
 	}
-	if len(p.Target.Spans) != 9 {
+	if len(p.Target.Spans) != 10 {
 		t.Errorf("target spans: %v", p.Target.Spans)
 	}
 	gotTarget := p.Target

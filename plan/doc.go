@@ -1,4 +1,4 @@
-// Package plan owns the YAML plan (../shared/docs/PLAN-FORMAT.md): strict
+// Package plan owns the YAML plan (docs/plan-format.md): strict
 // decoding through yaml.Node with file:line:col on every problem, static
 // checks, checks against the service's metadata, and the dependency order of
 // steps. It reads no source rows and talks no HTTP.
@@ -16,7 +16,8 @@
 // a caller holding the sources' headers can check them.
 //
 // The JSON schema docs/plan.schema.json describes the same format for
-// editors; a test keeps its keys and the decoder's identical.
+// editors; tests keep its keys, the tables of docs/plan-format.md and the
+// decoder's identical, and that page's example the one the tests decode.
 //
 // Compiling expressions against the function library is the transform
 // package's job; plan only parses them.

@@ -110,7 +110,7 @@ func TestCheckMetadataFormatExample(t *testing.T) {
 			"plan.yaml:104:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
 		}},
 		{"17.1", []string{
-			"plan.yaml:44:1: writing records needs system version 17.2; the target runs 17.1",
+			"plan.yaml:43:1: writing records needs system version 17.2; the target runs 17.1",
 			"plan.yaml:98:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
 			"plan.yaml:101:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
 			"plan.yaml:104:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 17.1",
