@@ -42,7 +42,7 @@ func demoMetadata() *odata.Metadata {
 			str("CUSTNAME", 16), mand(str("CUSTDES", 48)), str("AGENTCODE", 8)},
 			Navigations: []*odata.NavigationProperty{coll("GENCUSTNOTES_SUBFORM"), single("SHIPTO2_SUBFORM")}},
 		{Name: "GENCUSTNOTES_SUBFORM", Key: []string{"NOTELINE"}, Properties: []*odata.Property{
-			typ("NOTELINE", odata.EdmInt64), str("NOTE", 68)}},
+			typ("NOTELINE", odata.EdmInt64), str("SUBJECT", 80)}},
 		{Name: "SHIPTO2_SUBFORM", Properties: []*odata.Property{str("ADDRESS", 80), str("PHONE", 20)}},
 		{Name: "ORDERS", Key: []string{"ORDNAME"}, Properties: []*odata.Property{
 			mand(str("ORDNAME", 16)), mand(str("CUSTNAME", 16)), str("CDES", 48),
