@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // The users' documentation, in the product.
@@ -314,5 +316,79 @@ func TestDocsNameEveryVariable(t *testing.T) {
 	}
 	if got, want := setOf(inDoc), setOf(inCode); got != want {
 		t.Errorf("%s, \"Environment\": documents [%s]; the code reads [%s]", cliDoc, got, want)
+	}
+}
+
+// The rows of cli.md's "Exit codes by command" where the code departs
+// from the general table, or says more than it: each case is one claim of
+// that page.
+func TestDocsExitCodesByCommand(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Options{RefuseKey: func(entity, key string) string {
+		if entity == "CUSTOMERS" && key == "C1002" {
+			return "customer C1002 is blocked"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	target := srv.URL + sandbox.BasePath
+
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	broken := write("broken.yaml", "version: 1\nsteps: [\n")
+	noSource := write("no-source.yaml", `version: 1
+sources:
+  s: {file: missing.csv}
+steps:
+  - {name: a, entity: CUSTOMERS, source: s, fields: {CUSTNAME: row.A, CUSTDES: row.B}}
+`)
+	existing := write("existing.yaml", "# a plan of the user's\n")
+	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	customers, err := filepath.Abs("../../../examples/plans/data/customers.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(dir, "q.journal")
+	env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": dir, "XDG_CONFIG_HOME": dir}
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		output string
+	}{
+		{"validate: a readable plan with a syntax error", []string{"validate", broken, "--sandbox"}, ExitData, "broken.yaml:2:1"},
+		{"validate: a source that cannot be opened", []string{"validate", noSource, "--sandbox"}, ExitData, "no-source.yaml:3:13"},
+		{"plan: the same", []string{"plan", noSource, "--sandbox"}, ExitData, "nothing was sent"},
+		{"apply: the same, nothing sent", []string{"apply", noSource, "--sandbox"}, ExitData, "nothing was sent"},
+		{"info: a plan that cannot be decoded", []string{"info", broken, "--sandbox"}, ExitUsage, "run `migrate validate"},
+		{"metadata show: an unknown entity", []string{"metadata", "show", "CUSTOMER", "--sandbox"}, ExitUsage, `did you mean "CUSTOMERS"?`},
+		{"init: --out exists", []string{"init", "--entity", "CUSTOMERS", "--source", customers, "--sandbox", "--out", existing}, ExitUsage, "exists"},
+		// The next two run in order: a run with a refused record, then its status.
+		{"apply: a record the server refused", []string{"apply", quickstart, "--target", target, "--journal", journal}, ExitData, "customer C1002 is blocked"},
+		{"status: a run that is not complete", []string{"status", journal}, ExitOK, "not complete"},
+		{"status --json: the same", []string{"status", journal, "--json"}, ExitOK, `"complete": false`},
+	}
+	for _, tt := range tests {
+		code, out, errs := runMain(t, env, tt.args...)
+		if code != tt.code || !strings.Contains(out+errs, tt.output) {
+			t.Errorf("%s: exit %d, want %d with %q\nstdout: %s\nstderr: %s", tt.name, code, tt.code, tt.output, out, errs)
+		}
+	}
+	if got, _ := os.ReadFile(existing); string(got) != "# a plan of the user's\n" {
+		t.Errorf("init overwrote %s: %q", existing, got)
 	}
 }
