@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/userdocs"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -25,31 +25,6 @@ const (
 	cliDoc    = "../../../docs/cli.md"
 	formatDoc = "../../../docs/plan-format.md"
 )
-
-func readDoc(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// docSection is the text of the "## title" section of the document at
-// path, up to the next section.
-func docSection(t *testing.T, path, title string) string {
-	t.Helper()
-	doc := readDoc(t, path)
-	start := strings.Index(doc, "\n## "+title+"\n")
-	if start < 0 {
-		t.Fatalf("%s has no section %q", path, title)
-	}
-	body := doc[start+len(title)+5:]
-	if end := strings.Index(body, "\n## "); end >= 0 {
-		body = body[:end]
-	}
-	return body
-}
 
 // runMain runs one command line as the binary would, with env as the whole
 // environment.
@@ -68,23 +43,12 @@ func runMain(t *testing.T, env map[string]string, args ...string) (code int, std
 // (the two workbooks are written here).
 func TestDocsExampleValidates(t *testing.T) {
 	t.Parallel()
-	doc := readDoc(t, formatDoc)
-	start := strings.Index(doc, "```yaml\n")
-	if start < 0 {
-		t.Fatalf("no yaml block in %s", formatDoc)
-	}
-	start += len("```yaml\n")
-	end := strings.Index(doc[start:], "```\n")
-	if end < 0 {
-		t.Fatalf("the yaml block of %s does not end", formatDoc)
-	}
-
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("testdata/docs-example")); err != nil {
 		t.Fatal(err)
 	}
 	planPath := filepath.Join(dir, "plan.yaml")
-	if err := os.WriteFile(planPath, []byte(doc[start:start+end]), 0o644); err != nil {
+	if err := os.WriteFile(planPath, []byte(userdocs.FirstYAML(t, formatDoc)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	writeWorkbook(t, filepath.Join(dir, "data", "customers.xlsx"), "Customers", [][]any{
@@ -149,7 +113,11 @@ func TestDocsExampleValidates(t *testing.T) {
 		t.Fatalf("no batches in %s: %v", batches, err)
 	}
 	for _, f := range files {
-		sent.WriteString(readDoc(t, f))
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent.Write(b)
 	}
 	for _, want := range []string{`"PARTDES":"בורג 6 ממ"`, `"SUBJECT":"בע\"מ: pays on time"`, `"PRICE":12.50`, `"AGENTCODE":"7"`} {
 		if !strings.Contains(sent.String(), want) {
@@ -192,8 +160,7 @@ var (
 func TestDocsNameEveryFlag(t *testing.T) {
 	t.Parallel()
 	documented := map[string][]string{}
-	for _, sub := range strings.Split(docSection(t, cliDoc, "Flags by command"), "\n### ")[1:] {
-		heading, body, _ := strings.Cut(sub, "\n")
+	for heading, body := range userdocs.Subsections(userdocs.Section(t, cliDoc, "Flags by command")) {
 		m := docCommand.FindStringSubmatch(heading)
 		if m == nil {
 			continue // Connection flags: shared, named again under each command
@@ -226,7 +193,7 @@ func TestDocsNameEveryFlag(t *testing.T) {
 			t.Errorf("%s: no \"### `migrate %s`\" under \"Flags by command\"", cliDoc, name)
 			continue
 		}
-		if got, want := setOf(doc), setOf(registered); got != want {
+		if got, want := userdocs.Set(doc), userdocs.Set(registered); got != want {
 			t.Errorf("%s, `migrate %s`: documents flags [%s]; the command has [%s]", cliDoc, name, got, want)
 		}
 		delete(documented, name)
@@ -236,25 +203,11 @@ func TestDocsNameEveryFlag(t *testing.T) {
 	}
 }
 
-// setOf is the distinct strings of ss, sorted and joined.
-func setOf(ss []string) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
-
 // Every field of every JSON document the commands print is named in
 // cli.md's "JSON output".
 func TestDocsNameEveryJSONField(t *testing.T) {
 	t.Parallel()
-	section := docSection(t, cliDoc, "JSON output")
+	section := userdocs.Section(t, cliDoc, "JSON output")
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
 		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}} {
 		typ := reflect.TypeOf(v)
@@ -311,10 +264,10 @@ func TestDocsNameEveryVariable(t *testing.T) {
 		t.Fatal("found no MIGRATE_ variable in the code; is the walk in the wrong place?")
 	}
 	var inDoc []string
-	for _, m := range regexp.MustCompile("`(MIGRATE_[A-Z0-9_]+)`").FindAllStringSubmatch(docSection(t, cliDoc, "Environment"), -1) {
+	for _, m := range regexp.MustCompile("`(MIGRATE_[A-Z0-9_]+)`").FindAllStringSubmatch(userdocs.Section(t, cliDoc, "Environment"), -1) {
 		inDoc = append(inDoc, m[1])
 	}
-	if got, want := setOf(inDoc), setOf(inCode); got != want {
+	if got, want := userdocs.Set(inDoc), userdocs.Set(inCode); got != want {
 		t.Errorf("%s, \"Environment\": documents [%s]; the code reads [%s]", cliDoc, got, want)
 	}
 }
