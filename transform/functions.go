@@ -475,6 +475,11 @@ func (p *Program) fnEnv(params ...any) (any, error) {
 	if !ok || name == "" {
 		return nil, argError("env", 1, "a variable name", params[0])
 	}
+	if odata.IsSecretVariable(name) {
+		// A secret read here would be written into the target's data and
+		// into plan --out: credentials stay with the code that logs in.
+		return nil, fmt.Errorf("env(%q): %s holds one of migrate's own credentials, which a plan may not read; put the value the plan needs in a variable of its own", name, name)
+	}
 	return p.opts.Getenv(name), nil
 }
 
