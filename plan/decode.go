@@ -255,6 +255,10 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			if ok && len(items) == 0 {
 				w.errorf(e.kpos, "the plan has no steps; list at least one under \"steps\"")
 			}
+			if len(items) > MaxSteps {
+				w.errorf(e.kpos, "the plan has %d steps, more than the %d a plan may have; a plan is one load: split it into several plans (each keeps its own journal)", len(items), MaxSteps)
+				items = nil
+			}
 			for i, it := range items {
 				if s := w.decodeStep(it, i+1); s != nil {
 					p.Steps = append(p.Steps, s)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
 	"path/filepath"
@@ -392,5 +393,47 @@ func TestExprPosOf(t *testing.T) {
 		if got := x.PosOf(tt.line, tt.col); got != tt.want {
 			t.Errorf("PosOf(%d, %d) = %v, want %v", tt.line, tt.col, got, tt.want)
 		}
+	}
+}
+
+// A plan past the size bounds gets one message that says what is too large
+// and what to do, not one about aliases it does not have.
+func TestPlanSizeBounds(t *testing.T) {
+	t.Parallel()
+	steps := func(n int, extra string) []byte {
+		var b strings.Builder
+		b.WriteString("version: 1\nsources:\n  c: {file: c.csv}\nsteps:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  - {name: s%d, entity: CUSTOMERS, source: c, fields: {CUSTNAME: row.A%s}}\n", i, extra)
+		}
+		return []byte(b.String())
+	}
+	var wide strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&wide, ", X%d: row.A", i)
+	}
+	many := wide.String()
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"100k steps", steps(100_000, ""), "plan.yaml:4:1: the plan has 100000 steps, more than the 1000 a plan may have; a plan is one load: split it into several plans (each keeps its own journal)"},
+		{"1000 wide steps", steps(MaxSteps, many), "the plan is too large: more than 200000 keys and values; split the load into several plans"},
+	}
+	for _, tt := range tests {
+		_, ds := Decode("plan.yaml", tt.data)
+		var errs []string
+		for _, d := range ds {
+			if d.Severity != SeverityWarning {
+				errs = append(errs, d.String())
+			}
+		}
+		if len(errs) != 1 || !strings.Contains(errs[0], tt.want) {
+			t.Errorf("%s: %d errors, the first %q; want one error with %q", tt.name, len(errs), errs[:min(len(errs), 1)], tt.want)
+		}
+	}
+	if _, ds := Decode("plan.yaml", steps(MaxSteps, "")); ds.HasErrors() {
+		t.Errorf("%d steps: %.300v", MaxSteps, ds)
 	}
 }

@@ -41,6 +41,10 @@ func openXLSX(opts Options) (Reader, error) {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return nil, openError(opts.Name, opts.Path, err)
 		}
+		var le limitError
+		if errors.As(err, &le) {
+			return nil, &Error{File: opts.Name, Err: err}
+		}
 		return nil, &Error{File: opts.Name, Err: fmt.Errorf("not a readable .xlsx workbook (%v): save it again from Excel as .xlsx; a password-protected workbook must be saved without the password", err)}
 	}
 	r, err := newXLSXReader(opts, wb)
