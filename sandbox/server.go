@@ -110,6 +110,28 @@ type Server struct {
 	auth *authServer
 
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
+
+	dropWrites atomic.Int64 // DropAfterNextWrites
+}
+
+// DropAfterNextWrites makes the next n calls that carry a write (a POST,
+// PATCH or DELETE, alone or inside a $batch) take effect and then lose
+// their connection: the drop-after-commit fault on demand, for a test that
+// needs exactly one batch in doubt while the reads around it are answered.
+func (s *Server) DropAfterNextWrites(n int) { s.dropWrites.Store(int64(n)) }
+
+// takeDrop uses up one of DropAfterNextWrites.
+func (s *Server) takeDrop() bool {
+	for {
+		n := s.dropWrites.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.dropWrites.CompareAndSwap(n, n-1) {
+			s.nFaults.Add(1)
+			return true
+		}
+	}
 }
 
 // New builds a sandbox, loading Options.StatePath when it exists.
@@ -238,6 +260,8 @@ type call struct {
 	lang lang
 	base string // absolute service root URL, e.g. http://host/odata/Priority/tabula.ini,2/demo
 	root string // path of the service root
+	// wrote is set once the call carries a write (alone or in a $batch).
+	wrote atomic.Bool
 }
 
 // result is an answer before it is written (batches collect them).
@@ -320,7 +344,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if serr != nil {
 		res = s.errResult(protoErr(http.StatusInternalServerError, "InternalError", "%v", serr))
 	}
-	if fault == FaultDropAfterCommit {
+	if fault == FaultDropAfterCommit || c.wrote.Load() && s.takeDrop() {
 		dropConnection(w)
 		return
 	}
