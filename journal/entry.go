@@ -13,6 +13,10 @@ const (
 	KindIntent  Kind = "intent"  // a batch about to be sent
 	KindOutcome Kind = "outcome" // the responses of a batch, or that its outcome is unknown
 	KindRecord  Kind = "record"  // a record's final status (committed, failed, skipped)
+	// KindWatermark is the highest auto-unique key of a step's entity read
+	// before the step's first write: reconciliation claims only documents
+	// above it.
+	KindWatermark Kind = "watermark"
 )
 
 // Ops of sub-requests. The undo ones are written by Undo.
@@ -66,6 +70,19 @@ type Sub struct {
 	// before sending (server-assigned keys, lines): the written scalar
 	// fields as JSON; for a PATCH, the new values.
 	Match json.RawMessage `json:"mt,omitempty"`
+	// RowHash is a hash of the record's source row, on the record's entity
+	// sub-request when its identity is its location (no id:): a resume
+	// refuses a source whose rows shifted under those locations.
+	RowHash string `json:"rh,omitempty"`
+}
+
+// Watermark is what an entry of KindWatermark records.
+type Watermark struct {
+	Step  string `json:"st"`
+	Field string `json:"f"` // the auto-unique field, e.g. ORD
+	// Value is the field's highest value when read, as a literal; "" when
+	// the entity held nothing.
+	Value string `json:"v,omitempty"`
 }
 
 // Result is the outcome of one sub-request.
@@ -77,6 +94,8 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// By is "user" for an outcome the user decided with migrate resolve.
+	By string `json:"by,omitempty"`
 }
 
 // Problem is one message about a record.
@@ -105,6 +124,8 @@ type RecordEntry struct {
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`
+	// RowHash: as Sub.RowHash, for a record identified by its location.
+	RowHash string `json:"rh,omitempty"`
 }
 
 // Entry is one line of the journal.
@@ -116,6 +137,7 @@ type Entry struct {
 	Results []Result     `json:"r,omitempty"`
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
+	Mark    *Watermark   `json:"wm,omitempty"`
 }
 
 // Status of a record.

@@ -29,8 +29,33 @@ type State struct {
 	ValidSize int64
 	// Torn is set when a damaged last line was ignored.
 	Torn bool
+	// Marks holds each step's watermarks in journal order.
+	Marks map[string][]Mark
 
 	open map[int]*openBatch
+}
+
+// Mark is a watermark and where it stands: it bounds the batches numbered
+// above After (the highest batch number when it was journaled).
+type Mark struct {
+	Watermark
+	After int
+}
+
+// WatermarkFor is the watermark that bounds batch of step: the latest one
+// journaled before that batch; false when none was (a journal written
+// before watermarks existed, or an entity without an auto-unique key).
+func (s *State) WatermarkFor(step string, batch int) (Watermark, bool) {
+	var (
+		w  Watermark
+		ok bool
+	)
+	for _, m := range s.Marks[step] {
+		if m.After < batch {
+			w, ok = m.Watermark, true
+		}
+	}
+	return w, ok
 }
 
 // StepState is the records of one step.
@@ -58,6 +83,9 @@ type Record struct {
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
+	// RowHash is the hash of the source row the record was sent from, when
+	// its identity is its location (Sub.RowHash).
+	RowHash string
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -319,6 +347,9 @@ func (st *State) apply(line []byte) string {
 					rec.Subs = map[string]*SubState{}
 				}
 				rec.Subs[s.Path] = s
+				if s.RowHash != "" {
+					rec.RowHash = s.RowHash
+				}
 			}
 		}
 	case KindOutcome:
@@ -393,7 +424,15 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
+		if re.RowHash != "" {
+			rec.RowHash = re.RowHash
+		}
 		rec.Errors, rec.Row = re.Errors, re.Row
+	case KindWatermark:
+		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
+			return "watermark entry without a step or field"
+		}
+		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 	case KindHeader:
 		return "a second header"
 	default:
@@ -426,7 +465,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -434,7 +473,11 @@ func newState() *State {
 func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
-		ValidSize: s.ValidSize, Torn: s.Torn, open: make(map[int]*openBatch, len(s.open))}
+		ValidSize: s.ValidSize, Torn: s.Torn, open: make(map[int]*openBatch, len(s.open)),
+		Marks: make(map[string][]Mark, len(s.Marks))}
+	for step, ms := range s.Marks {
+		c.Marks[step] = append([]Mark(nil), ms...)
+	}
 	// A sub-request changes only while its batch is open (its outcome, the
 	// in-doubt mark); a closed batch's never change again, so the copy
 	// shares them. Open batches are few (in doubt or in flight): their
