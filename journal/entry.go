@@ -48,6 +48,9 @@ type Step struct {
 	Name   string `json:"name"`
 	Entity string `json:"entity"`
 	Wave   int    `json:"wave"`
+	// Match is the step's match: (the fields that identify a document),
+	// so that resolve looks candidates up as apply does.
+	Match []string `json:"match,omitempty"`
 }
 
 // Sub is one sub-request of an intent.

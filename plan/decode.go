@@ -26,7 +26,7 @@ var (
 	targetKeys  = []string{"url", "language", "metadata", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "key", "value", "missing"}
-	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "deep_insert", "fields", "subforms"}
+	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms"}
 	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
 	linkKeys    = []string{"parent", "child"}
 )
@@ -543,6 +543,24 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 		case "group_by":
 			if x, ok := w.expr(e.val, fmt.Sprintf("\"group_by\" of %s", what)); ok {
 				s.GroupBy = &x
+			}
+		case "match":
+			if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
+				// match: CUSTNAME is read as match: [CUSTNAME].
+				if v, ok := w.text(e); ok {
+					s.Match = append(s.Match, v)
+					s.MatchPos = append(s.MatchPos, w.pos(e.val))
+				}
+				break
+			}
+			items, _ := w.sequence(e.val, fmt.Sprintf("\"match\" of %s", what))
+			for _, it := range items {
+				if it.Kind != yaml.ScalarNode || isNull(it) {
+					w.errorf(w.pos(it), "\"match\" of %s lists field names, not %s", what, describe(it))
+					continue
+				}
+				s.Match = append(s.Match, it.Value)
+				s.MatchPos = append(s.MatchPos, w.pos(it))
 			}
 		case "deep_insert":
 			if v, ok := w.boolean(e); ok {

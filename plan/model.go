@@ -107,15 +107,20 @@ const (
 
 // Step loads one entity from one source.
 type Step struct {
-	Name       string
-	Entity     string
-	Source     string
-	After      []string
-	AfterPos   []Pos
-	When       *Expr
-	Mode       Mode
-	ID         *Expr
-	GroupBy    *Expr
+	Name     string
+	Entity   string
+	Source   string
+	After    []string
+	AfterPos []Pos
+	When     *Expr
+	Mode     Mode
+	ID       *Expr
+	GroupBy  *Expr
+	// Match names the written fields that identify a document whose key
+	// the server assigns: reconciliation looks an in-doubt create up by
+	// them alone (issue 12). Empty: by every field the record wrote.
+	Match      []string
+	MatchPos   []Pos
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform
