@@ -79,6 +79,9 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 			}
 		}
 	}
+	if err := r.refuseShifted(); err != nil {
+		return nil, err
+	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
 	}
@@ -134,7 +137,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	}
 	for i, w := range waves {
 		for _, s := range w {
-			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
+			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i, Match: s.Match})
 		}
 	}
 	if _, err := os.Stat(r.opts.Journal); err == nil {
@@ -302,6 +305,7 @@ type stepRun struct {
 	queued   []unit
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
+	mark     markOnce
 }
 
 func (r *runner) runStep(s *plan.Step) error {
@@ -534,12 +538,15 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	if r.halted() {
 		return errHalt
 	}
+	if err := sr.takeWatermark(batch); err != nil {
+		return err
+	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
 	subs := make([]journal.Sub, len(batch))
 	for i, o := range batch {
 		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match(), RowHash: o.rowHash()}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -770,6 +777,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Committed, Loc: w.rec.Loc.String()}
 	if w.root != nil {
 		re.Key = w.root.key
+		re.RowHash = w.root.rowHash()
 	}
 	if !w.failed {
 		return journal.Entry{Kind: journal.KindRecord, Record: re}

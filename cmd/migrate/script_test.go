@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/golden"
+	"io"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -54,7 +56,10 @@ func TestScripts(t *testing.T) {
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
-// without the server-assigned values that change from run to run.
+// without the server-assigned values that change from run to run;
+// `sandbox post PATH JSON` creates what a user makes by hand (as the
+// service's own POST, spec 4.2); `sandbox drop-writes N` makes the next N
+// calls that write take effect and lose their answer (in doubt).
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
@@ -115,6 +120,32 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		b, err := json.MarshalIndent(out, "", "  ")
 		ts.Check(err)
 		fmt.Fprintln(ts.Stdout(), string(b))
+	case "post":
+		if len(args) != 3 {
+			ts.Fatalf("usage: sandbox post PATH JSON")
+		}
+		req, err := http.NewRequest("POST", ts.Getenv("MIGRATE_TARGET")+"/"+args[1], strings.NewReader(args[2]))
+		ts.Check(err)
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		ts.Check(err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 201 {
+			ts.Fatalf("sandbox post %s: status %d: %s", args[1], res.StatusCode, body)
+		}
+		fmt.Fprintln(ts.Stdout(), string(body))
+	case "drop-writes":
+		n, err := strconv.Atoi(args[len(args)-1])
+		ts.Check(err)
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox drop-writes: no sandbox started")
+		}
+		sb.DropAfterNextWrites(n)
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}

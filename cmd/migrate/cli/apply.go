@@ -234,9 +234,10 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	})
 	hook.finish()
 	var stale *executor.StaleError
+	var shifted *executor.ShiftedError
 	var corrupt *journal.CorruptError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt):
 		// The journal is from something else or damaged: a file that
 		// cannot be used, not a target that cannot be reached.
 		return withCode(ExitUsage, err)
