@@ -41,6 +41,7 @@ type runner struct {
 	keys    map[string]map[string]string // step → record id → key expression
 	pending []journal.Entry              // record entries to write with the next append
 	undec   []string
+	warned  map[string]bool // warnOnce
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling

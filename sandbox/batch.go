@@ -52,6 +52,15 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 	if aerr := checkReferences(reqs); aerr != nil {
 		return s.errResult(aerr)
 	}
+	for _, r := range reqs {
+		if r.Method != http.MethodGet && s.takeDrop(&s.dropBefore) {
+			c.dropped = true // lost before anything ran (DropNextWrites)
+			return &result{}
+		}
+		if r.Method != http.MethodGet {
+			break
+		}
+	}
 	cont, set := odata.ContinueOnError(ct, hdr.Get("Prefer"))
 	for i := 0; !set && i < len(reqs); i++ {
 		cont, set = odata.ContinueOnError(reqs[i].Header("Content-Type"), reqs[i].Header("Prefer"))

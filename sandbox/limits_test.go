@@ -331,12 +331,12 @@ func TestFaultsSeededAndLatency(t *testing.T) {
 	}
 }
 
-// DropAfterNextWrites drops exactly the next calls that write, after they
-// took effect; reads, and a $batch of reads, are answered meanwhile.
-func TestDropAfterNextWrites(t *testing.T) {
+// DropNextWrites drops exactly the next calls that write, before or after
+// they took effect; reads, and a $batch of reads, are answered meanwhile.
+func TestDropNextWrites(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
-	c.sb.DropAfterNextWrites(1)
+	c.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit)
 	post := func(body string) error {
 		req, _ := http.NewRequest("POST", c.base+"/$batch", strings.NewReader(body))
 		req.Header.Set("Authorization", c.auth)
@@ -365,5 +365,17 @@ func TestDropAfterNextWrites(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d of the two writes took effect; want both (drop after commit)", n)
+	}
+	c.sb.DropNextWrites(1, sandbox.FaultDropBeforeCommit)
+	if err := post(fmt.Sprintf(write, "D3")); err == nil {
+		t.Fatal("the write was answered; want its connection dropped")
+	}
+	if err := post(fmt.Sprintf(write, "D4")); err != nil {
+		t.Fatalf("the next write was dropped: %v", err)
+	}
+	for _, row := range c.sb.Snapshot()["CUSTOMERS"] {
+		if row["CUSTNAME"] == "D3" {
+			t.Error("D3 took effect; drop before commit must lose it")
+		}
 	}
 }

@@ -58,8 +58,9 @@ func TestScripts(t *testing.T) {
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
 // `sandbox post PATH JSON` creates what a user makes by hand (as the
-// service's own POST, spec 4.2); `sandbox drop-writes N` makes the next N
-// calls that write take effect and lose their answer (in doubt).
+// service's own POST, spec 4.2); `sandbox drop-writes before|after N`
+// makes the next N calls that write lose their connection before or after
+// they take effect (in doubt either way).
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
@@ -137,7 +138,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprintln(ts.Stdout(), string(body))
 	case "drop-writes":
-		n, err := strconv.Atoi(args[len(args)-1])
+		if len(args) != 3 || args[1] != "before" && args[1] != "after" {
+			ts.Fatalf("usage: sandbox drop-writes before|after N")
+		}
+		n, err := strconv.Atoi(args[2])
 		ts.Check(err)
 		sandboxMu.Lock()
 		sb := sandboxes[ts]
@@ -145,7 +149,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		if sb == nil {
 			ts.Fatalf("sandbox drop-writes: no sandbox started")
 		}
-		sb.DropAfterNextWrites(n)
+		sb.DropNextWrites(n, "drop-"+args[1]+"-commit")
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}
