@@ -37,6 +37,9 @@ type cond struct {
 // on, a filter the server did not apply).
 func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Candidate, string, error) {
 	ent := r.entityOf(s.Step)
+	if ent == "" {
+		ent = s.URL // an entity's create is posted to its entity set
+	}
 	set := r.md.EntitySet(ent)
 	written, err := odata.DecodeEntity(s.Match)
 	if len(s.Match) == 0 || err != nil || set == nil {

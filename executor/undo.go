@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -36,6 +37,9 @@ type UndoSummary struct {
 	Done     int
 	Failed   int
 	Warnings []string // what cannot be undone (texts appended, lines deleted by replace)
+	// InDoubt lists the records (STEP/ID) left as they are because their
+	// work is in doubt.
+	InDoubt []string
 }
 
 // Undo removes what the run of journalPath created and restores what it
@@ -61,15 +65,18 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	} else if st, err = journal.Load(journalPath); err != nil {
 		return nil, err
 	}
-	if in := st.InDoubtSubs(); len(in) > 0 {
-		notUndo := 0
-		for _, s := range in {
-			if s.Op != journal.OpUndoDelete && s.Op != journal.OpUndoPatch {
-				notUndo++
+	// Records whose own work is in doubt are left as they are (undoing a
+	// document that may not be the run's would delete someone else's);
+	// everything else is undone, and the summary lists what was left.
+	inDoubt := map[*journal.Record]bool{}
+	sum := &UndoSummary{}
+	for _, s := range st.InDoubtSubs() {
+		if s.Op != journal.OpUndoDelete && s.Op != journal.OpUndoPatch {
+			rec := st.Record(s.Step, s.Rec)
+			if !inDoubt[rec] {
+				inDoubt[rec] = true
+				sum.InDoubt = append(sum.InDoubt, s.Step+"/"+s.Rec)
 			}
-		}
-		if notUndo > 0 {
-			return nil, fmt.Errorf("%s: %d sub-request(s) are in doubt: run apply first to reconcile them, then undo", journalPath, notUndo)
 		}
 	}
 	limit := opts.BatchSize
@@ -92,14 +99,13 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		return order[steps[i]] > order[steps[j]]
 	})
-	sum := &UndoSummary{}
 	for _, name := range steps {
 		ss := st.Steps[name]
 		ent := entity[name]
 		var plan []undoOp
 		for i := len(ss.IDs) - 1; i >= 0; i-- {
 			rec := ss.Records[ss.IDs[i]]
-			if rec.Undone {
+			if rec.Undone || inDoubt[rec] {
 				continue
 			}
 			ops := undoOps(rec, ent, &sum.Warnings)
@@ -140,6 +146,10 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	}
 	if sum.Failed > 0 {
 		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
+	}
+	if len(sum.InDoubt) > 0 {
+		return sum, leftInDoubt(fmt.Sprintf("%d record(s) in doubt left as they are: %s; decide them with `migrate resolve %s` (or run apply to reconcile them), then undo again",
+			len(sum.InDoubt), strings.Join(sum.InDoubt, ", "), journalPath))
 	}
 	return sum, nil
 }
@@ -281,3 +291,11 @@ func (e undoInDoubt) Error() string {
 }
 
 func (e undoInDoubt) Unwrap() []error { return []error{e.err, ErrInDoubt} }
+
+// leftInDoubt is undo finished except for records in doubt; errors.Is
+// finds ErrInDoubt in it (exit 4).
+type leftInDoubt string
+
+func (e leftInDoubt) Error() string { return string(e) }
+
+func (e leftInDoubt) Unwrap() error { return ErrInDoubt }

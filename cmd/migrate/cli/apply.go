@@ -402,6 +402,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
+		for _, r := range sum.InDoubt {
+			fmt.Fprintln(a.stdout, "left in doubt:", r)
+		}
 		if !*yes {
 			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
 		} else {
