@@ -89,20 +89,21 @@ func highest(resp odata.BatchResponse, field string) (value, why string) {
 		return "", fmt.Sprintf("status %d", resp.Status)
 	}
 	var body struct {
-		Value []map[string]json.Number `json:"value"`
+		Value []map[string]json.RawMessage `json:"value"`
 	}
 	if err := json.Unmarshal(resp.Body, &body); err != nil {
 		return "", "the answer is not a list of rows"
 	}
 	var vals []odata.Decimal
 	for _, row := range body.Value {
-		v, ok := row[field]
+		raw, ok := row[field]
 		if !ok {
 			return "", "the rows lack " + field
 		}
-		d, err := odata.ParseDecimal(string(v), '.')
+		v := strings.Trim(string(raw), `"`) // IEEE754Compatible answers quote Int64
+		d, err := odata.ParseDecimal(v, '.')
 		if err != nil {
-			return "", fmt.Sprintf("%s %q is not a number", field, v)
+			return "", fmt.Sprintf("%s %s is not a number", field, v)
 		}
 		vals = append(vals, d)
 	}
@@ -112,5 +113,5 @@ func highest(resp odata.BatchResponse, field string) (value, why string) {
 	if len(vals) > 1 && vals[0].Cmp(vals[1]) < 0 {
 		return "", "the server ignored $orderby"
 	}
-	return string(body.Value[0][field]), ""
+	return strings.Trim(string(body.Value[0][field]), `"`), ""
 }
