@@ -9,6 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -74,15 +75,7 @@ func TestReconcileServerNumbered(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			p, f := ordersPlan(tt.orders...)
 			p.Steps[2].Match = []string{"CUSTNAME", "DETAILS"}
-			o := env.opts(t, p, f)
-			o.Concurrency = 1
-			p1 := testPlan(p.Steps[0], p.Steps[1])
-			p1.Hash = p.Hash
-			o1 := o
-			o1.Plan = p1
-			if _, err := Apply(context.Background(), o1); err != nil {
-				t.Fatal(err)
-			}
+			o := loadPartsAndCustomers(t, env, p, f)
 			for _, h := range tt.handMade {
 				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
 					Body: mustJSON(t, h), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
@@ -122,6 +115,23 @@ func TestReconcileServerNumbered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadPartsAndCustomers applies the first two steps of an ordersPlan, so
+// that a lost answer can then be given to the orders' batch alone; it
+// returns the options of the whole plan over the same journal.
+func loadPartsAndCustomers(t *testing.T, env *sandboxEnv, p *plan.Plan, f RecordSource) Options {
+	t.Helper()
+	o := env.opts(t, p, f)
+	o.Concurrency = 1
+	p1 := testPlan(p.Steps[0], p.Steps[1])
+	p1.Hash = p.Hash
+	o1 := o
+	o1.Plan = p1
+	if _, err := Apply(context.Background(), o1); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 func mustJSON(t *testing.T, v map[string]any) []byte {

@@ -18,15 +18,7 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(sameHeaderOrder("O1", 2, "P1"), sameHeaderOrder("O2", 3, "P1"))
 	p.Steps[2].Match = []string{"CUSTNAME"}
-	o := env.opts(t, p, f)
-	o.Concurrency = 1
-	p1 := testPlan(p.Steps[0], p.Steps[1])
-	p1.Hash = p.Hash
-	o1 := o
-	o1.Plan = p1
-	if _, err := Apply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true) // the orders' answer is lost
 	if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatal(err)

@@ -468,6 +468,28 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 }
 
 // stepWhat names a step in messages: by name when it has a valid one.
+// names reads a list of names, or one name read as a list of one (after:
+// parts is after: [parts]), with the position of each.
+func (w *walker) names(e entry, what, kind string) ([]string, []Pos) {
+	var out []string
+	var pos []Pos
+	if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
+		if v, ok := w.text(e); ok {
+			out, pos = append(out, v), append(pos, w.pos(e.val))
+		}
+		return out, pos
+	}
+	items, _ := w.sequence(e.val, fmt.Sprintf("%s of %s", quote(e.key), what))
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			w.errorf(w.pos(it), "%s of %s lists %s, not %s", quote(e.key), what, kind, describe(it))
+			continue
+		}
+		out, pos = append(out, it.Value), append(pos, w.pos(it))
+	}
+	return out, pos
+}
+
 func stepWhat(f *fields, index int) string {
 	if e, ok := f.get("name"); ok && e.val.Kind == yaml.ScalarNode && !isNull(e.val) && e.val.Value != "" {
 		return fmt.Sprintf("step %s", quote(e.val.Value))
@@ -511,23 +533,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 				s.Source, s.SourcePos = v, w.pos(e.val)
 			}
 		case "after":
-			if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
-				// after: parts is read as after: [parts].
-				if v, ok := w.text(e); ok {
-					s.After = append(s.After, v)
-					s.AfterPos = append(s.AfterPos, w.pos(e.val))
-				}
-				break
-			}
-			items, _ := w.sequence(e.val, fmt.Sprintf("\"after\" of %s", what))
-			for _, it := range items {
-				if it.Kind != yaml.ScalarNode || isNull(it) {
-					w.errorf(w.pos(it), "\"after\" of %s lists step names, not %s", what, describe(it))
-					continue
-				}
-				s.After = append(s.After, it.Value)
-				s.AfterPos = append(s.AfterPos, w.pos(it))
-			}
+			s.After, s.AfterPos = w.names(e, what, "step names")
 		case "when":
 			if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
 				s.When = &x
@@ -545,23 +551,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 				s.GroupBy = &x
 			}
 		case "match":
-			if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
-				// match: CUSTNAME is read as match: [CUSTNAME].
-				if v, ok := w.text(e); ok {
-					s.Match = append(s.Match, v)
-					s.MatchPos = append(s.MatchPos, w.pos(e.val))
-				}
-				break
-			}
-			items, _ := w.sequence(e.val, fmt.Sprintf("\"match\" of %s", what))
-			for _, it := range items {
-				if it.Kind != yaml.ScalarNode || isNull(it) {
-					w.errorf(w.pos(it), "\"match\" of %s lists field names, not %s", what, describe(it))
-					continue
-				}
-				s.Match = append(s.Match, it.Value)
-				s.MatchPos = append(s.MatchPos, w.pos(it))
-			}
+			s.Match, s.MatchPos = w.names(e, what, "field names")
 		case "deep_insert":
 			if v, ok := w.boolean(e); ok {
 				s.DeepInsert = v
