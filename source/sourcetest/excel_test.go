@@ -1,0 +1,85 @@
+package sourcetest
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/source"
+)
+
+func TestParseWorkbook(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, text string
+		want       Workbook
+		err        string
+	}{
+		{"types, blanks and short rows", "# orders\n[Orders]\nA|B|C\nx||{n}1.50\n\n{date}2026-11-10|{b}true\n{blank}|{date}2026-11-10T09:30:00\n[Other]\nZ\n",
+			Workbook{Sheets: []Sheet{
+				{Name: "Orders", Rows: [][]any{
+					{"A", "B", "C"},
+					{"x", "", source.Number("1.50")},
+					nil,
+					{time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), true},
+					{Blank{}, time.Date(2026, 11, 10, 9, 30, 0, 0, time.UTC)},
+				}},
+				{Name: "Other", Rows: [][]any{{"Z"}}},
+			}}, ""},
+		{"rows before a sheet", "A|B\n", Workbook{}, "line 1: a sheet starts with [Name]"},
+		{"bad number", "[S]\n{n}1,5\n", Workbook{}, `line 2: "1,5" is not a number`},
+		{"bad date", "[S]\n{date}10/11/2026\n", Workbook{}, "line 2: \"10/11/2026\" is not a date"},
+		{"no sheet", "# nothing\n", Workbook{}, "no sheet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseWorkbook(tt.text)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSheetXML pins what a sheet looks like: cells only where there are
+// values, the row's span, shared strings counted as Excel counts them,
+// an underscore escape kept literal.
+func TestSheetXML(t *testing.T) {
+	t.Parallel()
+	wb := Workbook{Sheets: []Sheet{{Name: "S", Rows: [][]any{
+		{"A", "B", "C"},
+		{nil, "a_x000D_b", 1.5e20},
+		{"A", nil, Formula{Expr: `B2&"x"`, Cached: "x"}},
+	}}}}
+	parts, err := wb.Parts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]string{}
+	for _, p := range parts {
+		byName[p.Name] = p.Body
+	}
+	sheet := byName["xl/worksheets/sheet1.xml"]
+	for _, want := range []string{
+		`<dimension ref="A1:C3"/>`,
+		`<row r="2" spans="2:3" x14ac:dyDescent="0.25"><c r="B2" t="s"><v>3</v></c><c r="C2"><v>1.5E+20</v></c></row>`,
+		`<row r="3" spans="1:3" x14ac:dyDescent="0.25"><c r="A3" t="s"><v>0</v></c><c r="C3" t="str"><f>B2&amp;"x"</f><v>x</v></c></row>`,
+	} {
+		if !strings.Contains(sheet, want) {
+			t.Errorf("sheet XML lacks %s:\n%s", want, sheet)
+		}
+	}
+	if want := `count="5" uniqueCount="4"><si><t>A</t></si><si><t>B</t></si><si><t>C</t></si><si><t>a_x005F_x000D_b</t></si></sst>`; !strings.HasSuffix(byName["xl/sharedStrings.xml"], want) {
+		t.Errorf("shared strings %s\nwant ...%s", byName["xl/sharedStrings.xml"], want)
+	}
+}
