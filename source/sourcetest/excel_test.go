@@ -1,12 +1,14 @@
 package sourcetest
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/source"
+	"github.com/xuri/excelize/v2"
 )
 
 func TestParseWorkbook(t *testing.T) {
@@ -81,5 +83,38 @@ func TestSheetXML(t *testing.T) {
 	}
 	if want := `count="5" uniqueCount="4"><si><t>A</t></si><si><t>B</t></si><si><t>C</t></si><si><t>a_x005F_x000D_b</t></si></sst>`; !strings.HasSuffix(byName["xl/sharedStrings.xml"], want) {
 		t.Errorf("shared strings %s\nwant ...%s", byName["xl/sharedStrings.xml"], want)
+	}
+}
+
+// TestWorkbookOpensInExcelize: another reader takes the workbook as a
+// workbook, with the same cells: the parts and relationships are whole.
+func TestWorkbookOpensInExcelize(t *testing.T) {
+	t.Parallel()
+	wb, err := ParseWorkbook("[Data]\nA|B|C\nx||{n}1.5\n\n{date}2026-11-10|{b}true\n[More]\nZ\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "w.xlsx")
+	if err := WriteWorkbook(p, wb); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := f.GetSheetList(); !reflect.DeepEqual(got, []string{"Data", "More"}) {
+		t.Errorf("sheets %q", got)
+	}
+	rows, err := f.GetRows("Data", excelize.Options{RawCellValue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"A", "B", "C"}, {"x", "", "1.5"}, nil, {"46336", "1"}}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("excelize reads %q, want %q", rows, want)
+	}
+	if got, _ := f.GetCellValue("Data", "A4"); got != "11-10-26" {
+		t.Errorf("A4 shows %q, want 11-10-26, built-in format 14 as excelize shows it", got)
 	}
 }
