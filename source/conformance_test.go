@@ -1,9 +1,7 @@
 package source_test
 
 import (
-	"archive/zip"
 	"encoding/csv"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,13 +34,7 @@ func TestConformanceCSV(t *testing.T) {
 // read both by the byte scanner and by the encoding/xml reference.
 func TestConformanceXLSX(t *testing.T) {
 	t.Parallel()
-	for _, rd := range []struct {
-		name string
-		open func(source.Options) (source.Reader, error)
-	}{
-		{"scanner", source.Open},
-		{"reference", source.OpenXLSXReference},
-	} {
+	for _, rd := range xlsxReaders {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
 			sourcetest.Conformance(t, func(t *testing.T, rows [][]string) (source.Reader, error) {
@@ -52,6 +44,16 @@ func TestConformanceXLSX(t *testing.T) {
 			})
 		})
 	}
+}
+
+// xlsxReaders are the two ways a worksheet is read: the byte scanner that
+// Open uses, and the encoding/xml reference it is held to.
+var xlsxReaders = []struct {
+	name string
+	open func(source.Options) (source.Reader, error)
+}{
+	{"scanner", source.Open},
+	{"reference", source.OpenXLSXReference},
 }
 
 // writeExcelSheet writes rows of text from A1 as Excel would, with "" as
@@ -92,17 +94,7 @@ var (
 // readPart returns one part of the workbook at path.
 func readPart(t *testing.T, path, name string) []byte {
 	t.Helper()
-	z, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer z.Close()
-	f, err := z.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := sourcetest.ReadPart(path, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,13 +54,7 @@ func TestXLSXAsExcelWritesIt(t *testing.T) {
 		{6, []source.Cell{"SO-2", "", date.Add(9*time.Hour + 30*time.Minute), "", false, ""}},
 		{7, []source.Cell{"SO-3", "", "", "", "", ""}},
 	}
-	for _, rd := range []struct {
-		name string
-		open func(source.Options) (source.Reader, error)
-	}{
-		{"scanner", source.Open},
-		{"reference", source.OpenXLSXReference},
-	} {
+	for _, rd := range xlsxReaders {
 		t.Run(rd.name, func(t *testing.T) {
 			t.Parallel()
 			r, err := rd.open(source.Options{Name: "orders.xlsx", Path: p, Sheet: "Orders", HeaderRow: 2})

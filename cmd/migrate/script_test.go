@@ -1,12 +1,10 @@
 package main
 
 import (
-	"archive/zip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/golden"
-	"io"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -137,29 +135,14 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: xlsx write OUT.xlsx SPEC | xlsx part FILE.xlsx PART")
 	}
 	if args[0] == "part" {
-		body, err := workbookPart(ts.MkAbs(args[1]), args[2])
+		body, err := sourcetest.ReadPart(ts.MkAbs(args[1]), args[2])
 		ts.Check(err)
-		fmt.Fprint(ts.Stdout(), body)
+		ts.Stdout().Write(body)
 		return
 	}
 	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
 	ts.Check(err)
 	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
-}
-
-func workbookPart(path, name string) (string, error) {
-	z, err := zip.OpenReader(path)
-	if err != nil {
-		return "", err
-	}
-	defer z.Close()
-	f, err := z.Open(name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	return string(b), err
 }
 
 var (

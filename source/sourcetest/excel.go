@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -86,6 +87,22 @@ func WriteWorkbook(path string, wb Workbook) error {
 		return err
 	}
 	return f.Close()
+}
+
+// ReadPart returns the part name ("xl/worksheets/sheet1.xml") of the
+// workbook at path, for a test to check what its XML holds.
+func ReadPart(path, name string) ([]byte, error) {
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, err
+	}
+	defer z.Close()
+	f, err := z.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // Part is one file of the workbook's zip.
