@@ -146,19 +146,24 @@ func (r *run) level(d int) *level {
 	return r.levels[d]
 }
 
-// fillRow puts a row's cells into m by column name.
+// fillRow puts a row's cells into m by column name. A cell the row lacks
+// is "", as the readers give it (see source.Cell).
 func fillRow(m map[string]any, row source.Row) {
 	if row.Header == nil {
 		clear(m)
 		return
 	}
 	for i, n := range row.Header.Names {
-		if i < len(row.Cells) {
-			m[n] = row.Cells[i]
-		} else {
-			m[n] = nil
-		}
+		m[n] = cellAt(row, i)
 	}
+}
+
+// cellAt is the row's cell i, "" past the end of a short row.
+func cellAt(row source.Row, i int) any {
+	if i < len(row.Cells) {
+		return row.Cells[i]
+	}
+	return ""
 }
 
 func (s *rowSlot) fill(row source.Row, whole bool) map[string]any {
@@ -205,11 +210,7 @@ func (r *run) setRow(env, m map[string]any, row source.Row) {
 func setRow(env map[string]any, m map[string]any, row source.Row, keys []string) {
 	env["row"] = m
 	for i, k := range keys {
-		if i < len(row.Cells) {
-			env[k] = row.Cells[i]
-		} else {
-			env[k] = nil
-		}
+		env[k] = cellAt(row, i)
 	}
 }
 
