@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
@@ -166,7 +167,9 @@ steps:
 		{Src: `row["x"]`, Pos: pos(24, 11), contCol: 11},
 	}
 	for i, w := range want {
-		if got := a.Fields[i].Expr; !reflect.DeepEqual(got, w) {
+		got := a.Fields[i].Expr
+		got.places = nil // TestExprPlaces checks them
+		if !reflect.DeepEqual(got, w) {
 			t.Errorf("field %s:\n got %#v\nwant %#v", a.Fields[i].Name, got, w)
 		}
 	}
@@ -364,13 +367,65 @@ func TestExprPositionsInMessages(t *testing.T) {
 		{"folded", "      A: >-\n        trim(\n          row.A))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
 		{"literal", "      A: |\n        trim(row.A,\n          row.B))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
 		{"literal with indentation indicator", "      A: |2\n          trim(row.A))\n", `plan.yaml:9:22: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
-		{"leading blank line", "      A: |\n\n        row.A +\n", `plan.yaml:10:16: field "A" of step "a" is not a valid expression: it ends too early`},
+		{"leading blank line", "      A: |\n\n        row.A +\n", `plan.yaml:10:15: field "A" of step "a" is not a valid expression: it ends too early`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, ds := Decode("plan.yaml", []byte(head+tt.field))
 			assertDiags(t, ds, []string{tt.want})
+		})
+	}
+}
+
+// Every character of an expression is placed where it is written, in
+// every style of scalar: escapes, folded line breaks, block indentation and
+// Hebrew text count as the user sees them.
+func TestExprPlaces(t *testing.T) {
+	t.Parallel()
+	const head = "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n"
+	tests := []struct {
+		name, field string
+		line, col   int // of the N of "Nmae"
+	}{
+		{"plain", "      A: trim(row.Nmae)\n", 8, 19},
+		{"plain over two lines", "      A: trim(row.Code) +\n        row.Nmae\n", 9, 13},
+		{"double quoted with escapes", "      A: \"replace(row.Code, \\\"a\\\", \\\"b\\\") + row.Nmae\"\n", 8, 49},
+		{"double quoted with a \\u escape", "      A: \"\\u0041 + row.Nmae\"\n", 8, 24},
+		{"double quoted folded", "      A: \"trim(row.Code) +\n\n         row.Nmae\"\n", 10, 14},
+		{"double quoted with an escaped line break", "      A: \"trim(row.Code) + ro\\\n         w.Nmae\"\n", 9, 12},
+		{"single quoted with a doubled quote", "      A: 'row.Code + ''x'' + row.Nmae'\n", 8, 34},
+		{"flow mapping", "      {A: 'row[\"Code\"] + row.Nmae'}\n", 7, 36},
+		{"literal", "      A: |\n        trim(row.Code) +\n          row.Nmae\n", 10, 15},
+		{"folded", "      A: >\n        trim(row.Code) +\n\n        row.Nmae\n", 11, 13},
+		{"hebrew before", "      A: '\"שם\" + row.Nmae'\n", 8, 22},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := head + tt.field
+			if strings.HasPrefix(tt.field, "      {") { // fields: {A: ...}
+				src = strings.Replace(src, "    fields:\n      {", "    fields: {", 1)
+			}
+			p, ds := Decode("plan.yaml", []byte(src))
+			if ds.HasErrors() {
+				t.Fatal(ds)
+			}
+			x := p.Steps[0].Fields[0].Expr
+			off := strings.Index(x.Src, "Nmae")
+			if off < 0 {
+				t.Fatalf("no Nmae in %q", x.Src)
+			}
+			off = utf8.RuneCountInString(x.Src[:off])
+			want := Pos{File: "plan.yaml", Line: tt.line, Col: tt.col}
+			if got := x.PosAt(off); got != want {
+				t.Errorf("%q: Nmae at %v, want %v", x.Src, got, want)
+			}
+			end := x.PosAt(1 << 20)
+			lines := strings.Split(src, "\n")
+			if end.Col > utf8.RuneCountInString(lines[end.Line-1]) {
+				t.Errorf("the end of the text is placed past the end of its line: %v", end)
+			}
 		})
 	}
 }

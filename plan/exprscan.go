@@ -55,7 +55,7 @@ func scanExpr(x *Expr, sc exprScope, d *diags) *scan {
 			if msg == "unexpected token EOF" || msg == "unexpected end of expression" {
 				msg = "it ends too early"
 			}
-			d.errorf(x.shift(fe.Line-1, fe.Column), "%s is not a valid expression: %s", sc.what, msg)
+			d.errorf(x.PosOf(fe.Line, fe.Column), "%s is not a valid expression: %s", sc.what, msg)
 		} else {
 			d.errorf(x.Pos, "%s is not a valid expression: %v", sc.what, err)
 		}
@@ -86,8 +86,7 @@ type scanVisitor struct {
 }
 
 func (v *scanVisitor) at(n ast.Node) Pos {
-	line, col := v.x.lineCol(n.Location().From)
-	return v.x.shift(line, col)
+	return v.x.PosAt(n.Location().From)
 }
 
 func (v *scanVisitor) Visit(node *ast.Node) {
@@ -201,49 +200,6 @@ func rowDepth(n ast.Node) (int, bool) {
 			return 0, false
 		}
 	}
-}
-
-// lineCol converts a rune offset into the expression's source into a
-// 0-based line and column.
-func (x *Expr) lineCol(runeOff int) (line, col int) {
-	i := 0
-	for _, r := range x.Src {
-		if i >= runeOff {
-			break
-		}
-		if r == '\n' {
-			line++
-			col = 0
-		} else {
-			col++
-		}
-		i++
-	}
-	return line, col
-}
-
-// PosOf returns the file position of a place in the expression's text,
-// given as expr-lang's file.Error gives it (Line from 1, Column from 0), so
-// a compiler's error points into the plan file, block scalars included.
-func (x *Expr) PosOf(line, column int) Pos {
-	return x.shift(line-1, column)
-}
-
-// shift returns the file position of the expression's 0-based line and
-// column (expr-lang's own error positions are relative to the text).
-func (x *Expr) shift(line, col int) Pos {
-	p := x.Pos
-	if line <= 0 {
-		p.Col += col
-		return p
-	}
-	p.Line += line
-	base := x.contCol
-	if base == 0 {
-		base = x.Pos.Col
-	}
-	p.Col = base + col
-	return p
 }
 
 // describeExprPlace names an expression of a step or sub-form for messages.

@@ -66,8 +66,8 @@ type Program struct {
 type compiled struct {
 	prog     *vm.Program // nil for a constant
 	constVal any
-	column   string // the column when the expression is just row.X
-	src      string
+	column   string     // the column when the expression is just row.X
+	expr     *plan.Expr // where it is written, for messages
 	pos      plan.Pos
 }
 
@@ -515,7 +515,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	if e == nil {
 		return nil
 	}
-	ce := &compiled{src: e.Src, pos: e.Pos}
+	ce := &compiled{expr: e, pos: e.Pos}
 	if e.IsConst {
 		ce.constVal = constValue(e)
 		return ce
@@ -545,7 +545,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
 				msg += didYouMean(name, append(c.functionNames(), mapKeys(env)...))
 			}
-			c.diag(shift(e.Pos, fe.Line, fe.Column), "%s", msg)
+			c.diag(e.PosOf(fe.Line, fe.Column), "%s", msg)
 		} else {
 			c.diag(e.Pos, "%v", err)
 		}
@@ -570,12 +570,12 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	// inside a lookup would need an order between lookups, which there is not.
 	for _, r := range a.lookups {
 		if sc.lookupScope {
-			c.diag(nodePos(e, r.loc), "lookup() cannot be used inside a lookup's key or value")
+			c.diag(e.PosAt(r.loc.From), "lookup() cannot be used inside a lookup's key or value")
 		}
 	}
 	for _, r := range a.regexps {
 		if _, err := c.p.regexps.get(r.fn, r.name); err != nil {
-			c.diag(nodePos(e, r.loc), "%v", err)
+			c.diag(e.PosAt(r.loc.From), "%v", err)
 		}
 	}
 	return ce
@@ -585,7 +585,7 @@ func (c *compiler) checkColumn(src string, r nodeRef, e *plan.Expr) {
 	if src == "" {
 		return
 	}
-	pos := nodePos(e, r.loc)
+	pos := e.PosAt(r.loc.From)
 	key := columnsKey(c.owner, src)
 	c.p.columns[key] = append(c.p.columns[key], colRef{column: r.name, pos: pos})
 	names, ok := c.p.opts.Headers[src]
@@ -616,39 +616,6 @@ func (p *Program) checkHeader(owner, name string, h *source.Header) error {
 		errs = append(errs, plan.Diagnostic{Pos: r.pos, Message: fmt.Sprintf("source %s has no column %q%s", name, r.column, didYouMean(r.column, h.Names))})
 	}
 	return errors.Join(errs...)
-}
-
-// shift moves an expression's start by expr's 1-based line and 0-based
-// column, so a message points into the plan file.
-func shift(pos plan.Pos, line, col int) plan.Pos {
-	if pos.Line == 0 {
-		return pos
-	}
-	// Continuation lines of a block scalar start at the first line's column.
-	if line > 1 {
-		pos.Line += line - 1
-	}
-	pos.Col += col
-	return pos
-}
-
-// nodePos is the plan position of a node of e.
-func nodePos(e *plan.Expr, loc file.Location) plan.Pos {
-	line, col := 1, 0
-	i := 0
-	for _, r := range e.Src {
-		if i == loc.From {
-			break
-		}
-		if r == '\n' {
-			line++
-			col = 0
-		} else {
-			col++
-		}
-		i++
-	}
-	return shift(e.Pos, line, col)
 }
 
 // exprMessage tidies expr-lang's messages for people who write plans.

@@ -124,17 +124,6 @@ func TestCompileScopes(t *testing.T) {
 	}
 }
 
-func TestShift(t *testing.T) {
-	t.Parallel()
-	pos := plan.Pos{File: "p.yaml", Line: 5, Col: 10}
-	if got := shift(pos, 1, 3); got != (plan.Pos{File: "p.yaml", Line: 5, Col: 13}) {
-		t.Errorf("first line: %v", got)
-	}
-	if got := shift(pos, 3, 2); got != (plan.Pos{File: "p.yaml", Line: 7, Col: 12}) {
-		t.Errorf("third line: %v", got)
-	}
-}
-
 func TestDidYouMean(t *testing.T) {
 	t.Parallel()
 	names := []string{"Code", "Name", "Customer Name"}
