@@ -178,7 +178,7 @@ steps:
 		t.Errorf("step b: %+v", b)
 	}
 	cols := p.Columns()
-	if got := cols["s"]; len(got) != 4 || got[3] != (ColumnUse{Name: "x", Pos: pos(24, 15)}) || got[2] != (ColumnUse{Name: "B", Pos: pos(23, 15)}) {
+	if got := cols["s"]; len(got) != 4 || got[3] != (ColumnUse{Name: "x", Pos: pos(24, 16)}) || got[2] != (ColumnUse{Name: "B", Pos: pos(23, 15)}) {
 		t.Errorf("columns of s: %+v", got)
 	}
 }
@@ -391,7 +391,7 @@ func TestExprPlaces(t *testing.T) {
 		{"plain", "      A: trim(row.Nmae)\n", 8, 19},
 		{"plain over two lines", "      A: trim(row.Code) +\n        row.Nmae\n", 9, 13},
 		{"double quoted with escapes", "      A: \"replace(row.Code, \\\"a\\\", \\\"b\\\") + row.Nmae\"\n", 8, 49},
-		{"double quoted with a \\u escape", "      A: \"\\u0041 + row.Nmae\"\n", 8, 24},
+		{"double quoted with a \\u escape", "      A: \"\\\"\\u00e9\\\" + row.Nmae\"\n", 8, 28},
 		{"double quoted folded", "      A: \"trim(row.Code) +\n\n         row.Nmae\"\n", 10, 14},
 		{"double quoted with an escaped line break", "      A: \"trim(row.Code) + ro\\\n         w.Nmae\"\n", 9, 12},
 		{"single quoted with a doubled quote", "      A: 'row.Code + ''x'' + row.Nmae'\n", 8, 34},

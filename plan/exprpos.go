@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 
+	"github.com/expr-lang/expr/ast"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -13,9 +15,8 @@ type place struct{ line, col int32 }
 // placeRunes maps each character of a string scalar's value to where it is
 // written, so a name inside an expression is reported where the user sees
 // it: an escape (\" or a doubled single quote) takes several characters of
-// the file, a quoted or
-// plain scalar folds its line breaks into spaces, and the lines of a block
-// scalar start at its indentation. line and col are where the value's
+// the file, a quoted or plain scalar folds its line breaks into spaces, and
+// the lines of a block scalar start at its indentation. line and col are where the value's
 // first character is; indent is the column a block scalar's lines start at.
 // Characters it cannot account for are placed best effort, never past the
 // end of a line.
@@ -162,4 +163,30 @@ func (x *Expr) shift(line, col int) Pos {
 	}
 	p.Col = base + col
 	return p
+}
+
+// NamePos is the position of the name a node of the expression stands for:
+// where an identifier starts, the X of row.X, the first character inside
+// the quotes of row["X"].
+func (x *Expr) NamePos(n ast.Node) Pos {
+	if x.quoted(n) {
+		return x.PosAt(n.Location().From + 1)
+	}
+	return x.PosAt(n.Location().From)
+}
+
+// quoted reports whether n is written as a literal in quotes (the "X" of
+// row["X"]) rather than as a name (the X of row.X).
+func (x *Expr) quoted(n ast.Node) bool {
+	if _, ok := n.(*ast.StringNode); !ok {
+		return false
+	}
+	i := 0
+	for _, r := range x.Src {
+		if i == n.Location().From {
+			return r == '"' || r == '\'' || r == '`'
+		}
+		i++
+	}
+	return false
 }

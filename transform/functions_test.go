@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +327,20 @@ func TestDecimalArithmetic(t *testing.T) {
 		if err != nil || !equalValue(got, tt.want) {
 			t.Errorf("%s = %#v, %v; want %#v", tt.src, got, err, tt.want)
 		}
+	}
+}
+
+// plan.Check refuses a call of any function not in plan.Functions, so that
+// list and the library must name the same functions (ref() is the
+// environment's, not the library's).
+func TestLibraryIsPlanFunctions(t *testing.T) {
+	t.Parallel()
+	c := &compiler{lib: (&Program{}).library()}
+	got := append(c.functionNames(), "ref")
+	sort.Strings(got)
+	want := slices.Clone(plan.Functions)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the library defines %v\nplan.Functions lists %v", got, want)
 	}
 }
