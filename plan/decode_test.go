@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
@@ -445,5 +447,65 @@ func TestExprPosOf(t *testing.T) {
 		if got := x.PosOf(tt.line, tt.col); got != tt.want {
 			t.Errorf("PosOf(%d, %d) = %v, want %v", tt.line, tt.col, got, tt.want)
 		}
+	}
+}
+
+// Whatever way YAML writes an expression (the encoder folds long quoted
+// lines, escapes quotes and control characters), each character is placed
+// on a character of the file that writes it, never past a line's end.
+func TestExprPlacesMatchFile(t *testing.T) {
+	t.Parallel()
+	values := []string{
+		`upper(row.Name)`,
+		`row["Part No"] + "it's" + 'x' + "\"q\""`,
+		`lookup("agent", row.Agent) ?? "שלום עולם" + row.Name`,
+		"row.A +\n  row.B\n    + trim(row.C)",
+		"\ttrim(row.A)\t+ row.B",
+		strings.Repeat(`row.Long + "a b c d e f g h" + `, 8) + `row.End`,
+		"row.A + \"\\u00e9\" + row.B",
+	}
+	styles := []yaml.Style{0, yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle, yaml.LiteralStyle, yaml.FoldedStyle}
+	checked := 0
+	for vi, value := range values {
+		for _, style := range styles {
+			doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Value: "X"},
+				{Kind: yaml.ScalarNode, Value: value, Style: style},
+			}}
+			body, err := yaml.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n"
+			for _, l := range strings.SplitAfter(string(body), "\n") {
+				if l != "" {
+					src += "      " + l
+				}
+			}
+			p, _ := Decode("plan.yaml", []byte(src))
+			if len(p.Steps) != 1 || len(p.Steps[0].Fields) != 1 || p.Steps[0].Fields[0].Expr.IsConst {
+				continue // the encoder chose a form that is no expression here
+			}
+			x := p.Steps[0].Fields[0].Expr
+			checked++ // (x.Src may differ from value: yaml.v3 does not round-trip every folded scalar)
+			lines := strings.Split(src, "\n")
+			for i, r := range []rune(x.Src) {
+				pos := x.PosAt(i)
+				line := []rune(lines[pos.Line-1])
+				if pos.Col < 1 || pos.Col > max(1, len(line)) {
+					t.Fatalf("value %d style %v: character %d placed at %v, outside its line %q", vi, style, i, pos, lines[pos.Line-1])
+				}
+				if r == ' ' || r == '\n' || r == '\t' || len(line) == 0 {
+					continue // folded line breaks have no character of their own
+				}
+				if f := line[pos.Col-1]; f != r && f != '\\' && f != '\'' {
+					t.Errorf("value %d style %v: %q placed on %q at %v in\n%s", vi, style, r, f, pos, src)
+					break
+				}
+			}
+		}
+	}
+	if checked < len(values)*len(styles)*2/3 {
+		t.Errorf("only %d of %d encodings were checked", checked, len(values)*len(styles))
 	}
 }

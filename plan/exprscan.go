@@ -238,6 +238,15 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 			v.out.pointed = append(v.out.pointed, columnRef{name: prop.Value, pos: v.x.NamePos(prop)})
 			return
 		}
+		if isParent(n.Node) && prop.Value != "row" && prop.Value != "fields" && prop.Value != "parent" {
+			p := parentText(n.Node)
+			hint := ""
+			if best := didyoumean.Closest(prop.Value, []string{"row", "fields"}); best != "" {
+				hint = "; did you mean " + p + "." + best + "?"
+			}
+			v.d.errorf(v.x.NamePos(prop), "%s: unknown name %s.%s%s", v.sc.what, p, prop.Value, hint)
+			return
+		}
 		if isGroupRow(n.Node) {
 			if v.sc.group != "" {
 				v.out.columns = append(v.out.columns, columnRef{name: prop.Value, src: v.sc.group, pos: v.x.NamePos(prop)})
@@ -254,6 +263,26 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 		}
 		v.out.columns = append(v.out.columns, columnRef{name: prop.Value, src: v.sc.rows[depth], pos: v.x.NamePos(prop)})
 	}
+}
+
+// isParent recognises parent, parent.parent, ...
+func isParent(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return n.Value == "parent"
+	case *ast.MemberNode:
+		s, ok := n.Property.(*ast.StringNode)
+		return ok && s.Value == "parent" && isParent(n.Node)
+	}
+	return false
+}
+
+// parentText writes a chain isParent recognised: parent.parent.
+func parentText(n ast.Node) string {
+	if m, ok := n.(*ast.MemberNode); ok {
+		return parentText(m.Node) + ".parent"
+	}
+	return "parent"
 }
 
 // isGroupRows recognises the rows of the group: group, a slice of it, and

@@ -74,12 +74,13 @@ steps:
     subforms:
       - name: L
         source: group
-        fields: {A: parnet.row.Code, B: parent.row.Code + len(group)}
+        fields: {A: parnet.row.Code, B: parent.row.Code + len(group), C: parent.rwo.Code + parent.fields.X}
 `
 	_, ds := Decode("plan.yaml", []byte(src))
 	assertDiags(t, ds.Errors(), []string{
 		`plan.yaml:10:14: field "X" of step "c": unknown name gruop; did you mean group?`,
 		`plan.yaml:14:21: field "A" of sub-form "L" of step "c": unknown name parnet; did you mean parent.row?`,
+		`plan.yaml:14:81: field "C" of sub-form "L" of step "c": unknown name parent.rwo; did you mean parent.row?`,
 	})
 }
 
