@@ -212,54 +212,6 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestColumnsFollowSources(t *testing.T) {
-	t.Parallel()
-	src := `version: 1
-sources:
-  c: {file: c.csv}
-  n: {file: n.csv}
-  a: {file: a.csv}
-lookups:
-  ag: {source: a, key: row.OLD, value: row.NEW}
-steps:
-  - name: c
-    entity: CUSTOMERS
-    source: c
-    group_by: row.G
-    fields: {X: 'lookup("ag", row.Agent)'}
-    subforms:
-      - name: N
-        source: n
-        link: {parent: row.Code, child: row.CustCode}
-        when: parent.row.Active == "Y"
-        fields: {NOTE: row.Text}
-        subforms:
-          - name: T
-            fields: {TEXT: row.Line + parent.row.Text + parent.parent.row.Code}
-      - name: G
-        source: group
-        fields: {L: row.Line}
-`
-	p, ds := Decode("plan.yaml", []byte(src))
-	if len(ds) != 0 {
-		t.Fatal(ds)
-	}
-	got := map[string][]string{}
-	for src, uses := range p.Columns() {
-		for _, u := range uses {
-			got[src] = append(got[src], u.Name)
-		}
-	}
-	want := map[string][]string{
-		"a": {"OLD", "NEW"},
-		"c": {"G", "Agent", "Code", "Active", "Code", "Line"},
-		"n": {"CustCode", "Text", "Line", "Text"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("columns:\n got %v\nwant %v", got, want)
-	}
-}
-
 func TestOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

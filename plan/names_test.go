@@ -86,7 +86,7 @@ steps:
 
 // Every column an expression reads is checked against its own source's
 // header: lookups' key and value, group_by, group rows, both sides of a
-// link, parent.row and a sub-form fed by the group.
+// link, parent.row and parent.parent.row, and a sub-form fed by the group.
 func TestCheckColumns(t *testing.T) {
 	t.Parallel()
 	src := `version: 1
@@ -110,6 +110,9 @@ steps:
         source: n
         link: {parent: row.Cde, child: row.CustCod}
         fields: {T: row.Txt + parent.row.Nam}
+        subforms:
+          - name: T
+            fields: {TEXT: row.Txet + parent.parent.row.Cdoe}
       - name: G
         source: group
         fields: {L: row.Lin}
@@ -136,7 +139,9 @@ steps:
 		`plan.yaml:20:44: source n has no column "CustCod"; did you mean "CustCode"?`,
 		`plan.yaml:21:25: source n has no column "Txt"; did you mean "Text"?`,
 		`plan.yaml:21:42: source c has no column "Nam"; did you mean "Name"?`,
-		`plan.yaml:24:25: source c has no column "Lin"; did you mean "Line"?`,
+		`plan.yaml:24:32: source n has no column "Txet"; did you mean "Text"?`,
+		`plan.yaml:24:57: source c has no column "Cdoe"; did you mean "Code"?`,
+		`plan.yaml:27:25: source c has no column "Lin"; did you mean "Line"?`,
 	}
 	assertDiags(t, p.CheckColumns(headers), all)
 
