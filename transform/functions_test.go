@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -381,5 +383,20 @@ func TestTextFunctionsBounded(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s = %v, %v; want %q", src, got, err, want)
 		}
+	}
+}
+
+// plan.Check refuses a call of any function not in plan.Functions, so that
+// list and the library must name the same functions (ref() is the
+// environment's, not the library's).
+func TestLibraryIsPlanFunctions(t *testing.T) {
+	t.Parallel()
+	c := &compiler{lib: (&Program{}).library()}
+	got := append(c.functionNames(), "ref")
+	sort.Strings(got)
+	want := slices.Clone(plan.Functions)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the library defines %v\nplan.Functions lists %v", got, want)
 	}
 }

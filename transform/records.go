@@ -246,7 +246,7 @@ func evalMessage(err error, c *compiled) string {
 		if xe.Prev != nil {
 			msg = xe.Prev.Error()
 		}
-		return fmt.Sprintf("%s (%s)", msg, shift(c.pos, xe.Line, xe.Column))
+		return fmt.Sprintf("%s (%s)", msg, c.expr.PosOf(xe.Line, xe.Column))
 	}
 	return fmt.Sprintf("%v (%s)", err, c.pos)
 }
