@@ -314,6 +314,10 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		isText := !nav.Collection && (anyWritten(written, textFields) || ct.Property("TEXT") != nil && ct.Property("APPEND") != nil)
 		if isText {
 			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
+			if !written["TEXT"] && ct.Property("TEXT") != nil {
+				// spec 2.9: APPEND and SIGNATURE say what to do with TEXT.
+				c.d.errorf(npos, "%s is a text sub-form written without TEXT, the text itself; map TEXT in fields", what)
+			}
 		}
 		if sf.Name == attachments {
 			if sf.callsFile() {

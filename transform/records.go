@@ -581,6 +581,11 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			return
 		}
 		errs = append(errs, ferrs...)
+		if sub.text && len(ferrs) == 0 {
+			if e := r.emptyText(sub, fields, row); e != nil {
+				errs = append(errs, e)
+			}
+		}
 		ch := &Child{Nav: sub.name, Single: sub.single, Replace: sub.replace, Loc: row.Loc, Row: row, Fields: fields, Order: order}
 		for _, s := range sub.subs {
 			gk, gerrs := r.children(s, depth+1, m, row, fields)
@@ -627,6 +632,20 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		kids = nil
 	}
 	return kids, errs
+}
+
+// emptyText is the row error of a text sub-form whose TEXT came out empty
+// (spec 2.9: APPEND and SIGNATURE only say what to do with the text), or nil.
+func (r *run) emptyText(sub *subform, fields map[string]any, row source.Row) *RowError {
+	if s, ok := fields["TEXT"].(string); ok && s != "" {
+		return nil
+	}
+	fl := sub.field("TEXT")
+	column := ""
+	if fl != nil {
+		column = fl.expr.column
+	}
+	return r.rowError(row, column, fl, fmt.Sprintf("TEXT of %s is empty; a text sub-form is written only with its text: give the sub-form a when (such as when: row.Note != \"\") to leave it out of rows without one", sub.name))
 }
 
 // linkIndex is a linked source read once per run: link.child value → its
