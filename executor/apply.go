@@ -409,7 +409,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
 		for _, e := range res.Errors {
-			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
 		}
 		if len(re.Errors) == 0 {
 			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}

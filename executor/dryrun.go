@@ -98,7 +98,7 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 					ss.Records++
 					ss.Errors++
 					for _, e := range res.Errors {
-						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message})
 					}
 					return nil
 				}

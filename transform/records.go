@@ -311,11 +311,11 @@ func (r *run) filter(m map[string]any, row source.Row) *Result {
 		if errors.Is(err, errSkip) {
 			return &Result{Skipped: true, Loc: row.Loc}
 		}
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, "when: "+evalMessage(err, r.st.when))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, "when: "+evalMessage(err, r.st.when))}}
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
 	}
 	if !b {
 		return &Result{Skipped: true, Loc: row.Loc}
@@ -388,7 +388,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
 		}
 		if err != nil {
-			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, err.Error())}}); err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}}); err != nil {
 				return err
 			}
 			continue
@@ -449,7 +449,7 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 	// files its failure under the id the corrected row will have.
 	id, err := r.recordID(env, rec)
 	if err != nil && len(errs) == 0 {
-		errs = append(errs, r.rowError(row, "", nil, err.Error()))
+		errs = append(errs, r.exprError(row, st.id, err.Error()))
 	}
 	rec.ID = id
 	res.ID = id
@@ -563,13 +563,13 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			v, err := evalExpr(&r.machine, sub.when, env)
 			if err != nil {
 				if !errors.Is(err, errSkip) {
-					errs = append(errs, r.rowError(row, "", nil, sub.name+": when: "+evalMessage(err, sub.when)))
+					errs = append(errs, r.exprError(row, sub.when, sub.name+": when: "+evalMessage(err, sub.when)))
 				}
 				return
 			}
 			b, ok := v.(bool)
 			if !ok {
-				errs = append(errs, r.rowError(row, "", nil, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
+				errs = append(errs, r.exprError(row, sub.when, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
 				return
 			}
 			if !b {
@@ -618,11 +618,11 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		penv := r.level(depth - 1).env
 		v, err := evalExpr(&r.machine, sub.linkParent, penv)
 		if err != nil {
-			return nil, []*RowError{r.rowError(prow, "", nil, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
 		}
 		key, ok := asText(v)
 		if !ok {
-			return nil, []*RowError{r.rowError(prow, "", nil, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
 		}
 		for _, row := range idx.rows[key] {
 			one(lv.row.fill(row, r.p.wholeRow), row)
@@ -701,7 +701,7 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 			continue
 		}
 		// Reported once, as rows of their own: every parent would repeat them.
-		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, msg)}})
+		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, sub.linkChild, msg)}})
 	}
 	r.links[sub.linkID] = idx
 	return idx, nil
@@ -747,6 +747,17 @@ func (r *run) rowError(row source.Row, column string, fl *field, msg string) *Ro
 	e := &RowError{Step: r.st.name, Loc: row.Loc, Cell: cellString(row, column), Column: column, Message: msg}
 	if fl != nil {
 		e.Field = fl.name
+		e.Plan = fl.pos.String()
+	}
+	return e
+}
+
+// exprError is a row error about one of the step's own expressions (when,
+// id, group_by, link), placed at that expression in the plan.
+func (r *run) exprError(row source.Row, c *compiled, msg string) *RowError {
+	e := r.rowError(row, "", nil, msg)
+	if c != nil {
+		e.Plan = c.pos.String()
 	}
 	return e
 }
