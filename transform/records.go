@@ -22,6 +22,15 @@ type Refs interface {
 	Ref(step, id string) (any, bool)
 }
 
+// Placeholders is implemented by the Refs of a dry run, where the records
+// referred to are not created: a text its Ref answers stands in for a key
+// and, written straight to a field, is checked against neither the field's
+// type nor its MaxLength ("{orders:L-77}" is no order number, and would
+// fail every row that apply loads fine).
+type Placeholders interface {
+	Placeholders() bool
+}
+
 // Result is what Records gives for each row (or group of rows): a record,
 // a skipped row, or the errors that rejected it.
 type Result struct {
@@ -120,6 +129,11 @@ type run struct {
 	keys       []string
 	group      []any      // the current group's rows, as `group`
 	groupRs    []groupRow // the same with their source rows
+	seenKeys   *seenKeys  // the step's entity keys so far (see duplicate)
+	seenIDs    *seenKeys  // and its ids
+	// placeholders are the texts ref() gave for the record being built,
+	// when the Refs are a dry run's (see Placeholders).
+	placeholders map[string]bool
 }
 
 // level holds the maps reused at one depth of sub-forms.
@@ -439,6 +453,7 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 		row = own(row)
 	}
 	res := &Result{Loc: row.Loc}
+	clear(r.placeholders)
 	fields, order, skipped, errs := r.fields(&st.form, env, row)
 	if skipped {
 		res.Skipped = true
@@ -453,6 +468,12 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 	}
 	rec.ID = id
 	res.ID = id
+	if dup := r.duplicate(rec, row, st.id != nil && err == nil); dup != nil {
+		// The identity belongs to the earlier row: this row's failure is
+		// filed under its own place, never under the record that exists.
+		errs = append([]*RowError{dup}, errs...)
+		res.ID = ""
+	}
 	for _, sub := range st.subs {
 		kids, kerrs := r.children(sub, 1, m, row, fields)
 		rec.Children = append(rec.Children, kids...)
@@ -481,7 +502,13 @@ func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]an
 			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err, fl.expr)))
 			continue
 		}
-		cv, omit, err := f.conv.convert(v, fl.prop)
+		var cv any
+		var omit bool
+		if s, ok := v.(string); ok && r.placeholders[s] {
+			cv = s
+		} else {
+			cv, omit, err = f.conv.convert(v, fl.prop)
+		}
 		if err != nil {
 			e := r.rowError(row, fl.expr.column, fl, err.Error())
 			e.Value = valueText(v)
@@ -715,6 +742,14 @@ func (r *run) ref(step string, id any) (any, error) {
 	}
 	if r.refs != nil {
 		if v, ok := r.refs.Ref(step, s); ok {
+			if p, isDry := r.refs.(Placeholders); isDry && p.Placeholders() {
+				if t, ok := v.(string); ok {
+					if r.placeholders == nil {
+						r.placeholders = make(map[string]bool)
+					}
+					r.placeholders[t] = true
+				}
+			}
 			return v, nil
 		}
 	}
