@@ -250,26 +250,13 @@ func typeWords(t odata.EdmType) string {
 	return string(t)
 }
 
-// isDecimalText accepts 12, -12.5 and 12,5 (a text cell may use either
-// separator; the plan's decimal_separator decides which at run time).
+// isDecimalText accepts 12, -12.5, 12,5 and 1.234,50: text the run reads
+// as a decimal under one separator or the other (the plan's
+// decimal_separator decides which at run time).
 func isDecimalText(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	if s == "" {
-		return false
-	}
-	seps := 0
-	digits := 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r == '.' || r == ',':
-			seps++
-		default:
-			return false
-		}
-	}
-	return digits > 0 && seps <= 1
+	_, dot := odata.ParseDecimalText(s, '.')
+	_, comma := odata.ParseDecimalText(s, ',')
+	return dot == nil || comma == nil
 }
 
 func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {

@@ -314,7 +314,7 @@ func TestCheckMetadata(t *testing.T) {
       CDES: {value: null}
     subforms:
       - name: ORDERITEMS_SUBFORM
-        fields: {PARTNAME: {value: P}, TQUANT: {value: "1,5"}, PRICE: {value: "a lot"}}
+        fields: {PARTNAME: {value: P}, TQUANT: {value: "1.234,50"}, PRICE: {value: "a lot"}}
 `, []string{
 			`plan.yaml:11:28: the constant "ABCD" is 4 characters, longer than MaxLength 3 for ABILITIES.ABILITYCODE`,
 			`plan.yaml:13:24: the constant "abc" is not a whole number (Edm.Int64) for ABILITIES.ABILITY`,
@@ -322,7 +322,7 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:19:19: the constant true is true/false, not text (Edm.String) for ABILITIES.ABILITYDES`,
 			`plan.yaml:20:16: the constant 2.5 is not a whole number (Edm.Int64) for ABILITIES.ABILITY`,
 			`plan.yaml:26:16: the constant 17 is a number, not a date (Edm.DateTimeOffset) for ORDERS.CURDATE`,
-			`plan.yaml:30:79: the constant "a lot" is not a decimal number (Edm.Decimal) for ORDERITEMS_SUBFORM.PRICE`,
+			`plan.yaml:30:84: the constant "a lot" is not a decimal number (Edm.Decimal) for ORDERITEMS_SUBFORM.PRICE`,
 		}},
 		{"unknown version skips gates", "", `
   - name: o

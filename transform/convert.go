@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -194,14 +195,14 @@ func decimalInt(d odata.Decimal) (int64, bool) {
 }
 
 // toDecimal reads an exact decimal: text with sep as its separator (and
-// thousands grouped, see parseNumberText), a number
+// thousands grouped, see odata.ParseDecimalText), a number
 // cell (always '.'), an integer or a float from arithmetic.
 func toDecimal(v any, sep byte) (odata.Decimal, error) {
 	switch x := v.(type) {
 	case odata.Decimal:
 		return x, nil
 	case string:
-		return parseNumberText(x, sep)
+		return odata.ParseDecimalText(x, sep)
 	case source.Number:
 		return odata.ParseDecimal(string(x), '.')
 	case float64, float32:
@@ -215,6 +216,26 @@ func toDecimal(v any, sep byte) (odata.Decimal, error) {
 		}
 	}
 	return odata.Decimal{}, fmt.Errorf("%s: %w", describe(v), odata.ErrNotDecimal)
+}
+
+// decimalMessage says why v is no decimal (err is what reading it gave),
+// and what separator would read it.
+func decimalMessage(v any, err error, sep byte, typ odata.EdmType) string {
+	var amb *odata.AmbiguousDecimalError
+	if errors.As(err, &amb) {
+		return fmt.Sprintf("%s (%s)", amb.Error(), typ)
+	}
+	msg := fmt.Sprintf("%s is not a decimal (%s)", describe(v), typ)
+	if s, ok := v.(string); ok {
+		other := byte(',')
+		if sep == ',' {
+			other = '.'
+		}
+		if _, err := odata.ParseDecimalText(s, other); err == nil {
+			msg += fmt.Sprintf("; set decimal_separator: %q", string(other))
+		}
+	}
+	return msg
 }
 
 func (c *converter) toTime(v any) (time.Time, error) {
