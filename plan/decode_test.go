@@ -506,3 +506,35 @@ func TestExprPlacesMatchFile(t *testing.T) {
 		t.Errorf("only %d of %d encodings were checked", checked, len(values)*len(styles))
 	}
 }
+
+// A YAML null under empty: is the null policy, as a user who writes
+// `empty: null` means; an empty value is still a mistake.
+func TestDecodeEmptyPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value, want, diag string
+	}{
+		{value: "null", want: "null"},
+		{value: "~", want: "null"},
+		{value: "Null", want: "null"},
+		{value: `"null"`, want: "null"},
+		{value: "omit", want: "omit"},
+		{value: "keep", want: "keep"},
+		{value: "", diag: `plan.yaml:3:9: "empty" must be "omit", "null" or "keep", not empty`},
+		{value: "nul", diag: `plan.yaml:3:10: "empty" must be "omit", "null" or "keep", not "nul"; did you mean "null"?`},
+	} {
+		src := "version: 1\ntarget:\n  empty: " + tc.value + "\nsources: {s: {file: s.csv}}\nsteps:\n  - {name: a, entity: LOGPART, source: s, fields: {A: row.A}}\n"
+		p, ds := Decode("plan.yaml", []byte(src))
+		got := ""
+		if len(ds) > 0 {
+			got = ds[0].Error()
+		}
+		if got != tc.diag {
+			t.Errorf("empty: %s: diagnostics %v, want %q", tc.value, ds, tc.diag)
+			continue
+		}
+		if tc.diag == "" && p.Target.Empty != tc.want {
+			t.Errorf("empty: %s gives %q, want %q", tc.value, p.Target.Empty, tc.want)
+		}
+	}
+}

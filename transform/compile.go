@@ -86,6 +86,16 @@ type form struct {
 	depth  int
 }
 
+// field is the form's field of that name, or nil.
+func (f *form) field(name string) *field {
+	for _, fl := range f.fields {
+		if fl.name == name {
+			return fl
+		}
+	}
+	return nil
+}
+
 type field struct {
 	name string
 	expr *compiled
@@ -105,6 +115,7 @@ type subform struct {
 	form
 	kind       subKind
 	single     bool
+	text       bool // a text sub-form (spec 2.9): single, with a TEXT field
 	replace    bool
 	linkParent *compiled
 	linkChild  *compiled
@@ -387,6 +398,7 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 			c.links++
 		}
 	}
+	s.text = s.single && s.entity != nil && s.entity.Property("TEXT") != nil
 	s.conv = c.converter(s.source)
 	if sf.When != nil {
 		s.when = c.compileExpr(sf.When, sc)
