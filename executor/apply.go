@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,28 +137,33 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
 		}
 	}
-	if _, err := os.Stat(r.opts.Journal); err == nil {
-		jr, st, err := journal.Open(r.opts.Journal)
-		if err != nil {
-			return err
+	// Open takes the journal's lock before reading it, and Create before
+	// looking whether it exists: of two runs started at once on one
+	// journal, one runs and the other is refused (*journal.LockedError).
+	jr, st, err := journal.Open(r.opts.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		jr, err = journal.Create(r.opts.Journal, hdr)
+		if errors.Is(err, journal.ErrExists) {
+			// Another run created it between the two calls.
+			jr, st, err = journal.Open(r.opts.Journal)
+		} else if err == nil {
+			r.jr = jr
+			r.state = jr.Snapshot()
+			return nil
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
-			jr.Close()
-			var se *StaleError
-			if errors.As(err, &se) {
-				se.Journal = r.opts.Journal
-			}
-			return err
-		}
-		r.jr, r.state = jr, st
-		return nil
 	}
-	jr, err := journal.Create(r.opts.Journal, hdr)
 	if err != nil {
 		return err
 	}
-	r.jr = jr
-	r.state = jr.Snapshot()
+	if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
+		jr.Close()
+		var se *StaleError
+		if errors.As(err, &se) {
+			se.Journal = r.opts.Journal
+		}
+		return err
+	}
+	r.jr, r.state = jr, st
 	return nil
 }
 
