@@ -46,9 +46,12 @@ func TestScripts(t *testing.T) {
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against
 		Setup:         setupWork,
+		Condition:     scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox":  cmdSandbox,
 			"waitfile": cmdWaitFile,
+			"tmpfs":    cmdTmpfs,
+			"mig":      cmdMig,
 		},
 	})
 }
