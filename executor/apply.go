@@ -581,7 +581,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.txns.Add(int64(len(reqs)))
 		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, resps, err); err != nil {
+		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
 			r.halt(err)
 		}
 	}()
@@ -589,8 +589,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 }
 
 // complete records a batch's outcome: per sub-request status and key,
-// records finished, and the units that may now follow.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error) error {
+// records finished, and the units that may now follow. reqs are the
+// sub-requests as sent, in the order of batch.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error) error {
 	r := sr.r
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
@@ -619,15 +620,15 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
 	}
+	// An answer that breaks the protocol decides nothing about the
+	// sub-requests it leaves unclear: they are in doubt, and the next
+	// apply reconciles them with the server.
+	matched, problem := odata.MatchResponses(reqs, resps)
 	workMu.Lock()
-	byID := make(map[string]*odata.BatchResponse, len(resps))
-	for i := range resps {
-		byID[resps[i].ID] = &resps[i]
-	}
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
-	for _, o := range batch {
-		resp := byID[o.id]
+	for i, o := range batch {
+		resp := matched[i]
 		if resp == nil {
 			missing = append(missing, o)
 			continue
@@ -637,8 +638,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 	}
 	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
 	if len(missing) > 0 {
-		// A response without some sub-requests: those are in doubt.
-		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
+		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
+	} else if problem != "" {
+		// Every sub-request has its one answer; the rest is noise, but
+		// a server that sends it is worth a look.
+		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit
