@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -174,5 +175,64 @@ func TestFailedSyncIsSticky(t *testing.T) {
 	j.Close()
 	if _, err := Load(path); err != nil {
 		t.Fatalf("replay: %v", err)
+	}
+}
+
+// TestTornLineInTheMiddle: versions before issue 12 appended after the
+// torn start of a line that a full disk cut short. Replay ignores those
+// torn bytes, as it ignores a torn last line, and reads the whole line
+// after them; damage of any other kind in the middle is still refused.
+func TestTornLineInTheMiddle(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	full, _ := os.ReadFile(path)
+	clean, err := Load(path)
+	must(t, err)
+	lines := bytes.SplitAfter(full, []byte("\n"))
+	torn := lines[2] // the start of a line that did not fit
+	tests := []struct {
+		name   string
+		prefix []byte
+		mended bool
+	}{
+		{"1 byte", torn[:1], true},
+		{"5 bytes of the checksum", torn[:5], true},
+		{"checksum and space", torn[:9], true},
+		{"into the JSON", torn[:40], true},
+		{"all but the newline", torn[:len(torn)-1], true},
+		{"not the start of a line", []byte("xyz"), false},
+		{"a line's middle", torn[20:40], false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			for i, l := range lines {
+				if i == 3 {
+					buf.Write(tc.prefix)
+				}
+				buf.Write(l)
+			}
+			size := int64(buf.Len())
+			st, err := Replay(&buf)
+			if !tc.mended {
+				var ce *CorruptError
+				if !errors.As(err, &ce) || ce.Line != 4 {
+					t.Fatalf("got %v, want line 4 damaged", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if len(st.Mended) != 1 || st.Mended[0] != 4 || st.Torn || st.Entries != clean.Entries || st.ValidSize != size {
+				t.Errorf("mended %v torn %v entries %d (want %d) size %d (want %d)", st.Mended, st.Torn, st.Entries, clean.Entries, st.ValidSize, size)
+			}
+			for _, step := range []string{"customers", "orders"} {
+				if st.Counts(step) != clean.Counts(step) {
+					t.Errorf("%s: %+v, want %+v", step, st.Counts(step), clean.Counts(step))
+				}
+			}
+		})
 	}
 }
