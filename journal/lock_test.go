@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,8 +56,9 @@ func TestOneWriterAtATime(t *testing.T) {
 	if _, busy := InUse(path); busy {
 		t.Error("InUse after Close")
 	}
-	if _, err := os.Stat(LockPath(path)); !os.IsNotExist(err) {
-		t.Errorf("Close left the lock file: %v", err)
+	// Windows cannot remove a file its holder has open: there it stays, empty.
+	if b, err := os.ReadFile(LockPath(path)); runtime.GOOS != "windows" && !os.IsNotExist(err) || len(b) > 0 {
+		t.Errorf("Close left the lock file naming a holder: %q %v", b, err)
 	}
 	j, st, err := Open(path)
 	must(t, err)
