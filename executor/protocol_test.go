@@ -72,24 +72,13 @@ func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 				t.Parallel()
 				env := newSandbox(t, sandbox.Options{})
 				var mangled atomic.Bool
-				proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					body, _ := io.ReadAll(r.Body)
-					r.Body = io.NopCloser(bytes.NewReader(body))
-					rec := httptest.NewRecorder()
-					env.sb.ServeHTTP(rec, r)
-					id := firstOrder(body)
-					if id == "" || rec.Code != 200 || !mangled.CompareAndSwap(false, true) {
-						copyResponse(w, rec)
-						return
+				client := answerProxy(t, env, multipart, func(req []byte, resps []odata.BatchResponse) []odata.BatchResponse {
+					id := firstOrder(req)
+					if id == "" || !mangled.CompareAndSwap(false, true) {
+						return nil
 					}
-					resps, err := odata.DecodeJSONBatchResponse(rec.Body)
-					if err != nil {
-						t.Errorf("the sandbox's answer: %v", err)
-						return
-					}
-					writeBatchAnswer(t, w, sh.mangle(resps, id), multipart)
-				}))
-				t.Cleanup(proxy.Close)
+					return sh.mangle(resps, id)
+				})
 
 				var orders []transform.Result
 				for i := range 4 {
@@ -97,7 +86,7 @@ func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 				}
 				p, f := ordersPlan(orders...)
 				o := env.opts(t, p, f)
-				o.Client = &httpClient{url: proxy.URL + sandbox.BasePath, hc: proxy.Client()}
+				o.Client = client
 				o.BatchSize = 4 // two orders with a line each per batch
 
 				sum, err := Apply(context.Background(), o)
@@ -145,27 +134,20 @@ func TestMalformedReadAnswerStopsTheRun(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	var reads atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		rec := httptest.NewRecorder()
-		env.sb.ServeHTTP(rec, r)
-		if !strings.Contains(string(body), `"method":"GET"`) {
-			copyResponse(w, rec)
-			return
+	client := answerProxy(t, env, false, func(req []byte, resps []odata.BatchResponse) []odata.BatchResponse {
+		if !strings.Contains(string(req), `"method":"GET"`) {
+			return nil
 		}
 		reads.Add(1)
-		resps, _ := odata.DecodeJSONBatchResponse(rec.Body)
-		writeBatchAnswer(t, w, append(resps, resps...), false)
-	}))
-	t.Cleanup(proxy.Close)
+		return append(resps, resps...)
+	})
 	s := step("customers", "CUSTOMERS")
 	s.Mode = "upsert"
 	p := testPlan(s)
 	f := &fakeRecords{results: map[string][]transform.Result{
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})}}}
 	o := env.opts(t, p, f)
-	o.Client = &httpClient{url: proxy.URL + sandbox.BasePath, hc: proxy.Client()}
+	o.Client = client
 	_, err := Apply(context.Background(), o)
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), `id "1" answered more than once`) {
 		t.Fatalf("apply: %v, want interrupted by the malformed answer", err)
@@ -202,12 +184,33 @@ func firstOrder(body []byte) string {
 	return ""
 }
 
-func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	w.Write(rec.Body.Bytes())
+// answerProxy is a client of a server in front of env's sandbox that
+// passes every call through, except that mangle may rewrite the answers to
+// a $batch: given the request body and the sandbox's answers, it returns
+// the answers to send instead (as JSON, or multipart), or nil.
+func answerProxy(t *testing.T, env *sandboxEnv, multipart bool, mangle func(req []byte, resps []odata.BatchResponse) []odata.BatchResponse) *httpClient {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		env.sb.ServeHTTP(rec, r)
+		if rec.Code == http.StatusOK && strings.HasSuffix(r.URL.Path, "/$batch") {
+			resps, err := odata.DecodeJSONBatchResponse(bytes.NewReader(rec.Body.Bytes()))
+			if err != nil {
+				t.Errorf("the sandbox's answer: %v", err)
+			} else if out := mangle(body, resps); out != nil {
+				writeBatchAnswer(t, w, out, multipart)
+				return
+			}
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	return &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}
 }
 
 func writeBatchAnswer(t *testing.T, w http.ResponseWriter, resps []odata.BatchResponse, multipart bool) {
