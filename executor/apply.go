@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,28 +137,33 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
 		}
 	}
-	if _, err := os.Stat(r.opts.Journal); err == nil {
-		jr, st, err := journal.Open(r.opts.Journal)
-		if err != nil {
-			return err
+	// Open takes the journal's lock before reading it, and Create before
+	// looking whether it exists: of two runs started at once on one
+	// journal, one runs and the other is refused (*journal.LockedError).
+	jr, st, err := journal.Open(r.opts.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		jr, err = journal.Create(r.opts.Journal, hdr)
+		if errors.Is(err, journal.ErrExists) {
+			// Another run created it between the two calls.
+			jr, st, err = journal.Open(r.opts.Journal)
+		} else if err == nil {
+			r.jr = jr
+			r.state = jr.Snapshot()
+			return nil
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
-			jr.Close()
-			var se *StaleError
-			if errors.As(err, &se) {
-				se.Journal = r.opts.Journal
-			}
-			return err
-		}
-		r.jr, r.state = jr, st
-		return nil
 	}
-	jr, err := journal.Create(r.opts.Journal, hdr)
 	if err != nil {
 		return err
 	}
-	r.jr = jr
-	r.state = jr.Snapshot()
+	if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
+		jr.Close()
+		var se *StaleError
+		if errors.As(err, &se) {
+			se.Journal = r.opts.Journal
+		}
+		return err
+	}
+	r.jr, r.state = jr, st
 	return nil
 }
 
@@ -592,7 +597,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.txns.Add(int64(len(reqs)))
 		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, resps, err); err != nil {
+		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
 			r.halt(err)
 		}
 	}()
@@ -600,8 +605,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 }
 
 // complete records a batch's outcome: per sub-request status and key,
-// records finished, and the units that may now follow.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error) error {
+// records finished, and the units that may now follow. reqs are the
+// sub-requests as sent, in the order of batch.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error) error {
 	r := sr.r
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
@@ -630,15 +636,15 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
 	}
+	// An answer that breaks the protocol decides nothing about the
+	// sub-requests it leaves unclear: they are in doubt, and the next
+	// apply reconciles them with the server.
+	matched, problem := odata.MatchResponses(reqs, resps)
 	workMu.Lock()
-	byID := make(map[string]*odata.BatchResponse, len(resps))
-	for i := range resps {
-		byID[resps[i].ID] = &resps[i]
-	}
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
-	for _, o := range batch {
-		resp := byID[o.id]
+	for i, o := range batch {
+		resp := matched[i]
 		if resp == nil {
 			missing = append(missing, o)
 			continue
@@ -648,8 +654,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 	}
 	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
 	if len(missing) > 0 {
-		// A response without some sub-requests: those are in doubt.
-		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
+		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
+	} else if problem != "" {
+		// Every sub-request has its one answer; the rest is noise, but
+		// a server that sends it is worth a look.
+		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit

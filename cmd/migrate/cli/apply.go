@@ -234,12 +234,13 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	})
 	hook.finish()
 	var stale *executor.StaleError
-	var corrupt *journal.CorruptError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt):
-		// The journal is from something else or damaged: a file that
-		// cannot be used, not a target that cannot be reached.
+	case errors.As(err, &stale):
+		// The journal is from something else: a file that cannot be
+		// used, not a target that cannot be reached.
 		return withCode(ExitUsage, err)
+	case sum == nil && journalErr(err) != nil:
+		return journalErr(err)
 	case sum == nil && err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	}
@@ -273,6 +274,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
 		fmt.Fprintf(a.stderr, "%v\n", err)
 		return silent(ExitInterrupted)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
@@ -293,6 +296,10 @@ func (a *app) status(ctx context.Context, args []string) error {
 	sum, err := executor.Status(pos[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if h, busy := journal.InUse(pos[0]); busy {
+		// status never waits for the lock: it reads what is on disk.
+		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
 	}
 	type stepStatus struct {
 		Name      string `json:"name"`
@@ -377,6 +384,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	}
 	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
 	if err != nil && sum == nil {
+		if jerr := journalErr(err); jerr != nil {
+			return jerr
+		}
 		return withCode(ExitUsage, err)
 	}
 	if *asJSON {
@@ -410,10 +420,37 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled)):
 		return withCode(ExitInterrupted, err)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case sum.Failed > 0:
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
+	}
+	return nil
+}
+
+// journalErr gives a journal's own trouble its exit code (CLI.md), or nil
+// for any other error. It is never 3: the target is not to blame.
+//   - another run holds the journal: 4, run again once it has finished;
+//   - the disk filled or failed in the middle of the run: 4, the journal
+//     holds everything up to there and the next run resumes;
+//   - the journal cannot be created, opened or locked, or is damaged: 2.
+func journalErr(err error) error {
+	var (
+		locked  *journal.LockedError
+		file    *journal.FileError
+		corrupt *journal.CorruptError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &locked):
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file) && file.Resumable():
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file), errors.As(err, &corrupt):
+		return withCode(ExitUsage, err)
 	}
 	return nil
 }
