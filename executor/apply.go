@@ -142,12 +142,16 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		if err != nil {
 			return err
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
+		err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed)
+		var se *StaleError
+		if errors.As(err, &se) {
+			se.Journal = r.opts.Journal
+		}
+		if err == nil {
+			err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
+		}
+		if err != nil {
 			jr.Close()
-			var se *StaleError
-			if errors.As(err, &se) {
-				se.Journal = r.opts.Journal
-			}
 			return err
 		}
 		r.jr, r.state = jr, st
@@ -172,8 +176,40 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
 }
 
-// checkHeader refuses to resume a journal made from another plan, other
-// sources or another target. With retryFailed a source whose content changed
+// TargetError refuses a journal against a service other than the one its
+// run wrote to: a resume, a retry or an undo there would write into, or
+// delete from, another company. No flag lets it through.
+type TargetError struct {
+	Journal  string
+	Was, Now string // service roots without credentials
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s was written to %s, not %s: nothing was sent; give --target %s (or set MIGRATE_TARGET to it) to use this journal", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// CheckTarget refuses target when it is not the service whose run hdr
+// heads. Both are compared as service roots: credentials, a trailing slash
+// and the language code after tabula.ini (spec 1) do not make another
+// company. A journal that names no target (written before targets were
+// journaled) is let through.
+func CheckTarget(journalPath string, hdr journal.Header, target string) error {
+	was, now := redact(hdr.Target), redact(target)
+	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
+		return nil
+	}
+	return &TargetError{Journal: journalPath, Was: was, Now: now}
+}
+
+func serviceRoot(target string) string {
+	if root, err := odata.ServiceRoot(target, 0); err == nil {
+		return root
+	}
+	return target
+}
+
+// checkHeader refuses to resume a journal made from another plan or other
+// sources (the target is CheckTarget's). With retryFailed a source whose content changed
 // is expected (the failed rows were corrected), so only that is let through.
 func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 	var ch []string
@@ -193,9 +229,6 @@ func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 		if _, ok := now.Sources[f]; !ok {
 			ch = append(ch, "source "+f+" is no longer used")
 		}
-	}
-	if old.Target != "" && now.Target != "" && old.Target != now.Target {
-		ch = append(ch, fmt.Sprintf("the target changed (%s, now %s)", old.Target, now.Target))
 	}
 	if len(ch) == 0 || allow {
 		return nil

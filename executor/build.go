@@ -169,12 +169,14 @@ func bodyHash(b []byte) string {
 	return hex.EncodeToString(s[:8])
 }
 
-// match is what reconciliation will look for if this op's outcome is lost.
+// match is what the op leaves on the server: what reconciliation looks for
+// if its outcome is lost, and what undo compares with the current state to
+// see whether someone changed the record since.
 func (o *op) match() json.RawMessage {
-	switch {
-	case o.kind == journal.OpPatch:
+	switch o.kind {
+	case journal.OpPatch:
 		return o.patch
-	case o.kind == journal.OpCreate && (o.key == "" || o.parent != nil):
+	case journal.OpCreate:
 		return matchFields(o.fields)
 	}
 	return nil

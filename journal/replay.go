@@ -311,7 +311,7 @@ func (st *State) apply(line []byte) string {
 				if rec.Undo == nil {
 					rec.Undo = map[string]*SubState{}
 				}
-				rec.Undo[s.Path+"|"+s.Line] = s
+				rec.Undo[s.UndoKey()] = s
 			case s.Op == OpRead || s.Op == OpDelete:
 				rec.Extra = append(rec.Extra, s)
 			default:
@@ -408,8 +408,8 @@ func (st *State) forget(s *SubState) {
 	rec := st.record(s.Step, s.Rec)
 	switch {
 	case strings.HasPrefix(s.Op, "undo-"):
-		if rec.Undo[s.Path+"|"+s.Line] == s {
-			delete(rec.Undo, s.Path+"|"+s.Line)
+		if rec.Undo[s.UndoKey()] == s {
+			delete(rec.Undo, s.UndoKey())
 		}
 	case s.Op == OpRead || s.Op == OpDelete:
 		for i, x := range rec.Extra {

@@ -235,10 +235,12 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	hook.finish()
 	var stale *executor.StaleError
 	var corrupt *journal.CorruptError
+	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt):
-		// The journal is from something else or damaged: a file that
-		// cannot be used, not a target that cannot be reached.
+	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+		// The journal is from something else, damaged, or for another
+		// target: a file that cannot be used here, not a target that
+		// cannot be reached.
 		return withCode(ExitUsage, err)
 	case sum == nil && err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
@@ -354,19 +356,25 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	var cf connFlags
 	cf.register(fs, false)
 	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
+	force := fs.Bool("force", false, "undo records changed since the run too (without it they are left alone)")
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
+	st, err := journal.Load(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// The target as for any command (flag, environment), else the
+	// journal's own; Undo refuses one that is not the journal's.
+	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
+		cf.target = st.Header.Target
+	}
 	var client executor.Client
 	if *yes {
-		st, err := journal.Load(pos[0])
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
-			cf.target = st.Header.Target
+		if err := executor.CheckTarget(pos[0], st.Header, cf.target); err != nil {
+			return withCode(ExitUsage, err) // before connecting: not a word to the other company
 		}
 		cn, err := a.connect(ctx, cf, nil)
 		if err != nil {
@@ -375,7 +383,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		defer cn.Close()
 		client = cn.client
 	}
-	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
+	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target})
 	if err != nil && sum == nil {
 		return withCode(ExitUsage, err)
 	}
@@ -384,6 +392,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			return werr
 		}
 	} else {
+		fmt.Fprintf(a.stdout, "target: %s\n", sum.Target)
 		for _, act := range sum.Actions {
 			state := "would"
 			switch {
@@ -398,13 +407,16 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintln(a.stdout, line)
 		}
+		for _, s := range sum.Skipped {
+			fmt.Fprintln(a.stdout, "skipped", s)
+		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
 		if !*yes {
-			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
+			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), sum.Target)
 		} else {
-			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
+			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 		}
 	}
 	switch {
@@ -414,6 +426,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
+	case len(sum.Skipped) > 0:
+		// Records left alone are data a person has to look at.
+		return silent(ExitData)
 	}
 	return nil
 }
