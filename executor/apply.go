@@ -571,8 +571,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	reqs := assemble(batch, seq)
 	subs := make([]journal.Sub, len(batch))
 	for i, o := range batch {
+		o.left = o.match()
 		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -660,8 +661,12 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 			missing = append(missing, o)
 			continue
 		}
-		sr.outcome(o, resp)
-		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
+		ent := sr.outcome(o, resp)
+		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
+		if o.ok() {
+			out.Filled = o.filled(ent, resp.Body)
+		}
+		res = append(res, out)
 	}
 	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
 	if len(missing) > 0 {
@@ -756,8 +761,9 @@ func (sr *stepRun) notSent(u unit) {
 	}
 }
 
-// outcome reads one sub-request's response.
-func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
+// outcome reads one sub-request's response; it returns the entity the
+// server answered with, when it decoded it.
+func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any) {
 	o.status = resp.Status
 	if !o.ok() {
 		o.rec.failed = true
@@ -766,10 +772,10 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 		}
 		if o.status == 424 {
 			o.err = "not processed: a sub-request it depends on failed"
-			return
+			return nil
 		}
 		o.err = odata.ParseError(resp.Status, nil, resp.Body).Error()
-		return
+		return nil
 	}
 	o.done = true
 	switch o.kind {
@@ -778,7 +784,8 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 			break
 		}
 		if len(resp.Body) > 0 && o.typ != nil {
-			if ent, err := odata.DecodeEntity(resp.Body); err == nil {
+			var err error
+			if ent, err = odata.DecodeEntity(resp.Body); err == nil {
 				if k := keyOf(o.typ, ent); k != "" {
 					o.key = k
 				}
@@ -795,6 +802,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 	} else if o.abs == "" {
 		o.abs = childAbs(o.parent, o)
 	}
+	return ent
 }
 
 // finalEntry is a finished record's journal entry: committed, or failed

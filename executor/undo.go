@@ -219,7 +219,7 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 	if rec.Created {
 		var left json.RawMessage
 		if s := rec.Subs[""]; s != nil {
-			left = s.Match
+			left = leftBy(s)
 		}
 		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, left, nil)
 		return out
@@ -236,10 +236,10 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
-			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, s.Match, s.Before)
+			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, leftBy(s), s.Before)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1 && s.ResultKey != "":
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
-				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, s.Match, nil)
+				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, leftBy(s), nil)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1:
 			*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back", rec.Step, rec.ID, s.Nav))
 		}
@@ -257,6 +257,20 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 			"re-create line "+s.Line+" that lines: replace deleted", body, nil, nil)
 	}
 	return out
+}
+
+// leftBy is what sub-request s left on the server: the fields it wrote,
+// with the server's values where it did not take them as sent.
+func leftBy(s *journal.SubState) json.RawMessage {
+	if len(s.Filled) == 0 {
+		return s.Match
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(s.Match, &m) != nil || json.Unmarshal(s.Filled, &m) != nil {
+		return s.Match
+	}
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // lineBody is what re-creates a line, from the line as the server gave it

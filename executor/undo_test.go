@@ -218,3 +218,30 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoToleratesWhatTheServerFills: the run wrote CDES with CUSTNAME;
+// the server filled CDES from the customer instead. That is what the run
+// left, not a change made since: undo deletes the order.
+func TestUndoToleratesWhatTheServerFills(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
+		t.Fatalf("the sandbox no longer fills CDES (%v): this test needs another filled field", got)
+	}
+	st, err := journal.Load(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Record("orders", "O1").Subs[""]; string(s.Filled) != `{"CDES":"Acme"}` {
+		t.Fatalf("journaled as filled: %s", s.Filled)
+	}
+	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	if err != nil || len(sum.Skipped) != 0 || len(env.sb.Snapshot()["ORDERS"]) != 0 {
+		t.Fatalf("undo: %v %+v", err, sum)
+	}
+}

@@ -91,6 +91,10 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// Filled is what the server answered for written fields whose value it
+	// did not take as sent (filled from a reference, normalised), as JSON:
+	// with the Sub's Match, what the run left. Usually absent.
+	Filled json.RawMessage `json:"fl,omitempty"`
 }
 
 // Problem is one message about a record.

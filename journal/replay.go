@@ -79,6 +79,8 @@ type SubState struct {
 	ResultKey string
 	Location  string
 	Error     string
+	// Filled: Result.Filled.
+	Filled json.RawMessage
 }
 
 // Done reports whether the sub-request has an outcome.
@@ -332,7 +334,7 @@ func (st *State) apply(line []byte) string {
 			if s == nil {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
-			s.Status, s.ResultKey, s.Location, s.Error = res.Status, res.Key, res.Location, res.Error
+			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
 			if res.Status < 0 {
 				// Reconciliation proved it never took effect: forget it.
 				st.forget(s)
