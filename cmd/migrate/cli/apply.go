@@ -392,7 +392,11 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			return werr
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "target: %s\n", sum.Target)
+		target := sum.Target
+		if target == "" {
+			target = "not known (the journal names none; give --target)"
+		}
+		fmt.Fprintf(a.stdout, "target: %s\n", target)
 		for _, act := range sum.Actions {
 			state := "would"
 			switch {
@@ -414,7 +418,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
 		if !*yes {
-			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), sum.Target)
+			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
 		} else {
 			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 		}
