@@ -142,14 +142,14 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		plan, skipped, err := u.unchanged(plan)
 		sum.Skipped = append(sum.Skipped, skipped...)
 		if err != nil {
-			return sum, err
+			return sum.tally(), err
 		}
 		// Deletes and restores first, then the re-created lines: a line the
 		// run added may hold the key of the old line it replaced.
 		var first, then []undoOp
 		for _, op := range plan {
 			switch {
-			case op.act.Done:
+			case op.act.Done: // a lost re-create, found: nothing to send
 			case op.sub.Op == journal.OpUndoCreate:
 				then = append(then, op)
 				u.left[op.rec]++
@@ -166,9 +166,18 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			sum.Actions = append(sum.Actions, *op.act)
 		}
 		if err != nil {
-			return sum, err
+			return sum.tally(), err
 		}
 	}
+	if sum.tally().Failed > 0 {
+		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
+	}
+	return sum, nil
+}
+
+// tally counts the actions done and failed.
+func (sum *UndoSummary) tally() *UndoSummary {
+	sum.Done, sum.Failed = 0, 0
 	for _, a := range sum.Actions {
 		switch {
 		case a.Done:
@@ -177,10 +186,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			sum.Failed++
 		}
 	}
-	if sum.Failed > 0 {
-		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
-	}
-	return sum, nil
+	return sum
 }
 
 type undoOp struct {
@@ -207,8 +213,8 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 		}
 		op := undoOp{sub: s, rec: rec, body: body, left: left, restored: restored,
 			act: &UndoAction{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}}
-		if prev != nil && prev.InDoubt() {
-			op.redo = prev
+		if prev != nil && prev.InDoubt() && s.Op == journal.OpUndoCreate {
+			op.redo = prev // deletes and restores are safe to repeat; a POST is not
 		}
 		out = append(out, op)
 	}
@@ -362,11 +368,21 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		}
 		resp := resps[reqs[idx[i]].ID]
 		if op.redo != nil {
-			if _, found := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav); resp.Status == 200 && found {
+			// Settle the lost attempt either way, so that nothing is left
+			// in doubt: found, it is done; absent, it never took effect
+			// and is sent again; unreadable, the record waits.
+			_, found := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			res := journal.Result{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
+			switch {
+			case resp.Status != 200:
+				why[op.rec] = fmt.Sprintf("%s cannot be read to see whether line %s was re-created: %s; left alone: run undo again", op.sub.URL, op.sub.Line, odata.ParseError(resp.Status, nil, resp.Body).Error())
+				continue
+			case found:
 				op.act.Done = true
-				settled = append(settled, journal.Entry{Kind: journal.KindOutcome, Batch: op.redo.Batch,
-					Results: []journal.Result{{ID: op.redo.ID, Status: 201, Key: op.sub.Line}}})
+			default:
+				res = journal.Result{ID: op.redo.ID, Status: -1, Error: "reconciled: absent"}
 			}
+			settled = append(settled, journal.Entry{Kind: journal.KindOutcome, Batch: op.redo.Batch, Results: []journal.Result{res}})
 			continue
 		}
 		if _, seen := why[op.rec]; seen {
@@ -376,14 +392,14 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		case resp.Status == 404 && op.sub.Op == journal.OpUndoDelete:
 			// Already gone: the delete will find nothing, which is done.
 		case resp.Status == 404:
-			why[op.rec] = op.sub.URL + " no longer exists"
+			why[op.rec] = op.sub.URL + " no longer exists" + leftAlone
 		case resp.Status != 200:
-			why[op.rec] = fmt.Sprintf("%s cannot be read to see whether it changed since the run: %s", op.sub.URL, odata.ParseError(resp.Status, nil, resp.Body).Error())
+			why[op.rec] = fmt.Sprintf("%s cannot be read to see whether it changed since the run: %s%s", op.sub.URL, odata.ParseError(resp.Status, nil, resp.Body).Error(), leftAlone)
 		case len(op.restored) > 0 && fieldsEqual(resp.Body, op.restored):
 			// An earlier undo restored it and its outcome was lost.
 		default:
 			if diffs := unequalFields(resp.Body, op.left); len(diffs) > 0 {
-				why[op.rec] = op.sub.URL + " changed since the run: " + strings.Join(diffs, ", ")
+				why[op.rec] = op.sub.URL + " changed since the run: " + strings.Join(diffs, ", ") + leftAlone
 			}
 		}
 	}
@@ -393,7 +409,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	for _, op := range plan {
 		if _, changed := why[op.rec]; changed {
 			if why[op.rec] != "" {
-				skipped = append(skipped, fmt.Sprintf("%s %s: %s; left alone (undo --force undoes it anyway)", op.rec.Step, op.rec.ID, why[op.rec]))
+				skipped = append(skipped, op.rec.Step+" "+op.rec.ID+": "+why[op.rec])
 				why[op.rec] = ""
 			}
 			continue
@@ -423,6 +439,8 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	}
 	return kept, skipped, nil
 }
+
+const leftAlone = "; left alone (undo --force undoes it anyway)"
 
 // undoneEntry journals that undo removed every effect of rec.
 func undoneEntry(rec *journal.Record) journal.Entry {

@@ -80,20 +80,26 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 }
 
 // loseOnce passes batches to the client; the first that lose picks is
-// sent and its answer lost, as a dropped connection does.
+// lost in doubt, as a dropped connection loses it: after the server
+// committed it, or (unsent) before it arrived.
 type loseOnce struct {
 	Client
-	lose func([]odata.BatchRequest) bool
-	lost bool
+	lose   func([]odata.BatchRequest) bool
+	unsent bool
+	lost   bool
 }
 
 func (c *loseOnce) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
-	resps, err := c.Client.Batch(ctx, reqs, opts)
-	if err == nil && !c.lost && c.lose(reqs) {
+	if !c.lost && c.lose(reqs) {
 		c.lost = true
+		if !c.unsent {
+			if _, err := c.Client.Batch(ctx, reqs, opts); err != nil {
+				return nil, err
+			}
+		}
 		return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("connection reset (simulated)")}
 	}
-	return resps, err
+	return c.Client.Batch(ctx, reqs, opts)
 }
 
 // replaceRun loads order SO1 with two lines, then (in a journal of its
@@ -126,11 +132,16 @@ func replaceRun(t *testing.T, env *sandboxEnv) (map[string][]map[string]any, str
 
 // TestUndoRecreatesReplacedLines: the lines lines: replace deleted come
 // back exactly (keys included), also when the answer to the re-creates is
-// lost: the next undo finds them instead of adding them twice.
+// lost: the next undo finds them instead of adding them twice, or sends
+// them again if they never arrived, and leaves nothing in doubt.
 func TestUndoRecreatesReplacedLines(t *testing.T) {
 	t.Parallel()
-	for _, lose := range []bool{false, true} {
-		t.Run(map[bool]string{false: "answered", true: "answer lost"}[lose], func(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		lose, unsent bool
+	}{{"answered", false, false}, {"answer lost", true, false}, {"lost before arriving", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			lose := c.lose
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
@@ -138,7 +149,7 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
 				t.Fatalf("listing: %v %+v", err, list)
 			}
-			client := &loseOnce{Client: env.client, lose: func(reqs []odata.BatchRequest) bool {
+			client := &loseOnce{Client: env.client, unsent: c.unsent, lose: func(reqs []odata.BatchRequest) bool {
 				return lose && reqs[0].Method == "POST"
 			}}
 			opts := UndoOptions{Yes: true, Target: env.srv.URL + sandbox.BasePath}
@@ -157,6 +168,9 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			}
 			if again, err := Undo(context.Background(), jpath, client, opts); err != nil || len(again.Actions) != 0 {
 				t.Fatalf("undo again: %v %+v", err, again)
+			}
+			if st, err := journal.Load(jpath); err != nil || len(st.InDoubtSubs()) != 0 {
+				t.Fatalf("left in doubt: %v %+v", err, st.InDoubtSubs())
 			}
 		})
 	}
