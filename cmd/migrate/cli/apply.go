@@ -175,6 +175,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
+	if jp := *journalPath; !f.conn.sandbox {
+		if jp == "" {
+			jp = defaultJournal(pos[0])
+		}
+		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+			return err
+		}
+	}
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return busyIsPending(err)
@@ -351,6 +359,25 @@ func (a *app) report(ctx context.Context, args []string) error {
 	return nil
 }
 
+// refuseOtherTarget refuses, before anything is read from or sent to it,
+// a target (flag, else environment) that is not the one the journal at
+// jpath was written to (executor.CheckTarget, exit 2). A journal that does
+// not exist yet or cannot be read is left to the command.
+func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+	url, _ := a.targetURL(flagURL, nil)
+	if url == "" {
+		return nil // the plan's target.url: the executor checks it
+	}
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return nil
+	}
+	if err := executor.CheckTarget(jpath, hdr, url); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return nil
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
@@ -362,20 +389,20 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := journal.Load(pos[0])
+	hdr, err := journal.ReadHeader(pos[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	// The target as for any command (flag, environment), else the
-	// journal's own; Undo refuses one that is not the journal's.
+	// journal's own; one that is not the journal's is refused.
 	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
-		cf.target = st.Header.Target
+		cf.target = hdr.Target
+	}
+	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+		return err
 	}
 	var client executor.Client
 	if *yes {
-		if err := executor.CheckTarget(pos[0], st.Header, cf.target); err != nil {
-			return withCode(ExitUsage, err) // before connecting: not a word to the other company
-		}
 		cn, err := a.connect(ctx, cf, nil)
 		if err != nil {
 			return err
