@@ -155,12 +155,16 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
+	err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed)
+	var se *StaleError
+	if errors.As(err, &se) {
+		se.Journal = r.opts.Journal
+	}
+	if err == nil {
+		err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
+	}
+	if err != nil {
 		jr.Close()
-		var se *StaleError
-		if errors.As(err, &se) {
-			se.Journal = r.opts.Journal
-		}
 		return err
 	}
 	r.jr, r.state = jr, st
@@ -177,8 +181,40 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
 }
 
-// checkHeader refuses to resume a journal made from another plan, other
-// sources or another target. With retryFailed a source whose content changed
+// TargetError refuses a journal against a service other than the one its
+// run wrote to: a resume, a retry or an undo there would write into, or
+// delete from, another company. No flag lets it through.
+type TargetError struct {
+	Journal  string
+	Was, Now string // service roots without credentials
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s was written to %s, not %s: nothing was sent; give --target %s (or set MIGRATE_TARGET to it) to use this journal", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// CheckTarget refuses target when it is not the service whose run hdr
+// heads. Both are compared as service roots: credentials, a trailing slash
+// and the language code after tabula.ini (spec 1) do not make another
+// company. A journal that names no target (written before targets were
+// journaled) is let through.
+func CheckTarget(journalPath string, hdr journal.Header, target string) error {
+	was, now := redact(hdr.Target), redact(target)
+	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
+		return nil
+	}
+	return &TargetError{Journal: journalPath, Was: was, Now: now}
+}
+
+func serviceRoot(target string) string {
+	if root, err := odata.ServiceRoot(target, 0); err == nil {
+		return root
+	}
+	return target
+}
+
+// checkHeader refuses to resume a journal made from another plan or other
+// sources (the target is CheckTarget's). With retryFailed a source whose content changed
 // is expected (the failed rows were corrected), so only that is let through.
 func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 	var ch []string
@@ -198,9 +234,6 @@ func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 		if _, ok := now.Sources[f]; !ok {
 			ch = append(ch, "source "+f+" is no longer used")
 		}
-	}
-	if old.Target != "" && now.Target != "" && old.Target != now.Target {
-		ch = append(ch, fmt.Sprintf("the target changed (%s, now %s)", old.Target, now.Target))
 	}
 	if len(ch) == 0 || allow {
 		return nil
@@ -559,8 +592,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	reqs := assemble(batch, seq)
 	subs := make([]journal.Sub, len(batch))
 	for i, o := range batch {
+		o.left = o.match()
 		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -649,8 +683,12 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			missing = append(missing, o)
 			continue
 		}
-		sr.outcome(o, resp)
-		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
+		ent := sr.outcome(o, resp)
+		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
+		if o.ok() {
+			out.Filled = o.filled(ent, resp.Body)
+		}
+		res = append(res, out)
 	}
 	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
 	if len(missing) > 0 {
@@ -748,8 +786,9 @@ func (sr *stepRun) notSent(u unit) {
 	}
 }
 
-// outcome reads one sub-request's response.
-func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
+// outcome reads one sub-request's response; it returns the entity the
+// server answered with, when it decoded it.
+func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any) {
 	o.status = resp.Status
 	if !o.ok() {
 		o.rec.failed = true
@@ -758,10 +797,10 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 		}
 		if o.status == 424 {
 			o.err = "not processed: a sub-request it depends on failed"
-			return
+			return nil
 		}
 		o.err = odata.ParseError(resp.Status, nil, resp.Body).Error()
-		return
+		return nil
 	}
 	o.done = true
 	switch o.kind {
@@ -770,7 +809,8 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 			break
 		}
 		if len(resp.Body) > 0 && o.typ != nil {
-			if ent, err := odata.DecodeEntity(resp.Body); err == nil {
+			var err error
+			if ent, err = odata.DecodeEntity(resp.Body); err == nil {
 				if k := keyOf(o.typ, ent); k != "" {
 					o.key = k
 				}
@@ -787,6 +827,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 	} else if o.abs == "" {
 		o.abs = childAbs(o.parent, o)
 	}
+	return ent
 }
 
 // finalEntry is a finished record's journal entry: committed, or failed

@@ -18,15 +18,9 @@ import (
 func matchFields(fields map[string]any) json.RawMessage {
 	m := make(map[string]any, len(fields))
 	for k, v := range fields {
-		switch x := v.(type) {
-		case nil:
-			continue
-		case string:
-			if len(x) > 200 || strings.HasPrefix(x, "data:") {
-				continue
-			}
+		if matchable(v) {
+			m[k] = v
 		}
-		m[k] = v
 	}
 	if len(m) == 0 {
 		return nil
@@ -36,6 +30,18 @@ func matchFields(fields map[string]any) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// matchable is a value worth finding an entity by: not empty, no long text
+// or file content.
+func matchable(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return len(x) <= 200 && !strings.HasPrefix(x, "data:")
+	}
+	return true
 }
 
 // reconcile decides every sub-request whose outcome is unknown before
@@ -207,6 +213,10 @@ func (r *runner) reconcile() error {
 			default:
 				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
 			}
+		case s.Op == journal.OpUndoCreate:
+			// Forgetting it would let undo add the line twice; undo itself
+			// looks for it among the lines.
+			decide(0, "", "a line undo was re-creating: run undo again to settle it")
 		default:
 			decide(-1, "", "a read: nothing to reconcile")
 		}

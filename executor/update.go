@@ -153,8 +153,13 @@ func (sr *stepRun) readPending() error {
 				if lk == "" {
 					continue
 				}
+				// What undo re-creates the line from.
+				before, err := lineBody(raw, lt)
+				if err != nil {
+					before = raw
+				}
 				first = append(first, &op{rec: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
-					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: raw, loc: w.rec.Loc})
+					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: before, loc: w.rec.Loc})
 			}
 		}
 		var rest []unit

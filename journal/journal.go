@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -213,6 +214,25 @@ func Load(path string) (*State, error) {
 	}
 	defer f.Close()
 	return replay(f, path)
+}
+
+// ReadHeader reads a journal's first line only: what a command checks
+// before it sends anything (the target), without replaying a long run.
+func ReadHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return Header{}, err
+	}
+	st, err := replay(bytes.NewReader(line), path)
+	if err != nil {
+		return Header{}, err
+	}
+	return st.Header, nil
 }
 
 // Path is the journal's file name.

@@ -84,6 +84,8 @@ type SubState struct {
 	ResultKey string
 	Location  string
 	Error     string
+	// Filled: Result.Filled.
+	Filled json.RawMessage
 }
 
 // Done reports whether the sub-request has an outcome.
@@ -363,7 +365,7 @@ func (st *State) apply(line []byte) string {
 				if rec.Undo == nil {
 					rec.Undo = map[string]*SubState{}
 				}
-				rec.Undo[s.Path+"|"+s.Line] = s
+				rec.Undo[s.UndoKey()] = s
 			case s.Op == OpRead || s.Op == OpDelete:
 				rec.Extra = append(rec.Extra, s)
 			default:
@@ -384,7 +386,7 @@ func (st *State) apply(line []byte) string {
 			if s == nil {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
-			s.Status, s.ResultKey, s.Location, s.Error = res.Status, res.Key, res.Location, res.Error
+			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
 			if res.Status < 0 {
 				// Reconciliation proved it never took effect: forget it.
 				st.forget(s)
@@ -460,8 +462,8 @@ func (st *State) forget(s *SubState) {
 	rec := st.record(s.Step, s.Rec)
 	switch {
 	case strings.HasPrefix(s.Op, "undo-"):
-		if rec.Undo[s.Path+"|"+s.Line] == s {
-			delete(rec.Undo, s.Path+"|"+s.Line)
+		if rec.Undo[s.UndoKey()] == s {
+			delete(rec.Undo, s.UndoKey())
 		}
 	case s.Op == OpRead || s.Op == OpDelete:
 		for i, x := range rec.Extra {

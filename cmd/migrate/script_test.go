@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/golden"
+	"io"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -61,10 +63,11 @@ func TestScripts(t *testing.T) {
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
-// without the server-assigned values that change from run to run.
+// without the server-assigned values that change from run to run;
+// `sandbox patch PATH JSON` PATCHes an entity directly, as a user would.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
 	}
 	switch args[0] {
 	case "start":
@@ -146,6 +149,22 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "patch":
+		// A user changing an entity in the ERP behind the tool's back.
+		if len(args) != 3 {
+			ts.Fatalf("usage: sandbox patch PATH JSON")
+		}
+		req, err := http.NewRequest(http.MethodPatch, ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		ts.Check(err)
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		ts.Check(err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			ts.Fatalf("sandbox patch %s: %s %s", args[1], resp.Status, body)
+		}
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}

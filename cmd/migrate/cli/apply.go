@@ -175,6 +175,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
+	if jp := *journalPath; !f.conn.sandbox {
+		if jp == "" {
+			jp = defaultJournal(pos[0])
+		}
+		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+			return err
+		}
+	}
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return busyIsPending(err)
@@ -234,10 +242,13 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	})
 	hook.finish()
 	var stale *executor.StaleError
+	var corrupt *journal.CorruptError
+	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale):
-		// The journal is from something else: a file that cannot be
-		// used, not a target that cannot be reached.
+	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+		// The journal is from something else, damaged, or for another
+		// target: a file that cannot be used here, not a target that
+		// cannot be reached.
 		return withCode(ExitUsage, err)
 	case sum == nil && journalErr(err) != nil:
 		return journalErr(err)
@@ -356,25 +367,50 @@ func (a *app) report(ctx context.Context, args []string) error {
 	return nil
 }
 
+// refuseOtherTarget refuses, before anything is read from or sent to it,
+// a target (flag, else environment) that is not the one the journal at
+// jpath was written to (executor.CheckTarget, exit 2). A journal that does
+// not exist yet or cannot be read is left to the command.
+func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+	url, _ := a.targetURL(flagURL, nil)
+	if url == "" {
+		return nil // the plan's target.url: the executor checks it
+	}
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return nil
+	}
+	if err := executor.CheckTarget(jpath, hdr, url); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return nil
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
 	cf.register(fs, false)
 	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
+	force := fs.Bool("force", false, "undo records changed since the run too (without it they are left alone)")
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
+	hdr, err := journal.ReadHeader(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// The target as for any command (flag, environment), else the
+	// journal's own; one that is not the journal's is refused.
+	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
+		cf.target = hdr.Target
+	}
+	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+		return err
+	}
 	var client executor.Client
 	if *yes {
-		st, err := journal.Load(pos[0])
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
-			cf.target = st.Header.Target
-		}
 		cn, err := a.connect(ctx, cf, nil)
 		if err != nil {
 			return err
@@ -382,7 +418,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		defer cn.Close()
 		client = cn.client
 	}
-	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
+	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target})
 	if err != nil && sum == nil {
 		if jerr := journalErr(err); jerr != nil {
 			return jerr
@@ -394,6 +430,11 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			return werr
 		}
 	} else {
+		target := sum.Target
+		if target == "" {
+			target = "not known (the journal names none; give --target)"
+		}
+		fmt.Fprintf(a.stdout, "target: %s\n", target)
 		for _, act := range sum.Actions {
 			state := "would"
 			switch {
@@ -408,13 +449,16 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintln(a.stdout, line)
 		}
+		for _, s := range sum.Skipped {
+			fmt.Fprintln(a.stdout, "skipped", s)
+		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
 		if !*yes {
-			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
+			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
 		} else {
-			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
+			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 		}
 	}
 	switch {
@@ -426,6 +470,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
+	case len(sum.Skipped) > 0:
+		// Records left alone are data a person has to look at.
+		return silent(ExitData)
 	}
 	return nil
 }
