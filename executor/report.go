@@ -52,8 +52,11 @@ func Report(journalPath, out string) (int, error) {
 				if i == 0 && e.Cell != "" {
 					loc = e.Cell
 				}
-				if field == "" {
+				if field == "" && e.Field != "" {
 					field = e.Field
+					if e.Plan != "" {
+						field += " (" + e.Plan + ")"
+					}
 				}
 				msgs = append(msgs, e.Message)
 			}

@@ -326,7 +326,11 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.DecimalSeparator = s
 			}
 		case "empty":
-			if s, ok := w.enum(e, "omit", "null", "keep"); ok {
+			if isNull(e.val) && e.val.Value != "" {
+				// `empty: null` and `empty: ~` are YAML nulls; they can
+				// only mean the null policy.
+				t.Empty = "null"
+			} else if s, ok := w.enum(e, "omit", "null", "keep"); ok {
 				t.Empty = s
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
 func TestMain(m *testing.M) {
@@ -47,8 +49,13 @@ func TestScripts(t *testing.T) {
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against
 		Setup:         setupWork,
+		Condition:     scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sandbox": cmdSandbox,
+			"sandbox":  cmdSandbox,
+			"xlsx":     cmdXLSX,
+			"waitfile": cmdWaitFile,
+			"tmpfs":    cmdTmpfs,
+			"mig":      cmdMig,
 		},
 	})
 }
@@ -60,10 +67,11 @@ func TestScripts(t *testing.T) {
 // `sandbox post PATH JSON` creates what a user makes by hand (as the
 // service's own POST, spec 4.2); `sandbox drop-writes before|after N`
 // makes the next N calls that write lose their connection before or after
-// they take effect (in doubt either way).
+// they take effect (in doubt either way); `sandbox patch PATH JSON`
+// PATCHes an entity directly, as a user would.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
 	}
 	switch args[0] {
 	case "start":
@@ -83,6 +91,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 					}
 					return ""
 				}
+			case k == "latency":
+				d, err := time.ParseDuration(v)
+				ts.Check(err)
+				opts.Latency = d
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -121,22 +133,46 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		b, err := json.MarshalIndent(out, "", "  ")
 		ts.Check(err)
 		fmt.Fprintln(ts.Stdout(), string(b))
-	case "post":
-		if len(args) != 3 {
-			ts.Fatalf("usage: sandbox post PATH JSON")
+	case "count":
+		// `sandbox count SET FIELD PREFIX`: how many entities of SET have
+		// FIELD starting with PREFIX, and how many distinct values.
+		if len(args) != 4 {
+			ts.Fatalf("usage: sandbox count SET FIELD PREFIX")
 		}
-		req, err := http.NewRequest("POST", ts.Getenv("MIGRATE_TARGET")+"/"+args[1], strings.NewReader(args[2]))
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox count: no sandbox started")
+		}
+		n, distinct := 0, map[string]bool{}
+		for _, ent := range sb.Snapshot()[args[1]] {
+			if v := fmt.Sprint(ent[args[2]]); strings.HasPrefix(v, args[3]) {
+				n++
+				distinct[v] = true
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "patch", "post":
+		// A user changing or making an entity in the ERP behind the
+		// tool's back; post prints what the service answered.
+		if len(args) != 3 {
+			ts.Fatalf("usage: sandbox %s PATH JSON", args[0])
+		}
+		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
+		resp, err := http.DefaultClient.Do(req)
 		ts.Check(err)
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != 201 {
-			ts.Fatalf("sandbox post %s: status %d: %s", args[1], res.StatusCode, body)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			ts.Fatalf("sandbox %s %s: %s %s", args[0], args[1], resp.Status, body)
 		}
-		fmt.Fprintln(ts.Stdout(), string(body))
+		if args[0] == "post" {
+			fmt.Fprintln(ts.Stdout(), string(body))
+		}
 	case "drop-writes":
 		if len(args) != 3 || args[1] != "before" && args[1] != "after" {
 			ts.Fatalf("usage: sandbox drop-writes before|after N")
@@ -152,6 +188,62 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		sb.DropNextWrites(n, "drop-"+args[1]+"-commit")
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
+	}
+}
+
+// cmdXLSX: `xlsx write OUT.xlsx SPEC` writes the workbook SPEC describes
+// (sourcetest.ParseWorkbook's text form) as a spreadsheet program saves
+// one: blank cells absent from the sheet, shared strings, dates as serial
+// numbers. `xlsx part FILE.xlsx PART` prints one part of a workbook, for a
+// script to check what its XML holds.
+func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("xlsx does not fail")
+	}
+	if len(args) != 3 || args[0] != "write" && args[0] != "part" {
+		ts.Fatalf("usage: xlsx write OUT.xlsx SPEC | xlsx part FILE.xlsx PART")
+	}
+	if args[0] == "part" {
+		body, err := sourcetest.ReadPart(ts.MkAbs(args[1]), args[2])
+		ts.Check(err)
+		ts.Stdout().Write(body)
+		return
+	}
+	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
+	ts.Check(err)
+	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
+}
+
+// cmdWaitFile: `waitfile [-env NAME] FILE REGEXP` waits (up to a minute)
+// until FILE exists and matches REGEXP, for a script that must act while
+// a background command is at a given point; with -env, NAME is set to the
+// first group of the match.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	env := ""
+	if len(args) > 0 && args[0] == "-env" {
+		if len(args) < 2 {
+			ts.Fatalf("usage: waitfile [-env NAME] FILE REGEXP")
+		}
+		env, args = args[1], args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfile [-env NAME] FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if m := re.FindSubmatch(b); m != nil {
+			if env != "" && len(m) > 1 {
+				ts.Setenv(env, string(m[1]))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not match %q within a minute", args[0], args[1])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
