@@ -78,6 +78,12 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	// Candidates from another company would be no candidates at all.
+	if given, _ := a.targetURL(cf.target, nil); given != "" {
+		if err := executor.CheckTarget(pos[0], st.Header, given); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
 		cf.target = st.Header.Target
 	}
