@@ -96,14 +96,16 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 	if st == nil {
 		return nil, nil
 	}
-	sent := map[string]string{} // hash → location of a committed or in-doubt record
+	sentAt := map[string]string{}     // location of a committed or in-doubt record → its row's hash
+	sentFrom := map[string][]string{} // the same by hash (identical rows share one)
 	for _, id := range st.IDs {
 		rec := st.Records[id]
 		if rec.RowHash != "" && settled(rec) {
-			sent[rec.RowHash] = id
+			sentAt[id] = rec.RowHash
+			sentFrom[rec.RowHash] = append(sentFrom[rec.RowHash], id)
 		}
 	}
-	if len(sent) == 0 {
+	if len(sentAt) == 0 {
 		return nil, nil
 	}
 	rows := newRowCache()
@@ -120,20 +122,23 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 		}
 		prev := st.Records[loc]
 		switch {
-		case prev != nil && prev.RowHash != "" && settled(prev):
-			if h != prev.RowHash {
+		case sentAt[loc] != "":
+			if h != sentAt[loc] {
 				problems = append(problems, fmt.Sprintf("step %s, %s: the record sent from this row is %s, and the row now holds something else", s.Name, loc, prev.Status()))
 			}
-		case sent[h] != "" && sent[h] != loc:
-			problems = append(problems, fmt.Sprintf("step %s, %s: the row now holds what was sent from %s", s.Name, loc, sent[h]))
+		case prev != nil && prev.RowHash == h:
+			// A failed row as it was: identical to a committed one, maybe,
+			// but not moved.
+		case len(sentFrom[h]) > 0:
+			problems = append(problems, fmt.Sprintf("step %s, %s: the row now holds what was sent from %s", s.Name, loc, sentFrom[h][0]))
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errHalt) {
 		return nil, err
 	}
-	for h, loc := range sent {
-		if !seen[loc] && h != "" {
+	for loc := range sentAt {
+		if !seen[loc] {
 			problems = append(problems, fmt.Sprintf("step %s, %s: the row the record was sent from is no longer there", s.Name, loc))
 		}
 	}
