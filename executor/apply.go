@@ -19,17 +19,21 @@ import (
 // errHalt stops a step's record stream once the run is halting.
 var errHalt = errors.New("halt")
 
-// runner is one Apply.
+// runner is one run of the plan: Apply's, or the dry run's over a
+// simulated service (Plan). Both walk the same steps with the same loop.
 type runner struct {
 	opts  *Options
 	ctx   context.Context
 	md    *odata.Metadata
-	jr    *journal.Journal
+	jr    ledger
 	state *journal.State // as replayed at the start
 	hook  Hook
 	limit int
 	sem   chan struct{}
 	rows  *rowCache
+	// dry: the dry run. Steps go one at a time and each batch is answered
+	// before the next is packed, so that its output is the same every time.
+	dry bool
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -43,6 +47,35 @@ type runner struct {
 	undec   []string
 }
 
+// ledger is where a run writes ahead: the journal file (Apply), or a tally
+// that keeps only what the dry run's summary needs (Plan), so that a dry
+// run of a million rows stays in flat memory.
+type ledger interface {
+	NextBatch() int
+	Append(es ...journal.Entry) error
+	AppendUnsynced(es ...journal.Entry) error
+	Sync() error
+	Counts(step string) journal.Counts
+	Snapshot() *journal.State
+	Close() error
+	// committed is told of each record committed, with its sub-form
+	// children (a deep insert's too, which have no sub-request of their own).
+	committed(step string, children int)
+	summary(p *plan.Plan) *Summary
+}
+
+// journalLedger is the journal file: its state says what was committed.
+type journalLedger struct{ *journal.Journal }
+
+func (journalLedger) committed(string, int) {}
+
+func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
+
+func newRunner(ctx context.Context, opts *Options) *runner {
+	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+}
+
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
 // what is in doubt first), and sends every step's records in dependency
 // order. The summary is the journal's state at the end.
@@ -54,11 +87,16 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opts: &opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+	r := newRunner(ctx, &opts)
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}
+	return r.run(waves)
+}
+
+// run sends every step's records, wave after wave, and sums up.
+func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
+	opts := r.opts
 	defer r.jr.Close()
 	if opts.Stop != nil {
 		done := make(chan struct{})
@@ -86,6 +124,14 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		if r.halted() {
 			break
 		}
+		if r.dry {
+			for _, s := range wave {
+				if err := r.runStep(s); err != nil {
+					r.halt(err)
+				}
+			}
+			continue
+		}
 		var wg sync.WaitGroup
 		for _, s := range wave {
 			wg.Add(1)
@@ -102,14 +148,14 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		r.halt(err)
 	}
 	r.jr.Close()
-	// The journal's own state has every line appended folded in: no replay.
-	sum := summarize(r.jr.State(), opts.Plan)
+	// The ledger's own state has every line appended folded in: no replay.
+	sum := r.jr.summary(opts.Plan)
 	sum.Requests = int(r.requests.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
-	err = r.err
+	err := r.err
 	r.mu.Unlock()
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
@@ -150,14 +196,14 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			}
 			return err
 		}
-		r.jr, r.state = jr, st
+		r.jr, r.state = journalLedger{jr}, st
 		return nil
 	}
 	jr, err := journal.Create(r.opts.Journal, hdr)
 	if err != nil {
 		return err
 	}
-	r.jr = jr
+	r.jr = journalLedger{jr}
 	r.state = jr.Snapshot()
 	return nil
 }
@@ -293,6 +339,7 @@ func (r *runner) appendWith(es ...journal.Entry) error {
 // stepRun is one step being applied.
 type stepRun struct {
 	r      *runner
+	ctx    context.Context // the run's, naming the step (stepOf)
 	step   *plan.Step
 	entity string
 	b      *builder
@@ -305,7 +352,7 @@ type stepRun struct {
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
 	open := r.rows.wrap(r.opts.Open)
@@ -567,20 +614,38 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 		return errHalt
 	}
-	sr.inflight.Add(1)
-	go func() {
+	txns := 0
+	for _, o := range batch {
+		txns += 1 + o.nested
+	}
+	send := func() {
 		defer sr.inflight.Done()
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
-		r.txns.Add(int64(len(reqs)))
-		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		r.txns.Add(int64(txns))
+		resps, err := r.opts.Client.Batch(sr.ctx, reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
 		if err := sr.complete(seq, batch, later, resps, err); err != nil {
 			r.halt(err)
 		}
-	}()
+	}
+	sr.inflight.Add(1)
+	if r.dry {
+		send()
+		return nil
+	}
+	go send()
 	return nil
+}
+
+// stepKey is the context key of the step a batch belongs to.
+type stepKey struct{}
+
+// batchStep names the step a batch was sent for ("" outside a step).
+func batchStep(ctx context.Context) string {
+	s, _ := ctx.Value(stepKey{}).(string)
+	return s
 }
 
 // complete records a batch's outcome: per sub-request status and key,
@@ -772,6 +837,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Key = w.root.key
 	}
 	if !w.failed {
+		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed

@@ -15,6 +15,10 @@ type Summary struct {
 	// Transactions is the API transactions used: each entity and each line
 	// counts one (SERVICE-NOTES: a document with five lines counts six).
 	Transactions int
+	// Unread (dry run) is the reads of upsert and update steps that were
+	// not made, for want of a target: their outcome was predicted (upsert
+	// inserts, update changes every field).
+	Unread int
 	// Estimated is the dry run's estimate of apply's duration at the
 	// calls-per-minute limit (0 when unlimited).
 	Estimated time.Duration

@@ -24,7 +24,9 @@ func opener(p *plan.Plan) transform.Opener {
 	}
 }
 
-// limited stops each step after n results: plan --limit.
+// limited stops each step after n results: plan --limit. A ref() to a
+// record past the limit of its step gets a placeholder naming it, as the
+// record was not read, not missing.
 type limited struct {
 	inner executor.RecordSource
 	n     int
@@ -34,7 +36,7 @@ var errLimit = errors.New("limit reached")
 
 func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
 	seen := 0
-	err := l.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
+	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
 		if seen >= l.n {
 			return errLimit
 		}
@@ -45,6 +47,15 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		return nil
 	}
 	return err
+}
+
+type unlimitedRefs struct{ inner transform.Refs }
+
+func (u unlimitedRefs) Ref(step, id string) (any, bool) {
+	if v, ok := u.inner.Ref(step, id); ok {
+		return v, true
+	}
+	return "{" + step + ":" + id + "}", true
 }
 
 // printProblems shows validate's findings on stderr; errors stop the
@@ -111,15 +122,22 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	// With a target, upsert and update read what it holds (reads only:
+	// the dry run writes nothing); offline their outcome is predicted.
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
 		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
-		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
+	view.Unread = sum.Unread
 	if f.json {
 		if err := writeJSON(a.stdout, view); err != nil {
 			return err
@@ -131,6 +149,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), rate)
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
+		}
+		if sum.Unread > 0 {
+			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
+				plural(sum.Unread, "read", "reads"))
 		}
 		printErrors(a.stdout, view.Errors)
 	}

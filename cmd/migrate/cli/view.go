@@ -20,6 +20,7 @@ type runJSON struct {
 	Complete     *bool       `json:"complete,omitempty"`
 	Journal      string      `json:"journal,omitempty"`
 	Estimate     *estimate   `json:"estimate,omitempty"`
+	Unread       int         `json:"reads_not_made,omitempty"`
 	Errors       []errorJSON `json:"errors"`
 	Undecided    []string    `json:"undecided,omitempty"`
 }
