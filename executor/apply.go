@@ -30,10 +30,12 @@ type runner struct {
 	hook  Hook
 	limit int
 	sem   chan struct{}
-	rows  *rowCache
 	// dry: the dry run. Steps go one at a time and each batch is answered
 	// before the next is packed, so that its output is the same every time.
 	dry bool
+	// refd, when set, names the steps whose keys ref() may ask for: the
+	// dry run keeps no others, so its memory stays flat.
+	refd map[string]bool
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -73,7 +75,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 
 func newRunner(ctx context.Context, opts *Options) *runner {
 	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -268,6 +270,9 @@ func (r *runner) halted() bool {
 }
 
 func (r *runner) setKey(step, id, key string) {
+	if r.refd != nil && !r.refd[step] {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.keys[step]
@@ -355,8 +360,7 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
-	open := r.rows.wrap(r.opts.Open)
-	err := r.opts.Records.Records(r.ctx, s.Name, open, r, func(res transform.Result) error {
+	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt
 		}
@@ -454,7 +458,8 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
-		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
+		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
+		setRows(re, res.Rows)
 		for _, e := range res.Errors {
 			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
 		}
@@ -547,7 +552,8 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
 
 func (sr *stepRun) buildFailed(w *work, err error) error {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Failed, Loc: w.rec.Loc.String(),
-		Row: rowOf(w.rec.Row), Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+		Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+	setRows(re, w.rec.SourceRows())
 	sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
 	sr.r.hook.RecordDone(sr.step.Name, Outcome{ID: w.id, Status: string(journal.Failed), Location: re.Loc, Message: err.Error()})
 	return nil
@@ -583,10 +589,13 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
-	subs := make([]journal.Sub, len(batch))
-	for i, o := range batch {
-		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+	var subs []journal.Sub
+	if !r.dry { // the dry run's tally has nothing to reconcile
+		subs = make([]journal.Sub, len(batch))
+		for i, o := range batch {
+			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -680,14 +689,27 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
 	}
 	workMu.Lock()
-	byID := make(map[string]*odata.BatchResponse, len(resps))
-	for i := range resps {
-		byID[resps[i].ID] = &resps[i]
+	// The answers come in the order of the requests, as a rule: looked up
+	// by id only when they do not.
+	var byID map[string]*odata.BatchResponse
+	for i, o := range batch {
+		if i >= len(resps) || resps[i].ID != o.id {
+			byID = make(map[string]*odata.BatchResponse, len(resps))
+			for i := range resps {
+				byID[resps[i].ID] = &resps[i]
+			}
+			break
+		}
 	}
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
-	for _, o := range batch {
-		resp := byID[o.id]
+	for i, o := range batch {
+		var resp *odata.BatchResponse
+		if byID == nil {
+			resp = &resps[i]
+		} else {
+			resp = byID[o.id]
+		}
 		if resp == nil {
 			missing = append(missing, o)
 			continue
@@ -702,9 +724,19 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit
-	touched := map[*work]bool{}
+	// The records of the batch in order of appearance (so that their
+	// entries are written in the same order every run), each with the
+	// number of its ops that have an outcome now.
+	var touched []*work
 	for _, o := range batch {
-		touched[o.rec] = true
+		w := o.rec
+		if w.mark != seq {
+			w.mark, w.answered = seq, 0
+			touched = append(touched, w)
+		}
+		if o.status != 0 {
+			w.answered++
+		}
 	}
 	for _, u := range later {
 		root := u[0]
@@ -715,12 +747,8 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		next = append(next, u)
 	}
 	var done []*work
-	for w := range touched {
-		for _, o := range batch {
-			if o.rec == w && o.status != 0 {
-				w.left--
-			}
-		}
+	for _, w := range touched {
+		w.left -= w.answered
 		if w.left <= 0 && len(w.then) > 0 && !w.failed {
 			next = append(next, w.then...)
 			for _, u := range w.then {
@@ -855,7 +883,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 			}
 			continue
 		}
-		if re.Row == nil {
+		if re.Row == nil && w.rec.Rows == nil {
 			re.Row = rowOf(w.rec.Row)
 			if o.parent != nil && o.loc != w.rec.Loc {
 				if r := childRow(w.rec, o.path); r != nil {
@@ -872,6 +900,10 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		}
 		re.Errors = []journal.Problem{{Cell: re.Loc, Message: msg}}
 		re.Row = rowOf(w.rec.Row)
+	}
+	if w.rec.Rows != nil {
+		// A group: the report gives back every row, to correct and load again.
+		setRows(re, w.rec.Rows)
 	}
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
 }

@@ -59,6 +59,12 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	opts.Open = prefetch(opts.Open)
 	r := newRunner(ctx, &opts)
 	r.dry = true
+	r.refd = map[string]bool{}
+	for _, s := range opts.Plan.Steps {
+		for _, name := range s.Refs {
+			r.refd[name] = true
+		}
+	}
 	r.jr = newTally(waves)
 	r.state = r.jr.Snapshot()
 	sum, err := r.run(waves)
@@ -93,6 +99,10 @@ type simService struct {
 // placeholderKey stands for a key the server assigns.
 const placeholderKey = "{key}"
 
+// simLocation is the Location header of what the simulated service
+// creates: only its key part is read (keyFromLocation). Shared: read-only.
+var simLocation = map[string]string{"Location": "(" + placeholderKey + ")"}
+
 func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
 	resps := make([]odata.BatchResponse, len(reqs))
 	var reads []odata.BatchRequest
@@ -106,8 +116,13 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			continue
 		case "POST":
 			resp.Status = 201
-			resp.Body = q.Body
-			resp.Headers = map[string]string{"Location": q.URL + "(" + placeholderKey + ")"}
+			if strings.Contains(q.URL, "/") {
+				// A line: its key is in the body, or the server numbers it.
+				resp.Body = q.Body
+			}
+			// An entity's key is its body's (the executor knows it); a
+			// key the server numbers is a placeholder.
+			resp.Headers = simLocation
 		default: // PATCH, PUT, DELETE
 			resp.Status = 204
 		}

@@ -91,6 +91,7 @@ type Problem struct {
 type Row struct {
 	Header []string `json:"h"`
 	Cells  []string `json:"c"`
+	Loc    string   `json:"l,omitempty"` // file.csv:17, file.xlsx!Sheet!17
 }
 
 // RecordEntry is a record's status once the executor decided it.
@@ -102,6 +103,9 @@ type RecordEntry struct {
 	Key    string    `json:"k,omitempty"`
 	Errors []Problem `json:"err,omitempty"`
 	Row    *Row      `json:"row,omitempty"`
+	// Rows are every source row of a failed record made of several (a
+	// group), so that the report gives the whole record back.
+	Rows []Row `json:"rows,omitempty"`
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`

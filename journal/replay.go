@@ -52,6 +52,7 @@ type Record struct {
 	Loc     string
 	Errors  []Problem
 	Row     *Row
+	Rows    []Row // every row of a failed group
 	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
 	// Undo is the same for undo's sub-requests.
 	Subs map[string]*SubState
@@ -393,7 +394,7 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
-		rec.Errors, rec.Row = re.Errors, re.Row
+		rec.Errors, rec.Row, rec.Rows = re.Errors, re.Row, re.Rows
 	case KindHeader:
 		return "a second header"
 	default:

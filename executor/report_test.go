@@ -1,0 +1,115 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+const groupedPlan = `version: 1
+name: grouped
+sources:
+  customers: {file: customers.csv}
+  parts: {file: parts.csv}
+  order_rows: {file: orders.csv}
+steps:
+  - name: customers
+    entity: CUSTOMERS
+    source: customers
+    fields: {CUSTNAME: row.Code, CUSTDES: row.Name}
+  - name: parts
+    entity: LOGPART
+    source: parts
+    fields: {PARTNAME: row.Part, PARTDES: row.Description}
+  - name: orders
+    entity: ORDERS
+    source: order_rows
+    when: row.Customer != "skip"
+    group_by: row.OrderNo
+    id: row.OrderNo
+    after: [customers, parts]
+    fields: {ORDNAME: row.OrderNo, CUSTNAME: row.Customer}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        source: group
+        fields: {PARTNAME: row.Part, TQUANT: row.Qty}
+`
+
+// TestReportKeepsEveryRowOfAGroup: a grouped order that failed comes back
+// in the report with every one of its rows, each with its own problems,
+// however many rows the run read after them (the ring of 4,096 rows the
+// report used to look rows up in had dropped them by then): one refused
+// by the server after its order was created, one rejected before anything
+// was sent.
+func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	dir := t.TempDir()
+	var orders strings.Builder
+	orders.WriteString("OrderNo,Customer,Part,Qty\n")
+	// A1: its third line names a part that does not exist.
+	for _, p := range []string{"P1", "P2", "P9", "P1"} {
+		fmt.Fprintf(&orders, "A1,C1,%s,1\n", p)
+	}
+	// B1: its second line's quantity is not a number.
+	for _, q := range []string{"1", "x", "2"} {
+		fmt.Fprintf(&orders, "B1,C1,P2,%s\n", q)
+	}
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&orders, "Z%d,skip,P1,1\n", i)
+	}
+	files := map[string]string{"plan.yaml": groupedPlan, "orders.csv": orders.String(),
+		"customers.csv": "Code,Name\nC1,Acme\n", "parts.csv": "Part,Description\nP1,Bolt\nP2,Nut\n"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, prog := compile(t, env, filepath.Join(dir, "plan.yaml"))
+	o := env.opts(t, p, prog)
+	o.Open = opener(p)
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stepOf(sum, "orders"); s.Failed != 2 || s.Skipped != 5000 {
+		t.Fatalf("orders %+v", s)
+	}
+	// What exists: A1 with its three good lines.
+	a1 := env.entities("ORDERS", "ORDNAME")["A1"]
+	if n := len(lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 3 {
+		t.Fatalf("A1 %v with %d lines", a1, n)
+	}
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	n, err := Report(o.Journal, out)
+	if err != nil || n != 7 {
+		t.Fatalf("report: %d rows, %v", n, err)
+	}
+	got := readCSV(t, out)
+	want := [][]string{
+		{"OrderNo", "Customer", "Part", "Qty", "step", "location", "field", "message"},
+		{"B1", "C1", "P2", "1", "orders", "orders.csv:6", "", "same record (B1) as orders.csv:7: "},
+		{"B1", "C1", "P2", "x", "orders", "orders.csv:7", "TQUANT", `"x" is not a decimal`},
+		{"B1", "C1", "P2", "2", "orders", "orders.csv:8", "", "same record (B1) as orders.csv:7: "},
+		{"A1", "C1", "P1", "1", "orders", "orders.csv:2", "", "same record (A1) as orders.csv:4: "},
+		{"A1", "C1", "P2", "1", "orders", "orders.csv:3", "", "same record (A1) as orders.csv:4: "},
+		{"A1", "C1", "P9", "1", "orders", "orders.csv:4", "ORDERITEMS_SUBFORM", `ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`},
+		{"A1", "C1", "P1", "1", "orders", "orders.csv:5", "", "same record (A1) as orders.csv:4: "},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("report:\n%q", got)
+	}
+	for i := range want {
+		// The messages are the server's and the converter's: the start of
+		// each is compared.
+		w, g := want[i], got[i]
+		if strings.Join(g[:7], ",") != strings.Join(w[:7], ",") || !strings.HasPrefix(g[7], w[7]) {
+			t.Errorf("report line %d:\n got %q\nwant %q", i, g, w)
+		}
+	}
+}
