@@ -905,7 +905,43 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		// A group: the report gives back every row, to correct and load again.
 		setRows(re, w.rec.Rows)
 	}
+	re.Partly = w.partly(sr.entity)
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
+}
+
+// partly says what exists of a failed record whose entity was written (or
+// existed) although some of its lines failed: "ORDERS('SO1') created with
+// 3 of 4 lines"; "" when its entity is not there.
+func (w *work) partly(entity string) string {
+	root := w.root
+	if root == nil || !root.ok() {
+		return ""
+	}
+	verb := "exists"
+	for _, o := range w.ops {
+		if o == root {
+			verb = "created"
+			if o.kind == journal.OpPatch {
+				verb = "updated"
+			}
+			break
+		}
+	}
+	ok, all := 0, 0
+	for _, o := range flatten(root, nil)[1:] {
+		all++
+		if o.ok() {
+			ok++
+		}
+	}
+	what := entity
+	if root.key != "" {
+		what += "(" + root.key + ")"
+	}
+	if all == 0 {
+		return what + " " + verb
+	}
+	return fmt.Sprintf("%s %s with %d of %d lines", what, verb, ok, all)
 }
 
 func failedAncestor(o *op) string {

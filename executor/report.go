@@ -170,7 +170,7 @@ func reportLines(rec *journal.Record) []reportLine {
 			}
 			msgs = append(msgs, e.Message)
 		}
-		l.msg = strings.Join(msgs, "; ")
+		l.msg = partlyMsg(rec, strings.Join(msgs, "; "))
 		return []reportLine{l}
 	}
 	lines := make([]reportLine, len(rec.Rows))
@@ -207,6 +207,11 @@ func reportLines(rec *journal.Record) []reportLine {
 	if len(rest) > 0 {
 		lines[0].msg = strings.Join(append(rest, nonEmpty(lines[0].msg)...), "; ")
 	}
+	for i := range lines {
+		if lines[i].msg != "" {
+			lines[i].msg = partlyMsg(rec, lines[i].msg)
+		}
+	}
 	first := ""
 	for _, l := range lines {
 		if l.msg != "" {
@@ -220,6 +225,14 @@ func reportLines(rec *journal.Record) []reportLine {
 		}
 	}
 	return lines
+}
+
+// partlyMsg says first that a record is partly loaded, and what exists.
+func partlyMsg(rec *journal.Record, msg string) string {
+	if rec.Partly == "" {
+		return msg
+	}
+	return "partly loaded (" + rec.Partly + "): " + msg
 }
 
 func nonEmpty(s string) []string {

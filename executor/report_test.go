@@ -77,8 +77,17 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := stepOf(sum, "orders"); s.Failed != 2 || s.Skipped != 5000 {
+	if s := stepOf(sum, "orders"); s.Failed != 2 || s.Skipped != 5000 || s.Partly != 1 {
 		t.Fatalf("orders %+v", s)
+	}
+	// A1 is partly loaded: its order and three lines exist; B1 is not.
+	for _, e := range sum.Errors {
+		if want := map[string]string{"A1": "ORDERS('A1') created with 3 of 4 lines"}[e.Record]; e.Partly != want {
+			t.Errorf("%s: partly %q, want %q", e.Record, e.Partly, want)
+		}
+	}
+	if st, err := Status(o.Journal); err != nil || stepOf(st, "orders").Partly != 1 {
+		t.Errorf("status: %v %+v", err, st)
 	}
 	// What exists: A1 with its three good lines.
 	a1 := env.entities("ORDERS", "ORDNAME")["A1"]
@@ -96,10 +105,10 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 		{"B1", "C1", "P2", "1", "orders", "orders.csv:6", "", "same record (B1) as orders.csv:7: "},
 		{"B1", "C1", "P2", "x", "orders", "orders.csv:7", "TQUANT", `"x" is not a decimal`},
 		{"B1", "C1", "P2", "2", "orders", "orders.csv:8", "", "same record (B1) as orders.csv:7: "},
-		{"A1", "C1", "P1", "1", "orders", "orders.csv:2", "", "same record (A1) as orders.csv:4: "},
-		{"A1", "C1", "P2", "1", "orders", "orders.csv:3", "", "same record (A1) as orders.csv:4: "},
-		{"A1", "C1", "P9", "1", "orders", "orders.csv:4", "ORDERITEMS_SUBFORM", `ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`},
-		{"A1", "C1", "P1", "1", "orders", "orders.csv:5", "", "same record (A1) as orders.csv:4: "},
+		{"A1", "C1", "P1", "1", "orders", "orders.csv:2", "", "same record (A1) as orders.csv:4: partly loaded"},
+		{"A1", "C1", "P2", "1", "orders", "orders.csv:3", "", "same record (A1) as orders.csv:4: partly loaded"},
+		{"A1", "C1", "P9", "1", "orders", "orders.csv:4", "ORDERITEMS_SUBFORM", `partly loaded (ORDERS('A1') created with 3 of 4 lines): ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`},
+		{"A1", "C1", "P1", "1", "orders", "orders.csv:5", "", "same record (A1) as orders.csv:4: partly loaded"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("report:\n%q", got)

@@ -41,6 +41,9 @@ type StepSummary struct {
 	Children int // sub-form children of those records
 	Skipped  int // rows skipped by when:/skip(), and records already done
 	Errors   int // row errors (the record could not be built)
+	// Partly counts the failed records whose entity exists although some
+	// of its lines failed (partly loaded).
+	Partly int
 	// Apply and status:
 	Committed int
 	Failed    int
@@ -56,4 +59,7 @@ type RecordError struct {
 	Field    string
 	Value    string
 	Message  string
+	// Partly is what exists of the record when it is partly loaded
+	// ("ORDERS('SO1') created with 3 of 4 lines").
+	Partly string
 }

@@ -106,6 +106,9 @@ type RecordEntry struct {
 	// Rows are every source row of a failed record made of several (a
 	// group), so that the report gives the whole record back.
 	Rows []Row `json:"rows,omitempty"`
+	// Partly says what exists of a failed record whose entity was written
+	// ("ORDERS('SO1') created with 3 of 4 lines"): it is partly loaded.
+	Partly string `json:"partly,omitempty"`
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`

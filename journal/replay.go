@@ -52,7 +52,8 @@ type Record struct {
 	Loc     string
 	Errors  []Problem
 	Row     *Row
-	Rows    []Row // every row of a failed group
+	Rows    []Row  // every row of a failed group
+	Partly  string // what exists of a partly loaded record
 	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
 	// Undo is the same for undo's sub-requests.
 	Subs map[string]*SubState
@@ -394,7 +395,7 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
-		rec.Errors, rec.Row, rec.Rows = re.Errors, re.Row, re.Rows
+		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
 	case KindHeader:
 		return "a second header"
 	default:

@@ -166,13 +166,14 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt})
+			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Partly: st.Partly})
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message, Partly: e.Partly})
 	}
 	return r
 }
@@ -284,6 +285,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(a.stdout)
 		printErrors(a.stdout, view.Errors)
+		printPartly(a.stdout, sum.Errors)
 		for _, u := range sum.Undecided {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
@@ -323,19 +325,21 @@ func (a *app) status(ctx context.Context, args []string) error {
 		Skipped   int    `json:"skipped"`
 		Pending   int    `json:"pending"`
 		InDoubt   int    `json:"in_doubt"`
+		Partly    int    `json:"partly_loaded,omitempty"`
 	}
 	out := struct {
 		Complete bool         `json:"complete"`
 		Steps    []stepStatus `json:"steps"`
 	}{Complete: sum.Complete, Steps: []stepStatus{}}
 	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
+		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
 	}
 	if *asJSON {
 		return writeJSON(a.stdout, out)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
+	printPartly(a.stdout, sum.Errors)
 	if sum.Complete {
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
 	} else {

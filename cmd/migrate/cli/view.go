@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/migrate-tool/migrate/executor"
 )
 
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
@@ -36,6 +38,7 @@ type stepJSON struct {
 	Failed    int    `json:"failed"`
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
+	Partly    int    `json:"partly_loaded,omitempty"`
 }
 
 type errorJSON struct {
@@ -44,6 +47,7 @@ type errorJSON struct {
 	Field    string `json:"field,omitempty"`
 	Value    string `json:"value,omitempty"`
 	Message  string `json:"message"`
+	Partly   string `json:"partly_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -118,6 +122,29 @@ func printErrors(w io.Writer, errs []errorJSON) {
 			}
 			fmt.Fprintln(w, line+e.Message)
 		}
+	}
+}
+
+// printPartly lists the records whose entity exists although some of its
+// lines failed, saying what exists: apply --retry-failed sends only what
+// is missing.
+func printPartly(w io.Writer, errs []executor.RecordError) {
+	seen := map[string]bool{}
+	var lines []string
+	for _, e := range errs {
+		k := e.Step + "\x00" + e.Record
+		if e.Partly == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		lines = append(lines, fmt.Sprintf("  %s %s: %s; %s failed: %s", e.Step, e.Record, e.Partly, e.Location, e.Message))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", plural(len(lines), "record", "records"))
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }
 
