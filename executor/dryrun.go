@@ -41,10 +41,14 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sim := &simService{read: opts.Client, updates: map[string]bool{}}
+	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{}}
 	for _, s := range opts.Plan.Steps {
-		if s.Mode == plan.ModeUpdate {
+		switch s.Mode {
+		case plan.ModeUpdate:
 			sim.updates[s.Entity] = true
+			sim.reads[s.Entity] = true
+		case plan.ModeUpsert:
+			sim.reads[s.Entity] = true
 		}
 	}
 	var client Client = sim
@@ -86,14 +90,23 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 // write succeeds: a POST with 201, the entity as sent and a Location whose
 // key is the one the body gives, or {key} where the server numbers it; a
 // PATCH with 204, a DELETE with 204. Reads (apply sends them in batches of
-// their own) go to the target when there is one; without one an entity
-// is absent (upsert inserts it) unless an update step loads its set (then
-// it exists with no values, so the PATCH carries every field), and a
-// collection of lines is empty.
+// their own) find what the run itself wrote before (so an upsert after an
+// insert of the same entity patches it, as apply would), else go to the
+// target when there is one; without one an entity is absent (upsert
+// inserts it) unless an update step loads its set (then it exists with no
+// values, so the PATCH carries every field), and a collection of lines is
+// empty.
 type simService struct {
+	md      *odata.Metadata
 	read    Client
 	updates map[string]bool // entity sets of update steps
-	unread  atomic.Int64
+	// reads are the entity sets an upsert or update step reads: what the
+	// run writes in them is kept in made ("SET(key)" → field → value),
+	// and in no other set, so that memory stays flat.
+	reads  map[string]bool
+	mu     sync.Mutex
+	made   map[string]map[string]json.RawMessage
+	unread atomic.Int64
 }
 
 // placeholderKey stands for a key the server assigns.
@@ -115,6 +128,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			at = append(at, i)
 			continue
 		case "POST":
+			s.remember(q, false)
 			resp.Status = 201
 			if strings.Contains(q.URL, "/") {
 				// A line: its key is in the body, or the server numbers it.
@@ -124,10 +138,25 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			// key the server numbers is a placeholder.
 			resp.Headers = simLocation
 		default: // PATCH, PUT, DELETE
+			s.remember(q, q.Method == "DELETE")
 			resp.Status = 204
 		}
 		resps[i] = resp
 	}
+	if len(reads) == 0 {
+		return resps, nil
+	}
+	// What the run wrote is answered from memory; the rest is read.
+	n := 0
+	for j, q := range reads {
+		if r, ok := s.recall(q); ok {
+			resps[at[j]] = r
+			continue
+		}
+		reads[n], at[n] = q, at[j]
+		n++
+	}
+	reads, at = reads[:n], at[:n]
 	if len(reads) == 0 {
 		return resps, nil
 	}
@@ -154,6 +183,74 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		resps[at[j]] = s.offlineRead(q)
 	}
 	return resps, nil
+}
+
+// remember keeps what a write does to an entity of a set that is read
+// later: a POST of an entity with its key, a PATCH of one, a DELETE.
+func (s *simService) remember(q odata.BatchRequest, del bool) {
+	set, _, _ := strings.Cut(q.URL, "(")
+	if !s.reads[set] || strings.Contains(q.URL, "/") {
+		return
+	}
+	var fields map[string]json.RawMessage
+	if !del && json.Unmarshal(q.Body, &fields) != nil {
+		return
+	}
+	path := q.URL
+	if q.Method == "POST" {
+		es := s.md.EntitySet(set)
+		if es == nil || es.Type == nil {
+			return
+		}
+		ent, err := odata.DecodeEntity(q.Body)
+		if err != nil {
+			return
+		}
+		key := keyOf(es.Type, ent)
+		if key == "" {
+			return // numbered by the server: no later read can name it
+		}
+		path = set + "(" + key + ")"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case del:
+		delete(s.made, path)
+	case q.Method == "POST":
+		s.made[path] = fields
+	default:
+		if cur, ok := s.made[path]; ok {
+			for k, v := range fields {
+				cur[k] = v
+			}
+		}
+	}
+}
+
+// recall answers a read of what the run wrote: the entity as written, and
+// its lines as none (the target never saw the entity).
+func (s *simService) recall(q odata.BatchRequest) (odata.BatchResponse, bool) {
+	path, nav, lines := strings.Cut(q.URL, ")/")
+	if lines {
+		path += ")"
+	}
+	s.mu.Lock()
+	fields, ok := s.made[path]
+	var body []byte
+	if ok && !lines {
+		body, _ = json.Marshal(fields)
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return odata.BatchResponse{}, false
+	case lines && !strings.Contains(nav, "("):
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{"value":[]}`)}, true
+	case lines:
+		return odata.BatchResponse{}, false
+	}
+	return odata.BatchResponse{ID: q.ID, Status: 200, Body: body}, true
 }
 
 func (s *simService) offlineRead(q odata.BatchRequest) odata.BatchResponse {

@@ -77,6 +77,16 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 		want: []string{`"body":{"PARTDES":"Bolt M6"}`, `"body":{"BARCODE":"223"}`},
 		not:  []string{`"POST"`},
 	}, {
+		name: "upsert of what an earlier step of the run inserted",
+		steps: []*plan.Step{step("parts", "LOGPART"), withMode(step("prices", "LOGPART", "parts"), plan.ModeUpsert),
+			withMode(step("names", "LOGPART", "prices"), plan.ModeUpdate)},
+		recs: map[string][]transform.Result{
+			"parts":  seedParts,
+			"prices": {rec("prices", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "111", "PRICE": dec("2.5")})},
+			"names":  {rec("names", "LOGPART", "P2", 2, map[string]any{"PARTNAME": "P2", "PARTDES": "Hex nut"})},
+		},
+		want: []string{`"method":"PATCH","url":"LOGPART('P1')"`, `"body":{"PRICE":2.5}`, `"method":"PATCH","url":"LOGPART('P2')"`, `"body":{"PARTDES":"Hex nut"}`},
+	}, {
 		name: "lines: replace",
 		seed: map[string][]transform.Result{
 			"parts":     partsAndCustomers(3),

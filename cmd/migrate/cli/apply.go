@@ -124,6 +124,15 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	// With a target, upsert and update read what it holds (reads only:
 	// the dry run writes nothing); offline their outcome is predicted.
+	// --sandbox reads the fresh sandbox apply --sandbox would load.
+	if c.conn == nil && f.conn.sandbox && f.metadata == "" {
+		cn, err := a.connect(ctx, f.conn, c.plan)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		c.conn = cn
+	}
 	var target executor.Client
 	if c.conn != nil {
 		target = c.conn.client
