@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,13 +69,7 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, prog := compile(t, env, filepath.Join(dir, "plan.yaml"))
-	o := env.opts(t, p, prog)
-	o.Open = opener(p)
-	sum, err := Apply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, sum := applyDir(t, env, dir)
 	if s := stepOf(sum, "orders"); s.Failed != 2 || s.Skipped != 5000 || s.Partly != 1 {
 		t.Fatalf("orders %+v", s)
 	}
