@@ -293,8 +293,18 @@ func (r *runner) Ref(step, id string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
+	if r.dry && k == placeholderKey {
+		// A key the server would number: a stand-in of its own per record,
+		// which names it (and no two records share).
+		return "{" + step + ":" + id + "}", true
+	}
 	return keyValue(k), true
 }
+
+// Placeholders implements transform.Placeholders: in the dry run a key
+// that ref() gives may be the simulated service's stand-in for one the
+// server numbers ({key}), which no field's type or length can check.
+func (r *runner) Placeholders() bool { return r.dry }
 
 // queue holds record entries until the next append, so that skipped rows
 // and row errors cost no fsync of their own.
@@ -461,7 +471,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
 		for _, e := range res.Errors {
-			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
 		}
 		if len(re.Errors) == 0 {
 			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
@@ -475,6 +485,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
@@ -510,6 +521,21 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return sr.resumeWork(w, prev)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// supersede closes a failure that an earlier run filed under this row's
+// location because it could not identify the row (a second row with one
+// key, a key field in error): the row now gives a record of its own, so
+// that failure is over and must not keep the run from completing.
+func (r *runner) supersede(step, loc, id string) {
+	if loc == id {
+		return
+	}
+	prev := r.state.Record(step, loc)
+	if prev == nil || prev.Status() != journal.Failed || len(prev.Subs) > 0 {
+		return
+	}
+	r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: step, ID: loc, Status: journal.Skipped, Loc: loc}})
 }
 
 // resumeWork continues a record whose entity exists from an earlier

@@ -146,9 +146,15 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	if len(reads) == 0 {
 		return resps, nil
 	}
-	// What the run wrote is answered from memory; the rest is read.
+	// What the run wrote is answered from memory, and so is what a stand-in
+	// key names (the run creates it, the server numbers it): it exists, its
+	// values unknown. The rest is read.
 	n := 0
 	for j, q := range reads {
+		if standIn(q.URL) {
+			resps[at[j]] = s.made0(q)
+			continue
+		}
 		if r, ok := s.recall(q); ok {
 			resps[at[j]] = r
 			continue
@@ -253,6 +259,23 @@ func (s *simService) recall(q odata.BatchRequest) (odata.BatchResponse, bool) {
 	return odata.BatchResponse{ID: q.ID, Status: 200, Body: body}, true
 }
 
+// standIn reports a URL whose key is a stand-in for one the server would
+// number: {key}, or ref()'s {step:id}.
+func standIn(url string) bool {
+	i := strings.IndexByte(url, '(')
+	return i >= 0 && strings.Contains(url[i:], "{") && strings.Contains(url[i:], "}")
+}
+
+// made0 answers a read of an entity the run creates but cannot name: it
+// exists with no values known (a PATCH then carries every field), and
+// holds no lines.
+func (s *simService) made0(q odata.BatchRequest) odata.BatchResponse {
+	if strings.Contains(q.URL, ")/") {
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{"value":[]}`)}
+	}
+	return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{}`)}
+}
+
 func (s *simService) offlineRead(q odata.BatchRequest) odata.BatchResponse {
 	set, rest, _ := strings.Cut(q.URL, "(")
 	if strings.Contains(rest, ")/") { // the lines of an entity
@@ -340,12 +363,16 @@ func (t *tally) Append(es ...journal.Entry) error {
 			ss.Records++
 			ss.Errors++
 			c.Failed++
+			if re.Partly != "" {
+				ss.Partly++
+			}
 			for _, p := range re.Errors {
 				l := p.Cell
 				if l == "" {
 					l = re.Loc
 				}
-				t.errs[re.Step] = append(t.errs[re.Step], RecordError{Step: re.Step, Record: re.ID, Location: l, Field: p.Field, Value: p.Value, Message: p.Message})
+				t.errs[re.Step] = append(t.errs[re.Step], RecordError{Step: re.Step, Record: re.ID, Location: l, Field: p.Field, Value: p.Value,
+					PlanLocation: p.Plan, Message: p.Message, Partly: re.Partly})
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -119,7 +120,7 @@ func Report(journalPath, out string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		w := csv.NewWriter(fh)
+		w := &safeCSV{csv.NewWriter(fh)}
 		w.Write(append(append([]string(nil), cols...), reportColumns...))
 		for _, sh := range sheets {
 			for _, r := range sh.rows {
@@ -166,7 +167,7 @@ func reportLines(rec *journal.Record) []reportLine {
 				l.loc = e.Cell
 			}
 			if l.field == "" {
-				l.field = e.Field
+				l.field = problemField(e)
 			}
 			msgs = append(msgs, e.Message)
 		}
@@ -188,7 +189,7 @@ func reportLines(rec *journal.Record) []reportLine {
 				l.loc = e.Cell
 			}
 			if l.field == "" {
-				l.field = e.Field
+				l.field = problemField(e)
 			}
 			msgs = append(msgs, e.Message)
 		}
@@ -199,7 +200,7 @@ func reportLines(rec *journal.Record) []reportLine {
 	for j, e := range rec.Errors {
 		if !placed[j] {
 			if lines[0].field == "" {
-				lines[0].field = e.Field
+				lines[0].field = problemField(e)
 			}
 			rest = append(rest, e.Message)
 		}
@@ -227,6 +228,15 @@ func reportLines(rec *journal.Record) []reportLine {
 	return lines
 }
 
+// problemField is the field a problem is about, with where the plan
+// writes it: "PRICE (plan.yaml:31:9)".
+func problemField(e journal.Problem) string {
+	if e.Field != "" && e.Plan != "" {
+		return e.Field + " (" + e.Plan + ")"
+	}
+	return e.Field
+}
+
 // partlyMsg says first that a record is partly loaded, and what exists.
 func partlyMsg(rec *journal.Record, msg string) string {
 	if rec.Partly == "" {
@@ -250,6 +260,32 @@ func rowOfCell(cell string) string {
 		return cell
 	}
 	return cell[:i+1] + strings.TrimLeft(cell[i+1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+// safeCSV writes cells that a spreadsheet program would run as a formula
+// (=, +, -, @, and tab or carriage return before one) with a leading
+// apostrophe: the report holds the customer's own cells and the server's
+// messages, and opening it must never run what they contain (CSV
+// injection). A cell that is a plain number ("-5", "+3.5") is written as
+// it is, so that a corrected report reads back the same values.
+type safeCSV struct{ *csv.Writer }
+
+func (w *safeCSV) Write(cells []string) {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = neutraliseFormula(c)
+	}
+	_ = w.Writer.Write(out) // the error stays in the writer: Error() after Flush
+}
+
+func neutraliseFormula(c string) string {
+	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+		return c
+	}
+	if _, err := strconv.ParseFloat(c, 64); err == nil && c[0] != '\t' && c[0] != '\r' {
+		return c
+	}
+	return "'" + c
 }
 
 func alignRow(header []string, r *journal.Row) []string {

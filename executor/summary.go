@@ -58,7 +58,10 @@ type RecordError struct {
 	Location string // file.csv:17, file.xlsx!Sheet!C17
 	Field    string
 	Value    string
-	Message  string
+	// PlanLocation is where the plan writes the field (or expression) the
+	// error is about: plan.yaml:31:9.
+	PlanLocation string
+	Message      string
 	// Partly is what exists of the record when it is partly loaded
 	// ("ORDERS('SO1') created with 3 of 4 lines").
 	Partly string

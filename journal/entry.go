@@ -84,6 +84,7 @@ type Problem struct {
 	Cell    string `json:"cell,omitempty"` // file!Sheet!C17 or file.csv:42
 	Field   string `json:"field,omitempty"`
 	Value   string `json:"value,omitempty"`
+	Plan    string `json:"plan,omitempty"` // plan.yaml:31:9, where the plan writes the field
 	Message string `json:"msg"`
 }
 

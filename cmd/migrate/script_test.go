@@ -19,6 +19,7 @@ import (
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +48,7 @@ func TestScripts(t *testing.T) {
 		Setup:         setupWork,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox": cmdSandbox,
+			"xlsx":    cmdXLSX,
 		},
 	})
 }
@@ -118,6 +120,29 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}
+}
+
+// cmdXLSX: `xlsx write OUT.xlsx SPEC` writes the workbook SPEC describes
+// (sourcetest.ParseWorkbook's text form) as a spreadsheet program saves
+// one: blank cells absent from the sheet, shared strings, dates as serial
+// numbers. `xlsx part FILE.xlsx PART` prints one part of a workbook, for a
+// script to check what its XML holds.
+func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("xlsx does not fail")
+	}
+	if len(args) != 3 || args[0] != "write" && args[0] != "part" {
+		ts.Fatalf("usage: xlsx write OUT.xlsx SPEC | xlsx part FILE.xlsx PART")
+	}
+	if args[0] == "part" {
+		body, err := sourcetest.ReadPart(ts.MkAbs(args[1]), args[2])
+		ts.Check(err)
+		ts.Stdout().Write(body)
+		return
+	}
+	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
+	ts.Check(err)
+	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
 }
 
 var (

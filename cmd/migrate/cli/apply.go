@@ -51,6 +51,10 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 
 type unlimitedRefs struct{ inner transform.Refs }
 
+// Placeholders implements transform.Placeholders: the stand-ins of
+// records past the limit are no keys to check.
+func (unlimitedRefs) Placeholders() bool { return true }
+
 func (u unlimitedRefs) Ref(step, id string) (any, bool) {
 	if v, ok := u.inner.Ref(step, id); ok {
 		return v, true
@@ -182,7 +186,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message, Partly: e.Partly})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
 	}
 	return r
 }

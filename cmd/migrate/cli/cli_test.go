@@ -196,3 +196,21 @@ func TestInterruptCancelsWaitingCommand(t *testing.T) {
 		t.Fatal("info did not stop on Ctrl-C")
 	}
 }
+
+// A sandbox bound beyond loopback says that anyone can use its well-known
+// credentials; on loopback it says nothing of the kind.
+func TestSandboxWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for addr, warn := range map[string]bool{"127.0.0.1:0": false, "0.0.0.0:0": true} {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // serve, then stop at once
+		if code := a.main(ctx, []string{"sandbox", "--addr", addr}); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", addr, code, errb.String())
+		}
+		if got := strings.Contains(errb.String(), "well-known demo credentials"); got != warn {
+			t.Errorf("%s: stderr %q", addr, errb.String())
+		}
+	}
+}

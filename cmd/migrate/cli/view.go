@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/transform"
 )
 
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
@@ -46,8 +47,10 @@ type errorJSON struct {
 	Location string `json:"location"`
 	Field    string `json:"field,omitempty"`
 	Value    string `json:"value,omitempty"`
-	Message  string `json:"message"`
-	Partly   string `json:"partly_loaded,omitempty"`
+	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
+	PlanLocation string `json:"plan_location,omitempty"`
+	Message      string `json:"message"`
+	Partly       string `json:"partly_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -116,11 +119,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
 				break
 			}
-			line := "    " + e.Location + ": "
-			if e.Field != "" {
-				line += e.Field + ": "
-			}
-			fmt.Fprintln(w, line+e.Message)
+			fmt.Fprintln(w, "    "+e.Location+transform.PlanNote(e.PlanLocation, e.Field)+": "+e.Message)
 		}
 	}
 }
