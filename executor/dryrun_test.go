@@ -135,7 +135,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			if err != nil || !as.Complete {
 				t.Fatalf("apply: %v %+v", err, as)
 			}
-			planned, applied := readBatches(t, planDir), readBatches(t, sent)
+			planned, applied := batchFiles(t, planDir), batchFiles(t, sent)
 			if !reflect.DeepEqual(planned, applied) {
 				t.Errorf("the dry run planned\n%s\napply sent\n%s", strings.Join(planned, "\n"), strings.Join(applied, "\n"))
 			}
@@ -157,8 +157,8 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 	}
 }
 
-// readBatches lists a folder's batch files as "name: body".
-func readBatches(t *testing.T, dir string) []string {
+// batchFiles lists a folder's batch files as "name: body".
+func batchFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := os.ReadDir(dir)
 	if err != nil {
@@ -202,7 +202,7 @@ func TestDryRunOffline(t *testing.T) {
 			if err != nil || !sum.Complete || sum.Unread != 2 || sum.Requests != 2 || sum.Subrequests != 4 || sum.Transactions != 2 {
 				t.Fatalf("%v %+v", err, sum)
 			}
-			all := strings.Join(readBatches(t, o.OutDir), "\n")
+			all := strings.Join(batchFiles(t, o.OutDir), "\n")
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
 					t.Errorf("the batches lack %s:\n%s", w, all)

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"github.com/migrate-tool/migrate/plan"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,17 +103,27 @@ func TestExitCodes(t *testing.T) {
 // run undo again), as apply does; it is no unreachable target.
 func TestUndoInDoubtExits4(t *testing.T) {
 	t.Parallel()
-	start := func(o sandbox.Options) string {
-		sb, err := sandbox.New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(sb)
-		t.Cleanup(srv.Close)
-		return srv.URL + sandbox.BasePath
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	good := start(sandbox.Options{})
-	dropping := start(sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}})
+	// Undo touches the journal's target only: the connection drops after
+	// the server committed a batch that deletes, on the same URL.
+	var drop atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !drop.Load() || !bytes.Contains(body, []byte(`"DELETE"`)) {
+			sb.ServeHTTP(w, r)
+			return
+		}
+		sb.ServeHTTP(httptest.NewRecorder(), r)
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	good := srv.URL + sandbox.BasePath
 	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -126,10 +138,12 @@ func TestUndoInDoubtExits4(t *testing.T) {
 	if code, out := run("apply", quickstart, "--target", good, "--journal", journal); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
-	code, out := run("undo", journal, "--yes", "--target", dropping)
+	drop.Store(true)
+	code, out := run("undo", journal, "--yes", "--target", good)
 	if code != ExitInterrupted || !strings.Contains(out, "run undo again") {
 		t.Fatalf("undo against a server that drops every answer: exit %d, want 4\n%s", code, out)
 	}
+	drop.Store(false)
 	if code, out := run("undo", journal, "--yes", "--target", good); code != ExitOK {
 		t.Fatalf("undo again: exit %d\n%s", code, out)
 	}

@@ -289,6 +289,7 @@ func TestDocsExitCodesByCommand(t *testing.T) {
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
 	target := srv.URL + sandbox.BasePath
+	other := srv.URL + "/odata/Priority/tabula.ini/other" // another company on the same server
 
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -334,6 +335,9 @@ steps:
 		{"apply: a record the server refused", []string{"apply", quickstart, "--target", target, "--journal", journal}, ExitData, "customer C1002 is blocked"},
 		{"status: a run that is not complete", []string{"status", journal}, ExitOK, "not complete"},
 		{"status --json: the same", []string{"status", journal, "--json"}, ExitOK, `"complete": false`},
+		{"undo: the journal of another target", []string{"undo", journal, "--yes", "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
+		{"undo: its preview the same", []string{"undo", journal, "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
+		{"apply --retry-failed: the same", []string{"apply", quickstart, "--target", other, "--journal", journal, "--retry-failed", "--allow-plan-change"}, ExitUsage, "not " + other + ": nothing was sent"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runMain(t, env, tt.args...)
