@@ -51,8 +51,12 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	dir := t.TempDir()
 	var orders strings.Builder
 	orders.WriteString("OrderNo,Customer,Part,Qty\n")
-	// A1: its third line names a part that does not exist.
-	for _, p := range []string{"P1", "P2", "P9", "P1"} {
+	// A1, 40 lines: its 17th names a part that does not exist.
+	for i := 0; i < 40; i++ {
+		p := []string{"P1", "P2"}[i%2]
+		if i == 16 {
+			p = "P9"
+		}
 		fmt.Fprintf(&orders, "A1,C1,%s,1\n", p)
 	}
 	// B1: its second line's quantity is not a number.
@@ -75,7 +79,7 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	}
 	// A1 is partly loaded: its order and three lines exist; B1 is not.
 	for _, e := range sum.Errors {
-		if want := map[string]string{"A1": "ORDERS('A1') created with 3 of 4 lines"}[e.Record]; e.Partly != want {
+		if want := map[string]string{"A1": "ORDERS('A1') created with 39 of 40 lines"}[e.Record]; e.Partly != want {
 			t.Errorf("%s: partly %q, want %q", e.Record, e.Partly, want)
 		}
 	}
@@ -84,24 +88,27 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	}
 	// What exists: A1 with its three good lines.
 	a1 := env.entities("ORDERS", "ORDNAME")["A1"]
-	if n := len(lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 3 {
+	if n := len(lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 39 {
 		t.Fatalf("A1 %v with %d lines", a1, n)
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
 	n, err := Report(o.Journal, out)
-	if err != nil || n != 7 {
+	if err != nil || n != 43 {
 		t.Fatalf("report: %d rows, %v", n, err)
 	}
 	got := readCSV(t, out)
 	want := [][]string{
 		{"OrderNo", "Customer", "Part", "Qty", "step", "location", "field", "message"},
-		{"B1", "C1", "P2", "1", "orders", "orders.csv:6", "", "same record (B1) as orders.csv:7: "},
-		{"B1", "C1", "P2", "x", "orders", "orders.csv:7", "TQUANT", `"x" is not a decimal`},
-		{"B1", "C1", "P2", "2", "orders", "orders.csv:8", "", "same record (B1) as orders.csv:7: "},
-		{"A1", "C1", "P1", "1", "orders", "orders.csv:2", "", "same record (A1) as orders.csv:4: partly loaded"},
-		{"A1", "C1", "P2", "1", "orders", "orders.csv:3", "", "same record (A1) as orders.csv:4: partly loaded"},
-		{"A1", "C1", "P9", "1", "orders", "orders.csv:4", "ORDERITEMS_SUBFORM", `partly loaded (ORDERS('A1') created with 3 of 4 lines): ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`},
-		{"A1", "C1", "P1", "1", "orders", "orders.csv:5", "", "same record (A1) as orders.csv:4: partly loaded"},
+		{"B1", "C1", "P2", "1", "orders", "orders.csv:42", "", "same record (B1) as orders.csv:43: "},
+		{"B1", "C1", "P2", "x", "orders", "orders.csv:43", "TQUANT", `"x" is not a decimal`},
+		{"B1", "C1", "P2", "2", "orders", "orders.csv:44", "", "same record (B1) as orders.csv:43: "},
+	}
+	for i := 0; i < 40; i++ {
+		w := []string{"A1", "C1", []string{"P1", "P2"}[i%2], "1", "orders", fmt.Sprintf("orders.csv:%d", i+2), "", "same record (A1) as orders.csv:18: partly loaded"}
+		if i == 16 {
+			w[2], w[6], w[7] = "P9", "ORDERITEMS_SUBFORM", `partly loaded (ORDERS('A1') created with 39 of 40 lines): ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`
+		}
+		want = append(want, w)
 	}
 	if len(got) != len(want) {
 		t.Fatalf("report:\n%q", got)
