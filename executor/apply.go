@@ -392,7 +392,7 @@ func (r *runner) appendWith(es ...journal.Entry) error {
 // stepRun is one step being applied.
 type stepRun struct {
 	r      *runner
-	ctx    context.Context // the run's, naming the step (stepOf)
+	ctx    context.Context // the run's, naming the step (batchStep)
 	step   *plan.Step
 	entity string
 	b      *builder

@@ -109,6 +109,10 @@ type simService struct {
 	unread atomic.Int64
 }
 
+// ErrTargetRead is returned (wrapped) when the dry run could not read the
+// target: it is unreachable or refused the credentials, not a plan problem.
+var ErrTargetRead = errors.New("the dry run could not read the target")
+
 // placeholderKey stands for a key the server assigns.
 const placeholderKey = "{key}"
 
@@ -169,7 +173,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	if s.read != nil {
 		got, err := s.read.Batch(ctx, reads, opts)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
 		byID := make(map[string]odata.BatchResponse, len(got))
 		for _, g := range got {

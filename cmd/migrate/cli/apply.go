@@ -146,6 +146,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return a.unreachable(c.conn, err)
+		}
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
