@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -121,5 +122,50 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 		if strings.Join(g[:6], ",") != strings.Join(w[:6], ",") || !strings.HasPrefix(g[6], w[6]) || !strings.HasPrefix(g[7], w[7]) {
 			t.Errorf("report line %d:\n got %q\nwant %q", i, g, w)
 		}
+	}
+}
+
+// TestReportLines: how a failed record's problems are placed on its rows.
+func TestReportLines(t *testing.T) {
+	t.Parallel()
+	hdr := []string{"Order", "Part"}
+	r := func(loc string, cells ...string) journal.Row { return journal.Row{Header: hdr, Cells: cells, Loc: loc} }
+	one := r("o.csv:2", "SO1", "P1")
+	for _, tc := range []struct {
+		name string
+		rec  journal.Record
+		want []string // location | field | message, one per line
+	}{{
+		name: "one row, every problem on it",
+		rec: journal.Record{ID: "SO1", Loc: "o.csv:2", Row: &one, Errors: []journal.Problem{
+			{Cell: "o.csv:2", Field: "PARTNAME", Plan: "p.yaml:9:7", Message: "no such part"}, {Cell: "o.csv:2", Message: "and more"}}},
+		want: []string{"o.csv:2|PARTNAME (p.yaml:9:7)|no such part; and more"},
+	}, {
+		name: "a group from a workbook: the cell's row gets it",
+		rec: journal.Record{ID: "SO1", Loc: "o.xlsx!Lines!2", Rows: []journal.Row{
+			r("o.xlsx!Lines!2", "SO1", "P1"), r("o.xlsx!Lines!3", "SO1", "P9"), r("o.xlsx!Lines!4", "SO1", "P2")},
+			Errors: []journal.Problem{{Cell: "o.xlsx!Lines!B3", Field: "PARTNAME", Message: "no such part"}}},
+		want: []string{
+			"o.xlsx!Lines!2||same record (SO1) as o.xlsx!Lines!B3: no such part",
+			"o.xlsx!Lines!B3|PARTNAME|no such part",
+			"o.xlsx!Lines!4||same record (SO1) as o.xlsx!Lines!B3: no such part"},
+	}, {
+		name: "a problem of no row goes on the first; partly loaded is said first",
+		rec: journal.Record{ID: "SO1", Loc: "o.csv:2", Partly: "ORDERS('SO1') created with 1 of 2 lines",
+			Rows:   []journal.Row{r("o.csv:2", "SO1", "P1"), r("o.csv:3", "SO1", "P9")},
+			Errors: []journal.Problem{{Cell: "", Message: "refused"}, {Cell: "o.csv:3", Field: "PARTNAME", Message: "no such part"}}},
+		want: []string{
+			"o.csv:2||partly loaded (ORDERS('SO1') created with 1 of 2 lines): refused",
+			"o.csv:3|PARTNAME|partly loaded (ORDERS('SO1') created with 1 of 2 lines): no such part"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, l := range reportLines(&tc.rec) {
+				got = append(got, l.loc+"|"+l.field+"|"+l.msg)
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }
