@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -327,7 +328,7 @@ const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent).
 func (r *runner) read(path string) (odata.BatchResponse, error) {
-	resps, err := r.readBatch([]odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
+	resps, err := r.readBatch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
 		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
@@ -345,11 +346,13 @@ func (r *runner) read(path string) (odata.BatchResponse, error) {
 // lost answer, a 5xx or an answer that breaks the $batch protocol (an id
 // twice, missing or never asked for), up to readAttempts times. A batch the
 // server refuses is not tried again.
-func (r *runner) readBatch(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+//
+// ctx is the run's, or a step's naming it (batchStep).
+func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	var err error
 	for attempt := 0; attempt < readAttempts; attempt++ {
 		var got []odata.BatchResponse
-		got, err = r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
 			matched, problem := odata.MatchResponses(reqs, got)
 			out := make([]odata.BatchResponse, len(reqs))

@@ -108,17 +108,17 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 	if len(sentAt) == 0 {
 		return nil, nil
 	}
-	rows := newRowCache()
 	seen := map[string]bool{}
 	var problems []string
-	err := r.opts.Records.Records(r.ctx, s.Name, rows.wrap(r.opts.Open), r, func(res transform.Result) error {
+	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
 		loc := res.Loc.String()
 		seen[loc] = true
 		var h string
-		if res.Record != nil {
+		switch {
+		case res.Record != nil:
 			h = hashRow(rowOf(res.Record.Row))
-		} else {
-			h = hashRow(rows.get(res.Loc))
+		case len(res.Rows) > 0: // a rejected row carries itself
+			h = hashRow(rowOf(res.Rows[0]))
 		}
 		prev := st.Records[loc]
 		switch {

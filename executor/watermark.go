@@ -41,6 +41,9 @@ type markOnce struct {
 // takeWatermark journals the step's watermark before the first batch that
 // creates one of its entities with a server-assigned key.
 func (sr *stepRun) takeWatermark(batch []*op) error {
+	if sr.r.dry {
+		return nil // the dry run leaves nothing in doubt
+	}
 	need := false
 	for _, o := range batch {
 		if o.parent == nil && o.kind == journal.OpCreate && o.key == "" {

@@ -132,6 +132,7 @@ type Problem struct {
 type Row struct {
 	Header []string `json:"h"`
 	Cells  []string `json:"c"`
+	Loc    string   `json:"l,omitempty"` // file.csv:17, file.xlsx!Sheet!17
 }
 
 // RecordEntry is a record's status once the executor decided it.
@@ -143,6 +144,12 @@ type RecordEntry struct {
 	Key    string    `json:"k,omitempty"`
 	Errors []Problem `json:"err,omitempty"`
 	Row    *Row      `json:"row,omitempty"`
+	// Rows are every source row of a failed record made of several (a
+	// group), so that the report gives the whole record back.
+	Rows []Row `json:"rows,omitempty"`
+	// Partly says what exists of a failed record whose entity was written
+	// ("ORDERS('SO1') created with 3 of 4 lines"): it is partly loaded.
+	Partly string `json:"partly,omitempty"`
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`

@@ -82,6 +82,8 @@ type Record struct {
 	Loc     string
 	Errors  []Problem
 	Row     *Row
+	Rows    []Row  // every row of a failed group
+	Partly  string // what exists of a partly loaded record
 	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
 	// Undo is the same for undo's sub-requests.
 	Subs map[string]*SubState
@@ -481,7 +483,7 @@ func (st *State) apply(line []byte) string {
 		if re.RowHash != "" {
 			rec.RowHash = re.RowHash
 		}
-		rec.Errors, rec.Row = re.Errors, re.Row
+		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
 	case KindWatermark:
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"

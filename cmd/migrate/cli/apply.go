@@ -24,7 +24,9 @@ func opener(p *plan.Plan) transform.Opener {
 	}
 }
 
-// limited stops each step after n results: plan --limit.
+// limited stops each step after n results: plan --limit. A ref() to a
+// record past the limit of its step gets a placeholder naming it, as the
+// record was not read, not missing.
 type limited struct {
 	inner executor.RecordSource
 	n     int
@@ -34,7 +36,7 @@ var errLimit = errors.New("limit reached")
 
 func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
 	seen := 0
-	err := l.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
+	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
 		if seen >= l.n {
 			return errLimit
 		}
@@ -45,6 +47,19 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		return nil
 	}
 	return err
+}
+
+type unlimitedRefs struct{ inner transform.Refs }
+
+// Placeholders implements transform.Placeholders: the stand-ins of
+// records past the limit are no keys to check.
+func (unlimitedRefs) Placeholders() bool { return true }
+
+func (u unlimitedRefs) Ref(step, id string) (any, bool) {
+	if v, ok := u.inner.Ref(step, id); ok {
+		return v, true
+	}
+	return "{" + step + ":" + id + "}", true
 }
 
 // printProblems shows validate's findings on stderr; errors stop the
@@ -111,15 +126,34 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	// With a target, upsert and update read what it holds (reads only:
+	// the dry run writes nothing); offline their outcome is predicted.
+	// --sandbox reads the fresh sandbox apply --sandbox would load.
+	if c.conn == nil && f.conn.sandbox && f.metadata == "" {
+		cn, err := a.connect(ctx, f.conn, c.plan)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		c.conn = cn
+	}
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
 		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
-		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return a.unreachable(c.conn, err)
+		}
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
+	view.Unread = sum.Unread
 	if f.json {
 		if err := writeJSON(a.stdout, view); err != nil {
 			return err
@@ -131,6 +165,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), rate)
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
+		}
+		if sum.Unread > 0 {
+			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
+				plural(sum.Unread, "read", "reads"))
 		}
 		printErrors(a.stdout, view.Errors)
 	}
@@ -144,13 +182,14 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt})
+			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Partly: st.Partly})
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
 	}
 	return r
 }
@@ -275,6 +314,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(a.stdout)
 		printErrors(a.stdout, view.Errors)
+		printPartly(a.stdout, sum.Errors)
 		for _, u := range sum.Undecided {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
@@ -320,19 +360,21 @@ func (a *app) status(ctx context.Context, args []string) error {
 		Skipped   int    `json:"skipped"`
 		Pending   int    `json:"pending"`
 		InDoubt   int    `json:"in_doubt"`
+		Partly    int    `json:"partly_loaded,omitempty"`
 	}
 	out := struct {
 		Complete bool         `json:"complete"`
 		Steps    []stepStatus `json:"steps"`
 	}{Complete: sum.Complete, Steps: []stepStatus{}}
 	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
+		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
 	}
 	if *asJSON {
 		return writeJSON(a.stdout, out)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
+	printPartly(a.stdout, sum.Errors)
 	if sum.Complete {
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
 	} else {
