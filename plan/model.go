@@ -1,6 +1,10 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/migrate-tool/migrate/odata"
+)
 
 // Pos is a place in the plan file.
 type Pos struct {
@@ -53,9 +57,13 @@ type Plan struct {
 
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
-	URL              string
-	Language         int // 0: none
-	Metadata         string
+	URL      string
+	Language int // 0: none
+	Metadata string
+	// SystemVersion is the server's version as the plan declares it, for
+	// servers without a version function (before 22.0); zero: not declared.
+	SystemVersion    odata.Version
+	SystemVersionPos Pos
 	Auth             string // basic | pat | oidc | ""
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default
