@@ -576,34 +576,44 @@ func (c *Client) valueOf(ctx context.Context, path string) (string, error) {
 	return s, nil
 }
 
-// Version reads the system version once (spec 4.1 GetSystemVersion, then
-// GetPriorityVersion as real servers also name it) and caches it. When the
-// server has neither (404 or 400), it returns Version{} with Raw "": older
-// than 22.0, and VersionKnown reports false.
+// versionFunctions answer the system version: spec 4.1's name first, then
+// the one real servers also answer to (SERVICE-NOTES).
+var versionFunctions = []string{"GetSystemVersion()", "GetPriorityVersion()"}
+
+// Version reads the system version once and caches it; Version.From names
+// the function that answered. Any failure of one function means trying the
+// other. When both are missing (404, or 400 as some servers answer), the
+// server is older than 22.0: Version returns Version{} and VersionKnown
+// reports false. Any other failure of both is returned and not cached.
 func (c *Client) Version(ctx context.Context) (Version, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version != nil {
 		return *c.version, nil
 	}
-	var v Version
-	known := false
-	for _, fn := range []string{"GetSystemVersion()", "GetPriorityVersion()"} {
+	var failure error
+	for _, fn := range versionFunctions {
 		s, err := c.valueOf(ctx, fn)
-		if err != nil {
-			if IsNotFound(err) || IsScreenError(err) {
-				continue
+		if err == nil {
+			var v Version
+			if v, err = ParseVersion(s); err == nil {
+				v.From = fn
+				c.version, c.verKnown = &v, true
+				return v, nil
 			}
-			return Version{}, err
+			err = fmt.Errorf("GET %s: %w", fn, err)
+		} else if IsNotFound(err) || IsScreenError(err) {
+			continue
 		}
-		if v, err = ParseVersion(s); err != nil {
-			return Version{}, fmt.Errorf("GET %s: %w", fn, err)
+		if failure == nil {
+			failure = err
 		}
-		known = true
-		break
 	}
-	c.version, c.verKnown = &v, known
-	return v, nil
+	if failure != nil {
+		return Version{}, failure
+	}
+	c.version, c.verKnown = &Version{}, false
+	return Version{}, nil
 }
 
 // VersionKnown reports whether the version was read or set; false before
