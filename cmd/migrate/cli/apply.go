@@ -368,7 +368,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
 			cf.target = st.Header.Target
 		}
-		cn, err := a.connect(ctx, cf, nil)
+		cn, _, err := a.connectVersion(ctx, cf, nil)
 		if err != nil {
 			return err
 		}
