@@ -66,6 +66,15 @@ func TestExitCodes(t *testing.T) {
 		{"server failing at every call: info says so with exit 3",
 			[]string{"info", "--target", failingSrv.URL + sandbox.BasePath},
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "HTTP 500"},
+		// A password in the target URL is never echoed, whatever fails.
+		{"password in the URL, unreachable", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "127.0.0.1:1"},
+		{"password in the URL, no credentials", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"},
+			nil, ExitUnreachable, "", "no credentials for http://127.0.0.1:1/odata"},
+		{"password in a malformed URL", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:port/odata"},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUsage, "", "the credentials in the target URL are ignored"},
+		{"password in the environment's URL, info", []string{"info"},
+			map[string]string{"MIGRATE_TARGET": strings.Replace(good, "://", "://demo:s3cretpw@", 1), "MIGRATE_TOKEN": "demo-pat"}, ExitOK, "target          " + good, ""},
 		{"status of missing journal", []string{"status", "nope.journal"}, nil, ExitUsage, "", "nope.journal"},
 		{"report wrong extension", []string{"report", "x.journal", "--out", "x.pdf"}, nil, ExitUsage, "", ".xlsx or .csv"},
 	}
@@ -88,12 +97,29 @@ func TestExitCodes(t *testing.T) {
 			if !strings.Contains(errb.String(), tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", errb.String(), tt.stderr)
 			}
-			for _, secret := range []string{"t0ps3cret", "wrong-pass-123"} {
+			for _, secret := range []string{"t0ps3cret", "wrong-pass-123", "s3cretpw"} {
 				if strings.Contains(out.String()+errb.String(), secret) {
 					t.Errorf("a secret was printed: %s%s", out.String(), errb.String())
 				}
 			}
 		})
+	}
+}
+
+// login names the target it logs in to, without the password a user wrote
+// into the URL.
+func TestLoginHidesURLPassword(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+		openBrowser: func(string) error { return nil }}
+	a.main(ctx, []string{"login", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"})
+	all := out.String() + errb.String()
+	if strings.Contains(all, "s3cretpw") || !strings.Contains(all, "log in to http://127.0.0.1:1/odata/Priority/tabula.ini/demo") {
+		t.Errorf("login output:\n%s", all)
 	}
 }
 

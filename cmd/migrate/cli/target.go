@@ -148,21 +148,49 @@ func (c *conn) Close() {
 	}
 }
 
-// targetURL applies CLI.md's precedence: flag, environment, plan.
+// targetURL applies CLI.md's precedence: flag, environment, plan. A user
+// name and password written into the URL are dropped, with a note: they
+// would otherwise be echoed by every message that names the target.
 func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 	lang := 0
 	if p != nil {
 		lang = p.Target.Language
 	}
+	url := ""
 	switch {
 	case flagURL != "":
-		return flagURL, lang
+		url = flagURL
 	case a.getenv("MIGRATE_TARGET") != "":
-		return a.getenv("MIGRATE_TARGET"), lang
+		url = a.getenv("MIGRATE_TARGET")
 	case p != nil:
-		return p.Target.URL, lang
+		url = p.Target.URL
 	}
-	return "", lang
+	stripped, had := withoutUserinfo(url)
+	if had {
+		fmt.Fprintf(a.stderr, "note: the credentials in the target URL are ignored and never shown: use %s, or %s and %s\n",
+			auth.EnvToken, auth.EnvUser, auth.EnvPassword)
+	}
+	return stripped, lang
+}
+
+// withoutUserinfo removes "user:password@" from a URL. It works on the
+// text, so that even a URL too malformed to parse (whose parse error
+// would quote it whole) loses its password.
+func withoutUserinfo(raw string) (string, bool) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw, false
+	}
+	rest := raw[i+3:]
+	authority := rest
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		authority = rest[:j]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return raw, false
+	}
+	return raw[:i+3] + rest[at+1:], true
 }
 
 // connect builds the client for a command. With --sandbox it starts an
