@@ -106,6 +106,38 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// The Basic deprecation warning comes once per command, with one
+// "warning:" in front, whatever the command does with the target.
+func TestBasicWarningOnce(t *testing.T) {
+	t.Parallel()
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(t.TempDir(), "q.journal")
+	env := map[string]string{"MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo",
+		"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	for _, args := range [][]string{
+		{"info"}, {"validate", quickstart}, {"plan", quickstart}, {"apply", quickstart, "--journal", journal},
+		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
+	} {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		if code := a.main(context.Background(), args); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		if n := strings.Count(errb.String(), "basic authentication"); n != 1 || strings.Contains(errb.String(), "warning: warning:") {
+			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb.String())
+		}
+	}
+}
+
 // login names the target it logs in to, without the password a user wrote
 // into the URL.
 func TestLoginHidesURLPassword(t *testing.T) {
