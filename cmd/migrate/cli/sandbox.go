@@ -80,8 +80,8 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, fmt.Errorf("cannot listen on %s: %w", *addr, err))
 	}
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 30 * time.Second}
-	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  (system version %s)\n",
-		ln.Addr(), sandbox.BasePath, *version)
+	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  OIDC client %s secret %s  (system version %s)\n",
+		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
