@@ -309,17 +309,41 @@ func (a *app) status(ctx context.Context, args []string) error {
 	for _, s := range sum.Steps {
 		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
 	}
+	code := statusCode(sum)
 	if *asJSON {
-		return writeJSON(a.stdout, out)
+		if err := writeJSON(a.stdout, out); err != nil {
+			return err
+		}
+		return silent(code)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
-	if sum.Complete {
+	switch code {
+	case ExitOK:
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	} else {
+	case ExitData:
+		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
-	return nil
+	return silent(code)
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt (run apply again), 1 when only failed ones keep
+// the run from complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	failed := false
+	for _, s := range sum.Steps {
+		if s.Pending+s.InDoubt > 0 {
+			return ExitInterrupted
+		}
+		failed = failed || s.Failed > 0
+	}
+	if failed || !sum.Complete {
+		return ExitData
+	}
+	return ExitOK
 }
 
 func (a *app) report(ctx context.Context, args []string) error {

@@ -138,6 +138,61 @@ func TestBasicWarningOnce(t *testing.T) {
 	}
 }
 
+// status exits as CLI.md says: 0 complete, 1 when failed records remain
+// and nothing else, 4 while records are pending or in doubt (run apply
+// again), so a script can tell "fix the data" from "resume".
+func TestStatusExitCodes(t *testing.T) {
+	t.Parallel()
+	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuse := func(entity, key string) string {
+		if entity == "CUSTOMERS" && key == "C1002" {
+			return "refused by the test"
+		}
+		return ""
+	}
+	tests := []struct {
+		name      string
+		opts      sandbox.Options
+		apply     int
+		status    int
+		statusOut string
+	}{
+		{"complete", sandbox.Options{}, ExitOK, ExitOK, "complete: every record"},
+		{"failed records", sandbox.Options{RefuseKey: refuse}, ExitData, ExitData, "failed records remain"},
+		{"in doubt", sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}}, ExitInterrupted, ExitInterrupted, "run apply again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := sandbox.New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(sb)
+			t.Cleanup(srv.Close)
+			journal := filepath.Join(t.TempDir(), "q.journal")
+			env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+			run := func(args ...string) (int, string) {
+				var out, errb bytes.Buffer
+				a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+				return a.main(context.Background(), args), out.String() + errb.String()
+			}
+			if code, out := run("apply", quickstart, "--target", srv.URL+sandbox.BasePath, "--journal", journal); code != tt.apply {
+				t.Fatalf("apply: exit %d, want %d\n%s", code, tt.apply, out)
+			}
+			if code, out := run("status", journal); code != tt.status || !strings.Contains(out, tt.statusOut) {
+				t.Errorf("status: exit %d, want %d with %q\n%s", code, tt.status, tt.statusOut, out)
+			}
+			if code, _ := run("status", journal, "--json"); code != tt.status {
+				t.Errorf("status --json: exit %d, want %d", code, tt.status)
+			}
+		})
+	}
+}
+
 // login names the target it logs in to, without the password a user wrote
 // into the URL.
 func TestLoginHidesURLPassword(t *testing.T) {
