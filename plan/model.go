@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -53,6 +54,15 @@ type Plan struct {
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.
 	Spans Spans
+}
+
+// File is where a file the plan names is: an absolute path as it is, a
+// relative one in the plan's folder.
+func (p *Plan) File(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(p.Dir, name)
 }
 
 // Target holds the plan's connection defaults; flags and environment override them.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"github.com/migrate-tool/migrate/plan"
 	"net/http"
 	"net/http/httptest"
@@ -190,6 +191,60 @@ func TestStatusExitCodes(t *testing.T) {
 				t.Errorf("status --json: exit %d, want %d", code, tt.status)
 			}
 		})
+	}
+}
+
+// A source or metadata file given by an absolute path is read where it is,
+// not looked for under the plan's folder.
+func TestAbsolutePathsInThePlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, d := range []string{"plans", "data"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csv := filepath.Join(dir, "data", "parts.csv")
+	if err := os.WriteFile(csv, []byte("Code,Name\nP1,Bolt\nP2,Nut\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := sandbox.DemoMetadata().WriteXML(&md); err != nil {
+		t.Fatal(err)
+	}
+	mdFile := filepath.Join(dir, "data", "metadata.xml")
+	if err := os.WriteFile(mdFile, md.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plans", "parts.yaml")
+	body := fmt.Sprintf("version: 1\ntarget: {metadata: %q}\nsources:\n  parts: {file: %q}\nsteps:\n  - name: parts\n    entity: LOGPART\n    source: parts\n    fields: {PARTNAME: row.Code, PARTDES: row.Name}\n", mdFile, csv)
+	if err := os.WriteFile(planFile, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	env := map[string]string{"MIGRATE_TOKEN": "demo-pat", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		return a.main(context.Background(), args), out.String() + errb.String()
+	}
+	if code, out := run("validate", planFile); code != ExitOK || !strings.Contains(out, "checked against "+mdFile) {
+		t.Fatalf("validate offline: exit %d\n%s", code, out)
+	}
+	if code, out := run("apply", planFile, "--target", srv.URL+sandbox.BasePath, "--journal", filepath.Join(dir, "parts.journal")); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	var names []string
+	for _, p := range sb.Snapshot()["LOGPART"] {
+		names = append(names, fmt.Sprint(p["PARTNAME"]))
+	}
+	if want := []string{"P1", "P2"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("the sandbox holds parts %v, want %v", names, want)
 	}
 }
 

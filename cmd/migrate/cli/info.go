@@ -181,7 +181,7 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 	}
 	file := *out
 	if file == "" && p != nil && p.Target.Metadata != "" {
-		file = filepath.Join(p.Dir, p.Target.Metadata)
+		file = p.File(p.Target.Metadata)
 	}
 	if file == "" {
 		file = "metadata.xml"

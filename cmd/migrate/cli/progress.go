@@ -120,7 +120,7 @@ func expectedRecords(p *plan.Plan) map[string]int {
 		if st.GroupBy != nil || src == nil || !strings.EqualFold(filepath.Ext(src.File), ".csv") {
 			continue
 		}
-		if n, err := countLines(filepath.Join(p.Dir, src.File)); err == nil && n > 1 {
+		if n, err := countLines(p.File(src.File)); err == nil && n > 1 {
 			totals[st.Name] = n - 1 // the header
 		}
 	}

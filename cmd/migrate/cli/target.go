@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -274,7 +273,7 @@ func (a *app) unreachable(c *conn, err error) error {
 func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, error) {
 	file := flagFile
 	if file == "" && p != nil && p.Target.Metadata != "" {
-		file = filepath.Join(p.Dir, p.Target.Metadata)
+		file = p.File(p.Target.Metadata)
 	}
 	if file == "" {
 		return nil, "", nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"path/filepath"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -118,7 +117,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
 	o := source.Options{
 		Name:       s.File,
-		Path:       filepath.Join(p.Dir, s.File),
+		Path:       p.File(s.File),
 		Encoding:   s.Encoding,
 		LazyQuotes: s.LazyQuotes,
 		Sheet:      s.Sheet,
