@@ -574,13 +574,19 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(len(reqs)))
-		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		resps, err := r.opts.Client.Batch(sr.traced(), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
 		if err := sr.complete(seq, batch, later, resps, err); err != nil {
 			r.halt(err)
 		}
 	}()
 	return nil
+}
+
+// traced is the run's context with the client's pauses reported to the
+// hook as the step's.
+func (sr *stepRun) traced() context.Context {
+	return odata.WithWaitTrace(sr.r.ctx, func(w odata.Wait) { sr.r.hook.Waiting(sr.step.Name, w) })
 }
 
 // complete records a batch's outcome: per sub-request status and key,

@@ -68,7 +68,7 @@ func (sr *stepRun) readPending() error {
 			err error
 		)
 		for attempt := 0; attempt < readAttempts; attempt++ { // reads are safe to repeat
-			got, err = r.opts.Client.Batch(r.ctx, reqs[start:end], batchOptions)
+			got, err = r.opts.Client.Batch(sr.traced(), reqs[start:end], batchOptions)
 			if _, ok := refused(err); err == nil || ok || r.ctx.Err() != nil {
 				break
 			}

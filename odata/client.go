@@ -247,9 +247,34 @@ func (l *limiter) wait(ctx context.Context) error {
 	l.next = at.Add(l.interval)
 	l.mu.Unlock()
 	if d := at.Sub(now); d > 0 {
+		traceWait(ctx, Wait{For: d, RateLimit: true})
 		return l.clock.Sleep(ctx, d)
 	}
 	return ctx.Err()
+}
+
+// Wait is a pause the client takes before a call.
+type Wait struct {
+	For time.Duration
+	// RateLimit: the pause is the rate limit's, the client's own pace
+	// (Config.CallsPerMinute) or a 429's Retry-After; otherwise it is the
+	// backoff before retrying a failure.
+	RateLimit bool
+}
+
+type waitTraceKey struct{}
+
+// WithWaitTrace returns a context whose calls tell fn of every pause before
+// taking it, as net/http/httptrace tells of a request's events: the caller
+// can say why nothing moves without the client printing anything.
+func WithWaitTrace(ctx context.Context, fn func(Wait)) context.Context {
+	return context.WithValue(ctx, waitTraceKey{}, fn)
+}
+
+func traceWait(ctx context.Context, w Wait) {
+	if fn, ok := ctx.Value(waitTraceKey{}).(func(Wait)); ok && w.For > 0 {
+		fn(w)
+	}
 }
 
 // request is one logical call; do may send it several times.
@@ -276,7 +301,7 @@ func (r *request) op() string { return r.method + " " + r.path }
 func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := c.once(ctx, r, attempt+1)
-		retry, wait := false, time.Duration(0)
+		retry, wait, throttled := false, time.Duration(0), false
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
@@ -301,7 +326,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			retry = true
 		case resp.status == http.StatusTooManyRequests:
 			e := ParseError(resp.status, resp.header, resp.body)
-			err, retry, wait = e, true, e.RetryAfter
+			err, retry, wait, throttled = e, true, e.RetryAfter, true
 		case resp.status >= 200 && resp.status <= 299:
 			return resp, nil
 		default:
@@ -334,6 +359,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 		if wait > 5*time.Minute {
 			wait = 5 * time.Minute
 		}
+		traceWait(ctx, Wait{For: wait, RateLimit: throttled})
 		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.op(), err)
 		}

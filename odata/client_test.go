@@ -306,12 +306,20 @@ func TestClientGetRetries(t *testing.T) {
 		}
 	})
 	c, clk := newTestClient(t, srv, nil)
-	if err := c.Get(context.Background(), "ORDERS", Query{}, nil); err != nil {
+	var waits []Wait
+	ctx := WithWaitTrace(context.Background(), func(w Wait) { waits = append(waits, w) })
+	if err := c.Get(ctx, "ORDERS", Query{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []time.Duration{500 * time.Millisecond, 7 * time.Second, 2 * time.Second}
 	if got := clk.Sleeps(); !reflect.DeepEqual(got, want) {
 		t.Errorf("sleeps = %v, want %v", got, want)
+	}
+	// Every pause is told before it is taken; only the 429's is the rate
+	// limit's.
+	wantWaits := []Wait{{500 * time.Millisecond, false}, {7 * time.Second, true}, {2 * time.Second, false}}
+	if !reflect.DeepEqual(waits, wantWaits) {
+		t.Errorf("traced waits = %v, want %v", waits, wantWaits)
 	}
 }
 
@@ -543,13 +551,18 @@ func TestClientRateLimit(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
 	c, clk := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 60 })
+	var waits []Wait
+	ctx := WithWaitTrace(context.Background(), func(w Wait) { waits = append(waits, w) })
 	for range 3 {
-		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+		if err := c.Get(ctx, "X", Query{}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := clk.Sleeps(); !reflect.DeepEqual(got, []time.Duration{time.Second, time.Second}) {
 		t.Errorf("sleeps = %v", got)
+	}
+	if want := []Wait{{time.Second, true}, {time.Second, true}}; !reflect.DeepEqual(waits, want) {
+		t.Errorf("traced waits = %v, want %v", waits, want)
 	}
 }
 
