@@ -107,23 +107,49 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// The Basic deprecation warning comes once per command, with one
-// "warning:" in front, whatever the command does with the target.
-func TestBasicWarningOnce(t *testing.T) {
-	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
+// startSandbox serves a sandbox for one test and returns it with its
+// service root.
+func startSandbox(t *testing.T, o sandbox.Options) (*sandbox.Server, string) {
+	t.Helper()
+	sb, err := sandbox.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
-	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	return sb, srv.URL + sandbox.BasePath
+}
+
+// quickstartPlan is the example plan's absolute path.
+func quickstartPlan(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// runIn runs commands with env as their whole environment (plus a home of
+// their own) and returns the exit code with stdout and stderr together.
+func runIn(t *testing.T, env map[string]string) func(args ...string) (int, string) {
+	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
+	return func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		return a.main(context.Background(), args), out.String() + errb.String()
+	}
+}
+
+// The Basic deprecation warning comes once per command, with one
+// "warning:" in front, whatever the command does with the target.
+func TestBasicWarningOnce(t *testing.T) {
+	t.Parallel()
+	_, target := startSandbox(t, sandbox.Options{})
+	quickstart := quickstartPlan(t)
 	journal := filepath.Join(t.TempDir(), "q.journal")
-	env := map[string]string{"MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo",
-		"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	env := map[string]string{"MIGRATE_TARGET": target, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}
+	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
 	for _, args := range [][]string{
 		{"info"}, {"validate", quickstart}, {"plan", quickstart}, {"apply", quickstart, "--journal", journal},
 		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
@@ -144,10 +170,7 @@ func TestBasicWarningOnce(t *testing.T) {
 // again), so a script can tell "fix the data" from "resume".
 func TestStatusExitCodes(t *testing.T) {
 	t.Parallel()
-	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	quickstart := quickstartPlan(t)
 	refuse := func(entity, key string) string {
 		if entity == "CUSTOMERS" && key == "C1002" {
 			return "refused by the test"
@@ -168,20 +191,10 @@ func TestStatusExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sb, err := sandbox.New(tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(sb)
-			t.Cleanup(srv.Close)
+			_, target := startSandbox(t, tt.opts)
 			journal := filepath.Join(t.TempDir(), "q.journal")
-			env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
-			run := func(args ...string) (int, string) {
-				var out, errb bytes.Buffer
-				a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-				return a.main(context.Background(), args), out.String() + errb.String()
-			}
-			if code, out := run("apply", quickstart, "--target", srv.URL+sandbox.BasePath, "--journal", journal); code != tt.apply {
+			run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
+			if code, out := run("apply", quickstart, "--target", target, "--journal", journal); code != tt.apply {
 				t.Fatalf("apply: exit %d, want %d\n%s", code, tt.apply, out)
 			}
 			if code, out := run("status", journal); code != tt.status || !strings.Contains(out, tt.statusOut) {
@@ -221,22 +234,12 @@ func TestAbsolutePathsInThePlan(t *testing.T) {
 	if err := os.WriteFile(planFile, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	env := map[string]string{"MIGRATE_TOKEN": "demo-pat", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
-	run := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		return a.main(context.Background(), args), out.String() + errb.String()
-	}
+	sb, target := startSandbox(t, sandbox.Options{})
+	run := runIn(t, map[string]string{"MIGRATE_TOKEN": "demo-pat"})
 	if code, out := run("validate", planFile); code != ExitOK || !strings.Contains(out, "checked against "+mdFile) {
 		t.Fatalf("validate offline: exit %d\n%s", code, out)
 	}
-	if code, out := run("apply", planFile, "--target", srv.URL+sandbox.BasePath, "--journal", filepath.Join(dir, "parts.journal")); code != ExitOK {
+	if code, out := run("apply", planFile, "--target", target, "--journal", filepath.Join(dir, "parts.journal")); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	var names []string
@@ -269,28 +272,11 @@ func TestLoginHidesURLPassword(t *testing.T) {
 // run undo again), as apply does; it is no unreachable target.
 func TestUndoInDoubtExits4(t *testing.T) {
 	t.Parallel()
-	start := func(o sandbox.Options) string {
-		sb, err := sandbox.New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(sb)
-		t.Cleanup(srv.Close)
-		return srv.URL + sandbox.BasePath
-	}
-	good := start(sandbox.Options{})
-	dropping := start(sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}})
-	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, good := startSandbox(t, sandbox.Options{})
+	_, dropping := startSandbox(t, sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}})
+	quickstart := quickstartPlan(t)
 	journal := filepath.Join(t.TempDir(), "q.journal")
-	env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
-	run := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		return a.main(context.Background(), args), out.String() + errb.String()
-	}
+	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
 	if code, out := run("apply", quickstart, "--target", good, "--journal", journal); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}

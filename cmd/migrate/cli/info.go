@@ -52,6 +52,11 @@ var features = []struct {
 	{"Mandatory annotations", odata.Version.MandatoryAnnotation, "25.1"},
 }
 
+// newestWithoutVersionFunction is the newest a server that cannot say its
+// version may run (the function came with 22.0): what it lacks, an unknown
+// version surely lacks.
+var newestWithoutVersionFunction = odata.Version{Major: 21, Minor: 99}
+
 func (a *app) info(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	var cf connFlags
@@ -91,8 +96,7 @@ func (a *app) info(ctx context.Context, args []string) error {
 		switch {
 		case f.ok(v):
 			out.Allows = append(out.Allows, f.name)
-		case !v.Known() && !f.ok(odata.Version{Major: 21, Minor: 99}):
-			// No version function: older than 22.0, so this is surely missing.
+		case !v.Known() && !f.ok(newestWithoutVersionFunction):
 			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
 		case !v.Known():
 			out.MayLack = append(out.MayLack, f.name+" (needs "+f.need+")")
