@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,28 +137,37 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
 		}
 	}
-	if _, err := os.Stat(r.opts.Journal); err == nil {
-		jr, st, err := journal.Open(r.opts.Journal)
-		if err != nil {
-			return err
+	// Open takes the journal's lock before reading it, and Create before
+	// looking whether it exists: of two runs started at once on one
+	// journal, one runs and the other is refused (*journal.LockedError).
+	jr, st, err := journal.Open(r.opts.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		jr, err = journal.Create(r.opts.Journal, hdr)
+		if errors.Is(err, journal.ErrExists) {
+			// Another run created it between the two calls.
+			jr, st, err = journal.Open(r.opts.Journal)
+		} else if err == nil {
+			r.jr = jr
+			r.state = jr.Snapshot()
+			return nil
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
-			jr.Close()
-			var se *StaleError
-			if errors.As(err, &se) {
-				se.Journal = r.opts.Journal
-			}
-			return err
-		}
-		r.jr, r.state = jr, st
-		return nil
 	}
-	jr, err := journal.Create(r.opts.Journal, hdr)
 	if err != nil {
 		return err
 	}
-	r.jr = jr
-	r.state = jr.Snapshot()
+	err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed)
+	var se *StaleError
+	if errors.As(err, &se) {
+		se.Journal = r.opts.Journal
+	}
+	if err == nil {
+		err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
+	}
+	if err != nil {
+		jr.Close()
+		return err
+	}
+	r.jr, r.state = jr, st
 	return nil
 }
 
@@ -172,8 +181,40 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
 }
 
-// checkHeader refuses to resume a journal made from another plan, other
-// sources or another target. With retryFailed a source whose content changed
+// TargetError refuses a journal against a service other than the one its
+// run wrote to: a resume, a retry or an undo there would write into, or
+// delete from, another company. No flag lets it through.
+type TargetError struct {
+	Journal  string
+	Was, Now string // service roots without credentials
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s was written to %s, not %s: nothing was sent; give --target %s (or set MIGRATE_TARGET to it) to use this journal", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// CheckTarget refuses target when it is not the service whose run hdr
+// heads. Both are compared as service roots: credentials, a trailing slash
+// and the language code after tabula.ini (spec 1) do not make another
+// company. A journal that names no target (written before targets were
+// journaled) is let through.
+func CheckTarget(journalPath string, hdr journal.Header, target string) error {
+	was, now := redact(hdr.Target), redact(target)
+	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
+		return nil
+	}
+	return &TargetError{Journal: journalPath, Was: was, Now: now}
+}
+
+func serviceRoot(target string) string {
+	if root, err := odata.ServiceRoot(target, 0); err == nil {
+		return root
+	}
+	return target
+}
+
+// checkHeader refuses to resume a journal made from another plan or other
+// sources (the target is CheckTarget's). With retryFailed a source whose content changed
 // is expected (the failed rows were corrected), so only that is let through.
 func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 	var ch []string
@@ -193,9 +234,6 @@ func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 		if _, ok := now.Sources[f]; !ok {
 			ch = append(ch, "source "+f+" is no longer used")
 		}
-	}
-	if old.Target != "" && now.Target != "" && old.Target != now.Target {
-		ch = append(ch, fmt.Sprintf("the target changed (%s, now %s)", old.Target, now.Target))
 	}
 	if len(ch) == 0 || allow {
 		return nil
@@ -409,7 +447,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
 		for _, e := range res.Errors {
-			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
 		}
 		if len(re.Errors) == 0 {
 			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
@@ -423,6 +461,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
@@ -458,6 +497,21 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return sr.resumeWork(w, prev)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// supersede closes a failure that an earlier run filed under this row's
+// location because it could not identify the row (a second row with one
+// key, a key field in error): the row now gives a record of its own, so
+// that failure is over and must not keep the run from completing.
+func (r *runner) supersede(step, loc, id string) {
+	if loc == id {
+		return
+	}
+	prev := r.state.Record(step, loc)
+	if prev == nil || prev.Status() != journal.Failed || len(prev.Subs) > 0 {
+		return
+	}
+	r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: step, ID: loc, Status: journal.Skipped, Loc: loc}})
 }
 
 // resumeWork continues a record whose entity exists from an earlier
@@ -538,8 +592,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	reqs := assemble(batch, seq)
 	subs := make([]journal.Sub, len(batch))
 	for i, o := range batch {
+		o.left = o.match()
 		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -576,7 +631,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.txns.Add(int64(len(reqs)))
 		resps, err := r.opts.Client.Batch(sr.traced(), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, resps, err); err != nil {
+		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
 			r.halt(err)
 		}
 	}()
@@ -590,8 +645,9 @@ func (sr *stepRun) traced() context.Context {
 }
 
 // complete records a batch's outcome: per sub-request status and key,
-// records finished, and the units that may now follow.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error) error {
+// records finished, and the units that may now follow. reqs are the
+// sub-requests as sent, in the order of batch.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error) error {
 	r := sr.r
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
@@ -620,26 +676,33 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
 	}
+	// An answer that breaks the protocol decides nothing about the
+	// sub-requests it leaves unclear: they are in doubt, and the next
+	// apply reconciles them with the server.
+	matched, problem := odata.MatchResponses(reqs, resps)
 	workMu.Lock()
-	byID := make(map[string]*odata.BatchResponse, len(resps))
-	for i := range resps {
-		byID[resps[i].ID] = &resps[i]
-	}
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
-	for _, o := range batch {
-		resp := byID[o.id]
+	for i, o := range batch {
+		resp := matched[i]
 		if resp == nil {
 			missing = append(missing, o)
 			continue
 		}
-		sr.outcome(o, resp)
-		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
+		ent := sr.outcome(o, resp)
+		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
+		if o.ok() {
+			out.Filled = o.filled(ent, resp.Body)
+		}
+		res = append(res, out)
 	}
 	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
 	if len(missing) > 0 {
-		// A response without some sub-requests: those are in doubt.
-		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
+		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
+	} else if problem != "" {
+		// Every sub-request has its one answer; the rest is noise, but
+		// a server that sends it is worth a look.
+		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit
@@ -729,8 +792,9 @@ func (sr *stepRun) notSent(u unit) {
 	}
 }
 
-// outcome reads one sub-request's response.
-func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
+// outcome reads one sub-request's response; it returns the entity the
+// server answered with, when it decoded it.
+func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any) {
 	o.status = resp.Status
 	if !o.ok() {
 		o.rec.failed = true
@@ -739,10 +803,10 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 		}
 		if o.status == 424 {
 			o.err = "not processed: a sub-request it depends on failed"
-			return
+			return nil
 		}
 		o.err = odata.ParseError(resp.Status, nil, resp.Body).Error()
-		return
+		return nil
 	}
 	o.done = true
 	switch o.kind {
@@ -751,7 +815,8 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 			break
 		}
 		if len(resp.Body) > 0 && o.typ != nil {
-			if ent, err := odata.DecodeEntity(resp.Body); err == nil {
+			var err error
+			if ent, err = odata.DecodeEntity(resp.Body); err == nil {
 				if k := keyOf(o.typ, ent); k != "" {
 					o.key = k
 				}
@@ -768,6 +833,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 	} else if o.abs == "" {
 		o.abs = childAbs(o.parent, o)
 	}
+	return ent
 }
 
 // finalEntry is a finished record's journal entry: committed, or failed

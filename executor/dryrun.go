@@ -21,6 +21,10 @@ type dryRefs struct{}
 
 func (dryRefs) Ref(step, id string) (any, bool) { return "{" + step + ":" + id + "}", true }
 
+// Placeholders tells transform that what Ref gives stands in for a key,
+// and is not checked against a field's length or type.
+func (dryRefs) Placeholders() bool { return true }
+
 // Plan is the dry run: it builds every record and every sub-request and
 // packs every batch exactly as Apply would (for opts.Version's limit),
 // sends nothing, and counts per step records, children, skipped rows and
@@ -98,7 +102,7 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 					ss.Records++
 					ss.Errors++
 					for _, e := range res.Errors {
-						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message})
 					}
 					return nil
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
@@ -51,8 +52,11 @@ func Report(journalPath, out string) (int, error) {
 				if i == 0 && e.Cell != "" {
 					loc = e.Cell
 				}
-				if field == "" {
+				if field == "" && e.Field != "" {
 					field = e.Field
+					if e.Plan != "" {
+						field += " (" + e.Plan + ")"
+					}
 				}
 				msgs = append(msgs, e.Message)
 			}
@@ -127,7 +131,7 @@ func Report(journalPath, out string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		w := csv.NewWriter(fh)
+		w := &safeCSV{csv.NewWriter(fh)}
 		w.Write(append(append([]string(nil), cols...), reportColumns...))
 		for _, sh := range sheets {
 			for _, r := range sh.rows {
@@ -153,6 +157,32 @@ func Report(journalPath, out string) (int, error) {
 		return 0, fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
 	}
 	return n, os.Rename(tmp, out)
+}
+
+// safeCSV writes cells that a spreadsheet program would run as a formula
+// (=, +, -, @, and tab or carriage return before one) with a leading
+// apostrophe: the report holds the customer's own cells and the server's
+// messages, and opening it must never run what they contain (CSV
+// injection). A cell that is a plain number ("-5", "+3.5") is written as
+// it is, so that a corrected report reads back the same values.
+type safeCSV struct{ *csv.Writer }
+
+func (w *safeCSV) Write(cells []string) {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = neutraliseFormula(c)
+	}
+	_ = w.Writer.Write(out) // the error stays in the writer: Error() after Flush
+}
+
+func neutraliseFormula(c string) string {
+	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+		return c
+	}
+	if _, err := strconv.ParseFloat(c, 64); err == nil && c[0] != '\t' && c[0] != '\r' {
+		return c
+	}
+	return "'" + c
 }
 
 func alignRow(header []string, r *journal.Row) []string {

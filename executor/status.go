@@ -46,7 +46,7 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 					if loc == "" {
 						loc = rec.Loc
 					}
-					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, Message: e.Message})
+					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message})
 				}
 			case journal.InDoubt:
 				sum.Undecided = append(sum.Undecided, name+" "+id)

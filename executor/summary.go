@@ -51,5 +51,8 @@ type RecordError struct {
 	Location string // file.csv:17, file.xlsx!Sheet!C17
 	Field    string
 	Value    string
-	Message  string
+	// PlanLocation is where the plan writes the field (or expression) the
+	// error is about: plan.yaml:31:9.
+	PlanLocation string
+	Message      string
 }

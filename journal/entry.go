@@ -23,6 +23,7 @@ const (
 	OpDelete     = "delete"      // DELETE of an existing line (lines: replace)
 	OpUndoDelete = "undo-delete" // DELETE of something the run created
 	OpUndoPatch  = "undo-patch"  // PATCH restoring a before-image
+	OpUndoCreate = "undo-create" // POST re-creating a line that lines: replace deleted
 )
 
 // Header is the first entry: what the run was made from, so that a resume
@@ -60,12 +61,25 @@ type Sub struct {
 	Nav  string `json:"n,omitempty"` // navigation property of a child
 	Line string `json:"l,omitempty"` // line key of an existing line (delete, undo)
 	// Before is the before-image of a PATCH: the old values of the fields it
-	// changes, as JSON, so that undo can restore them.
+	// changes, as JSON, so that undo can restore them; of a DELETE (lines:
+	// replace), the line's fields as the server had them, without the ones
+	// it computes, so that undo can re-create it.
 	Before json.RawMessage `json:"bf,omitempty"`
-	// Match is what reconciliation looks for when the key is not known
-	// before sending (server-assigned keys, lines): the written scalar
-	// fields as JSON; for a PATCH, the new values.
+	// Match is what the run left: the written scalar fields of a create as
+	// JSON, for a PATCH the new values. Reconciliation looks for them when
+	// the key is not known before sending (server-assigned keys, lines);
+	// undo compares them with the current state to see a record changed
+	// since.
 	Match json.RawMessage `json:"mt,omitempty"`
+}
+
+// UndoKey names what an undo sub-request acts on within its record, so
+// that a second undo knows what the first already did.
+func (s Sub) UndoKey() string {
+	if s.Op == OpUndoCreate {
+		return s.Path + "|" + s.Nav + "(" + s.Line + ")"
+	}
+	return s.Path + "|" + s.Line
 }
 
 // Result is the outcome of one sub-request.
@@ -77,6 +91,10 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// Filled is what the server answered for written fields whose value it
+	// did not take as sent (filled from a reference, normalised), as JSON:
+	// with the Sub's Match, what the run left. Usually absent.
+	Filled json.RawMessage `json:"fl,omitempty"`
 }
 
 // Problem is one message about a record.
@@ -84,6 +102,7 @@ type Problem struct {
 	Cell    string `json:"cell,omitempty"` // file!Sheet!C17 or file.csv:42
 	Field   string `json:"field,omitempty"`
 	Value   string `json:"value,omitempty"`
+	Plan    string `json:"plan,omitempty"` // plan.yaml:31:9, where the plan writes the field
 	Message string `json:"msg"`
 }
 

@@ -283,6 +283,10 @@ func (p *fastParser) result(r *Result) bool {
 			r.Location, ok = p.str()
 		case "e":
 			r.Error, ok = p.str()
+		case "fl":
+			var raw string
+			raw, ok = p.rawValue()
+			r.Filled = json.RawMessage(raw)
 		}
 		return ok
 	})

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestFastDecodeRecords: record entries decode on the fast path exactly as
-// encoding/json decodes them; those with errors or a row fall back.
+// TestFastDecodeRecords: record entries (and undo's intents, outcomes with
+// filled fields) decode on the fast path exactly as encoding/json decodes
+// them; those with errors or a row fall back.
 func TestFastDecodeRecords(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -18,6 +19,9 @@ func TestFastDecodeRecords(t *testing.T) {
 		{"committed", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'"}}, true},
 		{"skipped with loc", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "a.csv:3", Status: Skipped, Loc: "a.csv:3"}}, true},
 		{"undo", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "x\"y\\z", Status: Committed, Undo: true}}, true},
+		{"outcome with filled fields", Entry{Kind: KindOutcome, Batch: 2, Results: []Result{{ID: "1", Status: 201, Key: "'SO1'", Filled: json.RawMessage(`{"CDES":"Acme"}`)}}}, true},
+		{"re-create of a replaced line", Entry{Kind: KindIntent, Batch: 4, Subs: []Sub{{ID: "1", Step: "s", Rec: "1", Op: OpUndoCreate, Meth: "POST",
+			URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Line: "2", Before: json.RawMessage(`{"KLINE":2,"PARTNAME":"P1"}`)}}}, true},
 		{"failed with errors", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Failed,
 			Errors: []Problem{{Cell: "a.csv:2", Message: "bad"}}, Row: &Row{Header: []string{"A"}, Cells: []string{"1"}}}}, false},
 	}

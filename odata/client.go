@@ -193,6 +193,7 @@ func NewClient(cfg Config) (*Client, error) {
 	} else if cfg.CACertFile != "" {
 		return nil, errors.New("odata client: give either HTTPClient or CACertFile, not both")
 	}
+	c.hc = withRedirectPolicy(c.hc)
 	if t, ok := c.hc.Transport.(*http.Transport); ok && t.TLSClientConfig != nil && t.TLSClientConfig.InsecureSkipVerify {
 		return nil, errors.New("odata client: TLS certificate checks cannot be switched off; give the server's CA in CACertFile")
 	}
@@ -222,7 +223,7 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
-	return &http.Client{Transport: tr}, nil
+	return &http.Client{Transport: tr, CheckRedirect: CheckRedirect}, nil
 }
 
 // Root returns the service root the client uses (with the language code).
@@ -310,6 +311,11 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 					return nil, &InDoubtError{Op: r.op(), Err: ctx.Err()}
 				}
 				return nil, fmt.Errorf("%s: %w", r.op(), ctx.Err())
+			}
+			var re *RedirectError
+			if errors.As(err, &re) {
+				// A redirect answer means the request was not carried out.
+				return nil, fmt.Errorf("%s: %w", r.op(), re)
 			}
 			if isCertError(err) {
 				return nil, fmt.Errorf("%s: the server's certificate is not trusted (give its CA in CACertFile): %w", r.op(), err)

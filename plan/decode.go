@@ -256,6 +256,10 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			if ok && len(items) == 0 {
 				w.errorf(e.kpos, "the plan has no steps; list at least one under \"steps\"")
 			}
+			if len(items) > MaxSteps {
+				w.errorf(e.kpos, "the plan has %d steps, more than the %d a plan may have; a plan is one load: split it into several plans (each keeps its own journal)", len(items), MaxSteps)
+				items = nil
+			}
 			for i, it := range items {
 				if s := w.decodeStep(it, i+1); s != nil {
 					p.Steps = append(p.Steps, s)
@@ -332,7 +336,11 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.DecimalSeparator = s
 			}
 		case "empty":
-			if s, ok := w.enum(e, "omit", "null", "keep"); ok {
+			if isNull(e.val) && e.val.Value != "" {
+				// `empty: null` and `empty: ~` are YAML nulls; they can
+				// only mean the null policy.
+				t.Empty = "null"
+			} else if s, ok := w.enum(e, "omit", "null", "keep"); ok {
 				t.Empty = s
 			}
 		}

@@ -254,26 +254,13 @@ func typeWords(t odata.EdmType) string {
 	return string(t)
 }
 
-// isDecimalText accepts 12, -12.5 and 12,5 (a text cell may use either
-// separator; the plan's decimal_separator decides which at run time).
+// isDecimalText accepts 12, -12.5, 12,5 and 1.234,50: text the run reads
+// as a decimal under one separator or the other (the plan's
+// decimal_separator decides which at run time).
 func isDecimalText(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	if s == "" {
-		return false
-	}
-	seps := 0
-	digits := 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r == '.' || r == ',':
-			seps++
-		default:
-			return false
-		}
-	}
-	return digits > 0 && seps <= 1
+	_, dot := odata.ParseDecimalText(s, '.')
+	_, comma := odata.ParseDecimalText(s, ',')
+	return dot == nil || comma == nil
 }
 
 func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
@@ -337,6 +324,10 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		isText := !nav.Collection && (anyWritten(written, textFields) || ct.Property("TEXT") != nil && ct.Property("APPEND") != nil)
 		if isText {
 			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
+			if !written["TEXT"] && ct.Property("TEXT") != nil {
+				// spec 2.9: APPEND and SIGNATURE say what to do with TEXT.
+				c.d.errorf(npos, "%s is a text sub-form written without TEXT, the text itself; map TEXT in fields", what)
+			}
 		}
 		if sf.Name == attachments {
 			if sf.callsFile() {

@@ -37,6 +37,9 @@ type Expr struct {
 	// contCol is the column at which continuation lines of a multi-line
 	// (block scalar) expression start; 0 means Pos.Col.
 	contCol int
+	// places holds where each character of Src is written in the file
+	// (see placeRunes); nil for an Expr made by hand.
+	places []place
 }
 
 // Plan is a decoded plan file.

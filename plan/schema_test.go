@@ -231,25 +231,3 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 		}
 	}
 }
-
-// testdata/format-example.yaml is PLAN-FORMAT.md's example, unchanged.
-func TestFormatExampleIsCurrent(t *testing.T) {
-	t.Parallel()
-	doc, err := os.ReadFile("../../shared/docs/PLAN-FORMAT.md")
-	if err != nil {
-		t.Skipf("PLAN-FORMAT.md is not beside the repository: %v", err)
-	}
-	s := string(doc)
-	start := strings.Index(s, "```yaml\n")
-	end := strings.Index(s[start+8:], "```\n")
-	if start < 0 || end < 0 {
-		t.Fatal("no yaml block in PLAN-FORMAT.md")
-	}
-	copyData, err := os.ReadFile("testdata/format-example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(copyData) != s[start+8:start+8+end] {
-		t.Error("testdata/format-example.yaml differs from PLAN-FORMAT.md's example; copy it again")
-	}
-}

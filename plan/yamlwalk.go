@@ -14,7 +14,12 @@ import (
 // (a "billion laughs" document is tiny on disk and enormous once expanded).
 const maxNodes = 200_000
 
-const overflowMessage = "the plan is too large once its aliases (*name) are expanded"
+// overflowMessage begins the one diagnostic of a walk past maxNodes.
+const overflowMessage = "the plan is too large"
+
+// MaxSteps bounds the steps of a plan: a plan is one load, and a load of
+// thousands of entities is several loads, each with its own journal.
+const MaxSteps = 1000
 
 // walker turns yaml.Node trees into positions, typed values and
 // diagnostics that speak of keys and values, never of Go types.
@@ -24,6 +29,7 @@ type walker struct {
 	diags
 	visited  int
 	overflow bool
+	aliased  bool // an alias was followed: the size may come from expanding it
 }
 
 // entry is one key of a mapping, aliases and merge keys resolved.
@@ -75,6 +81,7 @@ func (w *walker) resolve(n *yaml.Node) *yaml.Node {
 			return nil
 		}
 		n = n.Alias
+		w.aliased = true
 	}
 	if n == nil {
 		return nil
@@ -83,7 +90,11 @@ func (w *walker) resolve(n *yaml.Node) *yaml.Node {
 	if w.visited > maxNodes {
 		if !w.overflow {
 			w.overflow = true
-			w.errorf(w.pos(n), "%s; write it out without so many aliases", overflowMessage)
+			if w.aliased {
+				w.errorf(w.pos(n), "%s once its aliases (*name) are expanded (more than %d keys and values); write it out without so many aliases", overflowMessage, maxNodes)
+			} else {
+				w.errorf(w.pos(n), "%s: more than %d keys and values; split the load into several plans", overflowMessage, maxNodes)
+			}
 		}
 		return nil
 	}
@@ -337,7 +348,7 @@ func (w *walker) expr(n *yaml.Node, what string) (Expr, bool) {
 				w.errorf(w.pos(n), "%s is empty; write an expression, or {value: \"\"} for empty text", what)
 				return Expr{}, false
 			}
-			return Expr{Src: src, Pos: p, contCol: cont}, true
+			return Expr{Src: src, Pos: p, contCol: cont, places: w.placeRunes(src, p.Line, p.Col, n.Style, cont)}, true
 		default:
 			return w.constant(n, what)
 		}

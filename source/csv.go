@@ -11,8 +11,8 @@ import (
 )
 
 // csvReader streams a delimited text file. Cells are strings; an empty
-// field stays "" (the transform decides what empty means); columns missing
-// from a short row are nil.
+// field stays "" (the transform decides what empty means), and so do the
+// columns a short row lacks.
 type csvReader struct {
 	name   string
 	file   io.Closer
@@ -199,7 +199,7 @@ func (r *csvReader) Next() (Row, error) {
 			continue // a line of delimiters only, as spreadsheets export
 		}
 		n := len(r.header.Names)
-		cells := make([]Cell, n)
+		cells := blankCells(n)
 		for i := 0; i < n && i < len(rec); i++ {
 			cells[i] = rec[i]
 		}

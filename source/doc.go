@@ -12,7 +12,9 @@
 //     names the columns. A file or sheet without a header is ErrNoHeader.
 //   - Rows without any value (empty lines, lines of delimiters only, the
 //     formatted empty rows Excel leaves) are skipped wherever they are.
-//   - A row shorter than the header gets nil for the missing cells. A value
+//   - A blank cell is "" in every source: an empty CSV field, a cell the
+//     workbook leaves out or stores without a value, and every cell a row
+//     shorter than the header lacks. Readers never give nil. A value
 //     beyond the last header column makes Next return the row with a
 //     RowOnly *Error (empty extra fields, as "a,b,," exports, are ignored).
 //   - Errors are *Error, whose text starts with the place. A RowOnly error

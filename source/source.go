@@ -11,8 +11,12 @@ import (
 type Number string
 
 // Cell values are one of: string (CSV cells and XLSX text), Number, bool,
-// time.Time (XLSX date cells, in UTC wall-clock as the workbook shows them),
-// or nil for an empty cell.
+// or time.Time (XLSX date cells, in UTC wall-clock as the workbook shows
+// them). A blank cell is "" in every source: an empty CSV field, a cell a
+// workbook leaves out of its XML (spreadsheet programs store no blank
+// cells), a formatted cell without a value, and the cells a row shorter
+// than the header lacks. So `row.X != ""` means "has a value" whatever
+// the file; readers never give nil.
 type Cell = any
 
 var _ = time.Time{}
@@ -94,15 +98,27 @@ func (h *Header) Index(name string) (int, bool) {
 	return i, ok
 }
 
-// Get returns the cell of column name, or nil when the row is shorter or
-// the column does not exist.
+// Get returns the cell of column name: "" when the row is shorter than
+// the header, nil when the column does not exist.
 func (r Row) Get(name string) Cell {
 	if r.Header == nil {
 		return nil
 	}
 	i, ok := r.Header.index[name]
-	if !ok || i >= len(r.Cells) {
+	if !ok {
 		return nil
 	}
+	if i >= len(r.Cells) {
+		return ""
+	}
 	return r.Cells[i]
+}
+
+// blankCells returns n cells that are all "", a row before its values.
+func blankCells(n int) []Cell {
+	cells := make([]Cell, n)
+	for i := range cells {
+		cells[i] = ""
+	}
+	return cells
 }

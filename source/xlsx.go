@@ -17,7 +17,9 @@ import (
 //
 // Cells keep their type: text is string, numbers are Number with their
 // stored digits, cells formatted as a date or time are time.Time in UTC,
-// booleans are bool, empty cells are nil. A formula gives its cached value.
+// booleans are bool. A cell the sheet leaves out (Excel stores no blank
+// cell), a formatted cell without a value, and a cell past the end of a
+// short row are "", as in CSV. A formula gives its cached value.
 // A cell holding an error (#N/A, #DIV/0!) makes Next return a RowOnly
 // *Error naming the cell, as does a value in a column without a header.
 //
@@ -41,6 +43,10 @@ func openXLSX(opts Options) (Reader, error) {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return nil, openError(opts.Name, opts.Path, err)
 		}
+		var le limitError
+		if errors.As(err, &le) {
+			return nil, &Error{File: opts.Name, Err: err}
+		}
 		return nil, &Error{File: opts.Name, Err: fmt.Errorf("not a readable .xlsx workbook (%v): save it again from Excel as .xlsx; a password-protected workbook must be saved without the password", err)}
 	}
 	r, err := newXLSXReader(opts, wb)
@@ -52,6 +58,12 @@ func openXLSX(opts Options) (Reader, error) {
 }
 
 func newXLSXReader(opts Options, wb *workbook) (*xlsxReader, error) {
+	return newXLSXReaderWith(opts, wb, newSheetStream)
+}
+
+// newXLSXReaderWith reads the worksheet with the sheetStream stream makes:
+// the byte scanner, or in tests the encoding/xml reference.
+func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, []string, []bool, bool) *sheetStream) (*xlsxReader, error) {
 	if len(wb.sheets) == 0 {
 		return nil, &Error{File: opts.Name, Err: errNoSheets}
 	}
@@ -88,7 +100,7 @@ func newXLSXReader(opts Options, wb *workbook) (*xlsxReader, error) {
 		return nil, fail(0, err)
 	}
 	r.part = part
-	r.s = newSheetStream(part, wb.sst, wb.dateXf, wb.date1904)
+	r.s = stream(part, wb.sst, wb.dateXf, wb.date1904)
 	if err := r.readHeader(headerRow, merges); err != nil {
 		part.Close()
 		return nil, err
@@ -375,7 +387,7 @@ func (r *xlsxReader) Next() (Row, error) {
 			continue
 		}
 		width := len(r.header.Names)
-		row := Row{Loc: Location{File: r.name, Sheet: r.sheet, Line: n}, Header: r.header, Cells: make([]Cell, width)}
+		row := Row{Loc: Location{File: r.name, Sheet: r.sheet, Line: n}, Header: r.header, Cells: blankCells(width)}
 		var rowErr error
 		var outside []string
 		for _, c := range cs {

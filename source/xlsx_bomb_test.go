@@ -75,3 +75,39 @@ func TestXLSXZipBomb(t *testing.T) {
 		t.Errorf("refusing the bomb took %v", d)
 	}
 }
+
+// TestXLSXSharedStringsBudget: a small workbook with millions of empty
+// shared strings is refused once they pass the memory budget, with a
+// message that names the part and says what to do; a normal workbook
+// under the same budget reads. Not parallel: it lowers the package's
+// budget for its own duration.
+func TestXLSXSharedStringsBudget(t *testing.T) {
+	old := maxSharedStringBytes
+	maxSharedStringBytes = 1 << 20
+	defer func() { maxSharedStringBytes = old }()
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.xlsx")
+	book{sheets: []string{"S"}, sheetXML: []string{rowsXML(hdr)}, sst: []string{"<t>a</t>", "<t>b</t>"}}.write(t, ok)
+	r, err := Open(Options{Name: "ok.xlsx", Path: ok})
+	if err != nil {
+		t.Fatalf("a small workbook: %v", err)
+	}
+	r.Close()
+	for name, sst := range map[string][]string{
+		"empties.xlsx": make([]string, 100_000),                       // 100,000 × 16 bytes of headers
+		"long.xlsx":    {"<t>" + strings.Repeat("x", 2<<20) + "</t>"}, // one string past the budget
+	} {
+		path := filepath.Join(dir, name)
+		book{sheets: []string{"S"}, sheetXML: []string{rowsXML(hdr)}, sst: sst}.write(t, path)
+		r, err := Open(Options{Name: name, Path: path})
+		if err == nil {
+			r.Close()
+			t.Fatalf("%s was opened", name)
+		}
+		for _, want := range []string{name, "sharedStrings.xml", "the shared strings need more than 1 MiB of memory", "save it again"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", name, err, want)
+			}
+		}
+	}
+}

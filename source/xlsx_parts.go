@@ -46,7 +46,7 @@ func (w *workbook) open(name string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("the workbook has no part %s", name)
 	}
 	if f.UncompressedSize64 > maxPartBytes {
-		return nil, fmt.Errorf("the workbook's part %s inflates to %d bytes, more than the limit of %d (a damaged file or a zip bomb): save it again from Excel, or split it", name, f.UncompressedSize64, maxPartBytes)
+		return nil, limitError{fmt.Sprintf("the workbook's part %s inflates to %d bytes, more than the limit of %d (a damaged file or a zip bomb): save it again from Excel, or split it", name, f.UncompressedSize64, maxPartBytes)}
 	}
 	return f.Open()
 }
@@ -206,6 +206,21 @@ func (w *workbook) loadStyles(p string) error {
 	return nil
 }
 
+// maxSharedStringBytes is the memory the shared strings may take, counted
+// as their text plus a string header each: a small workbook can hold
+// millions of empty <si/> (one took 3.6 GB to read). Excel's largest real
+// tables stay far below it.
+var maxSharedStringBytes int64 = 256 << 20
+
+// limitError is a workbook refused for a size limit: its message says what
+// to do, and no other advice is added to it.
+type limitError struct{ msg string }
+
+func (e limitError) Error() string { return e.msg }
+
+// sstEntryOverhead is what one more string costs beyond its text.
+const sstEntryOverhead = 16
+
 // loadSST reads the shared strings. They are the one part held in memory:
 // cells refer to them by index in any order.
 func (w *workbook) loadSST(p string) error {
@@ -221,7 +236,12 @@ func (w *workbook) loadSST(p string) error {
 		skip     int // depth inside <rPh> or <phoneticPr>: phonetic hints are not the text
 		inT      bool
 		sawCount bool
+		used     int64
 	)
+	overBudget := func() error {
+		return limitError{fmt.Sprintf("%s: the shared strings need more than %d MiB of memory (%d strings read): the workbook is damaged or built to exhaust memory; open it in a spreadsheet program and save it again, or save the sheet as CSV",
+			p, maxSharedStringBytes>>20, len(w.sst))}
+	}
 	for {
 		tok, err := d.RawToken()
 		if err == io.EOF {
@@ -238,7 +258,7 @@ func (w *workbook) loadSST(p string) error {
 					sawCount = true
 					for _, a := range t.Attr {
 						if a.Name.Local == "uniqueCount" {
-							if n, err := strconv.Atoi(a.Value); err == nil && n > 0 && n < 1<<20 {
+							if n, err := strconv.Atoi(a.Value); err == nil && n > 0 && n < 1<<20 && int64(n)*sstEntryOverhead <= maxSharedStringBytes {
 								w.sst = make([]string, 0, n)
 							}
 						}
@@ -256,6 +276,16 @@ func (w *workbook) loadSST(p string) error {
 			switch t.Name.Local {
 			case "si":
 				inSI = false
+				// The text, and the slice's headers as allocated (capacity,
+				// not length: growing it copies them all).
+				used += int64(b.Len())
+				headers := cap(w.sst)
+				if len(w.sst) == headers {
+					headers = 2*headers + 1 // append is about to grow it
+				}
+				if used+int64(headers)*sstEntryOverhead > maxSharedStringBytes {
+					return overBudget()
+				}
 				w.sst = append(w.sst, b.String())
 			case "rPh", "phoneticPr":
 				skip--
@@ -264,6 +294,9 @@ func (w *workbook) loadSST(p string) error {
 			}
 		case xml.CharData:
 			if inT {
+				if used+int64(b.Len()+len(t))+int64(cap(w.sst))*sstEntryOverhead > maxSharedStringBytes {
+					return overBudget()
+				}
 				b.Write(t)
 			}
 		}

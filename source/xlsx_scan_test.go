@@ -104,6 +104,7 @@ var scannerCases = []struct {
 	{"entities", `<row r="1"><c t="inlineStr"><is><t xml:space="preserve"> a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos; &#233;&#xE9;&#x1F600; </t></is></c><c t="str"><v>x&amp;y</v></c></row></sheetData>`, 1, "EOF"},
 	{"prefixes", `<x:row r="1"><x:c r="A1" x:t="inlineStr"><x:is><x:t>p</x:t></x:is></x:c><x:c r="B1"><x:v>1E-3</x:v></x:c></x:row></x:sheetData>`, 1, "EOF"},
 	{"self-closing", `<row r="1"/><row r="2"><c r="A2" s="1"/><c r="B2"><v>3</v></c><c r="C2"/></row><row r="3" spans="1:3"/></sheetData>`, 3, "EOF"},
+	{"as Excel writes blanks", `<row r="2" spans="1:7" x14ac:dyDescent="0.25"><c r="A2" t="s"><v>0</v></c><c r="D2" s="1"><v>46336</v></c><c r="E2"><v>12.5</v></c></row><row r="4" spans="2:2" x14ac:dyDescent="0.25"><c r="B4" t="b"><v>1</v></c><c r="C4" s="2"/></row></sheetData>`, 2, "EOF"},
 	{"no refs", `<row><c><v>1</v></c><c><v>2</v></c></row><row><c t="b"><v>1</v></c></row></sheetData>`, 2, "EOF"},
 	{"formula", `<row r="1"><c r="A1"><f>SUM(B1:C1)</f><v>3</v></c><c r="B1"><f>1/0</f></c><c r="C1" t="e"><f>1/0</f><v>#DIV/0!</v></c></row></sheetData>`, 1, "EOF"},
 	{"dates", `<row r="1"><c r="A1" s="1"><v>45292.75</v></c><c r="B1" t="d"><v>2024-02-29T10:30:00</v></c><c r="C1" s="1"><v>x</v></c></row></sheetData>`, 1, "EOF"},

@@ -111,16 +111,16 @@ func TestXLSXCells(t *testing.T) {
 		{"numbers exact", `<c r="A2"><v>12.1</v></c><c r="B2" t="n"><v>1E-3</v></c>`, `[N:12.1 N:0.001]`},
 		{"big and negative exponents", `<c r="A2"><v>1.2345678901234567E+20</v></c><c r="B2"><v>-2.5E-7</v></c>`, `[N:123456789012345670000 N:-0.00000025]`},
 		{"shared and rich strings, phonetics dropped", `<c r="A2" t="s"><v>0</v></c><c r="B2" t="s"><v>1</v></c>`, `["shared" "rich text"]`},
-		{"OOXML escapes", `<c r="A2" t="s"><v>2</v></c>`, `["line\rbreak" <nil>]`},
-		{"inline string", `<c r="A2" t="inlineStr"><is><t xml:space="preserve"> x </t></is></c>`, `[" x " <nil>]`},
+		{"OOXML escapes", `<c r="A2" t="s"><v>2</v></c>`, `["line\rbreak" ""]`},
+		{"inline string", `<c r="A2" t="inlineStr"><is><t xml:space="preserve"> x </t></is></c>`, `[" x " ""]`},
 		{"booleans", `<c r="A2" t="b"><v>1</v></c><c r="B2" t="b"><v>0</v></c>`, `[B:true B:false]`},
 		{"built-in date", `<c r="A2" s="1"><v>45292</v></c><c r="B2" s="5"><v>45292.75</v></c>`, `[T:2024-01-01T00:00:00.000Z T:2024-01-01T18:00:00.000Z]`},
 		{"custom date format", `<c r="A2" s="2"><v>1</v></c><c r="B2" s="2"><v>61</v></c>`, `[T:1900-01-01T00:00:00.000Z T:1900-03-01T00:00:00.000Z]`},
 		{"quoted d is not a date, elapsed hours are", `<c r="A2" s="3"><v>3.5</v></c><c r="B2" s="4"><v>0.5</v></c>`, `[N:3.5 T:1899-12-31T12:00:00.000Z]`},
-		{"text format keeps a number a number", `<c r="A2" s="6"><v>7</v></c>`, `[N:7 <nil>]`},
+		{"text format keeps a number a number", `<c r="A2" s="6"><v>7</v></c>`, `[N:7 ""]`},
 		{"formula cached values keep their type", `<c r="A2"><f>1+1</f><v>2</v></c><c r="B2" t="str"><f>"a"&amp;"b"</f><v>ab</v></c>`, `[N:2 "ab"]`},
-		{"ISO date cell", `<c r="A2" t="d"><v>2024-02-29T10:30:00</v></c>`, `[T:2024-02-29T10:30:00.000Z <nil>]`},
-		{"formatted empty cells are nil", `<c r="A2" s="1"/><c r="B2" t="s"><v>0</v></c>`, `[<nil> "shared"]`},
+		{"ISO date cell", `<c r="A2" t="d"><v>2024-02-29T10:30:00</v></c>`, `[T:2024-02-29T10:30:00.000Z ""]`},
+		{"formatted empty cells are blank", `<c r="A2" s="1"/><c r="B2" t="s"><v>0</v></c>`, `["" "shared"]`},
 		{"cells without r follow each other", `<c><v>1</v></c><c><v>2</v></c>`, `[N:1 N:2]`},
 	}
 	for _, tt := range tests {
@@ -182,12 +182,13 @@ error: c.xlsx!Customers!B5: 60 is 29 February 1900, a day that does not exist (E
 error: c.xlsx!Customers!A6: the formula has no saved value: open the workbook in Excel, let it calculate and save it
 error: c.xlsx!Customers!A7: refers to shared string "9", which the workbook does not have: the file is damaged; open and save it in Excel
 error: c.xlsx!Customers!A8: "x1" is not a number
-c.xlsx!Customers!9 [N:9 <nil>]
+c.xlsx!Customers!9 [N:9 ""]
 `
 	if got := dump(r); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	// The row comes with the error, as far as it could be read.
+	// The row comes with the error, as far as it could be read: the cell in
+	// error is blank.
 	r2, _ := openBook(t, b, Options{})
 	defer r2.Close()
 	row, err := r2.Next()
@@ -195,7 +196,7 @@ c.xlsx!Customers!9 [N:9 <nil>]
 	if !errors.As(err, &se) || !se.RowOnly || se.Cell != "A2" || se.Line != 2 || se.Sheet != "Customers" {
 		t.Fatalf("error %#v", err)
 	}
-	if row.Loc.Line != 2 || row.Get("B") != Number("1") || row.Get("A") != nil {
+	if row.Loc.Line != 2 || row.Get("B") != Number("1") || row.Get("A") != "" {
 		t.Errorf("row with the error = %+v", row)
 	}
 }
@@ -214,10 +215,10 @@ func TestXLSXHeader(t *testing.T) {
 	}{
 		{"header_row with rows above ignored", []string{"S"},
 			rowsXML(`<row r="1">`+is("A1", "Title")+`</row>`, `<row r="3">`+is("A3", "Code")+is("B3", "Name")+`</row>`, `<row r="4">`+is("A4", "x")+`</row>`),
-			Options{HeaderRow: 3}, "header [\"Code\" \"Name\"]\nc.xlsx!S!4 [\"x\" <nil>]\n"},
+			Options{HeaderRow: 3}, "header [\"Code\" \"Name\"]\nc.xlsx!S!4 [\"x\" \"\"]\n"},
 		{"header not in column A keeps sheet columns", []string{"S"},
 			rowsXML(`<row r="1">`+is("C1", "Code")+is("D1", "Name")+`</row>`, `<row r="2">`+is("D2", "y")+`</row>`),
-			Options{}, "header [\"Code\" \"Name\"]\nc.xlsx!S!2 [<nil> \"y\"]\n"},
+			Options{}, "header [\"Code\" \"Name\"]\nc.xlsx!S!2 [\"\" \"y\"]\n"},
 		{"merged header repeats with a suffix", []string{"S"},
 			rowsXML(`<row r="1">`+is("A1", "Code")+is("B1", "Amount")+`<c r="C1"/><c r="D1"/></row>`, `<row r="2"><c r="A2"><v>1</v></c><c r="B2"><v>2</v></c><c r="C2"><v>3</v></c><c r="D2"><v>4</v></c></row>`) + `<mergeCells count="1"><mergeCell ref="B1:D1"/></mergeCells>`,
 			Options{}, "header [\"Code\" \"Amount\" \"Amount_2\" \"Amount_3\"]\nc.xlsx!S!2 [N:1 N:2 N:3 N:4]\n"},
@@ -226,7 +227,7 @@ func TestXLSXHeader(t *testing.T) {
 			Options{HeaderRow: 2}, "header [\"Code\" \"Name\"]\nc.xlsx!S!3 [\"a\" \"b\"]\n"},
 		{"empty rows everywhere are skipped, empty row 1048576 too", []string{"S"},
 			rowsXML(hdr, `<row r="2" s="1" customFormat="1"/>`, `<row r="3"><c r="A3"><v>3</v></c></row>`, `<row r="4"><c r="A4" s="1"/><c r="B4" t="inlineStr"><is><t>  </t></is></c></row>`, `<row r="1048576"><c r="XFD1048576" s="2"/></row>`),
-			Options{}, "header [\"A\" \"B\"]\nc.xlsx!S!3 [N:3 <nil>]\n"},
+			Options{}, "header [\"A\" \"B\"]\nc.xlsx!S!3 [N:3 \"\"]\n"},
 		{"named sheet", []string{"One", "Two"}, "", Options{Sheet: "Two"}, "header [\"Second\"]\nc.xlsx!Two!2 [\"2\"]\n"},
 		{"first sheet by default", []string{"One", "Two"}, "", Options{}, "header [\"First\"]\nc.xlsx!One!2 [\"1\"]\n"},
 		{"unknown sheet", []string{"Customers", "Parts"}, "", Options{Sheet: "customer"},
@@ -309,7 +310,7 @@ func TestXLSXExcelize(t *testing.T) {
 	defer r.Close()
 	want := `header ["Order" "Date" "Qty" "Qty_2" "Paid"]
 orders.xlsx!Orders!3 ["SO-1" T:2024-03-15T09:30:00.000Z N:3 N:12.1 B:true]
-orders.xlsx!Orders!5 ["SO-2" T:2023-03-15T00:00:00.000Z N:0.001 <nil> B:false]
+orders.xlsx!Orders!5 ["SO-2" T:2023-03-15T00:00:00.000Z N:0.001 "" B:false]
 `
 	if got := dump(r); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

@@ -69,6 +69,11 @@ func (p *Program) fnFile(params ...any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Look before opening: opening a named pipe blocks until somebody
+	// writes to it, and a device can be read for ever.
+	if err := regularFile(name, path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("file: %s: %v", quote(name), unwrapPathError(err))
@@ -78,8 +83,9 @@ func (p *Program) fnFile(params ...any) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file: %s: %v", quote(name), unwrapPathError(err))
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("file: %s is a folder, not a file", quote(name))
+	if !st.Mode().IsRegular() {
+		// Replaced between the look and the open.
+		return nil, fmt.Errorf("file: %s is not a regular file", quote(name))
 	}
 	if st.Size() > p.maxFile {
 		return nil, fmt.Errorf("file: %s is %d bytes, more than the limit of %d", quote(name), st.Size(), p.maxFile)
@@ -99,6 +105,25 @@ func (p *Program) fnFile(params ...any) (any, error) {
 	enc.Write(data)
 	enc.Close()
 	return b.String(), nil
+}
+
+// regularFile refuses what is not an ordinary file: a folder, a named pipe,
+// a device or a socket.
+func regularFile(name, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("file: %s: %v", quote(name), unwrapPathError(err))
+	}
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("file: %s is a folder, not a file", quote(name))
+	case m&os.ModeNamedPipe != 0:
+		return fmt.Errorf("file: %s is a named pipe, not a file; attach a copy of its content", quote(name))
+	default:
+		return fmt.Errorf("file: %s is a device or socket, not a file", quote(name))
+	}
 }
 
 // resolveFile places name in the plan's folder and refuses a path that

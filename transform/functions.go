@@ -144,7 +144,27 @@ func fnReplace(params ...any) (any, error) {
 			return nil, err
 		}
 	}
+	n := len(s[0])
+	if s[1] == "" {
+		n += (utf8.RuneCountInString(s[0]) + 1) * len(s[2])
+	} else {
+		n += strings.Count(s[0], s[1]) * (len(s[2]) - len(s[1]))
+	}
+	if n > MaxTextResult {
+		return nil, tooLong("replace", n)
+	}
 	return strings.ReplaceAll(s[0], s[1], s[2]), nil
+}
+
+// MaxTextResult bounds the text that replace, join and regex_replace may
+// build, so that nested calls (replace(replace(x, "a", x), …)) cannot take
+// the machine's memory: expr-lang's own memory budget does not see what a
+// function allocates. It is far above any field the service takes, and
+// above the data URI of the largest attachment file() reads.
+const MaxTextResult = 32 << 20
+
+func tooLong(fn string, n int) error {
+	return fmt.Errorf("%s: the result would be %d bytes, more than the limit of %d; check the expression", fn, n, MaxTextResult)
 }
 
 func fnSubstr(params ...any) (any, error) {
@@ -260,6 +280,12 @@ func fnJoin(params ...any) (any, error) {
 	default:
 		return nil, argError("join", 1, "a list", params[0])
 	}
+	n := len(sep) * max(len(items)-1, 0)
+	for _, it := range items {
+		if n += len(it); n > MaxTextResult {
+			return nil, tooLong("join", n)
+		}
+	}
 	return strings.Join(items, sep), nil
 }
 
@@ -332,7 +358,19 @@ func (p *Program) fnRegexReplace(params ...any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return re.ReplaceAllString(s[0], s[2]), nil
+	// The size of the result is known only as it is built: build it match
+	// by match (what ReplaceAllString does) and stop at the limit.
+	var out []byte
+	last := 0
+	for _, m := range re.FindAllStringSubmatchIndex(s[0], -1) {
+		out = append(out, s[0][last:m[0]]...)
+		out = re.ExpandString(out, s[2], s[0], m)
+		last = m[1]
+		if n := len(out) + len(s[0]) - last; n > MaxTextResult {
+			return nil, tooLong("regex_replace", n)
+		}
+	}
+	return string(append(out, s[0][last:]...)), nil
 }
 
 // isEmptyValue is what coalesce and default skip: nil and "".
@@ -405,7 +443,7 @@ func (p *Program) fnNumber(params ...any) (any, error) {
 	d, err := toDecimal(params[0], sep)
 	if err != nil {
 		if _, ok := params[0].(string); ok {
-			return nil, fmt.Errorf("number: %s", decimalMessage(params[0], sep, odata.EdmDecimal))
+			return nil, fmt.Errorf("number: %s", decimalMessage(params[0], err, sep, odata.EdmDecimal))
 		}
 		return nil, argError("number", 1, "a number or text", params[0])
 	}
@@ -474,6 +512,11 @@ func (p *Program) fnEnv(params ...any) (any, error) {
 	name, ok := params[0].(string)
 	if !ok || name == "" {
 		return nil, argError("env", 1, "a variable name", params[0])
+	}
+	if odata.IsSecretVariable(name) {
+		// A secret read here would be written into the target's data and
+		// into plan --out: credentials stay with the code that logs in.
+		return nil, fmt.Errorf("env(%q): %s holds one of migrate's own credentials, which a plan may not read; put the value the plan needs in a variable of its own", name, name)
 	}
 	return p.opts.Getenv(name), nil
 }

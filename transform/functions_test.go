@@ -4,6 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +98,9 @@ func TestFunctions(t *testing.T) {
 		{src: `number(row.Empty)`, want: nil},
 		{src: `number("12,5")`, err: `number: "12,5" is not a decimal (Edm.Decimal); set decimal_separator: ","`},
 		{src: `number("abc")`, err: `number: "abc" is not a decimal`},
+		{src: `number("1.234,50", ",")`, want: mustDec("1234.50")},
+		{src: `number("1,234,567.5")`, want: mustDec("1234567.5")},
+		{src: `number("1.234", ",")`, err: `number: "1.234" reads two ways under decimal_separator: ","`},
 		{src: `number("1", ";")`, err: `number: argument 2 must be "." or ","`},
 		{src: `number(row.Flag)`, err: "number: argument 1 must be a number or text, got boolean true"},
 		{src: `int("12")`, want: int64(12)},
@@ -125,6 +131,9 @@ func TestFunctions(t *testing.T) {
 		{src: `env("WAREHOUSE")`, want: "Main"},
 		{src: `env("NOPE")`, want: ""},
 		{src: `env(1)`, err: "env: argument 1 must be a variable name, got number 1"},
+		{src: `env("MIGRATE_TOKEN")`, err: `env("MIGRATE_TOKEN"): MIGRATE_TOKEN holds one of migrate's own credentials`},
+		{src: `env("migrate_password")`, err: `holds one of migrate's own credentials`},
+		{src: `env("MIGRATE_TEMPLATE_TOKEN")`, err: `holds one of migrate's own credentials`},
 		{src: `fail("no price for " + trim(row.Code))`, err: "no price for c001"},
 		{src: `row.Code == "" ? fail("x") : "ok"`, want: "ok"},
 		{src: `skip()`, err: errSkip.Error()},
@@ -327,5 +336,72 @@ func TestDecimalArithmetic(t *testing.T) {
 		if err != nil || !equalValue(got, tt.want) {
 			t.Errorf("%s = %#v, %v; want %#v", tt.src, got, err, tt.want)
 		}
+	}
+}
+
+// Text functions cannot build more than MaxTextResult, however they nest;
+// below the limit they give what the standard library gives.
+func TestTextFunctionsBounded(t *testing.T) {
+	t.Parallel()
+	prog := mustCompile(t, &plan.Plan{Dir: t.TempDir()}, nil, testOptions())
+	big := strings.Repeat("a", 1<<20)
+	x40 := strings.Repeat("x", 40)
+	nested := func(params ...any) (any, error) {
+		inner, err := fnReplace(big, "a", "aaaaaaaa")
+		if err != nil {
+			return nil, err
+		}
+		return fnReplace(inner, "a", "aaaaaaaa")
+	}
+	bigs := make([]any, 40)
+	for i := range bigs {
+		bigs[i] = big
+	}
+	for name, call := range map[string]func() (any, error){
+		"replace":           func() (any, error) { return fnReplace(big, "a", x40) },
+		"nested replace":    func() (any, error) { return nested() },
+		"replace empty old": func() (any, error) { return fnReplace(big, "", x40) },
+		"regex_replace":     func() (any, error) { return prog.fnRegexReplace(big, "a", strings.Repeat("$0", 40)) },
+		"join":              func() (any, error) { return fnJoin(bigs, ",") },
+	} {
+		if _, err := call(); err == nil || !strings.Contains(err.Error(), "more than the limit") {
+			t.Errorf("%s: err = %v, want the limit", name, err)
+		}
+	}
+	run := func(src string) (any, error) {
+		opts := append([]expr.Option{expr.Env(scope{}.env())}, prog.library()...)
+		pr, err := expr.Compile(src, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return expr.Run(pr, map[string]any{"row": map[string]any{}})
+	}
+	for src, want := range map[string]string{
+		`regex_replace("ab-cd ef", "(\\w)(\\w)", "$2$1")`: regexp.MustCompile(`(\w)(\w)`).ReplaceAllString("ab-cd ef", "$2$1"),
+		`regex_replace("aaa", "a*", "X")`:                 regexp.MustCompile(`a*`).ReplaceAllString("aaa", "X"),
+		`regex_replace("abc", "", "-")`:                   regexp.MustCompile(``).ReplaceAllString("abc", "-"),
+		`regex_replace("foo bar", "\\bba", "BA")`:         "foo BAr",
+		`replace("abc", "", "-")`:                         "-a-b-c-",
+		`join(["a", "b"], ", ")`:                          "a, b",
+	} {
+		got, err := run(src)
+		if err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %q", src, got, err, want)
+		}
+	}
+}
+
+// plan.Check refuses a call of any function not in plan.Functions, so that
+// list and the library must name the same functions (ref() is the
+// environment's, not the library's).
+func TestLibraryIsPlanFunctions(t *testing.T) {
+	t.Parallel()
+	c := &compiler{lib: (&Program{}).library()}
+	got := append(c.functionNames(), "ref")
+	sort.Strings(got)
+	want := slices.Clone(plan.Functions)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the library defines %v\nplan.Functions lists %v", got, want)
 	}
 }

@@ -121,8 +121,10 @@ var fixedNow = time.Date(2025, 3, 4, 10, 30, 0, 0, time.UTC)
 
 func testOptions() Options {
 	return Options{
-		Now:    func() time.Time { return fixedNow },
-		Getenv: func(k string) string { return map[string]string{"WAREHOUSE": "Main"}[k] },
+		Now: func() time.Time { return fixedNow },
+		Getenv: func(k string) string {
+			return map[string]string{"WAREHOUSE": "Main", "MIGRATE_TOKEN": "tok-secret", "MIGRATE_PASSWORD": "pw-secret", "MIGRATE_TEMPLATE_TOKEN": "t2"}[k]
+		},
 	}
 }
 

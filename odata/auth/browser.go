@@ -2,13 +2,17 @@ package auth
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"runtime"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // DefaultOpenBrowser starts the desktop's URL opener (xdg-open, or open on
 // macOS, rundll32 on Windows) without waiting for it. Without one it returns an error and the
-// caller relies on the printed address.
+// caller relies on the printed address. The opener gets the environment
+// without the tool's secret variables.
 func DefaultOpenBrowser(url string) error {
 	var candidates []string
 	args := []string{url}
@@ -27,6 +31,8 @@ func DefaultOpenBrowser(url string) error {
 			continue
 		}
 		cmd := exec.Command(path, args...)
+		// The browser and whatever it starts need none of our credentials.
+		cmd.Env = odata.WithoutSecrets(os.Environ())
 		if err := cmd.Start(); err != nil {
 			continue
 		}

@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // Environment variables read here (CLI.md "Target and secrets").
@@ -41,7 +44,8 @@ type ResolveOptions struct {
 // flag, then MIGRATE_AUTH, then the plan's target.auth; with none of them,
 // a cached OIDC token for the target that has not expired, then a personal
 // access token if MIGRATE_TOKEN is set, then Basic if MIGRATE_USER is set.
-// warning is non-empty for Basic (deprecated). The licence headers, when
+// warning is non-empty for Basic (deprecated), and when the credentials
+// would go to a plain-http target that is not loopback. The licence headers, when
 // configured, are added whatever the method.
 func Resolve(opts ResolveOptions) (a Authenticator, warning string, err error) {
 	env := opts.Env
@@ -85,6 +89,13 @@ func Resolve(opts ResolveOptions) (a Authenticator, warning string, err error) {
 	}
 	if appKey == "" {
 		appKey = env(EnvAppKey)
+	}
+	if odata.CleartextCredentials(opts.Target) {
+		w := fmt.Sprintf("warning: the target %s is plain http on another machine: the credentials (%s) cross the network unencrypted; use its https address", odata.RedactURL(opts.Target), a.Method())
+		if warning != "" {
+			w = warning + "\n" + w
+		}
+		warning = w
 	}
 	return WithAppLicence(a, appID, appKey), warning, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 func emptyEnv(string) string { return "" }
@@ -165,5 +167,35 @@ func TestBearerRefusesOnceExpired(t *testing.T) {
 	}
 	if NewBearerAuth("x", time.Time{}, "t", nil).Expired() {
 		t.Errorf("a token without expiry counts as expired")
+	}
+}
+
+// Every variable that carries a secret here is one that env() and the
+// browser's environment leave out.
+func TestSecretVariablesAreKnownSecrets(t *testing.T) {
+	for _, name := range []string{EnvPassword, EnvToken, EnvAppKey, EnvClientSecret} {
+		if !odata.IsSecretVariable(name) {
+			t.Errorf("%s is not an odata.IsSecretVariable", name)
+		}
+	}
+}
+
+func TestCleartextTargetWarns(t *testing.T) {
+	get := envOf(map[string]string{EnvToken: "tok"})
+	for target, warn := range map[string]bool{
+		"http://erp.example.com/odata/Priority/tabula.ini/demo":  true,
+		"https://erp.example.com/odata/Priority/tabula.ini/demo": false,
+		"http://127.0.0.1:8099/odata/Priority/tabula.ini/demo":   false,
+	} {
+		_, w, err := Resolve(ResolveOptions{Env: get, Target: target, CacheDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(w, "unencrypted"); got != warn {
+			t.Errorf("%s: warning %q", target, w)
+		}
+		if strings.Contains(w, "tok") {
+			t.Errorf("token in the warning %q", w)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // HTTPClient returns a client that always verifies the server's certificate.
@@ -32,5 +34,5 @@ func HTTPClient(caCertFile string, timeout time.Duration) (*http.Client, error) 
 		cfg.RootCAs = pool
 	}
 	tr.TLSClientConfig = cfg
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: odata.CheckRedirect}, nil
 }

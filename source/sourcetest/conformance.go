@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/source"
@@ -15,8 +16,10 @@ import (
 type Open func(t *testing.T, rows [][]string) (source.Reader, error)
 
 // Conformance runs the tests every source.Reader passes, whatever its
-// format. An empty cell may read as "" or nil: CSV keeps the empty string,
-// a workbook has no cell at all.
+// format. A blank cell reads as "" exactly, never nil: an empty CSV field,
+// a cell a workbook leaves out of its XML, a cell past the end of a short
+// row. open writes "" as a blank cell the way its format stores one
+// (nothing between delimiters, no <c> element).
 func Conformance(t *testing.T, open Open) {
 	t.Run("Header", func(t *testing.T) {
 		r := mustOpen(t, open, [][]string{{"Code", "Name", "Price"}, {"A1", "Bolt", "1.5"}})
@@ -58,32 +61,52 @@ func Conformance(t *testing.T, open Open) {
 		expectEOF(t, r)
 	})
 	t.Run("EmptyCells", func(t *testing.T) {
-		r := mustOpen(t, open, [][]string{{"A", "B", "C"}, {"x", "", "z"}, {"", "y", ""}})
-		for _, want := range [][]string{{"x", "", "z"}, {"", "y", ""}} {
-			row, err := r.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for c, w := range want {
-				got := row.Cells[c]
-				if w == "" && (got == nil || got == "") {
-					continue
-				}
-				if got != w {
-					t.Errorf("line %d column %d = %#v, want %q", row.Loc.Line, c, got, w)
-				}
-			}
-		}
-		expectEOF(t, r)
+		// A workbook leaves blank cells out of its XML; they read as "",
+		// as CSV's empty fields do.
+		r := mustOpen(t, open, [][]string{{"A", "B", "C", "D", "E"}, {"x", "", "", "", "z"}, {"", "y", "", "w", ""}})
+		expectRows(t, r, []wantRow{
+			{2, []string{"x", "", "", "", "z"}},
+			{3, []string{"", "y", "", "w", ""}},
+		})
 	})
 	t.Run("ShortRow", func(t *testing.T) {
-		r := mustOpen(t, open, [][]string{{"A", "B", "C"}, {"x"}})
+		// A row whose last cells are blank is shorter than the header in
+		// both formats: "x" alone on its line, or a <row> with one cell.
+		r := mustOpen(t, open, [][]string{{"A", "B", "C"}, {"x"}, {"", "y"}})
+		expectRows(t, r, []wantRow{
+			{2, []string{"x", "", ""}},
+			{3, []string{"", "y", ""}},
+		})
+	})
+	t.Run("BlankRowsKeepLocations", func(t *testing.T) {
+		// Rows without any value are skipped, and the rows after them keep
+		// their own line: a location still points at the right place.
+		r := mustOpen(t, open, [][]string{{"A", "B", "C"}, {"", "", ""}, {"", "", "z"}, {}, {"x"}})
+		rows := expectRows(t, r, []wantRow{
+			{3, []string{"", "", "z"}},
+			{5, []string{"x", "", ""}},
+		})
+		if len(rows) == 2 {
+			if got := rows[0].CellRef("C"); !strings.HasSuffix(got, "3") {
+				t.Errorf(`CellRef("C") = %q, want the place of line 3`, got)
+			}
+		}
+	})
+	t.Run("GetBlank", func(t *testing.T) {
+		r := mustOpen(t, open, [][]string{{"A", "B"}, {"x"}})
 		row, err := r.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row.Get("A") != "x" || row.Get("B") != nil || row.Get("C") != nil || len(row.Cells) != 3 {
-			t.Errorf("short row = %#v, want [x <nil> <nil>]", row.Cells)
+		if got := row.Get("B"); got != "" {
+			t.Errorf(`Get("B") of a short row = %#v, want ""`, got)
+		}
+		row.Cells = row.Cells[:1] // a row built shorter than the header
+		if got := row.Get("B"); got != "" {
+			t.Errorf(`Get("B") past the row's cells = %#v, want ""`, got)
+		}
+		if got := row.Get("Z"); got != nil {
+			t.Errorf(`Get("Z") of no such column = %#v, want nil`, got)
 		}
 	})
 	t.Run("HeaderOnly", func(t *testing.T) {
@@ -133,6 +156,38 @@ func Conformance(t *testing.T, open Open) {
 			t.Errorf("error %v: want a *source.Error on line 1", err)
 		}
 	})
+}
+
+// wantRow is a row a test expects: its line and its cells, all text.
+type wantRow struct {
+	line  int
+	cells []string
+}
+
+// expectRows reads the rows that are left and compares them with want
+// exactly: a blank cell must be "", not nil.
+func expectRows(t *testing.T, r source.Reader, want []wantRow) []source.Row {
+	t.Helper()
+	var rows []source.Row
+	for _, w := range want {
+		row, err := r.Next()
+		if err != nil {
+			t.Fatalf("the row at line %d: %v", w.line, err)
+		}
+		rows = append(rows, row)
+		if row.Loc.Line != w.line {
+			t.Errorf("row at line %d, want %d", row.Loc.Line, w.line)
+		}
+		wantCells := make([]source.Cell, len(w.cells))
+		for i, c := range w.cells {
+			wantCells[i] = c
+		}
+		if !reflect.DeepEqual(row.Cells, wantCells) {
+			t.Errorf("line %d: cells %#v, want %#v", w.line, row.Cells, wantCells)
+		}
+	}
+	expectEOF(t, r)
+	return rows
 }
 
 func mustOpen(t *testing.T, open Open, rows [][]string) source.Reader {

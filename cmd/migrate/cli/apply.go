@@ -150,7 +150,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
 	}
 	return r
 }
@@ -174,6 +174,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
+	}
+	if jp := *journalPath; !f.conn.sandbox {
+		if jp == "" {
+			jp = defaultJournal(pos[0])
+		}
+		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+			return err
+		}
 	}
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
@@ -235,11 +243,15 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	hook.finish()
 	var stale *executor.StaleError
 	var corrupt *journal.CorruptError
+	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt):
-		// The journal is from something else or damaged: a file that
-		// cannot be used, not a target that cannot be reached.
+	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+		// The journal is from something else, damaged, or for another
+		// target: a file that cannot be used here, not a target that
+		// cannot be reached.
 		return withCode(ExitUsage, err)
+	case sum == nil && journalErr(err) != nil:
+		return journalErr(err)
 	case sum == nil && err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	}
@@ -273,6 +285,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
 		fmt.Fprintf(a.stderr, "%v\n", err)
 		return silent(ExitInterrupted)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
@@ -294,6 +308,11 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	h, busy := journal.InUse(pos[0])
+	if busy {
+		// status never waits for the lock: it reads what is on disk.
+		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
+	}
 	type stepStatus struct {
 		Name      string `json:"name"`
 		Committed int    `json:"committed"`
@@ -310,6 +329,10 @@ func (a *app) status(ctx context.Context, args []string) error {
 		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
 	}
 	code := statusCode(sum)
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		code = ExitInterrupted
+	}
 	if *asJSON {
 		if err := writeJSON(a.stdout, out); err != nil {
 			return err
@@ -318,10 +341,12 @@ func (a *app) status(ctx context.Context, args []string) error {
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
-	switch code {
-	case ExitOK:
+	switch {
+	case busy:
+		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
+	case code == ExitOK:
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	case ExitData:
+	case code == ExitData:
 		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
 	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
@@ -373,25 +398,50 @@ func (a *app) report(ctx context.Context, args []string) error {
 	return nil
 }
 
+// refuseOtherTarget refuses, before anything is read from or sent to it,
+// a target (flag, else environment) that is not the one the journal at
+// jpath was written to (executor.CheckTarget, exit 2). A journal that does
+// not exist yet or cannot be read is left to the command.
+func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+	url, _ := a.targetURL(flagURL, nil)
+	if url == "" {
+		return nil // the plan's target.url: the executor checks it
+	}
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return nil
+	}
+	if err := executor.CheckTarget(jpath, hdr, url); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return nil
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
 	cf.register(fs, false)
 	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
+	force := fs.Bool("force", false, "undo records changed since the run too (without it they are left alone)")
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
+	hdr, err := journal.ReadHeader(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// The target as for any command (flag, environment), else the
+	// journal's own; one that is not the journal's is refused.
+	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
+		cf.target = hdr.Target
+	}
+	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+		return err
+	}
 	var client executor.Client
 	if *yes {
-		st, err := journal.Load(pos[0])
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
-			cf.target = st.Header.Target
-		}
 		cn, _, err := a.connectVersion(ctx, cf, nil)
 		if err != nil {
 			return err
@@ -399,8 +449,11 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		defer cn.Close()
 		client = cn.client
 	}
-	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
+	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target})
 	if err != nil && sum == nil {
+		if jerr := journalErr(err); jerr != nil {
+			return jerr
+		}
 		return withCode(ExitUsage, err)
 	}
 	if *asJSON {
@@ -408,6 +461,11 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			return werr
 		}
 	} else {
+		target := sum.Target
+		if target == "" {
+			target = "not known (the journal names none; give --target)"
+		}
+		fmt.Fprintf(a.stdout, "target: %s\n", target)
 		for _, act := range sum.Actions {
 			state := "would"
 			switch {
@@ -422,22 +480,55 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintln(a.stdout, line)
 		}
+		for _, s := range sum.Skipped {
+			fmt.Fprintln(a.stdout, "skipped", s)
+		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
 		if !*yes {
-			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
+			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
 		} else {
-			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
+			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 		}
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled)):
 		return withCode(ExitInterrupted, err)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case sum.Failed > 0:
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
+	case len(sum.Skipped) > 0:
+		// Records left alone are data a person has to look at.
+		return silent(ExitData)
+	}
+	return nil
+}
+
+// journalErr gives a journal's own trouble its exit code (CLI.md), or nil
+// for any other error. It is never 3: the target is not to blame.
+//   - another run holds the journal: 4, run again once it has finished;
+//   - the disk filled or failed in the middle of the run: 4, the journal
+//     holds everything up to there and the next run resumes;
+//   - the journal cannot be created, opened or locked, or is damaged: 2.
+func journalErr(err error) error {
+	var (
+		locked  *journal.LockedError
+		file    *journal.FileError
+		corrupt *journal.CorruptError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &locked):
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file) && file.Resumable():
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file), errors.As(err, &corrupt):
+		return withCode(ExitUsage, err)
 	}
 	return nil
 }

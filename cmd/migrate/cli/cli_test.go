@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"github.com/migrate-tool/migrate/plan"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,18 +274,39 @@ func TestLoginHidesURLPassword(t *testing.T) {
 // run undo again), as apply does; it is no unreachable target.
 func TestUndoInDoubtExits4(t *testing.T) {
 	t.Parallel()
-	_, good := startSandbox(t, sandbox.Options{})
-	_, dropping := startSandbox(t, sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}})
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Undo touches the journal's target only: the connection drops after
+	// the server committed a batch that deletes, on the same URL.
+	var drop atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !drop.Load() || !bytes.Contains(body, []byte(`"DELETE"`)) {
+			sb.ServeHTTP(w, r)
+			return
+		}
+		sb.ServeHTTP(httptest.NewRecorder(), r)
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	good := srv.URL + sandbox.BasePath
 	quickstart := quickstartPlan(t)
 	journal := filepath.Join(t.TempDir(), "q.journal")
 	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
 	if code, out := run("apply", quickstart, "--target", good, "--journal", journal); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
-	code, out := run("undo", journal, "--yes", "--target", dropping)
+	drop.Store(true)
+	code, out := run("undo", journal, "--yes", "--target", good)
 	if code != ExitInterrupted || !strings.Contains(out, "run undo again") {
 		t.Fatalf("undo against a server that drops every answer: exit %d, want 4\n%s", code, out)
 	}
+	drop.Store(false)
 	if code, out := run("undo", journal, "--yes", "--target", good); code != ExitOK {
 		t.Fatalf("undo again: exit %d\n%s", code, out)
 	}
@@ -348,5 +371,23 @@ func TestInterruptCancelsWaitingCommand(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("info did not stop on Ctrl-C")
+	}
+}
+
+// A sandbox bound beyond loopback says that anyone can use its well-known
+// credentials; on loopback it says nothing of the kind.
+func TestSandboxWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for addr, warn := range map[string]bool{"127.0.0.1:0": false, "0.0.0.0:0": true} {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // serve, then stop at once
+		if code := a.main(ctx, []string{"sandbox", "--addr", addr}); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", addr, code, errb.String())
+		}
+		if got := strings.Contains(errb.String(), "well-known demo credentials"); got != warn {
+			t.Errorf("%s: stderr %q", addr, errb.String())
+		}
 	}
 }

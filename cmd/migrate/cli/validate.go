@@ -96,7 +96,8 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		headers[s.Name] = r.Header().Names
 		r.Close()
 	}
-	prog, tdiags := transform.Compile(p, c.md, transform.Options{Headers: headers, Getenv: a.getenv})
+	c.diags = append(c.diags, p.CheckColumns(headers)...)
+	prog, tdiags := transform.Compile(p, c.md, transform.Options{Getenv: a.getenv})
 	c.program = prog
 	// An expression the plan could not parse is reported once, by the plan.
 	seen := map[plan.Pos]bool{}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/migrate-tool/migrate/transform"
 )
 
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
@@ -42,7 +44,9 @@ type errorJSON struct {
 	Location string `json:"location"`
 	Field    string `json:"field,omitempty"`
 	Value    string `json:"value,omitempty"`
-	Message  string `json:"message"`
+	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
+	PlanLocation string `json:"plan_location,omitempty"`
+	Message      string `json:"message"`
 }
 
 type estimate struct {
@@ -111,11 +115,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
 				break
 			}
-			line := "    " + e.Location + ": "
-			if e.Field != "" {
-				line += e.Field + ": "
-			}
-			fmt.Fprintln(w, line+e.Message)
+			fmt.Fprintln(w, "    "+e.Location+transform.PlanNote(e.PlanLocation, e.Field)+": "+e.Message)
 		}
 	}
 }
