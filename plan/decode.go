@@ -284,9 +284,13 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "url":
 			if s, ok := w.text(e); ok {
 				u, err := url.Parse(s)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				switch {
+				case odata.StripUserinfo(s) != s:
+					// Never echoed: the value holds a password.
+					w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_TOKEN, or MIGRATE_USER and MIGRATE_PASSWORD")
+				case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-				} else {
+				default:
 					t.URL = s
 				}
 			}

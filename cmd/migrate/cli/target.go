@@ -164,32 +164,12 @@ func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 	case p != nil:
 		url = p.Target.URL
 	}
-	stripped, had := withoutUserinfo(url)
-	if had {
+	stripped := odata.StripUserinfo(url)
+	if stripped != url {
 		fmt.Fprintf(a.stderr, "note: the credentials in the target URL are ignored and never shown: use %s, or %s and %s\n",
 			auth.EnvToken, auth.EnvUser, auth.EnvPassword)
 	}
 	return stripped, lang
-}
-
-// withoutUserinfo removes "user:password@" from a URL. It works on the
-// text, so that even a URL too malformed to parse (whose parse error
-// would quote it whole) loses its password.
-func withoutUserinfo(raw string) (string, bool) {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return raw, false
-	}
-	rest := raw[i+3:]
-	authority := rest
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		authority = rest[:j]
-	}
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return raw, false
-	}
-	return raw[:i+3] + rest[at+1:], true
 }
 
 // connect builds the client for a command. With --sandbox it starts an
