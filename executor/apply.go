@@ -706,7 +706,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(txns))
-		resps, err := r.opts.Client.Batch(sr.ctx, reqs, batchOptions)
+		resps, err := r.opts.Client.Batch(sr.traced(), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
 		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
 			r.halt(err)
@@ -728,6 +728,12 @@ type stepKey struct{}
 func batchStep(ctx context.Context) string {
 	s, _ := ctx.Value(stepKey{}).(string)
 	return s
+}
+
+// traced is the run's context with the client's pauses reported to the
+// hook as the step's.
+func (sr *stepRun) traced() context.Context {
+	return odata.WithWaitTrace(sr.ctx, func(w odata.Wait) { sr.r.hook.Waiting(sr.step.Name, w) })
 }
 
 // complete records a batch's outcome: per sub-request status and key,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,11 +91,7 @@ func childRow(rec *transform.Record, path string) *journal.Row {
 func sourceHashes(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	for _, s := range p.Sources {
-		path := s.File
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(p.Dir, path)
-		}
-		f, err := os.Open(path)
+		f, err := os.Open(p.File(s.File))
 		if err != nil {
 			continue
 		}

@@ -102,18 +102,18 @@ func TestCheckMetadataFormatExample(t *testing.T) {
 		{"25.1", nil},
 		{"22.0", nil},
 		{"20.1", []string{
-			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 20.1",
+			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 20.1",
 		}},
 		{"19.1", []string{
-			"plan.yaml:99:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
-			"plan.yaml:102:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
-			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
+			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
+			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
+			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
 		}},
 		{"17.1", []string{
-			"plan.yaml:43:1: writing records needs system version 17.2; the target runs 17.1",
-			"plan.yaml:99:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
-			"plan.yaml:102:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
-			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 17.1",
+			"plan.yaml:44:1: writing records needs system version 17.2; the target runs 17.1",
+			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
+			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
+			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 17.1",
 		}},
 	}
 	for _, tt := range tests {
@@ -324,13 +324,27 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:26:16: the constant 17 is a number, not a date (Edm.DateTimeOffset) for ORDERS.CURDATE`,
 			`plan.yaml:30:84: the constant "a lot" is not a decimal number (Edm.Decimal) for ORDERITEMS_SUBFORM.PRICE`,
 		}},
-		{"unknown version skips gates", "", `
+		// A server without a version function is older than 22.0: a text
+		// refused after its order was committed leaves half an order, so
+		// what a server before 22.0 may lack waits for a declared version.
+		{"unknown version refuses what it may lack", "", `
   - name: o
     entity: ORDERS
     source: s
     fields: {CUSTNAME: row.C}
     subforms:
       - {name: ORDERSTEXT_SUBFORM, fields: {TEXT: row.T}}
+      - {name: EXTFILES_SUBFORM, fields: {EXTFILENAME: file(row.F), SUFFIX: row.X}}
+`, []string{
+			`plan.yaml:12:16: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target has no version function, so it is older than 22.0 and may be older than 20.0: ` + DeclareVersion,
+			`plan.yaml:13:16: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target has no version function, so it is older than 22.0 and may be older than 21.0: ` + DeclareVersion,
+			`plan.yaml:13:69: writing SUFFIX of an attachment needs system version 22.0; the target is older (it has no version function, which came with 22.0)`,
+		}},
+		{"unknown version still writes", "", `
+  - name: p
+    entity: LOGPART
+    source: s
+    fields: {PARTNAME: row.C, PARTDES: row.D}
 `, nil},
 	}
 	for _, tt := range tests {

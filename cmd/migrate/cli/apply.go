@@ -349,7 +349,8 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if h, busy := journal.InUse(pos[0]); busy {
+	h, busy := journal.InUse(pos[0])
+	if busy {
 		// status never waits for the lock: it reads what is on disk.
 		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
 	}
@@ -369,18 +370,48 @@ func (a *app) status(ctx context.Context, args []string) error {
 	for _, s := range sum.Steps {
 		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
 	}
+	code := statusCode(sum)
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		code = ExitInterrupted
+	}
 	if *asJSON {
-		return writeJSON(a.stdout, out)
+		if err := writeJSON(a.stdout, out); err != nil {
+			return err
+		}
+		return silent(code)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
 	printPartly(a.stdout, sum.Errors)
-	if sum.Complete {
+	switch {
+	case busy:
+		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
+	case code == ExitOK:
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	} else {
+	case code == ExitData:
+		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
-	return nil
+	return silent(code)
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt (run apply again), 1 when only failed ones keep
+// the run from complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	failed := false
+	for _, s := range sum.Steps {
+		if s.Pending+s.InDoubt > 0 {
+			return ExitInterrupted
+		}
+		failed = failed || s.Failed > 0
+	}
+	if failed || !sum.Complete {
+		return ExitData
+	}
+	return ExitOK
 }
 
 func (a *app) report(ctx context.Context, args []string) error {
@@ -454,7 +485,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	}
 	var client executor.Client
 	if *yes {
-		cn, err := a.connect(ctx, cf, nil)
+		cn, _, err := a.connectVersion(ctx, cf, nil)
 		if err != nil {
 			return err
 		}
