@@ -141,11 +141,16 @@ func satisfies(v any, c cond) bool {
 	if c.op == "eq" {
 		return valuesEqual(v, c.value)
 	}
-	n, ok := v.(json.Number)
-	if !ok {
+	var n string
+	switch x := v.(type) {
+	case json.Number:
+		n = string(x)
+	case string: // IEEE754Compatible answers quote Int64
+		n = x
+	default:
 		return false
 	}
-	a, e1 := odata.ParseDecimal(string(n), '.')
+	a, e1 := odata.ParseDecimal(n, '.')
 	b, e2 := odata.ParseDecimal(c.lit, '.')
 	return e1 == nil && e2 == nil && a.Cmp(b) > 0
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -100,5 +101,29 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(w.msgs, "\n"), "the journal has no watermark of ORDERS") {
 		t.Errorf("warnings: %q", w.msgs)
+	}
+}
+
+// A returned row is checked against every condition of the lookup.
+func TestSatisfies(t *testing.T) {
+	t.Parallel()
+	gt := cond{field: "ORD", op: "gt", lit: "41"}
+	eq := cond{field: "CUSTNAME", op: "eq", value: "C1", lit: "'C1'"}
+	tests := []struct {
+		v    any
+		c    cond
+		want bool
+	}{
+		{json.Number("42"), gt, true},
+		{json.Number("41"), gt, false},
+		{"42", gt, true}, // IEEE754Compatible
+		{nil, gt, false},
+		{"C1", eq, true},
+		{"c1", eq, false}, // a server that compares without case gave it: not our filter
+	}
+	for _, tt := range tests {
+		if got := satisfies(tt.v, tt.c); got != tt.want {
+			t.Errorf("satisfies(%v, %s %s %s) = %v", tt.v, tt.c.field, tt.c.op, tt.c.lit, got)
+		}
 	}
 }
