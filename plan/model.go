@@ -128,20 +128,15 @@ const (
 
 // Step loads one entity from one source.
 type Step struct {
-	Name     string
-	Entity   string
-	Source   string
-	After    []string
-	AfterPos []Pos
-	When     *Expr
-	Mode     Mode
-	ID       *Expr
-	GroupBy  *Expr
-	// Match names the written fields that identify a document whose key
-	// the server assigns: reconciliation looks an in-doubt create up by
-	// them alone (issue 12). Empty: by every field the record wrote.
-	Match      []string
-	MatchPos   []Pos
+	Name       string
+	Entity     string
+	Source     string
+	After      []string
+	AfterPos   []Pos
+	When       *Expr
+	Mode       Mode
+	ID         *Expr
+	GroupBy    *Expr
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform
@@ -155,6 +150,12 @@ type Step struct {
 	EntityPos Pos
 	SourcePos Pos
 	ModePos   Pos // zero when mode was not written (Mode is then insert)
+
+	// Match names the written fields that identify a document whose key
+	// the server assigns: reconciliation looks an in-doubt create up by
+	// them alone (issue 12). Empty: by every field the record wrote.
+	Match    []string
+	MatchPos []Pos
 }
 
 // Field maps one target field to an expression.
