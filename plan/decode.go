@@ -485,7 +485,6 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 	}
 }
 
-// stepWhat names a step in messages: by name when it has a valid one.
 // names reads a list of names, or one name read as a list of one (after:
 // parts is after: [parts]), with the position of each.
 func (w *walker) names(e entry, what, kind string) ([]string, []Pos) {
@@ -508,6 +507,7 @@ func (w *walker) names(e entry, what, kind string) ([]string, []Pos) {
 	return out, pos
 }
 
+// stepWhat names a step in messages: by name when it has a valid one.
 func stepWhat(f *fields, index int) string {
 	if e, ok := f.get("name"); ok && e.val.Kind == yaml.ScalarNode && !isNull(e.val) && e.val.Value != "" {
 		return fmt.Sprintf("step %s", quote(e.val.Value))
