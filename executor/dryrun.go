@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +126,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	resps := make([]odata.BatchResponse, len(reqs))
 	var reads []odata.BatchRequest
 	var at []int
+	var chains []*simChain
 	for i, q := range reqs {
 		resp := odata.BatchResponse{ID: q.ID}
 		switch q.Method {
@@ -155,6 +158,17 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	// values unknown. The rest is read.
 	n := 0
 	for j, q := range reads {
+		if c := s.chainOf(q); c != nil {
+			if s.read == nil {
+				s.unread.Add(int64(c.unread))
+				resps[at[j]] = c.answer(q, nil)
+				continue
+			}
+			chains = append(chains, c)
+			reads[n], at[n] = q, at[j]
+			n++
+			continue
+		}
 		if standIn(q.URL) {
 			resps[at[j]] = s.made0(q)
 			continue
@@ -185,6 +199,13 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 				return nil, fmt.Errorf("the target's answer lacks sub-request %s (GET %s)", q.ID, q.URL)
 			}
 			resps[at[j]] = g
+		}
+		for _, c := range chains {
+			for j, q := range reads {
+				if q.ID == c.id {
+					resps[at[j]] = c.answer(q, &resps[at[j]])
+				}
+			}
 		}
 		return resps, nil
 	}
@@ -425,4 +446,124 @@ func countChildren(kids []*transform.Child) int {
 		n += countChildren(k.Children)
 	}
 	return n
+}
+
+// simChain is a keyed read of many entities (Reader.ReadKeys): the rows
+// of what the run wrote come from memory, the rest from the target or,
+// without one, as a read of one entity would be answered offline.
+type simChain struct {
+	id     string
+	t      *odata.EntityType
+	expand []string
+	made   map[string]json.RawMessage // canonical key → row
+	others []string                   // keys not written by the run
+	// standIns are keys the server will number: what the run creates
+	// exists, its values unknown (as made0 answers).
+	standIns []string
+	unread   int
+	exists   bool // offline: the set is an update step's, its entities exist
+}
+
+// chainOf reads a chain GET, or returns nil for any other read.
+func (s *simService) chainOf(q odata.BatchRequest) *simChain {
+	set, query, ok := strings.Cut(q.URL, "?")
+	if !ok || strings.ContainsAny(set, "(/") {
+		return nil
+	}
+	es := s.md.EntitySet(set)
+	vals, err := url.ParseQuery(query)
+	if es == nil || es.Type == nil || err != nil || vals.Get("$filter") == "" {
+		return nil
+	}
+	keys, ok := chainKeys(es.Type, vals.Get("$filter"))
+	if !ok {
+		return nil
+	}
+	c := &simChain{id: q.ID, t: es.Type, made: map[string]json.RawMessage{}, exists: s.updates[set]}
+	if e := vals.Get("$expand"); e != "" {
+		c.expand = strings.Split(e, ",")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		k = canonicalKey(es.Type, k)
+		fields, ok := s.made[set+"("+k+")"]
+		switch {
+		case !ok && standIn("("+k+")"):
+			c.standIns = append(c.standIns, k)
+			continue
+		case !ok:
+			c.others = append(c.others, k)
+			continue
+		}
+		row := map[string]json.RawMessage{}
+		for f, v := range fields {
+			row[f] = v
+		}
+		c.made[k] = c.withLines(row)
+	}
+	c.unread = len(c.others)
+	return c
+}
+
+// withLines adds the expanded sub-forms as empty: the target never saw
+// the entity, or the dry run does not know its lines.
+func (c *simChain) withLines(row map[string]json.RawMessage) json.RawMessage {
+	for _, nav := range c.expand {
+		row[nav] = json.RawMessage(`[]`)
+	}
+	b, _ := json.Marshal(row)
+	return b
+}
+
+// answer is the chain's answer: the target's (got) without the rows the
+// run rewrote, plus those as the run wrote them; offline (got nil) the
+// rows the run wrote, and for an update step's set the others with their
+// key alone (a PATCH then carries every field).
+func (c *simChain) answer(q odata.BatchRequest, got *odata.BatchResponse) odata.BatchResponse {
+	var rows []json.RawMessage
+	if got != nil {
+		if got.Status != 200 || len(c.made)+len(c.standIns) == 0 {
+			return *got
+		}
+		var coll struct {
+			Value []json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal(got.Body, &coll) != nil {
+			return *got
+		}
+		for _, raw := range coll.Value {
+			if e, err := odata.DecodeEntity(raw); err != nil || c.made[keyOf(c.t, e)] == nil {
+				rows = append(rows, raw)
+			}
+		}
+	}
+	keyOnly := c.standIns
+	if got == nil && c.exists {
+		keyOnly = append(keyOnly, c.others...)
+	}
+	for _, k := range keyOnly {
+		parts, err := keyParts(c.t, k)
+		if err != nil {
+			continue
+		}
+		row := map[string]json.RawMessage{}
+		for _, p := range parts {
+			row[p.Name], _ = json.Marshal(p.Value)
+		}
+		rows = append(rows, c.withLines(row))
+	}
+	keys := make([]string, 0, len(c.made))
+	for k := range c.made {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		rows = append(rows, c.made[k])
+	}
+	if rows == nil {
+		rows = []json.RawMessage{}
+	}
+	body, _ := json.Marshal(map[string]any{"value": rows})
+	return odata.BatchResponse{ID: q.ID, Status: 200, Body: body}
 }

@@ -354,15 +354,7 @@ func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]od
 		var got []odata.BatchResponse
 		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
-			matched, problem := odata.MatchResponses(reqs, got)
-			out := make([]odata.BatchResponse, len(reqs))
-			for i, m := range matched {
-				if m == nil {
-					out = nil
-					break
-				}
-				out[i] = *m
-			}
+			out, problem := inOrder(reqs, got)
 			if out != nil {
 				return out, nil
 			}

@@ -1,8 +1,11 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -21,12 +24,10 @@ func (sr *stepRun) readPending() error {
 		return nil
 	}
 	r := sr.r
-	type readIdx struct{ ent, lines int }
-	var reqs []odata.BatchRequest
-	idx := make([]readIdx, len(ws))
 	replaceNavs := make([][]string, len(ws))
+	var keys, fields, expand []string
+	seenField, seenNav := map[string]bool{}, map[string]bool{}
 	for i, w := range ws {
-		idx[i] = readIdx{-1, -1}
 		root, err := sr.b.insertOps(w)
 		if err != nil {
 			sr.buildFailed(w, err)
@@ -37,51 +38,46 @@ func (sr *stepRun) readPending() error {
 		if root.key == "" {
 			continue
 		}
-		idx[i].ent = len(reqs)
-		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: sr.entity + "(" + root.key + ")"})
+		keys = append(keys, root.key)
+		for k := range w.rec.Fields {
+			if !seenField[k] {
+				seenField[k] = true
+				fields = append(fields, k)
+			}
+		}
 		seen := map[string]bool{}
 		for _, c := range w.rec.Children {
 			if c.Replace && !c.Single && !seen[c.Nav] {
 				seen[c.Nav] = true
 				replaceNavs[i] = append(replaceNavs[i], c.Nav)
-			}
-		}
-		if len(replaceNavs[i]) > 0 {
-			idx[i].lines = len(reqs)
-			for _, nav := range replaceNavs[i] {
-				reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: sr.entity + "(" + root.key + ")/" + nav})
+				if !seenNav[c.Nav] {
+					seenNav[c.Nav] = true
+					expand = append(expand, c.Nav)
+				}
 			}
 		}
 	}
-	var resps map[string]odata.BatchResponse
-	for start := 0; start < len(reqs); start += r.limit {
-		end := min(start+r.limit, len(reqs))
-		select {
-		case r.sem <- struct{}{}:
-		case <-r.ctx.Done():
-			return errHalt
+	// One read for many records (issue 16): only the fields the records
+	// write, with the lines that lines: replace deletes.
+	var t *odata.EntityType
+	if set := r.md.EntitySet(sr.entity); set != nil {
+		t = set.Type
+	}
+	sort.Strings(expand)
+	rd := &Reader{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
+	found, err := rd.ReadKeys(sr.ctx, keys)
+	if err != nil {
+		if errors.Is(err, errHalt) {
+			return err
 		}
-		r.requests.Add(1)
-		r.subs.Add(int64(end - start))
-		got, err := r.readBatch(sr.ctx, reqs[start:end])
-		<-r.sem
-		r.hook.BatchSent(end - start)
-		if err != nil {
-			return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
-		}
-		if resps == nil {
-			resps = map[string]odata.BatchResponse{}
-		}
-		for _, g := range got {
-			resps[g.ID] = g
-		}
+		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
 	}
 	for i, w := range ws {
 		if w == nil {
 			continue
 		}
 		root := w.root
-		if idx[i].ent < 0 {
+		if root.key == "" {
 			if sr.step.Mode == plan.ModeUpdate {
 				sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
 				continue
@@ -91,7 +87,7 @@ func (sr *stepRun) readPending() error {
 			}
 			continue
 		}
-		resp := resps[reqs[idx[i].ent].ID]
+		resp := found[root.key]
 		switch {
 		case resp.Status == 404:
 			if sr.step.Mode == plan.ModeUpdate {
@@ -127,15 +123,15 @@ func (sr *stepRun) readPending() error {
 			first = append(first, root)
 		}
 		// lines: replace deletes what the parent has before adding.
-		for j, nav := range replaceNavs[i] {
-			lr := resps[reqs[idx[i].lines+j].ID]
-			if lr.Status != 200 {
-				continue
-			}
+		var expanded map[string]json.RawMessage
+		if len(replaceNavs[i]) > 0 {
+			_ = json.Unmarshal(resp.Body, &expanded)
+		}
+		for _, nav := range replaceNavs[i] {
 			var coll struct {
-				Value []json.RawMessage `json:"value"`
+				Value []json.RawMessage
 			}
-			if json.Unmarshal(lr.Body, &coll) != nil {
+			if json.Unmarshal(expanded[nav], &coll.Value) != nil {
 				continue
 			}
 			var lt *odata.EntityType
@@ -249,4 +245,20 @@ func sameValue(a, b any) bool {
 		return ok && x == y
 	}
 	return false
+}
+
+// sendReads is the run's ReadFunc: a read call waits for a slot as a
+// write does and counts in the run's statistics.
+func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-r.ctx.Done():
+		return nil, errHalt
+	}
+	r.requests.Add(1)
+	r.subs.Add(int64(len(reqs)))
+	got, err := r.readBatch(ctx, reqs)
+	<-r.sem
+	r.hook.BatchSent(len(reqs))
+	return got, err
 }

@@ -438,7 +438,7 @@ func (c *call) read(tg *target, q url.Values, hdr http.Header) (*result, *apiErr
 	if tg.collection() {
 		var rows []*record
 		if tg.nav == nil {
-			rows = tg.tb.sorted()
+			rows = tg.tb.sortedWhere(o.filter)
 		} else if sf := tg.parent.subs[tg.nav.Name]; sf != nil {
 			rows = sf.lines
 		}

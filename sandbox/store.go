@@ -95,6 +95,10 @@ func compareValues(a, b any) int {
 				return rx.Cmp(ry)
 			}
 		}
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y) // as below, without fmt's cost
+		}
 	case bool:
 		if y, ok := b.(bool); ok {
 			switch {
@@ -126,10 +130,16 @@ func compareKeys(t *odata.EntityType, a, b *record) int {
 	return 0
 }
 
-func (tb *table) sorted() []*record {
+func (tb *table) sorted() []*record { return tb.sortedWhere(nil) }
+
+// sortedWhere is sorted of the rows f keeps (nil: all): filtering before
+// sorting keeps a keyed read of a large table fast.
+func (tb *table) sortedWhere(f filterExpr) []*record {
 	out := make([]*record, 0, len(tb.rows))
 	for _, r := range tb.rows {
-		out = append(out, r)
+		if f == nil || f.eval(r.vals) {
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
 	return out
