@@ -214,7 +214,7 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 			// the data.
 		}
 	}
-	d := compare(l.want, tg.sb.Snapshot())
+	d := compare(l.want, nil, tg.sb.Snapshot())
 	if !d.ok() {
 		t.Errorf("%s %s: %v", kind, rate, d)
 	}
@@ -353,7 +353,7 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 		break
 	}
 	sp.wg.Wait() // late answers still sleeping
-	d := compare(l.want, tg.sb.Snapshot())
+	d := compare(l.want, nil, tg.sb.Snapshot())
 	if !d.ok() {
 		t.Errorf("spike %s %v: %v", mode, rate, d)
 	}
