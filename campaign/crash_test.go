@@ -211,14 +211,15 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Apply, killed and resumed until it exits 0.
-		stuck, fills, roundKills := 0, 0, kills()
+		stuck, fills := 0, 0
 	apply:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {
 				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
 			}
 			kill := time.Duration(0)
-			if kills() < k.points && attempt < 2*applyKills && kills()-roundKills < applyKills {
+			// The last round keeps its undo's share of the kills.
+			if kills() < k.points-undoKills && attempt < 2*applyKills {
 				kill = delay(span, applyKills)
 			}
 			killed, done := false, false
