@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -128,7 +130,7 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 func (r *runner) openJournal(waves [][]*plan.Step) error {
 	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
 		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
-		ToolVersion: r.opts.ToolVersion, Created: r.opts.now().UTC()}
+		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC()}
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}
@@ -543,7 +545,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
-	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: r.opts.now().UTC()}); err != nil {
 		return err
 	}
 	acquired := false
@@ -574,9 +576,10 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(len(reqs)))
-		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		var calls odata.CallStats
+		resps, err := r.opts.Client.Batch(odata.WithCallStats(r.ctx, &calls), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, resps, err); err != nil {
+		if err := sr.complete(seq, batch, later, resps, err, &calls); err != nil {
 			r.halt(err)
 		}
 	}()
@@ -585,8 +588,10 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 
 // complete records a batch's outcome: per sub-request status and key,
 // records finished, and the units that may now follow.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error) error {
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error, calls *odata.CallStats) error {
 	r := sr.r
+	answered := r.opts.now().UTC()
+	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
@@ -594,7 +599,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 			for i, o := range batch {
 				res[i] = journal.Result{ID: o.id, Status: -1, Error: oe.Error()}
 			}
-			if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
+			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
 				return err
 			}
 			if oe.Status == http.StatusTooManyRequests {
@@ -606,7 +611,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 		// Never resend what may have reached the server: journal it in
 		// doubt and stop; the next apply reconciles it first.
-		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()}); err != nil {
+		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()})); err != nil {
 			return err
 		}
 		if r.ctx.Err() != nil {
@@ -630,7 +635,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		sr.outcome(o, resp)
 		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
 	}
-	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	entries := []journal.Entry{outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})}
 	if len(missing) > 0 {
 		// A response without some sub-requests: those are in doubt.
 		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
@@ -697,6 +702,16 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 	sr.queued = append(sr.queued, next...)
 	sr.mu.Unlock()
 	return nil
+}
+
+// stampCalls puts on an outcome when it came and what its call cost, for
+// the run report's chart.
+func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry {
+	e.At = at
+	if c != nil {
+		e.Calls, e.Throttled, e.WaitMS = c.Attempts, c.Throttled, c.Waited.Milliseconds()
+	}
+	return e
 }
 
 // workMu serialises the bookkeeping of records: the units of one record
@@ -772,6 +787,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Key = w.root.key
 	}
 	if !w.failed {
+		re.Rows = keyedRows(w)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed
@@ -808,6 +824,42 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Row = rowOf(w.rec.Row)
 	}
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
+}
+
+// keyedRows are a committed record's source rows with what each became:
+// its own row the entity, each child's row that child with its key, every
+// row written once. report --created maps legacy numbers with them.
+func keyedRows(w *work) []journal.KeyedRow {
+	seen := map[string]bool{}
+	add := func(out []journal.KeyedRow, kr journal.KeyedRow, row source.Row) []journal.KeyedRow {
+		if !seen[kr.Loc] {
+			seen[kr.Loc] = true
+			kr.Row = rowOf(row)
+		}
+		return append(out, kr)
+	}
+	loc := w.rec.Loc.String()
+	out := add(nil, journal.KeyedRow{Loc: loc}, w.rec.Row)
+	// The tree, not w.ops: children committed by an earlier attempt of a
+	// resumed record are in it too, with their keys.
+	var walk func(o *op)
+	walk = func(o *op) {
+		for _, k := range o.kids {
+			if k.kind != journal.OpCreate || !k.ok() {
+				continue
+			}
+			row, kloc := w.rec.Row, loc
+			if c := childOf(w.rec, k.path); c != nil && c.Loc != (source.Location{}) {
+				row, kloc = c.Row, c.Loc.String()
+			}
+			out = add(out, journal.KeyedRow{Loc: kloc, Path: k.path, Nav: k.nav, Key: k.key}, row)
+			walk(k)
+		}
+	}
+	if w.root != nil {
+		walk(w.root)
+	}
+	return out
 }
 
 func failedAncestor(o *op) string {

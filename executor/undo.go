@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -18,6 +19,8 @@ type UndoOptions struct {
 	// BatchSize caps sub-requests per batch (0: 100, the limit of every
 	// server from 21.0 and within the older 1,000).
 	BatchSize int
+	// Now stamps the journal's entries (default time.Now).
+	Now func() time.Time
 }
 
 // UndoAction is one thing undo does: delete an entity or a line the run
@@ -72,6 +75,10 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			return nil, fmt.Errorf("%s: %d sub-request(s) are in doubt: run apply first to reconcile them, then undo", journalPath, notUndo)
 		}
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	limit := opts.BatchSize
 	if limit <= 0 || limit > 100 {
 		limit = 100
@@ -119,7 +126,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		for start := 0; start < len(plan); start += limit {
 			end := min(start+limit, len(plan))
-			if err := runUndoBatch(ctx, jr, client, plan[start:end], hook); err != nil {
+			if err := runUndoBatch(ctx, jr, client, plan[start:end], hook, now); err != nil {
 				for _, u := range plan[start:end] {
 					sum.Actions = append(sum.Actions, *u.act)
 				}
@@ -198,7 +205,7 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 	return out
 }
 
-func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops []undoOp, hook Hook) error {
+func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops []undoOp, hook Hook, now func() time.Time) error {
 	seq := jr.NextBatch()
 	reqs := make([]odata.BatchRequest, len(ops))
 	subs := make([]journal.Sub, len(ops))
@@ -212,21 +219,23 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 			reqs[i].Headers = map[string]string{"content-type": "application/json"}
 		}
 	}
-	if err := jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+	if err := jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
 		return err
 	}
-	resps, err := client.Batch(ctx, reqs, batchOptions)
+	var calls odata.CallStats
+	resps, err := client.Batch(odata.WithCallStats(ctx, &calls), reqs, batchOptions)
 	hook.BatchSent(len(reqs))
+	answered := now().UTC()
 	if err != nil {
 		if _, ok := refused(err); ok {
 			res := make([]journal.Result, len(ops))
 			for i := range ops {
 				res[i] = journal.Result{ID: subs[i].ID, Status: -1}
 			}
-			_ = jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})
+			_ = jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
-		_ = jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()})
+		_ = jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
 		// The batch may have been applied: in doubt, as apply's are.
 		return undoInDoubt{err}
 	}
@@ -255,7 +264,7 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 		}
 		res = append(res, out)
 	}
-	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
 	for _, u := range ops {
 		if ok, seen := recOK[u.rec]; seen && ok {
 			entries = append(entries, journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: u.rec.Step, ID: u.rec.ID, Status: journal.Committed, Undo: true}})

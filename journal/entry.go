@@ -35,8 +35,11 @@ type Header struct {
 	Target        string            `json:"target,omitempty"`    // base URL without credentials
 	SystemVersion string            `json:"system_version,omitempty"`
 	ToolVersion   string            `json:"tool_version,omitempty"`
-	Created       time.Time         `json:"created"`
-	Steps         []Step            `json:"steps,omitempty"` // in dependency order
+	// User is the name the service gave for the credentials (GetLoginName),
+	// for the run report; journals before it was recorded have none.
+	User    string    `json:"user,omitempty"`
+	Created time.Time `json:"created"`
+	Steps   []Step    `json:"steps,omitempty"` // in dependency order
 }
 
 // Step names a step and its entity, in dependency order.
@@ -105,6 +108,23 @@ type RecordEntry struct {
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`
+	// Rows are the source rows of a committed record with the keys the
+	// server gave what they became, for report --created. Older journals
+	// have none.
+	Rows []KeyedRow `json:"rows,omitempty"`
+}
+
+// KeyedRow is one source row of a committed record and what it became: the
+// record's own row its entity (whose key is the RecordEntry's), a sub-form
+// child's row that child, with the line key the server assigned (KLINE).
+type KeyedRow struct {
+	Loc  string `json:"loc"`
+	Path string `json:"p,omitempty"` // "" the record's entity; "0", "0.2" a sub-form child
+	Nav  string `json:"n,omitempty"` // the child's navigation property
+	Key  string `json:"k,omitempty"` // the child's key expression, when it has one
+	// Row is nil when an earlier KeyedRow of the same record has the same
+	// Loc: a row is written once.
+	Row *Row `json:"row,omitempty"`
 }
 
 // Entry is one line of the journal.
@@ -116,6 +136,15 @@ type Entry struct {
 	Results []Result     `json:"r,omitempty"`
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
+	// At is when an intent's batch was about to be sent, or its outcome
+	// came; zero in journals written before it was recorded.
+	At time.Time `json:"at,omitzero"`
+	// Calls (outcomes) is the HTTP attempts the batch took, Throttled how
+	// many of them the server answered 429, WaitMS the milliseconds spent
+	// waiting before retrying (Retry-After, backoff): the run report's chart.
+	Calls     int   `json:"calls,omitempty"`
+	Throttled int   `json:"429,omitempty"`
+	WaitMS    int64 `json:"wait_ms,omitempty"`
 }
 
 // Status of a record.

@@ -46,6 +46,24 @@ func fastDecode(js []byte, e *Entry) bool {
 			if e.InDoubt, ok = p.str(); !ok {
 				return false
 			}
+		case "at":
+			v, ok := p.str()
+			if !ok || e.At.UnmarshalText([]byte(v)) != nil {
+				return false
+			}
+		case "calls", "429", "wait_ms":
+			n, ok := p.num()
+			if !ok {
+				return false
+			}
+			switch k {
+			case "calls":
+				e.Calls = n
+			case "429":
+				e.Throttled = n
+			default:
+				e.WaitMS = int64(n)
+			}
 		case "s":
 			e.Subs = make([]Sub, 0, 128)
 			if !p.array(func() bool {
@@ -82,7 +100,8 @@ func fastDecode(js []byte, e *Entry) bool {
 }
 
 // record decodes a record entry without errors or row (committed and
-// skipped records, the bulk); those with them go to encoding/json.
+// skipped records, the bulk, with their keyed rows); those with them go to
+// encoding/json.
 func (p *fastParser) record(r *RecordEntry) bool {
 	return p.object(func(k string) bool {
 		var ok bool
@@ -99,6 +118,15 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Loc, ok = p.str()
 		case "k":
 			r.Key, ok = p.str()
+		case "rows":
+			ok = p.array(func() bool {
+				var kr KeyedRow
+				if !p.keyedRow(&kr) {
+					return false
+				}
+				r.Rows = append(r.Rows, kr)
+				return true
+			})
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):
@@ -109,6 +137,43 @@ func (p *fastParser) record(r *RecordEntry) bool {
 				p.i += 5
 			}
 		}
+		return ok
+	})
+}
+
+func (p *fastParser) keyedRow(kr *KeyedRow) bool {
+	return p.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "loc":
+			kr.Loc, ok = p.str()
+		case "p":
+			kr.Path, ok = p.str()
+		case "n":
+			kr.Nav, ok = p.str()
+		case "k":
+			kr.Key, ok = p.str()
+		case "row":
+			kr.Row = new(Row)
+			ok = p.object(func(k string) bool {
+				switch k {
+				case "h":
+					return p.strings(&kr.Row.Header)
+				case "c":
+					return p.strings(&kr.Row.Cells)
+				}
+				return false
+			})
+		}
+		return ok
+	})
+}
+
+func (p *fastParser) strings(dst *[]string) bool {
+	*dst = []string{}
+	return p.array(func() bool {
+		v, ok := p.str()
+		*dst = append(*dst, v)
 		return ok
 	})
 }
