@@ -40,14 +40,7 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 		buf.Write(b)
 		if i == 4 {
 			// The state before undo: rows kept.
-			path := filepath.Join(t.TempDir(), "before.journal")
-			if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			st, err := LoadReport(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			path, st := loadReport(t, buf.Bytes())
 			if got := st.Record("orders", "1").Rows; !reflect.DeepEqual(got, rows) {
 				t.Errorf("rows %+v, want %+v", got, rows)
 			}
@@ -60,14 +53,7 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 			}
 		}
 	}
-	path := filepath.Join(t.TempDir(), "run.journal")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err := LoadReport(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, st := loadReport(t, buf.Bytes())
 	want := []BatchCall{
 		{Batch: 1, Sent: at, Answered: at.Add(40 * time.Second), Subs: 3, Calls: 2, Throttled: 1, Waited: 30 * time.Second, Written: 2},
 		{Batch: 2, Subs: 1, Undo: true, Written: 1},
@@ -81,4 +67,18 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 	if st.Header.User != "dana" {
 		t.Errorf("user %q", st.Header.User)
 	}
+}
+
+// loadReport writes a journal's lines to a file and loads it for a report.
+func loadReport(t *testing.T, lines []byte) (string, *State) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	if err := os.WriteFile(path, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := LoadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, st
 }

@@ -124,6 +124,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	if *html != "" {
 		target, _ := a.targetURL(f.conn.target, c.plan)
+		if c.conn != nil {
+			target = c.conn.url // --sandbox: the one it started
+		}
 		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: target, SystemVersion: c.version.String(), ToolVersion: Version}
 		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
 			return withCode(ExitUsage, err)
