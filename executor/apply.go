@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -831,10 +832,14 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 // row written once. report --created maps legacy numbers with them.
 func keyedRows(w *work) []journal.KeyedRow {
 	seen := map[string]bool{}
+	var header []string // the last header written
 	add := func(out []journal.KeyedRow, kr journal.KeyedRow, row source.Row) []journal.KeyedRow {
-		if !seen[kr.Loc] {
+		if r := rowOf(row); r != nil && !seen[kr.Loc] {
 			seen[kr.Loc] = true
-			kr.Row = rowOf(row)
+			kr.Cells = r.Cells
+			if !slices.Equal(r.Header, header) {
+				kr.Header, header = r.Header, r.Header
+			}
 		}
 		return append(out, kr)
 	}

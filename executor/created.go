@@ -61,10 +61,17 @@ func CreatedKeys(journalPath, out string) (CreatedStats, error) {
 			var locs []string
 			byLoc := map[string]*line{}
 			navs, keys := map[string][]string{}, map[string][]string{}
+			var header []string // a row without one has the previous row's
 			for _, kr := range rec.Rows {
+				if kr.Header != nil {
+					header = kr.Header
+				}
 				l := byLoc[kr.Loc]
 				if l == nil {
-					l = &line{row: kr.Row}
+					l = &line{}
+					if kr.Cells != nil {
+						l.row = &journal.Row{Header: header, Cells: kr.Cells}
+					}
 					byLoc[kr.Loc] = l
 					locs = append(locs, kr.Loc)
 				}

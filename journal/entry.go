@@ -122,9 +122,12 @@ type KeyedRow struct {
 	Path string `json:"p,omitempty"` // "" the record's entity; "0", "0.2" a sub-form child
 	Nav  string `json:"n,omitempty"` // the child's navigation property
 	Key  string `json:"k,omitempty"` // the child's key expression, when it has one
-	// Row is nil when an earlier KeyedRow of the same record has the same
-	// Loc: a row is written once.
-	Row *Row `json:"row,omitempty"`
+	// Header is the row's column names, left out when they are the previous
+	// KeyedRow's of the record (a record's rows mostly share one source).
+	Header []string `json:"h,omitempty"`
+	// Cells are the row as it was, left out when an earlier KeyedRow of the
+	// record has the same Loc: a row is written once.
+	Cells []string `json:"c,omitempty"`
 }
 
 // Entry is one line of the journal.

@@ -11,8 +11,12 @@ import (
 // without reflection: every string is a substring of one copy of the line.
 // It handles exactly what appendLine writes; anything else returns false and
 // the caller falls back to encoding/json, which also validates.
-func fastDecode(js []byte, e *Entry) bool {
-	p := fastParser{s: string(js)}
+func fastDecode(js []byte, e *Entry) bool { return fastDecodeSkip(js, e, false) }
+
+// fastDecodeSkip is fastDecode that leaves a record's Rows out when
+// skipRows is set.
+func fastDecodeSkip(js []byte, e *Entry, skipRows bool) bool {
+	p := fastParser{s: string(js), skipRows: skipRows}
 	if !p.lit('{') {
 		return false
 	}
@@ -119,6 +123,10 @@ func (p *fastParser) record(r *RecordEntry) bool {
 		case "k":
 			r.Key, ok = p.str()
 		case "rows":
+			if p.skipRows {
+				_, ok = p.rawValue()
+				break
+			}
 			ok = p.array(func() bool {
 				var kr KeyedRow
 				if !p.keyedRow(&kr) {
@@ -153,17 +161,10 @@ func (p *fastParser) keyedRow(kr *KeyedRow) bool {
 			kr.Nav, ok = p.str()
 		case "k":
 			kr.Key, ok = p.str()
-		case "row":
-			kr.Row = new(Row)
-			ok = p.object(func(k string) bool {
-				switch k {
-				case "h":
-					return p.strings(&kr.Row.Header)
-				case "c":
-					return p.strings(&kr.Row.Cells)
-				}
-				return false
-			})
+		case "h":
+			ok = p.strings(&kr.Header)
+		case "c":
+			ok = p.strings(&kr.Cells)
 		}
 		return ok
 	})
@@ -181,6 +182,9 @@ func (p *fastParser) strings(dst *[]string) bool {
 type fastParser struct {
 	s string
 	i int
+	// skipRows steps over a record's keyed rows: only reports read them
+	// (State.report), and decoding them would slow every resume.
+	skipRows bool
 }
 
 func (p *fastParser) lit(c byte) bool {

@@ -310,7 +310,7 @@ func (st *State) apply(line []byte) string {
 		return "checksum mismatch"
 	}
 	var e Entry
-	if !fastDecode(js, &e) {
+	if !fastDecodeSkip(js, &e, !st.report) {
 		e = Entry{}
 		if err := json.Unmarshal(js, &e); err != nil {
 			return "undecodable entry: " + err.Error()

@@ -15,7 +15,7 @@ import (
 func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
-	rows := []KeyedRow{{Loc: "o.csv:2", Row: &Row{Header: []string{"No"}, Cells: []string{"1"}}},
+	rows := []KeyedRow{{Loc: "o.csv:2", Header: []string{"No"}, Cells: []string{"1"}},
 		{Loc: "o.csv:2", Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1"}}
 	entries := []Entry{
 		{Kind: KindHeader, Header: &Header{PlanHash: "x", User: "dana"}},
