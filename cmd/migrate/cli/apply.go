@@ -290,6 +290,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		if len(view.Errors) > 0 && view.Journal != "" {
 			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, pos[0])
+		} else if view.Journal != "" && sum.Complete {
+			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 		}
 	}
 	switch {
