@@ -173,7 +173,8 @@ func compilePlan(ctx context.Context, path string, md *odata.Metadata) (*compile
 		headers[s.Name] = r.Header().Names
 		r.Close()
 	}
-	prog, td := transform.Compile(p, md, transform.Options{Headers: headers, Getenv: func(string) string { return "" }})
+	prog, td := transform.Compile(p, md, transform.Options{Getenv: func(string) string { return "" }})
+	td = append(td, p.CheckColumns(headers)...)
 	if td.HasErrors() {
 		return nil, fmt.Errorf("plan %s: %v", path, td)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,17 +22,23 @@ import (
 // errHalt stops a step's record stream once the run is halting.
 var errHalt = errors.New("halt")
 
-// runner is one Apply.
+// runner is one run of the plan: Apply's, or the dry run's over a
+// simulated service (Plan). Both walk the same steps with the same loop.
 type runner struct {
 	opts  *Options
 	ctx   context.Context
 	md    *odata.Metadata
-	jr    *journal.Journal
+	jr    ledger
 	state *journal.State // as replayed at the start
 	hook  Hook
 	limit int
 	sem   chan struct{}
-	rows  *rowCache
+	// dry: the dry run. Steps go one at a time and each batch is answered
+	// before the next is packed, so that its output is the same every time.
+	dry bool
+	// refd, when set, names the steps whose keys ref() may ask for: the
+	// dry run keeps no others, so its memory stays flat.
+	refd map[string]bool
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -46,6 +52,35 @@ type runner struct {
 	undec   []string
 }
 
+// ledger is where a run writes ahead: the journal file (Apply), or a tally
+// that keeps only what the dry run's summary needs (Plan), so that a dry
+// run of a million rows stays in flat memory.
+type ledger interface {
+	NextBatch() int
+	Append(es ...journal.Entry) error
+	AppendUnsynced(es ...journal.Entry) error
+	Sync() error
+	Counts(step string) journal.Counts
+	Snapshot() *journal.State
+	Close() error
+	// committed is told of each record committed, with its sub-form
+	// children (a deep insert's too, which have no sub-request of their own).
+	committed(step string, children int)
+	summary(p *plan.Plan) *Summary
+}
+
+// journalLedger is the journal file: its state says what was committed.
+type journalLedger struct{ *journal.Journal }
+
+func (journalLedger) committed(string, int) {}
+
+func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
+
+func newRunner(ctx context.Context, opts *Options) *runner {
+	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
+}
+
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
 // what is in doubt first), and sends every step's records in dependency
 // order. The summary is the journal's state at the end.
@@ -57,11 +92,16 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opts: &opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+	r := newRunner(ctx, &opts)
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}
+	return r.run(waves)
+}
+
+// run sends every step's records, wave after wave, and sums up.
+func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
+	opts := r.opts
 	defer r.jr.Close()
 	if opts.Stop != nil {
 		done := make(chan struct{})
@@ -89,6 +129,14 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		if r.halted() {
 			break
 		}
+		if r.dry {
+			for _, s := range wave {
+				if err := r.runStep(s); err != nil {
+					r.halt(err)
+				}
+			}
+			continue
+		}
 		var wg sync.WaitGroup
 		for _, s := range wave {
 			wg.Add(1)
@@ -105,14 +153,14 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		r.halt(err)
 	}
 	r.jr.Close()
-	// The journal's own state has every line appended folded in: no replay.
-	sum := summarize(r.jr.State(), opts.Plan)
+	// The ledger's own state has every line appended folded in: no replay.
+	sum := r.jr.summary(opts.Plan)
 	sum.Requests = int(r.requests.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
-	err = r.err
+	err := r.err
 	r.mu.Unlock()
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
@@ -140,28 +188,37 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
 		}
 	}
-	if _, err := os.Stat(r.opts.Journal); err == nil {
-		jr, st, err := journal.Open(r.opts.Journal)
-		if err != nil {
-			return err
+	// Open takes the journal's lock before reading it, and Create before
+	// looking whether it exists: of two runs started at once on one
+	// journal, one runs and the other is refused (*journal.LockedError).
+	jr, st, err := journal.Open(r.opts.Journal)
+	if errors.Is(err, fs.ErrNotExist) {
+		jr, err = journal.Create(r.opts.Journal, hdr)
+		if errors.Is(err, journal.ErrExists) {
+			// Another run created it between the two calls.
+			jr, st, err = journal.Open(r.opts.Journal)
+		} else if err == nil {
+			r.jr = journalLedger{jr}
+			r.state = jr.Snapshot()
+			return nil
 		}
-		if err := checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed); err != nil {
-			jr.Close()
-			var se *StaleError
-			if errors.As(err, &se) {
-				se.Journal = r.opts.Journal
-			}
-			return err
-		}
-		r.jr, r.state = jr, st
-		return nil
 	}
-	jr, err := journal.Create(r.opts.Journal, hdr)
 	if err != nil {
 		return err
 	}
-	r.jr = jr
-	r.state = jr.Snapshot()
+	err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed)
+	var se *StaleError
+	if errors.As(err, &se) {
+		se.Journal = r.opts.Journal
+	}
+	if err == nil {
+		err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
+	}
+	if err != nil {
+		jr.Close()
+		return err
+	}
+	r.jr, r.state = journalLedger{jr}, st
 	return nil
 }
 
@@ -175,8 +232,40 @@ func (e *StaleError) Error() string {
 	return fmt.Sprintf("%s was made from something else: %s; run with the original files, or allow the change (--allow-plan-change) after checking it", e.Journal, strings.Join(e.Changes, "; "))
 }
 
-// checkHeader refuses to resume a journal made from another plan, other
-// sources or another target. With retryFailed a source whose content changed
+// TargetError refuses a journal against a service other than the one its
+// run wrote to: a resume, a retry or an undo there would write into, or
+// delete from, another company. No flag lets it through.
+type TargetError struct {
+	Journal  string
+	Was, Now string // service roots without credentials
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s was written to %s, not %s: nothing was sent; give --target %s (or set MIGRATE_TARGET to it) to use this journal", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// CheckTarget refuses target when it is not the service whose run hdr
+// heads. Both are compared as service roots: credentials, a trailing slash
+// and the language code after tabula.ini (spec 1) do not make another
+// company. A journal that names no target (written before targets were
+// journaled) is let through.
+func CheckTarget(journalPath string, hdr journal.Header, target string) error {
+	was, now := redact(hdr.Target), redact(target)
+	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
+		return nil
+	}
+	return &TargetError{Journal: journalPath, Was: was, Now: now}
+}
+
+func serviceRoot(target string) string {
+	if root, err := odata.ServiceRoot(target, 0); err == nil {
+		return root
+	}
+	return target
+}
+
+// checkHeader refuses to resume a journal made from another plan or other
+// sources (the target is CheckTarget's). With retryFailed a source whose content changed
 // is expected (the failed rows were corrected), so only that is let through.
 func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 	var ch []string
@@ -196,9 +285,6 @@ func checkHeader(old, now journal.Header, allow, retryFailed bool) error {
 		if _, ok := now.Sources[f]; !ok {
 			ch = append(ch, "source "+f+" is no longer used")
 		}
-	}
-	if old.Target != "" && now.Target != "" && old.Target != now.Target {
-		ch = append(ch, fmt.Sprintf("the target changed (%s, now %s)", old.Target, now.Target))
 	}
 	if len(ch) == 0 || allow {
 		return nil
@@ -225,6 +311,9 @@ func (r *runner) halted() bool {
 }
 
 func (r *runner) setKey(step, id, key string) {
+	if r.refd != nil && !r.refd[step] {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.keys[step]
@@ -245,8 +334,18 @@ func (r *runner) Ref(step, id string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
+	if r.dry && k == placeholderKey {
+		// A key the server would number: a stand-in of its own per record,
+		// which names it (and no two records share).
+		return "{" + step + ":" + id + "}", true
+	}
 	return keyValue(k), true
 }
+
+// Placeholders implements transform.Placeholders: in the dry run a key
+// that ref() gives may be the simulated service's stand-in for one the
+// server numbers ({key}), which no field's type or length can check.
+func (r *runner) Placeholders() bool { return r.dry }
 
 // queue holds record entries until the next append, so that skipped rows
 // and row errors cost no fsync of their own.
@@ -296,6 +395,7 @@ func (r *runner) appendWith(es ...journal.Entry) error {
 // stepRun is one step being applied.
 type stepRun struct {
 	r      *runner
+	ctx    context.Context // the run's, naming the step (batchStep)
 	step   *plan.Step
 	entity string
 	b      *builder
@@ -308,11 +408,10 @@ type stepRun struct {
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
-	open := r.rows.wrap(r.opts.Open)
-	err := r.opts.Records.Records(r.ctx, s.Name, open, r, func(res transform.Result) error {
+	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt
 		}
@@ -410,9 +509,10 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
-		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
+		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
+		setRows(re, res.Rows)
 		for _, e := range res.Errors {
-			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Message: e.Message})
+			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
 		}
 		if len(re.Errors) == 0 {
 			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
@@ -426,6 +526,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
@@ -461,6 +562,21 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return sr.resumeWork(w, prev)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// supersede closes a failure that an earlier run filed under this row's
+// location because it could not identify the row (a second row with one
+// key, a key field in error): the row now gives a record of its own, so
+// that failure is over and must not keep the run from completing.
+func (r *runner) supersede(step, loc, id string) {
+	if loc == id {
+		return
+	}
+	prev := r.state.Record(step, loc)
+	if prev == nil || prev.Status() != journal.Failed || len(prev.Subs) > 0 {
+		return
+	}
+	r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: step, ID: loc, Status: journal.Skipped, Loc: loc}})
 }
 
 // resumeWork continues a record whose entity exists from an earlier
@@ -503,7 +619,8 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
 
 func (sr *stepRun) buildFailed(w *work, err error) error {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Failed, Loc: w.rec.Loc.String(),
-		Row: rowOf(w.rec.Row), Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+		Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+	setRows(re, w.rec.SourceRows())
 	sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
 	sr.r.hook.RecordDone(sr.step.Name, Outcome{ID: w.id, Status: string(journal.Failed), Location: re.Loc, Message: err.Error()})
 	return nil
@@ -539,10 +656,14 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
-	subs := make([]journal.Sub, len(batch))
-	for i, o := range batch {
-		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.match()}
+	var subs []journal.Sub
+	if !r.dry { // the dry run's tally has nothing to reconcile or undo
+		subs = make([]journal.Sub, len(batch))
+		for i, o := range batch {
+			o.left = o.match()
+			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
+		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -570,26 +691,51 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 		return errHalt
 	}
-	sr.inflight.Add(1)
-	go func() {
+	txns := 0
+	for _, o := range batch {
+		txns += 1 + o.nested
+	}
+	send := func() {
 		defer sr.inflight.Done()
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
-		r.txns.Add(int64(len(reqs)))
+		r.txns.Add(int64(txns))
 		var calls odata.CallStats
-		resps, err := r.opts.Client.Batch(odata.WithCallStats(r.ctx, &calls), reqs, batchOptions)
+		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, resps, err, &calls); err != nil {
+		if err := sr.complete(seq, batch, later, reqs, resps, err, &calls); err != nil {
 			r.halt(err)
 		}
-	}()
+	}
+	sr.inflight.Add(1)
+	if r.dry {
+		send()
+		return nil
+	}
+	go send()
 	return nil
 }
 
+// stepKey is the context key of the step a batch belongs to.
+type stepKey struct{}
+
+// batchStep names the step a batch was sent for ("" outside a step).
+func batchStep(ctx context.Context) string {
+	s, _ := ctx.Value(stepKey{}).(string)
+	return s
+}
+
+// traced is the run's context with the client's pauses reported to the
+// hook as the step's.
+func (sr *stepRun) traced() context.Context {
+	return odata.WithWaitTrace(sr.ctx, func(w odata.Wait) { sr.r.hook.Waiting(sr.step.Name, w) })
+}
+
 // complete records a batch's outcome: per sub-request status and key,
-// records finished, and the units that may now follow.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.BatchResponse, sendErr error, calls *odata.CallStats) error {
+// records finished, and the units that may now follow. reqs are the
+// sub-requests as sent, in the order of batch; calls is what the call cost.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error, calls *odata.CallStats) error {
 	r := sr.r
 	answered := r.opts.now().UTC()
 	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
@@ -620,32 +766,49 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		}
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
 	}
+	// An answer that breaks the protocol decides nothing about the
+	// sub-requests it leaves unclear: they are in doubt, and the next
+	// apply reconciles them with the server.
+	matched, problem := odata.MatchResponses(reqs, resps)
 	workMu.Lock()
-	byID := make(map[string]*odata.BatchResponse, len(resps))
-	for i := range resps {
-		byID[resps[i].ID] = &resps[i]
-	}
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
-	for _, o := range batch {
-		resp := byID[o.id]
+	for i, o := range batch {
+		resp := matched[i]
 		if resp == nil {
 			missing = append(missing, o)
 			continue
 		}
-		sr.outcome(o, resp)
-		res = append(res, journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err})
+		ent := sr.outcome(o, resp)
+		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
+		if o.ok() {
+			out.Filled = o.filled(ent, resp.Body)
+		}
+		res = append(res, out)
 	}
 	entries := []journal.Entry{outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})}
 	if len(missing) > 0 {
-		// A response without some sub-requests: those are in doubt.
-		entries[0].InDoubt = fmt.Sprintf("the response lacks %d sub-request(s)", len(missing))
+		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
+	} else if problem != "" {
+		// Every sub-request has its one answer; the rest is noise, but
+		// a server that sends it is worth a look.
+		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit
-	touched := map[*work]bool{}
+	// The records of the batch in order of appearance (so that their
+	// entries are written in the same order every run), each with the
+	// number of its ops that have an outcome now.
+	var touched []*work
 	for _, o := range batch {
-		touched[o.rec] = true
+		w := o.rec
+		if w.mark != seq {
+			w.mark, w.answered = seq, 0
+			touched = append(touched, w)
+		}
+		if o.status != 0 {
+			w.answered++
+		}
 	}
 	for _, u := range later {
 		root := u[0]
@@ -656,12 +819,8 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, resps []odata.Ba
 		next = append(next, u)
 	}
 	var done []*work
-	for w := range touched {
-		for _, o := range batch {
-			if o.rec == w && o.status != 0 {
-				w.left--
-			}
-		}
+	for _, w := range touched {
+		w.left -= w.answered
 		if w.left <= 0 && len(w.then) > 0 && !w.failed {
 			next = append(next, w.then...)
 			for _, u := range w.then {
@@ -739,8 +898,9 @@ func (sr *stepRun) notSent(u unit) {
 	}
 }
 
-// outcome reads one sub-request's response.
-func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
+// outcome reads one sub-request's response; it returns the entity the
+// server answered with, when it decoded it.
+func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any) {
 	o.status = resp.Status
 	if !o.ok() {
 		o.rec.failed = true
@@ -749,10 +909,10 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 		}
 		if o.status == 424 {
 			o.err = "not processed: a sub-request it depends on failed"
-			return
+			return nil
 		}
 		o.err = odata.ParseError(resp.Status, nil, resp.Body).Error()
-		return
+		return nil
 	}
 	o.done = true
 	switch o.kind {
@@ -761,7 +921,8 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 			break
 		}
 		if len(resp.Body) > 0 && o.typ != nil {
-			if ent, err := odata.DecodeEntity(resp.Body); err == nil {
+			var err error
+			if ent, err = odata.DecodeEntity(resp.Body); err == nil {
 				if k := keyOf(o.typ, ent); k != "" {
 					o.key = k
 				}
@@ -778,6 +939,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) {
 	} else if o.abs == "" {
 		o.abs = childAbs(o.parent, o)
 	}
+	return ent
 }
 
 // finalEntry is a finished record's journal entry: committed, or failed
@@ -788,7 +950,8 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Key = w.root.key
 	}
 	if !w.failed {
-		re.Rows = keyedRows(w)
+		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
+		re.Keyed = keyedRows(w)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed
@@ -806,7 +969,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 			}
 			continue
 		}
-		if re.Row == nil {
+		if re.Row == nil && w.rec.Rows == nil {
 			re.Row = rowOf(w.rec.Row)
 			if o.parent != nil && o.loc != w.rec.Loc {
 				if r := childRow(w.rec, o.path); r != nil {
@@ -824,6 +987,11 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Errors = []journal.Problem{{Cell: re.Loc, Message: msg}}
 		re.Row = rowOf(w.rec.Row)
 	}
+	if w.rec.Rows != nil {
+		// A group: the report gives back every row, to correct and load again.
+		setRows(re, w.rec.Rows)
+	}
+	re.Partly = w.partly(sr.entity)
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
 }
 
@@ -865,6 +1033,41 @@ func keyedRows(w *work) []journal.KeyedRow {
 		walk(w.root)
 	}
 	return out
+}
+
+// partly says what exists of a failed record whose entity was written (or
+// existed) although some of its lines failed: "ORDERS('SO1') created with
+// 3 of 4 lines"; "" when its entity is not there.
+func (w *work) partly(entity string) string {
+	root := w.root
+	if root == nil || !root.ok() {
+		return ""
+	}
+	verb := "exists"
+	for _, o := range w.ops {
+		if o == root {
+			verb = "created"
+			if o.kind == journal.OpPatch {
+				verb = "updated"
+			}
+			break
+		}
+	}
+	ok, all := 0, 0
+	for _, o := range flatten(root, nil)[1:] {
+		all++
+		if o.ok() {
+			ok++
+		}
+	}
+	what := entity
+	if root.key != "" {
+		what += "(" + root.key + ")"
+	}
+	if all == 0 {
+		return what + " " + verb
+	}
+	return fmt.Sprintf("%s %s with %d of %d lines", what, verb, ok, all)
 }
 
 func failedAncestor(o *op) string {

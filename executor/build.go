@@ -28,11 +28,13 @@ type op struct {
 	typ    *odata.EntityType
 	fields map[string]any
 	body   json.RawMessage
+	nested int    // lines inside its body (deep insert): API transactions besides its own
 	key    string // key expression (entity or line) when known
 	abs    string // path of the entity or line once it exists
 	line   string // line key of an existing line (delete)
 	before json.RawMessage
 	patch  json.RawMessage // the new values of a PATCH, for reconciliation
+	left   json.RawMessage // match(), as journaled
 	loc    source.Location
 
 	// sending
@@ -59,6 +61,8 @@ type work struct {
 	left   int   // ops without an outcome
 	failed bool
 	final  bool
+	// mark and answered: complete's count of its ops in one batch (workMu).
+	mark, answered int
 	// then runs when every op sent so far has its outcome (replace: the
 	// new lines after the deletes).
 	then []unit
@@ -89,6 +93,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 			return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 		}
 		root.body = raw
+		root.nested = countChildren(rec.Children)
 		return root, nil
 	}
 	raw, err := marshalBody(rec.Fields)
@@ -169,15 +174,63 @@ func bodyHash(b []byte) string {
 	return hex.EncodeToString(s[:8])
 }
 
-// match is what reconciliation will look for if this op's outcome is lost.
+// match is what the op leaves on the server: what reconciliation looks for
+// if its outcome is lost, and what undo compares with the current state to
+// see whether someone changed the record since.
 func (o *op) match() json.RawMessage {
-	switch {
-	case o.kind == journal.OpPatch:
+	switch o.kind {
+	case journal.OpPatch:
 		return o.patch
-	case o.kind == journal.OpCreate && (o.key == "" || o.parent != nil):
+	case journal.OpCreate:
 		return matchFields(o.fields)
 	}
 	return nil
+}
+
+// filled is what the server answered, of the fields the op wrote, where
+// it did not take them as sent (a name filled from a reference, a value
+// normalised): undo must not take that for a change made since. Nothing
+// when the server took everything as sent or answered without a body. got
+// is the answer decoded, when outcome already did. The fields compare as
+// upsert compares them (decoded per the metadata type); one taken for
+// filled wrongly costs only its bytes in the journal.
+func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
+	if len(o.left) == 0 || len(body) == 0 || o.single {
+		return nil // a text sub-form answers with the whole text; undo leaves texts alone
+	}
+	var err error
+	if got == nil {
+		if got, err = odata.DecodeEntity(body); err != nil {
+			return nil
+		}
+	}
+	var out map[string]any
+	for k, v := range o.fields {
+		g, ok := got[k]
+		if !ok || !matchable(v) {
+			continue
+		}
+		cur := g
+		if o.typ != nil {
+			if p := o.typ.Property(k); p != nil {
+				if dv, err := odata.DecodeValue(p.Type, g); err == nil {
+					cur = dv
+				}
+			}
+		}
+		if sameValue(v, cur) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = g
+	}
+	if out == nil {
+		return nil
+	}
+	b, _ := json.Marshal(out)
+	return b
 }
 
 // childAbs is the path of a child once its parent exists.

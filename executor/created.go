@@ -51,7 +51,7 @@ func CreatedKeys(journalPath, out string) (CreatedStats, error) {
 			}
 			stats.Records++
 			key := keyText(rec.Key)
-			if len(rec.Rows) == 0 {
+			if len(rec.Keyed) == 0 {
 				stats.NoRows++
 				lines = append(lines, line{cols: []string{name, rec.Loc, id, key, "", ""}})
 				continue
@@ -62,7 +62,7 @@ func CreatedKeys(journalPath, out string) (CreatedStats, error) {
 			byLoc := map[string]*line{}
 			navs, keys := map[string][]string{}, map[string][]string{}
 			var header []string // a row without one has the previous row's
-			for _, kr := range rec.Rows {
+			for _, kr := range rec.Keyed {
 				if kr.Header != nil {
 					header = kr.Header
 				}

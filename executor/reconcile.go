@@ -1,7 +1,9 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,15 +19,9 @@ import (
 func matchFields(fields map[string]any) json.RawMessage {
 	m := make(map[string]any, len(fields))
 	for k, v := range fields {
-		switch x := v.(type) {
-		case nil:
-			continue
-		case string:
-			if len(x) > 200 || strings.HasPrefix(x, "data:") {
-				continue
-			}
+		if matchable(v) {
+			m[k] = v
 		}
-		m[k] = v
 	}
 	if len(m) == 0 {
 		return nil
@@ -35,6 +31,18 @@ func matchFields(fields map[string]any) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// matchable is a value worth finding an entity by: not empty, no long text
+// or file content.
+func matchable(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return len(x) <= 200 && !strings.HasPrefix(x, "data:")
+	}
+	return true
 }
 
 // reconcile decides every sub-request whose outcome is unknown before
@@ -206,6 +214,10 @@ func (r *runner) reconcile() error {
 			default:
 				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
 			}
+		case s.Op == journal.OpUndoCreate:
+			// Forgetting it would let undo add the line twice; undo itself
+			// looks for it among the lines.
+			decide(0, "", "a line undo was re-creating: run undo again to settle it")
 		default:
 			decide(-1, "", "a read: nothing to reconcile")
 		}
@@ -304,22 +316,9 @@ const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent).
 func (r *runner) read(path string) (odata.BatchResponse, error) {
-	var (
-		resps []odata.BatchResponse
-		err   error
-	)
-	// A read changes nothing: unlike a write, it is safe to try again.
-	for attempt := 0; attempt < readAttempts; attempt++ {
-		resps, err = r.opts.Client.Batch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}}, batchOptions)
-		if err == nil || r.ctx.Err() != nil {
-			break
-		}
-		if _, ok := refused(err); ok {
-			break
-		}
-	}
+	resps, err := r.readBatch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
-		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests {
+		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
 		}
 		// The server cannot be read just now (lost connections, 5xx,
@@ -327,10 +326,44 @@ func (r *runner) read(path string) (odata.BatchResponse, error) {
 		// is the CLI's exit 4, not a target that cannot be reached.
 		return odata.BatchResponse{}, fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
 	}
-	if len(resps) != 1 {
-		return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %d responses to one read", path, len(resps))
-	}
 	return resps[0], nil
+}
+
+// readBatch sends reads and returns their answers in the order of reqs.
+// A read changes nothing: unlike a write, it is safe to try again after a
+// lost answer, a 5xx or an answer that breaks the $batch protocol (an id
+// twice, missing or never asked for), up to readAttempts times. A batch the
+// server refuses is not tried again.
+//
+// ctx is the run's, or a step's naming it (batchStep).
+func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	var err error
+	for attempt := 0; attempt < readAttempts; attempt++ {
+		var got []odata.BatchResponse
+		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
+		if err == nil {
+			matched, problem := odata.MatchResponses(reqs, got)
+			out := make([]odata.BatchResponse, len(reqs))
+			for i, m := range matched {
+				if m == nil {
+					out = nil
+					break
+				}
+				out[i] = *m
+			}
+			if out != nil {
+				return out, nil
+			}
+			// Nothing was written: the run stops, and apply run again
+			// reads again.
+			err = fmt.Errorf("%w: the server's answer to a read broke the $batch protocol: %s", ErrInterrupted, problem)
+			continue
+		}
+		if _, ok := refused(err); ok || r.ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
 }
 
 // findByFields looks for an entity with a server-assigned key by the

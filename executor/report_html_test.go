@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,34 +20,12 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// stepClock is time that moves only when someone sleeps: the sandbox, the
-// client and the executor share it, so a throttled load takes no real time
-// and its journal's times are exact.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Millisecond) // every look at the clock takes a moment
-	return c.t
-}
-
-func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
 // throttledLoad loads six orders of two lines through the real client
 // into a sandbox that allows three calls a minute, one batch at a time:
 // the server answers 429 and the client waits as told.
 func throttledLoad(t *testing.T) (*sandboxEnv, Options) {
 	t.Helper()
-	clock := &stepClock{t: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}
+	clock := &stepClock{now: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}
 	env := newSandbox(t, sandbox.Options{CallsPerMinute: 3, Now: clock.Now})
 	client, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
 		HTTPClient: env.srv.Client(), Clock: clock})
@@ -221,7 +198,7 @@ func TestRunReportOfOldJournal(t *testing.T) {
 			e.Header.User = ""
 		}
 		if e.Record != nil {
-			e.Record.Rows = nil
+			e.Record.Keyed = nil
 		}
 		b, err := journal.EncodeLine(e)
 		if err != nil {

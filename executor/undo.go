@@ -1,10 +1,13 @@
 package executor
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -14,8 +17,15 @@ import (
 // UndoOptions drive Undo.
 type UndoOptions struct {
 	// Yes does it; without it Undo only lists what it would do.
-	Yes  bool
-	Hook Hook
+	Yes bool
+	// Target is the service root the client talks to. A journal written to
+	// another service is refused before anything is read or sent
+	// (CheckTarget): undo must touch the journal's company and no other.
+	Target string
+	// Force undoes records that changed since the run too; without it they
+	// are left alone and listed in UndoSummary.Skipped.
+	Force bool
+	Hook  Hook
 	// BatchSize caps sub-requests per batch (0: 100, the limit of every
 	// server from 21.0 and within the older 1,000).
 	BatchSize int
@@ -24,7 +34,7 @@ type UndoOptions struct {
 }
 
 // UndoAction is one thing undo does: delete an entity or a line the run
-// created, or restore a before-image.
+// created, restore a before-image, or re-create a line the run deleted.
 type UndoAction struct {
 	Step, Record string
 	Method, URL  string
@@ -35,16 +45,24 @@ type UndoAction struct {
 
 // UndoSummary lists every action and what became of it.
 type UndoSummary struct {
+	// Target is the service undo touches (without credentials).
+	Target   string
 	Actions  []UndoAction
 	Done     int
 	Failed   int
-	Warnings []string // what cannot be undone (texts appended, lines deleted by replace)
+	Skipped  []string // records changed since the run, left alone (without Force)
+	Warnings []string // what cannot be undone (texts written into existing entities)
 }
 
-// Undo removes what the run of journalPath created and restores what it
-// changed, in reverse dependency order (later steps first, later records
-// first). It is journaled in the same file, so an interrupted undo resumes;
-// its deletes and restores are idempotent (a 404 on delete is done).
+// Undo removes what the run of journalPath created, restores what it
+// changed and re-creates the lines lines: replace deleted, in reverse
+// dependency order (later steps first, later records first). Before it
+// touches a record it reads it: a record whose fields are no longer what
+// the run left was changed by someone since, and is skipped unless Force.
+// It is journaled in the same file, so an interrupted undo resumes; its
+// deletes and restores are idempotent (a 404 on delete is done), and a
+// re-created line whose outcome was lost is looked for before it is sent
+// again.
 func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptions) (*UndoSummary, error) {
 	hook := opts.Hook
 	if hook == nil {
@@ -64,10 +82,13 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	} else if st, err = journal.Load(journalPath); err != nil {
 		return nil, err
 	}
+	if err := CheckTarget(journalPath, st.Header, opts.Target); err != nil {
+		return nil, err
+	}
 	if in := st.InDoubtSubs(); len(in) > 0 {
 		notUndo := 0
 		for _, s := range in {
-			if s.Op != journal.OpUndoDelete && s.Op != journal.OpUndoPatch {
+			if !strings.HasPrefix(s.Op, "undo-") {
 				notUndo++
 			}
 		}
@@ -75,13 +96,10 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			return nil, fmt.Errorf("%s: %d sub-request(s) are in doubt: run apply first to reconcile them, then undo", journalPath, notUndo)
 		}
 	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	limit := opts.BatchSize
-	if limit <= 0 || limit > 100 {
-		limit = 100
+	u := &undoRun{ctx: ctx, jr: jr, client: client, hook: hook, opts: &opts, limit: opts.BatchSize,
+		left: map[*journal.Record]int{}, failed: map[*journal.Record]bool{}}
+	if u.limit <= 0 || u.limit > 100 {
+		u.limit = 100
 	}
 	entity := map[string]string{}
 	wave := map[string]int{}
@@ -99,7 +117,10 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		return order[steps[i]] > order[steps[j]]
 	})
-	sum := &UndoSummary{}
+	sum := &UndoSummary{Target: redact(opts.Target)}
+	if sum.Target == "" {
+		sum.Target = st.Header.Target
+	}
 	for _, name := range steps {
 		ss := st.Steps[name]
 		ent := entity[name]
@@ -109,34 +130,57 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			if rec.Undone {
 				continue
 			}
-			ops := undoOps(rec, ent, &sum.Warnings)
-			if len(ops) == 0 {
-				continue
-			}
-			plan = append(plan, ops...)
+			plan = append(plan, undoOps(rec, ent, &sum.Warnings)...)
 		}
 		if !opts.Yes {
-			for _, u := range plan {
-				sum.Actions = append(sum.Actions, *u.act)
+			for _, op := range plan {
+				sum.Actions = append(sum.Actions, *op.act)
 			}
 			continue
 		}
-		if len(plan) > 0 {
-			hook.StepStarted(name, ent)
+		if len(plan) == 0 {
+			continue
 		}
-		for start := 0; start < len(plan); start += limit {
-			end := min(start+limit, len(plan))
-			if err := runUndoBatch(ctx, jr, client, plan[start:end], hook, now); err != nil {
-				for _, u := range plan[start:end] {
-					sum.Actions = append(sum.Actions, *u.act)
-				}
-				return sum, err
+		hook.StepStarted(name, ent)
+		plan, skipped, err := u.unchanged(plan)
+		sum.Skipped = append(sum.Skipped, skipped...)
+		if err != nil {
+			return sum.tally(), err
+		}
+		// Deletes and restores first, then the re-created lines: a line the
+		// run added may hold the key of the old line it replaced.
+		var first, then []undoOp
+		for _, op := range plan {
+			switch {
+			case op.act.Done: // a lost re-create, found: nothing to send
+			case op.sub.Op == journal.OpUndoCreate:
+				then = append(then, op)
+				u.left[op.rec]++
+			default:
+				first = append(first, op)
+				u.left[op.rec]++
 			}
-			for _, u := range plan[start:end] {
-				sum.Actions = append(sum.Actions, *u.act)
-			}
+		}
+		err = u.send(first)
+		if err == nil {
+			err = u.send(then)
+		}
+		for _, op := range plan {
+			sum.Actions = append(sum.Actions, *op.act)
+		}
+		if err != nil {
+			return sum.tally(), err
 		}
 	}
+	if sum.tally().Failed > 0 {
+		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
+	}
+	return sum, nil
+}
+
+// tally counts the actions done and failed.
+func (sum *UndoSummary) tally() *UndoSummary {
+	sum.Done, sum.Failed = 0, 0
 	for _, a := range sum.Actions {
 		switch {
 		case a.Done:
@@ -145,10 +189,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			sum.Failed++
 		}
 	}
-	if sum.Failed > 0 {
-		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
-	}
-	return sum, nil
+	return sum
 }
 
 type undoOp struct {
@@ -156,25 +197,40 @@ type undoOp struct {
 	rec  *journal.Record
 	body []byte
 	act  *UndoAction
+	// left is what the run left at sub.URL (the fields it wrote), to be
+	// compared with what is there now; restored is what a restore puts
+	// back (a lost restore may have happened).
+	left, restored json.RawMessage
+	// redo is a re-create whose earlier attempt's outcome was lost.
+	redo *journal.SubState
 }
 
 // undoOps lists what undoing one record takes.
 func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 	var out []undoOp
-	add := func(s journal.Sub, what string, body []byte) {
-		if prev := rec.Undo[s.Path+"|"+s.Line]; prev != nil && (prev.OK() || prev.Status == 404 && s.Op == journal.OpUndoDelete) {
+	add := func(s journal.Sub, what string, body, left, restored json.RawMessage) {
+		s.Step, s.Rec = rec.Step, rec.ID
+		prev := rec.Undo[s.UndoKey()]
+		if prev != nil && (prev.OK() || prev.Status == 404 && s.Op == journal.OpUndoDelete) {
 			return
 		}
-		s.Step, s.Rec = rec.Step, rec.ID
-		out = append(out, undoOp{sub: s, rec: rec, body: body,
-			act: &UndoAction{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}})
+		op := undoOp{sub: s, rec: rec, body: body, left: left, restored: restored,
+			act: &UndoAction{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}}
+		if prev != nil && prev.InDoubt() && s.Op == journal.OpUndoCreate {
+			op.redo = prev // deletes and restores are safe to repeat; a POST is not
+		}
+		out = append(out, op)
 	}
 	if rec.Key == "" {
 		return nil
 	}
 	base := ent + "(" + rec.Key + ")"
 	if rec.Created {
-		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil)
+		var left json.RawMessage
+		if s := rec.Subs[""]; s != nil {
+			left = leftBy(s)
+		}
+		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, left, nil)
 		return out
 	}
 	paths := make([]string, 0, len(rec.Subs))
@@ -189,53 +245,327 @@ func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
 		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
-			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before)
+			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, leftBy(s), s.Before)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1 && s.ResultKey != "":
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
-				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil)
+				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, leftBy(s), nil)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1:
 			*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back", rec.Step, rec.ID, s.Nav))
 		}
 	}
 	for _, s := range rec.Extra {
-		if s.Op == journal.OpDelete && s.OK() {
-			*warn = append(*warn, fmt.Sprintf("%s %s: line %s of %s was deleted by lines: replace; its old content is in the journal", rec.Step, rec.ID, s.Line, s.Nav))
+		if s.Op != journal.OpDelete || !s.OK() {
+			continue
 		}
+		body, err := lineBody(s.Before, nil)
+		if err != nil {
+			*warn = append(*warn, fmt.Sprintf("%s %s: line %s of %s was deleted by lines: replace, and its journaled content cannot be read back: %v", rec.Step, rec.ID, s.Line, s.Nav, err))
+			continue
+		}
+		add(journal.Sub{Op: journal.OpUndoCreate, Meth: "POST", URL: base + "/" + s.Nav, Key: rec.Key, Nav: s.Nav, Line: s.Line, Before: s.Before},
+			"re-create line "+s.Line+" that lines: replace deleted", body, nil, nil)
 	}
 	return out
 }
 
-func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops []undoOp, hook Hook, now func() time.Time) error {
-	seq := jr.NextBatch()
+// leftBy is what sub-request s left on the server: the fields it wrote,
+// with the server's values where it did not take them as sent.
+func leftBy(s *journal.SubState) json.RawMessage {
+	if len(s.Filled) == 0 {
+		return s.Match
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(s.Match, &m) != nil || json.Unmarshal(s.Filled, &m) != nil {
+		return s.Match
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// lineBody is what re-creates a line, from the line as the server gave it
+// when lines: replace read it before the delete: its fields, with the line
+// key (so that it gets its old number back where the server lets a client
+// choose it), without annotations, sub-forms, empty fields and, when its
+// type t is known, the fields the server computes (spec 2.5: read-only).
+// Apply journals it so (it knows the metadata); undo applies it again to
+// journals written before.
+func lineBody(before json.RawMessage, t *odata.EntityType) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(before))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		v = bytes.TrimSpace(v)
+		switch {
+		case strings.Contains(k, "@"), len(v) == 0, string(v) == "null", v[0] == '{', v[0] == '[':
+			delete(fields, k)
+		case t != nil && t.Navigation(k) != nil:
+			delete(fields, k)
+		case t != nil && t.Property(k) != nil && t.Property(k).Computed:
+			delete(fields, k)
+		}
+	}
+	if len(fields) == 0 {
+		return nil, errors.New("no fields")
+	}
+	return json.Marshal(fields)
+}
+
+// undoRun is one Undo with --yes.
+type undoRun struct {
+	ctx    context.Context
+	jr     *journal.Journal
+	client Client
+	hook   Hook
+	opts   *UndoOptions
+	limit  int
+	// left counts each record's actions without an outcome; failed marks a
+	// record one of whose actions failed. A record is journaled as undone
+	// when its last action succeeds, not before: a re-created line comes
+	// in a later batch than the deletes of its record.
+	left   map[*journal.Record]int
+	failed map[*journal.Record]bool
+}
+
+// unchanged reads what the plan is about to touch and keeps the actions of
+// the records that still hold what the run left. A record changed since
+// (a field the run wrote has another value now, or an entity the run
+// patched is gone) is dropped with a line saying so, unless Force. It also
+// settles re-creates whose earlier outcome was lost: the line found with
+// its content is done.
+func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
+	var reqs []odata.BatchRequest
+	idx := make([]int, len(plan))
+	for i, op := range plan {
+		idx[i] = -1
+		url := ""
+		switch {
+		case op.redo != nil:
+			url = op.sub.URL // the lines, since the server may have numbered it anew
+		case len(op.left) > 0 && !u.opts.Force:
+			url = op.sub.URL
+		default:
+			continue
+		}
+		idx[i] = len(reqs)
+		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: url})
+	}
+	if len(reqs) == 0 {
+		return plan, nil, nil
+	}
+	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook)
+	if _, ok := refused(err); ok {
+		return nil, nil, fmt.Errorf("undo: reading what the run left: %w", err)
+	} else if err != nil {
+		// The server cannot be read just now: nothing was changed, and the
+		// next undo reads again (exit 4, as apply's reconciliation).
+		return nil, nil, undoInDoubt{fmt.Errorf("reading what the run left: %w", err)}
+	}
+	why := map[*journal.Record]string{}
+	var settled []journal.Entry
+	for i, op := range plan {
+		if idx[i] < 0 {
+			continue
+		}
+		resp := resps[reqs[idx[i]].ID]
+		if op.redo != nil {
+			// Settle the lost attempt either way, so that nothing is left
+			// in doubt: found, it is done; absent, it never took effect
+			// and is sent again; unreadable, the record waits.
+			_, found := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			res := journal.Result{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
+			switch {
+			case resp.Status != 200:
+				why[op.rec] = fmt.Sprintf("%s cannot be read to see whether line %s was re-created: %s; left alone: run undo again", op.sub.URL, op.sub.Line, odata.ParseError(resp.Status, nil, resp.Body).Error())
+				continue
+			case found:
+				op.act.Done = true
+			default:
+				res = journal.Result{ID: op.redo.ID, Status: -1, Error: "reconciled: absent"}
+			}
+			settled = append(settled, journal.Entry{Kind: journal.KindOutcome, Batch: op.redo.Batch, Results: []journal.Result{res}})
+			continue
+		}
+		if _, seen := why[op.rec]; seen {
+			continue
+		}
+		switch {
+		case resp.Status == 404 && op.sub.Op == journal.OpUndoDelete:
+			// Already gone: the delete will find nothing, which is done.
+		case resp.Status == 404:
+			why[op.rec] = op.sub.URL + " no longer exists" + leftAlone
+		case resp.Status != 200:
+			why[op.rec] = fmt.Sprintf("%s cannot be read to see whether it changed since the run: %s%s", op.sub.URL, odata.ParseError(resp.Status, nil, resp.Body).Error(), leftAlone)
+		case len(op.restored) > 0 && fieldsEqual(resp.Body, op.restored):
+			// An earlier undo restored it and its outcome was lost.
+		default:
+			if diffs := unequalFields(resp.Body, op.left); len(diffs) > 0 {
+				why[op.rec] = op.sub.URL + " changed since the run: " + strings.Join(diffs, ", ") + leftAlone
+			}
+		}
+	}
+	kept := plan[:0:0]
+	var skipped []string
+	unsent := map[*journal.Record]bool{} // records with something to send
+	for _, op := range plan {
+		if _, changed := why[op.rec]; changed {
+			if why[op.rec] != "" {
+				skipped = append(skipped, op.rec.Step+" "+op.rec.ID+": "+why[op.rec])
+				why[op.rec] = ""
+			}
+			continue
+		}
+		kept = append(kept, op) // a lost re-create found is listed as done
+		if !op.act.Done {
+			unsent[op.rec] = true
+		}
+	}
+	// A record whose only actions were lost re-creates, all found, is
+	// undone now: nothing of it is sent.
+	var finished []*journal.Record
+	for _, op := range kept {
+		if op.redo != nil && op.act.Done && !unsent[op.rec] {
+			unsent[op.rec] = true // once
+			finished = append(finished, op.rec)
+			settled = append(settled, undoneEntry(op.rec))
+		}
+	}
+	if len(settled) > 0 {
+		if err := u.jr.Append(settled...); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, rec := range finished {
+		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
+	}
+	return kept, skipped, nil
+}
+
+const leftAlone = "; left alone (undo --force undoes it anyway)"
+
+// undoneEntry journals that undo removed every effect of rec.
+func undoneEntry(rec *journal.Record) journal.Entry {
+	return journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: rec.Step, ID: rec.ID, Status: journal.Committed, Undo: true}}
+}
+
+// unequalFields lists, as "FIELD is now X, the run wrote Y", the fields
+// of want whose value in the entity body differs (compared as fieldsEqual
+// does). A body that cannot be read is one difference.
+func unequalFields(entity []byte, want json.RawMessage) []string {
+	got, err := odata.DecodeEntity(entity)
+	if err != nil {
+		return []string{"cannot be read: " + err.Error()}
+	}
+	w, err := odata.DecodeEntity(want)
+	if err != nil {
+		return nil // nothing known of what the run left: nothing to compare
+	}
+	var out []string
+	for k, wv := range w {
+		if !valuesEqual(got[k], wv) {
+			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(got[k]), shortValue(wv)))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func shortValue(v any) string {
+	if v == nil {
+		return "empty"
+	}
+	b, _ := json.Marshal(v)
+	if s := string(b); len(s) <= 40 {
+		return s
+	}
+	return string(b[:40]) + "…"
+}
+
+// readBatches sends GETs in batches of at most limit; reads change
+// nothing, so a batch whose answer was lost is sent again.
+func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook) (map[string]odata.BatchResponse, error) {
+	out := make(map[string]odata.BatchResponse, len(reqs))
+	for start := 0; start < len(reqs); start += limit {
+		end := min(start+limit, len(reqs))
+		var (
+			got []odata.BatchResponse
+			err error
+		)
+		for attempt := 0; attempt < readAttempts; attempt++ {
+			got, err = client.Batch(ctx, reqs[start:end], batchOptions)
+			if _, ok := refused(err); err == nil || ok || ctx.Err() != nil {
+				break
+			}
+		}
+		hook.BatchSent(end - start)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			out[g.ID] = g
+		}
+	}
+	return out, nil
+}
+
+// send runs ops in batches of at most limit. An op of a record whose
+// earlier action failed is not sent (a line is not re-created beside the
+// run's line that could not be deleted).
+func (u *undoRun) send(ops []undoOp) error {
+	var ready []undoOp
+	for _, op := range ops {
+		if u.failed[op.rec] {
+			op.act.Error = "not sent: an earlier action of the record failed"
+			continue
+		}
+		ready = append(ready, op)
+	}
+	for start := 0; start < len(ready); start += u.limit {
+		end := min(start+u.limit, len(ready))
+		if err := u.batch(ready[start:end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u *undoRun) batch(ops []undoOp) error {
+	seq := u.jr.NextBatch()
 	reqs := make([]odata.BatchRequest, len(ops))
 	subs := make([]journal.Sub, len(ops))
-	for i, u := range ops {
+	for i, op := range ops {
 		id := itoa(i + 1)
-		s := u.sub
+		s := op.sub
 		s.ID = id
 		subs[i] = s
-		reqs[i] = odata.BatchRequest{ID: id, Method: s.Meth, URL: s.URL, Body: u.body}
-		if len(u.body) > 0 {
+		reqs[i] = odata.BatchRequest{ID: id, Method: s.Meth, URL: s.URL, Body: op.body}
+		if len(op.body) > 0 {
 			reqs[i].Headers = map[string]string{"content-type": "application/json"}
 		}
 	}
-	if err := jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
+	now := u.opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
 		return err
 	}
 	var calls odata.CallStats
-	resps, err := client.Batch(odata.WithCallStats(ctx, &calls), reqs, batchOptions)
-	hook.BatchSent(len(reqs))
+	resps, err := u.client.Batch(odata.WithCallStats(u.ctx, &calls), reqs, batchOptions)
 	answered := now().UTC()
+	u.hook.BatchSent(len(reqs))
 	if err != nil {
 		if _, ok := refused(err); ok {
 			res := make([]journal.Result, len(ops))
 			for i := range ops {
 				res[i] = journal.Result{ID: subs[i].ID, Status: -1}
 			}
-			_ = jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
+			_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
-		_ = jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
+		_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
 		// The batch may have been applied: in doubt, as apply's are.
 		return undoInDoubt{err}
 	}
@@ -244,36 +574,35 @@ func runUndoBatch(ctx context.Context, jr *journal.Journal, client Client, ops [
 		byID[r.ID] = r
 	}
 	res := make([]journal.Result, 0, len(ops))
-	recOK := map[*journal.Record]bool{}
-	for i, u := range ops {
+	var finished []*journal.Record
+	for i, op := range ops {
 		r, ok := byID[subs[i].ID]
 		if !ok {
 			continue
 		}
-		if _, seen := recOK[u.rec]; !seen {
-			recOK[u.rec] = true
-		}
-		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && u.sub.Op == journal.OpUndoDelete
+		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
 		out := journal.Result{ID: subs[i].ID, Status: r.Status}
 		if good {
-			u.act.Done = true
+			op.act.Done = true
 		} else {
-			u.act.Error = odata.ParseError(r.Status, nil, r.Body).Error()
-			out.Error = u.act.Error
-			recOK[u.rec] = false
+			op.act.Error = odata.ParseError(r.Status, nil, r.Body).Error()
+			out.Error = op.act.Error
+			u.failed[op.rec] = true
 		}
 		res = append(res, out)
-	}
-	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
-	for _, u := range ops {
-		if ok, seen := recOK[u.rec]; seen && ok {
-			entries = append(entries, journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: u.rec.Step, ID: u.rec.ID, Status: journal.Committed, Undo: true}})
-			delete(recOK, u.rec)
-			hook.RecordDone(u.rec.Step, Outcome{ID: u.rec.ID, Status: "undone"})
+		if u.left[op.rec]--; u.left[op.rec] == 0 && !u.failed[op.rec] {
+			finished = append(finished, op.rec)
 		}
 	}
-	if err := jr.Append(entries...); err != nil {
+	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
+	for _, rec := range finished {
+		entries = append(entries, undoneEntry(rec))
+	}
+	if err := u.jr.Append(entries...); err != nil {
 		return err
+	}
+	for _, rec := range finished {
+		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
 	}
 	if len(res) != len(ops) {
 		return errors.New("undo: the server's answer lacks some sub-requests: run undo again")

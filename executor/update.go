@@ -63,16 +63,7 @@ func (sr *stepRun) readPending() error {
 		}
 		r.requests.Add(1)
 		r.subs.Add(int64(end - start))
-		var (
-			got []odata.BatchResponse
-			err error
-		)
-		for attempt := 0; attempt < readAttempts; attempt++ { // reads are safe to repeat
-			got, err = r.opts.Client.Batch(r.ctx, reqs[start:end], batchOptions)
-			if _, ok := refused(err); err == nil || ok || r.ctx.Err() != nil {
-				break
-			}
-		}
+		got, err := r.readBatch(sr.ctx, reqs[start:end])
 		<-r.sem
 		r.hook.BatchSent(end - start)
 		if err != nil {
@@ -162,8 +153,13 @@ func (sr *stepRun) readPending() error {
 				if lk == "" {
 					continue
 				}
+				// What undo re-creates the line from.
+				before, err := lineBody(raw, lt)
+				if err != nil {
+					before = raw
+				}
 				first = append(first, &op{rec: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
-					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: raw, loc: w.rec.Loc})
+					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: before, loc: w.rec.Loc})
 			}
 		}
 		var rest []unit

@@ -12,8 +12,12 @@
 // LoadReport reads those, Load (resume) steps over them.
 //
 // A torn or corrupt last line (a crash mid-write) is ignored on replay and
-// cut off on the next append; a corrupt line anywhere else is an error that
-// names it. The journal knows no HTTP: URLs and statuses are data to it. No
+// cut off on the next append; a write cut short by a full disk is cut back
+// before anything else is appended, so torn bytes are never followed by a
+// line (replay also reads journals written before that rule, where a whole
+// line follows torn bytes); a corrupt line anywhere else is an error that
+// names it. Open and Create lock the journal (lock.go) until Close: one
+// writer at a time, across processes. The journal knows no HTTP: URLs and statuses are data to it. No
 // secret is ever written: entries hold no headers and no bodies, only a hash
 // of each body.
 package journal

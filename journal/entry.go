@@ -23,6 +23,7 @@ const (
 	OpDelete     = "delete"      // DELETE of an existing line (lines: replace)
 	OpUndoDelete = "undo-delete" // DELETE of something the run created
 	OpUndoPatch  = "undo-patch"  // PATCH restoring a before-image
+	OpUndoCreate = "undo-create" // POST re-creating a line that lines: replace deleted
 )
 
 // Header is the first entry: what the run was made from, so that a resume
@@ -63,12 +64,25 @@ type Sub struct {
 	Nav  string `json:"n,omitempty"` // navigation property of a child
 	Line string `json:"l,omitempty"` // line key of an existing line (delete, undo)
 	// Before is the before-image of a PATCH: the old values of the fields it
-	// changes, as JSON, so that undo can restore them.
+	// changes, as JSON, so that undo can restore them; of a DELETE (lines:
+	// replace), the line's fields as the server had them, without the ones
+	// it computes, so that undo can re-create it.
 	Before json.RawMessage `json:"bf,omitempty"`
-	// Match is what reconciliation looks for when the key is not known
-	// before sending (server-assigned keys, lines): the written scalar
-	// fields as JSON; for a PATCH, the new values.
+	// Match is what the run left: the written scalar fields of a create as
+	// JSON, for a PATCH the new values. Reconciliation looks for them when
+	// the key is not known before sending (server-assigned keys, lines);
+	// undo compares them with the current state to see a record changed
+	// since.
 	Match json.RawMessage `json:"mt,omitempty"`
+}
+
+// UndoKey names what an undo sub-request acts on within its record, so
+// that a second undo knows what the first already did.
+func (s Sub) UndoKey() string {
+	if s.Op == OpUndoCreate {
+		return s.Path + "|" + s.Nav + "(" + s.Line + ")"
+	}
+	return s.Path + "|" + s.Line
 }
 
 // Result is the outcome of one sub-request.
@@ -80,6 +94,10 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// Filled is what the server answered for written fields whose value it
+	// did not take as sent (filled from a reference, normalised), as JSON:
+	// with the Sub's Match, what the run left. Usually absent.
+	Filled json.RawMessage `json:"fl,omitempty"`
 }
 
 // Problem is one message about a record.
@@ -87,6 +105,7 @@ type Problem struct {
 	Cell    string `json:"cell,omitempty"` // file!Sheet!C17 or file.csv:42
 	Field   string `json:"field,omitempty"`
 	Value   string `json:"value,omitempty"`
+	Plan    string `json:"plan,omitempty"` // plan.yaml:31:9, where the plan writes the field
 	Message string `json:"msg"`
 }
 
@@ -94,6 +113,7 @@ type Problem struct {
 type Row struct {
 	Header []string `json:"h"`
 	Cells  []string `json:"c"`
+	Loc    string   `json:"l,omitempty"` // file.csv:17, file.xlsx!Sheet!17
 }
 
 // RecordEntry is a record's status once the executor decided it.
@@ -105,13 +125,19 @@ type RecordEntry struct {
 	Key    string    `json:"k,omitempty"`
 	Errors []Problem `json:"err,omitempty"`
 	Row    *Row      `json:"row,omitempty"`
+	// Rows are every source row of a failed record made of several (a
+	// group), so that the report gives the whole record back.
+	Rows []Row `json:"rows,omitempty"`
+	// Partly says what exists of a failed record whose entity was written
+	// ("ORDERS('SO1') created with 3 of 4 lines"): it is partly loaded.
+	Partly string `json:"partly,omitempty"`
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`
-	// Rows are the source rows of a committed record with the keys the
+	// Keyed are the source rows of a committed record with the keys the
 	// server gave what they became, for report --created. Older journals
 	// have none.
-	Rows []KeyedRow `json:"rows,omitempty"`
+	Keyed []KeyedRow `json:"kr,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

@@ -122,7 +122,7 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Loc, ok = p.str()
 		case "k":
 			r.Key, ok = p.str()
-		case "rows":
+		case "kr":
 			if p.skipRows {
 				_, ok = p.rawValue()
 				break
@@ -132,7 +132,7 @@ func (p *fastParser) record(r *RecordEntry) bool {
 				if !p.keyedRow(&kr) {
 					return false
 				}
-				r.Rows = append(r.Rows, kr)
+				r.Keyed = append(r.Keyed, kr)
 				return true
 			})
 		case "undo":
@@ -352,6 +352,10 @@ func (p *fastParser) result(r *Result) bool {
 			r.Location, ok = p.str()
 		case "e":
 			r.Error, ok = p.str()
+		case "fl":
+			var raw string
+			raw, ok = p.rawValue()
+			r.Filled = json.RawMessage(raw)
 		}
 		return ok
 	})

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,49 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("%s:%d: %s; the journal is damaged: restore it from a copy, or start a new journal and reconcile by hand", p, e.Line, e.Reason)
 }
 
+// file is what a journal writes through: *os.File, or in tests a file that
+// fails as a full disk does.
+type file interface {
+	io.Writer
+	io.Seeker
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
+// FileError is a journal that cannot be created, read or written: a full
+// disk, a read-only file or folder. It names the journal, never the
+// temporary file a new journal is written to first.
+type FileError struct {
+	Path string
+	Op   string // "create", "open", "lock", "write" or "sync"
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	switch e.Op {
+	case "write", "sync":
+		return fmt.Sprintf("%s: writing the journal: %v; the run stopped and the journal holds everything up to this point: free space (or make it writable), then run again to resume", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: cannot %s the journal: %v", e.Path, e.Op, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Resumable reports a failure in the middle of a run: what was done is in
+// the journal, and the next run resumes once the disk takes writes again.
+func (e *FileError) Resumable() bool { return e.Op == "write" || e.Op == "sync" }
+
+// fileError wraps err for the journal at path; an *fs.PathError's own path
+// is dropped (it may be the temporary file), its cause kept.
+func fileError(path, op string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &FileError{Path: path, Op: op, Err: err}
+}
+
 // Journal is an open journal file, appended to by one process. Append is
 // safe for concurrent use; appends that overlap share one fsync (group
 // commit), each still returning only once its own lines are on disk.
@@ -45,13 +89,20 @@ type Journal struct {
 	synced uint64 // the last write generation an fsync covered (syncMu)
 	mu     sync.Mutex
 	gen    uint64 // write generation: one per Append that wrote (mu)
-	f      *os.File
+	f      file
+	lock   *lock
 	path   string
 	batch  int
 	buf    []byte
-	// tornAt is where a torn tail starts; it is cut off before the first append.
+	// size is the length of the file up to its last whole line (mu).
+	size int64
+	// tornAt is where a torn tail starts; it is cut off before the next append.
 	tornAt int64
 	torn   bool
+	// failed is sticky: after a failed fsync the kernel may have dropped
+	// the lines it could not write and a later fsync would say nothing,
+	// so no later append may claim to be durable (syncMu).
+	failed error
 	// live is the state with every appended line folded in, so that the
 	// executor never replays the file it is writing (Counts, State).
 	live *State
@@ -66,7 +117,12 @@ type Journal struct {
 // file), never an empty one that every later apply would refuse as
 // damaged (found by the crash campaign, campaign/).
 func Create(path string, h Header) (*Journal, error) {
+	lk, err := acquire(path)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Lstat(path); err == nil {
+		lk.release()
 		return nil, fmt.Errorf("%s: %w", path, ErrExists)
 	}
 	dir, base := filepath.Split(path)
@@ -75,19 +131,25 @@ func Create(path string, h Header) (*Journal, error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".new-*")
 	if err != nil {
-		return nil, err
+		lk.release()
+		return nil, fileError(path, "create", err)
 	}
 	tmp := f.Name()
 	fail := func(err error) (*Journal, error) {
 		f.Close()
 		os.Remove(tmp)
+		lk.release()
 		return nil, err
 	}
 	if err := f.Chmod(0o600); err != nil {
-		return fail(err)
+		return fail(fileError(path, "create", err))
 	}
 	j := &Journal{f: f, path: path, live: newState()}
 	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			fe.Op = "create" // nothing was done: not a run to resume
+		}
 		return fail(err)
 	}
 	// A hard link refuses an existing path, as O_EXCL did; where links are
@@ -97,7 +159,7 @@ func Create(path string, h Header) (*Journal, error) {
 			return fail(fmt.Errorf("%s: %w", path, ErrExists))
 		}
 		if err := os.Rename(tmp, path); err != nil {
-			return fail(err)
+			return fail(fileError(path, "create", err))
 		}
 	} else {
 		os.Remove(tmp)
@@ -106,25 +168,40 @@ func Create(path string, h Header) (*Journal, error) {
 		_ = d.Sync() // the new name survives a power cut too
 		d.Close()
 	}
+	j.lock = lk
 	return j, nil
 }
 
 // Open replays an existing journal and opens it for appending. A torn last
 // line is cut off before the next append.
+//
+// The journal stays locked until Close: a second Open or Create of it, in
+// this process or another, fails with a *LockedError.
 func Open(path string) (*Journal, *State, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	lk, err := acquire(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	fail := func(err error) (*Journal, *State, error) {
+		lk.release()
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(err)
+		}
+		return fail(fileError(path, "open", err))
 	}
 	st, err := replay(f, path)
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return fail(err)
 	}
-	j := &Journal{f: f, path: path, batch: st.LastBatch, tornAt: st.ValidSize, torn: st.Torn, live: st.Clone()}
+	j := &Journal{f: f, lock: lk, path: path, batch: st.LastBatch, size: st.ValidSize, tornAt: st.ValidSize, torn: st.Torn, live: st.Clone()}
 	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
 		f.Close()
-		return nil, nil, err
+		return fail(fileError(path, "open", err))
 	}
 	return j, st, nil
 }
@@ -137,6 +214,25 @@ func Load(path string) (*State, error) {
 	}
 	defer f.Close()
 	return replay(f, path)
+}
+
+// ReadHeader reads a journal's first line only: what a command checks
+// before it sends anything (the target), without replaying a long run.
+func ReadHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return Header{}, err
+	}
+	st, err := replay(bytes.NewReader(line), path)
+	if err != nil {
+		return Header{}, err
+	}
+	return st.Header, nil
 }
 
 // Path is the journal's file name.
@@ -182,39 +278,54 @@ func (j *Journal) Sync() error {
 // it returns their write generation for sync.
 func (j *Journal) write(entries []Entry) (uint64, error) {
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.f == nil {
-		j.mu.Unlock()
 		return 0, errors.New("journal is closed")
 	}
+	if j.failed != nil {
+		return 0, j.failed
+	}
 	if j.torn {
-		if err := j.f.Truncate(j.tornAt); err != nil {
-			j.mu.Unlock()
-			return 0, fmt.Errorf("%s: cutting off the torn last line: %w", j.path, err)
+		// A torn line is cut off before anything follows it: a line
+		// appended after it would turn it into damage in the middle.
+		if err := j.cut(j.tornAt); err != nil {
+			return 0, fileError(j.path, "write", fmt.Errorf("cutting off a torn last line: %w", err))
 		}
-		if _, err := j.f.Seek(j.tornAt, io.SeekStart); err != nil {
-			j.mu.Unlock()
-			return 0, err
-		}
-		j.torn = false
 	}
 	j.buf = j.buf[:0]
 	for i := range entries {
 		var err error
 		j.buf, err = appendLine(j.buf, &entries[i])
 		if err != nil {
-			j.mu.Unlock()
 			return 0, err
 		}
 	}
 	if _, err := j.f.Write(j.buf); err != nil {
-		j.mu.Unlock()
-		return 0, fmt.Errorf("%s: %w", j.path, err)
+		// A short write (a full disk) leaves part of the lines in the
+		// file: cut them back now, or at the latest before the next
+		// append. None of these entries counts as written.
+		j.torn, j.tornAt = true, j.size
+		if cerr := j.cut(j.size); cerr != nil {
+			err = fmt.Errorf("%w (cutting it back: %v)", err, cerr)
+		}
+		return 0, fileError(j.path, "write", err)
 	}
+	j.size += int64(len(j.buf))
 	j.fold(j.buf)
 	j.gen++
-	mine := j.gen
-	j.mu.Unlock()
-	return mine, nil
+	return j.gen, nil
+}
+
+// cut truncates the file to size and writes on from there; mu is held.
+func (j *Journal) cut(size int64) error {
+	if err := j.f.Truncate(size); err != nil {
+		return err
+	}
+	if _, err := j.f.Seek(size, io.SeekStart); err != nil {
+		return err
+	}
+	j.torn = false
+	return nil
 }
 
 // sync returns once write generation mine is on disk: an fsync started
@@ -227,13 +338,20 @@ func (j *Journal) sync(mine uint64) error {
 		return nil
 	}
 	j.mu.Lock()
-	f, upTo := j.f, j.gen
+	f, upTo, failed := j.f, j.gen, j.failed
 	j.mu.Unlock()
-	if f == nil {
+	switch {
+	case failed != nil:
+		return failed
+	case f == nil:
 		return errors.New("journal is closed")
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", j.path, err)
+		err = fileError(j.path, "sync", err)
+		j.mu.Lock()
+		j.failed = err
+		j.mu.Unlock()
+		return err
 	}
 	j.synced = upTo
 	return nil
@@ -294,16 +412,19 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	var err error
-	if j.synced < j.gen {
+	if j.synced < j.gen && j.failed == nil {
 		// An append wrote but has not reached its fsync yet.
 		if err = j.f.Sync(); err == nil {
 			j.synced = j.gen
+		} else {
+			err = fileError(j.path, "sync", err)
 		}
 	}
-	if cerr := j.f.Close(); err == nil {
-		err = cerr
+	if cerr := j.f.Close(); err == nil && cerr != nil {
+		err = fileError(j.path, "write", cerr)
 	}
 	j.f = nil
+	j.lock.release()
 	return err
 }
 

@@ -297,3 +297,32 @@ func FuzzReplay(f *testing.F) {
 		st.Complete()
 	})
 }
+
+// TestReadHeader: the first line alone, as a command checks the target
+// before it sends anything; a journal without a whole header is damaged.
+func TestReadHeader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.journal")
+	j, err := Create(path, Header{PlanHash: "h", Target: "https://erp/odata/Priority/tabula.ini/demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{{ID: "1", Step: "s", Rec: "1", Op: OpCreate, Meth: "POST", URL: "X"}}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	hdr, err := ReadHeader(path)
+	if err != nil || hdr.Target != "https://erp/odata/Priority/tabula.ini/demo" || hdr.PlanHash != "h" {
+		t.Fatalf("%v %+v", err, hdr)
+	}
+	b, _ := os.ReadFile(path)
+	torn := filepath.Join(dir, "torn.journal")
+	if err := os.WriteFile(torn, b[:20], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := ReadHeader(torn); !errors.As(err, &ce) || ce.Line != 1 {
+		t.Fatalf("torn header: %v", err)
+	}
+}

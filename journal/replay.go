@@ -31,12 +31,17 @@ type State struct {
 	ValidSize int64
 	// Torn is set when a damaged last line was ignored.
 	Torn bool
+	// Mended lists the lines (1-based) that began with the torn start of
+	// a line before a whole one: a short write that a version before
+	// issue 12 appended after instead of cutting back. The torn bytes are
+	// ignored, as a torn last line is.
+	Mended []int
 	// Batches is every batch sent, in the order of the journal, with when
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
 
 	open map[int]*openBatch
-	// report: keep Batches and the committed records' Rows (LoadReport).
+	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
 }
@@ -78,15 +83,17 @@ type Record struct {
 	Loc     string
 	Errors  []Problem
 	Row     *Row
+	Rows    []Row  // every row of a failed group
+	Partly  string // what exists of a partly loaded record
 	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
 	// Undo is the same for undo's sub-requests.
 	Subs map[string]*SubState
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
-	// Rows are the source rows of a committed record with their keys;
+	// Keyed are the source rows of a committed record with their keys;
 	// kept by LoadReport only.
-	Rows []KeyedRow
+	Keyed []KeyedRow
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -108,6 +115,8 @@ type SubState struct {
 	ResultKey string
 	Location  string
 	Error     string
+	// Filled: Result.Filled.
+	Filled json.RawMessage
 }
 
 // Done reports whether the sub-request has an outcome.
@@ -272,6 +281,17 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 			break
 		}
 		if reason := st.apply(line[:len(line)-1]); reason != "" {
+			if k := tornPrefix(line[:len(line)-1]); k > 0 && lineNo > 1 && st.apply(line[k:len(line)-1]) == "" {
+				// A write cut short by a full disk, and the next line
+				// appended right after it, as versions before issue 12
+				// did: the torn bytes never counted (their Append failed),
+				// the whole line after them did.
+				st.Mended = append(st.Mended, lineNo)
+				off += int64(len(line))
+				st.ValidSize = off
+				st.Entries++
+				continue
+			}
 			if lineNo == 1 {
 				return nil, &CorruptError{Path: path, Line: 1, Reason: reason}
 			}
@@ -293,6 +313,42 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 		return nil, &CorruptError{Path: path, Line: 1, Reason: "empty journal: no header"}
 	}
 	return st, nil
+}
+
+// tornPrefix finds, in a damaged line, a whole journal line after the
+// start of a torn one: it returns where the whole line starts, or 0. The
+// bytes before it must begin as a journal line does (its checksum, a space,
+// a brace) and the line after it must carry its own valid checksum, so
+// damage of any other kind is not mistaken for it.
+func tornPrefix(b []byte) int {
+	for k := 1; k+10 <= len(b); k++ {
+		if b[k+8] != ' ' || b[k+9] != '{' || !isHex(b[k:k+8]) || !linePrefix(b[:k]) {
+			continue
+		}
+		want, err := strconv.ParseUint(string(b[k:k+8]), 16, 32)
+		if err == nil && uint32(want) == crc32.Checksum(b[k+9:], castagnoli) {
+			return k
+		}
+	}
+	return 0
+}
+
+// linePrefix reports whether b begins as a journal line does, as far as it goes.
+func linePrefix(b []byte) bool {
+	n := min(len(b), 8)
+	if !isHex(b[:n]) {
+		return false
+	}
+	return len(b) <= 8 || b[8] == ' ' && (len(b) == 9 || b[9] == '{')
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // apply decodes one line and folds it into the state; it returns why the
@@ -360,7 +416,7 @@ func (st *State) apply(line []byte) string {
 				if rec.Undo == nil {
 					rec.Undo = map[string]*SubState{}
 				}
-				rec.Undo[s.Path+"|"+s.Line] = s
+				rec.Undo[s.UndoKey()] = s
 			case s.Op == OpRead || s.Op == OpDelete:
 				rec.Extra = append(rec.Extra, s)
 			default:
@@ -385,7 +441,7 @@ func (st *State) apply(line []byte) string {
 			if s == nil {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
-			s.Status, s.ResultKey, s.Location, s.Error = res.Status, res.Key, res.Location, res.Error
+			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
 			if noted && st.report && s.OK() && s.Op != OpRead {
 				st.Batches[bi].Written++
 			}
@@ -436,7 +492,7 @@ func (st *State) apply(line []byte) string {
 			// Undo removed the record's effects: it is as if never sent.
 			if re.Status == Committed {
 				rec.Undone = true
-				rec.Subs, rec.Extra, rec.Undo, rec.Rows = nil, nil, nil, nil
+				rec.Subs, rec.Extra, rec.Undo, rec.Keyed = nil, nil, nil, nil
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0
 			}
@@ -449,11 +505,11 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
-		rec.Errors, rec.Row = re.Errors, re.Row
+		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
 		if st.report {
-			rec.Rows = nil
+			rec.Keyed = nil
 			if re.Status == Committed {
-				rec.Rows = re.Rows
+				rec.Keyed = re.Keyed
 			}
 		}
 	case KindHeader:
@@ -487,8 +543,8 @@ func (st *State) forget(s *SubState) {
 	rec := st.record(s.Step, s.Rec)
 	switch {
 	case strings.HasPrefix(s.Op, "undo-"):
-		if rec.Undo[s.Path+"|"+s.Line] == s {
-			delete(rec.Undo, s.Path+"|"+s.Line)
+		if rec.Undo[s.UndoKey()] == s {
+			delete(rec.Undo, s.UndoKey())
 		}
 	case s.Op == OpRead || s.Op == OpDelete:
 		for i, x := range rec.Extra {
@@ -513,7 +569,7 @@ func newState() *State {
 func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
-		ValidSize: s.ValidSize, Torn: s.Torn, open: make(map[int]*openBatch, len(s.open))}
+		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open))}
 	// A sub-request changes only while its batch is open (its outcome, the
 	// in-doubt mark); a closed batch's never change again, so the copy
 	// shares them. Open batches are few (in doubt or in flight): their

@@ -24,7 +24,7 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 			{ID: "3", Step: "orders", Rec: "2", Op: OpCreate}}},
 		{Kind: KindOutcome, Batch: 1, At: at.Add(40 * time.Second), Calls: 2, Throttled: 1, WaitMS: 30000,
 			Results: []Result{{ID: "1", Status: 201, Key: "'SO1'"}, {ID: "2", Status: 201, Key: "1"}, {ID: "3", Status: 400, Error: "no"}}},
-		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Key: "'SO1'", Rows: rows}},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Key: "'SO1'", Keyed: rows}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "2", Status: Failed}},
 		// A journal from before times were recorded: zero times, no calls.
 		{Kind: KindIntent, Batch: 2, Subs: []Sub{{ID: "1", Step: "orders", Rec: "1", Op: OpUndoDelete}}},
@@ -41,14 +41,14 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 		if i == 4 {
 			// The state before undo: rows kept.
 			path, st := loadReport(t, buf.Bytes())
-			if got := st.Record("orders", "1").Rows; !reflect.DeepEqual(got, rows) {
+			if got := st.Record("orders", "1").Keyed; !reflect.DeepEqual(got, rows) {
 				t.Errorf("rows %+v, want %+v", got, rows)
 			}
 			plain, err := Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if plain.Record("orders", "1").Rows != nil || plain.Batches != nil {
+			if plain.Record("orders", "1").Keyed != nil || plain.Batches != nil {
 				t.Error("Load keeps what only reports need")
 			}
 		}
@@ -61,8 +61,8 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 	if !reflect.DeepEqual(st.Batches, want) {
 		t.Errorf("batches\n%+v\nwant\n%+v", st.Batches, want)
 	}
-	if r := st.Record("orders", "1"); r.Rows != nil || !r.Undone {
-		t.Errorf("undone record keeps rows %+v", r.Rows)
+	if r := st.Record("orders", "1"); r.Keyed != nil || !r.Undone {
+		t.Errorf("undone record keeps rows %+v", r.Keyed)
 	}
 	if st.Header.User != "dana" {
 		t.Errorf("user %q", st.Header.User)

@@ -152,3 +152,41 @@ func TestDecimalArithmetic(t *testing.T) {
 		t.Errorf("UnmarshalText(x) = %v", err)
 	}
 }
+
+// Thousands grouped as spreadsheets write them; a single group of the other
+// separator reads two ways and is refused.
+func TestParseDecimalText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		sep  byte
+		want string // "" for an error
+		amb  bool   // the error is an *AmbiguousDecimalError
+	}{
+		{"1.234,50", ',', "1234.50", false},
+		{"-1.234.567", ',', "-1234567", false},
+		{"1,234.5", '.', "1234.5", false},
+		{"1 234,5", ',', "1234.5", false},
+		{"12\u00a0345.25", '.', "12345.25", false},
+		{"1\u202f000\u202f000", ',', "1000000", false},
+		{"12,5", ',', "12.5", false},
+		{"1.234", '.', "1.234", false},
+		{"1.234", ',', "", true},
+		{"+12,500", '.', "", true},
+		{"0.250", ',', "", false},
+		{"1.23,5", ',', "", false},
+		{"1.234 567", ',', "", false},
+		{"1234.567,5", ',', "", false},
+		{"1,234.5", ',', "", false},
+		{" ", ',', "", false},
+	} {
+		d, err := ParseDecimalText(tc.in, tc.sep)
+		var amb *AmbiguousDecimalError
+		switch {
+		case tc.want != "" && (err != nil || d.String() != tc.want):
+			t.Errorf("ParseDecimalText(%q, %q) = %v, %v; want %s", tc.in, tc.sep, d, err, tc.want)
+		case tc.want == "" && (err == nil || !errors.Is(err, ErrNotDecimal) || errors.As(err, &amb) != tc.amb):
+			t.Errorf("ParseDecimalText(%q, %q) = %v, %v; want an error (ambiguous: %v)", tc.in, tc.sep, d, err, tc.amb)
+		}
+	}
+}

@@ -296,7 +296,34 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 	}
 	markAutoUnique(m.Types)
 	m.Reindex()
+	addTextFlags(m)
 	return m, nil
+}
+
+// addTextFlags gives every text sub-form the APPEND and SIGNATURE flags it
+// lacks: spec 2.9 says a text sub-form always takes them, but documents
+// pulled from real installations often declare TEXT alone, and a plan
+// writing APPEND: true must not fail validation there. A text sub-form is
+// the type of a single-object sub-form that has a TEXT field.
+func addTextFlags(m *Metadata) {
+	for _, t := range m.Types {
+		for _, n := range t.Navigations {
+			ct := m.Type(n.Type)
+			if n.Collection || ct == nil || ct.Property("TEXT") == nil || ct.Property("TEXT").Type != EdmString {
+				continue
+			}
+			added := false
+			for _, flag := range []string{"APPEND", "SIGNATURE"} {
+				if ct.Property(flag) == nil {
+					ct.Properties = append(ct.Properties, &Property{Name: flag, Type: EdmBoolean, Nullable: true})
+					added = true
+				}
+			}
+			if added {
+				ct.reindex()
+			}
+		}
+	}
 }
 
 func (m *Metadata) typeByNameOK(name string) bool {

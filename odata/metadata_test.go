@@ -221,7 +221,7 @@ func demoModel() *Metadata {
 		Properties: []*Property{{Name: "KLINE", Type: EdmInt64}, {Name: "PARTNAME", Type: EdmString, MaxLength: 15, Nullable: true}},
 	}
 	text := &EntityType{Name: "ORDERSTEXT_SUBFORM", Properties: []*Property{
-		{Name: "TEXT", Type: EdmString, Nullable: true}, {Name: "APPEND", Type: EdmBoolean, Nullable: true},
+		{Name: "TEXT", Type: EdmString, Nullable: true}, {Name: "APPEND", Type: EdmBoolean, Nullable: true}, {Name: "SIGNATURE", Type: EdmBoolean, Nullable: true},
 	}}
 	inv := &EntityType{Name: "AINVOICES", Key: []string{"IVNUM", "IVTYPE", "DEBIT"}, Properties: []*Property{
 		{Name: "IVNUM", Type: EdmString, MaxLength: 16}, {Name: "IVTYPE", Type: EdmString, MaxLength: 1}, {Name: "DEBIT", Type: EdmString, MaxLength: 1},
@@ -360,5 +360,49 @@ func TestParseEntityTypeNamed(t *testing.T) {
 	et, err = ParseEntityTypeNamed(strings.NewReader(doc), "MISSING")
 	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
 		t.Fatalf("missing name = %+v, %v", et, err)
+	}
+}
+
+// spec 2.9: a text sub-form takes APPEND and SIGNATURE whether or not the
+// document declares them; real installations often declare TEXT alone.
+func TestTextSubformsTakeFlags(t *testing.T) {
+	t.Parallel()
+	doc := `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:DataServices>
+<Schema xmlns="http://docs.oasis-open.org/odata/ns/edm" Namespace="MyCompany.Ns">
+<EntityType Name="ORDERS"><Key><PropertyRef Name="ORDNAME"/></Key>
+  <Property Name="ORDNAME" Type="Edm.String" MaxLength="16" Nullable="false"/>
+  <NavigationProperty Name="ORDERSTEXT_SUBFORM" Type="MyCompany.Ns.ORDERSTEXT_SUBFORM" ContainsTarget="true"/>
+  <NavigationProperty Name="PARTTEXT_SUBFORM" Type="MyCompany.Ns.PARTTEXT_SUBFORM" ContainsTarget="true"/>
+  <NavigationProperty Name="SHIPTO2_SUBFORM" Type="MyCompany.Ns.SHIPTO2_SUBFORM" ContainsTarget="true"/>
+  <NavigationProperty Name="NOTES_SUBFORM" Type="Collection(MyCompany.Ns.NOTES_SUBFORM)" ContainsTarget="true"/>
+</EntityType>
+<EntityType Name="ORDERSTEXT_SUBFORM"><Property Name="TEXT" Type="Edm.String"/></EntityType>
+<EntityType Name="PARTTEXT_SUBFORM"><Property Name="TEXT" Type="Edm.String"/><Property Name="APPEND" Type="Edm.Boolean"/></EntityType>
+<EntityType Name="SHIPTO2_SUBFORM"><Property Name="ADDRESS" Type="Edm.String"/></EntityType>
+<EntityType Name="NOTES_SUBFORM"><Key><PropertyRef Name="LINE"/></Key><Property Name="LINE" Type="Edm.Int64"/><Property Name="TEXT" Type="Edm.String"/></EntityType>
+<EntityContainer Name="DefaultContainer"><EntitySet Name="ORDERS" EntityType="MyCompany.Ns.ORDERS"/></EntityContainer>
+</Schema></edmx:DataServices></edmx:Edmx>`
+	m, err := ParseMetadata(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		typ  string
+		want []string
+	}{
+		{"ORDERSTEXT_SUBFORM", []string{"TEXT", "APPEND", "SIGNATURE"}},
+		{"PARTTEXT_SUBFORM", []string{"TEXT", "APPEND", "SIGNATURE"}},
+		{"SHIPTO2_SUBFORM", []string{"ADDRESS"}},    // no TEXT: not a text sub-form
+		{"NOTES_SUBFORM", []string{"LINE", "TEXT"}}, // lines, not a text sub-form
+	} {
+		typ := m.Type(tc.typ)
+		if got := typ.PropertyNames(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s fields = %v, want %v", tc.typ, got, tc.want)
+		}
+		for _, f := range tc.want[1:] {
+			if p := typ.Property(f); tc.typ != "NOTES_SUBFORM" && tc.typ != "SHIPTO2_SUBFORM" && (p == nil || p.Type != EdmBoolean) {
+				t.Errorf("%s.%s = %+v, want Edm.Boolean", tc.typ, f, p)
+			}
+		}
 	}
 }

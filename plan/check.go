@@ -24,6 +24,32 @@ func (p *Plan) Columns() map[string][]ColumnUse {
 	return p.analyze().columns
 }
 
+// CheckColumns checks every column an expression reads (see Columns)
+// against the header of its source: headers maps a source name to its
+// column names. A source missing from headers (it could not be read) is not
+// checked; its problem is reported where it is opened.
+func (p *Plan) CheckColumns(headers map[string][]string) Diagnostics {
+	d := &diags{}
+	for src, uses := range p.Columns() {
+		names, ok := headers[src]
+		if !ok {
+			continue
+		}
+		for _, u := range uses {
+			if !contains(names, u.Name) {
+				d.errorf(u.Pos, "%s", MissingColumn(src, u.Name, names))
+			}
+		}
+	}
+	return d.sorted()
+}
+
+// MissingColumn is the message for a column that the header of source src
+// lacks, with the nearest column it has.
+func MissingColumn(src, column string, header []string) string {
+	return fmt.Sprintf("source %s has no column %s%s", src, quote(column), didYouMean(column, header))
+}
+
 // analysis is what walking every expression of the plan finds.
 type analysis struct {
 	diags
@@ -123,11 +149,10 @@ func (p *Plan) analyze() *analysis {
 			}
 		}
 		for _, c := range s.columns {
-			src := sc.rows[c.depth]
-			if src == "" || p.sourceByName(src) == nil {
+			if c.src == "" || p.sourceByName(c.src) == nil {
 				continue
 			}
-			a.columns[src] = append(a.columns[src], ColumnUse{Name: c.name, Pos: c.pos})
+			a.columns[c.src] = append(a.columns[c.src], ColumnUse{Name: c.name, Pos: c.pos})
 		}
 	}
 	for _, l := range p.Lookups {
@@ -143,16 +168,20 @@ func (p *Plan) analyze() *analysis {
 		a.usedSources[s.Source] = true
 		what := stepLabel(s, i)
 		rows := []string{s.Source}
+		group := ""
+		if s.GroupBy != nil {
+			group = s.Source // group holds rows of the step's own source
+		}
 		for _, e := range []struct {
 			key string
 			x   *Expr
 		}{{"when", s.When}, {"id", s.ID}, {"group_by", s.GroupBy}} {
 			if e.x != nil {
-				record(e.x, exprScope{rows: rows, what: fmt.Sprintf("%q of %s", e.key, what)}, s)
+				record(e.x, exprScope{rows: rows, group: group, what: fmt.Sprintf("%q of %s", e.key, what)}, s)
 			}
 		}
 		for _, f := range s.Fields {
-			record(&f.Expr, exprScope{rows: rows, what: fieldWhat(f.Name, what)}, s)
+			record(&f.Expr, exprScope{rows: rows, group: group, what: fieldWhat(f.Name, what)}, s)
 		}
 		var walk func(subs []*Subform, rows []string, owner string)
 		walk = func(subs []*Subform, rows []string, owner string) {
@@ -170,14 +199,14 @@ func (p *Plan) analyze() *analysis {
 				}
 				child := append([]string{childRow}, rows...)
 				if sf.Link != nil {
-					record(&sf.Link.Parent, exprScope{rows: rows, what: fmt.Sprintf("\"parent\" of the link of %s", swhat)}, s)
-					record(&sf.Link.Child, exprScope{rows: child, what: fmt.Sprintf("\"child\" of the link of %s", swhat)}, s)
+					record(&sf.Link.Parent, exprScope{rows: rows, group: group, what: fmt.Sprintf("\"parent\" of the link of %s", swhat)}, s)
+					record(&sf.Link.Child, exprScope{rows: child, group: group, what: fmt.Sprintf("\"child\" of the link of %s", swhat)}, s)
 				}
 				if sf.When != nil {
-					record(sf.When, exprScope{rows: child, what: fmt.Sprintf("\"when\" of %s", swhat)}, s)
+					record(sf.When, exprScope{rows: child, group: group, what: fmt.Sprintf("\"when\" of %s", swhat)}, s)
 				}
 				for _, f := range sf.Fields {
-					record(&f.Expr, exprScope{rows: child, what: fieldWhat(f.Name, swhat)}, s)
+					record(&f.Expr, exprScope{rows: child, group: group, what: fieldWhat(f.Name, swhat)}, s)
 				}
 				walk(sf.Subforms, child, swhat)
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 	_ "time/tzdata" // timezone names validate the same on every machine
 
+	"github.com/migrate-tool/migrate/odata"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,7 +24,7 @@ import (
 // docs/plan.schema.json lists the same (a test keeps them in step).
 var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
-	targetKeys  = []string{"url", "language", "metadata", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
+	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "key", "value", "missing"}
 	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "deep_insert", "fields", "subforms"}
@@ -283,9 +284,13 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "url":
 			if s, ok := w.text(e); ok {
 				u, err := url.Parse(s)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				switch {
+				case odata.StripUserinfo(s) != s:
+					// Never echoed: the value holds a password.
+					w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_TOKEN, or MIGRATE_USER and MIGRATE_PASSWORD")
+				case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-				} else {
+				default:
 					t.URL = s
 				}
 			}
@@ -296,6 +301,15 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "metadata":
 			if s, ok := w.text(e); ok {
 				t.Metadata = s
+			}
+		case "system_version":
+			if s, ok := w.text(e); ok {
+				v, err := odata.ParseVersion(s)
+				if err != nil {
+					w.errorf(w.pos(e.val), "\"system_version\" must be the server's version as MAJOR.MINOR, such as \"21.0\", not %s", describe(e.val))
+				} else {
+					t.SystemVersion, t.SystemVersionPos = v, w.pos(e.val)
+				}
 			}
 		case "auth":
 			if s, ok := w.enum(e, "basic", "pat", "oidc"); ok {
@@ -326,7 +340,11 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.DecimalSeparator = s
 			}
 		case "empty":
-			if s, ok := w.enum(e, "omit", "null", "keep"); ok {
+			if isNull(e.val) && e.val.Value != "" {
+				// `empty: null` and `empty: ~` are YAML nulls; they can
+				// only mean the null policy.
+				t.Empty = "null"
+			} else if s, ok := w.enum(e, "omit", "null", "keep"); ok {
 				t.Empty = s
 			}
 		}

@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"github.com/migrate-tool/migrate/odata"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
@@ -30,9 +34,9 @@ func TestFormatExampleVerbatim(t *testing.T) {
 	t.Parallel()
 	_, ds := decodeFile(t, "testdata/format-example.yaml")
 	assertDiags(t, ds, []string{
-		`plan.yaml:38:13: unknown source "families" in step "families"`,
-		`plan.yaml:65:17: unknown source "notes" in sub-form "GENCUSTNOTES_SUBFORM" of step "customers"`,
-		`plan.yaml:74:13: unknown source "order_rows" in step "orders"`,
+		`plan.yaml:39:13: unknown source "families" in step "families"`,
+		`plan.yaml:66:17: unknown source "notes" in sub-form "GENCUSTNOTES_SUBFORM" of step "customers"`,
+		`plan.yaml:75:13: unknown source "order_rows" in step "orders"`,
 	})
 }
 
@@ -47,13 +51,14 @@ func TestFormatExampleComplete(t *testing.T) {
 	}
 	wantTarget := Target{
 		URL: "https://erp.example.com/odata/Priority/tabula.ini/demo", Language: 1, Metadata: "metadata.xml",
+		SystemVersion: odata.Version{Major: 21, Minor: 0, Raw: "21.0"}, SystemVersionPos: Pos{File: "plan.yaml", Line: 8, Col: 19},
 		Auth: "pat", BatchSize: 100, Concurrency: 2, CallsPerMinute: 100, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
 		Pos: Pos{File: "plan.yaml", Line: 4, Col: 1},
 	}
 	if got := p.Target.Spans["metadata"]; got != (Span{Key: Pos{"plan.yaml", 7, 3}, Value: Pos{"plan.yaml", 7, 13}}) {
 		t.Errorf("span of target.metadata: %+v", got)
 	}
-	if len(p.Target.Spans) != 10 {
+	if len(p.Target.Spans) != 11 {
 		t.Errorf("target spans: %v", p.Target.Spans)
 	}
 	gotTarget := p.Target
@@ -66,7 +71,7 @@ func TestFormatExampleComplete(t *testing.T) {
 		t.Errorf("source parts: %+v", parts)
 	}
 	if c := p.Source("customers"); c == nil || c.Sheet != "Customers" || c.HeaderRow != 1 ||
-		c.Spans.Value("sheet", Pos{}) != (Pos{"plan.yaml", 24, 12}) || c.Spans.Key("delimiter", Pos{Line: -1}).Line != -1 {
+		c.Spans.Value("sheet", Pos{}) != (Pos{"plan.yaml", 25, 12}) || c.Spans.Key("delimiter", Pos{Line: -1}).Line != -1 {
 		t.Errorf("source customers: %+v", c)
 	}
 	l := p.Lookup("agent_code")
@@ -169,7 +174,9 @@ steps:
 		{Src: `row["x"]`, Pos: pos(24, 11), contCol: 11},
 	}
 	for i, w := range want {
-		if got := a.Fields[i].Expr; !reflect.DeepEqual(got, w) {
+		got := a.Fields[i].Expr
+		got.places = nil // TestExprPlaces checks them
+		if !reflect.DeepEqual(got, w) {
 			t.Errorf("field %s:\n got %#v\nwant %#v", a.Fields[i].Name, got, w)
 		}
 	}
@@ -178,7 +185,7 @@ steps:
 		t.Errorf("step b: %+v", b)
 	}
 	cols := p.Columns()
-	if got := cols["s"]; len(got) != 4 || got[3] != (ColumnUse{Name: "x", Pos: pos(24, 15)}) || got[2] != (ColumnUse{Name: "B", Pos: pos(23, 15)}) {
+	if got := cols["s"]; len(got) != 4 || got[3] != (ColumnUse{Name: "x", Pos: pos(24, 16)}) || got[2] != (ColumnUse{Name: "B", Pos: pos(23, 15)}) {
 		t.Errorf("columns of s: %+v", got)
 	}
 }
@@ -207,54 +214,6 @@ func TestLoad(t *testing.T) {
 	p, ds = Load(missing)
 	if p == nil || len(ds) != 1 || ds[0].String() != missing+": the plan file does not exist" {
 		t.Errorf("missing file: %v", ds)
-	}
-}
-
-func TestColumnsFollowSources(t *testing.T) {
-	t.Parallel()
-	src := `version: 1
-sources:
-  c: {file: c.csv}
-  n: {file: n.csv}
-  a: {file: a.csv}
-lookups:
-  ag: {source: a, key: row.OLD, value: row.NEW}
-steps:
-  - name: c
-    entity: CUSTOMERS
-    source: c
-    group_by: row.G
-    fields: {X: 'lookup("ag", row.Agent)'}
-    subforms:
-      - name: N
-        source: n
-        link: {parent: row.Code, child: row.CustCode}
-        when: parent.row.Active == "Y"
-        fields: {NOTE: row.Text}
-        subforms:
-          - name: T
-            fields: {TEXT: row.Line + parent.row.Text + parent.parent.row.Code}
-      - name: G
-        source: group
-        fields: {L: row.Line}
-`
-	p, ds := Decode("plan.yaml", []byte(src))
-	if len(ds) != 0 {
-		t.Fatal(ds)
-	}
-	got := map[string][]string{}
-	for src, uses := range p.Columns() {
-		for _, u := range uses {
-			got[src] = append(got[src], u.Name)
-		}
-	}
-	want := map[string][]string{
-		"a": {"OLD", "NEW"},
-		"c": {"G", "Agent", "Code", "Active", "Code", "Line"},
-		"n": {"CustCode", "Text", "Line", "Text"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("columns:\n got %v\nwant %v", got, want)
 	}
 }
 
@@ -367,13 +326,65 @@ func TestExprPositionsInMessages(t *testing.T) {
 		{"folded", "      A: >-\n        trim(\n          row.A))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
 		{"literal", "      A: |\n        trim(row.A,\n          row.B))\n", `plan.yaml:10:17: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
 		{"literal with indentation indicator", "      A: |2\n          trim(row.A))\n", `plan.yaml:9:22: field "A" of step "a" is not a valid expression: unexpected token Bracket(")")`},
-		{"leading blank line", "      A: |\n\n        row.A +\n", `plan.yaml:10:16: field "A" of step "a" is not a valid expression: it ends too early`},
+		{"leading blank line", "      A: |\n\n        row.A +\n", `plan.yaml:10:15: field "A" of step "a" is not a valid expression: it ends too early`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, ds := Decode("plan.yaml", []byte(head+tt.field))
 			assertDiags(t, ds, []string{tt.want})
+		})
+	}
+}
+
+// Every character of an expression is placed where it is written, in
+// every style of scalar: escapes, folded line breaks, block indentation and
+// Hebrew text count as the user sees them.
+func TestExprPlaces(t *testing.T) {
+	t.Parallel()
+	const head = "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n"
+	tests := []struct {
+		name, field string
+		line, col   int // of the N of "Nmae"
+	}{
+		{"plain", "      A: trim(row.Nmae)\n", 8, 19},
+		{"plain over two lines", "      A: trim(row.Code) +\n        row.Nmae\n", 9, 13},
+		{"double quoted with escapes", "      A: \"replace(row.Code, \\\"a\\\", \\\"b\\\") + row.Nmae\"\n", 8, 49},
+		{"double quoted with a \\u escape", "      A: \"\\\"\\u00e9\\\" + row.Nmae\"\n", 8, 28},
+		{"double quoted folded", "      A: \"trim(row.Code) +\n\n         row.Nmae\"\n", 10, 14},
+		{"double quoted with an escaped line break", "      A: \"trim(row.Code) + ro\\\n         w.Nmae\"\n", 9, 12},
+		{"single quoted with a doubled quote", "      A: 'row.Code + ''x'' + row.Nmae'\n", 8, 34},
+		{"flow mapping", "      {A: 'row[\"Code\"] + row.Nmae'}\n", 7, 36},
+		{"literal", "      A: |\n        trim(row.Code) +\n          row.Nmae\n", 10, 15},
+		{"folded", "      A: >\n        trim(row.Code) +\n\n        row.Nmae\n", 11, 13},
+		{"hebrew before", "      A: '\"שם\" + row.Nmae'\n", 8, 22},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := head + tt.field
+			if strings.HasPrefix(tt.field, "      {") { // fields: {A: ...}
+				src = strings.Replace(src, "    fields:\n      {", "    fields: {", 1)
+			}
+			p, ds := Decode("plan.yaml", []byte(src))
+			if ds.HasErrors() {
+				t.Fatal(ds)
+			}
+			x := p.Steps[0].Fields[0].Expr
+			off := strings.Index(x.Src, "Nmae")
+			if off < 0 {
+				t.Fatalf("no Nmae in %q", x.Src)
+			}
+			off = utf8.RuneCountInString(x.Src[:off])
+			want := Pos{File: "plan.yaml", Line: tt.line, Col: tt.col}
+			if got := x.PosAt(off); got != want {
+				t.Errorf("%q: Nmae at %v, want %v", x.Src, got, want)
+			}
+			end := x.PosAt(1 << 20)
+			lines := strings.Split(src, "\n")
+			if end.Col > utf8.RuneCountInString(lines[end.Line-1]) {
+				t.Errorf("the end of the text is placed past the end of its line: %v", end)
+			}
 		})
 	}
 }
@@ -435,5 +446,97 @@ func TestPlanSizeBounds(t *testing.T) {
 	}
 	if _, ds := Decode("plan.yaml", steps(MaxSteps, "")); ds.HasErrors() {
 		t.Errorf("%d steps: %.300v", MaxSteps, ds)
+	}
+}
+
+// Whatever way YAML writes an expression (the encoder folds long quoted
+// lines, escapes quotes and control characters), each character is placed
+// on a character of the file that writes it, never past a line's end.
+func TestExprPlacesMatchFile(t *testing.T) {
+	t.Parallel()
+	values := []string{
+		`upper(row.Name)`,
+		`row["Part No"] + "it's" + 'x' + "\"q\""`,
+		`lookup("agent", row.Agent) ?? "שלום עולם" + row.Name`,
+		"row.A +\n  row.B\n    + trim(row.C)",
+		"\ttrim(row.A)\t+ row.B",
+		strings.Repeat(`row.Long + "a b c d e f g h" + `, 8) + `row.End`,
+		"row.A + \"\\u00e9\" + row.B",
+	}
+	styles := []yaml.Style{0, yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle, yaml.LiteralStyle, yaml.FoldedStyle}
+	checked := 0
+	for vi, value := range values {
+		for _, style := range styles {
+			doc := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Value: "X"},
+				{Kind: yaml.ScalarNode, Value: value, Style: style},
+			}}
+			body, err := yaml.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := "version: 1\nsources: {s: {file: s.csv}}\nsteps:\n  - name: a\n    entity: E\n    source: s\n    fields:\n"
+			for _, l := range strings.SplitAfter(string(body), "\n") {
+				if l != "" {
+					src += "      " + l
+				}
+			}
+			p, _ := Decode("plan.yaml", []byte(src))
+			if len(p.Steps) != 1 || len(p.Steps[0].Fields) != 1 || p.Steps[0].Fields[0].Expr.IsConst {
+				continue // the encoder chose a form that is no expression here
+			}
+			x := p.Steps[0].Fields[0].Expr
+			checked++ // (x.Src may differ from value: yaml.v3 does not round-trip every folded scalar)
+			lines := strings.Split(src, "\n")
+			for i, r := range []rune(x.Src) {
+				pos := x.PosAt(i)
+				line := []rune(lines[pos.Line-1])
+				if pos.Col < 1 || pos.Col > max(1, len(line)) {
+					t.Fatalf("value %d style %v: character %d placed at %v, outside its line %q", vi, style, i, pos, lines[pos.Line-1])
+				}
+				if r == ' ' || r == '\n' || r == '\t' || len(line) == 0 {
+					continue // folded line breaks have no character of their own
+				}
+				if f := line[pos.Col-1]; f != r && f != '\\' && f != '\'' {
+					t.Errorf("value %d style %v: %q placed on %q at %v in\n%s", vi, style, r, f, pos, src)
+					break
+				}
+			}
+		}
+	}
+	if checked < len(values)*len(styles)*2/3 {
+		t.Errorf("only %d of %d encodings were checked", checked, len(values)*len(styles))
+	}
+}
+
+// A YAML null under empty: is the null policy, as a user who writes
+// `empty: null` means; an empty value is still a mistake.
+func TestDecodeEmptyPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value, want, diag string
+	}{
+		{value: "null", want: "null"},
+		{value: "~", want: "null"},
+		{value: "Null", want: "null"},
+		{value: `"null"`, want: "null"},
+		{value: "omit", want: "omit"},
+		{value: "keep", want: "keep"},
+		{value: "", diag: `plan.yaml:3:9: "empty" must be "omit", "null" or "keep", not empty`},
+		{value: "nul", diag: `plan.yaml:3:10: "empty" must be "omit", "null" or "keep", not "nul"; did you mean "null"?`},
+	} {
+		src := "version: 1\ntarget:\n  empty: " + tc.value + "\nsources: {s: {file: s.csv}}\nsteps:\n  - {name: a, entity: LOGPART, source: s, fields: {A: row.A}}\n"
+		p, ds := Decode("plan.yaml", []byte(src))
+		got := ""
+		if len(ds) > 0 {
+			got = ds[0].Error()
+		}
+		if got != tc.diag {
+			t.Errorf("empty: %s: diagnostics %v, want %q", tc.value, ds, tc.diag)
+			continue
+		}
+		if tc.diag == "" && p.Target.Empty != tc.want {
+			t.Errorf("empty: %s gives %q, want %q", tc.value, p.Target.Empty, tc.want)
+		}
 	}
 }

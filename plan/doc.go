@@ -8,17 +8,19 @@
 // key "sorce" in step "parts"; did you mean "source"?`). They run Check, the
 // checks that need nothing but the plan: names, references, cycles, the
 // syntax of every expression (parsed with expr-lang's parser, positions
-// shifted into the file), ref() and lookup() targets. CheckMetadata adds the
+// mapped into the file character by character), every name in it (the
+// variables of its scope, the functions of Functions and expr-lang's
+// builtins), ref() and lookup() targets. CheckMetadata adds the
 // checks against an *odata.Metadata for one system version: entities, fields
 // and sub-forms at every depth, keys, mandatory fields, constants that cannot
 // fit, and the version gates of spec 9. Order gives the steps in waves that
-// may run concurrently; Columns lists the source columns expressions read, so
-// a caller holding the sources' headers can check them.
+// may run concurrently; Columns lists the source columns expressions read,
+// and CheckColumns checks them against the headers a caller read.
 //
 // The JSON schema docs/plan.schema.json describes the same format for
 // editors; tests keep its keys, the tables of docs/plan-format.md and the
 // decoder's identical, and that page's example the one the tests decode.
 //
 // Compiling expressions against the function library is the transform
-// package's job; plan only parses them.
+// package's job; plan parses them and knows the library's names only.
 package plan

@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 )
 
 // nameUse is a name given as the first argument of ref() or lookup().
@@ -22,13 +24,25 @@ type scan struct {
 	callsFile bool
 	group     *Pos // where the expression first reads `group`
 	columns   []columnRef
+
+	// Names are judged once the walk is done: expr-lang's walk visits a
+	// node's children before the node, so an identifier is seen before the
+	// call or member access that gives it its meaning.
+	idents  []*ast.IdentifierNode
+	callees map[*ast.IdentifierNode]bool
+	members map[*ast.IdentifierNode]*ast.MemberNode // rwo in rwo.Name
+	lets    map[string]bool                         // let x = ...; x
+	// pointed are the columns read as #.X or .X inside a predicate whose
+	// builtin (map, filter, ...) is not walked yet.
+	pointed []columnRef
 }
 
-// columnRef is row.X (depth 0), parent.row.X (depth 1), and so on.
+// columnRef is a column an expression reads from the rows of source src:
+// row.X, parent.row.X, or a row of group.
 type columnRef struct {
-	name  string
-	depth int
-	pos   Pos
+	name string
+	src  string
+	pos  Pos
 }
 
 // exprScope says what `row` and `parent` mean where an expression stands.
@@ -36,7 +50,9 @@ type exprScope struct {
 	// rows[0] is the source `row` reads, rows[1] the one `parent.row`
 	// reads, ... ("" when unknown).
 	rows []string
-	what string // the expression's place, for messages
+	// group is the source of the rows of `group` ("" without group_by).
+	group string
+	what  string // the expression's place, for messages
 	// noRef is set where ref() makes no sense (a lookup's key or value).
 	noRef bool
 }
@@ -55,19 +71,81 @@ func scanExpr(x *Expr, sc exprScope, d *diags) *scan {
 			if msg == "unexpected token EOF" || msg == "unexpected end of expression" {
 				msg = "it ends too early"
 			}
-			d.errorf(x.shift(fe.Line-1, fe.Column), "%s is not a valid expression: %s", sc.what, msg)
+			d.errorf(x.PosOf(fe.Line, fe.Column), "%s is not a valid expression: %s", sc.what, msg)
 		} else {
 			d.errorf(x.Pos, "%s is not a valid expression: %v", sc.what, err)
 		}
 		return nil
 	}
-	v := &scanVisitor{x: x, sc: sc, d: d, out: &scan{}}
+	v := &scanVisitor{x: x, sc: sc, d: d, out: &scan{
+		callees: map[*ast.IdentifierNode]bool{},
+		members: map[*ast.IdentifierNode]*ast.MemberNode{},
+		lets:    map[string]bool{},
+	}}
 	ast.Walk(&tree.Node, v)
 	if id, ok := tree.Node.(*ast.IdentifierNode); ok && !knownVariable(id.Value) {
 		d.errorf(x.Pos, "%s reads the variable %s, which does not exist; for the text %s write {value: %s}",
 			sc.what, id.Value, quote(id.Value), quote(id.Value))
+		return v.out
 	}
+	v.checkNames()
 	return v.out
+}
+
+// checkNames reports every identifier that is neither a variable of the
+// expression's scope nor a function, each at its place with the nearest
+// name that is.
+func (v *scanVisitor) checkNames() {
+	for _, id := range v.out.idents {
+		name := id.Value
+		if v.out.callees[id] {
+			if contains(Functions, name) || contains(builtin.Names, name) {
+				continue
+			}
+			v.d.errorf(v.at(id), "%s: unknown function %s%s", v.sc.what, name, codeSuggestion(name, Functions, ""))
+			continue
+		}
+		if knownVariable(name) || v.out.lets[name] || name == "$env" {
+			continue
+		}
+		vars := []string{"row"}
+		if len(v.sc.rows) > 1 {
+			vars = append(vars, "parent")
+		}
+		if v.sc.group != "" {
+			vars = append(vars, "group")
+		}
+		rest := ""
+		if m := v.out.members[id]; m != nil {
+			rest = v.memberText(m)
+		}
+		if s := codeSuggestion(name, vars, rest); s != "" {
+			v.d.errorf(v.at(id), "%s: unknown name %s%s", v.sc.what, name, s)
+			continue
+		}
+		v.d.errorf(v.at(id), "%s: unknown name %s; a column is read as row.%s, and text is written in quotes", v.sc.what, name, name)
+	}
+}
+
+// codeSuggestion is "; did you mean row.Name?": the nearest of names to
+// name, followed by rest, written as in an expression (unquoted).
+func codeSuggestion(name string, names []string, rest string) string {
+	if best := didyoumean.Closest(name, names); best != "" {
+		return "; did you mean " + best + rest + "?"
+	}
+	return ""
+}
+
+// memberText writes the access m makes on its object: .Name or ["Part No"].
+func (v *scanVisitor) memberText(m *ast.MemberNode) string {
+	s, ok := m.Property.(*ast.StringNode)
+	if !ok {
+		return ""
+	}
+	if v.x.quoted(s) {
+		return "[" + fmt.Sprintf("%q", s.Value) + "]"
+	}
+	return "." + s.Value
 }
 
 func knownVariable(name string) bool {
@@ -86,8 +164,7 @@ type scanVisitor struct {
 }
 
 func (v *scanVisitor) at(n ast.Node) Pos {
-	line, col := v.x.lineCol(n.Location().From)
-	return v.x.shift(line, col)
+	return v.x.PosAt(n.Location().From)
 }
 
 func (v *scanVisitor) Visit(node *ast.Node) {
@@ -97,6 +174,7 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 		if !ok {
 			return
 		}
+		v.out.callees[id] = true
 		switch id.Value {
 		case "ref", "lookup":
 			if len(n.Arguments) < 2 {
@@ -109,7 +187,7 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 					v.sc.what, id.Value, kindOf(id.Value), id.Value, exampleName(id.Value))
 				return
 			}
-			use := nameUse{name: s.Value, pos: v.at(s)}
+			use := nameUse{name: s.Value, pos: v.x.NamePos(s)}
 			if id.Value == "ref" {
 				if v.sc.noRef {
 					v.d.errorf(use.pos, "%s: ref() cannot be used here; lookups are built before any step runs", v.sc.what)
@@ -123,13 +201,56 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 			v.out.callsFile = true
 		}
 	case *ast.IdentifierNode:
+		v.out.idents = append(v.out.idents, n)
 		if n.Value == "group" && v.out.group == nil {
 			p := v.at(n)
 			v.out.group = &p
 		}
+	case *ast.VariableDeclaratorNode:
+		v.out.lets[n.Name] = true
+	case *ast.BuiltinNode:
+		// The columns read as #.X in this builtin's predicate are the
+		// columns of its collection's rows when that is group.
+		hasPredicate := false
+		for _, a := range n.Arguments {
+			_, ok := a.(*ast.PredicateNode)
+			hasPredicate = hasPredicate || ok
+		}
+		if !hasPredicate {
+			return
+		}
+		if len(n.Arguments) > 0 && isGroupRows(n.Arguments[0]) && v.sc.group != "" {
+			for _, c := range v.out.pointed {
+				c.src = v.sc.group
+				v.out.columns = append(v.out.columns, c)
+			}
+		}
+		v.out.pointed = nil
 	case *ast.MemberNode:
+		if id, ok := n.Node.(*ast.IdentifierNode); ok {
+			v.out.members[id] = n
+		}
 		prop, ok := n.Property.(*ast.StringNode)
 		if !ok {
+			return
+		}
+		if p, ok := n.Node.(*ast.PointerNode); ok && p.Name == "" {
+			v.out.pointed = append(v.out.pointed, columnRef{name: prop.Value, pos: v.x.NamePos(prop)})
+			return
+		}
+		if isParent(n.Node) && prop.Value != "row" && prop.Value != "fields" && prop.Value != "parent" {
+			p := parentText(n.Node)
+			hint := ""
+			if best := didyoumean.Closest(prop.Value, []string{"row", "fields"}); best != "" {
+				hint = "; did you mean " + p + "." + best + "?"
+			}
+			v.d.errorf(v.x.NamePos(prop), "%s: unknown name %s.%s%s", v.sc.what, p, prop.Value, hint)
+			return
+		}
+		if isGroupRow(n.Node) {
+			if v.sc.group != "" {
+				v.out.columns = append(v.out.columns, columnRef{name: prop.Value, src: v.sc.group, pos: v.x.NamePos(prop)})
+			}
 			return
 		}
 		depth, ok := rowDepth(n.Node)
@@ -140,8 +261,61 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 			v.d.errorf(v.at(n), "%s reads %s, but there is no parent row here; \"parent\" is only available inside a sub-form", v.sc.what, parentPath(depth))
 			return
 		}
-		v.out.columns = append(v.out.columns, columnRef{name: prop.Value, depth: depth, pos: v.at(prop)})
+		v.out.columns = append(v.out.columns, columnRef{name: prop.Value, src: v.sc.rows[depth], pos: v.x.NamePos(prop)})
 	}
+}
+
+// isParent recognises parent, parent.parent, ...
+func isParent(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return n.Value == "parent"
+	case *ast.MemberNode:
+		s, ok := n.Property.(*ast.StringNode)
+		return ok && s.Value == "parent" && isParent(n.Node)
+	}
+	return false
+}
+
+// parentText writes a chain isParent recognised: parent.parent.
+func parentText(n ast.Node) string {
+	if m, ok := n.(*ast.MemberNode); ok {
+		return parentText(m.Node) + ".parent"
+	}
+	return "parent"
+}
+
+// isGroupRows recognises the rows of the group: group, a slice of it, and
+// what filter or sortBy keep of it.
+func isGroupRows(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.IdentifierNode:
+		return n.Value == "group"
+	case *ast.SliceNode:
+		return isGroupRows(n.Node)
+	case *ast.BuiltinNode:
+		switch n.Name {
+		case "filter", "sortBy", "reverse", "take":
+			return len(n.Arguments) > 0 && isGroupRows(n.Arguments[0])
+		}
+	}
+	return false
+}
+
+// isGroupRow recognises one row of the group: group[0], first(group),
+// find(group, ...), ...
+func isGroupRow(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.MemberNode:
+		_, named := n.Property.(*ast.StringNode)
+		return !named && isGroupRows(n.Node)
+	case *ast.BuiltinNode:
+		switch n.Name {
+		case "first", "last", "find", "findLast":
+			return len(n.Arguments) > 0 && isGroupRows(n.Arguments[0])
+		}
+	}
+	return false
 }
 
 func kindOf(fn string) string {
@@ -201,49 +375,6 @@ func rowDepth(n ast.Node) (int, bool) {
 			return 0, false
 		}
 	}
-}
-
-// lineCol converts a rune offset into the expression's source into a
-// 0-based line and column.
-func (x *Expr) lineCol(runeOff int) (line, col int) {
-	i := 0
-	for _, r := range x.Src {
-		if i >= runeOff {
-			break
-		}
-		if r == '\n' {
-			line++
-			col = 0
-		} else {
-			col++
-		}
-		i++
-	}
-	return line, col
-}
-
-// PosOf returns the file position of a place in the expression's text,
-// given as expr-lang's file.Error gives it (Line from 1, Column from 0), so
-// a compiler's error points into the plan file, block scalars included.
-func (x *Expr) PosOf(line, column int) Pos {
-	return x.shift(line-1, column)
-}
-
-// shift returns the file position of the expression's 0-based line and
-// column (expr-lang's own error positions are relative to the text).
-func (x *Expr) shift(line, col int) Pos {
-	p := x.Pos
-	if line <= 0 {
-		p.Col += col
-		return p
-	}
-	p.Line += line
-	base := x.contCol
-	if base == 0 {
-		base = x.Pos.Col
-	}
-	p.Col = base + col
-	return p
 }
 
 // describeExprPlace names an expression of a step or sub-form for messages.

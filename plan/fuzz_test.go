@@ -50,7 +50,15 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		p.Check()
-		p.Columns()
+		headers := map[string][]string{}
+		for _, s := range p.Sources {
+			headers[s.Name] = []string{"Code"}
+		}
+		for _, d := range p.CheckColumns(headers) {
+			if d.Pos.Line < 1 || d.Pos.Col < 1 {
+				t.Fatalf("column problem without a position: %q", d.String())
+			}
+		}
 		p.CheckMetadata(md, v)
 		if waves, err := p.Order(); err == nil {
 			n := 0

@@ -9,7 +9,9 @@ import (
 )
 
 // TestBrokenGolden decodes every plan under testdata/broken and compares
-// its diagnostics, exactly, with the .golden file beside it.
+// its diagnostics, exactly, with the .golden file beside it. A plan with a
+// .headers file beside it (one "source=Col1,Col2" per line: the headers
+// its sources have) also has its columns checked against them.
 func TestBrokenGolden(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/broken/*.yaml")
@@ -26,7 +28,16 @@ func TestBrokenGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, ds := Decode(filepath.Base(path), data)
+			p, ds := Decode(filepath.Base(path), data)
+			if hdr, err := os.ReadFile(strings.TrimSuffix(path, ".yaml") + ".headers"); err == nil {
+				headers := map[string][]string{}
+				for _, line := range strings.Split(strings.TrimSpace(string(hdr)), "\n") {
+					name, cols, _ := strings.Cut(line, "=")
+					headers[name] = strings.Split(cols, ",")
+				}
+				ds = append(ds, p.CheckColumns(headers)...)
+				ds.Sort()
+			}
 			if !ds.HasErrors() {
 				t.Fatalf("a broken plan decoded without errors: %v", ds)
 			}

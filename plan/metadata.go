@@ -34,14 +34,18 @@ const attachments = "EXTFILES_SUBFORM"
 // suggestion when misspelt), sub-forms are fed as their kind allows,
 // server-assigned fields are not written, keys and mandatory fields are
 // mapped, constants fit their fields, and version-gated features are
-// available (spec 9). A zero v (version unknown) skips the version gates
-// and the Mandatory check.
+// available (spec 9). A zero v is a target that has no version function
+// and declared none: older than 22.0, but not how much older. It skips the
+// Mandatory check (25.1) and refuses the features a server before 22.0 may
+// lack, since a text sub-form refused after its parent was committed leaves
+// half a record; writing at all (17.2) is assumed, as its refusal harms
+// nothing.
 func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	d := &diags{}
 	if md == nil {
 		return nil
 	}
-	known := v != (odata.Version{})
+	known := v.Known()
 	if known && !v.Writes() && len(p.Steps) > 0 {
 		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "writing records needs system version 17.2; the target runs %s", v)
 	}
@@ -250,33 +254,39 @@ func typeWords(t odata.EdmType) string {
 	return string(t)
 }
 
-// isDecimalText accepts 12, -12.5 and 12,5 (a text cell may use either
-// separator; the plan's decimal_separator decides which at run time).
+// isDecimalText accepts 12, -12.5, 12,5 and 1.234,50: text the run reads
+// as a decimal under one separator or the other (the plan's
+// decimal_separator decides which at run time).
 func isDecimalText(s string) bool {
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
-	if s == "" {
-		return false
-	}
-	seps := 0
-	digits := 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r == '.' || r == ',':
-			seps++
-		default:
-			return false
-		}
-	}
-	return digits > 0 && seps <= 1
+	_, dot := odata.ParseDecimalText(s, '.')
+	_, comma := odata.ParseDecimalText(s, ',')
+	return dot == nil || comma == nil
 }
 
 func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
-	if c.known && !ok {
+	switch {
+	case c.known && !ok:
 		c.d.errorf(pos, "%s needs system version %s; the target runs %s", feature, version, c.v)
+	case c.known:
+	case specVersion(version).AtLeast(22, 0):
+		c.d.errorf(pos, "%s needs system version %s; the target is older (it has no version function, which came with 22.0)", feature, version)
+	default:
+		c.d.errorf(pos, "%s needs system version %s; the target has no version function, so it is older than 22.0 and may be older than %s: %s",
+			feature, version, version, DeclareVersion)
 	}
 }
+
+func specVersion(s string) odata.Version {
+	v, err := odata.ParseVersion(s)
+	if err != nil {
+		panic(err) // the versions of spec 9 above are constants
+	}
+	return v
+}
+
+// DeclareVersion tells the user how to say which version a target runs when
+// it cannot say itself.
+const DeclareVersion = "declare its version with target.system_version in the plan, --system-version or MIGRATE_SYSTEM_VERSION"
 
 // subforms checks sub-forms of a record of type t, at every depth.
 func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform, owner string) {
@@ -314,6 +324,10 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		isText := !nav.Collection && (anyWritten(written, textFields) || ct.Property("TEXT") != nil && ct.Property("APPEND") != nil)
 		if isText {
 			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
+			if !written["TEXT"] && ct.Property("TEXT") != nil {
+				// spec 2.9: APPEND and SIGNATURE say what to do with TEXT.
+				c.d.errorf(npos, "%s is a text sub-form written without TEXT, the text itself; map TEXT in fields", what)
+			}
 		}
 		if sf.Name == attachments {
 			if sf.callsFile() {

@@ -102,18 +102,18 @@ func TestCheckMetadataFormatExample(t *testing.T) {
 		{"25.1", nil},
 		{"22.0", nil},
 		{"20.1", []string{
-			"plan.yaml:104:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 20.1",
+			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 20.1",
 		}},
 		{"19.1", []string{
-			"plan.yaml:98:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
-			"plan.yaml:101:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
-			"plan.yaml:104:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
+			"plan.yaml:99:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
+			"plan.yaml:102:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
+			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
 		}},
 		{"17.1", []string{
-			"plan.yaml:43:1: writing records needs system version 17.2; the target runs 17.1",
-			"plan.yaml:98:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
-			"plan.yaml:101:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
-			"plan.yaml:104:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 17.1",
+			"plan.yaml:44:1: writing records needs system version 17.2; the target runs 17.1",
+			"plan.yaml:99:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
+			"plan.yaml:102:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",
+			"plan.yaml:105:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 17.1",
 		}},
 	}
 	for _, tt := range tests {
@@ -198,6 +198,7 @@ func TestCheckMetadata(t *testing.T) {
 `, []string{
 			`plan.yaml:13:9: sub-form "ORDERITEMS_SUBFORM" of step "o" does not write ORDERITEMS_SUBFORM.PARTNAME, which is mandatory; map it in fields`,
 			`plan.yaml:15:18: unknown field "PARTNAM" in ORDERITEMS_SUBFORM; did you mean "PARTNAME"?`,
+			`plan.yaml:17:19: sub-form "ORDERITEMSTEXT_SUBFORM" of sub-form "ORDERITEMS_SUBFORM" of step "o" is a text sub-form written without TEXT, the text itself; map TEXT in fields`,
 			`plan.yaml:18:22: unknown field "TEXTT" in ORDERITEMSTEXT_SUBFORM; did you mean "TEXT"?`,
 			`plan.yaml:19:19: unknown sub-form "ORDERITEMSTEXT_SUBFROM" of ORDERITEMS_SUBFORM; did you mean "ORDERITEMSTEXT_SUBFORM"?`,
 		}},
@@ -226,6 +227,16 @@ func TestCheckMetadata(t *testing.T) {
       - {name: ORDERSTEXT_SUBFORM, source: group, fields: {TEXT: row.T}}
 `, []string{
 			`plan.yaml:13:44: ORDERSTEXT_SUBFORM is a single-object sub-form of ORDERS: it takes one object built from the parent's row, not lines from the group; remove "source"`,
+		}},
+		{"text sub-form without TEXT", "25.1", `
+  - name: o
+    entity: ORDERS
+    source: s
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - {name: ORDERSTEXT_SUBFORM, fields: {APPEND: true, SIGNATURE: false}}
+`, []string{
+			`plan.yaml:12:16: sub-form "ORDERSTEXT_SUBFORM" of step "o" is a text sub-form written without TEXT, the text itself; map TEXT in fields`,
 		}},
 		{"computed field and navigation as field", "25.1", `
   - name: f
@@ -303,7 +314,7 @@ func TestCheckMetadata(t *testing.T) {
       CDES: {value: null}
     subforms:
       - name: ORDERITEMS_SUBFORM
-        fields: {PARTNAME: {value: P}, TQUANT: {value: "1,5"}, PRICE: {value: "a lot"}}
+        fields: {PARTNAME: {value: P}, TQUANT: {value: "1.234,50"}, PRICE: {value: "a lot"}}
 `, []string{
 			`plan.yaml:11:28: the constant "ABCD" is 4 characters, longer than MaxLength 3 for ABILITIES.ABILITYCODE`,
 			`plan.yaml:13:24: the constant "abc" is not a whole number (Edm.Int64) for ABILITIES.ABILITY`,
@@ -311,15 +322,29 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:19:19: the constant true is true/false, not text (Edm.String) for ABILITIES.ABILITYDES`,
 			`plan.yaml:20:16: the constant 2.5 is not a whole number (Edm.Int64) for ABILITIES.ABILITY`,
 			`plan.yaml:26:16: the constant 17 is a number, not a date (Edm.DateTimeOffset) for ORDERS.CURDATE`,
-			`plan.yaml:30:79: the constant "a lot" is not a decimal number (Edm.Decimal) for ORDERITEMS_SUBFORM.PRICE`,
+			`plan.yaml:30:84: the constant "a lot" is not a decimal number (Edm.Decimal) for ORDERITEMS_SUBFORM.PRICE`,
 		}},
-		{"unknown version skips gates", "", `
+		// A server without a version function is older than 22.0: a text
+		// refused after its order was committed leaves half an order, so
+		// what a server before 22.0 may lack waits for a declared version.
+		{"unknown version refuses what it may lack", "", `
   - name: o
     entity: ORDERS
     source: s
     fields: {CUSTNAME: row.C}
     subforms:
       - {name: ORDERSTEXT_SUBFORM, fields: {TEXT: row.T}}
+      - {name: EXTFILES_SUBFORM, fields: {EXTFILENAME: file(row.F), SUFFIX: row.X}}
+`, []string{
+			`plan.yaml:12:16: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target has no version function, so it is older than 22.0 and may be older than 20.0: ` + DeclareVersion,
+			`plan.yaml:13:16: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target has no version function, so it is older than 22.0 and may be older than 21.0: ` + DeclareVersion,
+			`plan.yaml:13:69: writing SUFFIX of an attachment needs system version 22.0; the target is older (it has no version function, which came with 22.0)`,
+		}},
+		{"unknown version still writes", "", `
+  - name: p
+    entity: LOGPART
+    source: s
+    fields: {PARTNAME: row.C, PARTDES: row.D}
 `, nil},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,11 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/migrate-tool/migrate/odata"
+)
 
 // Pos is a place in the plan file.
 type Pos struct {
@@ -32,6 +37,9 @@ type Expr struct {
 	// contCol is the column at which continuation lines of a multi-line
 	// (block scalar) expression start; 0 means Pos.Col.
 	contCol int
+	// places holds where each character of Src is written in the file
+	// (see placeRunes); nil for an Expr made by hand.
+	places []place
 }
 
 // Plan is a decoded plan file.
@@ -51,11 +59,24 @@ type Plan struct {
 	Spans Spans
 }
 
+// File is where a file the plan names is: an absolute path as it is, a
+// relative one in the plan's folder.
+func (p *Plan) File(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(p.Dir, name)
+}
+
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
-	URL              string
-	Language         int // 0: none
-	Metadata         string
+	URL      string
+	Language int // 0: none
+	Metadata string
+	// SystemVersion is the server's version as the plan declares it, for
+	// servers without a version function (before 22.0); zero: not declared.
+	SystemVersion    odata.Version
+	SystemVersionPos Pos
 	Auth             string // basic | pat | oidc | ""
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default

@@ -348,7 +348,7 @@ func (w *walker) expr(n *yaml.Node, what string) (Expr, bool) {
 				w.errorf(w.pos(n), "%s is empty; write an expression, or {value: \"\"} for empty text", what)
 				return Expr{}, false
 			}
-			return Expr{Src: src, Pos: p, contCol: cont}, true
+			return Expr{Src: src, Pos: p, contCol: cont, places: w.placeRunes(src, p.Line, p.Col, n.Style, cont)}, true
 		default:
 			return w.constant(n, what)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -105,4 +106,30 @@ func BenchmarkRecords(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(total), "ns/row")
+}
+
+// BenchmarkSeenKeys measures the duplicate-key check's memory per key; a
+// million keys should stay in tens of megabytes (see seenKeys).
+func BenchmarkSeenKeys(b *testing.B) {
+	b.ReportAllocs()
+	const n = 1_000_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("CUST-%07d", i)
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := newSeenKeys()
+		for i, k := range keys {
+			if _, dup := s.first(k, i+2); dup {
+				b.Fatalf("%s reported twice", k)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "live-bytes/key")
+		runtime.KeepAlive(s)
+	}
 }

@@ -24,9 +24,6 @@ import (
 
 // Options are what Compile needs beyond the plan and the metadata.
 type Options struct {
-	// Headers maps a source name to its column names. When a source's header
-	// is known, every row.X of an expression over it is checked against it.
-	Headers map[string][]string
 	// Now is the clock of now(); default time.Now.
 	Now func() time.Time
 	// Getenv reads env(NAME); default os.Getenv.
@@ -66,8 +63,8 @@ type Program struct {
 type compiled struct {
 	prog     *vm.Program // nil for a constant
 	constVal any
-	column   string // the column when the expression is just row.X
-	src      string
+	column   string     // the column when the expression is just row.X
+	expr     *plan.Expr // where it is written, for messages
 	pos      plan.Pos
 }
 
@@ -89,6 +86,16 @@ type form struct {
 	depth  int
 }
 
+// field is the form's field of that name, or nil.
+func (f *form) field(name string) *field {
+	for _, fl := range f.fields {
+		if fl.name == name {
+			return fl
+		}
+	}
+	return nil
+}
+
 type field struct {
 	name string
 	expr *compiled
@@ -108,6 +115,7 @@ type subform struct {
 	form
 	kind       subKind
 	single     bool
+	text       bool // a text sub-form (spec 2.9): single, with a TEXT field
 	replace    bool
 	linkParent *compiled
 	linkChild  *compiled
@@ -390,6 +398,7 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 			c.links++
 		}
 	}
+	s.text = s.single && s.entity != nil && s.entity.Property("TEXT") != nil
 	s.conv = c.converter(s.source)
 	if sf.When != nil {
 		s.when = c.compileExpr(sf.When, sc)
@@ -440,7 +449,7 @@ type nodeRef struct {
 	name  string
 	fn    string
 	level int
-	loc   file.Location
+	node  ast.Node // the name in the expression
 }
 
 func (a *analysis) Visit(node *ast.Node) {
@@ -459,7 +468,7 @@ func (a *analysis) Visit(node *ast.Node) {
 			return
 		}
 		if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "row" {
-			a.columns = append(a.columns, nodeRef{name: prop.Value, loc: id.Location()})
+			a.columns = append(a.columns, nodeRef{name: prop.Value, node: prop})
 			if a.patch && !n.Method {
 				a.patched++
 				ast.Patch(node, &ast.IdentifierNode{Value: colVar(prop.Value)})
@@ -474,7 +483,7 @@ func (a *analysis) Visit(node *ast.Node) {
 				inner := m.Node
 				for {
 					if id, ok := inner.(*ast.IdentifierNode); ok && id.Value == "parent" {
-						a.parents = append(a.parents, nodeRef{name: prop.Value, level: level, loc: id.Location()})
+						a.parents = append(a.parents, nodeRef{name: prop.Value, level: level, node: prop})
 						return
 					}
 					im, ok := inner.(*ast.MemberNode)
@@ -497,12 +506,12 @@ func (a *analysis) Visit(node *ast.Node) {
 		switch id.Value {
 		case "lookup":
 			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
-				a.lookups = append(a.lookups, nodeRef{name: s.Value, loc: n.Arguments[0].Location()})
+				a.lookups = append(a.lookups, nodeRef{name: s.Value, node: n.Arguments[0]})
 			}
 		case "regex_match", "regex_replace":
 			if len(n.Arguments) >= 2 {
 				if s, ok := n.Arguments[1].(*ast.StringNode); ok {
-					a.regexps = append(a.regexps, nodeRef{name: s.Value, fn: id.Value, loc: n.Arguments[1].Location()})
+					a.regexps = append(a.regexps, nodeRef{name: s.Value, fn: id.Value, node: n.Arguments[1]})
 				}
 			}
 		}
@@ -515,7 +524,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	if e == nil {
 		return nil
 	}
-	ce := &compiled{src: e.Src, pos: e.Pos}
+	ce := &compiled{expr: e, pos: e.Pos}
 	if e.IsConst {
 		ce.constVal = constValue(e)
 		return ce
@@ -545,7 +554,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
 				msg += didYouMean(name, append(c.functionNames(), mapKeys(env)...))
 			}
-			c.diag(shift(e.Pos, fe.Line, fe.Column), "%s", msg)
+			c.diag(e.PosOf(fe.Line, fe.Column), "%s", msg)
 		} else {
 			c.diag(e.Pos, "%v", err)
 		}
@@ -559,40 +568,37 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		ce.column = strings.TrimPrefix(id.Value, colPrefix)
 	}
 	for _, r := range a.columns {
-		c.checkColumn(sc.rowSource, r, e)
+		c.fileColumn(sc.rowSource, r, e)
 	}
 	for _, r := range a.parents {
 		if r.level < len(sc.parentRows) {
-			c.checkColumn(sc.parentRows[r.level], r, e)
+			c.fileColumn(sc.parentRows[r.level], r, e)
 		}
 	}
 	// Unknown lookup and step names are plan.Check's to report; a lookup
 	// inside a lookup would need an order between lookups, which there is not.
 	for _, r := range a.lookups {
 		if sc.lookupScope {
-			c.diag(nodePos(e, r.loc), "lookup() cannot be used inside a lookup's key or value")
+			c.diag(e.PosAt(r.node.Location().From), "lookup() cannot be used inside a lookup's key or value")
 		}
 	}
 	for _, r := range a.regexps {
 		if _, err := c.p.regexps.get(r.fn, r.name); err != nil {
-			c.diag(nodePos(e, r.loc), "%v", err)
+			c.diag(e.PosAt(r.node.Location().From), "%v", err)
 		}
 	}
 	return ce
 }
 
-func (c *compiler) checkColumn(src string, r nodeRef, e *plan.Expr) {
+// fileColumn files a column an expression reads, to be checked against
+// the source's header when it is opened (plan.CheckColumns checks it
+// against the header validate saw).
+func (c *compiler) fileColumn(src string, r nodeRef, e *plan.Expr) {
 	if src == "" {
 		return
 	}
-	pos := nodePos(e, r.loc)
 	key := columnsKey(c.owner, src)
-	c.p.columns[key] = append(c.p.columns[key], colRef{column: r.name, pos: pos})
-	names, ok := c.p.opts.Headers[src]
-	if !ok || contains(names, r.name) {
-		return
-	}
-	c.diag(pos, "source %s has no column %q%s", src, r.name, didYouMean(r.name, names))
+	c.p.columns[key] = append(c.p.columns[key], colRef{column: r.name, pos: e.NamePos(r.node)})
 }
 
 // columnsKey files column references by the step (or lookup) whose
@@ -613,42 +619,9 @@ func (p *Program) checkHeader(owner, name string, h *source.Header) error {
 			continue
 		}
 		seen[r.column] = true
-		errs = append(errs, plan.Diagnostic{Pos: r.pos, Message: fmt.Sprintf("source %s has no column %q%s", name, r.column, didYouMean(r.column, h.Names))})
+		errs = append(errs, plan.Diagnostic{Pos: r.pos, Message: plan.MissingColumn(name, r.column, h.Names)})
 	}
 	return errors.Join(errs...)
-}
-
-// shift moves an expression's start by expr's 1-based line and 0-based
-// column, so a message points into the plan file.
-func shift(pos plan.Pos, line, col int) plan.Pos {
-	if pos.Line == 0 {
-		return pos
-	}
-	// Continuation lines of a block scalar start at the first line's column.
-	if line > 1 {
-		pos.Line += line - 1
-	}
-	pos.Col += col
-	return pos
-}
-
-// nodePos is the plan position of a node of e.
-func nodePos(e *plan.Expr, loc file.Location) plan.Pos {
-	line, col := 1, 0
-	i := 0
-	for _, r := range e.Src {
-		if i == loc.From {
-			break
-		}
-		if r == '\n' {
-			line++
-			col = 0
-		} else {
-			col++
-		}
-		i++
-	}
-	return shift(e.Pos, line, col)
 }
 
 // exprMessage tidies expr-lang's messages for people who write plans.

@@ -20,12 +20,10 @@ func TestCompileDiagnostics(t *testing.T) {
 	f := func(name string, e plan.Expr) *plan.Field {
 		return &plan.Field{Name: name, Expr: e, Pos: plan.Pos{File: "plan.yaml", Line: e.Pos.Line, Col: 7}}
 	}
-	headers := map[string][]string{"customers": {"Code", "Name", "Agent"}}
 	tests := []struct {
-		name    string
-		plan    *plan.Plan
-		headers map[string][]string
-		want    []string
+		name string
+		plan *plan.Plan
+		want []string
 	}{
 		{name: "syntax error shifted by the expression's column",
 			plan: step(f("CUSTDES", at(12, 16, `trim(row.Name`))),
@@ -33,22 +31,6 @@ func TestCompileDiagnostics(t *testing.T) {
 		{name: "misspelt function with suggestion",
 			plan: step(f("CUSTDES", at(12, 16, `uper(row.Name)`))),
 			want: []string{`plan.yaml:12:16: unknown name uper; did you mean "upper"?`}},
-		{name: "unknown column with suggestion",
-			plan: step(f("CUSTDES", at(12, 16, `trim(row.Nmae)`))), headers: headers,
-			want: []string{`plan.yaml:12:21: source customers has no column "Nmae"; did you mean "Name"?`}},
-		{name: "unknown column by index",
-			plan: step(f("CUSTDES", at(12, 16, `row["Agnet"]`))), headers: headers,
-			want: []string{`plan.yaml:12:16: source customers has no column "Agnet"; did you mean "Agent"?`}},
-		{name: "parent row column checked against the parent's source",
-			plan: &plan.Plan{Dir: t.TempDir(),
-				Sources: []*plan.Source{{Name: "customers", File: "c.csv"}, {Name: "notes", File: "n.csv"}},
-				Steps: []*plan.Step{{Name: "customers", Entity: "CUSTOMERS", Source: "customers", Fields: fields("CUSTNAME", "row.Code"),
-					Subforms: []*plan.Subform{{Name: "GENCUSTNOTES_SUBFORM", Source: "notes", Link: &plan.Link{Parent: x("row.Code"), Child: x("row.Cust")},
-						Fields: []*plan.Field{f("NOTE", at(20, 9, `parent.row.Nam + row.Txt`))}}}}}},
-			headers: map[string][]string{"customers": {"Code", "Name"}, "notes": {"Cust", "Text"}},
-			want:    []string{`plan.yaml:20:9: source customers has no column "Nam"; did you mean "Name"?`, `plan.yaml:20:26: source notes has no column "Txt"; did you mean "Text"?`}},
-		{name: "columns unchecked when the header is unknown",
-			plan: step(f("CUSTDES", at(12, 16, `row.Nmae`)))},
 		{name: "unknown function",
 			plan: step(f("CUSTDES", at(12, 16, `trimm(row.Name)`))),
 			want: []string{"plan.yaml:12:16: unknown name trimm"}},
@@ -82,9 +64,7 @@ func TestCompileDiagnostics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := testOptions()
-			opts.Headers = tt.headers
-			_, diags := Compile(tt.plan, demoMetadata(), opts)
+			_, diags := Compile(tt.plan, demoMetadata(), testOptions())
 			if len(diags) != len(tt.want) {
 				t.Fatalf("diagnostics = %v, want %d: %q", diags, len(tt.want), tt.want)
 			}
@@ -109,9 +89,7 @@ func TestCompileScopes(t *testing.T) {
 				Fields:   fields("PARTNAME", `parent.fields.ORDNAME + "/" + row.Part`, "TQUANT", "len(group)"),
 				Subforms: []*plan.Subform{{Name: "ORDERITEMSTEXT_SUBFORM", Fields: fields("TEXT", `parent.parent.row.No + parent.row.Part`)}}},
 				{Name: "ORDERSTEXT_SUBFORM", Source: "notes", Link: &plan.Link{Parent: x("row.No"), Child: x("row.OrderNo")}, Fields: fields("TEXT", "row.Text")}}}}}
-	opts := testOptions()
-	opts.Headers = map[string][]string{"rows": {"No", "Status", "Cust", "Part"}, "notes": {"OrderNo", "Text"}, "agents": {"Old", "New"}}
-	prog := mustCompile(t, p, demoMetadata(), opts)
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
 	st := prog.steps["orders"]
 	if st.fields[0].expr.column != "No" || st.fields[1].expr.column != "" {
 		t.Errorf("plain column detection: %q %q", st.fields[0].expr.column, st.fields[1].expr.column)
@@ -121,17 +99,6 @@ func TestCompileScopes(t *testing.T) {
 	}
 	if !st.subs[1].single || st.subs[0].single {
 		t.Errorf("Single from the metadata's Collection flag: %v %v", st.subs[0].single, st.subs[1].single)
-	}
-}
-
-func TestShift(t *testing.T) {
-	t.Parallel()
-	pos := plan.Pos{File: "p.yaml", Line: 5, Col: 10}
-	if got := shift(pos, 1, 3); got != (plan.Pos{File: "p.yaml", Line: 5, Col: 13}) {
-		t.Errorf("first line: %v", got)
-	}
-	if got := shift(pos, 3, 2); got != (plan.Pos{File: "p.yaml", Line: 7, Col: 12}) {
-		t.Errorf("third line: %v", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -71,7 +72,7 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 	case odata.EdmDecimal, "Edm.Double", "Edm.Single":
 		d, err := toDecimal(v, c.sep)
 		if err != nil {
-			return nil, false, &convError{decimalMessage(v, c.sep, typ)}
+			return nil, false, &convError{decimalMessage(v, err, c.sep, typ)}
 		}
 		return d, false, nil
 	case odata.EdmDateTimeOffset, "Edm.Date":
@@ -193,14 +194,15 @@ func decimalInt(d odata.Decimal) (int64, bool) {
 	return r.Num().Int64(), true
 }
 
-// toDecimal reads an exact decimal: text with sep as its separator, a number
+// toDecimal reads an exact decimal: text with sep as its separator (and
+// thousands grouped, see odata.ParseDecimalText), a number
 // cell (always '.'), an integer or a float from arithmetic.
 func toDecimal(v any, sep byte) (odata.Decimal, error) {
 	switch x := v.(type) {
 	case odata.Decimal:
 		return x, nil
 	case string:
-		return odata.ParseDecimal(x, sep)
+		return odata.ParseDecimalText(x, sep)
 	case source.Number:
 		return odata.ParseDecimal(string(x), '.')
 	case float64, float32:
@@ -216,15 +218,20 @@ func toDecimal(v any, sep byte) (odata.Decimal, error) {
 	return odata.Decimal{}, fmt.Errorf("%s: %w", describe(v), odata.ErrNotDecimal)
 }
 
-// decimalMessage says why v is no decimal, and what separator would read it.
-func decimalMessage(v any, sep byte, typ odata.EdmType) string {
+// decimalMessage says why v is no decimal (err is what reading it gave),
+// and what separator would read it.
+func decimalMessage(v any, err error, sep byte, typ odata.EdmType) string {
+	var amb *odata.AmbiguousDecimalError
+	if errors.As(err, &amb) {
+		return fmt.Sprintf("%s (%s)", amb.Error(), typ)
+	}
 	msg := fmt.Sprintf("%s is not a decimal (%s)", describe(v), typ)
 	if s, ok := v.(string); ok {
 		other := byte(',')
 		if sep == ',' {
 			other = '.'
 		}
-		if _, err := odata.ParseDecimal(s, other); err == nil {
+		if _, err := odata.ParseDecimalText(s, other); err == nil {
 			msg += fmt.Sprintf("; set decimal_separator: %q", string(other))
 		}
 	}

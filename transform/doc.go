@@ -10,11 +10,13 @@
 //	err := prog.BuildLookups(ctx, open)            // once, before any step
 //	err = prog.Records(ctx, "customers", open, refs, func(r transform.Result) error {...})
 //
-// Compile reports expression syntax and type errors, columns a source does
-// not have (when Options.Headers knows them), bad constant regex patterns
-// and computed fields, each at its plan position. The structural checks of a
-// plan (unknown steps, sources, lookups, entities, fields, sub-forms) belong
-// to plan.Check and plan.CheckMetadata; Compile does not repeat them.
+// Compile reports expression syntax and type errors, bad constant regex
+// patterns and computed fields, each at its plan position. The structural
+// checks of a plan (unknown steps, sources, lookups, entities, fields,
+// sub-forms, the names inside expressions, columns against the headers)
+// belong to plan.Check, plan.CheckColumns and plan.CheckMetadata; Compile
+// does not repeat them. Records checks the columns again against the header
+// each source really has when it is opened.
 //
 // Scope of an expression: row (the current row; row.X is compiled into a
 // variable of its own so that reading a cell costs no reflection), parent

@@ -443,7 +443,7 @@ func (p *Program) fnNumber(params ...any) (any, error) {
 	d, err := toDecimal(params[0], sep)
 	if err != nil {
 		if _, ok := params[0].(string); ok {
-			return nil, fmt.Errorf("number: %s", decimalMessage(params[0], sep, odata.EdmDecimal))
+			return nil, fmt.Errorf("number: %s", decimalMessage(params[0], err, sep, odata.EdmDecimal))
 		}
 		return nil, argError("number", 1, "a number or text", params[0])
 	}

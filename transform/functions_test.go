@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +98,9 @@ func TestFunctions(t *testing.T) {
 		{src: `number(row.Empty)`, want: nil},
 		{src: `number("12,5")`, err: `number: "12,5" is not a decimal (Edm.Decimal); set decimal_separator: ","`},
 		{src: `number("abc")`, err: `number: "abc" is not a decimal`},
+		{src: `number("1.234,50", ",")`, want: mustDec("1234.50")},
+		{src: `number("1,234,567.5")`, want: mustDec("1234567.5")},
+		{src: `number("1.234", ",")`, err: `number: "1.234" reads two ways under decimal_separator: ","`},
 		{src: `number("1", ";")`, err: `number: argument 2 must be "." or ","`},
 		{src: `number(row.Flag)`, err: "number: argument 1 must be a number or text, got boolean true"},
 		{src: `int("12")`, want: int64(12)},
@@ -222,6 +227,8 @@ func TestFile(t *testing.T) {
 	}{
 		{src: `file("att/a.pdf")`, want: "data:application/pdf;base64,JVBERg=="},
 		{src: `file("att/" + "a.pdf")`, want: "data:application/pdf;base64,JVBERg=="},
+		// An absolute path is used as it is, not joined onto the folder.
+		{src: `file("` + filepath.Join(dir, "att", "a.pdf") + `")`, want: "data:application/pdf;base64,JVBERg=="},
 		{src: `file("att/big.png")`, err: "is 100 bytes, more than the limit of 50"},
 		{src: `file("att/none.pdf")`, err: `file: "att/none.pdf": no such file or directory`},
 		{src: `file("att")`, err: "is a folder"},
@@ -381,5 +388,20 @@ func TestTextFunctionsBounded(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s = %v, %v; want %q", src, got, err, want)
 		}
+	}
+}
+
+// plan.Check refuses a call of any function not in plan.Functions, so that
+// list and the library must name the same functions (ref() is the
+// environment's, not the library's).
+func TestLibraryIsPlanFunctions(t *testing.T) {
+	t.Parallel()
+	c := &compiler{lib: (&Program{}).library()}
+	got := append(c.functionNames(), "ref")
+	sort.Strings(got)
+	want := slices.Clone(plan.Functions)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the library defines %v\nplan.Functions lists %v", got, want)
 	}
 }

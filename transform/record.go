@@ -12,9 +12,12 @@ type Record struct {
 	Entity string
 	// ID is the record's identity in the journal: the id: expression, else
 	// the entity key values, else the source location.
-	ID     string
-	Loc    source.Location
-	Row    source.Row // the source row as it was, for reports
+	ID  string
+	Loc source.Location
+	Row source.Row // the source row as it was, for reports
+	// Rows, with group_by, are every row of the group in source order (Row
+	// is the first): a report of a failed group gives them all back.
+	Rows   []source.Row
 	Fields map[string]any
 	// Order is the field names in plan order, for stable bodies and reports.
 	Order    []string
@@ -38,19 +41,43 @@ type Child struct {
 // RowError is a problem with one row: it never stops the run; it is
 // collected with its location.
 type RowError struct {
-	Step    string
-	Loc     source.Location
-	Cell    string // file!Sheet!C17 or file.csv:42, the most precise place known
-	Column  string // the source column, when the value came straight from one
-	Field   string // target field, if the error is about one
-	Value   string // the offending value as text
+	Step   string
+	Loc    source.Location
+	Cell   string // file!Sheet!C17 or file.csv:42, the most precise place known
+	Column string // the source column, when the value came straight from one
+	Field  string // target field, if the error is about one
+	Value  string // the offending value as text
+	// Plan is where the plan writes the field (or the when, id, group_by or
+	// link expression) the error is about: plan.yaml:31:9; "" for a problem
+	// of the source itself.
+	Plan    string
 	Message string
 }
 
+// Error reads orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE): message.
 func (e *RowError) Error() string {
-	s := e.Cell + ": "
-	if e.Field != "" {
-		s += e.Field + ": "
+	return e.Cell + PlanNote(e.Plan, e.Field) + ": " + e.Message
+}
+
+// PlanNote is what follows a row error's cell: " (plan.yaml:31:9 PRICE)",
+// " (plan.yaml:12:11)" without a field, ": PRICE" without a plan position.
+func PlanNote(plan, field string) string {
+	switch {
+	case plan != "" && field != "":
+		return " (" + plan + " " + field + ")"
+	case plan != "":
+		return " (" + plan + ")"
+	case field != "":
+		return ": " + field
 	}
-	return s + e.Message
+	return ""
+}
+
+// SourceRows are the record's source rows: every row of its group, or its
+// one row.
+func (r *Record) SourceRows() []source.Row {
+	if r.Rows != nil {
+		return r.Rows
+	}
+	return []source.Row{r.Row}
 }

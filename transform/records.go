@@ -22,6 +22,15 @@ type Refs interface {
 	Ref(step, id string) (any, bool)
 }
 
+// Placeholders is implemented by the Refs of a dry run, where the records
+// referred to are not created: a text its Ref answers stands in for a key
+// and, written straight to a field, is checked against neither the field's
+// type nor its MaxLength ("{orders:L-77}" is no order number, and would
+// fail every row that apply loads fine).
+type Placeholders interface {
+	Placeholders() bool
+}
+
 // Result is what Records gives for each row (or group of rows): a record,
 // a skipped row, or the errors that rejected it.
 type Result struct {
@@ -32,6 +41,9 @@ type Result struct {
 	// ID is the record's identity, also for a rejected row when the id
 	// expression or the key fields could be worked out ("" otherwise).
 	ID string
+	// Rows are the source rows of a rejected row or group, as they were,
+	// for the report: the row, or every row of the group.
+	Rows []source.Row
 }
 
 // Records streams the rows of step's source and calls fn once per row (or
@@ -120,6 +132,11 @@ type run struct {
 	keys       []string
 	group      []any      // the current group's rows, as `group`
 	groupRs    []groupRow // the same with their source rows
+	seenKeys   *seenKeys  // the step's entity keys so far (see duplicate)
+	seenIDs    *seenKeys  // and its ids
+	// placeholders are the texts ref() gave for the record being built,
+	// when the Refs are a dry run's (see Placeholders).
+	placeholders map[string]bool
 }
 
 // level holds the maps reused at one depth of sub-forms.
@@ -246,7 +263,7 @@ func evalMessage(err error, c *compiled) string {
 		if xe.Prev != nil {
 			msg = xe.Prev.Error()
 		}
-		return fmt.Sprintf("%s (%s)", msg, shift(c.pos, xe.Line, xe.Column))
+		return fmt.Sprintf("%s (%s)", msg, c.expr.PosOf(xe.Line, xe.Column))
 	}
 	return fmt.Sprintf("%v (%s)", err, c.pos)
 }
@@ -275,6 +292,9 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 		}
 		m := lv.row.fill(row, r.p.wholeRow)
 		res := r.filter(m, row)
+		if res != nil && !res.Skipped {
+			res.Rows = []source.Row{own(row)}
+		}
 		if res == nil {
 			res = r.build(m, row)
 		}
@@ -312,11 +332,11 @@ func (r *run) filter(m map[string]any, row source.Row) *Result {
 		if errors.Is(err, errSkip) {
 			return &Result{Skipped: true, Loc: row.Loc}
 		}
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, "when: "+evalMessage(err, r.st.when))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, "when: "+evalMessage(err, r.st.when))}}
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
 	}
 	if !b {
 		return &Result{Skipped: true, Loc: row.Loc}
@@ -365,6 +385,9 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		row = own(row)
 		m := rowMap(row)
 		if res := r.filter(m, row); res != nil {
+			if !res.Skipped {
+				res.Rows = []source.Row{row}
+			}
 			if err := fn(*res); err != nil {
 				return err
 			}
@@ -389,7 +412,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
 		}
 		if err != nil {
-			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, err.Error())}}); err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{row}}); err != nil {
 				return err
 			}
 			continue
@@ -440,20 +463,33 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 		row = own(row)
 	}
 	res := &Result{Loc: row.Loc}
+	clear(r.placeholders)
 	fields, order, skipped, errs := r.fields(&st.form, env, row)
 	if skipped {
 		res.Skipped = true
 		return res
 	}
 	rec := &Record{Step: st.name, Entity: st.step.Entity, Loc: row.Loc, Row: row, Fields: fields, Order: order}
+	if st.groupBy != nil {
+		rec.Rows = make([]source.Row, len(r.groupRs))
+		for i, gr := range r.groupRs {
+			rec.Rows[i] = gr.row
+		}
+	}
 	// The identity is worked out even for a rejected row, so the journal
 	// files its failure under the id the corrected row will have.
 	id, err := r.recordID(env, rec)
 	if err != nil && len(errs) == 0 {
-		errs = append(errs, r.rowError(row, "", nil, err.Error()))
+		errs = append(errs, r.exprError(row, st.id, err.Error()))
 	}
 	rec.ID = id
 	res.ID = id
+	if dup := r.duplicate(rec, row, st.id != nil && err == nil); dup != nil {
+		// The identity belongs to the earlier row: this row's failure is
+		// filed under its own place, never under the record that exists.
+		errs = append([]*RowError{dup}, errs...)
+		res.ID = ""
+	}
 	for _, sub := range st.subs {
 		kids, kerrs := r.children(sub, 1, m, row, fields)
 		rec.Children = append(rec.Children, kids...)
@@ -461,6 +497,7 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 	}
 	if len(errs) > 0 {
 		res.Errors = errs
+		res.Rows = rec.SourceRows()
 		return res
 	}
 	res.Record = rec
@@ -482,7 +519,13 @@ func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]an
 			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err, fl.expr)))
 			continue
 		}
-		cv, omit, err := f.conv.convert(v, fl.prop)
+		var cv any
+		var omit bool
+		if s, ok := v.(string); ok && r.placeholders[s] {
+			cv = s
+		} else {
+			cv, omit, err = f.conv.convert(v, fl.prop)
+		}
 		if err != nil {
 			e := r.rowError(row, fl.expr.column, fl, err.Error())
 			e.Value = valueText(v)
@@ -564,13 +607,13 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			v, err := evalExpr(&r.machine, sub.when, env)
 			if err != nil {
 				if !errors.Is(err, errSkip) {
-					errs = append(errs, r.rowError(row, "", nil, sub.name+": when: "+evalMessage(err, sub.when)))
+					errs = append(errs, r.exprError(row, sub.when, sub.name+": when: "+evalMessage(err, sub.when)))
 				}
 				return
 			}
 			b, ok := v.(bool)
 			if !ok {
-				errs = append(errs, r.rowError(row, "", nil, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
+				errs = append(errs, r.exprError(row, sub.when, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
 				return
 			}
 			if !b {
@@ -582,6 +625,11 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 			return
 		}
 		errs = append(errs, ferrs...)
+		if sub.text && len(ferrs) == 0 {
+			if e := r.emptyText(sub, fields, row); e != nil {
+				errs = append(errs, e)
+			}
+		}
 		ch := &Child{Nav: sub.name, Single: sub.single, Replace: sub.replace, Loc: row.Loc, Row: row, Fields: fields, Order: order}
 		for _, s := range sub.subs {
 			gk, gerrs := r.children(s, depth+1, m, row, fields)
@@ -614,11 +662,11 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		penv := r.level(depth - 1).env
 		v, err := evalExpr(&r.machine, sub.linkParent, penv)
 		if err != nil {
-			return nil, []*RowError{r.rowError(prow, "", nil, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
 		}
 		key, ok := asText(v)
 		if !ok {
-			return nil, []*RowError{r.rowError(prow, "", nil, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
 		}
 		for _, row := range idx.rows[key] {
 			one(lv.row.fill(row, r.p.wholeRow), row)
@@ -628,6 +676,20 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		kids = nil
 	}
 	return kids, errs
+}
+
+// emptyText is the row error of a text sub-form whose TEXT came out empty
+// (spec 2.9: APPEND and SIGNATURE only say what to do with the text), or nil.
+func (r *run) emptyText(sub *subform, fields map[string]any, row source.Row) *RowError {
+	if s, ok := fields["TEXT"].(string); ok && s != "" {
+		return nil
+	}
+	fl := sub.field("TEXT")
+	column := ""
+	if fl != nil {
+		column = fl.expr.column
+	}
+	return r.rowError(row, column, fl, fmt.Sprintf("TEXT of %s is empty; a text sub-form is written only with its text: give the sub-form a when (such as when: row.Note != \"\") to leave it out of rows without one", sub.name))
 }
 
 // linkIndex is a linked source read once per run: link.child value → its
@@ -683,7 +745,7 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 			continue
 		}
 		// Reported once, as rows of their own: every parent would repeat them.
-		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.rowError(row, "", nil, msg)}})
+		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, sub.linkChild, msg)}})
 	}
 	r.links[sub.linkID] = idx
 	return idx, nil
@@ -697,6 +759,14 @@ func (r *run) ref(step string, id any) (any, error) {
 	}
 	if r.refs != nil {
 		if v, ok := r.refs.Ref(step, s); ok {
+			if p, isDry := r.refs.(Placeholders); isDry && p.Placeholders() {
+				if t, ok := v.(string); ok {
+					if r.placeholders == nil {
+						r.placeholders = make(map[string]bool)
+					}
+					r.placeholders[t] = true
+				}
+			}
 			return v, nil
 		}
 	}
@@ -722,13 +792,28 @@ func (r *run) rowOnly(row source.Row, err error) *Result {
 		loc = source.Location{File: se.File, Sheet: se.Sheet, Line: se.Line}
 		e.Loc = loc
 	}
-	return &Result{Loc: loc, Errors: []*RowError{e}}
+	res := &Result{Loc: loc, Errors: []*RowError{e}}
+	if row.Header != nil {
+		res.Rows = []source.Row{own(row)}
+	}
+	return res
 }
 
 func (r *run) rowError(row source.Row, column string, fl *field, msg string) *RowError {
 	e := &RowError{Step: r.st.name, Loc: row.Loc, Cell: cellString(row, column), Column: column, Message: msg}
 	if fl != nil {
 		e.Field = fl.name
+		e.Plan = fl.pos.String()
+	}
+	return e
+}
+
+// exprError is a row error about one of the step's own expressions (when,
+// id, group_by, link), placed at that expression in the plan.
+func (r *run) exprError(row source.Row, c *compiled, msg string) *RowError {
+	e := r.rowError(row, "", nil, msg)
+	if c != nil {
+		e.Plan = c.pos.String()
 	}
 	return e
 }

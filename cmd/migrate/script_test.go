@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/golden"
+	"io"
 	"io/fs"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,9 +49,13 @@ func TestScripts(t *testing.T) {
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against
 		Setup:         setupWork,
+		Condition:     scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sandbox": cmdSandbox,
-			"xlsx":    cmdXLSX,
+			"sandbox":  cmdSandbox,
+			"xlsx":     cmdXLSX,
+			"waitfile": cmdWaitFile,
+			"tmpfs":    cmdTmpfs,
+			"mig":      cmdMig,
 		},
 	})
 }
@@ -56,10 +63,11 @@ func TestScripts(t *testing.T) {
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
-// without the server-assigned values that change from run to run.
+// without the server-assigned values that change from run to run;
+// `sandbox patch PATH JSON` PATCHes an entity directly, as a user would.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET...")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
 	}
 	switch args[0] {
 	case "start":
@@ -79,6 +87,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 					}
 					return ""
 				}
+			case k == "latency":
+				d, err := time.ParseDuration(v)
+				ts.Check(err)
+				opts.Latency = d
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -117,6 +129,42 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		b, err := json.MarshalIndent(out, "", "  ")
 		ts.Check(err)
 		fmt.Fprintln(ts.Stdout(), string(b))
+	case "count":
+		// `sandbox count SET FIELD PREFIX`: how many entities of SET have
+		// FIELD starting with PREFIX, and how many distinct values.
+		if len(args) != 4 {
+			ts.Fatalf("usage: sandbox count SET FIELD PREFIX")
+		}
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox count: no sandbox started")
+		}
+		n, distinct := 0, map[string]bool{}
+		for _, ent := range sb.Snapshot()[args[1]] {
+			if v := fmt.Sprint(ent[args[2]]); strings.HasPrefix(v, args[3]) {
+				n++
+				distinct[v] = true
+			}
+		}
+		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "patch":
+		// A user changing an entity in the ERP behind the tool's back.
+		if len(args) != 3 {
+			ts.Fatalf("usage: sandbox patch PATH JSON")
+		}
+		req, err := http.NewRequest(http.MethodPatch, ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		ts.Check(err)
+		req.SetBasicAuth("demo", "demo")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		ts.Check(err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			ts.Fatalf("sandbox patch %s: %s %s", args[1], resp.Status, body)
+		}
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}
@@ -143,6 +191,39 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
 	ts.Check(err)
 	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
+}
+
+// cmdWaitFile: `waitfile [-env NAME] FILE REGEXP` waits (up to a minute)
+// until FILE exists and matches REGEXP, for a script that must act while
+// a background command is at a given point; with -env, NAME is set to the
+// first group of the match.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	env := ""
+	if len(args) > 0 && args[0] == "-env" {
+		if len(args) < 2 {
+			ts.Fatalf("usage: waitfile [-env NAME] FILE REGEXP")
+		}
+		env, args = args[1], args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfile [-env NAME] FILE REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if m := re.FindSubmatch(b); m != nil {
+			if env != "" && len(m) > 1 {
+				ts.Setenv(env, string(m[1]))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitfile: %s did not match %q within a minute", args[0], args[1])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 var (

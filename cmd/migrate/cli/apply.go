@@ -24,7 +24,9 @@ func opener(p *plan.Plan) transform.Opener {
 	}
 }
 
-// limited stops each step after n results: plan --limit.
+// limited stops each step after n results: plan --limit. A ref() to a
+// record past the limit of its step gets a placeholder naming it, as the
+// record was not read, not missing.
 type limited struct {
 	inner executor.RecordSource
 	n     int
@@ -34,7 +36,7 @@ var errLimit = errors.New("limit reached")
 
 func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
 	seen := 0
-	err := l.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
+	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
 		if seen >= l.n {
 			return errLimit
 		}
@@ -45,6 +47,19 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		return nil
 	}
 	return err
+}
+
+type unlimitedRefs struct{ inner transform.Refs }
+
+// Placeholders implements transform.Placeholders: the stand-ins of
+// records past the limit are no keys to check.
+func (unlimitedRefs) Placeholders() bool { return true }
+
+func (u unlimitedRefs) Ref(step, id string) (any, bool) {
+	if v, ok := u.inner.Ref(step, id); ok {
+		return v, true
+	}
+	return "{" + step + ":" + id + "}", true
 }
 
 // printProblems shows validate's findings on stderr; errors stop the
@@ -115,25 +130,44 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	// With a target, upsert and update read what it holds (reads only:
+	// the dry run writes nothing); offline their outcome is predicted.
+	// --sandbox reads the fresh sandbox apply --sandbox would load.
+	if c.conn == nil && f.conn.sandbox && f.metadata == "" {
+		cn, err := a.connect(ctx, f.conn, c.plan)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		c.conn = cn
+	}
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
 		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
-		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return a.unreachable(c.conn, err)
+		}
 		return withCode(ExitUsage, err)
 	}
 	if *html != "" {
-		target, _ := a.targetURL(f.conn.target, c.plan)
+		where, _ := a.targetURL(f.conn.target, c.plan)
 		if c.conn != nil {
-			target = c.conn.url // --sandbox: the one it started
+			where = c.conn.url // --sandbox: the one it started
 		}
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: target, SystemVersion: c.version.String(), ToolVersion: Version}
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.version.String(), ToolVersion: Version}
 		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
 	view := summaryJSON(sum)
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
+	view.Unread = sum.Unread
 	if f.json {
 		if err := writeJSON(a.stdout, view); err != nil {
 			return err
@@ -149,6 +183,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		if *html != "" {
 			fmt.Fprintf(a.stdout, "the dry run's page is %s\n", *html)
 		}
+		if sum.Unread > 0 {
+			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
+				plural(sum.Unread, "read", "reads"))
+		}
 		printErrors(a.stdout, view.Errors)
 	}
 	if len(sum.Errors) > 0 {
@@ -161,13 +199,14 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt})
+			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Partly: st.Partly})
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, Message: e.Message})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
 	}
 	return r
 }
@@ -191,6 +230,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
+	}
+	if jp := *journalPath; !f.conn.sandbox {
+		if jp == "" {
+			jp = defaultJournal(pos[0])
+		}
+		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+			return err
+		}
 	}
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
@@ -258,11 +305,15 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	hook.finish()
 	var stale *executor.StaleError
 	var corrupt *journal.CorruptError
+	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt):
-		// The journal is from something else or damaged: a file that
-		// cannot be used, not a target that cannot be reached.
+	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+		// The journal is from something else, damaged, or for another
+		// target: a file that cannot be used here, not a target that
+		// cannot be reached.
 		return withCode(ExitUsage, err)
+	case sum == nil && journalErr(err) != nil:
+		return journalErr(err)
 	case sum == nil && err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	}
@@ -285,6 +336,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(a.stdout)
 		printErrors(a.stdout, view.Errors)
+		printPartly(a.stdout, sum.Errors)
 		for _, u := range sum.Undecided {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
@@ -298,6 +350,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
 		fmt.Fprintf(a.stderr, "%v\n", err)
 		return silent(ExitInterrupted)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
@@ -319,6 +373,11 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
+	h, busy := journal.InUse(pos[0])
+	if busy {
+		// status never waits for the lock: it reads what is on disk.
+		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
+	}
 	type stepStatus struct {
 		Name      string `json:"name"`
 		Committed int    `json:"committed"`
@@ -326,25 +385,57 @@ func (a *app) status(ctx context.Context, args []string) error {
 		Skipped   int    `json:"skipped"`
 		Pending   int    `json:"pending"`
 		InDoubt   int    `json:"in_doubt"`
+		Partly    int    `json:"partly_loaded,omitempty"`
 	}
 	out := struct {
 		Complete bool         `json:"complete"`
 		Steps    []stepStatus `json:"steps"`
 	}{Complete: sum.Complete, Steps: []stepStatus{}}
 	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
+		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+	}
+	code := statusCode(sum)
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		code = ExitInterrupted
 	}
 	if *asJSON {
-		return writeJSON(a.stdout, out)
+		if err := writeJSON(a.stdout, out); err != nil {
+			return err
+		}
+		return silent(code)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
-	if sum.Complete {
+	printPartly(a.stdout, sum.Errors)
+	switch {
+	case busy:
+		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
+	case code == ExitOK:
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	} else {
+	case code == ExitData:
+		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
-	return nil
+	return silent(code)
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt (run apply again), 1 when only failed ones keep
+// the run from complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	failed := false
+	for _, s := range sum.Steps {
+		if s.Pending+s.InDoubt > 0 {
+			return ExitInterrupted
+		}
+		failed = failed || s.Failed > 0
+	}
+	if failed || !sum.Complete {
+		return ExitData
+	}
+	return ExitOK
 }
 
 func (a *app) report(ctx context.Context, args []string) error {
@@ -421,34 +512,62 @@ func checkExt(flagName, file string, exts ...string) error {
 	return usageErr("%s %s: the file is written as %s", flagName, file, strings.Join(exts, " or "))
 }
 
+// refuseOtherTarget refuses, before anything is read from or sent to it,
+// a target (flag, else environment) that is not the one the journal at
+// jpath was written to (executor.CheckTarget, exit 2). A journal that does
+// not exist yet or cannot be read is left to the command.
+func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+	url, _ := a.targetURL(flagURL, nil)
+	if url == "" {
+		return nil // the plan's target.url: the executor checks it
+	}
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return nil
+	}
+	if err := executor.CheckTarget(jpath, hdr, url); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return nil
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
 	cf.register(fs, false)
 	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
+	force := fs.Bool("force", false, "undo records changed since the run too (without it they are left alone)")
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
+	hdr, err := journal.ReadHeader(pos[0])
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// The target as for any command (flag, environment), else the
+	// journal's own; one that is not the journal's is refused.
+	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
+		cf.target = hdr.Target
+	}
+	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+		return err
+	}
 	var client executor.Client
 	if *yes {
-		st, err := journal.Load(pos[0])
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
-			cf.target = st.Header.Target
-		}
-		cn, err := a.connect(ctx, cf, nil)
+		cn, _, err := a.connectVersion(ctx, cf, nil)
 		if err != nil {
 			return err
 		}
 		defer cn.Close()
 		client = cn.client
 	}
-	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes})
+	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target})
 	if err != nil && sum == nil {
+		if jerr := journalErr(err); jerr != nil {
+			return jerr
+		}
 		return withCode(ExitUsage, err)
 	}
 	if *asJSON {
@@ -456,6 +575,11 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			return werr
 		}
 	} else {
+		target := sum.Target
+		if target == "" {
+			target = "not known (the journal names none; give --target)"
+		}
+		fmt.Fprintf(a.stdout, "target: %s\n", target)
 		for _, act := range sum.Actions {
 			state := "would"
 			switch {
@@ -470,22 +594,55 @@ func (a *app) undo(ctx context.Context, args []string) error {
 			}
 			fmt.Fprintln(a.stdout, line)
 		}
+		for _, s := range sum.Skipped {
+			fmt.Fprintln(a.stdout, "skipped", s)
+		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
 		}
 		if !*yes {
-			fmt.Fprintf(a.stdout, "%s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"))
+			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
 		} else {
-			fmt.Fprintf(a.stdout, "%d done, %d failed\n", sum.Done, sum.Failed)
+			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 		}
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled)):
 		return withCode(ExitInterrupted, err)
+	case journalErr(err) != nil:
+		return journalErr(err)
 	case sum.Failed > 0:
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
+	case len(sum.Skipped) > 0:
+		// Records left alone are data a person has to look at.
+		return silent(ExitData)
+	}
+	return nil
+}
+
+// journalErr gives a journal's own trouble its exit code (CLI.md), or nil
+// for any other error. It is never 3: the target is not to blame.
+//   - another run holds the journal: 4, run again once it has finished;
+//   - the disk filled or failed in the middle of the run: 4, the journal
+//     holds everything up to there and the next run resumes;
+//   - the journal cannot be created, opened or locked, or is damaged: 2.
+func journalErr(err error) error {
+	var (
+		locked  *journal.LockedError
+		file    *journal.FileError
+		corrupt *journal.CorruptError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &locked):
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file) && file.Resumable():
+		return withCode(ExitInterrupted, err)
+	case errors.As(err, &file), errors.As(err, &corrupt):
+		return withCode(ExitUsage, err)
 	}
 	return nil
 }

@@ -289,6 +289,7 @@ func TestDocsExitCodesByCommand(t *testing.T) {
 	srv := httptest.NewServer(sb)
 	t.Cleanup(srv.Close)
 	target := srv.URL + sandbox.BasePath
+	other := srv.URL + "/odata/Priority/tabula.ini/other" // another company on the same server
 
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -332,8 +333,11 @@ steps:
 		{"init: --out exists", []string{"init", "--entity", "CUSTOMERS", "--source", customers, "--sandbox", "--out", existing}, ExitUsage, "exists"},
 		// The next two run in order: a run with a refused record, then its status.
 		{"apply: a record the server refused", []string{"apply", quickstart, "--target", target, "--journal", journal}, ExitData, "customer C1002 is blocked"},
-		{"status: a run that is not complete", []string{"status", journal}, ExitOK, "not complete"},
-		{"status --json: the same", []string{"status", journal, "--json"}, ExitOK, `"complete": false`},
+		{"status: failed records remain", []string{"status", journal}, ExitData, "not complete: failed records remain"},
+		{"status --json: the same", []string{"status", journal, "--json"}, ExitData, `"complete": false`},
+		{"undo: the journal of another target", []string{"undo", journal, "--yes", "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
+		{"undo: its preview the same", []string{"undo", journal, "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
+		{"apply --retry-failed: the same", []string{"apply", quickstart, "--target", other, "--journal", journal, "--retry-failed", "--allow-plan-change"}, ExitUsage, "not " + other + ": nothing was sent"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runMain(t, env, tt.args...)

@@ -52,7 +52,7 @@ func commands() []command {
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
 		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata, false},
 		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan, false},
-		{"login", "sign in with OIDC (authorization code with PKCE) and cache the token", (*app).login, false},
+		{"login", "sign in with OIDC (PKCE) and cache the token; the application: MIGRATE_CLIENT_ID, MIGRATE_CLIENT_SECRET", (*app).login, false},
 		{"logout", "remove the cached token", (*app).logout, false},
 		{"sandbox", "serve the emulated service until interrupted", (*app).sandbox, true},
 		{"version", "print the tool's version", (*app).version, false},

@@ -1,0 +1,261 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+func TestCheckTarget(t *testing.T) {
+	t.Parallel()
+	const demo = "https://erp.example.com/odata/Priority/tabula.ini/demo"
+	for _, c := range []struct {
+		name, journal, now string
+		refused            bool
+	}{
+		{"same", demo, demo, false},
+		{"trailing slash", demo, demo + "/", false},
+		{"language code", demo, "https://erp.example.com/odata/Priority/tabula.ini,2/demo", false},
+		{"credentials", demo, "https://u:secret@erp.example.com/odata/Priority/tabula.ini/demo", false},
+		{"journal without a target", "", demo, false},
+		{"another company", demo, "https://erp.example.com/odata/Priority/tabula.ini/other", true},
+		{"another server", demo, "https://erp2.example.com/odata/Priority/tabula.ini/demo", true},
+		{"another scheme", demo, "http://erp.example.com/odata/Priority/tabula.ini/demo", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckTarget("run.journal", journal.Header{Target: c.journal}, c.now)
+			var te *TargetError
+			if got := errors.As(err, &te); got != c.refused {
+				t.Fatalf("refused %v, want %v (%v)", got, c.refused, err)
+			}
+			if c.refused && (!strings.Contains(err.Error(), c.journal) || !strings.Contains(err.Error(), "nothing was sent") || strings.Contains(err.Error(), "secret")) {
+				t.Errorf("message: %v", err)
+			}
+		})
+	}
+}
+
+// TestUndoRefusesAnotherTarget: the issue's MIGRATE_TARGET=<other company>
+// undo --yes. Nothing is sent, nothing changes, the error names both.
+func TestUndoRefusesAnotherTarget(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := demoLoad()
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	loaded := env.sb.Snapshot()
+	calls := env.client.calls.Load()
+	other := env.srv.URL + "/odata/Priority/tabula.ini/other"
+	for _, yes := range []bool{false, true} {
+		sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: yes, Target: other})
+		var te *TargetError
+		if !errors.As(err, &te) || sum != nil || te.Was != o.Target || te.Now != other {
+			t.Fatalf("yes=%v: %v %+v", yes, err, sum)
+		}
+	}
+	if env.client.calls.Load() != calls || !reflect.DeepEqual(loaded, env.sb.Snapshot()) {
+		t.Fatal("undo against another target sent something")
+	}
+	// A resume of the run there is refused too (apply --retry-failed).
+	o2 := o
+	o2.Target, o2.RetryFailed, o2.AllowPlanChange = other, true, true
+	if _, err := Apply(context.Background(), o2); !errors.As(err, new(*TargetError)) {
+		t.Fatalf("apply against another target: %v", err)
+	}
+	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	if err != nil || sum.Done != 4 || sum.Target != o.Target {
+		t.Fatalf("undo on its own target: %v %+v", err, sum)
+	}
+}
+
+// loseOnce passes batches to the client; the first that lose picks is
+// lost in doubt, as a dropped connection loses it: after the server
+// committed it, or (unsent) before it arrived.
+type loseOnce struct {
+	Client
+	lose   func([]odata.BatchRequest) bool
+	unsent bool
+	lost   bool
+}
+
+func (c *loseOnce) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	if !c.lost && c.lose(reqs) {
+		c.lost = true
+		if !c.unsent {
+			if _, err := c.Client.Batch(ctx, reqs, opts); err != nil {
+				return nil, err
+			}
+		}
+		return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("connection reset (simulated)")}
+	}
+	return c.Client.Batch(ctx, reqs, opts)
+}
+
+// replaceRun loads order SO1 with two lines, then (in a journal of its
+// own) replaces them with one and changes DETAILS. It returns the
+// sandbox's state before the replace and the replace's journal.
+func replaceRun(t *testing.T, env *sandboxEnv) (map[string][]map[string]any, string) {
+	t.Helper()
+	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1"), "PRICE": dec("2.50")}),
+		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("4")})))
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	before := env.sb.Snapshot()
+	up := step("orders", "ORDERS")
+	up.Mode = plan.ModeUpdate
+	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": dec("5")})
+	l.Replace = true
+	rf := &fakeRecords{results: map[string][]transform.Result{"orders": {
+		rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
+	o := env.opts(t, testPlan(up), rf)
+	if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+		t.Fatalf("replace: %v %+v", err, sum)
+	}
+	if got := lines(env.entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
+		t.Fatalf("after replace: %v", got)
+	}
+	return before, o.Journal
+}
+
+// TestUndoRecreatesReplacedLines: the lines lines: replace deleted come
+// back exactly (keys included), also when the answer to the re-creates is
+// lost: the next undo finds them instead of adding them twice, or sends
+// them again if they never arrived, and leaves nothing in doubt.
+func TestUndoRecreatesReplacedLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name         string
+		lose, unsent bool
+	}{{"answered", false, false}, {"answer lost", true, false}, {"lost before arriving", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			lose := c.lose
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			before, jpath := replaceRun(t, env)
+			list, err := Undo(context.Background(), jpath, nil, UndoOptions{})
+			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
+				t.Fatalf("listing: %v %+v", err, list)
+			}
+			client := &loseOnce{Client: env.client, unsent: c.unsent, lose: func(reqs []odata.BatchRequest) bool {
+				return lose && reqs[0].Method == "POST"
+			}}
+			opts := UndoOptions{Yes: true, Target: env.srv.URL + sandbox.BasePath}
+			sum, err := Undo(context.Background(), jpath, client, opts)
+			if lose {
+				if !errors.Is(err, ErrInDoubt) {
+					t.Fatalf("lost answer: %v %+v", err, sum)
+				}
+				sum, err = Undo(context.Background(), jpath, client, opts)
+			}
+			if err != nil || sum.Failed != 0 {
+				t.Fatalf("undo: %v %+v", err, sum)
+			}
+			if after := env.sb.Snapshot(); !reflect.DeepEqual(before["ORDERS"], after["ORDERS"]) {
+				t.Fatalf("after undo:\n%v\nbefore:\n%v", after["ORDERS"], before["ORDERS"])
+			}
+			if again, err := Undo(context.Background(), jpath, client, opts); err != nil || len(again.Actions) != 0 {
+				t.Fatalf("undo again: %v %+v", err, again)
+			}
+			if st, err := journal.Load(jpath); err != nil || len(st.InDoubtSubs()) != 0 {
+				t.Fatalf("left in doubt: %v %+v", err, st.InDoubtSubs())
+			}
+		})
+	}
+}
+
+// TestUndoSkipsChangedRecords: a record whose fields are no longer what
+// the run left is left alone unless Force; a field the run did not write
+// does not count.
+func TestUndoSkipsChangedRecords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		patch   string // applied behind the run's back
+		force   bool
+		skipped string // "" none
+	}{
+		{"unchanged", "", false, ""},
+		{"a field the run did not write", `{"PARTDES": "Hand-edited"}`, false, ""},
+		{"a field the run wrote", `{"BARCODE": "555"}`, false, `parts P1: LOGPART('P1') changed since the run: BARCODE is now "555", the run wrote "999"; left alone`},
+		{"forced", `{"BARCODE": "555"}`, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			seed := testPlan(step("parts", "LOGPART"))
+			seed.Hash = "seed"
+			if _, err := Apply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
+				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"})}}})); err != nil {
+				t.Fatal(err)
+			}
+			up := step("parts", "LOGPART")
+			up.Mode = plan.ModeUpdate
+			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {
+				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
+			if _, err := Apply(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			if c.patch != "" {
+				resps, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "PATCH", URL: "LOGPART('P1')",
+					Body: []byte(c.patch), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions)
+				if err != nil || resps[0].Status != 200 {
+					t.Fatalf("patch behind the run's back: %v %+v", err, resps)
+				}
+			}
+			sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Force: c.force, Target: o.Target})
+			if err != nil {
+				t.Fatal(err)
+			}
+			barcode := env.entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]
+			if c.skipped == "" {
+				if len(sum.Skipped) != 0 || sum.Done != 1 || barcode != "111" {
+					t.Fatalf("want undone: %+v, BARCODE %v", sum, barcode)
+				}
+				return
+			}
+			if len(sum.Skipped) != 1 || !strings.HasPrefix(sum.Skipped[0], c.skipped) || sum.Done != 0 || barcode != "555" {
+				t.Fatalf("want skipped %q: %+v, BARCODE %v", c.skipped, sum, barcode)
+			}
+		})
+	}
+}
+
+// TestUndoToleratesWhatTheServerFills: the run wrote CDES with CUSTNAME;
+// the server filled CDES from the customer instead. That is what the run
+// left, not a change made since: undo deletes the order.
+func TestUndoToleratesWhatTheServerFills(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
+		t.Fatalf("the sandbox no longer fills CDES (%v): this test needs another filled field", got)
+	}
+	st, err := journal.Load(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Record("orders", "O1").Subs[""]; string(s.Filled) != `{"CDES":"Acme"}` {
+		t.Fatalf("journaled as filled: %s", s.Filled)
+	}
+	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	if err != nil || len(sum.Skipped) != 0 || len(env.sb.Snapshot()["ORDERS"]) != 0 {
+		t.Fatalf("undo: %v %+v", err, sum)
+	}
+}

@@ -1,0 +1,84 @@
+package journal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestOneWriterAtATime: while a journal is open for writing, a second Open
+// or Create of it is refused with the holder's pid and start time (issue 12:
+// two applies on one journal sent 1,907 orders for 1,000 rows). A read-only
+// Load is not blocked, and InUse names the holder. Close lets go and leaves
+// no lock file behind. The OS locks open files, not processes, so the
+// refusal shows within one process too.
+func TestOneWriterAtATime(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, testHeader())
+	must(t, err)
+
+	refused := func(what string, err error) {
+		t.Helper()
+		var le *LockedError
+		if !errors.As(err, &le) {
+			t.Fatalf("%s while the journal is open: %v, want a *LockedError", what, err)
+		}
+		if le.Holder.PID != os.Getpid() || le.Holder.Started.IsZero() || le.Path != path {
+			t.Errorf("%s: holder %+v, path %s", what, le.Holder, le.Path)
+		}
+		msg := le.Error()
+		for _, want := range []string{path, "pid " + strconv.Itoa(os.Getpid()), "started "} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: message %q lacks %q", what, msg, want)
+			}
+		}
+	}
+	_, _, err = Open(path)
+	refused("Open", err)
+	_, err = Create(path, testHeader())
+	refused("Create", err)
+
+	if _, err := Load(path); err != nil {
+		t.Errorf("Load (status, report) is blocked by the writer: %v", err)
+	}
+	if h, busy := InUse(path); !busy || h.PID != os.Getpid() {
+		t.Errorf("InUse while open: %v %+v", busy, h)
+	}
+	// The probe must not stand in the writer's way.
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Skipped}}))
+	must(t, j.Close())
+
+	if _, busy := InUse(path); busy {
+		t.Error("InUse after Close")
+	}
+	// Windows cannot remove a file its holder has open: there it stays, empty.
+	if b, err := os.ReadFile(LockPath(path)); runtime.GOOS != "windows" && !os.IsNotExist(err) || len(b) > 0 {
+		t.Errorf("Close left the lock file naming a holder: %q %v", b, err)
+	}
+	j, st, err := Open(path)
+	must(t, err)
+	if st.Record("customers", "C1").Status() != Skipped {
+		t.Error("the reopened journal lost its entry")
+	}
+	must(t, j.Close())
+}
+
+// TestStaleLockFile: a holder killed with SIGKILL leaves its lock file with
+// its pid in it, but the OS has dropped the lock: the next run takes it.
+func TestStaleLockFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	must(t, os.WriteFile(LockPath(path), []byte(`{"pid":99999,"host":"gone","started":"2026-11-23T11:00:00Z"}`+"\n"), 0o600))
+	if _, busy := InUse(path); busy {
+		t.Error("a lock file nobody locks reads as in use")
+	}
+	j, _, err := Open(path)
+	must(t, err)
+	must(t, j.Close())
+}

@@ -1,0 +1,124 @@
+package transform
+
+import (
+	"fmt"
+	"hash/maphash"
+	"strings"
+
+	"github.com/migrate-tool/migrate/source"
+)
+
+// seenKeys remembers the entity keys (or the ids) that a step's rows have
+// given, so that a second row with the same one is refused before anything
+// is sent: the server would refuse it (409) and the journal, which files
+// records by identity, would call the first, committed record failed.
+//
+// Memory: a key is kept as a 128-bit hash and the line of its first row
+// (the step's rows all come from one file and sheet): with the map's
+// overhead about 56 bytes a key, some 56 MB for a million rows
+// (BenchmarkSeenKeys). Two different keys share a hash with odds of about
+// 1 in 10^26 at that size.
+type seenKeys struct {
+	seeds [2]maphash.Seed
+	lines map[[2]uint64]uint32 // a sheet has at most 1,048,576 rows; a CSV file fewer than 4 billion lines
+}
+
+func newSeenKeys() *seenKeys {
+	return &seenKeys{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, lines: make(map[[2]uint64]uint32)}
+}
+
+// first records that the row at line gives key and returns the line of an
+// earlier row that gave it.
+func (s *seenKeys) first(key string, line int) (int, bool) {
+	h := [2]uint64{maphash.String(s.seeds[0], key), maphash.String(s.seeds[1], key)}
+	if prev, ok := s.lines[h]; ok {
+		return int(prev), true
+	}
+	s.lines[h] = uint32(line)
+	return 0, false
+}
+
+// duplicate checks a record's entity key and id against the step's earlier
+// rows: a row error naming both rows, or nil. A key whose fields did not
+// all come out (a field in error, an empty cell) is not checked: that row
+// is refused for its own reasons. hasID says the id expression gave a value.
+func (r *run) duplicate(rec *Record, row source.Row, hasID bool) *RowError {
+	st := r.st
+	if key, ok := r.keyText(rec); ok {
+		if r.seenKeys == nil {
+			r.seenKeys = newSeenKeys()
+		}
+		if prev, dup := r.seenKeys.first(key, row.Loc.Line); dup {
+			fl := st.field(st.key[0])
+			column := ""
+			if fl != nil {
+				column = fl.expr.column
+			}
+			verb := "comes"
+			if len(st.key) > 1 {
+				verb = "come"
+			}
+			e := r.rowError(row, column, fl, fmt.Sprintf("%s already %s from %s; each record of a step needs a key of its own", r.keyShown(rec), verb, earlier(row, column, prev)))
+			e.Value = valueText(rec.Fields[st.key[0]])
+			return e
+		}
+	}
+	if hasID {
+		if r.seenIDs == nil {
+			r.seenIDs = newSeenKeys()
+		}
+		if prev, dup := r.seenIDs.first(rec.ID, row.Loc.Line); dup {
+			e := r.exprError(row, st.id, fmt.Sprintf("id %q already comes from %s; each record of a step needs an id of its own", rec.ID, earlier(row, "", prev)))
+			e.Value = rec.ID
+			return e
+		}
+	}
+	return nil
+}
+
+// keyText is the record's entity key as one string, false when the step
+// has no key or a key field has no value.
+func (r *run) keyText(rec *Record) (string, bool) {
+	key := r.st.key
+	if len(key) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	for i, name := range key {
+		v := rec.Fields[name]
+		t, ok := asText(v)
+		if v == nil || !ok || t == "" {
+			return "", false
+		}
+		if len(key) == 1 {
+			return t, true
+		}
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(t)
+	}
+	return b.String(), true
+}
+
+// keyShown is the record's key as a message shows it: CUSTNAME "C001", or
+// IVNUM "I1", IVTYPE "A".
+func (r *run) keyShown(rec *Record) string {
+	parts := make([]string, len(r.st.key))
+	for i, name := range r.st.key {
+		t, _ := asText(rec.Fields[name])
+		parts[i] = name + " " + quote(t)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// earlier is the place of the step's earlier row at line: the same cell of
+// it in a workbook (customers.xlsx!Customers!A3), its line in a CSV file.
+func earlier(row source.Row, column string, line int) string {
+	prev := source.Row{Loc: row.Loc, Header: row.Header}
+	prev.Loc.Line = line
+	if column == "" {
+		return prev.Loc.String()
+	}
+	return prev.CellRef(column)
+}
