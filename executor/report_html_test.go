@@ -314,3 +314,26 @@ func TestRunReportPage(t *testing.T) {
 		t.Error("the page does not say where the 51st cell is")
 	}
 }
+
+// TestRunReportEscapesWhatItQuotes: cells and messages are the customer's
+// and the server's text; markup in them is shown, never run or loaded.
+func TestRunReportEscapesWhatItQuotes(t *testing.T) {
+	t.Parallel()
+	sum := &Summary{Plan: "p", Steps: []StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
+		Errors: []RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
+			Message: `<script>alert(1)</script> see javascript:alert(2)`}}}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<img", "<script", "<b>s</b>"} {
+		if bytes.Contains(page.Bytes(), []byte(bad)) {
+			t.Errorf("the page holds %s as markup", bad)
+		}
+	}
+	for _, shown := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;s&lt;/b&gt;"} {
+		if !bytes.Contains(page.Bytes(), []byte(shown)) {
+			t.Errorf("the page does not show %s as text", shown)
+		}
+	}
+}
