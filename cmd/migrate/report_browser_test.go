@@ -79,6 +79,17 @@ func TestReportInChromium(t *testing.T) {
 		t.Error("a page with a remote image made no request that the test saw: the check proves nothing")
 	}
 
+	// It prints: the quickstart's report is one A4 page.
+	pdf := filepath.Join(dir, "quickstart.pdf")
+	render(t, chromium, page, "--no-pdf-header-footer", "--print-to-pdf="+pdf)
+	printed, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatalf("chromium printed no PDF: %v", err)
+	}
+	if n := len(regexp.MustCompile(`/Type\s*/Page\b`).FindAll(printed, -1)); n != 1 || !bytes.Contains(printed, []byte("/MediaBox [0 0 594.9")) {
+		t.Errorf("the report prints on %d pages (want one A4 page; 0: the PDF's pages could not be counted)", n)
+	}
+
 	shot := filepath.Join(dir, "quickstart.png")
 	render(t, chromium, page, "--screenshot="+shot, "--window-size=1280,2000")
 	img := readPNG(t, shot)
