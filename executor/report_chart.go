@@ -51,10 +51,12 @@ type ChartTick struct {
 	Label string
 }
 
-// chartIntervals are the bar widths tried, shortest first: a run of a
-// few seconds gets one bar a second, a run resumed over days one an hour.
-var chartIntervals = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
-	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
+// chartIntervals are the bar widths tried, shortest first: a run of an
+// hour gets one bar a minute, a run resumed over days one an hour. Never
+// less than a minute: a bar of a second would show a 4-call run as 240
+// calls a minute, which a reader of a hosted limit of 100 takes for a
+// breach.
+var chartIntervals = []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute,
 	15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
 
 const (
