@@ -50,6 +50,7 @@ type runner struct {
 	keys    map[string]map[string]string // step → record id → key expression
 	pending []journal.Entry              // record entries to write with the next append
 	undec   []string
+	warned  map[string]bool // warnOnce
 }
 
 // ledger is where a run writes ahead: the journal file (Apply), or a tally
@@ -122,6 +123,9 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 			}
 		}
 	}
+	if err := r.refuseShifted(); err != nil {
+		return nil, err
+	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
 	}
@@ -185,7 +189,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	}
 	for i, w := range waves {
 		for _, s := range w {
-			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
+			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i, Match: s.Match})
 		}
 	}
 	// Open takes the journal's lock before reading it, and Create before
@@ -405,6 +409,7 @@ type stepRun struct {
 	queued   []unit
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
+	mark     markOnce
 }
 
 func (r *runner) runStep(s *plan.Step) error {
@@ -654,6 +659,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	if r.halted() {
 		return errHalt
 	}
+	if err := sr.takeWatermark(batch); err != nil {
+		return err
+	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
 	var subs []journal.Sub
@@ -662,7 +670,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		for i, o := range batch {
 			o.left = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash()}
 		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
@@ -948,6 +956,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Committed, Loc: w.rec.Loc.String()}
 	if w.root != nil {
 		re.Key = w.root.key
+		re.RowHash = w.root.rowHash()
 	}
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))

@@ -158,17 +158,9 @@ func TestCrashThenResumeReconciles(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3"))
-	o := env.opts(t, p, f)
-	o.Concurrency = 1
 	// Load parts and customers first, then lose the orders' answer after the
 	// server committed it.
-	p1 := testPlan(p.Steps[0], p.Steps[1])
-	p1.Hash = p.Hash
-	o1 := o
-	o1.Plan = p1
-	if _, err := Apply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true)
 	sum, err := Apply(context.Background(), o)
 	if !errors.Is(err, ErrInDoubt) || stepOf(sum, "orders").InDoubt != 2 {

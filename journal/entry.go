@@ -13,6 +13,10 @@ const (
 	KindIntent  Kind = "intent"  // a batch about to be sent
 	KindOutcome Kind = "outcome" // the responses of a batch, or that its outcome is unknown
 	KindRecord  Kind = "record"  // a record's final status (committed, failed, skipped)
+	// KindWatermark is the highest auto-unique key of a step's entity read
+	// before the step's first write: reconciliation claims only documents
+	// above it.
+	KindWatermark Kind = "watermark"
 )
 
 // Ops of sub-requests. The undo ones are written by Undo.
@@ -48,6 +52,9 @@ type Step struct {
 	Name   string `json:"name"`
 	Entity string `json:"entity"`
 	Wave   int    `json:"wave"`
+	// Match is the step's match: (the fields that identify a document),
+	// so that resolve looks candidates up as apply does.
+	Match []string `json:"match,omitempty"`
 }
 
 // Sub is one sub-request of an intent.
@@ -74,6 +81,19 @@ type Sub struct {
 	// undo compares them with the current state to see a record changed
 	// since.
 	Match json.RawMessage `json:"mt,omitempty"`
+	// RowHash is a hash of the record's source row, on the record's entity
+	// sub-request when its identity is its location (no id:): a resume
+	// refuses a source whose rows shifted under those locations.
+	RowHash string `json:"rh,omitempty"`
+}
+
+// Watermark is what an entry of KindWatermark records.
+type Watermark struct {
+	Step  string `json:"st"`
+	Field string `json:"f"` // the auto-unique field, e.g. ORD
+	// Value is the field's highest value when read, as a literal; "" when
+	// the entity held nothing.
+	Value string `json:"v,omitempty"`
 }
 
 // UndoKey names what an undo sub-request acts on within its record, so
@@ -94,6 +114,8 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// By is "user" for an outcome the user decided with migrate resolve.
+	By string `json:"by,omitempty"`
 	// Filled is what the server answered for written fields whose value it
 	// did not take as sent (filled from a reference, normalised), as JSON:
 	// with the Sub's Match, what the run left. Usually absent.
@@ -134,6 +156,8 @@ type RecordEntry struct {
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`
+	// RowHash: as Sub.RowHash, for a record identified by its location.
+	RowHash string `json:"rh,omitempty"`
 	// Keyed are the source rows of a committed record with the keys the
 	// server gave what they became, for report --created. Older journals
 	// have none.
@@ -165,6 +189,7 @@ type Entry struct {
 	Results []Result     `json:"r,omitempty"`
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
+	Mark    *Watermark   `json:"wm,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; zero in journals written before it was recorded.
 	At time.Time `json:"at,omitzero"`

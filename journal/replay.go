@@ -31,6 +31,8 @@ type State struct {
 	ValidSize int64
 	// Torn is set when a damaged last line was ignored.
 	Torn bool
+	// Marks holds each step's watermarks in journal order.
+	Marks map[string][]Mark
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -57,11 +59,35 @@ type BatchCall struct {
 	// many were answered 429, Waited the time spent before retrying.
 	Calls, Throttled int
 	Waited           time.Duration
+	Read             bool // a read journaled by what it found (a watermark), not a batch
 	InDoubt          bool // its outcome was lost
 	NotSent          bool // journaled, then never sent or refused whole
 	// Written is the sub-requests answered 2xx that wrote (not reads): the
 	// API transactions the service meters.
 	Written int
+}
+
+// Mark is a watermark and where it stands: it bounds the batches numbered
+// above After (the highest batch number when it was journaled).
+type Mark struct {
+	Watermark
+	After int
+}
+
+// WatermarkFor is the watermark that bounds batch of step: the latest one
+// journaled before that batch; false when none was (a journal written
+// before watermarks existed, or an entity without an auto-unique key).
+func (s *State) WatermarkFor(step string, batch int) (Watermark, bool) {
+	var (
+		w  Watermark
+		ok bool
+	)
+	for _, m := range s.Marks[step] {
+		if m.After < batch {
+			w, ok = m.Watermark, true
+		}
+	}
+	return w, ok
 }
 
 // StepState is the records of one step.
@@ -91,6 +117,9 @@ type Record struct {
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
+	// RowHash is the hash of the source row the record was sent from, when
+	// its identity is its location (Sub.RowHash).
+	RowHash string
 	// Keyed are the source rows of a committed record with their keys;
 	// kept by LoadReport only.
 	Keyed []KeyedRow
@@ -424,6 +453,9 @@ func (st *State) apply(line []byte) string {
 					rec.Subs = map[string]*SubState{}
 				}
 				rec.Subs[s.Path] = s
+				if s.RowHash != "" {
+					rec.RowHash = s.RowHash
+				}
 			}
 		}
 	case KindOutcome:
@@ -505,12 +537,25 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
+		if re.RowHash != "" {
+			rec.RowHash = re.RowHash
+		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
 		if st.report {
 			rec.Keyed = nil
 			if re.Status == Committed {
 				rec.Keyed = re.Keyed
 			}
+		}
+	case KindWatermark:
+		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
+			return "watermark entry without a step or field"
+		}
+		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
+		if st.report && e.Calls > 0 {
+			// The read that found the watermark: a call of the run.
+			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
+			st.Batches[len(st.Batches)-1].note(&e)
 		}
 	case KindHeader:
 		return "a second header"
@@ -561,7 +606,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -569,7 +614,11 @@ func newState() *State {
 func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
-		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open))}
+		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
+		Marks: make(map[string][]Mark, len(s.Marks))}
+	for step, ms := range s.Marks {
+		c.Marks[step] = append([]Mark(nil), ms...)
+	}
 	// A sub-request changes only while its batch is open (its outcome, the
 	// in-doubt mark); a closed batch's never change again, so the copy
 	// shares them. Open batches are few (in doubt or in flight): their

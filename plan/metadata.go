@@ -105,6 +105,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	t := es.Type
 	c.fields(t, s.Entity, s.Fields)
 	written := writtenSet(s.Fields)
+	c.match(t, s, written, what)
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
@@ -131,6 +132,45 @@ func (c *mdChecker) step(s *Step, i int) {
 		c.mandatory(t, s.Entity, written, s.Pos, what)
 	}
 	c.subforms(t, s.Entity, s.Subforms, what)
+}
+
+// match checks match: (each a field the step writes) and suggests it for
+// a step that creates documents numbered by the server and has no id: a
+// create that goes in doubt is found again by its fields, and only match:
+// says which of them tell one document from another (issue 12).
+func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool, what string) {
+	for i, f := range s.Match {
+		pos := posOr(s.MatchPos[i], s.Pos)
+		switch {
+		case t.Property(f) == nil:
+			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didYouMean(f, propNames(t)))
+		case !written[f]:
+			c.d.errorf(pos, "match of %s: %s is not written by the step; match names fields the step writes (add it to fields, or remove it from match)", what, quote(f))
+		}
+	}
+	if len(s.Match) > 0 || s.ID != nil || s.Mode != "" && s.Mode != ModeInsert {
+		return
+	}
+	serverKey := false
+	for _, k := range t.Key {
+		if p := t.Property(k); !written[k] && (isServerNumbered(s.Entity, k) || p != nil && p.Computed) {
+			serverKey = true
+		}
+	}
+	if !serverKey {
+		return
+	}
+	var names []string
+	for _, f := range s.Fields {
+		if p := t.Property(f.Name); p != nil && p.Type != odata.EdmBoolean && len(names) < 4 {
+			names = append(names, f.Name)
+		}
+	}
+	hint := "match: [FIELD, ...]"
+	if len(names) > 0 {
+		hint = "match: [" + strings.Join(names, ", ") + "]"
+	}
+	c.d.warnf(s.Pos, "%s creates %s, numbered by the server, and has neither match nor id: if a create goes in doubt, any %s with the same fields may be taken for it; name the fields that tell one document from another, e.g. %s", what, s.Entity, s.Entity, hint)
 }
 
 func writtenSet(fs []*Field) map[string]bool {

@@ -150,6 +150,12 @@ type Step struct {
 	EntityPos Pos
 	SourcePos Pos
 	ModePos   Pos // zero when mode was not written (Mode is then insert)
+
+	// Match names the written fields that identify a document whose key
+	// the server assigns: reconciliation looks an in-doubt create up by
+	// them alone (issue 12). Empty: by every field the record wrote.
+	Match    []string
+	MatchPos []Pos
 }
 
 // Field maps one target field to an expression.

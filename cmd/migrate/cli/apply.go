@@ -304,10 +304,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	})
 	hook.finish()
 	var stale *executor.StaleError
+	var shifted *executor.ShiftedError
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -599,6 +600,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
+		}
+		for _, r := range sum.InDoubt {
+			fmt.Fprintln(a.stdout, "left in doubt:", r)
 		}
 		if !*yes {
 			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)

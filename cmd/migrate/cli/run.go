@@ -49,6 +49,7 @@ func commands() []command {
 		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},
 		{"report", "the failed rows as they were in the source, with the server's message", (*app).report, false},
 		{"undo", "delete what a run created and restore what it changed", (*app).undo, false},
+		{"resolve", "list what is in doubt with its candidates; record what became of a record", (*app).resolve, false},
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
 		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata, false},
 		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan, false},
