@@ -327,8 +327,11 @@ func pathLabel(s *journal.SubState) string {
 const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent).
-func (r *runner) read(path string) (odata.BatchResponse, error) {
-	resps, err := r.readBatch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
+func (r *runner) read(path string) (odata.BatchResponse, error) { return r.readCtx(r.ctx, path) }
+
+// readCtx is read with a context of its own (odata.WithCallStats).
+func (r *runner) readCtx(ctx context.Context, path string) (odata.BatchResponse, error) {
+	resps, err := r.readBatch(ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
 		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -28,6 +29,8 @@ type UndoOptions struct {
 	// BatchSize caps sub-requests per batch (0: 100, the limit of every
 	// server from 21.0 and within the older 1,000).
 	BatchSize int
+	// Now stamps the journal's entries (default time.Now).
+	Now func() time.Time
 }
 
 // UndoAction is one thing undo does: delete an entity or a line the run
@@ -559,10 +562,16 @@ func (u *undoRun) batch(ops []undoOp) error {
 			reqs[i].Headers = map[string]string{"content-type": "application/json"}
 		}
 	}
-	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+	now := u.opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
 		return err
 	}
-	resps, err := u.client.Batch(u.ctx, reqs, batchOptions)
+	var calls odata.CallStats
+	resps, err := u.client.Batch(odata.WithCallStats(u.ctx, &calls), reqs, batchOptions)
+	answered := now().UTC()
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
 		if _, ok := refused(err); ok {
@@ -570,10 +579,10 @@ func (u *undoRun) batch(ops []undoOp) error {
 			for i := range ops {
 				res[i] = journal.Result{ID: subs[i].ID, Status: -1}
 			}
-			_ = u.jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})
+			_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
-		_ = u.jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()})
+		_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
 		// The batch may have been applied: in doubt, as apply's are.
 		return undoInDoubt{err}
 	}
@@ -602,7 +611,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			finished = append(finished, op.rec)
 		}
 	}
-	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
 	for _, rec := range finished {
 		entries = append(entries, undoneEntry(rec))
 	}

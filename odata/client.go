@@ -298,10 +298,36 @@ type response struct {
 
 func (r *request) op() string { return r.method + " " + r.path }
 
+// CallStats is what the calls made with a context cost: HTTP attempts,
+// how many the server answered 429, and the time waited before retrying
+// (Retry-After, backoff; not the client's own pace, which WithWaitTrace
+// also tells of). The executor journals it per batch for the run report's
+// chart.
+type CallStats struct {
+	Attempts, Throttled int
+	Waited              time.Duration
+}
+
+type callStatsKey struct{}
+
+// WithCallStats returns a context whose calls add to s. Use one per
+// goroutine: s is not locked.
+func WithCallStats(ctx context.Context, s *CallStats) context.Context {
+	return context.WithValue(ctx, callStatsKey{}, s)
+}
+
 // do sends r with retries, rate limits, the size cap and the timeout.
 func (c *Client) do(ctx context.Context, r *request) (*response, error) {
+	stats, _ := ctx.Value(callStatsKey{}).(*CallStats)
+	if stats == nil {
+		stats = new(CallStats)
+	}
 	for attempt := 0; ; attempt++ {
 		resp, err := c.once(ctx, r, attempt+1)
+		stats.Attempts++
+		if resp != nil && resp.status == http.StatusTooManyRequests {
+			stats.Throttled++
+		}
 		retry, wait, throttled := false, time.Duration(0), false
 		switch {
 		case err != nil:
@@ -365,6 +391,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 		if wait > 5*time.Minute {
 			wait = 5 * time.Minute
 		}
+		stats.Waited += wait
 		traceWait(ctx, Wait{For: wait, RateLimit: throttled})
 		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.op(), err)

@@ -822,3 +822,27 @@ func TestClientHook(t *testing.T) {
 		t.Errorf("err %v, calls %+v", err, calls)
 	}
 }
+
+// TestCallStatsCountAttemptsThrottlesAndWaits: a context with CallStats
+// learns what its calls cost: two 429s waited out as told, then success.
+func TestCallStatsCountAttemptsThrottlesAndWaits(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if n.Add(1) <= 2 {
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(429)
+			return
+		}
+		writeJSONAnswer(w, 201, map[string]string{"ORDNAME": "SO1"})
+	})
+	c, _ := newTestClient(t, srv, nil)
+	var stats CallStats
+	if err := c.Post(WithCallStats(context.Background(), &stats), "ORDERS", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := CallStats{Attempts: 3, Throttled: 2, Waited: 14 * time.Second}
+	if stats != want || len(log()) != 3 {
+		t.Errorf("stats %+v after %d calls, want %+v", stats, len(log()), want)
+	}
+}
