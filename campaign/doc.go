@@ -26,8 +26,8 @@
 // Short by default (60 kills over 1,000 records; 24 kills among
 // look-alikes, 12 with two runs at once and 6 on a full disk, over 300
 // records; each fault at two rates over 250 records: about 55 s on two
-// cores); long on demand, with the figures appended as Markdown tables to
-// -campaign.results:
+// cores, 63 s with other builds running); long on demand, with the
+// figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./campaign -run Crash -crash.points=500 -crash.records=5000
 //	go test ./campaign -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
