@@ -40,6 +40,9 @@ type Options struct {
 	// "throttle-429" to the rate (0..1) at which API calls suffer them.
 	Faults map[string]float64
 	Seed   int64
+	// Quirks switches on behaviours of real servers beyond the spec
+	// (quirks.go: QuirkMultipartIDs, …); AllQuirks switches on every one.
+	Quirks map[string]bool
 	// StatePath persists the data (temporary file and rename) after every
 	// call that changed it and on Close, and is reloaded by New.
 	StatePath string
@@ -145,6 +148,9 @@ func New(opts Options) (*Server, error) {
 		if rate < 0 || rate > 1 {
 			return nil, fmt.Errorf("sandbox: fault %s: rate %v is not between 0 and 1", kind, rate)
 		}
+	}
+	if err := checkQuirks(opts.Quirks); err != nil {
+		return nil, err
 	}
 	for _, u := range opts.RedirectURIs {
 		pu, err := url.Parse(u)

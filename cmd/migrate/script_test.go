@@ -60,7 +60,8 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
+// cmdSandbox: `sandbox start [VERSION] [key=value...]` (keys: refuse,
+// latency, fault:KIND, quirks=all|a,b) starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
@@ -91,6 +92,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				d, err := time.ParseDuration(v)
 				ts.Check(err)
 				opts.Latency = d
+			case k == "quirks":
+				q, err := sandbox.ParseQuirks(v)
+				ts.Check(err)
+				opts.Quirks = q
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)

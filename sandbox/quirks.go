@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Quirks of real servers (SERVICE-NOTES) that Options.Quirks switches on.
+// The spec leaves each of them open or real servers break it; a client that
+// loads correctly against every quirk at once loads correctly against them.
+const (
+	// QuirkMultipartIDs: before 22.1 every batch answer is multipart/mixed;
+	// a write's part carries Content-ID "ID-r1" (the vendor's example answers
+	// g1 as g1-r1), a GET's part none.
+	QuirkMultipartIDs = "multipart-ids"
+	// QuirkJSONErrors: screen errors are JSON from 19.1 (not 23.0), with
+	// "text" a list when the message has several lines and "/n" for a line
+	// break inside one.
+	QuirkJSONErrors = "json-errors"
+	// QuirkColdForms: the first GET of an entity set not used since the
+	// server started answers 404 ("404 on the first probe, 200 on the
+	// second"); any request to the set warms it.
+	QuirkColdForms = "cold-forms"
+	// QuirkNormalisedTexts: text sub-forms read back with a <style> block,
+	// a <p dir=rtl> wrapper and no whitespace before <br>.
+	QuirkNormalisedTexts = "normalised-texts"
+	// QuirkMetadataWrongType: GetMetadataFor of an entity whose set was
+	// never read answers the document of another entity's type.
+	QuirkMetadataWrongType = "metadata-wrong-type"
+)
+
+// quirkNames lists every quirk, in the order the documentation gives them.
+var quirkNames = []string{
+	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
+}
+
+// QuirkNames returns the names of every quirk the sandbox can imitate.
+func QuirkNames() []string { return append([]string(nil), quirkNames...) }
+
+// AllQuirks returns a set with every quirk switched on.
+func AllQuirks() map[string]bool {
+	all := map[string]bool{}
+	for _, q := range quirkNames {
+		all[q] = true
+	}
+	return all
+}
+
+// ParseQuirks reads the value of --quirks: "all" (or empty) for every quirk,
+// else names separated by commas.
+func ParseQuirks(s string) (map[string]bool, error) {
+	if s = strings.TrimSpace(s); s == "" || s == "all" || s == "true" {
+		return AllQuirks(), nil
+	}
+	set := map[string]bool{}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if err := checkQuirk(name); err != nil {
+			return nil, err
+		}
+		set[name] = true
+	}
+	return set, nil
+}
+
+func checkQuirk(name string) error {
+	for _, q := range quirkNames {
+		if q == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("quirk %q: unknown (want all or some of %s)", name, strings.Join(quirkNames, ", "))
+}
+
+func checkQuirks(set map[string]bool) error {
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := checkQuirk(name); err != nil {
+			return fmt.Errorf("sandbox: %v", err)
+		}
+	}
+	return nil
+}
+
+// quirk reports whether a quirk is switched on.
+func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
