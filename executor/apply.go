@@ -335,6 +335,7 @@ type stepRun struct {
 	entity string
 	b      *builder
 	pk     *packer
+	brk    *breaker
 
 	mu       sync.Mutex
 	queued   []unit
@@ -343,7 +344,7 @@ type stepRun struct {
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
 	open := r.rows.wrap(r.opts.Open)
@@ -713,7 +714,16 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		next = append(next, u)
 	}
 	var done []*work
-	for w := range touched {
+	// In batch order, so that the breaker sees records as the server
+	// answered them.
+	order := make([]*work, 0, len(touched))
+	for _, o := range batch {
+		if touched[o.rec] {
+			order = append(order, o.rec)
+			delete(touched, o.rec)
+		}
+	}
+	for _, w := range order {
 		for _, o := range batch {
 			if o.rec == w && o.status != 0 {
 				w.left--
@@ -732,8 +742,22 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			done = append(done, w)
 		}
 	}
+	var reported []*work
+	var stop *SameErrorsError
 	for _, w := range done {
+		pending, earlier := sr.brk.observe(w)
+		if pending {
+			if earlier != nil {
+				for _, id := range earlier {
+					entries = append(entries, pendingEntry(sr.step.Name, id, ""))
+				}
+				stop = &SameErrorsError{Step: sr.step.Name, Entity: sr.entity, Message: screenError(w), Count: sr.brk.max}
+			}
+			entries = append(entries, pendingEntry(sr.step.Name, w.id, w.rec.Loc.String()))
+			continue
+		}
 		entries = append(entries, sr.finalEntry(w))
+		reported = append(reported, w)
 		if w.root != nil && w.root.ok() && w.root.key != "" {
 			r.setKey(sr.step.Name, w.id, w.root.key)
 		}
@@ -750,8 +774,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	if err := appendOutcome(entries...); err != nil {
 		return err
 	}
-	for _, w := range done {
+	for _, w := range reported {
 		sr.report(w)
+	}
+	if stop != nil {
+		return stop
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: step %s, batch %d: %s", ErrInDoubt, sr.step.Name, seq, entries[0].InDoubt)

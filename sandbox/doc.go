@@ -42,6 +42,11 @@
 //     drop-after-commit after the call committed and its state was saved.
 //   - Calls per minute and concurrent calls are counted per user; past them
 //     the answer is 429 with Retry-After (seconds).
+//   - A form of Options.Unpermitted refuses writes: 403, or a 400 screen
+//     error "insufficient permissions" under QuirkPermission400.
+//   - Under QuirkRealMetadata the served document uses real installations'
+//     namespace and type names (realmeta.go); the model inside keeps the
+//     spec's names, so rules and paths are the same either way.
 //   - The demo's CURRENCIES is readable but not open to the API for writes
 //     (403). Auto-unique keys (Core.Computed) count from 1 per form;
 //     document numbers are SO/IV, the year's last two digits and 6 digits.

@@ -39,17 +39,18 @@ const (
 
 // The screen messages the sandbox raises, in English and Hebrew.
 var messages = map[string][2]string{
-	"required":   {"%s: a value is required.", "%s: חובה להזין ערך."},
-	"tooLong":    {"%s: the value is longer than %d characters.", "%s: הערך ארוך מ-%d תווים."},
-	"notAllowed": {"%s: the value %q is not allowed; use %s.", "%s: הערך %q אינו מותר; יש להשתמש ב-%s."},
-	"badType":    {"%s: %s is not a valid %s.", "%s: %s אינו ערך %s תקין."},
-	"missing":    {"%s %q does not exist in %s.", "%s %q לא קיים ב-%s."},
-	"exists":     {"A record with key %s already exists.", "כבר קיימת רשומה עם המפתח %s."},
-	"readOnly":   {"%s is a read-only field.", "%s הוא שדה לקריאה בלבד."},
-	"notOpen":    {"The form %s is not open to the API for this operation.", "המסך %s אינו פתוח לממשק עבור פעולה זו."},
-	"unknown":    {"%s is not a field of %s.", "%s אינו שדה של %s."},
-	"noRecord":   {"No record %s in %s.", "אין רשומה %s ב-%s."},
-	"linePrefix": {"Line %d- ", "שורה %d- "},
+	"required":     {"%s: a value is required.", "%s: חובה להזין ערך."},
+	"tooLong":      {"%s: the value is longer than %d characters.", "%s: הערך ארוך מ-%d תווים."},
+	"notAllowed":   {"%s: the value %q is not allowed; use %s.", "%s: הערך %q אינו מותר; יש להשתמש ב-%s."},
+	"badType":      {"%s: %s is not a valid %s.", "%s: %s אינו ערך %s תקין."},
+	"missing":      {"%s %q does not exist in %s.", "%s %q לא קיים ב-%s."},
+	"exists":       {"A record with key %s already exists.", "כבר קיימת רשומה עם המפתח %s."},
+	"readOnly":     {"%s is a read-only field.", "%s הוא שדה לקריאה בלבד."},
+	"notOpen":      {"The form %s is not open to the API for this operation.", "המסך %s אינו פתוח לממשק עבור פעולה זו."},
+	"unknown":      {"%s is not a field of %s.", "%s אינו שדה של %s."},
+	"noPermission": {"Insufficient permissions for the form %s.", "אין לך הרשאות מספיקות למסך %s."},
+	"noRecord":     {"No record %s in %s.", "אין רשומה %s ב-%s."},
+	"linePrefix":   {"Line %d- ", "שורה %d- "},
 }
 
 func (l lang) text(key string, args ...any) string {

@@ -28,11 +28,23 @@ const (
 	// QuirkMetadataWrongType: GetMetadataFor of an entity whose set was
 	// never read answers the document of another entity's type.
 	QuirkMetadataWrongType = "metadata-wrong-type"
+	// QuirkRealMetadata: $metadata as real installations write it: the
+	// namespace Priority.OData, sub-form types without the _SUBFORM suffix,
+	// Precision/Scale on decimals (values rounded to the Scale), DateType
+	// Date on date-only fields (stored as the day in UTC),
+	// Core.Permissions Read on fields the API may not write, and the
+	// AutoUnique term instead of Core.Computed.
+	QuirkRealMetadata = "real-metadata"
+	// QuirkPermission400: a user without permission on a form (Options.
+	// Unpermitted) gets a 400 screen error "insufficient permissions" in
+	// the installation's language, not the 403 of spec 6.
+	QuirkPermission400 = "permission-400"
 )
 
 // quirkNames lists every quirk, in the order the documentation gives them.
 var quirkNames = []string{
 	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
+	QuirkRealMetadata, QuirkPermission400,
 }
 
 // QuirkNames returns the names of every quirk the sandbox can imitate.

@@ -100,30 +100,6 @@ func (c *call) serviceRoot() (*result, *apiError) {
 	return jsonResult(200, obj{{"@odata.context", c.base + "/$metadata"}, {"value", list}}), nil
 }
 
-// served is the metadata as this version shows it: Mandatory only from 25.1.
-func (s *Server) served() *odata.Metadata {
-	if s.version.MandatoryAnnotation() {
-		return s.meta
-	}
-	m := &odata.Metadata{Namespace: s.meta.Namespace, Container: s.meta.Container}
-	for _, t := range s.meta.Types {
-		ct := *t
-		ct.Properties = make([]*odata.Property, len(t.Properties))
-		for i, p := range t.Properties {
-			cp := *p
-			cp.Mandatory = false
-			ct.Properties[i] = &cp
-		}
-		m.Types = append(m.Types, &ct)
-	}
-	m.Reindex()
-	for _, set := range s.meta.Sets {
-		m.Sets = append(m.Sets, &odata.EntitySet{Name: set.Name, Type: m.Type(set.Type.Name)})
-	}
-	m.Reindex()
-	return m
-}
-
 // metadataFor answers GetMetadataFor(entity='X') (spec 4.1, from 25.0).
 func (c *call) metadataFor(path string) (*result, *apiError) {
 	s := c.s
@@ -380,6 +356,9 @@ func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body
 	if write && s.rule(tg.set.Type).readOnly {
 		return nil, &apiError{status: http.StatusForbidden, code: "Forbidden", msg: c.lang.text("notOpen", tg.set.Name)}
 	}
+	if write && s.unpermitted(tg.set.Name) {
+		return nil, c.noPermission(tg.set.Type)
+	}
 	if !write {
 		if tg.nav == nil {
 			c.markPrepared(tg.set.Name)
@@ -488,7 +467,7 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 	s := c.s
 	out := make(obj, 0, len(t.Properties)+4)
 	if full {
-		out = append(out, kv{"@odata.type", "#" + s.meta.Namespace + "." + t.Name},
+		out = append(out, kv{"@odata.type", s.typeRef(t)},
 			kv{"@odata.id", c.base + "/" + path}, kv{"@odata.editLink", path})
 	}
 	ru := s.rule(t)

@@ -43,6 +43,10 @@ type Options struct {
 	// Quirks switches on behaviours of real servers beyond the spec
 	// (quirks.go: QuirkMultipartIDs, …); AllQuirks switches on every one.
 	Quirks map[string]bool
+	// Unpermitted names the forms (entity sets) the API user has no
+	// permission to write: 403, or under QuirkPermission400 a 400 screen
+	// error. SetUnpermitted changes them while the server runs.
+	Unpermitted []string
 	// StatePath persists the data (temporary file and rename) after every
 	// call that changed it and on Close, and is reloaded by New.
 	StatePath string
@@ -112,6 +116,9 @@ type Server struct {
 
 	auth *authServer
 
+	permMu sync.Mutex
+	denied map[string]bool
+
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 }
 
@@ -166,6 +173,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Metadata == nil {
 		s.meta, s.rules = DemoMetadata(), demoRules()
+		if s.quirk(QuirkRealMetadata) {
+			annotateReal(s.meta)
+		}
 	} else {
 		s.meta, s.rules = opts.Metadata, genericRules(opts.Metadata)
 	}
@@ -192,6 +202,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.SetUnpermitted(opts.Unpermitted...)
 	s.auth = newAuthServer(s)
 	return s, nil
 }

@@ -61,11 +61,12 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` (keys: refuse,
-// latency, fault:KIND, quirks=all|a,b) starts a sandbox and
+// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM,...) starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
-// `sandbox patch PATH JSON` PATCHes an entity directly, as a user would.
+// `sandbox patch PATH JSON` PATCHes an entity directly, as a user would;
+// `sandbox permit [FORM...]` leaves only the forms named unpermitted.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
@@ -96,6 +97,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				q, err := sandbox.ParseQuirks(v)
 				ts.Check(err)
 				opts.Quirks = q
+			case k == "unpermitted":
+				opts.Unpermitted = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -154,6 +157,16 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "permit":
+		// `sandbox permit FORM...`: the administrator grants the API user
+		// permission on every form (only the ones named stay unpermitted).
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox permit: no sandbox started")
+		}
+		sb.SetUnpermitted(args[1:]...)
 	case "patch":
 		// A user changing an entity in the ERP behind the tool's back.
 		if len(args) != 3 {
