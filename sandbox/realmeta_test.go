@@ -71,7 +71,7 @@ func TestQuirkRealMetadataBehaviour(t *testing.T) {
 	c := start(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkRealMetadata: true}})
 	c.seed()
 	c.must(201, "POST", "/ORDERS", map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C100",
-		"CURDATE": "2026-03-01T00:00:00+14:00",
+		"CURDATE":            "2026-03-01T00:00:00+14:00",
 		"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": 1, "PRICE": 12.345, "DUEDATE": "2026-03-01T00:00:00Z"}}})
 	got := c.must(200, "GET", "/ORDERS('SO1')?$expand=ORDERITEMS_SUBFORM", nil).json(t)
 	if got["CURDATE"] != "2026-02-28T00:00:00Z" {
