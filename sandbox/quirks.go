@@ -39,12 +39,18 @@ const (
 	// Unpermitted) gets a 400 screen error "insufficient permissions" in
 	// the installation's language, not the 403 of spec 6.
 	QuirkPermission400 = "permission-400"
+	// QuirkOIDCAccounts: the authorization server of an on-premise
+	// installation: endpoints at /accounts/connect/authorize and /token
+	// (not /oauth2), found by discovery at
+	// /accounts/.well-known/openid-configuration, the client secret taken
+	// as a Basic header only (client_secret_basic).
+	QuirkOIDCAccounts = "oidc-accounts"
 )
 
 // quirkNames lists every quirk, in the order the documentation gives them.
 var quirkNames = []string{
 	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
-	QuirkRealMetadata, QuirkPermission400,
+	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts,
 }
 
 // QuirkNames returns the names of every quirk the sandbox can imitate.

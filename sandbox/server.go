@@ -265,7 +265,7 @@ type result struct {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/oauth2/") {
+	if isAuthPath(r.URL.Path) {
 		s.auth.ServeHTTP(w, r)
 		return
 	}
