@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata/auth/authtest"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// TestLoginByDiscovery: `migrate login` against an on-premise server (the
+// sandbox under oidc-accounts), whose endpoints only its discovery document
+// under /accounts names and whose token endpoint takes the client secret as
+// a Basic header only; then `info` uses the cached token.
+func TestLoginByDiscovery(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", cfg)
+	sb, err := sandbox.New(sandbox.Options{Quirks: map[string]bool{sandbox.QuirkOIDCAccounts: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	target := srv.URL + sandbox.BasePath
+	env := map[string]string{"MIGRATE_CLIENT_SECRET": sandbox.OIDCClientSecret}
+	browser := authtest.NewBrowser("demo", "demo")
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+			getenv: func(k string) string { return env[k] }, openBrowser: browser.Open}
+		code := a.main(context.Background(), args)
+		if strings.Contains(out.String()+errb.String(), sandbox.OIDCClientSecret) {
+			t.Errorf("migrate %v printed the client secret", args)
+		}
+		return code, out.String(), errb.String()
+	}
+	code, out, errOut := run("login", "--target", target)
+	if code != ExitOK || !strings.Contains(out, "logged in to "+target) || !strings.Contains(errOut, srv.URL+"/accounts/connect/authorize?") {
+		t.Fatalf("login: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run("info", "--target", target)
+	if code != ExitOK || !strings.Contains(out, "demo (oidc)") {
+		t.Fatalf("info with the cached token: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// By hand, the secret in the form: the on-premise server refuses it,
+	// exit 3 with the reason, and the secret is never printed.
+	env["MIGRATE_CLIENT_AUTH"] = "form"
+	code, out, errOut = run("login", "--target", target, "--auth-url", srv.URL+"/accounts")
+	if code != ExitUnreachable || !strings.Contains(out+errOut, "invalid_client") {
+		t.Fatalf("login with the secret in the form: exit %d\n%s%s", code, out, errOut)
+	}
+}
