@@ -77,3 +77,50 @@ func TestMatchResponses(t *testing.T) {
 		})
 	}
 }
+
+// TestMatchVendorMultipartAnswer: the answer of a server before 22.1 as the
+// vendor's example writes it (SERVICE-NOTES): the write's part inside a
+// changesetresponse with Content-ID g1-r1, a GET's part without Content-ID.
+// Each request gets its own answer; nothing is in doubt.
+func TestMatchVendorMultipartAnswer(t *testing.T) {
+	t.Parallel()
+	body := strings.ReplaceAll(`--batchresponse_1
+Content-Type: multipart/mixed; boundary=changesetresponse_a1
+
+--changesetresponse_a1
+Content-Type: application/http
+Content-Transfer-Encoding: binary
+Content-ID: g1-r1
+
+HTTP/1.1 201 Created
+Content-Type: application/json;odata.metadata=minimal
+Location: https://host/odata/Priority/tabula.ini/demo/ORDERS(%27SO26000001%27)
+
+{"ORDNAME":"SO26000001"}
+--changesetresponse_a1--
+--batchresponse_1
+Content-Type: application/http
+Content-Transfer-Encoding: binary
+
+HTTP/1.1 200 OK
+Content-Type: application/json;odata.metadata=minimal
+
+{"CUSTNAME":"C1"}
+--batchresponse_1--
+`, "\n", "\r\n")
+	resps, err := DecodeMultipartBatchResponse(strings.NewReader(body), "batchresponse_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := []BatchRequest{{ID: "g1", Method: "POST", URL: "ORDERS"}, {ID: "g2", Method: "GET", URL: "CUSTOMERS('C1')"}}
+	matched, problem := MatchResponses(reqs, resps)
+	if problem != "" || matched[0] == nil || matched[1] == nil {
+		t.Fatalf("matched %v, problem %q", matched, problem)
+	}
+	if matched[0].Status != 201 || matched[0].AtomicityGroup == "" || !strings.Contains(matched[0].Header("Location"), "SO26000001") {
+		t.Errorf("g1: %+v", matched[0])
+	}
+	if matched[1].Status != 200 || !strings.Contains(string(matched[1].Body), "C1") {
+		t.Errorf("g2: %+v", matched[1])
+	}
+}
