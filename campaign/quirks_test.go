@@ -3,8 +3,6 @@ package campaign
 import (
 	"flag"
 	"fmt"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,21 +42,7 @@ func TestFaultsUnderQuirks(t *testing.T) {
 			}
 		}
 	})
-	faultMu.Lock()
-	rows := faultRows
-	faultRows = nil
-	faultMu.Unlock()
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Fault != rows[j].Fault {
-			return rows[i].Fault < rows[j].Fault
-		}
-		return leadingNumber(rows[i].Rate) < leadingNumber(rows[j].Rate)
-	})
-	var b strings.Builder
-	fmt.Fprintf(&b, "| fault | rate | records | calls | injected | runs | exits | lost | duplicated | different | exact |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %d | %d | %d | %v |\n", r.Fault, r.Rate, r.Records, r.Calls, r.Injected, r.Runs, r.Exits, r.Missing, r.Dup, r.Different, r.Exact)
-	}
-	t.Logf("fault campaign under quirks:\n%s", b.String())
-	appendResults(t, "Fault campaign under quirks", b.String())
+	table := takeFaultTable()
+	t.Logf("fault campaign under quirks:\n%s", table)
+	appendResults(t, "Fault campaign under quirks", table)
 }
