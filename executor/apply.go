@@ -30,6 +30,7 @@ type runner struct {
 	limit int
 	sem   chan struct{}
 	rows  *rowCache
+	warm  warmth // entity sets whose 404 is the truth (reads.go)
 
 	stopping atomic.Bool
 	requests atomic.Int64

@@ -580,8 +580,10 @@ func applyBlock(m *Metadata, b xAnnotations, aliases map[string]string, tm terms
 func ParseEntityType(r io.Reader) (*EntityType, error) { return ParseEntityTypeNamed(r, "") }
 
 // ParseEntityTypeNamed is ParseEntityType that takes the entity type called
-// name when the answer holds several (an answer may carry its sub-forms'
-// types too); with "" or no such type, the first.
+// name (an answer may carry its sub-forms' types too); with "", the first.
+// An answer without that type is an error, never another type: a cold
+// entity's GetMetadataFor has been seen answering another entity's type
+// (SERVICE-NOTES).
 func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true
@@ -590,6 +592,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 		blocks []xAnnotations
 		refs   []xReference
 		quals  = map[string]string{}
+		seen   []string // names of the entity types read
 	)
 	for {
 		tok, err := dec.Token()
@@ -623,6 +626,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 			}
 			nx := new(xEntityType)
 			derr = dec.DecodeElement(nx, &se)
+			seen = append(seen, nx.Name)
 			if x == nil || nx.Name == name {
 				x = nx
 			}
@@ -638,6 +642,9 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	}
 	if x == nil {
 		return nil, &MetadataError{Msg: "the answer holds no EntityType element"}
+	}
+	if name != "" && x.Name != name {
+		return nil, &MetadataError{Msg: fmt.Sprintf("the answer holds no EntityType %s, only %s", name, strings.Join(seen, ", "))}
 	}
 	tm := newTerms(refs)
 	t, err := buildType(x, tm)

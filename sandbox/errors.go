@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -82,6 +83,10 @@ func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.code, "message": e.msg}})
 		return "application/json;odata.metadata=minimal", b
 	}
+	if s.quirk(QuirkJSONErrors) && s.version.AtLeast(jsonErrorsReally.Major, jsonErrorsReally.Minor) {
+		// As real servers: the parts of a message as a list of texts.
+		return "application/json;odata.metadata=minimal", odata.ScreenErrorJSON(e.form, strings.Split(e.msg, "; "))
+	}
 	if s.version.AtLeast(jsonErrorsFrom.Major, jsonErrorsFrom.Minor) {
 		b, _ := json.Marshal(map[string]any{"FORM": map[string]any{
 			"@TYPE": e.form, "InterfaceErrors": map[string]any{"@XmlFormat": "0", "text": e.msg}}})
@@ -108,8 +113,12 @@ func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
 	return "application/xml", buf.Bytes()
 }
 
-// jsonErrorsFrom is the first version that sends screen errors as JSON.
-var jsonErrorsFrom = odata.Version{Major: 23, Minor: 0}
+// jsonErrorsFrom is the first version that sends screen errors as JSON;
+// jsonErrorsReally the one real servers switch at (QuirkJSONErrors).
+var (
+	jsonErrorsFrom   = odata.Version{Major: 23, Minor: 0}
+	jsonErrorsReally = odata.Version{Major: 19, Minor: 1}
+)
 
 func xmlEscape(s string) string {
 	var b bytes.Buffer

@@ -2,8 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // Quirks of real servers (SERVICE-NOTES) that Options.Quirks switches on.
@@ -107,3 +111,56 @@ func checkQuirks(set map[string]bool) error {
 
 // quirk reports whether a quirk is switched on.
 func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
+
+// coldForm imitates QuirkColdForms for a request to path: the first GET of
+// an entity set since the server started answers 404 as a missing record
+// does; any request warms the set.
+func (c *call) coldForm(method, path string) *apiError {
+	s := c.s
+	if !s.quirk(QuirkColdForms) {
+		return nil
+	}
+	seg, err := parseSegment(splitPath(path)[0])
+	if err != nil {
+		return nil
+	}
+	set := s.meta.EntitySet(seg.name)
+	if set == nil {
+		return nil
+	}
+	s.prepMu.Lock()
+	cold := !s.warm[set.Name]
+	s.warm[set.Name] = true
+	s.prepMu.Unlock()
+	if !cold || method != http.MethodGet {
+		return nil
+	}
+	return c.notFound(set.Type, path)
+}
+
+// otherType imitates QuirkMetadataWrongType: GetMetadataFor of an entity
+// whose set was not read since start (or since ClearEntityMetadata) answers
+// with the type of the set listed after it.
+func (s *Server) otherType(entity string) *odata.EntitySet {
+	if !s.quirk(QuirkMetadataWrongType) || len(s.meta.Sets) < 2 {
+		return nil
+	}
+	for i, set := range s.meta.Sets {
+		if set.Name == entity {
+			return s.meta.Sets[(i+1)%len(s.meta.Sets)]
+		}
+	}
+	return nil
+}
+
+var spaceBeforeBr = regexp.MustCompile(`(?i)\s+(<br\b)`)
+
+// readBackText is an HTML text as a read answers it: after the style block
+// (spec 2.9), and with QuirkNormalisedTexts in a <p dir=rtl> wrapper
+// without whitespace before <br>, as real servers store it.
+func (s *Server) readBackText(text string) string {
+	if !s.quirk(QuirkNormalisedTexts) {
+		return styleBlock + text
+	}
+	return styleBlock + "<p dir=rtl>" + spaceBeforeBr.ReplaceAllString(text, "$1") + "</p>"
+}

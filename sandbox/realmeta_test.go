@@ -74,11 +74,11 @@ func TestQuirkRealMetadataBehaviour(t *testing.T) {
 		"CURDATE":            "2026-03-01T00:00:00+14:00",
 		"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": 1, "PRICE": 12.345, "DUEDATE": "2026-03-01T00:00:00Z"}}})
 	got := c.must(200, "GET", "/ORDERS('SO1')?$expand=ORDERITEMS_SUBFORM", nil).json(t)
-	if got["CURDATE"] != "2026-02-28T00:00:00Z" {
+	if got["CURDATE"] != "2026-02-28T00:00:00+00:00" {
 		t.Errorf("CURDATE = %v: a midnight at +14:00 is the day before in UTC", got["CURDATE"])
 	}
 	line := got["ORDERITEMS_SUBFORM"].([]any)[0].(map[string]any)
-	if line["PRICE"] != 12.35 || line["DUEDATE"] != "2026-03-01T00:00:00Z" {
+	if line["PRICE"] != 12.35 || line["DUEDATE"] != "2026-03-01T00:00:00+00:00" {
 		t.Errorf("line = %v: want PRICE rounded to 12.35 and DUEDATE kept", line)
 	}
 	r := c.must(400, "PATCH", "/ORDERS('SO1')", map[string]any{"CDES": "Someone else"})

@@ -123,12 +123,17 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	s.prepMu.Lock()
 	ready := s.prepared[entity]
 	s.prepMu.Unlock()
+	answered := entity
 	if !ready {
-		return nil, protoErr(http.StatusBadRequest, "MetadataNotPrepared", "the metadata of %s is not prepared yet; request GET %s?$top=1 first", entity, entity)
+		other := s.otherType(entity)
+		if other == nil {
+			return nil, protoErr(http.StatusBadRequest, "MetadataNotPrepared", "the metadata of %s is not prepared yet; request GET %s?$top=1 first", entity, entity)
+		}
+		answered = other.Name
 	}
 	var buf bytes.Buffer
 	m := s.served()
-	_ = m.EntitySet(entity).Type.WriteXML(&buf, m.Namespace)
+	_ = m.EntitySet(answered).Type.WriteXML(&buf, m.Namespace)
 	return &result{status: 200, body: buf.Bytes(), header: http.Header{"Content-Type": {"application/xml"}, "Odata-Version": {"4.0"}}}, nil
 }
 
@@ -331,6 +336,9 @@ func (c *call) autoKeyErr(t *odata.EntityType) *apiError {
 // entityOp serves the entity sets and their sub-forms.
 func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body []byte) (*result, *apiError) {
 	s := c.s
+	if aerr := c.coldForm(method, path); aerr != nil {
+		return nil, aerr
+	}
 	write := method != http.MethodGet
 	switch method {
 	case http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete:
@@ -484,7 +492,7 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 		case ru.text != notText && (p.Name == "APPEND" || p.Name == "SIGNATURE"):
 			v = nil // spec 2.9: returned as null on read
 		case ru.text == textHTML && p.Name == "TEXT" && v != nil:
-			v = styleBlock + v.(string)
+			v = s.readBackText(v.(string))
 		case p.Name == "EXTFILENAME" && v != nil && !s.version.DataURIAttachments():
 			suffix, _ := r.vals["SUFFIX"].(string)
 			v = fmt.Sprintf(`..\..\system\mail\sandbox\%v.%s`, r.vals["EXTFILENUM"], suffix)

@@ -108,6 +108,7 @@ type Server struct {
 
 	prepMu   sync.Mutex
 	prepared map[string]bool // entities whose metadata GetMetadataFor can answer
+	warm     map[string]bool // entity sets used since start (QuirkColdForms)
 
 	limMu    sync.Mutex
 	calls    map[string][]time.Time
@@ -167,7 +168,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, version: v, now: opts.Now,
-		data: map[string]*table{}, counters: map[string]int64{}, prepared: map[string]bool{},
+		data: map[string]*table{}, counters: map[string]int64{}, prepared: map[string]bool{}, warm: map[string]bool{},
 		calls: map[string][]time.Time{}, inflight: map[string]int{},
 		rng: rand.New(rand.NewSource(opts.Seed)),
 	}

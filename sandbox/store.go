@@ -198,7 +198,8 @@ func normalize(p *odata.Property, v any) (any, bool) {
 			// A date-only field keeps the day of the moment in the server's
 			// time zone (UTC here), as a server with TZSERVER does in its
 			// own: a midnight sent with +14:00 lands on the day before.
-			return t.UTC().Format("2006-01-02") + "T00:00:00Z", true
+			y, m, d := t.UTC().Date()
+			return odata.FormatDateTime(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)), true
 		}
 		return s, true
 	case odata.EdmBoolean:

@@ -56,6 +56,7 @@ func TestScripts(t *testing.T) {
 			"waitfile": cmdWaitFile,
 			"tmpfs":    cmdTmpfs,
 			"mig":      cmdMig,
+			"resume":   cmdResume,
 		},
 	})
 }
