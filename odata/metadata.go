@@ -170,6 +170,7 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 		return nil // a qualified annotation applies to some other context
 	}
 	prefix, name := splitTerm(strings.TrimSpace(a.Term))
+	own := prefix != "" && !tm.core[prefix] // a term of the service's vocabulary
 	switch name {
 	case "Description":
 		if tgt.description == nil {
@@ -181,37 +182,27 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 			*tgt.description = strings.TrimSpace(*a.StringEl)
 		}
 	case "Mandatory":
-		if tgt.mandatory == nil || prefix == "" || tm.core[prefix] {
+		if tgt.mandatory == nil || !own {
 			return nil
 		}
-		b, err := annotationBool(a)
-		if err != nil {
-			return err
-		}
-		*tgt.mandatory = b
+		return setBool(tgt.mandatory, a)
 	case "Computed":
 		if tgt.computed == nil || !tm.core[prefix] {
 			return nil
 		}
-		b, err := annotationBool(a)
-		if err != nil {
-			return err
-		}
-		*tgt.computed = b
+		return setBool(tgt.computed, a)
 	case "AutoUnique":
 		// An auto-unique key is assigned by the server (spec 2.5): real
 		// documents say so with this term rather than Core.Computed.
-		if tgt.prop == nil || prefix == "" || tm.core[prefix] {
+		if tgt.prop == nil || !own {
 			return nil
 		}
-		b, err := annotationBool(a)
-		if err != nil {
+		if err := setBool(&tgt.prop.AutoUnique, a); err != nil {
 			return err
 		}
-		tgt.prop.AutoUnique = b
-		tgt.prop.Computed = tgt.prop.Computed || b
+		tgt.prop.Computed = tgt.prop.Computed || tgt.prop.AutoUnique
 	case "DateType":
-		if tgt.prop == nil || prefix == "" || tm.core[prefix] {
+		if tgt.prop == nil || !own {
 			return nil
 		}
 		tgt.prop.DateOnly = strings.EqualFold(a.text(), "Date")
@@ -230,6 +221,15 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 		tgt.prop.ReadOnly = readOnly
 	}
 	return nil
+}
+
+// setBool sets *dst to what a Bool annotation says.
+func setBool(dst *bool, a xAnnotation) error {
+	b, err := annotationBool(a)
+	if err == nil {
+		*dst = b
+	}
+	return err
 }
 
 // annotationBool reads a Bool annotation; a tagging term without a value

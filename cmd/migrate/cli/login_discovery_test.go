@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,25 +16,9 @@ func TestLoginByDiscovery(t *testing.T) {
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	t.Setenv("HOME", cfg)
-	sb, err := sandbox.New(sandbox.Options{Quirks: map[string]bool{sandbox.QuirkOIDCAccounts: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	target := srv.URL + sandbox.BasePath
+	srv, target := loginSandbox(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkOIDCAccounts: true}})
 	env := map[string]string{"MIGRATE_CLIENT_SECRET": sandbox.OIDCClientSecret}
-	browser := authtest.NewBrowser("demo", "demo")
-	run := func(args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-			getenv: func(k string) string { return env[k] }, openBrowser: browser.Open}
-		code := a.main(context.Background(), args)
-		if strings.Contains(out.String()+errb.String(), sandbox.OIDCClientSecret) {
-			t.Errorf("migrate %v printed the client secret", args)
-		}
-		return code, out.String(), errb.String()
-	}
+	run := loginRunner(t, env, authtest.NewBrowser("demo", "demo"), sandbox.OIDCClientSecret)
 	code, out, errOut := run("login", "--target", target)
 	if code != ExitOK || !strings.Contains(out, "logged in to "+target) || !strings.Contains(errOut, srv.URL+"/accounts/connect/authorize?") {
 		t.Fatalf("login: exit %d\n%s%s", code, out, errOut)
