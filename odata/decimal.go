@@ -303,8 +303,12 @@ func (p *Property) FitDigits(d Decimal) string {
 			maxWhole -= p.Scale
 		}
 		if len(whole) > maxWhole {
-			return fmt.Sprintf("%s has %d digits before the point; %s takes %d (Precision %d, Scale %d)",
-				d.String(), len(whole), p.Name, maxWhole, p.Precision, p.Scale)
+			facets := fmt.Sprintf("Precision %d", p.Precision)
+			if p.HasScale {
+				facets += fmt.Sprintf(", Scale %d", p.Scale)
+			}
+			return fmt.Sprintf("%s has %d digits before the point; %s takes %d (%s)",
+				d.String(), len(whole), p.Name, maxWhole, facets)
 		}
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -85,4 +86,14 @@ func TestQuirkRealMetadataBehaviour(t *testing.T) {
 	if !strings.Contains(r.String(), "CDES is a read-only field") {
 		t.Errorf("PATCH CDES: %s", r)
 	}
+}
+
+// The real-shaped document as served, whole (go test -update rewrites it):
+// a reviewer sees at a glance what real-metadata changes.
+func TestQuirkRealMetadataGolden(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkRealMetadata: true}})
+	golden.Check(t, "testdata/metadata-25.1-real.xml", c.must(200, "GET", "/$metadata", nil).body)
+	c.must(200, "GET", "/ORDERS?$top=1", nil)
+	golden.Check(t, "testdata/GetMetadataFor-ORDERS-25.1-real.xml", c.must(200, "GET", "/GetMetadataFor(entity='ORDERS')", nil).body)
 }
