@@ -200,7 +200,6 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 		if err := setBool(&tgt.prop.AutoUnique, a); err != nil {
 			return err
 		}
-		tgt.prop.Computed = tgt.prop.Computed || tgt.prop.AutoUnique
 	case "DateType":
 		if tgt.prop == nil || !own {
 			return nil
@@ -330,6 +329,7 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 			}
 		}
 	}
+	autoUniqueComputed(m.Types)
 	m.Reindex()
 	addTextFlags(m)
 	return m, nil
@@ -572,6 +572,17 @@ func applyBlock(m *Metadata, b xAnnotations, aliases map[string]string, tm terms
 	return nil
 }
 
+// autoUniqueComputed marks every auto-unique key Computed, whatever order
+// the annotations came in (a Core.Computed false after AutoUnique does not
+// make a server-assigned key writable).
+func autoUniqueComputed(types []*EntityType) {
+	for _, t := range types {
+		for _, p := range t.Properties {
+			p.Computed = p.Computed || p.AutoUnique
+		}
+	}
+}
+
 // ParseEntityType reads a GetMetadataFor answer (spec 4.1): an EntityType
 // element, alone or inside wrappers (Schema, DataServices, Edmx). Sibling
 // <Annotations> blocks that target the type are applied too. When the answer
@@ -664,6 +675,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 			return nil, err
 		}
 	}
+	autoUniqueComputed(m.Types)
 	return t, nil
 }
 

@@ -517,3 +517,21 @@ func TestTextSubformsTakeFlags(t *testing.T) {
 		}
 	}
 }
+
+// AutoUnique wins over a Core.Computed false, in whichever order they come.
+func TestAutoUniqueStaysComputed(t *testing.T) {
+	t.Parallel()
+	for _, annos := range []string{
+		`<Annotation Term="N.AutoUnique"/><Annotation Term="Core.Computed" Bool="false"/>`,
+		`<Annotation Term="Core.Computed" Bool="false"/><Annotation Term="N.AutoUnique"/>`,
+	} {
+		doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="T"><Property Name="X" Type="Edm.Int64">` + annos + `</Property></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
+		m, err := ParseMetadata(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := m.Type("T").Property("X"); !p.AutoUnique || !p.Computed {
+			t.Errorf("%s: %+v", annos, p)
+		}
+	}
+}
