@@ -19,18 +19,24 @@ import (
 // errHalt stops a step's record stream once the run is halting.
 var errHalt = errors.New("halt")
 
-// runner is one Apply.
+// runner is one run of the plan: Apply's, or the dry run's over a
+// simulated service (Plan). Both walk the same steps with the same loop.
 type runner struct {
 	opts  *Options
 	ctx   context.Context
 	md    *odata.Metadata
-	jr    *journal.Journal
+	jr    ledger
 	state *journal.State // as replayed at the start
 	hook  Hook
 	limit int
 	sem   chan struct{}
-	rows  *rowCache
-	warm  warmth // entity sets whose 404 is the truth (reads.go)
+	// dry: the dry run. Steps go one at a time and each batch is answered
+	// before the next is packed, so that its output is the same every time.
+	dry bool
+	// refd, when set, names the steps whose keys ref() may ask for: the
+	// dry run keeps no others, so its memory stays flat.
+	refd map[string]bool
+	warm warmth // entity sets whose 404 is the truth (reads.go)
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -42,6 +48,36 @@ type runner struct {
 	keys    map[string]map[string]string // step → record id → key expression
 	pending []journal.Entry              // record entries to write with the next append
 	undec   []string
+	warned  map[string]bool // warnOnce
+}
+
+// ledger is where a run writes ahead: the journal file (Apply), or a tally
+// that keeps only what the dry run's summary needs (Plan), so that a dry
+// run of a million rows stays in flat memory.
+type ledger interface {
+	NextBatch() int
+	Append(es ...journal.Entry) error
+	AppendUnsynced(es ...journal.Entry) error
+	Sync() error
+	Counts(step string) journal.Counts
+	Snapshot() *journal.State
+	Close() error
+	// committed is told of each record committed, with its sub-form
+	// children (a deep insert's too, which have no sub-request of their own).
+	committed(step string, children int)
+	summary(p *plan.Plan) *Summary
+}
+
+// journalLedger is the journal file: its state says what was committed.
+type journalLedger struct{ *journal.Journal }
+
+func (journalLedger) committed(string, int) {}
+
+func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
+
+func newRunner(ctx context.Context, opts *Options) *runner {
+	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -55,11 +91,16 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{opts: &opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, rows: newRowCache()}
+	r := newRunner(ctx, &opts)
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}
+	return r.run(waves)
+}
+
+// run sends every step's records, wave after wave, and sums up.
+func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
+	opts := r.opts
 	defer r.jr.Close()
 	if opts.Stop != nil {
 		done := make(chan struct{})
@@ -80,12 +121,23 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 			}
 		}
 	}
+	if err := r.refuseShifted(); err != nil {
+		return nil, err
+	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
 	}
 	for _, wave := range waves {
 		if r.halted() {
 			break
+		}
+		if r.dry {
+			for _, s := range wave {
+				if err := r.runStep(s); err != nil {
+					r.halt(err)
+				}
+			}
+			continue
 		}
 		var wg sync.WaitGroup
 		for _, s := range wave {
@@ -103,14 +155,14 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 		r.halt(err)
 	}
 	r.jr.Close()
-	// The journal's own state has every line appended folded in: no replay.
-	sum := summarize(r.jr.State(), opts.Plan)
+	// The ledger's own state has every line appended folded in: no replay.
+	sum := r.jr.summary(opts.Plan)
 	sum.Requests = int(r.requests.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
-	err = r.err
+	err := r.err
 	r.mu.Unlock()
 	switch {
 	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
@@ -135,7 +187,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	}
 	for i, w := range waves {
 		for _, s := range w {
-			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i})
+			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i, Match: s.Match})
 		}
 	}
 	// Open takes the journal's lock before reading it, and Create before
@@ -148,7 +200,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			// Another run created it between the two calls.
 			jr, st, err = journal.Open(r.opts.Journal)
 		} else if err == nil {
-			r.jr = jr
+			r.jr = journalLedger{jr}
 			r.state = jr.Snapshot()
 			return nil
 		}
@@ -168,7 +220,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		jr.Close()
 		return err
 	}
-	r.jr, r.state = jr, st
+	r.jr, r.state = journalLedger{jr}, st
 	return nil
 }
 
@@ -261,6 +313,9 @@ func (r *runner) halted() bool {
 }
 
 func (r *runner) setKey(step, id, key string) {
+	if r.refd != nil && !r.refd[step] {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.keys[step]
@@ -281,8 +336,18 @@ func (r *runner) Ref(step, id string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
+	if r.dry && k == placeholderKey {
+		// A key the server would number: a stand-in of its own per record,
+		// which names it (and no two records share).
+		return "{" + step + ":" + id + "}", true
+	}
 	return keyValue(k), true
 }
+
+// Placeholders implements transform.Placeholders: in the dry run a key
+// that ref() gives may be the simulated service's stand-in for one the
+// server numbers ({key}), which no field's type or length can check.
+func (r *runner) Placeholders() bool { return r.dry }
 
 // queue holds record entries until the next append, so that skipped rows
 // and row errors cost no fsync of their own.
@@ -332,6 +397,7 @@ func (r *runner) appendWith(es ...journal.Entry) error {
 // stepRun is one step being applied.
 type stepRun struct {
 	r      *runner
+	ctx    context.Context // the run's, naming the step (batchStep)
 	step   *plan.Step
 	entity string
 	b      *builder
@@ -342,14 +408,14 @@ type stepRun struct {
 	queued   []unit
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
+	mark     markOnce
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
+	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
-	open := r.rows.wrap(r.opts.Open)
-	err := r.opts.Records.Records(r.ctx, s.Name, open, r, func(res transform.Result) error {
+	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt
 		}
@@ -447,7 +513,8 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
-		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String(), Row: r.rows.get(res.Loc)}
+		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
+		setRows(re, res.Rows)
 		for _, e := range res.Errors {
 			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
 		}
@@ -556,7 +623,8 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
 
 func (sr *stepRun) buildFailed(w *work, err error) error {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Failed, Loc: w.rec.Loc.String(),
-		Row: rowOf(w.rec.Row), Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+		Errors: []journal.Problem{{Cell: w.rec.Loc.String(), Message: err.Error()}}}
+	setRows(re, w.rec.SourceRows())
 	sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
 	sr.r.hook.RecordDone(sr.step.Name, Outcome{ID: w.id, Status: string(journal.Failed), Location: re.Loc, Message: err.Error()})
 	return nil
@@ -590,13 +658,19 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	if r.halted() {
 		return errHalt
 	}
+	if err := sr.takeWatermark(batch); err != nil {
+		return err
+	}
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
-	subs := make([]journal.Sub, len(batch))
-	for i, o := range batch {
-		o.left = o.match()
-		subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-			URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left}
+	var subs []journal.Sub
+	if !r.dry { // the dry run's tally has nothing to reconcile or undo
+		subs = make([]journal.Sub, len(batch))
+		for i, o := range batch {
+			o.left = o.match()
+			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash()}
+		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
@@ -624,20 +698,44 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 		return errHalt
 	}
-	sr.inflight.Add(1)
-	go func() {
+	txns := 0
+	for _, o := range batch {
+		txns += 1 + o.nested
+	}
+	send := func() {
 		defer sr.inflight.Done()
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
-		r.txns.Add(int64(len(reqs)))
-		resps, err := r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		r.txns.Add(int64(txns))
+		resps, err := r.opts.Client.Batch(sr.traced(), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
 		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
 			r.halt(err)
 		}
-	}()
+	}
+	sr.inflight.Add(1)
+	if r.dry {
+		send()
+		return nil
+	}
+	go send()
 	return nil
+}
+
+// stepKey is the context key of the step a batch belongs to.
+type stepKey struct{}
+
+// batchStep names the step a batch was sent for ("" outside a step).
+func batchStep(ctx context.Context) string {
+	s, _ := ctx.Value(stepKey{}).(string)
+	return s
+}
+
+// traced is the run's context with the client's pauses reported to the
+// hook as the step's.
+func (sr *stepRun) traced() context.Context {
+	return odata.WithWaitTrace(sr.ctx, func(w odata.Wait) { sr.r.hook.Waiting(sr.step.Name, w) })
 }
 
 // complete records a batch's outcome: per sub-request status and key,
@@ -702,9 +800,19 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	}
 	// Units that follow, and records that are now finished.
 	var next []unit
-	touched := map[*work]bool{}
+	// The records of the batch in order of appearance (so that their
+	// entries are written in the same order every run), each with the
+	// number of its ops that have an outcome now.
+	var touched []*work
 	for _, o := range batch {
-		touched[o.rec] = true
+		w := o.rec
+		if w.mark != seq {
+			w.mark, w.answered = seq, 0
+			touched = append(touched, w)
+		}
+		if o.status != 0 {
+			w.answered++
+		}
 	}
 	for _, u := range later {
 		root := u[0]
@@ -715,21 +823,8 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		next = append(next, u)
 	}
 	var done []*work
-	// In batch order, so that the breaker sees records as the server
-	// answered them.
-	order := make([]*work, 0, len(touched))
-	for _, o := range batch {
-		if touched[o.rec] {
-			order = append(order, o.rec)
-			delete(touched, o.rec)
-		}
-	}
-	for _, w := range order {
-		for _, o := range batch {
-			if o.rec == w && o.status != 0 {
-				w.left--
-			}
-		}
+	for _, w := range touched {
+		w.left -= w.answered
 		if w.left <= 0 && len(w.then) > 0 && !w.failed {
 			next = append(next, w.then...)
 			for _, u := range w.then {
@@ -864,8 +959,10 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	re := &journal.RecordEntry{Step: sr.step.Name, ID: w.id, Status: journal.Committed, Loc: w.rec.Loc.String()}
 	if w.root != nil {
 		re.Key = w.root.key
+		re.RowHash = w.root.rowHash()
 	}
 	if !w.failed {
+		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed
@@ -883,7 +980,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 			}
 			continue
 		}
-		if re.Row == nil {
+		if re.Row == nil && w.rec.Rows == nil {
 			re.Row = rowOf(w.rec.Row)
 			if o.parent != nil && o.loc != w.rec.Loc {
 				if r := childRow(w.rec, o.path); r != nil {
@@ -901,7 +998,47 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Errors = []journal.Problem{{Cell: re.Loc, Message: msg}}
 		re.Row = rowOf(w.rec.Row)
 	}
+	if w.rec.Rows != nil {
+		// A group: the report gives back every row, to correct and load again.
+		setRows(re, w.rec.Rows)
+	}
+	re.Partly = w.partly(sr.entity)
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
+}
+
+// partly says what exists of a failed record whose entity was written (or
+// existed) although some of its lines failed: "ORDERS('SO1') created with
+// 3 of 4 lines"; "" when its entity is not there.
+func (w *work) partly(entity string) string {
+	root := w.root
+	if root == nil || !root.ok() {
+		return ""
+	}
+	verb := "exists"
+	for _, o := range w.ops {
+		if o == root {
+			verb = "created"
+			if o.kind == journal.OpPatch {
+				verb = "updated"
+			}
+			break
+		}
+	}
+	ok, all := 0, 0
+	for _, o := range flatten(root, nil)[1:] {
+		all++
+		if o.ok() {
+			ok++
+		}
+	}
+	what := entity
+	if root.key != "" {
+		what += "(" + root.key + ")"
+	}
+	if all == 0 {
+		return what + " " + verb
+	}
+	return fmt.Sprintf("%s %s with %d of %d lines", what, verb, ok, all)
 }
 
 func failedAncestor(o *op) string {

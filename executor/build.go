@@ -28,6 +28,7 @@ type op struct {
 	typ    *odata.EntityType
 	fields map[string]any
 	body   json.RawMessage
+	nested int    // lines inside its body (deep insert): API transactions besides its own
 	key    string // key expression (entity or line) when known
 	abs    string // path of the entity or line once it exists
 	line   string // line key of an existing line (delete)
@@ -60,6 +61,8 @@ type work struct {
 	left   int   // ops without an outcome
 	failed bool
 	final  bool
+	// mark and answered: complete's count of its ops in one batch (workMu).
+	mark, answered int
 	// then runs when every op sent so far has its outcome (replace: the
 	// new lines after the deletes).
 	then []unit
@@ -90,6 +93,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 			return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 		}
 		root.body = raw
+		root.nested = countChildren(rec.Children)
 		return root, nil
 	}
 	raw, err := marshalBody(rec.Fields)

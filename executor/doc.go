@@ -6,7 +6,8 @@
 // (package journal) before and after every batch so that a resumed run
 // reconciles what is in doubt and sends nothing twice; upsert and update
 // with before-images; undo; status and the failure report; and the dry run
-// that packs every batch without sending a write.
+// (Plan), which is the same loop over a simulated service that answers the
+// writes and passes the reads to the target.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from

@@ -3,10 +3,14 @@ package executor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -15,25 +19,20 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// dryRefs answers ref() in a dry run, where nothing was created: a
-// placeholder that names the reference.
-type dryRefs struct{}
-
-func (dryRefs) Ref(step, id string) (any, bool) { return "{" + step + ":" + id + "}", true }
-
-// Placeholders tells transform that what Ref gives stands in for a key,
-// and is not checked against a field's length or type.
-func (dryRefs) Placeholders() bool { return true }
-
-// Plan is the dry run: it builds every record and every sub-request and
-// packs every batch exactly as Apply would (for opts.Version's limit),
-// sends nothing, and counts per step records, children, skipped rows and
-// row errors, plus the HTTP calls, sub-requests and API transactions apply
-// would use and how long that takes at the calls-per-minute limit. With
-// OutDir it writes each batch's JSON body (as apply would POST it) there.
+// Plan is the dry run: Apply's own loop over a simulated service. Every
+// record, sub-request and batch is built and packed as Apply would (for
+// opts.Version's limit); writes are answered as the service would answer
+// them and change nothing; reads (upsert and update read the current
+// entity, lines: replace its lines) go to opts.Client when there is one, so
+// the PATCHes carry only the fields that differ and the DELETEs are the
+// lines the target holds. Without a client nothing is read: upsert is
+// predicted as inserts, update as changes of every field, and
+// Summary.Unread counts the reads that were not made.
 //
-// Upsert and update steps are counted as if every entity existed: one read
-// per record, then the writes; what the server holds can change that.
+// It counts per step records, children, skipped rows and row errors, plus
+// the HTTP calls, sub-requests and API transactions Apply would use and how
+// long that takes at the calls-per-minute limit. With OutDir it writes each
+// batch's JSON body there, exactly as sent.
 func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil {
 		return nil, errors.New("executor: Plan needs Plan, Records and Metadata")
@@ -42,125 +41,41 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{}}
+	for _, s := range opts.Plan.Steps {
+		switch s.Mode {
+		case plan.ModeUpdate:
+			sim.updates[s.Entity] = true
+			sim.reads[s.Entity] = true
+		case plan.ModeUpsert:
+			sim.reads[s.Entity] = true
+		}
+	}
+	var client Client = sim
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 			return nil, err
 		}
+		client = &recorder{inner: sim, dir: opts.OutDir}
 	}
-	limit := opts.limit()
-	sum := &Summary{Plan: opts.Plan.Name}
-	hook := opts.hook()
-	batchNo := 0
-	for _, wave := range waves {
-		for _, s := range wave {
-			ss := StepSummary{Name: s.Name, Entity: s.Entity}
-			hook.StepStarted(s.Name, s.Entity)
-			b := &builder{md: opts.Metadata, deep: s.DeepInsert}
-			var emitErr error
-			pk := &packer{limit: limit}
-			var queued []unit
-			pk.emit = func(batch []*op, later []unit) error {
-				batchNo++
-				reqs := assemble(batch, batchNo)
-				for _, o := range batch {
-					// As if the server answered 201 with a key.
-					o.status, o.done = 201, true
-					if o.key == "" {
-						o.key = "{key}"
-					}
-					if o.parent == nil {
-						o.abs = s.Entity + "(" + o.key + ")"
-					} else {
-						o.abs = childAbs(o.parent, o)
-					}
-				}
-				queued = append(queued, later...)
-				sum.Requests++
-				sum.Subrequests += len(reqs)
-				hook.BatchSent(len(reqs))
-				if opts.OutDir != "" {
-					var buf bytes.Buffer
-					if err := odata.EncodeJSONBatch(&buf, reqs); err != nil {
-						return err
-					}
-					name := filepath.Join(opts.OutDir, fmt.Sprintf("%04d-%s.json", batchNo, s.Name))
-					if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			reads := 0
-			err := opts.Records.Records(ctx, s.Name, prefetch(opts.Open), dryRefs{}, func(res transform.Result) error {
-				switch {
-				case res.Skipped:
-					ss.Skipped++
-					return nil
-				case len(res.Errors) > 0 || res.Record == nil:
-					// A rejected row is still a record of the step: the
-					// counts read "7 records, 6 with errors", as apply's do.
-					ss.Records++
-					ss.Errors++
-					for _, e := range res.Errors {
-						sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Location: e.Cell, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message})
-					}
-					return nil
-				}
-				ss.Records++
-				ss.Children += countChildren(res.Record.Children)
-				w := &work{rec: res.Record, id: res.Record.ID}
-				root, err := b.insertOps(w)
-				if err != nil {
-					ss.Errors++
-					sum.Errors = append(sum.Errors, RecordError{Step: s.Name, Record: w.id, Location: res.Record.Loc.String(), Message: err.Error()})
-					return nil
-				}
-				if s.Mode == plan.ModeUpsert || s.Mode == plan.ModeUpdate {
-					reads++
-					if root.key != "" {
-						root.kind, root.method = journal.OpPatch, "PATCH"
-						root.url = s.Entity + "(" + root.key + ")"
-						root.abs = root.url
-					}
-				}
-				u := flatten(root, nil)
-				sum.Transactions += len(u)
-				for _, q := range queued {
-					if err := pk.add(q); err != nil {
-						return err
-					}
-				}
-				queued = nil
-				return pk.add(u)
-			})
-			if err != nil {
-				return sum, err
-			}
-			for {
-				if err := pk.flush(); err != nil {
-					return sum, err
-				}
-				if len(queued) == 0 {
-					break
-				}
-				q := queued
-				queued = nil
-				for _, u := range q {
-					if err := pk.add(u); err != nil {
-						return sum, err
-					}
-				}
-			}
-			if emitErr != nil {
-				return sum, emitErr
-			}
-			// Reads go in batches of their own before the writes.
-			sum.Requests += (reads + limit - 1) / limit
-			sum.Subrequests += reads
-			sum.Steps = append(sum.Steps, ss)
-			hook.StepFinished(s.Name, ss)
+	opts.Client = client
+	opts.Concurrency = 1
+	opts.Open = prefetch(opts.Open)
+	r := newRunner(ctx, &opts)
+	r.dry = true
+	r.refd = map[string]bool{}
+	for _, s := range opts.Plan.Steps {
+		for _, name := range s.Refs {
+			r.refd[name] = true
 		}
 	}
+	r.jr = newTally(waves)
+	r.state = r.jr.Snapshot()
+	sum, err := r.run(waves)
+	if sum == nil {
+		return nil, err
+	}
+	sum.Unread = int(sim.unread.Load())
 	cpm := opts.CallsPerMinute
 	if cpm == 0 {
 		cpm = opts.Plan.Target.CallsPerMinute
@@ -168,8 +83,337 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	if cpm > 0 {
 		sum.Estimated = time.Duration(float64(sum.Requests) / float64(cpm) * float64(time.Minute))
 	}
+	return sum, err
+}
+
+// simService answers batches as the service would, changing nothing. A
+// write succeeds: a POST with 201, the entity as sent and a Location whose
+// key is the one the body gives, or {key} where the server numbers it; a
+// PATCH with 204, a DELETE with 204. Reads (apply sends them in batches of
+// their own) find what the run itself wrote before (so an upsert after an
+// insert of the same entity patches it, as apply would), else go to the
+// target when there is one; without one an entity is absent (upsert
+// inserts it) unless an update step loads its set (then it exists with no
+// values, so the PATCH carries every field), and a collection of lines is
+// empty.
+type simService struct {
+	md      *odata.Metadata
+	read    Client
+	updates map[string]bool // entity sets of update steps
+	// reads are the entity sets an upsert or update step reads: what the
+	// run writes in them is kept in made ("SET(key)" → field → value),
+	// and in no other set, so that memory stays flat.
+	reads  map[string]bool
+	mu     sync.Mutex
+	made   map[string]map[string]json.RawMessage
+	unread atomic.Int64
+}
+
+// ErrTargetRead is returned (wrapped) when the dry run could not read the
+// target: it is unreachable or refused the credentials, not a plan problem.
+var ErrTargetRead = errors.New("the dry run could not read the target")
+
+// placeholderKey stands for a key the server assigns.
+const placeholderKey = "{key}"
+
+// simLocation is the Location header of what the simulated service
+// creates: only its key part is read (keyFromLocation). Shared: read-only.
+var simLocation = map[string]string{"Location": "(" + placeholderKey + ")"}
+
+func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	resps := make([]odata.BatchResponse, len(reqs))
+	var reads []odata.BatchRequest
+	var at []int
+	for i, q := range reqs {
+		resp := odata.BatchResponse{ID: q.ID}
+		switch q.Method {
+		case "GET":
+			reads = append(reads, q)
+			at = append(at, i)
+			continue
+		case "POST":
+			s.remember(q, false)
+			resp.Status = 201
+			if strings.Contains(q.URL, "/") {
+				// A line: its key is in the body, or the server numbers it.
+				resp.Body = q.Body
+			}
+			// An entity's key is its body's (the executor knows it); a
+			// key the server numbers is a placeholder.
+			resp.Headers = simLocation
+		default: // PATCH, PUT, DELETE
+			s.remember(q, q.Method == "DELETE")
+			resp.Status = 204
+		}
+		resps[i] = resp
+	}
+	if len(reads) == 0 {
+		return resps, nil
+	}
+	// What the run wrote is answered from memory, and so is what a stand-in
+	// key names (the run creates it, the server numbers it): it exists, its
+	// values unknown. The rest is read.
+	n := 0
+	for j, q := range reads {
+		if standIn(q.URL) {
+			resps[at[j]] = s.made0(q)
+			continue
+		}
+		if r, ok := s.recall(q); ok {
+			resps[at[j]] = r
+			continue
+		}
+		reads[n], at[n] = q, at[j]
+		n++
+	}
+	reads, at = reads[:n], at[:n]
+	if len(reads) == 0 {
+		return resps, nil
+	}
+	if s.read != nil {
+		got, err := s.read.Batch(ctx, reads, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
+		}
+		// Before 22.1 the answers' ids take other forms (readAnswers).
+		ordered, problem := readAnswers(reads, got)
+		if ordered == nil {
+			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
+		}
+		for j := range reads {
+			resps[at[j]] = ordered[j]
+		}
+		return resps, nil
+	}
+	s.unread.Add(int64(len(reads)))
+	for j, q := range reads {
+		resps[at[j]] = s.offlineRead(q)
+	}
+	return resps, nil
+}
+
+// remember keeps what a write does to an entity of a set that is read
+// later: a POST of an entity with its key, a PATCH of one, a DELETE.
+func (s *simService) remember(q odata.BatchRequest, del bool) {
+	set, _, _ := strings.Cut(q.URL, "(")
+	if !s.reads[set] || strings.Contains(q.URL, "/") {
+		return
+	}
+	var fields map[string]json.RawMessage
+	if !del && json.Unmarshal(q.Body, &fields) != nil {
+		return
+	}
+	path := q.URL
+	if q.Method == "POST" {
+		es := s.md.EntitySet(set)
+		if es == nil || es.Type == nil {
+			return
+		}
+		ent, err := odata.DecodeEntity(q.Body)
+		if err != nil {
+			return
+		}
+		key := keyOf(es.Type, ent)
+		if key == "" {
+			return // numbered by the server: no later read can name it
+		}
+		path = set + "(" + key + ")"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case del:
+		delete(s.made, path)
+	case q.Method == "POST":
+		s.made[path] = fields
+	default:
+		if cur, ok := s.made[path]; ok {
+			for k, v := range fields {
+				cur[k] = v
+			}
+		}
+	}
+}
+
+// recall answers a read of what the run wrote: the entity as written, and
+// its lines as none (the target never saw the entity).
+func (s *simService) recall(q odata.BatchRequest) (odata.BatchResponse, bool) {
+	path, nav, lines := strings.Cut(q.URL, ")/")
+	if lines {
+		path += ")"
+	}
+	s.mu.Lock()
+	fields, ok := s.made[path]
+	var body []byte
+	if ok && !lines {
+		body, _ = json.Marshal(fields)
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return odata.BatchResponse{}, false
+	case lines && !strings.Contains(nav, "("):
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{"value":[]}`)}, true
+	case lines:
+		return odata.BatchResponse{}, false
+	}
+	return odata.BatchResponse{ID: q.ID, Status: 200, Body: body}, true
+}
+
+// standIn reports a URL whose key is a stand-in for one the server would
+// number: {key}, or ref()'s {step:id}.
+func standIn(url string) bool {
+	i := strings.IndexByte(url, '(')
+	return i >= 0 && strings.Contains(url[i:], "{") && strings.Contains(url[i:], "}")
+}
+
+// made0 answers a read of an entity the run creates but cannot name: it
+// exists with no values known (a PATCH then carries every field), and
+// holds no lines.
+func (s *simService) made0(q odata.BatchRequest) odata.BatchResponse {
+	if strings.Contains(q.URL, ")/") {
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{"value":[]}`)}
+	}
+	return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{}`)}
+}
+
+func (s *simService) offlineRead(q odata.BatchRequest) odata.BatchResponse {
+	set, rest, _ := strings.Cut(q.URL, "(")
+	if strings.Contains(rest, ")/") { // the lines of an entity
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{"value":[]}`)}
+	}
+	if s.updates[set] {
+		return odata.BatchResponse{ID: q.ID, Status: 200, Body: json.RawMessage(`{}`)}
+	}
+	return odata.BatchResponse{ID: q.ID, Status: 404, Body: json.RawMessage(`{"error":{"code":"404","message":"not read: the dry run had no target"}}`)}
+}
+
+// recorder writes each batch's JSON body, exactly as sent, to dir as
+// NNNN-step.json, before passing it on.
+type recorder struct {
+	inner Client
+	dir   string
+	mu    sync.Mutex
+	n     int
+}
+
+func (c *recorder) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	var buf bytes.Buffer
+	if err := odata.EncodeJSONBatch(&buf, reqs); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.n++
+	name := filepath.Join(c.dir, fmt.Sprintf("%04d-%s.json", c.n, batchStep(ctx)))
+	c.mu.Unlock()
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return c.inner.Batch(ctx, reqs, opts)
+}
+
+// tally is the dry run's ledger: the counts and problems of each step,
+// nothing per record, so that memory stays flat however many rows.
+type tally struct {
+	mu     sync.Mutex
+	batch  int
+	order  []string
+	steps  map[string]*StepSummary
+	counts map[string]*journal.Counts
+	errs   map[string][]RecordError
+}
+
+func newTally(waves [][]*plan.Step) *tally {
+	t := &tally{steps: map[string]*StepSummary{}, counts: map[string]*journal.Counts{}, errs: map[string][]RecordError{}}
+	for _, w := range waves {
+		for _, s := range w {
+			t.order = append(t.order, s.Name)
+			t.steps[s.Name] = &StepSummary{Name: s.Name, Entity: s.Entity}
+			t.counts[s.Name] = &journal.Counts{}
+		}
+	}
+	return t
+}
+
+func (t *tally) NextBatch() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.batch++
+	return t.batch
+}
+
+func (t *tally) Append(es ...journal.Entry) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range es {
+		re := e.Record
+		if e.Kind != journal.KindRecord || re == nil || t.steps[re.Step] == nil {
+			continue
+		}
+		ss, c := t.steps[re.Step], t.counts[re.Step]
+		switch re.Status {
+		case journal.Skipped:
+			ss.Skipped++
+			c.Skipped++
+		case journal.Committed:
+			ss.Records++
+			c.Committed++
+		case journal.Failed:
+			// A rejected row is still a record of the step: the counts
+			// read "7 records, 6 with errors", as apply's do.
+			ss.Records++
+			ss.Errors++
+			c.Failed++
+			if re.Partly != "" {
+				ss.Partly++
+			}
+			for _, p := range re.Errors {
+				l := p.Cell
+				if l == "" {
+					l = re.Loc
+				}
+				t.errs[re.Step] = append(t.errs[re.Step], RecordError{Step: re.Step, Record: re.ID, Location: l, Field: p.Field, Value: p.Value,
+					PlanLocation: p.Plan, Message: p.Message, Partly: re.Partly})
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tally) AppendUnsynced(es ...journal.Entry) error { return t.Append(es...) }
+func (t *tally) Sync() error                              { return nil }
+func (t *tally) Close() error                             { return nil }
+
+// Snapshot is the state a dry run starts from: nothing done yet.
+func (t *tally) Snapshot() *journal.State { return &journal.State{} }
+
+func (t *tally) Counts(step string) journal.Counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.counts[step]; c != nil {
+		return *c
+	}
+	return journal.Counts{}
+}
+
+func (t *tally) committed(step string, children int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ss := t.steps[step]; ss != nil {
+		ss.Children += children
+	}
+}
+
+func (t *tally) summary(p *plan.Plan) *Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sum := &Summary{Plan: p.Name}
+	for _, name := range t.order {
+		sum.Steps = append(sum.Steps, *t.steps[name])
+		sum.Errors = append(sum.Errors, t.errs[name]...)
+	}
 	sum.Complete = len(sum.Errors) == 0
-	return sum, nil
+	return sum
 }
 
 func countChildren(kids []*transform.Child) int {

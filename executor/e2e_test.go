@@ -51,13 +51,9 @@ func compile(t *testing.T, env *sandboxEnv, path string) (*plan.Plan, *transform
 	return p, prog
 }
 
-// TestEndToEndPlanTransformApply: plan → transform → apply, a failing
-// order line, the report, the source corrected, and a retry that loads
-// exactly the failed row.
-func TestEndToEndPlanTransformApply(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	dir := copyDir(t, "testdata/e2e")
+// applyDir compiles dir/plan.yaml and applies it from dir's sources.
+func applyDir(t *testing.T, env *sandboxEnv, dir string) (Options, *Summary) {
+	t.Helper()
 	p, prog := compile(t, env, filepath.Join(dir, "plan.yaml"))
 	o := env.opts(t, p, prog)
 	o.Open = opener(p)
@@ -65,6 +61,17 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return o, sum
+}
+
+// TestEndToEndPlanTransformApply: plan → transform → apply, a failing
+// order line, the report, the source corrected, and a retry that loads
+// exactly the failed row.
+func TestEndToEndPlanTransformApply(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	dir := copyDir(t, "testdata/e2e")
+	o, sum := applyDir(t, env, dir)
 	if got := stepOf(sum, "parts"); got.Committed != 2 || got.Skipped != 1 {
 		t.Errorf("parts %+v", got)
 	}
@@ -97,7 +104,7 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 		t.Fatalf("stale: %v", err)
 	}
 	o.AllowPlanChange, o.RetryFailed = true, true
-	sum, err = Apply(context.Background(), o)
+	sum, err := Apply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}

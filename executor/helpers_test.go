@@ -28,8 +28,18 @@ type httpClient struct {
 	url   string
 	hc    *http.Client
 	calls atomic.Int64
-	// failNext, when set, makes the next batch look lost after sending.
+	// failNext, when set, makes the next batch that writes look lost after
+	// sending (reads, such as a step's watermark, are answered).
 	failNext atomic.Bool
+}
+
+func writes(reqs []odata.BatchRequest) bool {
+	for _, r := range reqs {
+		if r.Method != "GET" {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
@@ -60,7 +70,7 @@ func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	if err != nil {
 		return nil, &odata.InDoubtError{Op: "POST $batch", Err: err}
 	}
-	if c.failNext.CompareAndSwap(true, false) {
+	if writes(reqs) && c.failNext.CompareAndSwap(true, false) {
 		return nil, &odata.InDoubtError{Op: "POST $batch", Err: fmt.Errorf("connection reset (simulated)")}
 	}
 	if resp.StatusCode >= 500 {

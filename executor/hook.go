@@ -1,5 +1,7 @@
 package executor
 
+import "github.com/migrate-tool/migrate/odata"
+
 // Outcome is what became of one record.
 type Outcome struct {
 	ID       string
@@ -16,6 +18,10 @@ type Hook interface {
 	RecordDone(step string, o Outcome)
 	BatchSent(subrequests int)
 	StepFinished(step string, s StepSummary)
+	// Waiting says a call of step is about to pause: the rate limit (the
+	// plan's calls per minute or the server's 429) or a retry's backoff.
+	// Nothing moves meanwhile; this is what the user is told instead.
+	Waiting(step string, w odata.Wait)
 	Warn(msg string)
 }
 
@@ -26,4 +32,5 @@ func (NopHook) StepStarted(string, string)       {}
 func (NopHook) RecordDone(string, Outcome)       {}
 func (NopHook) BatchSent(int)                    {}
 func (NopHook) StepFinished(string, StepSummary) {}
+func (NopHook) Waiting(string, odata.Wait)       {}
 func (NopHook) Warn(string)                      {}

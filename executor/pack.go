@@ -100,12 +100,16 @@ func assemble(batch []*op, seq int) []odata.BatchRequest {
 			r.URL = o.parent.abs + "/" + o.nav
 		}
 		if len(o.body) > 0 {
-			r.Headers = map[string]string{"content-type": "application/json", "odata-version": "4.0"}
+			r.Headers = bodyHeaders
 		}
 		reqs[i] = r
 	}
 	return reqs
 }
+
+// bodyHeaders are the headers of a sub-request with a body; shared by every
+// one of them, so nothing may write to it.
+var bodyHeaders = map[string]string{"content-type": "application/json", "odata-version": "4.0"}
 
 func itoa(n int) string {
 	if n < 10 {

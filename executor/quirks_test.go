@@ -243,3 +243,31 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunReadsAServerBefore22_1: the dry run reads what a target before
+// 22.1 holds, whose answers to GETs carry no ids (multipart-ids), and
+// predicts the PATCH of the changed field, as apply then sends it.
+func TestDryRunReadsAServerBefore22_1(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0", Quirks: sandbox.AllQuirks()})
+	p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
+	if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
+		t.Fatalf("seed: %v", err)
+	}
+	p, f = partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
+	o := env.opts(t, p, f)
+	o.OutDir = filepath.Join(t.TempDir(), "plan")
+	sum, err := Plan(context.Background(), o)
+	if err != nil || !sum.Complete || sum.Unread != 0 {
+		t.Fatalf("plan: %v %+v", err, sum)
+	}
+	all := strings.Join(batchFiles(t, o.OutDir), "\n")
+	for _, w := range []string{`"method":"PATCH","url":"LOGPART('P1')"`, `"body":{"BARCODE":"9"}`, `"method":"POST","url":"LOGPART"`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("the planned batches lack %s:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, `"url":"LOGPART('P2')","headers"`) {
+		t.Errorf("the unchanged P2 is written:\n%s", all)
+	}
+}

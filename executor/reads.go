@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -35,13 +36,17 @@ func readAnswers(reqs []odata.BatchRequest, got []odata.BatchResponse) ([]odata.
 	return out, ""
 }
 
-// readBatch is readBatchOnce whose 404s are confirmed (confirmAbsent).
-func (r *runner) readBatch(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
-	out, err := r.readBatchOnce(reqs)
-	if err != nil {
-		return nil, err
+// readBatch is readBatchOnce whose 404s are confirmed (confirmAbsent). The
+// dry run takes its answers as they are: its offline 404s are predictions,
+// and it counts the calls a warm server would cost.
+func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	out, err := r.readBatchOnce(ctx, reqs)
+	if err != nil || r.dry {
+		return out, err
 	}
-	return r.warm.confirmAbsent(reqs, out, r.readBatchOnce)
+	return r.warm.confirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+		return r.readBatchOnce(ctx, again)
+	})
 }
 
 // warmth remembers the entity sets known to be warm in one run: a 404 from

@@ -1,11 +1,11 @@
 package executor
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -65,29 +65,9 @@ func (r *runner) reconcile() error {
 	}
 	results := map[int][]journal.Result{}
 	absent := map[string]bool{} // step|rec whose entity is absent
-	keyOf := map[string]string{}
-	claimed := map[string]bool{}     // step|key, step|rec|nav|line and step|rec|parentpath|nav|line already taken
+	claimed, keyOf := claimedKeys(r.state)
 	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
 	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
-	for _, name := range r.state.StepNames {
-		st := r.state.Steps[name]
-		for _, id := range st.IDs {
-			rec := st.Records[id]
-			if rec.Key != "" {
-				claimed[name+"|"+rec.Key] = true
-				keyOf[name+"|"+id] = rec.Key
-			}
-			for _, s := range rec.Subs {
-				if s.OK() && s.ResultKey != "" && s.Path != "" {
-					if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
-						claimed[name+"|"+id+"|"+s.Path[:i]+"|"+s.Nav+"|"+s.ResultKey] = true
-					} else {
-						claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
-					}
-				}
-			}
-		}
-	}
 	for _, s := range subs {
 		ent := entity[s.Step]
 		recKey := s.Step + "|" + s.Rec
@@ -119,20 +99,26 @@ func (r *runner) reconcile() error {
 				}
 				continue
 			}
-			key, n, err := r.findByFields(ent, s.Match, s.Step, claimed)
+			found, why, err := r.candidates(s, claimed)
 			if err != nil {
 				return err
 			}
 			switch {
-			case n == 1:
-				decide(201, key, "")
-				keyOf[recKey] = key
-				claimed[s.Step+"|"+key] = true
-			case n == 0:
+			case why != "":
+				decide(0, "", why)
+			case len(found) == 1:
+				decide(201, found[0].Key, "")
+				keyOf[recKey] = found[0].Key
+				claimed[s.Step+"|"+found[0].Key] = true
+			case len(found) == 0:
 				decide(-1, "", "reconciled: absent")
 				absent[recKey] = true
 			default:
-				decide(0, "", fmt.Sprintf("%d entities of %s match its fields", n, ent))
+				keys := make([]string, len(found))
+				for i, c := range found {
+					keys[i] = c.Key
+				}
+				decide(0, "", fmt.Sprintf("%d entities of %s match its fields and lines (%s); decide with migrate resolve", len(found), ent, strings.Join(keys, ", ")))
 			}
 		case s.Op == journal.OpCreate:
 			if absent[recKey] {
@@ -248,6 +234,33 @@ func (r *runner) reconcile() error {
 	return nil
 }
 
+// claimedKeys lists what the journal's records already hold: step|key,
+// step|rec|nav|line and step|rec|parentpath|nav|line (claimed), and each
+// record's key by step|rec (keyOf).
+func claimedKeys(st *journal.State) (claimed map[string]bool, keyOf map[string]string) {
+	claimed, keyOf = map[string]bool{}, map[string]string{}
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			if rec.Key != "" {
+				claimed[name+"|"+rec.Key] = true
+				keyOf[name+"|"+id] = rec.Key
+			}
+			for _, s := range rec.Subs {
+				if s.OK() && s.ResultKey != "" && s.Path != "" {
+					if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+						claimed[name+"|"+id+"|"+s.Path[:i]+"|"+s.Nav+"|"+s.ResultKey] = true
+					} else {
+						claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
+					}
+				}
+			}
+		}
+	}
+	return claimed, keyOf
+}
+
 // parentOf is the URL and type of an in-doubt child's parent: the
 // record's entity, or for a child of a line the line itself, addressed by
 // its key (journaled, or found by this reconciliation in lineKeyOf). gone
@@ -315,7 +328,7 @@ const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent).
 func (r *runner) read(path string) (odata.BatchResponse, error) {
-	resps, err := r.readBatch([]odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
+	resps, err := r.readBatch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
 		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
@@ -334,11 +347,13 @@ func (r *runner) read(path string) (odata.BatchResponse, error) {
 // lost answer, a 5xx or an answer that breaks the $batch protocol (an id
 // twice, missing or never asked for), up to readAttempts times. A batch the
 // server refuses is not tried again.
-func (r *runner) readBatchOnce(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+//
+// ctx is the run's, or a step's naming it (batchStep).
+func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	var err error
 	for attempt := 0; attempt < readAttempts; attempt++ {
 		var got []odata.BatchResponse
-		got, err = r.opts.Client.Batch(r.ctx, reqs, batchOptions)
+		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
 			out, problem := readAnswers(reqs, got)
 			if out != nil {
@@ -355,81 +370,6 @@ func (r *runner) readBatchOnce(reqs []odata.BatchRequest) ([]odata.BatchResponse
 	}
 	return nil, err
 }
-
-// findByFields looks for an entity with a server-assigned key by the
-// fields the record wrote; keys other records already hold do not count.
-func (r *runner) findByFields(ent string, match json.RawMessage, step string, claimed map[string]bool) (string, int, error) {
-	m, err := odata.DecodeEntity(match)
-	if len(match) == 0 || err != nil {
-		return "", 2, nil // nothing to match on: undecidable
-	}
-	set := r.md.EntitySet(ent)
-	if set == nil {
-		return "", 2, nil
-	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var conds []string
-	for _, k := range names {
-		p := set.Type.Property(k)
-		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean {
-			continue
-		}
-		v, err := odata.DecodeValue(p.Type, m[k])
-		if err != nil {
-			continue
-		}
-		lit, err := odata.FormatLiteral(v)
-		if err != nil {
-			continue
-		}
-		conds = append(conds, k+" eq "+lit)
-		if len(conds) == 8 {
-			break
-		}
-	}
-	if len(conds) == 0 {
-		return "", 2, nil
-	}
-	q := url.Values{"$filter": {strings.Join(conds, " and ")}, "$top": {"100"}}
-	resp, err := r.read(ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
-	if err != nil {
-		return "", 0, err
-	}
-	if resp.Status != 200 {
-		return "", 2, nil
-	}
-	var body struct {
-		Value []json.RawMessage `json:"value"`
-	}
-	if json.Unmarshal(resp.Body, &body) != nil {
-		return "", 2, nil
-	}
-	var found []string
-	for _, raw := range body.Value {
-		if !fieldsEqual(raw, match) {
-			continue
-		}
-		e, err := odata.DecodeEntity(raw)
-		if err != nil {
-			continue
-		}
-		k := keyOfEntity(set.Type, e)
-		if k == "" || claimed[step+"|"+k] {
-			continue
-		}
-		found = append(found, k)
-	}
-	if len(found) == 1 {
-		return found[0], 1, nil
-	}
-	return "", len(found), nil
-}
-
-func keyOfEntity(t *odata.EntityType, e map[string]any) string { return keyOf(t, e) }
 
 // matchLine finds, among a parent's lines (or its single text object), one
 // whose fields equal match and whose key is not claimed; it returns that

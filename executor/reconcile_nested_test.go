@@ -25,15 +25,7 @@ func TestCrashThenResumeReconcilesLineTexts(t *testing.T) {
 		return r
 	}
 	p, f := ordersPlan(withTexts("O1", 2), withTexts("O2", 3))
-	o := env.opts(t, p, f)
-	o.Concurrency = 1
-	p1 := testPlan(p.Steps[0], p.Steps[1])
-	p1.Hash = p.Hash
-	o1 := o
-	o1.Plan = p1
-	if _, err := Apply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true)
 	if sum, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatalf("first apply: %v %+v", err, sum)

@@ -40,27 +40,16 @@ func Report(journalPath, out string) (int, error) {
 			if rec.Status() != journal.Failed {
 				continue
 			}
-			var cells []string
-			if rec.Row != nil {
-				if sh.header == nil {
-					sh.header = rec.Row.Header
-				}
-				cells = alignRow(sh.header, rec.Row)
-			}
-			loc, field, msgs := rec.Loc, "", make([]string, 0, len(rec.Errors))
-			for i, e := range rec.Errors {
-				if i == 0 && e.Cell != "" {
-					loc = e.Cell
-				}
-				if field == "" && e.Field != "" {
-					field = e.Field
-					if e.Plan != "" {
-						field += " (" + e.Plan + ")"
+			for _, line := range reportLines(rec) {
+				var cells []string
+				if line.row != nil {
+					if sh.header == nil {
+						sh.header = line.row.Header
 					}
+					cells = alignRow(sh.header, line.row)
 				}
-				msgs = append(msgs, e.Message)
+				sh.rows = append(sh.rows, append(cells, name, line.loc, line.field, line.msg))
 			}
-			sh.rows = append(sh.rows, append(cells, name, loc, field, strings.Join(msgs, "; ")))
 		}
 		if len(sh.rows) > 0 {
 			sheets = append(sheets, sh)
@@ -157,6 +146,120 @@ func Report(journalPath, out string) (int, error) {
 		return 0, fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
 	}
 	return n, os.Rename(tmp, out)
+}
+
+// reportLine is one line of the report: a source row and its problems.
+type reportLine struct {
+	row             *journal.Row
+	loc, field, msg string
+}
+
+// reportLines are a failed record's lines: its row with every problem, or
+// for a group every row of it, each with the problems found in it (the
+// others on the first), so that the whole group can be corrected and
+// loaded again.
+func reportLines(rec *journal.Record) []reportLine {
+	if len(rec.Rows) == 0 {
+		l := reportLine{row: rec.Row, loc: rec.Loc}
+		msgs := make([]string, 0, len(rec.Errors))
+		for i, e := range rec.Errors {
+			if i == 0 && e.Cell != "" {
+				l.loc = e.Cell
+			}
+			if l.field == "" {
+				l.field = problemField(e)
+			}
+			msgs = append(msgs, e.Message)
+		}
+		l.msg = partlyMsg(rec, strings.Join(msgs, "; "))
+		return []reportLine{l}
+	}
+	lines := make([]reportLine, len(rec.Rows))
+	placed := make([]bool, len(rec.Errors))
+	for i := range rec.Rows {
+		r := &rec.Rows[i]
+		l := reportLine{row: r, loc: r.Loc}
+		var msgs []string
+		for j, e := range rec.Errors {
+			if placed[j] || rowOfCell(e.Cell) != r.Loc {
+				continue
+			}
+			placed[j] = true
+			if len(msgs) == 0 {
+				l.loc = e.Cell
+			}
+			if l.field == "" {
+				l.field = problemField(e)
+			}
+			msgs = append(msgs, e.Message)
+		}
+		l.msg = strings.Join(msgs, "; ")
+		lines[i] = l
+	}
+	var rest []string
+	for j, e := range rec.Errors {
+		if !placed[j] {
+			if lines[0].field == "" {
+				lines[0].field = problemField(e)
+			}
+			rest = append(rest, e.Message)
+		}
+	}
+	if len(rest) > 0 {
+		lines[0].msg = strings.Join(append(rest, nonEmpty(lines[0].msg)...), "; ")
+	}
+	for i := range lines {
+		if lines[i].msg != "" {
+			lines[i].msg = partlyMsg(rec, lines[i].msg)
+		}
+	}
+	first := ""
+	for _, l := range lines {
+		if l.msg != "" {
+			first = l.loc + ": " + l.msg
+			break
+		}
+	}
+	for i := range lines {
+		if lines[i].msg == "" {
+			lines[i].msg = "same record (" + rec.ID + ") as " + first
+		}
+	}
+	return lines
+}
+
+// problemField is the field a problem is about, with where the plan
+// writes it: "PRICE (plan.yaml:31:9)".
+func problemField(e journal.Problem) string {
+	if e.Field != "" && e.Plan != "" {
+		return e.Field + " (" + e.Plan + ")"
+	}
+	return e.Field
+}
+
+// partlyMsg says first that a record is partly loaded, and what exists.
+func partlyMsg(rec *journal.Record, msg string) string {
+	if rec.Partly == "" {
+		return msg
+	}
+	return "partly loaded (" + rec.Partly + "): " + msg
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// rowOfCell is the row a problem's place is in: file.xlsx!Sheet!C17 is in
+// file.xlsx!Sheet!17; a CSV place is its row already.
+func rowOfCell(cell string) string {
+	i := strings.LastIndexByte(cell, '!')
+	if i < 0 {
+		return cell
+	}
+	return cell[:i+1] + strings.TrimLeft(cell[i+1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 }
 
 // safeCSV writes cells that a spreadsheet program would run as a formula

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -19,68 +17,24 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// rowCache remembers the most recent source rows by location, so that a
-// row error (which carries a location but no row) can still put the row as
-// it was into the journal for the report.
-type rowCache struct {
-	mu   sync.Mutex
-	rows map[source.Location]source.Row
-	ring []source.Location
-	next int
-}
-
-const rowCacheSize = 4096
-
-func newRowCache() *rowCache {
-	return &rowCache{rows: map[source.Location]source.Row{}, ring: make([]source.Location, rowCacheSize)}
-}
-
-func (c *rowCache) put(r source.Row) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.ring[c.next]; old != (source.Location{}) {
-		delete(c.rows, old)
-	}
-	c.ring[c.next] = r.Loc
-	c.next = (c.next + 1) % len(c.ring)
-	c.rows[r.Loc] = r
-}
-
-func (c *rowCache) get(loc source.Location) *journal.Row {
-	c.mu.Lock()
-	r, ok := c.rows[loc]
-	c.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	return rowOf(r)
-}
-
-// wrap returns an opener whose readers remember each row they return.
-func (c *rowCache) wrap(open transform.Opener) transform.Opener {
-	if open == nil {
-		return nil
-	}
-	return func(src *plan.Source) (source.Reader, error) {
-		rd, err := open(src)
-		if err != nil {
-			return nil, err
+// setRows puts a failed record's source rows into its journal entry, as
+// they were, for the report: one row as Row, a group's rows as Rows (the
+// record carries them: nothing is looked up again, so a long run never
+// outruns them).
+func setRows(re *journal.RecordEntry, rows []source.Row) {
+	switch len(rows) {
+	case 0:
+	case 1:
+		re.Row = rowOf(rows[0])
+	default:
+		re.Row = nil
+		re.Rows = make([]journal.Row, 0, len(rows))
+		for _, r := range rows {
+			if jr := rowOf(r); jr != nil {
+				re.Rows = append(re.Rows, *jr)
+			}
 		}
-		return &cachingReader{Reader: rd, c: c}, nil
 	}
-}
-
-type cachingReader struct {
-	source.Reader
-	c *rowCache
-}
-
-func (r *cachingReader) Next() (source.Row, error) {
-	row, err := r.Reader.Next()
-	if err == nil {
-		r.c.put(row)
-	}
-	return row, err
 }
 
 // rowOf is a source row as the report shows it: header and cells as text.
@@ -88,7 +42,7 @@ func rowOf(r source.Row) *journal.Row {
 	if r.Header == nil {
 		return nil
 	}
-	out := &journal.Row{Header: append([]string(nil), r.Header.Names...), Cells: make([]string, len(r.Cells))}
+	out := &journal.Row{Header: append([]string(nil), r.Header.Names...), Cells: make([]string, len(r.Cells)), Loc: r.Loc.String()}
 	for i, c := range r.Cells {
 		out.Cells[i] = cellText(c)
 	}
@@ -137,11 +91,7 @@ func childRow(rec *transform.Record, path string) *journal.Row {
 func sourceHashes(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	for _, s := range p.Sources {
-		path := s.File
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(p.Dir, path)
-		}
-		f, err := os.Open(path)
+		f, err := os.Open(p.File(s.File))
 		if err != nil {
 			continue
 		}

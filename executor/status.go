@@ -35,6 +35,9 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 			if len(rec.Subs) == 0 && rec.Status() == journal.Failed {
 				step.Errors++ // rejected before anything was sent: a row error
 			}
+			if rec.Partly != "" && rec.Status() == journal.Failed {
+				step.Partly++
+			}
 		}
 		sum.Steps = append(sum.Steps, step)
 		for _, id := range ss.IDs {
@@ -46,7 +49,7 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 					if loc == "" {
 						loc = rec.Loc
 					}
-					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message})
+					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message, Partly: rec.Partly})
 				}
 			case journal.InDoubt:
 				sum.Undecided = append(sum.Undecided, name+" "+id)

@@ -15,6 +15,10 @@ type Summary struct {
 	// Transactions is the API transactions used: each entity and each line
 	// counts one (SERVICE-NOTES: a document with five lines counts six).
 	Transactions int
+	// Unread (dry run) is the reads of upsert and update steps that were
+	// not made, for want of a target: their outcome was predicted (upsert
+	// inserts, update changes every field).
+	Unread int
 	// Estimated is the dry run's estimate of apply's duration at the
 	// calls-per-minute limit (0 when unlimited).
 	Estimated time.Duration
@@ -37,6 +41,9 @@ type StepSummary struct {
 	Children int // sub-form children of those records
 	Skipped  int // rows skipped by when:/skip(), and records already done
 	Errors   int // row errors (the record could not be built)
+	// Partly counts the failed records whose entity exists although some
+	// of its lines failed (partly loaded).
+	Partly int
 	// Apply and status:
 	Committed int
 	Failed    int
@@ -55,4 +62,7 @@ type RecordError struct {
 	// error is about: plan.yaml:31:9.
 	PlanLocation string
 	Message      string
+	// Partly is what exists of the record when it is partly loaded
+	// ("ORDERS('SO1') created with 3 of 4 lines").
+	Partly string
 }

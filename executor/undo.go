@@ -49,6 +49,9 @@ type UndoSummary struct {
 	Failed   int
 	Skipped  []string // records changed since the run, left alone (without Force)
 	Warnings []string // what cannot be undone (texts written into existing entities)
+	// InDoubt lists the records (STEP/ID) left as they are because their
+	// work is in doubt.
+	InDoubt []string
 }
 
 // Undo removes what the run of journalPath created, restores what it
@@ -82,15 +85,17 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	if err := CheckTarget(journalPath, st.Header, opts.Target); err != nil {
 		return nil, err
 	}
-	if in := st.InDoubtSubs(); len(in) > 0 {
-		notUndo := 0
-		for _, s := range in {
-			if !strings.HasPrefix(s.Op, "undo-") {
-				notUndo++
+	// Records whose own work is in doubt are left as they are (undoing a
+	// document that may not be the run's would delete someone else's);
+	// everything else is undone, and the summary lists what was left.
+	inDoubt := map[*journal.Record]bool{}
+	var left []string
+	for _, s := range st.InDoubtSubs() {
+		if !strings.HasPrefix(s.Op, "undo-") {
+			if rec := st.Record(s.Step, s.Rec); !inDoubt[rec] {
+				inDoubt[rec] = true
+				left = append(left, s.Step+"/"+s.Rec)
 			}
-		}
-		if notUndo > 0 {
-			return nil, fmt.Errorf("%s: %d sub-request(s) are in doubt: run apply first to reconcile them, then undo", journalPath, notUndo)
 		}
 	}
 	u := &undoRun{ctx: ctx, jr: jr, client: client, hook: hook, opts: &opts, limit: opts.BatchSize,
@@ -114,7 +119,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		return order[steps[i]] > order[steps[j]]
 	})
-	sum := &UndoSummary{Target: redact(opts.Target)}
+	sum := &UndoSummary{Target: redact(opts.Target), InDoubt: left}
 	if sum.Target == "" {
 		sum.Target = st.Header.Target
 	}
@@ -124,7 +129,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		var plan []undoOp
 		for i := len(ss.IDs) - 1; i >= 0; i-- {
 			rec := ss.Records[ss.IDs[i]]
-			if rec.Undone {
+			if rec.Undone || inDoubt[rec] {
 				continue
 			}
 			plan = append(plan, undoOps(rec, ent, &sum.Warnings)...)
@@ -172,8 +177,20 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	if sum.tally().Failed > 0 {
 		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
 	}
+	if len(sum.InDoubt) > 0 {
+		return sum, leftInDoubt(fmt.Sprintf("%d record(s) in doubt left as they are: %s; decide them with `migrate resolve %s` (or run apply to reconcile them), then undo again",
+			len(sum.InDoubt), strings.Join(sum.InDoubt, ", "), journalPath))
+	}
 	return sum, nil
 }
+
+// leftInDoubt is undo finished except for records in doubt; errors.Is
+// finds ErrInDoubt in it (exit 4).
+type leftInDoubt string
+
+func (e leftInDoubt) Error() string { return string(e) }
+
+func (e leftInDoubt) Unwrap() error { return ErrInDoubt }
 
 // tally counts the actions done and failed.
 func (sum *UndoSummary) tally() *UndoSummary {

@@ -63,7 +63,7 @@ func (sr *stepRun) readPending() error {
 		}
 		r.requests.Add(1)
 		r.subs.Add(int64(end - start))
-		got, err := r.readBatch(reqs[start:end])
+		got, err := r.readBatch(sr.ctx, reqs[start:end])
 		<-r.sem
 		r.hook.BatchSent(end - start)
 		if err != nil {

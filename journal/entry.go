@@ -13,6 +13,10 @@ const (
 	KindIntent  Kind = "intent"  // a batch about to be sent
 	KindOutcome Kind = "outcome" // the responses of a batch, or that its outcome is unknown
 	KindRecord  Kind = "record"  // a record's final status (committed, failed, skipped)
+	// KindWatermark is the highest auto-unique key of a step's entity read
+	// before the step's first write: reconciliation claims only documents
+	// above it.
+	KindWatermark Kind = "watermark"
 )
 
 // Ops of sub-requests. The undo ones are written by Undo.
@@ -45,6 +49,9 @@ type Step struct {
 	Name   string `json:"name"`
 	Entity string `json:"entity"`
 	Wave   int    `json:"wave"`
+	// Match is the step's match: (the fields that identify a document),
+	// so that resolve looks candidates up as apply does.
+	Match []string `json:"match,omitempty"`
 }
 
 // Sub is one sub-request of an intent.
@@ -71,6 +78,19 @@ type Sub struct {
 	// undo compares them with the current state to see a record changed
 	// since.
 	Match json.RawMessage `json:"mt,omitempty"`
+	// RowHash is a hash of the record's source row, on the record's entity
+	// sub-request when its identity is its location (no id:): a resume
+	// refuses a source whose rows shifted under those locations.
+	RowHash string `json:"rh,omitempty"`
+}
+
+// Watermark is what an entry of KindWatermark records.
+type Watermark struct {
+	Step  string `json:"st"`
+	Field string `json:"f"` // the auto-unique field, e.g. ORD
+	// Value is the field's highest value when read, as a literal; "" when
+	// the entity held nothing.
+	Value string `json:"v,omitempty"`
 }
 
 // UndoKey names what an undo sub-request acts on within its record, so
@@ -91,6 +111,8 @@ type Result struct {
 	Key      string `json:"k,omitempty"`
 	Location string `json:"loc,omitempty"`
 	Error    string `json:"e,omitempty"`
+	// By is "user" for an outcome the user decided with migrate resolve.
+	By string `json:"by,omitempty"`
 	// Filled is what the server answered for written fields whose value it
 	// did not take as sent (filled from a reference, normalised), as JSON:
 	// with the Sub's Match, what the run left. Usually absent.
@@ -110,6 +132,7 @@ type Problem struct {
 type Row struct {
 	Header []string `json:"h"`
 	Cells  []string `json:"c"`
+	Loc    string   `json:"l,omitempty"` // file.csv:17, file.xlsx!Sheet!17
 }
 
 // RecordEntry is a record's status once the executor decided it.
@@ -121,9 +144,17 @@ type RecordEntry struct {
 	Key    string    `json:"k,omitempty"`
 	Errors []Problem `json:"err,omitempty"`
 	Row    *Row      `json:"row,omitempty"`
+	// Rows are every source row of a failed record made of several (a
+	// group), so that the report gives the whole record back.
+	Rows []Row `json:"rows,omitempty"`
+	// Partly says what exists of a failed record whose entity was written
+	// ("ORDERS('SO1') created with 3 of 4 lines"): it is partly loaded.
+	Partly string `json:"partly,omitempty"`
 	// Undo marks an entry written by Undo (Status committed: the record's
 	// effects were removed).
 	Undo bool `json:"undo,omitempty"`
+	// RowHash: as Sub.RowHash, for a record identified by its location.
+	RowHash string `json:"rh,omitempty"`
 }
 
 // Entry is one line of the journal.
@@ -135,6 +166,7 @@ type Entry struct {
 	Results []Result     `json:"r,omitempty"`
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
+	Mark    *Watermark   `json:"wm,omitempty"`
 }
 
 // Status of a record.

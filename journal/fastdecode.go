@@ -99,6 +99,8 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Loc, ok = p.str()
 		case "k":
 			r.Key, ok = p.str()
+		case "rh":
+			r.RowHash, ok = p.str()
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):
@@ -256,6 +258,8 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Nav, ok = p.str()
 		case "l":
 			s.Line, ok = p.str()
+		case "rh":
+			s.RowHash, ok = p.str()
 		case "bf", "mt":
 			var raw string
 			raw, ok = p.rawValue()

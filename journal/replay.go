@@ -29,6 +29,8 @@ type State struct {
 	ValidSize int64
 	// Torn is set when a damaged last line was ignored.
 	Torn bool
+	// Marks holds each step's watermarks in journal order.
+	Marks map[string][]Mark
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -36,6 +38,29 @@ type State struct {
 	Mended []int
 
 	open map[int]*openBatch
+}
+
+// Mark is a watermark and where it stands: it bounds the batches numbered
+// above After (the highest batch number when it was journaled).
+type Mark struct {
+	Watermark
+	After int
+}
+
+// WatermarkFor is the watermark that bounds batch of step: the latest one
+// journaled before that batch; false when none was (a journal written
+// before watermarks existed, or an entity without an auto-unique key).
+func (s *State) WatermarkFor(step string, batch int) (Watermark, bool) {
+	var (
+		w  Watermark
+		ok bool
+	)
+	for _, m := range s.Marks[step] {
+		if m.After < batch {
+			w, ok = m.Watermark, true
+		}
+	}
+	return w, ok
 }
 
 // StepState is the records of one step.
@@ -57,12 +82,17 @@ type Record struct {
 	Loc     string
 	Errors  []Problem
 	Row     *Row
+	Rows    []Row  // every row of a failed group
+	Partly  string // what exists of a partly loaded record
 	// Subs is the latest sub-request per path ("" the entity, "0.1" a child);
 	// Undo is the same for undo's sub-requests.
 	Subs map[string]*SubState
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
+	// RowHash is the hash of the source row the record was sent from, when
+	// its identity is its location (Sub.RowHash).
+	RowHash string
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -373,6 +403,9 @@ func (st *State) apply(line []byte) string {
 					rec.Subs = map[string]*SubState{}
 				}
 				rec.Subs[s.Path] = s
+				if s.RowHash != "" {
+					rec.RowHash = s.RowHash
+				}
 			}
 		}
 	case KindOutcome:
@@ -447,7 +480,15 @@ func (st *State) apply(line []byte) string {
 		if re.Key != "" {
 			rec.Key = re.Key
 		}
-		rec.Errors, rec.Row = re.Errors, re.Row
+		if re.RowHash != "" {
+			rec.RowHash = re.RowHash
+		}
+		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
+	case KindWatermark:
+		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
+			return "watermark entry without a step or field"
+		}
+		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 	case KindHeader:
 		return "a second header"
 	default:
@@ -480,7 +521,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -488,7 +529,11 @@ func newState() *State {
 func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
-		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open))}
+		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
+		Marks: make(map[string][]Mark, len(s.Marks))}
+	for step, ms := range s.Marks {
+		c.Marks[step] = append([]Mark(nil), ms...)
+	}
 	// A sub-request changes only while its batch is open (its outcome, the
 	// in-doubt mark); a closed batch's never change again, so the copy
 	// shares them. Open batches are few (in doubt or in flight): their

@@ -248,9 +248,34 @@ func (l *limiter) wait(ctx context.Context) error {
 	l.next = at.Add(l.interval)
 	l.mu.Unlock()
 	if d := at.Sub(now); d > 0 {
+		traceWait(ctx, Wait{For: d, RateLimit: true})
 		return l.clock.Sleep(ctx, d)
 	}
 	return ctx.Err()
+}
+
+// Wait is a pause the client takes before a call.
+type Wait struct {
+	For time.Duration
+	// RateLimit: the pause is the rate limit's, the client's own pace
+	// (Config.CallsPerMinute) or a 429's Retry-After; otherwise it is the
+	// backoff before retrying a failure.
+	RateLimit bool
+}
+
+type waitTraceKey struct{}
+
+// WithWaitTrace returns a context whose calls tell fn of every pause before
+// taking it, as net/http/httptrace tells of a request's events: the caller
+// can say why nothing moves without the client printing anything.
+func WithWaitTrace(ctx context.Context, fn func(Wait)) context.Context {
+	return context.WithValue(ctx, waitTraceKey{}, fn)
+}
+
+func traceWait(ctx context.Context, w Wait) {
+	if fn, ok := ctx.Value(waitTraceKey{}).(func(Wait)); ok && w.For > 0 {
+		fn(w)
+	}
 }
 
 // request is one logical call; do may send it several times.
@@ -277,7 +302,7 @@ func (r *request) op() string { return r.method + " " + r.path }
 func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := c.once(ctx, r, attempt+1)
-		retry, wait := false, time.Duration(0)
+		retry, wait, throttled := false, time.Duration(0), false
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
@@ -307,7 +332,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			retry = true
 		case resp.status == http.StatusTooManyRequests:
 			e := ParseError(resp.status, resp.header, resp.body)
-			err, retry, wait = e, true, e.RetryAfter
+			err, retry, wait, throttled = e, true, e.RetryAfter, true
 		case resp.status >= 200 && resp.status <= 299:
 			return resp, nil
 		default:
@@ -340,6 +365,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 		if wait > 5*time.Minute {
 			wait = 5 * time.Minute
 		}
+		traceWait(ctx, Wait{For: wait, RateLimit: throttled})
 		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.op(), err)
 		}
@@ -582,34 +608,44 @@ func (c *Client) valueOf(ctx context.Context, path string) (string, error) {
 	return s, nil
 }
 
-// Version reads the system version once (spec 4.1 GetSystemVersion, then
-// GetPriorityVersion as real servers also name it) and caches it. When the
-// server has neither (404 or 400), it returns Version{} with Raw "": older
-// than 22.0, and VersionKnown reports false.
+// versionFunctions answer the system version: spec 4.1's name first, then
+// the one real servers also answer to (SERVICE-NOTES).
+var versionFunctions = []string{"GetSystemVersion()", "GetPriorityVersion()"}
+
+// Version reads the system version once and caches it; Version.From names
+// the function that answered. Any failure of one function means trying the
+// other. When both are missing (404, or 400 as some servers answer), the
+// server is older than 22.0: Version returns Version{} and VersionKnown
+// reports false. Any other failure of both is returned and not cached.
 func (c *Client) Version(ctx context.Context) (Version, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version != nil {
 		return *c.version, nil
 	}
-	var v Version
-	known := false
-	for _, fn := range []string{"GetSystemVersion()", "GetPriorityVersion()"} {
+	var failure error
+	for _, fn := range versionFunctions {
 		s, err := c.valueOf(ctx, fn)
-		if err != nil {
-			if IsNotFound(err) || IsScreenError(err) {
-				continue
+		if err == nil {
+			var v Version
+			if v, err = ParseVersion(s); err == nil {
+				v.From = fn
+				c.version, c.verKnown = &v, true
+				return v, nil
 			}
-			return Version{}, err
+			err = fmt.Errorf("GET %s: %w", fn, err)
+		} else if IsNotFound(err) || IsScreenError(err) {
+			continue
 		}
-		if v, err = ParseVersion(s); err != nil {
-			return Version{}, fmt.Errorf("GET %s: %w", fn, err)
+		if failure == nil {
+			failure = err
 		}
-		known = true
-		break
 	}
-	c.version, c.verKnown = &v, known
-	return v, nil
+	if failure != nil {
+		return Version{}, failure
+	}
+	c.version, c.verKnown = &Version{}, false
+	return Version{}, nil
 }
 
 // VersionKnown reports whether the version was read or set; false before

@@ -157,6 +157,10 @@ func TestClientHeadersAndAuth(t *testing.T) {
 
 func TestClientVersion(t *testing.T) {
 	t.Parallel()
+	const answer = "23.1-srv01"
+	sys := Version{23, 1, answer, "GetSystemVersion()"}
+	pri := Version{23, 1, answer, "GetPriorityVersion()"}
+	// A status of 0 answers a value that is no version.
 	tests := []struct {
 		name     string
 		sys, pri int
@@ -164,8 +168,11 @@ func TestClientVersion(t *testing.T) {
 		known    bool
 		calls    int
 	}{
-		{"system", 200, 0, Version{23, 1, "23.1-srv01"}, true, 1},
-		{"priority name", 404, 200, Version{23, 1, "23.1-srv01"}, true, 2},
+		{"system", 200, 0, sys, true, 1},
+		{"priority name", 404, 200, pri, true, 2},
+		// SERVICE-NOTES: any failure of one version function means trying the other.
+		{"system fails", 500, 200, pri, true, 2},
+		{"system garbled", 0, 200, pri, true, 2},
 		{"neither", 404, 400, Version{}, false, 2},
 	}
 	for _, tc := range tests {
@@ -176,13 +183,16 @@ func TestClientVersion(t *testing.T) {
 				if strings.HasSuffix(r.URL.Path, "GetPriorityVersion()") {
 					status = tc.pri
 				}
-				if status != 200 {
+				switch status {
+				case 200:
+					writeJSONAnswer(w, 200, map[string]string{"@odata.context": "x", "value": answer})
+				case 0:
+					writeJSONAnswer(w, 200, map[string]string{"@odata.context": "x", "value": "unknown"})
+				default:
 					w.WriteHeader(status)
-					return
 				}
-				writeJSONAnswer(w, 200, map[string]string{"@odata.context": "x", "value": "23.1-srv01"})
 			})
-			c, _ := newTestClient(t, srv, nil)
+			c, _ := newTestClient(t, srv, noRetries)
 			for range 2 {
 				v, err := c.Version(context.Background())
 				if err != nil || v != tc.want {
@@ -200,22 +210,44 @@ func TestClientVersion(t *testing.T) {
 	}
 }
 
-func TestClientVersionServerErrorNotCached(t *testing.T) {
+// noRetries counts one call per function: a 5xx is otherwise tried again.
+func noRetries(c *Config) { c.Retries = -1 }
+
+// When both functions fail otherwise than "not there", the error is the
+// first one, and the next call asks again.
+func TestClientVersionFailureNotCached(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int32
-	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
-		if n.Add(1) == 1 {
-			w.WriteHeader(401)
-			return
-		}
-		writeJSONAnswer(w, 200, map[string]string{"value": "22.1"})
-	})
-	c, _ := newTestClient(t, srv, nil)
-	if _, err := c.Version(context.Background()); !IsUnauthorized(err) {
-		t.Fatalf("err = %v", err)
+	tests := []struct {
+		name     string
+		sys, pri int
+		is       func(error) bool
+	}{
+		{"refused", 401, 401, IsUnauthorized},
+		{"server error, then missing", 500, 404, IsServerError},
+		{"missing, then server error", 404, 503, IsServerError},
 	}
-	if v, err := c.Version(context.Background()); err != nil || v.String() != "22.1" {
-		t.Errorf("second try = %v, %v", v, err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var n atomic.Int32
+			srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				switch {
+				case n.Add(1) > 2:
+					writeJSONAnswer(w, 200, map[string]string{"value": "22.1"})
+				case strings.HasSuffix(r.URL.Path, "GetPriorityVersion()"):
+					w.WriteHeader(tc.pri)
+				default:
+					w.WriteHeader(tc.sys)
+				}
+			})
+			c, _ := newTestClient(t, srv, noRetries)
+			if _, err := c.Version(context.Background()); !tc.is(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if v, err := c.Version(context.Background()); err != nil || v.String() != "22.1" {
+				t.Errorf("second try = %v, %v", v, err)
+			}
+		})
 	}
 }
 
@@ -274,12 +306,20 @@ func TestClientGetRetries(t *testing.T) {
 		}
 	})
 	c, clk := newTestClient(t, srv, nil)
-	if err := c.Get(context.Background(), "ORDERS", Query{}, nil); err != nil {
+	var waits []Wait
+	ctx := WithWaitTrace(context.Background(), func(w Wait) { waits = append(waits, w) })
+	if err := c.Get(ctx, "ORDERS", Query{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := []time.Duration{500 * time.Millisecond, 7 * time.Second, 2 * time.Second}
 	if got := clk.Sleeps(); !reflect.DeepEqual(got, want) {
 		t.Errorf("sleeps = %v, want %v", got, want)
+	}
+	// Every pause is told before it is taken; only the 429's is the rate
+	// limit's.
+	wantWaits := []Wait{{500 * time.Millisecond, false}, {7 * time.Second, true}, {2 * time.Second, false}}
+	if !reflect.DeepEqual(waits, wantWaits) {
+		t.Errorf("traced waits = %v, want %v", waits, wantWaits)
 	}
 }
 
@@ -511,13 +551,18 @@ func TestClientRateLimit(t *testing.T) {
 	t.Parallel()
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
 	c, clk := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 60 })
+	var waits []Wait
+	ctx := WithWaitTrace(context.Background(), func(w Wait) { waits = append(waits, w) })
 	for range 3 {
-		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+		if err := c.Get(ctx, "X", Query{}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := clk.Sleeps(); !reflect.DeepEqual(got, []time.Duration{time.Second, time.Second}) {
 		t.Errorf("sleeps = %v", got)
+	}
+	if want := []Wait{{time.Second, true}, {time.Second, true}}; !reflect.DeepEqual(waits, want) {
+		t.Errorf("traced waits = %v, want %v", waits, want)
 	}
 }
 

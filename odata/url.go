@@ -14,7 +14,7 @@ import (
 // becomes /odata/Priority/tabula.ini,3/COMPANY. A code already there is
 // replaced; language 0 removes it. The result has no trailing slash.
 func ServiceRoot(base string, language int) (string, error) {
-	base = redactURL(base)
+	base = StripUserinfo(base)
 	if language < 0 {
 		return "", fmt.Errorf("service root %q: language code %d is negative", base, language)
 	}
@@ -55,7 +55,7 @@ func ServiceRoot(base string, language int) (string, error) {
 var userinfoRE = regexp.MustCompile(`//[^/?#]*@`)
 
 // redactURL drops credentials from a URL before it can reach an error.
-func redactURL(s string) string {
+func StripUserinfo(s string) string {
 	return userinfoRE.ReplaceAllString(s, "//")
 }
 

@@ -9,9 +9,13 @@ import (
 // Version is the ERP system version that gates features (spec 9).
 type Version struct {
 	Major, Minor int
-	// Raw is the value GetSystemVersion returned ("23.1-srv01"), or "" when
-	// the server has no version function (older than 22.0).
+	// Raw is the value GetSystemVersion returned ("23.1-srv01") or the one
+	// declared, or "" when the server has no version function (older than
+	// 22.0) and none was declared.
 	Raw string
+	// From says where the version came from: the function that answered
+	// ("GetSystemVersion()") or where it was declared ("--system-version").
+	From string
 }
 
 // ParseVersion reads "25.1", "23.0.12" or "23.1-server.example" (spec 4.1:

@@ -16,6 +16,7 @@ import (
 	"time"
 	_ "time/tzdata" // timezone names validate the same on every machine
 
+	"github.com/migrate-tool/migrate/odata"
 	"gopkg.in/yaml.v3"
 )
 
@@ -23,10 +24,10 @@ import (
 // docs/plan.schema.json lists the same (a test keeps them in step).
 var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
-	targetKeys  = []string{"url", "language", "metadata", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
+	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "key", "value", "missing"}
-	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "deep_insert", "fields", "subforms"}
+	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms"}
 	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
 	linkKeys    = []string{"parent", "child"}
 )
@@ -283,9 +284,13 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "url":
 			if s, ok := w.text(e); ok {
 				u, err := url.Parse(s)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				switch {
+				case odata.StripUserinfo(s) != s:
+					// Never echoed: the value holds a password.
+					w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_TOKEN, or MIGRATE_USER and MIGRATE_PASSWORD")
+				case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-				} else {
+				default:
 					t.URL = s
 				}
 			}
@@ -296,6 +301,15 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "metadata":
 			if s, ok := w.text(e); ok {
 				t.Metadata = s
+			}
+		case "system_version":
+			if s, ok := w.text(e); ok {
+				v, err := odata.ParseVersion(s)
+				if err != nil {
+					w.errorf(w.pos(e.val), "\"system_version\" must be the server's version as MAJOR.MINOR, such as \"21.0\", not %s", describe(e.val))
+				} else {
+					t.SystemVersion, t.SystemVersionPos = v, w.pos(e.val)
+				}
 			}
 		case "auth":
 			if s, ok := w.enum(e, "basic", "pat", "oidc"); ok {
@@ -475,6 +489,28 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 	}
 }
 
+// names reads a list of names, or one name read as a list of one (after:
+// parts is after: [parts]), with the position of each.
+func (w *walker) names(e entry, what, kind string) ([]string, []Pos) {
+	var out []string
+	var pos []Pos
+	if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
+		if v, ok := w.text(e); ok {
+			out, pos = append(out, v), append(pos, w.pos(e.val))
+		}
+		return out, pos
+	}
+	items, _ := w.sequence(e.val, fmt.Sprintf("%s of %s", quote(e.key), what))
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			w.errorf(w.pos(it), "%s of %s lists %s, not %s", quote(e.key), what, kind, describe(it))
+			continue
+		}
+		out, pos = append(out, it.Value), append(pos, w.pos(it))
+	}
+	return out, pos
+}
+
 // stepWhat names a step in messages: by name when it has a valid one.
 func stepWhat(f *fields, index int) string {
 	if e, ok := f.get("name"); ok && e.val.Kind == yaml.ScalarNode && !isNull(e.val) && e.val.Value != "" {
@@ -519,23 +555,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 				s.Source, s.SourcePos = v, w.pos(e.val)
 			}
 		case "after":
-			if e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
-				// after: parts is read as after: [parts].
-				if v, ok := w.text(e); ok {
-					s.After = append(s.After, v)
-					s.AfterPos = append(s.AfterPos, w.pos(e.val))
-				}
-				break
-			}
-			items, _ := w.sequence(e.val, fmt.Sprintf("\"after\" of %s", what))
-			for _, it := range items {
-				if it.Kind != yaml.ScalarNode || isNull(it) {
-					w.errorf(w.pos(it), "\"after\" of %s lists step names, not %s", what, describe(it))
-					continue
-				}
-				s.After = append(s.After, it.Value)
-				s.AfterPos = append(s.AfterPos, w.pos(it))
-			}
+			s.After, s.AfterPos = w.names(e, what, "step names")
 		case "when":
 			if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
 				s.When = &x
@@ -552,6 +572,8 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 			if x, ok := w.expr(e.val, fmt.Sprintf("\"group_by\" of %s", what)); ok {
 				s.GroupBy = &x
 			}
+		case "match":
+			s.Match, s.MatchPos = w.names(e, what, "field names")
 		case "deep_insert":
 			if v, ok := w.boolean(e); ok {
 				s.DeepInsert = v

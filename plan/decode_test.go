@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"github.com/migrate-tool/migrate/odata"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,9 +34,9 @@ func TestFormatExampleVerbatim(t *testing.T) {
 	t.Parallel()
 	_, ds := decodeFile(t, "testdata/format-example.yaml")
 	assertDiags(t, ds, []string{
-		`plan.yaml:38:13: unknown source "families" in step "families"`,
-		`plan.yaml:65:17: unknown source "notes" in sub-form "GENCUSTNOTES_SUBFORM" of step "customers"`,
-		`plan.yaml:74:13: unknown source "order_rows" in step "orders"`,
+		`plan.yaml:39:13: unknown source "families" in step "families"`,
+		`plan.yaml:66:17: unknown source "notes" in sub-form "GENCUSTNOTES_SUBFORM" of step "customers"`,
+		`plan.yaml:75:13: unknown source "order_rows" in step "orders"`,
 	})
 }
 
@@ -50,13 +51,14 @@ func TestFormatExampleComplete(t *testing.T) {
 	}
 	wantTarget := Target{
 		URL: "https://erp.example.com/odata/Priority/tabula.ini/demo", Language: 1, Metadata: "metadata.xml",
+		SystemVersion: odata.Version{Major: 21, Minor: 0, Raw: "21.0"}, SystemVersionPos: Pos{File: "plan.yaml", Line: 8, Col: 19},
 		Auth: "pat", BatchSize: 100, Concurrency: 2, CallsPerMinute: 100, Timezone: "Asia/Jerusalem", DecimalSeparator: ".", Empty: "omit",
 		Pos: Pos{File: "plan.yaml", Line: 4, Col: 1},
 	}
 	if got := p.Target.Spans["metadata"]; got != (Span{Key: Pos{"plan.yaml", 7, 3}, Value: Pos{"plan.yaml", 7, 13}}) {
 		t.Errorf("span of target.metadata: %+v", got)
 	}
-	if len(p.Target.Spans) != 10 {
+	if len(p.Target.Spans) != 11 {
 		t.Errorf("target spans: %v", p.Target.Spans)
 	}
 	gotTarget := p.Target
@@ -69,7 +71,7 @@ func TestFormatExampleComplete(t *testing.T) {
 		t.Errorf("source parts: %+v", parts)
 	}
 	if c := p.Source("customers"); c == nil || c.Sheet != "Customers" || c.HeaderRow != 1 ||
-		c.Spans.Value("sheet", Pos{}) != (Pos{"plan.yaml", 24, 12}) || c.Spans.Key("delimiter", Pos{Line: -1}).Line != -1 {
+		c.Spans.Value("sheet", Pos{}) != (Pos{"plan.yaml", 25, 12}) || c.Spans.Key("delimiter", Pos{Line: -1}).Line != -1 {
 		t.Errorf("source customers: %+v", c)
 	}
 	l := p.Lookup("agent_code")

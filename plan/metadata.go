@@ -34,14 +34,18 @@ const attachments = "EXTFILES_SUBFORM"
 // suggestion when misspelt), sub-forms are fed as their kind allows,
 // server-assigned fields are not written, keys and mandatory fields are
 // mapped, constants fit their fields, and version-gated features are
-// available (spec 9). A zero v (version unknown) skips the version gates
-// and the Mandatory check.
+// available (spec 9). A zero v is a target that has no version function
+// and declared none: older than 22.0, but not how much older. It skips the
+// Mandatory check (25.1) and refuses the features a server before 22.0 may
+// lack, since a text sub-form refused after its parent was committed leaves
+// half a record; writing at all (17.2) is assumed, as its refusal harms
+// nothing.
 func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	d := &diags{}
 	if md == nil {
 		return nil
 	}
-	known := v != (odata.Version{})
+	known := v.Known()
 	if known && !v.Writes() && len(p.Steps) > 0 {
 		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "writing records needs system version 17.2; the target runs %s", v)
 	}
@@ -101,6 +105,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	t := es.Type
 	c.fields(t, s.Entity, s.Fields)
 	written := writtenSet(s.Fields)
+	c.match(t, s, written, what)
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
@@ -127,6 +132,45 @@ func (c *mdChecker) step(s *Step, i int) {
 		c.mandatory(t, s.Entity, written, s.Pos, what)
 	}
 	c.subforms(t, s.Entity, s.Subforms, what)
+}
+
+// match checks match: (each a field the step writes) and suggests it for
+// a step that creates documents numbered by the server and has no id: a
+// create that goes in doubt is found again by its fields, and only match:
+// says which of them tell one document from another (issue 12).
+func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool, what string) {
+	for i, f := range s.Match {
+		pos := posOr(s.MatchPos[i], s.Pos)
+		switch {
+		case t.Property(f) == nil:
+			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didYouMean(f, propNames(t)))
+		case !written[f]:
+			c.d.errorf(pos, "match of %s: %s is not written by the step; match names fields the step writes (add it to fields, or remove it from match)", what, quote(f))
+		}
+	}
+	if len(s.Match) > 0 || s.ID != nil || s.Mode != "" && s.Mode != ModeInsert {
+		return
+	}
+	serverKey := false
+	for _, k := range t.Key {
+		if p := t.Property(k); !written[k] && (isServerNumbered(s.Entity, k) || p != nil && p.Computed) {
+			serverKey = true
+		}
+	}
+	if !serverKey {
+		return
+	}
+	var names []string
+	for _, f := range s.Fields {
+		if p := t.Property(f.Name); p != nil && p.Type != odata.EdmBoolean && len(names) < 4 {
+			names = append(names, f.Name)
+		}
+	}
+	hint := "match: [FIELD, ...]"
+	if len(names) > 0 {
+		hint = "match: [" + strings.Join(names, ", ") + "]"
+	}
+	c.d.warnf(s.Pos, "%s creates %s, numbered by the server, and has neither match nor id: if a create goes in doubt, any %s with the same fields may be taken for it; name the fields that tell one document from another, e.g. %s", what, s.Entity, s.Entity, hint)
 }
 
 func writtenSet(fs []*Field) map[string]bool {
@@ -260,10 +304,29 @@ func isDecimalText(s string) bool {
 }
 
 func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
-	if c.known && !ok {
+	switch {
+	case c.known && !ok:
 		c.d.errorf(pos, "%s needs system version %s; the target runs %s", feature, version, c.v)
+	case c.known:
+	case specVersion(version).AtLeast(22, 0):
+		c.d.errorf(pos, "%s needs system version %s; the target is older (it has no version function, which came with 22.0)", feature, version)
+	default:
+		c.d.errorf(pos, "%s needs system version %s; the target has no version function, so it is older than 22.0 and may be older than %s: %s",
+			feature, version, version, DeclareVersion)
 	}
 }
+
+func specVersion(s string) odata.Version {
+	v, err := odata.ParseVersion(s)
+	if err != nil {
+		panic(err) // the versions of spec 9 above are constants
+	}
+	return v
+}
+
+// DeclareVersion tells the user how to say which version a target runs when
+// it cannot say itself.
+const DeclareVersion = "declare its version with target.system_version in the plan, --system-version or MIGRATE_SYSTEM_VERSION"
 
 // subforms checks sub-forms of a record of type t, at every depth.
 func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform, owner string) {

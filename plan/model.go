@@ -1,6 +1,11 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/migrate-tool/migrate/odata"
+)
 
 // Pos is a place in the plan file.
 type Pos struct {
@@ -54,18 +59,31 @@ type Plan struct {
 	Spans Spans
 }
 
+// File is where a file the plan names is: an absolute path as it is, a
+// relative one in the plan's folder.
+func (p *Plan) File(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(p.Dir, name)
+}
+
 // DefaultMaxSameErrors is target.max_same_errors when the plan gives none.
 const DefaultMaxSameErrors = 20
 
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
-	URL            string
-	Language       int // 0: none
-	Metadata       string
-	Auth           string // basic | pat | oidc | ""
-	BatchSize      int    // 0: the server's limit
-	Concurrency    int    // 0: default
-	CallsPerMinute int    // 0: unlimited
+	URL      string
+	Language int // 0: none
+	Metadata string
+	// SystemVersion is the server's version as the plan declares it, for
+	// servers without a version function (before 22.0); zero: not declared.
+	SystemVersion    odata.Version
+	SystemVersionPos Pos
+	Auth             string // basic | pat | oidc | ""
+	BatchSize        int    // 0: the server's limit
+	Concurrency      int    // 0: default
+	CallsPerMinute   int    // 0: unlimited
 	// MaxSameErrors: a step stops after this many records in a row fail
 	// with one screen error (0: DefaultMaxSameErrors).
 	MaxSameErrors    int
@@ -138,6 +156,12 @@ type Step struct {
 	EntityPos Pos
 	SourcePos Pos
 	ModePos   Pos // zero when mode was not written (Mode is then insert)
+
+	// Match names the written fields that identify a document whose key
+	// the server assigns: reconciliation looks an in-doubt create up by
+	// them alone (issue 12). Empty: by every field the record wrote.
+	Match    []string
+	MatchPos []Pos
 }
 
 // Field maps one target field to an expression.

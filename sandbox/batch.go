@@ -52,6 +52,10 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 	if aerr := checkReferences(reqs); aerr != nil {
 		return s.errResult(aerr)
 	}
+	if carriesWrite(reqs) && s.takeDrop(&s.dropBefore) {
+		c.dropped = true // lost before anything ran (DropNextWrites)
+		return &result{}
+	}
 	cont, set := odata.ContinueOnError(ct, hdr.Get("Prefer"))
 	for i := 0; !set && i < len(reqs); i++ {
 		cont, set = odata.ContinueOnError(reqs[i].Header("Content-Type"), reqs[i].Header("Prefer"))
@@ -230,4 +234,14 @@ func prefersMultipart(accept string) bool {
 		}
 	}
 	return qMulti > 0 && qMulti > qJSON
+}
+
+// carriesWrite reports whether a batch holds anything but reads.
+func carriesWrite(reqs []odata.BatchRequest) bool {
+	for _, r := range reqs {
+		if r.Method != http.MethodGet {
+			return true
+		}
+	}
+	return false
 }

@@ -281,6 +281,12 @@ func TestSpec4_1QueryOptions(t *testing.T) {
 		{"$filter=" + url.QueryEscape("PARTNAME eq 'P2' or (PARTNAME eq 'P5' and PRICE ne 1)"), "P2,P5"},
 		{"$filter=" + url.QueryEscape("PARTNAME lt 'P3'"), "P1,P2"},
 		{"$filter=" + url.QueryEscape("BARCODE eq null and PART gt 5"), "P6"},
+		{"$orderby=" + url.QueryEscape("PRICE desc"), "P6,P5,P4,P3"},
+		{"$orderby=" + url.QueryEscape("PRICE desc") + "&$top=1", "P6"},
+		{"$orderby=" + url.QueryEscape("PART desc") + "&$select=PART,PARTNAME&$top=2", "P6,P5"},
+		{"$orderby=" + url.QueryEscape("PRICE asc") + "&$skip=1&$top=2", "P2,P3"},
+		{"$orderby=PARTNAME&$filter=" + url.QueryEscape("PRICE gt 4.5"), "P4,P5,P6"},
+		{"$orderby=" + url.QueryEscape("BARCODE asc, PARTNAME desc") + "&$top=3", "P6,P5,P4"},
 	}
 	for _, tt := range tests {
 		if got := names(tt.q); got != tt.want {
@@ -292,7 +298,7 @@ func TestSpec4_1QueryOptions(t *testing.T) {
 	if len(row) != 2 || row["PRICE"] != 1.5 || !strings.HasSuffix(m["@odata.context"].(string), "#LOGPART(PARTNAME,PRICE)") {
 		t.Errorf("$select: %v", m)
 	}
-	for _, bad := range []string{"$select=NOPE", "$top=-1", "$filter=PRICE+gt", "$filter=PRICE+in+(1,2)", "$orderby=PARTNAME", "$filter=PRICE+gt+'x'"} {
+	for _, bad := range []string{"$select=NOPE", "$top=-1", "$filter=PRICE+gt", "$filter=PRICE+in+(1,2)", "$orderby=PARTNAM", "$orderby=PRICE+down", "$orderby=PRICE+desc+x", "$filter=PRICE+gt+'x'"} {
 		c.must(400, "GET", "/LOGPART?"+bad, nil)
 	}
 	c.must(201, "POST", "/CUSTOMERS", map[string]any{"CUSTNAME": "C1", "CUSTDES": "x"})

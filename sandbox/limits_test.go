@@ -330,3 +330,52 @@ func TestFaultsSeededAndLatency(t *testing.T) {
 		t.Errorf("answered in %v, latency 30ms", d)
 	}
 }
+
+// DropNextWrites drops exactly the next calls that write, before or after
+// they took effect; reads, and a $batch of reads, are answered meanwhile.
+func TestDropNextWrites(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{})
+	c.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	post := func(body string) error {
+		req, _ := http.NewRequest("POST", c.base+"/$batch", strings.NewReader(body))
+		req.Header.Set("Authorization", c.auth)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := c.srv.Client().Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		return err
+	}
+	if err := post(`{"requests":[{"id":"1","method":"GET","url":"CUSTOMERS?$top=1"}]}`); err != nil {
+		t.Fatalf("a batch of reads was dropped: %v", err)
+	}
+	write := `{"requests":[{"id":"1","method":"POST","url":"CUSTOMERS","headers":{"content-type":"application/json"},"body":{"CUSTNAME":"%s","CUSTDES":"x"}}]}`
+	if err := post(fmt.Sprintf(write, "D1")); err == nil {
+		t.Fatal("the first write was answered; want its connection dropped")
+	}
+	if err := post(fmt.Sprintf(write, "D2")); err != nil {
+		t.Fatalf("the second write was dropped: %v", err)
+	}
+	n := 0
+	for _, row := range c.sb.Snapshot()["CUSTOMERS"] {
+		if row["CUSTNAME"] == "D1" || row["CUSTNAME"] == "D2" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d of the two writes took effect; want both (drop after commit)", n)
+	}
+	c.sb.DropNextWrites(1, sandbox.FaultDropBeforeCommit)
+	if err := post(fmt.Sprintf(write, "D3")); err == nil {
+		t.Fatal("the write was answered; want its connection dropped")
+	}
+	if err := post(fmt.Sprintf(write, "D4")); err != nil {
+		t.Fatalf("the next write was dropped: %v", err)
+	}
+	for _, row := range c.sb.Snapshot()["CUSTOMERS"] {
+		if row["CUSTNAME"] == "D3" {
+			t.Error("D3 took effect; drop before commit must lose it")
+		}
+	}
+}

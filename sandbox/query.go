@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,15 +14,22 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// queryOpts are the query options of a read (spec 4.1; $filter and $skip
-// as SERVICE-NOTES describe the real service).
+// queryOpts are the query options of a read (spec 4.1; $filter, $skip and
+// $orderby as SERVICE-NOTES describe the real service).
 type queryOpts struct {
 	sel    []string
 	exp    []*expandItem
 	top    int // -1: none
 	skip   int
 	filter filterExpr
-	full   bool // odata.metadata=full (spec 2.6)
+	order  []orderItem // none: key order
+	full   bool        // odata.metadata=full (spec 2.6)
+}
+
+// orderItem is one field of $orderby.
+type orderItem struct {
+	field string
+	desc  bool
 }
 
 type expandItem struct {
@@ -57,6 +65,8 @@ func (c *call) parseQuery(t *odata.EntityType, q url.Values, hdr http.Header) (*
 			}
 		case "$filter":
 			o.filter, err = parseFilter(t, v)
+		case "$orderby":
+			o.order, err = parseOrderBy(t, v)
 		case "$format":
 			switch {
 			case strings.Contains(v, "odata.metadata=full"):
@@ -96,6 +106,58 @@ func parseSelect(t *odata.EntityType, v string) ([]string, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// parseOrderBy reads FIELD [asc|desc], ... (SERVICE-NOTES: real servers
+// have $orderby; reconciliation reads the highest auto-unique key with it).
+func parseOrderBy(t *odata.EntityType, v string) ([]orderItem, error) {
+	var out []orderItem
+	for _, item := range strings.Split(v, ",") {
+		parts := strings.Fields(item)
+		if len(parts) == 0 || len(parts) > 2 {
+			return nil, fmt.Errorf("$orderby: %q: want FIELD, FIELD asc or FIELD desc", strings.TrimSpace(item))
+		}
+		if t.Property(parts[0]) == nil {
+			if s := odata.Suggest(parts[0], t.PropertyNames()); s != "" {
+				return nil, fmt.Errorf("$orderby: %s is not a field of %s; did you mean %s?", parts[0], t.Name, s)
+			}
+			return nil, fmt.Errorf("$orderby: %s is not a field of %s", parts[0], t.Name)
+		}
+		o := orderItem{field: parts[0]}
+		if len(parts) == 2 {
+			switch parts[1] {
+			case "asc":
+			case "desc":
+				o.desc = true
+			default:
+				return nil, fmt.Errorf("$orderby: %q: the direction is asc or desc", strings.TrimSpace(item))
+			}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// orderRows sorts rows by the $orderby fields, stably, so that rows equal
+// on them keep their key order.
+func orderRows(rows []*record, order []orderItem) []*record {
+	if len(order) == 0 {
+		return rows
+	}
+	out := append([]*record(nil), rows...)
+	sort.SliceStable(out, func(i, j int) bool {
+		for _, o := range order {
+			c := compareValues(out[i].vals[o.field], out[j].vals[o.field])
+			if o.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	})
+	return out
 }
 
 // splitTop splits s on sep outside parentheses and quotes.

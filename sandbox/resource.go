@@ -381,6 +381,7 @@ func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body
 		}
 	}
 	s.dirty = true
+	c.wrote.Store(true)
 	switch {
 	case method == http.MethodDelete:
 		return c.delete(tg)
@@ -428,6 +429,7 @@ func (c *call) read(tg *target, q url.Values, hdr http.Header) (*result, *apiErr
 		} else if sf := tg.parent.subs[tg.nav.Name]; sf != nil {
 			rows = sf.lines
 		}
+		rows = orderRows(rows, o.order)
 		list := make([]any, 0)
 		skipped := 0
 		for _, r := range rows {

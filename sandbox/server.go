@@ -121,6 +121,35 @@ type Server struct {
 	denied map[string]bool
 
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
+
+	dropWrites, dropBefore atomic.Int64 // DropNextWrites
+}
+
+// DropNextWrites makes the next n calls that carry a write (a POST, PATCH
+// or DELETE, alone or inside a $batch) lose their connection, before the
+// write takes effect (FaultDropBeforeCommit) or after (FaultDropAfterCommit):
+// the drop faults on demand, for a test that needs exactly one batch in
+// doubt while the reads around it are answered.
+func (s *Server) DropNextWrites(n int, kind string) {
+	if kind == FaultDropBeforeCommit {
+		s.dropBefore.Store(int64(n))
+		return
+	}
+	s.dropWrites.Store(int64(n))
+}
+
+// takeDrop uses up one drop of DropNextWrites.
+func (s *Server) takeDrop(counter *atomic.Int64) bool {
+	for {
+		n := counter.Load()
+		if n <= 0 {
+			return false
+		}
+		if counter.CompareAndSwap(n, n-1) {
+			s.nFaults.Add(1)
+			return true
+		}
+	}
 }
 
 // New builds a sandbox, loading Options.StatePath when it exists.
@@ -256,6 +285,10 @@ type call struct {
 	lang lang
 	base string // absolute service root URL, e.g. http://host/odata/Priority/tabula.ini,2/demo
 	root string // path of the service root
+	// wrote is set once the call carries a write (alone or in a $batch).
+	wrote atomic.Bool
+	// dropped: DropNextWrites chose this batch to be lost before it ran.
+	dropped bool
 }
 
 // result is an answer before it is written (batches collect them).
@@ -326,6 +359,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "OData-Version %s is not supported; this service speaks 4.0", v)))
 		return
 	}
+	if write && rest != "$batch" && s.takeDrop(&s.dropBefore) {
+		dropConnection(w)
+		return
+	}
 	var res *result
 	if rest == "$batch" {
 		res = c.batch(r.Method, r.Header, body)
@@ -338,7 +375,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if serr != nil {
 		res = s.errResult(protoErr(http.StatusInternalServerError, "InternalError", "%v", serr))
 	}
-	if fault == FaultDropAfterCommit {
+	if c.dropped || fault == FaultDropAfterCommit || c.wrote.Load() && s.takeDrop(&s.dropWrites) {
 		dropConnection(w)
 		return
 	}

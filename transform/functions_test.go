@@ -227,6 +227,8 @@ func TestFile(t *testing.T) {
 	}{
 		{src: `file("att/a.pdf")`, want: "data:application/pdf;base64,JVBERg=="},
 		{src: `file("att/" + "a.pdf")`, want: "data:application/pdf;base64,JVBERg=="},
+		// An absolute path is used as it is, not joined onto the folder.
+		{src: `file("` + filepath.Join(dir, "att", "a.pdf") + `")`, want: "data:application/pdf;base64,JVBERg=="},
 		{src: `file("att/big.png")`, err: "is 100 bytes, more than the limit of 50"},
 		{src: `file("att/none.pdf")`, err: `file: "att/none.pdf": no such file or directory`},
 		{src: `file("att")`, err: "is a folder"},

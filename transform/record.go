@@ -12,9 +12,12 @@ type Record struct {
 	Entity string
 	// ID is the record's identity in the journal: the id: expression, else
 	// the entity key values, else the source location.
-	ID     string
-	Loc    source.Location
-	Row    source.Row // the source row as it was, for reports
+	ID  string
+	Loc source.Location
+	Row source.Row // the source row as it was, for reports
+	// Rows, with group_by, are every row of the group in source order (Row
+	// is the first): a report of a failed group gives them all back.
+	Rows   []source.Row
 	Fields map[string]any
 	// Order is the field names in plan order, for stable bodies and reports.
 	Order    []string
@@ -68,4 +71,13 @@ func PlanNote(plan, field string) string {
 		return ": " + field
 	}
 	return ""
+}
+
+// SourceRows are the record's source rows: every row of its group, or its
+// one row.
+func (r *Record) SourceRows() []source.Row {
+	if r.Rows != nil {
+		return r.Rows
+	}
+	return []source.Row{r.Row}
 }

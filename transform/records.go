@@ -41,6 +41,9 @@ type Result struct {
 	// ID is the record's identity, also for a rejected row when the id
 	// expression or the key fields could be worked out ("" otherwise).
 	ID string
+	// Rows are the source rows of a rejected row or group, as they were,
+	// for the report: the row, or every row of the group.
+	Rows []source.Row
 }
 
 // Records streams the rows of step's source and calls fn once per row (or
@@ -289,6 +292,9 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 		}
 		m := lv.row.fill(row, r.p.wholeRow)
 		res := r.filter(m, row)
+		if res != nil && !res.Skipped {
+			res.Rows = []source.Row{own(row)}
+		}
 		if res == nil {
 			res = r.build(m, row)
 		}
@@ -379,6 +385,9 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		row = own(row)
 		m := rowMap(row)
 		if res := r.filter(m, row); res != nil {
+			if !res.Skipped {
+				res.Rows = []source.Row{row}
+			}
 			if err := fn(*res); err != nil {
 				return err
 			}
@@ -403,7 +412,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
 		}
 		if err != nil {
-			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}}); err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{row}}); err != nil {
 				return err
 			}
 			continue
@@ -461,6 +470,12 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 		return res
 	}
 	rec := &Record{Step: st.name, Entity: st.step.Entity, Loc: row.Loc, Row: row, Fields: fields, Order: order}
+	if st.groupBy != nil {
+		rec.Rows = make([]source.Row, len(r.groupRs))
+		for i, gr := range r.groupRs {
+			rec.Rows[i] = gr.row
+		}
+	}
 	// The identity is worked out even for a rejected row, so the journal
 	// files its failure under the id the corrected row will have.
 	id, err := r.recordID(env, rec)
@@ -482,6 +497,7 @@ func (r *run) build(m map[string]any, row source.Row) *Result {
 	}
 	if len(errs) > 0 {
 		res.Errors = errs
+		res.Rows = rec.SourceRows()
 		return res
 	}
 	res.Record = rec
@@ -776,7 +792,11 @@ func (r *run) rowOnly(row source.Row, err error) *Result {
 		loc = source.Location{File: se.File, Sheet: se.Sheet, Line: se.Line}
 		e.Loc = loc
 	}
-	return &Result{Loc: loc, Errors: []*RowError{e}}
+	res := &Result{Loc: loc, Errors: []*RowError{e}}
+	if row.Header != nil {
+		res.Rows = []source.Row{own(row)}
+	}
+	return res
 }
 
 func (r *run) rowError(row source.Row, column string, fl *field, msg string) *RowError {

@@ -66,8 +66,12 @@ func TestScripts(t *testing.T) {
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
-// `sandbox patch PATH JSON` PATCHes an entity directly, as a user would;
-// `sandbox permit [FORM...]` leaves only the forms named unpermitted.
+// `sandbox post PATH JSON` creates what a user makes by hand (as the
+// service's own POST, spec 4.2); `sandbox drop-writes before|after N`
+// makes the next N calls that write lose their connection before or after
+// they take effect (in doubt either way); `sandbox patch PATH JSON`
+// PATCHes an entity directly, as a user would; `sandbox permit [FORM...]`
+// leaves only the forms named unpermitted.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
@@ -168,12 +172,13 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox permit: no sandbox started")
 		}
 		sb.SetUnpermitted(args[1:]...)
-	case "patch":
-		// A user changing an entity in the ERP behind the tool's back.
+	case "patch", "post":
+		// A user changing or making an entity in the ERP behind the
+		// tool's back; post prints what the service answered.
 		if len(args) != 3 {
-			ts.Fatalf("usage: sandbox patch PATH JSON")
+			ts.Fatalf("usage: sandbox %s PATH JSON", args[0])
 		}
-		req, err := http.NewRequest(http.MethodPatch, ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
@@ -182,8 +187,24 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode/100 != 2 {
-			ts.Fatalf("sandbox patch %s: %s %s", args[1], resp.Status, body)
+			ts.Fatalf("sandbox %s %s: %s %s", args[0], args[1], resp.Status, body)
 		}
+		if args[0] == "post" {
+			fmt.Fprintln(ts.Stdout(), string(body))
+		}
+	case "drop-writes":
+		if len(args) != 3 || args[1] != "before" && args[1] != "after" {
+			ts.Fatalf("usage: sandbox drop-writes before|after N")
+		}
+		n, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox drop-writes: no sandbox started")
+		}
+		sb.DropNextWrites(n, "drop-"+args[1]+"-commit")
 	default:
 		ts.Fatalf("sandbox: unknown subcommand %q", args[0])
 	}

@@ -24,7 +24,9 @@ func opener(p *plan.Plan) transform.Opener {
 	}
 }
 
-// limited stops each step after n results: plan --limit.
+// limited stops each step after n results: plan --limit. A ref() to a
+// record past the limit of its step gets a placeholder naming it, as the
+// record was not read, not missing.
 type limited struct {
 	inner executor.RecordSource
 	n     int
@@ -34,7 +36,7 @@ var errLimit = errors.New("limit reached")
 
 func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
 	seen := 0
-	err := l.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
+	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
 		if seen >= l.n {
 			return errLimit
 		}
@@ -45,6 +47,19 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		return nil
 	}
 	return err
+}
+
+type unlimitedRefs struct{ inner transform.Refs }
+
+// Placeholders implements transform.Placeholders: the stand-ins of
+// records past the limit are no keys to check.
+func (unlimitedRefs) Placeholders() bool { return true }
+
+func (u unlimitedRefs) Ref(step, id string) (any, bool) {
+	if v, ok := u.inner.Ref(step, id); ok {
+		return v, true
+	}
+	return "{" + step + ":" + id + "}", true
 }
 
 // printProblems shows validate's findings on stderr; errors stop the
@@ -111,15 +126,34 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	// With a target, upsert and update read what it holds (reads only:
+	// the dry run writes nothing); offline their outcome is predicted.
+	// --sandbox reads the fresh sandbox apply --sandbox would load.
+	if c.conn == nil && f.conn.sandbox && f.metadata == "" {
+		cn, err := a.connect(ctx, f.conn, c.plan)
+		if err != nil {
+			return err
+		}
+		defer cn.Close()
+		c.conn = cn
+	}
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
 		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
-		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return a.unreachable(c.conn, err)
+		}
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
+	view.Unread = sum.Unread
 	if f.json {
 		if err := writeJSON(a.stdout, view); err != nil {
 			return err
@@ -131,6 +165,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), rate)
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
+		}
+		if sum.Unread > 0 {
+			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
+				plural(sum.Unread, "read", "reads"))
 		}
 		printErrors(a.stdout, view.Errors)
 	}
@@ -144,13 +182,14 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt})
+			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Partly: st.Partly})
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
+		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
 	}
 	return r
 }
@@ -242,10 +281,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	})
 	hook.finish()
 	var stale *executor.StaleError
+	var shifted *executor.ShiftedError
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &corrupt), errors.As(err, &other):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -274,6 +314,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintln(a.stdout)
 		printErrors(a.stdout, view.Errors)
+		printPartly(a.stdout, sum.Errors)
 		for _, u := range sum.Undecided {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
@@ -308,7 +349,8 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if h, busy := journal.InUse(pos[0]); busy {
+	h, busy := journal.InUse(pos[0])
+	if busy {
 		// status never waits for the lock: it reads what is on disk.
 		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
 	}
@@ -319,25 +361,57 @@ func (a *app) status(ctx context.Context, args []string) error {
 		Skipped   int    `json:"skipped"`
 		Pending   int    `json:"pending"`
 		InDoubt   int    `json:"in_doubt"`
+		Partly    int    `json:"partly_loaded,omitempty"`
 	}
 	out := struct {
 		Complete bool         `json:"complete"`
 		Steps    []stepStatus `json:"steps"`
 	}{Complete: sum.Complete, Steps: []stepStatus{}}
 	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt})
+		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+	}
+	code := statusCode(sum)
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		code = ExitInterrupted
 	}
 	if *asJSON {
-		return writeJSON(a.stdout, out)
+		if err := writeJSON(a.stdout, out); err != nil {
+			return err
+		}
+		return silent(code)
 	}
 	view := summaryJSON(sum)
 	printSteps(a.stdout, view, true)
-	if sum.Complete {
+	printPartly(a.stdout, sum.Errors)
+	switch {
+	case busy:
+		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
+	case code == ExitOK:
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	} else {
+	case code == ExitData:
+		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
-	return nil
+	return silent(code)
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt (run apply again), 1 when only failed ones keep
+// the run from complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	failed := false
+	for _, s := range sum.Steps {
+		if s.Pending+s.InDoubt > 0 {
+			return ExitInterrupted
+		}
+		failed = failed || s.Failed > 0
+	}
+	if failed || !sum.Complete {
+		return ExitData
+	}
+	return ExitOK
 }
 
 func (a *app) report(ctx context.Context, args []string) error {
@@ -411,7 +485,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	}
 	var client executor.Client
 	if *yes {
-		cn, err := a.connect(ctx, cf, nil)
+		cn, _, err := a.connectVersion(ctx, cf, nil)
 		if err != nil {
 			return err
 		}
@@ -454,6 +528,9 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		}
 		for _, w := range sum.Warnings {
 			fmt.Fprintln(a.stdout, "note:", w)
+		}
+		for _, r := range sum.InDoubt {
+			fmt.Fprintln(a.stdout, "left in doubt:", r)
 		}
 		if !*yes {
 			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)

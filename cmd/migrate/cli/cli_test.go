@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"github.com/migrate-tool/migrate/plan"
 	"io"
 	"net/http"
@@ -69,6 +70,15 @@ func TestExitCodes(t *testing.T) {
 		{"server failing at every call: info says so with exit 3",
 			[]string{"info", "--target", failingSrv.URL + sandbox.BasePath},
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "HTTP 500"},
+		// A password in the target URL is never echoed, whatever fails.
+		{"password in the URL, unreachable", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "127.0.0.1:1"},
+		{"password in the URL, no credentials", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"},
+			nil, ExitUnreachable, "", "no credentials for http://127.0.0.1:1/odata"},
+		{"password in a malformed URL", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:port/odata"},
+			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUsage, "", "the credentials in the target URL are ignored"},
+		{"password in the environment's URL, info", []string{"info"},
+			map[string]string{"MIGRATE_TARGET": strings.Replace(good, "://", "://demo:s3cretpw@", 1), "MIGRATE_TOKEN": "demo-pat"}, ExitOK, "target          " + good, ""},
 		{"status of missing journal", []string{"status", "nope.journal"}, nil, ExitUsage, "", "nope.journal"},
 		{"report wrong extension", []string{"report", "x.journal", "--out", "x.pdf"}, nil, ExitUsage, "", ".xlsx or .csv"},
 	}
@@ -91,12 +101,173 @@ func TestExitCodes(t *testing.T) {
 			if !strings.Contains(errb.String(), tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", errb.String(), tt.stderr)
 			}
-			for _, secret := range []string{"t0ps3cret", "wrong-pass-123"} {
+			for _, secret := range []string{"t0ps3cret", "wrong-pass-123", "s3cretpw"} {
 				if strings.Contains(out.String()+errb.String(), secret) {
 					t.Errorf("a secret was printed: %s%s", out.String(), errb.String())
 				}
 			}
 		})
+	}
+}
+
+// startSandbox serves a sandbox for one test and returns it with its
+// service root.
+func startSandbox(t *testing.T, o sandbox.Options) (*sandbox.Server, string) {
+	t.Helper()
+	sb, err := sandbox.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	return sb, srv.URL + sandbox.BasePath
+}
+
+// quickstartPlan is the example plan's absolute path.
+func quickstartPlan(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runIn runs commands with env as their whole environment (plus a home of
+// their own) and returns the exit code with stdout and stderr together.
+func runIn(t *testing.T, env map[string]string) func(args ...string) (int, string) {
+	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
+	return func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		return a.main(context.Background(), args), out.String() + errb.String()
+	}
+}
+
+// The Basic deprecation warning comes once per command, with one
+// "warning:" in front, whatever the command does with the target.
+func TestBasicWarningOnce(t *testing.T) {
+	t.Parallel()
+	_, target := startSandbox(t, sandbox.Options{})
+	quickstart := quickstartPlan(t)
+	journal := filepath.Join(t.TempDir(), "q.journal")
+	env := map[string]string{"MIGRATE_TARGET": target, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}
+	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
+	for _, args := range [][]string{
+		{"info"}, {"validate", quickstart}, {"plan", quickstart}, {"apply", quickstart, "--journal", journal},
+		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
+	} {
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		if code := a.main(context.Background(), args); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		if n := strings.Count(errb.String(), "basic authentication"); n != 1 || strings.Contains(errb.String(), "warning: warning:") {
+			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb.String())
+		}
+	}
+}
+
+// status exits as CLI.md says: 0 complete, 1 when failed records remain
+// and nothing else, 4 while records are pending or in doubt (run apply
+// again), so a script can tell "fix the data" from "resume".
+func TestStatusExitCodes(t *testing.T) {
+	t.Parallel()
+	quickstart := quickstartPlan(t)
+	refuse := func(entity, key string) string {
+		if entity == "CUSTOMERS" && key == "C1002" {
+			return "refused by the test"
+		}
+		return ""
+	}
+	tests := []struct {
+		name      string
+		opts      sandbox.Options
+		apply     int
+		status    int
+		statusOut string
+	}{
+		{"complete", sandbox.Options{}, ExitOK, ExitOK, "complete: every record"},
+		{"failed records", sandbox.Options{RefuseKey: refuse}, ExitData, ExitData, "failed records remain"},
+		{"in doubt", sandbox.Options{Faults: map[string]float64{sandbox.FaultDropAfterCommit: 1}}, ExitInterrupted, ExitInterrupted, "run apply again"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, target := startSandbox(t, tt.opts)
+			journal := filepath.Join(t.TempDir(), "q.journal")
+			run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
+			if code, out := run("apply", quickstart, "--target", target, "--journal", journal); code != tt.apply {
+				t.Fatalf("apply: exit %d, want %d\n%s", code, tt.apply, out)
+			}
+			if code, out := run("status", journal); code != tt.status || !strings.Contains(out, tt.statusOut) {
+				t.Errorf("status: exit %d, want %d with %q\n%s", code, tt.status, tt.statusOut, out)
+			}
+			if code, _ := run("status", journal, "--json"); code != tt.status {
+				t.Errorf("status --json: exit %d, want %d", code, tt.status)
+			}
+		})
+	}
+}
+
+// A source or metadata file given by an absolute path is read where it is,
+// not looked for under the plan's folder.
+func TestAbsolutePathsInThePlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, d := range []string{"plans", "data"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csv := filepath.Join(dir, "data", "parts.csv")
+	if err := os.WriteFile(csv, []byte("Code,Name\nP1,Bolt\nP2,Nut\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := sandbox.DemoMetadata().WriteXML(&md); err != nil {
+		t.Fatal(err)
+	}
+	mdFile := filepath.Join(dir, "data", "metadata.xml")
+	if err := os.WriteFile(mdFile, md.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plans", "parts.yaml")
+	body := fmt.Sprintf("version: 1\ntarget: {metadata: %q}\nsources:\n  parts: {file: %q}\nsteps:\n  - name: parts\n    entity: LOGPART\n    source: parts\n    fields: {PARTNAME: row.Code, PARTDES: row.Name}\n", mdFile, csv)
+	if err := os.WriteFile(planFile, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, target := startSandbox(t, sandbox.Options{})
+	run := runIn(t, map[string]string{"MIGRATE_TOKEN": "demo-pat"})
+	if code, out := run("validate", planFile); code != ExitOK || !strings.Contains(out, "checked against "+mdFile) {
+		t.Fatalf("validate offline: exit %d\n%s", code, out)
+	}
+	if code, out := run("apply", planFile, "--target", target, "--journal", filepath.Join(dir, "parts.journal")); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	var names []string
+	for _, p := range sb.Snapshot()["LOGPART"] {
+		names = append(names, fmt.Sprint(p["PARTNAME"]))
+	}
+	if want := []string{"P1", "P2"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("the sandbox holds parts %v, want %v", names, want)
+	}
+}
+
+// login names the target it logs in to, without the password a user wrote
+// into the URL.
+func TestLoginHidesURLPassword(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	env := map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+		openBrowser: func(string) error { return nil }}
+	a.main(ctx, []string{"login", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"})
+	all := out.String() + errb.String()
+	if strings.Contains(all, "s3cretpw") || !strings.Contains(all, "log in to http://127.0.0.1:1/odata/Priority/tabula.ini/demo") {
+		t.Errorf("login output:\n%s", all)
 	}
 }
 
@@ -125,17 +296,9 @@ func TestUndoInDoubtExits4(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	good := srv.URL + sandbox.BasePath
-	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	quickstart := quickstartPlan(t)
 	journal := filepath.Join(t.TempDir(), "q.journal")
-	env := map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
-	run := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		return a.main(context.Background(), args), out.String() + errb.String()
-	}
+	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
 	if code, out := run("apply", quickstart, "--target", good, "--journal", journal); code != ExitOK {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}

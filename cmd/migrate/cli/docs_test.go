@@ -209,7 +209,7 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	t.Parallel()
 	section := userdocs.Section(t, cliDoc, "JSON output")
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
-		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}} {
+		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
@@ -333,8 +333,8 @@ steps:
 		{"init: --out exists", []string{"init", "--entity", "CUSTOMERS", "--source", customers, "--sandbox", "--out", existing}, ExitUsage, "exists"},
 		// The next two run in order: a run with a refused record, then its status.
 		{"apply: a record the server refused", []string{"apply", quickstart, "--target", target, "--journal", journal}, ExitData, "customer C1002 is blocked"},
-		{"status: a run that is not complete", []string{"status", journal}, ExitOK, "not complete"},
-		{"status --json: the same", []string{"status", journal, "--json"}, ExitOK, `"complete": false`},
+		{"status: failed records remain", []string{"status", journal}, ExitData, "not complete: failed records remain"},
+		{"status --json: the same", []string{"status", journal, "--json"}, ExitData, `"complete": false`},
 		{"undo: the journal of another target", []string{"undo", journal, "--yes", "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
 		{"undo: its preview the same", []string{"undo", journal, "--target", other}, ExitUsage, "not " + other + ": nothing was sent"},
 		{"apply --retry-failed: the same", []string{"apply", quickstart, "--target", other, "--journal", journal, "--retry-failed", "--allow-plan-change"}, ExitUsage, "not " + other + ": nothing was sent"},

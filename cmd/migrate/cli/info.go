@@ -18,14 +18,20 @@ import (
 )
 
 type infoJSON struct {
-	Target        string   `json:"target"`
-	User          string   `json:"user"`
-	SystemVersion string   `json:"system_version"`
-	ODataVersion  string   `json:"odata_version"`
-	BatchLimit    int      `json:"batch_limit"`
-	BatchResponse string   `json:"batch_response"`
-	Allows        []string `json:"allows"`
-	Lacks         []string `json:"lacks"`
+	Target        string `json:"target"`
+	User          string `json:"user"`
+	SystemVersion string `json:"system_version"`
+	// SystemVersionFrom is the function that reported it, or where it was
+	// declared ("declared by --system-version"); "" when unknown.
+	SystemVersionFrom string   `json:"system_version_from"`
+	ODataVersion      string   `json:"odata_version"`
+	BatchLimit        int      `json:"batch_limit"`
+	BatchResponse     string   `json:"batch_response"`
+	Allows            []string `json:"allows"`
+	Lacks             []string `json:"lacks"`
+	// MayLack: with the version unknown, what a server before 22.0 may or
+	// may not have.
+	MayLack []string `json:"may_lack,omitempty"`
 }
 
 // features lists spec 9's gates with the version each needs.
@@ -46,6 +52,11 @@ var features = []struct {
 	{"Mandatory annotations", odata.Version.MandatoryAnnotation, "25.1"},
 }
 
+// newestWithoutVersionFunction is the newest a server that cannot say its
+// version may run (the function came with 22.0): what it lacks, an unknown
+// version surely lacks.
+var newestWithoutVersionFunction = odata.Version{Major: 21, Minor: 99}
+
 func (a *app) info(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	var cf connFlags
@@ -59,15 +70,11 @@ func (a *app) info(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := a.connect(ctx, cf, p)
+	c, v, err := a.connectVersion(ctx, cf, p)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	v, err := c.client.Version(ctx)
-	if err != nil {
-		return a.unreachable(c, err)
-	}
 	user, err := c.client.LoginName(ctx)
 	if err != nil {
 		return a.unreachable(c, err)
@@ -76,17 +83,24 @@ func (a *app) info(ctx context.Context, args []string) error {
 	if err != nil {
 		return a.unreachable(c, err)
 	}
-	out := infoJSON{Target: c.url, User: user, SystemVersion: v.Raw, ODataVersion: ov, BatchLimit: v.BatchLimit(), BatchResponse: "multipart/mixed", Allows: []string{}, Lacks: []string{}}
-	if v.Raw == "" {
-		out.SystemVersion = "older than 22.0 (no version function)"
+	out := infoJSON{Target: c.url, User: user, SystemVersion: v.Raw, SystemVersionFrom: v.From, ODataVersion: ov,
+		BatchLimit: v.BatchLimit(), BatchResponse: "multipart/mixed", Allows: []string{}, Lacks: []string{}}
+	if !v.Known() {
+		// Older than 22.0, but how much is unknown: what apply would do.
+		out.SystemVersion, out.BatchLimit = "unknown, older than 22.0 (no version function; declare it with --system-version)", 100
 	}
 	if v.JSONBatchResponses() {
 		out.BatchResponse = "JSON"
 	}
 	for _, f := range features {
-		if f.ok(v) {
+		switch {
+		case f.ok(v):
 			out.Allows = append(out.Allows, f.name)
-		} else {
+		case !v.Known() && !f.ok(newestWithoutVersionFunction):
+			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+		case !v.Known():
+			out.MayLack = append(out.MayLack, f.name+" (needs "+f.need+")")
+		default:
 			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
 		}
 	}
@@ -96,14 +110,28 @@ func (a *app) info(ctx context.Context, args []string) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\t%s\n", out.Target)
 	fmt.Fprintf(tw, "user\t%s (%s)\n", out.User, c.method)
-	fmt.Fprintf(tw, "system version\t%s\n", out.SystemVersion)
+	fmt.Fprintf(tw, "system version\t%s\n", systemVersionLine(v))
 	fmt.Fprintf(tw, "OData version\t%s\n", out.ODataVersion)
 	fmt.Fprintf(tw, "batch limit\t%d operations per $batch, responses as %s\n", out.BatchLimit, out.BatchResponse)
 	fmt.Fprintf(tw, "allows\t%s\n", strings.Join(out.Allows, "; "))
 	if len(out.Lacks) > 0 {
 		fmt.Fprintf(tw, "lacks\t%s\n", strings.Join(out.Lacks, "; "))
 	}
+	if len(out.MayLack) > 0 {
+		fmt.Fprintf(tw, "may lack\t%s\n", strings.Join(out.MayLack, "; "))
+	}
 	return tw.Flush()
+}
+
+// systemVersionLine is info's line: the version and which source it used.
+func systemVersionLine(v odata.Version) string {
+	switch {
+	case !v.Known():
+		return "unknown, older than 22.0: the target has no version function and none was declared (--system-version, " + envSystemVersion + " or target.system_version)"
+	case strings.HasPrefix(v.From, "declared"):
+		return v.Raw + " (" + v.From + "; the target has no version function)"
+	}
+	return v.Raw + " (reported by " + v.From + ")"
 }
 
 func optionalPlan(pos []string) (*plan.Plan, error) {
@@ -157,20 +185,16 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 	}
 	file := *out
 	if file == "" && p != nil && p.Target.Metadata != "" {
-		file = filepath.Join(p.Dir, p.Target.Metadata)
+		file = p.File(p.Target.Metadata)
 	}
 	if file == "" {
 		file = "metadata.xml"
 	}
-	c, err := a.connect(ctx, cf, p)
+	c, v, err := a.connectVersion(ctx, cf, p)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	v, err := c.client.Version(ctx)
-	if err != nil {
-		return a.unreachable(c, err)
-	}
 	var entities []string
 	if p != nil {
 		seen := map[string]bool{}
@@ -225,13 +249,6 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
 		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))
 	return nil
-}
-
-func versionText(v odata.Version) string {
-	if v.Raw == "" {
-		return "older than 22.0"
-	}
-	return v.String()
 }
 
 // replaceType puts GetMetadataFor's annotated entity type in place of the

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -100,5 +102,48 @@ func TestLoginLogout(t *testing.T) {
 	code, _, errOut = run("info", "--target", target)
 	if code != ExitUnreachable || !strings.Contains(errOut, "MIGRATE_TOKEN") {
 		t.Errorf("info after logout: exit %d: %s", code, errOut)
+	}
+}
+
+// The sandbox's banner names the OIDC application it accepts, and those
+// are what `migrate login` needs: a login with exactly them succeeds.
+func TestSandboxBannerNamesLoginClient(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", cfg)
+	ctx, stop := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: io.Discard, getenv: func(string) string { return "" }}
+		done <- a.main(ctx, []string{"sandbox", "--addr", "127.0.0.1:0"})
+		pw.Close()
+	}()
+	banner, err := bufio.NewReader(pr).ReadString('\n')
+	go io.Copy(io.Discard, pr)
+	defer func() { stop(); <-done }()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var url, id, secret string
+	for f := strings.Fields(banner); len(f) > 1; f = f[1:] {
+		switch f[0] {
+		case "sandbox:":
+			url = f[1]
+		case "client":
+			id = f[1]
+		case "secret":
+			secret = f[1]
+		}
+	}
+	if url == "" || id == "" || secret == "" {
+		t.Fatalf("the banner does not name the OIDC client and secret: %s", banner)
+	}
+	env := map[string]string{"MIGRATE_CLIENT_ID": id, "MIGRATE_CLIENT_SECRET": secret}
+	var out, errb bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return env[k] }, openBrowser: authtest.NewBrowser("demo", "demo").Open}
+	if code := a.main(context.Background(), []string{"login", "--target", url}); code != ExitOK {
+		t.Fatalf("login with the banner's client: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }

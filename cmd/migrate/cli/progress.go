@@ -3,36 +3,44 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/migrate-tool/migrate/plan"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // progressHook shows one bar per step on a terminal (progressbar does no
 // TTY detection of its own), and warnings always.
 type progressHook struct {
 	executor.NopHook
-	w   io.Writer
-	tty bool
+	w     io.Writer
+	tty   bool
+	quiet bool // --json: warnings only
 
 	mu     sync.Mutex
 	bars   map[string]*progressbar.ProgressBar
 	failed map[string]int
+	// desc is each bar's own description, shown again once a wait is over.
+	desc    map[string]string
+	waiting map[string]bool
 	// totals is the expected number of records of a step, where it can be
 	// known before reading (see expectedRecords); the bar then shows an ETA.
 	totals map[string]int
 }
 
 func (a *app) newHook(asJSON bool) *progressHook {
-	h := &progressHook{w: a.stderr, bars: map[string]*progressbar.ProgressBar{}, failed: map[string]int{}}
+	h := &progressHook{w: a.stderr, quiet: asJSON, bars: map[string]*progressbar.ProgressBar{}, failed: map[string]int{},
+		desc: map[string]string{}, waiting: map[string]bool{}}
 	if f, ok := a.stderr.(*os.File); ok && !asJSON {
 		h.tty = term.IsTerminal(int(f.Fd()))
 	}
@@ -49,9 +57,10 @@ func (h *progressHook) StepStarted(step, entity string) {
 	if n := h.totals[step]; n > 0 {
 		total = n
 	}
+	h.desc[step] = fmt.Sprintf("%-14s %s", step, entity)
 	h.bars[step] = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(h.w),
-		progressbar.OptionSetDescription(fmt.Sprintf("%-14s %s", step, entity)),
+		progressbar.OptionSetDescription(h.desc[step]),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("records"),
@@ -74,9 +83,40 @@ func (h *progressHook) RecordDone(step string, o executor.Outcome) {
 	}
 	if o.Status == "failed" {
 		h.failed[step]++
-		b.Describe(fmt.Sprintf("%-14s %d failed", step, h.failed[step]))
+		h.desc[step] = fmt.Sprintf("%-14s %d failed", step, h.failed[step])
+		b.Describe(h.desc[step])
+	} else if h.waiting[step] {
+		b.Describe(h.desc[step])
 	}
+	h.waiting[step] = false
 	_ = b.Add(1)
+}
+
+// longWait is the shortest pause told on a terminal without bars (a log);
+// the client's own pacing pauses under a second at every call.
+const longWait = 10 * time.Second
+
+// Waiting tells why a step's bar stands still: the bar's description
+// becomes "waiting 37 s for the rate limit" until the next record; without
+// a terminal, a long pause gets a line of its own.
+func (h *progressHook) Waiting(step string, w odata.Wait) {
+	if h.quiet || w.For < time.Second || !h.tty && w.For < longWait {
+		return
+	}
+	msg := fmt.Sprintf("waiting %d s before retrying", int(math.Ceil(w.For.Seconds())))
+	if w.RateLimit {
+		msg = fmt.Sprintf("waiting %d s for the rate limit", int(math.Ceil(w.For.Seconds())))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.bars[step]
+	if !h.tty || b == nil {
+		fmt.Fprintf(h.w, "%s: %s\n", step, msg)
+		return
+	}
+	h.waiting[step] = true
+	b.Describe(fmt.Sprintf("%-14s %s", step, msg))
+	_ = b.RenderBlank()
 }
 
 func (h *progressHook) StepFinished(step string, s executor.StepSummary) {
@@ -120,7 +160,7 @@ func expectedRecords(p *plan.Plan) map[string]int {
 		if st.GroupBy != nil || src == nil || !strings.EqualFold(filepath.Ext(src.File), ".csv") {
 			continue
 		}
-		if n, err := countLines(filepath.Join(p.Dir, src.File)); err == nil && n > 1 {
+		if n, err := countLines(p.File(src.File)); err == nil && n > 1 {
 			totals[st.Name] = n - 1 // the header
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,10 +32,103 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
 	fs.DurationVar(&c.timeout, "timeout", 3*time.Minute, "the longest one call may take (hosted servers drop calls past 3 minutes)")
+	fs.StringVar(&c.systemVersion, "system-version", "", "the target's system version MAJOR.MINOR, for servers before 22.0 that cannot say (overrides "+envSystemVersion+" and the plan's target.system_version); with --sandbox, the version it emulates (default 25.1)")
 	if withSandbox {
 		fs.BoolVar(&c.sandbox, "sandbox", false, "run against a fresh in-process sandbox with the demo schema")
-		fs.StringVar(&c.systemVersion, "system-version", "", "with --sandbox: the system version it emulates (default 25.1)")
 	}
+}
+
+// envSystemVersion declares the target's system version (CLI.md).
+const envSystemVersion = "MIGRATE_SYSTEM_VERSION"
+
+// declaredVersion is the system version the user declared, by CLI.md's
+// precedence: flag, environment, plan. Version{} when none was; its From
+// says where it was declared.
+func (a *app) declaredVersion(f connFlags, p *plan.Plan) (odata.Version, error) {
+	for _, d := range []struct{ value, from string }{
+		{f.systemVersion, "--system-version"},
+		{a.getenv(envSystemVersion), envSystemVersion},
+	} {
+		if d.value == "" {
+			continue
+		}
+		v, err := odata.ParseVersion(d.value)
+		if err != nil {
+			return v, usageErr("%s: %v", d.from, err)
+		}
+		v.From = "declared by " + d.from
+		return v, nil
+	}
+	if p != nil && p.Target.SystemVersion.Known() {
+		v := p.Target.SystemVersion
+		v.From = "declared by target.system_version at " + p.Target.SystemVersionPos.String()
+		return v, nil
+	}
+	return odata.Version{}, nil
+}
+
+// targetVersion is the version a connected command works to: the one the
+// target reports, else the declared one (given to the client, which checks
+// its batches against it). A declaration the target contradicts is wrong
+// about the server, and every gate would follow it: exit 2. Version{} when
+// the target has no version function and none was declared.
+func (a *app) targetVersion(ctx context.Context, c *conn, declared odata.Version) (odata.Version, error) {
+	reported, err := c.client.Version(ctx)
+	if err != nil {
+		return reported, a.unreachable(c, err)
+	}
+	switch {
+	case reported.Known() && declared.Known() && (reported.Major != declared.Major || reported.Minor != declared.Minor):
+		return reported, usageErr("system version %s %s, but the target reports %s (%s): correct the declaration or remove it",
+			declared, declared.From, reported, reported.From)
+	case reported.Known():
+		return reported, nil
+	case declared.Known():
+		c.client.SetVersion(declared)
+		return declared, nil
+	}
+	return reported, nil
+}
+
+// connectVersion connects and settles the target's version.
+func (a *app) connectVersion(ctx context.Context, f connFlags, p *plan.Plan) (*conn, odata.Version, error) {
+	declared, err := a.declaredVersion(f, p)
+	if err != nil {
+		return nil, declared, err
+	}
+	c, err := a.connect(ctx, f, p)
+	if err != nil {
+		return nil, declared, err
+	}
+	v, err := a.targetVersion(ctx, c, declared)
+	if err != nil {
+		c.Close()
+		return nil, v, err
+	}
+	return c, v, nil
+}
+
+// unknownVersion says, once per command, that the target cannot say its
+// version and none was declared, and what follows from it.
+func unknownVersion(p *plan.Plan) plan.Diagnostic {
+	pos := p.Target.Pos
+	if pos.Line == 0 {
+		pos = plan.Pos{File: p.Path}
+	}
+	return plan.Diagnostic{Pos: pos, Severity: plan.SeverityWarning, Message: "the target has no version function, so it runs a version before 22.0, but which one is unknown: " +
+		plan.DeclareVersion + "; until then text sub-forms and attachments are refused and batches hold at most 100 operations"}
+}
+
+// versionText names a version in output and, unless the target reported
+// it, where it came from.
+func versionText(v odata.Version) string {
+	switch {
+	case !v.Known():
+		return "unknown, older than 22.0 (no version function)"
+	case v.From == "" || strings.HasSuffix(v.From, "()"):
+		return v.String()
+	}
+	return v.String() + ", " + v.From
 }
 
 // conn is a connected target: a client, and the in-process sandbox behind it
@@ -55,21 +147,29 @@ func (c *conn) Close() {
 	}
 }
 
-// targetURL applies CLI.md's precedence: flag, environment, plan.
+// targetURL applies CLI.md's precedence: flag, environment, plan. A user
+// name and password written into the URL are dropped, with a note: they
+// would otherwise be echoed by every message that names the target.
 func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 	lang := 0
 	if p != nil {
 		lang = p.Target.Language
 	}
+	url := ""
 	switch {
 	case flagURL != "":
-		return flagURL, lang
+		url = flagURL
 	case a.getenv("MIGRATE_TARGET") != "":
-		return a.getenv("MIGRATE_TARGET"), lang
+		url = a.getenv("MIGRATE_TARGET")
 	case p != nil:
-		return p.Target.URL, lang
+		url = p.Target.URL
 	}
-	return "", lang
+	stripped := odata.StripUserinfo(url)
+	if stripped != url {
+		fmt.Fprintf(a.stderr, "note: the credentials in the target URL are ignored and never shown: use %s, or %s and %s\n",
+			auth.EnvToken, auth.EnvUser, auth.EnvPassword)
+	}
+	return stripped, lang
 }
 
 // connect builds the client for a command. With --sandbox it starts an
@@ -81,7 +181,12 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		cfg.MaxConcurrent = p.Target.Concurrency
 	}
 	if f.sandbox {
-		sb, err := sandbox.New(sandbox.Options{SystemVersion: f.systemVersion})
+		// The sandbox plays the server the user declared.
+		declared, err := a.declaredVersion(f, p)
+		if err != nil {
+			return nil, err
+		}
+		sb, err := sandbox.New(sandbox.Options{SystemVersion: declared.Raw})
 		if err != nil {
 			return nil, withCode(ExitUsage, err)
 		}
@@ -148,7 +253,7 @@ func (a *app) unreachable(c *conn, err error) error {
 func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, error) {
 	file := flagFile
 	if file == "" && p != nil && p.Target.Metadata != "" {
-		file = filepath.Join(p.Dir, p.Target.Metadata)
+		file = p.File(p.Target.Metadata)
 	}
 	if file == "" {
 		return nil, "", nil
@@ -165,20 +270,9 @@ func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, e
 	return md, file, nil
 }
 
-func parseVersionFlag(s string) (odata.Version, bool, error) {
-	if s == "" {
-		return odata.Version{}, false, nil
-	}
-	v, err := odata.ParseVersion(s)
-	if err != nil {
-		return v, false, usageErr("--system-version: %v", err)
-	}
-	return v, true, nil
-}
-
 // newest is assumed when validating offline against a metadata file that
 // does not say which version wrote it.
-var newest = odata.Version{Major: 25, Minor: 1, Raw: "25.1"}
+var newest = odata.Version{Major: 25, Minor: 1, Raw: "25.1", From: "assumed: none declared"}
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"path/filepath"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -53,32 +52,29 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 	if err != nil {
 		return nil, err
 	}
-	v, haveV, err := parseVersionFlag(f.conn.systemVersion)
+	declared, err := a.declaredVersion(f.conn, p)
 	if err != nil {
 		return nil, err
 	}
+	// Offline there is no server to ask: the declared version, else the
+	// newest.
+	offline := newest
+	if declared.Known() {
+		offline = declared
+	}
 	switch {
 	case md != nil && !needConn:
-		c.md, c.mdSource = md, file
-		c.version = newest
-		if haveV {
-			c.version = v
-		}
+		c.md, c.mdSource, c.version = md, file, offline
 	case f.conn.sandbox && !needConn:
-		c.md, c.mdSource = sandbox.DemoMetadata(), "the sandbox's demo schema"
-		c.version = newest
-		if haveV {
-			c.version = v
-		}
+		c.md, c.mdSource, c.version = sandbox.DemoMetadata(), "the sandbox's demo schema", offline
 	default:
-		cn, err := a.connect(ctx, f.conn, p)
+		cn, v, err := a.connectVersion(ctx, f.conn, p)
 		if err != nil {
 			return nil, err
 		}
-		c.conn = cn
-		if c.version, err = cn.client.Version(ctx); err != nil {
-			cn.Close()
-			return nil, a.unreachable(cn, err)
+		c.conn, c.version = cn, v
+		if !c.version.Known() {
+			c.diags = append(c.diags, unknownVersion(p))
 		}
 		if md != nil {
 			c.md, c.mdSource = md, file
@@ -122,7 +118,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
 	o := source.Options{
 		Name:       s.File,
-		Path:       filepath.Join(p.Dir, s.File),
+		Path:       p.File(s.File),
 		Encoding:   s.Encoding,
 		LazyQuotes: s.LazyQuotes,
 		Sheet:      s.Sheet,
@@ -198,7 +194,7 @@ func (a *app) validate(ctx context.Context, args []string) error {
 		switch {
 		case c.plan != nil && errs == 0:
 			fmt.Fprintf(a.stdout, "%s: ok: %s, %s, checked against %s (system version %s)\n",
-				c.plan.Path, plural(len(c.plan.Steps), "step", "steps"), plural(len(c.plan.Sources), "source", "sources"), c.mdSource, c.version)
+				c.plan.Path, plural(len(c.plan.Steps), "step", "steps"), plural(len(c.plan.Sources), "source", "sources"), c.mdSource, versionText(c.version))
 		default:
 			fmt.Fprintf(a.stdout, "%s\n", plural(errs, "problem", "problems"))
 		}

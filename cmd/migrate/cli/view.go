@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -22,6 +23,7 @@ type runJSON struct {
 	Complete     *bool       `json:"complete,omitempty"`
 	Journal      string      `json:"journal,omitempty"`
 	Estimate     *estimate   `json:"estimate,omitempty"`
+	Unread       int         `json:"reads_not_made,omitempty"`
 	Errors       []errorJSON `json:"errors"`
 	Undecided    []string    `json:"undecided,omitempty"`
 }
@@ -37,6 +39,7 @@ type stepJSON struct {
 	Failed    int    `json:"failed"`
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
+	Partly    int    `json:"partly_loaded,omitempty"`
 }
 
 type errorJSON struct {
@@ -47,6 +50,7 @@ type errorJSON struct {
 	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
 	PlanLocation string `json:"plan_location,omitempty"`
 	Message      string `json:"message"`
+	Partly       string `json:"partly_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -117,6 +121,29 @@ func printErrors(w io.Writer, errs []errorJSON) {
 			}
 			fmt.Fprintln(w, "    "+e.Location+transform.PlanNote(e.PlanLocation, e.Field)+": "+e.Message)
 		}
+	}
+}
+
+// printPartly lists the records whose entity exists although some of its
+// lines failed, saying what exists: apply --retry-failed sends only what
+// is missing.
+func printPartly(w io.Writer, errs []executor.RecordError) {
+	seen := map[string]bool{}
+	var lines []string
+	for _, e := range errs {
+		k := e.Step + "\x00" + e.Record
+		if e.Partly == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		lines = append(lines, fmt.Sprintf("  %s %s: %s; %s failed: %s", e.Step, e.Record, e.Partly, e.Location, e.Message))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", plural(len(lines), "record", "records"))
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 }
 

@@ -1,0 +1,276 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Issue 12: which documents on the server may be the one an in-doubt
+// create made, when the server assigns its key. Reconciliation takes the
+// only one; resolve lists them for the user.
+
+// Candidate is a document that may be the one an in-doubt create made.
+type Candidate struct {
+	Key    string         // key expression, as the journal keeps it
+	Fields map[string]any // the fields it was matched on
+}
+
+// cond is one comparison of the lookup's $filter.
+type cond struct {
+	field string
+	op    string // eq, gt
+	value any    // as odata.DecodeEntity gives it (json.Number, string, ...)
+	lit   string
+}
+
+// candidates are the documents of the record's entity that match the
+// create in doubt: its step's match: fields (else every scalar field it
+// wrote), created after the step's watermark, not held by another record
+// of the journal (claimed), and not holding a line the record did not
+// send. why, when set, says the lookup cannot decide (nothing to match
+// on, a filter the server did not apply).
+func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Candidate, string, error) {
+	ent := r.entityOf(s.Step)
+	if ent == "" {
+		ent = s.URL // an entity's create is posted to its entity set
+	}
+	set := r.md.EntitySet(ent)
+	written, err := odata.DecodeEntity(s.Match)
+	if len(s.Match) == 0 || err != nil || set == nil {
+		return nil, "nothing to match it on", nil
+	}
+	want := map[string]any{}
+	names := r.matchOf(s.Step)
+	if len(names) == 0 {
+		for k := range written {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+	}
+	var conds []cond
+	for _, k := range names {
+		v, ok := written[k]
+		if !ok {
+			continue
+		}
+		want[k] = v
+		p := set.Type.Property(k)
+		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean || len(conds) == 8 {
+			continue // compared on the rows, not filtered on
+		}
+		dv, err := odata.DecodeValue(p.Type, v)
+		if err != nil {
+			continue
+		}
+		lit, err := odata.FormatLiteral(dv)
+		if err != nil {
+			continue
+		}
+		conds = append(conds, cond{field: k, op: "eq", value: v, lit: lit})
+	}
+	if len(conds) == 0 {
+		return nil, "nothing to match it on", nil
+	}
+	if f := autoUnique(set.Type); f != "" {
+		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
+			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+		} else if !ok {
+			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+		}
+	}
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		parts[i] = c.field + " " + c.op + " " + c.lit
+	}
+	q := url.Values{"$filter": {strings.Join(parts, " and ")}, "$top": {"100"}}
+	resp, err := r.read(ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
+	if err != nil {
+		return nil, "", err
+	}
+	if resp.Status != 200 {
+		return nil, fmt.Sprintf("looking it up gave status %d", resp.Status), nil
+	}
+	var body struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(resp.Body, &body) != nil {
+		return nil, "the lookup's answer is not a list", nil
+	}
+	wantJSON, _ := odata.MarshalBody(want)
+	var found []Candidate
+	for _, raw := range body.Value {
+		e, err := odata.DecodeEntity(raw)
+		if err != nil {
+			return nil, "the lookup's answer holds a row that cannot be read", nil
+		}
+		// SERVICE-NOTES: a filter the server cannot apply is ignored
+		// silently; a row outside it proves that, and then an empty or
+		// partial answer proves nothing.
+		for _, c := range conds {
+			if !satisfies(e[c.field], c) {
+				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
+			}
+		}
+		if !fieldsEqual(raw, wantJSON) {
+			continue
+		}
+		k := keyOf(set.Type, e)
+		if k == "" || claimed[s.Step+"|"+k] {
+			continue
+		}
+		fields := map[string]any{}
+		for f := range want {
+			fields[f] = e[f]
+		}
+		found = append(found, Candidate{Key: k, Fields: fields})
+	}
+	if len(found) < 2 {
+		return found, "", nil
+	}
+	return r.byLines(s, ent, found)
+}
+
+// satisfies checks one value of a returned row against a condition.
+func satisfies(v any, c cond) bool {
+	if c.op == "eq" {
+		return valuesEqual(v, c.value)
+	}
+	var n string
+	switch x := v.(type) {
+	case json.Number:
+		n = string(x)
+	case string: // IEEE754Compatible answers quote Int64
+		n = x
+	default:
+		return false
+	}
+	a, e1 := odata.ParseDecimal(n, '.')
+	b, e2 := odata.ParseDecimal(c.lit, '.')
+	return e1 == nil && e2 == nil && a.Cmp(b) > 0
+}
+
+// byLines keeps the candidates whose lines the record could have written:
+// a document holding a line that matches none the record sent is someone
+// else's. Each candidate is read with $expand of the sub-forms the record
+// wrote.
+func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]Candidate, string, error) {
+	rec := r.state.Record(s.Step, s.Rec)
+	if rec == nil {
+		return cands, "", nil
+	}
+	sent := map[string][]json.RawMessage{} // collection nav → lines' match fields
+	for path, sub := range rec.Subs {
+		if path == "" || depth(path) != 1 || sub.Op != journal.OpCreate || len(sub.Match) == 0 {
+			continue
+		}
+		sent[sub.Nav] = append(sent[sub.Nav], sub.Match)
+	}
+	set := r.md.EntitySet(ent)
+	var navs []string
+	for nav := range sent {
+		if n := set.Type.Navigation(nav); n != nil && n.Collection {
+			navs = append(navs, nav)
+		}
+	}
+	if len(navs) == 0 {
+		return cands, "", nil
+	}
+	sort.Strings(navs)
+	var kept []Candidate
+	for _, c := range cands {
+		resp, err := r.read(ent + "(" + c.Key + ")?$expand=" + strings.Join(navs, ","))
+		if err != nil {
+			return nil, "", err
+		}
+		if resp.Status != 200 {
+			return cands, "", nil // cannot tell them apart: all stay
+		}
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(resp.Body, &doc) != nil {
+			return cands, "", nil
+		}
+		if linesFit(doc, navs, sent) {
+			kept = append(kept, c)
+		}
+	}
+	return kept, "", nil
+}
+
+// linesFit reports whether every line of the document matches a distinct
+// line the record sent.
+func linesFit(doc map[string]json.RawMessage, navs []string, sent map[string][]json.RawMessage) bool {
+	for _, nav := range navs {
+		var lines []json.RawMessage
+		if raw, ok := doc[nav]; ok && string(raw) != "null" {
+			if json.Unmarshal(raw, &lines) != nil {
+				return false
+			}
+		}
+		used := make([]bool, len(sent[nav]))
+	line:
+		for _, l := range lines {
+			for i, m := range sent[nav] {
+				if !used[i] && fieldsEqual(l, m) {
+					used[i] = true
+					continue line
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
+// entityOf is a step's entity, from the journal header or the plan.
+func (r *runner) entityOf(step string) string {
+	for _, s := range r.state.Header.Steps {
+		if s.Name == step {
+			return s.Entity
+		}
+	}
+	if r.opts != nil && r.opts.Plan != nil {
+		for _, s := range r.opts.Plan.Steps {
+			if s.Name == step {
+				return s.Entity
+			}
+		}
+	}
+	return ""
+}
+
+// matchOf is a step's match: fields, from the journal header or the plan.
+func (r *runner) matchOf(step string) []string {
+	for _, s := range r.state.Header.Steps {
+		if s.Name == step && len(s.Match) > 0 {
+			return s.Match
+		}
+	}
+	if r.opts != nil && r.opts.Plan != nil {
+		for _, s := range r.opts.Plan.Steps {
+			if s.Name == step {
+				return s.Match
+			}
+		}
+	}
+	return nil
+}
+
+// warnOnce gives a warning once per key and run.
+func (r *runner) warnOnce(key, msg string) {
+	r.mu.Lock()
+	if r.warned == nil {
+		r.warned = map[string]bool{}
+	}
+	seen := r.warned[key]
+	r.warned[key] = true
+	r.mu.Unlock()
+	if !seen {
+		r.hook.Warn(msg)
+	}
+}

@@ -1,0 +1,76 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// stepClock is a clock whose sleeps pass at once and move it on.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+type waitHook struct {
+	NopHook
+	mu    sync.Mutex
+	waits []string
+}
+
+func (h *waitHook) Waiting(step string, w odata.Wait) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waits = append(h.waits, fmt.Sprintf("%s %v rate-limit=%v", step, w.For, w.RateLimit))
+}
+
+// The client's pauses for the rate limit reach the hook as the step's, so
+// that the progress view can say why nothing moves.
+func TestHookHearsRateLimitWaits(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: env.srv.Client(), CallsPerMinute: 2, Clock: &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []transform.Result
+	for _, code := range []string{"P1", "P2", "P3"} {
+		parts = append(parts, rec("parts", "LOGPART", code, 2, map[string]any{"PARTNAME": code, "PARTDES": "part " + code}))
+	}
+	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
+	hook := &waitHook{}
+	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+	if got := len(env.entities("LOGPART", "PARTNAME")); got != 3 {
+		t.Fatalf("the sandbox holds %d parts, want 3", got)
+	}
+	// Two calls a minute: the second and third batch each wait 30 s.
+	want := []string{"parts 30s rate-limit=true", "parts 30s rate-limit=true"}
+	if !reflect.DeepEqual(hook.waits, want) {
+		t.Errorf("waits = %q, want %q", hook.waits, want)
+	}
+}

@@ -1,0 +1,230 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Issue 12 item 4: what reconciliation cannot decide (look-alike documents
+// with the same lines) would block every resume and undo for ever. resolve
+// lists it with the candidates and records the user's decision in the
+// journal, as an outcome that apply, undo and status replay.
+
+// InDoubtRecord is a record whose work is in doubt, as resolve lists it.
+type InDoubtRecord struct {
+	Step, Record string
+	Entity       string
+	Location     string          // the source location, when the journal knows it
+	Sent         json.RawMessage // the fields its entity's create wrote
+	Lines        int             // sub-form lines it sent
+	// Create is set when the entity's own create is in doubt and the server
+	// assigns its key: a decision names the key (or "not created").
+	Create     bool
+	Candidates []Candidate
+	// Note says why there are no candidates to choose from, or what else
+	// is in doubt.
+	Note string
+}
+
+// ResolveOptions drive InDoubt and Resolve.
+type ResolveOptions struct {
+	Client   Client
+	Metadata *odata.Metadata
+	Hook     Hook
+}
+
+// resolver is a runner over a journal, for lookups only.
+func resolver(ctx context.Context, st *journal.State, opts ResolveOptions) *runner {
+	h := opts.Hook
+	if h == nil {
+		h = NopHook{}
+	}
+	return &runner{opts: &Options{Client: opts.Client, Metadata: opts.Metadata}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
+}
+
+// InDoubt lists every record of the journal whose work is in doubt, in
+// journal order, with the documents that may be its own.
+func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]InDoubtRecord, error) {
+	st, err := journal.Load(journalPath)
+	if err != nil {
+		return nil, err
+	}
+	r := resolver(ctx, st, opts)
+	claimed, _ := claimedKeys(st)
+	var out []InDoubtRecord
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			if rec.Status() != journal.InDoubt {
+				continue
+			}
+			d, err := r.describe(rec, claimed)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// describe is one record in doubt, with its candidates when its entity's
+// create is in doubt.
+func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubtRecord, error) {
+	d := InDoubtRecord{Step: rec.Step, Record: rec.ID, Entity: r.entityOf(rec.Step), Location: rec.Loc}
+	if d.Location == "" && looksLikeLocation(rec.ID) {
+		d.Location = rec.ID
+	}
+	for path, s := range rec.Subs {
+		if path != "" && s.Op == journal.OpCreate {
+			d.Lines++
+		}
+	}
+	root := rec.Subs[""]
+	if d.Entity == "" && root != nil && root.Op == journal.OpCreate {
+		d.Entity = root.URL // an entity's create is posted to its entity set
+	}
+	switch {
+	case root != nil && root.InDoubt() && root.Op == journal.OpCreate && root.Key == "":
+		d.Create, d.Sent = true, root.Match
+		cands, why, err := r.candidates(root, claimed)
+		if err != nil {
+			return d, err
+		}
+		d.Candidates, d.Note = cands, why
+		if why == "" && len(cands) == 0 {
+			d.Note = "no document matches: it was not created (apply would send it again)"
+		}
+	case root != nil && root.InDoubt():
+		d.Sent = root.Match
+		d.Note = fmt.Sprintf("its %s of %s is in doubt; run apply to reconcile it", root.Op, root.URL)
+	default:
+		d.Note = "some of its lines are in doubt; run apply to reconcile them"
+	}
+	return d, nil
+}
+
+// looksLikeLocation: a record without id: is named by its source location.
+func looksLikeLocation(id string) bool {
+	i := strings.LastIndexAny(id, ":!")
+	if i < 0 || i == len(id)-1 {
+		return false
+	}
+	for _, c := range id[i+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Decision is what the user says of a record in doubt: its document is
+// Key, or it was not created.
+type Decision struct {
+	Step, Record string
+	Key          string // as typed: SO26000002 or 'SO26000002'
+	NotCreated   bool
+}
+
+// DecisionError is a decision that cannot be recorded as given: the
+// record is not in doubt, the key names no document or another record's.
+type DecisionError struct{ Msg string }
+
+func (e *DecisionError) Error() string { return e.Msg }
+
+func decisionErr(format string, args ...any) error {
+	return &DecisionError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Resolve records a decision in the journal as an outcome (by "user"):
+// with a key, the record's entity is that document (checked to exist and
+// to belong to no other record); not created, every sub-request of the
+// record in doubt is forgotten and apply sends it again.
+func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOptions) (string, error) {
+	jr, st, err := journal.Open(journalPath)
+	if err != nil {
+		return "", err
+	}
+	defer jr.Close()
+	rec := st.Record(d.Step, d.Record)
+	if rec == nil || rec.Status() != journal.InDoubt {
+		return "", decisionErr("%s/%s is not in doubt (`migrate resolve %s` lists what is)", d.Step, d.Record, journalPath)
+	}
+	results := map[int][]journal.Result{}
+	var what string
+	if d.NotCreated {
+		for _, s := range rec.Subs {
+			if s.InDoubt() {
+				results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: -1, Error: "resolved by the user: not created", By: "user"})
+			}
+		}
+		for _, s := range rec.Extra {
+			if s.InDoubt() {
+				results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: -1, Error: "resolved by the user: not done", By: "user"})
+			}
+		}
+		what = "not created: the next apply sends it again"
+	} else {
+		root := rec.Subs[""]
+		if root == nil || !root.InDoubt() || root.Op != journal.OpCreate || root.Key != "" {
+			return "", decisionErr("%s/%s: its entity's create is not what is in doubt, so there is no key to choose; run apply to reconcile it, or use --not-created", d.Step, d.Record)
+		}
+		r := resolver(ctx, st, opts)
+		ent := r.entityOf(d.Step)
+		if ent == "" {
+			ent = root.URL
+		}
+		set := r.md.EntitySet(ent)
+		if set == nil {
+			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)
+		}
+		key := keyLiteral(set.Type, d.Key)
+		claimed, _ := claimedKeys(st)
+		if claimed[d.Step+"|"+key] {
+			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
+		}
+		resp, err := r.read(ent + "(" + key + ")")
+		if err != nil {
+			return "", err
+		}
+		if resp.Status != 200 {
+			return "", decisionErr("%s(%s): the target answered %d; give the key of a document that exists (migrate resolve %s lists the candidates)", ent, key, resp.Status, journalPath)
+		}
+		results[root.Batch] = append(results[root.Batch], journal.Result{ID: root.ID, Status: 201, Key: key, By: "user"})
+		what = fmt.Sprintf("its document is %s(%s); the next apply reconciles its lines under it", ent, key)
+	}
+	batches := make([]int, 0, len(results))
+	for b := range results {
+		batches = append(batches, b)
+	}
+	sort.Ints(batches)
+	var entries []journal.Entry
+	for _, b := range batches {
+		entries = append(entries, journal.Entry{Kind: journal.KindOutcome, Batch: b, Results: results[b]})
+	}
+	if err := jr.Append(entries...); err != nil {
+		return "", err
+	}
+	return what, nil
+}
+
+// keyLiteral is a key as the journal writes it: SO26000002 typed for a
+// text key becomes 'SO26000002'; a key already written as a literal, or a
+// composite one (NAME=value,...), is kept.
+func keyLiteral(t *odata.EntityType, typed string) string {
+	k := strings.TrimSpace(typed)
+	if strings.HasPrefix(k, "'") || strings.Contains(k, "=") || len(t.Key) != 1 {
+		return k
+	}
+	if p := t.Property(t.Key[0]); p != nil && p.Type == odata.EdmString {
+		return "'" + strings.ReplaceAll(k, "'", "''") + "'"
+	}
+	return k
+}

@@ -1,0 +1,129 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// The watermark query's answer: the highest value, nothing for an empty
+// entity, and no watermark when the server did not order the rows or
+// cannot answer.
+func TestHighest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		status     int
+		value, why string
+	}{
+		{"two rows, descending", `{"value":[{"ORD":12},{"ORD":7}]}`, 200, "12", ""},
+		{"one row", `{"value":[{"ORD":3}]}`, 200, "3", ""},
+		{"IEEE754Compatible", `{"value":[{"ORD":"30"},{"ORD":"4"}]}`, 200, "30", ""},
+		{"empty entity", `{"value":[]}`, 200, "", ""},
+		{"$orderby ignored", `{"value":[{"ORD":1},{"ORD":2}]}`, 200, "", "the server ignored $orderby"},
+		{"field hidden", `{"value":[{"ORDNAME":"SO1"}]}`, 200, "", "the rows lack ORD"},
+		{"refused", `{"error":{}}`, 400, "", "status 400"},
+		{"not a list", `[1]`, 200, "", "the answer is not a list of rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v, why := highest(odata.BatchResponse{Status: tt.status, Body: []byte(tt.body)}, "ORD")
+			if v != tt.value || why != tt.why {
+				t.Errorf("got %q, %q; want %q, %q", v, why, tt.value, tt.why)
+			}
+		})
+	}
+}
+
+func TestAutoUnique(t *testing.T) {
+	t.Parallel()
+	md := sandbox.DemoMetadata()
+	for ent, want := range map[string]string{"ORDERS": "ORD", "AINVOICES": "IV", "CUSTOMERS": "CUST", "CURRENCIES": ""} {
+		if got := autoUnique(md.EntitySet(ent).Type); got != want {
+			t.Errorf("%s: %q, want %q", ent, got, want)
+		}
+	}
+}
+
+// warnings records the hook's warnings.
+type warnings struct {
+	NopHook
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Warn(msg string) {
+	w.mu.Lock()
+	w.msgs = append(w.msgs, msg)
+	w.mu.Unlock()
+}
+
+// A journal written before watermarks existed keeps today's matching (any
+// document with the fields), and says so.
+func TestReconcileWithoutWatermarkWarns(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	ctx := context.Background()
+	for _, r := range []odata.BatchRequest{
+		{ID: "1", Method: "POST", URL: "CUSTOMERS", Body: []byte(`{"CUSTNAME":"C1","CUSTDES":"One"}`), Headers: map[string]string{"content-type": "application/json"}},
+		{ID: "2", Method: "POST", URL: "ORDERS", Body: []byte(`{"CUSTNAME":"C1","DETAILS":"same"}`), Headers: map[string]string{"content-type": "application/json"}},
+	} {
+		if _, err := env.client.Batch(ctx, []odata.BatchRequest{r}, batchOptions); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := testPlan(step("orders", "ORDERS"))
+	f := &fakeRecords{results: map[string][]transform.Result{"orders": {sameHeaderOrder("O1", 2)}}}
+	o := env.opts(t, p, f)
+	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, j.Append(journal.Entry{Kind: journal.KindIntent, Batch: j.NextBatch(), Subs: []journal.Sub{
+		{ID: "1", Step: "orders", Rec: "O1", Op: journal.OpCreate, Meth: "POST", URL: "ORDERS", Match: []byte(`{"CUSTNAME":"C1","DETAILS":"same"}`)}}}))
+	must(t, j.Close())
+	w := &warnings{}
+	o.Hook = w
+	if _, err := Apply(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := journal.Load(o.Journal)
+	if r := st.Record("orders", "O1"); r.Key != "'SO26000001'" {
+		t.Errorf("O1: key %q; an old journal matches any document with its fields", r.Key)
+	}
+	if !strings.Contains(strings.Join(w.msgs, "\n"), "the journal has no watermark of ORDERS") {
+		t.Errorf("warnings: %q", w.msgs)
+	}
+}
+
+// A returned row is checked against every condition of the lookup.
+func TestSatisfies(t *testing.T) {
+	t.Parallel()
+	gt := cond{field: "ORD", op: "gt", lit: "41"}
+	eq := cond{field: "CUSTNAME", op: "eq", value: "C1", lit: "'C1'"}
+	tests := []struct {
+		v    any
+		c    cond
+		want bool
+	}{
+		{json.Number("42"), gt, true},
+		{json.Number("41"), gt, false},
+		{"42", gt, true}, // IEEE754Compatible
+		{nil, gt, false},
+		{"C1", eq, true},
+		{"c1", eq, false}, // a server that compares without case gave it: not our filter
+	}
+	for _, tt := range tests {
+		if got := satisfies(tt.v, tt.c); got != tt.want {
+			t.Errorf("satisfies(%v, %s %s %s) = %v", tt.v, tt.c.field, tt.c.op, tt.c.lit, got)
+		}
+	}
+}
