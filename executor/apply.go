@@ -39,6 +39,7 @@ type runner struct {
 	// refd, when set, names the steps whose keys ref() may ask for: the
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
+	warm warmth // entity sets whose 404 is the truth (reads.go)
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -404,6 +405,7 @@ type stepRun struct {
 	entity string
 	b      *builder
 	pk     *packer
+	brk    *breaker
 
 	mu       sync.Mutex
 	queued   []unit
@@ -413,7 +415,7 @@ type stepRun struct {
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
@@ -842,8 +844,22 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			done = append(done, w)
 		}
 	}
+	var reported []*work
+	var stop *SameErrorsError
 	for _, w := range done {
+		pending, earlier := sr.brk.observe(w)
+		if pending {
+			if earlier != nil {
+				for _, id := range earlier {
+					entries = append(entries, pendingEntry(sr.step.Name, id, ""))
+				}
+				stop = &SameErrorsError{Step: sr.step.Name, Entity: sr.entity, Message: screenError(w), Count: sr.brk.max}
+			}
+			entries = append(entries, pendingEntry(sr.step.Name, w.id, w.rec.Loc.String()))
+			continue
+		}
 		entries = append(entries, sr.finalEntry(w))
+		reported = append(reported, w)
 		if w.root != nil && w.root.ok() && w.root.key != "" {
 			r.setKey(sr.step.Name, w.id, w.root.key)
 		}
@@ -860,8 +876,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	if err := appendOutcome(entries...); err != nil {
 		return err
 	}
-	for _, w := range done {
+	for _, w := range reported {
 		sr.report(w)
+	}
+	if stop != nil {
+		return stop
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: step %s, batch %d: %s", ErrInDoubt, sr.step.Name, seq, entries[0].InDoubt)

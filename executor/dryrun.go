@@ -175,16 +175,13 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
-		byID := make(map[string]odata.BatchResponse, len(got))
-		for _, g := range got {
-			byID[g.ID] = g
+		// Before 22.1 the answers' ids take other forms (readAnswers).
+		ordered, problem := readAnswers(reads, got)
+		if ordered == nil {
+			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
 		}
-		for j, q := range reads {
-			g, ok := byID[q.ID]
-			if !ok {
-				return nil, fmt.Errorf("the target's answer lacks sub-request %s (GET %s)", q.ID, q.URL)
-			}
-			resps[at[j]] = g
+		for j := range reads {
+			resps[at[j]] = ordered[j]
 		}
 		return resps, nil
 	}

@@ -717,9 +717,11 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	return m, resp.body, nil
 }
 
-// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0). An
-// entity not requested yet may not be prepared: then it reads X?$top=1 and
-// asks once more.
+// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0), X
+// being both the entity set and its type's name. A cold entity may not be
+// prepared, and has been seen answering another entity's type
+// (SERVICE-NOTES): it reads X?$top=1 first, takes only the type named X,
+// and after a refusal or another type warms X up and asks once more.
 func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
 	lit, _ := FormatLiteral(entity)
 	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
@@ -737,6 +739,9 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 		}
 		return t, resp.body, nil
 	}
+	if err := c.warm(ctx, entity); err != nil {
+		return nil, nil, err
+	}
 	t, raw, err := get()
 	if err == nil {
 		return t, raw, nil
@@ -749,11 +754,24 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 	if errors.As(err, &ide) || ctx.Err() != nil {
 		return nil, raw, err
 	}
-	// Not prepared yet: a read of the entity prepares it.
-	if perr := c.Get(ctx, entity, Query{Top: 1}, nil); perr != nil {
-		return nil, raw, fmt.Errorf("%w (and preparing it with GET %s?$top=1 failed: %v)", err, entity, perr)
+	if werr := c.warm(ctx, entity); werr != nil {
+		return nil, raw, fmt.Errorf("%w (and %v)", err, werr)
 	}
 	return get()
+}
+
+// warm reads SET?$top=1, which prepares a cold form: one not used since the
+// server started can answer 404 to its first GET (SERVICE-NOTES: "404 on
+// the first probe, 200 on the second"), so a 404 is asked once more.
+func (c *Client) warm(ctx context.Context, set string) error {
+	err := c.Get(ctx, set, Query{Top: 1}, nil)
+	if IsNotFound(err) {
+		err = c.Get(ctx, set, Query{Top: 1}, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("warming %s up with GET %s?$top=1: %w", set, set, err)
+	}
+	return nil
 }
 
 // ClearEntityMetadata asks the server to rebuild an entity's metadata

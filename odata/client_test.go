@@ -698,9 +698,79 @@ func TestClientMetadata(t *testing.T) {
 	for _, s := range log()[1:] {
 		paths = append(paths, strings.TrimPrefix(s.Path, "/odata/Priority/tabula.ini/demo/")+"?"+s.Query)
 	}
-	want := []string{"GetMetadataFor(entity='ORDERS')?", "ORDERS?$top=1", "GetMetadataFor(entity='ORDERS')?"}
+	want := []string{"ORDERS?$top=1", "GetMetadataFor(entity='ORDERS')?"}
 	if !reflect.DeepEqual(paths, want) {
 		t.Errorf("calls = %v, want %v", paths, want)
+	}
+}
+
+// SERVICE-NOTES: a cold form answers 404 to its first GET, and a cold
+// entity's GetMetadataFor can answer another entity's type. MetadataFor
+// warms the entity, takes only the type asked for, and never the other.
+func TestClientMetadataForColdEntity(t *testing.T) {
+	t.Parallel()
+	m := demoModel()
+	frag := func(name string) []byte {
+		var b bytes.Buffer
+		if err := m.Type(name).WriteXML(&b, m.Namespace); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	tests := []struct {
+		name      string
+		wrongFor  int // how many GetMetadataFor answers give another type
+		want      []string
+		wantError string
+	}{
+		{"warm at once", 0, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200"}, ""},
+		{"another type once", 1, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200", "ORDERS?$top=1 200", "GetMetadataFor 200"}, ""},
+		{"another type always", 9, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200", "ORDERS?$top=1 200", "GetMetadataFor 200"},
+			"no EntityType ORDERS, only ORDERITEMS_SUBFORM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var calls []string
+			reads, wrong := 0, tt.wrongFor
+			srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case strings.Contains(r.URL.Path, "GetMetadataFor"):
+					calls = append(calls, "GetMetadataFor 200")
+					w.Header().Set("Content-Type", "application/xml")
+					if wrong > 0 {
+						wrong--
+						w.Write(frag("ORDERITEMS_SUBFORM")) //nolint:errcheck
+						return
+					}
+					w.Write(frag("ORDERS")) //nolint:errcheck
+				case strings.HasSuffix(r.URL.Path, "/ORDERS"):
+					if reads++; reads == 1 {
+						calls = append(calls, "ORDERS?"+r.URL.RawQuery+" 404")
+						w.WriteHeader(404)
+						return
+					}
+					calls = append(calls, "ORDERS?"+r.URL.RawQuery+" 200")
+					writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
+				}
+			})
+			c, _ := newTestClient(t, srv, nil)
+			et, _, err := c.MetadataFor(context.Background(), "ORDERS")
+			switch {
+			case tt.wantError == "" && (err != nil || !reflect.DeepEqual(et, m.Type("ORDERS"))):
+				t.Errorf("MetadataFor = %v, %v", et, err)
+			case tt.wantError != "" && (err == nil || et != nil || !strings.Contains(err.Error(), tt.wantError)):
+				t.Errorf("MetadataFor = %v, %v; want an error with %q", et, err, tt.wantError)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !reflect.DeepEqual(calls, tt.want) {
+				t.Errorf("calls = %q, want %q", calls, tt.want)
+			}
+		})
 	}
 }
 

@@ -188,7 +188,7 @@ func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[st
 		return
 	}
 	for _, prop := range t.Properties {
-		if !prop.Mandatory || prop.Computed || written[prop.Name] || isServerNumbered(entity, prop.Name) {
+		if !prop.Mandatory || !prop.Writable() || written[prop.Name] || isServerNumbered(entity, prop.Name) {
 			continue
 		}
 		c.d.errorf(pos, "%s does not write %s.%s, which is mandatory; map it in fields", what, entity, prop.Name)
@@ -207,8 +207,8 @@ func (c *mdChecker) fields(t *odata.EntityType, entity string, fs []*Field) {
 			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, propNames(t)))
 			continue
 		}
-		if prop.Computed {
-			c.d.errorf(f.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", entity, f.Name)
+		if msg := odata.WriteRefusal(prop); msg != "" {
+			c.d.errorf(f.Pos, "%s.%s %s", entity, f.Name, msg)
 			continue
 		}
 		if f.Expr.IsConst {

@@ -19,6 +19,9 @@ func demoMetadata() *odata.Metadata {
 	}
 	mand := func(p *odata.Property) *odata.Property { p.Mandatory = true; return p }
 	comp := func(p *odata.Property) *odata.Property { p.Computed = true; return p }
+	// ro is Core.Permissions Read, as real documents mark a field the API
+	// may not write; a mandatory one is not asked for.
+	ro := func(p *odata.Property) *odata.Property { p.ReadOnly = true; return p }
 	coll := func(name string) *odata.NavigationProperty {
 		return &odata.NavigationProperty{Name: name, Type: name, Collection: true, ContainsTarget: true}
 	}
@@ -50,7 +53,7 @@ func demoMetadata() *odata.Metadata {
 			Navigations: []*odata.NavigationProperty{coll("ORDERITEMS_SUBFORM"), single("ORDERSTEXT_SUBFORM"), coll("EXTFILES_SUBFORM")}},
 		{Name: "ORDERITEMS_SUBFORM", Key: []string{"KLINE"}, Properties: []*odata.Property{
 			typ("KLINE", odata.EdmInt64), mand(str("PARTNAME", 15)), typ("TQUANT", odata.EdmDecimal),
-			typ("PRICE", odata.EdmDecimal), typ("DUEDATE", odata.EdmDateTimeOffset)},
+			typ("PRICE", odata.EdmDecimal), typ("DUEDATE", odata.EdmDateTimeOffset), ro(mand(str("PDES", 48)))},
 			Navigations: []*odata.NavigationProperty{single("ORDERITEMSTEXT_SUBFORM")}},
 		text("ORDERITEMSTEXT_SUBFORM"),
 		text("ORDERSTEXT_SUBFORM"),
@@ -254,6 +257,17 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:13:7: FAMILY_LOG.FAMILY is assigned by the server and read-only; remove it from fields`,
 			`plan.yaml:14:7: "FAMILY_LOGPART_SUBFORM" is a sub-form of FAMILY_LOG, not a field; list it under subforms`,
 			`plan.yaml:16:15: "DEBITFLAG" is a field of FAMILY_LOG, not a sub-form; map it under fields`,
+		}},
+		{"read-only field (Core.Permissions Read)", "25.1", `
+  - name: o
+    entity: ORDERS
+    source: s
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        fields: {PARTNAME: row.P, PDES: row.D}
+`, []string{
+			`plan.yaml:13:35: ORDERITEMS_SUBFORM.PDES is read-only through the API (Core.Permissions Read in the metadata); remove it from fields`,
 		}},
 		{"keys: server-numbered, composite, line keys", "25.1", `
   - {name: o, entity: ORDERS, source: s, fields: {CUSTNAME: row.C}, subforms: [{name: ORDERITEMS_SUBFORM, source: t, link: {parent: row.A, child: row.A}, fields: {PARTNAME: row.P}}]}

@@ -68,6 +68,9 @@ func (p *Plan) File(name string) string {
 	return filepath.Join(p.Dir, name)
 }
 
+// DefaultMaxSameErrors is target.max_same_errors when the plan gives none.
+const DefaultMaxSameErrors = 20
+
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
 	URL      string
@@ -81,6 +84,9 @@ type Target struct {
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default
 	CallsPerMinute   int    // 0: unlimited
+	// MaxSameErrors: a step stops after this many records in a row fail
+	// with one screen error (0: DefaultMaxSameErrors).
+	MaxSameErrors    int
 	Timezone         string // default UTC
 	DecimalSeparator string // "." (default) or ","
 	Empty            string // omit (default) | null | keep

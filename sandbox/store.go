@@ -169,7 +169,11 @@ func normalize(p *odata.Property, v any) (any, bool) {
 	case odata.EdmDecimal:
 		switch x := v.(type) {
 		case json.Number:
-			if _, ok := new(big.Rat).SetString(string(x)); ok && !strings.ContainsAny(string(x), "eE") {
+			if r, ok := new(big.Rat).SetString(string(x)); ok && !strings.ContainsAny(string(x), "eE") {
+				if p.HasScale && scaleOf(string(x)) > p.Scale {
+					// Real servers round to the field's Scale (quirk real-metadata).
+					return json.Number(r.FloatString(p.Scale)), true
+				}
 				return x, true
 			}
 			if f, err := x.Float64(); err == nil {
@@ -186,8 +190,16 @@ func normalize(p *odata.Property, v any) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
 			return nil, false
+		}
+		if p.DateOnly {
+			// A date-only field keeps the day of the moment in the server's
+			// time zone (UTC here), as a server with TZSERVER does in its
+			// own: a midnight sent with +14:00 lands on the day before.
+			y, m, d := t.UTC().Date()
+			return odata.FormatDateTime(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)), true
 		}
 		return s, true
 	case odata.EdmBoolean:
@@ -195,6 +207,12 @@ func normalize(p *odata.Property, v any) (any, bool) {
 		return b, ok
 	}
 	return v, true
+}
+
+// scaleOf counts the digits after the point of a JSON number's text.
+func scaleOf(num string) int {
+	_, frac, _ := strings.Cut(num, ".")
+	return len(frac)
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

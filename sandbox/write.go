@@ -61,7 +61,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		if !present {
 			continue
 		}
-		if p.Computed {
+		if !p.Writable() {
 			return fail("readOnly", p.Name)
 		}
 		if str, isStr := v.(string); isStr && p.Type == odata.EdmDecimal && !s.version.AtLeast(22, 0) && localeDecimal.MatchString(str) {

@@ -352,8 +352,8 @@ func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
 			// one is refused here too (same message), so that no program
 			// can write it (spec 2.5: auto-unique keys are read-only).
 			fl.prop = f.entity.Property(pf.Name)
-			if fl.prop != nil && fl.prop.Computed {
-				c.diag(pf.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", f.entity.Name, pf.Name)
+			if msg := odata.WriteRefusal(fl.prop); msg != "" {
+				c.diag(pf.Pos, "%s.%s %s", f.entity.Name, pf.Name, msg)
 			}
 		}
 		fl.expr = c.compileExpr(&pf.Expr, sc)

@@ -333,8 +333,11 @@ func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent strin
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range t.Properties {
 		typ := strings.TrimPrefix(string(p.Type), "Edm.")
-		if p.MaxLength > 0 {
+		switch {
+		case p.MaxLength > 0:
 			typ += fmt.Sprintf("(%d)", p.MaxLength)
+		case p.HasScale:
+			typ += fmt.Sprintf("(%d,%d)", p.Precision, p.Scale)
 		}
 		var marks []string
 		if t.IsKey(p.Name) {
@@ -343,8 +346,11 @@ func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent strin
 		if p.Mandatory {
 			marks = append(marks, "mandatory")
 		}
-		if p.Computed {
+		if !p.Writable() {
 			marks = append(marks, "read-only")
+		}
+		if p.DateOnly {
+			marks = append(marks, "date-only")
 		}
 		fmt.Fprintf(tw, "%s  %s\t%s\t%s\t%s\n", indent, p.Name, typ, strings.Join(marks, ","), p.Description)
 	}
