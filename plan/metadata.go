@@ -46,8 +46,13 @@ func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 		return nil
 	}
 	known := v.Known()
-	if known && !v.Writes() && len(p.Steps) > 0 {
+	switch {
+	case known && !v.Writes() && len(p.Steps) > 0:
 		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "writing records needs system version 17.2; the target runs %s", v)
+	case known && !v.Batch() && len(p.Steps) > 0:
+		// Every write goes inside a $batch, whose intent and outcome the
+		// journal records; one request per operation is not implemented.
+		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "loading needs $batch, which came with system version 19.1; the target runs %s. migrate sends every write inside $batch so that its journal knows what was sent; load this server with the ERP's own form-load tool, or upgrade it", v)
 	}
 	mc := &mdChecker{p: p, md: md, v: v, known: known, d: d}
 	for i, s := range p.Steps {

@@ -112,6 +112,12 @@ func TestCheckMetadataFormatExample(t *testing.T) {
 			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
 			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
 		}},
+		{"19.0", []string{
+			"plan.yaml:44:1: loading needs $batch, which came with system version 19.1; the target runs 19.0. migrate sends every write inside $batch so that its journal knows what was sent; load this server with the ERP's own form-load tool, or upgrade it",
+			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.0",
+			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.0",
+			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.0",
+		}},
 		{"17.1", []string{
 			"plan.yaml:44:1: writing records needs system version 17.2; the target runs 17.1",
 			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 17.1",

@@ -364,9 +364,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res *result
-	if rest == "$batch" {
+	switch {
+	case rest == "$batch" && !s.version.Batch():
+		res = s.errResult(protoErr(http.StatusNotFound, "NotFound", "no $batch on this server: it came with 19.1"))
+	case rest == "$batch":
 		res = c.batch(r.Method, r.Header, body)
-	} else {
+	default:
 		res = c.exec(r.Method, rest, r.URL.RawQuery, r.Header, body)
 	}
 	s.mu.Lock()
@@ -457,7 +460,7 @@ func (s *Server) authenticate(r *http.Request) (string, *apiError) {
 			if pw, ok := s.opts.Users[user]; ok && pw == pass && pass != "" {
 				return user, nil
 			}
-			if pass == "PAT" {
+			if pass == "PAT" && s.version.Batch() { // personal access tokens came with 19.1
 				for _, t := range s.opts.Tokens {
 					if t == user && t != "" {
 						return s.patUser(), nil

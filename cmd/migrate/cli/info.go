@@ -43,6 +43,7 @@ var features = []struct {
 	{"create, update and delete", odata.Version.Writes, "17.2"},
 	{"$expand of sub-forms", odata.Version.Expand, "18.1"},
 	{"language code in the service root", odata.Version.Language, "18.2"},
+	{"$batch, $skip and personal access tokens (migrate loads only with $batch)", odata.Version.Batch, "19.1"},
 	{"text sub-forms (TEXT, APPEND, SIGNATURE)", odata.Version.TextSubforms, "20.0"},
 	{"attachments as data URIs", odata.Version.DataURIAttachments, "21.0"},
 	{"parent and children returned together", odata.Version.ParentChildResponse, "21.1"},
