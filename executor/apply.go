@@ -36,6 +36,9 @@ type runner struct {
 	// refd, when set, names the steps whose keys ref() may ask for: the
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
+	// diff, when set, is Diff's: every step reads, and each record's
+	// classification is kept.
+	diff *differ
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -543,8 +546,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 	}
 	w := &work{step: sr, rec: rec, id: id}
-	switch sr.step.Mode {
-	case plan.ModeUpsert, plan.ModeUpdate:
+	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
 			// The entity was written by an earlier attempt: go on from there.
 			return sr.resumeWork(w, prev)

@@ -94,15 +94,7 @@ func Report(journalPath, out string) (int, error) {
 				return 0, err
 			}
 		}
-		fh, err := os.Create(tmp)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := f.WriteTo(fh); err != nil {
-			fh.Close()
-			return 0, err
-		}
-		if err := fh.Close(); err != nil {
+		if err := writeWorkbook(f, tmp); err != nil {
 			return 0, err
 		}
 	case ".csv":
@@ -305,6 +297,20 @@ func indexOf(l []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// writeWorkbook writes f to the file path (a temporary one, renamed by
+// the caller).
+func writeWorkbook(f *excelize.File, path string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteTo(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 func setRow(f *excelize.File, sheet string, row int, cells []string) error {
