@@ -27,8 +27,8 @@ var (
 	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "key", "value", "missing"}
-	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms"}
-	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
+	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
+	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms", "exists"}
 	linkKeys    = []string{"parent", "child"}
 )
 
@@ -578,6 +578,8 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 			s.Fields = w.decodeFields(e, what)
 		case "subforms":
 			s.Subforms = w.decodeSubforms(e, what)
+		case "exists":
+			s.Exists = w.decodeExists(e, what)
 		}
 	}
 	w.needFields(f, len(s.Fields), len(s.Subforms), what)
@@ -623,6 +625,30 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 			continue
 		}
 		out = append(out, &Field{Name: fe.key, Expr: x, Pos: fe.kpos})
+	}
+	return out
+}
+
+// decodeExists reads exists: {FIELD: ENTITY, ...}.
+func (w *walker) decodeExists(e entry, what string) []*Exists {
+	if isNull(e.val) {
+		return nil
+	}
+	f, ok := w.mapping(e.val, fmt.Sprintf("\"exists\" of %s", what), nil)
+	if !ok {
+		return nil
+	}
+	var out []*Exists
+	for _, fe := range f.entries {
+		if strings.TrimSpace(fe.key) == "" {
+			w.errorf(fe.kpos, "a field name in \"exists\" of %s is empty", what)
+			continue
+		}
+		if fe.val.Kind != yaml.ScalarNode || isNull(fe.val) || fe.val.Value == "" {
+			w.errorf(w.pos(fe.val), "exists of %s: %s must name the entity its values are keys of (exists: {PARTNAME: LOGPART}), not %s", what, quote(fe.key), describe(fe.val))
+			continue
+		}
+		out = append(out, &Exists{Field: fe.key, Entity: fe.val.Value, Pos: fe.kpos, EntityPos: w.pos(fe.val)})
 	}
 	return out
 }
@@ -692,6 +718,8 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				sf.Fields = w.decodeFields(e, what)
 			case "subforms":
 				sf.Subforms = w.decodeSubforms(e, what)
+			case "exists":
+				sf.Exists = w.decodeExists(e, what)
 			}
 		}
 		w.needFields(f, len(sf.Fields), len(sf.Subforms), what)

@@ -156,6 +156,19 @@ type Step struct {
 	// them alone (issue 12). Empty: by every field the record wrote.
 	Match    []string
 	MatchPos []Pos
+
+	// Exists are the step's reference checks (issue 16).
+	Exists []*Exists
+}
+
+// Exists is one reference check, exists: {FIELD: ENTITY}: every value the
+// field is given must be a key of ENTITY on the target, or be created by
+// an earlier step of the plan.
+type Exists struct {
+	Field     string
+	Entity    string
+	Pos       Pos // of the field's key
+	EntityPos Pos // of the entity's name
 }
 
 // Field maps one target field to an expression.
@@ -198,6 +211,8 @@ type Subform struct {
 	LinesPos  Pos // zero when lines was not written
 
 	linkWritten bool // a link key was written (even if it did not decode)
+
+	Exists []*Exists // reference checks (issue 16)
 }
 
 // Severity says whether a Diagnostic stops the plan (Error, the zero value)

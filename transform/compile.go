@@ -96,6 +96,34 @@ func (f *form) field(name string) *field {
 	return nil
 }
 
+// FieldColumn is the source column a field reads when its expression is
+// just row.X, "" otherwise: where a problem with its value is located.
+// navs names the sub-forms from the step down to the field's form.
+func (p *Program) FieldColumn(step string, navs []string, name string) string {
+	sp := p.steps[step]
+	if sp == nil {
+		return ""
+	}
+	f := &sp.form
+	for _, nav := range navs {
+		var next *form
+		for _, sf := range f.subs {
+			if sf.name == nav {
+				next = &sf.form
+				break
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		f = next
+	}
+	if fl := f.field(name); fl != nil && fl.expr != nil {
+		return fl.expr.column
+	}
+	return ""
+}
+
 type field struct {
 	name string
 	expr *compiled

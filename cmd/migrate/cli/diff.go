@@ -70,6 +70,10 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
 		return withCode(ExitData, err)
 	}
+	unresolved, err := a.checkReferences(ctx, c, c.conn.client)
+	if err != nil {
+		return err
+	}
 	res, err := executor.Diff(ctx, executor.Options{
 		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Hook: a.newHook(f.json),
@@ -86,6 +90,9 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		}
 	}
 	view := diffView(res)
+	if len(unresolved) > 0 {
+		view.Errors = append(unresolved, view.Errors...)
+	}
 	if f.json {
 		if err := writeJSON(a.stdout, view); err != nil {
 			return err
