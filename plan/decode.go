@@ -26,7 +26,7 @@ var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
 	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
-	lookupKeys  = []string{"source", "key", "value", "missing"}
+	lookupKeys  = []string{"source", "entity", "key", "value", "filter", "missing"}
 	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
 	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms", "exists"}
 	linkKeys    = []string{"parent", "child"}
@@ -457,22 +457,48 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 			w.errorf(le.kpos, "lookup name %s may hold only letters, digits, \"_\" and \"-\"", quote(le.key))
 		}
 		lf, ok := w.mapping(le.val, what, lookupKeys)
-		if ok {
+		_, target := lf.get("entity")
+		switch {
+		case ok && target:
+			w.require(lf, what, "entity", "key", "value")
+			if se, ok := lf.get("source"); ok {
+				w.errorf(se.kpos, "%s reads the target's %s: it takes no source (a lookup reads either a source or an entity)", what, quote(entityOf(lf)))
+			}
+		case ok:
 			w.require(lf, what, "source", "key", "value")
+			if fe, ok := lf.get("filter"); ok {
+				w.errorf(fe.kpos, "%s: filter goes with entity (a lookup that reads the target); a source lookup takes every row of its source", what)
+			}
 		}
 		l.Spans = w.spans(lf)
 		for _, ke := range lf.entries {
 			switch ke.key {
 			case "source":
-				if v, ok := w.text(ke); ok {
+				if v, ok := w.text(ke); ok && !target {
 					l.Source, l.SourcePos = v, w.pos(ke.val)
 				}
+			case "entity":
+				if v, ok := w.text(ke); ok {
+					l.Entity, l.EntityPos = v, w.pos(ke.val)
+				}
+			case "filter":
+				if v, ok := w.text(ke); ok {
+					l.Filter, l.FilterPos = v, w.pos(ke.val)
+				}
 			case "key":
-				if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
+				if target {
+					if v, ok := w.text(ke); ok {
+						l.KeyField = v
+					}
+				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
 					l.Key = x
 				}
 			case "value":
-				if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
+				if target {
+					if v, ok := w.text(ke); ok {
+						l.ValueField = v
+					}
+				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
 					l.Value = x
 				}
 			case "missing":
@@ -483,6 +509,14 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		}
 		p.Lookups = append(p.Lookups, l)
 	}
+}
+
+// entityOf is a lookup's entity: as written, for messages.
+func entityOf(f *fields) string {
+	if e, ok := f.get("entity"); ok && e.val.Kind == yaml.ScalarNode {
+		return e.val.Value
+	}
+	return ""
 }
 
 // names reads a list of names, or one name read as a list of one (after:

@@ -53,7 +53,38 @@ func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	for i, s := range p.Steps {
 		mc.step(s, i)
 	}
+	for _, l := range p.Lookups {
+		mc.targetLookup(l)
+	}
 	return d.sorted()
+}
+
+// targetLookup checks a lookup that reads the target: its entity set and
+// fields exist, and its filter is one the service accepts.
+func (c *mdChecker) targetLookup(l *Lookup) {
+	if l.Entity == "" {
+		return
+	}
+	what := "lookup " + quote(l.Name)
+	es := c.md.EntitySet(l.Entity)
+	if es == nil || es.Type == nil {
+		c.d.errorf(posOr(l.EntityPos, l.Pos), "%s: unknown entity %s%s", what, quote(l.Entity), didYouMean(l.Entity, setNames(c.md)))
+		return
+	}
+	for _, k := range []string{"key", "value"} {
+		f := l.KeyField
+		if k == "value" {
+			f = l.ValueField
+		}
+		if f != "" && es.Type.Property(f) == nil {
+			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, propNames(es.Type)))
+		}
+	}
+	if l.Filter != "" {
+		if _, err := odata.ParseFilter(es.Type, l.Filter); err != nil {
+			c.d.errorf(posOr(l.FilterPos, l.Pos), "%s: %v", what, err)
+		}
+	}
 }
 
 type mdChecker struct {

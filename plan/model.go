@@ -115,6 +115,16 @@ type Lookup struct {
 	Pos       Pos    // of the lookup's name
 	Spans     Spans  // each key of the lookup and its value
 	SourcePos Pos    // of the source's value
+
+	// A target lookup (issue 16) reads Entity on the target instead of a
+	// source: KeyField's value → ValueField's, of the rows Filter (a
+	// $filter, "" for all) gives. Key and Value are then unset.
+	Entity     string
+	KeyField   string
+	ValueField string
+	Filter     string
+	EntityPos  Pos
+	FilterPos  Pos
 }
 
 // Mode is a step's write mode.

@@ -57,6 +57,8 @@ type Program struct {
 	// (row[name], parent.row, group): only then are rows built as maps.
 	wholeRow bool
 	tables   atomic.Pointer[map[string]*lookupTable]
+	// target reads the lookups that read the target (ReadTarget).
+	target TargetReader
 }
 
 // compiled is one expression of the plan.
@@ -314,6 +316,12 @@ func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
 }
 
 func (c *compiler) compileLookup(l *plan.Lookup) {
+	if l.Entity != "" { // read from the target by BuildLookups
+		lp := &lookupProg{lookup: l}
+		c.p.lookups = append(c.p.lookups, lp)
+		c.p.lookupIdx[l.Name] = lp
+		return
+	}
 	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
 	c.owner = "lookup " + l.Name
 	sc := scope{rowSource: l.Source, lookupScope: true}

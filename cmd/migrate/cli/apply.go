@@ -107,9 +107,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
-	}
 	var recs executor.RecordSource = c.program
 	if *limit > 0 {
 		recs = limited{inner: c.program, n: *limit}
@@ -140,6 +137,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	var target executor.Client
 	if c.conn != nil {
 		target = c.conn.client
+	}
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
 	}
 	unresolved, err := a.checkReferences(ctx, c, target)
 	if err != nil {
@@ -238,8 +238,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
 	}
 	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err

@@ -67,8 +67,8 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
 	}
 	unresolved, err := a.checkReferences(ctx, c, c.conn.client)
 	if err != nil {

@@ -47,3 +47,16 @@ func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
 		plural(len(unresolved), "value", "values"))
 	return silent(ExitData)
 }
+
+// buildLookups builds the plan's lookup tables once: a source's from its
+// rows, a target lookup's (lookups: NAME: {entity: ...}) by reading the
+// target when there is one.
+func (a *app) buildLookups(ctx context.Context, c *checked) error {
+	if c.conn != nil {
+		c.program.ReadTarget(executor.TargetLookups(c.conn.client, c.md))
+	}
+	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+		return withCode(ExitData, err)
+	}
+	return nil
+}
