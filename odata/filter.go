@@ -65,7 +65,7 @@ func (e cmpExpr) Match(vals map[string]any) bool {
 		}
 		c = a.Cmp(b)
 	default:
-		c = compareScalar(v, e.lit)
+		c = CompareValues(v, e.lit)
 	}
 	switch e.op {
 	case "eq":
@@ -247,17 +247,46 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 	return e, nil
 }
 
-// compareScalar orders a string or boolean value against a literal.
-func compareScalar(a, b any) int {
-	x, ok1 := a.(bool)
-	y, ok2 := b.(bool)
-	if ok1 && ok2 {
-		switch {
-		case x == y:
+// CompareValues orders two values of one field: numbers numerically
+// (int64, or json.Number as decoded), booleans false first, nil first, the
+// rest as text. The sandbox sorts with it and $filter compares with it.
+func CompareValues(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
 			return 0
-		case !x:
-			return -1
 		}
+	case json.Number:
+		if y, ok := b.(json.Number); ok {
+			rx, ok1 := new(big.Rat).SetString(string(x))
+			ry, ok2 := new(big.Rat).SetString(string(y))
+			if ok1 && ok2 {
+				return rx.Cmp(ry)
+			}
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			switch {
+			case x == y:
+				return 0
+			case !x:
+				return -1
+			}
+			return 1
+		}
+	case nil:
+		if b == nil {
+			return 0
+		}
+		return -1
+	}
+	if b == nil {
 		return 1
 	}
 	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))

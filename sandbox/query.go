@@ -144,7 +144,7 @@ func orderRows(rows []*record, order []orderItem) []*record {
 	out := append([]*record(nil), rows...)
 	sort.SliceStable(out, func(i, j int) bool {
 		for _, o := range order {
-			c := compareValues(out[i].vals[o.field], out[j].vals[o.field])
+			c := odata.CompareValues(out[i].vals[o.field], out[j].vals[o.field])
 			if o.desc {
 				c = -c
 			}
