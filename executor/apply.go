@@ -40,6 +40,9 @@ type runner struct {
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
 	warm warmth // entity sets whose 404 is the truth (reads.go)
+	// diff, when set, is Diff's: every step reads, and each record's
+	// classification is kept.
+	diff *differ
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -548,8 +551,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 	}
 	w := &work{step: sr, rec: rec, id: id}
-	switch sr.step.Mode {
-	case plan.ModeUpsert, plan.ModeUpdate:
+	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
 			// The entity was written by an earlier attempt: go on from there.
 			return sr.resumeWork(w, prev)

@@ -34,6 +34,11 @@ import (
 // long that takes at the calls-per-minute limit. With OutDir it writes each
 // batch's JSON body there, exactly as sent.
 func Plan(ctx context.Context, opts Options) (*Summary, error) {
+	return dryRun(ctx, opts, nil)
+}
+
+// dryRun is Plan, and with d Diff.
+func dryRun(ctx context.Context, opts Options, d *differ) (*Summary, error) {
 	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil {
 		return nil, errors.New("executor: Plan needs Plan, Records and Metadata")
 	}
@@ -49,6 +54,10 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 			sim.reads[s.Entity] = true
 		case plan.ModeUpsert:
 			sim.reads[s.Entity] = true
+		default:
+			// A diff reads inserts' keys: what the run inserted first
+			// is recalled, a second record with its key a conflict.
+			sim.reads[s.Entity] = sim.reads[s.Entity] || d != nil
 		}
 	}
 	var client Client = sim
@@ -63,6 +72,7 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	opts.Open = prefetch(opts.Open)
 	r := newRunner(ctx, &opts)
 	r.dry = true
+	r.diff = d
 	r.refd = map[string]bool{}
 	for _, s := range opts.Plan.Steps {
 		for _, name := range s.Refs {

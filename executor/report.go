@@ -104,15 +104,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				return err
 			}
 		}
-		fh, err := os.Create(tmp)
-		if err != nil {
-			return err
-		}
-		if _, err := f.WriteTo(fh); err != nil {
-			fh.Close()
-			return err
-		}
-		if err := fh.Close(); err != nil {
+		if err := writeWorkbook(f, tmp); err != nil {
 			return err
 		}
 	case ".csv":
@@ -315,6 +307,20 @@ func indexOf(l []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// writeWorkbook writes f to the file path (a temporary one, renamed by
+// the caller).
+func writeWorkbook(f *excelize.File, path string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteTo(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 func setRow(f *excelize.File, sheet string, row int, cells []string) error {

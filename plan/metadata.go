@@ -58,7 +58,38 @@ func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	for i, s := range p.Steps {
 		mc.step(s, i)
 	}
+	for _, l := range p.Lookups {
+		mc.targetLookup(l)
+	}
 	return d.sorted()
+}
+
+// targetLookup checks a lookup that reads the target: its entity set and
+// fields exist, and its filter is one the service accepts.
+func (c *mdChecker) targetLookup(l *Lookup) {
+	if l.Entity == "" {
+		return
+	}
+	what := "lookup " + quote(l.Name)
+	es := c.md.EntitySet(l.Entity)
+	if es == nil || es.Type == nil {
+		c.d.errorf(posOr(l.EntityPos, l.Pos), "%s: unknown entity %s%s", what, quote(l.Entity), didYouMean(l.Entity, setNames(c.md)))
+		return
+	}
+	for _, k := range []string{"key", "value"} {
+		f := l.KeyField
+		if k == "value" {
+			f = l.ValueField
+		}
+		if f != "" && es.Type.Property(f) == nil {
+			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, propNames(es.Type)))
+		}
+	}
+	if l.Filter != "" {
+		if _, err := odata.ParseFilter(es.Type, l.Filter); err != nil {
+			c.d.errorf(posOr(l.FilterPos, l.Pos), "%s: %v", what, err)
+		}
+	}
 }
 
 type mdChecker struct {
@@ -111,6 +142,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	c.fields(t, s.Entity, s.Fields)
 	written := writtenSet(s.Fields)
 	c.match(t, s, written, what)
+	c.exists(t, s.Entity, s.Exists, written, what)
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
@@ -137,6 +169,27 @@ func (c *mdChecker) step(s *Step, i int) {
 		c.mandatory(t, s.Entity, written, s.Pos, what)
 	}
 	c.subforms(t, s.Entity, s.Subforms, what)
+}
+
+// exists checks exists: each field is one the step or sub-form writes,
+// and each entity an entity set with a key of one field, which the value
+// is checked as.
+func (c *mdChecker) exists(t *odata.EntityType, entity string, ex []*Exists, written map[string]bool, what string) {
+	for _, x := range ex {
+		switch {
+		case t.Property(x.Field) == nil:
+			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didYouMean(x.Field, propNames(t)))
+		case !written[x.Field]:
+			c.d.errorf(x.Pos, "exists of %s: %s is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)", what, quote(x.Field))
+		}
+		es := c.md.EntitySet(x.Entity)
+		switch {
+		case es == nil || es.Type == nil:
+			c.d.errorf(x.EntityPos, "exists of %s: unknown entity %s%s", what, quote(x.Entity), didYouMean(x.Entity, setNames(c.md)))
+		case len(es.Type.Key) != 1:
+			c.d.errorf(x.EntityPos, "exists of %s: %s has a key of %d fields (%s); exists checks a value against a key of one field", what, x.Entity, len(es.Type.Key), strings.Join(es.Type.Key, ", "))
+		}
+	}
 }
 
 // match checks match: (each a field the step writes) and suggests it for
@@ -356,6 +409,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 			continue
 		}
 		written := writtenSet(sf.Fields)
+		c.exists(ct, sf.Name, sf.Exists, written, what)
 		if !nav.Collection {
 			// spec 2.4: a single-object sub-form takes one object, never lines.
 			if sf.Source != "" {

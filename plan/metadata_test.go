@@ -461,3 +461,51 @@ func TestCheckMetadataNil(t *testing.T) {
 		t.Fatalf("nil metadata: got %v, want no diagnostics", ds)
 	}
 }
+
+// Issue 16: exists: names fields the step or sub-form writes, and entity
+// sets with a key of one field.
+func TestCheckMetadataExists(t *testing.T) {
+	t.Parallel()
+	md := demoMetadata()
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"on a step and a sub-form", `
+  - name: o
+    entity: ORDERS
+    source: s
+    id: row.N
+    exists: {CUSTNAME: CUSTOMERS}
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        exists: {PARTNAME: LOGPART}
+        fields: {PARTNAME: row.P}
+`, nil},
+		{"unknown, unwritten, unknown entity, key of three fields", `
+  - name: o
+    entity: ORDERS
+    source: s
+    id: row.N
+    exists: {CUSTNAM: CUSTOMERS, CDES: CUSTOMER, CUSTNAME: AINVOICES}
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        exists: {PRICE: LOGPART}
+        fields: {PARTNAME: row.P}
+`, []string{
+			`plan.yaml:11:14: exists of step "o": unknown field "CUSTNAM" in ORDERS; did you mean "CUSTNAME"?`,
+			`plan.yaml:11:34: exists of step "o": "CDES" is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)`,
+			`plan.yaml:11:40: exists of step "o": unknown entity "CUSTOMER"; did you mean "CUSTOMERS"?`,
+			`plan.yaml:11:60: exists of step "o": AINVOICES has a key of 3 fields (IVNUM, IVTYPE, DEBIT); exists checks a value against a key of one field`,
+			`plan.yaml:15:18: exists of sub-form "ORDERITEMS_SUBFORM" of step "o": "PRICE" is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assertDiags(t, withoutMatchHint(planOf(t, tt.body).CheckMetadata(md, mustVersion(t, "25.1"))), tt.want)
+		})
+	}
+}

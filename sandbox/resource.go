@@ -433,7 +433,7 @@ func (c *call) read(tg *target, q url.Values, hdr http.Header) (*result, *apiErr
 		list := make([]any, 0)
 		skipped := 0
 		for _, r := range rows {
-			if o.filter != nil && !o.filter.eval(r.vals) {
+			if o.filter != nil && !o.filter.Match(r.vals) {
 				continue
 			}
 			if skipped < o.skip {

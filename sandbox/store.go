@@ -74,52 +74,9 @@ func keyValues(t *odata.EntityType, vals map[string]any) []any {
 	return out
 }
 
-// compareValues orders two stored values of one field.
-func compareValues(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		if y, ok := b.(int64); ok {
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		}
-	case json.Number:
-		if y, ok := b.(json.Number); ok {
-			rx, ok1 := new(big.Rat).SetString(string(x))
-			ry, ok2 := new(big.Rat).SetString(string(y))
-			if ok1 && ok2 {
-				return rx.Cmp(ry)
-			}
-		}
-	case bool:
-		if y, ok := b.(bool); ok {
-			switch {
-			case x == y:
-				return 0
-			case !x:
-				return -1
-			}
-			return 1
-		}
-	case nil:
-		if b == nil {
-			return 0
-		}
-		return -1
-	}
-	if b == nil {
-		return 1
-	}
-	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-}
-
 func compareKeys(t *odata.EntityType, a, b *record) int {
 	for _, k := range t.Key {
-		if c := compareValues(a.vals[k], b.vals[k]); c != 0 {
+		if c := odata.CompareValues(a.vals[k], b.vals[k]); c != 0 {
 			return c
 		}
 	}

@@ -81,7 +81,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 				return fail("notAllowed", p.Name, sv, quoteList(allowed))
 			}
 		}
-		if !create && t.IsKey(p.Name) && compareValues(nv, old[p.Name]) != 0 {
+		if !create && t.IsKey(p.Name) && odata.CompareValues(nv, old[p.Name]) != 0 {
 			return fail("readOnly", p.Name)
 		}
 		if nv == nil {

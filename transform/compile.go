@@ -57,6 +57,8 @@ type Program struct {
 	// (row[name], parent.row, group): only then are rows built as maps.
 	wholeRow bool
 	tables   atomic.Pointer[map[string]*lookupTable]
+	// target reads the lookups that read the target (ReadTarget).
+	target TargetReader
 }
 
 // compiled is one expression of the plan.
@@ -94,6 +96,34 @@ func (f *form) field(name string) *field {
 		}
 	}
 	return nil
+}
+
+// FieldColumn is the source column a field reads when its expression is
+// just row.X, "" otherwise: where a problem with its value is located.
+// navs names the sub-forms from the step down to the field's form.
+func (p *Program) FieldColumn(step string, navs []string, name string) string {
+	sp := p.steps[step]
+	if sp == nil {
+		return ""
+	}
+	f := &sp.form
+	for _, nav := range navs {
+		var next *form
+		for _, sf := range f.subs {
+			if sf.name == nav {
+				next = &sf.form
+				break
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		f = next
+	}
+	if fl := f.field(name); fl != nil && fl.expr != nil {
+		return fl.expr.column
+	}
+	return ""
 }
 
 type field struct {
@@ -286,6 +316,12 @@ func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
 }
 
 func (c *compiler) compileLookup(l *plan.Lookup) {
+	if l.Entity != "" { // read from the target by BuildLookups
+		lp := &lookupProg{lookup: l}
+		c.p.lookups = append(c.p.lookups, lp)
+		c.p.lookupIdx[l.Name] = lp
+		return
+	}
 	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
 	c.owner = "lookup " + l.Name
 	sc := scope{rowSource: l.Source, lookupScope: true}

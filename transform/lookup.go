@@ -2,11 +2,13 @@ package transform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/expr-lang/expr/vm"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
 )
 
@@ -30,7 +32,11 @@ func (p *Program) BuildLookups(ctx context.Context, open Opener) error {
 	tables := make(map[string]*lookupTable, len(p.lookups))
 	var errs []error
 	for _, lp := range p.lookups {
-		t, err := p.buildLookup(ctx, lp, open)
+		build := p.buildLookup
+		if lp.lookup.Entity != "" {
+			build = p.buildTargetLookup
+		}
+		t, err := build(ctx, lp, open)
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
@@ -115,6 +121,57 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 			continue
 		}
 		t.values[key] = lookupEntry{value: v, loc: row.Loc}
+	}
+	return t, errors.Join(errs...)
+}
+
+// TargetReader reads the rows of a lookup that reads the target
+// (lookups: NAME: {entity: ...}): fn is called with the key and value
+// fields of each, as the service's JSON gives them.
+type TargetReader func(ctx context.Context, l *plan.Lookup, fn func(key, value any) error) error
+
+// ReadTarget sets how BuildLookups reads the lookups that read the
+// target; without it they cannot be built (no target).
+func (p *Program) ReadTarget(r TargetReader) { p.target = r }
+
+// buildTargetLookup reads a lookup's entity from the target, once, with
+// the missing: policy of source lookups. A key met twice with different
+// values is an error, as in a source.
+func (p *Program) buildTargetLookup(ctx context.Context, lp *lookupProg, _ Opener) (*lookupTable, error) {
+	l := lp.lookup
+	if p.target == nil {
+		return nil, fmt.Errorf("%s: lookup %s reads %s on the target, and there is none (give --target, or --sandbox)", l.EntityPos, l.Name, l.Entity)
+	}
+	missing := l.Missing
+	if missing == "" {
+		missing = "error"
+	}
+	t := &lookupTable{name: l.Name, missing: missing, values: make(map[string]lookupEntry)}
+	loc := source.Location{File: l.Entity}
+	var errs []error
+	err := p.target(ctx, l, func(k, v any) error {
+		if n, ok := v.(json.Number); ok {
+			v = string(n)
+		}
+		key, ok := asText(k)
+		if n, isNum := k.(json.Number); isNum {
+			key, ok = string(n), true
+		}
+		if !ok || key == "" {
+			return nil
+		}
+		if old, ok := t.values[key]; ok {
+			if !sameValue(old.value, v) {
+				errs = append(errs, fmt.Errorf("lookup %s: key %s has two values in %s: %s and %s; give it a filter that keeps one",
+					l.Name, quote(key), l.Entity, describe(old.value), describe(v)))
+			}
+			return nil
+		}
+		t.values[key] = lookupEntry{value: v, loc: loc}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lookup %s: reading %s: %w", l.Name, l.Entity, err)
 	}
 	return t, errors.Join(errs...)
 }

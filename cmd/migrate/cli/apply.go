@@ -111,9 +111,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
-	}
 	var recs executor.RecordSource = c.program
 	if *limit > 0 {
 		recs = limited{inner: c.program, n: *limit}
@@ -145,6 +142,13 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if c.conn != nil {
 		target = c.conn.client
 	}
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
+	}
+	unresolved, err := a.checkReferences(ctx, c, target)
+	if err != nil {
+		return err
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
 		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
 		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
@@ -166,6 +170,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 	}
 	view := summaryJSON(sum)
+	if len(unresolved) > 0 {
+		view.Errors = append(unresolved, view.Errors...)
+	}
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
 	if f.json {
@@ -189,7 +196,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 		printErrors(a.stdout, view.Errors)
 	}
-	if len(sum.Errors) > 0 {
+	if len(view.Errors) > 0 {
 		return silent(ExitData)
 	}
 	return nil
@@ -224,6 +231,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
 	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
 	allow := fs.Bool("allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	allowMissing := fs.Bool("allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -247,8 +255,17 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
+	}
+	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
+		return err
+	} else if len(unresolved) > 0 {
+		if !*allowMissing {
+			return a.refuseUnresolved(unresolved, f.json)
+		}
+		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
+			plural(len(unresolved), "value", "values"))
 	}
 	jpath := *journalPath
 	if jpath == "" {

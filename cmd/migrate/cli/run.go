@@ -45,6 +45,7 @@ func commands() []command {
 	return []command{
 		{"validate", "check a plan, its sources' headers and the metadata; reads no rows", (*app).validate, false},
 		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan, false},
+		{"diff", "what apply would do to each record against the target: create, update (old → new), unchanged, conflict, missing", (*app).diff, false},
 		{"apply", "load: send the batches, journaled and resumable", (*app).apply, true},
 		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},
 		{"report", "the failed rows as they were in the source, with the server's message", (*app).report, false},
