@@ -12,17 +12,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// opener opens a plan's sources relative to the plan's folder.
-func opener(p *plan.Plan) transform.Opener {
-	return func(s *plan.Source) (source.Reader, error) {
-		return source.Open(sourceOptions(p, s))
-	}
-}
 
 // limited stops each step after n results: plan --limit.
 type limited struct {
@@ -92,7 +83,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
 		return withCode(ExitData, err)
 	}
 	var recs executor.RecordSource = c.program
@@ -112,7 +103,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 	}
 	sum, err := executor.Plan(ctx, executor.Options{
-		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: recs, Open: c.opener(), Metadata: c.md, Version: c.version,
 		OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
@@ -191,7 +182,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
 		return withCode(ExitData, err)
 	}
 	jpath := *journalPath
@@ -235,7 +226,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	started := time.Now()
 	sum, err := executor.Apply(hard, executor.Options{
-		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version,
 		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
 		Stop: stop, Hook: hook,
