@@ -31,11 +31,20 @@ type sharedStrings struct {
 	mu   sync.Mutex
 	rc   io.ReadCloser // the part, open until it was read to its end
 	in   *bufio.Reader
-	buf  []byte   // the texts, unescaped (_xHHHH_ decoded), one after another
-	ends []uint32 // ends[i]: where text i ends in buf (it starts where i-1 ends)
-	err  error    // the part could not be read further
+	// The texts, unescaped (_xHHHH_ decoded), one after another in chunks
+	// of at most sstChunk bytes (a text never straddles two), so the table
+	// grows without copying what it holds: chunk k holds the positions from
+	// k*sstChunk. ends[i] is the position where text i ends; it starts
+	// where text i-1 ends, or at its chunk's start when it did not fit in
+	// the chunk before. A text longer than a chunk is kept in big.
+	chunks [][]byte
+	ends   []uint32
+	pos    uint32 // where the next text goes
+	text   int64  // bytes of text held
+	big    map[int]string
+	err    error // the part could not be read further
 	// scanner state between strings
-	tag, text []byte
+	tag, scratch []byte
 }
 
 func newSharedStrings(part string, rc io.ReadCloser) *sharedStrings {
@@ -58,16 +67,32 @@ func (s *sharedStrings) get(i int) (string, error) {
 		}
 	}
 	if i < len(s.ends) {
-		start := uint32(0)
-		if i > 0 {
-			start = s.ends[i-1]
-		}
-		return string(s.buf[start:s.ends[i]]), nil
+		return s.at(i), nil
 	}
 	if s.err != nil {
 		return "", s.err
 	}
 	return "", errNoSharedString
+}
+
+// sstChunk is the size of the chunks of text.
+const sstChunk = 1 << 20
+
+// at returns text i, which has been read.
+func (s *sharedStrings) at(i int) string {
+	start, end := uint32(0), s.ends[i]
+	if i > 0 {
+		start = s.ends[i-1]
+	}
+	if start == end {
+		return s.big[i] // "" unless it is a long text
+	}
+	// A text that did not fit after the one before starts its own chunk.
+	if c := (end - 1) / sstChunk * sstChunk; c > start {
+		start = c
+	}
+	k := start / sstChunk
+	return string(s.chunks[k][start-k*sstChunk : end-k*sstChunk])
 }
 
 // stop closes the part; err (nil at its end) is kept for later look-ups.
@@ -76,7 +101,7 @@ func (s *sharedStrings) stop(err error) {
 		s.err = err
 	}
 	s.rc.Close()
-	s.rc, s.in, s.tag, s.text = nil, nil, nil, nil
+	s.rc, s.in, s.tag, s.scratch = nil, nil, nil, nil
 }
 
 func (s *sharedStrings) close() {
@@ -103,23 +128,24 @@ func (s *sharedStrings) used(extra int) int64 {
 	if len(s.ends) == offsets {
 		offsets = 2*offsets + 1 // append is about to grow it
 	}
-	return int64(len(s.buf)+extra) + int64(offsets)*sstEntryOverhead
+	return s.text + int64(extra) + int64(offsets)*sstEntryOverhead
 }
 
 // readOne reads up to the end of the next <si> and appends its text;
 // io.EOF at the end of the part.
 func (s *sharedStrings) readOne() error {
 	inSI, inT, skip := false, false, 0
-	s.text = s.text[:0]
+	s.scratch = s.scratch[:0]
 	for {
 		// Text up to the next markup.
 		chunk, err := s.readText()
 		if inT {
-			if s.used(len(s.text)+len(chunk)) > maxSharedStringBytes {
+			if s.used(len(s.scratch)+len(chunk)) > maxSharedStringBytes {
 				return s.overBudget()
 			}
-			if s.text, err = appendCharData(s.text, chunk, err); err != nil {
-				return s.fail(err)
+			var cerr error
+			if s.scratch, cerr = appendCharData(s.scratch, chunk); cerr != nil {
+				return s.fail(cerr)
 			}
 		}
 		if err != nil {
@@ -150,10 +176,10 @@ func (s *sharedStrings) readOne() error {
 			}
 			if inT {
 				data := s.tag[len("![CDATA[") : len(s.tag)-3]
-				if s.used(len(s.text)+len(data)) > maxSharedStringBytes {
+				if s.used(len(s.scratch)+len(data)) > maxSharedStringBytes {
 					return s.overBudget()
 				}
-				s.text = appendNewlines(s.text, data)
+				s.scratch = appendNewlines(s.scratch, data)
 			}
 			continue
 		case bytes.HasPrefix(tag, []byte("?")):
@@ -189,11 +215,11 @@ func (s *sharedStrings) readOne() error {
 				return s.add(nil)
 			case end:
 				if inSI {
-					return s.add(s.text)
+					return s.add(s.scratch)
 				}
 			default:
 				inSI = true
-				s.text = s.text[:0]
+				s.scratch = s.scratch[:0]
 			}
 		case "rPh", "phoneticPr":
 			switch {
@@ -229,8 +255,26 @@ func (s *sharedStrings) add(text []byte) error {
 	if s.used(len(t)) > maxSharedStringBytes {
 		return s.overBudget()
 	}
-	s.buf = append(s.buf, t...)
-	s.ends = append(s.ends, uint32(len(s.buf)))
+	s.text += int64(len(t))
+	switch {
+	case len(t) > sstChunk:
+		if s.big == nil {
+			s.big = make(map[int]string)
+		}
+		s.big[len(s.ends)] = t
+	case len(t) > 0:
+		k := s.pos / sstChunk
+		if s.pos-k*sstChunk+uint32(len(t)) > sstChunk {
+			k++
+			s.pos = k * sstChunk
+		}
+		for uint32(len(s.chunks)) <= k {
+			s.chunks = append(s.chunks, nil)
+		}
+		s.chunks[k] = append(s.chunks[k], t...)
+		s.pos += uint32(len(t))
+	}
+	s.ends = append(s.ends, s.pos)
 	return nil
 }
 
@@ -297,7 +341,7 @@ func noEOF(err error) error {
 
 // appendCharData appends character data with its entities decoded and its
 // line ends normalised (\r\n and \r are \n), as encoding/xml reads it.
-func appendCharData(dst, data []byte, readErr error) ([]byte, error) {
+func appendCharData(dst, data []byte) ([]byte, error) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '&')
 		if i < 0 {

@@ -63,6 +63,15 @@ func referenceSST(body string) ([]string, error) {
 func TestSharedStringsAgainstXML(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("long text ", 20_000) // past the scanner's buffer
+	var chunks strings.Builder                   // texts across the table's chunks, one longer than a chunk, empty ones
+	chunks.WriteString("<sst>")
+	for i := range 3000 {
+		chunks.WriteString("<si><t>" + strings.Repeat(string(rune('a'+i%26)), 700+i%600) + "</t></si><si><t/></si>")
+		if i == 1500 {
+			chunks.WriteString("<si><t>" + strings.Repeat("big ", 400_000) + "</t></si>")
+		}
+	}
+	chunks.WriteString("</sst>")
 	for name, body := range map[string]string{
 		"plain":       `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>` + "\r\n" + `<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="3" uniqueCount="3"><si><t>Code</t></si><si><t xml:space="preserve">  padded </t></si><si><t>שלום</t></si></sst>`,
 		"entities":    `<sst><si><t>a &amp; b &lt;c&gt; &quot;d&quot; &apos;e&apos; &#65;&#x5D0;</t></si></sst>`,
@@ -75,6 +84,7 @@ func TestSharedStringsAgainstXML(t *testing.T) {
 		"comments":    `<sst><!-- a comment with <si> and > inside --><si><t>a<!-- x -->b</t></si><?pi with > in it?><si><t>c</t></si></sst>`,
 		"long":        `<sst><si><t>` + long + `</t></si><si><t>after</t></si></sst>`,
 		"gt in attrs": `<sst><si><t a="x>y">v</t></si></sst>`,
+		"chunks":      chunks.String(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			want, err := referenceSST(body)

@@ -5,21 +5,71 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/migrate-tool/migrate/source"
 )
 
-// lookupTable is one lookup built in memory: key text → value.
+// lookupTable is one lookup built in memory: key text → value, stored
+// compactly for tables of millions of entries: the keys are the map's own
+// strings (copied, so that none keeps its source row alive), the text
+// values one after another in one buffer with an end offset each, other
+// values (numbers, dates) on the side, and the line each came from.
 type lookupTable struct {
 	name    string
 	missing string
-	values  map[string]lookupEntry
+	index   map[string]uint32 // key → entry
+	text    []byte            // the text values, one after another
+	ends    []uint32          // where entry i's text ends in text
+	other   map[uint32]any    // entries whose value is not text
+	lines   []uint32          // the line (or sheet row) of each entry
+	file    string            // the source's place (every entry comes from one)
+	sheet   string
 }
 
-type lookupEntry struct {
-	value any
-	loc   source.Location
+// add adds an entry. A value that is neither text nor fits the buffer is
+// kept as it is.
+func (t *lookupTable) add(key string, v any, loc source.Location) {
+	i := uint32(len(t.ends))
+	if s, ok := v.(string); ok && len(t.text)+len(s) < 1<<32-1 {
+		t.text = append(t.text, s...)
+	} else {
+		if t.other == nil {
+			t.other = make(map[uint32]any)
+		}
+		t.other[i] = v
+	}
+	t.ends = append(t.ends, uint32(len(t.text)))
+	t.lines = append(t.lines, uint32(loc.Line))
+	if i == 0 {
+		t.file, t.sheet = loc.File, loc.Sheet
+	}
+	t.index[strings.Clone(key)] = i
+}
+
+// get returns the value of key.
+func (t *lookupTable) get(key string) (any, bool) {
+	i, ok := t.index[key]
+	if !ok {
+		return nil, false
+	}
+	return t.value(i), true
+}
+
+func (t *lookupTable) value(i uint32) any {
+	if v, ok := t.other[i]; ok {
+		return v
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = t.ends[i-1]
+	}
+	return string(t.text[start:t.ends[i]])
+}
+
+func (t *lookupTable) loc(i uint32) source.Location {
+	return source.Location{File: t.file, Sheet: t.sheet, Line: int(t.lines[i])}
 }
 
 // BuildLookups reads each lookup's source once and builds its table. Call
@@ -54,7 +104,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 	if missing == "" {
 		missing = "error"
 	}
-	t := &lookupTable{name: l.Name, missing: missing, values: make(map[string]lookupEntry)}
+	t := &lookupTable{name: l.Name, missing: missing, index: make(map[string]uint32)}
 	rd, err := open(lp.source)
 	if err != nil {
 		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
@@ -107,14 +157,14 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 			errs = append(errs, fmt.Errorf("%s: lookup %s value: %s", locString(row.Loc), l.Name, evalMessage(err, lp.value)))
 			continue
 		}
-		if old, ok := t.values[key]; ok {
-			if !sameValue(old.value, v) {
+		if i, ok := t.index[key]; ok {
+			if old := t.value(i); !sameValue(old, v) {
 				errs = append(errs, fmt.Errorf("lookup %s: key %s has two values: %s at %s and %s at %s; keep one",
-					l.Name, quote(key), describe(old.value), locString(old.loc), describe(v), locString(row.Loc)))
+					l.Name, quote(key), describe(old), locString(t.loc(i)), describe(v), locString(row.Loc)))
 			}
 			continue
 		}
-		t.values[key] = lookupEntry{value: v, loc: row.Loc}
+		t.add(key, v, row.Loc)
 	}
 	return t, errors.Join(errs...)
 }
@@ -153,8 +203,8 @@ func (p *Program) fnLookup(params ...any) (any, error) {
 	if key == "" {
 		return nil, nil
 	}
-	if e, ok := t.values[key]; ok {
-		return e.value, nil
+	if v, ok := t.get(key); ok {
+		return v, nil
 	}
 	switch t.missing {
 	case "empty":

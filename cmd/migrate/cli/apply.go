@@ -68,6 +68,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
 	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
 	cpm := fs.Int("calls-per-minute", 0, "the limit the time estimate assumes (default: the plan's, else 100, as hosted installations allow)")
@@ -75,6 +76,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, false)
 	if err != nil {
 		return err
@@ -155,6 +157,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
 	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
 	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
@@ -174,6 +177,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return busyIsPending(err)

@@ -19,6 +19,7 @@ type checkFlags struct {
 	conn     connFlags
 	metadata string
 	json     bool
+	memory   memoryFlag // plan and apply only (registerMemory)
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -114,7 +115,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		r.Close()
 	}
 	c.diags = append(c.diags, p.CheckColumns(headers)...)
-	prog, tdiags := transform.Compile(p, c.md, transform.Options{Getenv: a.getenv})
+	prog, tdiags := transform.Compile(p, c.md, transform.Options{Getenv: a.getenv, Memory: f.memory.bytes})
 	c.program = prog
 	// An expression the plan could not parse is reported once, by the plan.
 	seen := map[plan.Pos]bool{}
