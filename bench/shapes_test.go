@@ -212,7 +212,7 @@ func TestShapesSmall(t *testing.T) {
 }
 
 // BenchmarkShapes reports each shape's peak memory (peak-MB) and the
-// command's own time (s) at 100k and 1M rows.
+// command's own time (s) and CPU time (cpu-s) at 100k and 1M rows.
 func BenchmarkShapes(b *testing.B) {
 	for _, sh := range shapes {
 		for _, rows := range []int{100_000, 1_000_000} {
@@ -231,16 +231,17 @@ func BenchmarkShapes(b *testing.B) {
 				}
 				b.ResetTimer()
 				var peak int64
-				var secs float64
+				var secs, cpu float64
 				for i := 0; i < b.N; i++ {
-					hwm, s, err := shapePeak(sh, dir, recs, kids)
+					hwm, s, c, err := shapePeak(sh, dir, recs, kids)
 					if err != nil {
 						b.Fatal(err)
 					}
-					peak, secs = max(peak, hwm), secs+s
+					peak, secs, cpu = max(peak, hwm), secs+s, cpu+c
 				}
 				b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
 				b.ReportMetric(secs/float64(b.N), "s")
+				b.ReportMetric(cpu/float64(b.N), "cpu-s")
 			})
 		}
 	}
@@ -283,40 +284,41 @@ func checkShape(sh shape, code int, out []byte, recs, kids int) error {
 const cliChildEnv = "BENCH_CLI_CHILD"
 
 // TestCLIChild is the child of shapePeak: it runs the command, then prints
-// its output, "CHILD exit-code HWM-bytes seconds" on the last line.
+// its output, "CHILD exit-code HWM-bytes seconds cpu-seconds" on the last
+// line.
 func TestCLIChild(t *testing.T) {
 	args := os.Getenv(cliChildEnv)
 	if args == "" {
 		t.Skip("only run as the child of BenchmarkShapes")
 	}
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	code := cli.Run(context.Background(), strings.Split(args, "\n"), nil, os.Stdout, io.Discard)
-	secs := time.Since(start).Seconds()
+	secs, cpuSecs := time.Since(start).Seconds(), (cpuTime() - cpu).Seconds()
 	hwm, err := vmHWM()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("\nCHILD %d %d %f\n", code, hwm, secs)
+	fmt.Printf("\nCHILD %d %d %f %f\n", code, hwm, secs, cpuSecs)
 }
 
 // shapePeak runs the shape's command in a child process and returns its
-// peak resident set and the seconds the command took.
-func shapePeak(sh shape, dir string, recs, kids int) (int64, float64, error) {
+// peak resident set, and the seconds and CPU seconds the command took.
+func shapePeak(sh shape, dir string, recs, kids int) (int64, float64, float64, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
 	cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(shapeArgs(sh, dir), "\n"))
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, fmt.Errorf("child: %v\n%s", err, out)
+		return 0, 0, 0, fmt.Errorf("child: %v\n%s", err, out)
 	}
 	i := bytes.LastIndex(out, []byte("\nCHILD "))
 	if i < 0 {
-		return 0, 0, fmt.Errorf("child printed no figure:\n%s", out)
+		return 0, 0, 0, fmt.Errorf("child printed no figure:\n%s", out)
 	}
 	var code int
 	var hwm int64
-	var secs float64
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f", &code, &hwm, &secs); err != nil {
-		return 0, 0, err
+	var secs, cpu float64
+	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &code, &hwm, &secs, &cpu); err != nil {
+		return 0, 0, 0, err
 	}
-	return hwm, secs, checkShape(sh, code, out[:i], recs, kids)
+	return hwm, secs, cpu, checkShape(sh, code, out[:i], recs, kids)
 }
