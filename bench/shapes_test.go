@@ -23,13 +23,15 @@ import (
 // binary does) in a child process, so the figure is the whole process's
 // peak resident set, and checks what the command printed.
 
-// shapeHeader is the head of every shape's plan.
-const shapeHeader = `version: 1
-name: bench-shape
+// planHead is the head of a benchmark's plan: its name and a target that
+// a dry run never reaches.
+func planHead(name string) string {
+	return "version: 1\nname: " + name + `
 target:
   url: http://127.0.0.1:1/odata/Priority/tabula.ini/demo
   auth: basic
 `
+}
 
 // shape is one generated dataset: its plan and what `plan` must report.
 type shape struct {
@@ -93,23 +95,11 @@ steps:
 
 var linkShape = shape{name: "link", args: planArgs, write: func(dir string, rows int) (int, int, error) {
 	custs := rows / 2
-	if err := sourcetest.WriteCSV(filepath.Join(dir, "customers.csv"), custs, []string{"Code", "Name"},
-		func(r, c int) string {
-			if c == 0 {
-				return fmt.Sprintf("N%07d", r)
-			}
-			return fmt.Sprintf("Customer number %d", r)
-		}); err != nil {
+	if err := writePairs(filepath.Join(dir, "customers.csv"), custs, "Code", "N%07d", "Name", "Customer number %d", 1); err != nil {
 		return 0, 0, err
 	}
 	// Two notes a customer, half a file apart.
-	if err := sourcetest.WriteCSV(filepath.Join(dir, "notes.csv"), rows, []string{"Cust", "Subject"},
-		func(r, c int) string {
-			if c == 0 {
-				return fmt.Sprintf("N%07d", r%custs)
-			}
-			return fmt.Sprintf("note of row %d", r)
-		}); err != nil {
+	if err := writePairs(filepath.Join(dir, "notes.csv"), rows, "Cust", "N%07d", "Subject", "note of row %d", custs); err != nil {
 		return 0, 0, err
 	}
 	return custs, rows, writePlan(dir, `sources:
@@ -132,6 +122,7 @@ steps:
 }}
 
 var lookupShape = shape{name: "lookup", args: planArgs, write: func(dir string, rows int) (int, int, error) {
+	// Each customer's old code is another's: the lookup is read all over.
 	if err := sourcetest.WriteCSV(filepath.Join(dir, "customers.csv"), rows, []string{"Code", "Old"},
 		func(r, c int) string {
 			if c == 0 {
@@ -141,13 +132,7 @@ var lookupShape = shape{name: "lookup", args: planArgs, write: func(dir string, 
 		}); err != nil {
 		return 0, 0, err
 	}
-	if err := sourcetest.WriteCSV(filepath.Join(dir, "names.csv"), rows, []string{"Old", "Name"},
-		func(r, c int) string {
-			if c == 0 {
-				return fmt.Sprintf("OLD-%07d", r)
-			}
-			return fmt.Sprintf("Customer formerly known as %d", r)
-		}); err != nil {
+	if err := writePairs(filepath.Join(dir, "names.csv"), rows, "Old", "OLD-%07d", "Name", "Customer formerly known as %d", 1); err != nil {
 		return 0, 0, err
 	}
 	return rows, 0, writePlan(dir, `sources:
@@ -181,7 +166,21 @@ func sharedShape(name string, args []string) shape {
 }
 
 func writePlan(dir, rest string) error {
-	return os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(shapeHeader+rest), 0o644)
+	return os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(planHead("bench-shape")+rest), 0o644)
+}
+
+// writePairs writes a CSV file of two columns: row r holds the first
+// format applied to r%mod (mod 1: to r) and the second to r.
+func writePairs(path string, rows int, col1, format1, col2, format2 string, mod int) error {
+	return sourcetest.WriteCSV(path, rows, []string{col1, col2}, func(r, c int) string {
+		if c == 0 {
+			if mod > 1 {
+				r %= mod
+			}
+			return fmt.Sprintf(format1, r)
+		}
+		return fmt.Sprintf(format2, r)
+	})
 }
 
 var shapes = []shape{
