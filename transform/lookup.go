@@ -4,32 +4,64 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
-	"strings"
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/migrate-tool/migrate/source"
 )
 
 // lookupTable is one lookup built in memory: key text → value, stored
-// compactly for tables of millions of entries: the keys are the map's own
-// strings (copied, so that none keeps its source row alive), the text
-// values one after another in one buffer with an end offset each, other
-// values (numbers, dates) on the side, and the line each came from.
+// compactly for tables of millions of entries, and without a pointer the
+// garbage collector would have to follow on every cycle: keys and text
+// values one after another in two buffers with an end offset each, found
+// by a 64-bit hash of the key (checked against the key itself; the keys
+// of a rare collision go to a small map); other values (numbers, dates)
+// on the side; and the line each entry came from.
 type lookupTable struct {
 	name    string
 	missing string
-	index   map[string]uint32 // key → entry
-	text    []byte            // the text values, one after another
-	ends    []uint32          // where entry i's text ends in text
-	other   map[uint32]any    // entries whose value is not text
-	lines   []uint32          // the line (or sheet row) of each entry
-	file    string            // the source's place (every entry comes from one)
+	seed    maphash.Seed
+	index   map[uint64]uint32 // hash of the key → entry
+	collide map[string]uint32 // keys whose hash an earlier key has
+	keys    []byte            // the keys, one after another
+	keyEnds []uint32
+	text    []byte // the text values, one after another
+	ends    []uint32
+	other   map[uint32]any // entries whose value is not text
+	lines   []uint32       // the line (or sheet row) of each entry
+	file    string         // the source's place (every entry comes from one)
 	sheet   string
 }
 
-// add adds an entry. A value that is neither text nor fits the buffer is
-// kept as it is.
+func newLookupTable(name, missing string) *lookupTable {
+	return &lookupTable{name: name, missing: missing, seed: maphash.MakeSeed(), index: make(map[uint64]uint32)}
+}
+
+// find returns the entry of key.
+func (t *lookupTable) find(key string) (uint32, bool) {
+	if i, ok := t.index[maphash.String(t.seed, key)]; ok && t.key(i) == key {
+		return i, true
+	}
+	i, ok := t.collide[key]
+	return i, ok
+}
+
+func (t *lookupTable) key(i uint32) string {
+	return string(span(t.keys, t.keyEnds, i))
+}
+
+// span is item i of buf, where item i ends at ends[i].
+func span(buf []byte, ends []uint32, i uint32) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = ends[i-1]
+	}
+	return buf[start:ends[i]]
+}
+
+// add adds an entry for a key it does not have. A text value past what
+// the buffer can address is kept as it is.
 func (t *lookupTable) add(key string, v any, loc source.Location) {
 	i := uint32(len(t.ends))
 	if s, ok := v.(string); ok && len(t.text)+len(s) < 1<<32-1 {
@@ -45,12 +77,22 @@ func (t *lookupTable) add(key string, v any, loc source.Location) {
 	if i == 0 {
 		t.file, t.sheet = loc.File, loc.Sheet
 	}
-	t.index[strings.Clone(key)] = i
+	t.keys = append(t.keys, key...)
+	t.keyEnds = append(t.keyEnds, uint32(len(t.keys)))
+	h := maphash.String(t.seed, key)
+	if _, taken := t.index[h]; !taken {
+		t.index[h] = i
+		return
+	}
+	if t.collide == nil {
+		t.collide = make(map[string]uint32)
+	}
+	t.collide[key] = i
 }
 
 // get returns the value of key.
 func (t *lookupTable) get(key string) (any, bool) {
-	i, ok := t.index[key]
+	i, ok := t.find(key)
 	if !ok {
 		return nil, false
 	}
@@ -61,11 +103,7 @@ func (t *lookupTable) value(i uint32) any {
 	if v, ok := t.other[i]; ok {
 		return v
 	}
-	start := uint32(0)
-	if i > 0 {
-		start = t.ends[i-1]
-	}
-	return string(t.text[start:t.ends[i]])
+	return string(span(t.text, t.ends, i))
 }
 
 func (t *lookupTable) loc(i uint32) source.Location {
@@ -104,7 +142,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 	if missing == "" {
 		missing = "error"
 	}
-	t := &lookupTable{name: l.Name, missing: missing, index: make(map[string]uint32)}
+	t := newLookupTable(l.Name, missing)
 	rd, err := open(lp.source)
 	if err != nil {
 		return nil, fmt.Errorf("lookup %s: %w", l.Name, err)
@@ -157,7 +195,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 			errs = append(errs, fmt.Errorf("%s: lookup %s value: %s", locString(row.Loc), l.Name, evalMessage(err, lp.value)))
 			continue
 		}
-		if i, ok := t.index[key]; ok {
+		if i, ok := t.find(key); ok {
 			if old := t.value(i); !sameValue(old, v) {
 				errs = append(errs, fmt.Errorf("lookup %s: key %s has two values: %s at %s and %s at %s; keep one",
 					l.Name, quote(key), describe(old), locString(t.loc(i)), describe(v), locString(row.Loc)))

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"os"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func TestRecordsSpilledAsInMemory(t *testing.T) {
 func TestLookupTableCompact(t *testing.T) {
 	t.Parallel()
 	day := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
-	tbl := &lookupTable{index: make(map[string]uint32)}
+	tbl := newLookupTable("codes", "error")
 	entries := []struct {
 		key string
 		v   any
@@ -112,11 +113,25 @@ func TestLookupTableCompact(t *testing.T) {
 		if !ok || got != e.v {
 			t.Errorf("%s = %#v, %v; want %#v", e.key, got, ok, e.v)
 		}
-		if loc := tbl.loc(tbl.index[e.key]).String(); loc != "codes.xlsx!Codes!"+strconv.Itoa(10+i) {
+		at, _ := tbl.find(e.key)
+		if loc := tbl.loc(at).String(); loc != "codes.xlsx!Codes!"+strconv.Itoa(10+i) {
 			t.Errorf("%s from %s", e.key, loc)
 		}
 	}
 	if _, ok := tbl.get("z"); ok {
 		t.Error("a key never added was found")
 	}
+	// A key whose hash an earlier key has (made so here: the slot of
+	// "collides" is given to "a"'s entry) is kept on the side and found.
+	tbl.index[maphash.String(tbl.seed, "collides")] = tbl.index[maphash.String(tbl.seed, "a")]
+	if _, ok := tbl.get("collides"); ok {
+		t.Fatal("a key never added was found through another key's hash")
+	}
+	tbl.add("collides", "second", source.Location{File: "codes.xlsx", Sheet: "Codes", Line: 99})
+	for key, want := range map[string]string{"a": "first", "collides": "second"} {
+		if got, ok := tbl.get(key); !ok || got != want {
+			t.Errorf("%s = %v, %v; want %q", key, got, ok, want)
+		}
+	}
+
 }
