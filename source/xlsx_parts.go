@@ -221,7 +221,8 @@ func (w *workbook) loadStyles(p string) error {
 }
 
 // maxSharedStringBytes is the memory the shared strings may take, counted
-// as their text plus a string header each: a small workbook can hold
+// as they are stored (xlsx_sst.go): their text plus a 4-byte end offset
+// each, as allocated. A small workbook can hold
 // millions of empty <si/> (one took 3.6 GB to read). Excel's largest real
 // tables stay far below it.
 var maxSharedStringBytes int64 = 256 << 20
@@ -232,8 +233,9 @@ type limitError struct{ msg string }
 
 func (e limitError) Error() string { return e.msg }
 
-// sstEntryOverhead is what one more string costs beyond its text.
-const sstEntryOverhead = 16
+// sstEntryOverhead is what one more string costs beyond its text: its end
+// offset.
+const sstEntryOverhead = 4
 
 // loadSST opens the shared strings, which are read as cells need them
 // (xlsx_sst.go). They are the one part held in memory: cells refer to them

@@ -52,6 +52,8 @@ type rowStore struct {
 	header *source.Header
 	enc    []byte
 	rd     []byte
+	// removed: the file's name is gone already (see newRowStore)
+	removed bool
 }
 
 // chain is where the last row of a chain is, and how many rows it has.
@@ -71,7 +73,10 @@ func newRowStore(h *source.Header) (*rowStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a temporary file for the rows that do not fit in memory (--memory): %w", err)
 	}
-	return &rowStore{f: f, w: bufio.NewWriterSize(f, 256<<10), header: h}, nil
+	// Removed at once where the system allows an open file to be (Unix):
+	// then not even a killed run leaves it behind. Elsewhere close does.
+	removed := os.Remove(f.Name()) == nil
+	return &rowStore{f: f, w: bufio.NewWriterSize(f, 256<<10), header: h, removed: removed}, nil
 }
 
 func (s *rowStore) close() {
@@ -79,7 +84,9 @@ func (s *rowStore) close() {
 		return
 	}
 	s.f.Close()
-	os.Remove(s.f.Name())
+	if !s.removed {
+		os.Remove(s.f.Name())
+	}
 }
 
 // add appends row to the chain c.
