@@ -261,8 +261,17 @@ type callSlot struct {
 	done chan struct{}
 }
 
+// maxWindowCalls bounds the calls the limiter remembers: past it (no
+// server allows that many a minute) calls are only spaced, and a plan's
+// calls_per_minute cannot make it allocate without bound.
+const maxWindowCalls = 10_000
+
 func newLimiter(perMinute int, clock Clock) *limiter {
-	return &limiter{interval: time.Minute / time.Duration(perMinute), clock: clock, recent: make([]*callSlot, perMinute)}
+	l := &limiter{interval: time.Minute / time.Duration(perMinute), clock: clock}
+	if perMinute <= maxWindowCalls {
+		l.recent = make([]*callSlot, perMinute)
+	}
+	return l
 }
 
 // wait returns when a call may be sent; the caller calls the release it
@@ -270,7 +279,10 @@ func newLimiter(perMinute int, clock Clock) *limiter {
 func (l *limiter) wait(ctx context.Context) (release func(), err error) {
 	for {
 		l.mu.Lock()
-		old := l.recent[l.head]
+		var old *callSlot
+		if l.recent != nil {
+			old = l.recent[l.head]
+		}
 		if old != nil {
 			select {
 			case <-old.done:
@@ -296,8 +308,10 @@ func (l *limiter) wait(ctx context.Context) (release func(), err error) {
 		}
 		l.next = at.Add(l.interval)
 		slot := &callSlot{done: make(chan struct{})}
-		l.recent[l.head] = slot
-		l.head = (l.head + 1) % len(l.recent)
+		if l.recent != nil {
+			l.recent[l.head] = slot
+			l.head = (l.head + 1) % len(l.recent)
+		}
 		l.mu.Unlock()
 		release = func() {
 			slot.at = l.clock.Now()

@@ -840,3 +840,19 @@ func TestClientRateLimitAsTheServerCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestClientRateLimitUnbounded: a limit no server has (a typo of extra
+// zeros) spaces calls without remembering a window of them.
+func TestClientRateLimitUnbounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 2_000_000_000 })
+	if c.limit.recent != nil {
+		t.Fatalf("the limiter keeps %d calls", len(c.limit.recent))
+	}
+	for range 3 {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
