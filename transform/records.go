@@ -361,8 +361,8 @@ type group struct {
 // kept in memory up to a share of the memory budget; past it every row
 // goes to a temporary file (rowStore) and each group is read back from it
 // when its turn comes, so the results are the same whatever the budget.
-// Rows of a group that stand together (sorted input) are read back from
-// one stretch of the file.
+// Rows of a group that stand together (sorted input) are read back in one
+// read (rowStore.stretch).
 func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 	var (
 		groups  []*group

@@ -56,11 +56,15 @@ type rowStore struct {
 	removed bool
 }
 
-// chain is where the last row of a chain is, and how many rows it has.
+// chain is where the last row of a chain is, and how many rows it has;
+// first and bytes say whether its rows stand together in the file (as a
+// sorted source's groups do), to be read back in one read.
 type chain struct {
 	last    int64
 	lastLen uint32
 	n       uint32
+	first   int64
+	bytes   int64
 }
 
 func newChain() chain { return chain{last: -1} }
@@ -132,7 +136,10 @@ func (s *rowStore) add(c *chain, row source.Row) error {
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("writing the rows that do not fit in memory to %s: %w", s.f.Name(), err)
 	}
-	c.last, c.lastLen, c.n = s.size, uint32(len(b)), c.n+1
+	if c.n == 0 {
+		c.first = s.size
+	}
+	c.last, c.lastLen, c.n, c.bytes = s.size, uint32(len(b)), c.n+1, c.bytes+int64(len(b))
 	s.size += int64(len(b))
 	return nil
 }
@@ -147,6 +154,9 @@ func (s *rowStore) rows(c chain) ([]source.Row, error) {
 		return nil, fmt.Errorf("writing the rows that do not fit in memory to %s: %w", s.f.Name(), err)
 	}
 	out := make([]source.Row, c.n)
+	if c.n > 1 && c.last+int64(c.lastLen)-c.first == c.bytes && c.bytes <= 4<<20 { // a larger group is read a row at a time, into a smaller buffer
+		return s.stretch(c, out)
+	}
 	at, n := c.last, c.lastLen
 	for i := int(c.n) - 1; i >= 0; i-- {
 		if at < 0 {
@@ -159,7 +169,10 @@ func (s *rowStore) rows(c chain) ([]source.Row, error) {
 		if _, err := s.f.ReadAt(b, at); err != nil {
 			return nil, fmt.Errorf("reading back the rows kept in %s: %w", s.f.Name(), err)
 		}
-		row, err := s.decode(b[chainHead:])
+		row, rest, err := s.decode(b[chainHead:])
+		if err == nil && len(rest) > 0 {
+			err = errDamagedRow
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading back the rows kept in %s: %w", s.f.Name(), err)
 		}
@@ -169,9 +182,32 @@ func (s *rowStore) rows(c chain) ([]source.Row, error) {
 	return out, nil
 }
 
+// stretch reads a chain whose rows stand together in one read.
+func (s *rowStore) stretch(c chain, out []source.Row) ([]source.Row, error) {
+	if cap(s.rd) < int(c.bytes) {
+		s.rd = make([]byte, c.bytes)
+	}
+	b := s.rd[:c.bytes]
+	if _, err := s.f.ReadAt(b, c.first); err != nil {
+		return nil, fmt.Errorf("reading back the rows kept in %s: %w", s.f.Name(), err)
+	}
+	for i := range out {
+		if len(b) < chainHead {
+			return nil, fmt.Errorf("reading back the rows kept in %s: %w", s.f.Name(), errDamagedRow)
+		}
+		row, rest, err := s.decode(b[chainHead:])
+		if err != nil {
+			return nil, fmt.Errorf("reading back the rows kept in %s: %w", s.f.Name(), err)
+		}
+		out[i], b = row, rest
+	}
+	return out, nil
+}
+
 var errDamagedRow = errors.New("a damaged row")
 
-func (s *rowStore) decode(b []byte) (source.Row, error) {
+// decode reads one row's payload from b and returns what follows it.
+func (s *rowStore) decode(b []byte) (source.Row, []byte, error) {
 	row := source.Row{Header: s.header}
 	uv := func() uint64 {
 		v, k := binary.Uvarint(b)
@@ -197,12 +233,12 @@ func (s *rowStore) decode(b []byte) (source.Row, error) {
 	row.Loc.Sheet, ok2 = text()
 	n := uv()
 	if !ok1 || !ok2 || n > uint64(len(b)) {
-		return row, errDamagedRow
+		return row, nil, errDamagedRow
 	}
 	row.Cells = make([]source.Cell, n)
 	for i := range row.Cells {
 		if len(b) == 0 {
-			return row, errDamagedRow
+			return row, nil, errDamagedRow
 		}
 		tag := b[0]
 		b = b[1:]
@@ -216,7 +252,7 @@ func (s *rowStore) decode(b []byte) (source.Row, error) {
 		case 's', 'n', 'd':
 			t, ok := text()
 			if !ok {
-				return row, errDamagedRow
+				return row, nil, errDamagedRow
 			}
 			switch tag {
 			case 's':
@@ -226,15 +262,15 @@ func (s *rowStore) decode(b []byte) (source.Row, error) {
 			default:
 				var tm time.Time
 				if err := tm.UnmarshalBinary([]byte(t)); err != nil {
-					return row, errDamagedRow
+					return row, nil, errDamagedRow
 				}
 				row.Cells[i] = tm
 			}
 		default:
-			return row, errDamagedRow
+			return row, nil, errDamagedRow
 		}
 	}
-	return row, nil
+	return row, b, nil
 }
 
 // memory is the run's memory budget.
