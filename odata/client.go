@@ -201,7 +201,7 @@ func NewClient(cfg Config) (*Client, error) {
 		c.sem = make(chan struct{}, cfg.MaxConcurrent)
 	}
 	if cfg.CallsPerMinute > 0 {
-		c.limit = &limiter{interval: time.Minute / time.Duration(cfg.CallsPerMinute), clock: c.clock}
+		c.limit = newLimiter(cfg.CallsPerMinute, c.clock)
 	}
 	return c, nil
 }
@@ -229,29 +229,106 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // Root returns the service root the client uses (with the language code).
 func (c *Client) Root() string { return c.root }
 
-// limiter spaces calls evenly: a token bucket of depth one, so a burst of
-// goroutines still leaves at the configured pace.
+// limiter keeps a client's calls within CallsPerMinute as the server counts
+// them: no more than that many in any minute, measured from when the
+// server could have seen each (spec: hosted installations refuse the call
+// past the limit with 429). Every attempt of every call goes through it,
+// the start-up calls (version, metadata, login name) as much as a load's
+// batches, so one client is one budget.
+//
+// Calls are spaced evenly (a token bucket of depth one, so a burst of
+// goroutines still leaves at the pace). Even spacing alone drew a 429
+// about once a minute at exactly the server's rate: the server sees a call
+// when it arrives, and the first call of a run arrives late (a new
+// connection, TLS), so the call a minute of sends later arrived less than
+// a minute after it. So a call also waits until a minute has passed since
+// the call CallsPerMinute before it was answered: the server had seen that
+// one by then, so the window the server counts never holds one too many,
+// whatever the latency.
 type limiter struct {
 	mu       sync.Mutex
 	next     time.Time
 	interval time.Duration
 	clock    Clock
+	recent   []*callSlot // the last CallsPerMinute calls, a ring
+	head     int         // the oldest
 }
 
-func (l *limiter) wait(ctx context.Context) error {
-	l.mu.Lock()
-	now := l.clock.Now()
-	at := l.next
-	if at.Before(now) {
-		at = now
+// callSlot is one call the limiter let through: done is closed, and at
+// set, when it was answered (or failed).
+type callSlot struct {
+	at   time.Time
+	done chan struct{}
+}
+
+// maxWindowCalls bounds the calls the limiter remembers: past it (no
+// server allows that many a minute) calls are only spaced, and a plan's
+// calls_per_minute cannot make it allocate without bound.
+const maxWindowCalls = 10_000
+
+func newLimiter(perMinute int, clock Clock) *limiter {
+	l := &limiter{interval: time.Minute / time.Duration(perMinute), clock: clock}
+	if perMinute <= maxWindowCalls {
+		l.recent = make([]*callSlot, perMinute)
 	}
-	l.next = at.Add(l.interval)
-	l.mu.Unlock()
-	if d := at.Sub(now); d > 0 {
-		traceWait(ctx, Wait{For: d, RateLimit: true})
-		return l.clock.Sleep(ctx, d)
+	return l
+}
+
+// wait returns when a call may be sent; the caller calls the release it
+// returns once the call was answered or failed.
+func (l *limiter) wait(ctx context.Context) (release func(), err error) {
+	for {
+		l.mu.Lock()
+		var old *callSlot
+		if l.recent != nil {
+			old = l.recent[l.head]
+		}
+		if old != nil {
+			select {
+			case <-old.done:
+			default:
+				// The call a window ago is still in flight: its answer
+				// says when it was surely seen.
+				l.mu.Unlock()
+				select {
+				case <-old.done:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		now := l.clock.Now()
+		at := l.next
+		if at.Before(now) {
+			at = now
+		}
+		if old != nil && at.Before(old.at.Add(time.Minute)) {
+			at = old.at.Add(time.Minute)
+		}
+		l.next = at.Add(l.interval)
+		slot := &callSlot{done: make(chan struct{})}
+		if l.recent != nil {
+			l.recent[l.head] = slot
+			l.head = (l.head + 1) % len(l.recent)
+		}
+		l.mu.Unlock()
+		release = func() {
+			slot.at = l.clock.Now()
+			close(slot.done)
+		}
+		if d := at.Sub(now); d > 0 {
+			traceWait(ctx, Wait{For: d, RateLimit: true})
+			if err := l.clock.Sleep(ctx, d); err != nil {
+				release()
+				return nil, err
+			}
+		} else if err := ctx.Err(); err != nil {
+			release()
+			return nil, err
+		}
+		return release, nil
 	}
-	return ctx.Err()
 }
 
 // Wait is a pause the client takes before a call.
@@ -430,11 +507,6 @@ func isCertError(err error) bool {
 
 // once is one attempt.
 func (c *Client) once(ctx context.Context, r *request, attempt int) (*response, error) {
-	if c.limit != nil {
-		if err := c.limit.wait(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if c.sem != nil {
 		select {
 		case c.sem <- struct{}{}:
@@ -442,6 +514,15 @@ func (c *Client) once(ctx context.Context, r *request, attempt int) (*response, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+	// The pace is taken last, right before sending: a call that waited
+	// for a slot after its turn would go closer to the next one.
+	if c.limit != nil {
+		release, err := c.limit.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	start := c.clock.Now()
 	resp, err := c.send(ctx, r)

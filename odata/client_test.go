@@ -916,3 +916,82 @@ func TestCallStatsCountAttemptsThrottlesAndWaits(t *testing.T) {
 		t.Errorf("stats %+v after %d calls, want %+v", stats, len(log()), want)
 	}
 }
+
+// TestClientRateLimitAsTheServerCounts: a server that admits 10 calls in
+// any minute, counted when each arrives, and a client paced at exactly 10
+// a minute. The first call of a run arrives late (a new connection): at an
+// even pace alone, the eleventh call arrived less than a minute after it
+// and drew a 429. Every call, the start-up ones too, counts against one
+// budget, so none is refused, and no minute holds more than 10 calls.
+func TestClientRateLimitAsTheServerCounts(t *testing.T) {
+	t.Parallel()
+	const perMinute = 10
+	var (
+		mu       sync.Mutex
+		arrivals []time.Time
+		refused  int
+		clk      *fakeClock
+	)
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(arrivals) == 0 && refused == 0 {
+			clk.Sleep(context.Background(), 5*time.Second) // connecting
+		}
+		now := clk.Now()
+		n := 0
+		for _, a := range arrivals {
+			if now.Sub(a) < time.Minute {
+				n++
+			}
+		}
+		if n >= perMinute {
+			refused++
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		arrivals = append(arrivals, now)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"value":"25.1"}`)
+	})
+	c, fc := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = perMinute; cfg.Retries = -1 })
+	clk = fc
+	if _, err := c.Version(context.Background()); err != nil { // a start-up call
+		t.Fatal(err)
+	}
+	for i := range 3 * perMinute {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatalf("call %d: %v", i+2, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if refused > 0 {
+		t.Errorf("%d calls refused with 429", refused)
+	}
+	if len(arrivals) != 3*perMinute+1 {
+		t.Errorf("%d calls arrived, want %d", len(arrivals), 3*perMinute+1)
+	}
+	for i := perMinute; i < len(arrivals); i++ {
+		if d := arrivals[i].Sub(arrivals[i-perMinute]); d < time.Minute {
+			t.Errorf("calls %d and %d arrived %v apart", i-perMinute+1, i+1, d)
+		}
+	}
+}
+
+// TestClientRateLimitUnbounded: a limit no server has (a typo of extra
+// zeros) spaces calls without remembering a window of them.
+func TestClientRateLimitUnbounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 2_000_000_000 })
+	if c.limit.recent != nil {
+		t.Fatalf("the limiter keeps %d calls", len(c.limit.recent))
+	}
+	for range 3 {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type Options struct {
 	AllowOutside bool
 	// MaxFileSize is the largest file file() reads; 0: DefaultMaxFileSize.
 	MaxFileSize int64
+	// Memory is what a run aims to stay under (`--memory`); 0:
+	// DefaultMemory. A grouped step's rows and a linked source past a share
+	// of it are kept in a temporary file (spill.go).
+	Memory int64
 }
 
 // Program is a compiled plan: every expression compiled once, every field

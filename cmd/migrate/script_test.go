@@ -57,6 +57,7 @@ func TestScripts(t *testing.T) {
 			"tmpfs":    cmdTmpfs,
 			"mig":      cmdMig,
 			"resume":   cmdResume,
+			"notes":    cmdNotes,
 		},
 	})
 }
@@ -231,6 +232,33 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
 	ts.Check(err)
 	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
+}
+
+// cmdNotes: `notes N` writes customers.csv (N customers, Code and Name)
+// and notes.csv (two notes a customer, Code and Subject, the second half a
+// file after the first): a source too large to write into a script, whose
+// groups and links do not stand together.
+func cmdNotes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: notes N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(sourcetest.WriteCSV(ts.MkAbs("customers.csv"), n, []string{"Code", "Name"}, func(r, c int) string {
+		if c == 0 {
+			return fmt.Sprintf("N%06d", r)
+		}
+		return fmt.Sprintf("Customer %d", r)
+	}))
+	ts.Check(sourcetest.WriteCSV(ts.MkAbs("notes.csv"), 2*n, []string{"Code", "Name", "Subject"}, func(r, c int) string {
+		switch c {
+		case 0:
+			return fmt.Sprintf("N%06d", r%n)
+		case 1:
+			return fmt.Sprintf("Customer %d", r%n)
+		}
+		return fmt.Sprintf("note %d of N%06d", r/n+1, r%n)
+	}))
 }
 
 // cmdWaitFile: `waitfile [-env NAME] FILE REGEXP` waits (up to a minute)

@@ -12,17 +12,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// opener opens a plan's sources relative to the plan's folder.
-func opener(p *plan.Plan) transform.Opener {
-	return func(s *plan.Source) (source.Reader, error) {
-		return source.Open(sourceOptions(p, s))
-	}
-}
 
 // limited stops each step after n results: plan --limit. A ref() to a
 // record past the limit of its step gets a placeholder naming it, as the
@@ -92,6 +83,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
 	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
 	cpm := fs.Int("calls-per-minute", 0, "the limit the time estimate assumes (default: the plan's, else 100, as hosted installations allow)")
@@ -103,6 +95,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
 		return err
 	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, false)
 	if err != nil {
 		return err
@@ -150,7 +143,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	sum, err := executor.Plan(ctx, executor.Options{
-		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: recs, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
@@ -227,6 +220,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
 	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
 	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
@@ -247,6 +241,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return busyIsPending(err)
@@ -314,7 +309,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	started := time.Now()
 	sum, err := executor.Apply(hard, executor.Options{
-		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
 		Stop: stop, Hook: hook,

@@ -75,7 +75,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := executor.Diff(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Hook: a.newHook(f.json),
 	})
 	if err != nil {

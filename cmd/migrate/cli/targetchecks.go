@@ -14,7 +14,7 @@ import (
 // values as the run document's errors.
 func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
 	refs, err := executor.CheckReferences(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version, Client: target,
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version, Client: target,
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -55,7 +55,7 @@ func (a *app) buildLookups(ctx context.Context, c *checked) error {
 	if c.conn != nil {
 		c.program.ReadTarget(executor.TargetLookups(c.conn.client, c.md))
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
+	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
 		return withCode(ExitData, err)
 	}
 	return nil
