@@ -409,7 +409,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		}
 		if res := r.filter(m, row); res != nil {
 			if !res.Skipped {
-				res.Rows = []source.Row{row}
+				res.Rows = []source.Row{own(row)}
 			}
 			if err := fn(*res); err != nil {
 				return err
@@ -435,7 +435,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
 		}
 		if err != nil {
-			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{row}}); err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{own(row)}}); err != nil {
 				return err
 			}
 			continue
