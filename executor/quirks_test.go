@@ -66,6 +66,15 @@ func partsPlan(mode plan.Mode, parts ...transform.Result) (*plan.Plan, *fakeReco
 	return p, &fakeRecords{results: map[string][]transform.Result{"parts": parts}}
 }
 
+// seedParts loads parts P1 (barcode 1) and P2 (barcode 2).
+func seedParts(t *testing.T, env *sandboxEnv) {
+	t.Helper()
+	p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
+	if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
+		t.Fatalf("seed: %v", err)
+	}
+}
+
 func part(id string, l int, barcode string) transform.Result {
 	return rec("parts", "LOGPART", id, l, map[string]any{"PARTNAME": id, "PARTDES": "part " + id, "BARCODE": barcode})
 }
@@ -106,12 +115,9 @@ func TestColdFormsAfterRestart(t *testing.T) {
 	t.Run("upsert reads", func(t *testing.T) {
 		t.Parallel()
 		env := newRestartable(t, cold)
-		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
-		if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
-			t.Fatalf("seed: %v", err)
-		}
+		seedParts(t, env.sandboxEnv)
 		env.restart(t)
-		p, f = partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
+		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
 		sum, err := Apply(context.Background(), env.opts(t, p, f))
 		if err != nil || !sum.Complete || stepOf(sum, "parts").Failed != 0 {
 			t.Fatalf("upsert: %v %+v", err, sum)
@@ -125,12 +131,9 @@ func TestColdFormsAfterRestart(t *testing.T) {
 	t.Run("undo's checks", func(t *testing.T) {
 		t.Parallel()
 		env := newRestartable(t, cold)
-		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
-		if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
-			t.Fatalf("seed: %v", err)
-		}
+		seedParts(t, env.sandboxEnv)
 		before := env.sb.Snapshot()
-		p, f = partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "8"))
+		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "8"))
 		o := env.opts(t, p, f)
 		if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
 			t.Fatalf("upsert: %v", err)
@@ -250,11 +253,8 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 func TestDryRunReadsAServerBefore22_1(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0", Quirks: sandbox.AllQuirks()})
-	p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
-	if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
-		t.Fatalf("seed: %v", err)
-	}
-	p, f = partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
+	seedParts(t, env)
+	p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "plan")
 	sum, err := Plan(context.Background(), o)
