@@ -121,17 +121,22 @@ func keyText(key string) string {
 	case nil:
 		return ""
 	case map[string]any:
-		names := make([]string, 0, len(v))
-		for n := range v {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		parts := make([]string, len(names))
-		for i, n := range names {
-			parts[i] = fmt.Sprintf("%s=%v", n, v[n])
-		}
-		return strings.Join(parts, ", ")
+		return FieldsText(v, ", ")
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+// FieldsText writes fields as NAME=value in name order, joined by sep.
+func FieldsText(m map[string]any, sep string) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	return strings.Join(parts, sep)
 }
