@@ -25,12 +25,7 @@ import (
 // notesPlan loads customers with 0 to 5 notes each (GENCUSTNOTES_SUBFORM),
 // grouped from one row per note; a customer with no note has one row with
 // an empty subject.
-const notesPlan = `version: 1
-name: bench-notes
-target:
-  url: http://127.0.0.1:1/odata/Priority/tabula.ini/demo
-  auth: basic
-sources:
+var notesPlan = planHead("bench-notes") + `sources:
   notes: {file: notes.csv}
 steps:
   - name: customers

@@ -3,21 +3,30 @@ package campaign
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 )
+
+// deepCopy copies rows through JSON, as Snapshot would hand them out.
+func deepCopy[M ~map[string][]map[string]any](t *testing.T, m M) map[string][]map[string]any {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string][]map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
 
 // asSnapshot turns expected data into what Snapshot would hold: with the
 // server-assigned fields and nulls the comparison must ignore.
 func asSnapshot(t *testing.T, want expected) map[string][]map[string]any {
 	t.Helper()
-	b, err := json.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var snap map[string][]map[string]any
-	if err := json.Unmarshal(b, &snap); err != nil {
-		t.Fatal(err)
-	}
+	snap := deepCopy(t, want)
 	for i, o := range snap["ORDERS"] {
 		o["ORDNAME"], o["ORD"], o["ORDSTATUSDES"] = fmt.Sprintf("SO%08d", i+1), float64(i+1), nil
 		if atts, ok := o["EXTFILES_SUBFORM"].([]any); ok {
@@ -38,7 +47,7 @@ func asSnapshot(t *testing.T, want expected) map[string][]map[string]any {
 func TestCompareCatches(t *testing.T) {
 	t.Parallel()
 	l := generate(t, t.TempDir(), loadConfig{records: 60, seed: 3})
-	if d := compare(l.want, asSnapshot(t, l.want)); !d.ok() || d.Rows != l.records {
+	if d := compare(l.want, nil, asSnapshot(t, l.want)); !d.ok() || d.Rows != l.records {
 		t.Fatalf("the expected data itself: %v", d)
 	}
 	firstWith := func(snap map[string][]map[string]any, nav string) map[string]any {
@@ -86,9 +95,156 @@ func TestCompareCatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := asSnapshot(t, l.want)
 			tc.damage(snap)
-			if d := compare(l.want, snap); d.ok() || !tc.check(d) {
+			if d := compare(l.want, nil, snap); d.ok() || !tc.check(d) {
 				t.Errorf("not caught as it should be: %v", d)
 			}
 		})
 	}
+}
+
+// TestCompareCatchesTouchedCompany proves the comparison sees what a run
+// may do to a company that held data before it: take a look-alike order
+// for its own, change it, delete it (apply or undo), or leave its own data
+// behind after undo.
+func TestCompareCatchesTouchedCompany(t *testing.T) {
+	t.Parallel()
+	l := generate(t, t.TempDir(), loadConfig{records: 60, seed: 3, upsert: true})
+	own := asSnapshot(t, l.want)
+	// The company: the first customer (the load upserts it), an order
+	// like the load's first with a line, one like it without, and an order
+	// of its own.
+	lookAlike := func(ordname string, lines bool) map[string]any {
+		o := map[string]any{}
+		for k, v := range own["ORDERS"][0] {
+			o[k] = v
+		}
+		o["ORDNAME"], o["ORD"] = ordname, float64(9000+len(ordname))
+		delete(o, "ORDERITEMS_SUBFORM")
+		if lines {
+			o["ORDERITEMS_SUBFORM"] = []any{map[string]any{"PARTNAME": "P-00001", "TQUANT": 1.0, "PRICE": 2.0, "KLINE": 1.0}}
+		}
+		return o
+	}
+	before := company{
+		"CUSTOMERS": {own["CUSTOMERS"][0], {"CUSTNAME": "X-OWN", "CUSTDES": "own", "CUST": 900.0}},
+		"ORDERS":    {lookAlike("SO90000001", true), lookAlike("SO900000002", false), {"ORDNAME": "SO90000003", "CUSTNAME": "X-OWN", "DETAILS": "own"}},
+	}
+	// after apply: the company plus the load's data; after undo: the company.
+	// Each a copy: a damage must not reach before.
+	afterApply := func() map[string][]map[string]any {
+		snap, held := asSnapshot(t, l.want), deepCopy(t, before)
+		snap["CUSTOMERS"] = append(snap["CUSTOMERS"], held["CUSTOMERS"][1])
+		snap["ORDERS"] = append(snap["ORDERS"], held["ORDERS"]...)
+		return snap
+	}
+	if d := compare(l.want, before, afterApply()); !d.ok() || d.Rows != l.records {
+		t.Fatalf("the company and the load: %v", d)
+	}
+	if left := leftovers(before, map[string][]map[string]any(before)); len(left) > 0 {
+		t.Fatalf("the company alone: %v", left)
+	}
+	drop := func(rows []map[string]any, key string) []map[string]any {
+		var out []map[string]any
+		for _, r := range rows {
+			if r["ORDNAME"] != key && r["CUSTNAME"] != key {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	firstOrder := own["ORDERS"][0]["ORDNAME"].(string)
+	tests := []struct {
+		name   string
+		damage func(snap map[string][]map[string]any)
+		check  func(d diff) bool
+	}{
+		{"look-alike taken for the load's own", func(s map[string][]map[string]any) { s["ORDERS"] = drop(s["ORDERS"], firstOrder) },
+			func(d diff) bool { return len(d.Missing) == 1 && len(d.Touched) == 0 }},
+		{"look-alike without lines given the load's lines", func(s map[string][]map[string]any) {
+			s["ORDERS"] = drop(s["ORDERS"], firstOrder)
+			for _, o := range s["ORDERS"] {
+				if o["ORDNAME"] == "SO900000002" {
+					o["ORDERITEMS_SUBFORM"] = own["ORDERS"][0]["ORDERITEMS_SUBFORM"]
+				}
+			}
+		}, func(d diff) bool { return len(d.Missing) == 1 && len(d.Touched) == 1 }},
+		{"look-alike deleted", func(s map[string][]map[string]any) { s["ORDERS"] = drop(s["ORDERS"], "SO90000001") },
+			func(d diff) bool { return len(d.Touched) == 1 && len(d.Missing) == 0 }},
+		{"customer held before deleted", func(s map[string][]map[string]any) {
+			s["CUSTOMERS"] = drop(s["CUSTOMERS"], own["CUSTOMERS"][0]["CUSTNAME"].(string))
+		}, func(d diff) bool { return len(d.Touched) == 1 && len(d.Missing) == 1 }},
+		{"order of its own changed", func(s map[string][]map[string]any) {
+			for _, o := range s["ORDERS"] {
+				if o["ORDNAME"] == "SO90000003" {
+					o["DETAILS"] = "SRC-000001"
+				}
+			}
+		}, func(d diff) bool { return len(d.Touched) == 1 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := afterApply()
+			tc.damage(snap)
+			if d := compare(l.want, before, snap); d.ok() || !tc.check(d) {
+				t.Errorf("not caught as it should be: %v", d)
+			}
+		})
+	}
+
+	// After undo: the company exactly, nothing of the load.
+	for _, tc := range []struct {
+		name   string
+		damage func(snap map[string][]map[string]any)
+	}{
+		{"look-alike deleted by undo", func(s map[string][]map[string]any) { s["ORDERS"] = drop(s["ORDERS"], "SO900000002") }},
+		{"customer held before deleted by undo", func(s map[string][]map[string]any) { s["CUSTOMERS"] = drop(s["CUSTOMERS"], "X-OWN") }},
+		{"an order of the load left", func(s map[string][]map[string]any) { s["ORDERS"] = append(s["ORDERS"], own["ORDERS"][3]) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := deepCopy(t, before)
+			tc.damage(snap)
+			if left := leftovers(before, snap); len(left) != 1 {
+				t.Errorf("undo's leftovers: got %v, want one", left)
+			}
+		})
+	}
+}
+
+// TestWritersSeeTwoAtOnce proves the two-run rounds' watch sees two users
+// writing at the same time, and not one user's concurrent batches.
+func TestWritersSeeTwoAtOnce(t *testing.T) {
+	t.Parallel()
+	w := &writers{inFlight: map[string]int{}}
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(w.wrap(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	})))
+	defer srv.Close()
+	send := func(user string, done chan<- struct{}) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+		req.SetBasicAuth(user, user)
+		if res, err := srv.Client().Do(req); err == nil {
+			res.Body.Close()
+		}
+		done <- struct{}{}
+	}
+	done := make(chan struct{}, 3)
+	go send("demo", done)
+	<-entered
+	go send("demo", done) // the same run's second batch in flight
+	<-entered
+	if n := w.overlaps.Load(); n != 0 {
+		t.Errorf("one user's two batches counted as %d overlaps", n)
+	}
+	go send("demo2", done)
+	<-entered
+	if n := w.overlaps.Load(); n != 1 {
+		t.Errorf("a second user writing while the first is in flight: %d overlaps, want 1", n)
+	}
+	close(release)
+	for range 3 {
+		<-done
+	}
+	w.idle()
 }

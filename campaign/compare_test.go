@@ -62,6 +62,15 @@ func normalize(name string, row map[string]any) map[string]any {
 // orders (numbered by the server) the source order number in DETAILS.
 var identity = map[string]string{"CUSTOMERS": "CUSTNAME", "LOGPART": "PARTNAME", "ORDERS": "DETAILS"}
 
+// entityKey names each set's key: a row the company held before the run is
+// the same row afterwards only under the same key, and untouched only
+// with every field as it was (server-assigned ones included).
+var entityKey = map[string]string{"CUSTOMERS": "CUSTNAME", "LOGPART": "PARTNAME", "ORDERS": "ORDNAME"}
+
+// company is a snapshot of what the sandbox held before the run (nil: a
+// fresh sandbox).
+type company map[string][]map[string]any
+
 // diff is what a comparison found; zero is a pass.
 type diff struct {
 	Rows       int      // rows compared
@@ -69,10 +78,11 @@ type diff struct {
 	Duplicated []string // present more than once
 	Extra      []string // present, not expected
 	Different  []string // present once, with other content
+	Touched    []string // held before the run, now gone or changed
 }
 
 func (d diff) ok() bool {
-	return len(d.Missing)+len(d.Duplicated)+len(d.Extra)+len(d.Different) == 0
+	return len(d.Missing)+len(d.Duplicated)+len(d.Extra)+len(d.Different)+len(d.Touched) == 0
 }
 
 func (d diff) String() string {
@@ -80,11 +90,11 @@ func (d diff) String() string {
 		return fmt.Sprintf("%d rows exact", d.Rows)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d rows: %d missing, %d duplicated, %d extra, %d different", d.Rows, len(d.Missing), len(d.Duplicated), len(d.Extra), len(d.Different))
+	fmt.Fprintf(&b, "%d rows: %d missing, %d duplicated, %d extra, %d different, %d held before and touched", d.Rows, len(d.Missing), len(d.Duplicated), len(d.Extra), len(d.Different), len(d.Touched))
 	for _, part := range []struct {
 		what string
 		list []string
-	}{{"missing", d.Missing}, {"duplicated", d.Duplicated}, {"extra", d.Extra}, {"different", d.Different}} {
+	}{{"missing", d.Missing}, {"duplicated", d.Duplicated}, {"extra", d.Extra}, {"different", d.Different}, {"touched", d.Touched}} {
 		for i, s := range part.list {
 			if i == 5 {
 				fmt.Fprintf(&b, "\n  %s: … and %d more", part.what, len(part.list)-5)
@@ -96,15 +106,16 @@ func (d diff) String() string {
 	return b.String()
 }
 
-// compare matches every set of want against the snapshot, exactly.
-func compare(want expected, snap map[string][]map[string]any) diff {
+// compare matches every set of want against the snapshot, exactly, on top
+// of what the company held before the run: each row it held must still be
+// there untouched and is not the load's. A row held before that the load
+// writes under the same key (an upsert that found nothing to change)
+// counts as both.
+func compare(want expected, before company, snap map[string][]map[string]any) diff {
 	var d diff
-	sets := make([]string, 0, len(want))
-	for s := range want {
-		sets = append(sets, s)
-	}
-	sort.Strings(sets)
-	for _, set := range sets {
+	d.Touched = touched(before, snap)
+	snap = withoutHeld(want, before, snap)
+	for _, set := range sortedSets(want) {
 		id := identity[set]
 		got := map[string][]map[string]any{}
 		for _, row := range snap[set] {
@@ -147,13 +158,87 @@ func canonical(v any) string {
 	return string(b)
 }
 
-// empty reports rows left in the sets a load writes (after undo).
-func leftovers(snap map[string][]map[string]any) []string {
-	var out []string
+// leftovers reports what undo left different from what the company held
+// before the run: rows of the sets a load writes that were not there, and
+// rows that were and are gone or changed.
+func leftovers(before company, snap map[string][]map[string]any) []string {
+	out := touched(before, snap)
 	for _, set := range []string{"CUSTOMERS", "LOGPART", "ORDERS"} {
+		held := keyed(set, before[set])
 		for _, row := range snap[set] {
-			out = append(out, fmt.Sprintf("%s %v", set, row[identity[set]]))
+			if _, ok := held[fmt.Sprint(row[entityKey[set]])]; !ok {
+				out = append(out, fmt.Sprintf("%s %v", set, row[identity[set]]))
+			}
 		}
 	}
 	return out
+}
+
+// touched lists the rows held before that snap no longer holds as they were.
+func touched(before company, snap map[string][]map[string]any) []string {
+	var out []string
+	for _, set := range sortedSets(before) {
+		if entityKey[set] == "" {
+			continue // the sandbox's own (CURRENCIES)
+		}
+		now := keyed(set, snap[set])
+		for _, row := range before[set] {
+			k := fmt.Sprint(row[entityKey[set]])
+			switch got, ok := now[k]; {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s %s (%v %v): held before the run, now gone", set, k, identity[set], row[identity[set]]))
+			case canonical(got) != canonical(row):
+				out = append(out, fmt.Sprintf("%s %s: held before the run, now changed:\n    was %s\n    now %s", set, k, canonical(row), canonical(got)))
+			}
+		}
+	}
+	return out
+}
+
+// withoutHeld is snap without the rows held before, except those the load
+// writes under their key.
+func withoutHeld(want expected, before company, snap map[string][]map[string]any) map[string][]map[string]any {
+	if len(before) == 0 {
+		return snap
+	}
+	out := make(map[string][]map[string]any, len(snap))
+	for set, rows := range snap {
+		held := keyed(set, before[set])
+		written := keyed(set, want[set])
+		for _, row := range rows {
+			k := fmt.Sprint(row[entityKey[set]])
+			if _, ok := held[k]; ok {
+				if _, ok := written[k]; !ok {
+					continue
+				}
+			}
+			out[set] = append(out[set], row)
+		}
+	}
+	return out
+}
+
+// keyed indexes rows of set by their key; rows without one (expected
+// orders, numbered by the server) are left out.
+func keyed(set string, rows []map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	key, ok := entityKey[set]
+	if !ok {
+		return out
+	}
+	for _, row := range rows {
+		if v, ok := row[key]; ok && v != nil {
+			out[fmt.Sprint(v)] = row
+		}
+	}
+	return out
+}
+
+func sortedSets[V any](m map[string]V) []string {
+	sets := make([]string, 0, len(m))
+	for s := range m {
+		sets = append(sets, s)
+	}
+	sort.Strings(sets)
+	return sets
 }

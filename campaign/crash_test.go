@@ -1,12 +1,20 @@
 package campaign
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,18 +34,48 @@ var (
 	crashConc     = flag.Int("crash.concurrency", 2, "crash campaign: the plan's concurrency (batches in flight when a kill lands)")
 )
 
+var (
+	crashLookAlikes = flag.Int("crash.lookalikes", 24, "crash campaign: kills to land in rounds whose company already holds look-alike orders (0: none)")
+	crashTwoRuns    = flag.Int("crash.two-runs", 12, "crash campaign: kills to land in rounds where every apply and undo is two runs started at once on one journal (0: none)")
+	crashFullDisk   = flag.Int("crash.full-disk", 6, "crash campaign: kills to land in rounds whose journal lives on a small tmpfs that fills mid-run (0: none)")
+	crashKindSize   = flag.Int("crash.kind-records", 300, "crash campaign: top-level records of the look-alike, two-run and full-disk rounds")
+)
+
+// crashKind is a kind of crash round: what the company holds before the
+// run, how many runs start at once, where the journal lives.
+type crashKind struct {
+	name    string
+	points  int // kills to land
+	records int
+	// lookAlikes: the sandbox starts with the company of lookAlikes, and
+	// the load upserts customers and parts.
+	lookAlikes bool
+	// twoRuns: every apply and undo is two processes started at once on
+	// the journal; one runs, the other is refused naming it.
+	twoRuns bool
+	// fullDisk: the journal lives on a small tmpfs that fills mid-run;
+	// each stop for it frees a little.
+	fullDisk bool
+}
+
 // crashFigures are the results a crash campaign reports.
 type crashFigures struct {
 	Rounds            int // fresh sandbox, apply until complete, undo until complete
+	Held              int // rows the company held before each round (customers, parts, orders)
+	LookAlikes        int // of those, orders that look like the load's own
 	ApplyKills        int // kills that landed during apply or one of its resumes
 	ResumeKills       int // of those, kills during a resume (the journal already had work)
 	UndoKills         int // kills that landed during undo
 	Finished          int // runs that ended before their kill
 	Interrupted       int // runs that ended with exit 4 (and were resumed)
-	Survived          int // rounds whose data compared exact and whose undo left nothing
+	Refused           int // of those, runs refused because the other run held the journal
+	DiskFull          int // of those, runs stopped by the full disk
+	Overlaps          int // writes of one run while the other run of the pair had a write in flight
+	Survived          int // rounds whose data compared exact and whose undo left the company as it was
 	Missing, Dup, Bad int // rows lost, duplicated, different, over all rounds
-	MidRunDup         int // duplicates seen in a snapshot right after a kill
-	Leftovers         int // rows undo left behind
+	Touched           int // rows held before the run that a round changed or deleted
+	MidRunDup         int // duplicates (or touched rows) seen in a snapshot right after a kill
+	Leftovers         int // rows undo left behind, or rows held before that it left changed or gone
 	UndoInDoubt       int // undo runs that stopped in doubt (exit 4) and were run again
 }
 
@@ -48,31 +86,101 @@ type crashFigures struct {
 // have landed.
 func TestCrash(t *testing.T) {
 	t.Parallel()
+	runCrash(t, crashKind{name: "fresh sandbox", points: *crashPoints, records: *crashRecords})
+}
+
+// TestCrashLookAlikes is TestCrash in a company that already holds orders
+// like the load's own, entered by hand before the run (lookAlikes): the
+// load's data must end exactly once, every look-alike untouched by apply
+// and still there after undo.
+func TestCrashLookAlikes(t *testing.T) {
+	if *crashLookAlikes == 0 {
+		t.Skip("-crash.lookalikes=0")
+	}
+	t.Parallel()
+	runCrash(t, crashKind{name: "company with look-alike orders", points: *crashLookAlikes, records: *crashKindSize, lookAlikes: true})
+}
+
+// TestCrashTwoRuns is TestCrash with every run started twice at once on
+// one journal: one runs at a time, the other exits 4 naming it, and the
+// two never write at the same time.
+func TestCrashTwoRuns(t *testing.T) {
+	if *crashTwoRuns == 0 {
+		t.Skip("-crash.two-runs=0")
+	}
+	t.Parallel()
+	runCrash(t, crashKind{name: "two runs at once", points: *crashTwoRuns, records: *crashKindSize, twoRuns: true})
+}
+
+// TestCrashFullDisk is TestCrash with the journal on a small tmpfs that
+// fills in the middle of apply: the run stops with exit 4, a little space
+// is freed, and apply resumes, until the data is exact.
+func TestCrashFullDisk(t *testing.T) {
+	if *crashFullDisk == 0 {
+		t.Skip("-crash.full-disk=0")
+	}
+	t.Parallel()
+	runCrash(t, crashKind{name: "journal on a disk that fills", points: *crashFullDisk, records: *crashKindSize, fullDisk: true})
+}
+
+// crasher runs the rounds of one kind.
+type crasher struct {
+	t       *testing.T
+	kind    crashKind
+	dir     string
+	load    *load
+	rng     *rand.Rand
+	faults  map[string]float64
+	writers *writers // twoRuns: who writes when
+	f       crashFigures
+}
+
+func runCrash(t *testing.T, k crashKind) {
 	dir := t.TempDir()
-	l := generate(t, dir, loadConfig{records: *crashRecords, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc})
-	rng := rand.New(rand.NewSource(*crashSeed))
+	l := generate(t, dir, loadConfig{records: k.records, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc, upsert: k.lookAlikes})
+	c := &crasher{t: t, kind: k, dir: dir, load: l, rng: rand.New(rand.NewSource(*crashSeed))}
+	if *crashFaults != "" {
+		c.faults = map[string]float64{}
+		for _, kv := range strings.Split(*crashFaults, ",") {
+			kind, rate, err := sandbox.ParseFault(strings.TrimSpace(kv))
+			if err != nil {
+				t.Fatalf("-crash.faults: %v", err)
+			}
+			c.faults[kind] = rate
+		}
+	}
 
 	// Calibrate: how long an uninterrupted apply and undo take here, and a
 	// resume with nothing left to do (process start, journal replay).
 	span, undoSpan, overhead := *crashSpan, *crashSpan, time.Duration(0)
+	var journalSize int64
 	{
-		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency}, nil)
+		tg := c.sandbox(0)
+		before := c.company(tg)
 		j := filepath.Join(dir, "calibrate.journal")
 		o := mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
 		if span == 0 {
 			span = o.took
 		}
-		if d := compare(l.want, tg.sb.Snapshot()); !d.ok() {
+		if d := compare(l.want, before, tg.sb.Snapshot()); !d.ok() {
 			t.Fatalf("an uninterrupted apply is not exact: %v", d)
 		}
 		overhead = mustRun(t, tg, dir, "apply", l.plan, "--journal", j).took
+		fi, err := os.Stat(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		journalSize = fi.Size()
 		o = mustRun(t, tg, dir, "undo", j, "--yes")
 		if undoSpan == 0 {
 			undoSpan = o.took
 		}
+		if left := leftovers(before, tg.sb.Snapshot()); len(left) > 0 {
+			t.Fatalf("an uninterrupted undo left %d rows: %.10v", len(left), left)
+		}
 	}
-	t.Logf("load: %d records, %d lines/texts/attachments; uninterrupted apply %v, undo %v, resume with nothing to do %v",
-		l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond))
+	t.Logf("%s: %d records, %d lines/texts/attachments; uninterrupted apply %v, undo %v, resume with nothing to do %v; journal %d bytes",
+		k.name, l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond), journalSize)
 
 	// Each round (fresh sandbox, apply, undo) takes about crash.per-round
 	// kills, three quarters in apply. A quarter of them land in the start
@@ -82,112 +190,132 @@ func TestCrash(t *testing.T) {
 	perRound := max(*crashPerRound, 2)
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
 	delay := func(span time.Duration, kills int) time.Duration {
-		if rng.Intn(4) == 0 {
-			return time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
+		if c.rng.Intn(4) == 0 {
+			return time.Duration(c.rng.Int63n(int64(overhead))) + time.Millisecond
 		}
-		return overhead + time.Duration(rng.Int63n(max(2*int64(span)/int64(kills), 1)))
+		return overhead + time.Duration(c.rng.Int63n(max(2*int64(span)/int64(kills), 1)))
 	}
+	kills := func() int { return c.f.ApplyKills + c.f.UndoKills }
 
-	var faults map[string]float64
-	if *crashFaults != "" {
-		faults = map[string]float64{}
-		for _, kv := range strings.Split(*crashFaults, ",") {
-			kind, rate, err := sandbox.ParseFault(strings.TrimSpace(kv))
-			if err != nil {
-				t.Fatalf("-crash.faults: %v", err)
-			}
-			faults[kind] = rate
-		}
-	}
-
-	var f crashFigures
+	f := &c.f
 	const maxAttempts = 400 // per phase of a round; a resume loop past it is a bug
-	for f.ApplyKills+f.UndoKills < *crashPoints {
+	for kills() < k.points {
 		f.Rounds++
-		tg := startSandbox(t, sandbox.Options{Latency: *crashLatency, Seed: rng.Int63(), Faults: faults}, nil)
+		tg := c.sandbox(c.rng.Int63())
+		before := c.company(tg)
 		j := filepath.Join(dir, fmt.Sprintf("round-%d.journal", f.Rounds))
+		var disk *smallDisk
+		if k.fullDisk {
+			disk = mountSmallDisk(t, filepath.Join(dir, fmt.Sprintf("round-%d-disk", f.Rounds)), journalSize)
+			j = filepath.Join(disk.dir, "run.journal")
+		}
 
 		// Apply, killed and resumed until it exits 0.
-		stuck := 0
+		stuck, fills := 0, 0
+	apply:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {
 				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
 			}
 			kill := time.Duration(0)
-			if f.ApplyKills+f.UndoKills < *crashPoints && attempt < 2*applyKills {
+			// The last round keeps its undo's share of the kills.
+			if kills() < k.points-undoKills && attempt < 2*applyKills {
 				kill = delay(span, applyKills)
 			}
-			o := migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j)
-			if *crashVerbose {
-				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
-			if o.killed {
-				stuck = 0
-				f.ApplyKills++
-				if attempt > 0 {
-					f.ResumeKills++
+			killed, done := false, false
+			for _, o := range c.run(tg, kill, "apply", l.plan, "--journal", j) {
+				if *crashVerbose {
+					t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
 				}
-				// Missing rows are expected mid-run; duplicates never.
-				if d := compare(l.want, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
-					f.MidRunDup += len(d.Duplicated)
+				switch {
+				case o.killed:
+					killed = true
+					f.ApplyKills++
+					if attempt > 0 {
+						f.ResumeKills++
+					}
+				case o.code == 4 && disk != nil && strings.Contains(o.stderr, "no space left on device"):
+					// The disk filled: free a little and resume.
+					f.Interrupted++
+					f.DiskFull++
+					fills++
+					stuck = 0
+					if !disk.free(t) {
+						t.Fatalf("round %d: the disk is full with nothing left to free\n%s", f.Rounds, o.stderr)
+					}
+				case o.code == 4:
+					// A resume that is not killed has no reason to stop; a
+					// few in a row is a resume that cannot get past something.
+					f.Interrupted++
+					if stuck++; stuck == 5 && c.faults == nil {
+						t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
+					}
+				case o.code == 0:
+					f.Finished++
+					done = true
+				default:
+					t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
+				}
+			}
+			if killed {
+				stuck = 0
+				// Missing rows are expected mid-run; duplicates never, nor
+				// a change to what the company held.
+				if d := compare(l.want, before, tg.sb.Snapshot()); len(d.Duplicated)+len(d.Touched) > 0 {
+					f.MidRunDup += len(d.Duplicated) + len(d.Touched)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
 				}
-				continue
 			}
-			if o.code == 4 {
-				// A resume that is not killed has no reason to stop; a few
-				// in a row is a resume that cannot get past something.
-				f.Interrupted++
-				if stuck++; stuck == 5 && faults == nil {
-					t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
-				}
-				continue
+			if done {
+				break apply
 			}
-			if o.code != 0 {
-				t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-			f.Finished++
-			break
 		}
-		d := compare(l.want, tg.sb.Snapshot())
+		if disk != nil && fills == 0 {
+			t.Errorf("round %d: the disk never filled (journal of %d bytes on the uninterrupted run)", f.Rounds, journalSize)
+		}
+		d := compare(l.want, before, tg.sb.Snapshot())
 		f.Missing += len(d.Missing)
 		f.Dup += len(d.Duplicated)
 		f.Bad += len(d.Different) + len(d.Extra)
+		f.Touched += len(d.Touched)
 		if !d.ok() {
 			t.Errorf("round %d: after apply: %v", f.Rounds, d)
 		}
 		if st := status(t, tg, dir, j); !st.Complete {
 			t.Errorf("round %d: status says the journal is not complete: %+v", f.Rounds, st)
 		}
+		if disk != nil {
+			disk.freeAll(t)
+		}
 
 		// Undo, killed and resumed until it exits 0.
+	undo:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {
 				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
 			}
 			kill := time.Duration(0)
-			if f.ApplyKills+f.UndoKills < *crashPoints && attempt < 2*undoKills {
+			if kills() < k.points && attempt < 2*undoKills {
 				// Undo is short: anywhere within a whole uninterrupted undo.
-				kill = time.Duration(rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
+				kill = time.Duration(c.rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
 			}
-			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
-			if o.killed {
-				f.UndoKills++
-				continue
+			for _, o := range c.run(tg, kill, "undo", j, "--yes") {
+				switch {
+				case o.killed:
+					f.UndoKills++
+				case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
+					// An undo batch in doubt (with -crash.faults): exit 4,
+					// run it again, as CLI.md says.
+					f.UndoInDoubt++
+				case o.code == 0:
+					f.Finished++
+					break undo
+				default:
+					t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
+				}
 			}
-			if o.code == 4 && strings.Contains(o.stderr, "run undo again") {
-				// An undo batch in doubt (with -crash.faults): exit 4,
-				// run it again, as CLI.md says.
-				f.UndoInDoubt++
-				continue
-			}
-			if o.code != 0 {
-				t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-			f.Finished++
-			break
 		}
-		left := leftovers(tg.sb.Snapshot())
+		left := leftovers(before, tg.sb.Snapshot())
 		f.Leftovers += len(left)
 		if len(left) > 0 {
 			t.Errorf("round %d: undo left %d rows: %.10v", f.Rounds, len(left), left)
@@ -199,12 +327,186 @@ func TestCrash(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("crash campaign: %d records (+%d children), %d rounds, %d kills (%d in apply, %d of them in a resume; %d in undo), %d runs finished before their kill, %d exits 4",
-		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted)
-	t.Logf("crash campaign: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, duplicates seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
-		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
-	appendResults(t, "Crash campaign", fmt.Sprintf("| records (+ lines, texts, attachments) | rounds | kills | in apply | of which in a resume | in undo | runs ended before their kill | exits 4 | rounds exact | lost | duplicated | different or extra | duplicates mid-run | left after undo |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n| %d (+%d) | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d |\n",
-		l.records, l.children, f.Rounds, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers))
+	if c.writers != nil {
+		f.Overlaps = int(c.writers.overlaps.Load())
+		if f.Overlaps > 0 {
+			t.Errorf("%s: %d writes while the other run of the pair had a write in flight", k.name, f.Overlaps)
+		}
+	}
+	t.Logf("%s: %d records (+%d children), company before each round %d rows (%d look-alike orders), %d rounds, %d kills (%d in apply, %d of them in a resume; %d in undo), %d runs finished before their kill, %d exits 4 (%d refused by the other run, %d for a full disk)",
+		k.name, l.records, l.children, f.Held, f.LookAlikes, f.Rounds, kills(), f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull)
+	t.Logf("%s: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, held before and touched %d, duplicates seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
+		k.name, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
+	appendResults(t, "Crash campaign: "+k.name, crashTable(k, l, f))
+}
+
+// crashTable is the figures of one kind as a Markdown table.
+func crashTable(k crashKind, l *load, f *crashFigures) string {
+	return fmt.Sprintf("| rounds | records (+ lines, texts, attachments) | held before (look-alike orders) | kills | in apply | of which in a resume | in undo | runs ended before their kill | exits 4 | of which refused (journal in use) | of which disk full | writes at once | rounds exact | lost | duplicated | different or extra | held before and touched | duplicates mid-run | left after undo |\n"+
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"+
+		"| %d | %d (+%d) | %d (%d) | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d | %d |\n",
+		f.Rounds, l.records, l.children, f.Held, f.LookAlikes, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull, f.Overlaps,
+		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers)
+}
+
+// sandbox starts a fresh sandbox for a round of this kind.
+func (c *crasher) sandbox(seed int64) *target {
+	opts := sandbox.Options{Latency: *crashLatency, Seed: seed, Faults: c.faults}
+	var wrap func(http.Handler) http.Handler
+	if c.kind.twoRuns {
+		opts.Users = map[string]string{"demo": "demo", "demo2": "demo2"}
+		if c.writers == nil {
+			c.writers = &writers{inFlight: map[string]int{}}
+		}
+		wrap = c.writers.wrap
+	}
+	return startSandbox(c.t, opts, wrap)
+}
+
+// company fills a fresh sandbox with what the company holds before the
+// run, and returns it (nil: nothing).
+func (c *crasher) company(tg *target) company {
+	if !c.kind.lookAlikes {
+		return nil
+	}
+	before, n := lookAlikes(c.t, tg, c.load)
+	c.f.Held, c.f.LookAlikes = held(before), n
+	return before
+}
+
+// run runs one attempt: one process, or with twoRuns two started at once
+// as two users. It returns the outcomes of the runs that were not refused
+// for the journal being in use; each refusal must name the other run.
+func (c *crasher) run(tg *target, kill time.Duration, args ...string) []outcome {
+	t := c.t
+	if !c.kind.twoRuns {
+		return []outcome{migrate(t, tg, c.dir, kill, args...)}
+	}
+	users := []string{"demo", "demo2"}
+	if c.rng.Intn(2) == 0 {
+		users[0], users[1] = users[1], users[0]
+	}
+	a, b := start(t, tg, c.dir, users[0], args...), start(t, tg, c.dir, users[1], args...)
+	outs := []outcome{a.wait(t, kill), b.wait(t, kill)}
+	// What a killed run sent may still be at the server: let it finish
+	// before the next pair starts, or its writes would look like a pair's
+	// overlap.
+	c.writers.idle()
+	var ran []outcome
+	for i, o := range outs {
+		if o.code != 4 || !strings.Contains(o.stderr, "is in use by another run") {
+			ran = append(ran, o)
+			continue
+		}
+		c.f.Interrupted++
+		c.f.Refused++
+		other := outs[1-i].pid
+		if m := holderPID.FindStringSubmatch(o.stderr); m == nil || m[1] != strconv.Itoa(other) {
+			t.Errorf("migrate %s refused, naming another holder than the other run (pid %d):\n%s", args[0], other, o.stderr)
+		}
+	}
+	if len(ran) == 0 {
+		t.Errorf("migrate %s: both runs were refused:\n%s\n%s", args[0], outs[0].stderr, outs[1].stderr)
+	}
+	return ran
+}
+
+// holderPID reads the holder out of a refusal (journal.LockedError).
+var holderPID = regexp.MustCompile(`in use by another run \(pid (\d+)\b`)
+
+// writers watches who writes: two runs of one journal must never have
+// writes in flight at once. Reads are left out (a refused run may have
+// read the service before it looked at the journal).
+type writers struct {
+	mu       sync.Mutex
+	inFlight map[string]int
+	overlaps atomic.Int64
+	wg       sync.WaitGroup
+}
+
+func (w *writers) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			h.ServeHTTP(rw, r)
+			return
+		}
+		user, _, _ := r.BasicAuth()
+		w.mu.Lock()
+		for u, n := range w.inFlight {
+			if u != user && n > 0 {
+				w.overlaps.Add(1)
+			}
+		}
+		w.inFlight[user]++
+		w.wg.Add(1)
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.inFlight[user]--
+			w.mu.Unlock()
+			w.wg.Done()
+		}()
+		h.ServeHTTP(rw, r)
+	})
+}
+
+// idle waits until no write is in flight.
+func (w *writers) idle() { w.wg.Wait() }
+
+// smallDisk is a tmpfs holding the journal, mostly taken by filler files:
+// each stop for a full disk removes one, the last one everything left.
+type smallDisk struct {
+	dir     string
+	fillers []string
+}
+
+// mountSmallDisk mounts a tmpfs on dir with room for three journals the
+// size of journalSize, and fills it so that a third of one fits: the
+// first stop comes a third of the way into the load, the next ones a
+// third of a journal later each, and the fourth frees it all.
+func mountSmallDisk(t *testing.T, dir string, journalSize int64) *smallDisk {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	third := max(journalSize/3, 16<<10)
+	size := 3*journalSize + 1<<20
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dk", size>>10), "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("a full disk needs a tmpfs, which needs root on Linux: mount: %v: %s", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	d := &smallDisk{dir: dir}
+	fill := func(name string, n int64) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, n), 0o644); err != nil {
+			t.Fatalf("filling the small disk: %v", err)
+		}
+		d.fillers = append(d.fillers, p)
+	}
+	// Removed last to first: the rest, then three thirds.
+	fill("filler-rest", size-4*third)
+	for i := range 3 {
+		fill(fmt.Sprintf("filler-%d", i), third)
+	}
+	return d
+}
+
+// free removes one filler; false when none is left.
+func (d *smallDisk) free(t *testing.T) bool {
+	if len(d.fillers) == 0 {
+		return false
+	}
+	last := d.fillers[len(d.fillers)-1]
+	d.fillers = d.fillers[:len(d.fillers)-1]
+	if err := os.Remove(last); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+func (d *smallDisk) freeAll(t *testing.T) {
+	for d.free(t) {
+	}
 }
 
 // mustRun runs the binary to its end and fails the test unless it exits 0.

@@ -121,6 +121,14 @@ func TestFaults(t *testing.T) {
 			}
 		}
 	})
+	table := takeFaultTable()
+	t.Logf("fault campaign:\n%s", table)
+	appendResults(t, "Fault campaign", table)
+}
+
+// takeFaultTable returns the rows recorded so far as a Markdown table,
+// sorted by fault and rate, and forgets them.
+func takeFaultTable() string {
 	faultMu.Lock()
 	defer faultMu.Unlock()
 	sort.SliceStable(faultRows, func(i, j int) bool {
@@ -135,9 +143,8 @@ func TestFaults(t *testing.T) {
 	for _, r := range faultRows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %s | %d | %d | %d | %v |\n", r.Fault, r.Rate, r.Records, r.Calls, r.Injected, r.Runs, r.Exits, r.Missing, r.Dup, r.Different, r.Exact)
 	}
-	t.Logf("fault campaign:\n%s", b.String())
-	appendResults(t, "Fault campaign", b.String())
 	faultRows = nil
+	return b.String()
 }
 
 // storm answers every call with 429 and Retry-After: 1 for a while, once
@@ -214,7 +221,7 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 			// the data.
 		}
 	}
-	d := compare(l.want, tg.sb.Snapshot())
+	d := compare(l.want, nil, tg.sb.Snapshot())
 	if !d.ok() {
 		t.Errorf("%s %s: %v", kind, rate, d)
 	}
@@ -353,7 +360,7 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 		break
 	}
 	sp.wg.Wait() // late answers still sleeping
-	d := compare(l.want, tg.sb.Snapshot())
+	d := compare(l.want, nil, tg.sb.Snapshot())
 	if !d.ok() {
 		t.Errorf("spike %s %v: %v", mode, rate, d)
 	}

@@ -15,13 +15,14 @@ import (
 // group row without a part gives an order without lines; DETAILS carries
 // the source order number because ORDNAME is numbered by the server. The
 // order text appends (APPEND: true), so a text written twice reads back
-// doubled and the comparison sees it.
+// doubled and the comparison sees it. Customers and parts are inserted, or
+// upserted into a company that already holds some of them.
 const planYAML = `version: 1
 name: campaign
 target:
   timezone: UTC
-  batch_size: %d
-  concurrency: %d
+  batch_size: %[1]d
+  concurrency: %[2]d
 sources:
   customers: {file: data/customers.csv}
   parts: {file: data/parts.csv}
@@ -30,6 +31,7 @@ steps:
   - name: customers
     entity: CUSTOMERS
     source: customers
+    mode: %[3]s
     fields:
       CUSTNAME: row.Code
       CUSTDES: row.Name
@@ -37,6 +39,7 @@ steps:
   - name: parts
     entity: LOGPART
     source: parts
+    mode: %[3]s
     fields:
       PARTNAME: row.PartNo
       PARTDES: row.Description
@@ -94,8 +97,9 @@ type expected map[string][]map[string]any
 type loadConfig struct {
 	records     int // top-level records
 	seed        int64
-	batchSize   int // the plan's batch_size (0: the server's limit)
-	concurrency int // the plan's concurrency (0: the default)
+	batchSize   int  // the plan's batch_size (0: the server's limit)
+	concurrency int  // the plan's concurrency (0: the default)
+	upsert      bool // customers and parts are upserted, not inserted
 }
 
 var words = []string{"alpha", "bravo", "steel", "brass", "כרמל", "גליל", "Ñandú", "O'Brien", "\"quoted\"", "comma, inside", "ümlaut", "tab"}
@@ -123,7 +127,11 @@ func generate(t testing.TB, dir string, cfg loadConfig) *load {
 	if conc == 0 {
 		conc = 2
 	}
-	must(os.WriteFile(l.plan, fmt.Appendf(nil, planYAML, bs, conc), 0o644))
+	mode := "insert"
+	if cfg.upsert {
+		mode = "upsert"
+	}
+	must(os.WriteFile(l.plan, fmt.Appendf(nil, planYAML, bs, conc, mode), 0o644))
 
 	phrase := func(prefix string, i, maxLen int) string {
 		s := fmt.Sprintf("%s %d %s %s", prefix, i, words[r.Intn(len(words))], words[r.Intn(len(words))])

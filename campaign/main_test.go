@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 // command line still win.
 var longRun = map[string]string{
 	"crash.points": "200", "crash.records": "3000",
+	"crash.lookalikes": "60", "crash.two-runs": "60", "crash.full-disk": "36", "crash.kind-records": "1000",
 	"fault.records": "500", "fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s",
 }
 
@@ -110,6 +111,7 @@ func startSandbox(t testing.TB, opts sandbox.Options, wrap func(http.Handler) ht
 type outcome struct {
 	code   int // exit code; -1 when killed
 	killed bool
+	pid    int
 	took   time.Duration
 	stdout string
 	stderr string
@@ -119,44 +121,65 @@ type outcome struct {
 // that delay unless the process finished first.
 func migrate(t testing.TB, tg *target, dir string, kill time.Duration, args ...string) outcome {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo", "MIGRATE_AUTH=basic",
+	return start(t, tg, dir, "demo", args...).wait(t, kill)
+}
+
+// proc is a started run of the binary.
+type proc struct {
+	cmd            *exec.Cmd
+	args           []string
+	stdout, stderr bytes.Buffer
+	start          time.Time
+	done           chan error
+}
+
+// start starts the binary against tg, logging in as user (whose password
+// is the user name, as startSandbox's users have it).
+func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(binary, args...), args: args, done: make(chan error, 1)}
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(),
+		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER="+user, "MIGRATE_PASSWORD="+user, "MIGRATE_AUTH=basic",
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.start = time.Now()
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { p.done <- p.cmd.Wait() }()
+	return p
+}
+
+// wait waits for the run to end. With kill > 0 it sends SIGKILL that long
+// after the run started, unless it finished first.
+func (p *proc) wait(t testing.TB, kill time.Duration) outcome {
+	t.Helper()
 	var err error
 	killed := false
 	if kill > 0 {
-		timer := time.NewTimer(kill)
+		timer := time.NewTimer(max(kill-time.Since(p.start), time.Nanosecond))
 		select {
-		case err = <-done:
+		case err = <-p.done:
 			timer.Stop()
 		case <-timer.C:
 			// SIGKILL: no deferred function, no flush, no journal close.
-			_ = cmd.Process.Kill()
-			err = <-done
+			_ = p.cmd.Process.Kill()
+			err = <-p.done
 			killed = true
 		}
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		select {
-		case err = <-done:
+		case err = <-p.done:
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
-			err = <-done
-			t.Fatalf("migrate %v did not finish in 10 minutes\nstderr: %s", args, stderr.String())
+			_ = p.cmd.Process.Kill()
+			err = <-p.done
+			t.Fatalf("migrate %v did not finish in 10 minutes\nstderr: %s", p.args, p.stderr.String())
 		}
 	}
-	o := outcome{took: time.Since(start), stdout: stdout.String(), stderr: stderr.String(), killed: killed}
+	o := outcome{took: time.Since(p.start), pid: p.cmd.Process.Pid, stdout: p.stdout.String(), stderr: p.stderr.String(), killed: killed}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -36,6 +39,10 @@ type runner struct {
 	// refd, when set, names the steps whose keys ref() may ask for: the
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
+	warm warmth // entity sets whose 404 is the truth (reads.go)
+	// diff, when set, is Diff's: every step reads, and each record's
+	// classification is kept.
+	diff *differ
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -180,7 +187,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 func (r *runner) openJournal(waves [][]*plan.Step) error {
 	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
 		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
-		ToolVersion: r.opts.ToolVersion, Created: r.opts.now().UTC()}
+		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC()}
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}
@@ -401,6 +408,7 @@ type stepRun struct {
 	entity string
 	b      *builder
 	pk     *packer
+	brk    *breaker
 
 	mu       sync.Mutex
 	queued   []unit
@@ -410,7 +418,7 @@ type stepRun struct {
 }
 
 func (r *runner) runStep(s *plan.Step) error {
-	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}}
+	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
@@ -543,8 +551,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 	}
 	w := &work{step: sr, rec: rec, id: id}
-	switch sr.step.Mode {
-	case plan.ModeUpsert, plan.ModeUpdate:
+	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
 			// The entity was written by an earlier attempt: go on from there.
 			return sr.resumeWork(w, prev)
@@ -672,7 +679,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
-	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: r.opts.now().UTC()}); err != nil {
 		return err
 	}
 	acquired := false
@@ -706,9 +713,10 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(txns))
-		resps, err := r.opts.Client.Batch(sr.traced(), reqs, batchOptions)
+		var calls odata.CallStats
+		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err := sr.complete(seq, batch, later, reqs, resps, err); err != nil {
+		if err := sr.complete(seq, batch, later, reqs, resps, err, &calls); err != nil {
 			r.halt(err)
 		}
 	}
@@ -738,9 +746,11 @@ func (sr *stepRun) traced() context.Context {
 
 // complete records a batch's outcome: per sub-request status and key,
 // records finished, and the units that may now follow. reqs are the
-// sub-requests as sent, in the order of batch.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error) error {
+// sub-requests as sent, in the order of batch; calls is what the call cost.
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error, calls *odata.CallStats) error {
 	r := sr.r
+	answered := r.opts.now().UTC()
+	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
@@ -748,7 +758,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			for i, o := range batch {
 				res[i] = journal.Result{ID: o.id, Status: -1, Error: oe.Error()}
 			}
-			if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
+			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
 				return err
 			}
 			if oe.Status == http.StatusTooManyRequests {
@@ -760,7 +770,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		}
 		// Never resend what may have reached the server: journal it in
 		// doubt and stop; the next apply reconciles it first.
-		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()}); err != nil {
+		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()})); err != nil {
 			return err
 		}
 		if r.ctx.Err() != nil {
@@ -788,7 +798,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		}
 		res = append(res, out)
 	}
-	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	entries := []journal.Entry{outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})}
 	if len(missing) > 0 {
 		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
 	} else if problem != "" {
@@ -836,8 +846,22 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			done = append(done, w)
 		}
 	}
+	var reported []*work
+	var stop *SameErrorsError
 	for _, w := range done {
+		pending, earlier := sr.brk.observe(w)
+		if pending {
+			if earlier != nil {
+				for _, id := range earlier {
+					entries = append(entries, pendingEntry(sr.step.Name, id, ""))
+				}
+				stop = &SameErrorsError{Step: sr.step.Name, Entity: sr.entity, Message: screenError(w), Count: sr.brk.max}
+			}
+			entries = append(entries, pendingEntry(sr.step.Name, w.id, w.rec.Loc.String()))
+			continue
+		}
 		entries = append(entries, sr.finalEntry(w))
+		reported = append(reported, w)
 		if w.root != nil && w.root.ok() && w.root.key != "" {
 			r.setKey(sr.step.Name, w.id, w.root.key)
 		}
@@ -854,8 +878,11 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	if err := appendOutcome(entries...); err != nil {
 		return err
 	}
-	for _, w := range done {
+	for _, w := range reported {
 		sr.report(w)
+	}
+	if stop != nil {
+		return stop
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: step %s, batch %d: %s", ErrInDoubt, sr.step.Name, seq, entries[0].InDoubt)
@@ -864,6 +891,16 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	sr.queued = append(sr.queued, next...)
 	sr.mu.Unlock()
 	return nil
+}
+
+// stampCalls puts on an outcome when it came and what its call cost, for
+// the run report's chart.
+func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry {
+	e.At = at
+	if c != nil {
+		e.Calls, e.Throttled, e.WaitMS = c.Attempts, c.Throttled, c.Waited.Milliseconds()
+	}
+	return e
 }
 
 // workMu serialises the bookkeeping of records: the units of one record
@@ -944,6 +981,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	}
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
+		re.Keyed = keyedRows(w)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed
@@ -985,6 +1023,46 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	}
 	re.Partly = w.partly(sr.entity)
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
+}
+
+// keyedRows are a committed record's source rows with what each became:
+// its own row the entity, each child's row that child with its key, every
+// row written once. report --created maps legacy numbers with them.
+func keyedRows(w *work) []journal.KeyedRow {
+	seen := map[string]bool{}
+	var header []string // the last header written
+	add := func(out []journal.KeyedRow, kr journal.KeyedRow, row source.Row) []journal.KeyedRow {
+		if r := rowOf(row); r != nil && !seen[kr.Loc] {
+			seen[kr.Loc] = true
+			kr.Cells = r.Cells
+			if !slices.Equal(r.Header, header) {
+				kr.Header, header = r.Header, r.Header
+			}
+		}
+		return append(out, kr)
+	}
+	loc := w.rec.Loc.String()
+	out := add(nil, journal.KeyedRow{Loc: loc}, w.rec.Row)
+	// The tree, not w.ops: children committed by an earlier attempt of a
+	// resumed record are in it too, with their keys.
+	var walk func(o *op)
+	walk = func(o *op) {
+		for _, k := range o.kids {
+			if k.kind != journal.OpCreate || !k.ok() {
+				continue
+			}
+			row, kloc := w.rec.Row, loc
+			if c := childOf(w.rec, k.path); c != nil && c.Loc != (source.Location{}) {
+				row, kloc = c.Row, c.Loc.String()
+			}
+			out = add(out, journal.KeyedRow{Loc: kloc, Path: k.path, Nav: k.nav, Key: k.key}, row)
+			walk(k)
+		}
+	}
+	if w.root != nil {
+		walk(w.root)
+	}
+	return out
 }
 
 // partly says what exists of a failed record whose entity was written (or

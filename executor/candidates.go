@@ -45,7 +45,6 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 	if len(s.Match) == 0 || err != nil || set == nil {
 		return nil, "nothing to match it on", nil
 	}
-	want := map[string]any{}
 	names := r.matchOf(s.Step)
 	if len(names) == 0 {
 		for k := range written {
@@ -53,6 +52,45 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		}
 		sort.Strings(names)
 	}
+	want, conds := matchConds(set.Type, names, written)
+	if len(conds) == 0 {
+		return nil, "nothing to match it on", nil
+	}
+	if f := autoUnique(set.Type); f != "" {
+		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
+			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+		} else if !ok {
+			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+		}
+	}
+	rows, why, err := r.findMatching(ent, conds, want)
+	if why != "" || err != nil {
+		return nil, why, err
+	}
+	var found []Candidate
+	for _, e := range rows {
+		k := keyOf(set.Type, e)
+		if k == "" || claimed[s.Step+"|"+k] {
+			continue
+		}
+		fields := map[string]any{}
+		for f := range want {
+			fields[f] = e[f]
+		}
+		found = append(found, Candidate{Key: k, Fields: fields})
+	}
+	if len(found) < 2 {
+		return found, "", nil
+	}
+	return r.byLines(s, ent, found)
+}
+
+// matchConds turns the fields a document is matched on (as
+// odata.DecodeEntity gives them) into the $filter's comparisons: want holds
+// every named field written, conds those the server can filter on (times
+// and booleans are compared on the rows only; at most 8 conditions).
+func matchConds(t *odata.EntityType, names []string, written map[string]any) (map[string]any, []cond) {
+	want := map[string]any{}
 	var conds []cond
 	for _, k := range names {
 		v, ok := written[k]
@@ -60,9 +98,9 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 			continue
 		}
 		want[k] = v
-		p := set.Type.Property(k)
+		p := t.Property(k)
 		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean || len(conds) == 8 {
-			continue // compared on the rows, not filtered on
+			continue
 		}
 		dv, err := odata.DecodeValue(p.Type, v)
 		if err != nil {
@@ -74,16 +112,13 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		}
 		conds = append(conds, cond{field: k, op: "eq", value: v, lit: lit})
 	}
-	if len(conds) == 0 {
-		return nil, "nothing to match it on", nil
-	}
-	if f := autoUnique(set.Type); f != "" {
-		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
-			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
-		} else if !ok {
-			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
-		}
-	}
+	return want, conds
+}
+
+// findMatching reads the documents of ent that satisfy conds (at most 100)
+// and keeps those whose fields equal want. why, when set, says the answer
+// proves nothing: a status, an unreadable body, or a row outside the filter.
+func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]map[string]any, string, error) {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
 		parts[i] = c.field + " " + c.op + " " + c.lit
@@ -103,7 +138,7 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		return nil, "the lookup's answer is not a list", nil
 	}
 	wantJSON, _ := odata.MarshalBody(want)
-	var found []Candidate
+	var rows []map[string]any
 	for _, raw := range body.Value {
 		e, err := odata.DecodeEntity(raw)
 		if err != nil {
@@ -117,23 +152,11 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
 			}
 		}
-		if !fieldsEqual(raw, wantJSON) {
-			continue
+		if fieldsEqual(raw, wantJSON) {
+			rows = append(rows, e)
 		}
-		k := keyOf(set.Type, e)
-		if k == "" || claimed[s.Step+"|"+k] {
-			continue
-		}
-		fields := map[string]any{}
-		for f := range want {
-			fields[f] = e[f]
-		}
-		found = append(found, Candidate{Key: k, Fields: fields})
 	}
-	if len(found) < 2 {
-		return found, "", nil
-	}
-	return r.byLines(s, ent, found)
+	return rows, "", nil
 }
 
 // satisfies checks one value of a returned row against a condition.

@@ -7,7 +7,10 @@
 // reconciles what is in doubt and sends nothing twice; upsert and update
 // with before-images; undo; status and the failure report; and the dry run
 // (Plan), which is the same loop over a simulated service that answers the
-// writes and passes the reads to the target.
+// writes and passes the reads to the target. Diff is that dry run with
+// every step reading, each record classified against what the target
+// holds; CheckReferences checks exists: before anything is sent; and
+// TargetLookups reads the lookups that read the target.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from

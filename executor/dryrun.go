@@ -36,6 +36,11 @@ import (
 // long that takes at the calls-per-minute limit. With OutDir it writes each
 // batch's JSON body there, exactly as sent.
 func Plan(ctx context.Context, opts Options) (*Summary, error) {
+	return dryRun(ctx, opts, nil)
+}
+
+// dryRun is Plan, and with d Diff.
+func dryRun(ctx context.Context, opts Options, d *differ) (*Summary, error) {
 	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil {
 		return nil, errors.New("executor: Plan needs Plan, Records and Metadata")
 	}
@@ -51,6 +56,10 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 			sim.reads[s.Entity] = true
 		case plan.ModeUpsert:
 			sim.reads[s.Entity] = true
+		default:
+			// A diff reads inserts' keys: what the run inserted first
+			// is recalled, a second record with its key a conflict.
+			sim.reads[s.Entity] = sim.reads[s.Entity] || d != nil
 		}
 	}
 	var client Client = sim
@@ -65,6 +74,7 @@ func Plan(ctx context.Context, opts Options) (*Summary, error) {
 	opts.Open = prefetch(opts.Open)
 	r := newRunner(ctx, &opts)
 	r.dry = true
+	r.diff = d
 	r.refd = map[string]bool{}
 	for _, s := range opts.Plan.Steps {
 		for _, name := range s.Refs {
@@ -189,16 +199,13 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
-		byID := make(map[string]odata.BatchResponse, len(got))
-		for _, g := range got {
-			byID[g.ID] = g
+		// Before 22.1 the answers' ids take other forms (readAnswers).
+		ordered, problem := readAnswers(reads, got)
+		if ordered == nil {
+			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
 		}
-		for j, q := range reads {
-			g, ok := byID[q.ID]
-			if !ok {
-				return nil, fmt.Errorf("the target's answer lacks sub-request %s (GET %s)", q.ID, q.URL)
-			}
-			resps[at[j]] = g
+		for j := range reads {
+			resps[at[j]] = ordered[j]
 		}
 		for _, c := range chains {
 			for j, q := range reads {

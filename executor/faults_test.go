@@ -63,5 +63,7 @@ func TestFaultsWithODataClient(t *testing.T) {
 			t.Errorf("%s has %d lines, want 3", id, n)
 		}
 	}
+	// Orders resumed after a lost answer, reconciled, keep their keys too.
+	checkCreatedKeys(t, env, o.Journal)
 	t.Logf("complete after %d runs; sandbox faults %d", runs, env.sb.Stats().Faults)
 }

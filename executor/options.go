@@ -30,6 +30,9 @@ type Options struct {
 	// stripped before it is written).
 	Target      string
 	ToolVersion string
+	// User is the name the service knows the credentials by
+	// (GetLoginName), for the journal header and the run report.
+	User string
 
 	Concurrency int // batches in flight; 0: plan's target.concurrency, else 2
 	BatchSize   int // 0: plan's target.batch_size, else the server's limit

@@ -327,8 +327,11 @@ func pathLabel(s *journal.SubState) string {
 const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent).
-func (r *runner) read(path string) (odata.BatchResponse, error) {
-	resps, err := r.readBatch(r.ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
+func (r *runner) read(path string) (odata.BatchResponse, error) { return r.readCtx(r.ctx, path) }
+
+// readCtx is read with a context of its own (odata.WithCallStats).
+func (r *runner) readCtx(ctx context.Context, path string) (odata.BatchResponse, error) {
+	resps, err := r.readBatch(ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
 		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
@@ -341,20 +344,21 @@ func (r *runner) read(path string) (odata.BatchResponse, error) {
 	return resps[0], nil
 }
 
-// readBatch sends reads and returns their answers in the order of reqs.
+// readBatchOnce sends reads and returns their answers in the order of reqs
+// (readBatch, in reads.go, also asks again what a cold form denied).
 // A read changes nothing: unlike a write, it is safe to try again after a
 // lost answer, a 5xx or an answer that breaks the $batch protocol (an id
 // twice, missing or never asked for), up to readAttempts times. A batch the
 // server refuses is not tried again.
 //
 // ctx is the run's, or a step's naming it (batchStep).
-func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
+func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	var err error
 	for attempt := 0; attempt < readAttempts; attempt++ {
 		var got []odata.BatchResponse
 		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
-			out, problem := inOrder(reqs, got)
+			out, problem := readAnswers(reqs, got)
 			if out != nil {
 				return out, nil
 			}
@@ -410,13 +414,16 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 }
 
 // textContains: a text sub-form holds the whole (HTML) text; ours is found
-// when its TEXT appears in it.
+// when its content appears in it. Servers read texts back normalised
+// (odata.TextContent): compared byte for byte, an appended text in doubt
+// would be found absent and appended twice.
 func textContains(body []byte, match json.RawMessage) bool {
 	var got, want struct{ TEXT string }
 	if json.Unmarshal(body, &got) != nil || json.Unmarshal(match, &want) != nil {
 		return false
 	}
-	return want.TEXT != "" && strings.Contains(got.TEXT, want.TEXT)
+	w := odata.TextContent(want.TEXT)
+	return w != "" && strings.Contains(odata.TextContent(got.TEXT), w)
 }
 
 // fieldsEqual reports whether every field of want has the same value in

@@ -26,15 +26,10 @@ func Report(journalPath, out string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	type sheet struct {
-		name   string
-		header []string
-		rows   [][]string
-	}
-	var sheets []*sheet
+	var sheets []*table
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
-		sh := &sheet{name: name}
+		sh := &table{name: name}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
 			if rec.Status() != journal.Failed {
@@ -59,6 +54,21 @@ func Report(journalPath, out string) (int, error) {
 	for _, sh := range sheets {
 		n += len(sh.rows)
 	}
+	return n, writeTables(out, sheets, reportColumns)
+}
+
+// table is one step's rows for a report file: each row the source cells
+// in header's order, then the report's own columns.
+type table struct {
+	name   string
+	header []string
+	rows   [][]string
+}
+
+// writeTables writes out as .xlsx (one sheet per table, each with its
+// source header and then extra) or .csv (the union of the tables' source
+// columns, then extra), through a temporary file.
+func writeTables(out string, sheets []*table, extra []string) error {
 	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".xlsx":
@@ -69,41 +79,33 @@ func Report(journalPath, out string) (int, error) {
 			name := sheetName(sh.name)
 			if first {
 				if err := f.SetSheetName("Sheet1", name); err != nil {
-					return 0, err
+					return err
 				}
 				first = false
 			} else if _, err := f.NewSheet(name); err != nil {
-				return 0, err
+				return err
 			}
-			hdr := append(append([]string(nil), sh.header...), reportColumns...)
+			hdr := append(append([]string(nil), sh.header...), extra...)
 			if err := setRow(f, name, 1, hdr); err != nil {
-				return 0, err
+				return err
 			}
 			for i, r := range sh.rows {
-				// Rows without a source row still line up their messages.
+				// Rows without a source row still line up their own columns.
 				if len(r) < len(hdr) {
 					r = append(make([]string, len(hdr)-len(r)), r...)
 				}
 				if err := setRow(f, name, i+2, r); err != nil {
-					return 0, err
+					return err
 				}
 			}
 		}
 		if first {
-			if err := setRow(f, "Sheet1", 1, reportColumns); err != nil {
-				return 0, err
+			if err := setRow(f, "Sheet1", 1, extra); err != nil {
+				return err
 			}
 		}
-		fh, err := os.Create(tmp)
-		if err != nil {
-			return 0, err
-		}
-		if _, err := f.WriteTo(fh); err != nil {
-			fh.Close()
-			return 0, err
-		}
-		if err := fh.Close(); err != nil {
-			return 0, err
+		if err := writeWorkbook(f, tmp); err != nil {
+			return err
 		}
 	case ".csv":
 		var cols []string
@@ -118,34 +120,34 @@ func Report(journalPath, out string) (int, error) {
 		}
 		fh, err := os.Create(tmp)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		w := &safeCSV{csv.NewWriter(fh)}
-		w.Write(append(append([]string(nil), cols...), reportColumns...))
+		w.Write(append(append([]string(nil), cols...), extra...))
 		for _, sh := range sheets {
 			for _, r := range sh.rows {
-				cells := r[:len(r)-4]
+				cells := r[:len(r)-len(extra)]
 				line := make([]string, len(cols))
 				for i, h := range sh.header {
 					if i < len(cells) {
 						line[indexOf(cols, h)] = cells[i]
 					}
 				}
-				w.Write(append(line, r[len(r)-4:]...))
+				w.Write(append(line, r[len(r)-len(extra):]...))
 			}
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
 			fh.Close()
-			return 0, err
+			return err
 		}
 		if err := fh.Close(); err != nil {
-			return 0, err
+			return err
 		}
 	default:
-		return 0, fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
+		return fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
 	}
-	return n, os.Rename(tmp, out)
+	return os.Rename(tmp, out)
 }
 
 // reportLine is one line of the report: a source row and its problems.
@@ -305,6 +307,20 @@ func indexOf(l []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// writeWorkbook writes f to the file path (a temporary one, renamed by
+// the caller).
+func writeWorkbook(f *excelize.File, path string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteTo(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 func setRow(f *excelize.File, sheet string, row int, cells []string) error {

@@ -70,6 +70,15 @@ func cellText(c source.Cell) string {
 
 // childRow finds the source row of the child at path ("0.2").
 func childRow(rec *transform.Record, path string) *journal.Row {
+	c := childOf(rec, path)
+	if c == nil {
+		return nil
+	}
+	return rowOf(c.Row)
+}
+
+// childOf finds the child at path ("0.2"), or nil.
+func childOf(rec *transform.Record, path string) *transform.Child {
 	kids := rec.Children
 	var c *transform.Child
 	for _, part := range strings.Split(path, ".") {
@@ -80,10 +89,7 @@ func childRow(rec *transform.Record, path string) *journal.Row {
 		c = kids[i]
 		kids = c.Children
 	}
-	if c == nil {
-		return nil
-	}
-	return rowOf(c.Row)
+	return c
 }
 
 // sourceHashes hashes every source file of the plan, for the journal

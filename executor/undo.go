@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -28,6 +29,8 @@ type UndoOptions struct {
 	// BatchSize caps sub-requests per batch (0: 100, the limit of every
 	// server from 21.0 and within the older 1,000).
 	BatchSize int
+	// Now stamps the journal's entries (default time.Now).
+	Now func() time.Time
 }
 
 // UndoAction is one thing undo does: delete an entity or a line the run
@@ -341,6 +344,7 @@ type undoRun struct {
 	// in a later batch than the deletes of its record.
 	left   map[*journal.Record]int
 	failed map[*journal.Record]bool
+	warm   warmth // entity sets whose 404 is the truth (reads.go)
 }
 
 // unchanged reads what the plan is about to touch and keeps the actions of
@@ -369,7 +373,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	if len(reqs) == 0 {
 		return plan, nil, nil
 	}
-	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook)
+	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook, &u.warm)
 	if _, ok := refused(err); ok {
 		return nil, nil, fmt.Errorf("undo: reading what the run left: %w", err)
 	} else if err != nil {
@@ -498,22 +502,36 @@ func shortValue(v any) string {
 }
 
 // readBatches sends GETs in batches of at most limit; reads change
-// nothing, so a batch whose answer was lost is sent again.
-func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook) (map[string]odata.BatchResponse, error) {
-	out := make(map[string]odata.BatchResponse, len(reqs))
-	for start := 0; start < len(reqs); start += limit {
-		end := min(start+limit, len(reqs))
-		var (
-			got []odata.BatchResponse
-			err error
-		)
+// nothing, so a batch whose answer was lost, or broke the $batch protocol,
+// is sent again. A 404 is confirmed first (confirmAbsent): undo must not
+// take a cold form for a record that is gone.
+func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *warmth) (map[string]odata.BatchResponse, error) {
+	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) {
+		var err error
 		for attempt := 0; attempt < readAttempts; attempt++ {
-			got, err = client.Batch(ctx, reqs[start:end], batchOptions)
-			if _, ok := refused(err); err == nil || ok || ctx.Err() != nil {
+			var got []odata.BatchResponse
+			if got, err = client.Batch(ctx, chunk, batchOptions); err == nil {
+				out, problem := readAnswers(chunk, got)
+				if out != nil {
+					return out, nil
+				}
+				err = fmt.Errorf("the server's answer to a read broke the $batch protocol: %s", problem)
+				continue
+			}
+			if _, ok := refused(err); ok || ctx.Err() != nil {
 				break
 			}
 		}
+		return nil, err
+	}
+	out := make(map[string]odata.BatchResponse, len(reqs))
+	for start := 0; start < len(reqs); start += limit {
+		end := min(start+limit, len(reqs))
+		got, err := once(reqs[start:end])
 		hook.BatchSent(end - start)
+		if err == nil {
+			got, err = warm.confirmAbsent(reqs[start:end], got, once)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -559,10 +577,16 @@ func (u *undoRun) batch(ops []undoOp) error {
 			reqs[i].Headers = map[string]string{"content-type": "application/json"}
 		}
 	}
-	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs}); err != nil {
+	now := u.opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
 		return err
 	}
-	resps, err := u.client.Batch(u.ctx, reqs, batchOptions)
+	var calls odata.CallStats
+	resps, err := u.client.Batch(odata.WithCallStats(u.ctx, &calls), reqs, batchOptions)
+	answered := now().UTC()
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
 		if _, ok := refused(err); ok {
@@ -570,24 +594,23 @@ func (u *undoRun) batch(ops []undoOp) error {
 			for i := range ops {
 				res[i] = journal.Result{ID: subs[i].ID, Status: -1}
 			}
-			_ = u.jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})
+			_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
-		_ = u.jr.Append(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()})
+		_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
 		// The batch may have been applied: in doubt, as apply's are.
 		return undoInDoubt{err}
 	}
-	byID := map[string]odata.BatchResponse{}
-	for _, r := range resps {
-		byID[r.ID] = r
-	}
+	// Before 22.1 answers carry ids of another form (odata.MatchResponses);
+	// an action without an answer to trust stays without an outcome.
+	matched, _ := odata.MatchResponses(reqs, resps)
 	res := make([]journal.Result, 0, len(ops))
 	var finished []*journal.Record
 	for i, op := range ops {
-		r, ok := byID[subs[i].ID]
-		if !ok {
+		if matched[i] == nil {
 			continue
 		}
+		r := *matched[i]
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
 		out := journal.Result{ID: subs[i].ID, Status: r.Status}
 		if good {
@@ -602,7 +625,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			finished = append(finished, op.rec)
 		}
 	}
-	entries := []journal.Entry{{Kind: journal.KindOutcome, Batch: seq, Results: res}}
+	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
 	for _, rec := range finished {
 		entries = append(entries, undoneEntry(rec))
 	}

@@ -35,8 +35,8 @@ func (sr *stepRun) readPending() error {
 			continue
 		}
 		w.root = root
-		if root.key == "" {
-			continue
+		if root.key == "" || sr.step.Mode == plan.ModeInsert && standIn(root.key) {
+			continue // numbered by the server, or created by the run
 		}
 		keys = append(keys, root.key)
 		for k := range w.rec.Fields {
@@ -82,6 +82,19 @@ func (sr *stepRun) readPending() error {
 				sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
 				continue
 			}
+			if r.diff != nil {
+				action, matches := DiffCreate, []string(nil)
+				if sr.step.Mode == plan.ModeInsert && root.key == "" {
+					var err error
+					if action, matches, err = sr.matchInsert(w); err != nil {
+						return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+					}
+				}
+				sr.classify(w, action, nil, nil, matches)
+				if action != DiffCreate {
+					continue // apply would make a second: not simulated
+				}
+			}
 			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
 				return err
 			}
@@ -91,9 +104,13 @@ func (sr *stepRun) readPending() error {
 		switch {
 		case resp.Status == 404:
 			if sr.step.Mode == plan.ModeUpdate {
-				sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
+				sr.classify(w, DiffMissing, nil, nil, nil)
+				if r.diff == nil {
+					sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
+				}
 				continue
 			}
+			sr.classify(w, DiffCreate, nil, nil, nil)
 			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
 				return err
 			}
@@ -107,7 +124,16 @@ func (sr *stepRun) readPending() error {
 			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, root.key, err))
 			continue
 		}
+		if sr.step.Mode == plan.ModeInsert { // read in a diff only
+			sr.classify(w, DiffConflict, nil, nil, nil)
+			continue
+		}
 		changed, before := diffFields(root.typ, w.rec.Fields, cur)
+		if len(changed) == 0 {
+			sr.classify(w, DiffUnchanged, nil, nil, nil)
+		} else {
+			sr.classify(w, DiffUpdate, changed, before, nil)
+		}
 		root.abs = sr.entity + "(" + root.key + ")"
 		root.url = root.abs
 		if len(changed) == 0 {

@@ -72,7 +72,8 @@ func (r *runner) journalWatermark(step, entity string) error {
 		return nil
 	}
 	q := url.Values{"$select": {field}, "$orderby": {field + " desc"}, "$top": {"2"}}
-	resp, err := r.read(entity + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
+	var calls odata.CallStats // for the run report: this read is a call too
+	resp, err := r.readCtx(odata.WithCallStats(r.ctx, &calls), entity+"?"+strings.ReplaceAll(q.Encode(), "+", "%20"))
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (r *runner) journalWatermark(step, entity string) error {
 		r.hook.Warn(fmt.Sprintf("step %s: cannot read the highest %s of %s (%s); a create of this step that goes in doubt may be matched to a document made before the run", step, field, entity, why))
 		return nil
 	}
-	return r.appendWith(journal.Entry{Kind: journal.KindWatermark, Mark: &journal.Watermark{Step: step, Field: field, Value: value}})
+	return r.appendWith(stampCalls(journal.Entry{Kind: journal.KindWatermark, Mark: &journal.Watermark{Step: step, Field: field, Value: value}}, r.opts.now().UTC(), &calls))
 }
 
 // highest reads the answer of the watermark query: the first value, after

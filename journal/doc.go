@@ -6,7 +6,10 @@
 // entry after its response; Replay turns the file back into State: per step,
 // per record id, its status, the key the server assigned, the outcome of
 // every sub-request, before-images for undo and the source row of failed
-// records for the report.
+// records for the report. For the run report, entries also say when they
+// were written and what each batch's call cost (attempts, 429s, waits), and
+// a committed record keeps its source rows with the keys they became;
+// LoadReport reads those, Load (resume) steps over them.
 //
 // A torn or corrupt last line (a crash mid-write) is ignored on replay and
 // cut off on the next append; a write cut short by a full disk is cut back

@@ -40,8 +40,11 @@ type Header struct {
 	Target        string            `json:"target,omitempty"`    // base URL without credentials
 	SystemVersion string            `json:"system_version,omitempty"`
 	ToolVersion   string            `json:"tool_version,omitempty"`
-	Created       time.Time         `json:"created"`
-	Steps         []Step            `json:"steps,omitempty"` // in dependency order
+	// User is the name the service gave for the credentials (GetLoginName),
+	// for the run report; journals before it was recorded have none.
+	User    string    `json:"user,omitempty"`
+	Created time.Time `json:"created"`
+	Steps   []Step    `json:"steps,omitempty"` // in dependency order
 }
 
 // Step names a step and its entity, in dependency order.
@@ -155,6 +158,26 @@ type RecordEntry struct {
 	Undo bool `json:"undo,omitempty"`
 	// RowHash: as Sub.RowHash, for a record identified by its location.
 	RowHash string `json:"rh,omitempty"`
+	// Keyed are the source rows of a committed record with the keys the
+	// server gave what they became, for report --created. Older journals
+	// have none.
+	Keyed []KeyedRow `json:"kr,omitempty"`
+}
+
+// KeyedRow is one source row of a committed record and what it became: the
+// record's own row its entity (whose key is the RecordEntry's), a sub-form
+// child's row that child, with the line key the server assigned (KLINE).
+type KeyedRow struct {
+	Loc  string `json:"loc"`
+	Path string `json:"p,omitempty"` // "" the record's entity; "0", "0.2" a sub-form child
+	Nav  string `json:"n,omitempty"` // the child's navigation property
+	Key  string `json:"k,omitempty"` // the child's key expression, when it has one
+	// Header is the row's column names, left out when they are the previous
+	// KeyedRow's of the record (a record's rows mostly share one source).
+	Header []string `json:"h,omitempty"`
+	// Cells are the row as it was, left out when an earlier KeyedRow of the
+	// record has the same Loc: a row is written once.
+	Cells []string `json:"c,omitempty"`
 }
 
 // Entry is one line of the journal.
@@ -167,6 +190,15 @@ type Entry struct {
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
 	Mark    *Watermark   `json:"wm,omitempty"`
+	// At is when an intent's batch was about to be sent, or its outcome
+	// came; zero in journals written before it was recorded.
+	At time.Time `json:"at,omitzero"`
+	// Calls (outcomes) is the HTTP attempts the batch took, Throttled how
+	// many of them the server answered 429, WaitMS the milliseconds spent
+	// waiting before retrying (Retry-After, backoff): the run report's chart.
+	Calls     int   `json:"calls,omitempty"`
+	Throttled int   `json:"429,omitempty"`
+	WaitMS    int64 `json:"wait_ms,omitempty"`
 }
 
 // Status of a record.

@@ -11,8 +11,12 @@ import (
 // without reflection: every string is a substring of one copy of the line.
 // It handles exactly what appendLine writes; anything else returns false and
 // the caller falls back to encoding/json, which also validates.
-func fastDecode(js []byte, e *Entry) bool {
-	p := fastParser{s: string(js)}
+func fastDecode(js []byte, e *Entry) bool { return fastDecodeSkip(js, e, false) }
+
+// fastDecodeSkip is fastDecode that leaves a record's Rows out when
+// skipRows is set.
+func fastDecodeSkip(js []byte, e *Entry, skipRows bool) bool {
+	p := fastParser{s: string(js), skipRows: skipRows}
 	if !p.lit('{') {
 		return false
 	}
@@ -45,6 +49,24 @@ func fastDecode(js []byte, e *Entry) bool {
 		case "d":
 			if e.InDoubt, ok = p.str(); !ok {
 				return false
+			}
+		case "at":
+			v, ok := p.str()
+			if !ok || e.At.UnmarshalText([]byte(v)) != nil {
+				return false
+			}
+		case "calls", "429", "wait_ms":
+			n, ok := p.num()
+			if !ok {
+				return false
+			}
+			switch k {
+			case "calls":
+				e.Calls = n
+			case "429":
+				e.Throttled = n
+			default:
+				e.WaitMS = int64(n)
 			}
 		case "s":
 			e.Subs = make([]Sub, 0, 128)
@@ -82,7 +104,8 @@ func fastDecode(js []byte, e *Entry) bool {
 }
 
 // record decodes a record entry without errors or row (committed and
-// skipped records, the bulk); those with them go to encoding/json.
+// skipped records, the bulk, with their keyed rows); those with them go to
+// encoding/json.
 func (p *fastParser) record(r *RecordEntry) bool {
 	return p.object(func(k string) bool {
 		var ok bool
@@ -99,6 +122,19 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Loc, ok = p.str()
 		case "k":
 			r.Key, ok = p.str()
+		case "kr":
+			if p.skipRows {
+				_, ok = p.rawValue()
+				break
+			}
+			ok = p.array(func() bool {
+				var kr KeyedRow
+				if !p.keyedRow(&kr) {
+					return false
+				}
+				r.Keyed = append(r.Keyed, kr)
+				return true
+			})
 		case "rh":
 			r.RowHash, ok = p.str()
 		case "undo":
@@ -115,9 +151,42 @@ func (p *fastParser) record(r *RecordEntry) bool {
 	})
 }
 
+func (p *fastParser) keyedRow(kr *KeyedRow) bool {
+	return p.object(func(k string) bool {
+		var ok bool
+		switch k {
+		case "loc":
+			kr.Loc, ok = p.str()
+		case "p":
+			kr.Path, ok = p.str()
+		case "n":
+			kr.Nav, ok = p.str()
+		case "k":
+			kr.Key, ok = p.str()
+		case "h":
+			ok = p.strings(&kr.Header)
+		case "c":
+			ok = p.strings(&kr.Cells)
+		}
+		return ok
+	})
+}
+
+func (p *fastParser) strings(dst *[]string) bool {
+	*dst = []string{}
+	return p.array(func() bool {
+		v, ok := p.str()
+		*dst = append(*dst, v)
+		return ok
+	})
+}
+
 type fastParser struct {
 	s string
 	i int
+	// skipRows steps over a record's keyed rows: only reports read them
+	// (State.report), and decoding them would slow every resume.
+	skipRows bool
 }
 
 func (p *fastParser) lit(c byte) bool {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestFastDecodeRecords: record entries (and undo's intents, outcomes with
@@ -24,6 +25,14 @@ func TestFastDecodeRecords(t *testing.T) {
 			URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Line: "2", Before: json.RawMessage(`{"KLINE":2,"PARTNAME":"P1"}`)}}}, true},
 		{"failed with errors", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Failed,
 			Errors: []Problem{{Cell: "a.csv:2", Message: "bad"}}, Row: &Row{Header: []string{"A"}, Cells: []string{"1"}}}}, false},
+		{"committed with keyed rows", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'",
+			Keyed: []KeyedRow{{Loc: "o.csv:2", Header: []string{"No", "שם"}, Cells: []string{"O1", "\"ב\""}},
+				{Loc: "o.csv:2", Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1"},
+				{Loc: "o.csv:3", Path: "1", Nav: "ORDERITEMS_SUBFORM", Key: "2", Cells: []string{"O1", ""}}}}}, true},
+		{"intent with its time", Entry{Kind: KindIntent, Batch: 2, At: time.Date(2026, 11, 3, 9, 1, 2, 345e6, time.UTC),
+			Subs: []Sub{{ID: "1", Step: "s", Rec: "r", Op: OpCreate, Meth: "POST", URL: "X"}}}, true},
+		{"outcome with its calls", Entry{Kind: KindOutcome, Batch: 2, At: time.Date(2026, 11, 3, 9, 1, 3, 0, time.FixedZone("", 7200)),
+			Calls: 3, Throttled: 2, WaitMS: 61500, Results: []Result{{ID: "1", Status: 201, Key: "'A'"}}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,6 +67,8 @@ func FuzzFastDecode(f *testing.F) {
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'", Undo: true}},
 		{Kind: KindIntent, Batch: 3, Subs: []Sub{{ID: "r1", Step: "s", Rec: "1", Op: OpPatch, Meth: "PATCH", URL: "X('1')", Before: json.RawMessage(`{"A":1}`)}}},
 		{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 204}}, InDoubt: "timeout"},
+		{Kind: KindOutcome, Batch: 4, At: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Calls: 2, Throttled: 1, WaitMS: 500},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Committed, Keyed: []KeyedRow{{Loc: "a.csv:2", Key: "3", Header: []string{"A"}, Cells: []string{"x"}}}}},
 	} {
 		line, _ := EncodeLine(e)
 		f.Add(line[9 : len(line)-1])

@@ -40,6 +40,10 @@ func (h Holder) String() string {
 	return s
 }
 
+func (h Holder) same(o Holder) bool {
+	return h.PID == o.PID && h.Host == o.Host && h.Started.Equal(o.Started)
+}
+
 // LockedError is a journal that another run is writing.
 type LockedError struct {
 	Path   string // the journal
@@ -69,6 +73,12 @@ type lock struct {
 // acquire takes the exclusive lock of the journal at path, or returns a
 // *LockedError naming the holder.
 func acquire(path string) (*lock, error) {
+	return acquireWaiting(path, func() { time.Sleep(lockPause) })
+}
+
+// acquireWaiting is acquire with the pause between two looks injected.
+func acquireWaiting(path string, pause func()) (*lock, error) {
+	var named Holder // who the lock file named at the last look
 	for attempt := 0; ; attempt++ {
 		f, err := os.OpenFile(LockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
@@ -79,12 +89,17 @@ func acquire(path string) (*lock, error) {
 			h := readHolder(f)
 			f.Close()
 			// A file that names no one is a status probing for an
-			// instant, or a run that has just locked or is releasing it:
-			// look again before refusing.
-			if h.PID != 0 || attempt >= lockAttempts {
+			// instant, or a run that has just locked or is releasing it.
+			// One that names someone may still name a holder killed
+			// before: a run that has just locked the file has not
+			// written itself over it yet (two runs started at once
+			// named a dead pid; the crash campaign's two-run rounds).
+			// Only a holder named twice, a pause apart, is the holder.
+			if h.PID != 0 && h.same(named) || attempt >= lockAttempts {
 				return nil, &LockedError{Path: path, Holder: h}
 			}
-			time.Sleep(lockPause)
+			named = h
+			pause()
 			continue
 		}
 		if err != nil {

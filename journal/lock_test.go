@@ -82,3 +82,43 @@ func TestStaleLockFile(t *testing.T) {
 	must(t, err)
 	must(t, j.Close())
 }
+
+// TestRefusalNamesTheLiveHolder: a run killed with SIGKILL leaves its pid
+// in the lock file; the next run locks the file and only then writes
+// itself over it. A run refused in between must not name the dead one
+// (two runs started at once did, in the crash campaign): the holder is
+// read again after a pause, and named once it reads the same twice.
+func TestRefusalNamesTheLiveHolder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	dead := `{"pid":99999,"host":"gone","started":"2026-11-23T11:00:00Z"}` + "\n"
+	live := `{"pid":12345,"host":"here","started":"2026-11-23T12:00:00Z"}` + "\n"
+	must(t, os.WriteFile(LockPath(path), []byte(dead), 0o600))
+	// The new holder: the file locked, the dead holder's pid still in it.
+	f, err := os.OpenFile(LockPath(path), os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	must(t, lockFile(f, true))
+	defer unlockFile(f)
+
+	pauses := 0
+	_, err = acquireWaiting(path, func() {
+		// It writes itself over the file while the refused run pauses.
+		if pauses++; pauses == 1 {
+			must(t, f.Truncate(0))
+			_, err := f.WriteAt([]byte(live), 0)
+			must(t, err)
+		}
+	})
+	var le *LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("acquire while locked: %v, want a *LockedError", err)
+	}
+	if le.Holder.PID != 12345 || !strings.Contains(le.Error(), "pid 12345 on here") {
+		t.Errorf("the refusal names %+v (%v), want the live holder, pid 12345", le.Holder, le)
+	}
+	if pauses != 2 {
+		t.Errorf("%d pauses, want 2 (stale name, then the live one read twice)", pauses)
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"hash/crc32"
 	"io"
 	"maps"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // State is a journal replayed: what the run did so far.
@@ -36,8 +38,33 @@ type State struct {
 	// issue 12 appended after instead of cutting back. The torn bytes are
 	// ignored, as a torn last line is.
 	Mended []int
+	// Batches is every batch sent, in the order of the journal, with when
+	// and how it was answered: kept by LoadReport only.
+	Batches []BatchCall
 
 	open map[int]*openBatch
+	// report: keep Batches and the committed records' Keyed rows (LoadReport).
+	report  bool
+	batchAt map[int]int // batch number → index in Batches
+}
+
+// BatchCall is one $batch as the journal saw it, for the run report.
+type BatchCall struct {
+	Batch int
+	// Sent and Answered are zero in journals that did not record times.
+	Sent, Answered time.Time
+	Subs           int
+	Undo           bool // sent by undo
+	// Calls is the HTTP attempts it took (0: not recorded), Throttled how
+	// many were answered 429, Waited the time spent before retrying.
+	Calls, Throttled int
+	Waited           time.Duration
+	Read             bool // a read journaled by what it found (a watermark), not a batch
+	InDoubt          bool // its outcome was lost
+	NotSent          bool // journaled, then never sent or refused whole
+	// Written is the sub-requests answered 2xx that wrote (not reads): the
+	// API transactions the service meters.
+	Written int
 }
 
 // Mark is a watermark and where it stands: it bounds the batches numbered
@@ -93,6 +120,9 @@ type Record struct {
 	// RowHash is the hash of the source row the record was sent from, when
 	// its identity is its location (Sub.RowHash).
 	RowHash string
+	// Keyed are the source rows of a committed record with their keys;
+	// kept by LoadReport only.
+	Keyed []KeyedRow
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -229,8 +259,23 @@ func (ob *openBatch) find(i int, id string) *SubState {
 // damaged line before it is a *CorruptError.
 func Replay(r io.Reader) (*State, error) { return replay(r, "") }
 
-func replay(r io.Reader, path string) (*State, error) {
+// LoadReport is Load keeping what only reports need, which a run would
+// hold in memory for nothing: every batch's times (State.Batches) and the
+// source rows of committed records (Record.Rows).
+func LoadReport(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	st := newState()
+	st.report, st.batchAt = true, map[int]int{}
+	return st.replay(f, path)
+}
+
+func replay(r io.Reader, path string) (*State, error) { return newState().replay(r, path) }
+
+func (st *State) replay(r io.Reader, path string) (*State, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
 		lineNo  int
@@ -350,7 +395,7 @@ func (st *State) apply(line []byte) string {
 		return "checksum mismatch"
 	}
 	var e Entry
-	if !fastDecode(js, &e) {
+	if !fastDecodeSkip(js, &e, !st.report) {
 		e = Entry{}
 		if err := json.Unmarshal(js, &e); err != nil {
 			return "undecodable entry: " + err.Error()
@@ -379,6 +424,11 @@ func (st *State) apply(line []byte) string {
 		if ob == nil {
 			ob = &openBatch{subs: make([]*SubState, 0, len(e.Subs))}
 			st.open[e.Batch] = ob
+		}
+		if st.report {
+			st.batchAt[e.Batch] = len(st.Batches)
+			st.Batches = append(st.Batches, BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
+				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")})
 		}
 		slab := make([]SubState, len(e.Subs))
 		for i := range e.Subs {
@@ -413,6 +463,10 @@ func (st *State) apply(line []byte) string {
 		if ob == nil {
 			return fmt.Sprintf("outcome of batch %d, which has no intent", e.Batch)
 		}
+		bi, noted := st.batchAt[e.Batch]
+		if noted && st.report {
+			st.Batches[bi].note(&e)
+		}
 		for i := range e.Results {
 			res := &e.Results[i]
 			s := ob.find(i, res.ID)
@@ -420,6 +474,9 @@ func (st *State) apply(line []byte) string {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
 			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
+			if noted && st.report && s.OK() && s.Op != OpRead {
+				st.Batches[bi].Written++
+			}
 			if res.Status < 0 {
 				// Reconciliation proved it never took effect: forget it.
 				st.forget(s)
@@ -467,7 +524,7 @@ func (st *State) apply(line []byte) string {
 			// Undo removed the record's effects: it is as if never sent.
 			if re.Status == Committed {
 				rec.Undone = true
-				rec.Subs, rec.Extra, rec.Undo = nil, nil, nil
+				rec.Subs, rec.Extra, rec.Undo, rec.Keyed = nil, nil, nil, nil
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0
 			}
@@ -484,17 +541,45 @@ func (st *State) apply(line []byte) string {
 			rec.RowHash = re.RowHash
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
+		if st.report {
+			rec.Keyed = nil
+			if re.Status == Committed {
+				rec.Keyed = re.Keyed
+			}
+		}
 	case KindWatermark:
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
 		}
 		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
+		if st.report && e.Calls > 0 {
+			// The read that found the watermark: a call of the run.
+			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
+			st.Batches[len(st.Batches)-1].note(&e)
+		}
 	case KindHeader:
 		return "a second header"
 	default:
 		return fmt.Sprintf("unknown entry kind %q", e.Kind)
 	}
 	return ""
+}
+
+// note folds an outcome into the batch's call: the first outcome is its
+// answer; a later one (reconciliation) adds only the calls it counted.
+func (b *BatchCall) note(e *Entry) {
+	if b.Answered.IsZero() {
+		b.Answered = e.At
+	}
+	b.Calls += e.Calls
+	b.Throttled += e.Throttled
+	b.Waited += time.Duration(e.WaitMS) * time.Millisecond
+	if e.InDoubt != "" {
+		b.InDoubt = true
+	}
+	if len(e.Results) > 0 && e.Results[0].Status < 0 {
+		b.NotSent = true
+	}
 }
 
 // forget drops a sub-request that reconciliation proved absent, so the

@@ -100,29 +100,41 @@ func EncodeMultipartBatch(w io.Writer, boundary string, reqs []BatchRequest, con
 		return err
 	}
 	var buf bytes.Buffer
-	for i := 0; i < len(reqs); {
-		r := reqs[i]
-		if r.AtomicityGroup == "" {
+	err := writeGroups(&buf, boundary, len(reqs), func(i int) string { return reqs[i].AtomicityGroup },
+		func(b string, i int) error { return writeRequestPart(&buf, b, i+1, reqs[i], continueOnError) })
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// writeGroups writes n parts and the closing delimiter; parts that follow
+// each other with the same non-empty group go into one changeset, a
+// nested multipart/mixed part.
+func writeGroups(buf *bytes.Buffer, boundary string, n int, group func(int) string, write func(boundary string, i int) error) error {
+	for i := 0; i < n; {
+		g := group(i)
+		if g == "" {
 			buf.WriteString("--" + boundary + "\r\n")
-			if err := writeRequestPart(&buf, boundary, i+1, r, continueOnError); err != nil {
+			if err := write(boundary, i); err != nil {
 				return err
 			}
 			i++
 			continue
 		}
-		cs := changesetBoundary(r.AtomicityGroup)
+		cs := changesetBoundary(g)
 		buf.WriteString("--" + boundary + "\r\nContent-Type: multipart/mixed;boundary=" + cs + "\r\n\r\n")
-		for ; i < len(reqs) && reqs[i].AtomicityGroup == r.AtomicityGroup; i++ {
+		for ; i < n && group(i) == g; i++ {
 			buf.WriteString("--" + cs + "\r\n")
-			if err := writeRequestPart(&buf, cs, i+1, reqs[i], continueOnError); err != nil {
+			if err := write(cs, i); err != nil {
 				return err
 			}
 		}
 		buf.WriteString("--" + cs + "--\r\n")
 	}
 	buf.WriteString("--" + boundary + "--\r\n")
-	_, err := w.Write(buf.Bytes())
-	return err
+	return nil
 }
 
 func writeRequestPart(buf *bytes.Buffer, boundary string, n int, r BatchRequest, continueOnError bool) error {
@@ -199,29 +211,31 @@ func withContinueOnError(ct string) string {
 
 // EncodeMultipartBatchResponse writes a multipart/mixed $batch response body:
 // one application/http part per response, with Content-ID and a status line
-// such as "HTTP/1.1 201 Created".
+// such as "HTTP/1.1 201 Created"; responses that follow each other with the
+// same AtomicityGroup go into one changeset (a changesetresponse part).
 func EncodeMultipartBatchResponse(w io.Writer, boundary string, resps []BatchResponse) error {
 	if err := validBoundary(boundary); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	for i, r := range resps {
-		if r.Status < 100 || r.Status > 999 || !noCRLF(r.ID) {
-			return fmt.Errorf("multipart batch: response %d (id %q): status %d cannot be written", i+1, r.ID, r.Status)
-		}
-		buf.WriteString("--" + boundary + "\r\n")
-		writePartHeaders(&buf, r.ID)
-		text := http.StatusText(r.Status)
-		if text == "" {
-			text = "Status " + strconv.Itoa(r.Status)
-		}
-		fmt.Fprintf(&buf, "HTTP/1.1 %d %s\r\n", r.Status, text)
-		if err := writeMessageTail(&buf, boundary, i+1, r.ID, r.Headers, r.Body); err != nil {
-			return err
-		}
+	err := writeGroups(&buf, boundary, len(resps), func(i int) string { return resps[i].AtomicityGroup },
+		func(b string, i int) error {
+			r := resps[i]
+			if r.Status < 100 || r.Status > 999 || !noCRLF(r.ID) {
+				return fmt.Errorf("multipart batch: response %d (id %q): status %d cannot be written", i+1, r.ID, r.Status)
+			}
+			writePartHeaders(&buf, r.ID)
+			text := http.StatusText(r.Status)
+			if text == "" {
+				text = "Status " + strconv.Itoa(r.Status)
+			}
+			fmt.Fprintf(&buf, "HTTP/1.1 %d %s\r\n", r.Status, text)
+			return writeMessageTail(&buf, b, i+1, r.ID, r.Headers, r.Body)
+		})
+	if err != nil {
+		return err
 	}
-	buf.WriteString("--" + boundary + "--\r\n")
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(buf.Bytes())
 	return err
 }
 
@@ -254,7 +268,7 @@ func DecodeMultipartBatchResponse(r io.Reader, boundary string) ([]BatchResponse
 		if err != nil {
 			return p.errorf(p.firstOff, "%v", err)
 		}
-		out = append(out, BatchResponse{ID: p.id, Status: status, Headers: p.headers, Body: p.body})
+		out = append(out, BatchResponse{ID: p.id, Status: status, Headers: p.headers, Body: p.body, AtomicityGroup: p.group})
 		return nil
 	})
 	if err != nil {

@@ -201,7 +201,7 @@ func NewClient(cfg Config) (*Client, error) {
 		c.sem = make(chan struct{}, cfg.MaxConcurrent)
 	}
 	if cfg.CallsPerMinute > 0 {
-		c.limit = &limiter{interval: time.Minute / time.Duration(cfg.CallsPerMinute), clock: c.clock}
+		c.limit = newLimiter(cfg.CallsPerMinute, c.clock)
 	}
 	return c, nil
 }
@@ -229,29 +229,106 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // Root returns the service root the client uses (with the language code).
 func (c *Client) Root() string { return c.root }
 
-// limiter spaces calls evenly: a token bucket of depth one, so a burst of
-// goroutines still leaves at the configured pace.
+// limiter keeps a client's calls within CallsPerMinute as the server counts
+// them: no more than that many in any minute, measured from when the
+// server could have seen each (spec: hosted installations refuse the call
+// past the limit with 429). Every attempt of every call goes through it,
+// the start-up calls (version, metadata, login name) as much as a load's
+// batches, so one client is one budget.
+//
+// Calls are spaced evenly (a token bucket of depth one, so a burst of
+// goroutines still leaves at the pace). Even spacing alone drew a 429
+// about once a minute at exactly the server's rate: the server sees a call
+// when it arrives, and the first call of a run arrives late (a new
+// connection, TLS), so the call a minute of sends later arrived less than
+// a minute after it. So a call also waits until a minute has passed since
+// the call CallsPerMinute before it was answered: the server had seen that
+// one by then, so the window the server counts never holds one too many,
+// whatever the latency.
 type limiter struct {
 	mu       sync.Mutex
 	next     time.Time
 	interval time.Duration
 	clock    Clock
+	recent   []*callSlot // the last CallsPerMinute calls, a ring
+	head     int         // the oldest
 }
 
-func (l *limiter) wait(ctx context.Context) error {
-	l.mu.Lock()
-	now := l.clock.Now()
-	at := l.next
-	if at.Before(now) {
-		at = now
+// callSlot is one call the limiter let through: done is closed, and at
+// set, when it was answered (or failed).
+type callSlot struct {
+	at   time.Time
+	done chan struct{}
+}
+
+// maxWindowCalls bounds the calls the limiter remembers: past it (no
+// server allows that many a minute) calls are only spaced, and a plan's
+// calls_per_minute cannot make it allocate without bound.
+const maxWindowCalls = 10_000
+
+func newLimiter(perMinute int, clock Clock) *limiter {
+	l := &limiter{interval: time.Minute / time.Duration(perMinute), clock: clock}
+	if perMinute <= maxWindowCalls {
+		l.recent = make([]*callSlot, perMinute)
 	}
-	l.next = at.Add(l.interval)
-	l.mu.Unlock()
-	if d := at.Sub(now); d > 0 {
-		traceWait(ctx, Wait{For: d, RateLimit: true})
-		return l.clock.Sleep(ctx, d)
+	return l
+}
+
+// wait returns when a call may be sent; the caller calls the release it
+// returns once the call was answered or failed.
+func (l *limiter) wait(ctx context.Context) (release func(), err error) {
+	for {
+		l.mu.Lock()
+		var old *callSlot
+		if l.recent != nil {
+			old = l.recent[l.head]
+		}
+		if old != nil {
+			select {
+			case <-old.done:
+			default:
+				// The call a window ago is still in flight: its answer
+				// says when it was surely seen.
+				l.mu.Unlock()
+				select {
+				case <-old.done:
+					continue
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		}
+		now := l.clock.Now()
+		at := l.next
+		if at.Before(now) {
+			at = now
+		}
+		if old != nil && at.Before(old.at.Add(time.Minute)) {
+			at = old.at.Add(time.Minute)
+		}
+		l.next = at.Add(l.interval)
+		slot := &callSlot{done: make(chan struct{})}
+		if l.recent != nil {
+			l.recent[l.head] = slot
+			l.head = (l.head + 1) % len(l.recent)
+		}
+		l.mu.Unlock()
+		release = func() {
+			slot.at = l.clock.Now()
+			close(slot.done)
+		}
+		if d := at.Sub(now); d > 0 {
+			traceWait(ctx, Wait{For: d, RateLimit: true})
+			if err := l.clock.Sleep(ctx, d); err != nil {
+				release()
+				return nil, err
+			}
+		} else if err := ctx.Err(); err != nil {
+			release()
+			return nil, err
+		}
+		return release, nil
 	}
-	return ctx.Err()
 }
 
 // Wait is a pause the client takes before a call.
@@ -298,10 +375,36 @@ type response struct {
 
 func (r *request) op() string { return r.method + " " + r.path }
 
+// CallStats is what the calls made with a context cost: HTTP attempts,
+// how many the server answered 429, and the time waited before retrying
+// (Retry-After, backoff; not the client's own pace, which WithWaitTrace
+// also tells of). The executor journals it per batch for the run report's
+// chart.
+type CallStats struct {
+	Attempts, Throttled int
+	Waited              time.Duration
+}
+
+type callStatsKey struct{}
+
+// WithCallStats returns a context whose calls add to s. Use one per
+// goroutine: s is not locked.
+func WithCallStats(ctx context.Context, s *CallStats) context.Context {
+	return context.WithValue(ctx, callStatsKey{}, s)
+}
+
 // do sends r with retries, rate limits, the size cap and the timeout.
 func (c *Client) do(ctx context.Context, r *request) (*response, error) {
+	stats, _ := ctx.Value(callStatsKey{}).(*CallStats)
+	if stats == nil {
+		stats = new(CallStats)
+	}
 	for attempt := 0; ; attempt++ {
 		resp, err := c.once(ctx, r, attempt+1)
+		stats.Attempts++
+		if resp != nil && resp.status == http.StatusTooManyRequests {
+			stats.Throttled++
+		}
 		retry, wait, throttled := false, time.Duration(0), false
 		switch {
 		case err != nil:
@@ -365,6 +468,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 		if wait > 5*time.Minute {
 			wait = 5 * time.Minute
 		}
+		stats.Waited += wait
 		traceWait(ctx, Wait{For: wait, RateLimit: throttled})
 		if err := c.clock.Sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.op(), err)
@@ -403,11 +507,6 @@ func isCertError(err error) bool {
 
 // once is one attempt.
 func (c *Client) once(ctx context.Context, r *request, attempt int) (*response, error) {
-	if c.limit != nil {
-		if err := c.limit.wait(ctx); err != nil {
-			return nil, err
-		}
-	}
 	if c.sem != nil {
 		select {
 		case c.sem <- struct{}{}:
@@ -415,6 +514,15 @@ func (c *Client) once(ctx context.Context, r *request, attempt int) (*response, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+	// The pace is taken last, right before sending: a call that waited
+	// for a slot after its turn would go closer to the next one.
+	if c.limit != nil {
+		release, err := c.limit.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	start := c.clock.Now()
 	resp, err := c.send(ctx, r)
@@ -690,9 +798,11 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	return m, resp.body, nil
 }
 
-// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0). An
-// entity not requested yet may not be prepared: then it reads X?$top=1 and
-// asks once more.
+// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0), X
+// being both the entity set and its type's name. A cold entity may not be
+// prepared, and has been seen answering another entity's type
+// (SERVICE-NOTES): it reads X?$top=1 first, takes only the type named X,
+// and after a refusal or another type warms X up and asks once more.
 func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
 	lit, _ := FormatLiteral(entity)
 	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
@@ -710,6 +820,9 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 		}
 		return t, resp.body, nil
 	}
+	if err := c.warm(ctx, entity); err != nil {
+		return nil, nil, err
+	}
 	t, raw, err := get()
 	if err == nil {
 		return t, raw, nil
@@ -722,11 +835,24 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 	if errors.As(err, &ide) || ctx.Err() != nil {
 		return nil, raw, err
 	}
-	// Not prepared yet: a read of the entity prepares it.
-	if perr := c.Get(ctx, entity, Query{Top: 1}, nil); perr != nil {
-		return nil, raw, fmt.Errorf("%w (and preparing it with GET %s?$top=1 failed: %v)", err, entity, perr)
+	if werr := c.warm(ctx, entity); werr != nil {
+		return nil, raw, fmt.Errorf("%w (and %v)", err, werr)
 	}
 	return get()
+}
+
+// warm reads SET?$top=1, which prepares a cold form: one not used since the
+// server started can answer 404 to its first GET (SERVICE-NOTES: "404 on
+// the first probe, 200 on the second"), so a 404 is asked once more.
+func (c *Client) warm(ctx context.Context, set string) error {
+	err := c.Get(ctx, set, Query{Top: 1}, nil)
+	if IsNotFound(err) {
+		err = c.Get(ctx, set, Query{Top: 1}, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("warming %s up with GET %s?$top=1: %w", set, set, err)
+	}
+	return nil
 }
 
 // ClearEntityMetadata asks the server to rebuild an entity's metadata

@@ -698,9 +698,79 @@ func TestClientMetadata(t *testing.T) {
 	for _, s := range log()[1:] {
 		paths = append(paths, strings.TrimPrefix(s.Path, "/odata/Priority/tabula.ini/demo/")+"?"+s.Query)
 	}
-	want := []string{"GetMetadataFor(entity='ORDERS')?", "ORDERS?$top=1", "GetMetadataFor(entity='ORDERS')?"}
+	want := []string{"ORDERS?$top=1", "GetMetadataFor(entity='ORDERS')?"}
 	if !reflect.DeepEqual(paths, want) {
 		t.Errorf("calls = %v, want %v", paths, want)
+	}
+}
+
+// SERVICE-NOTES: a cold form answers 404 to its first GET, and a cold
+// entity's GetMetadataFor can answer another entity's type. MetadataFor
+// warms the entity, takes only the type asked for, and never the other.
+func TestClientMetadataForColdEntity(t *testing.T) {
+	t.Parallel()
+	m := demoModel()
+	frag := func(name string) []byte {
+		var b bytes.Buffer
+		if err := m.Type(name).WriteXML(&b, m.Namespace); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	tests := []struct {
+		name      string
+		wrongFor  int // how many GetMetadataFor answers give another type
+		want      []string
+		wantError string
+	}{
+		{"warm at once", 0, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200"}, ""},
+		{"another type once", 1, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200", "ORDERS?$top=1 200", "GetMetadataFor 200"}, ""},
+		{"another type always", 9, []string{"ORDERS?$top=1 404", "ORDERS?$top=1 200", "GetMetadataFor 200", "ORDERS?$top=1 200", "GetMetadataFor 200"},
+			"no EntityType ORDERS, only ORDERITEMS_SUBFORM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var calls []string
+			reads, wrong := 0, tt.wrongFor
+			srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case strings.Contains(r.URL.Path, "GetMetadataFor"):
+					calls = append(calls, "GetMetadataFor 200")
+					w.Header().Set("Content-Type", "application/xml")
+					if wrong > 0 {
+						wrong--
+						w.Write(frag("ORDERITEMS_SUBFORM")) //nolint:errcheck
+						return
+					}
+					w.Write(frag("ORDERS")) //nolint:errcheck
+				case strings.HasSuffix(r.URL.Path, "/ORDERS"):
+					if reads++; reads == 1 {
+						calls = append(calls, "ORDERS?"+r.URL.RawQuery+" 404")
+						w.WriteHeader(404)
+						return
+					}
+					calls = append(calls, "ORDERS?"+r.URL.RawQuery+" 200")
+					writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
+				}
+			})
+			c, _ := newTestClient(t, srv, nil)
+			et, _, err := c.MetadataFor(context.Background(), "ORDERS")
+			switch {
+			case tt.wantError == "" && (err != nil || !reflect.DeepEqual(et, m.Type("ORDERS"))):
+				t.Errorf("MetadataFor = %v, %v", et, err)
+			case tt.wantError != "" && (err == nil || et != nil || !strings.Contains(err.Error(), tt.wantError)):
+				t.Errorf("MetadataFor = %v, %v; want an error with %q", et, err, tt.wantError)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !reflect.DeepEqual(calls, tt.want) {
+				t.Errorf("calls = %q, want %q", calls, tt.want)
+			}
+		})
 	}
 }
 
@@ -820,5 +890,108 @@ func TestClientHook(t *testing.T) {
 	err := c.Delete(context.Background(), "ORDERS('X')")
 	if !IsNotFound(err) || len(calls) != 1 || calls[0].Method != "DELETE" || calls[0].Status != 404 || calls[0].Path != "ORDERS('X')" {
 		t.Errorf("err %v, calls %+v", err, calls)
+	}
+}
+
+// TestCallStatsCountAttemptsThrottlesAndWaits: a context with CallStats
+// learns what its calls cost: two 429s waited out as told, then success.
+func TestCallStatsCountAttemptsThrottlesAndWaits(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		if n.Add(1) <= 2 {
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(429)
+			return
+		}
+		writeJSONAnswer(w, 201, map[string]string{"ORDNAME": "SO1"})
+	})
+	c, _ := newTestClient(t, srv, nil)
+	var stats CallStats
+	if err := c.Post(WithCallStats(context.Background(), &stats), "ORDERS", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	want := CallStats{Attempts: 3, Throttled: 2, Waited: 14 * time.Second}
+	if stats != want || len(log()) != 3 {
+		t.Errorf("stats %+v after %d calls, want %+v", stats, len(log()), want)
+	}
+}
+
+// TestClientRateLimitAsTheServerCounts: a server that admits 10 calls in
+// any minute, counted when each arrives, and a client paced at exactly 10
+// a minute. The first call of a run arrives late (a new connection): at an
+// even pace alone, the eleventh call arrived less than a minute after it
+// and drew a 429. Every call, the start-up ones too, counts against one
+// budget, so none is refused, and no minute holds more than 10 calls.
+func TestClientRateLimitAsTheServerCounts(t *testing.T) {
+	t.Parallel()
+	const perMinute = 10
+	var (
+		mu       sync.Mutex
+		arrivals []time.Time
+		refused  int
+		clk      *fakeClock
+	)
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(arrivals) == 0 && refused == 0 {
+			clk.Sleep(context.Background(), 5*time.Second) // connecting
+		}
+		now := clk.Now()
+		n := 0
+		for _, a := range arrivals {
+			if now.Sub(a) < time.Minute {
+				n++
+			}
+		}
+		if n >= perMinute {
+			refused++
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		arrivals = append(arrivals, now)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"value":"25.1"}`)
+	})
+	c, fc := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = perMinute; cfg.Retries = -1 })
+	clk = fc
+	if _, err := c.Version(context.Background()); err != nil { // a start-up call
+		t.Fatal(err)
+	}
+	for i := range 3 * perMinute {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatalf("call %d: %v", i+2, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if refused > 0 {
+		t.Errorf("%d calls refused with 429", refused)
+	}
+	if len(arrivals) != 3*perMinute+1 {
+		t.Errorf("%d calls arrived, want %d", len(arrivals), 3*perMinute+1)
+	}
+	for i := perMinute; i < len(arrivals); i++ {
+		if d := arrivals[i].Sub(arrivals[i-perMinute]); d < time.Minute {
+			t.Errorf("calls %d and %d arrived %v apart", i-perMinute+1, i+1, d)
+		}
+	}
+}
+
+// TestClientRateLimitUnbounded: a limit no server has (a typo of extra
+// zeros) spaces calls without remembering a window of them.
+func TestClientRateLimitUnbounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { w.WriteHeader(204) })
+	c, _ := newTestClient(t, srv, func(cfg *Config) { cfg.CallsPerMinute = 2_000_000_000 })
+	if c.limit.recent != nil {
+		t.Fatalf("the limiter keeps %d calls", len(c.limit.recent))
+	}
+	for range 3 {
+		if err := c.Get(context.Background(), "X", Query{}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

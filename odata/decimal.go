@@ -278,3 +278,38 @@ func (e *AmbiguousDecimalError) Error() string {
 }
 
 func (e *AmbiguousDecimalError) Unwrap() error { return ErrNotDecimal }
+
+// FitDigits checks d against the Precision and Scale a decimal field
+// declares (real documents carry them: Precision="16" Scale="2"). A value
+// with more significant digits after the point than Scale would be rounded
+// by the server, so that a later read disagrees with what was sent; it is
+// refused instead, and nothing is lost silently. Trailing zeros do not
+// count: "12.50" fits Scale 1. The answer is "" or why d does not fit.
+func (p *Property) FitDigits(d Decimal) string {
+	if p == nil {
+		return ""
+	}
+	_, digits, scale := d.parts()
+	frac := digits[len(digits)-scale:]
+	frac = strings.TrimRight(frac, "0")
+	whole := strings.TrimLeft(digits[:len(digits)-scale], "0")
+	if p.HasScale && len(frac) > p.Scale {
+		return fmt.Sprintf("%s has %d digits after the point; %s takes %d (Scale %d), and the server would round it: round it in the source or in the plan",
+			d.String(), len(frac), p.Name, p.Scale, p.Scale)
+	}
+	if p.Precision > 0 {
+		maxWhole := p.Precision
+		if p.HasScale {
+			maxWhole -= p.Scale
+		}
+		if len(whole) > maxWhole {
+			facets := fmt.Sprintf("Precision %d", p.Precision)
+			if p.HasScale {
+				facets += fmt.Sprintf(", Scale %d", p.Scale)
+			}
+			return fmt.Sprintf("%s has %d digits before the point; %s takes %d (%s)",
+				d.String(), len(whole), p.Name, maxWhole, facets)
+		}
+	}
+	return ""
+}

@@ -190,3 +190,34 @@ func TestParseDecimalText(t *testing.T) {
 		}
 	}
 }
+
+func TestFitDigits(t *testing.T) {
+	t.Parallel()
+	p := &Property{Name: "PRICE", Type: EdmDecimal, Precision: 6, Scale: 2, HasScale: true}
+	noScale := &Property{Name: "QTY", Type: EdmDecimal, Precision: 4}
+	tests := []struct {
+		p    *Property
+		v    string
+		want string
+	}{
+		{p, "1234.56", ""},
+		{p, "-1234.5", ""},
+		{p, "0.10", ""},
+		{p, "12.3400", ""}, // trailing zeros do not count
+		{p, "0001234", ""}, // nor leading ones
+		{p, "1.005", "1.005 has 3 digits after the point; PRICE takes 2 (Scale 2), and the server would round it: round it in the source or in the plan"},
+		{p, "12345", "12345 has 5 digits before the point; PRICE takes 4 (Precision 6, Scale 2)"},
+		{noScale, "1234.5678", ""},
+		{noScale, "12345", "12345 has 5 digits before the point; QTY takes 4 (Precision 4)"},
+		{nil, "1.23456", ""},
+	}
+	for _, tt := range tests {
+		d, err := ParseDecimal(tt.v, '.')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tt.p.FitDigits(d); got != tt.want {
+			t.Errorf("FitDigits(%s) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

@@ -299,12 +299,12 @@ func parseFormXML(b []byte, e *Error) bool {
 			name := path[len(path)-1]
 			switch {
 			case len(path) >= 2 && strings.EqualFold(path[0], "InterfaceErrors") && strings.EqualFold(name, "text"):
-				if m := strings.TrimSpace(text.String()); m != "" {
+				if m := screenLines(text.String()); m != "" {
 					msgs = append(msgs, m)
 				}
 			case len(path) == 1 && strings.EqualFold(name, "InterfaceErrors"):
 				// A bare message without text elements.
-				if m := strings.TrimSpace(text.String()); m != "" && len(msgs) == 0 {
+				if m := screenLines(text.String()); m != "" && len(msgs) == 0 {
 					msgs = append(msgs, m)
 				}
 			case len(path) == 2 && !strings.EqualFold(path[0], "InterfaceErrors"):
@@ -322,6 +322,19 @@ func parseFormXML(b []byte, e *Error) bool {
 	}
 	e.Entity, e.Messages, e.Values = entity, msgs, values
 	return true
+}
+
+// screenLines reads a screen message: real servers write a line break as
+// a literal "/n" (SERVICE-NOTES); each line is trimmed, empty lines go.
+func screenLines(m string) string {
+	lines := strings.Split(strings.ReplaceAll(m, "/n", "\n"), "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 // parseErrorJSON reads the JSON screen error and the standard OData error.
@@ -356,13 +369,13 @@ func parseFormJSON(raw json.RawMessage, e *Error) bool {
 	for _, ie := range jsonList(form["InterfaceErrors"]) {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(ie, &obj) != nil {
-			if s := jsonText(ie); s != "" {
+			if s := screenLines(jsonText(ie)); s != "" {
 				msgs = append(msgs, s)
 			}
 			continue
 		}
 		for _, t := range jsonList(obj["text"]) {
-			if s := jsonText(t); s != "" {
+			if s := screenLines(jsonText(t)); s != "" {
 				msgs = append(msgs, s)
 			}
 		}

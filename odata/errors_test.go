@@ -34,6 +34,14 @@ func TestParseErrorBodies(t *testing.T) {
 		{"screen_json_list.json", 400, "application/json", Error{Status: 400, Entity: "ORDERS",
 			Values:   map[string]string{"CUSTNAME": "X", "ORD": "0"},
 			Messages: []string{"Line 1- a", "Line 2- b", "Line 3- c"}}, "ORDERS: Line 1- a; Line 2- b; Line 3- c (HTTP 400)"},
+		// From 19.1 (SERVICE-NOTES): JSON, text a list, Hebrew, "/n" for
+		// a line break; "/n" in the XML of older servers too.
+		{"screen_json_vendor.json", 400, "application/json", Error{Status: 400, Entity: "ORDERS",
+			Messages: []string{"שורה 1- הלקוח X לא קיים\nיש לבדוק את הערך", "Line 2- Price is missing"}},
+			"ORDERS: שורה 1- הלקוח X לא קיים\nיש לבדוק את הערך; Line 2- Price is missing (HTTP 400)"},
+		{"screen_slash_n.xml", 400, "application/xml", Error{Status: 400, Entity: "ORDERS",
+			Values:   map[string]string{"CUSTNAME": "X"},
+			Messages: []string{"Line 1- Customer X not found\nCheck the value"}}, ""},
 		{"odata_error.json", 404, "application/json", Error{Status: 404, Code: "400-1",
 			Messages: []string{"Invalid key", "CUSTNAME: too long"}}, "Invalid key; CUSTNAME: too long [code 400-1] (HTTP 404)"},
 		{"proxy.html", 502, "text/html", Error{Status: 502, HTML: true, Messages: []string{HTMLMessage}, Snippet: "502 Bad Gateway"},

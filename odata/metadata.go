@@ -10,16 +10,6 @@ import (
 	"strings"
 )
 
-// AutoUniqueFields lists the auto-unique key fields the spec names (2.5, 2.7)
-// as "TYPE.FIELD". They are server-assigned and read-only, so the parsers
-// mark them Computed even when the document carries no Core.Computed
-// annotation. Extend it (before parsing) when an installation has more.
-var AutoUniqueFields = []string{
-	"FAMILY_LOG.FAMILY",
-	"ABILITIES.ABILITY",
-	"ORDERS.ORD",
-}
-
 // CoreNamespace is the OASIS core vocabulary holding the Computed term.
 const CoreNamespace = "Org.OData.Core.V1"
 
@@ -85,6 +75,8 @@ type xProperty struct {
 	Name        string        `xml:"Name,attr"`
 	Type        string        `xml:"Type,attr"`
 	MaxLength   string        `xml:"MaxLength,attr"`
+	Precision   string        `xml:"Precision,attr"`
+	Scale       string        `xml:"Scale,attr"`
 	Nullable    string        `xml:"Nullable,attr"`
 	Annotations []xAnnotation `xml:"Annotation"`
 }
@@ -114,9 +106,21 @@ type xAnnotation struct {
 	Term      string  `xml:"Term,attr"`
 	String    *string `xml:"String,attr"`
 	Bool      *string `xml:"Bool,attr"`
+	Enum      *string `xml:"EnumMember,attr"`
 	StringEl  *string `xml:"String"`
 	BoolEl    *string `xml:"Bool"`
+	EnumEl    *string `xml:"EnumMember"`
 	Qualifier string  `xml:"Qualifier,attr"`
+}
+
+// text returns the value of a String or EnumMember annotation, in either form.
+func (a xAnnotation) text() string {
+	for _, p := range []*string{a.String, a.StringEl, a.Enum, a.EnumEl} {
+		if p != nil {
+			return strings.TrimSpace(*p)
+		}
+	}
+	return ""
 }
 
 // terms knows the prefixes a document uses for its own and the core
@@ -152,18 +156,21 @@ type annotationTarget struct {
 	description *string
 	mandatory   *bool
 	computed    *bool
+	prop        *Property // the field's other terms (AutoUnique, DateType, Permissions); nil for a type
 }
 
-// apply sets what a recognised annotation says. Description and Mandatory
-// are the service's own terms, qualified by whatever namespace the
-// installation uses (spec 2.2 and SERVICE-NOTES), so any prefix is taken;
-// Core.Description is the standard term for the same. Computed must come
+// apply sets what a recognised annotation says. Description, Mandatory,
+// AutoUnique and DateType are the service's own terms, qualified by
+// whatever namespace the installation uses (spec 2.2 and SERVICE-NOTES:
+// Priority.OData on real servers), so any prefix is taken; Core.Description
+// is the standard term for the same. Computed and Permissions must come
 // from the core vocabulary.
 func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 	if a.Qualifier != "" {
 		return nil // a qualified annotation applies to some other context
 	}
 	prefix, name := splitTerm(strings.TrimSpace(a.Term))
+	own := prefix != "" && !tm.core[prefix] // a term of the service's vocabulary
 	switch name {
 	case "Description":
 		if tgt.description == nil {
@@ -175,25 +182,53 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 			*tgt.description = strings.TrimSpace(*a.StringEl)
 		}
 	case "Mandatory":
-		if tgt.mandatory == nil || prefix == "" || tm.core[prefix] {
+		if tgt.mandatory == nil || !own {
 			return nil
 		}
-		b, err := annotationBool(a)
-		if err != nil {
-			return err
-		}
-		*tgt.mandatory = b
+		return setBool(tgt.mandatory, a)
 	case "Computed":
 		if tgt.computed == nil || !tm.core[prefix] {
 			return nil
 		}
-		b, err := annotationBool(a)
-		if err != nil {
+		return setBool(tgt.computed, a)
+	case "AutoUnique":
+		// An auto-unique key is assigned by the server (spec 2.5): real
+		// documents say so with this term rather than Core.Computed.
+		if tgt.prop == nil || !own {
+			return nil
+		}
+		if err := setBool(&tgt.prop.AutoUnique, a); err != nil {
 			return err
 		}
-		*tgt.computed = b
+	case "DateType":
+		if tgt.prop == nil || !own {
+			return nil
+		}
+		tgt.prop.DateOnly = strings.EqualFold(a.text(), "Date")
+	case "Permissions":
+		if tgt.prop == nil || !tm.core[prefix] {
+			return nil
+		}
+		// Core.V1.Permission is a flags enum ("Core.Permission/Read",
+		// several separated by spaces): read-only unless Write is among them.
+		members := strings.Fields(a.text())
+		readOnly := len(members) > 0
+		for _, m := range members {
+			_, flag, _ := strings.Cut(m, "/")
+			readOnly = readOnly && (flag == "Read" || flag == "None")
+		}
+		tgt.prop.ReadOnly = readOnly
 	}
 	return nil
+}
+
+// setBool sets *dst to what a Bool annotation says.
+func setBool(dst *bool, a xAnnotation) error {
+	b, err := annotationBool(a)
+	if err == nil {
+		*dst = b
+	}
+	return err
 }
 
 // annotationBool reads a Bool annotation; a tagging term without a value
@@ -294,7 +329,7 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 			}
 		}
 	}
-	markAutoUnique(m.Types)
+	autoUniqueComputed(m.Types)
 	m.Reindex()
 	addTextFlags(m)
 	return m, nil
@@ -449,6 +484,7 @@ func buildProperty(xp xProperty, tm terms, where string) (*Property, error) {
 		return nil, &MetadataError{Where: where, Msg: fmt.Sprintf("Property Name %q is not a simple identifier", xp.Name)}
 	}
 	where += ", property " + xp.Name
+	var err error
 	p := &Property{Name: xp.Name, Type: EdmType(strings.TrimSpace(xp.Type)), Nullable: true}
 	if p.Type == "" {
 		return nil, &MetadataError{Where: where, Msg: "no Type attribute"}
@@ -459,6 +495,17 @@ func buildProperty(xp xProperty, tm terms, where string) (*Property, error) {
 			return nil, &MetadataError{Where: where, Msg: fmt.Sprintf("MaxLength %q is not a non-negative integer", xp.MaxLength)}
 		}
 		p.MaxLength = n
+	}
+	if p.Precision, err = facetInt(xp.Precision); err != nil {
+		return nil, &MetadataError{Where: where, Msg: fmt.Sprintf("Precision %q is not a non-negative integer", xp.Precision)}
+	}
+	// Scale "variable" or "floating" (CSDL 4.0, 6.2.5) sets no limit.
+	if sc := strings.TrimSpace(xp.Scale); sc != "" && !strings.EqualFold(sc, "variable") && !strings.EqualFold(sc, "floating") {
+		n, err := facetInt(sc)
+		if err != nil || p.Precision > 0 && n > p.Precision {
+			return nil, &MetadataError{Where: where, Msg: fmt.Sprintf("Scale %q is not an integer from 0 to the Precision", xp.Scale)}
+		}
+		p.Scale, p.HasScale = n, true
 	}
 	switch strings.TrimSpace(xp.Nullable) {
 	case "", "true":
@@ -475,8 +522,21 @@ func buildProperty(xp xProperty, tm terms, where string) (*Property, error) {
 	return p, nil
 }
 
+// facetInt reads a Precision or Scale facet; "" is 0 (none given).
+func facetInt(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a non-negative integer")
+	}
+	return n, nil
+}
+
 func (p *Property) target() annotationTarget {
-	return annotationTarget{description: &p.Description, mandatory: &p.Mandatory, computed: &p.Computed}
+	return annotationTarget{description: &p.Description, mandatory: &p.Mandatory, computed: &p.Computed, prop: p}
 }
 
 // applyBlock applies an <Annotations Target="NS.TYPE/FIELD"> block. Targets
@@ -512,20 +572,13 @@ func applyBlock(m *Metadata, b xAnnotations, aliases map[string]string, tm terms
 	return nil
 }
 
-// markAutoUnique sets Computed on the fields AutoUniqueFields names.
-func markAutoUnique(types []*EntityType) {
-	for _, f := range AutoUniqueFields {
-		tn, pn, ok := strings.Cut(f, ".")
-		if !ok {
-			continue
-		}
-		for _, t := range types {
-			if t.Name != tn {
-				continue
-			}
-			if p := t.Property(pn); p != nil {
-				p.Computed = true
-			}
+// autoUniqueComputed marks every auto-unique key Computed, whatever order
+// the annotations came in (a Core.Computed false after AutoUnique does not
+// make a server-assigned key writable).
+func autoUniqueComputed(types []*EntityType) {
+	for _, t := range types {
+		for _, p := range t.Properties {
+			p.Computed = p.Computed || p.AutoUnique
 		}
 	}
 }
@@ -538,8 +591,10 @@ func markAutoUnique(types []*EntityType) {
 func ParseEntityType(r io.Reader) (*EntityType, error) { return ParseEntityTypeNamed(r, "") }
 
 // ParseEntityTypeNamed is ParseEntityType that takes the entity type called
-// name when the answer holds several (an answer may carry its sub-forms'
-// types too); with "" or no such type, the first.
+// name (an answer may carry its sub-forms' types too); with "", the first.
+// An answer without that type is an error, never another type: a cold
+// entity's GetMetadataFor has been seen answering another entity's type
+// (SERVICE-NOTES).
 func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true
@@ -548,6 +603,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 		blocks []xAnnotations
 		refs   []xReference
 		quals  = map[string]string{}
+		seen   []string // names of the entity types read
 	)
 	for {
 		tok, err := dec.Token()
@@ -581,6 +637,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 			}
 			nx := new(xEntityType)
 			derr = dec.DecodeElement(nx, &se)
+			seen = append(seen, nx.Name)
 			if x == nil || nx.Name == name {
 				x = nx
 			}
@@ -596,6 +653,9 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	}
 	if x == nil {
 		return nil, &MetadataError{Msg: "the answer holds no EntityType element"}
+	}
+	if name != "" && x.Name != name {
+		return nil, &MetadataError{Msg: fmt.Sprintf("the answer holds no EntityType %s, only %s", name, strings.Join(seen, ", "))}
 	}
 	tm := newTerms(refs)
 	t, err := buildType(x, tm)
@@ -615,7 +675,7 @@ func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 			return nil, err
 		}
 	}
-	markAutoUnique(m.Types)
+	autoUniqueComputed(m.Types)
 	return t, nil
 }
 

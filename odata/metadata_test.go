@@ -316,18 +316,127 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-func TestAutoUniqueFieldsExtensible(t *testing.T) {
-	// Not parallel: it changes the package variable.
-	old := AutoUniqueFields
-	defer func() { AutoUniqueFields = old }()
-	AutoUniqueFields = append(append([]string(nil), old...), "T.X")
-	doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="T"><Property Name="X" Type="Edm.Int64"/></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
+// TestRealMetadataAnnotations reads what real installations' documents
+// carry (SERVICE-NOTES "Metadata"): the Priority.OData namespace,
+// navigation types without the _SUBFORM suffix, Precision/Scale,
+// Core.Permissions Read, AutoUnique and DateType Date.
+func TestRealMetadataAnnotations(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "metadata", "priority_real.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseMetadata(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Namespace != "Priority.OData" {
+		t.Errorf("namespace %q", m.Namespace)
+	}
+	type want struct {
+		computed, autoUnique, readOnly, dateOnly bool
+		precision, scale                         int
+		hasScale                                 bool
+	}
+	tests := []struct {
+		typ, field string
+		want       want
+	}{
+		{"ABILITIES", "ABILITY", want{computed: true, autoUnique: true}},
+		{"ABILITIES", "ABILITYCODE", want{}},
+		{"ORDERS", "ORD", want{computed: true, autoUnique: true}},
+		{"ORDERS", "CDES", want{readOnly: true}},    // element form, Core alias
+		{"ORDERS", "CURDATE", want{dateOnly: true}}, // String attribute
+		{"ORDERS", "UDATE", want{}},                 // a moment
+		{"ORDERS", "DISPRICE", want{precision: 16, scale: 2, hasScale: true}},
+		{"ORDERS", "QPRICE", want{precision: 18}},                              // Scale="variable": no limit
+		{"ORDERITEMS", "PDES", want{readOnly: true}},                           // attribute form, full namespace
+		{"ORDERITEMS", "PRICE", want{precision: 16, scale: 2, hasScale: true}}, // Read Write: writable
+		{"ORDERITEMS", "TQUANT", want{precision: 16, scale: 3, hasScale: true}},
+		{"ORDERITEMS", "DUEDATE", want{dateOnly: true}}, // String element
+		{"ORDERITEMS", "KLINE", want{}},
+	}
+	for _, tc := range tests {
+		typ := m.Type(tc.typ)
+		if typ == nil {
+			t.Fatalf("no type %s", tc.typ)
+		}
+		p := typ.Property(tc.field)
+		if p == nil {
+			t.Fatalf("no field %s.%s", tc.typ, tc.field)
+		}
+		got := want{p.Computed, p.AutoUnique, p.ReadOnly, p.DateOnly, p.Precision, p.Scale, p.HasScale}
+		if got != tc.want {
+			t.Errorf("%s.%s = %+v, want %+v", tc.typ, tc.field, got, tc.want)
+		}
+		if p.Writable() != !(tc.want.computed || tc.want.readOnly) {
+			t.Errorf("%s.%s Writable() = %v", tc.typ, tc.field, p.Writable())
+		}
+	}
+	// A sub-form's type is what its navigation names, suffix or not.
+	nav := m.Type("ABILITIES").Navigation("ABILITYVALUES_SUBFORM")
+	if nav == nil || nav.Type != "ABILITYVALUES" || !nav.Collection || m.Type(nav.Type) == nil {
+		t.Errorf("ABILITYVALUES_SUBFORM = %+v", nav)
+	}
+	if m.EntitySet("ABILITIES") == nil || m.EntitySet("ORDERS") == nil || len(m.Sets) != 2 {
+		t.Errorf("sets %v", m.SetNames())
+	}
+
+	// What we write, we read back equal: the annotations survive.
+	var out bytes.Buffer
+	if err := m.WriteXML(&out); err != nil {
+		t.Fatal(err)
+	}
+	written := out.String()
+	m2, err := ParseMetadata(&out)
+	if err != nil {
+		t.Fatalf("re-parse: %v\n%s", err, written)
+	}
+	if !reflect.DeepEqual(m, m2) {
+		t.Errorf("round trip differs:\n%s\nvs\n%s", dumpMetadata(m), dumpMetadata(m2))
+	}
+	for _, s := range []string{`Precision="16" Scale="2"`, `Term="Priority.OData.AutoUnique"`, `Term="Priority.OData.DateType" String="Date"`, `EnumMember="Core.Permission/Read"`} {
+		if !strings.Contains(written, s) {
+			t.Errorf("written document lacks %s", s)
+		}
+	}
+}
+
+func TestMetadataFacetErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ attrs, want string }{
+		{`Precision="x"`, `entity type T, property X: Precision "x" is not a non-negative integer`},
+		{`Precision="4" Scale="5"`, `entity type T, property X: Scale "5" is not an integer from 0 to the Precision`},
+		{`Scale="-1"`, `entity type T, property X: Scale "-1" is not an integer from 0 to the Precision`},
+		{`Scale="floating"`, ``},
+	}
+	for _, tc := range tests {
+		doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="T"><Property Name="X" Type="Edm.Decimal" ` + tc.attrs + `/></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
+		_, err := ParseMetadata(strings.NewReader(doc))
+		got := ""
+		if err != nil {
+			got = strings.TrimPrefix(err.Error(), "metadata: ")
+			if !errors.Is(err, ErrBadMetadata) {
+				t.Errorf("%s: not ErrBadMetadata", tc.attrs)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.attrs, got, tc.want)
+		}
+	}
+}
+
+// TestAutoUniqueNeedsAnAnnotation: no field is auto-unique by its name
+// alone; the document says so (AutoUnique or Core.Computed).
+func TestAutoUniqueNeedsAnAnnotation(t *testing.T) {
+	t.Parallel()
+	doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="ORDERS"><Property Name="ORD" Type="Edm.Int64"/></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
 	m, err := ParseMetadata(strings.NewReader(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.Type("T").Property("X").Computed {
-		t.Errorf("T.X not marked computed")
+	if m.Type("ORDERS").Property("ORD").Computed {
+		t.Errorf("ORDERS.ORD computed without an annotation")
 	}
 }
 
@@ -357,8 +466,10 @@ func TestParseEntityTypeNamed(t *testing.T) {
 	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
 		t.Fatalf("first = %+v, %v", et, err)
 	}
+	// Never another type in place of the one asked for (SERVICE-NOTES:
+	// a cold entity's GetMetadataFor answers another entity's type).
 	et, err = ParseEntityTypeNamed(strings.NewReader(doc), "MISSING")
-	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
+	if !errors.Is(err, ErrBadMetadata) || et != nil || !strings.Contains(err.Error(), "no EntityType MISSING, only ORDERITEMS_SUBFORM, ORDERS") {
 		t.Fatalf("missing name = %+v, %v", et, err)
 	}
 }
@@ -403,6 +514,24 @@ func TestTextSubformsTakeFlags(t *testing.T) {
 			if p := typ.Property(f); tc.typ != "NOTES_SUBFORM" && tc.typ != "SHIPTO2_SUBFORM" && (p == nil || p.Type != EdmBoolean) {
 				t.Errorf("%s.%s = %+v, want Edm.Boolean", tc.typ, f, p)
 			}
+		}
+	}
+}
+
+// AutoUnique wins over a Core.Computed false, in whichever order they come.
+func TestAutoUniqueStaysComputed(t *testing.T) {
+	t.Parallel()
+	for _, annos := range []string{
+		`<Annotation Term="N.AutoUnique"/><Annotation Term="Core.Computed" Bool="false"/>`,
+		`<Annotation Term="Core.Computed" Bool="false"/><Annotation Term="N.AutoUnique"/>`,
+	} {
+		doc := `<edmx:Edmx xmlns:edmx="e"><edmx:DataServices><Schema Namespace="N"><EntityType Name="T"><Property Name="X" Type="Edm.Int64">` + annos + `</Property></EntityType></Schema></edmx:DataServices></edmx:Edmx>`
+		m, err := ParseMetadata(strings.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := m.Type("T").Property("X"); !p.AutoUnique || !p.Computed {
+			t.Errorf("%s: %+v", annos, p)
 		}
 	}
 }

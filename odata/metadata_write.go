@@ -29,7 +29,7 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 	ns := m.namespace()
 	bw.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
 	bw.WriteString(`<edmx:Edmx xmlns:edmx="` + edmxNS + `" Version="4.0">` + "\n")
-	if m.usesComputed() {
+	if m.usesCore() {
 		bw.WriteString(`  <edmx:Reference Uri="` + CoreVocabularyURI + `">` + "\n")
 		bw.WriteString(`    <edmx:Include Namespace="` + CoreNamespace + `" Alias="Core"/>` + "\n")
 		bw.WriteString("  </edmx:Reference>\n")
@@ -82,10 +82,10 @@ func (m *Metadata) namespace() string {
 	return m.Namespace
 }
 
-func (m *Metadata) usesComputed() bool {
+func (m *Metadata) usesCore() bool {
 	for _, t := range m.Types {
 		for _, p := range t.Properties {
-			if p.Computed {
+			if p.Computed && !p.AutoUnique || p.ReadOnly {
 				return true
 			}
 		}
@@ -112,10 +112,16 @@ func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core 
 		if p.MaxLength > 0 {
 			bw.WriteString(` MaxLength="` + strconv.Itoa(p.MaxLength) + `"`)
 		}
+		if p.Precision > 0 {
+			bw.WriteString(` Precision="` + strconv.Itoa(p.Precision) + `"`)
+		}
+		if p.HasScale {
+			bw.WriteString(` Scale="` + strconv.Itoa(p.Scale) + `"`)
+		}
 		if !p.Nullable {
 			bw.WriteString(` Nullable="false"`)
 		}
-		if p.Description == "" && !p.Mandatory && !p.Computed {
+		if p.Description == "" && !p.Mandatory && !p.Computed && !p.ReadOnly && !p.DateOnly {
 			bw.WriteString("/>\n")
 			continue
 		}
@@ -126,8 +132,18 @@ func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core 
 		if p.Mandatory {
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Mandatory" Bool="true"/>` + "\n")
 		}
-		if p.Computed {
+		// Real documents mark an auto-unique key with the service's own
+		// term only (SERVICE-NOTES); Core.Computed is the spec's way.
+		if p.AutoUnique {
+			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.AutoUnique" Bool="true"/>` + "\n")
+		} else if p.Computed {
 			bw.WriteString(in3 + `<Annotation Term="` + core + `.Computed" Bool="true"/>` + "\n")
+		}
+		if p.ReadOnly {
+			bw.WriteString(in3 + `<Annotation Term="` + core + `.Permissions" EnumMember="` + core + `.Permission/Read"/>` + "\n")
+		}
+		if p.DateOnly {
+			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.DateType" String="Date"/>` + "\n")
 		}
 		bw.WriteString(in2 + "</Property>\n")
 	}

@@ -59,9 +59,43 @@ type Property struct {
 	Description string
 	// Mandatory is the Service.OData.Mandatory annotation (spec 2.2, from 25.1).
 	Mandatory bool
-	// Computed marks a read-only, server-assigned field: an auto-unique key
-	// (spec 2.5) known by name, or one carrying Org.OData.Core.V1.Computed.
+	// Computed marks a read-only, server-assigned field: one carrying
+	// Org.OData.Core.V1.Computed or the service's AutoUnique term.
 	Computed bool
+	// AutoUnique is the service's AutoUnique term: an auto-unique key
+	// (spec 2.5). Computed is set too.
+	AutoUnique bool
+	// ReadOnly is Org.OData.Core.V1.Permissions = Read: the API may read
+	// the field but not write it.
+	ReadOnly bool
+	// DateOnly is the service's DateType annotation with Date: the field
+	// holds a calendar day, not a moment.
+	DateOnly bool
+	// Precision and Scale are an Edm.Decimal's facets: at most Precision
+	// digits, Scale of them after the point. Precision 0 and HasScale false
+	// mean none was declared.
+	Precision int
+	Scale     int
+	HasScale  bool
+}
+
+// Writable reports whether the API may write the field: neither assigned
+// by the server nor declared read-only.
+func (p *Property) Writable() bool { return !p.Computed && !p.ReadOnly }
+
+// WriteRefusal says why a plan may not write the field (after its
+// "ENTITY.FIELD"), or "" when it may. plan's checks and transform's
+// compiler both refuse with it, so the message is the same.
+func WriteRefusal(p *Property) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Computed:
+		return "is assigned by the server and read-only; remove it from fields"
+	case p.ReadOnly:
+		return "is read-only through the API (Core.Permissions Read in the metadata); remove it from fields"
+	}
+	return ""
 }
 
 // NavigationProperty is a sub-form (spec 2.4).

@@ -66,6 +66,7 @@ type Query struct {
 	Select    []string
 	Expand    []string
 	Filter    string
+	OrderBy   string // $orderby: what makes $skip paging stable
 	Format    string
 }
 
@@ -83,6 +84,9 @@ func (q Query) Encode() string {
 	}
 	if len(q.Expand) > 0 {
 		add("$expand", strings.Join(q.Expand, ","))
+	}
+	if q.OrderBy != "" {
+		add("$orderby", q.OrderBy)
 	}
 	if q.Top > 0 {
 		add("$top", strconv.Itoa(q.Top))

@@ -46,10 +46,14 @@ func (v Version) AtLeast(major, minor int) bool {
 
 // Feature gates of spec 9.
 
-func (v Version) Writes() bool             { return v.AtLeast(17, 2) }
-func (v Version) Expand() bool             { return v.AtLeast(18, 1) }
-func (v Version) Language() bool           { return v.AtLeast(18, 2) }
-func (v Version) TextSubforms() bool       { return v.AtLeast(20, 0) }
+func (v Version) Writes() bool       { return v.AtLeast(17, 2) }
+func (v Version) Expand() bool       { return v.AtLeast(18, 1) }
+func (v Version) Language() bool     { return v.AtLeast(18, 2) }
+func (v Version) TextSubforms() bool { return v.AtLeast(20, 0) }
+
+// Batch reports $batch, $skip and personal access tokens, which arrived
+// together in 19.1 (SERVICE-NOTES).
+func (v Version) Batch() bool              { return v.AtLeast(19, 1) }
 func (v Version) DataURIAttachments() bool { return v.AtLeast(21, 0) }
 func (v Version) ParentChildResponse() bool {
 	return v.AtLeast(21, 1)

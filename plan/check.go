@@ -156,6 +156,9 @@ func (p *Plan) analyze() *analysis {
 		}
 	}
 	for _, l := range p.Lookups {
+		if l.Entity != "" {
+			continue // reads the target: no expression, no source
+		}
 		a.usedSources[l.Source] = true
 		what := fmt.Sprintf("lookup %s", quote(l.Name))
 		sc := exprScope{rows: []string{l.Source}, noRef: true}

@@ -24,11 +24,11 @@ import (
 // docs/plan.schema.json lists the same (a test keeps them in step).
 var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
-	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "timezone", "decimal_separator", "empty"}
+	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
-	lookupKeys  = []string{"source", "key", "value", "missing"}
-	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms"}
-	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms"}
+	lookupKeys  = []string{"source", "entity", "key", "value", "filter", "missing"}
+	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
+	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms", "exists"}
 	linkKeys    = []string{"parent", "child"}
 )
 
@@ -327,6 +327,10 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			if v, ok := w.bounded(e, 1, 0, "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
 				t.CallsPerMinute = v
 			}
+		case "max_same_errors":
+			if v, ok := w.bounded(e, 1, 0, "\"max_same_errors\" must be at least 1, not %d"); ok {
+				t.MaxSameErrors = v
+			}
 		case "timezone":
 			if s, ok := w.text(e); ok {
 				if _, err := time.LoadLocation(s); err != nil || s == "" || strings.EqualFold(s, "local") {
@@ -457,22 +461,48 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 			w.errorf(le.kpos, "lookup name %s may hold only letters, digits, \"_\" and \"-\"", quote(le.key))
 		}
 		lf, ok := w.mapping(le.val, what, lookupKeys)
-		if ok {
+		_, target := lf.get("entity")
+		switch {
+		case ok && target:
+			w.require(lf, what, "entity", "key", "value")
+			if se, ok := lf.get("source"); ok {
+				w.errorf(se.kpos, "%s reads the target's %s: it takes no source (a lookup reads either a source or an entity)", what, quote(entityOf(lf)))
+			}
+		case ok:
 			w.require(lf, what, "source", "key", "value")
+			if fe, ok := lf.get("filter"); ok {
+				w.errorf(fe.kpos, "%s: filter goes with entity (a lookup that reads the target); a source lookup takes every row of its source", what)
+			}
 		}
 		l.Spans = w.spans(lf)
 		for _, ke := range lf.entries {
 			switch ke.key {
 			case "source":
-				if v, ok := w.text(ke); ok {
+				if v, ok := w.text(ke); ok && !target {
 					l.Source, l.SourcePos = v, w.pos(ke.val)
 				}
+			case "entity":
+				if v, ok := w.text(ke); ok {
+					l.Entity, l.EntityPos = v, w.pos(ke.val)
+				}
+			case "filter":
+				if v, ok := w.text(ke); ok {
+					l.Filter, l.FilterPos = v, w.pos(ke.val)
+				}
 			case "key":
-				if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
+				if target {
+					if v, ok := w.text(ke); ok {
+						l.KeyField = v
+					}
+				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
 					l.Key = x
 				}
 			case "value":
-				if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
+				if target {
+					if v, ok := w.text(ke); ok {
+						l.ValueField = v
+					}
+				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
 					l.Value = x
 				}
 			case "missing":
@@ -483,6 +513,14 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		}
 		p.Lookups = append(p.Lookups, l)
 	}
+}
+
+// entityOf is a lookup's entity: as written, for messages.
+func entityOf(f *fields) string {
+	if e, ok := f.get("entity"); ok && e.val.Kind == yaml.ScalarNode {
+		return e.val.Value
+	}
+	return ""
 }
 
 // names reads a list of names, or one name read as a list of one (after:
@@ -578,6 +616,8 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 			s.Fields = w.decodeFields(e, what)
 		case "subforms":
 			s.Subforms = w.decodeSubforms(e, what)
+		case "exists":
+			s.Exists = w.decodeExists(e, what)
 		}
 	}
 	w.needFields(f, len(s.Fields), len(s.Subforms), what)
@@ -623,6 +663,30 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 			continue
 		}
 		out = append(out, &Field{Name: fe.key, Expr: x, Pos: fe.kpos})
+	}
+	return out
+}
+
+// decodeExists reads exists: {FIELD: ENTITY, ...}.
+func (w *walker) decodeExists(e entry, what string) []*Exists {
+	if isNull(e.val) {
+		return nil
+	}
+	f, ok := w.mapping(e.val, fmt.Sprintf("\"exists\" of %s", what), nil)
+	if !ok {
+		return nil
+	}
+	var out []*Exists
+	for _, fe := range f.entries {
+		if strings.TrimSpace(fe.key) == "" {
+			w.errorf(fe.kpos, "a field name in \"exists\" of %s is empty", what)
+			continue
+		}
+		if fe.val.Kind != yaml.ScalarNode || isNull(fe.val) || fe.val.Value == "" {
+			w.errorf(w.pos(fe.val), "exists of %s: %s must name the entity its values are keys of (exists: {PARTNAME: LOGPART}), not %s", what, quote(fe.key), describe(fe.val))
+			continue
+		}
+		out = append(out, &Exists{Field: fe.key, Entity: fe.val.Value, Pos: fe.kpos, EntityPos: w.pos(fe.val)})
 	}
 	return out
 }
@@ -692,6 +756,8 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				sf.Fields = w.decodeFields(e, what)
 			case "subforms":
 				sf.Subforms = w.decodeSubforms(e, what)
+			case "exists":
+				sf.Exists = w.decodeExists(e, what)
 			}
 		}
 		w.needFields(f, len(sf.Fields), len(sf.Subforms), what)

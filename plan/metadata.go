@@ -46,14 +46,50 @@ func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 		return nil
 	}
 	known := v.Known()
-	if known && !v.Writes() && len(p.Steps) > 0 {
+	switch {
+	case known && !v.Writes() && len(p.Steps) > 0:
 		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "writing records needs system version 17.2; the target runs %s", v)
+	case known && !v.Batch() && len(p.Steps) > 0:
+		// Every write goes inside a $batch, whose intent and outcome the
+		// journal records; one request per operation is not implemented.
+		d.errorf(posOr(p.StepsPos, p.Steps[0].Pos), "loading needs $batch, which came with system version 19.1; the target runs %s. migrate sends every write inside $batch so that its journal knows what was sent; load this server with the ERP's own form-load tool, or upgrade it", v)
 	}
 	mc := &mdChecker{p: p, md: md, v: v, known: known, d: d}
 	for i, s := range p.Steps {
 		mc.step(s, i)
 	}
+	for _, l := range p.Lookups {
+		mc.targetLookup(l)
+	}
 	return d.sorted()
+}
+
+// targetLookup checks a lookup that reads the target: its entity set and
+// fields exist, and its filter is one the service accepts.
+func (c *mdChecker) targetLookup(l *Lookup) {
+	if l.Entity == "" {
+		return
+	}
+	what := "lookup " + quote(l.Name)
+	es := c.md.EntitySet(l.Entity)
+	if es == nil || es.Type == nil {
+		c.d.errorf(posOr(l.EntityPos, l.Pos), "%s: unknown entity %s%s", what, quote(l.Entity), didYouMean(l.Entity, setNames(c.md)))
+		return
+	}
+	for _, k := range []string{"key", "value"} {
+		f := l.KeyField
+		if k == "value" {
+			f = l.ValueField
+		}
+		if f != "" && es.Type.Property(f) == nil {
+			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, propNames(es.Type)))
+		}
+	}
+	if l.Filter != "" {
+		if _, err := odata.ParseFilter(es.Type, l.Filter); err != nil {
+			c.d.errorf(posOr(l.FilterPos, l.Pos), "%s: %v", what, err)
+		}
+	}
 }
 
 type mdChecker struct {
@@ -106,6 +142,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	c.fields(t, s.Entity, s.Fields)
 	written := writtenSet(s.Fields)
 	c.match(t, s, written, what)
+	c.exists(t, s.Entity, s.Exists, written, what)
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
@@ -132,6 +169,27 @@ func (c *mdChecker) step(s *Step, i int) {
 		c.mandatory(t, s.Entity, written, s.Pos, what)
 	}
 	c.subforms(t, s.Entity, s.Subforms, what)
+}
+
+// exists checks exists: each field is one the step or sub-form writes,
+// and each entity an entity set with a key of one field, which the value
+// is checked as.
+func (c *mdChecker) exists(t *odata.EntityType, entity string, ex []*Exists, written map[string]bool, what string) {
+	for _, x := range ex {
+		switch {
+		case t.Property(x.Field) == nil:
+			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didYouMean(x.Field, propNames(t)))
+		case !written[x.Field]:
+			c.d.errorf(x.Pos, "exists of %s: %s is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)", what, quote(x.Field))
+		}
+		es := c.md.EntitySet(x.Entity)
+		switch {
+		case es == nil || es.Type == nil:
+			c.d.errorf(x.EntityPos, "exists of %s: unknown entity %s%s", what, quote(x.Entity), didYouMean(x.Entity, setNames(c.md)))
+		case len(es.Type.Key) != 1:
+			c.d.errorf(x.EntityPos, "exists of %s: %s has a key of %d fields (%s); exists checks a value against a key of one field", what, x.Entity, len(es.Type.Key), strings.Join(es.Type.Key, ", "))
+		}
+	}
 }
 
 // match checks match: (each a field the step writes) and suggests it for
@@ -188,7 +246,7 @@ func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[st
 		return
 	}
 	for _, prop := range t.Properties {
-		if !prop.Mandatory || prop.Computed || written[prop.Name] || isServerNumbered(entity, prop.Name) {
+		if !prop.Mandatory || !prop.Writable() || written[prop.Name] || isServerNumbered(entity, prop.Name) {
 			continue
 		}
 		c.d.errorf(pos, "%s does not write %s.%s, which is mandatory; map it in fields", what, entity, prop.Name)
@@ -207,8 +265,8 @@ func (c *mdChecker) fields(t *odata.EntityType, entity string, fs []*Field) {
 			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, propNames(t)))
 			continue
 		}
-		if prop.Computed {
-			c.d.errorf(f.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", entity, f.Name)
+		if msg := odata.WriteRefusal(prop); msg != "" {
+			c.d.errorf(f.Pos, "%s.%s %s", entity, f.Name, msg)
 			continue
 		}
 		if f.Expr.IsConst {
@@ -351,6 +409,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 			continue
 		}
 		written := writtenSet(sf.Fields)
+		c.exists(ct, sf.Name, sf.Exists, written, what)
 		if !nav.Collection {
 			// spec 2.4: a single-object sub-form takes one object, never lines.
 			if sf.Source != "" {

@@ -19,6 +19,9 @@ func demoMetadata() *odata.Metadata {
 	}
 	mand := func(p *odata.Property) *odata.Property { p.Mandatory = true; return p }
 	comp := func(p *odata.Property) *odata.Property { p.Computed = true; return p }
+	// ro is Core.Permissions Read, as real documents mark a field the API
+	// may not write; a mandatory one is not asked for.
+	ro := func(p *odata.Property) *odata.Property { p.ReadOnly = true; return p }
 	coll := func(name string) *odata.NavigationProperty {
 		return &odata.NavigationProperty{Name: name, Type: name, Collection: true, ContainsTarget: true}
 	}
@@ -50,7 +53,7 @@ func demoMetadata() *odata.Metadata {
 			Navigations: []*odata.NavigationProperty{coll("ORDERITEMS_SUBFORM"), single("ORDERSTEXT_SUBFORM"), coll("EXTFILES_SUBFORM")}},
 		{Name: "ORDERITEMS_SUBFORM", Key: []string{"KLINE"}, Properties: []*odata.Property{
 			typ("KLINE", odata.EdmInt64), mand(str("PARTNAME", 15)), typ("TQUANT", odata.EdmDecimal),
-			typ("PRICE", odata.EdmDecimal), typ("DUEDATE", odata.EdmDateTimeOffset)},
+			typ("PRICE", odata.EdmDecimal), typ("DUEDATE", odata.EdmDateTimeOffset), ro(mand(str("PDES", 48)))},
 			Navigations: []*odata.NavigationProperty{single("ORDERITEMSTEXT_SUBFORM")}},
 		text("ORDERITEMSTEXT_SUBFORM"),
 		text("ORDERSTEXT_SUBFORM"),
@@ -108,6 +111,12 @@ func TestCheckMetadataFormatExample(t *testing.T) {
 			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
 			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.1",
 			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.1",
+		}},
+		{"19.0", []string{
+			"plan.yaml:44:1: loading needs $batch, which came with system version 19.1; the target runs 19.0. migrate sends every write inside $batch so that its journal knows what was sent; load this server with the ERP's own form-load tool, or upgrade it",
+			"plan.yaml:100:19: writing the text sub-form ORDERITEMSTEXT_SUBFORM needs system version 20.0; the target runs 19.0",
+			"plan.yaml:103:15: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target runs 19.0",
+			"plan.yaml:106:15: attaching files (file() in EXTFILES_SUBFORM) needs system version 21.0; the target runs 19.0",
 		}},
 		{"17.1", []string{
 			"plan.yaml:44:1: writing records needs system version 17.2; the target runs 17.1",
@@ -254,6 +263,17 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:13:7: FAMILY_LOG.FAMILY is assigned by the server and read-only; remove it from fields`,
 			`plan.yaml:14:7: "FAMILY_LOGPART_SUBFORM" is a sub-form of FAMILY_LOG, not a field; list it under subforms`,
 			`plan.yaml:16:15: "DEBITFLAG" is a field of FAMILY_LOG, not a sub-form; map it under fields`,
+		}},
+		{"read-only field (Core.Permissions Read)", "25.1", `
+  - name: o
+    entity: ORDERS
+    source: s
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        fields: {PARTNAME: row.P, PDES: row.D}
+`, []string{
+			`plan.yaml:13:35: ORDERITEMS_SUBFORM.PDES is read-only through the API (Core.Permissions Read in the metadata); remove it from fields`,
 		}},
 		{"keys: server-numbered, composite, line keys", "25.1", `
   - {name: o, entity: ORDERS, source: s, fields: {CUSTNAME: row.C}, subforms: [{name: ORDERITEMS_SUBFORM, source: t, link: {parent: row.A, child: row.A}, fields: {PARTNAME: row.P}}]}
@@ -439,5 +459,53 @@ func TestCheckMetadataNil(t *testing.T) {
 	p := &Plan{Steps: []*Step{{Name: "a", Entity: "X"}}}
 	if ds := p.CheckMetadata(nil, odata.Version{Major: 25, Minor: 1}); ds != nil {
 		t.Fatalf("nil metadata: got %v, want no diagnostics", ds)
+	}
+}
+
+// Issue 16: exists: names fields the step or sub-form writes, and entity
+// sets with a key of one field.
+func TestCheckMetadataExists(t *testing.T) {
+	t.Parallel()
+	md := demoMetadata()
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"on a step and a sub-form", `
+  - name: o
+    entity: ORDERS
+    source: s
+    id: row.N
+    exists: {CUSTNAME: CUSTOMERS}
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        exists: {PARTNAME: LOGPART}
+        fields: {PARTNAME: row.P}
+`, nil},
+		{"unknown, unwritten, unknown entity, key of three fields", `
+  - name: o
+    entity: ORDERS
+    source: s
+    id: row.N
+    exists: {CUSTNAM: CUSTOMERS, CDES: CUSTOMER, CUSTNAME: AINVOICES}
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - name: ORDERITEMS_SUBFORM
+        exists: {PRICE: LOGPART}
+        fields: {PARTNAME: row.P}
+`, []string{
+			`plan.yaml:11:14: exists of step "o": unknown field "CUSTNAM" in ORDERS; did you mean "CUSTNAME"?`,
+			`plan.yaml:11:34: exists of step "o": "CDES" is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)`,
+			`plan.yaml:11:40: exists of step "o": unknown entity "CUSTOMER"; did you mean "CUSTOMERS"?`,
+			`plan.yaml:11:60: exists of step "o": AINVOICES has a key of 3 fields (IVNUM, IVTYPE, DEBIT); exists checks a value against a key of one field`,
+			`plan.yaml:15:18: exists of sub-form "ORDERITEMS_SUBFORM" of step "o": "PRICE" is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assertDiags(t, withoutMatchHint(planOf(t, tt.body).CheckMetadata(md, mustVersion(t, "25.1"))), tt.want)
+		})
 	}
 }

@@ -68,6 +68,9 @@ func (p *Plan) File(name string) string {
 	return filepath.Join(p.Dir, name)
 }
 
+// DefaultMaxSameErrors is target.max_same_errors when the plan gives none.
+const DefaultMaxSameErrors = 20
+
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
 	URL      string
@@ -81,6 +84,9 @@ type Target struct {
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default
 	CallsPerMinute   int    // 0: unlimited
+	// MaxSameErrors: a step stops after this many records in a row fail
+	// with one screen error (0: DefaultMaxSameErrors).
+	MaxSameErrors    int
 	Timezone         string // default UTC
 	DecimalSeparator string // "." (default) or ","
 	Empty            string // omit (default) | null | keep
@@ -115,6 +121,16 @@ type Lookup struct {
 	Pos       Pos    // of the lookup's name
 	Spans     Spans  // each key of the lookup and its value
 	SourcePos Pos    // of the source's value
+
+	// A target lookup (issue 16) reads Entity on the target instead of a
+	// source: KeyField's value → ValueField's, of the rows Filter (a
+	// $filter, "" for all) gives. Key and Value are then unset.
+	Entity     string
+	KeyField   string
+	ValueField string
+	Filter     string
+	EntityPos  Pos
+	FilterPos  Pos
 }
 
 // Mode is a step's write mode.
@@ -156,6 +172,19 @@ type Step struct {
 	// them alone (issue 12). Empty: by every field the record wrote.
 	Match    []string
 	MatchPos []Pos
+
+	// Exists are the step's reference checks (issue 16).
+	Exists []*Exists
+}
+
+// Exists is one reference check, exists: {FIELD: ENTITY}: every value the
+// field is given must be a key of ENTITY on the target, or be created by
+// an earlier step of the plan.
+type Exists struct {
+	Field     string
+	Entity    string
+	Pos       Pos // of the field's key
+	EntityPos Pos // of the entity's name
 }
 
 // Field maps one target field to an expression.
@@ -198,6 +227,8 @@ type Subform struct {
 	LinesPos  Pos // zero when lines was not written
 
 	linkWritten bool // a link key was written (even if it did not decode)
+
+	Exists []*Exists // reference checks (issue 16)
 }
 
 // Severity says whether a Diagnostic stops the plan (Error, the zero value)

@@ -93,6 +93,9 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 
 	var buf bytes.Buffer
 	respCT := "application/json;odata.metadata=minimal"
+	if s.quirk(QuirkMultipartIDs) && !s.version.JSONBatchResponses() {
+		vendorIDs(reqs, out)
+	}
 	if !isJSON || !s.version.JSONBatchResponses() || prefersMultipart(hdr.Get("Accept")) {
 		boundary := "batchresponse_" + strings.TrimPrefix(odata.NewBoundary(), "batch_")
 		err = odata.EncodeMultipartBatchResponse(&buf, boundary, out)
@@ -104,6 +107,22 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 		return s.errResult(protoErr(http.StatusInternalServerError, "InternalError", "writing the batch response: %v", err))
 	}
 	return &result{status: http.StatusOK, body: buf.Bytes(), header: http.Header{"Content-Type": {respCT}, "Odata-Version": {"4.0"}}}
+}
+
+// vendorIDs gives answers the ids of the vendor's own example before 22.1
+// (QuirkMultipartIDs): a write's answer comes in a changesetresponse part
+// of its own as ID-r1, a GET's answer has no Content-ID.
+func vendorIDs(reqs []odata.BatchRequest, out []odata.BatchResponse) {
+	for i := range out {
+		if reqs[i].Method == http.MethodGet {
+			out[i].ID = ""
+			continue
+		}
+		if out[i].ID != "" {
+			out[i].ID += "-r1"
+		}
+		out[i].AtomicityGroup = "response_" + strconv.Itoa(i+1)
+	}
 }
 
 // refID returns <id> of a URL starting with $<id>.

@@ -42,6 +42,20 @@
 //     drop-after-commit after the call committed and its state was saved.
 //   - Calls per minute and concurrent calls are counted per user; past them
 //     the answer is 429 with Retry-After (seconds).
+//   - Options.Quirks switches on what real servers do beyond the spec
+//     (SERVICE-NOTES; quirks.go): multipart-ids (before 22.1 a write is
+//     answered as ID-r1 in a changesetresponse part, a GET without
+//     Content-ID), json-errors (JSON screen errors from 19.1, the parts of
+//     a message a list of texts), cold-forms (the first GET of a set since
+//     start answers 404), normalised-texts (texts read back in <p dir=rtl>
+//     without whitespace before <br>), metadata-wrong-type
+//     (GetMetadataFor of an entity not read yet answers another's type),
+//     real-metadata (realmeta.go), permission-400 and oidc-accounts.
+//   - A form of Options.Unpermitted refuses writes: 403, or a 400 screen
+//     error "insufficient permissions" under QuirkPermission400.
+//   - Under QuirkRealMetadata the served document uses real installations'
+//     namespace and type names (realmeta.go); the model inside keeps the
+//     spec's names, so rules and paths are the same either way.
 //   - The demo's CURRENCIES is readable but not open to the API for writes
 //     (403). Auto-unique keys (Core.Computed) count from 1 per form;
 //     document numbers are SO/IV, the year's last two digits and 6 digits.

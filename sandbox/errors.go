@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -39,17 +40,18 @@ const (
 
 // The screen messages the sandbox raises, in English and Hebrew.
 var messages = map[string][2]string{
-	"required":   {"%s: a value is required.", "%s: חובה להזין ערך."},
-	"tooLong":    {"%s: the value is longer than %d characters.", "%s: הערך ארוך מ-%d תווים."},
-	"notAllowed": {"%s: the value %q is not allowed; use %s.", "%s: הערך %q אינו מותר; יש להשתמש ב-%s."},
-	"badType":    {"%s: %s is not a valid %s.", "%s: %s אינו ערך %s תקין."},
-	"missing":    {"%s %q does not exist in %s.", "%s %q לא קיים ב-%s."},
-	"exists":     {"A record with key %s already exists.", "כבר קיימת רשומה עם המפתח %s."},
-	"readOnly":   {"%s is a read-only field.", "%s הוא שדה לקריאה בלבד."},
-	"notOpen":    {"The form %s is not open to the API for this operation.", "המסך %s אינו פתוח לממשק עבור פעולה זו."},
-	"unknown":    {"%s is not a field of %s.", "%s אינו שדה של %s."},
-	"noRecord":   {"No record %s in %s.", "אין רשומה %s ב-%s."},
-	"linePrefix": {"Line %d- ", "שורה %d- "},
+	"required":     {"%s: a value is required.", "%s: חובה להזין ערך."},
+	"tooLong":      {"%s: the value is longer than %d characters.", "%s: הערך ארוך מ-%d תווים."},
+	"notAllowed":   {"%s: the value %q is not allowed; use %s.", "%s: הערך %q אינו מותר; יש להשתמש ב-%s."},
+	"badType":      {"%s: %s is not a valid %s.", "%s: %s אינו ערך %s תקין."},
+	"missing":      {"%s %q does not exist in %s.", "%s %q לא קיים ב-%s."},
+	"exists":       {"A record with key %s already exists.", "כבר קיימת רשומה עם המפתח %s."},
+	"readOnly":     {"%s is a read-only field.", "%s הוא שדה לקריאה בלבד."},
+	"notOpen":      {"The form %s is not open to the API for this operation.", "המסך %s אינו פתוח לממשק עבור פעולה זו."},
+	"unknown":      {"%s is not a field of %s.", "%s אינו שדה של %s."},
+	"noPermission": {"Insufficient permissions for the form %s.", "אין לך הרשאות מספיקות למסך %s."},
+	"noRecord":     {"No record %s in %s.", "אין רשומה %s ב-%s."},
+	"linePrefix":   {"Line %d- ", "שורה %d- "},
 }
 
 func (l lang) text(key string, args ...any) string {
@@ -81,6 +83,10 @@ func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.code, "message": e.msg}})
 		return "application/json;odata.metadata=minimal", b
 	}
+	if s.quirk(QuirkJSONErrors) && s.version.AtLeast(jsonErrorsReally.Major, jsonErrorsReally.Minor) {
+		// As real servers: the parts of a message as a list of texts.
+		return "application/json;odata.metadata=minimal", odata.ScreenErrorJSON(e.form, strings.Split(e.msg, "; "))
+	}
 	if s.version.AtLeast(jsonErrorsFrom.Major, jsonErrorsFrom.Minor) {
 		b, _ := json.Marshal(map[string]any{"FORM": map[string]any{
 			"@TYPE": e.form, "InterfaceErrors": map[string]any{"@XmlFormat": "0", "text": e.msg}}})
@@ -107,8 +113,12 @@ func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
 	return "application/xml", buf.Bytes()
 }
 
-// jsonErrorsFrom is the first version that sends screen errors as JSON.
-var jsonErrorsFrom = odata.Version{Major: 23, Minor: 0}
+// jsonErrorsFrom is the first version that sends screen errors as JSON;
+// jsonErrorsReally the one real servers switch at (QuirkJSONErrors).
+var (
+	jsonErrorsFrom   = odata.Version{Major: 23, Minor: 0}
+	jsonErrorsReally = odata.Version{Major: 19, Minor: 1}
+)
 
 func xmlEscape(s string) string {
 	var b bytes.Buffer

@@ -17,7 +17,10 @@ import (
 )
 
 // The built-in OIDC authorization server (spec 5.2): authorization code flow
-// with PKCE S256, at /oauth2/authorize and /oauth2/token.
+// with PKCE S256, at /oauth2/authorize and /oauth2/token, with a discovery
+// document at /oauth2/.well-known/openid-configuration and at the host's
+// root; under QuirkOIDCAccounts at /accounts/connect/authorize and /token
+// as on-premise real servers, discovery at /accounts/.well-known/….
 const (
 	// OIDCClientID and OIDCClientSecret are the one registered application.
 	OIDCClientID     = "migrate-cli"
@@ -78,15 +81,72 @@ func (a *authServer) bearerUser(token string) (string, bool) {
 	return g.user, true
 }
 
+// isAuthPath reports whether the authorization server answers path: its
+// endpoints and discovery documents, under /oauth2, /accounts (quirk
+// oidc-accounts) or the host's root.
+func isAuthPath(path string) bool {
+	return strings.HasPrefix(path, "/oauth2/") || strings.HasPrefix(path, "/accounts/") || path == "/.well-known/openid-configuration"
+}
+
+// authPrefix is where the endpoints live: /oauth2 as spec 5.1 has it, or
+// /accounts/connect as on-premise real servers (quirk oidc-accounts).
+func (a *authServer) authPrefix() (prefix, discovery string) {
+	if a.s.quirk(QuirkOIDCAccounts) {
+		return "/accounts/connect", "/accounts/.well-known/openid-configuration"
+	}
+	return "/oauth2", "/oauth2/.well-known/openid-configuration"
+}
+
+// issuerPath is the issuer's path: /oauth2, or /accounts on-premise.
+func (a *authServer) issuerPath() string {
+	prefix, _ := a.authPrefix()
+	return strings.TrimSuffix(prefix, "/connect")
+}
+
 func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	prefix, discovery := a.authPrefix()
 	switch r.URL.Path {
-	case AuthorizePath:
+	case prefix + "/authorize":
 		a.authorize(w, r)
-	case TokenPath:
+	case prefix + "/token":
 		a.token(w, r)
+	case discovery, "/.well-known/openid-configuration":
+		a.discovery(w, r)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// discovery serves the provider configuration (OpenID Connect Discovery
+// 1.0): where the endpoints are and how the client authenticates. Real
+// on-premise servers take the client secret as a Basic header only.
+func (a *authServer) discovery(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET")
+		http.Error(w, "use GET", http.StatusMethodNotAllowed)
+		return
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	prefix, _ := a.authPrefix()
+	issuer := scheme + "://" + r.Host + a.issuerPath()
+	methods := []string{"client_secret_post", "client_secret_basic"}
+	if a.s.quirk(QuirkOIDCAccounts) {
+		methods = []string{"client_secret_basic"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"issuer":                                issuer,
+		"authorization_endpoint":                scheme + "://" + r.Host + prefix + "/authorize",
+		"token_endpoint":                        scheme + "://" + r.Host + prefix + "/token",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"scopes_supported":                      []string{"openid", "profile", "wcf_api", "rest_api"},
+		"token_endpoint_auth_methods_supported": methods,
+	})
 }
 
 // redirectAllowed: a registered https URI, exactly; or a loopback
@@ -173,7 +233,8 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.sessions[sid] = grant{user: user, expires: now.Add(sessionTTL)}
 		a.mu.Unlock()
-		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/oauth2/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		prefix, _ := a.authPrefix()
+		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: prefix + "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	}
 	if user == "" {
 		a.loginForm(w, http.StatusOK, p, "")
@@ -202,7 +263,8 @@ func (a *authServer) loginForm(w http.ResponseWriter, status int, p url.Values, 
 	if msg != "" {
 		b.WriteString(`<p class="error">` + html.EscapeString(msg) + "</p>\n")
 	}
-	b.WriteString(`<form method="post" action="` + AuthorizePath + `">` + "\n")
+	prefix, _ := a.authPrefix()
+	b.WriteString(`<form method="post" action="` + prefix + `/authorize">` + "\n")
 	for _, k := range []string{"response_type", "client_id", "redirect_uri", "scope", "audience", "state", "nonce", "code_challenge", "code_challenge_method", "grant_type"} {
 		if p.Has(k) {
 			b.WriteString(`<input type="hidden" name="` + k + `" value="` + html.EscapeString(p.Get(k)) + `">` + "\n")
@@ -262,6 +324,9 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 	}
 	p := r.PostForm
 	id, secret := p.Get("client_id"), p.Get("client_secret")
+	if a.s.quirk(QuirkOIDCAccounts) {
+		secret = "" // client_secret_basic only, as discovery says
+	}
 	if u, pw, ok := r.BasicAuth(); ok {
 		id, secret = u, pw
 	}
@@ -315,7 +380,7 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 		scheme = "https"
 	}
 	idToken := a.jwt(map[string]any{
-		"iss": scheme + "://" + r.Host + "/oauth2", "sub": code.user, "aud": id, "preferred_username": code.user,
+		"iss": scheme + "://" + r.Host + a.issuerPath(), "sub": code.user, "aud": id, "preferred_username": code.user,
 		"iat": now.Unix(), "exp": now.Add(ttl).Unix(),
 	})
 	w.Header().Set("Content-Type", "application/json")

@@ -1,15 +1,12 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -21,7 +18,7 @@ type queryOpts struct {
 	exp    []*expandItem
 	top    int // -1: none
 	skip   int
-	filter filterExpr
+	filter odata.Filter
 	order  []orderItem // none: key order
 	full   bool        // odata.metadata=full (spec 2.6)
 }
@@ -64,7 +61,7 @@ func (c *call) parseQuery(t *odata.EntityType, q url.Values, hdr http.Header) (*
 				o.skip = n
 			}
 		case "$filter":
-			o.filter, err = parseFilter(t, v)
+			o.filter, err = odata.ParseFilter(t, v)
 		case "$orderby":
 			o.order, err = parseOrderBy(t, v)
 		case "$format":
@@ -147,7 +144,7 @@ func orderRows(rows []*record, order []orderItem) []*record {
 	out := append([]*record(nil), rows...)
 	sort.SliceStable(out, func(i, j int) bool {
 		for _, o := range order {
-			c := compareValues(out[i].vals[o.field], out[j].vals[o.field])
+			c := odata.CompareValues(out[i].vals[o.field], out[j].vals[o.field])
 			if o.desc {
 				c = -c
 			}
@@ -219,236 +216,4 @@ func (c *call) parseExpand(t *odata.EntityType, v string) ([]*expandItem, error)
 		out = append(out, ei)
 	}
 	return out, nil
-}
-
-// filterExpr is a compiled $filter: eq ne gt ge lt le, and, or, parentheses.
-type filterExpr interface {
-	eval(vals map[string]any) bool
-}
-
-type andExpr struct{ l, r filterExpr }
-type orExpr struct{ l, r filterExpr }
-type cmpExpr struct {
-	field string
-	typ   odata.EdmType
-	op    string
-	lit   any // string, json.Number, bool, nil
-	date  bool
-}
-
-func (e andExpr) eval(v map[string]any) bool { return e.l.eval(v) && e.r.eval(v) }
-func (e orExpr) eval(v map[string]any) bool  { return e.l.eval(v) || e.r.eval(v) }
-
-func (e cmpExpr) eval(vals map[string]any) bool {
-	v := vals[e.field]
-	var c int
-	switch {
-	case e.lit == nil || v == nil:
-		if e.op != "eq" && e.op != "ne" {
-			return false
-		}
-		eq := e.lit == nil && v == nil
-		return eq == (e.op == "eq")
-	case e.typ == odata.EdmDateTimeOffset:
-		s, _ := v.(string)
-		lit := e.lit.(string)
-		if e.date {
-			if len(s) > 10 {
-				s = s[:10]
-			}
-			c = strings.Compare(s, lit)
-		} else {
-			a, err1 := time.Parse(time.RFC3339, s)
-			b, err2 := time.Parse(time.RFC3339, lit)
-			if err1 != nil || err2 != nil {
-				return false
-			}
-			c = a.Compare(b)
-		}
-	case e.typ == odata.EdmInt64 || e.typ == odata.EdmDecimal:
-		a, ok1 := new(big.Rat).SetString(fmt.Sprint(v))
-		b, ok2 := new(big.Rat).SetString(string(e.lit.(json.Number)))
-		if !ok1 || !ok2 {
-			return false
-		}
-		c = a.Cmp(b)
-	default:
-		c = compareValues(v, e.lit)
-	}
-	switch e.op {
-	case "eq":
-		return c == 0
-	case "ne":
-		return c != 0
-	case "gt":
-		return c > 0
-	case "ge":
-		return c >= 0
-	case "lt":
-		return c < 0
-	}
-	return c <= 0
-}
-
-type filterParser struct {
-	t    *odata.EntityType
-	toks []string
-	pos  int
-}
-
-func parseFilter(t *odata.EntityType, s string) (filterExpr, error) {
-	toks, err := tokenize(s)
-	if err != nil {
-		return nil, fmt.Errorf("$filter: %v", err)
-	}
-	p := &filterParser{t: t, toks: toks}
-	e, err := p.or()
-	if err != nil {
-		return nil, fmt.Errorf("$filter: %v", err)
-	}
-	if p.pos < len(p.toks) {
-		return nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
-	}
-	return e, nil
-}
-
-func tokenize(s string) ([]string, error) {
-	var toks []string
-	for i := 0; i < len(s); {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t':
-			i++
-		case c == '(' || c == ')':
-			toks = append(toks, string(c))
-			i++
-		case c == '\'':
-			j := i + 1
-			for ; j < len(s); j++ {
-				if s[j] == '\'' {
-					if j+1 < len(s) && s[j+1] == '\'' {
-						j++
-						continue
-					}
-					break
-				}
-			}
-			if j >= len(s) {
-				return nil, fmt.Errorf("unterminated string at %q", s[i:])
-			}
-			toks = append(toks, s[i:j+1])
-			i = j + 1
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t()'", rune(s[j])) {
-				j++
-			}
-			toks = append(toks, s[i:j])
-			i = j
-		}
-	}
-	if len(toks) > 2000 {
-		return nil, fmt.Errorf("expression too long")
-	}
-	return toks, nil
-}
-
-func (p *filterParser) peek() string {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos]
-	}
-	return ""
-}
-
-func (p *filterParser) or() (filterExpr, error) {
-	l, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "or" {
-		p.pos++
-		r, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		l = orExpr{l, r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) and() (filterExpr, error) {
-	l, err := p.primary(0)
-	if err != nil {
-		return nil, err
-	}
-	for p.peek() == "and" {
-		p.pos++
-		r, err := p.primary(0)
-		if err != nil {
-			return nil, err
-		}
-		l = andExpr{l, r}
-	}
-	return l, nil
-}
-
-func (p *filterParser) primary(depth int) (filterExpr, error) {
-	if depth > 50 {
-		return nil, fmt.Errorf("parentheses nested too deep")
-	}
-	if p.peek() == "(" {
-		p.pos++
-		e, err := p.or()
-		if err != nil {
-			return nil, err
-		}
-		if p.peek() != ")" {
-			return nil, fmt.Errorf("missing )")
-		}
-		p.pos++
-		return e, nil
-	}
-	if p.pos+3 > len(p.toks) {
-		return nil, fmt.Errorf("incomplete comparison; want FIELD op value")
-	}
-	field, op, lit := p.toks[p.pos], p.toks[p.pos+1], p.toks[p.pos+2]
-	p.pos += 3
-	prop := p.t.Property(field)
-	if prop == nil {
-		return nil, fmt.Errorf("%s is not a field of %s", field, p.t.Name)
-	}
-	switch op {
-	case "eq", "ne", "gt", "ge", "lt", "le":
-	default:
-		return nil, fmt.Errorf("operator %q is not supported (eq ne gt ge lt le)", op)
-	}
-	e := cmpExpr{field: field, typ: prop.Type, op: op}
-	if lit == "null" {
-		return e, nil
-	}
-	switch prop.Type {
-	case odata.EdmString:
-		if len(lit) < 2 || lit[0] != '\'' {
-			return nil, fmt.Errorf("%s is a string: quote the value", field)
-		}
-		e.lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
-	case odata.EdmInt64, odata.EdmDecimal:
-		if _, ok := new(big.Rat).SetString(lit); !ok || strings.ContainsAny(lit, "/eE,") {
-			return nil, fmt.Errorf("%s is a number: %q is not one (decimal point, spec 1)", field, lit)
-		}
-		e.lit = json.Number(lit)
-	case odata.EdmDateTimeOffset:
-		if _, err := time.Parse("2006-01-02", lit); err == nil {
-			e.lit, e.date = lit, true
-		} else if _, err := time.Parse(time.RFC3339, lit); err == nil {
-			e.lit = lit
-		} else {
-			return nil, fmt.Errorf("%s is a date: %q is not YYYY-MM-DD", field, lit)
-		}
-	case odata.EdmBoolean:
-		if lit != "true" && lit != "false" {
-			return nil, fmt.Errorf("%s is a boolean: want true or false", field)
-		}
-		e.lit = lit == "true"
-	}
-	return e, nil
 }

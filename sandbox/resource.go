@@ -100,30 +100,6 @@ func (c *call) serviceRoot() (*result, *apiError) {
 	return jsonResult(200, obj{{"@odata.context", c.base + "/$metadata"}, {"value", list}}), nil
 }
 
-// served is the metadata as this version shows it: Mandatory only from 25.1.
-func (s *Server) served() *odata.Metadata {
-	if s.version.MandatoryAnnotation() {
-		return s.meta
-	}
-	m := &odata.Metadata{Namespace: s.meta.Namespace, Container: s.meta.Container}
-	for _, t := range s.meta.Types {
-		ct := *t
-		ct.Properties = make([]*odata.Property, len(t.Properties))
-		for i, p := range t.Properties {
-			cp := *p
-			cp.Mandatory = false
-			ct.Properties[i] = &cp
-		}
-		m.Types = append(m.Types, &ct)
-	}
-	m.Reindex()
-	for _, set := range s.meta.Sets {
-		m.Sets = append(m.Sets, &odata.EntitySet{Name: set.Name, Type: m.Type(set.Type.Name)})
-	}
-	m.Reindex()
-	return m
-}
-
 // metadataFor answers GetMetadataFor(entity='X') (spec 4.1, from 25.0).
 func (c *call) metadataFor(path string) (*result, *apiError) {
 	s := c.s
@@ -147,12 +123,17 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	s.prepMu.Lock()
 	ready := s.prepared[entity]
 	s.prepMu.Unlock()
+	answered := entity
 	if !ready {
-		return nil, protoErr(http.StatusBadRequest, "MetadataNotPrepared", "the metadata of %s is not prepared yet; request GET %s?$top=1 first", entity, entity)
+		other := s.otherType(entity)
+		if other == nil {
+			return nil, protoErr(http.StatusBadRequest, "MetadataNotPrepared", "the metadata of %s is not prepared yet; request GET %s?$top=1 first", entity, entity)
+		}
+		answered = other.Name
 	}
 	var buf bytes.Buffer
 	m := s.served()
-	_ = m.EntitySet(entity).Type.WriteXML(&buf, m.Namespace)
+	_ = m.EntitySet(answered).Type.WriteXML(&buf, m.Namespace)
 	return &result{status: 200, body: buf.Bytes(), header: http.Header{"Content-Type": {"application/xml"}, "Odata-Version": {"4.0"}}}, nil
 }
 
@@ -355,6 +336,9 @@ func (c *call) autoKeyErr(t *odata.EntityType) *apiError {
 // entityOp serves the entity sets and their sub-forms.
 func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body []byte) (*result, *apiError) {
 	s := c.s
+	if aerr := c.coldForm(method, path); aerr != nil {
+		return nil, aerr
+	}
 	write := method != http.MethodGet
 	switch method {
 	case http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete:
@@ -379,6 +363,9 @@ func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body
 	}
 	if write && s.rule(tg.set.Type).readOnly {
 		return nil, &apiError{status: http.StatusForbidden, code: "Forbidden", msg: c.lang.text("notOpen", tg.set.Name)}
+	}
+	if write && s.unpermitted(tg.set.Name) {
+		return nil, c.noPermission(tg.set.Type)
 	}
 	if !write {
 		if tg.nav == nil {
@@ -446,7 +433,7 @@ func (c *call) read(tg *target, q url.Values, hdr http.Header) (*result, *apiErr
 		list := make([]any, 0)
 		skipped := 0
 		for _, r := range rows {
-			if o.filter != nil && !o.filter.eval(r.vals) {
+			if o.filter != nil && !o.filter.Match(r.vals) {
 				continue
 			}
 			if skipped < o.skip {
@@ -490,7 +477,7 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 	s := c.s
 	out := make(obj, 0, len(t.Properties)+4)
 	if full {
-		out = append(out, kv{"@odata.type", "#" + s.meta.Namespace + "." + t.Name},
+		out = append(out, kv{"@odata.type", s.typeRef(t)},
 			kv{"@odata.id", c.base + "/" + path}, kv{"@odata.editLink", path})
 	}
 	ru := s.rule(t)
@@ -507,7 +494,7 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 		case ru.text != notText && (p.Name == "APPEND" || p.Name == "SIGNATURE"):
 			v = nil // spec 2.9: returned as null on read
 		case ru.text == textHTML && p.Name == "TEXT" && v != nil:
-			v = styleBlock + v.(string)
+			v = s.readBackText(v.(string))
 		case p.Name == "EXTFILENAME" && v != nil && !s.version.DataURIAttachments():
 			suffix, _ := r.vals["SUFFIX"].(string)
 			v = fmt.Sprintf(`..\..\system\mail\sandbox\%v.%s`, r.vals["EXTFILENUM"], suffix)

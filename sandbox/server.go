@@ -40,6 +40,13 @@ type Options struct {
 	// "throttle-429" to the rate (0..1) at which API calls suffer them.
 	Faults map[string]float64
 	Seed   int64
+	// Quirks switches on behaviours of real servers beyond the spec
+	// (quirks.go: QuirkMultipartIDs, …); AllQuirks switches on every one.
+	Quirks map[string]bool
+	// Unpermitted names the forms (entity sets) the API user has no
+	// permission to write: 403, or under QuirkPermission400 a 400 screen
+	// error. SetUnpermitted changes them while the server runs.
+	Unpermitted []string
 	// StatePath persists the data (temporary file and rename) after every
 	// call that changed it and on Close, and is reloaded by New.
 	StatePath string
@@ -101,6 +108,7 @@ type Server struct {
 
 	prepMu   sync.Mutex
 	prepared map[string]bool // entities whose metadata GetMetadataFor can answer
+	warm     map[string]bool // entity sets used since start (QuirkColdForms)
 
 	limMu    sync.Mutex
 	calls    map[string][]time.Time
@@ -108,6 +116,9 @@ type Server struct {
 	rng      *rand.Rand
 
 	auth *authServer
+
+	permMu sync.Mutex
+	denied map[string]bool
 
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 
@@ -175,6 +186,9 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("sandbox: fault %s: rate %v is not between 0 and 1", kind, rate)
 		}
 	}
+	if err := checkQuirks(opts.Quirks); err != nil {
+		return nil, err
+	}
 	for _, u := range opts.RedirectURIs {
 		pu, err := url.Parse(u)
 		if err != nil || pu.Scheme != "https" || pu.Host == "" {
@@ -183,12 +197,15 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, version: v, now: opts.Now,
-		data: map[string]*table{}, counters: map[string]int64{}, prepared: map[string]bool{},
+		data: map[string]*table{}, counters: map[string]int64{}, prepared: map[string]bool{}, warm: map[string]bool{},
 		calls: map[string][]time.Time{}, inflight: map[string]int{},
 		rng: rand.New(rand.NewSource(opts.Seed)),
 	}
 	if opts.Metadata == nil {
 		s.meta, s.rules = DemoMetadata(), demoRules()
+		if s.quirk(QuirkRealMetadata) {
+			annotateReal(s.meta)
+		}
 	} else {
 		s.meta, s.rules = opts.Metadata, genericRules(opts.Metadata)
 	}
@@ -215,6 +232,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.SetUnpermitted(opts.Unpermitted...)
 	s.auth = newAuthServer(s)
 	return s, nil
 }
@@ -281,7 +299,7 @@ type result struct {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/oauth2/") {
+	if isAuthPath(r.URL.Path) {
 		s.auth.ServeHTTP(w, r)
 		return
 	}
@@ -346,9 +364,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res *result
-	if rest == "$batch" {
+	switch {
+	case rest == "$batch" && !s.version.Batch():
+		res = s.errResult(protoErr(http.StatusNotFound, "NotFound", "no $batch on this server: it came with 19.1"))
+	case rest == "$batch":
 		res = c.batch(r.Method, r.Header, body)
-	} else {
+	default:
 		res = c.exec(r.Method, rest, r.URL.RawQuery, r.Header, body)
 	}
 	s.mu.Lock()
@@ -439,7 +460,7 @@ func (s *Server) authenticate(r *http.Request) (string, *apiError) {
 			if pw, ok := s.opts.Users[user]; ok && pw == pass && pass != "" {
 				return user, nil
 			}
-			if pass == "PAT" {
+			if pass == "PAT" && s.version.Batch() { // personal access tokens came with 19.1
 				for _, t := range s.opts.Tokens {
 					if t == user && t != "" {
 						return s.patUser(), nil

@@ -74,56 +74,9 @@ func keyValues(t *odata.EntityType, vals map[string]any) []any {
 	return out
 }
 
-// compareValues orders two stored values of one field.
-func compareValues(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		if y, ok := b.(int64); ok {
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		}
-	case json.Number:
-		if y, ok := b.(json.Number); ok {
-			rx, ok1 := new(big.Rat).SetString(string(x))
-			ry, ok2 := new(big.Rat).SetString(string(y))
-			if ok1 && ok2 {
-				return rx.Cmp(ry)
-			}
-		}
-	case string:
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y) // as below, without fmt's cost
-		}
-	case bool:
-		if y, ok := b.(bool); ok {
-			switch {
-			case x == y:
-				return 0
-			case !x:
-				return -1
-			}
-			return 1
-		}
-	case nil:
-		if b == nil {
-			return 0
-		}
-		return -1
-	}
-	if b == nil {
-		return 1
-	}
-	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-}
-
 func compareKeys(t *odata.EntityType, a, b *record) int {
 	for _, k := range t.Key {
-		if c := compareValues(a.vals[k], b.vals[k]); c != 0 {
+		if c := odata.CompareValues(a.vals[k], b.vals[k]); c != 0 {
 			return c
 		}
 	}
@@ -134,10 +87,10 @@ func (tb *table) sorted() []*record { return tb.sortedWhere(nil) }
 
 // sortedWhere is sorted of the rows f keeps (nil: all): filtering before
 // sorting keeps a keyed read of a large table fast.
-func (tb *table) sortedWhere(f filterExpr) []*record {
+func (tb *table) sortedWhere(f odata.Filter) []*record {
 	out := make([]*record, 0, len(tb.rows))
 	for _, r := range tb.rows {
-		if f == nil || f.eval(r.vals) {
+		if f == nil || f.Match(r.vals) {
 			out = append(out, r)
 		}
 	}
@@ -179,7 +132,11 @@ func normalize(p *odata.Property, v any) (any, bool) {
 	case odata.EdmDecimal:
 		switch x := v.(type) {
 		case json.Number:
-			if _, ok := new(big.Rat).SetString(string(x)); ok && !strings.ContainsAny(string(x), "eE") {
+			if r, ok := new(big.Rat).SetString(string(x)); ok && !strings.ContainsAny(string(x), "eE") {
+				if p.HasScale && scaleOf(string(x)) > p.Scale {
+					// Real servers round to the field's Scale (quirk real-metadata).
+					return json.Number(r.FloatString(p.Scale)), true
+				}
 				return x, true
 			}
 			if f, err := x.Float64(); err == nil {
@@ -196,8 +153,16 @@ func normalize(p *odata.Property, v any) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
 			return nil, false
+		}
+		if p.DateOnly {
+			// A date-only field keeps the day of the moment in the server's
+			// time zone (UTC here), as a server with TZSERVER does in its
+			// own: a midnight sent with +14:00 lands on the day before.
+			y, m, d := t.UTC().Date()
+			return odata.FormatDateTime(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)), true
 		}
 		return s, true
 	case odata.EdmBoolean:
@@ -205,6 +170,12 @@ func normalize(p *odata.Property, v any) (any, bool) {
 		return b, ok
 	}
 	return v, true
+}
+
+// scaleOf counts the digits after the point of a JSON number's text.
+func scaleOf(num string) int {
+	_, frac, _ := strings.Cut(num, ".")
+	return len(frac)
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

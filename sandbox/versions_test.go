@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -33,6 +34,20 @@ func TestSpec9VersionGates(t *testing.T) {
 		}},
 		{"18.2 language code", "18.1", "18.2", func(t *testing.T, c *tc) bool {
 			return c.do("GET", strings.Replace(c.base, "tabula.ini", "tabula.ini,2", 1)+"/CUSTOMERS", nil).status == 200
+		}},
+		{"19.1 $batch", "19.0", "19.1", func(t *testing.T, c *tc) bool {
+			r := c.do("POST", "/$batch", map[string]any{"requests": []any{map[string]any{"id": "1", "method": "GET", "url": "CUSTOMERS"}}})
+			return r.status == 200
+		}},
+		{"19.1 personal access tokens", "19.0", "19.1", func(t *testing.T, c *tc) bool {
+			req, _ := http.NewRequest("GET", c.base+"/CUSTOMERS", nil)
+			req.SetBasicAuth("demo-pat", "PAT")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode == 200
 		}},
 		{"20.0 text sub-forms without brackets", "19.1", "20.0", func(t *testing.T, c *tc) bool {
 			seedOrder(c)

@@ -61,7 +61,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		if !present {
 			continue
 		}
-		if p.Computed {
+		if !p.Writable() {
 			return fail("readOnly", p.Name)
 		}
 		if str, isStr := v.(string); isStr && p.Type == odata.EdmDecimal && !s.version.AtLeast(22, 0) && localeDecimal.MatchString(str) {
@@ -81,7 +81,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 				return fail("notAllowed", p.Name, sv, quoteList(allowed))
 			}
 		}
-		if !create && t.IsKey(p.Name) && compareValues(nv, old[p.Name]) != 0 {
+		if !create && t.IsKey(p.Name) && odata.CompareValues(nv, old[p.Name]) != 0 {
 			return fail("readOnly", p.Name)
 		}
 		if nv == nil {

@@ -54,6 +54,35 @@ var xlsxReaders = []struct {
 }{
 	{"scanner", source.Open},
 	{"reference", source.OpenXLSXReference},
+	{"files", filesOpen},
+}
+
+// filesOpen opens through a Files of its own, opening the workbook a
+// second time through it first, as a run reads a header and then the rows.
+func filesOpen(opts source.Options) (source.Reader, error) {
+	files := &source.Files{}
+	if r, err := files.Open(opts); err == nil {
+		r.Close()
+	}
+	r, err := files.Open(opts)
+	if err != nil {
+		files.Close()
+		return nil, err
+	}
+	return closeBoth{r, files}, nil
+}
+
+type closeBoth struct {
+	source.Reader
+	files *source.Files
+}
+
+func (c closeBoth) Close() error {
+	err := c.Reader.Close()
+	if ferr := c.files.Close(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // writeExcelSheet writes rows of text from A1 as Excel would, with "" as

@@ -105,7 +105,7 @@ func FuzzXLSXCells(f *testing.F) {
 			return b.String()
 		}
 		row := `<row r="1"><c r="A1" t="inlineStr"><is><t>h</t></is></c></row><row r="2"><c r="A2" s="1" t="` + esc(typ) + `"><v>` + esc(v) + `</v></c></row></sheetData>`
-		s := newSheetStream(strings.NewReader(row), []string{"shared"}, xf, false)
+		s := newSheetStream(strings.NewReader(row), sstOf("shared"), xf, false)
 		if _, _, err := s.next(); err != nil {
 			return // a fuzzed type can break the XML (an invalid character)
 		}

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -50,4 +51,18 @@ func cells(cs []Cell) string {
 		}
 	}
 	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// sstOf is a table of shared strings holding texts (written as XML text,
+// escaped where it must be).
+func sstOf(texts ...string) *sharedStrings {
+	var b strings.Builder
+	b.WriteString("<sst>")
+	for _, t := range texts {
+		b.WriteString("<si><t>")
+		_ = xml.EscapeText(&b, []byte(t))
+		b.WriteString("</t></si>")
+	}
+	b.WriteString("</sst>")
+	return newSharedStrings("xl/sharedStrings.xml", io.NopCloser(strings.NewReader(b.String())))
 }

@@ -1,9 +1,11 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Open opens a source by its extension: .csv, .txt and .tsv are read as
@@ -11,6 +13,11 @@ import (
 // The header is read before Open returns, so a file without one fails
 // here, with ErrNoHeader.
 func Open(opts Options) (Reader, error) {
+	return open(opts, nil)
+}
+
+// open is Open, with the workbooks of files when it is not nil.
+func open(opts Options, files *Files) (Reader, error) {
 	if opts.Name == "" {
 		opts.Name = opts.Path
 	}
@@ -24,8 +31,58 @@ func Open(opts Options) (Reader, error) {
 		}
 		return openCSV(opts)
 	case ".xlsx", ".xlsm":
-		return openXLSX(opts)
+		return openXLSX(opts, files)
 	default:
 		return nil, &Error{File: opts.Name, Err: fmt.Errorf("%w %q: use a .csv, .txt, .tsv, .xlsx or .xlsm file (save .xls and .ods files as .xlsx)", ErrUnknownFormat, ext)}
 	}
+}
+
+// Files opens the sources of one run: a workbook is opened once, however
+// many times it is read (for its header, for a step's rows, for a lookup
+// or a linked sub-form), so its shared strings are read once and its
+// merged header cells are looked for once. Readers it opens may be used
+// concurrently; Close closes the workbooks once every reader is done.
+// The zero value is ready to use.
+type Files struct {
+	mu    sync.Mutex
+	books map[string]*workbook // by path
+}
+
+// Open is Open with the workbooks kept open for the next.
+func (f *Files) Open(opts Options) (Reader, error) {
+	return open(opts, f)
+}
+
+// workbook returns the workbook at path, opening it the first time.
+func (f *Files) workbook(path string) (*workbook, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if wb := f.books[path]; wb != nil {
+		return wb, nil
+	}
+	wb, err := openWorkbook(path)
+	if err != nil {
+		return nil, err
+	}
+	wb.shared = true
+	if f.books == nil {
+		f.books = make(map[string]*workbook)
+	}
+	f.books[path] = wb
+	return wb, nil
+}
+
+// Close closes the workbooks. A nil Files has none.
+func (f *Files) Close() error {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for p, wb := range f.books {
+		errs = append(errs, wb.closeFile())
+		delete(f.books, p)
+	}
+	return errors.Join(errs...)
 }

@@ -37,8 +37,14 @@ type xlsxReader struct {
 	closed      bool
 }
 
-func openXLSX(opts Options) (Reader, error) {
-	wb, err := openWorkbook(opts.Path)
+func openXLSX(opts Options, files *Files) (Reader, error) {
+	var wb *workbook
+	var err error
+	if files != nil {
+		wb, err = files.workbook(opts.Path)
+	} else {
+		wb, err = openWorkbook(opts.Path)
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
 			return nil, openError(opts.Name, opts.Path, err)
@@ -63,7 +69,7 @@ func newXLSXReader(opts Options, wb *workbook) (*xlsxReader, error) {
 
 // newXLSXReaderWith reads the worksheet with the sheetStream stream makes:
 // the byte scanner, or in tests the encoding/xml reference.
-func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, []string, []bool, bool) *sheetStream) (*xlsxReader, error) {
+func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, *sharedStrings, []bool, bool) *sheetStream) (*xlsxReader, error) {
 	if len(wb.sheets) == 0 {
 		return nil, &Error{File: opts.Name, Err: errNoSheets}
 	}
@@ -132,6 +138,32 @@ type merge struct{ c1, r1, c2, r2 int }
 // the rows in the worksheet's XML, so the part is scanned for them as bytes
 // first, without parsing the rows.
 func (r *xlsxReader) mergesAt(part string, row int) ([]merge, error) {
+	key := mergeKey{part, row}
+	r.wb.mu.Lock()
+	m, ok := r.wb.merges[key]
+	r.wb.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := r.findMerges(part, row)
+	if err == nil {
+		r.wb.mu.Lock()
+		if r.wb.merges == nil {
+			r.wb.merges = make(map[mergeKey][]merge)
+		}
+		r.wb.merges[key] = m
+		r.wb.mu.Unlock()
+	}
+	return m, err
+}
+
+// mergeKey is a sheet's part and its header row.
+type mergeKey struct {
+	part string
+	row  int
+}
+
+func (r *xlsxReader) findMerges(part string, row int) ([]merge, error) {
 	rc, err := r.wb.open(part)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,35 +80,57 @@ func TestXLSXZipBomb(t *testing.T) {
 
 // TestXLSXSharedStringsBudget: a small workbook with millions of empty
 // shared strings is refused once they pass the memory budget, with a
-// message that names the part and says what to do; a normal workbook
-// under the same budget reads. Not parallel: it lowers the package's
+// message that names the part and says what to do, whether the header or
+// a later row is what needs them; a normal workbook under the same budget
+// reads, and the table is read only as far as the cells refer (a header of
+// inline strings opens without it). Not parallel: it lowers the package's
 // budget for its own duration.
 func TestXLSXSharedStringsBudget(t *testing.T) {
 	old := maxSharedStringBytes
 	maxSharedStringBytes = 1 << 20
 	defer func() { maxSharedStringBytes = old }()
 	dir := t.TempDir()
+	// refers is a header row, or a data row, whose cell A refers to shared string i.
+	refers := func(row, i int) string {
+		return fmt.Sprintf(`<row r="%d"><c r="A%d" t="s"><v>%d</v></c><c r="B%d" t="inlineStr"><is><t>B</t></is></c></row>`, row, row, i, row)
+	}
 	ok := filepath.Join(dir, "ok.xlsx")
-	book{sheets: []string{"S"}, sheetXML: []string{rowsXML(hdr)}, sst: []string{"<t>a</t>", "<t>b</t>"}}.write(t, ok)
+	book{sheets: []string{"S"}, sheetXML: []string{rowsXML(refers(1, 0), refers(2, 1))}, sst: []string{"<t>a</t>", "<t>b</t>"}}.write(t, ok)
 	r, err := Open(Options{Name: "ok.xlsx", Path: ok})
 	if err != nil {
 		t.Fatalf("a small workbook: %v", err)
 	}
+	if got := dump(r); got != "header [\"a\" \"B\"]\nok.xlsx!S!2 [\"b\" \"B\"]\n" {
+		t.Errorf("a small workbook read\n%s", got)
+	}
 	r.Close()
-	for name, sst := range map[string][]string{
-		"empties.xlsx": make([]string, 100_000),                       // 100,000 × 16 bytes of headers
-		"long.xlsx":    {"<t>" + strings.Repeat("x", 2<<20) + "</t>"}, // one string past the budget
+	empties := make([]string, 300_000) // 300,000 × 4 bytes of offsets, growing
+	long := []string{"<t>" + strings.Repeat("x", 2<<20) + "</t>"}
+	for _, tc := range []struct {
+		name   string
+		sst    []string
+		header string // refers to the strings, or not
+		row    string
+	}{
+		{"empties.xlsx", empties, refers(1, len(empties)-1), ""},
+		{"long.xlsx", long, refers(1, 0), ""},
+		{"late.xlsx", empties, hdr, refers(2, len(empties)-1)},
 	} {
-		path := filepath.Join(dir, name)
-		book{sheets: []string{"S"}, sheetXML: []string{rowsXML(hdr)}, sst: sst}.write(t, path)
-		r, err := Open(Options{Name: name, Path: path})
+		path := filepath.Join(dir, tc.name)
+		book{sheets: []string{"S"}, sheetXML: []string{rowsXML(tc.header, tc.row)}, sst: tc.sst}.write(t, path)
+		r, err := Open(Options{Name: tc.name, Path: path})
 		if err == nil {
+			// The header needed none of them: the row that does fails the sheet.
+			_, err = r.Next()
 			r.Close()
-			t.Fatalf("%s was opened", name)
+			var se *Error
+			if tc.row == "" || errors.As(err, &se) && se.RowOnly {
+				t.Fatalf("%s: read, or a row error only: %v", tc.name, err)
+			}
 		}
-		for _, want := range []string{name, "sharedStrings.xml", "the shared strings need more than 1 MiB of memory", "save it again"} {
+		for _, want := range []string{tc.name, "sharedStrings.xml", "the shared strings need more than 1 MiB of memory", "save it again"} {
 			if !strings.Contains(err.Error(), want) {
-				t.Errorf("%s: error %q does not say %q", name, err, want)
+				t.Errorf("%s: error %q does not say %q", tc.name, err, want)
 			}
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strconv"
 	"strings"
+	"sync"
 )
 
 // The workbook's parts are read with archive/zip and encoding/xml because
@@ -23,8 +23,13 @@ type workbook struct {
 	files    map[string]*zip.File // by lower-case name
 	sheets   []wbSheet
 	date1904 bool
-	dateXf   []bool // by cell style (xf) index: its number format shows a date
-	sst      []string
+	dateXf   []bool         // by cell style (xf) index: its number format shows a date
+	sst      *sharedStrings // nil: the workbook has none
+	// shared: a Files keeps the workbook open for every reader of a run;
+	// a reader's Close leaves it open.
+	shared bool
+	mu     sync.Mutex
+	merges map[mergeKey][]merge // the merged ranges that cross a header row
 }
 
 type wbSheet struct {
@@ -132,7 +137,16 @@ func readWorkbook(zr *zip.Reader) (*workbook, error) {
 	return w, nil
 }
 
+// close is a reader's: it closes the workbook unless a Files keeps it.
 func (w *workbook) close() error {
+	if w.shared {
+		return nil
+	}
+	return w.closeFile()
+}
+
+func (w *workbook) closeFile() error {
+	w.sst.close()
 	if w.closer == nil {
 		return nil
 	}
@@ -207,7 +221,8 @@ func (w *workbook) loadStyles(p string) error {
 }
 
 // maxSharedStringBytes is the memory the shared strings may take, counted
-// as their text plus a string header each: a small workbook can hold
+// as they are stored (xlsx_sst.go): their text plus a 4-byte end offset
+// each, as allocated. A small workbook can hold
 // millions of empty <si/> (one took 3.6 GB to read). Excel's largest real
 // tables stay far below it.
 var maxSharedStringBytes int64 = 256 << 20
@@ -218,89 +233,20 @@ type limitError struct{ msg string }
 
 func (e limitError) Error() string { return e.msg }
 
-// sstEntryOverhead is what one more string costs beyond its text.
-const sstEntryOverhead = 16
+// sstEntryOverhead is what one more string costs beyond its text: its end
+// offset.
+const sstEntryOverhead = 4
 
-// loadSST reads the shared strings. They are the one part held in memory:
-// cells refer to them by index in any order.
+// loadSST opens the shared strings, which are read as cells need them
+// (xlsx_sst.go). They are the one part held in memory: cells refer to them
+// by index in any order.
 func (w *workbook) loadSST(p string) error {
 	rc, err := w.open(p)
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	d := xml.NewDecoder(rc)
-	var (
-		b        strings.Builder
-		inSI     bool
-		skip     int // depth inside <rPh> or <phoneticPr>: phonetic hints are not the text
-		inT      bool
-		sawCount bool
-		used     int64
-	)
-	overBudget := func() error {
-		return limitError{fmt.Sprintf("%s: the shared strings need more than %d MiB of memory (%d strings read): the workbook is damaged or built to exhaust memory; open it in a spreadsheet program and save it again, or save the sheet as CSV",
-			p, maxSharedStringBytes>>20, len(w.sst))}
-	}
-	for {
-		tok, err := d.RawToken()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
-			case "sst":
-				if !sawCount {
-					sawCount = true
-					for _, a := range t.Attr {
-						if a.Name.Local == "uniqueCount" {
-							if n, err := strconv.Atoi(a.Value); err == nil && n > 0 && n < 1<<20 && int64(n)*sstEntryOverhead <= maxSharedStringBytes {
-								w.sst = make([]string, 0, n)
-							}
-						}
-					}
-				}
-			case "si":
-				inSI = true
-				b.Reset()
-			case "rPh", "phoneticPr":
-				skip++
-			case "t":
-				inT = inSI && skip == 0
-			}
-		case xml.EndElement:
-			switch t.Name.Local {
-			case "si":
-				inSI = false
-				// The text, and the slice's headers as allocated (capacity,
-				// not length: growing it copies them all).
-				used += int64(b.Len())
-				headers := cap(w.sst)
-				if len(w.sst) == headers {
-					headers = 2*headers + 1 // append is about to grow it
-				}
-				if used+int64(headers)*sstEntryOverhead > maxSharedStringBytes {
-					return overBudget()
-				}
-				w.sst = append(w.sst, b.String())
-			case "rPh", "phoneticPr":
-				skip--
-			case "t":
-				inT = false
-			}
-		case xml.CharData:
-			if inT {
-				if used+int64(b.Len()+len(t))+int64(cap(w.sst))*sstEntryOverhead > maxSharedStringBytes {
-					return overBudget()
-				}
-				b.Write(t)
-			}
-		}
-	}
+	w.sst = newSharedStrings(p, rc)
+	return nil
 }
 
 func (w *workbook) sheetNames() []string {

@@ -2,7 +2,6 @@ package source
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -701,11 +700,10 @@ func (s *sheetStream) finishBytes(col, row int, typ string, style int, formula, 
 			i, err = strconv.Atoi(strings.TrimSpace(string(raw)))
 			ok = err == nil
 		}
-		if !ok || i < 0 || i >= len(s.sst) {
-			add(nil, fmt.Errorf("refers to shared string %q, which the workbook does not have: the file is damaged; open and save it in Excel", raw))
-			return
+		if !ok {
+			i = -1
 		}
-		add(unescapeOOXML(s.sst[i]), nil)
+		add(s.sharedString(i, string(raw)))
 	case "", "n":
 		if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
 			t, err := serialTime(string(raw), s.date1904)

@@ -66,7 +66,7 @@ func (c *chunked) Read(p []byte) (int, error) {
 }
 
 var (
-	testSST    = []string{"zero", "one_x000D_two", "  padded "}
+	testSST    = sstOf("zero", "one_x000D_two", "  padded ")
 	testDateXf = []bool{false, true, false}
 )
 

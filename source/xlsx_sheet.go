@@ -21,13 +21,27 @@ type sheetStream struct {
 	vbuf     []byte       // the fast scanner's <v> text
 	inl      []byte       // the fast scanner's inline string
 	slowRuns int          // stretches read by encoding/xml (tests)
-	sst      []string
+	sst      *sharedStrings
+	sstErr   error // the shared strings could not be read: stops the sheet
 	dateXf   []bool
 	date1904 bool
 	row      int // number of the last row read
 	cells    []rawCell
 	buf      bytes.Buffer
 	done     bool
+}
+
+// sharedString is the value of a cell that refers to shared string i
+// (raw as the cell holds it, -1 when it is not a number).
+func (s *sheetStream) sharedString(i int, raw string) (Cell, error) {
+	v, err := s.sst.get(i)
+	if err == nil {
+		return v, nil
+	}
+	if err != errNoSharedString && s.sstErr == nil {
+		s.sstErr = err
+	}
+	return nil, fmt.Errorf("refers to shared string %q, which the workbook does not have: the file is damaged; open and save it in Excel", raw)
 }
 
 // rawCell is one cell as stored: its column, and either a value or the
@@ -38,14 +52,14 @@ type rawCell struct {
 	err error
 }
 
-func newSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 bool) *sheetStream {
+func newSheetStream(r io.Reader, sst *sharedStrings, dateXf []bool, date1904 bool) *sheetStream {
 	return &sheetStream{in: newSheetInput(r), sst: sst, dateXf: dateXf, date1904: date1904}
 }
 
 // newReferenceSheetStream reads with encoding/xml token by token only, as
 // the reader did before the byte scanner: the reference the scanner is
 // compared with in tests.
-func newReferenceSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 bool) *sheetStream {
+func newReferenceSheetStream(r io.Reader, sst *sharedStrings, dateXf []bool, date1904 bool) *sheetStream {
 	s := newSheetStream(r, sst, dateXf, date1904)
 	s.ref = true
 	s.d = xml.NewDecoder(s.in)
@@ -63,6 +77,19 @@ func newReferenceSheetStream(r io.Reader, sst []string, dateXf []bool, date1904 
 // to where it started and read that stretch, up to the end of the next
 // row, with encoding/xml exactly as before; then it carries on.
 func (s *sheetStream) next() (int, []rawCell, error) {
+	n, cells, err := s.nextRow()
+	if s.sstErr != nil && s.err == nil {
+		// A damaged or oversized table of shared strings is the workbook's
+		// problem, not the row's.
+		s.err = s.sstErr
+	}
+	if s.err != nil {
+		return 0, nil, s.err
+	}
+	return n, cells, err
+}
+
+func (s *sheetStream) nextRow() (int, []rawCell, error) {
 	if s.err != nil {
 		return 0, nil, s.err
 	}
@@ -285,11 +312,10 @@ func (s *sheetStream) finish(col, row int, typ string, style int, formula, hasV,
 	switch typ {
 	case "s":
 		i, err := strconv.Atoi(strings.TrimSpace(raw))
-		if err != nil || i < 0 || i >= len(s.sst) {
-			add(nil, fmt.Errorf("refers to shared string %q, which the workbook does not have: the file is damaged; open and save it in Excel", raw))
-			return
+		if err != nil {
+			i = -1
 		}
-		add(unescapeOOXML(s.sst[i]), nil)
+		add(s.sharedString(i, raw))
 	case "str":
 		add(unescapeOOXML(raw), nil)
 	case "b":

@@ -32,6 +32,10 @@ type Options struct {
 	AllowOutside bool
 	// MaxFileSize is the largest file file() reads; 0: DefaultMaxFileSize.
 	MaxFileSize int64
+	// Memory is what a run aims to stay under (`--memory`); 0:
+	// DefaultMemory. A grouped step's rows and a linked source past a share
+	// of it are kept in a temporary file (spill.go).
+	Memory int64
 }
 
 // Program is a compiled plan: every expression compiled once, every field
@@ -57,6 +61,8 @@ type Program struct {
 	// (row[name], parent.row, group): only then are rows built as maps.
 	wholeRow bool
 	tables   atomic.Pointer[map[string]*lookupTable]
+	// target reads the lookups that read the target (ReadTarget).
+	target TargetReader
 }
 
 // compiled is one expression of the plan.
@@ -94,6 +100,34 @@ func (f *form) field(name string) *field {
 		}
 	}
 	return nil
+}
+
+// FieldColumn is the source column a field reads when its expression is
+// just row.X, "" otherwise: where a problem with its value is located.
+// navs names the sub-forms from the step down to the field's form.
+func (p *Program) FieldColumn(step string, navs []string, name string) string {
+	sp := p.steps[step]
+	if sp == nil {
+		return ""
+	}
+	f := &sp.form
+	for _, nav := range navs {
+		var next *form
+		for _, sf := range f.subs {
+			if sf.name == nav {
+				next = &sf.form
+				break
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		f = next
+	}
+	if fl := f.field(name); fl != nil && fl.expr != nil {
+		return fl.expr.column
+	}
+	return ""
 }
 
 type field struct {
@@ -286,6 +320,12 @@ func (c *compiler) source(name string, pos plan.Pos) *plan.Source {
 }
 
 func (c *compiler) compileLookup(l *plan.Lookup) {
+	if l.Entity != "" { // read from the target by BuildLookups
+		lp := &lookupProg{lookup: l}
+		c.p.lookups = append(c.p.lookups, lp)
+		c.p.lookupIdx[l.Name] = lp
+		return
+	}
 	lp := &lookupProg{lookup: l, source: c.source(l.Source, l.Pos)}
 	c.owner = "lookup " + l.Name
 	sc := scope{rowSource: l.Source, lookupScope: true}
@@ -352,8 +392,8 @@ func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
 			// one is refused here too (same message), so that no program
 			// can write it (spec 2.5: auto-unique keys are read-only).
 			fl.prop = f.entity.Property(pf.Name)
-			if fl.prop != nil && fl.prop.Computed {
-				c.diag(pf.Pos, "%s.%s is assigned by the server and read-only; remove it from fields", f.entity.Name, pf.Name)
+			if msg := odata.WriteRefusal(fl.prop); msg != "" {
+				c.diag(pf.Pos, "%s.%s %s", f.entity.Name, pf.Name, msg)
 			}
 		}
 		fl.expr = c.compileExpr(&pf.Expr, sc)

@@ -74,11 +74,21 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 		if err != nil {
 			return nil, false, &convError{decimalMessage(v, err, c.sep, typ)}
 		}
+		if msg := prop.FitDigits(d); msg != "" {
+			return nil, false, &convError{msg}
+		}
 		return d, false, nil
 	case odata.EdmDateTimeOffset, "Edm.Date":
 		t, err := c.toTime(v)
 		if err != nil {
 			return nil, false, &convError{fmt.Sprintf("%s is not a date (%s); %s", describe(v), typ, err.Error())}
+		}
+		if prop.DateOnly {
+			// A date-only field (DateType Date) holds a calendar day: the
+			// day as target.timezone sees it, sent at midnight UTC, so
+			// that no server time zone (TZSERVER, from 21.0) moves it a day.
+			y, m, d := t.Date()
+			t = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 		}
 		return t, false, nil
 	case odata.EdmBoolean:

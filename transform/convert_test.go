@@ -24,6 +24,12 @@ func TestConvert(t *testing.T) {
 	dec := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal}
 	dto := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset}
 	boo := &odata.Property{Name: "FLAG", Type: odata.EdmBoolean}
+	// What real $metadata declares: Precision/Scale, DateType Date.
+	scaled := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal, Precision: 6, Scale: 2, HasScale: true}
+	dateOnly := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset, DateOnly: true}
+	kiritimati, _ := time.LoadLocation("Pacific/Kiritimati")
+	farEast := &converter{loc: kiritimati, sep: '.', empty: EmptyOmit}
+	farWest := &converter{loc: time.FixedZone("-11", -11*3600), sep: '.', empty: EmptyOmit}
 	tests := []struct {
 		name string
 		c    *converter
@@ -77,6 +83,16 @@ func TestConvert(t *testing.T) {
 		{name: "typed cell is wall clock", c: dot, v: time.Date(2024, 6, 1, 9, 0, 0, 0, time.UTC), prop: dto, want: time.Date(2024, 6, 1, 9, 0, 0, 0, jlm)},
 		{name: "date text bad", c: dot, v: "31/12/2024", prop: dto, err: `"31/12/2024" is not a date (Edm.DateTimeOffset); write it as 2006-01-02 or 2006-01-02T15:04:05, or use date(x, layout)`},
 		{name: "date from number", c: dot, v: source.Number("45657"), prop: dto, err: `number 45657 is not a date (Edm.DateTimeOffset); use date(x) to read it`},
+		{name: "scale fits", c: dot, v: "1234.5", prop: scaled, want: mustDec("1234.5")},
+		{name: "scale trailing zeros fit", c: dot, v: "12.5000", prop: scaled, want: mustDec("12.5000")},
+		{name: "scale too many decimals", c: dot, v: "12.345", prop: scaled, err: `12.345 has 3 digits after the point; PRICE takes 2 (Scale 2), and the server would round it: round it in the source or in the plan`},
+		{name: "scale float arithmetic", c: dot, v: price / 3, prop: scaled, err: `6.66333333333333 has 14 digits after the point; PRICE takes 2 (Scale 2), and the server would round it: round it in the source or in the plan`},
+		{name: "precision too many whole digits", c: dot, v: "-12345", prop: scaled, err: `-12345 has 5 digits before the point; PRICE takes 4 (Precision 6, Scale 2)`},
+		{name: "date-only far east keeps its day", c: farEast, v: "2026-03-01", prop: dateOnly, want: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{name: "date-only far west keeps its day", c: farWest, v: "2026-03-01", prop: dateOnly, want: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{name: "date-only typed cell", c: farEast, v: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), prop: dateOnly, want: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{name: "date-only moment takes the plan zone's day", c: farEast, v: "2026-03-01T20:00:00Z", prop: dateOnly, want: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)},
+		{name: "moment keeps the plan zone", c: farEast, v: "2026-03-01", prop: dto, want: time.Date(2026, 3, 1, 0, 0, 0, 0, kiritimati)},
 		{name: "bool Y", c: dot, v: "Y", prop: boo, want: true},
 		{name: "bool n", c: dot, v: "n", prop: boo, want: false},
 		{name: "bool 1", c: dot, v: source.Number("1"), prop: boo, want: true},

@@ -39,7 +39,10 @@
 //
 // Memory: Records holds one row at a time, except with group_by (every row
 // of the step's source, since groups need not be consecutive) and for a
-// linked sub-form (its source, indexed once per Records call).
+// linked sub-form (its source, indexed once per Records call). Past an
+// eighth of Options.Memory those rows go to a temporary file and are read
+// back group by group, or link value by link value (spill.go), with the
+// same results. Lookup tables are held in memory, compactly (lookup.go).
 //
 // Concurrency: a Program may serve several Records calls at once (each has
 // its own expression machine and environments) once BuildLookups returned.

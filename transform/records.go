@@ -57,9 +57,10 @@ type Result struct {
 // rows as group. skip() in a sub-form skips that child only.
 //
 // Memory: without group_by one row at a time is held; with group_by every
-// row of the step's source is held until the end (groups need not be
-// consecutive), and a linked sub-form's source is held in an index built
-// the first time it is needed.
+// row of the step's source is kept until the end (groups need not be
+// consecutive), and a linked sub-form's source is kept in an index built
+// the first time it is needed; past their share of Options.Memory both are
+// kept in a temporary file (spill.go).
 func (p *Program) Records(ctx context.Context, step string, open Opener, refs Refs, fn func(Result) error) error {
 	st := p.steps[step]
 	if st == nil {
@@ -80,6 +81,11 @@ func (p *Program) Records(ctx context.Context, step string, open Opener, refs Re
 		return fmt.Errorf("step %s: %w", step, err)
 	}
 	r := &run{p: p, st: st, ctx: ctx, open: open, refs: refs, links: make([]*linkIndex, st.links)}
+	defer func() {
+		for _, idx := range r.links {
+			idx.close()
+		}
+	}()
 	r.refFn = r.ref
 	if st.groupBy != nil {
 		return r.grouped(rd, fn)
@@ -349,19 +355,31 @@ type groupRow struct {
 	m   map[string]any
 }
 
+// group is one group's rows: in memory, or once the step's rows passed
+// their share of the memory budget, a chain in the run's row store.
 type group struct {
-	rows []groupRow
+	rows  []groupRow
+	chain chain
 }
 
 // grouped collects every row of the source into groups by group_by (in the
-// order each group first appears) and makes one record per group.
+// order each group first appears) and makes one record per group. Rows are
+// kept in memory up to a share of the memory budget; past it every row
+// goes to a temporary file (rowStore) and each group is read back from it
+// when its turn comes, so the results are the same whatever the budget.
+// Rows of a group that stand together (sorted input) are read back in one
+// read (rowStore.stretch).
 func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 	var (
 		groups  []*group
 		byKey   = make(map[string]*group)
 		last    *group
 		lastKey string
+		held    int64     // estimated bytes of the rows held in memory
+		store   *rowStore // once they passed the budget
 	)
+	defer func() { store.close() }()
+	limit := r.p.memory() / spillShare
 	env := r.level(0).env
 	for n := 0; ; n++ {
 		if n%256 == 0 {
@@ -382,11 +400,16 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			}
 			return fmt.Errorf("step %s: %w", r.st.name, err)
 		}
-		row = own(row)
-		m := rowMap(row)
+		var m map[string]any
+		if store == nil {
+			row = own(row)
+			m = rowMap(row)
+		} else {
+			m = r.level(0).row.fill(row, true)
+		}
 		if res := r.filter(m, row); res != nil {
 			if !res.Skipped {
-				res.Rows = []source.Row{row}
+				res.Rows = []source.Row{own(row)}
 			}
 			if err := fn(*res); err != nil {
 				return err
@@ -412,7 +435,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
 		}
 		if err != nil {
-			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{row}}); err != nil {
+			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{own(row)}}); err != nil {
 				return err
 			}
 			continue
@@ -421,18 +444,51 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		if g == nil || key != lastKey { // consecutive rows of one group skip the map
 			g = byKey[key]
 			if g == nil {
-				g = &group{}
+				g = &group{chain: newChain()}
 				byKey[key] = g
 				groups = append(groups, g)
 			}
 			last, lastKey = g, key
 		}
+		if store != nil {
+			if err := store.add(&g.chain, row); err != nil {
+				return fmt.Errorf("step %s: %w", r.st.name, err)
+			}
+			continue
+		}
 		g.rows = append(g.rows, groupRow{row: row, m: m})
+		if held += rowBytes(row, true); held > limit {
+			// Past the budget: every row held so far goes to disk, group by
+			// group in order, and every later row straight after it.
+			if store, err = newRowStore(row.Header); err != nil {
+				return fmt.Errorf("step %s: %w", r.st.name, err)
+			}
+			for _, g := range groups {
+				for _, gr := range g.rows {
+					if err := store.add(&g.chain, gr.row); err != nil {
+						return fmt.Errorf("step %s: %w", r.st.name, err)
+					}
+				}
+				g.rows = nil
+			}
+			held = 0
+		}
 	}
+	byKey, last = nil, nil // only the groups' order is needed from here on
 	for i, g := range groups {
 		if i%256 == 0 {
 			if err := r.ctx.Err(); err != nil {
 				return err
+			}
+		}
+		if store != nil {
+			rows, err := store.rows(g.chain)
+			if err != nil {
+				return fmt.Errorf("step %s: %w", r.st.name, err)
+			}
+			g.rows = make([]groupRow, len(rows))
+			for j, row := range rows {
+				g.rows[j] = groupRow{row: row, m: rowMap(row)}
 			}
 		}
 		r.groupRs = g.rows
@@ -668,7 +724,14 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		if !ok {
 			return nil, []*RowError{r.exprError(prow, sub.linkParent, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
 		}
-		for _, row := range idx.rows[key] {
+		rows, err := idx.get(key)
+		if err != nil {
+			if r.fatal == nil {
+				r.fatal = fmt.Errorf("step %s: %s: %w", r.st.name, sub.name, err)
+			}
+			return nil, []*RowError{r.rowError(prow, "", nil, err.Error())}
+		}
+		for _, row := range rows {
 			one(lv.row.fill(row, r.p.wholeRow), row)
 		}
 	}
@@ -693,16 +756,78 @@ func (r *run) emptyText(sub *subform, fields map[string]any, row source.Row) *Ro
 }
 
 // linkIndex is a linked source read once per run: link.child value → its
-// rows in source order.
+// rows in source order. Rows are held in memory up to a share of the
+// memory budget; past it they all go to a temporary file, and the index
+// keeps where each value's last row is (rowStore).
 type linkIndex struct {
-	rows map[string][]source.Row
+	rows   map[string][]source.Row
+	held   int64 // estimated bytes of rows
+	limit  int64
+	store  *rowStore
+	chains map[string]chain
+}
+
+func (x *linkIndex) add(key string, row source.Row) error {
+	if x.store != nil {
+		c, ok := x.chains[key]
+		if !ok {
+			c = newChain()
+		}
+		err := x.store.add(&c, row)
+		x.chains[key] = c
+		return err
+	}
+	x.rows[key] = append(x.rows[key], own(row))
+	if x.held += rowBytes(row, false) + int64(len(key)); x.held <= x.limit {
+		return nil
+	}
+	store, err := newRowStore(row.Header)
+	if err != nil {
+		return err
+	}
+	x.store, x.chains = store, make(map[string]chain, len(x.rows))
+	for k, rows := range x.rows {
+		c := newChain()
+		for _, row := range rows {
+			if err := store.add(&c, row); err != nil {
+				return err
+			}
+		}
+		x.chains[k] = c
+	}
+	x.rows = nil
+	return nil
+}
+
+// get returns the rows whose link.child value is key, in source order.
+func (x *linkIndex) get(key string) ([]source.Row, error) {
+	if x.store == nil {
+		return x.rows[key], nil
+	}
+	c, ok := x.chains[key]
+	if !ok {
+		return nil, nil
+	}
+	return x.store.rows(c)
+}
+
+func (x *linkIndex) close() {
+	if x != nil {
+		x.store.close()
+	}
 }
 
 func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 	if idx := r.links[sub.linkID]; idx != nil {
 		return idx, nil
 	}
-	idx := &linkIndex{rows: make(map[string][]source.Row)}
+	idx := &linkIndex{rows: make(map[string][]source.Row), limit: r.p.memory() / spillShare}
+	built := false
+	defer func() {
+		if !built {
+			idx.close()
+		}
+	}()
 	rd, err := r.open(sub.source)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", sub.name, err)
@@ -741,12 +866,15 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		} else if key, ok := asText(v); !ok {
 			msg = fmt.Sprintf("%s: link child is %s, not a value (%s)", sub.name, describe(v), sub.linkChild.pos)
 		} else {
-			idx.rows[key] = append(idx.rows[key], own(row))
+			if err := idx.add(key, row); err != nil {
+				return nil, fmt.Errorf("%s: %w", sub.name, err)
+			}
 			continue
 		}
 		// Reported once, as rows of their own: every parent would repeat them.
 		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, sub.linkChild, msg)}})
 	}
+	built = true
 	r.links[sub.linkID] = idx
 	return idx, nil
 }

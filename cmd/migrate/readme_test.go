@@ -25,13 +25,14 @@ func TestREADMETourFilesExist(t *testing.T) {
 	block = block[strings.Index(block, "```sh")+5:]
 	block = block[:strings.Index(block, "```")]
 	named := 0
+	writes := map[string]bool{"--out": true, "--html": true, "--created": true} // flags that name a file the command writes
 	for _, line := range strings.Split(block, "\n") {
 		if i := strings.Index(line, "#"); i >= 0 {
 			line = line[:i]
 		}
 		fields := strings.Fields(line)
 		for i, f := range fields {
-			if i > 0 && fields[i-1] == ">" || strings.HasPrefix(f, "--out") || i > 0 && fields[i-1] == "--out" {
+			if i > 0 && fields[i-1] == ">" || strings.HasPrefix(f, "--out") || i > 0 && writes[fields[i-1]] {
 				continue // written by the command
 			}
 			switch filepath.Ext(f) {

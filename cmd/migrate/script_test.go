@@ -56,11 +56,14 @@ func TestScripts(t *testing.T) {
 			"waitfile": cmdWaitFile,
 			"tmpfs":    cmdTmpfs,
 			"mig":      cmdMig,
+			"resume":   cmdResume,
+			"notes":    cmdNotes,
 		},
 	})
 }
 
-// cmdSandbox: `sandbox start [VERSION] [key=value...]` starts a sandbox and
+// cmdSandbox: `sandbox start [VERSION] [key=value...]` (keys: refuse,
+// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM,...) starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
@@ -68,7 +71,8 @@ func TestScripts(t *testing.T) {
 // service's own POST, spec 4.2); `sandbox drop-writes before|after N`
 // makes the next N calls that write lose their connection before or after
 // they take effect (in doubt either way); `sandbox patch PATH JSON`
-// PATCHes an entity directly, as a user would.
+// PATCHes an entity directly, as a user would; `sandbox permit [FORM...]`
+// leaves only the forms named unpermitted.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
@@ -95,6 +99,12 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				d, err := time.ParseDuration(v)
 				ts.Check(err)
 				opts.Latency = d
+			case k == "quirks":
+				q, err := sandbox.ParseQuirks(v)
+				ts.Check(err)
+				opts.Quirks = q
+			case k == "unpermitted":
+				opts.Unpermitted = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -153,6 +163,16 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "permit":
+		// `sandbox permit FORM...`: the administrator grants the API user
+		// permission on every form (only the ones named stay unpermitted).
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if sb == nil {
+			ts.Fatalf("sandbox permit: no sandbox started")
+		}
+		sb.SetUnpermitted(args[1:]...)
 	case "patch", "post":
 		// A user changing or making an entity in the ERP behind the
 		// tool's back; post prints what the service answered.
@@ -212,6 +232,33 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 	wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
 	ts.Check(err)
 	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
+}
+
+// cmdNotes: `notes N` writes customers.csv (N customers, Code and Name)
+// and notes.csv (two notes a customer, Code and Subject, the second half a
+// file after the first): a source too large to write into a script, whose
+// groups and links do not stand together.
+func cmdNotes(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: notes N")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(sourcetest.WriteCSV(ts.MkAbs("customers.csv"), n, []string{"Code", "Name"}, func(r, c int) string {
+		if c == 0 {
+			return fmt.Sprintf("N%06d", r)
+		}
+		return fmt.Sprintf("Customer %d", r)
+	}))
+	ts.Check(sourcetest.WriteCSV(ts.MkAbs("notes.csv"), 2*n, []string{"Code", "Name", "Subject"}, func(r, c int) string {
+		switch c {
+		case 0:
+			return fmt.Sprintf("N%06d", r%n)
+		case 1:
+			return fmt.Sprintf("Customer %d", r%n)
+		}
+		return fmt.Sprintf("note %d of N%06d", r/n+1, r%n)
+	}))
 }
 
 // cmdWaitFile: `waitfile [-env NAME] FILE REGEXP` waits (up to a minute)

@@ -32,8 +32,11 @@ const (
 type LoginOptions struct {
 	Target string // service base URL; keys the token cache
 
-	// AuthURL is the {auth_url} of spec 5.1 (endpoints AuthURL/authorize and
-	// AuthURL/token). "": MIGRATE_AUTH_URL, else scheme://host/oauth2 of Target.
+	// AuthURL is the {auth_url} of spec 5.1, or a discovery document's
+	// address. "": MIGRATE_AUTH_URL, else discovery on the target's host
+	// (FindEndpoints), else scheme://host/oauth2 of Target. The endpoints
+	// are those of AuthURL's discovery document when it has one, else
+	// AuthURL/authorize and AuthURL/token.
 	AuthURL string
 	// ClientID: "" reads MIGRATE_CLIENT_ID, else "migrate-cli".
 	ClientID string
@@ -93,15 +96,12 @@ func (o *LoginOptions) defaults() error {
 	if o.AuthURL == "" {
 		o.AuthURL = o.Env(EnvAuthURL)
 	}
-	if o.AuthURL == "" {
-		u, err := AuthURLFor(o.Target)
-		if err != nil {
-			return err
-		}
-		o.AuthURL = u
-	}
+	// "" stays: FindEndpoints tries discovery on the target's host first.
 	o.AuthURL = strings.TrimRight(o.AuthURL, "/")
-	if u, err := url.Parse(o.AuthURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if _, err := AuthURLFor(o.Target); err != nil {
+		return err
+	}
+	if u, err := url.Parse(o.AuthURL); o.AuthURL != "" && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https")) {
 		return newError(ErrConfig, "auth URL %q is not an http(s) URL; set %s to the operator's {auth_url}", o.AuthURL, EnvAuthURL)
 	}
 	if o.RedirectURI != "" {
@@ -133,6 +133,10 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	ep, err := FindEndpoints(ctx, opts.HTTPClient, opts.AuthURL, opts.Target, strings.ToLower(strings.TrimSpace(opts.Env(EnvClientAuth))), opts.ClientSecret != "")
+	if err != nil {
+		return nil, err
+	}
 	verifier := oauth2.GenerateVerifier() // 43 characters (spec 8: 43 to 128)
 	state, err := randomState()
 	if err != nil {
@@ -161,10 +165,11 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 		ClientID:     opts.ClientID,
 		ClientSecret: opts.ClientSecret,
 		Endpoint: oauth2.Endpoint{
-			AuthURL:  opts.AuthURL + "/authorize",
-			TokenURL: opts.AuthURL + "/token",
-			// spec 5.2 step 4: client_id and client_secret as form fields.
-			AuthStyle: oauth2.AuthStyleInParams,
+			AuthURL:  ep.Authorize,
+			TokenURL: ep.Token,
+			// spec 5.2 step 4 sends client_id and client_secret as form
+			// fields; real servers may want the secret as a Basic header.
+			AuthStyle: ep.AuthStyle,
 		},
 		RedirectURL: redirect,
 		Scopes:      strings.Fields(Scope),

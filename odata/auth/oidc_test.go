@@ -311,7 +311,8 @@ func TestLoginDefaults(t *testing.T) {
 		wantID       string
 		wantErr      error
 	}{
-		{"derived from target", "https://erp.example.com/odata/Priority/tabula.ini/demo", nil, "https://erp.example.com/oauth2", "migrate-cli", nil},
+		// Unset: left to FindEndpoints (discovery, else scheme://host/oauth2).
+		{"derived from target", "https://erp.example.com/odata/Priority/tabula.ini/demo", nil, "", "migrate-cli", nil},
 		{"from environment", "https://erp.example.com/odata", map[string]string{EnvAuthURL: "https://login.example.com/op/", EnvClientID: "my-app"}, "https://login.example.com/op", "my-app", nil},
 		{"no target", "", nil, "", "", ErrConfig},
 		{"target not a URL", "erp.example.com/odata", nil, "", "", ErrConfig},

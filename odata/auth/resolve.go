@@ -20,6 +20,7 @@ const (
 	EnvClientID     = "MIGRATE_CLIENT_ID"
 	EnvClientSecret = "MIGRATE_CLIENT_SECRET"
 	EnvAuthURL      = "MIGRATE_AUTH_URL"
+	EnvClientAuth   = "MIGRATE_CLIENT_AUTH"
 )
 
 // BasicDeprecation is the warning Resolve returns with Basic credentials,

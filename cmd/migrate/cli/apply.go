@@ -12,17 +12,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// opener opens a plan's sources relative to the plan's folder.
-func opener(p *plan.Plan) transform.Opener {
-	return func(s *plan.Source) (source.Reader, error) {
-		return source.Open(sourceOptions(p, s))
-	}
-}
 
 // limited stops each step after n results: plan --limit. A ref() to a
 // record past the limit of its step gets a placeholder naming it, as the
@@ -92,13 +83,19 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
 	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
 	cpm := fs.Int("calls-per-minute", 0, "the limit the time estimate assumes (default: the plan's, else 100, as hosted installations allow)")
+	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
+	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+		return err
+	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, false)
 	if err != nil {
 		return err
@@ -106,9 +103,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	defer c.Close()
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
-	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
 	}
 	var recs executor.RecordSource = c.program
 	if *limit > 0 {
@@ -141,8 +135,15 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if c.conn != nil {
 		target = c.conn.client
 	}
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
+	}
+	unresolved, err := a.checkReferences(ctx, c, target)
+	if err != nil {
+		return err
+	}
 	sum, err := executor.Plan(ctx, executor.Options{
-		Plan: c.plan, Records: recs, Open: opener(c.plan), Metadata: c.md, Version: c.version,
+		Plan: c.plan, Records: recs, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
@@ -151,7 +152,20 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 		return withCode(ExitUsage, err)
 	}
+	if *html != "" {
+		where, _ := a.targetURL(f.conn.target, c.plan)
+		if c.conn != nil {
+			where = c.conn.url // --sandbox: the one it started
+		}
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.version.String(), ToolVersion: Version}
+		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	view := summaryJSON(sum)
+	if len(unresolved) > 0 {
+		view.Errors = append(unresolved, view.Errors...)
+	}
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
 	if f.json {
@@ -166,13 +180,16 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
 		}
+		if *html != "" {
+			fmt.Fprintf(a.stdout, "the dry run's page is %s\n", *html)
+		}
 		if sum.Unread > 0 {
 			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
 				plural(sum.Unread, "read", "reads"))
 		}
 		printErrors(a.stdout, view.Errors)
 	}
-	if len(sum.Errors) > 0 {
+	if len(view.Errors) > 0 {
 		return silent(ExitData)
 	}
 	return nil
@@ -203,10 +220,12 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
+	f.memory.register(fs)
 	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
 	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
 	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
 	allow := fs.Bool("allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	allowMissing := fs.Bool("allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -222,6 +241,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	f.memory.apply()
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return busyIsPending(err)
@@ -230,8 +250,17 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	if err := c.program.BuildLookups(ctx, opener(c.plan)); err != nil {
-		return withCode(ExitData, err)
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
+	}
+	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
+		return err
+	} else if len(unresolved) > 0 {
+		if !*allowMissing {
+			return a.refuseUnresolved(unresolved, f.json)
+		}
+		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
+			plural(len(unresolved), "value", "values"))
 	}
 	jpath := *journalPath
 	if jpath == "" {
@@ -267,15 +296,21 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}()
 
 	hook := a.newHook(f.json)
-	if _, err := os.Stat(jpath); hook.tty && os.IsNotExist(err) {
-		// A fresh load: every record of the source will be reported, so a
-		// total gives an ETA (a resume skips the committed ones silently).
-		hook.totals = expectedRecords(c.plan)
+	var user string
+	if _, err := os.Stat(jpath); os.IsNotExist(err) {
+		if hook.tty {
+			// A fresh load: every record of the source will be reported, so a
+			// total gives an ETA (a resume skips the committed ones silently).
+			hook.totals = expectedRecords(c.plan)
+		}
+		// The journal header names the user for the run report; a server
+		// that cannot say leaves it unrecorded, which stops nothing.
+		user, _ = c.conn.client.LoginName(ctx)
 	}
 	started := time.Now()
 	sum, err := executor.Apply(hard, executor.Options{
-		Plan: c.plan, Records: c.program, Open: opener(c.plan), Metadata: c.md, Version: c.version,
-		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version,
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
 		Stop: stop, Hook: hook,
 	})
@@ -320,6 +355,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 		if len(view.Errors) > 0 && view.Journal != "" {
 			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, pos[0])
+		} else if view.Journal != "" && sum.Complete {
+			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 		}
 	}
 	switch {
@@ -416,18 +453,50 @@ func statusCode(sum *executor.Summary) int {
 
 func (a *app) report(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	out := fs.String("out", "", "FILE.xlsx or FILE.csv (default: the journal's name with .failed.xlsx)")
+	out := fs.String("out", "", "FILE.xlsx or FILE.csv: the failed rows (default, when neither --html nor --created is given: the journal's name with .failed.xlsx)")
+	html := fs.String("html", "", "FILE.html: the run report, one self-contained page to open in a browser, print or forward")
+	created := fs.String("created", "", "FILE.xlsx or FILE.csv: every committed source row beside the keys the server assigned")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
+	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+		return err
+	}
+	if err := checkExt("--created", *created, ".xlsx", ".csv"); err != nil {
+		return err
+	}
+	if err := checkExt("--out", *out, ".xlsx", ".csv"); err != nil {
+		return err
+	}
+	if *html != "" {
+		rep, err := executor.RunReportOf(pos[0])
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		if err := executor.WriteHTMLFile(*html, rep); err != nil {
+			return withCode(ExitUsage, err)
+		}
+		fmt.Fprintf(a.stdout, "wrote %s: the run report, to open in a browser\n", *html)
+	}
+	if *created != "" {
+		cs, err := executor.CreatedKeys(pos[0], *created)
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		fmt.Fprintf(a.stdout, "wrote %s: %s of %s, each beside the keys the server assigned\n", *created,
+			plural(cs.Rows, "source row", "source rows"), plural(cs.Records, "committed record", "committed records"))
+		if cs.NoRows > 0 {
+			fmt.Fprintf(a.stdout, "%s have no source row in this journal (written by an older migrate): their lines give location and key only\n",
+				plural(cs.NoRows, "record", "records"))
+		}
+	}
+	if *out == "" && (*html != "" || *created != "") {
+		return nil
+	}
 	file := *out
 	if file == "" {
 		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
-	}
-	ext := strings.ToLower(filepath.Ext(file))
-	if ext != ".xlsx" && ext != ".csv" {
-		return usageErr("--out %s: the report is written as .xlsx or .csv", file)
 	}
 	n, err := executor.Report(pos[0], file)
 	if err != nil {
@@ -439,6 +508,21 @@ func (a *app) report(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
 	return nil
+}
+
+// checkExt refuses a file whose name does not end in one of exts: the
+// format follows the name.
+func checkExt(flagName, file string, exts ...string) error {
+	if file == "" {
+		return nil
+	}
+	ext := strings.ToLower(filepath.Ext(file))
+	for _, e := range exts {
+		if ext == e {
+			return nil
+		}
+	}
+	return usageErr("%s %s: the file is written as %s", flagName, file, strings.Join(exts, " or "))
 }
 
 // refuseOtherTarget refuses, before anything is read from or sent to it,

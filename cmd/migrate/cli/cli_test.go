@@ -63,6 +63,7 @@ func TestExitCodes(t *testing.T) {
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitOK, "system version  25.1", ""},
 		{"no credentials", []string{"info", "--target", good}, nil, ExitUnreachable, "", "MIGRATE_TOKEN"},
 		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `--fault "explode=0.5": unknown kind`},
+		{"bad quirk", []string{"sandbox", "--quirks", "cold-forms,hot-forms"}, nil, ExitUsage, "", `quirk "hot-forms": unknown (want all or some of multipart-ids`},
 		{"server failing at every call: apply is pending, not unreachable",
 			[]string{"apply", quickstart, "--target", failingSrv.URL + sandbox.BasePath, "--journal", filepath.Join(t.TempDir(), "q.journal")},
 			map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}, ExitInterrupted, "", "run apply again to resume"},

@@ -209,7 +209,8 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	t.Parallel()
 	section := userdocs.Section(t, cliDoc, "JSON output")
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
-		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{}} {
+		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
+		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

@@ -43,6 +43,7 @@ var features = []struct {
 	{"create, update and delete", odata.Version.Writes, "17.2"},
 	{"$expand of sub-forms", odata.Version.Expand, "18.1"},
 	{"language code in the service root", odata.Version.Language, "18.2"},
+	{"$batch, $skip and personal access tokens (migrate loads only with $batch)", odata.Version.Batch, "19.1"},
 	{"text sub-forms (TEXT, APPEND, SIGNATURE)", odata.Version.TextSubforms, "20.0"},
 	{"attachments as data URIs", odata.Version.DataURIAttachments, "21.0"},
 	{"parent and children returned together", odata.Version.ParentChildResponse, "21.1"},
@@ -333,8 +334,11 @@ func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent strin
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, p := range t.Properties {
 		typ := strings.TrimPrefix(string(p.Type), "Edm.")
-		if p.MaxLength > 0 {
+		switch {
+		case p.MaxLength > 0:
 			typ += fmt.Sprintf("(%d)", p.MaxLength)
+		case p.HasScale:
+			typ += fmt.Sprintf("(%d,%d)", p.Precision, p.Scale)
 		}
 		var marks []string
 		if t.IsKey(p.Name) {
@@ -343,8 +347,11 @@ func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent strin
 		if p.Mandatory {
 			marks = append(marks, "mandatory")
 		}
-		if p.Computed {
+		if !p.Writable() {
 			marks = append(marks, "read-only")
+		}
+		if p.DateOnly {
+			marks = append(marks, "date-only")
 		}
 		fmt.Fprintf(tw, "%s  %s\t%s\t%s\t%s\n", indent, p.Name, typ, strings.Join(marks, ","), p.Description)
 	}

@@ -129,11 +129,15 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, op
 			fmt.Fprintf(b, "      # %s is assigned by the server (read-only); column %q is not loaded\n", p.Name, col)
 			continue
 		}
+		if p.ReadOnly {
+			fmt.Fprintf(b, "      # %s is read-only through the API (Core.Permissions Read); column %q is not loaded\n", p.Name, col)
+			continue
+		}
 		mapped[col] = true
 		fmt.Fprintf(b, "      %s: %s\n", p.Name, rowRef(col))
 	}
 	for _, p := range t.Properties {
-		if p.Mandatory && !p.Computed {
+		if p.Mandatory && p.Writable() {
 			if _, ok := byNorm[normName(p.Name)]; !ok {
 				fmt.Fprintf(b, "      # TODO %s is mandatory (%s): map it, e.g. %s: row[\"...\"]\n", p.Name, p.Type, p.Name)
 			}

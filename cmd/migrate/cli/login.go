@@ -14,7 +14,7 @@ import (
 func (a *app) login(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("login", flag.ContinueOnError)
 	target := fs.String("target", "", "service root URL (default MIGRATE_TARGET, else the plan's target.url)")
-	authURL := fs.String("auth-url", "", "the authorization server's base address (default MIGRATE_AUTH_URL, else scheme://host/oauth2)")
+	authURL := fs.String("auth-url", "", "the authorization server's base address or discovery document (default MIGRATE_AUTH_URL, else discovery on the target's host, else scheme://host/oauth2)")
 	redirect := fs.String("redirect-uri", "", "a registered HTTPS redirect URI: paste the code back instead of a loopback listener")
 	caCert := fs.String("ca-cert", "", "PEM file of a CA to trust besides the system's")
 	noBrowser := fs.Bool("no-browser", false, "print the address instead of opening a browser")

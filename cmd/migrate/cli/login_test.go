@@ -19,21 +19,23 @@ import (
 // sandbox's authorization server, with a test browser filling in its login
 // form: the token is cached (0600, no client secret), later commands use
 // it, and logout removes it.
-func TestLoginLogout(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
-	sb, err := sandbox.New(sandbox.Options{})
+// loginSandbox starts a sandbox for a login test; the server stops when the
+// test ends.
+func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {
+	t.Helper()
+	sb, err := sandbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	target := srv.URL + sandbox.BasePath
-	const secret = "demo-secret"
-	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
-	browser := authtest.NewBrowser("demo", "demo")
-	run := func(args ...string) (int, string, string) {
+	t.Cleanup(srv.Close)
+	return srv, srv.URL + sandbox.BasePath
+}
+
+// loginRunner runs the command line with env and a test browser, and fails
+// the test when the output shows the client secret.
+func loginRunner(t *testing.T, env map[string]string, browser *authtest.Browser, secret string) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 			getenv: func(k string) string { return env[k] }, openBrowser: browser.Open}
@@ -43,6 +45,17 @@ func TestLoginLogout(t *testing.T) {
 		}
 		return code, out.String(), errb.String()
 	}
+}
+
+func TestLoginLogout(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", cfg)
+	_, target := loginSandbox(t, sandbox.Options{})
+	const secret = "demo-secret"
+	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
+	browser := authtest.NewBrowser("demo", "demo")
+	run := loginRunner(t, env, browser, secret)
 
 	code, out, errOut := run("login", "--target", target)
 	if code != ExitOK || !strings.Contains(out, "logged in to "+target) {

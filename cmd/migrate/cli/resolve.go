@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"golang.org/x/term"
@@ -191,15 +190,4 @@ func (a *app) confirm(d executor.Decision, journalPath string) error {
 }
 
 // fieldsText is a candidate's fields as NAME=value, in name order.
-func fieldsText(m map[string]any) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
-	}
-	return strings.Join(parts, " ")
-}
+func fieldsText(m map[string]any) string { return executor.FieldsText(m, " ") }

@@ -34,6 +34,41 @@ func parseFaults(specs []string) (map[string]float64, error) {
 	return faults, nil
 }
 
+// quirksFlag is --quirks: alone it switches on every quirk, --quirks a,b
+// (or --quirks=a,b) only those.
+type quirksFlag struct{ set map[string]bool }
+
+func (q *quirksFlag) String() string   { return "" }
+func (q *quirksFlag) IsBoolFlag() bool { return true }
+func (q *quirksFlag) Set(s string) error {
+	if s == "false" {
+		q.set = nil
+		return nil
+	}
+	set, err := sandbox.ParseQuirks(s)
+	if err != nil {
+		return err
+	}
+	q.set = set
+	return nil
+}
+
+// joinQuirksValue turns "--quirks a,b" into "--quirks=a,b": a flag that
+// can stand alone takes its value only after "=", and `migrate sandbox`
+// has no positional argument it could be confused with.
+func joinQuirksValue(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "--quirks" || a == "-quirks") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			a += "=" + args[i+1]
+			i++
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func (a *app) sandbox(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8099", "address to listen on (port 0 picks a free port)")
@@ -45,10 +80,13 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	maxConc := fs.Int("max-concurrent", 0, "concurrent requests per user; past it: 429 (0: no limit)")
 	seed := fs.Int64("seed", 1, "seed for the faults")
 	ttl := fs.Duration("token-ttl", time.Hour, "lifetime of OIDC bearer tokens")
-	var faults, redirects listFlag
+	var faults, redirects, unpermitted listFlag
+	var quirks quirksFlag
+	fs.Var(&quirks, "quirks", "imitate real servers' quirks: all, or some of "+strings.Join(sandbox.QuirkNames(), ", "))
 	fs.Var(&faults, "fault", "KIND=RATE, repeatable: "+strings.Join(faultKinds, ", "))
 	fs.Var(&redirects, "redirect-uri", "a registered OIDC redirect URI (https), repeatable")
-	if _, err := a.parse(fs, args, "", 0, 0); err != nil {
+	fs.Var(&unpermitted, "unpermitted", "a form the user may not write (403, or 400 under --quirks permission-400), repeatable")
+	if _, err := a.parse(fs, joinQuirksValue(args), "", 0, 0); err != nil {
 		return err
 	}
 	fm, err := parseFaults(faults)
@@ -61,7 +99,7 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	opts := sandbox.Options{
 		SystemVersion: *version, StatePath: *state, Latency: *latency,
 		CallsPerMinute: *cpm, MaxConcurrent: *maxConc, Faults: fm, Seed: *seed,
-		TokenTTL: *ttl, RedirectURIs: redirects,
+		TokenTTL: *ttl, RedirectURIs: redirects, Quirks: quirks.set, Unpermitted: unpermitted,
 	}
 	if *mdFile != "" {
 		md, _, err := loadMetadataFile(*mdFile, nil)
@@ -84,8 +122,8 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	// handler caps bodies (odata.MaxBatchBytes).
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 5 * time.Minute,
 		WriteTimeout: 10 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
-	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  OIDC client %s secret %s  (system version %s)\n",
-		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version)
+	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  OIDC client %s secret %s  (system version %s%s)\n",
+		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version, quirksNote(quirks.set))
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(a.stderr, "warning: the sandbox listens on %s, beyond this machine, and accepts the well-known demo credentials: anyone who can reach it can read and change its data; listen on 127.0.0.1 unless that is what you want\n", ln.Addr())
 	}
@@ -104,4 +142,18 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	_ = srv.Shutdown(sctx)
 	fmt.Fprintln(a.stderr, "sandbox: stopped")
 	return nil
+}
+
+// quirksNote names the quirks switched on, for the sandbox's first line.
+func quirksNote(set map[string]bool) string {
+	var on []string
+	for _, q := range sandbox.QuirkNames() {
+		if set[q] {
+			on = append(on, q)
+		}
+	}
+	if len(on) == 0 {
+		return ""
+	}
+	return ", quirks " + strings.Join(on, ",")
 }

@@ -18,6 +18,7 @@ type checkFlags struct {
 	conn     connFlags
 	metadata string
 	json     bool
+	memory   memoryFlag // plan and apply only (registerMemory)
 }
 
 func (c *checkFlags) register(fs *flag.FlagSet) {
@@ -35,9 +36,22 @@ type checked struct {
 	diags    plan.Diagnostics
 	conn     *conn // nil when checked offline
 	mdSource string
+	// files opens the sources: each workbook once for the whole command
+	// (headers, lookups, steps), so its shared strings are read once.
+	files *source.Files
 }
 
-func (c *checked) Close() { c.conn.Close() }
+func (c *checked) Close() {
+	c.conn.Close()
+	c.files.Close()
+}
+
+// opener opens the plan's sources relative to the plan's folder.
+func (c *checked) opener() transform.Opener {
+	return func(s *plan.Source) (source.Reader, error) {
+		return c.files.Open(sourceOptions(c.plan, s))
+	}
+}
 
 // check runs everything validate does. It returns an error only when the
 // plan cannot be checked at all (unreadable, or no metadata to be had).
@@ -47,7 +61,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		// The file could not be read at all: exit 2, not a data problem.
 		return &checked{diags: diags}, nil
 	}
-	c := &checked{plan: p, diags: diags}
+	c := &checked{plan: p, diags: diags, files: &source.Files{}}
 	md, file, err := loadMetadataFile(f.metadata, p)
 	if err != nil {
 		return nil, err
@@ -88,7 +102,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 	}
 	headers := map[string][]string{}
 	for _, s := range p.Sources {
-		r, err := source.Open(sourceOptions(p, s))
+		r, err := c.files.Open(sourceOptions(p, s))
 		if err != nil {
 			c.diags = append(c.diags, plan.Diagnostic{Pos: s.FilePos, Message: fmt.Sprintf("source %q: %v", s.Name, err)})
 			continue
@@ -97,7 +111,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		r.Close()
 	}
 	c.diags = append(c.diags, p.CheckColumns(headers)...)
-	prog, tdiags := transform.Compile(p, c.md, transform.Options{Getenv: a.getenv})
+	prog, tdiags := transform.Compile(p, c.md, transform.Options{Getenv: a.getenv, Memory: f.memory.bytes})
 	c.program = prog
 	// An expression the plan could not parse is reported once, by the plan.
 	seen := map[plan.Pos]bool{}

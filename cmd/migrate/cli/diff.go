@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/migrate-tool/migrate/executor"
+)
+
+// diffJSON is CLI.md's output of diff --json.
+type diffJSON struct {
+	Steps   []diffStepJSON   `json:"steps"`
+	Records []diffRecordJSON `json:"records"`
+	Errors  []errorJSON      `json:"errors"`
+}
+
+type diffStepJSON struct {
+	Name      string `json:"name"`
+	Entity    string `json:"entity"`
+	Create    int    `json:"create"`
+	Update    int    `json:"update"`
+	Unchanged int    `json:"unchanged"`
+	Conflict  int    `json:"conflict"`
+	Missing   int    `json:"missing"`
+}
+
+type diffRecordJSON struct {
+	Step     string                     `json:"step"`
+	Location string                     `json:"location"`
+	Key      string                     `json:"key"`
+	Action   string                     `json:"action"`
+	Fields   map[string]fieldChangeJSON `json:"fields,omitempty"`
+	Matches  []string                   `json:"matches,omitempty"`
+}
+
+type fieldChangeJSON struct {
+	Old json.RawMessage `json:"old"`
+	New json.RawMessage `json:"new"`
+}
+
+func (a *app) diff(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	var f checkFlags
+	f.register(fs)
+	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
+	pos, err := a.parse(fs, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
+		return usageErr("--out: the diff is written as .xlsx")
+	}
+	// A diff compares with the target: it connects whatever --metadata says.
+	c, err := a.check(ctx, pos[0], f, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := a.printProblems(c, f.json); err != nil {
+		return err
+	}
+	if err := a.buildLookups(ctx, c); err != nil {
+		return err
+	}
+	unresolved, err := a.checkReferences(ctx, c, c.conn.client)
+	if err != nil {
+		return err
+	}
+	res, err := executor.Diff(ctx, executor.Options{
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+		Client: c.conn.client, Hook: a.newHook(f.json),
+	})
+	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) || res == nil {
+			return a.unreachable(c.conn, err)
+		}
+		return withCode(ExitUsage, err)
+	}
+	if *out != "" {
+		if err := executor.WriteDiff(res, *out); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	view := diffView(res)
+	if len(unresolved) > 0 {
+		view.Errors = append(unresolved, view.Errors...)
+	}
+	if f.json {
+		if err := writeJSON(a.stdout, view); err != nil {
+			return err
+		}
+	} else {
+		printDiff(a.stdout, view)
+		if *out != "" {
+			fmt.Fprintf(a.stdout, "the diff is in %s\n", *out)
+		}
+	}
+	if res.Conflicts() > 0 || len(view.Errors) > 0 {
+		return silent(ExitData)
+	}
+	return nil
+}
+
+func diffView(res *executor.DiffResult) diffJSON {
+	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors}
+	for _, s := range res.Steps {
+		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
+			Unchanged: s.Unchanged, Conflict: s.Conflict, Missing: s.Missing})
+	}
+	for _, r := range res.Records {
+		rj := diffRecordJSON{Step: r.Step, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
+		if len(r.Fields) > 0 {
+			rj.Fields = map[string]fieldChangeJSON{}
+			for k, c := range r.Fields {
+				rj.Fields[k] = fieldChangeJSON{Old: c.Old, New: c.New}
+			}
+		}
+		v.Records = append(v.Records, rj)
+	}
+	return v
+}
+
+// printDiff shows the counts, then every record that is not unchanged:
+// what apply would do to it, and each field an update changes.
+func printDiff(w io.Writer, v diffJSON) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\tentity\tcreate\tupdate\tunchanged\tconflict\tmissing")
+	for _, s := range v.Steps {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing)
+	}
+	tw.Flush()
+	first := true
+	for _, r := range v.Records {
+		if r.Action == executor.DiffUnchanged {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		what := r.Key
+		if what == "" {
+			what = "(numbered by the server)"
+		}
+		fmt.Fprintf(w, "%s %s: %s %s", r.Location, r.Step, r.Action, what)
+		if len(r.Matches) > 0 {
+			fmt.Fprintf(w, " matches %s", strings.Join(r.Matches, ", "))
+		}
+		fmt.Fprintln(w)
+		names := make([]string, 0, len(r.Fields))
+		for k := range r.Fields {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(w, "  %s: %s → %s\n", k, r.Fields[k].Old, r.Fields[k].New)
+		}
+	}
+	printErrors(w, v.Errors)
+}

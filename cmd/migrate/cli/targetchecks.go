@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/migrate-tool/migrate/executor"
+)
+
+// checkReferences runs the plan's exists: checks before anything is sent
+// (issue 16): against target when there is one, else against the earlier
+// steps only, which a note on stderr says. It returns the unresolved
+// values as the run document's errors.
+func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
+	refs, err := executor.CheckReferences(ctx, executor.Options{
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version, Client: target,
+	})
+	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return nil, a.unreachable(c.conn, err)
+		}
+		return nil, withCode(ExitData, err)
+	}
+	if refs.Unchecked > 0 {
+		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
+			plural(refs.Unchecked, "value", "values"))
+	}
+	var out []errorJSON
+	for _, e := range refs.Unresolved {
+		out = append(out, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
+	}
+	return out, nil
+}
+
+// refuseUnresolved is apply's answer to unresolved references: the list,
+// and nothing sent (exit 1).
+func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(a.stdout, runJSON{Steps: []stepJSON{}, Errors: unresolved}); err != nil {
+			return err
+		}
+	} else {
+		printErrors(a.stdout, unresolved)
+	}
+	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",
+		plural(len(unresolved), "value", "values"))
+	return silent(ExitData)
+}
+
+// buildLookups builds the plan's lookup tables once: a source's from its
+// rows, a target lookup's (lookups: NAME: {entity: ...}) by reading the
+// target when there is one.
+func (a *app) buildLookups(ctx context.Context, c *checked) error {
+	if c.conn != nil {
+		c.program.ReadTarget(executor.TargetLookups(c.conn.client, c.md))
+	}
+	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
+		return withCode(ExitData, err)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// Issue 16: what apply would do to each record, against what the target
+// holds now. Diff is the dry run (Plan) with every step reading: an insert
+// step reads its keys too, so an existing key is a conflict before the
+// server says so.
+
+// Diff actions.
+const (
+	DiffCreate    = "create"
+	DiffUpdate    = "update"
+	DiffUnchanged = "unchanged"
+	DiffConflict  = "conflict"  // insert mode on a key that exists
+	DiffMissing   = "missing"   // update mode on a key that does not
+	DiffAmbiguous = "ambiguous" // several documents match a server-numbered one
+)
+
+// FieldChange is one field an update changes: the target's value and the
+// record's, each as JSON.
+type FieldChange struct {
+	Old, New json.RawMessage
+}
+
+// DiffRecord is one record of the plan against the target.
+type DiffRecord struct {
+	Step     string
+	Location string // the record's source location
+	Key      string // key expression; empty for a document the server numbers
+	Action   string
+	Fields   map[string]FieldChange // update: the fields that change
+	// Matches (conflict, ambiguous of a server-numbered document): the keys
+	// of the documents its match: fields found.
+	Matches []string
+}
+
+// DiffStep counts one step's records by action (ambiguous counts as a
+// conflict).
+type DiffStep struct {
+	Name, Entity                                 string
+	Create, Update, Unchanged, Conflict, Missing int
+}
+
+// DiffResult is Diff's answer: the dry run's summary (row errors, calls)
+// and the classification of every record, in the order apply takes them.
+type DiffResult struct {
+	Summary *Summary
+	Steps   []DiffStep
+	Records []DiffRecord
+}
+
+// Conflicts counts the records apply could not write as the plan says:
+// conflict, ambiguous and missing.
+func (d *DiffResult) Conflicts() int {
+	n := 0
+	for _, s := range d.Steps {
+		n += s.Conflict + s.Missing
+	}
+	return n
+}
+
+// differ collects the classifications while the dry run walks the plan.
+type differ struct {
+	mu      sync.Mutex
+	records []DiffRecord
+}
+
+func (d *differ) add(rec DiffRecord) {
+	d.mu.Lock()
+	d.records = append(d.records, rec)
+	d.mu.Unlock()
+}
+
+// Diff reads the target for every record the plan would write and
+// classifies it. It needs opts.Client: a diff without a target has nothing
+// to compare with.
+func Diff(ctx context.Context, opts Options) (*DiffResult, error) {
+	if opts.Client == nil {
+		return nil, errors.New("executor: Diff needs a Client to read the target")
+	}
+	d := &differ{}
+	sum, err := dryRun(ctx, opts, d)
+	if sum == nil {
+		return nil, err
+	}
+	res := &DiffResult{Summary: sum, Records: d.records}
+	at := map[string]int{}
+	for _, st := range sum.Steps {
+		at[st.Name] = len(res.Steps)
+		res.Steps = append(res.Steps, DiffStep{Name: st.Name, Entity: st.Entity})
+	}
+	for _, rec := range d.records {
+		i, ok := at[rec.Step]
+		if !ok {
+			continue
+		}
+		s := &res.Steps[i]
+		switch rec.Action {
+		case DiffCreate:
+			s.Create++
+		case DiffUpdate:
+			s.Update++
+		case DiffUnchanged:
+			s.Unchanged++
+		case DiffConflict, DiffAmbiguous:
+			s.Conflict++
+		case DiffMissing:
+			s.Missing++
+		}
+	}
+	// Steps run one at a time in the dry run; within one, reads come in
+	// batches, so order by step, then as the records came.
+	sort.SliceStable(res.Records, func(i, j int) bool { return at[res.Records[i].Step] < at[res.Records[j].Step] })
+	return res, err
+}
+
+// classify records what apply would do with w: action, and for an update
+// the changed fields (the record's values and the target's before them).
+func (sr *stepRun) classify(w *work, action string, changed, before map[string]any, matches []string) {
+	d := sr.r.diff
+	if d == nil {
+		return
+	}
+	rec := DiffRecord{Step: sr.step.Name, Location: w.rec.Loc.String(), Action: action, Matches: matches}
+	if w.root != nil {
+		rec.Key = w.root.key
+	}
+	if len(changed) > 0 {
+		rec.Fields = map[string]FieldChange{}
+		for k, v := range changed {
+			rec.Fields[k] = FieldChange{Old: jsonValue(before[k]), New: jsonValue(v)}
+		}
+	}
+	d.add(rec)
+}
+
+// jsonValue is one value as the service's JSON writes it.
+func jsonValue(v any) json.RawMessage {
+	b, err := odata.MarshalBody(map[string]any{"v": v})
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"v": v})
+	}
+	var one struct{ V json.RawMessage }
+	if json.Unmarshal(b, &one) != nil || len(one.V) == 0 {
+		return json.RawMessage("null")
+	}
+	return one.V
+}
+
+// matchInsert classifies an insert whose key the server assigns by its
+// step's match: fields: none found is a create, one a conflict (apply
+// would make a second), several ambiguous. Without match: it is a create.
+// why, when set, says the lookup proves nothing (the record is then
+// reported as a create with the reason as a warning).
+func (sr *stepRun) matchInsert(w *work) (string, []string, error) {
+	names := sr.step.Match
+	set := sr.r.md.EntitySet(sr.entity)
+	if len(names) == 0 || set == nil || set.Type == nil {
+		return DiffCreate, nil, nil
+	}
+	raw, err := odata.MarshalBody(w.rec.Fields)
+	if err != nil {
+		return DiffCreate, nil, nil
+	}
+	written, err := odata.DecodeEntity(raw)
+	if err != nil {
+		return DiffCreate, nil, nil
+	}
+	want, conds := matchConds(set.Type, names, written)
+	if len(conds) == 0 {
+		return DiffCreate, nil, nil
+	}
+	rows, why, err := sr.r.findMatching(sr.entity, conds, want)
+	if err != nil {
+		return "", nil, err
+	}
+	if why != "" {
+		sr.r.warnOnce("match "+sr.step.Name, "step "+sr.step.Name+": cannot tell whether its documents exist: "+why)
+		return DiffCreate, nil, nil
+	}
+	var keys []string
+	for _, e := range rows {
+		keys = append(keys, keyOf(set.Type, e))
+	}
+	switch len(rows) {
+	case 0:
+		return DiffCreate, nil, nil
+	case 1:
+		return DiffConflict, keys, nil
+	}
+	return DiffAmbiguous, keys, nil
+}
+
+// readsAll reports whether every step reads its records' keys: in a diff,
+// insert steps too.
+func (r *runner) readsAll(mode plan.Mode) bool {
+	return mode != plan.ModeInsert || r.diff != nil
+}

@@ -1,0 +1,41 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TargetLookups reads the lookups that read the target (issue 16): the
+// rows of the lookup's entity its filter gives, paged with $top/$skip in
+// the order of the key (odata.MaxPageSize a page; a short page is the
+// end). Each row is checked against the filter: a server ignores a filter
+// it cannot apply (SERVICE-NOTES), and a row outside it proves that; the
+// lookup then fails rather than build a silently wrong table.
+func TargetLookups(client *odata.Client, md *odata.Metadata) transform.TargetReader {
+	return func(ctx context.Context, l *plan.Lookup, fn func(key, value any) error) error {
+		es := md.EntitySet(l.Entity)
+		if es == nil || es.Type == nil {
+			return fmt.Errorf("unknown entity %s", l.Entity)
+		}
+		var filter odata.Filter
+		if l.Filter != "" {
+			f, err := odata.ParseFilter(es.Type, l.Filter)
+			if err != nil {
+				return err
+			}
+			filter = f
+		}
+		q := odata.Query{Filter: l.Filter, OrderBy: l.KeyField}
+		return client.GetAll(ctx, l.Entity, q, odata.MaxPageSize, func(row map[string]any) error {
+			if filter != nil && !filter.Match(row) {
+				return fmt.Errorf("the server did not apply the filter %q: it returned a row with %s %s; check the filter on the server (a filter it cannot apply is ignored)",
+					l.Filter, l.KeyField, jsonValue(row[l.KeyField]))
+			}
+			return fn(row[l.KeyField], row[l.ValueField])
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// Issue 16: a target lookup reads every page of its entity in the order of
+// its key, and refuses a table built from rows the filter should have left
+// out (a server that ignored the filter).
+func TestTargetLookups(t *testing.T) {
+	t.Parallel()
+	// 2,500 customers: two pages. Every fifth has agent 017.
+	var rows []map[string]any
+	for i := 0; i < 2500; i++ {
+		agent := "023"
+		if i%5 == 0 {
+			agent = "017"
+		}
+		rows = append(rows, map[string]any{"CUSTNAME": fmt.Sprintf("C%04d", i), "CUSTDES": fmt.Sprintf("Name %04d", i), "AGENTCODE": agent})
+	}
+	tests := []struct {
+		name      string
+		applies   bool // the server applies $filter
+		filter    string
+		wantRows  int
+		wantPages int
+		wantErr   string
+	}{
+		{"all, two pages", true, "", 2500, 2, ""},
+		{"filtered", true, "AGENTCODE eq '017'", 500, 1, ""},
+		{"filter ignored", false, "AGENTCODE eq '017'", 0, 1, `the server did not apply the filter "AGENTCODE eq '017'": it returned a row with CUSTDES "Name 0001"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pages := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				if got := q.Get("$orderby"); got != "CUSTDES" {
+					t.Errorf("$orderby = %q, want CUSTDES: $skip paging needs a stable order", got)
+				}
+				var top, skip int
+				fmt.Sscan(q.Get("$top"), &top)
+				fmt.Sscan(q.Get("$skip"), &skip)
+				var sel []map[string]any
+				for _, row := range rows {
+					if tt.applies && q.Get("$filter") != "" && row["AGENTCODE"] != "017" {
+						continue
+					}
+					sel = append(sel, row)
+				}
+				sel = sel[min(skip, len(sel)):]
+				sel = sel[:min(top, len(sel))]
+				pages++
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"value": sel})
+			}))
+			defer srv.Close()
+			c, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, HTTPClient: srv.Client(), Clock: noSleep{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := TargetLookups(c, sandbox.DemoMetadata())
+			l := &plan.Lookup{Name: "cust", Entity: "CUSTOMERS", KeyField: "CUSTDES", ValueField: "CUSTNAME", Filter: tt.filter}
+			got := map[string]any{}
+			err = read(context.Background(), l, func(k, v any) error {
+				got[k.(string)] = v
+				return nil
+			})
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			case err != nil:
+				t.Fatal(err)
+			}
+			if len(got) != tt.wantRows || pages != tt.wantPages {
+				t.Errorf("read %d rows in %d pages, want %d in %d", len(got), pages, tt.wantRows, tt.wantPages)
+			}
+			if tt.filter == "" && got["Name 2499"] != "C2499" {
+				t.Errorf("the last row of the second page: %v", got["Name 2499"])
+			}
+		})
+	}
+}

@@ -1,0 +1,273 @@
+package executor
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// The client stays exactly-once on real servers' quirks (issue 14;
+// sandbox.Options.Quirks imitates each).
+
+// restartable is a sandbox env whose server can be restarted on the same
+// address and data, as a real server restarts: its forms are cold again.
+type restartable struct {
+	*sandboxEnv
+	sbOpts sandbox.Options
+	cur    atomic.Pointer[sandbox.Server]
+}
+
+func newRestartable(t *testing.T, opts sandbox.Options) *restartable {
+	t.Helper()
+	opts.StatePath = filepath.Join(t.TempDir(), "state.json")
+	r := &restartable{sbOpts: opts}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cur.Store(sb)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.cur.Load().ServeHTTP(w, req) }))
+	t.Cleanup(srv.Close)
+	ver, _ := odata.ParseVersion(map[bool]string{true: "25.1", false: opts.SystemVersion}[opts.SystemVersion == ""])
+	r.sandboxEnv = &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()},
+		md: sandbox.DemoMetadata(), ver: ver}
+	return r
+}
+
+func (r *restartable) restart(t *testing.T) {
+	t.Helper()
+	if err := r.sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(r.sbOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sb = sb
+	r.cur.Store(sb)
+}
+
+func partsPlan(mode plan.Mode, parts ...transform.Result) (*plan.Plan, *fakeRecords) {
+	st := step("parts", "LOGPART")
+	st.Mode = mode
+	p := testPlan(st)
+	p.Hash = string(mode)
+	return p, &fakeRecords{results: map[string][]transform.Result{"parts": parts}}
+}
+
+// seedParts loads parts P1 (barcode 1) and P2 (barcode 2).
+func seedParts(t *testing.T, env *sandboxEnv) {
+	t.Helper()
+	p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
+	if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
+		t.Fatalf("seed: %v", err)
+	}
+}
+
+func part(id string, l int, barcode string) transform.Result {
+	return rec("parts", "LOGPART", id, l, map[string]any{"PARTNAME": id, "PARTDES": "part " + id, "BARCODE": barcode})
+}
+
+// TestColdFormsAfterRestart: a server restarted between two runs answers
+// 404 to the first GET of each form. Reconciliation of creates by key,
+// upsert's reads and undo's checks each take a 404 for absence; each must
+// warm the form and ask again first, or it sends a create twice (409, a
+// failed record), inserts what exists, or leaves undone what it should undo.
+func TestColdFormsAfterRestart(t *testing.T) {
+	t.Parallel()
+	cold := sandbox.Options{Quirks: map[string]bool{sandbox.QuirkColdForms: true}}
+
+	t.Run("reconciling creates by key", func(t *testing.T) {
+		t.Parallel()
+		env := newRestartable(t, cold)
+		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
+		o := env.opts(t, p, f)
+		o.Client = &loseOnce{Client: env.client, lose: func([]odata.BatchRequest) bool { return true }}
+		if _, err := Apply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
+			t.Fatalf("first apply: %v, want in doubt", err)
+		}
+		env.restart(t)
+		o.Client = env.client
+		sum, err := Apply(context.Background(), o)
+		if err != nil || !sum.Complete {
+			t.Fatalf("second apply: %v %+v", err, sum)
+		}
+		st, _ := journal.Load(o.Journal)
+		if c := st.Counts("parts"); c != (journal.Counts{Committed: 3}) {
+			t.Errorf("journal: %+v, want 3 committed and nothing failed", c)
+		}
+		if got := env.entities("LOGPART", "PARTNAME"); len(got) != 3 || got["P2"]["BARCODE"] != "2" {
+			t.Errorf("the sandbox holds %v", got)
+		}
+	})
+
+	t.Run("upsert reads", func(t *testing.T) {
+		t.Parallel()
+		env := newRestartable(t, cold)
+		seedParts(t, env.sandboxEnv)
+		env.restart(t)
+		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
+		sum, err := Apply(context.Background(), env.opts(t, p, f))
+		if err != nil || !sum.Complete || stepOf(sum, "parts").Failed != 0 {
+			t.Fatalf("upsert: %v %+v", err, sum)
+		}
+		got := env.entities("LOGPART", "PARTNAME")
+		if len(got) != 3 || got["P1"]["BARCODE"] != "9" || got["P3"]["BARCODE"] != "3" {
+			t.Errorf("the sandbox holds %v", got)
+		}
+	})
+
+	t.Run("undo's checks", func(t *testing.T) {
+		t.Parallel()
+		env := newRestartable(t, cold)
+		seedParts(t, env.sandboxEnv)
+		before := env.sb.Snapshot()
+		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "8"))
+		o := env.opts(t, p, f)
+		if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+			t.Fatalf("upsert: %v", err)
+		}
+		// Undo reads each entity to see that it is as the run left it.
+		env.restart(t)
+		us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+		if err != nil || us.Done != 2 {
+			t.Fatalf("undo: %v %+v", err, us)
+		}
+		if after := env.sb.Snapshot(); !reflect.DeepEqual(before["LOGPART"], after["LOGPART"]) {
+			t.Errorf("undo left %v", after["LOGPART"])
+		}
+	})
+}
+
+// TestQuirksEveryOneAtOnce: orders with lines and texts, loaded against a
+// server before 22.1 (g1 answered as g1-r1, GETs without ids) and one
+// after, with every quirk on, end exactly as on a server without quirks;
+// undo takes everything back.
+func TestQuirksEveryOneAtOnce(t *testing.T) {
+	t.Parallel()
+	orders := func() (*plan.Plan, *fakeRecords) {
+		o1 := orderWithLines("O1", 2, "C1", "P1", "P2")
+		o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver the order. <br> There", "APPEND": true}))
+		return ordersPlan(o1, orderWithLines("O2", 3, "C1", "P3"))
+	}
+	load := func(t *testing.T, opts sandbox.Options) (*sandboxEnv, Options, map[string][]map[string]any) {
+		env := newSandbox(t, opts)
+		before := env.sb.Snapshot()
+		p, f := orders()
+		o := env.opts(t, p, f)
+		sum, err := Apply(context.Background(), o)
+		if err != nil || !sum.Complete || len(sum.Errors) != 0 {
+			t.Fatalf("%s %v: %v %+v", opts.SystemVersion, opts.Quirks, err, sum)
+		}
+		return env, o, before
+	}
+	for _, v := range []string{"21.0", "25.1"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			plain, _, _ := load(t, sandbox.Options{SystemVersion: v})
+			env, o, before := load(t, sandbox.Options{SystemVersion: v, Quirks: sandbox.AllQuirks()})
+			want, got := plain.sb.Snapshot(), env.sb.Snapshot()
+			for _, set := range []string{"ORDERS", "LOGPART", "CUSTOMERS"} {
+				if !equalJSON(scrubbed(got[set]), scrubbed(want[set])) {
+					t.Errorf("%s under quirks:\n%v\nwithout:\n%v", set, got[set], want[set])
+				}
+			}
+			us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+			if err != nil || us.Failed != 0 {
+				t.Fatalf("undo: %v %+v", err, us)
+			}
+			if after := env.sb.Snapshot(); !equalJSON(after, before) {
+				t.Errorf("undo left\n%v\nwant\n%v", after["ORDERS"], before["ORDERS"])
+			}
+		})
+	}
+}
+
+// scrubbed leaves out what the server stamps differently in two runs.
+func scrubbed(ents []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(ents))
+	for i, e := range ents {
+		c := map[string]any{}
+		for k, v := range e {
+			if k != "CURDATE" && k != "UDATE" {
+				c[k] = v
+			}
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// TestAppendedTextInDoubtNotTwice: the answer to the batch that appended an
+// order's text is lost; the server reads the text back normalised. The
+// next apply finds the text by its content and does not append it again.
+func TestAppendedTextInDoubtNotTwice(t *testing.T) {
+	t.Parallel()
+	const text = "Deliver the order. <br> There"
+	for _, quirks := range []map[string]bool{{sandbox.QuirkNormalisedTexts: true}, sandbox.AllQuirks()} {
+		env := newSandbox(t, sandbox.Options{Quirks: quirks})
+		o1 := orderWithLines("O1", 2, "C1", "P1")
+		o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": text, "APPEND": true}))
+		p, f := ordersPlan(o1)
+		o := env.opts(t, p, f)
+		o.Client = &loseOnce{Client: env.client, lose: func(reqs []odata.BatchRequest) bool {
+			for _, r := range reqs {
+				if strings.HasSuffix(r.URL, "ORDERSTEXT_SUBFORM") {
+					return true
+				}
+			}
+			return false
+		}}
+		if _, err := Apply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
+			t.Fatalf("first apply: %v, want in doubt", err)
+		}
+		sum, err := Apply(context.Background(), o)
+		if err != nil || !sum.Complete {
+			t.Fatalf("second apply: %v %+v", err, sum)
+		}
+		ords := env.sb.Snapshot()["ORDERS"]
+		if len(ords) != 1 {
+			t.Fatalf("%d orders, want 1", len(ords))
+		}
+		txt, _ := ords[0]["ORDERSTEXT_SUBFORM"].(map[string]any)
+		if txt["TEXT"] != text {
+			t.Errorf("quirks %v: the text is %q, want %q once", quirks, txt["TEXT"], text)
+		}
+	}
+}
+
+// TestDryRunReadsAServerBefore22_1: the dry run reads what a target before
+// 22.1 holds, whose answers to GETs carry no ids (multipart-ids), and
+// predicts the PATCH of the changed field, as apply then sends it.
+func TestDryRunReadsAServerBefore22_1(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0", Quirks: sandbox.AllQuirks()})
+	seedParts(t, env)
+	p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
+	o := env.opts(t, p, f)
+	o.OutDir = filepath.Join(t.TempDir(), "plan")
+	sum, err := Plan(context.Background(), o)
+	if err != nil || !sum.Complete || sum.Unread != 0 {
+		t.Fatalf("plan: %v %+v", err, sum)
+	}
+	all := strings.Join(batchFiles(t, o.OutDir), "\n")
+	for _, w := range []string{`"method":"PATCH","url":"LOGPART('P1')"`, `"body":{"BARCODE":"9"}`, `"method":"POST","url":"LOGPART"`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("the planned batches lack %s:\n%s", w, all)
+		}
+	}
+	if strings.Contains(all, `"url":"LOGPART('P2')","headers"`) {
+		t.Errorf("the unchanged P2 is written:\n%s", all)
+	}
+}

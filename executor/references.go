@@ -1,0 +1,233 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// Issue 16: exists: {PARTNAME: LOGPART} on a step or sub-form. Every value
+// must be a key of the entity on the target or be created by an earlier
+// step, and this is known before anything is sent: an order line for a
+// part that is nowhere fails on the server one record at a time, after
+// the orders before it were loaded.
+
+// References is what CheckReferences found.
+type References struct {
+	// Unresolved are the values neither on the target nor created by an
+	// earlier step: one each, at the first cell that gives it (Message
+	// says how many more do), sorted by step and location.
+	Unresolved []RecordError
+	// Checked counts the distinct values looked up on the target.
+	Checked int
+	// Unchecked (offline) counts the distinct values that no earlier step
+	// creates and that could not be looked up for want of a target.
+	Unchecked int
+}
+
+// columnFinder is implemented by *transform.Program: the column a field
+// reads, to name the cell of a value.
+type columnFinder interface {
+	FieldColumn(step string, navs []string, name string) string
+}
+
+// refUse is where a value of an exists: field is first given, and how
+// often.
+type refUse struct {
+	err   RecordError
+	count int
+}
+
+// CheckReferences reads every record of the plan's steps that have
+// exists: checks (or feed a step that does: its keys), in apply's order,
+// and looks the values no earlier step creates up on opts.Client; without
+// a client only the earlier steps are checked and Unchecked says how many
+// values were not. It writes nothing.
+func CheckReferences(ctx context.Context, opts Options) (*References, error) {
+	p := opts.Plan
+	res := &References{}
+	targets := map[string]bool{}
+	for _, s := range p.Steps {
+		for _, x := range allExists(s.Exists, s.Subforms) {
+			targets[x.Entity] = true
+		}
+	}
+	if len(targets) == 0 {
+		return res, nil
+	}
+	waves, err := p.Order()
+	if err != nil {
+		return nil, err
+	}
+	cols, _ := opts.Records.(columnFinder)
+	created := map[string]map[string]bool{} // entity → key, by earlier waves
+	uses := map[string]map[string]*refUse{} // entity → key → first use
+	var order []string                      // entity|key as first used
+	for _, wave := range waves {
+		made := map[string][]string{}
+		for _, s := range wave {
+			checks := len(allExists(s.Exists, s.Subforms)) > 0
+			if !checks && !targets[s.Entity] {
+				continue
+			}
+			var typ *odata.EntityType
+			if es := opts.Metadata.EntitySet(s.Entity); es != nil {
+				typ = es.Type
+			}
+			err := opts.Records.Records(ctx, s.Name, opts.Open, standInRefs{}, func(r transform.Result) error {
+				rec := r.Record
+				if rec == nil || len(r.Errors) > 0 {
+					return nil // a row error: the run reports it
+				}
+				if targets[s.Entity] {
+					if k := keyOf(typ, rec.Fields); k != "" {
+						made[s.Entity] = append(made[s.Entity], k)
+					}
+				}
+				if !checks {
+					return nil
+				}
+				visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
+					for _, x := range ex {
+						es := opts.Metadata.EntitySet(x.Entity)
+						if es == nil || es.Type == nil || len(es.Type.Key) != 1 {
+							continue // validate says so
+						}
+						v := fields[x.Field]
+						k := keyOf(es.Type, map[string]any{es.Type.Key[0]: v})
+						if k == "" || standIn("("+k+")") || created[x.Entity][k] {
+							continue
+						}
+						if uses[x.Entity] == nil {
+							uses[x.Entity] = map[string]*refUse{}
+						}
+						if u := uses[x.Entity][k]; u != nil {
+							u.count++
+							continue
+						}
+						cell := row.Loc.String()
+						if cols != nil {
+							if c := cols.FieldColumn(s.Name, navs, x.Field); c != "" {
+								cell = row.CellRef(c)
+							}
+						}
+						uses[x.Entity][k] = &refUse{count: 1, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
+							Field: x.Field, Value: fmt.Sprint(v), PlanLocation: x.Pos.String()}}
+						order = append(order, x.Entity+"|"+k)
+					}
+				}
+				visit(s.Exists, nil, rec.Fields, rec.Row)
+				walkExists(s.Subforms, rec.Children, nil, visit)
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("step %s: checking its references: %w", s.Name, err)
+			}
+		}
+		for ent, keys := range made {
+			if created[ent] == nil {
+				created[ent] = map[string]bool{}
+			}
+			for _, k := range keys {
+				created[ent][k] = true
+			}
+		}
+	}
+	if opts.Client == nil {
+		res.Unchecked = len(order)
+		return res, nil
+	}
+	absent, err := readAbsent(ctx, opts, order)
+	if err != nil {
+		return nil, err
+	}
+	res.Checked = len(order)
+	for _, ek := range order {
+		if !absent[ek] {
+			continue
+		}
+		ent, k, _ := strings.Cut(ek, "|")
+		u := uses[ent][k]
+		e := u.err
+		e.Message = fmt.Sprintf("%s %q is not in %s on the target, and no earlier step creates it", e.Field, e.Value, ent)
+		if u.count > 1 {
+			e.Message += fmt.Sprintf(" (given %d times in all)", u.count)
+		}
+		res.Unresolved = append(res.Unresolved, e)
+	}
+	sort.SliceStable(res.Unresolved, func(i, j int) bool { return res.Unresolved[i].Step < res.Unresolved[j].Step })
+	return res, nil
+}
+
+// readAbsent looks each "ENTITY|key" up on the target, in batches of GETs
+// that select the key alone; a 404 is absent, any other refusal an error.
+func readAbsent(ctx context.Context, opts Options, order []string) (map[string]bool, error) {
+	absent := map[string]bool{}
+	limit := opts.limit()
+	for start := 0; start < len(order); start += limit {
+		chunk := order[start:min(start+limit, len(order))]
+		reqs := make([]odata.BatchRequest, len(chunk))
+		for i, ek := range chunk {
+			ent, k, _ := strings.Cut(ek, "|")
+			sel := ""
+			if es := opts.Metadata.EntitySet(ent); es != nil && es.Type != nil {
+				sel = "?$select=" + es.Type.Key[0]
+			}
+			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}
+		}
+		got, err := opts.Client.Batch(ctx, reqs, batchOptions)
+		if err != nil {
+			return nil, fmt.Errorf("%w: checking references: %w", ErrTargetRead, err)
+		}
+		matched, problem := odata.MatchResponses(reqs, got)
+		if problem != "" {
+			return nil, fmt.Errorf("%w: checking references: %s", ErrTargetRead, problem)
+		}
+		for i, m := range matched {
+			switch {
+			case m.Status == 404:
+				absent[chunk[i]] = true
+			case m.Status != 200:
+				return nil, fmt.Errorf("checking references: GET %s: %s", reqs[i].URL, odata.ParseError(m.Status, nil, m.Body).Error())
+			}
+		}
+	}
+	return absent, nil
+}
+
+// walkExists calls visit for the exists: of each sub-form that has
+// children, depth first.
+func walkExists(subs []*plan.Subform, kids []*transform.Child, navs []string, visit func([]*plan.Exists, []string, map[string]any, source.Row)) {
+	for _, sf := range subs {
+		path := append(append([]string(nil), navs...), sf.Name)
+		for _, c := range kids {
+			if c.Nav != sf.Name {
+				continue
+			}
+			visit(sf.Exists, path, c.Fields, c.Row)
+			walkExists(sf.Subforms, c.Children, path, visit)
+		}
+	}
+}
+
+// allExists is every check of a step and its sub-forms.
+func allExists(own []*plan.Exists, subs []*plan.Subform) []*plan.Exists {
+	out := append([]*plan.Exists(nil), own...)
+	for _, sf := range subs {
+		out = append(out, allExists(sf.Exists, sf.Subforms)...)
+	}
+	return out
+}
+
+// standInRefs answers every ref() with a stand-in: the check reads the
+// records before any is created, and a stand-in is no value to check.
+type standInRefs struct{}
+
+func (standInRefs) Ref(step, id string) (any, bool) { return "{" + step + ":" + id + "}", true }
+func (standInRefs) Placeholders() bool              { return true }

@@ -1,0 +1,86 @@
+package executor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// Issue 16: a value of an exists: field resolves when the target holds it
+// or an earlier step creates it; a step of the same wave does not count.
+// Each unresolved value is listed once, at its first cell.
+func TestCheckReferences(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	seed := testPlan(step("parts", "LOGPART"))
+	seed.Hash = "seed"
+	if _, err := Apply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "B-100", 2, map[string]any{"PARTNAME": "B-100", "PARTDES": "Bolt"}),
+	}}})); err != nil {
+		t.Fatal(err)
+	}
+	parts := step("parts", "LOGPART")
+	orders := step("orders", "ORDERS", "parts")
+	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART", Pos: plan.Pos{File: "p.yaml", Line: 9, Col: 11}}}}}
+	same := step("same", "ORDERS") // the same wave as parts: not "earlier"
+	same.Subforms = orders.Subforms
+	recs := &fakeRecords{results: map[string][]transform.Result{
+		"parts": {rec("parts", "LOGPART", "N-200", 2, map[string]any{"PARTNAME": "N-200", "PARTDES": "Nut"})},
+		"orders": {
+			rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"},
+				line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "B-100"}), // on the target
+				line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "N-200"}), // made by parts
+				line("ORDERITEMS_SUBFORM", 4, map[string]any{"PARTNAME": "X-999"})),
+			rec("orders", "ORDERS", "O2", 5, map[string]any{"CUSTNAME": "C1"},
+				line("ORDERITEMS_SUBFORM", 5, map[string]any{"PARTNAME": "X-999"})),
+		},
+		"same": {rec("same", "ORDERS", "S1", 2, map[string]any{"CUSTNAME": "C1"},
+			line("ORDERITEMS_SUBFORM", 7, map[string]any{"PARTNAME": "N-200"}))},
+	}}
+	tests := []struct {
+		name          string
+		online        bool
+		wantLocs      []string
+		wantMessage   string
+		wantUnchecked int
+	}{
+		{"with a target", true, []string{"lines.csv:4", "lines.csv:7"},
+			`PARTNAME "X-999" is not in LOGPART on the target, and no earlier step creates it (given 2 times in all)`, 0},
+		// Offline: B-100, X-999 and same's N-200 are not made by an earlier step.
+		{"offline", false, nil, "", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := env.opts(t, testPlan(parts, orders, same), recs)
+			if !tt.online {
+				o.Client = nil
+			}
+			got, err := CheckReferences(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var locs []string
+			for _, e := range got.Unresolved {
+				locs = append(locs, e.Location)
+			}
+			if len(locs) != len(tt.wantLocs) || got.Unchecked != tt.wantUnchecked {
+				t.Fatalf("unresolved at %v, unchecked %d; want %v, %d", locs, got.Unchecked, tt.wantLocs, tt.wantUnchecked)
+			}
+			for i := range locs {
+				if locs[i] != tt.wantLocs[i] {
+					t.Errorf("unresolved at %v, want %v", locs, tt.wantLocs)
+				}
+			}
+			if tt.wantMessage != "" && (got.Unresolved[0].Message != tt.wantMessage || got.Unresolved[0].PlanLocation != "p.yaml:9:11") {
+				t.Errorf("first: %+v", got.Unresolved[0])
+			}
+		})
+	}
+	// Nothing was written by the check.
+	if n := len(env.sb.Snapshot()["LOGPART"]); n != 1 {
+		t.Errorf("LOGPART holds %d parts, want the seeded 1", n)
+	}
+}

@@ -1,0 +1,300 @@
+package executor
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/migrate-tool/migrate/journal"
+)
+
+// The run report: one HTML file with its CSS and chart inline, nothing
+// fetched from anywhere, that a consultant hands the customer. The page is
+// built from a RunReport, which comes from a journal (RunReportOf) or from
+// a dry run's Summary (DryRunReport): the same template for both.
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
+	"when":     whenText,
+	"duration": durationText,
+	"add":      func(a, b int) int { return a + b },
+}).Parse(reportTemplate))
+
+// ReportInfo says what a report is about: the page's heading.
+type ReportInfo struct {
+	Plan, PlanPath string
+	// Target is the service root; the page shows it without its scheme
+	// (the page holds no URL) and the company it ends in.
+	Target        string
+	SystemVersion string
+	User          string
+	ToolVersion   string
+	Journal       string
+	// Start and End of the run; zero when unknown.
+	Start, End time.Time
+}
+
+// RunReport is what the HTML report shows.
+type RunReport struct {
+	ReportInfo
+	DryRun   bool
+	Complete bool
+	Steps    []StepSummary
+	Total    StepSummary
+	// Requests are HTTP calls ($batch posts, with their retries),
+	// Subrequests the operations in them, Transactions the API
+	// transactions as the service meters them: every entity and line
+	// written counts one.
+	Requests, Subrequests, Transactions int
+	Throttled                           int           // calls answered 429
+	Waited                              time.Duration // spent waiting to retry
+	// Estimated and CallsPerMinute: the dry run's estimate of apply.
+	Estimated      time.Duration
+	CallsPerMinute int
+	Chart          *Chart // nil: no timing in the journal
+	Failures       []FailureGroup
+	FailedRecords  int
+	Undecided      []string
+	Undo           *UndoHistory
+}
+
+// FailureCells is how many source cells of a failure group the page lists.
+const FailureCells = 50
+
+// FailureGroup is one message and where it happened.
+type FailureGroup struct {
+	Message string
+	Steps   []string
+	Count   int
+	Cells   []FailureCell // the first FailureCells
+	More    int           // how many more there are
+}
+
+// FailureCell is one place a message was given for.
+type FailureCell struct {
+	Location, Field, Value string
+}
+
+// UndoHistory is what undo did to the run.
+type UndoHistory struct {
+	Start, End time.Time
+	Calls      int
+	Steps      []UndoStep
+}
+
+// UndoStep counts one step's undo.
+type UndoStep struct {
+	Name            string
+	Undone, Failed  int // records undone; records whose undo failed
+	InDoubt, Listed int // undo sub-requests without an outcome; undo sub-requests sent
+}
+
+// Company is the company the target's URL ends in
+// (…/tabula.ini/COMPANY), or "".
+func (i ReportInfo) Company() string {
+	u, err := url.Parse(i.Target)
+	if err != nil || !strings.Contains(u.Path, ".ini/") {
+		return ""
+	}
+	return strings.Trim(u.Path[strings.LastIndex(u.Path, "/")+1:], " ")
+}
+
+// Host is the target without its scheme: the page holds no URL, so that
+// nothing in it could be fetched or followed.
+func (i ReportInfo) Host() string {
+	u, err := url.Parse(i.Target)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Host + u.Path
+}
+
+// RunReportOf builds the report of a journal.
+func RunReportOf(journalPath string) (*RunReport, error) {
+	st, err := journal.LoadReport(journalPath)
+	if err != nil {
+		return nil, err
+	}
+	h := st.Header
+	rep := &RunReport{ReportInfo: ReportInfo{Plan: h.Plan, PlanPath: h.PlanPath, Target: h.Target,
+		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
+	sum := summarize(st, nil)
+	rep.Complete, rep.Steps, rep.Undecided = sum.Complete, sum.Steps, sum.Undecided
+	rep.Total = totalOf(sum.Steps)
+	for _, s := range sum.Steps {
+		rep.FailedRecords += s.Failed
+	}
+	rep.Failures = groupFailures(sum.Errors)
+	var undoCalls []journal.BatchCall
+	for _, b := range st.Batches {
+		if b.Undo {
+			undoCalls = append(undoCalls, b)
+			continue
+		}
+		if b.Answered.After(rep.End) {
+			rep.End = b.Answered
+		}
+		if b.NotSent && b.Calls == 0 {
+			continue
+		}
+		rep.Requests += max(b.Calls, 1)
+		rep.Subrequests += b.Subs
+		rep.Transactions += b.Written
+		rep.Throttled += b.Throttled
+		rep.Waited += b.Waited
+	}
+	rep.Chart = callChart(st.Batches)
+	rep.Undo = undoHistory(st, undoCalls)
+	return rep, nil
+}
+
+// DryRunReport is the page of a dry run: what apply would load, and the
+// problems found.
+func DryRunReport(sum *Summary, info ReportInfo, callsPerMinute int) *RunReport {
+	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: totalOf(sum.Steps),
+		Requests: sum.Requests, Subrequests: sum.Subrequests, Transactions: sum.Transactions,
+		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors)}
+	if rep.Plan == "" {
+		rep.Plan = sum.Plan
+	}
+	rep.Complete = len(sum.Errors) == 0
+	return rep
+}
+
+func totalOf(steps []StepSummary) StepSummary {
+	t := StepSummary{Name: "total"}
+	for _, s := range steps {
+		t.Records += s.Records
+		t.Children += s.Children
+		t.Skipped += s.Skipped
+		t.Errors += s.Errors
+		t.Committed += s.Committed
+		t.Failed += s.Failed
+		t.Pending += s.Pending
+		t.InDoubt += s.InDoubt
+	}
+	return t
+}
+
+// groupFailures groups problems by message, most frequent first; each
+// keeps its first FailureCells places.
+func groupFailures(errs []RecordError) []FailureGroup {
+	byMsg := map[string]*FailureGroup{}
+	var order []*FailureGroup
+	for _, e := range errs {
+		g := byMsg[e.Message]
+		if g == nil {
+			g = &FailureGroup{Message: e.Message}
+			byMsg[e.Message] = g
+			order = append(order, g)
+		}
+		g.Count++
+		if len(g.Steps) == 0 || g.Steps[len(g.Steps)-1] != e.Step {
+			if !containsString(g.Steps, e.Step) {
+				g.Steps = append(g.Steps, e.Step)
+			}
+		}
+		if len(g.Cells) < FailureCells {
+			g.Cells = append(g.Cells, FailureCell{Location: e.Location, Field: e.Field, Value: e.Value})
+		} else {
+			g.More++
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].Count > order[j].Count })
+	out := make([]FailureGroup, len(order))
+	for i, g := range order {
+		out[i] = *g
+	}
+	return out
+}
+
+func containsString(l []string, s string) bool { return indexOf(l, s) >= 0 }
+
+func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
+	var u UndoHistory
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		us := UndoStep{Name: name}
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			if rec.Undone {
+				us.Undone++
+				continue
+			}
+			failed := false
+			for _, s := range rec.Undo {
+				us.Listed++
+				switch {
+				case s.InDoubt():
+					us.InDoubt++
+				case !s.OK() && !(s.Status == 404 && s.Op == journal.OpUndoDelete):
+					failed = true
+				}
+			}
+			if failed {
+				us.Failed++
+			}
+		}
+		if us.Undone+us.Failed+us.InDoubt > 0 {
+			u.Steps = append(u.Steps, us)
+		}
+	}
+	for _, b := range calls {
+		u.Calls += max(b.Calls, 1)
+		if !b.Sent.IsZero() && (u.Start.IsZero() || b.Sent.Before(u.Start)) {
+			u.Start = b.Sent
+		}
+		if b.Answered.After(u.End) {
+			u.End = b.Answered
+		}
+	}
+	if len(u.Steps) == 0 && len(calls) == 0 {
+		return nil
+	}
+	return &u
+}
+
+// WriteHTML renders the page to w.
+func WriteHTML(w io.Writer, rep *RunReport) error {
+	return reportPage.Execute(w, rep)
+}
+
+// WriteHTMLFile writes the page to path through a temporary file, so that
+// a half-written report never replaces a whole one.
+func WriteHTMLFile(path string, rep *RunReport) error {
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, rep); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func whenText(t time.Time) string {
+	if t.IsZero() {
+		return "not recorded"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func durationText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "none"
+	case d < time.Second:
+		return "under a second"
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,339 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/internal/golden"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// throttledLoad loads six orders of two lines through the real client
+// into a sandbox that allows three calls a minute, one batch at a time:
+// the server answers 429 and the client waits as told.
+func throttledLoad(t *testing.T) (*sandboxEnv, Options) {
+	t.Helper()
+	clock := &stepClock{now: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}
+	env := newSandbox(t, sandbox.Options{CallsPerMinute: 3, Now: clock.Now})
+	client, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: env.srv.Client(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders []transform.Result
+	for i := 1; i <= 6; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", "P1", fmt.Sprintf("P%d", i%2+2)))
+	}
+	p, f := ordersPlan(orders...)
+	o := env.opts(t, p, f)
+	o.Client, o.Now, o.Concurrency, o.BatchSize, o.User = client, clock.Now, 1, 3, "תומר"
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+	return env, o
+}
+
+// TestRunReportOfThrottledLoad: the report's figures are what the sandbox
+// saw: every call and every 429 it answered, the entities and lines it
+// holds; the chart marks the 429s and the waits; the page fetches nothing.
+func TestRunReportOfThrottledLoad(t *testing.T) {
+	t.Parallel()
+	env, o := throttledLoad(t)
+	rep, err := RunReportOf(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := env.sb.Stats()
+	if stats.Throttled == 0 {
+		t.Fatalf("the sandbox throttled nothing (%+v): the test proves nothing", stats)
+	}
+	// Every call the client made: the batches admitted and those answered 429.
+	calls, throttled := int(stats.Batches+stats.Throttled), int(stats.Throttled)
+	if rep.Requests != calls || rep.Throttled != throttled {
+		t.Errorf("report: %d calls, %d answered 429; the sandbox saw %d and %d (%+v)", rep.Requests, rep.Throttled, calls, throttled, stats)
+	}
+	held := 0
+	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
+		for _, ent := range env.sb.Snapshot()[set] {
+			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		}
+	}
+	if rep.Transactions != held {
+		t.Errorf("report: %d API transactions; the sandbox holds %d entities and lines", rep.Transactions, held)
+	}
+	if rep.Total.Committed != 10 || rep.Total.Children != 12 || rep.Total.Failed != 0 || !rep.Complete {
+		t.Errorf("totals %+v, complete %v; want 10 committed with 12 lines", rep.Total, rep.Complete)
+	}
+	if rep.User != "תומר" || rep.Company() != "demo" || !rep.End.After(rep.Start) {
+		t.Errorf("user %q, company %q, %v to %v", rep.User, rep.Company(), rep.Start, rep.End)
+	}
+	ch := rep.Chart
+	if ch == nil || ch.Calls != calls || ch.Throttled != throttled || len(ch.Throttles) == 0 || len(ch.Pauses) == 0 {
+		t.Fatalf("chart %+v: want every call, the 429s marked and the waits shaded", ch)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	assertSelfContained(t, page.Bytes())
+	for _, want := range []string{`data-step="orders"`, `<b id="committed">10</b>`, `<b id="transactions">` + fmt.Sprint(held) + `</b>`, `class="t429"`, `dir="auto">תומר`} {
+		if !bytes.Contains(page.Bytes(), []byte(want)) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}
+
+// assertSelfContained fails when a page could fetch anything: no URL, no
+// src or href but to a fragment, no CSS import or url().
+func assertSelfContained(t *testing.T, page []byte) {
+	t.Helper()
+	for _, re := range []string{`(?i)https?:`, `(?i)\bsrc\s*=`, `(?i)href\s*=\s*"[^#]`, `(?i)url\(`, `(?i)@import`, `(?i)<(link|iframe|object|embed|img)\b`} {
+		if m := regexp.MustCompile(re).Find(page); m != nil {
+			t.Errorf("the page could fetch something: %q matches %s", m, re)
+		}
+	}
+}
+
+// TestCreatedKeysMapEveryOrder: the created-keys file gives every order the
+// ORDNAME the sandbox assigned, on each of its rows, and each line's row
+// the KLINE the sandbox holds for that line.
+func TestCreatedKeysMapEveryOrder(t *testing.T) {
+	t.Parallel()
+	env, o := throttledLoad(t)
+	st, err := CreatedKeys(o.Journal, filepath.Join(t.TempDir(), "created.xlsx"))
+	// 3 parts, 1 customer, 6 orders with 2 line rows each (the order's own
+	// row, then one per line).
+	if err != nil || st.Records != 10 || st.Rows != 3+1+6*3 || st.NoRows != 0 {
+		t.Fatalf("xlsx: %+v %v", st, err)
+	}
+	checkCreatedKeys(t, env, o.Journal)
+}
+
+// checkCreatedKeys writes the created keys of a journal as CSV and holds
+// them to the sandbox: every order it holds (by DETAILS, the record id)
+// with its ORDNAME, every line (by PARTNAME) with its KLINE.
+func checkCreatedKeys(t *testing.T, env *sandboxEnv, journalPath string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "created.csv")
+	if _, err := CreatedKeys(journalPath, out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	got := map[string]string{} // order id → key; "id line PART" → line key
+	for _, r := range rows[1:] {
+		if r[col["step"]] != "orders" {
+			continue
+		}
+		id := r[col["record"]]
+		if k, ok := got[id]; ok && k != r[col["key"]] {
+			t.Errorf("order %s has keys %s and %s", id, k, r[col["key"]])
+		}
+		got[id] = r[col["key"]]
+		if r[col["sub-form"]] == "ORDERITEMS_SUBFORM" {
+			got[id+" line "+r[col["Part"]]] = r[col["line key"]]
+		}
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if len(orders) == 0 {
+		t.Fatal("the sandbox holds no order")
+	}
+	for id, ent := range orders {
+		if got[id] == "" || got[id] != fmt.Sprint(ent["ORDNAME"]) {
+			t.Errorf("order %s: created keys say %q, the sandbox %v", id, got[id], ent["ORDNAME"])
+		}
+		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+			if k := got[id+" line "+fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
+				t.Errorf("order %s line %v: created keys say %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
+			}
+		}
+	}
+}
+
+// TestRunReportOfOldJournal: a journal written before times, calls and
+// rows were recorded still reports; the page says the chart has nothing
+// to show and the created keys give location and key.
+func TestRunReportOfOldJournal(t *testing.T) {
+	t.Parallel()
+	_, o := throttledLoad(t)
+	data, err := os.ReadFile(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old bytes.Buffer
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var e journal.Entry
+		if err := json.Unmarshal(bytes.TrimSpace(line[9:]), &e); err != nil {
+			t.Fatal(err)
+		}
+		e.At, e.Calls, e.Throttled, e.WaitMS = time.Time{}, 0, 0, 0
+		if e.Header != nil {
+			e.Header.User = ""
+		}
+		if e.Record != nil {
+			e.Record.Keyed = nil
+		}
+		b, err := journal.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Write(b)
+	}
+	path := filepath.Join(t.TempDir(), "old.journal")
+	if err := os.WriteFile(path, old.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunReportOf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Chart != nil || rep.Total.Committed != 10 || rep.User != "" {
+		t.Fatalf("old journal: chart %v, totals %+v, user %q", rep.Chart, rep.Total, rep.User)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page.Bytes(), []byte("No timing in this journal")) {
+		t.Error("the page does not say the journal has no timing")
+	}
+	st, err := CreatedKeys(path, filepath.Join(t.TempDir(), "c.csv"))
+	if err != nil || st.Records != 10 || st.NoRows != 10 || st.Rows != 10 {
+		t.Fatalf("created keys of an old journal: %+v %v", st, err)
+	}
+}
+
+// TestRunReportPage compares the page of a hand-made journal, with
+// failures past FailureCells, Hebrew, a pause and an undo, with its golden
+// file: a changed line of the page is seen.
+func TestRunReportPage(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	var lines [][]byte
+	add := func(e journal.Entry) {
+		b, err := journal.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, b)
+	}
+	add(journal.Entry{Kind: journal.KindHeader, Header: &journal.Header{Plan: "לקוחות", PlanPath: "customers.yaml", PlanHash: "x",
+		Target: "https://erp.example.com/odata/Priority/tabula.ini/acme", SystemVersion: "25.1", ToolVersion: "v1.0.0", User: "dana",
+		Created: at, Steps: []journal.Step{{Name: "customers", Entity: "CUSTOMERS"}}}})
+	batch := 0
+	for i := 0; i < 70; i++ {
+		if i%10 == 0 {
+			batch++
+			sent := at.Add(time.Duration(batch) * 20 * time.Second)
+			if batch > 4 {
+				sent = sent.Add(10 * time.Minute) // stopped, then resumed
+			}
+			var subs []journal.Sub
+			var res []journal.Result
+			for j := i; j < i+10; j++ {
+				id := fmt.Sprint(j + 1)
+				subs = append(subs, journal.Sub{ID: id, Step: "customers", Rec: fmt.Sprintf("C%03d", j), Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS"})
+				status := 201
+				if j%7 == 3 {
+					status = 400
+				}
+				res = append(res, journal.Result{ID: id, Status: status, Key: fmt.Sprintf("'C%03d'", j)})
+			}
+			add(journal.Entry{Kind: journal.KindIntent, Batch: batch, At: sent, Subs: subs})
+			e := journal.Entry{Kind: journal.KindOutcome, Batch: batch, At: sent.Add(2 * time.Second), Results: res, Calls: 1}
+			if batch == 3 {
+				e.Calls, e.Throttled, e.WaitMS, e.At = 2, 1, 30000, sent.Add(32*time.Second)
+			}
+			add(e)
+		}
+		rec := &journal.RecordEntry{Step: "customers", ID: fmt.Sprintf("C%03d", i), Status: journal.Committed, Loc: fmt.Sprintf("customers.csv:%d", i+2), Key: fmt.Sprintf("'C%03d'", i)}
+		switch {
+		case i%7 == 3:
+			rec.Status, rec.Key = journal.Failed, ""
+			rec.Errors = []journal.Problem{{Cell: fmt.Sprintf("customers.csv:%d", i+2), Field: "CUSTDES", Message: "שם הלקוח כבר קיים"}}
+		case i < 60:
+			rec.Status = journal.Failed
+			rec.Errors = []journal.Problem{{Cell: fmt.Sprintf("customers.csv!D%d", i+2), Field: "PHONE", Value: "12-x", Message: "PHONE: not a phone number"}}
+		}
+		add(journal.Entry{Kind: journal.KindRecord, Record: rec})
+	}
+	// Undo of the last committed customer.
+	add(journal.Entry{Kind: journal.KindIntent, Batch: batch + 1, At: at.Add(2 * time.Hour),
+		Subs: []journal.Sub{{ID: "1", Step: "customers", Rec: "C069", Op: journal.OpUndoDelete, Meth: "DELETE", URL: "CUSTOMERS('C069')"}}})
+	add(journal.Entry{Kind: journal.KindOutcome, Batch: batch + 1, At: at.Add(2*time.Hour + time.Second), Calls: 1, Results: []journal.Result{{ID: "1", Status: 204}}})
+	add(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: "customers", ID: "C069", Status: journal.Committed, Undo: true}})
+	path := filepath.Join(t.TempDir(), "customers.journal")
+	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunReportOf(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Journal = "customers.journal" // not the temporary folder
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	assertSelfContained(t, page.Bytes())
+	golden.Check(t, "testdata/report/customers.html", page.Bytes())
+	if len(rep.Failures) != 2 || rep.Failures[0].Count != 51 || len(rep.Failures[0].Cells) != FailureCells || rep.Failures[0].More != 1 {
+		t.Errorf("failure groups %+v", rep.Failures)
+	}
+	if rep.Undo == nil || len(rep.Undo.Steps) != 1 || rep.Undo.Steps[0].Undone != 1 {
+		t.Errorf("undo %+v", rep.Undo)
+	}
+	if !strings.Contains(page.String(), "and 1 more") {
+		t.Error("the page does not say where the 51st cell is")
+	}
+}
+
+// TestRunReportEscapesWhatItQuotes: cells and messages are the customer's
+// and the server's text; markup in them is shown, never run or loaded.
+func TestRunReportEscapesWhatItQuotes(t *testing.T) {
+	t.Parallel()
+	sum := &Summary{Plan: "p", Steps: []StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
+		Errors: []RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
+			Message: `<script>alert(1)</script> see javascript:alert(2)`}}}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<img", "<script", "<b>s</b>"} {
+		if bytes.Contains(page.Bytes(), []byte(bad)) {
+			t.Errorf("the page holds %s as markup", bad)
+		}
+	}
+	for _, shown := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;s&lt;/b&gt;"} {
+		if !bytes.Contains(page.Bytes(), []byte(shown)) {
+			t.Errorf("the page does not show %s as text", shown)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package journal
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestLoadReportKeepsTimesAndRows: LoadReport keeps each batch's times,
+// calls and writes and a committed record's keyed rows; Load, which apply
+// uses, keeps neither; an undone record loses its rows.
+func TestLoadReportKeepsTimesAndRows(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	rows := []KeyedRow{{Loc: "o.csv:2", Header: []string{"No"}, Cells: []string{"1"}},
+		{Loc: "o.csv:2", Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1"}}
+	entries := []Entry{
+		{Kind: KindHeader, Header: &Header{PlanHash: "x", User: "dana"}},
+		{Kind: KindIntent, Batch: 1, At: at, Subs: []Sub{
+			{ID: "1", Step: "orders", Rec: "1", Op: OpCreate}, {ID: "2", Step: "orders", Rec: "1", Path: "0", Op: OpCreate},
+			{ID: "3", Step: "orders", Rec: "2", Op: OpCreate}}},
+		{Kind: KindOutcome, Batch: 1, At: at.Add(40 * time.Second), Calls: 2, Throttled: 1, WaitMS: 30000,
+			Results: []Result{{ID: "1", Status: 201, Key: "'SO1'"}, {ID: "2", Status: 201, Key: "1"}, {ID: "3", Status: 400, Error: "no"}}},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Key: "'SO1'", Keyed: rows}},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "2", Status: Failed}},
+		// A journal from before times were recorded: zero times, no calls.
+		{Kind: KindIntent, Batch: 2, Subs: []Sub{{ID: "1", Step: "orders", Rec: "1", Op: OpUndoDelete}}},
+		{Kind: KindOutcome, Batch: 2, Results: []Result{{ID: "1", Status: 204}}},
+		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Undo: true}},
+	}
+	var buf bytes.Buffer
+	for i, e := range entries {
+		b, err := EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		if i == 4 {
+			// The state before undo: rows kept.
+			path, st := loadReport(t, buf.Bytes())
+			if got := st.Record("orders", "1").Keyed; !reflect.DeepEqual(got, rows) {
+				t.Errorf("rows %+v, want %+v", got, rows)
+			}
+			plain, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if plain.Record("orders", "1").Keyed != nil || plain.Batches != nil {
+				t.Error("Load keeps what only reports need")
+			}
+		}
+	}
+	_, st := loadReport(t, buf.Bytes())
+	want := []BatchCall{
+		{Batch: 1, Sent: at, Answered: at.Add(40 * time.Second), Subs: 3, Calls: 2, Throttled: 1, Waited: 30 * time.Second, Written: 2},
+		{Batch: 2, Subs: 1, Undo: true, Written: 1},
+	}
+	if !reflect.DeepEqual(st.Batches, want) {
+		t.Errorf("batches\n%+v\nwant\n%+v", st.Batches, want)
+	}
+	if r := st.Record("orders", "1"); r.Keyed != nil || !r.Undone {
+		t.Errorf("undone record keeps rows %+v", r.Keyed)
+	}
+	if st.Header.User != "dana" {
+		t.Errorf("user %q", st.Header.User)
+	}
+}
+
+// loadReport writes a journal's lines to a file and loads it for a report.
+func loadReport(t *testing.T, lines []byte) (string, *State) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	if err := os.WriteFile(path, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := LoadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, st
+}

@@ -1,0 +1,297 @@
+package odata
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// Filter is a compiled $filter of the grammar the service accepts
+// (SERVICE-NOTES): eq ne gt ge lt le, and, or, parentheses. The sandbox
+// applies it; the client checks with it that a server applied a filter
+// (one it cannot apply is ignored silently: a row outside it proves that).
+type Filter interface {
+	// Match reports whether an entity's values (as the service's JSON
+	// decodes, or as the sandbox stores them) satisfy the filter.
+	Match(vals map[string]any) bool
+}
+
+type andExpr struct{ l, r Filter }
+type orExpr struct{ l, r Filter }
+type cmpExpr struct {
+	field string
+	typ   EdmType
+	op    string
+	lit   any // string, json.Number, bool, nil
+	date  bool
+}
+
+func (e andExpr) Match(v map[string]any) bool { return e.l.Match(v) && e.r.Match(v) }
+func (e orExpr) Match(v map[string]any) bool  { return e.l.Match(v) || e.r.Match(v) }
+
+func (e cmpExpr) Match(vals map[string]any) bool {
+	v := vals[e.field]
+	var c int
+	switch {
+	case e.lit == nil || v == nil:
+		if e.op != "eq" && e.op != "ne" {
+			return false
+		}
+		eq := e.lit == nil && v == nil
+		return eq == (e.op == "eq")
+	case e.typ == EdmDateTimeOffset:
+		s, _ := v.(string)
+		lit := e.lit.(string)
+		if e.date {
+			if len(s) > 10 {
+				s = s[:10]
+			}
+			c = strings.Compare(s, lit)
+		} else {
+			a, err1 := time.Parse(time.RFC3339, s)
+			b, err2 := time.Parse(time.RFC3339, lit)
+			if err1 != nil || err2 != nil {
+				return false
+			}
+			c = a.Compare(b)
+		}
+	case e.typ == EdmInt64 || e.typ == EdmDecimal:
+		a, ok1 := new(big.Rat).SetString(fmt.Sprint(v))
+		b, ok2 := new(big.Rat).SetString(string(e.lit.(json.Number)))
+		if !ok1 || !ok2 {
+			return false
+		}
+		c = a.Cmp(b)
+	default:
+		c = CompareValues(v, e.lit)
+	}
+	switch e.op {
+	case "eq":
+		return c == 0
+	case "ne":
+		return c != 0
+	case "gt":
+		return c > 0
+	case "ge":
+		return c >= 0
+	case "lt":
+		return c < 0
+	}
+	return c <= 0
+}
+
+type filterParser struct {
+	t    *EntityType
+	toks []string
+	pos  int
+}
+
+// ParseFilter compiles s against t: each field must be one of t, each
+// literal of its type.
+func ParseFilter(t *EntityType, s string) (Filter, error) {
+	toks, err := tokenize(s)
+	if err != nil {
+		return nil, fmt.Errorf("$filter: %v", err)
+	}
+	p := &filterParser{t: t, toks: toks}
+	e, err := p.or()
+	if err != nil {
+		return nil, fmt.Errorf("$filter: %v", err)
+	}
+	if p.pos < len(p.toks) {
+		return nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
+	}
+	return e, nil
+}
+
+func tokenize(s string) ([]string, error) {
+	var toks []string
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '(' || c == ')':
+			toks = append(toks, string(c))
+			i++
+		case c == '\'':
+			j := i + 1
+			for ; j < len(s); j++ {
+				if s[j] == '\'' {
+					if j+1 < len(s) && s[j+1] == '\'' {
+						j++
+						continue
+					}
+					break
+				}
+			}
+			if j >= len(s) {
+				return nil, fmt.Errorf("unterminated string at %q", s[i:])
+			}
+			toks = append(toks, s[i:j+1])
+			i = j + 1
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t()'", rune(s[j])) {
+				j++
+			}
+			toks = append(toks, s[i:j])
+			i = j
+		}
+	}
+	if len(toks) > 2000 {
+		return nil, fmt.Errorf("expression too long")
+	}
+	return toks, nil
+}
+
+func (p *filterParser) peek() string {
+	if p.pos < len(p.toks) {
+		return p.toks[p.pos]
+	}
+	return ""
+}
+
+func (p *filterParser) or() (Filter, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for p.peek() == "or" {
+		p.pos++
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = orExpr{l, r}
+	}
+	return l, nil
+}
+
+func (p *filterParser) and() (Filter, error) {
+	l, err := p.primary(0)
+	if err != nil {
+		return nil, err
+	}
+	for p.peek() == "and" {
+		p.pos++
+		r, err := p.primary(0)
+		if err != nil {
+			return nil, err
+		}
+		l = andExpr{l, r}
+	}
+	return l, nil
+}
+
+func (p *filterParser) primary(depth int) (Filter, error) {
+	if depth > 50 {
+		return nil, fmt.Errorf("parentheses nested too deep")
+	}
+	if p.peek() == "(" {
+		p.pos++
+		e, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.peek() != ")" {
+			return nil, fmt.Errorf("missing )")
+		}
+		p.pos++
+		return e, nil
+	}
+	if p.pos+3 > len(p.toks) {
+		return nil, fmt.Errorf("incomplete comparison; want FIELD op value")
+	}
+	field, op, lit := p.toks[p.pos], p.toks[p.pos+1], p.toks[p.pos+2]
+	p.pos += 3
+	prop := p.t.Property(field)
+	if prop == nil {
+		return nil, fmt.Errorf("%s is not a field of %s", field, p.t.Name)
+	}
+	switch op {
+	case "eq", "ne", "gt", "ge", "lt", "le":
+	default:
+		return nil, fmt.Errorf("operator %q is not supported (eq ne gt ge lt le)", op)
+	}
+	e := cmpExpr{field: field, typ: prop.Type, op: op}
+	if lit == "null" {
+		return e, nil
+	}
+	switch prop.Type {
+	case EdmString:
+		if len(lit) < 2 || lit[0] != '\'' {
+			return nil, fmt.Errorf("%s is a string: quote the value", field)
+		}
+		e.lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	case EdmInt64, EdmDecimal:
+		if _, ok := new(big.Rat).SetString(lit); !ok || strings.ContainsAny(lit, "/eE,") {
+			return nil, fmt.Errorf("%s is a number: %q is not one (decimal point, spec 1)", field, lit)
+		}
+		e.lit = json.Number(lit)
+	case EdmDateTimeOffset:
+		if _, err := time.Parse("2006-01-02", lit); err == nil {
+			e.lit, e.date = lit, true
+		} else if _, err := time.Parse(time.RFC3339, lit); err == nil {
+			e.lit = lit
+		} else {
+			return nil, fmt.Errorf("%s is a date: %q is not YYYY-MM-DD", field, lit)
+		}
+	case EdmBoolean:
+		if lit != "true" && lit != "false" {
+			return nil, fmt.Errorf("%s is a boolean: want true or false", field)
+		}
+		e.lit = lit == "true"
+	}
+	return e, nil
+}
+
+// CompareValues orders two values of one field: numbers numerically
+// (int64, or json.Number as decoded), booleans false first, nil first, the
+// rest as text. The sandbox sorts with it and $filter compares with it.
+func CompareValues(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		if y, ok := b.(int64); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	case json.Number:
+		if y, ok := b.(json.Number); ok {
+			rx, ok1 := new(big.Rat).SetString(string(x))
+			ry, ok2 := new(big.Rat).SetString(string(y))
+			if ok1 && ok2 {
+				return rx.Cmp(ry)
+			}
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y) // as below, without fmt's cost
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			switch {
+			case x == y:
+				return 0
+			case !x:
+				return -1
+			}
+			return 1
+		}
+	case nil:
+		if b == nil {
+			return 0
+		}
+		return -1
+	}
+	if b == nil {
+		return 1
+	}
+	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
+}

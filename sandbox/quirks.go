@@ -1,0 +1,166 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Quirks of real servers (SERVICE-NOTES) that Options.Quirks switches on.
+// The spec leaves each of them open or real servers break it; a client that
+// loads correctly against every quirk at once loads correctly against them.
+const (
+	// QuirkMultipartIDs: before 22.1 every batch answer is multipart/mixed;
+	// a write's part carries Content-ID "ID-r1" (the vendor's example answers
+	// g1 as g1-r1), a GET's part none.
+	QuirkMultipartIDs = "multipart-ids"
+	// QuirkJSONErrors: screen errors are JSON from 19.1 (not 23.0), with
+	// "text" a list when the message has several lines and "/n" for a line
+	// break inside one.
+	QuirkJSONErrors = "json-errors"
+	// QuirkColdForms: the first GET of an entity set not used since the
+	// server started answers 404 ("404 on the first probe, 200 on the
+	// second"); any request to the set warms it.
+	QuirkColdForms = "cold-forms"
+	// QuirkNormalisedTexts: text sub-forms read back with a <style> block,
+	// a <p dir=rtl> wrapper and no whitespace before <br>.
+	QuirkNormalisedTexts = "normalised-texts"
+	// QuirkMetadataWrongType: GetMetadataFor of an entity whose set was
+	// never read answers the document of another entity's type.
+	QuirkMetadataWrongType = "metadata-wrong-type"
+	// QuirkRealMetadata: $metadata as real installations write it: the
+	// namespace Priority.OData, sub-form types without the _SUBFORM suffix,
+	// Precision/Scale on decimals (values rounded to the Scale), DateType
+	// Date on date-only fields (stored as the day in UTC),
+	// Core.Permissions Read on fields the API may not write, and the
+	// AutoUnique term instead of Core.Computed.
+	QuirkRealMetadata = "real-metadata"
+	// QuirkPermission400: a user without permission on a form (Options.
+	// Unpermitted) gets a 400 screen error "insufficient permissions" in
+	// the installation's language, not the 403 of spec 6.
+	QuirkPermission400 = "permission-400"
+	// QuirkOIDCAccounts: the authorization server of an on-premise
+	// installation: endpoints at /accounts/connect/authorize and /token
+	// (not /oauth2), found by discovery at
+	// /accounts/.well-known/openid-configuration, the client secret taken
+	// as a Basic header only (client_secret_basic).
+	QuirkOIDCAccounts = "oidc-accounts"
+)
+
+// quirkNames lists every quirk, in the order the documentation gives them.
+var quirkNames = []string{
+	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
+	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts,
+}
+
+// QuirkNames returns the names of every quirk the sandbox can imitate.
+func QuirkNames() []string { return append([]string(nil), quirkNames...) }
+
+// AllQuirks returns a set with every quirk switched on.
+func AllQuirks() map[string]bool {
+	all := map[string]bool{}
+	for _, q := range quirkNames {
+		all[q] = true
+	}
+	return all
+}
+
+// ParseQuirks reads the value of --quirks: "all" (or empty) for every quirk,
+// else names separated by commas.
+func ParseQuirks(s string) (map[string]bool, error) {
+	if s = strings.TrimSpace(s); s == "" || s == "all" || s == "true" {
+		return AllQuirks(), nil
+	}
+	set := map[string]bool{}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if err := checkQuirk(name); err != nil {
+			return nil, err
+		}
+		set[name] = true
+	}
+	return set, nil
+}
+
+func checkQuirk(name string) error {
+	for _, q := range quirkNames {
+		if q == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("quirk %q: unknown (want all or some of %s)", name, strings.Join(quirkNames, ", "))
+}
+
+func checkQuirks(set map[string]bool) error {
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := checkQuirk(name); err != nil {
+			return fmt.Errorf("sandbox: %v", err)
+		}
+	}
+	return nil
+}
+
+// quirk reports whether a quirk is switched on.
+func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
+
+// coldForm imitates QuirkColdForms for a request to path: the first GET of
+// an entity set since the server started answers 404 as a missing record
+// does; any request warms the set.
+func (c *call) coldForm(method, path string) *apiError {
+	s := c.s
+	if !s.quirk(QuirkColdForms) {
+		return nil
+	}
+	seg, err := parseSegment(splitPath(path)[0])
+	if err != nil {
+		return nil
+	}
+	set := s.meta.EntitySet(seg.name)
+	if set == nil {
+		return nil
+	}
+	s.prepMu.Lock()
+	cold := !s.warm[set.Name]
+	s.warm[set.Name] = true
+	s.prepMu.Unlock()
+	if !cold || method != http.MethodGet {
+		return nil
+	}
+	return c.notFound(set.Type, path)
+}
+
+// otherType imitates QuirkMetadataWrongType: GetMetadataFor of an entity
+// whose set was not read since start (or since ClearEntityMetadata) answers
+// with the type of the set listed after it.
+func (s *Server) otherType(entity string) *odata.EntitySet {
+	if !s.quirk(QuirkMetadataWrongType) || len(s.meta.Sets) < 2 {
+		return nil
+	}
+	for i, set := range s.meta.Sets {
+		if set.Name == entity {
+			return s.meta.Sets[(i+1)%len(s.meta.Sets)]
+		}
+	}
+	return nil
+}
+
+var spaceBeforeBr = regexp.MustCompile(`(?i)\s+(<br\b)`)
+
+// readBackText is an HTML text as a read answers it: after the style block
+// (spec 2.9), and with QuirkNormalisedTexts in a <p dir=rtl> wrapper
+// without whitespace before <br>, as real servers store it.
+func (s *Server) readBackText(text string) string {
+	if !s.quirk(QuirkNormalisedTexts) {
+		return styleBlock + text
+	}
+	return styleBlock + "<p dir=rtl>" + spaceBeforeBr.ReplaceAllString(text, "$1") + "</p>"
+}

@@ -1,0 +1,198 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// Each quirk behaves as SERVICE-NOTES says real servers do, and only when
+// switched on.
+
+func TestQuirkNames(t *testing.T) {
+	t.Parallel()
+	all, err := sandbox.ParseQuirks("")
+	if err != nil || len(all) != len(sandbox.QuirkNames()) {
+		t.Fatalf("ParseQuirks(\"\") = %v, %v; want every quirk", all, err)
+	}
+	some, err := sandbox.ParseQuirks("cold-forms, json-errors")
+	if err != nil || len(some) != 2 || !some[sandbox.QuirkColdForms] || !some[sandbox.QuirkJSONErrors] {
+		t.Errorf("ParseQuirks(two) = %v, %v", some, err)
+	}
+	if _, err := sandbox.ParseQuirks("cold-forms,warm-forms"); err == nil || !strings.Contains(err.Error(), `quirk "warm-forms": unknown`) {
+		t.Errorf("an unknown quirk: %v", err)
+	}
+	if _, err := sandbox.New(sandbox.Options{Quirks: map[string]bool{"nope": true}}); err == nil || !strings.Contains(err.Error(), `quirk "nope"`) {
+		t.Errorf("New with an unknown quirk: %v", err)
+	}
+}
+
+// Before 22.1 the vendor's example answers g1 as g1-r1 in a
+// changesetresponse part, and a GET's part without Content-ID; from 22.1
+// (JSON answers) and without the quirk, the ids are the requests'.
+func TestQuirkMultipartIDs(t *testing.T) {
+	t.Parallel()
+	reqs := func(c *tc) []odata.BatchRequest {
+		return []odata.BatchRequest{
+			post("g1", "FAMILY_LOG", `{"FAMILYNAME":"F2","FAMILYDESC":"Nuts"}`),
+			{ID: "g2", Method: "GET", URL: "FAMILY_LOG('F2')"},
+			{ID: "g3", Method: "PATCH", URL: "LOGPART('P2')", Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{"BARCODE":"123"}`)},
+		}
+	}
+	tests := []struct {
+		version string
+		quirk   bool
+		want    string
+	}{
+		{"21.0", true, "g1-r1:201 :200 g3-r1:200"},
+		{"21.0", false, "g1:201 g2:200 g3:200"},
+		{"22.1", true, "g1:201 g2:200 g3:200"},
+	}
+	for _, tt := range tests {
+		opts := sandbox.Options{SystemVersion: tt.version}
+		if tt.quirk {
+			opts.Quirks = map[string]bool{sandbox.QuirkMultipartIDs: true}
+		}
+		c := start(t, opts)
+		c.seed()
+		_, rs := c.batch("json", reqs(c))
+		if got := statuses(rs); got != tt.want {
+			t.Errorf("%s quirk %v: %s, want %s", tt.version, tt.quirk, got, tt.want)
+		}
+		if tt.quirk && tt.version == "21.0" {
+			// The write's answer is a changeset of its own.
+			raw := c.must(200, "POST", "/$batch", jsonBatch(t, reqs(c)[1:2]), "Content-Type", "application/json")
+			_, params, _ := mime.ParseMediaType(raw.header.Get("Content-Type"))
+			if !strings.HasPrefix(raw.header.Get("Content-Type"), "multipart/mixed") || params["boundary"] == "" {
+				t.Errorf("before 22.1 the answer is multipart: %s", raw.header.Get("Content-Type"))
+			}
+			if bytes.Contains(raw.body, []byte("Content-ID")) {
+				t.Errorf("a GET's part has no Content-ID:\n%s", raw.body)
+			}
+			raw = c.must(200, "POST", "/$batch", jsonBatch(t, []odata.BatchRequest{post("w1", "FAMILY_LOG", `{"FAMILYNAME":"F3","FAMILYDESC":"x"}`)}), "Content-Type", "application/json")
+			if !bytes.Contains(raw.body, []byte("Content-Type: multipart/mixed;boundary=changeset_")) || !bytes.Contains(raw.body, []byte("Content-ID: w1-r1")) {
+				t.Errorf("a write's answer in a changeset as w1-r1:\n%s", raw.body)
+			}
+		}
+	}
+}
+
+// Screen errors are JSON from 19.1 with the quirk (23.0 without), the
+// parts of a message a list of texts.
+func TestQuirkJSONErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		version string
+		quirk   bool
+		json    bool
+	}{
+		{"19.0", true, false},
+		{"19.1", true, true},
+		{"19.1", false, false},
+		{"23.0", false, true},
+		{"25.1", true, true},
+	}
+	for _, tt := range tests {
+		opts := sandbox.Options{SystemVersion: tt.version}
+		if tt.quirk {
+			opts.Quirks = map[string]bool{sandbox.QuirkJSONErrors: true}
+		}
+		c := start(t, opts)
+		r := c.must(400, "POST", "/FAMILY_LOG", map[string]any{"FAMILYNAME": "F9", "FAMILYDESC": "x", "DEBITFLAG": "Q"})
+		isJSON := strings.HasPrefix(r.header.Get("Content-Type"), "application/json")
+		if isJSON != tt.json {
+			t.Errorf("%s quirk %v: %s %s, want JSON %v", tt.version, tt.quirk, r.header.Get("Content-Type"), r, tt.json)
+			continue
+		}
+		e := odata.ParseError(r.status, r.header, r.body)
+		if e.Entity != "FAMILY_LOG" || !strings.Contains(e.Error(), `Line 1- DEBITFLAG: the value "Q" is not allowed; use`) {
+			t.Errorf("%s quirk %v: read as %v", tt.version, tt.quirk, e)
+		}
+		if tt.quirk && tt.json {
+			var doc struct {
+				FORM struct {
+					InterfaceErrors struct{ Text []string }
+				}
+			}
+			if err := json.Unmarshal(r.body, &doc); err != nil || len(doc.FORM.InterfaceErrors.Text) != 2 {
+				t.Errorf("%s: text is not a list of the message's parts: %v %s", tt.version, err, r)
+			}
+		}
+	}
+}
+
+// The first GET of a form since the start answers 404; the second is
+// served; a write warms the form too; each form is cold on its own.
+func TestQuirkColdForms(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkColdForms: true}})
+	c.must(404, "GET", "/CUSTOMERS?$top=1", nil)
+	c.must(200, "GET", "/CUSTOMERS?$top=1", nil)
+	c.must(201, "POST", "/FAMILY_LOG", map[string]any{"FAMILYNAME": "F1", "FAMILYDESC": "Fasteners"})
+	c.must(200, "GET", "/FAMILY_LOG('F1')", nil)
+	c.must(404, "GET", "/LOGPART('P1')", nil)
+	c.must(404, "GET", "/LOGPART('P1')", nil) // now it is the truth
+	c.must(201, "POST", "/LOGPART", map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"})
+	c.must(200, "GET", "/LOGPART('P1')", nil)
+
+	plain := start(t, sandbox.Options{})
+	plain.must(200, "GET", "/CUSTOMERS?$top=1", nil)
+}
+
+// Texts read back normalised: a style block, a <p dir=rtl> wrapper, no
+// whitespace before <br>; what is stored (and appended to) is the text.
+func TestQuirkNormalisedTexts(t *testing.T) {
+	t.Parallel()
+	for _, quirk := range []bool{false, true} {
+		opts := sandbox.Options{}
+		if quirk {
+			opts.Quirks = map[string]bool{sandbox.QuirkNormalisedTexts: true}
+		}
+		c := start(t, opts)
+		c.seed()
+		r := c.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C100"})
+		ord := r.json(t)["ORDNAME"].(string)
+		c.must(200, "POST", "/ORDERS('"+ord+"')/ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver the order. <br> There", "APPEND": true})
+		got := c.must(200, "GET", "/ORDERS('"+ord+"')/ORDERSTEXT_SUBFORM", nil).json(t)["TEXT"].(string)
+		want := "Deliver the order. <br> There"
+		if quirk {
+			want = `<p dir=rtl>Deliver the order.<br> There</p>`
+		}
+		if !strings.HasPrefix(got, "<style>") || !strings.HasSuffix(got, want) {
+			t.Errorf("quirk %v: read back %q, want the style block and %q", quirk, got, want)
+		}
+		stored := c.sb.Snapshot()["ORDERS"][0]["ORDERSTEXT_SUBFORM"].(map[string]any)["TEXT"]
+		if stored != "Deliver the order. <br> There" {
+			t.Errorf("quirk %v: stored %q", quirk, stored)
+		}
+	}
+}
+
+// GetMetadataFor of an entity not read yet answers another entity's
+// type; once the entity was read, its own.
+func TestQuirkMetadataWrongType(t *testing.T) {
+	t.Parallel()
+	c := start(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkMetadataWrongType: true}})
+	name := func(r resp) string {
+		typ, err := odata.ParseEntityType(bytes.NewReader(r.body))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, r)
+		}
+		return typ.Name
+	}
+	if got := name(c.must(200, "GET", "/GetMetadataFor(entity='ORDERS')", nil)); got == "ORDERS" {
+		t.Errorf("cold: answered ORDERS, want another entity's type")
+	}
+	if _, err := odata.ParseEntityTypeNamed(bytes.NewReader(c.must(200, "GET", "/GetMetadataFor(entity='ORDERS')", nil).body), "ORDERS"); err == nil {
+		t.Errorf("cold: the answer holds ORDERS")
+	}
+	c.must(200, "GET", "/ORDERS?$top=1", nil)
+	if got := name(c.must(200, "GET", "/GetMetadataFor(entity='ORDERS')", nil)); got != "ORDERS" {
+		t.Errorf("warm: answered %s, want ORDERS", got)
+	}
+}
