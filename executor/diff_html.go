@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"encoding/json"
 	"io"
 	"sort"
 )
@@ -42,8 +43,8 @@ type DiffRow struct {
 	Changes                     []DiffChange
 }
 
-// DiffChange is one field an update changes, each value as the service's
-// JSON writes it.
+// DiffChange is one field an update changes, each value as the page shows
+// it (shownValue).
 type DiffChange struct {
 	Field, Old, New string
 }
@@ -99,10 +100,26 @@ func DiffReportOf(res *DiffResult, info ReportInfo, unresolved []RecordError) *D
 func diffRow(r DiffRecord) DiffRow {
 	row := DiffRow{Step: r.Step, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
 	for k, c := range r.Fields {
-		row.Changes = append(row.Changes, DiffChange{Field: k, Old: string(c.Old), New: string(c.New)})
+		row.Changes = append(row.Changes, DiffChange{Field: k, Old: shownValue(c.Old), New: shownValue(c.New)})
 	}
 	sort.Slice(row.Changes, func(i, j int) bool { return row.Changes[i].Field < row.Changes[j].Field })
 	return row
+}
+
+// shownValue is a value as the page shows it to a customer: a text
+// without JSON's quotes and escapes, null and "" as "(empty)", anything
+// else as the service's JSON writes it.
+func shownValue(raw json.RawMessage) string {
+	var text string
+	switch {
+	case string(raw) == "null" || len(raw) == 0:
+		return "(empty)"
+	case json.Unmarshal(raw, &text) != nil:
+		return string(raw)
+	case text == "":
+		return "(empty)"
+	}
+	return text
 }
 
 // Clean reports whether apply would write every record as the plan says:

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -78,7 +79,7 @@ func TestDiffPage(t *testing.T) {
 	if _, ok := held["P3"]; ok {
 		t.Fatal("P3 is on the target: the test proves nothing")
 	}
-	change := fmt.Sprintf(`<code>PARTDES</code> <span class="old" dir="auto">&#34;%s&#34;</span> → <mark class="new" dir="auto">&#34;בורג משושה&#34;</mark>`, held["P1"]["PARTDES"])
+	change := fmt.Sprintf(`<code>PARTDES</code> <span class="old" dir="auto">%s</span> → <mark class="new" dir="auto">בורג משושה</mark>`, held["P1"]["PARTDES"])
 	for _, want := range []string{
 		change,
 		`<tr data-step="parts"><td dir="auto">parts</td><td>LOGPART</td><td class="n">1</td><td class="n">1</td><td class="n">1</td><td class="n">0</td><td class="n">0</td></tr>`,
@@ -128,5 +129,25 @@ func TestDiffPageShowsTheFirstRecords(t *testing.T) {
 	}
 	if strings.Contains(page.String(), fmt.Sprintf("parts.csv:%d<", DiffShown+2)) {
 		t.Error("the page lists a record past DiffShown")
+	}
+}
+
+// TestShownValue: the page shows text as a customer reads it, and tells an
+// empty value from an absent mark.
+func TestShownValue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ raw, want string }{
+		{`"Galil"`, "Galil"},
+		{`"גליל הנדסה בע\"מ"`, `גליל הנדסה בע"מ`},
+		{`""`, "(empty)"},
+		{`null`, "(empty)"},
+		{``, "(empty)"},
+		{`12.50`, "12.50"},
+		{`true`, "true"},
+		{`"<b>x</b>"`, "<b>x</b>"},
+	} {
+		if got := shownValue(json.RawMessage(c.raw)); got != c.want {
+			t.Errorf("shownValue(%s) = %q, want %q", c.raw, got, c.want)
+		}
 	}
 }
