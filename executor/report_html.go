@@ -56,8 +56,10 @@ type RunReport struct {
 	ReportInfo
 	DryRun   bool
 	Complete bool
-	Steps    []StepSummary
-	Total    StepSummary
+	// Stopped: the last apply stopped before it ran every step.
+	Stopped bool
+	Steps   []StepSummary
+	Total   StepSummary
 	// Requests are HTTP calls ($batch posts, with their retries),
 	// Subrequests the operations in them, Transactions the API
 	// transactions as the service meters them: every entity and line
@@ -151,7 +153,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	rep := &RunReport{ReportInfo: ReportInfo{Plan: h.Plan, PlanPath: h.PlanPath, Target: h.Target,
 		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
 	sum := summarize(st, nil)
-	rep.Complete, rep.Steps, rep.Undecided = sum.Complete, sum.Steps, sum.Undecided
+	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided
 	rep.Total = totalOf(sum.Steps)
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed

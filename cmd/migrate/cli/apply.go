@@ -428,21 +428,34 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
 	case code == ExitData:
 		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case sum.Interrupted && !pendingIn(sum):
+		fmt.Fprintln(a.stdout, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
 	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
 	return silent(code)
 }
 
-// statusCode is CLI.md's exit code for what a journal says: 4 while records
-// are pending or in doubt (run apply again), 1 when only failed ones keep
-// the run from complete, 0 when it is complete.
-func statusCode(sum *executor.Summary) int {
-	failed := false
+// pendingIn reports whether records are pending or in doubt.
+func pendingIn(sum *executor.Summary) bool {
 	for _, s := range sum.Steps {
 		if s.Pending+s.InDoubt > 0 {
-			return ExitInterrupted
+			return true
 		}
+	}
+	return false
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt or the last apply stopped before it ran every
+// step (run apply again), 1 when only failed ones keep the run from
+// complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	if sum.Interrupted || pendingIn(sum) {
+		return ExitInterrupted
+	}
+	failed := false
+	for _, s := range sum.Steps {
 		failed = failed || s.Failed > 0
 	}
 	if failed || !sum.Complete {
