@@ -557,6 +557,38 @@ func (a *app) refuseOtherTarget(jpath, flagURL string) error {
 	return nil
 }
 
+// undoJSON is CLI.md's output of undo --json.
+type undoJSON struct {
+	Target   string           `json:"target"`
+	Actions  []undoActionJSON `json:"actions"`
+	Done     int              `json:"done"`
+	Failed   int              `json:"failed"`
+	Skipped  []string         `json:"skipped"`
+	Warnings []string         `json:"warnings"`
+	InDoubt  []string         `json:"in_doubt"`
+}
+
+type undoActionJSON struct {
+	Step   string `json:"step"`
+	Record string `json:"record"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	What   string `json:"what"`
+	Done   bool   `json:"done"`
+	Error  string `json:"error,omitempty"`
+}
+
+// undoView is the engine's undo summary as CLI.md documents it: its own
+// names, and lists that are [] when empty, as the other commands' JSON.
+func undoView(sum *executor.UndoSummary) undoJSON {
+	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
+		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...)}
+	for _, a := range sum.Actions {
+		v.Actions = append(v.Actions, undoActionJSON{Step: a.Step, Record: a.Record, Method: a.Method, URL: a.URL, What: a.What, Done: a.Done, Error: a.Error})
+	}
+	return v
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
@@ -597,7 +629,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	if *asJSON {
-		if werr := writeJSON(a.stdout, sum); werr != nil {
+		if werr := writeJSON(a.stdout, undoView(sum)); werr != nil {
 			return werr
 		}
 	} else {
