@@ -17,12 +17,7 @@ import (
 // not complete and exits 4 (run apply again), and apply again finishes it.
 func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	t.Parallel()
-	sb, target := startSandbox(t, sandbox.Options{})
-	journal := filepath.Join(t.TempDir(), "q.journal")
-	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_TARGET": target})
-	if code, out := run("apply", quickstartPlan(t), "--journal", journal); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
+	sb, target, journal, run := quickstartLoaded(t)
 	// The journal as the kill left it: every line before the first of the
 	// last step (its watermark); the orders it had sent are deleted.
 	data, err := os.ReadFile(journal)
@@ -73,4 +68,18 @@ func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	if code, out := run("status", journal); code != ExitOK || !strings.Contains(out, "complete: every record is committed or skipped") {
 		t.Errorf("status after apply again: exit %d\n%s", code, out)
 	}
+}
+
+// quickstartLoaded loads the quickstart into a sandbox of its own: the
+// sandbox, its service root, the journal, and a runner of commands with
+// the sandbox's target and credentials in their environment.
+func quickstartLoaded(t *testing.T) (sb *sandbox.Server, target, journal string, run func(args ...string) (int, string)) {
+	t.Helper()
+	sb, target = startSandbox(t, sandbox.Options{})
+	journal = filepath.Join(t.TempDir(), "q.journal")
+	run = runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_TARGET": target})
+	if code, out := run("apply", quickstartPlan(t), "--journal", journal); code != ExitOK {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	return sb, target, journal, run
 }

@@ -3,11 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // undo --json gives CLI.md's document: its own lower-case names, every
@@ -15,12 +12,7 @@ import (
 // with --yes each is done and the sandbox holds none of it.
 func TestUndoJSON(t *testing.T) {
 	t.Parallel()
-	sb, target := startSandbox(t, sandbox.Options{})
-	journal := filepath.Join(t.TempDir(), "q.journal")
-	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_TARGET": target})
-	if code, out := run("apply", quickstartPlan(t), "--journal", journal); code != ExitOK {
-		t.Fatalf("apply: exit %d\n%s", code, out)
-	}
+	sb, target, journal, _ := quickstartLoaded(t)
 	held := 0
 	for _, set := range []string{"FAMILY_LOG", "LOGPART", "CUSTOMERS", "ORDERS"} {
 		held += len(sb.Snapshot()[set])
