@@ -620,7 +620,7 @@ func withQuery(path string, q Query) string {
 
 // Get reads path with the query options into out (a pointer; nil discards).
 // Paths are relative to the service root and must already be escaped:
-// build keyed paths with EntityPath and LinePath.
+// write keys in them with PathKey.
 func (c *Client) Get(ctx context.Context, path string, q Query, out any) error {
 	resp, err := c.do(ctx, &request{method: http.MethodGet, path: withQuery(path, q)})
 	if err != nil {

@@ -196,7 +196,7 @@ func (c *call) create(tg *target, in map[string]any) (*result, *apiError) {
 	}
 	res := jsonResult(http.StatusCreated, c.writeAnswer(tg.t, rec, path, in))
 	res.header = http.Header{"Content-Type": res.header["Content-Type"], "Odata-Version": res.header["Odata-Version"],
-		"Location": {c.base + "/" + path}}
+		"Location": {c.base + "/" + odata.EscapePath(path)}} // a URI: keys escaped as the client escapes them
 	return res, nil
 }
 
