@@ -58,8 +58,12 @@ func (a BasicAuth) GoString() string { return a.String() }
 // credentials, the token as user name and the literal PAT as password.
 type PATAuth struct{ Token string }
 
+// PATPassword is the password that marks Basic credentials as a personal
+// access token; the sandbox reads it as the client writes it.
+const PATPassword = "PAT"
+
 func (a PATAuth) Authorize(req *http.Request) error {
-	req.SetBasicAuth(a.Token, "PAT")
+	req.SetBasicAuth(a.Token, PATPassword)
 	return nil
 }
 func (a PATAuth) Method() string   { return "pat" }

@@ -106,9 +106,9 @@ func ParsePathKey(s string) ([]KeyPart, error) {
 	return ParseKey(s)
 }
 
-// KeyParts is PathKey of parts that ParseKey read: the one spelling of a
+// pathKeyOf is PathKey of parts that ParseKey read: the one spelling of a
 // key however it arrived.
-func KeyParts(parts []KeyPart) (string, error) {
+func pathKeyOf(parts []KeyPart) (string, error) {
 	names := make([]string, len(parts))
 	values := make([]any, len(parts))
 	for i, p := range parts {
@@ -141,7 +141,7 @@ func LocationKey(loc string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return KeyParts(parts)
+	return pathKeyOf(parts)
 }
 
 // ParseKey reads a key expression as FormatKey writes it, with or without

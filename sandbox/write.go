@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"mime"
 	"net/http"
@@ -613,4 +614,10 @@ func (c *call) attachmentStamp(t *odata.EntityType, vals map[string]any, create 
 	if t.Property("LUSERLOGIN") != nil {
 		vals["LUSERLOGIN"] = c.user
 	}
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
 }
