@@ -107,4 +107,3 @@ var (
 	jsonErrorsFrom   = odata.Version{Major: 23, Minor: 0}
 	jsonErrorsReally = odata.Version{Major: 19, Minor: 1}
 )
-
