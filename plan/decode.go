@@ -220,7 +220,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 	}
 	top.entries = kept
 	p.Spans = w.spans(top)
-	w.require(top, "the plan", "version", "steps")
+	w.require(top, "the plan", requiredKeys("top")...)
 	for _, e := range top.entries {
 		switch e.key {
 		case "version":
@@ -364,7 +364,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 		}
 		sf, ok := w.mapping(se.val, what, sourceKeys)
 		if ok {
-			w.require(sf, what, "file")
+			w.require(sf, what, requiredKeys("source")...)
 		}
 		s.Spans = w.spans(sf)
 		xlsx := false
@@ -556,7 +556,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 	f, _ := w.mapping(n, what, stepKeys)
 	s.Pos = f.pos
 	s.Spans = w.spans(f)
-	w.require(f, what, "name", "entity", "source")
+	w.require(f, what, requiredKeys("step")...)
 	for _, e := range f.entries {
 		switch e.key {
 		case "name":
@@ -698,7 +698,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 		f, _ := w.mapping(it, what, subformKeys)
 		sf.Pos = f.pos
 		sf.Spans = w.spans(f)
-		w.require(f, what, "name")
+		w.require(f, what, requiredKeys("subform")...)
 		for _, e := range f.entries {
 			switch e.key {
 			case "name":
@@ -721,7 +721,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				if !ok {
 					break
 				}
-				w.require(lf, lw, "parent", "child")
+				w.require(lf, lw, requiredKeys("link")...)
 				l := &Link{Pos: e.kpos, Spans: w.spans(lf)}
 				okP, okC := false, false
 				if pe, ok := lf.get("parent"); ok {

@@ -57,7 +57,7 @@ func TestFormatTableIsComplete(t *testing.T) {
 				t.Errorf("%s.%s is in the table twice", b.Name, k.Name)
 			}
 			seen[k.Name] = true
-			if k.Type == "" || k.Default == "" || k.Meaning == "" {
+			if k.typeText() == "" || k.Default == "" || k.Meaning == "" {
 				t.Errorf("%s.%s lacks a type, a default or a meaning", b.Name, k.Name)
 			}
 			if k.Required != (k.Default == "required" || strings.HasPrefix(k.Default, "required,")) {

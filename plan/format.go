@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 //go:generate go run ./internal/formatgen
 
 // The plan format, said once. Each block of a plan and every key in it is
@@ -24,7 +26,7 @@ type Block struct {
 // the schema.
 type Key struct {
 	Name     string
-	Type     string // the doc's type column (Markdown)
+	Type     string // the doc's type column (Markdown); "" for a choice of Enum
 	Default  string // the doc's default column
 	Required bool   // the block needs it (the schema's required)
 	Meaning  string // the doc's meaning column, and the schema's description
@@ -61,7 +63,7 @@ var format = []Block{
 				Meaning: "a saved `$metadata` (relative to the plan's folder, or absolute): `validate` and `plan` use it instead of the target's and work offline; `apply` checks against it too; `metadata pull` writes it"},
 			{Name: "system_version", Type: "`\"MAJOR.MINOR\"`", Default: "reported by the server", Schema: `{"type": "string", "pattern": "^[0-9]+\\.[0-9]+"}`,
 				Meaning: "the server's version where it cannot say (no version function before 22.0); features are gated and the default batch size chosen on it; a version the server reports that differs is an error; `--system-version` and `MIGRATE_SYSTEM_VERSION` override it (see The system version)"},
-			{Name: "auth", Type: "`basic` \\| `pat` \\| `oidc`", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
+			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
 				Meaning: "how to log in; `--auth` and `MIGRATE_AUTH` override it; unset: a cached OIDC token, else `MIGRATE_TOKEN`, else `MIGRATE_USER` (cli.md, Target and secrets)"},
 			{Name: "batch_size", Type: "integer 1–1000", Default: "the server's limit", Schema: `{"type": "integer"}`, Min: 1, Max: 1000,
 				Meaning: "most sub-requests per `$batch`; the server's limit (100 from 21.0, 1000 before) still caps it"},
@@ -75,7 +77,7 @@ var format = []Block{
 				Meaning: "the offset given to dates and times that carry none (`Asia/Jerusalem`); `Local` is refused, so a plan means the same on every machine"},
 			{Name: "decimal_separator", Type: "`\".\"` \\| `\",\"`", Default: "`\".\"`", Enum: []string{".", ","},
 				Meaning: "how decimals are written in text cells; a source may override it; output is always written with `.`"},
-			{Name: "empty", Type: "`omit` \\| `null` \\| `keep`", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
+			{Name: "empty", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
 				Meaning: "what an empty field value becomes: left out of the record, sent as null, or sent as `\"\"` (text fields only; other types are left out)"},
 		}},
 	{Name: "source", Heading: "sources.NAME", Desc: "An input file. CSV keys: delimiter, encoding, lazy_quotes. XLSX keys: sheet, header_row.",
@@ -109,7 +111,7 @@ var format = []Block{
 				Meaning: "the map's value, over the same `row`; with `entity`, the field whose value is the value"},
 			{Name: "filter", Type: "OData `$filter`", Default: "all rows", Schema: `{"type": "string"}`,
 				Meaning: "with `entity` only: which of its rows build the map (`\"AGENTCODE eq '017'\"`; `eq ne gt ge lt le`, `and`, `or`, parentheses)"},
-			{Name: "missing", Type: "`error` \\| `empty` \\| `keep`", Default: "`error`", Enum: []string{"error", "empty", "keep"},
+			{Name: "missing", Default: "`error`", Enum: []string{"error", "empty", "keep"},
 				Meaning: "a key not in the map: a row error, `\"\"`, or the key itself"},
 		}},
 	{Name: "step", Heading: "steps[]", Desc: "Loads one entity from one source.",
@@ -124,7 +126,7 @@ var format = []Block{
 				Meaning: "steps that must finish first; a `ref()` to another step implies it too; a cycle is an error"},
 			{Name: "when", Type: "expr", Default: "every row", Schema: `{"$ref": "#/$defs/condition"}`,
 				Meaning: "rows for which it is false are skipped and counted"},
-			{Name: "mode", Type: "`insert` \\| `upsert` \\| `update`", Default: "`insert`", Enum: []string{"insert", "upsert", "update"},
+			{Name: "mode", Default: "`insert`", Enum: []string{"insert", "upsert", "update"},
 				Meaning: "`insert` creates; `upsert` reads the record by its key (many records per read: one `$filter` of up to 40 keys with only the fields the step writes, 100 such reads a call, so 2,000 records cost at most one call), creates it when absent and otherwise sends only the fields that changed (journaled, so `undo` restores them); `update` does the same but fails a record that does not exist"},
 			{Name: "id", Type: "expr", Default: "entity key values, else the source location", Schema: `{"$ref": "#/$defs/value"}`,
 				Meaning: "the record's identity in the journal (and for `ref()`). Without it, a step whose key the server assigns (orders) names each record by its row (`orders.csv:7`): a row deleted or inserted before a resume would shift the later ones, so `apply` refuses such a resume (cli.md, \"Resume and work in doubt\"); an `id` that names each record by its data (`row.OrderNo`) lets rows move"},
@@ -151,7 +153,7 @@ var format = []Block{
 				Meaning: "joins the source's rows to the parent's (next table); not with `source: group` or without a source"},
 			{Name: "when", Type: "expr", Default: "always", Schema: `{"$ref": "#/$defs/condition"}`,
 				Meaning: "no child for a row where it is false"},
-			{Name: "lines", Type: "`append` \\| `replace`", Default: "`append`", Enum: []string{"append", "replace"},
+			{Name: "lines", Default: "`append`", Enum: []string{"append", "replace"},
 				Meaning: "`replace` deletes the parent's existing lines of this sub-form first"},
 			{Name: "fields", Type: "mapping of field to expr", Default: "required unless it has sub-forms", Schema: `{"$ref": "#/$defs/fields"}`,
 				Meaning: "the child's fields"},
@@ -187,6 +189,25 @@ func keyNames(block string) []string {
 		out[i] = k.Name
 	}
 	return out
+}
+
+// requiredKeys lists the keys a block needs, in the table's order.
+func requiredKeys(block string) []string {
+	var out []string
+	for _, k := range blockOf(block).Keys {
+		if k.Required {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// typeText is a key's type column: its own, or its choices.
+func (k Key) typeText() string {
+	if k.Type != "" || k.Enum == nil {
+		return k.Type
+	}
+	return "`" + strings.Join(k.Enum, "` \\| `") + "`"
 }
 
 // formatKey is a key of a block.

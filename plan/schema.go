@@ -177,7 +177,7 @@ func KeysDoc() string {
 		}
 		fmt.Fprintf(&b, "### %s\n\n| key | type | default | meaning |\n|---|---|---|---|\n", blk.Heading)
 		for _, k := range blk.Keys {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.Type, k.Default, k.Meaning)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.typeText(), k.Default, k.Meaning)
 		}
 		if blk.Note != "" {
 			fmt.Fprintf(&b, "\n%s\n", blk.Note)
