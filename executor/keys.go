@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -50,6 +51,16 @@ func keyFromLocation(loc string) string {
 		return ""
 	}
 	return k
+}
+
+// shownKey is a key expression as a person reads it in diff's output: as
+// keyOf writes it, without the URL's escapes ('O''Neil & Co', Hebrew as it
+// is), so that what a person compares with the source looks like it.
+func shownKey(key string) string {
+	if raw, err := url.PathUnescape(key); err == nil {
+		return raw
+	}
+	return key
 }
 
 // keyValue turns a key expression back into a value for ref(): a single

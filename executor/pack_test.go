@@ -181,6 +181,9 @@ func TestKeys(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("PathKey(%v) = %q, %v; want %q", tc.vals, got, err, tc.want)
 		}
+		if raw, _ := odata.FormatKey(tc.names, tc.vals); "("+shownKey(got)+")" != raw {
+			t.Errorf("shownKey(%q) = %q, want %q without its parentheses", got, shownKey(got), raw)
+		}
 		if v := keyValue(got); fmt.Sprint(v) != fmt.Sprint(tc.value) {
 			t.Errorf("keyValue(%q) = %#v, want %#v", got, v, tc.value)
 		}
