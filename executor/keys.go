@@ -54,7 +54,7 @@ func keyFromLocation(loc string) string {
 }
 
 // shownKey is a key expression as a person reads it in diff's output: as
-// keyOf writes it, without the URL's escapes ('O''Neil & Co', Hebrew as it
+// keyOf writes it, without the URL's escapes ('O”Neil & Co', Hebrew as it
 // is), so that what a person compares with the source looks like it.
 func shownKey(key string) string {
 	if raw, err := url.PathUnescape(key); err == nil {
