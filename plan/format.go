@@ -181,25 +181,27 @@ func blockOf(name string) *Block {
 	panic("plan: no block " + name + " in the format table")
 }
 
-// keyNames lists a block's keys in the table's order.
-func keyNames(block string) []string {
-	b := blockOf(block)
-	out := make([]string, len(b.Keys))
-	for i, k := range b.Keys {
-		out[i] = k.Name
-	}
-	return out
-}
-
-// requiredKeys lists the keys a block needs, in the table's order.
-func requiredKeys(block string) []string {
+// keysWhere lists the names of a block's keys that keep holds for (nil:
+// all), in the table's order.
+func keysWhere(block string, keep func(Key) bool) []string {
 	var out []string
 	for _, k := range blockOf(block).Keys {
-		if k.Required {
+		if keep == nil || keep(k) {
 			out = append(out, k.Name)
 		}
 	}
 	return out
+}
+
+func keyNames(block string) []string { return keysWhere(block, nil) }
+
+func requiredKeys(block string) []string {
+	return keysWhere(block, func(k Key) bool { return k.Required })
+}
+
+// onlyFor lists the source keys for one kind of file ("csv" or "xlsx").
+func onlyFor(kind string) []string {
+	return keysWhere("source", func(k Key) bool { return k.Only == kind })
 }
 
 // typeText is a key's type column: its own, or its choices.
@@ -219,15 +221,4 @@ func formatKey(block, name string) *Key {
 		}
 	}
 	panic("plan: no key " + name + " in block " + block + " of the format table")
-}
-
-// onlyFor lists the source keys for one kind of file ("csv" or "xlsx").
-func onlyFor(kind string) []string {
-	var out []string
-	for _, k := range blockOf("source").Keys {
-		if k.Only == kind {
-			out = append(out, k.Name)
-		}
-	}
-	return out
 }
