@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/journal"
 )
 
 // verifyJSON is CLI.md's output of verify --json.
@@ -63,16 +62,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
 		return usageErr("--out: verify writes its workbook as .xlsx")
 	}
-	hdr, err := journal.ReadHeader(pos[0])
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	// As undo: the target of the flag or environment, else the journal's
-	// own; one that is not the journal's is refused.
-	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
-		cf.target = hdr.Target
-	}
-	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
 	cn, err := a.connect(ctx, cf, nil)
