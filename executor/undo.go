@@ -481,12 +481,9 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 		return nil // nothing known of what the run left: nothing to compare
 	}
 	var out []string
-	for k, wv := range w {
-		if !odata.SameValue(got[k], wv) {
-			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(got[k]), shortValue(wv)))
-		}
+	for _, d := range fieldDiffs(got, w, nil) {
+		out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", d.Field, shortValue(d.Found), shortValue(d.Left)))
 	}
-	sort.Strings(out)
 	return out
 }
 
