@@ -72,10 +72,18 @@ func TestScripts(t *testing.T) {
 // makes the next N calls that write lose their connection before or after
 // they take effect (in doubt either way); `sandbox patch PATH JSON`
 // PATCHes an entity directly, as a user would; `sandbox permit [FORM...]`
-// leaves only the forms named unpermitted.
+// leaves only the forms named unpermitted. `start companies=demo,test`
+// declares the installation's companies (MIGRATE_TARGET addresses the
+// first); dump, count, patch and post address another company with
+// `company=NAME` after the subcommand (default: the first).
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump [company=NAME] SET... | sandbox patch [company=NAME] PATH JSON")
+	}
+	company := ""
+	if len(args) > 1 && strings.HasPrefix(args[1], "company=") {
+		company = strings.TrimPrefix(args[1], "company=")
+		args = append(args[:1:1], args[2:]...)
 	}
 	switch args[0] {
 	case "start":
@@ -105,6 +113,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Quirks = q
 			case k == "unpermitted":
 				opts.Unpermitted = strings.Split(v, ",")
+			case k == "companies":
+				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -120,7 +130,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		srv := httptest.NewServer(sb)
 		ts.Defer(srv.Close)
-		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 		ts.Setenv("SANDBOX_URL", srv.URL)
 		ts.Setenv("MIGRATE_USER", "demo")
 		ts.Setenv("MIGRATE_PASSWORD", "demo")
@@ -135,7 +145,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		if sb == nil {
 			ts.Fatalf("sandbox dump: no sandbox started")
 		}
-		snap := sb.Snapshot()
+		snap := snapshotOf(ts, sb, company)
 		out := map[string]any{}
 		for _, set := range args[1:] {
 			out[set] = scrub(snap[set])
@@ -156,7 +166,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox count: no sandbox started")
 		}
 		n, distinct := 0, map[string]bool{}
-		for _, ent := range sb.Snapshot()[args[1]] {
+		for _, ent := range snapshotOf(ts, sb, company)[args[1]] {
 			if v := fmt.Sprint(ent[args[2]]); strings.HasPrefix(v, args[3]) {
 				n++
 				distinct[v] = true
@@ -179,7 +189,17 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: sandbox %s PATH JSON", args[0])
 		}
-		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		root := sandbox.BasePath
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if company == "" && sb != nil {
+			company = sb.Companies()[0]
+		}
+		if company != "" {
+			root = sandbox.CompanyPath(company)
+		}
+		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+root+"/"+args[1], strings.NewReader(args[2]))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
@@ -292,6 +312,18 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// snapshotOf is the data of a company of sb ("": the first one).
+func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) map[string][]map[string]any {
+	if company == "" {
+		return sb.Snapshot()
+	}
+	snap, ok := sb.SnapshotOf(company)
+	if !ok {
+		ts.Fatalf("sandbox: no company %s (it has %s)", company, strings.Join(sb.Companies(), ", "))
+	}
+	return snap
 }
 
 var (
