@@ -24,7 +24,7 @@ import (
 // docs/plan.schema.json lists the same (a test keeps them in step).
 var (
 	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
-	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
+	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty", "companies"}
 	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
 	lookupKeys  = []string{"source", "entity", "key", "value", "filter", "missing"}
 	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
@@ -326,6 +326,20 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 		case "calls_per_minute":
 			if v, ok := w.bounded(e, 1, 0, "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
 				t.CallsPerMinute = v
+			}
+		case "companies":
+			names, pos := w.names(e, "\"target\"", "company names")
+			seen := map[string]bool{}
+			for i, n := range names {
+				switch {
+				case n == "" || strings.ContainsAny(n, "/?#%, "):
+					w.errorf(pos[i], "\"companies\" lists %s, which is no company name (the last segment of the service root, such as demo)", quote(n))
+				case seen[n]:
+					w.errorf(pos[i], "\"companies\" lists %s twice", quote(n))
+				default:
+					seen[n] = true
+					t.Companies = append(t.Companies, n)
+				}
 			}
 		case "max_same_errors":
 			if v, ok := w.bounded(e, 1, 0, "\"max_same_errors\" must be at least 1, not %d"); ok {
