@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -216,16 +219,26 @@ func defaultJournal(planPath string) string {
 	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".journal"
 }
 
+// applyFlags are apply's own flags.
+type applyFlags struct {
+	journal                          string
+	concurrency                      int
+	retry, allowChange, allowMissing bool
+	companies                        listFlag
+}
+
 func (a *app) apply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
 	f.memory.register(fs)
-	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
-	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
-	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
-	allow := fs.Bool("allow-plan-change", false, "resume although the plan or a source changed since the journal began")
-	allowMissing := fs.Bool("allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
+	var o applyFlags
+	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
+	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
+	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
+	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -233,16 +246,32 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
-	if jp := *journalPath; !f.conn.sandbox {
-		if jp == "" {
-			jp = defaultJournal(pos[0])
+	f.memory.apply()
+	companies := []string(o.companies)
+	if len(companies) == 0 {
+		if p, _ := plan.Load(pos[0]); p != nil {
+			companies = p.Target.Companies
 		}
-		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+	}
+	if len(companies) > 0 {
+		return a.applyCompanies(ctx, pos[0], f, o, companies)
+	}
+	return a.applyOne(ctx, pos[0], f, o, o.journal)
+}
+
+// applyOne is one load: of the target's company, or (f.conn.shared) of
+// f.conn.company, into the journal jp ("": the default).
+func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags, jp string) error {
+	if !f.conn.sandbox {
+		jpath := jp
+		if jpath == "" {
+			jpath = defaultJournal(planPath)
+		}
+		if err := a.refuseOtherTarget(jpath, f.conn.target, f.conn.company); err != nil {
 			return err
 		}
 	}
-	f.memory.apply()
-	c, err := a.check(ctx, pos[0], f, true)
+	c, err := a.check(ctx, planPath, f, true)
 	if err != nil {
 		return busyIsPending(err)
 	}
@@ -256,13 +285,13 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err
 	} else if len(unresolved) > 0 {
-		if !*allowMissing {
+		if !o.allowMissing {
 			return a.refuseUnresolved(unresolved, f.json)
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
 	}
-	jpath := *journalPath
+	jpath := jp
 	if jpath == "" {
 		if f.conn.sandbox {
 			dir, err := os.MkdirTemp("", "migrate-sandbox-")
@@ -270,9 +299,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 				return withCode(ExitUsage, err)
 			}
 			defer os.RemoveAll(dir)
-			jpath = filepath.Join(dir, filepath.Base(defaultJournal(pos[0])))
+			jpath = filepath.Join(dir, filepath.Base(defaultJournal(planPath)))
 		} else {
-			jpath = defaultJournal(pos[0])
+			jpath = defaultJournal(planPath)
 		}
 	}
 
@@ -311,7 +340,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	sum, err := executor.Apply(hard, executor.Options{
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
-		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
+		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
@@ -333,8 +362,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	view := summaryJSON(sum)
 	complete := sum.Complete
 	view.Complete = &complete
-	if *journalPath != "" || !f.conn.sandbox {
+	if jp != "" || !f.conn.sandbox {
 		view.Journal = jpath
+	}
+	if f.conn.company != "" {
+		view.Company = f.conn.company
 	}
 	if f.json {
 		if werr := writeJSON(a.stdout, view); werr != nil {
@@ -354,7 +386,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
 		if len(view.Errors) > 0 && view.Journal != "" {
-			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, pos[0])
+			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, planPath)
 		} else if view.Journal != "" && sum.Complete {
 			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 		}
@@ -378,60 +410,167 @@ func (a *app) apply(ctx context.Context, args []string) error {
 func (a *app) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
-	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
+	pos, err := a.parse(fs, args, "JOURNAL... | PLAN", 1, 1<<20)
 	if err != nil {
 		return err
 	}
-	sum, err := executor.Status(pos[0])
+	paths, err := statusJournals(pos)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return err
 	}
-	h, busy := journal.InUse(pos[0])
-	if busy {
-		// status never waits for the lock: it reads what is on disk.
-		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
-	}
-	type stepStatus struct {
-		Name      string `json:"name"`
-		Committed int    `json:"committed"`
-		Failed    int    `json:"failed"`
-		Skipped   int    `json:"skipped"`
-		Pending   int    `json:"pending"`
-		InDoubt   int    `json:"in_doubt"`
-		Partly    int    `json:"partly_loaded,omitempty"`
-	}
-	out := struct {
-		Complete bool         `json:"complete"`
-		Steps    []stepStatus `json:"steps"`
-	}{Complete: sum.Complete, Steps: []stepStatus{}}
-	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
-	}
-	code := statusCode(sum)
-	if busy {
-		// Whatever the counts so far, the run is not over.
-		code = ExitInterrupted
-	}
-	if *asJSON {
-		if err := writeJSON(a.stdout, out); err != nil {
+	if len(paths) == 1 {
+		st, err := a.statusOf(paths[0])
+		if err != nil {
 			return err
 		}
-		return silent(code)
+		if *asJSON {
+			if err := writeJSON(a.stdout, st.view); err != nil {
+				return err
+			}
+		} else {
+			st.print(a.stdout)
+		}
+		return silent(st.code)
 	}
-	view := summaryJSON(sum)
-	printSteps(a.stdout, view, true)
-	printPartly(a.stdout, sum.Errors)
-	switch {
-	case busy:
-		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
-	case code == ExitOK:
-		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	case code == ExitData:
-		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
-	default:
-		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	// Several journals (one a company): each in turn, the exit code the
+	// worst of them.
+	code := ExitOK
+	var views []journalStatus
+	for i, p := range paths {
+		st, err := a.statusOf(p)
+		if err != nil {
+			code = worseCode(code, codeOf(err))
+			fmt.Fprintf(a.stderr, "migrate status: %v\n", err)
+			continue
+		}
+		code = worseCode(code, st.code)
+		if *asJSON {
+			st.view.Journal, st.view.Company = p, st.company
+			views = append(views, st.view)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "== %s ==\n", st.title())
+		st.print(a.stdout)
+	}
+	if *asJSON {
+		if err := writeJSON(a.stdout, statusesJSON{Journals: views}); err != nil {
+			return err
+		}
 	}
 	return silent(code)
+}
+
+// statusJournals are the journals status reads: those given, or for a plan
+// its journals beside it: PLAN.journal and one PLAN.COMPANY.journal per
+// company apply loaded.
+func statusJournals(args []string) ([]string, error) {
+	if len(args) != 1 {
+		return args, nil
+	}
+	ext := strings.ToLower(filepath.Ext(args[0]))
+	if ext != ".yaml" && ext != ".yml" {
+		return args, nil
+	}
+	stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
+	var out []string
+	if _, err := os.Stat(stem + ".journal"); err == nil {
+		out = append(out, stem+".journal")
+	}
+	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
+	out = append(out, more...)
+	if len(out) == 0 {
+		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of several companies); give the journal's path", args[0], stem, stem)
+	}
+	return out, nil
+}
+
+// globEscape quotes the characters filepath.Match reads as a pattern.
+func globEscape(s string) string {
+	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(s)
+}
+
+// journalStatus is status --json of one journal.
+type journalStatus struct {
+	Journal  string       `json:"journal,omitempty"`
+	Company  string       `json:"company,omitempty"`
+	Complete bool         `json:"complete"`
+	Steps    []stepStatus `json:"steps"`
+}
+
+type stepStatus struct {
+	Name      string `json:"name"`
+	Committed int    `json:"committed"`
+	Failed    int    `json:"failed"`
+	Skipped   int    `json:"skipped"`
+	Pending   int    `json:"pending"`
+	InDoubt   int    `json:"in_doubt"`
+	Partly    int    `json:"partly_loaded,omitempty"`
+}
+
+// statusesJSON is status --json of several journals.
+type statusesJSON struct {
+	Journals []journalStatus `json:"journals"`
+}
+
+// statusView is what status says of one journal.
+type statusView struct {
+	path    string
+	company string // of the journal's target, "" when it names none
+	sum     *executor.Summary
+	busy    bool
+	code    int
+	view    journalStatus
+}
+
+func (a *app) statusOf(path string) (*statusView, error) {
+	sum, err := executor.Status(path)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	h, busy := journal.InUse(path)
+	if busy {
+		// status never waits for the lock: it reads what is on disk.
+		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", path, h)
+	}
+	st := &statusView{path: path, sum: sum, busy: busy, code: statusCode(sum)}
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		st.code = ExitInterrupted
+	}
+	st.view = journalStatus{Complete: sum.Complete, Steps: []stepStatus{}}
+	if hdr, err := journal.ReadHeader(path); err == nil && hdr.Target != "" {
+		st.company = odata.CompanyOf(hdr.Target)
+	}
+	for _, s := range sum.Steps {
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+	}
+	return st, nil
+}
+
+// title names a journal among several: its company and its path.
+func (st *statusView) title() string {
+	if st.company != "" {
+		return "company " + st.company + ": " + st.path
+	}
+	return st.path
+}
+
+func (st *statusView) print(w io.Writer) {
+	printSteps(w, summaryJSON(st.sum), true)
+	printPartly(w, st.sum.Errors)
+	switch {
+	case st.busy:
+		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK:
+		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
+	case st.code == ExitData:
+		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	default:
+		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	}
 }
 
 // statusCode is CLI.md's exit code for what a journal says: 4 while records
@@ -529,10 +668,16 @@ func checkExt(flagName, file string, exts ...string) error {
 // a target (flag, else environment) that is not the one the journal at
 // jpath was written to (executor.CheckTarget, exit 2). A journal that does
 // not exist yet or cannot be read is left to the command.
-func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+func (a *app) refuseOtherTarget(jpath, flagURL, company string) error {
 	url, _ := a.targetURL(flagURL, nil)
 	if url == "" {
 		return nil // the plan's target.url: the executor checks it
+	}
+	if company != "" {
+		var err error
+		if url, err = odata.CompanyURL(url, company); err != nil {
+			return usageErr("--company: %v", err)
+		}
 	}
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
@@ -564,7 +709,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
 		cf.target = hdr.Target
 	}
-	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+	if err := a.refuseOtherTarget(pos[0], cf.target, ""); err != nil {
 		return err
 	}
 	var client executor.Client

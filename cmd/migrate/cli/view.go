@@ -22,6 +22,7 @@ type runJSON struct {
 	Transactions int         `json:"transactions"`
 	Complete     *bool       `json:"complete,omitempty"`
 	Journal      string      `json:"journal,omitempty"`
+	Company      string      `json:"company,omitempty"`
 	Estimate     *estimate   `json:"estimate,omitempty"`
 	Unread       int         `json:"reads_not_made,omitempty"`
 	Errors       []errorJSON `json:"errors"`
