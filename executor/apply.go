@@ -97,8 +97,19 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Limit > 0 {
+		opts.Records = limited{inner: opts.Records, n: opts.Limit, trial: true}
+	}
 	r := newRunner(ctx, &opts)
 	if err := r.openJournal(waves); err != nil {
+		return nil, err
+	}
+	waves, err = r.chooseSteps(waves)
+	if err == nil {
+		err = r.jr.Append(r.runEntry())
+	}
+	if err != nil {
+		r.jr.Close()
 		return nil, err
 	}
 	return r.run(waves)
@@ -467,7 +478,13 @@ func (r *runner) runStep(s *plan.Step) error {
 		return err
 	}
 	// Outcomes written without their own fsync are durable before the step
-	// is reported finished.
+	// is reported finished; so is, when its source was read to the end
+	// (no trial, no stop), that the step was.
+	if read := err == nil && r.opts.Limit == 0 && !r.halted(); read {
+		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name}); err != nil {
+			return err
+		}
+	}
 	if err := r.jr.Sync(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,12 @@ type State struct {
 	Torn bool
 	// Marks holds each step's watermarks in journal order.
 	Marks map[string][]Mark
+	// Runs counts the applies that began (KindRun; journals before it
+	// was recorded have none); LastRun is the last one's.
+	Runs    int
+	LastRun Run
+	// Done holds the steps whose source a run read to its end (KindDone).
+	Done map[string]bool
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -557,6 +564,17 @@ func (st *State) apply(line []byte) string {
 			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
+	case KindRun:
+		if e.Run == nil {
+			return "run entry without its run"
+		}
+		st.Runs++
+		st.LastRun = *e.Run
+	case KindDone:
+		if e.Done == "" {
+			return "done entry without a step"
+		}
+		st.Done[e.Done] = true
 	case KindHeader:
 		return "a second header"
 	default:
@@ -606,7 +624,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -615,7 +633,8 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks))}
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done)}
+	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)
 	}
@@ -692,6 +711,22 @@ func (st *State) record(step, id string) *Record {
 		s.IDs = append(s.IDs, id)
 	}
 	return r
+}
+
+// Unfinished are the header's steps that no run read to the end, in the
+// header's order: none in a journal that records no runs (written before
+// runs were journaled), where it cannot be known.
+func (s *State) Unfinished() []string {
+	if s.Runs == 0 {
+		return nil
+	}
+	var out []string
+	for _, st := range s.Header.Steps {
+		if !s.Done[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
 }
 
 // Complete reports whether every record is committed or skipped (and

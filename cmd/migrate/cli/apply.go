@@ -15,46 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/transform"
 )
-
-// limited stops each step after n results: plan --limit. A ref() to a
-// record past the limit of its step gets a placeholder naming it, as the
-// record was not read, not missing.
-type limited struct {
-	inner executor.RecordSource
-	n     int
-}
-
-var errLimit = errors.New("limit reached")
-
-func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
-	seen := 0
-	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
-		if seen >= l.n {
-			return errLimit
-		}
-		seen++
-		return fn(r)
-	})
-	if errors.Is(err, errLimit) {
-		return nil
-	}
-	return err
-}
-
-type unlimitedRefs struct{ inner transform.Refs }
-
-// Placeholders implements transform.Placeholders: the stand-ins of
-// records past the limit are no keys to check.
-func (unlimitedRefs) Placeholders() bool { return true }
-
-func (u unlimitedRefs) Ref(step, id string) (any, bool) {
-	if v, ok := u.inner.Ref(step, id); ok {
-		return v, true
-	}
-	return "{" + step + ":" + id + "}", true
-}
 
 // printProblems shows validate's findings on stderr; errors stop the
 // command before anything is read or sent, warnings do not. With --json,
@@ -107,10 +68,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	var recs executor.RecordSource = c.program
-	if *limit > 0 {
-		recs = limited{inner: c.program, n: *limit}
-	}
 	rate := *cpm
 	if rate == 0 {
 		rate = c.plan.Target.CallsPerMinute
@@ -146,8 +103,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	sum, err := executor.Plan(ctx, executor.Options{
-		Plan: c.plan, Records: recs, Open: c.opener(), Metadata: c.md, Version: c.version,
-		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -225,6 +182,21 @@ type applyFlags struct {
 	concurrency                      int
 	retry, allowChange, allowMissing bool
 	companies                        listFlag
+	limit                            int
+	steps                            stepsFlag
+}
+
+// stepsFlag is --steps: step names, comma-separated or repeated.
+type stepsFlag []string
+
+func (l *stepsFlag) String() string { return strings.Join(*l, ",") }
+func (l *stepsFlag) Set(s string) error {
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*l = append(*l, n)
+		}
+	}
+	return nil
 }
 
 func (a *app) apply(ctx context.Context, args []string) error {
@@ -239,12 +211,17 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
+	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
+	fs.Var(&o.steps, "steps", "STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
+	}
+	if o.limit < 0 {
+		return usageErr("--limit %d: give the records per step of the trial, at least 1", o.limit)
 	}
 	f.memory.apply()
 	companies := []string(o.companies)
@@ -341,6 +318,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
+		Limit: o.limit, Steps: o.steps,
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
@@ -348,8 +326,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	var shifted *executor.ShiftedError
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
+	var steps *executor.StepsError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -368,6 +347,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if f.conn.company != "" {
 		view.Company = f.conn.company
 	}
+	view.Trial, view.Unfinished = sum.Trial, sum.Unfinished
 	if f.json {
 		if werr := writeJSON(a.stdout, view); werr != nil {
 			return werr
@@ -390,6 +370,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		} else if view.Journal != "" && sum.Complete {
 			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 		}
+		if left := leftText(sum); left != "" && !sum.Interrupted {
+			fmt.Fprintf(a.stdout, "\n%s\n", left)
+		}
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
@@ -401,10 +384,26 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
-	case len(sum.Errors) > 0 || !sum.Complete:
+	case len(sum.Errors) > 0:
+		return silent(ExitData)
+	case sum.Trial > 0 || len(sum.Unfinished) > 0:
+		return silent(ExitInterrupted) // the rest is pending: apply again
+	case !sum.Complete:
 		return silent(ExitData)
 	}
 	return nil
+}
+
+// leftText says what a trial or a choice of steps left to load ("" when
+// nothing): the next apply, without --limit or --steps, loads it.
+func leftText(sum *executor.Summary) string {
+	switch {
+	case sum.Trial > 0:
+		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
+	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
+		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(sum.Unfinished, ", "))
+	}
+	return "" // a stop: status's "run apply again to resume" says it
 }
 
 func (a *app) status(ctx context.Context, args []string) error {
@@ -494,10 +493,12 @@ func globEscape(s string) string {
 
 // journalStatus is status --json of one journal.
 type journalStatus struct {
-	Journal  string       `json:"journal,omitempty"`
-	Company  string       `json:"company,omitempty"`
-	Complete bool         `json:"complete"`
-	Steps    []stepStatus `json:"steps"`
+	Journal    string       `json:"journal,omitempty"`
+	Company    string       `json:"company,omitempty"`
+	Complete   bool         `json:"complete"`
+	Trial      int          `json:"trial,omitempty"`
+	Unfinished []string     `json:"unfinished,omitempty"`
+	Steps      []stepStatus `json:"steps"`
 }
 
 type stepStatus struct {
@@ -540,7 +541,7 @@ func (a *app) statusOf(path string) (*statusView, error) {
 		// Whatever the counts so far, the run is not over.
 		st.code = ExitInterrupted
 	}
-	st.view = journalStatus{Complete: sum.Complete, Steps: []stepStatus{}}
+	st.view = journalStatus{Complete: sum.Complete, Trial: sum.Trial, Unfinished: sum.Unfinished, Steps: []stepStatus{}}
 	if hdr, err := journal.ReadHeader(path); err == nil && hdr.Target != "" {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
@@ -568,6 +569,8 @@ func (st *statusView) print(w io.Writer) {
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	case st.code == ExitData:
 		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case leftText(st.sum) != "" && statusPending(st.sum) == 0:
+		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
 	default:
 		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
@@ -579,15 +582,29 @@ func (st *statusView) print(w io.Writer) {
 func statusCode(sum *executor.Summary) int {
 	failed := false
 	for _, s := range sum.Steps {
-		if s.Pending+s.InDoubt > 0 {
-			return ExitInterrupted
-		}
 		failed = failed || s.Failed > 0
 	}
-	if failed || !sum.Complete {
+	switch {
+	case statusPending(sum) > 0:
+		return ExitInterrupted
+	case failed:
+		return ExitData
+	case sum.Trial > 0 || len(sum.Unfinished) > 0:
+		// A trial or some steps: the rest is to load, by apply.
+		return ExitInterrupted
+	case !sum.Complete:
 		return ExitData
 	}
 	return ExitOK
+}
+
+// statusPending counts the records pending or in doubt.
+func statusPending(sum *executor.Summary) int {
+	n := 0
+	for _, s := range sum.Steps {
+		n += s.Pending + s.InDoubt
+	}
+	return n
 }
 
 func (a *app) report(ctx context.Context, args []string) error {
