@@ -562,7 +562,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case journal.InDoubt:
 			return nil // reconciliation could not decide: listed, never guessed
 		case journal.Failed:
-			if !r.opts.RetryFailed {
+			// A trial's failure may be its own incompleteness (a line of
+			// a part the trial did not load): the full load sends it again.
+			if !r.opts.RetryFailed && !(prev.FailedInTrial && r.opts.Limit == 0) {
 				return nil
 			}
 		}

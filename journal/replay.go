@@ -124,6 +124,10 @@ type Record struct {
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
+	// FailedInTrial: the record failed in a trial (a run with a limit),
+	// where what it refers to may not have been loaded yet; the full load
+	// sends it again.
+	FailedInTrial bool
 	// RowHash is the hash of the source row the record was sent from, when
 	// its identity is its location (Sub.RowHash).
 	RowHash string
@@ -538,6 +542,7 @@ func (st *State) apply(line []byte) string {
 			return ""
 		}
 		rec.final, rec.finalSeq = re.Status, seq
+		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 		if re.Loc != "" {
 			rec.Loc = re.Loc
 		}
