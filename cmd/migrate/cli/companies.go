@@ -45,6 +45,9 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 			o.journal, len(companies), strings.TrimSuffix(o.journal, filepath.Ext(o.journal))+".{company}.journal")
 	}
 	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each load's to report
+	if p == nil || p.Hash == "" {
+		return a.applyOne(ctx, planPath, f, o, o.journal) // the plan cannot be read: said once
+	}
 	f.conn.companies = companies
 	base, err := a.connect(ctx, f.conn, p)
 	if err != nil {
