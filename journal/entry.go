@@ -23,6 +23,10 @@ const (
 	// KindDone says a step's source was read to its end by a run that was
 	// no trial: every record of it has a status (--steps checks it).
 	KindDone Kind = "done"
+	// KindFinished is apply's last line when it ran every step to its end:
+	// without it a run stopped between steps (step 2 never began) would
+	// look complete, for nothing of step 2 is pending.
+	KindFinished Kind = "finished"
 )
 
 // Run is what an entry of KindRun records.
@@ -59,6 +63,10 @@ type Header struct {
 	User    string    `json:"user,omitempty"`
 	Created time.Time `json:"created"`
 	Steps   []Step    `json:"steps,omitempty"` // in dependency order
+	// MarksFinish says that the journal's writer ends each apply that
+	// runs every step with a KindFinished entry; journals written before
+	// it have no such entries, and their runs are taken as finished.
+	MarksFinish bool `json:"marks_finish,omitempty"`
 }
 
 // Step names a step and its entity, in dependency order.

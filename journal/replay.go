@@ -49,6 +49,10 @@ type State struct {
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
 
+	// marks: the journal ends its finished applies with KindFinished (the
+	// header says so, or one was seen); finished: the last apply did.
+	marks, finished bool
+
 	open map[int]*openBatch
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
@@ -417,6 +421,7 @@ func (st *State) apply(line []byte) string {
 			return "the first line is not a journal header"
 		}
 		st.Header = *e.Header
+		st.marks = e.Header.MarksFinish
 		for _, s := range e.Header.Steps {
 			st.step(s.Name)
 		}
@@ -440,6 +445,9 @@ func (st *State) apply(line []byte) string {
 			st.batchAt[e.Batch] = len(st.Batches)
 			st.Batches = append(st.Batches, BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
 				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")})
+		}
+		if len(e.Subs) > 0 && !strings.HasPrefix(e.Subs[0].Op, "undo-") {
+			st.finished = false // an apply began again
 		}
 		slab := make([]SubState, len(e.Subs))
 		for i := range e.Subs {
@@ -541,6 +549,7 @@ func (st *State) apply(line []byte) string {
 			}
 			return ""
 		}
+		st.finished = false
 		rec.final, rec.finalSeq = re.Status, seq
 		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 		if re.Loc != "" {
@@ -563,6 +572,7 @@ func (st *State) apply(line []byte) string {
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
 		}
+		st.finished = false
 		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 		if st.report && e.Calls > 0 {
 			// The read that found the watermark: a call of the run.
@@ -580,6 +590,8 @@ func (st *State) apply(line []byte) string {
 			return "done entry without a step"
 		}
 		st.Done[e.Done] = true
+	case KindFinished:
+		st.marks, st.finished = true, true
 	case KindHeader:
 		return "a second header"
 	default:
@@ -734,9 +746,30 @@ func (s *State) Unfinished() []string {
 	return out
 }
 
-// Complete reports whether every record is committed or skipped (and
-// nothing is in doubt or pending).
+// Finished reports whether the journal's runs read every step to its end.
+// A journal that records its runs (KindRun) knows it step by step, so
+// steps loaded by separate runs (apply --steps) count and a trial does
+// not; when its last run was a full one, that run's KindFinished must
+// close it too. One written before runs were recorded knows it only from
+// the last apply's KindFinished; one written before that
+// (Header.MarksFinish unset) cannot tell, and is taken as finished.
+func (s *State) Finished() bool {
+	full := s.LastRun.Limit == 0 && len(s.LastRun.Steps) == 0
+	switch {
+	case s.Runs > 0 && len(s.Unfinished()) > 0:
+		return false
+	case s.Runs > 0 && !full:
+		return true
+	}
+	return !s.marks || s.finished
+}
+
+// Complete reports whether the runs finished and every record is
+// committed or skipped (nothing is in doubt or pending).
 func (s *State) Complete() bool {
+	if !s.Finished() {
+		return false
+	}
 	for _, name := range s.StepNames {
 		c := s.Counts(name)
 		if c.Failed+c.Pending+c.InDoubt > 0 {
