@@ -79,6 +79,8 @@ var format = []Block{
 				Meaning: "how decimals are written in text cells; a source may override it; output is always written with `.`"},
 			{Name: "empty", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
 				Meaning: "what an empty field value becomes: left out of the record, sent as null, or sent as `\"\"` (text fields only; other types are left out)"},
+			{Name: "companies", Type: "list of names", Default: "the URL's own company", Schema: `{"oneOf": [{"type": "string", "pattern": "^[^/?#%, ]+$"}, {"type": "array", "items": {"type": "string", "pattern": "^[^/?#%, ]+$"}, "uniqueItems": true}]}`,
+				Meaning: "the companies of the same installation `apply` loads, one load each, at once: each name replaces the last segment of the service root (`…/tabula.ini/demo` → `…/tabula.ini/test`). Each load has its own journal (`PLAN.COMPANY.journal`) and all share one rate budget (`calls_per_minute`), as the server counts per user; `apply --company` overrides the list (cli.md, Several companies)"},
 		}},
 	{Name: "source", Heading: "sources.NAME", Desc: "An input file. CSV keys: delimiter, encoding, lazy_quotes. XLSX keys: sheet, header_row.",
 		Note: "A CSV-only key on a workbook, or an XLSX-only key on a CSV file, is an error.",

@@ -195,7 +195,7 @@ func (c *call) resolve(path string) (*target, *apiError) {
 		}
 		return nil, protoErr(http.StatusNotFound, "NotFound", "%s", msg)
 	}
-	tg := &target{set: set, tb: s.data[set.Name], t: set.Type, path: set.Name}
+	tg := &target{set: set, tb: c.co.data[set.Name], t: set.Type, path: set.Name}
 	if seg.hasKey {
 		vals, aerr := c.keyVals(tg.t, seg)
 		if aerr != nil {

@@ -256,18 +256,24 @@ func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record, asJSON bo
 	return out
 }
 
-// stateFile is the persisted form of the sandbox's data.
+// stateFile is the persisted form of the sandbox's data. Version 1 held
+// one company's Counters and Data (demo's); version 2 holds Companies.
 type stateFile struct {
-	Version  int                         `json:"version"`
-	Counters map[string]int64            `json:"counters"`
-	Data     map[string][]map[string]any `json:"data"`
+	Version   int                      `json:"version"`
+	Companies map[string]*companyState `json:"companies,omitempty"`
+	companyState
 }
 
-// snapshotLocked returns every set's records; the caller holds s.mu.
-func (s *Server) snapshotLocked(asJSON bool) map[string][]map[string]any {
-	out := make(map[string][]map[string]any, len(s.data))
+type companyState struct {
+	Counters map[string]int64            `json:"counters,omitempty"`
+	Data     map[string][]map[string]any `json:"data,omitempty"`
+}
+
+// snapshotLocked returns every set's records of co; the caller holds s.mu.
+func (s *Server) snapshotLocked(co *company, asJSON bool) map[string][]map[string]any {
+	out := make(map[string][]map[string]any, len(co.data))
 	for _, set := range s.meta.Sets {
-		tb := s.data[set.Name]
+		tb := co.data[set.Name]
 		rows := tb.sorted()
 		list := make([]map[string]any, 0, len(rows))
 		for _, r := range rows {
@@ -284,7 +290,10 @@ func (s *Server) saveLocked() error {
 	if s.opts.StatePath == "" || !s.dirty {
 		return nil
 	}
-	st := stateFile{Version: 1, Counters: s.counters, Data: s.snapshotLocked(false)}
+	st := stateFile{Version: 2, Companies: map[string]*companyState{}}
+	for name, co := range s.companies {
+		st.Companies[name] = &companyState{Counters: co.counters, Data: s.snapshotLocked(co, false)}
+	}
 	b, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("sandbox state: %w", err)
@@ -334,11 +343,36 @@ func (s *Server) load() error {
 	if err := dec.Decode(&st); err != nil {
 		return fmt.Errorf("sandbox state %s: %v (delete the file to start empty)", s.opts.StatePath, err)
 	}
+	if st.Version < 2 {
+		st.Companies = map[string]*companyState{DefaultCompany: &st.companyState}
+	}
+	names := make([]string, 0, len(st.Companies))
+	for name := range st.Companies {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if err := checkCompanies(names); err != nil {
+		return fmt.Errorf("sandbox state %s: %v", s.opts.StatePath, err)
+	}
+	for _, name := range names {
+		co := s.companies[name]
+		if co == nil {
+			co = s.newCompany(name)
+		}
+		if err := s.loadCompany(co, st.Companies[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadCompany replaces co's data with what the state file holds of it.
+func (s *Server) loadCompany(co *company, st *companyState) error {
 	for name, c := range st.Counters {
-		s.counters[name] = c
+		co.counters[name] = c
 	}
 	for set, rows := range st.Data {
-		tb := s.data[set]
+		tb := co.data[set]
 		if tb == nil {
 			return fmt.Errorf("sandbox state %s: entity set %s is not in the schema", s.opts.StatePath, set)
 		}
@@ -346,7 +380,7 @@ func (s *Server) load() error {
 		for i, row := range rows {
 			rec, err := s.loadRecord(tb.typ, row)
 			if err != nil {
-				return fmt.Errorf("sandbox state %s: %s record %d: %v", s.opts.StatePath, set, i+1, err)
+				return fmt.Errorf("sandbox state %s: company %s: %s record %d: %v", s.opts.StatePath, co.name, set, i+1, err)
 			}
 			tb.rows[keyString(tb.typ, rec.vals)] = rec
 		}
@@ -358,8 +392,8 @@ func (s *Server) load() error {
 			}
 			key := tb.typ.Name + "." + p.Name
 			for _, r := range tb.rows {
-				if n, _ := r.vals[p.Name].(int64); n > s.counters[key] {
-					s.counters[key] = n
+				if n, _ := r.vals[p.Name].(int64); n > co.counters[key] {
+					co.counters[key] = n
 				}
 			}
 		}

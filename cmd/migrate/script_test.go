@@ -72,11 +72,19 @@ func TestScripts(t *testing.T) {
 // makes the next N calls that write lose their connection before or after
 // they take effect (in doubt either way); `sandbox patch PATH JSON`
 // PATCHes an entity directly, as a user would, and `sandbox delete PATH`
-// deletes one; `sandbox permit [FORM...]`
-// leaves only the forms named unpermitted.
+// deletes one; `sandbox permit [FORM...]` leaves only the forms named
+// unpermitted. `start companies=demo,test` declares the installation's
+// companies (MIGRATE_TARGET addresses the first); dump, count, patch, post
+// and delete address another company with `company=NAME` after the
+// subcommand (default: the first).
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump [company=NAME] SET... | sandbox patch [company=NAME] PATH JSON")
+	}
+	company := ""
+	if len(args) > 1 && strings.HasPrefix(args[1], "company=") {
+		company = strings.TrimPrefix(args[1], "company=")
+		args = append(args[:1:1], args[2:]...)
 	}
 	switch args[0] {
 	case "start":
@@ -106,6 +114,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Quirks = q
 			case k == "unpermitted":
 				opts.Unpermitted = strings.Split(v, ",")
+			case k == "companies":
+				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -121,7 +131,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		srv := httptest.NewServer(sb)
 		ts.Defer(srv.Close)
-		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 		ts.Setenv("SANDBOX_URL", srv.URL)
 		ts.Setenv("MIGRATE_USER", "demo")
 		ts.Setenv("MIGRATE_PASSWORD", "demo")
@@ -136,7 +146,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		if sb == nil {
 			ts.Fatalf("sandbox dump: no sandbox started")
 		}
-		snap := sb.Snapshot()
+		snap := snapshotOf(ts, sb, company)
 		out := map[string]any{}
 		for _, set := range args[1:] {
 			out[set] = scrub(snap[set])
@@ -157,7 +167,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox count: no sandbox started")
 		}
 		n, distinct := 0, map[string]bool{}
-		for _, ent := range sb.Snapshot()[args[1]] {
+		for _, ent := range snapshotOf(ts, sb, company)[args[1]] {
 			if v := fmt.Sprint(ent[args[2]]); strings.HasPrefix(v, args[3]) {
 				n++
 				distinct[v] = true
@@ -185,7 +195,17 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		default:
 			ts.Fatalf("usage: sandbox patch|post PATH JSON, sandbox delete PATH")
 		}
-		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(payload))
+		root := sandbox.BasePath
+		sandboxMu.Lock()
+		sb := sandboxes[ts]
+		sandboxMu.Unlock()
+		if company == "" && sb != nil {
+			company = sb.Companies()[0]
+		}
+		if company != "" {
+			root = sandbox.CompanyPath(company)
+		}
+		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+root+"/"+args[1], strings.NewReader(payload))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
@@ -298,6 +318,18 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// snapshotOf is the data of a company of sb ("": the first one).
+func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) map[string][]map[string]any {
+	if company == "" {
+		return sb.Snapshot()
+	}
+	snap, ok := sb.SnapshotOf(company)
+	if !ok {
+		ts.Fatalf("sandbox: no company %s (it has %s)", company, strings.Join(sb.Companies(), ", "))
+	}
+	return snap
 }
 
 var (
