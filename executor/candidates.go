@@ -36,32 +36,9 @@ type cond struct {
 // send. why, when set, says the lookup cannot decide (nothing to match
 // on, a filter the server did not apply).
 func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Candidate, string, error) {
-	ent := r.entityOf(s.Step)
-	if ent == "" {
-		ent = s.URL // an entity's create is posted to its entity set
-	}
-	set := r.md.EntitySet(ent)
-	written, err := odata.DecodeEntity(s.Match)
-	if len(s.Match) == 0 || err != nil || set == nil {
-		return nil, "nothing to match it on", nil
-	}
-	names := r.matchOf(s.Step)
-	if len(names) == 0 {
-		for k := range written {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-	}
-	want, conds := matchConds(set.Type, names, written)
-	if len(conds) == 0 {
-		return nil, "nothing to match it on", nil
-	}
-	if f := autoUnique(set.Type); f != "" {
-		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
-			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
-		} else if !ok {
-			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
-		}
+	ent, t, want, conds, why := r.candidateQuery(s)
+	if why != "" {
+		return nil, why, nil
 	}
 	rows, why, err := r.findMatching(ent, conds, want)
 	if why != "" || err != nil {
@@ -69,7 +46,7 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 	}
 	var found []Candidate
 	for _, e := range rows {
-		k := keyOf(set.Type, e)
+		k := keyOf(t, e)
 		if k == "" || claimed[s.Step+"|"+k] {
 			continue
 		}
@@ -83,6 +60,41 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		return found, "", nil
 	}
 	return r.byLines(s, ent, found)
+}
+
+// candidateQuery is what the lookup of an in-doubt create asks for: its
+// entity set and type, the fields a candidate must hold (want) and the
+// comparisons of the $filter (conds). why, when set, says there is nothing
+// to look it up by.
+func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []cond, why string) {
+	ent = r.entityOf(s.Step)
+	if ent == "" {
+		ent = s.URL // an entity's create is posted to its entity set
+	}
+	set := r.md.EntitySet(ent)
+	written, err := odata.DecodeEntity(s.Match)
+	if len(s.Match) == 0 || err != nil || set == nil {
+		return "", nil, nil, nil, "nothing to match it on"
+	}
+	names := r.matchOf(s.Step)
+	if len(names) == 0 {
+		for k := range written {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+	}
+	want, conds = matchConds(set.Type, names, written)
+	if len(conds) == 0 {
+		return "", nil, nil, nil, "nothing to match it on"
+	}
+	if f := autoUnique(set.Type); f != "" {
+		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
+			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+		} else if !ok {
+			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+		}
+	}
+	return ent, set.Type, want, conds, ""
 }
 
 // matchConds turns the fields a document is matched on (as
@@ -119,12 +131,7 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 // and keeps those whose fields equal want. why, when set, says the answer
 // proves nothing: a status, an unreadable body, or a row outside the filter.
 func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]map[string]any, string, error) {
-	parts := make([]string, len(conds))
-	for i, c := range conds {
-		parts[i] = c.field + " " + c.op + " " + c.lit
-	}
-	q := url.Values{"$filter": {strings.Join(parts, " and ")}, "$top": {"100"}}
-	resp, err := r.read(ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
+	resp, err := r.read(matchURL(ent, conds))
 	if err != nil {
 		return nil, "", err
 	}
@@ -157,6 +164,17 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]
 		}
 	}
 	return rows, "", nil
+}
+
+// matchURL is the GET of the documents of ent that satisfy conds (at most
+// 100).
+func matchURL(ent string, conds []cond) string {
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		parts[i] = c.field + " " + c.op + " " + c.lit
+	}
+	q := url.Values{"$filter": {strings.Join(parts, " and ")}, "$top": {"100"}}
+	return ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20")
 }
 
 // satisfies checks one value of a returned row against a condition.
@@ -205,9 +223,17 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 		return cands, "", nil
 	}
 	sort.Strings(navs)
+	expanded := func(c Candidate) string { return ent + "(" + c.Key + ")?$expand=" + strings.Join(navs, ",") }
+	paths := make([]string, len(cands))
+	for i, c := range cands {
+		paths[i] = expanded(c)
+	}
+	if err := r.prefetch(paths); err != nil {
+		return nil, "", err
+	}
 	var kept []Candidate
 	for _, c := range cands {
-		resp, err := r.read(ent + "(" + c.Key + ")?$expand=" + strings.Join(navs, ","))
+		resp, err := r.read(expanded(c))
 		if err != nil {
 			return nil, "", err
 		}

@@ -68,7 +68,53 @@ func (r *runner) reconcile() error {
 	claimed, keyOf := claimedKeys(r.state)
 	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
 	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
-	for _, s := range subs {
+
+	// Issue 14.11: the reads go at most 100 to a call. Each depth's reads
+	// are known once the depth above it is decided (a line is read under
+	// its parent's key), so they are sent ahead, a depth at a time, and
+	// the decisions below take their answers from the cache.
+	r.readCache = map[string]odata.BatchResponse{}
+	defer func() { r.readCache = nil }()
+	pathOf := func(s *journal.SubState) string {
+		ent, recKey := entity[s.Step], s.Step+"|"+s.Rec
+		switch {
+		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
+			return ent + "(" + s.Key + ")"
+		case s.Path == "" && s.Op == journal.OpCreate:
+			ent, _, _, conds, why := r.candidateQuery(s)
+			if why != "" {
+				return ""
+			}
+			return matchURL(ent, conds)
+		case s.Op == journal.OpCreate:
+			if absent[recKey] || keyOf[recKey] == "" {
+				return ""
+			}
+			parentURL, _, gone, why := r.parentOf(ent, keyOf[recKey], s, lineKeyOf, absentLine)
+			if gone || why != "" {
+				return ""
+			}
+			return parentURL + "/" + s.Nav
+		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch || s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+			return s.URL
+		}
+		return ""
+	}
+	for i, s := range subs {
+		if i == 0 || depth(s.Path) != depth(subs[i-1].Path) {
+			var paths []string
+			for _, next := range subs[i:] {
+				if depth(next.Path) != depth(s.Path) {
+					break
+				}
+				if p := pathOf(next); p != "" {
+					paths = append(paths, p)
+				}
+			}
+			if err := r.prefetch(paths); err != nil {
+				return err
+			}
+		}
 		ent := entity[s.Step]
 		recKey := s.Step + "|" + s.Rec
 		decide := func(status int, key, why string) {
@@ -326,22 +372,69 @@ func pathLabel(s *journal.SubState) string {
 
 const readAttempts = 6
 
-// read GETs one path through a batch of one (reads are idempotent).
-func (r *runner) read(path string) (odata.BatchResponse, error) { return r.readCtx(r.ctx, path) }
+// read GETs one path through a batch of one (reads are idempotent), or
+// takes its answer from what prefetch read ahead.
+func (r *runner) read(path string) (odata.BatchResponse, error) {
+	if resp, ok := r.readCache[path]; ok {
+		return resp, nil
+	}
+	return r.readCtx(r.ctx, path)
+}
 
-// readCtx is read with a context of its own (odata.WithCallStats).
+// readCtx is read with a context of its own (odata.WithCallStats), never
+// from the cache.
 func (r *runner) readCtx(ctx context.Context, path string) (odata.BatchResponse, error) {
 	resps, err := r.readBatch(ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
-		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
-			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
-		}
-		// The server cannot be read just now (lost connections, 5xx,
-		// throttling): the work stays in doubt for the next apply, which
-		// is the CLI's exit 4, not a target that cannot be reached.
-		return odata.BatchResponse{}, fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
+		return odata.BatchResponse{}, reconcileErr(path, err)
 	}
 	return resps[0], nil
+}
+
+// prefetch reads paths ahead, at most min(batch size, 100) to a call, into
+// the cache that read answers from (while reconcile has one).
+func (r *runner) prefetch(paths []string) error {
+	if r.readCache == nil {
+		return nil
+	}
+	var reqs []odata.BatchRequest
+	asked := map[string]bool{}
+	for _, p := range paths {
+		if _, ok := r.readCache[p]; ok || asked[p] {
+			continue
+		}
+		asked[p] = true
+		reqs = append(reqs, odata.BatchRequest{Method: http.MethodGet, URL: p})
+	}
+	per := readPerBatch
+	if r.limit > 0 && r.limit < per {
+		per = r.limit
+	}
+	for start := 0; start < len(reqs); start += per {
+		chunk := reqs[start:min(start+per, len(reqs))]
+		for i := range chunk {
+			chunk[i].ID = itoa(i + 1)
+		}
+		resps, err := r.readBatch(r.ctx, chunk)
+		if err != nil {
+			return reconcileErr(chunk[0].URL, err)
+		}
+		for i, resp := range resps {
+			r.readCache[chunk[i].URL] = resp
+		}
+	}
+	return nil
+}
+
+// reconcileErr is a failed read of reconciliation: the server cannot be
+// read just now (lost connections, 5xx, throttling), so the work stays in
+// doubt for the next apply, which is the CLI's exit 4, not a target that
+// cannot be reached; a refusal or an interruption is what it is.
+func reconcileErr(path string, err error) error {
+	if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+		return fmt.Errorf("reconciling %s: %w", path, err)
+	}
+	return fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
 }
 
 // readBatchOnce sends reads and returns their answers in the order of reqs
