@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -49,12 +50,17 @@ const (
 	// /accounts/.well-known/openid-configuration, the client secret taken
 	// as a Basic header only (client_secret_basic).
 	QuirkOIDCAccounts = "oidc-accounts"
+	// QuirkIgnoredFilters: a $filter the server cannot apply, naming a
+	// field it does not know or one the user may not read (Options.
+	// HiddenFields), is ignored silently: 200 with the unfiltered rows
+	// ("$filter=ZZZNOPE eq 'x'" answers every row), not the 400 of spec 4.1.
+	QuirkIgnoredFilters = "ignored-filters"
 )
 
 // quirkNames lists every quirk, in the order the documentation gives them.
 var quirkNames = []string{
 	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
-	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts,
+	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts, QuirkIgnoredFilters,
 }
 
 // QuirkNames returns the names of every quirk the sandbox can imitate.
@@ -163,4 +169,16 @@ func (s *Server) readBackText(text string) string {
 		return styleBlock + text
 	}
 	return styleBlock + "<p dir=rtl>" + spaceBeforeBr.ReplaceAllString(text, "$1") + "</p>"
+}
+
+// parseFilter compiles a $filter against what the user may read of t.
+// Under QuirkIgnoredFilters a filter naming a field the server cannot
+// filter on is no filter at all (nil): every row answers.
+func (s *Server) parseFilter(t *odata.EntityType, v string) (odata.Filter, error) {
+	f, err := odata.ParseFilter(s.readable(t), v)
+	var unknown *odata.UnknownFieldError
+	if err != nil && s.quirk(QuirkIgnoredFilters) && errors.As(err, &unknown) {
+		return nil, nil
+	}
+	return f, err
 }

@@ -80,12 +80,13 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	maxConc := fs.Int("max-concurrent", 0, "concurrent requests per user; past it: 429 (0: no limit)")
 	seed := fs.Int64("seed", 1, "seed for the faults")
 	ttl := fs.Duration("token-ttl", time.Hour, "lifetime of OIDC bearer tokens")
-	var faults, redirects, unpermitted listFlag
+	var faults, redirects, unpermitted, hidden listFlag
 	var quirks quirksFlag
 	fs.Var(&quirks, "quirks", "imitate real servers' quirks: all, or some of "+strings.Join(sandbox.QuirkNames(), ", "))
 	fs.Var(&faults, "fault", "KIND=RATE, repeatable: "+strings.Join(faultKinds, ", "))
 	fs.Var(&redirects, "redirect-uri", "a registered OIDC redirect URI (https), repeatable")
 	fs.Var(&unpermitted, "unpermitted", "a form the user may not write (403, or 400 under --quirks permission-400), repeatable")
+	fs.Var(&hidden, "hidden-field", "FORM.FIELD the user may not read (field-level permissions): left out of read answers, repeatable")
 	if _, err := a.parse(fs, joinQuirksValue(args), "", 0, 0); err != nil {
 		return err
 	}
@@ -100,6 +101,7 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 		SystemVersion: *version, StatePath: *state, Latency: *latency,
 		CallsPerMinute: *cpm, MaxConcurrent: *maxConc, Faults: fm, Seed: *seed,
 		TokenTTL: *ttl, RedirectURIs: redirects, Quirks: quirks.set, Unpermitted: unpermitted,
+		HiddenFields: hidden,
 	}
 	if *mdFile != "" {
 		md, _, err := loadMetadataFile(*mdFile, nil)
