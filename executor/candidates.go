@@ -76,12 +76,9 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	if len(s.Match) == 0 || err != nil || set == nil {
 		return "", nil, nil, nil, "nothing to match it on"
 	}
-	names := r.matchOf(s.Step)
-	if len(names) == 0 {
-		for k := range written {
-			names = append(names, k)
-		}
-		sort.Strings(names)
+	names, why := r.matchNames(ent, r.matchOf(s.Step), written)
+	if why != "" {
+		return "", nil, nil, nil, why
 	}
 	want, conds = matchConds(set.Type, names, written)
 	if len(conds) == 0 {
@@ -95,6 +92,116 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 		}
 	}
 	return ent, set.Type, want, conds, ""
+}
+
+// matchNames are the fields a document of ent is matched on: the step's
+// match: (explicit), else every field written. A field the server leaves
+// out of its read answers (field-level permissions, issue 14.3) is never
+// matched on: named in match:, it makes the lookup impossible (why);
+// among the fields written, it is left out with a warning.
+func (r *runner) matchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
+	unread := r.unreadFields(ent)
+	for _, n := range explicit {
+		if unread[n] {
+			return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, n)
+		}
+	}
+	if len(explicit) > 0 {
+		return explicit, ""
+	}
+	for k := range written {
+		if unread[k] {
+			r.warnOnce("unread "+ent+"."+k, fmt.Sprintf("%s does not return %s on read (a field-level permission): documents in doubt are matched without it", ent, k))
+			continue
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names, ""
+}
+
+// unreadFields are the fields of ent that the server leaves out of its
+// read answers (SERVICE-NOTES: fields hidden by field-level permissions,
+// 22.1 on), learnt once per run from one row (GET ENT?$top=1, which also
+// warms a cold form). A set without rows, or that cannot be read, teaches
+// nothing: the lookup's own answer then has nothing to match, or fails.
+func (r *runner) unreadFields(ent string) map[string]bool {
+	r.mu.Lock()
+	known, ok := r.unread[ent]
+	r.mu.Unlock()
+	if ok {
+		return known
+	}
+	set := r.md.EntitySet(ent)
+	resp, err := r.read(sampleURL(ent))
+	if set == nil || err != nil || resp.Status != 200 {
+		return nil
+	}
+	var body struct {
+		Value []map[string]json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(resp.Body, &body) != nil {
+		return nil
+	}
+	known = map[string]bool{}
+	if len(body.Value) > 0 {
+		for _, p := range set.Type.Properties {
+			if _, returned := body.Value[0][p.Name]; !returned {
+				known[p.Name] = true
+			}
+		}
+	}
+	r.mu.Lock()
+	if r.unread == nil {
+		r.unread = map[string]map[string]bool{}
+	}
+	r.unread[ent] = known
+	r.mu.Unlock()
+	return known
+}
+
+// sampleURL reads one row of ent (unreadFields).
+func sampleURL(ent string) string { return ent + "?$top=1" }
+
+// readableMatch is want without the fields that no row of an answer
+// carries (a field the server does not return on read is never matched
+// on, issue 14.3), and the fields it left out. Without rows, want stays.
+func readableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessage, []string) {
+	if len(rows) == 0 || len(want) == 0 {
+		return want, nil
+	}
+	w, err := odata.DecodeEntity(want)
+	if err != nil {
+		return want, nil
+	}
+	returned := map[string]bool{}
+	for _, raw := range rows {
+		var row map[string]json.RawMessage
+		if json.Unmarshal(raw, &row) == nil {
+			for k := range row {
+				returned[k] = true
+			}
+		}
+	}
+	var unread []string
+	for k := range w {
+		if !returned[k] {
+			unread = append(unread, k)
+			delete(w, k)
+		}
+	}
+	if len(unread) == 0 {
+		return want, nil
+	}
+	sort.Strings(unread)
+	if len(w) == 0 {
+		return nil, unread
+	}
+	kept, err := odata.MarshalBody(w)
+	if err != nil {
+		return nil, unread
+	}
+	return kept, unread
 }
 
 // matchConds turns the fields a document is matched on (as
@@ -155,6 +262,9 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]
 		// silently; a row outside it proves that, and then an empty or
 		// partial answer proves nothing.
 		for _, c := range conds {
+			if _, returned := e[c.field]; !returned {
+				return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, c.field), nil
+			}
 			if !satisfies(e[c.field], c) {
 				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
 			}
@@ -265,6 +375,9 @@ func linesFit(doc map[string]json.RawMessage, navs []string, sent map[string][]j
 	line:
 		for _, l := range lines {
 			for i, m := range sent[nav] {
+				if m, _ = readableMatch(lines, m); len(m) == 0 {
+					return true // nothing readable to tell them apart by
+				}
 				if !used[i] && fieldsEqual(l, m) {
 					used[i] = true
 					continue line

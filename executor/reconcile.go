@@ -200,14 +200,17 @@ func (r *runner) reconcile() error {
 			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
 				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
 			}
-			line, found := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
-			if found {
+			line, found, why := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
+			switch {
+			case why != "":
+				decide(0, "", why)
+			case found:
 				decide(201, line, "")
 				if line != "" {
 					claimed[claimKey+line] = true
 					lineKeyOf[recKey+"|"+s.Path] = line
 				}
-			} else {
+			default:
 				decide(-1, "", "reconciled: absent")
 				absentLine[recKey+"|"+s.Path] = true
 			}
@@ -224,10 +227,16 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
+			// A PATCH applies whole: the fields read back decide it.
+			read := []json.RawMessage{resp.Body}
+			want, unread := readableMatch(read, want)
+			before, _ := readableMatch(read, s.Before)
 			switch {
+			case len(want) == 0 && len(unread) > 0:
+				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
 			case fieldsEqual(resp.Body, want):
 				decide(200, s.Key, "")
-			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, s.Before):
+			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, before):
 				decide(-1, "", "reconciled: not applied")
 			default:
 				decide(0, "", "the entity holds neither the old nor the new values")
@@ -469,14 +478,15 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 
 // matchLine finds, among a parent's lines (or its single text object), one
 // whose fields equal match and whose key is not claimed; it returns that
-// line's key.
-func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (string, bool) {
+// line's key. Fields no line carries (not returned on read) are not
+// compared; why says so when none is left to compare.
+func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
 	var lt *odata.EntityType
 	if parent != nil {
 		if n := parent.Navigation(nav); n != nil {
 			lt = md.Type(n.Type)
 			if !n.Collection {
-				return "", textContains(body, match)
+				return "", textContains(body, match), ""
 			}
 		}
 	}
@@ -484,7 +494,11 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		Value []json.RawMessage `json:"value"`
 	}
 	if json.Unmarshal(body, &coll) != nil {
-		return "", false
+		return "", false, ""
+	}
+	match, unread := readableMatch(coll.Value, match)
+	if len(match) == 0 && len(unread) > 0 {
+		return "", false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
 	}
 	for _, raw := range coll.Value {
 		if !fieldsEqual(raw, match) {
@@ -501,9 +515,9 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		if k != "" && claimed(k) {
 			continue
 		}
-		return k, true
+		return k, true, ""
 	}
-	return "", false
+	return "", false, ""
 }
 
 // textContains: a text sub-form holds the whole (HTML) text; ours is found

@@ -392,11 +392,14 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// Settle the lost attempt either way, so that nothing is left
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
-			_, found := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			_, found, unreadable := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
 			res := journal.Result{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
 				why[op.rec] = fmt.Sprintf("%s cannot be read to see whether line %s was re-created: %s; left alone: run undo again", op.sub.URL, op.sub.Line, odata.ParseError(resp.Status, nil, resp.Body).Error())
+				continue
+			case unreadable != "":
+				why[op.rec] = fmt.Sprintf("%s: whether line %s was re-created cannot be told: %s; left alone", op.sub.URL, op.sub.Line, unreadable)
 				continue
 			case found:
 				op.act.Done = true
@@ -482,8 +485,14 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 	}
 	var out []string
 	for k, wv := range w {
-		if !valuesEqual(got[k], wv) {
-			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(got[k]), shortValue(wv)))
+		gv, returned := got[k]
+		switch {
+		case !returned:
+			// Field-level permissions (issue 14.3): what it holds now is
+			// unknown, so undo must not write over it.
+			out = append(out, fmt.Sprintf("%s is not returned on read (a field-level permission), so whether it changed cannot be told", k))
+		case !valuesEqual(gv, wv):
+			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(gv), shortValue(wv)))
 		}
 	}
 	sort.Strings(out)
