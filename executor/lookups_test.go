@@ -95,3 +95,70 @@ func TestTargetLookups(t *testing.T) {
 		})
 	}
 }
+
+// Issue 14.3 against the sandbox: a filter on a field the API user may not
+// read is ignored (ignored-filters), and the field is missing from the
+// answers; the lookup fails naming the filter or the field rather than
+// build a table of every row, or of empty values.
+func TestTargetLookupsFieldsNotRead(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		hidden  []string
+		filter  string
+		value   string
+		want    map[string]any
+		wantErr string
+	}{
+		{name: "readable", filter: "AGENTCODE eq '017'", value: "CUSTDES",
+			want: map[string]any{"C1": "Acme", "C3": "Gamma"}},
+		{name: "filter on a field not read", hidden: []string{"CUSTOMERS.AGENTCODE"}, filter: "AGENTCODE eq '017'", value: "CUSTDES",
+			wantErr: `the server did not apply the filter "AGENTCODE eq '017'"`},
+		{name: "value not read", hidden: []string{"CUSTOMERS.PHONE"}, value: "PHONE",
+			wantErr: "CUSTOMERS does not return PHONE on read (a field-level permission)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{HiddenFields: tt.hidden, Quirks: map[string]bool{sandbox.QuirkIgnoredFilters: true}})
+			for _, c := range []map[string]any{
+				{"CUSTNAME": "C1", "CUSTDES": "Acme", "AGENTCODE": "017", "PHONE": "1"},
+				{"CUSTNAME": "C2", "CUSTDES": "Beta", "AGENTCODE": "023", "PHONE": "2"},
+				{"CUSTNAME": "C3", "CUSTDES": "Gamma", "AGENTCODE": "017", "PHONE": "3"},
+			} {
+				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "CUSTOMERS",
+					Body: mustJSON(t, c), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, HTTPClient: env.srv.Client(), Clock: noSleep{},
+				Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &plan.Lookup{Name: "cust", Entity: "CUSTOMERS", KeyField: "CUSTNAME", ValueField: tt.value, Filter: tt.filter}
+			got := map[string]any{}
+			err = TargetLookups(c, sandbox.DemoMetadata())(context.Background(), l, func(k, v any) error {
+				got[k.(string)] = v
+				return nil
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q (table %v)", err, tt.wantErr, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s → %v, want %v (table %v)", k, got[k], v, got)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("table %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
