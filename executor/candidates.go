@@ -40,7 +40,7 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 	if why != "" {
 		return nil, why, nil
 	}
-	rows, why, err := r.findMatching(ent, conds, want)
+	rows, why, err := r.findMatching(ent, conds, want, r.read)
 	if why != "" || err != nil {
 		return nil, why, err
 	}
@@ -234,11 +234,11 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 	return want, conds
 }
 
-// findMatching reads the documents of ent that satisfy conds (at most 100)
-// and keeps those whose fields equal want. why, when set, says the answer
+// findMatching reads (with read) the documents of ent that satisfy conds
+// (at most 100) and keeps those whose fields equal want. why, when set, says the answer
 // proves nothing: a status, an unreadable body, or a row outside the filter.
-func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]map[string]any, string, error) {
-	resp, err := r.read(matchURL(ent, conds))
+func (r *runner) findMatching(ent string, conds []cond, want map[string]any, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
+	resp, err := read(matchURL(ent, conds))
 	if err != nil {
 		return nil, "", err
 	}

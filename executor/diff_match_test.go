@@ -1,0 +1,58 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TestDiffMatchReadsBatched is issue 14.11 for diff: the match: lookups of
+// 150 server-numbered orders go up to 100 to a call, not one call each,
+// and still find the order the company already holds.
+func TestDiffMatchReadsBatched(t *testing.T) {
+	t.Parallel()
+	const n = 150
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := range n {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%03d", i), i+2, "C1", "P1"))
+	}
+	p, f := ordersPlan(orders...)
+	p.Steps[2].Match = []string{"CUSTNAME", "DETAILS"}
+	o := loadPartsAndCustomers(t, env, p, f)
+	// The company already holds O007's order.
+	if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
+		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O007"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+		t.Fatal(err)
+	}
+	log := &callLog{Client: env.client}
+	o.Client = log
+	res, err := Diff(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filtered, gets := 0, 0
+	for _, call := range log.calls {
+		if strings.Contains(strings.Join(call, " "), "%24filter=CUSTNAME") {
+			filtered++
+			gets += len(call)
+		}
+	}
+	if filtered > 2 || gets != n {
+		t.Errorf("%d match lookups in %d calls, want %d in at most 2", gets, filtered, n)
+	}
+	conflicts := map[string]string{}
+	for _, r := range res.Records {
+		if r.Step == "orders" && r.Action != DiffCreate {
+			conflicts[r.Location] = r.Action
+		}
+	}
+	if len(conflicts) != 1 || conflicts["orders.csv:9"] != DiffConflict {
+		t.Errorf("conflicts %v, want orders.csv:9 (O007) alone", conflicts)
+	}
+}
