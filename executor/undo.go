@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -615,11 +616,21 @@ func (u *undoRun) batch(ops []undoOp) error {
 	matched, _ := odata.MatchResponses(reqs, resps)
 	res := make([]journal.Result, 0, len(ops))
 	var finished []*journal.Record
+	var cold []undoOp
+	var warmUps []odata.BatchRequest
 	for i, op := range ops {
 		if matched[i] == nil {
 			continue
 		}
 		r := *matched[i]
+		if !u.warm.answered(op.sub.URL, r.Status) {
+			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
+			// is gone: no outcome yet; warm its set and send it again.
+			cold = append(cold, op)
+			set := entitySetOf(op.sub.URL)
+			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+			continue
+		}
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
 		out := journal.Result{ID: subs[i].ID, Status: r.Status}
 		if good {
@@ -644,10 +655,31 @@ func (u *undoRun) batch(ops []undoOp) error {
 	for _, rec := range finished {
 		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
 	}
-	if len(res) != len(ops) {
+	if len(res)+len(cold) != len(ops) {
 		return errors.New("undo: the server's answer lacks some sub-requests: run undo again")
 	}
-	return nil
+	if len(cold) == 0 {
+		return nil
+	}
+	read := SendVia(u.client)
+	if err := u.warm.warmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return read(u.ctx, reqs) }); err != nil {
+		return undoInDoubt{fmt.Errorf("warming up a form that answered 404: %w", err)}
+	}
+	return u.batch(cold)
+}
+
+// dedupeWarmUps keeps one warm-up per set, numbered anew.
+func dedupeWarmUps(reqs []odata.BatchRequest) []odata.BatchRequest {
+	var out []odata.BatchRequest
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		if !seen[r.URL] {
+			seen[r.URL] = true
+			r.ID = itoa(len(out) + 1)
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // undoInDoubt is an undo batch whose outcome is unknown. errors.Is finds

@@ -23,9 +23,11 @@ const (
 	// "text" a list when the message has several lines and "/n" for a line
 	// break inside one.
 	QuirkJSONErrors = "json-errors"
-	// QuirkColdForms: the first GET of an entity set not used since the
-	// server started answers 404 ("404 on the first probe, 200 on the
-	// second"); any request to the set warms it.
+	// QuirkColdForms: the first request to an entity set not used since
+	// the server started answers 404 ("404 on the first probe, 200 on the
+	// second") when it addresses what may be absent: a GET, a PATCH or a
+	// DELETE, whose 404 a client could take for a missing record (a POST
+	// is served); any request to the set warms it.
 	QuirkColdForms = "cold-forms"
 	// QuirkNormalisedTexts: text sub-forms read back with a <style> block,
 	// a <p dir=rtl> wrapper and no whitespace before <br>.
@@ -118,9 +120,9 @@ func checkQuirks(set map[string]bool) error {
 // quirk reports whether a quirk is switched on.
 func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
 
-// coldForm imitates QuirkColdForms for a request to path: the first GET of
-// an entity set since the server started answers 404 as a missing record
-// does; any request warms the set.
+// coldForm imitates QuirkColdForms for a request to path: the first GET,
+// PATCH or DELETE of an entity set since the server started answers 404 as
+// a missing record does, and changes nothing; any request warms the set.
 func (c *call) coldForm(method, path string) *apiError {
 	s := c.s
 	if !s.quirk(QuirkColdForms) {
@@ -138,7 +140,7 @@ func (c *call) coldForm(method, path string) *apiError {
 	cold := !s.warm[set.Name]
 	s.warm[set.Name] = true
 	s.prepMu.Unlock()
-	if !cold || method != http.MethodGet {
+	if !cold || method == http.MethodPost {
 		return nil
 	}
 	return c.notFound(set.Type, path)
