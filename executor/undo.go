@@ -516,24 +516,8 @@ func shortValue(v any) string {
 // is sent again. A 404 is confirmed first (confirmAbsent): undo must not
 // take a cold form for a record that is gone.
 func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *warmth) (map[string]odata.BatchResponse, error) {
-	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) {
-		var err error
-		for attempt := 0; attempt < readAttempts; attempt++ {
-			var got []odata.BatchResponse
-			if got, err = client.Batch(ctx, chunk, batchOptions); err == nil {
-				out, problem := readAnswers(chunk, got)
-				if out != nil {
-					return out, nil
-				}
-				err = fmt.Errorf("the server's answer to a read broke the $batch protocol: %s", problem)
-				continue
-			}
-			if _, ok := refused(err); ok || ctx.Err() != nil {
-				break
-			}
-		}
-		return nil, err
-	}
+	send := SendVia(client)
+	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, chunk) }
 	out := make(map[string]odata.BatchResponse, len(reqs))
 	for start := 0; start < len(reqs); start += limit {
 		end := min(start+limit, len(reqs))
