@@ -94,6 +94,16 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	return ent, set.Type, want, conds, ""
 }
 
+// candidatePath is the GET of candidates' lookup, "" when there is
+// nothing to look it up by.
+func (r *runner) candidatePath(s *journal.SubState) string {
+	ent, _, _, conds, why := r.candidateQuery(s)
+	if why != "" {
+		return ""
+	}
+	return matchURL(ent, conds)
+}
+
 // matchNames are the fields a document of ent is matched on: the step's
 // match: (explicit), else every field written. A field the server leaves
 // out of its read answers (field-level permissions, issue 14.3) is never

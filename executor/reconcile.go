@@ -81,11 +81,7 @@ func (r *runner) reconcile() error {
 		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
 			return ent + "(" + s.Key + ")"
 		case s.Path == "" && s.Op == journal.OpCreate:
-			ent, _, _, conds, why := r.candidateQuery(s)
-			if why != "" {
-				return ""
-			}
-			return matchURL(ent, conds)
+			return r.candidatePath(s)
 		case s.Op == journal.OpCreate:
 			if absent[recKey] || keyOf[recKey] == "" {
 				return ""

@@ -125,6 +125,21 @@ func TestReconcileReadsBatched(t *testing.T) {
 				t.Fatalf("after the lost answers: %+v, want %d orders in doubt", c, n)
 			}
 
+			// migrate resolve's list reads the candidates as reconciliation does.
+			listed := &callLog{Client: env.client}
+			recs, err := InDoubt(context.Background(), o.Journal, ResolveOptions{Client: listed, Metadata: env.md})
+			if err != nil || len(recs) != n {
+				t.Fatalf("InDoubt: %d records, %v", len(recs), err)
+			}
+			for _, r := range recs {
+				if len(r.Candidates) != 1 {
+					t.Errorf("%s: %d candidates (%s), want its own order", r.Record, len(r.Candidates), r.Note)
+				}
+			}
+			if reads := len(listed.calls) - listed.oneRow(); reads > 1 || listed.oneRow() > tc.oneRow {
+				t.Errorf("listing %d orders in doubt took %d calls (%d of them reading one row), want 1 (+%d)", n, len(listed.calls), listed.oneRow(), tc.oneRow)
+			}
+
 			log := &callLog{Client: env.client}
 			o.Client = log
 			sum, err := Apply(context.Background(), o)
