@@ -56,3 +56,27 @@ func TestDiffMatchReadsBatched(t *testing.T) {
 		t.Errorf("conflicts %v, want orders.csv:9 (O007) alone", conflicts)
 	}
 }
+
+// Issue 14.3 for diff: a match: field the target does not return on read
+// (field-level permissions) is never matched on; diff says so, naming the
+// field, rather than report "create" for an order the company holds as if
+// it had looked.
+func TestDiffMatchFieldNotRead(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{HiddenFields: []string{"ORDERS.DETAILS"}, Quirks: map[string]bool{sandbox.QuirkIgnoredFilters: true}})
+	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1"))
+	p.Steps[2].Match = []string{"CUSTNAME", "DETAILS"}
+	o := loadPartsAndCustomers(t, env, p, f)
+	if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
+		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O1"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+		t.Fatal(err)
+	}
+	w := &warnings{}
+	o.Hook = w
+	if _, err := Diff(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(w.msgs, "\n"); !strings.Contains(all, "step orders: cannot tell whether its documents exist: ORDERS does not return DETAILS on read (a field-level permission)") {
+		t.Errorf("warnings:\n%s", all)
+	}
+}
