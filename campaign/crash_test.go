@@ -132,7 +132,9 @@ func TestCrashFullDisk(t *testing.T) {
 // TestCrashUnderQuirks is TestCrash against servers as they really answer
 // (issue 14): every quirk on (batch answers as g1-r1 and GETs without ids
 // before 22.1, JSON screen errors, cold forms answering 404 to their first
-// GET, texts read back normalised, real $metadata), at 21.0 and at 25.1.
+// request, texts read back normalised, real $metadata, filters on fields
+// it cannot filter on ignored) and a line's price hidden from the API user
+// (field-level permissions), at 21.0 and at 25.1.
 // The sandbox outlives the kills, so its forms are cold once per round;
 // an order text (APPEND) in doubt must be found by its normalised content
 // and never appended twice.
@@ -378,10 +380,11 @@ func crashTable(k crashKind, l *load, f *crashFigures) string {
 
 // sandbox starts a fresh sandbox for a round of this kind.
 func (c *crasher) sandbox(seed int64) *target {
-	opts := sandbox.Options{Latency: *crashLatency, Seed: seed, Faults: c.faults}
+	var opts sandbox.Options
 	if c.kind.quirks {
-		opts.Quirks, opts.SystemVersion = sandbox.AllQuirks(), c.kind.version
+		opts = realServer(c.kind.version)
 	}
+	opts.Latency, opts.Seed, opts.Faults = *crashLatency, seed, c.faults
 	var wrap func(http.Handler) http.Handler
 	if c.kind.twoRuns {
 		opts.Users = map[string]string{"demo": "demo", "demo2": "demo2"}
