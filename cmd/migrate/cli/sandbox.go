@@ -125,7 +125,7 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 5 * time.Minute,
 		WriteTimeout: 10 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
 	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  OIDC client %s secret %s  (system version %s%s)\n",
-		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version, quirksNote(quirks.set))
+		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version, quirksNote(quirks.set)+hiddenNote(hidden))
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(a.stderr, "warning: the sandbox listens on %s, beyond this machine, and accepts the well-known demo credentials: anyone who can reach it can read and change its data; listen on 127.0.0.1 unless that is what you want\n", ln.Addr())
 	}
@@ -158,4 +158,13 @@ func quirksNote(set map[string]bool) string {
 		return ""
 	}
 	return ", quirks " + strings.Join(on, ",")
+}
+
+// hiddenNote names the fields the API user may not read, for the
+// sandbox's first line.
+func hiddenNote(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return ", hidden fields " + strings.Join(fields, ",")
 }
