@@ -84,3 +84,28 @@ func TestCheckReferences(t *testing.T) {
 		t.Errorf("LOGPART holds %d parts, want the seeded 1", n)
 	}
 }
+
+// Issue 14.4: a restarted server's forms are cold, and answer 404 to their
+// first request. The check of exists: must not take that 404 for a part
+// the target does not hold, which would stop apply for nothing.
+func TestCheckReferencesColdForms(t *testing.T) {
+	t.Parallel()
+	env := newRestartable(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkColdForms: true}})
+	seedParts(t, env.sandboxEnv)
+	env.restart(t)
+	orders := step("orders", "ORDERS")
+	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART"}}}}
+	recs := &fakeRecords{results: map[string][]transform.Result{"orders": {
+		rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"},
+			line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1"}),
+			line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "X-999"}),
+			line("ORDERITEMS_SUBFORM", 4, map[string]any{"PARTNAME": "P2"})),
+	}}}
+	got, err := CheckReferences(context.Background(), env.opts(t, testPlan(orders), recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Unresolved) != 1 || got.Unresolved[0].Value != "X-999" || got.Checked != 3 {
+		t.Errorf("unresolved %+v (checked %d), want X-999 alone of 3", got.Unresolved, got.Checked)
+	}
+}
