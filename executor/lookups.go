@@ -29,6 +29,10 @@ func TargetLookups(client *odata.Client, md *odata.Metadata) transform.TargetRea
 			}
 			filter = f
 		}
+		// A restarted server's form answers 404 to its first request
+		// (SERVICE-NOTES, cold forms): warm it, whatever it answers.
+		var warmUp struct{}
+		_ = client.Get(ctx, l.Entity, odata.Query{Top: 1}, &warmUp)
 		q := odata.Query{Filter: l.Filter, OrderBy: l.KeyField}
 		return client.GetAll(ctx, l.Entity, q, odata.MaxPageSize, func(row map[string]any) error {
 			// Issue 14.3: a field hidden by field-level permissions is
