@@ -235,8 +235,9 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 			}
 		}
 	}
-	for start := 0; start < len(reqs); start += sr.r.limit {
-		chunk := reqs[start:min(start+sr.r.limit, len(reqs))]
+	per := sr.r.readsPerCall()
+	for start := 0; start < len(reqs); start += per {
+		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
 			chunk[i].ID = itoa(i + 1)
 		}

@@ -411,10 +411,7 @@ func (r *runner) prefetch(paths []string) error {
 		asked[p] = true
 		reqs = append(reqs, odata.BatchRequest{Method: http.MethodGet, URL: p})
 	}
-	per := readPerBatch
-	if r.limit > 0 && r.limit < per {
-		per = r.limit
-	}
+	per := r.readsPerCall()
 	for start := 0; start < len(reqs); start += per {
 		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
@@ -429,6 +426,16 @@ func (r *runner) prefetch(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// readsPerCall is how many GETs go in one call: the batch size, at most
+// 100 (issue 14.11; a server before 21.0 takes 1,000 writes a call, but a
+// read answers up to 2,000 rows each).
+func (r *runner) readsPerCall() int {
+	if r.limit > 0 && r.limit < readPerBatch {
+		return r.limit
+	}
+	return readPerBatch
 }
 
 // reconcileErr is a failed read of reconciliation: the server cannot be
