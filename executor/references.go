@@ -173,7 +173,7 @@ func readAbsent(ctx context.Context, opts Options, order []string) (map[string]b
 	var warm warmth
 	send := SendVia(opts.Client)
 	read := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
-	limit := opts.limit()
+	limit := min(opts.limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
 	for start := 0; start < len(order); start += limit {
 		chunk := order[start:min(start+limit, len(order))]
 		reqs := make([]odata.BatchRequest, len(chunk))
