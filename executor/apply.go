@@ -575,7 +575,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 			return sr.resumeWork(w, prev)
 		}
 		sr.reads = append(sr.reads, w)
-		if len(sr.reads) >= sr.r.limit {
+		if len(sr.reads) >= sr.r.readWindow() {
 			return sr.readPending()
 		}
 		return nil

@@ -300,7 +300,7 @@ func matchURL(ent string, conds []cond) string {
 // satisfies checks one value of a returned row against a condition.
 func satisfies(v any, c cond) bool {
 	if c.op == "eq" {
-		return valuesEqual(v, c.value)
+		return odata.SameValue(v, c.value)
 	}
 	var n string
 	switch x := v.(type) {

@@ -205,6 +205,12 @@ func TestQuirksEveryOneAtOnce(t *testing.T) {
 					t.Errorf("%s under quirks:\n%v\nwithout:\n%v", set, got[set], want[set])
 				}
 			}
+			// Verify reads it all back as the run left it: multipart ids,
+			// cold forms and normalised texts are no differences.
+			vr, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})
+			if err != nil || len(vr.Findings) != 0 {
+				t.Fatalf("verify: %v %+v", err, vr)
+			}
 			us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
 			if err != nil || us.Failed != 0 {
 				t.Fatalf("undo: %v %+v", err, us)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"sort"
 	"strings"
@@ -552,35 +553,80 @@ func fieldsEqual(entity []byte, want json.RawMessage) bool {
 		return false
 	}
 	for k, wv := range w {
-		if !valuesEqual(got[k], wv) {
+		if !odata.SameValue(got[k], wv) {
 			return false
 		}
 	}
 	return true
 }
 
-func valuesEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil || a == "" && b == nil || a == nil && b == ""
-	}
-	an, aok := a.(json.Number)
-	bn, bok := b.(json.Number)
-	if aok && bok {
-		da, e1 := odata.ParseDecimal(string(an), '.')
-		db, e2 := odata.ParseDecimal(string(bn), '.')
-		return e1 == nil && e2 == nil && da.Cmp(db) == 0
-	}
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	if aok && bok {
-		if as == bs {
-			return true
+// fieldDiff is a field whose value on the server is not what the run left.
+type fieldDiff struct {
+	Field       string
+	Found, Left any
+	// Absent: the answer does not hold the field at all (a field hidden
+	// by field-level permissions is missing from read answers,
+	// SERVICE-NOTES "Queries"), which is not a value.
+	Absent bool
+}
+
+// fieldDiffs compares every field of left (what the run left) with the
+// entity got, in field order. Undo's change check and verify both call
+// it: t (nil when not known) lets a value the server normalised as its
+// metadata says (sameAsLeft) count as the same.
+func fieldDiffs(got, left map[string]any, t *odata.EntityType) []fieldDiff {
+	var out []fieldDiff
+	for k, lv := range left {
+		gv, present := got[k]
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(k)
 		}
-		ta, e1 := odata.ParseDateTime(as)
-		tb, e2 := odata.ParseDateTime(bs)
-		return e1 == nil && e2 == nil && ta.Equal(tb)
+		if !sameAsLeft(p, gv, lv) {
+			out = append(out, fieldDiff{Field: k, Found: gv, Left: lv, Absent: !present})
+		}
 	}
-	ab, _ := json.Marshal(a)
-	bb, _ := json.Marshal(b)
-	return string(ab) == string(bb)
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
+// sameAsLeft is odata.SameValue knowing the field p (nil: not known): a server
+// rounds a decimal to the field's Scale and keeps only the day of a
+// date-only field (SERVICE-NOTES "Metadata"), in its own time zone, which
+// may be UTC or the sender's.
+func sameAsLeft(p *odata.Property, got, left any) bool {
+	if odata.SameValue(got, left) {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	gs, gok := jsonText(got)
+	ls, lok := jsonText(left)
+	if !gok || !lok {
+		return false
+	}
+	switch {
+	case p.Type == odata.EdmDecimal && p.HasScale:
+		g, ok1 := new(big.Rat).SetString(gs)
+		l, ok2 := new(big.Rat).SetString(ls)
+		return ok1 && ok2 && g.FloatString(p.Scale) == l.FloatString(p.Scale)
+	case p.DateOnly:
+		g, e1 := odata.ParseDateTime(gs)
+		l, e2 := odata.ParseDateTime(ls)
+		const day = "2006-01-02"
+		return e1 == nil && e2 == nil && (g.Format(day) == l.Format(day) || g.Format(day) == l.UTC().Format(day))
+	}
+	return false
+}
+
+// jsonText is a decoded JSON string's or number's text.
+func jsonText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	}
+	return "", false
 }

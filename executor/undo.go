@@ -485,18 +485,15 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 		return nil // nothing known of what the run left: nothing to compare
 	}
 	var out []string
-	for k, wv := range w {
-		gv, returned := got[k]
-		switch {
-		case !returned:
+	for _, d := range fieldDiffs(got, w, nil) {
+		if d.Absent {
 			// Field-level permissions (issue 14.3): what it holds now is
 			// unknown, so undo must not write over it.
-			out = append(out, fmt.Sprintf("%s is not returned on read (a field-level permission), so whether it changed cannot be told", k))
-		case !valuesEqual(gv, wv):
-			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(gv), shortValue(wv)))
+			out = append(out, fmt.Sprintf("%s is not returned on read (a field-level permission), so whether it changed cannot be told", d.Field))
+			continue
 		}
+		out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", d.Field, shortValue(d.Found), shortValue(d.Left)))
 	}
-	sort.Strings(out)
 	return out
 }
 

@@ -82,6 +82,22 @@ func (e cmpExpr) Match(vals map[string]any) bool {
 	return c <= 0
 }
 
+// Equalities returns the literals of a filter that is an or-chain of
+// `FIELD eq literal` on field alone (what a keyed read sends); ok is false
+// for any other filter. A server answers such a read from its index; the
+// sandbox does the same with it.
+func Equalities(f Filter, field string) (lits []any, ok bool) {
+	switch e := f.(type) {
+	case orExpr:
+		l, ok1 := Equalities(e.l, field)
+		r, ok2 := Equalities(e.r, field)
+		return append(l, r...), ok1 && ok2
+	case cmpExpr:
+		return []any{e.lit}, e.field == field && e.op == "eq" && e.lit != nil && !e.date
+	}
+	return nil, false
+}
+
 type filterParser struct {
 	t    *EntityType
 	toks []string

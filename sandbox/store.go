@@ -88,6 +88,9 @@ func (tb *table) sorted() []*record { return tb.sortedWhere(nil) }
 // sortedWhere is sorted of the rows f keeps (nil: all): filtering before
 // sorting keeps a keyed read of a large table fast.
 func (tb *table) sortedWhere(f odata.Filter) []*record {
+	if out, ok := tb.byKeys(f); ok {
+		return out
+	}
 	out := make([]*record, 0, len(tb.rows))
 	for _, r := range tb.rows {
 		if f == nil || f.Match(r.vals) {
@@ -96,6 +99,35 @@ func (tb *table) sortedWhere(f odata.Filter) []*record {
 	}
 	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
 	return out
+}
+
+// byKeys answers a filter that is an or-chain of key equalities (a keyed
+// read of many records, issue 16) by looking each key up, as a server's
+// index does, instead of matching every row: a read of 40 keys from
+// 100,000 customers costs 40 lookups. ok is false for any other filter.
+func (tb *table) byKeys(f odata.Filter) ([]*record, bool) {
+	if f == nil || len(tb.typ.Key) != 1 {
+		return nil, false
+	}
+	p := tb.typ.Property(tb.typ.Key[0])
+	lits, ok := odata.Equalities(f, p.Name)
+	if !ok {
+		return nil, false
+	}
+	var out []*record
+	seen := map[*record]bool{}
+	for _, lit := range lits {
+		v, ok := normalize(p, lit)
+		if !ok {
+			return nil, false
+		}
+		if r := tb.rows[keyString(tb.typ, map[string]any{p.Name: v})]; r != nil && !seen[r] && f.Match(r.vals) {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
+	return out, true
 }
 
 // insertLine puts rec into the lines in key order.

@@ -71,7 +71,8 @@ func TestScripts(t *testing.T) {
 // service's own POST, spec 4.2); `sandbox drop-writes before|after N`
 // makes the next N calls that write lose their connection before or after
 // they take effect (in doubt either way); `sandbox patch PATH JSON`
-// PATCHes an entity directly, as a user would; `sandbox permit [FORM...]`
+// PATCHes an entity directly, as a user would, and `sandbox delete PATH`
+// deletes one; `sandbox permit [FORM...]`
 // leaves only the forms named unpermitted.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
@@ -173,13 +174,18 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox permit: no sandbox started")
 		}
 		sb.SetUnpermitted(args[1:]...)
-	case "patch", "post":
-		// A user changing or making an entity in the ERP behind the
-		// tool's back; post prints what the service answered.
-		if len(args) != 3 {
-			ts.Fatalf("usage: sandbox %s PATH JSON", args[0])
+	case "patch", "post", "delete":
+		// A user changing, making or deleting an entity or a line in the
+		// ERP behind the tool's back; post prints what the service answered.
+		payload := ""
+		switch {
+		case args[0] == "delete" && len(args) == 2:
+		case args[0] != "delete" && len(args) == 3:
+			payload = args[2]
+		default:
+			ts.Fatalf("usage: sandbox patch|post PATH JSON, sandbox delete PATH")
 		}
-		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+sandbox.BasePath+"/"+args[1], strings.NewReader(payload))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")

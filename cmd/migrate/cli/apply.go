@@ -600,16 +600,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	hdr, err := journal.ReadHeader(pos[0])
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	// The target as for any command (flag, environment), else the
-	// journal's own; one that is not the journal's is refused.
-	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
-		cf.target = hdr.Target
-	}
-	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
 	var client executor.Client
@@ -681,6 +672,21 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return silent(ExitData)
 	}
 	return nil
+}
+
+// journalTarget is the target of a command on a journal (undo, verify):
+// as for any command (flag, environment), else the journal's own; one that
+// is not the journal's is refused.
+func (a *app) journalTarget(jpath, flagURL string) (string, error) {
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return "", withCode(ExitUsage, err)
+	}
+	target, _ := a.targetURL(flagURL, nil)
+	if target == "" {
+		target = hdr.Target
+	}
+	return target, a.refuseOtherTarget(jpath, target)
 }
 
 // journalErr gives a journal's own trouble its exit code (CLI.md), or nil
