@@ -40,6 +40,12 @@ type runner struct {
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
 	warm warmth // entity sets whose 404 is the truth (reads.go)
+	// readCache holds the answers reconcile read ahead (prefetch), by path;
+	// nil outside it.
+	readCache map[string]odata.BatchResponse
+	// unread holds, by entity set, the fields its read answers leave out
+	// (unreadFields); guarded by mu.
+	unread map[string]map[string]bool
 	// diff, when set, is Diff's: every step reads, and each record's
 	// classification is kept.
 	diff *differ

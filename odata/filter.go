@@ -104,6 +104,13 @@ type filterParser struct {
 	pos  int
 }
 
+// UnknownFieldError is a $filter naming a field its entity type does not
+// have (or, in the sandbox, one the user may not read): what real servers
+// ignore silently (SERVICE-NOTES).
+type UnknownFieldError struct{ Field, Type string }
+
+func (e *UnknownFieldError) Error() string { return e.Field + " is not a field of " + e.Type }
+
 // ParseFilter compiles s against t: each field must be one of t, each
 // literal of its type.
 func ParseFilter(t *EntityType, s string) (Filter, error) {
@@ -114,7 +121,7 @@ func ParseFilter(t *EntityType, s string) (Filter, error) {
 	p := &filterParser{t: t, toks: toks}
 	e, err := p.or()
 	if err != nil {
-		return nil, fmt.Errorf("$filter: %v", err)
+		return nil, fmt.Errorf("$filter: %w", err)
 	}
 	if p.pos < len(p.toks) {
 		return nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
@@ -224,7 +231,7 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 	p.pos += 3
 	prop := p.t.Property(field)
 	if prop == nil {
-		return nil, fmt.Errorf("%s is not a field of %s", field, p.t.Name)
+		return nil, &UnknownFieldError{Field: field, Type: p.t.Name}
 	}
 	switch op {
 	case "eq", "ne", "gt", "ge", "lt", "le":

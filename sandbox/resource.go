@@ -489,7 +489,11 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 			fields = append(fields, t.Property(f))
 		}
 	}
+	hidden := s.hidden[t.Name]
 	for _, p := range fields {
+		if hidden[p.Name] {
+			continue // field-level permissions: not in the answer at all
+		}
 		v := r.vals[p.Name]
 		switch {
 		case ru.text != notText && (p.Name == "APPEND" || p.Name == "SIGNATURE"):

@@ -46,6 +46,12 @@ type Options struct {
 	// permission to write: 403, or under QuirkPermission400 a 400 screen
 	// error. SetUnpermitted changes them while the server runs.
 	Unpermitted []string
+	// HiddenFields names fields the API user may not read, as FORM.FIELD
+	// (the entity type's name: ORDERS.DETAILS, ORDERITEMS_SUBFORM.PRICE):
+	// field-level permissions, from 22.1. Read answers leave them out; a
+	// $filter naming one is refused as naming an unknown field, or under
+	// QuirkIgnoredFilters ignored.
+	HiddenFields []string
 	// StatePath persists the data (temporary file and rename) after every
 	// call that changed it and on Close, and is reloaded by New, every
 	// company's.
@@ -124,6 +130,8 @@ type Server struct {
 
 	permMu sync.Mutex
 	denied map[string]bool
+
+	hidden map[string]map[string]bool // entity type → fields the user may not read
 
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 
@@ -237,6 +245,9 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.SetUnpermitted(opts.Unpermitted...)
+	if err := s.hideFields(opts.HiddenFields); err != nil {
+		return nil, err
+	}
 	s.auth = newAuthServer(s)
 	return s, nil
 }
