@@ -1,0 +1,363 @@
+package executor
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Issue 15: a created document travels as one deep insert (spec 4.2), its
+// lines inside its body, so that a call carries up to 100 documents. The
+// server rolls nothing back (spec 4.5, SERVICE-NOTES): a deep insert that
+// fails may have left the header and some lines. The engine then reads
+// back what the server kept of that document and sends what is missing as
+// sub-requests of their own, so that an error is pinned to the line that
+// caused it and nothing the server holds is sent again. A resumed
+// document whose lines are not all journaled is read back the same way.
+
+// carries reports whether o is a deep insert: children inside its body.
+func (o *op) carries() bool {
+	for _, k := range o.kids {
+		if k.carried {
+			return true
+		}
+	}
+	return false
+}
+
+// resumeFromJournal resumes a deep insert the journal finished, when its
+// Carried count accounts for every child without a sub-request; false
+// leaves it to a read-back. A child whose own sub-request succeeded, or
+// that was carried, is done; the rest is sent.
+func (sr *stepRun) resumeFromJournal(w *work, prev *journal.Record) (bool, error) {
+	kids := subtree(w.root, nil)[1:]
+	carried := 0
+	for _, o := range kids {
+		if prev.Subs[o.path] == nil {
+			carried++
+		}
+	}
+	if carried != prev.Carried {
+		return false, nil
+	}
+	var missing []unit
+	var walk func(o *op)
+	walk = func(o *op) {
+		for _, k := range o.kids {
+			s := prev.Subs[k.path]
+			if s == nil || s.OK() {
+				k.status, k.done = 201, true
+				if s != nil {
+					k.carried, k.key = false, s.ResultKey
+				}
+				k.abs = childAbs(o, k)
+				walk(k)
+				continue
+			}
+			k.uncarry()
+			missing = append(missing, flatten(k, nil))
+		}
+	}
+	walk(w.root)
+	if len(missing) == 0 {
+		sr.finalize(w)
+		return true, nil
+	}
+	return true, sr.start(w, missing)
+}
+
+// linesMatch is what the journal keeps of the lines a deep insert
+// carries (journal.Sub.Lines): each collection line's match fields, by
+// sub-form; nil when o carries none.
+func (o *op) linesMatch() json.RawMessage {
+	var lines map[string][]json.RawMessage
+	for _, k := range o.kids {
+		if !k.carried || k.single {
+			continue
+		}
+		if lines == nil {
+			lines = map[string][]json.RawMessage{}
+		}
+		m := matchFields(k.fields)
+		if m == nil {
+			m = json.RawMessage("{}")
+		}
+		lines[k.nav] = append(lines[k.nav], m)
+	}
+	if lines == nil {
+		return nil
+	}
+	b, _ := json.Marshal(lines)
+	return b
+}
+
+// carriedLines reads journal.Sub.Lines: the match fields of the lines a
+// deep insert carried, by sub-form; none when s is not one.
+func carriedLines(s *journal.SubState) map[string][]json.RawMessage {
+	if s == nil || len(s.Lines) == 0 {
+		return nil
+	}
+	var out map[string][]json.RawMessage
+	_ = json.Unmarshal(s.Lines, &out)
+	return out
+}
+
+// carriedOK counts the children o's deep insert wrote inside its body,
+// as the server took them (the record's Carried).
+func (o *op) carriedOK() int {
+	if o == nil {
+		return 0
+	}
+	n := 0
+	for _, k := range subtree(o, nil)[1:] {
+		if k.carried && k.ok() {
+			n++
+		}
+	}
+	return n
+}
+
+// takeLines gives a deep insert's children their outcome once the server
+// answered it as created: the document is whole. Their keys come from the
+// answer's lines, in the order sent (from 21.1 the answer holds them,
+// spec 4.2); before, a line's key stays unknown.
+func (o *op) takeLines(ent map[string]any) {
+	perNav := map[string]int{}
+	for _, k := range o.kids {
+		if !k.carried {
+			continue
+		}
+		k.status, k.done = o.status, true
+		var sub map[string]any
+		switch v := ent[k.nav].(type) {
+		case map[string]any:
+			sub = v
+		case []any:
+			i := perNav[k.nav]
+			perNav[k.nav]++
+			if i < len(v) {
+				sub, _ = v[i].(map[string]any)
+			}
+		}
+		if sub != nil && !k.single && k.typ != nil {
+			if key := keyOf(k.typ, sub); key != "" {
+				k.key = key
+			}
+		}
+		k.abs = childAbs(o, k)
+		k.takeLines(sub)
+	}
+}
+
+// expandOf is the $expand that reads back every sub-form o's children
+// write, nested as deep as they go: "ORDERITEMS_SUBFORM($expand=X),Y".
+func expandOf(o *op) string {
+	var navs []string
+	sub := map[string]*op{} // a child per nav whose children go deeper
+	for _, k := range o.kids {
+		if _, seen := sub[k.nav]; !seen {
+			navs = append(navs, k.nav)
+			sub[k.nav] = nil
+		}
+		if len(k.kids) > 0 && sub[k.nav] == nil {
+			sub[k.nav] = k
+		}
+	}
+	parts := make([]string, len(navs))
+	for i, nav := range navs {
+		parts[i] = nav
+		if k := sub[nav]; k != nil {
+			// Every line of a nav writes the same sub-forms but for
+			// blanks: the union of them is read.
+			u := &op{}
+			for _, c := range o.kids {
+				if c.nav == nav {
+					u.kids = append(u.kids, c.kids...)
+				}
+			}
+			parts[i] += "($expand=" + expandOf(u) + ")"
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// kept is what the server holds of a failed deep insert's document.
+type kept struct {
+	key     string
+	doc     json.RawMessage // the document with its sub-forms expanded
+	absent  bool            // the header was not stored: nothing was
+	unclear string          // why it cannot be told: the record is in doubt
+}
+
+// readKept reads back the document a failed deep insert o was creating:
+// by its key, or, numbered by the server, found by its fields among the
+// documents made since the step's watermark (candidates, as
+// reconciliation does). More than one such document is unclear.
+func (sr *stepRun) readKept(o *op, batch int) kept {
+	r := sr.r
+	key := o.key
+	if key == "" {
+		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: batch}
+		found, why, err := r.candidates(s, sr.claimedKeys())
+		switch {
+		case err != nil:
+			return kept{unclear: err.Error()}
+		case why != "":
+			return kept{unclear: why}
+		case len(found) == 0:
+			return kept{absent: true}
+		case len(found) > 1:
+			keys := make([]string, len(found))
+			for i, c := range found {
+				keys[i] = c.Key
+			}
+			return kept{unclear: fmt.Sprintf("%d documents of %s match its fields (%s); decide with migrate resolve", len(found), sr.entity, strings.Join(keys, ", "))}
+		}
+		key = found[0].Key
+	}
+	path := sr.entity + "(" + key + ")?$expand=" + expandOf(o)
+	r.requests.Add(1)
+	r.subs.Add(1)
+	resp, err := r.readCtx(sr.traced(), path)
+	switch {
+	case err != nil:
+		return kept{unclear: err.Error()}
+	case resp.Status == 404:
+		return kept{absent: true}
+	case resp.Status != 200:
+		return kept{unclear: fmt.Sprintf("reading back %s gave status %d", path, resp.Status)}
+	}
+	return kept{key: key, doc: resp.Body}
+}
+
+// claimedKeys are the keys of the step's documents that records of the
+// journal or of this run hold: none of them is a failed deep insert's.
+func (sr *stepRun) claimedKeys() map[string]bool {
+	claimed, _ := claimedKeys(sr.r.state)
+	sr.r.mu.Lock()
+	for _, k := range sr.r.keys[sr.step.Name] {
+		claimed[sr.step.Name+"|"+k] = true
+	}
+	sr.r.mu.Unlock()
+	return claimed
+}
+
+// keep takes what the server kept of deep insert o's document (key and
+// doc as read back): o and every child found there are done, and the
+// children missing are returned as units to send on their own, their
+// subtrees no longer carried. A child under a line whose key is unknown
+// cannot be addressed: it is listed in lost.
+func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost []*op) {
+	o.status, o.done, o.err, o.key = 201, true, "", key
+	o.abs = entity + "(" + key + ")"
+	var walk func(parent *op, raw json.RawMessage)
+	walk = func(parent *op, raw json.RawMessage) {
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &fields)
+		lists := map[string][]json.RawMessage{}
+		claimed := map[string][]bool{}
+		for _, k := range parent.kids {
+			if !k.carried {
+				continue
+			}
+			var found json.RawMessage
+			want := matchFields(k.fields)
+			if k.single {
+				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (textContains(r, want) || fieldsEqual(r, want)) {
+					found = r
+				}
+			} else {
+				l, ok := lists[k.nav]
+				if !ok {
+					_ = json.Unmarshal(fields[k.nav], &l)
+					lists[k.nav], claimed[k.nav] = l, make([]bool, len(l))
+				}
+				for i, line := range l {
+					if !claimed[k.nav][i] && fieldsEqual(line, want) {
+						claimed[k.nav][i] = true
+						found = line
+						break
+					}
+				}
+			}
+			if found == nil {
+				k.uncarry()
+				if parent.abs == "" {
+					lost = append(lost, k)
+					continue
+				}
+				missing = append(missing, flatten(k, nil))
+				continue
+			}
+			k.status, k.done, k.err = 201, true, ""
+			if !k.single && k.typ != nil {
+				if e, err := odata.DecodeEntity(found); err == nil {
+					k.key = keyOf(k.typ, e)
+				}
+			}
+			k.abs = childAbs(parent, k)
+			walk(k, found)
+		}
+	}
+	walk(o, doc)
+	return missing, lost
+}
+
+// keepAnswer puts what was read back of the failed deep insert o into its
+// record (workMu held): the ops found missing join the record's, to be
+// sent once this batch is answered. It returns those units.
+func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
+	w := o.rec
+	missing, lost := o.keep(sr.entity, k.key, k.doc)
+	w.failed = len(lost) > 0
+	for _, l := range lost {
+		l.status, l.err = 424, "not sent: the line it belongs to has no key to address it by"
+		w.ops = append(w.ops, l)
+	}
+	for _, u := range missing {
+		w.ops = append(w.ops, u...)
+		w.left += len(u)
+	}
+	return missing
+}
+
+// resumeDeep continues a deep insert whose document exists from an earlier
+// attempt: only what the server does not hold of it is sent. A record the
+// journal finished (failed, partly loaded) says so itself: every child
+// without a sub-request of its own was taken inside the deep insert, as
+// its count of them (Carried) confirms. Otherwise (a crash before the
+// record was finished, an outcome reconciled) what the server holds is
+// read back.
+func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
+	if prev.Status() == journal.Failed {
+		if done, err := sr.resumeFromJournal(w, prev); done || err != nil {
+			return err
+		}
+	}
+	k := sr.readKept(w.root, 0)
+	switch {
+	case k.unclear != "":
+		return fmt.Errorf("%w: step %s, record %s: reading back %s(%s) to resume it: %s", ErrInDoubt, sr.step.Name, w.id, sr.entity, w.root.key, k.unclear)
+	case k.absent:
+		return sr.buildFailed(w, fmt.Errorf("%s(%s), created by an earlier run, is no longer on the server; load it again with --retry-failed", sr.entity, w.root.key))
+	}
+	workMu.Lock()
+	missing, lost := w.root.keep(sr.entity, k.key, k.doc)
+	for _, o := range subtree(w.root, nil)[1:] {
+		if s := prev.Subs[o.path]; s != nil && s.OK() && o.ok() {
+			o.carried = false // sent on its own by an earlier attempt: journaled
+		}
+	}
+	workMu.Unlock()
+	if len(lost) > 0 {
+		return sr.buildFailed(w, fmt.Errorf("%s(%s): a line's key is unknown, so what belongs under it cannot be sent", sr.entity, w.root.key))
+	}
+	if len(missing) == 0 {
+		sr.finalize(w)
+		return nil
+	}
+	return sr.start(w, missing)
+}
