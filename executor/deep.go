@@ -28,47 +28,6 @@ func (o *op) carries() bool {
 	return false
 }
 
-// resumeFromJournal resumes a deep insert the journal finished, when its
-// Carried count accounts for every child without a sub-request; false
-// leaves it to a read-back. A child whose own sub-request succeeded, or
-// that was carried, is done; the rest is sent.
-func (sr *stepRun) resumeFromJournal(w *work, prev *journal.Record) (bool, error) {
-	kids := subtree(w.root, nil)[1:]
-	carried := 0
-	for _, o := range kids {
-		if prev.Subs[o.path] == nil {
-			carried++
-		}
-	}
-	if carried != prev.Carried {
-		return false, nil
-	}
-	var missing []unit
-	var walk func(o *op)
-	walk = func(o *op) {
-		for _, k := range o.kids {
-			s := prev.Subs[k.path]
-			if s == nil || s.OK() {
-				k.status, k.done = 201, true
-				if s != nil {
-					k.carried, k.key = false, s.ResultKey
-				}
-				k.abs = childAbs(o, k)
-				walk(k)
-				continue
-			}
-			k.uncarry()
-			missing = append(missing, flatten(k, nil))
-		}
-	}
-	walk(w.root)
-	if len(missing) == 0 {
-		sr.finalize(w)
-		return true, nil
-	}
-	return true, sr.start(w, missing)
-}
-
 // linesMatch is what the journal keeps of the lines a deep insert
 // carries (journal.Sub.Lines): each collection line's match fields, by
 // sub-form; nil when o carries none.
@@ -325,18 +284,10 @@ func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 }
 
 // resumeDeep continues a deep insert whose document exists from an earlier
-// attempt: only what the server does not hold of it is sent. A record the
-// journal finished (failed, partly loaded) says so itself: every child
-// without a sub-request of its own was taken inside the deep insert, as
-// its count of them (Carried) confirms. Otherwise (a crash before the
-// record was finished, an outcome reconciled) what the server holds is
-// read back.
+// attempt (partly loaded, or reconciled after a lost answer): what the
+// server holds of it is read back, with the keys of its lines (which the
+// journal does not keep of a deep insert's), and only the rest is sent.
 func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
-	if prev.Status() == journal.Failed {
-		if done, err := sr.resumeFromJournal(w, prev); done || err != nil {
-			return err
-		}
-	}
 	k := sr.readKept(w.root, 0)
 	switch {
 	case k.unclear != "":

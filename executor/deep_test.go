@@ -2,9 +2,13 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -62,5 +66,301 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	}
 	if after := env.sb.Snapshot(); !equalJSON(before, after) {
 		t.Fatalf("undo left %v", after["ORDERS"])
+	}
+}
+
+// deepOrders is ordersPlan with the orders step deep-inserting, as plans
+// decoded from YAML do by default.
+func deepOrders(orders ...transform.Result) (*plan.Plan, *fakeRecords) {
+	p, f := ordersPlan(orders...)
+	p.Steps[2].DeepInsert = true
+	f.results["parts"] = partsAndCustomers(5)
+	return p, f
+}
+
+// keyed gives an order its number, as a source that numbers its own
+// documents does.
+func keyed(r transform.Result, ordname string) transform.Result {
+	r.Record.Fields["ORDNAME"] = ordname
+	return r
+}
+
+// TestDeepInsertPacksAHundredDocuments: 250 orders of five lines go in
+// three calls (100, 100, 50 documents, spec 8's limit counts sub-requests),
+// every line stored once, each line's key (KLINE) in the created keys.
+func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := 0; i < 250; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%03d", i), i+2, "C1", "P1", "P2", "P3", "P4", "P5"))
+	}
+	p, f := deepOrders(orders...)
+	o := env.opts(t, p, f)
+	before := env.sb.Stats()
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if len(got) != 250 {
+		t.Fatalf("%d orders", len(got))
+	}
+	for id, ent := range got {
+		if n := len(lines(ent, "ORDERITEMS_SUBFORM")); n != 5 {
+			t.Fatalf("%s has %d lines", id, n)
+		}
+	}
+	st := env.sb.Stats()
+	// parts and customers: one call each; the orders' watermark read;
+	// orders: 100 + 100 + 50 documents.
+	if calls := st.Batches - before.Batches; calls != 6 {
+		t.Errorf("%d calls, want 6", calls)
+	}
+	if sum.Subrequests != 5+1+250 || sum.Transactions != 5+1+250*6 {
+		t.Errorf("subrequests %d transactions %d", sum.Subrequests, sum.Transactions)
+	}
+	if s := sum.Steps[2]; s.Children != 1250 {
+		t.Errorf("orders step: %d lines counted, want 1250", s.Children)
+	}
+	checkCreatedKeys(t, env, o.Journal)
+}
+
+// TestDeepInsertFailedLine: the server keeps what a deep insert stored
+// before the line it refused (spec 4.5, no rollback). The engine reads the
+// document back and sends the missing lines on their own: the refused
+// line fails at its own cell, the good ones are stored once, nothing kept
+// is sent again; corrected, --retry-failed sends only that line.
+func TestDeepInsertFailedLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		order transform.Result
+	}{
+		{"server-numbered", orderWithLines("O1", 2, "C1", "P1", "X9", "P2")},
+		{"keyed", keyed(orderWithLines("O1", 2, "C1", "P1", "X9", "P2"), "SO-1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			p, f := deepOrders(tc.order, orderWithLines("O2", 3, "C1", "P3"))
+			o := env.opts(t, p, f)
+			sum, err := Apply(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := env.entities("ORDERS", "DETAILS")
+			if len(env.sb.Snapshot()["ORDERS"]) != 2 {
+				t.Fatalf("orders %v", env.sb.Snapshot()["ORDERS"])
+			}
+			if parts := linePartsOf(got["O1"]); parts != "P1,P2" {
+				t.Fatalf("O1 holds lines %s, want P1,P2 once each", parts)
+			}
+			if len(sum.Errors) != 1 {
+				t.Fatalf("errors %+v", sum.Errors)
+			}
+			e := sum.Errors[0]
+			if e.Location != "lines.csv:2001" || e.Field != "ORDERITEMS_SUBFORM" || !strings.Contains(e.Message, "X9") {
+				t.Errorf("error not pinned to the refused line: %+v", e)
+			}
+			if !strings.Contains(e.Partly, "created with 2 of 3 lines") {
+				t.Errorf("partly %q", e.Partly)
+			}
+			// Corrected (the part now exists): the order is read back and
+			// only the missing line goes.
+			pp, pf := partsPlan(plan.ModeInsert, part("X9", 2, "9"))
+			if _, err := Apply(context.Background(), env.opts(t, pp, pf)); err != nil {
+				t.Fatal(err)
+			}
+			before := env.sb.Stats()
+			o.RetryFailed = true
+			sum, err = Apply(context.Background(), o)
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			if d := env.sb.Stats().Subrequests - before.Subrequests; d != 2 {
+				t.Errorf("the retry sent %d sub-requests, want the read and the line", d)
+			}
+			if parts := linePartsOf(env.entities("ORDERS", "DETAILS")["O1"]); parts != "P1,P2,X9" {
+				t.Fatalf("after the retry O1 holds %s", parts)
+			}
+			checkCreatedKeys(t, env, o.Journal)
+		})
+	}
+}
+
+// TestDeepInsertFailedHeader: a header the server refuses stores nothing;
+// the record fails at its own row and no line is sent on its own.
+func TestDeepInsertFailedHeader(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := deepOrders(orderWithLines("O1", 2, "C404", "P1", "P2"))
+	before := env.sb.Stats()
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+		t.Fatalf("%d orders stored", n)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "orders.csv:2" || !strings.Contains(sum.Errors[0].Message, "C404") || sum.Errors[0].Partly != "" {
+		t.Fatalf("errors %+v", sum.Errors)
+	}
+	// parts, customers, the watermark read, the order, and the lookup by
+	// its fields that found nothing kept.
+	if d := env.sb.Stats().Subrequests - before.Subrequests; d != 5+1+1+1+1 {
+		t.Errorf("%d sub-requests", d)
+	}
+}
+
+// TestDeepInsertInDoubtResumes: the answer of a batch of deep inserts is
+// lost after the server committed it; the next apply reconciles the
+// orders and sends nothing again: every order once, every line once.
+func TestDeepInsertInDoubtResumes(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := 0; i < 5; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", "P1", "P2", "P3"))
+	}
+	p, f := deepOrders()
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
+	o.BatchSize, o.Concurrency = 3, 1
+	env.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit) // the first batch's answer is lost
+	if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("want in doubt, got %v", err)
+	}
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 5 {
+		t.Fatalf("%d orders", n)
+	}
+	for id, ent := range env.entities("ORDERS", "DETAILS") {
+		if parts := linePartsOf(ent); parts != "P1,P2,P3" {
+			t.Errorf("%s holds %s", id, parts)
+		}
+	}
+	checkCreatedKeys(t, env, o.Journal)
+}
+
+// TestDeepInsertUpsertExisting: an upsert creates an absent document as a
+// deep insert, and appends to an existing one line by line (no deep
+// insert into what exists).
+func TestDeepInsertUpsertExisting(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	up := step("orders", "ORDERS")
+	up.Mode, up.DeepInsert = plan.ModeUpsert, true
+	f2 := &fakeRecords{results: map[string][]transform.Result{"orders": {
+		keyed(orderWithLines("O1", 2, "C1", "P2", "P3"), "SO-1"),
+		keyed(orderWithLines("O2", 3, "C1", "P1", "P2"), "SO-2"),
+	}}}
+	o := env.opts(t, testPlan(up), f2)
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2,P3" || b != "P1,P2" {
+		t.Fatalf("O1 %s, O2 %s", a, b)
+	}
+	st, _ := journal.Load(o.Journal)
+	if r := st.Record("orders", "O1"); r == nil || r.Subs["0"] == nil || r.Subs["1"] == nil {
+		t.Errorf("the existing order's lines were not sent one by one: %+v", r)
+	}
+	if r := st.Record("orders", "O2"); r == nil || len(r.Subs) != 1 || r.Carried != 2 {
+		t.Errorf("the new order was not one deep insert: %+v", r)
+	}
+}
+
+// linePartsOf lists an order's lines' parts in line order.
+func linePartsOf(ent map[string]any) string {
+	var parts []string
+	for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+		parts = append(parts, fmt.Sprint(l["PARTNAME"]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestDeepInsertFaults: deep inserts, some with a line the server refuses,
+// through the real client while the sandbox drops connections before and
+// after committing and answers 500s. Applied again until nothing is in
+// doubt, every order is there once, every good line once, and each refused
+// line fails at its own cell.
+func TestDeepInsertFaults(t *testing.T) {
+	t.Parallel()
+	for seed := int64(11); seed < 15; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			deepInsertFaults(t, seed)
+		})
+	}
+}
+
+func deepInsertFaults(t *testing.T, seed int64) {
+	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
+		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: env.srv.Client(), Clock: noSleep{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders []transform.Result
+	want := map[string]string{}
+	bad := 0
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprintf("O%02d", i)
+		parts := []string{"P1", "P2", "P3"}
+		want[id] = "P1,P2,P3"
+		if i%7 == 3 {
+			parts[1], want[id] = "X9", "P1,P3"
+			bad++
+		}
+		orders = append(orders, orderWithLines(id, i+2, "C1", parts...))
+	}
+	p, f := deepOrders(orders...)
+	o := env.opts(t, p, f)
+	o.Client = c
+	o.BatchSize = 20
+	var sum *Summary
+	for runs := 1; ; runs++ {
+		sum, err = Apply(context.Background(), o)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
+			t.Logf("run %d: %v", runs, err)
+		}
+		if runs == 40 {
+			t.Fatalf("still %v after %d runs", err, runs)
+		}
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
+		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
+	}
+	for id, ent := range got {
+		if parts := linePartsOf(ent); parts != want[id] {
+			t.Errorf("%s holds %s, want %s", id, parts, want[id])
+		}
+	}
+	if s := sum.Steps[2]; s.Failed != bad || s.Committed != 60-bad {
+		t.Errorf("orders: %d committed, %d failed; want %d failed", s.Committed, s.Failed, bad)
+	}
+	for _, e := range sum.Errors {
+		if e.Field != "ORDERITEMS_SUBFORM" || !strings.HasSuffix(e.Location, "001") || !strings.Contains(e.Message, "X9") {
+			t.Errorf("error not pinned to the refused line: %+v", e)
+		}
 	}
 }
