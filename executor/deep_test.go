@@ -364,3 +364,26 @@ func deepInsertFaults(t *testing.T, seed int64) {
 		}
 	}
 }
+
+// TestDeepInsertBeforeParentChildAnswers: before 21.1 the answer to a deep
+// insert holds the document without its lines (spec 4.2). The document is
+// still whole; a refused line is still read back and completed.
+func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})
+	p, f := deepOrders(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3", "X9", "P4"))
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2" || b != "P3,P4" {
+		t.Fatalf("O1 %s, O2 %s", a, b)
+	}
+	if s := sum.Steps[2]; s.Committed != 1 || s.Failed != 1 || s.Children != 4 {
+		t.Errorf("orders %+v", s)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "lines.csv:3001" {
+		t.Errorf("errors %+v", sum.Errors)
+	}
+}
