@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,24 +103,22 @@ type deepRun struct {
 	orders      []string
 }
 
+// ordersTarget is a fresh sandbox answering every call after latency,
+// holding the customer and the parts the orders name.
+func ordersTarget(tb testing.TB, latency time.Duration) *target {
+	tg := newTarget(tb, sandbox.Options{Latency: latency}, odata.Config{})
+	if err := seedOrderRefs(context.Background(), tg.client); err != nil {
+		tb.Fatal(err)
+	}
+	return tg
+}
+
 // applyDeep runs `migrate apply PLANFILE --target URL --json` in a child
 // process (TestCLIChild) against a fresh sandbox with the given latency.
-func applyDeep(dir, planFile string, n int, latency time.Duration) (deepRun, error) {
-	sb, err := sandbox.New(sandbox.Options{Latency: latency})
-	if err != nil {
-		return deepRun{}, err
-	}
-	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	url := srv.URL + sandbox.BasePath
-	c, err := odata.NewClient(odata.Config{BaseURL: url, HTTPClient: srv.Client(), Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
-	if err != nil {
-		return deepRun{}, err
-	}
-	c.SetVersion(version)
-	if err := seedOrderRefs(context.Background(), c); err != nil {
-		return deepRun{}, err
-	}
+func applyDeep(tb testing.TB, dir, planFile string, n int, latency time.Duration) (deepRun, error) {
+	tg := ordersTarget(tb, latency)
+	defer tg.srv.Close()
+	sb, url := tg.sb, tg.srv.URL+sandbox.BasePath
 	journal := filepath.Join(dir, strings.TrimSuffix(planFile, ".yaml")+".journal")
 	os.Remove(journal)
 	args := []string{"apply", filepath.Join(dir, planFile), "--target", url, "--journal", journal, "--json"}
@@ -185,21 +182,8 @@ func TestDeepOrdersSmall(t *testing.T) {
 	}
 	var runs []deepRun
 	for _, p := range []string{"plan.yaml", "naive.yaml"} {
-		sb, err := sandbox.New(sandbox.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(sb)
-		defer srv.Close()
-		url := srv.URL + sandbox.BasePath
-		c, err := odata.NewClient(odata.Config{BaseURL: url, HTTPClient: srv.Client(), Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetVersion(version)
-		if err := seedOrderRefs(context.Background(), c); err != nil {
-			t.Fatal(err)
-		}
+		tg := ordersTarget(t, 0)
+		sb, url := tg.sb, tg.srv.URL+sandbox.BasePath
 		t.Setenv("MIGRATE_USER", "demo")
 		t.Setenv("MIGRATE_PASSWORD", "demo")
 		var out, errOut bytes.Buffer
@@ -242,7 +226,7 @@ func BenchmarkDeepInsertVsNaive(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				deep, err := applyDeep(dir, "plan.yaml", n, 10*time.Millisecond)
+				deep, err := applyDeep(b, dir, "plan.yaml", n, 10*time.Millisecond)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -254,7 +238,7 @@ func BenchmarkDeepInsertVsNaive(b *testing.B) {
 				if n > 2000 {
 					continue
 				}
-				naive, err := applyDeep(dir, "naive.yaml", n, 10*time.Millisecond)
+				naive, err := applyDeep(b, dir, "naive.yaml", n, 10*time.Millisecond)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -309,13 +308,7 @@ func TestDeepInsertFaults(t *testing.T) {
 }
 
 func deepInsertFaults(t *testing.T, seed int64) {
-	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
-		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
-	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), Clock: noSleep{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, c := faultySandbox(t, seed)
 	var orders []transform.Result
 	want := map[string]string{}
 	bad := 0
@@ -334,6 +327,7 @@ func deepInsertFaults(t *testing.T, seed int64) {
 	o.Client = c
 	o.BatchSize = 20
 	var sum *Summary
+	var err error
 	for runs := 1; ; runs++ {
 		sum, err = Apply(context.Background(), o)
 		if err == nil {

@@ -14,29 +14,6 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// virtualClock is simulated time shared by the sandbox and the client: a
-// sleep moves it on at once, to the sleeper's wake-up time when that is
-// later than now, so that sleepers in parallel share the time that passes.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	if t := c.now.Add(d); t.After(c.now) {
-		c.now = t
-	}
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
 // TestPacedAtTheServersLimitDrawsNo429 (issue 15 item 5): a run paced at
 // exactly the sandbox's calls per minute, start-up calls included, over
 // more than two simulated minutes. The first call arrives late (a new
@@ -45,7 +22,8 @@ func (c *virtualClock) Sleep(ctx context.Context, d time.Duration) error {
 func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 	t.Parallel()
 	const perMinute = 10
-	clk := &virtualClock{now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	// Simulated time, shared by the sandbox and the client (hook_test.go).
+	clk := &stepClock{now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	sb, err := sandbox.New(sandbox.Options{CallsPerMinute: perMinute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
