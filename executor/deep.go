@@ -3,6 +3,8 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -32,25 +34,43 @@ func (o *op) carries() bool {
 // carries (journal.Sub.Lines): each collection line's match fields, by
 // sub-form; nil when o carries none.
 func (o *op) linesMatch() json.RawMessage {
-	var lines map[string][]json.RawMessage
+	// Written by hand: a million documents' worth of encoding/json
+	// re-validating each line's fields cost a twentieth of apply's CPU.
+	var b []byte
+	var navs []string
 	for _, k := range o.kids {
-		if !k.carried || k.single {
-			continue
+		if k.carried && !k.single && !slices.Contains(navs, k.nav) {
+			navs = append(navs, k.nav)
 		}
-		if lines == nil {
-			lines = map[string][]json.RawMessage{}
-		}
-		m := matchFields(k.fields)
-		if m == nil {
-			m = json.RawMessage("{}")
-		}
-		lines[k.nav] = append(lines[k.nav], m)
 	}
-	if lines == nil {
+	for i, nav := range navs {
+		if i == 0 {
+			b = append(b, '{')
+		} else {
+			b = append(b, "],"...)
+		}
+		b = strconv.AppendQuote(b, nav)
+		b = append(b, ":["...)
+		n := 0
+		for _, k := range o.kids {
+			if !k.carried || k.single || k.nav != nav {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			if m := matchFields(k.fields); m != nil {
+				b = append(b, m...)
+			} else {
+				b = append(b, "{}"...)
+			}
+		}
+	}
+	if b == nil {
 		return nil
 	}
-	b, _ := json.Marshal(lines)
-	return b
+	return append(b, "]}"...)
 }
 
 // carriedLines reads journal.Sub.Lines: the match fields of the lines a

@@ -381,3 +381,40 @@ func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
 		t.Errorf("errors %+v", sum.Errors)
 	}
 }
+
+// TestLinesMatch: what the journal keeps of a deep insert's lines reads
+// back as JSON, by sub-form, in line order, texts left out.
+func TestLinesMatch(t *testing.T) {
+	t.Parallel()
+	root := &op{}
+	for i, c := range []struct {
+		nav    string
+		single bool
+		fields map[string]any
+	}{
+		{"A_SUBFORM", false, map[string]any{"PARTNAME": "P\"1", "TQUANT": dec("2.5")}},
+		{"T_SUBFORM", true, map[string]any{"TEXT": "x"}},
+		{"B_SUBFORM", false, map[string]any{}},
+		{"A_SUBFORM", false, map[string]any{"PARTNAME": "P2"}},
+	} {
+		root.kids = append(root.kids, &op{path: fmt.Sprint(i), nav: c.nav, single: c.single, fields: c.fields, carried: true})
+	}
+	got := carriedLines(&journal.SubState{Sub: journal.Sub{Lines: root.linesMatch()}})
+	want := map[string][]string{"A_SUBFORM": {`{"PARTNAME":"P\"1","TQUANT":2.5}`, `{"PARTNAME":"P2"}`}, "B_SUBFORM": {`{}`}}
+	if len(got) != len(want) {
+		t.Fatalf("%s", root.linesMatch())
+	}
+	for nav, l := range want {
+		if len(got[nav]) != len(l) {
+			t.Fatalf("%s: %s", nav, root.linesMatch())
+		}
+		for i := range l {
+			if string(got[nav][i]) != l[i] {
+				t.Errorf("%s %d: %s, want %s", nav, i, got[nav][i], l[i])
+			}
+		}
+	}
+	if (&op{}).linesMatch() != nil {
+		t.Error("a document without lines journals lines")
+	}
+}
