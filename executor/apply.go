@@ -416,6 +416,11 @@ type stepRun struct {
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
 	mark     markOnce
+	// sending counts the step's batches sent and not yet accounted for
+	// (complete): a failed deep insert is looked up by its fields only
+	// when no other is (deep.go).
+	sending atomic.Int32
+	lookMu  sync.Mutex
 }
 
 func (r *runner) runStep(s *plan.Step) error {
@@ -719,6 +724,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	send := func() {
 		defer sr.inflight.Done()
+		defer sr.sending.Add(-1)
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
@@ -731,6 +737,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 	}
 	sr.inflight.Add(1)
+	sr.lookMu.Lock() // not while a failed deep insert is looked up (deep.go)
+	sr.sending.Add(1)
+	sr.lookMu.Unlock()
 	if r.dry {
 		send()
 		return nil
@@ -800,7 +809,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			if readBack == nil {
 				readBack = map[*op]kept{}
 			}
-			readBack[o] = sr.readKept(o, seq)
+			readBack[o] = sr.readKept(o, seq, batch, matched)
 		}
 	}
 	workMu.Lock()

@@ -174,13 +174,31 @@ type kept struct {
 // readKept reads back the document a failed deep insert o was creating:
 // by its key, or, numbered by the server, found by its fields among the
 // documents made since the step's watermark (candidates, as
-// reconciliation does). More than one such document is unclear.
-func (sr *stepRun) readKept(o *op, batch int) kept {
+// reconciliation does) that no record holds. A document of this run may
+// look like it: the lookup is made only when every other batch of the
+// step is accounted for in the journal, and leaves out the documents the
+// rest of o's batch (batch, answered by matched) made. Anything else, or
+// more than one such document, is unclear: the record is in doubt, and
+// the next apply reconciles it.
+func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchResponse) kept {
 	r := sr.r
 	key := o.key
 	if key == "" {
-		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: batch}
-		found, why, err := r.candidates(s, sr.claimedKeys())
+		sr.lookMu.Lock()
+		defer sr.lookMu.Unlock()
+		if sr.sending.Load() > 1 {
+			return kept{unclear: "another batch of the step was in flight, whose documents may look like it"}
+		}
+		claimed, _ := claimedKeys(r.jr.Snapshot())
+		for i, b := range batch {
+			if resp := matched[i]; b != o && resp != nil && b.parent == nil && b.kind == journal.OpCreate && resp.Status/100 == 2 {
+				if k := keyFromLocation(resp.Header("Location")); k != "" {
+					claimed[sr.step.Name+"|"+k] = true
+				}
+			}
+		}
+		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
+		found, why, err := r.candidates(s, claimed)
 		switch {
 		case err != nil:
 			return kept{unclear: err.Error()}
@@ -210,18 +228,6 @@ func (sr *stepRun) readKept(o *op, batch int) kept {
 		return kept{unclear: fmt.Sprintf("reading back %s gave status %d", path, resp.Status)}
 	}
 	return kept{key: key, doc: resp.Body}
-}
-
-// claimedKeys are the keys of the step's documents that records of the
-// journal or of this run hold: none of them is a failed deep insert's.
-func (sr *stepRun) claimedKeys() map[string]bool {
-	claimed, _ := claimedKeys(sr.r.state)
-	sr.r.mu.Lock()
-	for _, k := range sr.r.keys[sr.step.Name] {
-		claimed[sr.step.Name+"|"+k] = true
-	}
-	sr.r.mu.Unlock()
-	return claimed
 }
 
 // keep takes what the server kept of deep insert o's document (key and
@@ -308,7 +314,7 @@ func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 // server holds of it is read back, with the keys of its lines (which the
 // journal does not keep of a deep insert's), and only the rest is sent.
 func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
-	k := sr.readKept(w.root, 0)
+	k := sr.readKept(w.root, 0, nil, nil)
 	switch {
 	case k.unclear != "":
 		return fmt.Errorf("%w: step %s, record %s: reading back %s(%s) to resume it: %s", ErrInDoubt, sr.step.Name, w.id, sr.entity, w.root.key, k.unclear)
