@@ -801,11 +801,13 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	// sub-requests it leaves unclear: they are in doubt, and the next
 	// apply reconciles them with the server.
 	matched, problem := odata.MatchResponses(reqs, resps)
-	// A deep insert that failed may have left part of its document: read
-	// back before deciding anything of it (deep.go).
+	// A deep insert the screens refused (400), or that failed on the
+	// server (5xx), may have left part of its document: read back before
+	// deciding anything of it (deep.go). Any other status stored nothing:
+	// 409 says the key existed before (someone else's document).
 	var readBack map[*op]kept
 	for i, o := range batch {
-		if resp := matched[i]; resp != nil && o.carries() && resp.Status >= 300 && resp.Status != http.StatusFailedDependency {
+		if resp := matched[i]; resp != nil && o.carries() && (resp.Status == http.StatusBadRequest || resp.Status >= 500) {
 			if readBack == nil {
 				readBack = map[*op]kept{}
 			}
@@ -838,7 +840,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			}
 		}
 		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
-		if o.ok() {
+		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled = o.filled(ent, resp.Body)
 		}
 		res = append(res, out)

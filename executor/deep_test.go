@@ -418,3 +418,34 @@ func TestLinesMatch(t *testing.T) {
 		t.Error("a document without lines journals lines")
 	}
 }
+
+// TestDeepInsertKeyExists: a document whose key exists before the run (a
+// 409) is someone else's: nothing is read back or completed, the record
+// fails, and the document keeps its lines.
+func TestDeepInsertKeyExists(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := deepOrders(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": {keyed(orderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.Steps[0]; s.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Partly != "" {
+		t.Fatalf("%+v %+v", s, sum.Errors)
+	}
+	if parts := linePartsOf(env.entities("ORDERS", "ORDNAME")["SO-1"]); parts != "P1" {
+		t.Errorf("SO-1 holds %s", parts)
+	}
+	if us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true}); err != nil || us.Done != 0 {
+		t.Errorf("undo of the failed run: %v %+v", err, us)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
+		t.Errorf("%d orders after undo", n)
+	}
+}
