@@ -415,7 +415,9 @@ type stepRun struct {
 	queued   []unit
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
-	mark     markOnce
+	// deepReads: resumed deep inserts waiting for their read back.
+	deepReads []resumed
+	mark      markOnce
 	// sending counts the step's batches sent and not yet accounted for
 	// (complete): a failed deep insert is looked up by its fields only
 	// when no other is (deep.go).
@@ -441,6 +443,9 @@ func (r *runner) runStep(s *plan.Step) error {
 	}
 	if err == nil {
 		err = sr.readPending()
+		if err == nil {
+			err = sr.readDeepPending()
+		}
 		if err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
 		}

@@ -2,7 +2,9 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,15 +221,10 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 	r.requests.Add(1)
 	r.subs.Add(1)
 	resp, err := r.readCtx(sr.traced(), path)
-	switch {
-	case err != nil:
+	if err != nil {
 		return kept{unclear: err.Error()}
-	case resp.Status == 404:
-		return kept{absent: true}
-	case resp.Status != 200:
-		return kept{unclear: fmt.Sprintf("reading back %s gave status %d", path, resp.Status)}
 	}
-	return kept{key: key, doc: resp.Body}
+	return keptFrom(resp, key, path)
 }
 
 // keep takes what the server kept of deep insert o's document (key and
@@ -313,11 +310,67 @@ func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 // attempt (partly loaded, or reconciled after a lost answer): what the
 // server holds of it is read back, with the keys of its lines (which the
 // journal does not keep of a deep insert's), and only the rest is sent.
+// The reads go up to a batch's worth a call (readDeepPending).
 func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
-	k := sr.readKept(w.root, 0, nil, nil)
+	sr.deepReads = append(sr.deepReads, resumed{w, prev})
+	if len(sr.deepReads) >= sr.r.limit {
+		return sr.readDeepPending()
+	}
+	return nil
+}
+
+// resumed is a record waiting for its document to be read back.
+type resumed struct {
+	w    *work
+	prev *journal.Record
+}
+
+// readDeepPending reads back the documents of the records resumeDeep
+// queued, in one call, and sends what each lacks.
+func (sr *stepRun) readDeepPending() error {
+	rs := sr.deepReads
+	sr.deepReads = nil
+	if len(rs) == 0 {
+		return nil
+	}
+	r := sr.r
+	reqs := make([]odata.BatchRequest, len(rs))
+	for i, x := range rs {
+		reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
+	}
+	r.requests.Add(1)
+	r.subs.Add(int64(len(reqs)))
+	resps, err := r.readBatch(sr.traced(), reqs)
+	if err != nil {
+		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+			return fmt.Errorf("step %s: reading back %d documents to resume them: %w", sr.step.Name, len(rs), err)
+		}
+		return fmt.Errorf("%w: step %s: reading back %d documents to resume them: %w", ErrInDoubt, sr.step.Name, len(rs), err)
+	}
+	for i, x := range rs {
+		if err := sr.resumeKept(x.w, x.prev, keptFrom(resps[i], x.w.root.key, reqs[i].URL)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptFrom reads the answer to a read back of the document keyed key.
+func keptFrom(resp odata.BatchResponse, key, path string) kept {
+	switch resp.Status {
+	case http.StatusOK:
+		return kept{key: key, doc: resp.Body}
+	case http.StatusNotFound:
+		return kept{absent: true}
+	}
+	return kept{unclear: fmt.Sprintf("reading back %s gave status %d", path, resp.Status)}
+}
+
+// resumeKept sends what a resumed deep insert's document lacks.
+func (sr *stepRun) resumeKept(w *work, prev *journal.Record, k kept) error {
 	switch {
 	case k.unclear != "":
-		return fmt.Errorf("%w: step %s, record %s: reading back %s(%s) to resume it: %s", ErrInDoubt, sr.step.Name, w.id, sr.entity, w.root.key, k.unclear)
+		return fmt.Errorf("%w: step %s, record %s: %s", ErrInDoubt, sr.step.Name, w.id, k.unclear)
 	case k.absent:
 		return sr.buildFailed(w, fmt.Errorf("%s(%s), created by an earlier run, is no longer on the server; load it again with --retry-failed", sr.entity, w.root.key))
 	}

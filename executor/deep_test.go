@@ -238,6 +238,10 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
+	// One call reads back the three orders reconciled, one sends the rest.
+	if sum.Requests != 2 || sum.Subrequests != 3+2 {
+		t.Errorf("the resume made %d calls with %d sub-requests, want 2 with 5", sum.Requests, sum.Subrequests)
+	}
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 5 {
 		t.Fatalf("%d orders", n)
 	}
