@@ -60,7 +60,8 @@ type runner struct {
 	keys    map[string]map[string]string // step → record id → key expression
 	pending []journal.Entry              // record entries to write with the next append
 	undec   []string
-	warned  map[string]bool // warnOnce
+	warned  map[string]bool              // warnOnce
+	marks   map[string]journal.Watermark // step → this run's watermark
 }
 
 // ledger is where a run writes ahead: the journal file (Apply), or a tally
@@ -444,7 +445,14 @@ type stepRun struct {
 	queued   []unit
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
-	mark     markOnce
+	// deepReads: resumed deep inserts waiting for their read back.
+	deepReads []resumed
+	mark      markOnce
+	// sending counts the step's batches sent and not yet accounted for
+	// (complete): a failed deep insert is looked up by its fields only
+	// when no other is (deep.go).
+	sending atomic.Int32
+	lookMu  sync.Mutex
 }
 
 func (r *runner) runStep(s *plan.Step) error {
@@ -465,6 +473,9 @@ func (r *runner) runStep(s *plan.Step) error {
 	}
 	if err == nil {
 		err = sr.readPending()
+		if err == nil {
+			err = sr.readDeepPending()
+		}
 		if err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
 		}
@@ -639,6 +650,14 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
 	root := w.root
 	root.done, root.status, root.key = true, 200, prev.Key
 	root.abs = sr.entity + "(" + prev.Key + ")"
+	if root.carries() {
+		if s := prev.Subs[""]; s.Op == journal.OpCreate {
+			// Which of its lines the server holds is read back, not
+			// taken from the journal: a deep insert journals none.
+			return sr.resumeDeep(w, prev)
+		}
+		root.carry(false) // an existing document, updated: lines on their own
+	}
 	var rest unit
 	var mark func(o *op)
 	mark = func(o *op) {
@@ -712,7 +731,8 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		for i, o := range batch {
 			o.left = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash()}
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash(),
+				Lines: o.linesMatch()}
 		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
@@ -747,6 +767,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	send := func() {
 		defer sr.inflight.Done()
+		defer sr.sending.Add(-1)
 		defer func() { <-r.sem }()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
@@ -759,6 +780,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 	}
 	sr.inflight.Add(1)
+	sr.lookMu.Lock() // not while a failed deep insert is looked up (deep.go)
+	sr.sending.Add(1)
+	sr.lookMu.Unlock()
 	if r.dry {
 		send()
 		return nil
@@ -820,9 +844,24 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	// sub-requests it leaves unclear: they are in doubt, and the next
 	// apply reconciles them with the server.
 	matched, problem := odata.MatchResponses(reqs, resps)
+	// A deep insert the screens refused (400), or that failed on the
+	// server (5xx), may have left part of its document: read back before
+	// deciding anything of it (deep.go). Any other status stored nothing:
+	// 409 says the key existed before (someone else's document).
+	var readBack map[*op]kept
+	for i, o := range batch {
+		if resp := matched[i]; resp != nil && o.carries() && (resp.Status == http.StatusBadRequest || resp.Status >= 500) {
+			if readBack == nil {
+				readBack = map[*op]kept{}
+			}
+			readBack[o] = sr.readKept(o, seq, batch, matched)
+		}
+	}
 	workMu.Lock()
 	res := make([]journal.Result, 0, len(batch))
 	var missing []*op
+	var unclear []string
+	var next []unit // units that follow
 	for i, o := range batch {
 		resp := matched[i]
 		if resp == nil {
@@ -830,14 +869,32 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 			continue
 		}
 		ent := sr.outcome(o, resp)
+		if k, ok := readBack[o]; ok {
+			switch {
+			case k.unclear != "":
+				// Neither kept nor absent for sure: in doubt, for the
+				// next apply to reconcile.
+				o.status, o.err = 0, ""
+				missing = append(missing, o)
+				unclear = append(unclear, fmt.Sprintf("%s %s: what a failed deep insert left is unclear: %s", sr.step.Name, o.rec.id, k.unclear))
+				continue
+			case !k.absent:
+				next = append(next, sr.keepAnswer(o, k)...)
+			}
+		}
 		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
-		if o.ok() {
+		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled = o.filled(ent, resp.Body)
 		}
 		res = append(res, out)
 	}
 	entries := []journal.Entry{outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})}
-	if len(missing) > 0 {
+	if len(unclear) > 0 {
+		entries[0].InDoubt = strings.Join(unclear, "; ")
+		if len(missing) > len(unclear) {
+			entries[0].InDoubt += fmt.Sprintf("; the $batch answer leaves %d sub-request(s) unclear: %s", len(missing)-len(unclear), problem)
+		}
+	} else if len(missing) > 0 {
 		entries[0].InDoubt = fmt.Sprintf("the $batch answer leaves %d sub-request(s) unclear: %s", len(missing), problem)
 	} else if problem != "" {
 		// Every sub-request has its one answer; the rest is noise, but
@@ -845,7 +902,6 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	// Units that follow, and records that are now finished.
-	var next []unit
 	// The records of the batch in order of appearance (so that their
 	// entries are written in the same order every run), each with the
 	// number of its ops that have an outcome now.
@@ -999,6 +1055,9 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any
 			o.key = keyFromLocation(resp.Header("Location"))
 		}
 	}
+	if o.carries() {
+		o.takeLines(ent) // created whole: its lines with it
+	}
 	if o.parent == nil {
 		if o.abs == "" && o.key != "" {
 			o.abs = sr.entity + "(" + o.key + ")"
@@ -1016,6 +1075,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	if w.root != nil {
 		re.Key = w.root.key
 		re.RowHash = w.root.rowHash()
+		re.Carried = w.root.carriedOK()
 	}
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
@@ -1122,7 +1182,7 @@ func (w *work) partly(entity string) string {
 		}
 	}
 	ok, all := 0, 0
-	for _, o := range flatten(root, nil)[1:] {
+	for _, o := range subtree(root, nil)[1:] {
 		all++
 		if o.ok() {
 			ok++

@@ -28,14 +28,18 @@ type op struct {
 	typ    *odata.EntityType
 	fields map[string]any
 	body   json.RawMessage
-	nested int    // lines inside its body (deep insert): API transactions besides its own
-	key    string // key expression (entity or line) when known
-	abs    string // path of the entity or line once it exists
-	line   string // line key of an existing line (delete)
-	before json.RawMessage
-	patch  json.RawMessage // the new values of a PATCH, for reconciliation
-	left   json.RawMessage // match(), as journaled
-	loc    source.Location
+	nested int // lines inside its body (deep insert): API transactions besides its own
+	// carried: the op travels inside its parent's body (deep insert) and
+	// has no sub-request of its own, unless the deep insert fails and the
+	// op is found missing (deep.go).
+	carried bool
+	key     string // key expression (entity or line) when known
+	abs     string // path of the entity or line once it exists
+	line    string // line key of an existing line (delete)
+	before  json.RawMessage
+	patch   json.RawMessage // the new values of a PATCH, for reconciliation
+	left    json.RawMessage // match(), as journaled
+	loc     source.Location
 
 	// sending
 	id     string
@@ -86,14 +90,21 @@ func (b *builder) insertOps(w *work) (*op, error) {
 	}
 	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
 	root.key = keyOf(typ, rec.Fields)
-	if b.deep {
-		body := deepBody(rec.Fields, rec.Children)
-		raw, err := odata.MarshalBody(body)
+	deep := b.deep && len(rec.Children) > 0
+	if err := b.childOps(w, root, typ, rec.Children, "", deep); err != nil {
+		return nil, err
+	}
+	if deep {
+		// The tree is kept, carried inside the root's body: the children's
+		// keys come from the answer, and what a failed deep insert left
+		// out is sent on its own (deep.go).
+		raw, err := odata.MarshalBody(deepBody(rec.Fields, rec.Children))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 		}
 		root.body = raw
 		root.nested = countChildren(rec.Children)
+		root.carry(true)
 		return root, nil
 	}
 	raw, err := odata.MarshalBody(rec.Fields)
@@ -101,13 +112,40 @@ func (b *builder) insertOps(w *work) (*op, error) {
 		return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 	}
 	root.body = raw
-	if err := b.childOps(w, root, typ, rec.Children, ""); err != nil {
-		return nil, err
-	}
 	return root, nil
 }
 
-func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*transform.Child, prefix string) error {
+// carry marks o's descendants as travelling inside o's body (deep insert),
+// or, with false, as sub-requests of their own: an existing document's
+// lines (upsert) or what a failed deep insert left out.
+func (o *op) carry(in bool) {
+	if !in {
+		o.nested = 0
+	}
+	for _, k := range o.kids {
+		if in {
+			k.carried = true
+			k.carry(true)
+			continue
+		}
+		k.uncarry()
+	}
+}
+
+// uncarry makes o a sub-request of its own, and its descendants too.
+func (o *op) uncarry() {
+	o.carried = false
+	if o.body == nil {
+		// Built lazily: the deep body's encoding of the same fields
+		// succeeded, so this one does.
+		o.body, _ = odata.MarshalBody(o.fields)
+	}
+	o.carry(false)
+}
+
+// childOps builds one op per child, depth first; lazy leaves their bodies
+// to carry(false), as a deep insert's rarely need them.
+func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*transform.Child, prefix string, lazy bool) error {
 	for i, c := range kids {
 		path := prefix + strconv.Itoa(i)
 		var ctyp *odata.EntityType
@@ -116,14 +154,17 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 				ctyp = b.md.Type(nav.Type)
 			}
 		}
-		raw, err := odata.MarshalBody(c.Fields)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
+		var raw []byte
+		if !lazy {
+			var err error
+			if raw, err = odata.MarshalBody(c.Fields); err != nil {
+				return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
+			}
 		}
 		o := &op{rec: w, path: path, nav: c.Nav, single: c.Single, parent: parent, kind: journal.OpCreate,
 			method: "POST", typ: ctyp, fields: c.Fields, body: raw, loc: c.Loc}
 		parent.kids = append(parent.kids, o)
-		if err := b.childOps(w, o, ctyp, c.Children, path+"."); err != nil {
+		if err := b.childOps(w, o, ctyp, c.Children, path+".", lazy); err != nil {
 			return err
 		}
 	}
@@ -154,12 +195,24 @@ func deepBody(fields map[string]any, kids []*transform.Child) map[string]any {
 	return out
 }
 
-// flatten lists o and its descendants depth first: parents before children,
-// each subtree contiguous.
+// flatten lists o and its descendants that are sent on their own, depth
+// first: parents before children, each subtree contiguous. A deep insert's
+// children travel inside it and are not listed.
 func flatten(o *op, dst unit) unit {
 	dst = append(dst, o)
 	for _, k := range o.kids {
-		dst = flatten(k, dst)
+		if !k.carried {
+			dst = flatten(k, dst)
+		}
+	}
+	return dst
+}
+
+// subtree lists o and every descendant, carried or not, depth first.
+func subtree(o *op, dst []*op) []*op {
+	dst = append(dst, o)
+	for _, k := range o.kids {
+		dst = subtree(k, dst)
 	}
 	return dst
 }

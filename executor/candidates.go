@@ -85,7 +85,7 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 		return "", nil, nil, nil, "nothing to match it on"
 	}
 	if f := autoUnique(set.Type); f != "" {
-		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
+		if wm, ok := r.watermarkFor(s); ok && wm.Value != "" {
 			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
 		} else if !ok {
 			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
@@ -331,6 +331,9 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 			continue
 		}
 		sent[sub.Nav] = append(sent[sub.Nav], sub.Match)
+	}
+	for nav, l := range carriedLines(rec.Subs[""]) {
+		sent[nav] = append(sent[nav], l...)
 	}
 	set := r.md.EntitySet(ent)
 	var navs []string

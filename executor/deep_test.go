@@ -2,6 +2,9 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -62,5 +65,392 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	}
 	if after := env.sb.Snapshot(); !equalJSON(before, after) {
 		t.Fatalf("undo left %v", after["ORDERS"])
+	}
+}
+
+// deepOrders is ordersPlan with the orders step deep-inserting, as plans
+// decoded from YAML do by default.
+func deepOrders(orders ...transform.Result) (*plan.Plan, *fakeRecords) {
+	p, f := ordersPlan(orders...)
+	p.Steps[2].DeepInsert = true
+	f.results["parts"] = partsAndCustomers(5)
+	return p, f
+}
+
+// keyed gives an order its number, as a source that numbers its own
+// documents does.
+func keyed(r transform.Result, ordname string) transform.Result {
+	r.Record.Fields["ORDNAME"] = ordname
+	return r
+}
+
+// TestDeepInsertPacksAHundredDocuments: 250 orders of five lines go in
+// three calls (100, 100, 50 documents, spec 8's limit counts sub-requests),
+// every line stored once, each line's key (KLINE) in the created keys.
+func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := 0; i < 250; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%03d", i), i+2, "C1", "P1", "P2", "P3", "P4", "P5"))
+	}
+	p, f := deepOrders(orders...)
+	o := env.opts(t, p, f)
+	before := env.sb.Stats()
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if len(got) != 250 {
+		t.Fatalf("%d orders", len(got))
+	}
+	for id, ent := range got {
+		if n := len(lines(ent, "ORDERITEMS_SUBFORM")); n != 5 {
+			t.Fatalf("%s has %d lines", id, n)
+		}
+	}
+	st := env.sb.Stats()
+	// parts and customers: one call each; the orders' watermark read;
+	// orders: 100 + 100 + 50 documents.
+	if calls := st.Batches - before.Batches; calls != 6 {
+		t.Errorf("%d calls, want 6", calls)
+	}
+	if sum.Subrequests != 5+1+250 || sum.Transactions != 5+1+250*6 {
+		t.Errorf("subrequests %d transactions %d", sum.Subrequests, sum.Transactions)
+	}
+	if s := sum.Steps[2]; s.Children != 1250 {
+		t.Errorf("orders step: %d lines counted, want 1250", s.Children)
+	}
+	checkCreatedKeys(t, env, o.Journal)
+}
+
+// TestDeepInsertFailedLine: the server keeps what a deep insert stored
+// before the line it refused (spec 4.5, no rollback). The engine reads the
+// document back and sends the missing lines on their own: the refused
+// line fails at its own cell, the good ones are stored once, nothing kept
+// is sent again; corrected, --retry-failed sends only that line.
+func TestDeepInsertFailedLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		order transform.Result
+	}{
+		{"server-numbered", orderWithLines("O1", 2, "C1", "P1", "X9", "P2")},
+		{"keyed", keyed(orderWithLines("O1", 2, "C1", "P1", "X9", "P2"), "SO-1")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			p, f := deepOrders(tc.order, orderWithLines("O2", 3, "C1", "P3"))
+			o := env.opts(t, p, f)
+			sum, err := Apply(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := env.entities("ORDERS", "DETAILS")
+			if len(env.sb.Snapshot()["ORDERS"]) != 2 {
+				t.Fatalf("orders %v", env.sb.Snapshot()["ORDERS"])
+			}
+			if parts := linePartsOf(got["O1"]); parts != "P1,P2" {
+				t.Fatalf("O1 holds lines %s, want P1,P2 once each", parts)
+			}
+			if len(sum.Errors) != 1 {
+				t.Fatalf("errors %+v", sum.Errors)
+			}
+			e := sum.Errors[0]
+			if e.Location != "lines.csv:2001" || e.Field != "ORDERITEMS_SUBFORM" || !strings.Contains(e.Message, "X9") {
+				t.Errorf("error not pinned to the refused line: %+v", e)
+			}
+			if !strings.Contains(e.Partly, "created with 2 of 3 lines") {
+				t.Errorf("partly %q", e.Partly)
+			}
+			// Corrected (the part now exists): the order is read back and
+			// only the missing line goes.
+			pp, pf := partsPlan(plan.ModeInsert, part("X9", 2, "9"))
+			if _, err := Apply(context.Background(), env.opts(t, pp, pf)); err != nil {
+				t.Fatal(err)
+			}
+			before := env.sb.Stats()
+			o.RetryFailed = true
+			sum, err = Apply(context.Background(), o)
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			if d := env.sb.Stats().Subrequests - before.Subrequests; d != 2 {
+				t.Errorf("the retry sent %d sub-requests, want the read and the line", d)
+			}
+			if parts := linePartsOf(env.entities("ORDERS", "DETAILS")["O1"]); parts != "P1,P2,X9" {
+				t.Fatalf("after the retry O1 holds %s", parts)
+			}
+			checkCreatedKeys(t, env, o.Journal)
+		})
+	}
+}
+
+// TestDeepInsertFailedHeader: a header the server refuses stores nothing;
+// the record fails at its own row and no line is sent on its own.
+func TestDeepInsertFailedHeader(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := deepOrders(orderWithLines("O1", 2, "C404", "P1", "P2"))
+	before := env.sb.Stats()
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+		t.Fatalf("%d orders stored", n)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "orders.csv:2" || !strings.Contains(sum.Errors[0].Message, "C404") || sum.Errors[0].Partly != "" {
+		t.Fatalf("errors %+v", sum.Errors)
+	}
+	// parts, customers, the watermark read, the order, the one row read
+	// to learn which fields the server returns, and the lookup by its
+	// fields that found nothing kept.
+	if d := env.sb.Stats().Subrequests - before.Subrequests; d != 5+1+1+1+1+1 {
+		t.Errorf("%d sub-requests", d)
+	}
+}
+
+// TestDeepInsertInDoubtResumes: the answer of a batch of deep inserts is
+// lost after the server committed it; the next apply reconciles the
+// orders and sends nothing again: every order once, every line once.
+func TestDeepInsertInDoubtResumes(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := 0; i < 5; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", "P1", "P2", "P3"))
+	}
+	p, f := deepOrders()
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
+	o.BatchSize, o.Concurrency = 3, 1
+	env.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit) // the first batch's answer is lost
+	if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("want in doubt, got %v", err)
+	}
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	// One call reads back the three orders reconciled, one sends the rest.
+	if sum.Requests != 2 || sum.Subrequests != 3+2 {
+		t.Errorf("the resume made %d calls with %d sub-requests, want 2 with 5", sum.Requests, sum.Subrequests)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 5 {
+		t.Fatalf("%d orders", n)
+	}
+	for id, ent := range env.entities("ORDERS", "DETAILS") {
+		if parts := linePartsOf(ent); parts != "P1,P2,P3" {
+			t.Errorf("%s holds %s", id, parts)
+		}
+	}
+	checkCreatedKeys(t, env, o.Journal)
+}
+
+// TestDeepInsertUpsertExisting: an upsert creates an absent document as a
+// deep insert, and appends to an existing one line by line (no deep
+// insert into what exists).
+func TestDeepInsertUpsertExisting(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := ordersPlan(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	up := step("orders", "ORDERS")
+	up.Mode, up.DeepInsert = plan.ModeUpsert, true
+	f2 := &fakeRecords{results: map[string][]transform.Result{"orders": {
+		keyed(orderWithLines("O1", 2, "C1", "P2", "P3"), "SO-1"),
+		keyed(orderWithLines("O2", 3, "C1", "P1", "P2"), "SO-2"),
+	}}}
+	o := env.opts(t, testPlan(up), f2)
+	sum, err := Apply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2,P3" || b != "P1,P2" {
+		t.Fatalf("O1 %s, O2 %s", a, b)
+	}
+	st, _ := journal.Load(o.Journal)
+	if r := st.Record("orders", "O1"); r == nil || r.Subs["0"] == nil || r.Subs["1"] == nil {
+		t.Errorf("the existing order's lines were not sent one by one: %+v", r)
+	}
+	if r := st.Record("orders", "O2"); r == nil || len(r.Subs) != 1 || r.Carried != 2 {
+		t.Errorf("the new order was not one deep insert: %+v", r)
+	}
+}
+
+// linePartsOf lists an order's lines' parts in line order.
+func linePartsOf(ent map[string]any) string {
+	var parts []string
+	for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+		parts = append(parts, fmt.Sprint(l["PARTNAME"]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestDeepInsertFaults: deep inserts, some with a line the server refuses,
+// through the real client while the sandbox drops connections before and
+// after committing and answers 500s. Applied again until nothing is in
+// doubt, every order is there once, every good line once, and each refused
+// line fails at its own cell.
+func TestDeepInsertFaults(t *testing.T) {
+	t.Parallel()
+	for seed := int64(11); seed < 15; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			deepInsertFaults(t, seed)
+		})
+	}
+}
+
+func deepInsertFaults(t *testing.T, seed int64) {
+	env, c := faultySandbox(t, seed)
+	var orders []transform.Result
+	want := map[string]string{}
+	bad := 0
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprintf("O%02d", i)
+		parts := []string{"P1", "P2", "P3"}
+		want[id] = "P1,P2,P3"
+		if i%7 == 3 {
+			parts[1], want[id] = "X9", "P1,P3"
+			bad++
+		}
+		orders = append(orders, orderWithLines(id, i+2, "C1", parts...))
+	}
+	p, f := deepOrders(orders...)
+	o := env.opts(t, p, f)
+	o.Client = c
+	o.BatchSize = 20
+	var sum *Summary
+	var err error
+	for runs := 1; ; runs++ {
+		sum, err = Apply(context.Background(), o)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
+			t.Logf("run %d: %v", runs, err)
+		}
+		if runs == 40 {
+			t.Fatalf("still %v after %d runs", err, runs)
+		}
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
+		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
+	}
+	for id, ent := range got {
+		if parts := linePartsOf(ent); parts != want[id] {
+			t.Errorf("%s holds %s, want %s", id, parts, want[id])
+		}
+	}
+	if s := sum.Steps[2]; s.Failed != bad || s.Committed != 60-bad {
+		t.Errorf("orders: %d committed, %d failed; want %d failed", s.Committed, s.Failed, bad)
+	}
+	for _, e := range sum.Errors {
+		if e.Field != "ORDERITEMS_SUBFORM" || !strings.HasSuffix(e.Location, "001") || !strings.Contains(e.Message, "X9") {
+			t.Errorf("error not pinned to the refused line: %+v", e)
+		}
+	}
+}
+
+// TestDeepInsertBeforeParentChildAnswers: before 21.1 the answer to a deep
+// insert holds the document without its lines (spec 4.2). The document is
+// still whole; a refused line is still read back and completed.
+func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})
+	p, f := deepOrders(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3", "X9", "P4"))
+	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := env.entities("ORDERS", "DETAILS")
+	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2" || b != "P3,P4" {
+		t.Fatalf("O1 %s, O2 %s", a, b)
+	}
+	if s := sum.Steps[2]; s.Committed != 1 || s.Failed != 1 || s.Children != 4 {
+		t.Errorf("orders %+v", s)
+	}
+	if len(sum.Errors) != 1 || sum.Errors[0].Location != "lines.csv:3001" {
+		t.Errorf("errors %+v", sum.Errors)
+	}
+}
+
+// TestLinesMatch: what the journal keeps of a deep insert's lines reads
+// back as JSON, by sub-form, in line order, texts left out.
+func TestLinesMatch(t *testing.T) {
+	t.Parallel()
+	root := &op{}
+	for i, c := range []struct {
+		nav    string
+		single bool
+		fields map[string]any
+	}{
+		{"A_SUBFORM", false, map[string]any{"PARTNAME": "P\"1", "TQUANT": dec("2.5")}},
+		{"T_SUBFORM", true, map[string]any{"TEXT": "x"}},
+		{"B_SUBFORM", false, map[string]any{}},
+		{"A_SUBFORM", false, map[string]any{"PARTNAME": "P2"}},
+	} {
+		root.kids = append(root.kids, &op{path: fmt.Sprint(i), nav: c.nav, single: c.single, fields: c.fields, carried: true})
+	}
+	got := carriedLines(&journal.SubState{Sub: journal.Sub{Lines: root.linesMatch()}})
+	want := map[string][]string{"A_SUBFORM": {`{"PARTNAME":"P\"1","TQUANT":2.5}`, `{"PARTNAME":"P2"}`}, "B_SUBFORM": {`{}`}}
+	if len(got) != len(want) {
+		t.Fatalf("%s", root.linesMatch())
+	}
+	for nav, l := range want {
+		if len(got[nav]) != len(l) {
+			t.Fatalf("%s: %s", nav, root.linesMatch())
+		}
+		for i := range l {
+			if string(got[nav][i]) != l[i] {
+				t.Errorf("%s %d: %s, want %s", nav, i, got[nav][i], l[i])
+			}
+		}
+	}
+	if (&op{}).linesMatch() != nil {
+		t.Error("a document without lines journals lines")
+	}
+}
+
+// TestDeepInsertKeyExists: a document whose key exists before the run (a
+// 409) is someone else's: nothing is read back or completed, the record
+// fails, and the document keeps its lines.
+func TestDeepInsertKeyExists(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := deepOrders(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
+	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": {keyed(orderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
+	sum, err := Apply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sum.Steps[0]; s.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Partly != "" {
+		t.Fatalf("%+v %+v", s, sum.Errors)
+	}
+	if parts := linePartsOf(env.entities("ORDERS", "ORDNAME")["SO-1"]); parts != "P1" {
+		t.Errorf("SO-1 holds %s", parts)
+	}
+	if us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true}); err != nil || us.Done != 0 {
+		t.Errorf("undo of the failed run: %v %+v", err, us)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
+		t.Errorf("%d orders after undo", n)
 	}
 }

@@ -108,7 +108,7 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
-	if sum.Subrequests != 1 { // A2 exists since the first run: only its failed line
+	if sum.Subrequests != 2 { // A2 exists since the first run: read back, only its failed line sent
 		t.Errorf("retry sent %d sub-requests", sum.Subrequests)
 	}
 	orders = env.entities("ORDERS", "DETAILS")

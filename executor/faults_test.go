@@ -18,19 +18,28 @@ type noSleep struct{}
 func (noSleep) Now() time.Time                                   { return time.Now() }
 func (noSleep) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
-// TestFaultsWithODataClient loads through the real odata.Client while the
-// sandbox drops connections before and after committing and answers 500s:
-// apply is run again until complete, and every order is there exactly once
-// with all its lines.
-func TestFaultsWithODataClient(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{Seed: 7, Faults: map[string]float64{
+// faultySandbox is a sandbox that drops connections before and after
+// committing and answers 500s, drawn from seed, and the real client to it
+// (retries without waiting).
+func faultySandbox(t *testing.T, seed int64) (*sandboxEnv, *odata.Client) {
+	t.Helper()
+	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
 	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
 		HTTPClient: env.srv.Client(), Clock: noSleep{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return env, c
+}
+
+// TestFaultsWithODataClient loads through the real odata.Client while the
+// sandbox drops connections before and after committing and answers 500s:
+// apply is run again until complete, and every order is there exactly once
+// with all its lines.
+func TestFaultsWithODataClient(t *testing.T) {
+	t.Parallel()
+	env, c := faultySandbox(t, 7)
 	var orders []transform.Result
 	for i := 0; i < 60; i++ {
 		orders = append(orders, orderWithLines(fmt.Sprintf("O%02d", i), i+2, "C1", "P1", "P2", "P3"))
@@ -40,6 +49,7 @@ func TestFaultsWithODataClient(t *testing.T) {
 	o.Client = c
 	o.BatchSize = 20
 	var sum *Summary
+	var err error
 	runs := 0
 	for runs < 40 {
 		runs++

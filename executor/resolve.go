@@ -105,6 +105,9 @@ func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubt
 		}
 	}
 	root := rec.Subs[""]
+	for _, l := range carriedLines(root) {
+		d.Lines += len(l)
+	}
 	if d.Entity == "" && root != nil && root.Op == journal.OpCreate {
 		d.Entity = root.URL // an entity's create is posted to its entity set
 	}

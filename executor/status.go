@@ -74,7 +74,7 @@ func committedChildren(r *journal.Record) int {
 			n++
 		}
 	}
-	return n
+	return n + r.Carried
 }
 
 // Status replays a journal: per step committed, failed, skipped, pending

@@ -150,6 +150,8 @@ func (sr *stepRun) readPending() error {
 		} else {
 			sr.classify(w, DiffUpdate, changed, before, nil)
 		}
+		// An existing document: its lines go on their own (no deep insert).
+		root.carry(false)
 		root.abs = sr.entity + "(" + root.key + ")"
 		root.url = root.abs
 		if len(changed) == 0 {

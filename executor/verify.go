@@ -172,6 +172,11 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFu
 				for f := range m {
 					fields[f] = true
 				}
+				for nav := range carriedLines(s) {
+					if v.t.Navigation(nav) != nil {
+						navs[nav] = true
+					}
+				}
 			} else if v.t.Navigation(s.Nav) != nil {
 				navs[s.Nav] = true
 			}
@@ -240,6 +245,15 @@ func (v *stepVerify) record(rec *journal.Record, f Found) {
 		s := rec.Subs[p]
 		if s.Path == "" {
 			v.source.addFields("", v.t, sentBy(s))
+			for nav, lines := range carriedLines(s) {
+				if n := v.t.Navigation(nav); n != nil && n.Collection {
+					for _, l := range lines {
+						m, _ := odata.DecodeEntity(l)
+						v.source.add("lines "+nav, "1")
+						v.source.addFields(nav+".", v.md.Type(n.Type), m)
+					}
+				}
+			}
 		} else if n := v.t.Navigation(s.Nav); n != nil && n.Collection {
 			v.source.add("lines "+s.Nav, "1")
 			v.source.addFields(s.Nav+".", v.md.Type(n.Type), sentBy(s))
@@ -271,6 +285,7 @@ func (v *stepVerify) record(rec *journal.Record, f Found) {
 			for _, d := range fieldDiffs(got, left, v.t) {
 				add(url, d.Field, problemOf(d), d.Left, d.Found, "")
 			}
+			v.carried(s, url, raw, add)
 			continue
 		}
 		v.line(rec, s, url, raw[s.Nav], add)
@@ -330,6 +345,60 @@ func (v *stepVerify) line(rec *journal.Record, s *journal.SubState, url string, 
 	add(lineURL, "", VerifyGone, nil, nil, "")
 }
 
+// carried compares the lines a deep insert wrote inside its own body
+// (journal.Sub.Lines: they have no sub-request of their own, nor a key in
+// the journal) with the entity's expanded sub-forms: each is the first
+// line not yet taken that holds exactly what it wrote, else the line in
+// its place (a deep insert's lines are stored in the order sent), whose
+// fields are then named; with neither, it is gone.
+func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
+	navs := carriedLines(s)
+	names := sortedKeys(navs)
+	for _, nav := range names {
+		n := v.t.Navigation(nav)
+		if n == nil || !n.Collection {
+			continue
+		}
+		lt := v.md.Type(n.Type)
+		var lines []json.RawMessage
+		_ = json.Unmarshal(raw[nav], &lines)
+		taken := make([]bool, len(lines))
+		for i, want := range navs[nav] {
+			at := -1
+			for j, l := range lines {
+				if !taken[j] && fieldsEqual(l, want) {
+					at = j
+					break
+				}
+			}
+			if at < 0 && i < len(lines) && !taken[i] {
+				at = i
+			}
+			lineURL := url + "/" + nav
+			if at < 0 {
+				add(lineURL, "", VerifyGone, nil, nil, fmt.Sprintf("line %d of the deep insert", i+1))
+				continue
+			}
+			taken[at] = true
+			e, err := odata.DecodeEntity(lines[at])
+			if err != nil {
+				continue
+			}
+			if lt != nil {
+				if k := keyOf(lt, e); k != "" {
+					lineURL += "(" + k + ")"
+				}
+			}
+			left, _ := odata.DecodeEntity(want)
+			v.target.add("lines "+nav, "1")
+			v.target.addFields(nav+".", lt, pick(e, left))
+			for _, d := range fieldDiffs(e, left, lt) {
+				add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
+			}
+		}
+	}
+}
+
 func problemOf(d fieldDiff) string {
 	if d.Absent {
 		return VerifyNotReadable
@@ -374,7 +443,7 @@ func jsonString(v any) string {
 	return string(b)
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

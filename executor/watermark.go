@@ -82,7 +82,31 @@ func (r *runner) journalWatermark(step, entity string) error {
 		r.hook.Warn(fmt.Sprintf("step %s: cannot read the highest %s of %s (%s); a create of this step that goes in doubt may be matched to a document made before the run", step, field, entity, why))
 		return nil
 	}
-	return r.appendWith(stampCalls(journal.Entry{Kind: journal.KindWatermark, Mark: &journal.Watermark{Step: step, Field: field, Value: value}}, r.opts.now().UTC(), &calls))
+	wm := journal.Watermark{Step: step, Field: field, Value: value}
+	if err := r.appendWith(stampCalls(journal.Entry{Kind: journal.KindWatermark, Mark: &wm}, r.opts.now().UTC(), &calls)); err != nil {
+		return err
+	}
+	// A failed deep insert is looked up during the run (deep.go), above
+	// this mark, which the state replayed at the start does not hold.
+	r.mu.Lock()
+	if r.marks == nil {
+		r.marks = map[string]journal.Watermark{}
+	}
+	r.marks[step] = wm
+	r.mu.Unlock()
+	return nil
+}
+
+// watermarkFor is the watermark that bounds s: this run's for its step
+// when it took one, else the journal's.
+func (r *runner) watermarkFor(s *journal.SubState) (journal.Watermark, bool) {
+	r.mu.Lock()
+	wm, ok := r.marks[s.Step]
+	r.mu.Unlock()
+	if ok {
+		return wm, true
+	}
+	return r.state.WatermarkFor(s.Step, s.Batch)
 }
 
 // highest reads the answer of the watermark query: the first value, after

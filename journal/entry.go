@@ -107,6 +107,11 @@ type Sub struct {
 	// sub-request when its identity is its location (no id:): a resume
 	// refuses a source whose rows shifted under those locations.
 	RowHash string `json:"rh,omitempty"`
+	// Lines, on a deep insert (lines inside its body, no sub-request of
+	// their own), are the match fields of the lines it carries, by
+	// sub-form: {"ORDERITEMS_SUBFORM":[{...},...]}. Reconciliation tells
+	// documents with the same header apart by them.
+	Lines json.RawMessage `json:"ln,omitempty"`
 }
 
 // Watermark is what an entry of KindWatermark records.
@@ -184,6 +189,9 @@ type RecordEntry struct {
 	// server gave what they became, for report --created. Older journals
 	// have none.
 	Keyed []KeyedRow `json:"kr,omitempty"`
+	// Carried counts the sub-form children a committed deep insert wrote
+	// inside its own sub-request (they have none of their own).
+	Carried int `json:"ch,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

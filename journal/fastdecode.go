@@ -137,6 +137,8 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			})
 		case "rh":
 			r.RowHash, ok = p.str()
+		case "ch":
+			r.Carried, ok = p.num()
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):
@@ -329,13 +331,17 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Line, ok = p.str()
 		case "rh":
 			s.RowHash, ok = p.str()
-		case "bf", "mt":
+		case "bf", "mt", "ln":
 			var raw string
 			raw, ok = p.rawValue()
-			if ok && k == "bf" {
+			switch {
+			case !ok:
+			case k == "bf":
 				s.Before = json.RawMessage(raw)
-			} else if ok {
+			case k == "mt":
 				s.Match = json.RawMessage(raw)
+			default:
+				s.Lines = json.RawMessage(raw)
 			}
 		}
 		return ok

@@ -138,6 +138,8 @@ type Record struct {
 	// Keyed are the source rows of a committed record with their keys;
 	// kept by LoadReport only.
 	Keyed []KeyedRow
+	// Carried: RecordEntry.Carried, of the latest record entry.
+	Carried int
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -543,7 +545,7 @@ func (st *State) apply(line []byte) string {
 			// Undo removed the record's effects: it is as if never sent.
 			if re.Status == Committed {
 				rec.Undone = true
-				rec.Subs, rec.Extra, rec.Undo, rec.Keyed = nil, nil, nil, nil
+				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried = nil, nil, nil, nil, 0
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0
 			}
@@ -561,7 +563,7 @@ func (st *State) apply(line []byte) string {
 		if re.RowHash != "" {
 			rec.RowHash = re.RowHash
 		}
-		rec.Errors, rec.Row, rec.Rows, rec.Partly = re.Errors, re.Row, re.Rows, re.Partly
+		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried = re.Errors, re.Row, re.Rows, re.Partly, re.Carried
 		if st.report {
 			rec.Keyed = nil
 			if re.Status == Committed {

@@ -557,7 +557,7 @@ func stepWhat(f *fields, index int) string {
 }
 
 func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
-	s := &Step{Pos: w.pos(n), Mode: ModeInsert}
+	s := &Step{Pos: w.pos(n), Mode: ModeInsert, DeepInsert: true}
 	if n.Kind != yaml.MappingNode {
 		w.errorf(w.pos(n), "step %d must be a mapping of keys (name, entity, source, fields), not %s", index, describe(n))
 		return nil

@@ -147,15 +147,18 @@ const (
 
 // Step loads one entity from one source.
 type Step struct {
-	Name       string
-	Entity     string
-	Source     string
-	After      []string
-	AfterPos   []Pos
-	When       *Expr
-	Mode       Mode
-	ID         *Expr
-	GroupBy    *Expr
+	Name     string
+	Entity   string
+	Source   string
+	After    []string
+	AfterPos []Pos
+	When     *Expr
+	Mode     Mode
+	ID       *Expr
+	GroupBy  *Expr
+	// DeepInsert sends a created record's sub-form lines inside its POST
+	// (spec 4.2). True unless the plan says deep_insert: false (issue 15:
+	// the fewest calls by default).
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform

@@ -1,0 +1,393 @@
+package executor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Issue 15: a created document travels as one deep insert (spec 4.2), its
+// lines inside its body, so that a call carries up to 100 documents. The
+// server rolls nothing back (spec 4.5, SERVICE-NOTES): a deep insert that
+// fails may have left the header and some lines. The engine then reads
+// back what the server kept of that document and sends what is missing as
+// sub-requests of their own, so that an error is pinned to the line that
+// caused it and nothing the server holds is sent again. A resumed
+// document whose lines are not all journaled is read back the same way.
+
+// carries reports whether o is a deep insert: children inside its body.
+func (o *op) carries() bool {
+	for _, k := range o.kids {
+		if k.carried {
+			return true
+		}
+	}
+	return false
+}
+
+// linesMatch is what the journal keeps of the lines a deep insert
+// carries (journal.Sub.Lines): each collection line's match fields, by
+// sub-form; nil when o carries none.
+func (o *op) linesMatch() json.RawMessage {
+	// Written by hand: a million documents' worth of encoding/json
+	// re-validating each line's fields cost a twentieth of apply's CPU.
+	var b []byte
+	var navs []string
+	for _, k := range o.kids {
+		if k.carried && !k.single && !slices.Contains(navs, k.nav) {
+			navs = append(navs, k.nav)
+		}
+	}
+	for i, nav := range navs {
+		if i == 0 {
+			b = append(b, '{')
+		} else {
+			b = append(b, "],"...)
+		}
+		b = strconv.AppendQuote(b, nav)
+		b = append(b, ":["...)
+		n := 0
+		for _, k := range o.kids {
+			if !k.carried || k.single || k.nav != nav {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			if m := matchFields(k.fields); m != nil {
+				b = append(b, m...)
+			} else {
+				b = append(b, "{}"...)
+			}
+		}
+	}
+	if b == nil {
+		return nil
+	}
+	return append(b, "]}"...)
+}
+
+// carriedLines reads journal.Sub.Lines: the match fields of the lines a
+// deep insert carried, by sub-form; none when s is not one.
+func carriedLines(s *journal.SubState) map[string][]json.RawMessage {
+	if s == nil || len(s.Lines) == 0 {
+		return nil
+	}
+	var out map[string][]json.RawMessage
+	_ = json.Unmarshal(s.Lines, &out)
+	return out
+}
+
+// carriedOK counts the children o's deep insert wrote inside its body,
+// as the server took them (the record's Carried).
+func (o *op) carriedOK() int {
+	if o == nil {
+		return 0
+	}
+	n := 0
+	for _, k := range subtree(o, nil)[1:] {
+		if k.carried && k.ok() {
+			n++
+		}
+	}
+	return n
+}
+
+// takeLines gives a deep insert's children their outcome once the server
+// answered it as created: the document is whole. Their keys come from the
+// answer's lines, in the order sent (from 21.1 the answer holds them,
+// spec 4.2); before, a line's key stays unknown.
+func (o *op) takeLines(ent map[string]any) {
+	perNav := map[string]int{}
+	for _, k := range o.kids {
+		if !k.carried {
+			continue
+		}
+		k.status, k.done = o.status, true
+		var sub map[string]any
+		switch v := ent[k.nav].(type) {
+		case map[string]any:
+			sub = v
+		case []any:
+			i := perNav[k.nav]
+			perNav[k.nav]++
+			if i < len(v) {
+				sub, _ = v[i].(map[string]any)
+			}
+		}
+		if sub != nil && !k.single && k.typ != nil {
+			if key := keyOf(k.typ, sub); key != "" {
+				k.key = key
+			}
+		}
+		k.abs = childAbs(o, k)
+		k.takeLines(sub)
+	}
+}
+
+// expandOf is the $expand that reads back every sub-form o's children
+// write, nested as deep as they go: "ORDERITEMS_SUBFORM($expand=X),Y".
+func expandOf(o *op) string {
+	var navs []string
+	sub := map[string]*op{} // a child per nav whose children go deeper
+	for _, k := range o.kids {
+		if _, seen := sub[k.nav]; !seen {
+			navs = append(navs, k.nav)
+			sub[k.nav] = nil
+		}
+		if len(k.kids) > 0 && sub[k.nav] == nil {
+			sub[k.nav] = k
+		}
+	}
+	parts := make([]string, len(navs))
+	for i, nav := range navs {
+		parts[i] = nav
+		if k := sub[nav]; k != nil {
+			// Every line of a nav writes the same sub-forms but for
+			// blanks: the union of them is read.
+			u := &op{}
+			for _, c := range o.kids {
+				if c.nav == nav {
+					u.kids = append(u.kids, c.kids...)
+				}
+			}
+			parts[i] += "($expand=" + expandOf(u) + ")"
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// kept is what the server holds of a failed deep insert's document.
+type kept struct {
+	key     string
+	doc     json.RawMessage // the document with its sub-forms expanded
+	absent  bool            // the header was not stored: nothing was
+	unclear string          // why it cannot be told: the record is in doubt
+}
+
+// readKept reads back the document a failed deep insert o was creating:
+// by its key, or, numbered by the server, found by its fields among the
+// documents made since the step's watermark (candidates, as
+// reconciliation does) that no record holds. A document of this run may
+// look like it: the lookup is made only when every other batch of the
+// step is accounted for in the journal, and leaves out the documents the
+// rest of o's batch (batch, answered by matched) made. Anything else, or
+// more than one such document, is unclear: the record is in doubt, and
+// the next apply reconciles it.
+func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchResponse) kept {
+	r := sr.r
+	key := o.key
+	if key == "" {
+		sr.lookMu.Lock()
+		defer sr.lookMu.Unlock()
+		if sr.sending.Load() > 1 {
+			return kept{unclear: "another batch of the step was in flight, whose documents may look like it"}
+		}
+		claimed, _ := claimedKeys(r.jr.Snapshot())
+		for i, b := range batch {
+			if resp := matched[i]; b != o && resp != nil && b.parent == nil && b.kind == journal.OpCreate && resp.Status/100 == 2 {
+				if k := keyFromLocation(resp.Header("Location")); k != "" {
+					claimed[sr.step.Name+"|"+k] = true
+				}
+			}
+		}
+		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
+		found, why, err := r.candidates(s, claimed)
+		switch {
+		case err != nil:
+			return kept{unclear: err.Error()}
+		case why != "":
+			return kept{unclear: why}
+		case len(found) == 0:
+			return kept{absent: true}
+		case len(found) > 1:
+			keys := make([]string, len(found))
+			for i, c := range found {
+				keys[i] = c.Key
+			}
+			return kept{unclear: fmt.Sprintf("%d documents of %s match its fields (%s); decide with migrate resolve", len(found), sr.entity, strings.Join(keys, ", "))}
+		}
+		key = found[0].Key
+	}
+	path := sr.entity + "(" + key + ")?$expand=" + expandOf(o)
+	r.requests.Add(1)
+	r.subs.Add(1)
+	resp, err := r.readCtx(sr.traced(), path)
+	if err != nil {
+		return kept{unclear: err.Error()}
+	}
+	return keptFrom(resp, key, path)
+}
+
+// keep takes what the server kept of deep insert o's document (key and
+// doc as read back): o and every child found there are done, and the
+// children missing are returned as units to send on their own, their
+// subtrees no longer carried. A child under a line whose key is unknown
+// cannot be addressed: it is listed in lost.
+func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost []*op) {
+	o.status, o.done, o.err, o.key = 201, true, "", key
+	o.abs = entity + "(" + key + ")"
+	var walk func(parent *op, raw json.RawMessage)
+	walk = func(parent *op, raw json.RawMessage) {
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &fields)
+		lists := map[string][]json.RawMessage{}
+		claimed := map[string][]bool{}
+		for _, k := range parent.kids {
+			if !k.carried {
+				continue
+			}
+			var found json.RawMessage
+			want := matchFields(k.fields)
+			if k.single {
+				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (textContains(r, want) || fieldsEqual(r, want)) {
+					found = r
+				}
+			} else {
+				l, ok := lists[k.nav]
+				if !ok {
+					_ = json.Unmarshal(fields[k.nav], &l)
+					lists[k.nav], claimed[k.nav] = l, make([]bool, len(l))
+				}
+				for i, line := range l {
+					if !claimed[k.nav][i] && fieldsEqual(line, want) {
+						claimed[k.nav][i] = true
+						found = line
+						break
+					}
+				}
+			}
+			if found == nil {
+				k.uncarry()
+				if parent.abs == "" {
+					lost = append(lost, k)
+					continue
+				}
+				missing = append(missing, flatten(k, nil))
+				continue
+			}
+			k.status, k.done, k.err = 201, true, ""
+			if !k.single && k.typ != nil {
+				if e, err := odata.DecodeEntity(found); err == nil {
+					k.key = keyOf(k.typ, e)
+				}
+			}
+			k.abs = childAbs(parent, k)
+			walk(k, found)
+		}
+	}
+	walk(o, doc)
+	return missing, lost
+}
+
+// keepAnswer puts what was read back of the failed deep insert o into its
+// record (workMu held): the ops found missing join the record's, to be
+// sent once this batch is answered. It returns those units.
+func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
+	w := o.rec
+	missing, lost := o.keep(sr.entity, k.key, k.doc)
+	w.failed = len(lost) > 0
+	for _, l := range lost {
+		l.status, l.err = 424, "not sent: the line it belongs to has no key to address it by"
+		w.ops = append(w.ops, l)
+	}
+	for _, u := range missing {
+		w.ops = append(w.ops, u...)
+		w.left += len(u)
+	}
+	return missing
+}
+
+// resumeDeep continues a deep insert whose document exists from an earlier
+// attempt (partly loaded, or reconciled after a lost answer): what the
+// server holds of it is read back, with the keys of its lines (which the
+// journal does not keep of a deep insert's), and only the rest is sent.
+// The reads go up to a batch's worth a call (readDeepPending).
+func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
+	sr.deepReads = append(sr.deepReads, resumed{w, prev})
+	if len(sr.deepReads) >= sr.r.limit {
+		return sr.readDeepPending()
+	}
+	return nil
+}
+
+// resumed is a record waiting for its document to be read back.
+type resumed struct {
+	w    *work
+	prev *journal.Record
+}
+
+// readDeepPending reads back the documents of the records resumeDeep
+// queued, in one call, and sends what each lacks.
+func (sr *stepRun) readDeepPending() error {
+	rs := sr.deepReads
+	sr.deepReads = nil
+	if len(rs) == 0 {
+		return nil
+	}
+	r := sr.r
+	reqs := make([]odata.BatchRequest, len(rs))
+	for i, x := range rs {
+		reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
+	}
+	r.requests.Add(1)
+	r.subs.Add(int64(len(reqs)))
+	resps, err := r.readBatch(sr.traced(), reqs)
+	if err != nil {
+		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+			return fmt.Errorf("step %s: reading back %d documents to resume them: %w", sr.step.Name, len(rs), err)
+		}
+		return fmt.Errorf("%w: step %s: reading back %d documents to resume them: %w", ErrInDoubt, sr.step.Name, len(rs), err)
+	}
+	for i, x := range rs {
+		if err := sr.resumeKept(x.w, x.prev, keptFrom(resps[i], x.w.root.key, reqs[i].URL)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keptFrom reads the answer to a read back of the document keyed key.
+func keptFrom(resp odata.BatchResponse, key, path string) kept {
+	switch resp.Status {
+	case http.StatusOK:
+		return kept{key: key, doc: resp.Body}
+	case http.StatusNotFound:
+		return kept{absent: true}
+	}
+	return kept{unclear: fmt.Sprintf("reading back %s gave status %d", path, resp.Status)}
+}
+
+// resumeKept sends what a resumed deep insert's document lacks.
+func (sr *stepRun) resumeKept(w *work, prev *journal.Record, k kept) error {
+	switch {
+	case k.unclear != "":
+		return fmt.Errorf("%w: step %s, record %s: %s", ErrInDoubt, sr.step.Name, w.id, k.unclear)
+	case k.absent:
+		return sr.buildFailed(w, fmt.Errorf("%s(%s), created by an earlier run, is no longer on the server; load it again with --retry-failed", sr.entity, w.root.key))
+	}
+	workMu.Lock()
+	missing, lost := w.root.keep(sr.entity, k.key, k.doc)
+	for _, o := range subtree(w.root, nil)[1:] {
+		if s := prev.Subs[o.path]; s != nil && s.OK() && o.ok() {
+			o.carried = false // sent on its own by an earlier attempt: journaled
+		}
+	}
+	workMu.Unlock()
+	if len(lost) > 0 {
+		return sr.buildFailed(w, fmt.Errorf("%s(%s): a line's key is unknown, so what belongs under it cannot be sent", sr.entity, w.root.key))
+	}
+	if len(missing) == 0 {
+		sr.finalize(w)
+		return nil
+	}
+	return sr.start(w, missing)
+}

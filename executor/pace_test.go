@@ -1,0 +1,76 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TestPacedAtTheServersLimitDrawsNo429 (issue 15 item 5): a run paced at
+// exactly the sandbox's calls per minute, start-up calls included, over
+// more than two simulated minutes. The first call arrives late (a new
+// connection); every call counts against one budget, so the server never
+// refuses one, and the client is not allowed a single retry to hide it.
+func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
+	t.Parallel()
+	const perMinute = 10
+	// Simulated time, shared by the sandbox and the client (hook_test.go).
+	clk := &stepClock{now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	sb, err := sandbox.New(sandbox.Options{CallsPerMinute: perMinute, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.Do(func() { _ = clk.Sleep(r.Context(), 5*time.Second) }) // connecting
+		sb.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: srv.Client(), Clock: clk, CallsPerMinute: perMinute, Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The start-up calls apply makes before loading.
+	v, err := c.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoginName(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var orders []transform.Result
+	for i := 0; i < 30; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%02d", i), i+2, "C1", "P1", "P2"))
+	}
+	p, f := deepOrders(orders...)
+	env := &sandboxEnv{sb: sb, srv: srv, md: sandbox.DemoMetadata(), ver: v}
+	o := env.opts(t, p, f)
+	o.Client, o.BatchSize = c, 2
+	start := clk.Now()
+	sum, err := Apply(ctx, o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	st := sb.Stats()
+	if st.Throttled != 0 {
+		t.Errorf("%d calls refused with 429", st.Throttled)
+	}
+	if n := len(env.entities("ORDERS", "DETAILS")); n != 30 {
+		t.Errorf("%d orders", n)
+	}
+	// Enough calls to span more than two minutes at the limit.
+	if d := clk.Now().Sub(start); st.Calls < 2*perMinute+2 || d < 2*time.Minute {
+		t.Errorf("%d calls over %v: the limit was not tested", st.Calls, d)
+	}
+	t.Logf("%d calls over %v of simulated time", st.Calls, clk.Now().Sub(start))
+}
