@@ -43,6 +43,18 @@ type State struct {
 	Batches []BatchCall
 
 	open map[int]*openBatch
+	// lean: settled records are in the index (lean.go, index.go).
+	lean     bool
+	idxPath  string              // where the index is written; "" not at all
+	tbl      *table              // the index's settled records
+	tblN     int                 // how many
+	over     map[string]*settled // settled since, by step NUL id
+	stepNo   map[string]int      // step name → its place in StepNames
+	indexed  int                 // Entries when the index was last written
+	promoted bool                // a settled record was worked on again
+	headCRC  uint32              // of the journal's first line
+	tail     []byte              // the valid prefix's last bytes
+	ioErr    error               // the index could not be read
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
@@ -95,6 +107,10 @@ type StepState struct {
 	Name    string
 	Records map[string]*Record
 	IDs     []string // record ids in first-seen order
+	// Settled counts, in a lean state, the records kept in the index
+	// rather than in Records.
+	Settled SettledCounts
+	dead    int // ids of IDs no longer in Records
 }
 
 // Record is the replayed state of one record (step name + record id).
@@ -130,6 +146,10 @@ type Record struct {
 	final    Status
 	finalSeq int
 	lastSeq  int
+	// kids is the committed children of a record brought back from the
+	// index, whose sub-requests it does not keep.
+	kids       int
+	unreadable bool
 }
 
 // SubState is one sub-request and what became of it.
@@ -161,6 +181,9 @@ func (s *SubState) InDoubt() bool { return s.Status == 0 }
 // an outcome; else the status last decided, unless work started after it
 // (pending: a retry or continuation that did not finish).
 func (r *Record) Status() Status {
+	if r.unreadable {
+		return InDoubt
+	}
 	for _, s := range r.Subs {
 		if s.InDoubt() {
 			return InDoubt
@@ -186,7 +209,14 @@ func (s *State) Record(step, id string) *Record {
 	if st == nil {
 		return nil
 	}
-	return st.Records[id]
+	if r := st.Records[id]; r != nil || !s.lean {
+		return r
+	}
+	e, ok := s.settledOf(step, id)
+	if !ok {
+		return nil
+	}
+	return &Record{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -201,8 +231,9 @@ func (s *State) Counts(step string) Counts {
 	if st == nil {
 		return c
 	}
-	for _, id := range st.IDs {
-		switch st.Records[id].Status() {
+	c.Committed, c.Skipped = st.Settled.Committed, st.Settled.Skipped
+	for _, rec := range st.Records {
+		switch rec.Status() {
 		case Committed:
 			c.Committed++
 		case Failed:
@@ -278,8 +309,8 @@ func replay(r io.Reader, path string) (*State, error) { return newState().replay
 func (st *State) replay(r io.Reader, path string) (*State, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
-		lineNo  int
-		off     int64
+		lineNo  = st.Entries // a lean state restored from its index goes on from there
+		off     = st.ValidSize
 		pending error // a damaged line: fatal unless it turns out to be the last
 		long    []byte
 	)
@@ -316,6 +347,7 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 				// did: the torn bytes never counted (their Append failed),
 				// the whole line after them did.
 				st.Mended = append(st.Mended, lineNo)
+				st.feed(line)
 				off += int64(len(line))
 				st.ValidSize = off
 				st.Entries++
@@ -328,9 +360,11 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 			st.Torn = true
 			continue
 		}
+		st.feed(line)
 		off += int64(len(line))
 		st.ValidSize = off
 		st.Entries++
+		st.maybeIndex()
 		if err == io.EOF {
 			break
 		}
@@ -514,6 +548,15 @@ func (st *State) apply(line []byte) string {
 		if done {
 			delete(st.open, e.Batch)
 		}
+		if st.lean {
+			for i := range e.Results {
+				if s := ob.find(i, e.Results[i].ID); s != nil {
+					if rec := st.Steps[s.Step].Records[s.Rec]; rec != nil {
+						st.settle(rec)
+					}
+				}
+			}
+		}
 	case KindRecord:
 		re := e.Record
 		if re == nil {
@@ -547,6 +590,7 @@ func (st *State) apply(line []byte) string {
 				rec.Keyed = re.Keyed
 			}
 		}
+		st.settle(rec)
 	case KindWatermark:
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
@@ -654,8 +698,14 @@ func (s *State) Clone() *State {
 		}
 		return out
 	}
+	if s.lean {
+		s.tidy()
+		c.lean, c.idxPath, c.tbl, c.tblN, c.over = true, s.idxPath, s.tbl, s.tblN, maps.Clone(s.over)
+		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
+	}
+	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
-		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...)}
+		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled}
 		for id, r := range ss.Records {
 			cr := new(Record)
 			*cr = *r
@@ -678,6 +728,10 @@ func (st *State) step(name string) *StepState {
 	if s == nil {
 		s = &StepState{Name: name, Records: map[string]*Record{}}
 		st.Steps[name] = s
+		if st.stepNo == nil {
+			st.stepNo = map[string]int{}
+		}
+		st.stepNo[name] = len(st.StepNames)
 		st.StepNames = append(st.StepNames, name)
 	}
 	return s
@@ -687,7 +741,11 @@ func (st *State) record(step, id string) *Record {
 	s := st.step(step)
 	r := s.Records[id]
 	if r == nil {
-		r = &Record{Step: step, ID: id}
+		if e, ok := st.settledOf(step, id); ok {
+			r = st.unsettle(s, id, e)
+		} else {
+			r = &Record{Step: step, ID: id}
+		}
 		s.Records[id] = r
 		s.IDs = append(s.IDs, id)
 	}
