@@ -49,9 +49,12 @@ type runner struct {
 	subs     atomic.Int64
 	txns     atomic.Int64 // API transactions: entities and lines written
 
-	mu      sync.Mutex
-	err     error                        // first fatal error
-	keys    map[string]map[string]string // step → record id → key expression
+	mu  sync.Mutex
+	err error // first fatal error
+	// keys is the dry run's: step → record id → key expression. A real
+	// run asks the journal, whose index holds them (issue 15: no map of
+	// every record).
+	keys    map[string]map[string]string
 	pending []journal.Entry              // record entries to write with the next append
 	undec   []string
 	warned  map[string]bool // warnOnce
@@ -68,6 +71,9 @@ type ledger interface {
 	Counts(step string) journal.Counts
 	Snapshot() *journal.State
 	Close() error
+	// key is the key of the record of step and id as the ledger knows it
+	// now: what ref() gives in a real run.
+	key(step, id string) (string, bool)
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
@@ -78,6 +84,8 @@ type ledger interface {
 type journalLedger struct{ *journal.Journal }
 
 func (journalLedger) committed(string, int) {}
+
+func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, id) }
 
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
@@ -118,14 +126,6 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 			case <-done:
 			}
 		}()
-	}
-	for _, name := range r.state.StepNames {
-		st := r.state.Steps[name]
-		for _, id := range st.IDs {
-			if rec := st.Records[id]; rec.Key != "" {
-				r.setKey(name, id, rec.Key)
-			}
-		}
 	}
 	if err := r.refuseShifted(); err != nil {
 		return nil, err
@@ -199,12 +199,13 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	// Open takes the journal's lock before reading it, and Create before
 	// looking whether it exists: of two runs started at once on one
 	// journal, one runs and the other is refused (*journal.LockedError).
-	jr, st, err := journal.Open(r.opts.Journal)
+	// The state is lean: settled records stay in the journal's index.
+	jr, st, err := journal.OpenIndexed(r.opts.Journal)
 	if errors.Is(err, fs.ErrNotExist) {
-		jr, err = journal.Create(r.opts.Journal, hdr)
+		jr, err = journal.CreateIndexed(r.opts.Journal, hdr)
 		if errors.Is(err, journal.ErrExists) {
 			// Another run created it between the two calls.
-			jr, st, err = journal.Open(r.opts.Journal)
+			jr, st, err = journal.OpenIndexed(r.opts.Journal)
 		} else if err == nil {
 			r.jr = journalLedger{jr}
 			r.state = jr.Snapshot()
@@ -319,7 +320,7 @@ func (r *runner) halted() bool {
 }
 
 func (r *runner) setKey(step, id, key string) {
-	if r.refd != nil && !r.refd[step] {
+	if !r.dry || r.refd != nil && !r.refd[step] {
 		return
 	}
 	r.mu.Lock()
@@ -336,6 +337,13 @@ func (r *runner) setKey(step, id, key string) {
 // id, from this run or an earlier one. Steps run in waves, so a referenced
 // step has finished before a step that refers to it starts.
 func (r *runner) Ref(step, id string) (any, bool) {
+	if !r.dry {
+		k, ok := r.jr.key(step, id)
+		if !ok {
+			return nil, false
+		}
+		return keyValue(k), true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k, ok := r.keys[step][id]
