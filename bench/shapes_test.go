@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -303,21 +302,9 @@ func TestCLIChild(t *testing.T) {
 // shapePeak runs the shape's command in a child process and returns its
 // peak resident set, and the seconds and CPU seconds the command took.
 func shapePeak(sh shape, dir string, recs, kids int) (int64, float64, float64, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
-	cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(shapeArgs(sh, dir), "\n"))
-	out, err := cmd.Output()
+	out, code, hwm, secs, cpu, err := childCommand(shapeArgs(sh, dir))
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("child: %v\n%s", err, out)
-	}
-	i := bytes.LastIndex(out, []byte("\nCHILD "))
-	if i < 0 {
-		return 0, 0, 0, fmt.Errorf("child printed no figure:\n%s", out)
-	}
-	var code int
-	var hwm int64
-	var secs, cpu float64
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &code, &hwm, &secs, &cpu); err != nil {
 		return 0, 0, 0, err
 	}
-	return hwm, secs, cpu, checkShape(sh, code, out[:i], recs, kids)
+	return hwm, secs, cpu, checkShape(sh, code, out, recs, kids)
 }

@@ -418,6 +418,8 @@ func (t *tally) Close() error                             { return nil }
 // Snapshot is the state a dry run starts from: nothing done yet.
 func (t *tally) Snapshot() *journal.State { return &journal.State{} }
 
+func (t *tally) finish() {}
+
 // key: the dry run's keys are the runner's (setKey).
 func (t *tally) key(string, string) (string, bool) { return "", false }
 

@@ -37,10 +37,10 @@ const (
 	indexMagic   = "MIGIDX1\n"
 	indexTrailer = "IDX!"
 	footerLen    = 8*4 + 4 + 4
-	blockSize    = 4 << 10
+	blockSize    = 512
 	// tailSpan is how much of the covered prefix's end the index checks.
 	tailSpan   = 4 << 10
-	cacheSlots = 512 // blocks of the index kept in memory (2 MB)
+	cacheSlots = 4096 // blocks of the index kept in memory (2 MB)
 )
 
 // overlayMin is the fewest settled records kept in memory before they are
@@ -199,21 +199,65 @@ func (t *table) lookup(step int, id string) (settled, bool, error) {
 	if err != nil {
 		return settled{}, false, err
 	}
-	var e entry
 	for len(b) > 0 {
-		n, err := decodeEntry(b, &e)
+		// Compare in place; decode (and allocate) only the one found.
+		step, id, n, err := peekEntry(b)
 		if err != nil {
 			return settled{}, false, err
 		}
-		b = b[n:]
 		switch {
-		case e.tkey == k:
+		case step == k.step && string(id) == k.id:
+			var e entry
+			if _, err := decodeEntry(b, &e); err != nil {
+				return settled{}, false, err
+			}
 			return e.settled, true, nil
-		case k.less(e.tkey):
+		case step > k.step || step == k.step && string(id) > k.id:
 			return settled{}, false, nil
 		}
+		b = b[n:]
 	}
 	return settled{}, false, nil
+}
+
+// peekEntry reads the step and id of the entry at the start of b, and its
+// length, without copying.
+func peekEntry(b []byte) (step int, id []byte, n int, err error) {
+	i := 0
+	next := func() (uint64, bool) {
+		v, k := binary.Uvarint(b[i:])
+		if k <= 0 {
+			return 0, false
+		}
+		i += k
+		return v, true
+	}
+	skip := func() bool {
+		l, ok := next()
+		if !ok || uint64(len(b)-i) < l {
+			return false
+		}
+		i += int(l)
+		return true
+	}
+	st, ok := next()
+	if !ok {
+		return 0, nil, 0, errIndex
+	}
+	l, ok := next()
+	if !ok || uint64(len(b)-i) < l {
+		return 0, nil, 0, errIndex
+	}
+	id = b[i : i+int(l)]
+	i += int(l)
+	if len(b)-i < 2 {
+		return 0, nil, 0, errIndex
+	}
+	i += 2
+	if _, ok := next(); !ok || !skip() || !skip() {
+		return 0, nil, 0, errIndex
+	}
+	return int(st), id, i, nil
 }
 
 // each calls fn with every entry of the index, in order.

@@ -55,6 +55,7 @@ type State struct {
 	headCRC  uint32              // of the journal's first line
 	tail     []byte              // the valid prefix's last bytes
 	ioErr    error               // the index could not be read
+	finished bool                // the index says a run ended complete here
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
@@ -417,6 +418,7 @@ func isHex(b []byte) bool {
 // apply decodes one line and folds it into the state; it returns why the
 // line is damaged, or "".
 func (st *State) apply(line []byte) string {
+	st.finished = false
 	if len(line) < 10 || line[8] != ' ' {
 		return "not a journal line"
 	}
@@ -701,7 +703,7 @@ func (s *State) Clone() *State {
 	if s.lean {
 		s.tidy()
 		c.lean, c.idxPath, c.tbl, c.tblN, c.over = true, s.idxPath, s.tbl, s.tblN, maps.Clone(s.over)
-		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
+		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr, c.finished = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr, s.finished
 	}
 	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
