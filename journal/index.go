@@ -48,6 +48,12 @@ const (
 // variable: tests write indexes of a few records.)
 var overlayMin = 64 << 10
 
+// SetIndexEvery sets how many records may settle in memory before the
+// index is written again (at least; past it, an eighth of the index):
+// fewer costs more writes and less memory. It is for the whole process;
+// set it before opening a journal.
+func SetIndexEvery(n int) { overlayMin = max(n, 1) }
+
 // IndexPath is the index of the journal at path.
 func IndexPath(journal string) string { return journal + ".idx" }
 
