@@ -362,3 +362,37 @@ func TestLeanAfterUndo(t *testing.T) {
 		t.Fatal("differs from Load")
 	}
 }
+
+// TestFinishedIsRemembered: the index remembers a run that finished until
+// a line is appended after it; without the index nothing is known.
+func TestFinishedIsRemembered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, testHeader())
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Skipped}}))
+	j.Finish()
+	must(t, j.Close())
+	st, err := LoadIndexed(path)
+	must(t, err)
+	if !st.Finished() {
+		t.Fatal("a finished run is not remembered")
+	}
+	j, st, err = OpenIndexed(path)
+	must(t, err)
+	if !st.Finished() {
+		t.Fatal("OpenIndexed forgot the finish")
+	}
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Skipped}}))
+	must(t, j.Close())
+	if st, err = LoadIndexed(path); err != nil || st.Finished() {
+		t.Fatalf("finished after a later append: %v %v", st.Finished(), err)
+	}
+	j, _, err = OpenIndexed(path)
+	must(t, err)
+	j.Finish()
+	must(t, j.Close())
+	must(t, os.Remove(IndexPath(path)))
+	if st, err = LoadIndexed(path); err != nil || st.Finished() {
+		t.Fatalf("finished without an index: %v %v", st.Finished(), err)
+	}
+}
