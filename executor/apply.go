@@ -82,8 +82,6 @@ type ledger interface {
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
-	// finish is told that the run walked every step and sent everything.
-	finish()
 	summary(p *plan.Plan) *Summary
 }
 
@@ -91,13 +89,6 @@ type ledger interface {
 type journalLedger struct{ *journal.Journal }
 
 func (journalLedger) committed(string, int) {}
-
-// finish remembers, in the journal's index, a run that ended complete.
-func (l journalLedger) finish() {
-	if l.State().Complete() {
-		l.Finish()
-	}
-}
 
 func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, id) }
 
@@ -187,7 +178,11 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 		r.halt(err)
 	}
 	if !r.halted() {
-		r.jr.finish()
+		// Every step ran to its end: status tells this run from one
+		// stopped between steps by this line.
+		if err := r.jr.Append(journal.Entry{Kind: journal.KindFinished, At: opts.now().UTC()}); err != nil {
+			r.halt(err)
+		}
 	}
 	r.jr.Close()
 	// The ledger's own state has every line appended folded in: no replay.
@@ -209,6 +204,11 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	case r.stopping.Load():
 		sum.Interrupted = true
 		return sum, ErrInterrupted
+	case r.ctx.Err() != nil:
+		// Cancelled between two steps: no batch failed for it, but the
+		// steps after were never begun.
+		sum.Interrupted = true
+		return sum, fmt.Errorf("%w (%v)", ErrInterrupted, r.ctx.Err())
 	}
 	return sum, nil
 }
@@ -216,7 +216,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 func (r *runner) openJournal(waves [][]*plan.Step) error {
 	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
 		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
-		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC()}
+		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC(), MarksFinish: true}
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}
@@ -520,12 +520,13 @@ func (r *runner) stepFinished(s *plan.Step) {
 }
 
 // nothingLeft reports a resume with nothing to do: the journal's last run
-// walked every step and ended complete (State.Finished), and the plan and
-// every source are byte for byte the ones it began from. A plan that calls
-// env() or now() may give other records from the same files: it is read
-// again.
+// walked every step and ended complete (its finished line, which journals
+// written before it lack), and the plan and every source are byte for byte
+// the ones it began from. A plan that calls env() or now() may give other
+// records from the same files: it is read again.
 func (r *runner) nothingLeft() bool {
-	if r.dry || !r.unchanged || !r.state.Finished() || r.opts.Plan.Path == "" {
+	st := r.state
+	if r.dry || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
 	}
 	text, err := os.ReadFile(r.opts.Plan.Path)

@@ -25,9 +25,9 @@ func (c *readCounter) Records(ctx context.Context, step string, open transform.O
 
 // TestResumeOfFinishedRun: a resume of a journal whose last run finished
 // complete, with the same plan and sources, reads no source and sends
-// nothing; without the index that remembers the finish, or with a plan
-// that may give other records from the same files (env()), it reads them
-// again, and still sends nothing.
+// nothing, with its index or without; with a plan that may give other
+// records from the same files (env()) it reads them again, and still sends
+// nothing.
 func TestResumeOfFinishedRun(t *testing.T) {
 	t.Parallel()
 	const customers = "Code,Name\nK1,First\nK2,Second\nK3,Third\n"
@@ -38,7 +38,8 @@ func TestResumeOfFinishedRun(t *testing.T) {
 		reads  int64
 	}{
 		{"finished", "row.Name", nil, 0},
-		{"index deleted", "row.Name", func(t *testing.T, j string) { must(t, os.Remove(journal.IndexPath(j))) }, 1},
+		// The journal's finished line says it without the index.
+		{"index deleted", "row.Name", func(t *testing.T, j string) { must(t, os.Remove(journal.IndexPath(j))) }, 0},
 		{"plan calls env()", `row.Name + env("NO_SUCH_VARIABLE_X")`, nil, 1},
 	}
 	for _, c := range cases {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -43,6 +42,14 @@ func (sr *stepRun) readPending() error {
 			if !seenField[k] {
 				seenField[k] = true
 				fields = append(fields, k)
+			}
+		}
+		// A text the record already holds is not sent again (heldTexts):
+		// read the texts with the entity.
+		for _, k := range root.kids {
+			if isTextOp(k) && !seenNav[k.nav] {
+				seenNav[k.nav] = true
+				expand = append(expand, k.nav)
 			}
 		}
 		seen := map[string]bool{}
@@ -185,7 +192,11 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 		var rest []unit
+		held := heldTexts(resp.Body, root.kids)
 		for _, k := range root.kids {
+			if held[k] {
+				continue
+			}
 			rest = append(rest, flatten(k, nil))
 		}
 		if len(first) > 0 && len(replaceNavs[i]) > 0 {
@@ -204,6 +215,45 @@ func (sr *stepRun) readPending() error {
 		}
 	}
 	return nil
+}
+
+// isTextOp reports whether a child is a text sub-form (spec 2.9): a
+// single-object sub-form that writes TEXT.
+func isTextOp(k *op) bool {
+	_, ok := k.fields["TEXT"]
+	return k.single && ok
+}
+
+// heldTexts returns the text children that an existing entity already
+// holds, as read with it (expanded): an appended text (APPEND: true) whose
+// content is already in the entity's text, or a replacing one equal to it,
+// compared on their content (odata.TextContent), since servers read texts
+// back normalised. Sending them again would append the text a second time
+// each time the plan runs, or rewrite what did not change.
+func heldTexts(entity []byte, kids []*op) map[*op]bool {
+	var expanded map[string]json.RawMessage
+	held := map[*op]bool{}
+	for _, k := range kids {
+		if !isTextOp(k) {
+			continue
+		}
+		if expanded == nil && json.Unmarshal(entity, &expanded) != nil {
+			return held
+		}
+		cur := expanded[k.nav]
+		var got struct{ TEXT *string }
+		if len(cur) == 0 || json.Unmarshal(cur, &got) != nil || got.TEXT == nil {
+			continue
+		}
+		want, _ := k.fields["TEXT"].(string)
+		if appendText, _ := k.fields["APPEND"].(bool); appendText {
+			wantJSON, _ := json.Marshal(map[string]string{"TEXT": want})
+			held[k] = textContains(cur, wantJSON)
+		} else {
+			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
+		}
+	}
+	return held
 }
 
 // diffFields returns the record's fields whose value differs from the
@@ -228,49 +278,13 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 				old = dv
 			}
 		}
-		if sameValue(v, old) {
+		if odata.SameValue(v, old) {
 			continue
 		}
 		changed[k] = v
 		before[k] = cur[k]
 	}
 	return changed, before
-}
-
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil || b == ""
-	case string:
-		if x == "" && b == nil {
-			return true
-		}
-		y, ok := b.(string)
-		return ok && x == y
-	case odata.Decimal:
-		switch y := b.(type) {
-		case odata.Decimal:
-			return x.Cmp(y) == 0
-		case int64:
-			return x.Cmp(odata.DecimalFromInt(y)) == 0
-		}
-		return false
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return x == y
-		case odata.Decimal:
-			return odata.DecimalFromInt(x).Cmp(y) == 0
-		}
-		return false
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	}
-	return false
 }
 
 // sendReads is the run's ReadFunc: a read call waits for a slot as a

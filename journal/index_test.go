@@ -363,36 +363,38 @@ func TestLeanAfterUndo(t *testing.T) {
 	}
 }
 
-// TestFinishedIsRemembered: the index remembers a run that finished until
-// a line is appended after it; without the index nothing is known.
-func TestFinishedIsRemembered(t *testing.T) {
+// TestIndexKeepsFinished: whether the last apply finished (its finished
+// line) is the same from the index as from the log, before and after a
+// later line.
+func TestIndexKeepsFinished(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.journal")
-	j, err := CreateIndexed(path, testHeader())
+	h := testHeader()
+	h.MarksFinish = true
+	j, err := CreateIndexed(path, h)
 	must(t, err)
-	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Skipped}}))
-	j.Finish()
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed}}))
+	check := func(want bool) {
+		t.Helper()
+		full, err := Load(path)
+		must(t, err)
+		lean, err := LoadIndexed(path)
+		must(t, err)
+		if full.Finished() != want || lean.Finished() != want || lean.Complete() != full.Complete() {
+			t.Fatalf("finished: full %v, lean %v, want %v; complete: full %v, lean %v", full.Finished(), lean.Finished(), want, full.Complete(), lean.Complete())
+		}
+	}
 	must(t, j.Close())
-	st, err := LoadIndexed(path)
-	must(t, err)
-	if !st.Finished() {
-		t.Fatal("a finished run is not remembered")
-	}
-	j, st, err = OpenIndexed(path)
-	must(t, err)
-	if !st.Finished() {
-		t.Fatal("OpenIndexed forgot the finish")
-	}
-	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Skipped}}))
-	must(t, j.Close())
-	if st, err = LoadIndexed(path); err != nil || st.Finished() {
-		t.Fatalf("finished after a later append: %v %v", st.Finished(), err)
-	}
+	check(false)
 	j, _, err = OpenIndexed(path)
 	must(t, err)
-	j.Finish()
+	must(t, j.Append(Entry{Kind: KindFinished}))
 	must(t, j.Close())
+	check(true) // from the index Close wrote
 	must(t, os.Remove(IndexPath(path)))
-	if st, err = LoadIndexed(path); err != nil || st.Finished() {
-		t.Fatalf("finished without an index: %v %v", st.Finished(), err)
-	}
+	check(true) // from the log
+	j, _, err = OpenIndexed(path)
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C2", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
+	must(t, j.Close())
+	check(false)
 }

@@ -106,8 +106,6 @@ type Journal struct {
 	// live is the state with every appended line folded in, so that the
 	// executor never replays the file it is writing (Counts, State).
 	live *State
-	// finishedAt is the entry count when the run said it finished (Finish).
-	finishedAt int
 }
 
 // Create starts a new journal at path with its header. It refuses to
@@ -428,15 +426,6 @@ func (j *Journal) State() *State {
 	return j.live
 }
 
-// Finish says the run walked every step and left every record committed
-// or skipped: the index written on Close remembers it (State.Finished),
-// until another line is appended.
-func (j *Journal) Finish() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.finishedAt = j.live.Entries
-}
-
 // Close closes the file.
 func (j *Journal) Close() error {
 	j.syncMu.Lock()
@@ -458,13 +447,9 @@ func (j *Journal) Close() error {
 	if cerr := j.f.Close(); err == nil && cerr != nil {
 		err = fileError(j.path, "write", cerr)
 	}
-	if err == nil && j.failed == nil && !j.torn {
-		st := j.live
-		if fin := j.finishedAt > 0 && j.finishedAt == st.Entries; st.Entries > st.indexed || fin != st.finished {
-			// What the next resume or status reads first.
-			st.finished = fin
-			st.writeIndex()
-		}
+	if err == nil && j.failed == nil && !j.torn && j.live.Entries > j.live.indexed {
+		// What the next resume or status reads first.
+		j.live.writeIndex()
 	}
 	j.f = nil
 	j.lock.release()

@@ -45,11 +45,6 @@ type SettledRecord struct {
 	Children     int
 }
 
-// Finished reports that the last run of the journal walked every step and
-// left every record committed or skipped, and that nothing was written
-// since (Journal.Finish; known from the index only: false without one).
-func (s *State) Finished() bool { return s.finished }
-
 // Lean reports whether the state keeps its settled records in the index.
 func (s *State) Lean() bool { return s.lean }
 
@@ -267,9 +262,11 @@ type indexHead struct {
 	Subs      []headSub         `json:"subs,omitempty"`
 	Open      []headOpen        `json:"open,omitempty"`
 	Records   []headRec         `json:"records,omitempty"`
-	// Finished: the run that wrote the journal up to Covers ended with
-	// every step walked and every record committed or skipped.
-	Finished bool `json:"finished,omitempty"`
+	// MarksFinish and Finished are State's marks and finished: whether the
+	// journal ends its finished applies with a line saying so, and whether
+	// the last one did.
+	MarksFinish bool `json:"marks_finish,omitempty"`
+	Finished    bool `json:"finished,omitempty"`
 }
 
 type headStep struct {
@@ -318,7 +315,8 @@ func (st *State) encodeHead() ([]byte, error) {
 	st.tidy()
 	tc, tl := st.tailSum()
 	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
-		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over), Finished: st.finished}
+		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over),
+		MarksFinish: st.marks, Finished: st.finished}
 	no := map[*SubState]int{}
 	sub := func(s *SubState) int {
 		if i, ok := no[s]; ok {
@@ -463,7 +461,8 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 			r.Extra = append(r.Extra, at(i))
 		}
 	}
-	st.tbl, st.tblN, st.indexed, st.finished = t, h.Settled, h.Entries, h.Finished
+	st.tbl, st.tblN, st.indexed = t, h.Settled, h.Entries
+	st.marks, st.finished = st.marks || h.MarksFinish, h.Finished
 	return true
 }
 

@@ -42,6 +42,10 @@ type State struct {
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
 
+	// marks: the journal ends its finished applies with KindFinished (the
+	// header says so, or one was seen); finished: the last apply did.
+	marks, finished bool
+
 	open map[int]*openBatch
 	// lean: settled records are in the index (lean.go, index.go).
 	lean     bool
@@ -55,7 +59,6 @@ type State struct {
 	headCRC  uint32              // of the journal's first line
 	tail     []byte              // the valid prefix's last bytes
 	ioErr    error               // the index could not be read
-	finished bool                // the index says a run ended complete here
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
@@ -418,7 +421,6 @@ func isHex(b []byte) bool {
 // apply decodes one line and folds it into the state; it returns why the
 // line is damaged, or "".
 func (st *State) apply(line []byte) string {
-	st.finished = false
 	if len(line) < 10 || line[8] != ' ' {
 		return "not a journal line"
 	}
@@ -442,6 +444,7 @@ func (st *State) apply(line []byte) string {
 			return "the first line is not a journal header"
 		}
 		st.Header = *e.Header
+		st.marks = e.Header.MarksFinish
 		for _, s := range e.Header.Steps {
 			st.step(s.Name)
 		}
@@ -465,6 +468,9 @@ func (st *State) apply(line []byte) string {
 			st.batchAt[e.Batch] = len(st.Batches)
 			st.Batches = append(st.Batches, BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
 				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")})
+		}
+		if len(e.Subs) > 0 && !strings.HasPrefix(e.Subs[0].Op, "undo-") {
+			st.finished = false // an apply began again
 		}
 		slab := make([]SubState, len(e.Subs))
 		for i := range e.Subs {
@@ -575,6 +581,7 @@ func (st *State) apply(line []byte) string {
 			}
 			return ""
 		}
+		st.finished = false
 		rec.final, rec.finalSeq = re.Status, seq
 		if re.Loc != "" {
 			rec.Loc = re.Loc
@@ -597,12 +604,15 @@ func (st *State) apply(line []byte) string {
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
 		}
+		st.finished = false
 		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 		if st.report && e.Calls > 0 {
 			// The read that found the watermark: a call of the run.
 			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
+	case KindFinished:
+		st.marks, st.finished = true, true
 	case KindHeader:
 		return "a second header"
 	default:
@@ -661,7 +671,7 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks))}
+		Marks: make(map[string][]Mark, len(s.Marks)), marks: s.marks, finished: s.finished}
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)
 	}
@@ -703,7 +713,7 @@ func (s *State) Clone() *State {
 	if s.lean {
 		s.tidy()
 		c.lean, c.idxPath, c.tbl, c.tblN, c.over = true, s.idxPath, s.tbl, s.tblN, maps.Clone(s.over)
-		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr, c.finished = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr, s.finished
+		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
 	}
 	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
@@ -754,9 +764,17 @@ func (st *State) record(step, id string) *Record {
 	return r
 }
 
-// Complete reports whether every record is committed or skipped (and
-// nothing is in doubt or pending).
+// Finished reports whether the last apply ran every step to its end. A
+// journal written before apply marked it (Header.MarksFinish) cannot
+// tell, and is taken as finished.
+func (s *State) Finished() bool { return !s.marks || s.finished }
+
+// Complete reports whether the last apply finished and every record is
+// committed or skipped (nothing is in doubt or pending).
 func (s *State) Complete() bool {
+	if !s.Finished() {
+		return false
+	}
 	for _, name := range s.StepNames {
 		c := s.Counts(name)
 		if c.Failed+c.Pending+c.InDoubt > 0 {
