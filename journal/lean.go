@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -344,7 +345,7 @@ func (st *State) encodeHead() ([]byte, error) {
 			return nil
 		}
 		out := make(map[string]int, len(m))
-		for _, k := range slices.Sorted(mapKeys(m)) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			out[k] = sub(m[k])
 		}
 		return out
@@ -364,16 +365,6 @@ func (st *State) encodeHead() ([]byte, error) {
 		}
 	}
 	return json.Marshal(&h)
-}
-
-func mapKeys(m map[string]*SubState) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // restore makes st the state an index's head describes, once the journal
