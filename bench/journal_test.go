@@ -64,14 +64,16 @@ func writeJournal(path string, subs int) error {
 
 // BenchmarkReplay is resume's first step: journal.Open of a journal of
 // 1,000,000 sub-requests (replay, plus the copy that becomes the live
-// state). It reports wall and CPU seconds.
+// state). It reports wall and CPU seconds; and the lean state's load
+// (LoadIndexed, what status reads) from the log alone, writing the index,
+// then from the index.
 func BenchmarkReplay(b *testing.B) {
 	b.ReportAllocs()
 	path := filepath.Join(b.TempDir(), "big.journal")
 	if err := writeJournal(path, 1_000_000); err != nil {
 		b.Fatal(err)
 	}
-	var load, open, cpuLoad time.Duration
+	var load, open, cpuLoad, rebuild, indexed time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c0, t0 := cpuTime(), time.Now()
@@ -89,8 +91,23 @@ func BenchmarkReplay(b *testing.B) {
 			b.Fatal(err)
 		}
 		j.Close()
+		// The lean state: from the log (writing the index), then from it.
+		os.Remove(journal.IndexPath(path))
+		for k, d := range []*time.Duration{&rebuild, &indexed} {
+			if _, err := os.Stat(journal.IndexPath(path)); (err == nil) != (k == 1) {
+				b.Fatalf("LoadIndexed %d: index there: %v", k, err == nil)
+			}
+			t0 = time.Now()
+			st, err := journal.LoadIndexed(path)
+			*d += time.Since(t0)
+			if err != nil || st.Counts("orders").Committed != 200_000 || len(st.Steps["orders"].IDs) != 0 {
+				b.Fatalf("LoadIndexed %d: %v %+v", k, err, st.Counts("orders"))
+			}
+		}
 	}
 	n := float64(b.N)
+	b.ReportMetric(rebuild.Seconds()/n, "lean-rebuild-s")
+	b.ReportMetric(indexed.Seconds()/n, "lean-indexed-s")
 	b.ReportMetric(load.Seconds()/n, "load-s")
 	b.ReportMetric(cpuLoad.Seconds()/n, "load-cpu-s")
 	b.ReportMetric(open.Seconds()/n, "open-s")

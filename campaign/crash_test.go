@@ -40,6 +40,9 @@ var (
 	crashFullDisk   = flag.Int("crash.full-disk", 6, "crash campaign: kills to land in rounds whose journal lives on a small tmpfs that fills mid-run (0: none)")
 	crashKindSize   = flag.Int("crash.kind-records", 300, "crash campaign: top-level records of the look-alike, two-run, full-disk and quirks rounds")
 	crashQuirks     = flag.Int("crash.quirks", 12, "crash campaign: kills to land against a sandbox with every quirk of real servers, at 21.0 and again at 25.1 (0: none)")
+	// The journal's index is written every 64k settled records by default:
+	// so often here that kills land while it is being written.
+	crashIndexEvery = flag.Int("crash.index-every", 25, "crash campaign: MIGRATE_INDEX_EVERY of the runs (records settled between writes of the journal's index)")
 )
 
 // crashKind is a kind of crash round: what the company holds before the
@@ -81,6 +84,7 @@ type crashFigures struct {
 	Missing, Dup, Bad int // rows lost, duplicated, different, over all rounds
 	Touched           int // rows held before the run that a round changed or deleted
 	MidRunDup         int // duplicates (or touched rows) seen in a snapshot right after a kill
+	IndexKills        int // kills that left the journal's index half written (its temporary file)
 	Leftovers         int // rows undo left behind, or rows held before that it left changed or gone
 	UndoInDoubt       int // undo runs that stopped in doubt (exit 4) and were run again
 }
@@ -252,7 +256,16 @@ func runCrash(t *testing.T, k crashKind) {
 				kill = delay(span, applyKills)
 			}
 			killed, done := false, false
-			for _, o := range c.run(tg, kill, "apply", l.plan, "--journal", j) {
+			var outs []outcome
+			if kill > 0 && attempt%4 == 3 && !k.twoRuns {
+				// Every fourth kill lands while the journal's index is
+				// being written (its temporary file exists), if the run
+				// writes one before it ends.
+				outs = []outcome{start(t, tg, dir, "demo", "apply", l.plan, "--journal", j).waitUntil(t, func() bool { return halfWrittenIndex(j) })}
+			} else {
+				outs = c.run(tg, kill, "apply", l.plan, "--journal", j)
+			}
+			for _, o := range outs {
 				if *crashVerbose {
 					t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
 				}
@@ -288,6 +301,9 @@ func runCrash(t *testing.T, k crashKind) {
 			}
 			if killed {
 				stuck = 0
+				if halfWrittenIndex(j) {
+					f.IndexKills++
+				}
 				// Missing rows are expected mid-run; duplicates never, nor
 				// a change to what the company held.
 				if d := compare(l.want, before, tg.sb.Snapshot()); len(d.Duplicated)+len(d.Touched) > 0 {
@@ -364,6 +380,7 @@ func runCrash(t *testing.T, k crashKind) {
 	}
 	t.Logf("%s: %d records (+%d children), company before each round %d rows (%d look-alike orders), %d rounds, %d kills (%d in apply, %d of them in a resume; %d in undo), %d runs finished before their kill, %d exits 4 (%d refused by the other run, %d for a full disk)",
 		k.name, l.records, l.children, f.Held, f.LookAlikes, f.Rounds, kills(), f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull)
+	t.Logf("%s: %d kills left the journal's index half written", k.name, f.IndexKills)
 	t.Logf("%s: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, held before and touched %d, duplicates seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
 		k.name, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
 	appendResults(t, "Crash campaign: "+k.name, crashTable(k, l, f))
@@ -371,10 +388,10 @@ func runCrash(t *testing.T, k crashKind) {
 
 // crashTable is the figures of one kind as a Markdown table.
 func crashTable(k crashKind, l *load, f *crashFigures) string {
-	return fmt.Sprintf("| rounds | records (+ lines, texts, attachments) | held before (look-alike orders) | kills | in apply | of which in a resume | in undo | runs ended before their kill | exits 4 | of which refused (journal in use) | of which disk full | writes at once | rounds exact | lost | duplicated | different or extra | held before and touched | duplicates mid-run | left after undo |\n"+
-		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"+
-		"| %d | %d (+%d) | %d (%d) | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d | %d |\n",
-		f.Rounds, l.records, l.children, f.Held, f.LookAlikes, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull, f.Overlaps,
+	return fmt.Sprintf("| rounds | records (+ lines, texts, attachments) | held before (look-alike orders) | kills | in apply | of which in a resume | of which mid index write | in undo | runs ended before their kill | exits 4 | of which refused (journal in use) | of which disk full | writes at once | rounds exact | lost | duplicated | different or extra | held before and touched | duplicates mid-run | left after undo |\n"+
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"+
+		"| %d | %d (+%d) | %d (%d) | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d | %d | %d | %d | %d | %d |\n",
+		f.Rounds, l.records, l.children, f.Held, f.LookAlikes, f.ApplyKills+f.UndoKills, f.ApplyKills, f.ResumeKills, f.IndexKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull, f.Overlaps,
 		f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers)
 }
 
@@ -544,6 +561,19 @@ func (d *smallDisk) free(t *testing.T) bool {
 func (d *smallDisk) freeAll(t *testing.T) {
 	for d.free(t) {
 	}
+}
+
+// halfWrittenIndex reports a temporary file of the journal's index beside
+// it: a kill landed while the index was being written.
+func halfWrittenIndex(journalPath string) bool {
+	des, _ := os.ReadDir(filepath.Dir(journalPath))
+	prefix := "." + filepath.Base(journalPath) + ".idx-"
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // mustRun runs the binary to its end and fails the test unless it exits 0.

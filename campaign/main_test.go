@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +146,7 @@ func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(),
 		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER="+user, "MIGRATE_PASSWORD="+user, "MIGRATE_AUTH=basic",
-		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "MIGRATE_INDEX_EVERY="+strconv.Itoa(*crashIndexEvery))
 	p.cmd.Env = append(p.cmd.Env, tg.env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.start = time.Now()
@@ -184,6 +185,31 @@ func (p *proc) wait(t testing.TB, kill time.Duration) outcome {
 			t.Fatalf("migrate %v did not finish in 10 minutes\nstderr: %s", p.args, p.stderr.String())
 		}
 	}
+	return p.ended(t, err, killed)
+}
+
+// waitUntil waits for the run to end, sending SIGKILL the moment cond
+// holds (polled every 100 µs), if it does before the end.
+func (p *proc) waitUntil(t testing.TB, cond func() bool) outcome {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Microsecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-p.done:
+			return p.ended(t, err, false)
+		case <-tick.C:
+			if cond() {
+				_ = p.cmd.Process.Kill()
+				return p.ended(t, <-p.done, true)
+			}
+		}
+	}
+}
+
+// ended is how the run ended, once it has.
+func (p *proc) ended(t testing.TB, err error, killed bool) outcome {
+	t.Helper()
 	o := outcome{took: time.Since(p.start), pid: p.cmd.Process.Pid, stdout: p.stdout.String(), stderr: p.stderr.String(), killed: killed}
 	var ee *exec.ExitError
 	switch {

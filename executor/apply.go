@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -49,16 +52,21 @@ type runner struct {
 	// diff, when set, is Diff's: every step reads, and each record's
 	// classification is kept.
 	diff *differ
+	// unchanged: the journal was begun from this very plan and sources.
+	unchanged bool
 
 	stopping atomic.Bool
 	requests atomic.Int64
 	subs     atomic.Int64
 	txns     atomic.Int64 // API transactions: entities and lines written
 
-	mu      sync.Mutex
-	err     error                        // first fatal error
-	keys    map[string]map[string]string // step → record id → key expression
-	pending []journal.Entry              // record entries to write with the next append
+	mu  sync.Mutex
+	err error // first fatal error
+	// keys is the dry run's: step → record id → key expression. A real
+	// run asks the journal, whose index holds them (issue 15: no map of
+	// every record).
+	keys    map[string]map[string]string
+	pending []journal.Entry // record entries to write with the next append
 	undec   []string
 	warned  map[string]bool              // warnOnce
 	marks   map[string]journal.Watermark // step → this run's watermark
@@ -75,6 +83,9 @@ type ledger interface {
 	Counts(step string) journal.Counts
 	Snapshot() *journal.State
 	Close() error
+	// key is the key of the record of step and id as the ledger knows it
+	// now: what ref() gives in a real run.
+	key(step, id string) (string, bool)
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
@@ -85,6 +96,8 @@ type ledger interface {
 type journalLedger struct{ *journal.Journal }
 
 func (journalLedger) committed(string, int) {}
+
+func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, id) }
 
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
@@ -137,19 +150,23 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 			}
 		}()
 	}
-	for _, name := range r.state.StepNames {
-		st := r.state.Steps[name]
-		for _, id := range st.IDs {
-			if rec := st.Records[id]; rec.Key != "" {
-				r.setKey(name, id, rec.Key)
-			}
-		}
-	}
 	if err := r.refuseShifted(); err != nil {
 		return nil, err
 	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
+	}
+	if r.nothingLeft() {
+		// The journal's last run ended complete and nothing changed since:
+		// every row would be read again only to be skipped (at a million
+		// rows, most of a resume's time). Each step is reported as it is.
+		for _, wave := range waves {
+			for _, s := range wave {
+				r.hook.StepStarted(s.Name, s.Entity)
+				r.stepFinished(s)
+			}
+		}
+		waves = nil
 	}
 	for _, wave := range waves {
 		if r.halted() {
@@ -230,12 +247,13 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	// Open takes the journal's lock before reading it, and Create before
 	// looking whether it exists: of two runs started at once on one
 	// journal, one runs and the other is refused (*journal.LockedError).
-	jr, st, err := journal.Open(r.opts.Journal)
+	// The state is lean: settled records stay in the journal's index.
+	jr, st, err := journal.OpenIndexed(r.opts.Journal)
 	if errors.Is(err, fs.ErrNotExist) {
-		jr, err = journal.Create(r.opts.Journal, hdr)
+		jr, err = journal.CreateIndexed(r.opts.Journal, hdr)
 		if errors.Is(err, journal.ErrExists) {
 			// Another run created it between the two calls.
-			jr, st, err = journal.Open(r.opts.Journal)
+			jr, st, err = journal.OpenIndexed(r.opts.Journal)
 		} else if err == nil {
 			r.jr = journalLedger{jr}
 			r.state = jr.Snapshot()
@@ -258,6 +276,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		return err
 	}
 	r.jr, r.state = journalLedger{jr}, st
+	r.unchanged = st.Header.PlanHash == hdr.PlanHash && maps.Equal(st.Header.Sources, hdr.Sources)
 	return nil
 }
 
@@ -350,7 +369,7 @@ func (r *runner) halted() bool {
 }
 
 func (r *runner) setKey(step, id, key string) {
-	if r.refd != nil && !r.refd[step] {
+	if !r.dry || r.refd != nil && !r.refd[step] {
 		return
 	}
 	r.mu.Lock()
@@ -367,6 +386,13 @@ func (r *runner) setKey(step, id, key string) {
 // id, from this run or an earlier one. Steps run in waves, so a referenced
 // step has finished before a step that refers to it starts.
 func (r *runner) Ref(step, id string) (any, bool) {
+	if !r.dry {
+		k, ok := r.jr.key(step, id)
+		if !ok {
+			return nil, false
+		}
+		return keyValue(k), true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k, ok := r.keys[step][id]
@@ -518,11 +544,31 @@ func (r *runner) runStep(s *plan.Step) error {
 	if err := r.jr.Sync(); err != nil {
 		return err
 	}
+	r.stepFinished(s)
+	return nil
+}
+
+func (r *runner) stepFinished(s *plan.Step) {
 	c := r.stepCounts(s.Name)
 	r.hook.StepFinished(s.Name, StepSummary{Name: s.Name, Entity: s.Entity, Committed: c.Committed,
 		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt})
-	return nil
 }
+
+// nothingLeft reports a resume with nothing to do: the journal's last run
+// walked every step and ended complete (its finished line, which journals
+// written before it lack), and the plan and every source are byte for byte
+// the ones it began from. A plan that calls env() or now() may give other
+// records from the same files: it is read again.
+func (r *runner) nothingLeft() bool {
+	st := r.state
+	if r.dry || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
+		return false
+	}
+	text, err := os.ReadFile(r.opts.Plan.Path)
+	return err == nil && !callsEnvOrNow.Match(text)
+}
+
+var callsEnvOrNow = regexp.MustCompile(`\b(env|now)\s*\(`)
 
 func (r *runner) stepCounts(step string) journal.Counts {
 	if err := r.flushPending(); err != nil {

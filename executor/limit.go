@@ -190,7 +190,7 @@ func (r *runner) incomplete(step string) string {
 	var why []string
 	if !st.Done[step] {
 		switch {
-		case st.Runs > 0 && st.LastRun.Limit > 0 && len(st.Steps[step].IDs) > 0:
+		case st.Runs > 0 && st.LastRun.Limit > 0 && st.Size(step) > 0:
 			why = append(why, fmt.Sprintf("only a trial of %d records loaded it", st.LastRun.Limit))
 		default:
 			why = append(why, "no run read its source to the end")

@@ -66,7 +66,10 @@ func (r *runner) reconcile() error {
 	}
 	results := map[int][]journal.Result{}
 	absent := map[string]bool{} // step|rec whose entity is absent
-	claimed, keyOf := claimedKeys(r.state)
+	claimed, keyOf, err := claimedKeys(r.state)
+	if err != nil {
+		return err
+	}
 	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
 	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
 
@@ -273,24 +276,24 @@ func (r *runner) reconcile() error {
 			return err
 		}
 	}
-	st := r.jr.Snapshot()
-	r.state = st
-	for _, name := range st.StepNames {
-		ss := st.Steps[name]
-		for _, id := range ss.IDs {
-			if rec := ss.Records[id]; rec.Key != "" {
-				r.setKey(name, id, rec.Key)
-			}
-		}
-	}
+	r.state = r.jr.Snapshot()
 	return nil
 }
 
 // claimedKeys lists what the journal's records already hold: step|key,
 // step|rec|nav|line and step|rec|parentpath|nav|line (claimed), and each
 // record's key by step|rec (keyOf).
-func claimedKeys(st *journal.State) (claimed map[string]bool, keyOf map[string]string) {
+func claimedKeys(st *journal.State) (claimed map[string]bool, keyOf map[string]string, err error) {
 	claimed, keyOf = map[string]bool{}, map[string]string{}
+	// A settled record's lines are claimed by it alone (their keys name
+	// the record): only its entity's key can be claimed by another.
+	err = st.EachSettled(func(s journal.SettledRecord) error {
+		if s.Key != "" {
+			claimed[s.Step+"|"+s.Key] = true
+			keyOf[s.Step+"|"+s.ID] = s.Key
+		}
+		return nil
+	})
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
 		for _, id := range ss.IDs {
@@ -310,7 +313,7 @@ func claimedKeys(st *journal.State) (claimed map[string]bool, keyOf map[string]s
 			}
 		}
 	}
-	return claimed, keyOf
+	return claimed, keyOf, err
 }
 
 // parentOf is the URL and type of an in-doubt child's parent: the

@@ -56,7 +56,10 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 		return nil, err
 	}
 	r := resolver(ctx, st, opts)
-	claimed, _ := claimedKeys(st)
+	claimed, _, err := claimedKeys(st)
+	if err != nil {
+		return nil, err
+	}
 	// Issue 14.11: the candidates' lookups are read ahead, up to 100 to a
 	// call, not one call per record.
 	r.readCache = map[string]odata.BatchResponse{}
@@ -216,7 +219,10 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)
 		}
 		key := keyLiteral(set.Type, d.Key)
-		claimed, _ := claimedKeys(st)
+		claimed, _, err := claimedKeys(st)
+		if err != nil {
+			return "", err
+		}
 		if claimed[d.Step+"|"+key] {
 			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
 		}

@@ -105,12 +105,20 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 			sentFrom[rec.RowHash] = append(sentFrom[rec.RowHash], id)
 		}
 	}
-	if len(sentAt) == 0 {
-		return nil, nil
+	// A lean state's committed records are in the journal's index.
+	err := r.state.EachSettled(func(rec journal.SettledRecord) error {
+		if rec.Step == s.Name && rec.RowHash != "" && rec.Status == journal.Committed {
+			sentAt[rec.ID] = rec.RowHash
+			sentFrom[rec.RowHash] = append(sentFrom[rec.RowHash], rec.ID)
+		}
+		return nil
+	})
+	if err != nil || len(sentAt) == 0 {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	var problems []string
-	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
+	err = r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
 		loc := res.Loc.String()
 		seen[loc] = true
 		var h string
@@ -120,7 +128,7 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 		case len(res.Rows) > 0: // a rejected row carries itself
 			h = hashRow(rowOf(res.Rows[0]))
 		}
-		prev := st.Records[loc]
+		prev := r.state.Record(s.Name, loc)
 		switch {
 		case sentAt[loc] != "":
 			if h != sentAt[loc] {

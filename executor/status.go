@@ -33,11 +33,14 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 		c := st.Counts(name)
 		ss := st.Steps[name]
 		// Skipped rows are no records; failed ones are (as in the dry run).
-		step := StepSummary{Name: name, Entity: entity[name], Records: len(ss.IDs) - c.Skipped,
-			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt}
+		// A lean state holds the unsettled records; the settled ones are
+		// counted in the index.
+		step := StepSummary{Name: name, Entity: entity[name], Records: st.Size(name) - c.Skipped,
+			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt,
+			Children: ss.Settled.Children}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
-			step.Children += committedChildren(rec)
+			step.Children += rec.Children()
 			if len(rec.Subs) == 0 && rec.Status() == journal.Failed {
 				step.Errors++ // rejected before anything was sent: a row error
 			}
@@ -65,22 +68,10 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 	return sum
 }
 
-// committedChildren counts the sub-form children (every sub-request path
-// but the entity's own, "") the server committed for a record.
-func committedChildren(r *journal.Record) int {
-	n := 0
-	for path, s := range r.Subs {
-		if path != "" && s.OK() {
-			n++
-		}
-	}
-	return n + r.Carried
-}
-
 // Status replays a journal: per step committed, failed, skipped, pending
 // and in doubt, whether the run is complete, and every problem.
 func Status(journalPath string) (*Summary, error) {
-	st, err := journal.Load(journalPath)
+	st, err := journal.LoadIndexed(journalPath)
 	if err != nil {
 		return nil, err
 	}

@@ -20,4 +20,10 @@
 // writer at a time, across processes. The journal knows no HTTP: URLs and statuses are data to it. No
 // secret is ever written: entries hold no headers and no bodies, only a hash
 // of each body.
+//
+// Beside the journal, apply and status keep its index (index.go, lean.go):
+// the settled records (committed or skipped, nothing in flight) sorted on
+// disk, and the rest of the state in full, so that a lean State
+// (OpenIndexed, LoadIndexed) holds in memory only what is not settled. The
+// index is a cache of the log, checked against it and rebuilt from it.
 package journal

@@ -116,7 +116,9 @@ type Journal struct {
 // A crash while creating leaves no journal (at most a stray temporary
 // file), never an empty one that every later apply would refuse as
 // damaged (found by the crash campaign, campaign/).
-func Create(path string, h Header) (*Journal, error) {
+func Create(path string, h Header) (*Journal, error) { return create(path, h, false) }
+
+func create(path string, h Header, lean bool) (*Journal, error) {
 	lk, err := acquire(path)
 	if err != nil {
 		return nil, err
@@ -145,6 +147,12 @@ func Create(path string, h Header) (*Journal, error) {
 		return fail(fileError(path, "create", err))
 	}
 	j := &Journal{f: f, path: path, live: newState()}
+	if lean {
+		// An index left by an earlier journal of this name describes
+		// another log: its checksums would refuse it, but it goes now.
+		os.Remove(IndexPath(path))
+		j.live.lean, j.live.over, j.live.idxPath = true, map[string]*settled{}, IndexPath(path)
+	}
 	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) {
@@ -177,7 +185,9 @@ func Create(path string, h Header) (*Journal, error) {
 //
 // The journal stays locked until Close: a second Open or Create of it, in
 // this process or another, fails with a *LockedError.
-func Open(path string) (*Journal, *State, error) {
+func Open(path string) (*Journal, *State, error) { return open(path, false) }
+
+func open(path string, lean bool) (*Journal, *State, error) {
 	lk, err := acquire(path)
 	if err != nil {
 		return nil, nil, err
@@ -193,12 +203,19 @@ func Open(path string) (*Journal, *State, error) {
 		}
 		return fail(fileError(path, "open", err))
 	}
-	st, err := replay(f, path)
+	var st *State
+	if lean {
+		removeStaleTemps(IndexPath(path))
+		st, err = loadLean(f, path, true)
+	} else {
+		st, err = replay(f, path)
+	}
 	if err != nil {
 		f.Close()
 		return fail(err)
 	}
 	j := &Journal{f: f, lock: lk, path: path, batch: st.LastBatch, size: st.ValidSize, tornAt: st.ValidSize, torn: st.Torn, live: st.Clone()}
+	st.idxPath = "" // the live state writes the index, the copy never
 	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
 		f.Close()
 		return fail(fileError(path, "open", err))
@@ -313,6 +330,9 @@ func (j *Journal) write(entries []Entry) (uint64, error) {
 	j.size += int64(len(j.buf))
 	j.fold(j.buf)
 	j.gen++
+	if err := j.live.ioErr; err != nil {
+		return j.gen, err
+	}
 	return j.gen, nil
 }
 
@@ -364,16 +384,19 @@ func (j *Journal) fold(buf []byte) {
 	st.Torn = false
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
-		line := buf[:i]
+		line, whole := buf[:i], buf[:i+1]
 		buf = buf[i+1:]
 		if st.apply(line) != "" {
 			// Replay would call this line damaged; the state goes on as
-			// replay of the lines before it would.
+			// replay of the lines before it would. No index covers it.
 			st.Torn = true
+			st.idxPath = ""
 			continue
 		}
+		st.feed(whole)
 		st.ValidSize += int64(len(line)) + 1
 		st.Entries++
+		st.maybeIndex()
 	}
 }
 
@@ -399,6 +422,7 @@ func (j *Journal) Snapshot() *State {
 func (j *Journal) State() *State {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.live.tidy()
 	return j.live
 }
 
@@ -422,6 +446,10 @@ func (j *Journal) Close() error {
 	}
 	if cerr := j.f.Close(); err == nil && cerr != nil {
 		err = fileError(j.path, "write", cerr)
+	}
+	if err == nil && j.failed == nil && !j.torn && j.live.Entries > j.live.indexed {
+		// What the next resume or status reads first.
+		j.live.writeIndex()
 	}
 	j.f = nil
 	j.lock.release()

@@ -54,6 +54,18 @@ type State struct {
 	marks, finished bool
 
 	open map[int]*openBatch
+	// lean: settled records are in the index (lean.go, index.go).
+	lean     bool
+	idxPath  string              // where the index is written; "" not at all
+	tbl      *table              // the index's settled records
+	tblN     int                 // how many
+	over     map[string]*settled // settled since, by step NUL id
+	stepNo   map[string]int      // step name → its place in StepNames
+	indexed  int                 // Entries when the index was last written
+	promoted bool                // a settled record was worked on again
+	headCRC  uint32              // of the journal's first line
+	tail     []byte              // the valid prefix's last bytes
+	ioErr    error               // the index could not be read
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
@@ -106,6 +118,10 @@ type StepState struct {
 	Name    string
 	Records map[string]*Record
 	IDs     []string // record ids in first-seen order
+	// Settled counts, in a lean state, the records kept in the index
+	// rather than in Records.
+	Settled SettledCounts
+	dead    int // ids of IDs no longer in Records
 }
 
 // Record is the replayed state of one record (step name + record id).
@@ -147,6 +163,10 @@ type Record struct {
 	final    Status
 	finalSeq int
 	lastSeq  int
+	// kids is the committed children of a record brought back from the
+	// index, whose sub-requests it does not keep.
+	kids       int
+	unreadable bool
 }
 
 // SubState is one sub-request and what became of it.
@@ -178,6 +198,9 @@ func (s *SubState) InDoubt() bool { return s.Status == 0 }
 // an outcome; else the status last decided, unless work started after it
 // (pending: a retry or continuation that did not finish).
 func (r *Record) Status() Status {
+	if r.unreadable {
+		return InDoubt
+	}
 	for _, s := range r.Subs {
 		if s.InDoubt() {
 			return InDoubt
@@ -203,7 +226,14 @@ func (s *State) Record(step, id string) *Record {
 	if st == nil {
 		return nil
 	}
-	return st.Records[id]
+	if r := st.Records[id]; r != nil || !s.lean {
+		return r
+	}
+	e, ok := s.settledOf(step, id)
+	if !ok {
+		return nil
+	}
+	return &Record{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -218,8 +248,9 @@ func (s *State) Counts(step string) Counts {
 	if st == nil {
 		return c
 	}
-	for _, id := range st.IDs {
-		switch st.Records[id].Status() {
+	c.Committed, c.Skipped = st.Settled.Committed, st.Settled.Skipped
+	for _, rec := range st.Records {
+		switch rec.Status() {
 		case Committed:
 			c.Committed++
 		case Failed:
@@ -295,8 +326,8 @@ func replay(r io.Reader, path string) (*State, error) { return newState().replay
 func (st *State) replay(r io.Reader, path string) (*State, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
-		lineNo  int
-		off     int64
+		lineNo  = st.Entries // a lean state restored from its index goes on from there
+		off     = st.ValidSize
 		pending error // a damaged line: fatal unless it turns out to be the last
 		long    []byte
 	)
@@ -333,6 +364,7 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 				// did: the torn bytes never counted (their Append failed),
 				// the whole line after them did.
 				st.Mended = append(st.Mended, lineNo)
+				st.feed(line)
 				off += int64(len(line))
 				st.ValidSize = off
 				st.Entries++
@@ -345,9 +377,11 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 			st.Torn = true
 			continue
 		}
+		st.feed(line)
 		off += int64(len(line))
 		st.ValidSize = off
 		st.Entries++
+		st.maybeIndex()
 		if err == io.EOF {
 			break
 		}
@@ -535,6 +569,15 @@ func (st *State) apply(line []byte) string {
 		if done {
 			delete(st.open, e.Batch)
 		}
+		if st.lean {
+			for i := range e.Results {
+				if s := ob.find(i, e.Results[i].ID); s != nil {
+					if rec := st.Steps[s.Step].Records[s.Rec]; rec != nil {
+						st.settle(rec)
+					}
+				}
+			}
+		}
 	case KindRecord:
 		re := e.Record
 		if re == nil {
@@ -570,6 +613,7 @@ func (st *State) apply(line []byte) string {
 				rec.Keyed = re.Keyed
 			}
 		}
+		st.settle(rec)
 	case KindWatermark:
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
@@ -652,7 +696,8 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done)}
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done),
+		marks: s.marks, finished: s.finished}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)
@@ -692,8 +737,14 @@ func (s *State) Clone() *State {
 		}
 		return out
 	}
+	if s.lean {
+		s.tidy()
+		c.lean, c.idxPath, c.tbl, c.tblN, c.over = true, s.idxPath, s.tbl, s.tblN, maps.Clone(s.over)
+		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
+	}
+	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
-		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...)}
+		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled}
 		for id, r := range ss.Records {
 			cr := new(Record)
 			*cr = *r
@@ -716,6 +767,10 @@ func (st *State) step(name string) *StepState {
 	if s == nil {
 		s = &StepState{Name: name, Records: map[string]*Record{}}
 		st.Steps[name] = s
+		if st.stepNo == nil {
+			st.stepNo = map[string]int{}
+		}
+		st.stepNo[name] = len(st.StepNames)
 		st.StepNames = append(st.StepNames, name)
 	}
 	return s
@@ -725,7 +780,11 @@ func (st *State) record(step, id string) *Record {
 	s := st.step(step)
 	r := s.Records[id]
 	if r == nil {
-		r = &Record{Step: step, ID: id}
+		if e, ok := st.settledOf(step, id); ok {
+			r = st.unsettle(s, id, e)
+		} else {
+			r = &Record{Step: step, ID: id}
+		}
 		s.Records[id] = r
 		s.IDs = append(s.IDs, id)
 	}

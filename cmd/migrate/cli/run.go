@@ -5,14 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
-	"github.com/migrate-tool/migrate/transform"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"syscall"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/transform"
 )
 
 // Version is the tool's version, set at build time with
@@ -98,6 +101,14 @@ func (a *app) main(ctx context.Context, args []string) int {
 			return ExitUsage
 		}
 		return ExitOK
+	}
+	if v := a.getenv("MIGRATE_INDEX_EVERY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fmt.Fprintf(a.stderr, "migrate: MIGRATE_INDEX_EVERY=%q is not a number of records: give a whole number such as 65536, or unset it\n", v)
+			return ExitUsage
+		}
+		journal.SetIndexEvery(n)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// readCounter counts the steps whose records were read.
+type readCounter struct {
+	RecordSource
+	steps atomic.Int64
+}
+
+func (c *readCounter) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
+	c.steps.Add(1)
+	return c.RecordSource.Records(ctx, step, open, refs, fn)
+}
+
+// TestResumeOfFinishedRun: a resume of a journal whose last run finished
+// complete, with the same plan and sources, reads no source and sends
+// nothing, with its index or without; with a plan that may give other
+// records from the same files (env()) it reads them again, and still sends
+// nothing.
+func TestResumeOfFinishedRun(t *testing.T) {
+	t.Parallel()
+	const customers = "Code,Name\nK1,First\nK2,Second\nK3,Third\n"
+	cases := []struct {
+		name   string
+		fields string
+		harm   func(t *testing.T, journalPath string)
+		reads  int64
+	}{
+		{"finished", "row.Name", nil, 0},
+		// The journal's finished line says it without the index.
+		{"index deleted", "row.Name", func(t *testing.T, j string) { must(t, os.Remove(journal.IndexPath(j))) }, 0},
+		{"plan calls env()", `row.Name + env("NO_SUCH_VARIABLE_X")`, nil, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			dir := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(dir, "customers.csv"), []byte(customers), 0o644))
+			must(t, os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(`version: 1
+name: finished
+sources:
+  customers: {file: customers.csv}
+steps:
+  - name: customers
+    entity: CUSTOMERS
+    source: customers
+    fields:
+      CUSTNAME: row.Code
+      CUSTDES: `+c.fields+"\n"), 0o644))
+			o, sum := applyDir(t, env, dir)
+			if !sum.Complete || stepOf(sum, "customers").Committed != 3 {
+				t.Fatalf("first run: %+v", sum)
+			}
+			if c.harm != nil {
+				c.harm(t, o.Journal)
+			}
+			rc := &readCounter{RecordSource: o.Records}
+			o.Records = rc
+			calls := env.client.calls.Load()
+			sum, err := Apply(context.Background(), o)
+			if err != nil || !sum.Complete || stepOf(sum, "customers").Committed != 3 || sum.Subrequests != 0 {
+				t.Fatalf("resume: %v %+v", err, sum)
+			}
+			if got := env.client.calls.Load() - calls; got != 0 {
+				t.Errorf("the resume made %d calls", got)
+			}
+			if got := rc.steps.Load(); got != c.reads {
+				t.Errorf("the resume read %d steps' records, want %d", got, c.reads)
+			}
+			if n := len(env.entities("CUSTOMERS", "CUSTNAME")); n != 3 {
+				t.Errorf("the sandbox holds %d customers", n)
+			}
+		})
+	}
+}

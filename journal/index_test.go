@@ -1,0 +1,407 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// writeMixed writes a journal of n records over two steps as runs leave
+// them: committed with lines, failed with errors, skipped, one batch in
+// doubt, one line retried after being forgotten, a watermark. It returns
+// the lines' ends, so that tests can cut the file anywhere.
+func writeMixed(t *testing.T, path string, n int, seed uint64) []int64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var buf bytes.Buffer
+	var ends []int64
+	put := func(e Entry) {
+		l, err := EncodeLine(e)
+		must(t, err)
+		buf.Write(l)
+		ends = append(ends, int64(buf.Len()))
+	}
+	put(Entry{Kind: KindHeader, Header: &Header{Plan: "mixed", PlanHash: "h", Steps: []Step{{Name: "customers", Entity: "CUSTOMERS"}, {Name: "orders", Entity: "ORDERS"}}}})
+	put(Entry{Kind: KindWatermark, Mark: &Watermark{Step: "orders", Field: "ORDNAME", Value: "'SO0'"}})
+	// A trial (apply --limit) that read customers to its end.
+	put(Entry{Kind: KindRun, Run: &Run{Limit: 10, Steps: []string{"customers", "orders"}}})
+	put(Entry{Kind: KindDone, Done: "customers"})
+	b := 0
+	var retry []string
+	for i := 0; i < n; {
+		b++
+		var subs []Sub
+		var res []Result
+		var recs []Entry
+		step := "customers"
+		if i >= n/2 {
+			step = "orders"
+		}
+		for k := 0; k < 10 && i < n; k, i = k+1, i+1 {
+			id := fmt.Sprintf("R%05d", (i*7919)%100003) // unique, not in order
+			if len(retry) > 0 && rng.IntN(4) == 0 {
+				id, retry = retry[0], retry[1:]
+			}
+			if rng.IntN(10) == 0 {
+				recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: step, ID: id, Status: Skipped, Loc: "f.csv:" + id}})
+				continue
+			}
+			sid := fmt.Sprintf("r%d", k)
+			subs = append(subs, Sub{ID: sid, Step: step, Rec: id, Op: OpCreate, Meth: "POST", URL: "X", RowHash: "rh" + id})
+			child := Sub{ID: sid + "c", Step: step, Rec: id, Path: "0", Op: OpCreate, Meth: "POST", URL: "$" + sid + "/L", Nav: "L"}
+			subs = append(subs, child)
+			switch rng.IntN(8) {
+			case 0:
+				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: 400, Error: "bad line"})
+				recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: step, ID: id, Status: Failed, Key: "'" + id + "'",
+					Errors: []Problem{{Cell: "f.csv:" + id, Message: "bad line"}}, Partly: "X created with 0 of 1 lines"}})
+			case 1:
+				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: -1})
+				retry = append(retry, id) // forgotten: pending, sent again later
+			default:
+				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: 201, Key: "1"})
+				// Some deep inserts: lines carried in the entity's body.
+				recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: step, ID: id, Status: Committed, Key: "'" + id + "'", RowHash: "rh" + id, Carried: rng.IntN(3)}})
+			}
+		}
+		if len(subs) > 0 {
+			put(Entry{Kind: KindIntent, Batch: b, Subs: subs})
+			if b%17 == 5 {
+				put(Entry{Kind: KindOutcome, Batch: b, InDoubt: "timeout"})
+				continue
+			}
+			put(Entry{Kind: KindOutcome, Batch: b, Results: res})
+		}
+		for _, e := range recs {
+			put(e)
+		}
+	}
+	must(t, os.WriteFile(path, buf.Bytes(), 0o600))
+	return ends
+}
+
+// sameAsFull checks that a lean state says what the full replay says:
+// counts, every record's status, key and children, the unsettled records
+// in full, what is in doubt.
+func sameAsFull(t *testing.T, lean, full *State) {
+	t.Helper()
+	if !lean.Lean() {
+		t.Fatal("the state is not lean")
+	}
+	if lean.Entries != full.Entries || lean.ValidSize != full.ValidSize || lean.LastBatch != full.LastBatch || lean.Torn != full.Torn {
+		t.Fatalf("lean: %d entries, %d bytes, batch %d, torn %v; full: %d, %d, %d, %v", lean.Entries, lean.ValidSize, lean.LastBatch, lean.Torn,
+			full.Entries, full.ValidSize, full.LastBatch, full.Torn)
+	}
+	if !reflect.DeepEqual(lean.StepNames, full.StepNames) || !reflect.DeepEqual(lean.Marks, full.Marks) || !reflect.DeepEqual(lean.Header, full.Header) {
+		t.Fatalf("steps, marks or header differ: %v %v", lean.StepNames, full.StepNames)
+	}
+	if lean.Runs != full.Runs || !reflect.DeepEqual(lean.LastRun, full.LastRun) || !reflect.DeepEqual(lean.Done, full.Done) || lean.Complete() != full.Complete() {
+		t.Fatalf("runs differ: lean %d %+v %v, full %d %+v %v", lean.Runs, lean.LastRun, lean.Done, full.Runs, full.LastRun, full.Done)
+	}
+	for _, name := range full.StepNames {
+		if lc, fc := lean.Counts(name), full.Counts(name); lc != fc {
+			t.Fatalf("%s: lean counts %+v, full %+v", name, lc, fc)
+		}
+		ss := full.Steps[name]
+		if lean.Size(name) != len(ss.IDs) {
+			t.Fatalf("%s: lean size %d, full %d", name, lean.Size(name), len(ss.IDs))
+		}
+		kids := lean.Steps[name].Settled.Children
+		var hot []string
+		for _, id := range ss.IDs {
+			f, l := ss.Records[id], lean.Record(name, id)
+			if l == nil || l.Status() != f.Status() || l.Key != f.Key || l.Created != f.Created || l.RowHash != f.RowHash || l.Children() != f.Children() {
+				t.Fatalf("%s %s: lean %+v, full %+v", name, id, l, f)
+			}
+			if r := lean.Steps[name].Records[id]; r != nil {
+				hot = append(hot, id)
+				kids += r.Children()
+				if !reflect.DeepEqual(r.Errors, f.Errors) || r.Partly != f.Partly || len(r.Subs) != len(f.Subs) || r.FailedInTrial != f.FailedInTrial {
+					t.Fatalf("%s %s: unsettled record differs: %+v, %+v", name, id, r, f)
+				}
+			} else if s := f.Status(); s != Committed && s != Skipped {
+				t.Fatalf("%s %s is %s, and the lean state does not hold it", name, id, s)
+			}
+		}
+		if !reflect.DeepEqual(hot, lean.Steps[name].IDs) && !(len(hot) == 0 && len(lean.Steps[name].IDs) == 0) {
+			t.Fatalf("%s: lean IDs %v, want %v", name, lean.Steps[name].IDs, hot)
+		}
+		want := 0
+		for _, id := range ss.IDs {
+			want += ss.Records[id].Children()
+		}
+		if kids != want {
+			t.Fatalf("%s: %d children, want %d", name, kids, want)
+		}
+	}
+	ids := func(st *State) []string {
+		var out []string
+		for _, s := range st.InDoubtSubs() {
+			out = append(out, fmt.Sprint(s.Batch, s.ID, s.Rec, s.Unknown, s.Error))
+		}
+		return out
+	}
+	if l, f := ids(lean), ids(full); !reflect.DeepEqual(l, f) {
+		t.Fatalf("in doubt: lean %v, full %v", l, f)
+	}
+	var settledIDs []string
+	must(t, lean.EachSettled(func(r SettledRecord) error {
+		settledIDs = append(settledIDs, r.Step+" "+r.ID)
+		if f := full.Record(r.Step, r.ID); f == nil || f.Status() != r.Status || f.Key != r.Key {
+			t.Fatalf("EachSettled gave %+v; full: %+v", r, f)
+		}
+		return nil
+	}))
+	if !sort.StringsAreSorted(settledIDs) {
+		t.Fatal("EachSettled is not in order")
+	}
+}
+
+func smallOverlay(t *testing.T) {
+	old := overlayMin
+	overlayMin = 16
+	t.Cleanup(func() { overlayMin = old })
+}
+
+// TestLeanIsFull: a lean state, built from the log (writing its index as
+// it goes) or from the index, says what the full replay says.
+func TestLeanIsFull(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeMixed(t, path, 2000, 1)
+	full, err := Load(path)
+	must(t, err)
+	built, err := LoadIndexed(path)
+	must(t, err)
+	sameAsFull(t, built, full)
+	if _, err := os.Stat(IndexPath(path)); err != nil {
+		t.Fatalf("no index written: %v", err)
+	}
+	fromIndex, err := LoadIndexed(path)
+	must(t, err)
+	if fromIndex.tbl == nil || fromIndex.tblN == 0 {
+		t.Fatal("the second load did not use the index")
+	}
+	sameAsFull(t, fromIndex, full)
+}
+
+// TestIndexIsOnlyACache: whatever happened to the index (deleted,
+// truncated, damaged, left half written by a crash, older than the log,
+// belonging to another journal), the lean state is the log's.
+func TestIndexIsOnlyACache(t *testing.T) {
+	smallOverlay(t)
+	cases := []struct {
+		name string
+		harm func(t *testing.T, path string, ends []int64)
+	}{
+		{"deleted", func(t *testing.T, path string, _ []int64) { must(t, os.Remove(IndexPath(path))) }},
+		{"truncated", func(t *testing.T, path string, _ []int64) {
+			fi, err := os.Stat(IndexPath(path))
+			must(t, err)
+			must(t, os.Truncate(IndexPath(path), fi.Size()/2))
+		}},
+		{"a byte changed", func(t *testing.T, path string, _ []int64) {
+			b, err := os.ReadFile(IndexPath(path))
+			must(t, err)
+			b[len(b)/3] ^= 0x20
+			must(t, os.WriteFile(IndexPath(path), b, 0o600))
+		}},
+		{"empty", func(t *testing.T, path string, _ []int64) { must(t, os.WriteFile(IndexPath(path), nil, 0o600)) }},
+		{"crash mid-write", func(t *testing.T, path string, _ []int64) {
+			// The temporary file of a write that never got to its rename,
+			// and no index: what a kill during the write leaves.
+			b, err := os.ReadFile(IndexPath(path))
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(filepath.Dir(path), "."+filepath.Base(IndexPath(path))+"-123"), b[:len(b)/2], 0o600))
+			must(t, os.Remove(IndexPath(path)))
+		}},
+		{"older than the log", func(t *testing.T, path string, _ []int64) {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			for _, e := range []Entry{
+				{Kind: KindIntent, Batch: 9000, Subs: []Sub{{ID: "n1", Step: "orders", Rec: "NEW1", Op: OpCreate, Meth: "POST", URL: "X"}}},
+				{Kind: KindOutcome, Batch: 9000, Results: []Result{{ID: "n1", Status: 201, Key: "'NEW1'"}}},
+				{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "NEW1", Status: Committed, Key: "'NEW1'"}},
+			} {
+				l, _ := EncodeLine(e)
+				f.Write(l)
+			}
+			must(t, f.Close())
+		}},
+		{"log cut before what it covers", func(t *testing.T, path string, ends []int64) {
+			must(t, os.Truncate(path, ends[len(ends)/2]))
+		}},
+		{"log rewritten at the same length", func(t *testing.T, path string, ends []int64) {
+			b, err := os.ReadFile(path)
+			must(t, err)
+			// Another journal of the same length: the header's plan changed.
+			b = bytes.Replace(b, []byte(`"plan":"mixed"`), []byte(`"plan":"MIXED"`), 1)
+			l, _ := EncodeLine(Entry{Kind: KindHeader, Header: &Header{Plan: "MIXED", PlanHash: "h", Steps: []Step{{Name: "customers", Entity: "CUSTOMERS"}, {Name: "orders", Entity: "ORDERS"}}}})
+			b = append(l, b[ends[0]:]...)
+			must(t, os.WriteFile(path, b, 0o600))
+		}},
+		{"torn last line after it", func(t *testing.T, path string, _ []int64) {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+			must(t, err)
+			f.WriteString(`1234abcd {"t":"intent","b":99`)
+			must(t, f.Close())
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "run.journal")
+			ends := writeMixed(t, path, 600, 2)
+			_, err := LoadIndexed(path) // writes the index
+			must(t, err)
+			c.harm(t, path, ends)
+			full, err := Load(path)
+			must(t, err)
+			lean, err := LoadIndexed(path)
+			must(t, err)
+			sameAsFull(t, lean, full)
+			// And once more, from whatever the load left.
+			lean, err = LoadIndexed(path)
+			must(t, err)
+			sameAsFull(t, lean, full)
+			j, st, err := OpenIndexed(path)
+			must(t, err)
+			sameAsFull(t, st, full)
+			must(t, j.Close())
+			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*-*")); len(m) > 0 {
+				t.Fatalf("a half-written index is left: %v", m)
+			}
+		})
+	}
+}
+
+// TestLiveLeanIsReplay: a journal opened lean follows its appends as the
+// full replay of the file would, across the writes of its index, and its
+// Close leaves an index that the next open trusts.
+func TestLiveLeanIsReplay(t *testing.T) {
+	smallOverlay(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.journal")
+	writeMixed(t, src, 800, 3)
+	b, err := os.ReadFile(src)
+	must(t, err)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	path := filepath.Join(dir, "run.journal")
+	must(t, os.WriteFile(path, lines[0], 0o600))
+	j, st, err := OpenIndexed(path)
+	must(t, err)
+	if !st.Lean() {
+		t.Fatal("not lean")
+	}
+	for i, l := range lines[1:] {
+		if len(l) == 0 {
+			continue
+		}
+		var e Entry
+		if !fastDecode(l[9:len(l)-1], &e) {
+			must(t, json.Unmarshal(l[9:len(l)-1], &e))
+		}
+		must(t, j.Append(e))
+		if i%97 == 0 || i == len(lines)-2 {
+			full, err := Load(path)
+			must(t, err)
+			sameAsFull(t, j.Snapshot(), full)
+		}
+	}
+	for _, id := range []string{"R00001", "R00100"} {
+		full, _ := Load(path)
+		k, ok := j.Key("customers", id)
+		if f := full.Record("customers", id); (f != nil && f.Key != "") != ok || ok && k != f.Key {
+			t.Fatalf("Key(customers, %s) = %q %v; full %+v", id, k, ok, f)
+		}
+	}
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	lean, err := LoadIndexed(path)
+	must(t, err)
+	if lean.indexed != full.Entries {
+		t.Fatalf("Close left an index of %d entries, want %d", lean.indexed, full.Entries)
+	}
+	sameAsFull(t, lean, full)
+}
+
+// TestLeanAfterUndo: undo works on settled records again; the index keeps
+// too little of them, so the state is built in full, as Load builds it.
+func TestLeanAfterUndo(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeMixed(t, path, 300, 4)
+	_, err := LoadIndexed(path)
+	must(t, err)
+	full, err := Load(path)
+	must(t, err)
+	var id string
+	for _, x := range full.Steps["customers"].IDs {
+		if full.Record("customers", x).Status() == Committed {
+			id = x
+			break
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	for _, e := range []Entry{
+		{Kind: KindIntent, Batch: 5000, Subs: []Sub{{ID: "u1", Step: "customers", Rec: id, Op: OpUndoDelete, Meth: "DELETE", URL: "X('" + id + "')"}}},
+		{Kind: KindOutcome, Batch: 5000, Results: []Result{{ID: "u1", Status: 204}}},
+	} {
+		l, _ := EncodeLine(e)
+		f.Write(l)
+	}
+	must(t, f.Close())
+	st, err := LoadIndexed(path)
+	must(t, err)
+	full, err = Load(path)
+	must(t, err)
+	if st.Lean() {
+		t.Fatal("a state whose settled record was undone is lean")
+	}
+	if !reflect.DeepEqual(normalize(st), normalize(full)) {
+		t.Fatal("differs from Load")
+	}
+}
+
+// TestIndexKeepsFinished: whether the last apply finished (its finished
+// line) is the same from the index as from the log, before and after a
+// later line.
+func TestIndexKeepsFinished(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	h := testHeader()
+	h.MarksFinish = true
+	j, err := CreateIndexed(path, h)
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed}}))
+	check := func(want bool) {
+		t.Helper()
+		full, err := Load(path)
+		must(t, err)
+		lean, err := LoadIndexed(path)
+		must(t, err)
+		if full.Finished() != want || lean.Finished() != want || lean.Complete() != full.Complete() {
+			t.Fatalf("finished: full %v, lean %v, want %v; complete: full %v, lean %v", full.Finished(), lean.Finished(), want, full.Complete(), lean.Complete())
+		}
+	}
+	must(t, j.Close())
+	check(false)
+	j, _, err = OpenIndexed(path)
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindFinished}))
+	must(t, j.Close())
+	check(true) // from the index Close wrote
+	must(t, os.Remove(IndexPath(path)))
+	check(true) // from the log
+	j, _, err = OpenIndexed(path)
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C2", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
+	must(t, j.Close())
+	check(false)
+}

@@ -1,0 +1,550 @@
+package journal
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// A lean State keeps in memory only the records that are not settled:
+// failed, pending, in doubt, in flight. Settled ones (committed or skipped,
+// nothing in flight) are counted per step (StepState.Settled) and kept in
+// the index (index.go), looked up one at a time by Record. Records,
+// IDs and Counts of a lean state's steps therefore hold its unsettled
+// records; Counts and Size add the settled ones.
+
+// SettledCounts counts a step's settled records.
+type SettledCounts struct {
+	Committed, Skipped int
+	// Children is the committed sub-form children of the committed ones.
+	Children int
+}
+
+func (c *SettledCounts) add(e *settled, n int) {
+	switch e.status {
+	case Committed:
+		c.Committed += n
+		c.Children += n * e.children
+	case Skipped:
+		c.Skipped += n
+	}
+}
+
+// SettledRecord is a settled record as the index holds it.
+type SettledRecord struct {
+	Step, ID     string
+	Status       Status
+	Key, RowHash string
+	Created      bool
+	Children     int
+}
+
+// Lean reports whether the state keeps its settled records in the index.
+func (s *State) Lean() bool { return s.lean }
+
+// Size is the number of records of step, settled or not.
+func (s *State) Size(step string) int {
+	ss := s.Steps[step]
+	if ss == nil {
+		return 0
+	}
+	return len(ss.Records) + ss.Settled.Committed + ss.Settled.Skipped
+}
+
+// Children counts the sub-form children (every sub-request path but the
+// entity's, "") the server committed for the record.
+func (r *Record) Children() int {
+	n := r.kids + r.Carried // Carried: the lines a deep insert wrote in its body
+	for path, s := range r.Subs {
+		if path != "" && s.OK() {
+			n++
+		}
+	}
+	return n
+}
+
+// EachSettled calls fn with every settled record of a lean state, in the
+// order of step and record id.
+func (s *State) EachSettled(fn func(SettledRecord) error) error {
+	over := s.overEntries()
+	i := 0
+	emit := func(e *entry) error {
+		if e.gone {
+			return nil
+		}
+		return fn(SettledRecord{Step: s.StepNames[e.step], ID: e.id, Status: e.status, Key: e.key,
+			RowHash: e.rowHash, Created: e.created, Children: e.children})
+	}
+	err := s.tbl.each(func(e *entry) error {
+		for ; i < len(over) && over[i].less(e.tkey); i++ {
+			if err := emit(&over[i]); err != nil {
+				return err
+			}
+		}
+		if i < len(over) && over[i].tkey == e.tkey {
+			return nil
+		}
+		return emit(e)
+	})
+	for ; err == nil && i < len(over); i++ {
+		err = emit(&over[i])
+	}
+	return err
+}
+
+// overEntries is the overlay sorted as the index is.
+func (s *State) overEntries() []entry {
+	out := make([]entry, 0, len(s.over))
+	for k, v := range s.over {
+		step, id, _ := strings.Cut(k, "\x00")
+		out = append(out, entry{tkey{s.stepNo[step], id}, *v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].less(out[j].tkey) })
+	return out
+}
+
+// settledOf finds a settled record of a lean state; unreadable is set when
+// the index could not be read (the record must then be taken as in doubt).
+func (s *State) settledOf(step, id string) (e settled, ok bool) {
+	if !s.lean {
+		return settled{}, false
+	}
+	if v, found := s.over[step+"\x00"+id]; found {
+		return *v, !v.gone
+	}
+	no, known := s.stepNo[step]
+	if !known || s.tbl == nil {
+		return settled{}, false
+	}
+	e, ok, err := s.tbl.lookup(no, id)
+	if err != nil {
+		if s.ioErr == nil {
+			s.ioErr = fmt.Errorf("reading the journal's index %s: %w", s.idxPath, err)
+		}
+		return settled{unreadable: true}, true
+	}
+	return e, ok
+}
+
+// settle moves a record that is committed or skipped with nothing in
+// flight out of memory, into the overlay (and with it, later, the index).
+func (st *State) settle(rec *Record) {
+	if !st.lean || rec.final != Committed && rec.final != Skipped || rec.finalSeq < rec.lastSeq || rec.Undone {
+		return
+	}
+	for _, m := range []map[string]*SubState{rec.Subs, rec.Undo} {
+		for _, s := range m {
+			if s.Status == 0 {
+				return
+			}
+		}
+	}
+	for _, s := range rec.Extra {
+		if s.Status == 0 {
+			return
+		}
+	}
+	ss := st.Steps[rec.Step]
+	if ss.Records[rec.ID] != rec {
+		return
+	}
+	delete(ss.Records, rec.ID)
+	ss.dead++
+	e := &settled{status: rec.final, created: rec.Created, children: rec.Children(),
+		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash)}
+	st.over[rec.Step+"\x00"+rec.ID] = e
+	ss.Settled.add(e, 1)
+	if ss.dead > 1024 && ss.dead*2 > len(ss.IDs) {
+		ss.tidy()
+	}
+}
+
+// unsettle brings a settled record back into memory: work on it started
+// again (undo's, or a status written over it). What the index kept of it
+// is all it knows: its sub-requests are gone, their count kept.
+func (st *State) unsettle(ss *StepState, id string, e settled) *Record {
+	st.promoted = true
+	st.over[ss.Name+"\x00"+id] = &settled{gone: true}
+	ss.Settled.add(&e, -1)
+	return &Record{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children}
+}
+
+// tidy drops from IDs the records that settled (and repeats of ones that
+// came back).
+func (ss *StepState) tidy() {
+	if ss.dead == 0 {
+		return
+	}
+	seen := make(map[string]bool, len(ss.Records))
+	ids := ss.IDs[:0]
+	for _, id := range ss.IDs {
+		if ss.Records[id] != nil && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	clear(ss.IDs[len(ids):])
+	ss.IDs, ss.dead = ids, 0
+}
+
+func (st *State) tidy() {
+	for _, ss := range st.Steps {
+		ss.tidy()
+	}
+}
+
+// feed notes a line of the valid prefix: the checksums an index carries.
+func (st *State) feed(line []byte) {
+	if !st.lean {
+		return
+	}
+	if st.ValidSize == 0 || st.Entries == 0 {
+		st.headCRC = crc32.Checksum(line, castagnoli)
+	}
+	st.tail = append(st.tail, line...)
+	if len(st.tail) > 2*tailSpan {
+		st.tail = append(st.tail[:0], st.tail[len(st.tail)-tailSpan:]...)
+	}
+}
+
+func (st *State) tailSum() (uint32, int) {
+	t := st.tail
+	if len(t) > tailSpan {
+		t = t[len(t)-tailSpan:]
+	}
+	return crc32.Checksum(t, castagnoli), len(t)
+}
+
+// maybeIndex writes the index once enough records settled since the last.
+func (st *State) maybeIndex() {
+	if st.lean && st.idxPath != "" && len(st.over) >= max(overlayMin, st.tblN/8) {
+		st.writeIndex()
+	}
+}
+
+// writeIndex writes the index of the state as it is. A failure (a
+// read-only folder, a full disk) is no failure of the run: the state keeps
+// its settled records in memory instead, and the log stays the truth.
+func (st *State) writeIndex() {
+	if !st.lean || st.idxPath == "" {
+		return
+	}
+	head, err := st.encodeHead()
+	if err == nil {
+		var t *table
+		if t, err = writeIndex(st.idxPath, st.tbl, st.overEntries(), head); err == nil {
+			st.tbl, st.tblN, st.over, st.indexed = t, t.n, map[string]*settled{}, st.Entries
+			return
+		}
+	}
+	st.idxPath = ""
+}
+
+// indexHead is the head of an index: the journal prefix it covers and the
+// state's unsettled part, in full.
+type indexHead struct {
+	Covers    int64             `json:"covers"`
+	HeaderCRC uint32            `json:"header_crc"`
+	TailCRC   uint32            `json:"tail_crc"`
+	TailLen   int               `json:"tail_len"`
+	Entries   int               `json:"entries"`
+	LastBatch int               `json:"last_batch"`
+	Settled   int               `json:"settled"`
+	Mended    []int             `json:"mended,omitempty"`
+	Steps     []headStep        `json:"steps"`
+	Marks     map[string][]Mark `json:"marks,omitempty"`
+	Subs      []headSub         `json:"subs,omitempty"`
+	Open      []headOpen        `json:"open,omitempty"`
+	Records   []headRec         `json:"records,omitempty"`
+	// MarksFinish and Finished are State's marks and finished: whether the
+	// journal ends its finished applies with a line saying so, and whether
+	// the last one did.
+	MarksFinish bool `json:"marks_finish,omitempty"`
+	Finished    bool `json:"finished,omitempty"`
+	// Runs, LastRun and Done are State's: the applies begun, the last
+	// one's limit and steps, and the steps read to their end.
+	Runs    int             `json:"runs,omitempty"`
+	LastRun Run             `json:"last_run"`
+	Done    map[string]bool `json:"done,omitempty"`
+}
+
+type headStep struct {
+	Name string `json:"name"`
+	SettledCounts
+}
+
+type headOpen struct {
+	Batch int   `json:"b"`
+	Subs  []int `json:"s"`
+}
+
+// headSub is a SubState; its own fields' names differ from Sub's even
+// ignoring case, as encoding/json matches them.
+type headSub struct {
+	Sub
+	Batch     int             `json:"xb"`
+	Status    int             `json:"xs,omitempty"`
+	Unknown   bool            `json:"xu,omitempty"`
+	ResultKey string          `json:"xk,omitempty"`
+	Location  string          `json:"xl,omitempty"`
+	Error     string          `json:"xe,omitempty"`
+	Filled    json.RawMessage `json:"xf,omitempty"`
+}
+
+type headRec struct {
+	Step, ID, Key string
+	Created       bool           `json:",omitempty"`
+	Loc           string         `json:",omitempty"`
+	Errors        []Problem      `json:",omitempty"`
+	Row           *Row           `json:",omitempty"`
+	Rows          []Row          `json:",omitempty"`
+	Partly        string         `json:",omitempty"`
+	Subs          map[string]int `json:",omitempty"`
+	Undo          map[string]int `json:",omitempty"`
+	Extra         []int          `json:",omitempty"`
+	Undone        bool           `json:",omitempty"`
+	RowHash       string         `json:",omitempty"`
+	Final         Status         `json:",omitempty"`
+	FinalSeq      int            `json:",omitempty"`
+	LastSeq       int            `json:",omitempty"`
+	Kids          int            `json:",omitempty"`
+	Carried       int            `json:",omitempty"`
+	FailedInTrial bool           `json:",omitempty"`
+}
+
+func (st *State) encodeHead() ([]byte, error) {
+	st.tidy()
+	tc, tl := st.tailSum()
+	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
+		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over),
+		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done}
+	no := map[*SubState]int{}
+	sub := func(s *SubState) int {
+		if i, ok := no[s]; ok {
+			return i
+		}
+		no[s] = len(h.Subs)
+		h.Subs = append(h.Subs, headSub{Sub: s.Sub, Batch: s.Batch, Status: s.Status, Unknown: s.Unknown,
+			ResultKey: s.ResultKey, Location: s.Location, Error: s.Error, Filled: s.Filled})
+		return no[s]
+	}
+	batches := make([]int, 0, len(st.open))
+	for b := range st.open {
+		batches = append(batches, b)
+	}
+	sort.Ints(batches)
+	for _, b := range batches {
+		o := headOpen{Batch: b}
+		for _, s := range st.open[b].subs {
+			o.Subs = append(o.Subs, sub(s))
+		}
+		h.Open = append(h.Open, o)
+	}
+	subMap := func(m map[string]*SubState) map[string]int {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]int, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out[k] = sub(m[k])
+		}
+		return out
+	}
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		h.Steps = append(h.Steps, headStep{Name: name, SettledCounts: ss.Settled})
+		for _, id := range ss.IDs {
+			r := ss.Records[id]
+			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
+				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
+				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
+				Carried: r.Carried, FailedInTrial: r.FailedInTrial}
+			for _, s := range r.Extra {
+				hr.Extra = append(hr.Extra, sub(s))
+			}
+			h.Records = append(h.Records, hr)
+		}
+	}
+	return json.Marshal(&h)
+}
+
+// restore makes st the state an index's head describes, once the journal
+// f proves to hold the prefix it covers; false when it does not.
+func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
+	var h indexHead
+	if json.Unmarshal(head, &h) != nil || h.Covers <= 0 || h.TailLen > tailSpan || int64(h.TailLen) > h.Covers {
+		return false
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() < h.Covers {
+		return false
+	}
+	tail := make([]byte, h.TailLen)
+	if _, err := f.ReadAt(tail, h.Covers-int64(h.TailLen)); err != nil || crc32.Checksum(tail, castagnoli) != h.TailCRC {
+		return false
+	}
+	if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+		return false
+	}
+	line, err := bufio.NewReaderSize(io.NewSectionReader(f, 0, h.Covers), 64<<10).ReadBytes('\n')
+	if err != nil || crc32.Checksum(line, castagnoli) != h.HeaderCRC {
+		return false
+	}
+	// The header, as replay reads it.
+	if st.apply(line[:len(line)-1]) != "" {
+		return false
+	}
+	st.headCRC, st.tail = h.HeaderCRC, tail
+	st.ValidSize, st.Entries, st.LastBatch, st.Mended = h.Covers, h.Entries, h.LastBatch, h.Mended
+	if h.Marks != nil {
+		st.Marks = h.Marks
+	}
+	for _, s := range h.Steps {
+		st.step(s.Name).Settled = s.SettledCounts
+	}
+	subs := make([]*SubState, len(h.Subs))
+	slab := make([]SubState, len(h.Subs))
+	for i, s := range h.Subs {
+		slab[i] = SubState(s) // the same fields; a field added to one and not the other will not compile
+		subs[i] = &slab[i]
+	}
+	at := func(i int) *SubState {
+		if i < 0 || i >= len(subs) {
+			return nil
+		}
+		return subs[i]
+	}
+	for _, o := range h.Open {
+		ob := &openBatch{}
+		for _, i := range o.Subs {
+			if at(i) == nil {
+				return false
+			}
+			ob.subs = append(ob.subs, at(i))
+		}
+		st.open[o.Batch] = ob
+	}
+	subMap := func(m map[string]int) (map[string]*SubState, bool) {
+		if m == nil {
+			return nil, true
+		}
+		out := make(map[string]*SubState, len(m))
+		for k, i := range m {
+			if out[k] = at(i); out[k] == nil {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	for _, hr := range h.Records {
+		r := st.record(hr.Step, hr.ID)
+		var ok1, ok2 bool
+		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
+		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
+		r.Carried, r.FailedInTrial = hr.Carried, hr.FailedInTrial
+		r.Subs, ok1 = subMap(hr.Subs)
+		r.Undo, ok2 = subMap(hr.Undo)
+		if !ok1 || !ok2 {
+			return false
+		}
+		for _, i := range hr.Extra {
+			if at(i) == nil {
+				return false
+			}
+			r.Extra = append(r.Extra, at(i))
+		}
+	}
+	st.tbl, st.tblN, st.indexed = t, h.Settled, h.Entries
+	st.marks, st.finished = st.marks || h.MarksFinish, h.Finished
+	st.Runs, st.LastRun = h.Runs, h.LastRun
+	if h.Done != nil {
+		st.Done = h.Done
+	}
+	return true
+}
+
+// loadLean builds the lean state of the journal f: from its index when the
+// index is sound, replaying only the lines after what it covers; else from
+// the whole log, writing the index as it goes when write is set. When a
+// settled record was worked on again (undo), the state is built in full
+// instead, as Replay does: the index keeps too little of such a record.
+func loadLean(f *os.File, path string, write bool) (*State, error) {
+	fresh := func() *State {
+		st := newState()
+		st.lean, st.over = true, map[string]*settled{}
+		if write {
+			st.idxPath = IndexPath(path)
+		}
+		return st
+	}
+	st := fresh()
+	if t, head, err := readIndex(IndexPath(path)); err == nil {
+		if !st.restore(f, path, t, head) {
+			t.close()
+			st = fresh()
+		}
+	}
+	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
+		return nil, err
+	}
+	st, err := st.replay(f, path)
+	if err == nil && st.promoted {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return replay(f, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := st.ioErr; err != nil {
+		return nil, err
+	}
+	if st.Entries-st.indexed >= 1024 && !st.Torn {
+		st.writeIndex()
+	}
+	st.tidy()
+	return st, nil
+}
+
+// OpenIndexed is Open with a lean state (see State.Lean): what apply
+// needs, in memory flat in the number of records. It keeps the index
+// beside the journal up to date as lines are appended and on Close.
+func OpenIndexed(path string) (*Journal, *State, error) { return open(path, true) }
+
+// LoadIndexed is Load with a lean state: what status needs. It writes the
+// index when it had to read much of the log without one.
+func LoadIndexed(path string) (*State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := loadLean(f, path, true)
+	if err != nil {
+		return nil, err
+	}
+	st.idxPath = ""
+	return st, nil
+}
+
+// CreateIndexed is Create for a journal whose state is lean (OpenIndexed).
+func CreateIndexed(path string, h Header) (*Journal, error) { return create(path, h, true) }
+
+// Key is the key of the record of step and id as of the last Append ("",
+// false when none is known): what ref() gives.
+func (j *Journal) Key(step, id string) (string, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	rec := j.live.Record(step, id)
+	if rec == nil || rec.Key == "" {
+		return "", false
+	}
+	return rec.Key, true
+}
