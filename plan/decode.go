@@ -23,19 +23,21 @@ import (
 // Keys of each block of PLAN-FORMAT.md; the JSON schema in
 // docs/plan.schema.json lists the same (a test keeps them in step).
 var (
-	topKeys     = []string{"version", "name", "target", "sources", "lookups", "steps"}
+	topKeys     = []string{"version", "name", "target", "connections", "sources", "lookups", "steps"}
 	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
-	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row"}
+	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row", "connection", "entity", "select", "expand", "filter"}
+	connKeys    = []string{"url", "auth", "language"}
 	lookupKeys  = []string{"source", "entity", "key", "value", "filter", "missing"}
 	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
-	subformKeys = []string{"name", "source", "link", "when", "lines", "fields", "subforms", "exists"}
+	subformKeys = []string{"name", "source", "link", "each", "when", "lines", "fields", "subforms", "exists"}
 	linkKeys    = []string{"parent", "child"}
 )
 
 // csvOnly and xlsxOnly are the source keys that make sense for one format.
 var (
-	csvOnly  = []string{"delimiter", "encoding", "lazy_quotes"}
-	xlsxOnly = []string{"sheet", "header_row"}
+	csvOnly     = []string{"delimiter", "encoding", "lazy_quotes"}
+	xlsxOnly    = []string{"sheet", "header_row"}
+	serviceOnly = []string{"select", "expand", "filter"}
 )
 
 // encodings maps every accepted spelling to the name the source package
@@ -49,6 +51,9 @@ var encodings = map[string]string{
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// connNameRE: a connection's name is part of environment variable names.
+var connNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // Load reads and decodes a plan file. The returned plan is never nil; when
 // the diagnostics hold an error it is incomplete and must not be run.
@@ -246,6 +251,8 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			}
 		case "target":
 			w.decodeTarget(&p.Target, e)
+		case "connections":
+			w.decodeConnections(p, e)
 		case "sources":
 			w.decodeSources(p, e)
 		case "lookups":
@@ -282,17 +289,8 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 	for _, e := range f.entries {
 		switch e.key {
 		case "url":
-			if s, ok := w.text(e); ok {
-				u, err := url.Parse(s)
-				switch {
-				case odata.StripUserinfo(s) != s:
-					// Never echoed: the value holds a password.
-					w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_TOKEN, or MIGRATE_USER and MIGRATE_PASSWORD")
-				case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-				default:
-					t.URL = s
-				}
+			if s, ok := w.serviceURL(e, "MIGRATE_"); ok {
+				t.URL = s
 			}
 		case "language":
 			if v, ok := w.bounded(e, 1, 0, "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
@@ -373,8 +371,17 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			w.errorf(se.kpos, "a source may not be called \"group\": \"source: group\" means the rows of the parent's group")
 		}
 		sf, ok := w.mapping(se.val, what, sourceKeys)
-		if ok {
+		_, service := sf.get("connection")
+		if ok && service {
+			w.require(sf, what, "entity")
+			if fe, ok := sf.get("file"); ok {
+				w.errorf(fe.kpos, "%s reads connection %s: it takes no file (a source is either a file or an entity of a connection)", what, quote(connectionOf(sf)))
+			}
+		} else if ok {
 			w.require(sf, what, "file")
+			if _, ok := sf.get("entity"); ok {
+				w.require(sf, what, "connection")
+			}
 		}
 		s.Spans = w.spans(sf)
 		xlsx := false
@@ -393,6 +400,17 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			}
 		}
 		for _, ke := range sf.entries {
+			if service && ke.key == "file" {
+				continue // reported above
+			}
+			if service && ke.key != "connection" && ke.key != "entity" && !contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
+				w.errorf(ke.kpos, "%q is for files; %s reads connection %s", ke.key, what, quote(connectionOf(sf)))
+				continue
+			}
+			if !service && contains(serviceOnly, ke.key) {
+				w.errorf(ke.kpos, "%q is for a source that reads a connection's entity; %s is a file", ke.key, what)
+				continue
+			}
 			if s.File != "" {
 				if xlsx && contains(csvOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for CSV files; %s is a workbook (%s)", ke.key, what, quote(s.File))
@@ -439,6 +457,22 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			case "header_row":
 				if v, ok := w.bounded(ke, 1, 0, "\"header_row\" must be 1 or more, not %d"); ok {
 					s.HeaderRow = v
+				}
+			case "connection":
+				if v, ok := w.text(ke); ok {
+					s.Connection, s.ConnectionPos = v, w.pos(ke.val)
+				}
+			case "entity":
+				if v, ok := w.text(ke); ok {
+					s.Entity, s.EntityPos = v, w.pos(ke.val)
+				}
+			case "select":
+				s.Select, _ = w.names(ke, fmt.Sprintf("\"select\" of %s", what), "field")
+			case "expand":
+				s.Expand, _ = w.names(ke, fmt.Sprintf("\"expand\" of %s", what), "sub-form")
+			case "filter":
+				if v, ok := w.text(ke); ok {
+					s.Filter, s.FilterPos = v, w.pos(ke.val)
 				}
 			}
 		}
@@ -513,6 +547,76 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		}
 		p.Lookups = append(p.Lookups, l)
 	}
+}
+
+// connectionOf is a source's connection: as written, for messages.
+func connectionOf(f *fields) string {
+	if e, ok := f.get("connection"); ok && e.val.Kind == yaml.ScalarNode {
+		return e.val.Value
+	}
+	return ""
+}
+
+// decodeConnections reads the services a plan reads besides its target
+// (issue 17). Their secrets come from the environment, never the plan.
+func (w *walker) decodeConnections(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"connections\"", nil)
+	if !ok {
+		return
+	}
+	for _, ce := range f.entries {
+		c := &Connection{Name: ce.key, Pos: ce.kpos}
+		what := fmt.Sprintf("connection %q", ce.key)
+		if !connNameRE.MatchString(ce.key) {
+			w.errorf(ce.kpos, "connection name %s may hold only letters, digits and \"_\", and starts with a letter (it names the MIGRATE_%s_* variables)", quote(ce.key), strings.ToUpper(ce.key))
+		}
+		cf, ok := w.mapping(ce.val, what, connKeys)
+		if ok {
+			w.require(cf, what, "url")
+		}
+		c.Spans = w.spans(cf)
+		for _, ke := range cf.entries {
+			switch ke.key {
+			case "url":
+				if v, ok := w.serviceURL(ke, "MIGRATE_"+strings.ToUpper(c.Name)+"_"); ok {
+					c.URL = v
+				}
+			case "auth":
+				if v, ok := w.enum(ke, "basic", "pat", "oidc"); ok {
+					c.Auth = v
+				}
+			case "language":
+				if v, ok := w.bounded(ke, 1, 0, "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
+					c.Language = v
+				}
+			}
+		}
+		p.Connections = append(p.Connections, c)
+	}
+}
+
+// serviceURL reads a service's address: http(s), and never with a user
+// name and password in it. env is the prefix of the variables that hold
+// its secrets.
+func (w *walker) serviceURL(e entry, env string) (string, bool) {
+	s, ok := w.text(e)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	switch {
+	case odata.StripUserinfo(s) != s:
+		// Never echoed: the value holds a password.
+		w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set %sTOKEN, or %sUSER and %sPASSWORD", env, env, env)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
+	default:
+		return s, true
+	}
+	return "", false
 }
 
 // entityOf is a lookup's entity: as written, for messages.
@@ -743,6 +847,10 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				}
 				if okP && okC {
 					sf.Link = l
+				}
+			case "each":
+				if x, ok := w.expr(e.val, fmt.Sprintf("\"each\" of %s", what)); ok {
+					sf.Each = &x
 				}
 			case "when":
 				if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {

@@ -43,6 +43,7 @@ func TestDocsNameEveryPlanKey(t *testing.T) {
 	}{
 		{"Top level", topKeys},
 		{"target", targetKeys},
+		{"connections.NAME", connKeys},
 		{"sources.NAME", sourceKeys},
 		{"lookups.NAME", lookupKeys},
 		{"steps[]", stepKeys},

@@ -207,6 +207,7 @@ func TestSchemaKeysMatchDecoder(t *testing.T) {
 	}{
 		{"top", root, topKeys},
 		{"target", defs["target"].(map[string]any), targetKeys},
+		{"connection", defs["connection"].(map[string]any), connKeys},
 		{"source", defs["source"].(map[string]any), sourceKeys},
 		{"lookup", defs["lookup"].(map[string]any), lookupKeys},
 		{"step", defs["step"].(map[string]any), stepKeys},
