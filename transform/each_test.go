@@ -18,11 +18,11 @@ func TestRecordsEach(t *testing.T) {
 			Fields: fields("ORDNAME", "row.ORDNAME"),
 			Subforms: []*plan.Subform{
 				{Name: "ORDERITEMS_SUBFORM", Each: xp("row.ORDERITEMS_SUBFORM"), When: xp(`row.PARTNAME != "SKIP"`),
-					Fields: fields("PARTNAME", "row.PARTNAME", "TQUANT", "row.TQUANT", "PRICE", "row.PRICE ?? 0"),
+					Fields:   fields("PARTNAME", "row.PARTNAME", "TQUANT", "row.TQUANT", "PRICE", "row.PRICE ?? 0"),
 					Subforms: []*plan.Subform{{Name: "ORDERITEMSTEXT_SUBFORM", Fields: fields("TEXT", `parent.parent.row.ORDNAME + "/" + parent.row.PARTNAME`)}}},
 			}},
 			{Name: "customers", Entity: "CUSTOMERS", Source: "orders",
-				Fields: fields("CUSTNAME", "row.ORDNAME"),
+				Fields:   fields("CUSTNAME", "row.ORDNAME"),
 				Subforms: []*plan.Subform{{Name: "GENCUSTNOTES_SUBFORM", Each: xp(`split(row.Tags, ";")`), Fields: fields("NOTE", "upper(row)")}}},
 		}}
 	prog := mustCompile(t, p, demoMetadata(), testOptions())
