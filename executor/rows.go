@@ -97,6 +97,9 @@ func childOf(rec *transform.Record, path string) *transform.Child {
 func sourceHashes(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	for _, s := range p.Sources {
+		if s.File == "" {
+			continue // reads a connection (issue 17): no file to hash
+		}
 		f, err := os.Open(p.File(s.File))
 		if err != nil {
 			continue

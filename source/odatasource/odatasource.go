@@ -21,6 +21,7 @@ package odatasource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -57,37 +58,48 @@ type Reader struct {
 	err    error
 }
 
-// Check says what is wrong with opts against the connection's metadata:
-// the entity, the selected fields, the expanded sub-forms and the filter,
-// each a message of its own ("" when fine). The plan's checks and Open
-// both use it.
-func Check(md *odata.Metadata, entity string, sel, expand []string, filter string) []string {
+// Problem is one thing wrong with a source against the metadata: Key is
+// the plan key it is about (entity, select, expand or filter).
+type Problem struct {
+	Key, Message string
+}
+
+// Check says what is wrong with a source against its connection's
+// metadata: the entity, the selected fields, the expanded sub-forms and
+// the filter. validate and Open both use it.
+func Check(md *odata.Metadata, entity string, sel, expand []string, filter string) []Problem {
 	es := md.EntitySet(entity)
 	if es == nil || es.Type == nil {
-		msg := fmt.Sprintf("unknown entity %q", entity)
-		if s := odata.Suggest(entity, md.SetNames()); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		return []string{msg}
+		return []Problem{{"entity", fmt.Sprintf("unknown entity %q%s", entity, suggest(entity, md.SetNames()))}}
 	}
 	t := es.Type
-	var out []string
+	var out []Problem
 	for _, f := range sel {
 		if t.Property(f) == nil {
-			out = append(out, fmt.Sprintf("unknown field %q in %s%s", f, entity, suggest(f, propNames(t))))
+			out = append(out, Problem{"select", fmt.Sprintf("unknown field %q in %s%s", f, entity, suggest(f, propNames(t)))})
 		}
 	}
 	for _, n := range expand {
 		if t.Navigation(n) == nil {
-			out = append(out, fmt.Sprintf("%s has no sub-form %q%s", entity, n, suggest(n, navNames(t))))
+			out = append(out, Problem{"expand", fmt.Sprintf("%s has no sub-form %q%s", entity, n, suggest(n, navNames(t)))})
 		}
 	}
 	if filter != "" {
 		if _, err := odata.ParseFilter(t, filter); err != nil {
-			out = append(out, err.Error())
+			out = append(out, Problem{"filter", err.Error()})
 		}
 	}
 	return out
+}
+
+// Columns are the columns of a source over t: sel (every field of t
+// without it), then the expanded sub-forms.
+func Columns(t *odata.EntityType, sel, expand []string) []string {
+	names := slices.Clone(sel)
+	if len(names) == 0 {
+		names = propNames(t)
+	}
+	return append(names, expand...)
 }
 
 // Open checks opts and reads the first page, so that a connection that
@@ -96,18 +108,15 @@ func Check(md *odata.Metadata, entity string, sel, expand []string, filter strin
 func Open(ctx context.Context, opts Options) (*Reader, error) {
 	where := opts.Connection + ":" + opts.Entity
 	if probs := Check(opts.Metadata, opts.Entity, opts.Select, opts.Expand, opts.Filter); len(probs) > 0 {
-		return nil, &source.Error{File: where, Err: fmt.Errorf("%s", strings.Join(probs, "; "))}
+		msgs := make([]string, len(probs))
+		for i, p := range probs {
+			msgs[i] = p.Message
+		}
+		return nil, &source.Error{File: where, Err: errors.New(strings.Join(msgs, "; "))}
 	}
 	t := opts.Metadata.EntitySet(opts.Entity).Type
 	r := &Reader{ctx: ctx, opts: opts, typ: t}
-	names := opts.Select
-	if len(names) == 0 {
-		for _, p := range t.Properties {
-			names = append(names, p.Name)
-		}
-	}
-	names = append(slices.Clone(names), opts.Expand...)
-	r.header = source.NewHeader(names)
+	r.header = source.NewHeader(Columns(t, opts.Select, opts.Expand))
 	q := odata.Query{Expand: opts.Expand, Filter: opts.Filter, OrderBy: strings.Join(t.Key, ",")}
 	if len(opts.Select) > 0 {
 		// The key places each row and orders the pages; the filter's

@@ -173,12 +173,16 @@ func TestCheck(t *testing.T) {
 		want           string
 	}{
 		{entity: "FAMILY_LOG", sel: []string{"FAMILYNAME"}, expand: []string{"FAMILYMALF_SUBFORM"}, filter: "DEBITFLAG eq 'Y'"},
-		{entity: "FAMILY_LOGS", want: `unknown entity "FAMILY_LOGS"; did you mean "FAMILY_LOG"?`},
-		{entity: "FAMILY_LOG", sel: []string{"FAMILYDES"}, want: `unknown field "FAMILYDES" in FAMILY_LOG; did you mean "FAMILYDESC"?`},
-		{entity: "FAMILY_LOG", expand: []string{"FAMILYMALF"}, want: `FAMILY_LOG has no sub-form "FAMILYMALF"; did you mean "FAMILYMALF_SUBFORM"?`},
-		{entity: "FAMILY_LOG", filter: "NOPE eq 1", want: `$filter: NOPE is not a field of FAMILY_LOG`},
+		{entity: "FAMILY_LOGS", want: `entity: unknown entity "FAMILY_LOGS"; did you mean "FAMILY_LOG"?`},
+		{entity: "FAMILY_LOG", sel: []string{"FAMILYDES"}, want: `select: unknown field "FAMILYDES" in FAMILY_LOG; did you mean "FAMILYDESC"?`},
+		{entity: "FAMILY_LOG", expand: []string{"FAMILYMALF"}, want: `expand: FAMILY_LOG has no sub-form "FAMILYMALF"; did you mean "FAMILYMALF_SUBFORM"?`},
+		{entity: "FAMILY_LOG", filter: "NOPE eq 1", want: `filter: $filter: NOPE is not a field of FAMILY_LOG`},
 	} {
-		got := strings.Join(odatasource.Check(md, tc.entity, tc.sel, tc.expand, tc.filter), "; ")
+		var msgs []string
+		for _, p := range odatasource.Check(md, tc.entity, tc.sel, tc.expand, tc.filter) {
+			msgs = append(msgs, p.Key+": "+p.Message)
+		}
+		got := strings.Join(msgs, "; ")
 		if got != tc.want {
 			t.Errorf("%s %v %v %q:\n got %s\nwant %s", tc.entity, tc.sel, tc.expand, tc.filter, got, tc.want)
 		}
