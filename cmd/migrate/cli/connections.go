@@ -43,7 +43,8 @@ func (e *connError) Error() string {
 }
 func (e *connError) Unwrap() error { return e.err }
 
-// connectTo builds the client of one of the plan's connections, as the
+// connectTo builds the client of one of the plan's connections (p may be
+// nil: export --connection without a plan), as the
 // target's is built (dial): its URL from MIGRATE_<NAME>_TARGET or the plan,
 // its secrets from MIGRATE_<NAME>_TOKEN, _USER and _PASSWORD or the token
 // `migrate login --connection NAME` cached for its URL.
@@ -61,7 +62,10 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 	if url == "" {
 		return nil, usageErr("connection %s has no URL: write connections.%s.url in the plan, or set %sTARGET", c.Name, c.Name, connPrefix(c.Name))
 	}
-	cfg := odata.Config{Timeout: f.timeout, CallsPerMinute: p.Target.CallsPerMinute, MaxConcurrent: p.Target.Concurrency}
+	cfg := odata.Config{Timeout: f.timeout}
+	if p != nil { // the plan's rate budget holds for every call it makes
+		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
+	}
 	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert})
 	if err != nil {
 		return nil, connFail(c.Name, err)
