@@ -719,7 +719,13 @@ func (p *Pager) Next(ctx context.Context) ([]map[string]any, error) {
 	var out struct {
 		Value []map[string]any `json:"value"`
 	}
-	if err := p.c.Get(ctx, p.path, pq, &out); err != nil {
+	err := p.c.Get(ctx, p.path, pq, &out)
+	if p.seen == 0 && IsNotFound(err) {
+		// A collection does not go missing: a cold form answers 404 to its
+		// first GET, and 200 to the second (SERVICE-NOTES).
+		err = p.c.Get(ctx, p.path, pq, &out)
+	}
+	if err != nil {
 		return nil, err
 	}
 	p.seen += len(out.Value)

@@ -188,3 +188,38 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// A company whose forms are cold (SERVICE-NOTES: 404 on the first GET of a
+// form not used since the server started) is read all the same, and
+// through the real installations' metadata.
+func TestColdFormsAndRealMetadata(t *testing.T) {
+	t.Parallel()
+	q, err := sandbox.ParseQuirks("cold-forms,real-metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Quirks: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	md, _, err := cl.Metadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CURRENCIES is seeded and nothing has read it: a cold form.
+	r, err := odatasource.Open(ctx, odatasource.Options{Client: cl, Metadata: md, Connection: "prod", Entity: "CURRENCIES"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readAll(t, r)
+	if err != nil || len(rows) != 3 || rows[0].Loc.String() != "prod:CURRENCIES('EUR')" {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+}
