@@ -303,21 +303,38 @@ func TestCLIChild(t *testing.T) {
 // shapePeak runs the shape's command in a child process and returns its
 // peak resident set, and the seconds and CPU seconds the command took.
 func shapePeak(sh shape, dir string, recs, kids int) (int64, float64, float64, error) {
+	r, err := runChild(shapeArgs(sh, dir), nil)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return r.hwm, r.secs, r.cpu, checkShape(sh, r.code, r.out, recs, kids)
+}
+
+// childRun is what a command run in a child process did.
+type childRun struct {
+	code      int
+	hwm       int64 // peak resident set, bytes
+	secs, cpu float64
+	out       []byte // its stdout
+}
+
+// runChild runs `migrate ARGS` in a child process (TestCLIChild) with env
+// added to this process's environment, so that its figure is the whole
+// process's and nothing of the benchmark's own.
+func runChild(args, env []string) (childRun, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
-	cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(shapeArgs(sh, dir), "\n"))
+	cmd.Env = append(append(os.Environ(), env...), cliChildEnv+"="+strings.Join(args, "\n"))
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("child: %v\n%s", err, out)
+		return childRun{}, fmt.Errorf("child: %v\n%s", err, out)
 	}
 	i := bytes.LastIndex(out, []byte("\nCHILD "))
 	if i < 0 {
-		return 0, 0, 0, fmt.Errorf("child printed no figure:\n%s", out)
+		return childRun{}, fmt.Errorf("child printed no figure:\n%s", out)
 	}
-	var code int
-	var hwm int64
-	var secs, cpu float64
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &code, &hwm, &secs, &cpu); err != nil {
-		return 0, 0, 0, err
+	r := childRun{out: out[:i]}
+	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &r.code, &r.hwm, &r.secs, &r.cpu); err != nil {
+		return childRun{}, err
 	}
-	return hwm, secs, cpu, checkShape(sh, code, out[:i], recs, kids)
+	return r, nil
 }
