@@ -318,21 +318,14 @@ func (c *csvExport) row(sheet int, cells []any) error {
 	return c.w[sheet].Write(rec)
 }
 
-// csvText writes a value as the service's JSON would, without quotes.
+// csvText is a cell as the journal writes it, but a time with its offset
+// (as the service's JSON does), so that it reads back the same instant
+// whatever the plan's timezone.
 func csvText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case source.Number:
-		return string(x)
-	case time.Time:
-		return odata.FormatDateTime(x)
-	case bool:
-		return strconv.FormatBool(x)
+	if t, ok := v.(time.Time); ok {
+		return odata.FormatDateTime(t)
 	}
-	return fmt.Sprint(v)
+	return cellText(v)
 }
 
 func (c *csvExport) commit() error {

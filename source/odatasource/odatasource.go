@@ -58,12 +58,12 @@ func Check(md *odata.Metadata, entity string, sel, expand []string, filter strin
 	var out []Problem
 	for _, f := range sel {
 		if t.Property(f) == nil {
-			out = append(out, Problem{"select", fmt.Sprintf("unknown field %q in %s%s", f, entity, suggest(f, propNames(t)))})
+			out = append(out, Problem{"select", fmt.Sprintf("unknown field %q in %s%s", f, entity, suggest(f, t.PropertyNames()))})
 		}
 	}
 	for _, n := range expand {
 		if t.Navigation(n) == nil {
-			out = append(out, Problem{"expand", fmt.Sprintf("%s has no sub-form %q%s", entity, n, suggest(n, navNames(t)))})
+			out = append(out, Problem{"expand", fmt.Sprintf("%s has no sub-form %q%s", entity, n, suggest(n, t.NavigationNames()))})
 		}
 	}
 	if filter != "" {
@@ -79,7 +79,7 @@ func Check(md *odata.Metadata, entity string, sel, expand []string, filter strin
 func Columns(t *odata.EntityType, sel, expand []string) []string {
 	names := slices.Clone(sel)
 	if len(names) == 0 {
-		names = propNames(t)
+		names = t.PropertyNames()
 	}
 	return append(names, expand...)
 }
@@ -256,22 +256,6 @@ func line(md *odata.Metadata, t *odata.EntityType, v any) any {
 	out := make(map[string]any, len(m))
 	for k, e := range m {
 		out[k] = cell(md, t, k, e)
-	}
-	return out
-}
-
-func propNames(t *odata.EntityType) []string {
-	out := make([]string, len(t.Properties))
-	for i, p := range t.Properties {
-		out[i] = p.Name
-	}
-	return out
-}
-
-func navNames(t *odata.EntityType) []string {
-	out := make([]string, len(t.Navigations))
-	for i, n := range t.Navigations {
-		out[i] = n.Name
 	}
 	return out
 }
