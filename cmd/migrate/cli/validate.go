@@ -108,8 +108,12 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 			}
 			c.mdSource = "the target's $metadata"
 		}
+	}
+	// The connections are read unless the check is offline (a saved
+	// $metadata): a dry run on --sandbox still reads the template company.
+	if md == nil || needConn {
 		if c.conns, err = a.connections(ctx, f.conn, p); err != nil {
-			cn.Close()
+			c.conn.Close()
 			return nil, err
 		}
 	}
