@@ -160,6 +160,13 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	if err := r.flushPending(); err != nil {
 		r.halt(err)
 	}
+	if !r.halted() {
+		// Every step ran to its end: status tells this run from one
+		// stopped between steps by this line.
+		if err := r.jr.Append(journal.Entry{Kind: journal.KindFinished, At: opts.now().UTC()}); err != nil {
+			r.halt(err)
+		}
+	}
 	r.jr.Close()
 	// The ledger's own state has every line appended folded in: no replay.
 	sum := r.jr.summary(opts.Plan)
@@ -180,6 +187,11 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	case r.stopping.Load():
 		sum.Interrupted = true
 		return sum, ErrInterrupted
+	case r.ctx.Err() != nil:
+		// Cancelled between two steps: no batch failed for it, but the
+		// steps after were never begun.
+		sum.Interrupted = true
+		return sum, fmt.Errorf("%w (%v)", ErrInterrupted, r.ctx.Err())
 	}
 	return sum, nil
 }
@@ -187,7 +199,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 func (r *runner) openJournal(waves [][]*plan.Step) error {
 	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
 		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
-		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC()}
+		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC(), MarksFinish: true}
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}

@@ -20,14 +20,22 @@ import (
 // built from a RunReport, which comes from a journal (RunReportOf) or from
 // a dry run's Summary (DryRunReport): the same template for both.
 
-//go:embed report.html.tmpl
-var reportTemplate string
+// The pages are one template set: report.html.tmpl defines the blocks
+// ("style", "meta", "failures") that the diff's page (diff.html.tmpl)
+// uses too, so the pages look alike and the styles are written once.
+var (
+	//go:embed report.html.tmpl
+	reportTemplate string
+	//go:embed diff.html.tmpl
+	diffTemplate string
 
-var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
-	"when":     whenText,
-	"duration": durationText,
-	"add":      func(a, b int) int { return a + b },
-}).Parse(reportTemplate))
+	reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
+		"when":     whenText,
+		"duration": durationText,
+		"add":      func(a, b int) int { return a + b },
+	}).Parse(reportTemplate))
+	diffPage = template.Must(reportPage.New("diff").Parse(diffTemplate))
+)
 
 // ReportInfo says what a report is about: the page's heading.
 type ReportInfo struct {
@@ -48,8 +56,10 @@ type RunReport struct {
 	ReportInfo
 	DryRun   bool
 	Complete bool
-	Steps    []StepSummary
-	Total    StepSummary
+	// Stopped: the last apply stopped before it ran every step.
+	Stopped bool
+	Steps   []StepSummary
+	Total   StepSummary
 	// Requests are HTTP calls ($batch posts, with their retries),
 	// Subrequests the operations in them, Transactions the API
 	// transactions as the service meters them: every entity and line
@@ -77,6 +87,21 @@ type FailureGroup struct {
 	Count   int
 	Cells   []FailureCell // the first FailureCells
 	More    int           // how many more there are
+}
+
+// FailureTable is the failures block of a page: the groups, and the
+// command that lists what a group leaves out.
+type FailureTable struct {
+	Groups         []FailureGroup
+	Command, Lists string
+}
+
+// FailureTable is the page's failures, and where the rest of a group are.
+func (r *RunReport) FailureTable() FailureTable {
+	if r.DryRun {
+		return FailureTable{r.Failures, "migrate plan " + r.PlanPath, "lists every problem"}
+	}
+	return FailureTable{r.Failures, "migrate report " + r.Journal + " --out failed.xlsx", "lists every failed row with its cells and message"}
 }
 
 // FailureCell is one place a message was given for.
@@ -128,7 +153,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	rep := &RunReport{ReportInfo: ReportInfo{Plan: h.Plan, PlanPath: h.PlanPath, Target: h.Target,
 		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
 	sum := summarize(st, nil)
-	rep.Complete, rep.Steps, rep.Undecided = sum.Complete, sum.Steps, sum.Undecided
+	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided
 	rep.Total = totalOf(sum.Steps)
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed
@@ -271,8 +296,12 @@ func WriteHTML(w io.Writer, rep *RunReport) error {
 // WriteHTMLFile writes the page to path through a temporary file, so that
 // a half-written report never replaces a whole one.
 func WriteHTMLFile(path string, rep *RunReport) error {
+	return writePageFile(path, func(w io.Writer) error { return WriteHTML(w, rep) })
+}
+
+func writePageFile(path string, write func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, rep); err != nil {
+	if err := write(&buf); err != nil {
 		return err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")

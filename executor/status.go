@@ -8,7 +8,7 @@ import (
 // summarize builds a Summary from a journal's state: counts per step in
 // the order of the journal header, and every problem of a failed record.
 func summarize(st *journal.State, p *plan.Plan) *Summary {
-	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete()}
+	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete(), Interrupted: !st.Finished()}
 	entity := map[string]string{}
 	for _, s := range st.Header.Steps {
 		entity[s.Name] = s.Entity

@@ -45,6 +45,14 @@ func (sr *stepRun) readPending() error {
 				fields = append(fields, k)
 			}
 		}
+		// A text the record already holds is not sent again (heldTexts):
+		// read the texts with the entity.
+		for _, k := range root.kids {
+			if isTextOp(k) && !seenNav[k.nav] {
+				seenNav[k.nav] = true
+				expand = append(expand, k.nav)
+			}
+		}
 		seen := map[string]bool{}
 		for _, c := range w.rec.Children {
 			if c.Replace && !c.Single && !seen[c.Nav] {
@@ -185,7 +193,11 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 		var rest []unit
+		held := heldTexts(resp.Body, root.kids)
 		for _, k := range root.kids {
+			if held[k] {
+				continue
+			}
 			rest = append(rest, flatten(k, nil))
 		}
 		if len(first) > 0 && len(replaceNavs[i]) > 0 {
@@ -204,6 +216,45 @@ func (sr *stepRun) readPending() error {
 		}
 	}
 	return nil
+}
+
+// isTextOp reports whether a child is a text sub-form (spec 2.9): a
+// single-object sub-form that writes TEXT.
+func isTextOp(k *op) bool {
+	_, ok := k.fields["TEXT"]
+	return k.single && ok
+}
+
+// heldTexts returns the text children that an existing entity already
+// holds, as read with it (expanded): an appended text (APPEND: true) whose
+// content is already in the entity's text, or a replacing one equal to it,
+// compared on their content (odata.TextContent), since servers read texts
+// back normalised. Sending them again would append the text a second time
+// each time the plan runs, or rewrite what did not change.
+func heldTexts(entity []byte, kids []*op) map[*op]bool {
+	var expanded map[string]json.RawMessage
+	held := map[*op]bool{}
+	for _, k := range kids {
+		if !isTextOp(k) {
+			continue
+		}
+		if expanded == nil && json.Unmarshal(entity, &expanded) != nil {
+			return held
+		}
+		cur := expanded[k.nav]
+		var got struct{ TEXT *string }
+		if len(cur) == 0 || json.Unmarshal(cur, &got) != nil || got.TEXT == nil {
+			continue
+		}
+		want, _ := k.fields["TEXT"].(string)
+		if appendText, _ := k.fields["APPEND"].(bool); appendText {
+			wantJSON, _ := json.Marshal(map[string]string{"TEXT": want})
+			held[k] = textContains(cur, wantJSON)
+		} else {
+			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
+		}
+	}
+	return held
 }
 
 // diffFields returns the record's fields whose value differs from the

@@ -203,3 +203,56 @@ func TestPlanDryRun(t *testing.T) {
 		t.Fatalf("apply %v: %d/%d vs plan %d/%d", err, as.Requests, as.Subrequests, sum.Requests, sum.Subrequests)
 	}
 }
+
+// An upsert run again with a new journal (the plan re-run, or loaded into a
+// company that has the texts already) sends a text the entity holds
+// neither appended a second time nor rewritten, and still appends one that
+// is new; with the server's normalised read-back (a style block and a
+// <p dir=rtl> wrapper) as well.
+func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	for _, quirks := range []map[string]bool{nil, {sandbox.QuirkNormalisedTexts: true}} {
+		env := newSandbox(t, sandbox.Options{Quirks: quirks})
+		load := func(hash string, texts map[string]string, appendText bool) *Summary {
+			t.Helper()
+			up := step("customers", "CUSTOMERS")
+			up.Mode = plan.ModeUpsert
+			p := testPlan(up)
+			p.Hash = hash
+			var rs []transform.Result
+			for i, c := range []string{"C1", "C2"} {
+				rs = append(rs, rec("customers", "CUSTOMERS", c, i+2, map[string]any{"CUSTNAME": c, "CUSTDES": "Customer " + c},
+					single("CUSTOMERSTEXT_SUBFORM", map[string]any{"TEXT": texts[c], "APPEND": appendText})))
+			}
+			sum, err := Apply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			return sum
+		}
+		text := func(c string) string {
+			t.Helper()
+			ent := env.entities("CUSTOMERS", "CUSTNAME")[c]
+			tx, _ := ent["CUSTOMERSTEXT_SUBFORM"].(map[string]any)
+			return fmt.Sprint(tx["TEXT"])
+		}
+		load("h1", map[string]string{"C1": "first note", "C2": "second note"}, true)
+		sum := load("h2", map[string]string{"C1": "first note", "C2": "second note"}, true)
+		if text("C1") != "first note" || text("C2") != "second note" {
+			t.Fatalf("quirks %v: texts after a second run: %q, %q", quirks, text("C1"), text("C2"))
+		}
+		if sum.Requests != 1 {
+			t.Errorf("quirks %v: a second run of held texts made %d calls, want the one read", quirks, sum.Requests)
+		}
+		load("h3", map[string]string{"C1": "first note", "C2": "another note"}, true)
+		if text("C1") != "first note" || text("C2") != "second note\nanother note" {
+			t.Fatalf("quirks %v: texts after a new note: %q, %q", quirks, text("C1"), text("C2"))
+		}
+		// Replacing (APPEND false): an equal text is not rewritten, a
+		// different one replaces.
+		sum = load("h4", map[string]string{"C1": "first note", "C2": "replaced"}, false)
+		if text("C1") != "first note" || text("C2") != "replaced" || sum.Subrequests != 1+1 {
+			t.Fatalf("quirks %v: replacing: %q, %q, %d sub-requests", quirks, text("C1"), text("C2"), sum.Subrequests)
+		}
+	}
+}

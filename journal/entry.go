@@ -17,6 +17,10 @@ const (
 	// before the step's first write: reconciliation claims only documents
 	// above it.
 	KindWatermark Kind = "watermark"
+	// KindFinished is apply's last line when it ran every step to its end:
+	// without it a run stopped between steps (step 2 never began) would
+	// look complete, for nothing of step 2 is pending.
+	KindFinished Kind = "finished"
 )
 
 // Ops of sub-requests. The undo ones are written by Undo.
@@ -45,6 +49,10 @@ type Header struct {
 	User    string    `json:"user,omitempty"`
 	Created time.Time `json:"created"`
 	Steps   []Step    `json:"steps,omitempty"` // in dependency order
+	// MarksFinish says that the journal's writer ends each apply that
+	// runs every step with a KindFinished entry; journals written before
+	// it have no such entries, and their runs are taken as finished.
+	MarksFinish bool `json:"marks_finish,omitempty"`
 }
 
 // Step names a step and its entity, in dependency order.

@@ -42,6 +42,10 @@ type State struct {
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
 
+	// marks: the journal ends its finished applies with KindFinished (the
+	// header says so, or one was seen); finished: the last apply did.
+	marks, finished bool
+
 	open map[int]*openBatch
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
@@ -406,6 +410,7 @@ func (st *State) apply(line []byte) string {
 			return "the first line is not a journal header"
 		}
 		st.Header = *e.Header
+		st.marks = e.Header.MarksFinish
 		for _, s := range e.Header.Steps {
 			st.step(s.Name)
 		}
@@ -429,6 +434,9 @@ func (st *State) apply(line []byte) string {
 			st.batchAt[e.Batch] = len(st.Batches)
 			st.Batches = append(st.Batches, BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
 				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")})
+		}
+		if len(e.Subs) > 0 && !strings.HasPrefix(e.Subs[0].Op, "undo-") {
+			st.finished = false // an apply began again
 		}
 		slab := make([]SubState, len(e.Subs))
 		for i := range e.Subs {
@@ -530,6 +538,7 @@ func (st *State) apply(line []byte) string {
 			}
 			return ""
 		}
+		st.finished = false
 		rec.final, rec.finalSeq = re.Status, seq
 		if re.Loc != "" {
 			rec.Loc = re.Loc
@@ -551,12 +560,15 @@ func (st *State) apply(line []byte) string {
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
 		}
+		st.finished = false
 		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 		if st.report && e.Calls > 0 {
 			// The read that found the watermark: a call of the run.
 			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
+	case KindFinished:
+		st.marks, st.finished = true, true
 	case KindHeader:
 		return "a second header"
 	default:
@@ -694,9 +706,17 @@ func (st *State) record(step, id string) *Record {
 	return r
 }
 
-// Complete reports whether every record is committed or skipped (and
-// nothing is in doubt or pending).
+// Finished reports whether the last apply ran every step to its end. A
+// journal written before apply marked it (Header.MarksFinish) cannot
+// tell, and is taken as finished.
+func (s *State) Finished() bool { return !s.marks || s.finished }
+
+// Complete reports whether the last apply finished and every record is
+// committed or skipped (nothing is in doubt or pending).
 func (s *State) Complete() bool {
+	if !s.Finished() {
+		return false
+	}
 	for _, name := range s.StepNames {
 		c := s.Counts(name)
 		if c.Failed+c.Pending+c.InDoubt > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/internal/golden"
+	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // TestReportInChromium renders the run report of the quickstart in a real
@@ -25,16 +27,7 @@ import (
 // (go test -update saves it as testdata/report/quickstart.png, for people
 // to look at). Skipped, saying so, where Chromium is not installed.
 func TestReportInChromium(t *testing.T) {
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		t.Skip("SKIPPED: Chromium is not installed, so the run report was not rendered in a browser (Debian package `chromium`; .ci/run installs it)")
-	}
+	chromium := findChromium(t, "the run report")
 	here, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -80,47 +73,152 @@ func TestReportInChromium(t *testing.T) {
 	}
 
 	// It prints: the quickstart's report is one A4 page.
-	pdf := filepath.Join(dir, "quickstart.pdf")
+	printsOnOnePage(t, chromium, page)
+
+	// The chart's bars are drawn (#2f6fba).
+	if bar := screenshot(t, chromium, page, filepath.Join(here, "testdata/report/quickstart.png"), 0x2f6fba); bar < 100 {
+		t.Errorf("the screenshot shows no chart bar (%d pixels of its colour)", bar)
+	}
+}
+
+// TestDiffInChromium renders the page of a diff against a company that
+// holds the quickstart's customers: one name changed to Hebrew (an update,
+// its new value marked) and the customers inserted again (conflicts). The
+// rendered DOM holds the counts per step and the marked change, the page
+// made no network request and prints on one A4 page; go test -update
+// saves the screenshot as testdata/report/diff.png.
+func TestDiffInChromium(t *testing.T) {
+	chromium := findChromium(t, "the diff's page")
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	t.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+	t.Setenv("MIGRATE_USER", "demo")
+	t.Setenv("MIGRATE_PASSWORD", "demo")
+	t.Setenv("MIGRATE_AUTH", "basic")
+	dir := t.TempDir()
+	if err := copyDir("../../examples/plans", dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	migrate(t, "apply", "quickstart.yaml", "--journal", "quickstart.journal")
+	customers, err := os.ReadFile("data/customers.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	customers = bytes.Replace(customers, []byte("Galil Engineering Ltd"), []byte(`"גליל הנדסה בע""מ"`), 1)
+	if err := os.WriteFile("data/customers.csv", customers, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const plan = `version: 1
+name: customers again
+sources:
+  customers: {file: data/customers.csv}
+steps:
+  - {name: customers, entity: CUSTOMERS, source: customers, mode: upsert, fields: {CUSTNAME: row.Code, CUSTDES: row.Name}}
+  - {name: again, entity: CUSTOMERS, source: customers, after: [customers], fields: {CUSTNAME: row.Code, CUSTDES: row.Name}}
+`
+	if err := os.WriteFile("customers.yaml", []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := cli.Run(context.Background(), []string{"diff", "customers.yaml", "--html", "diff.html"}, strings.NewReader(""), &out, &errb); code != 1 {
+		t.Fatalf("diff: exit %d, want 1 (conflicts)\n%s%s", code, out.String(), errb.String())
+	}
+	page := filepath.Join(dir, "diff.html")
+
+	dom, requests := render(t, chromium, page, "--dump-dom")
+	if len(requests) > 0 {
+		t.Errorf("the page made network requests: %v", requests)
+	}
+	want := [][]string{
+		// step, entity, create, update, unchanged, conflict, missing
+		{"customers", "CUSTOMERS", "0", "1", "3", "0", "0"},
+		{"again", "CUSTOMERS", "0", "0", "0", "4", "0"},
+	}
+	if got := stepRows(dom); !reflect.DeepEqual(got, want) {
+		t.Errorf("the rendered steps are\n%q\nwant\n%q", got, want)
+	}
+	for _, s := range []string{`<span class="old" dir="auto">Galil Engineering Ltd</span> → <mark class="new" dir="auto">גליל הנדסה בע"מ</mark>`,
+		`<b id="conflict">4</b>`, `<dt>User</dt><dd dir="auto">demo</dd>`} {
+		if !strings.Contains(dom, s) {
+			t.Errorf("the rendered page lacks %s", s)
+		}
+	}
+	printsOnOnePage(t, chromium, page)
+	// The new value's mark is drawn (#ffeb84).
+	if marked := screenshot(t, chromium, page, filepath.Join(here, "testdata/report/diff.png"), 0xffeb84); marked < 20 {
+		t.Errorf("the screenshot shows no marked change (%d pixels of its colour)", marked)
+	}
+}
+
+// findChromium is the path of headless Chromium, or skips the test saying
+// what was not rendered.
+func findChromium(t *testing.T, what string) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skipf("SKIPPED: Chromium is not installed, so %s was not rendered in a browser (Debian package `chromium`; .ci/run installs it)", what)
+	return ""
+}
+
+// printsOnOnePage prints a page to PDF and fails unless it is one A4 page.
+func printsOnOnePage(t *testing.T, chromium, page string) {
+	t.Helper()
+	pdf := filepath.Join(t.TempDir(), "page.pdf")
 	render(t, chromium, page, "--no-pdf-header-footer", "--print-to-pdf="+pdf)
 	printed, err := os.ReadFile(pdf)
 	if err != nil {
 		t.Fatalf("chromium printed no PDF: %v", err)
 	}
 	if n := len(regexp.MustCompile(`/Type\s*/Page\b`).FindAll(printed, -1)); n != 1 || !bytes.Contains(printed, []byte("/MediaBox [0 0 594.9")) {
-		t.Errorf("the report prints on %d pages (want one A4 page; 0: the PDF's pages could not be counted)", n)
+		t.Errorf("%s prints on %d pages (want one A4 page; 0: the PDF's pages could not be counted)", filepath.Base(page), n)
 	}
+}
 
-	shot := filepath.Join(dir, "quickstart.png")
+// screenshot takes a 1280x2000 screenshot of a page, counts the pixels
+// (of every other row and column) of one colour, and with -update saves
+// the screenshot as keep.
+func screenshot(t *testing.T, chromium, page, keep string, rgb uint32) int {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), "shot.png")
 	render(t, chromium, page, "--screenshot="+shot, "--window-size=1280,2000")
 	img := readPNG(t, shot)
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
 		t.Errorf("screenshot is %v, want 1280x2000", b)
 	}
-	// The chart's bars are drawn (#2f6fba).
-	bar := 0
+	n := 0
 	for y := 0; y < img.Bounds().Dy(); y += 2 {
 		for x := 0; x < img.Bounds().Dx(); x += 2 {
 			r, g, b, _ := img.At(x, y).RGBA()
-			if r>>8 == 0x2f && g>>8 == 0x6f && b>>8 == 0xba {
-				bar++
+			if r>>8 == rgb>>16 && g>>8 == rgb>>8&0xff && b>>8 == rgb&0xff {
+				n++
 			}
 		}
-	}
-	if bar < 100 {
-		t.Errorf("the screenshot shows no chart bar (%d pixels of its colour)", bar)
 	}
 	if golden.Updating() {
 		data, err := os.ReadFile(shot)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Join(here, "testdata/report"), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(here, "testdata/report/quickstart.png"), data, 0o644); err != nil {
+		if err := os.WriteFile(keep, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return n
 }
 
 // migrate runs the command line in this process and fails on a non-zero

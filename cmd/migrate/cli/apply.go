@@ -428,21 +428,34 @@ func (a *app) status(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
 	case code == ExitData:
 		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case sum.Interrupted && !pendingIn(sum):
+		fmt.Fprintln(a.stdout, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
 	default:
 		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
 	return silent(code)
 }
 
-// statusCode is CLI.md's exit code for what a journal says: 4 while records
-// are pending or in doubt (run apply again), 1 when only failed ones keep
-// the run from complete, 0 when it is complete.
-func statusCode(sum *executor.Summary) int {
-	failed := false
+// pendingIn reports whether records are pending or in doubt.
+func pendingIn(sum *executor.Summary) bool {
 	for _, s := range sum.Steps {
 		if s.Pending+s.InDoubt > 0 {
-			return ExitInterrupted
+			return true
 		}
+	}
+	return false
+}
+
+// statusCode is CLI.md's exit code for what a journal says: 4 while records
+// are pending or in doubt or the last apply stopped before it ran every
+// step (run apply again), 1 when only failed ones keep the run from
+// complete, 0 when it is complete.
+func statusCode(sum *executor.Summary) int {
+	if sum.Interrupted || pendingIn(sum) {
+		return ExitInterrupted
+	}
+	failed := false
+	for _, s := range sum.Steps {
 		failed = failed || s.Failed > 0
 	}
 	if failed || !sum.Complete {
@@ -544,6 +557,38 @@ func (a *app) refuseOtherTarget(jpath, flagURL string) error {
 	return nil
 }
 
+// undoJSON is CLI.md's output of undo --json.
+type undoJSON struct {
+	Target   string           `json:"target"`
+	Actions  []undoActionJSON `json:"actions"`
+	Done     int              `json:"done"`
+	Failed   int              `json:"failed"`
+	Skipped  []string         `json:"skipped"`
+	Warnings []string         `json:"warnings"`
+	InDoubt  []string         `json:"in_doubt"`
+}
+
+type undoActionJSON struct {
+	Step   string `json:"step"`
+	Record string `json:"record"`
+	Method string `json:"method"`
+	URL    string `json:"url"`
+	What   string `json:"what"`
+	Done   bool   `json:"done"`
+	Error  string `json:"error,omitempty"`
+}
+
+// undoView is the engine's undo summary as CLI.md documents it: its own
+// names, and lists that are [] when empty, as the other commands' JSON.
+func undoView(sum *executor.UndoSummary) undoJSON {
+	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
+		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...)}
+	for _, a := range sum.Actions {
+		v.Actions = append(v.Actions, undoActionJSON{Step: a.Step, Record: a.Record, Method: a.Method, URL: a.URL, What: a.What, Done: a.Done, Error: a.Error})
+	}
+	return v
+}
+
 func (a *app) undo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
@@ -584,7 +629,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	if *asJSON {
-		if werr := writeJSON(a.stdout, sum); werr != nil {
+		if werr := writeJSON(a.stdout, undoView(sum)); werr != nil {
 			return werr
 		}
 	} else {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/migrate-tool/migrate/executor"
 )
@@ -51,12 +52,16 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	var f checkFlags
 	f.register(fs)
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
+	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
 		return usageErr("--out: the diff is written as .xlsx")
+	}
+	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+		return err
 	}
 	// A diff compares with the target: it connects whatever --metadata says.
 	c, err := a.check(ctx, pos[0], f, true)
@@ -74,6 +79,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	compared := time.Now()
 	res, err := executor.Diff(ctx, executor.Options{
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Hook: a.newHook(f.json),
@@ -89,6 +95,16 @@ func (a *app) diff(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	if *html != "" {
+		// The page names who compared: a server that cannot say leaves it
+		// unrecorded, which stops nothing.
+		user, _ := c.conn.client.LoginName(ctx)
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.version.String(),
+			User: user, ToolVersion: Version, Start: compared}
+		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, recordErrors(unresolved))); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
 	view := diffView(res)
 	if len(unresolved) > 0 {
 		view.Errors = append(unresolved, view.Errors...)
@@ -101,6 +117,9 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		printDiff(a.stdout, view)
 		if *out != "" {
 			fmt.Fprintf(a.stdout, "the diff is in %s\n", *out)
+		}
+		if *html != "" {
+			fmt.Fprintf(a.stdout, "the diff's page is %s\n", *html)
 		}
 	}
 	if res.Conflicts() > 0 || len(view.Errors) > 0 {

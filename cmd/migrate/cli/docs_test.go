@@ -15,7 +15,6 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/userdocs"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -209,7 +208,7 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	t.Parallel()
 	section := userdocs.Section(t, cliDoc, "JSON output")
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
-		infoJSON{}, executor.UndoSummary{}, executor.UndoAction{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
+		infoJSON{}, undoJSON{}, undoActionJSON{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
 		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {

@@ -33,6 +33,15 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 	return out, nil
 }
 
+// recordErrors are unresolved references as the engine's pages take them.
+func recordErrors(l []errorJSON) []executor.RecordError {
+	var out []executor.RecordError
+	for _, e := range l {
+		out = append(out, executor.RecordError{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
+	}
+	return out
+}
+
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
 func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
