@@ -3,6 +3,7 @@ package executor
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +65,12 @@ func cellText(c source.Cell) string {
 			return x.Format("2006-01-02")
 		}
 		return x.Format("2006-01-02 15:04:05")
+	case []any, map[string]any:
+		// An expanded sub-form of an OData source: its lines as JSON, which
+		// a report's reader can tell apart.
+		if b, err := json.Marshal(x); err == nil {
+			return string(b)
+		}
 	}
 	return fmt.Sprint(c)
 }
