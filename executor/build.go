@@ -96,7 +96,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 		root.nested = countChildren(rec.Children)
 		return root, nil
 	}
-	raw, err := marshalBody(rec.Fields)
+	raw, err := odata.MarshalBody(rec.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Loc, err)
 	}
@@ -116,7 +116,7 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 				ctyp = b.md.Type(nav.Type)
 			}
 		}
-		raw, err := marshalBody(c.Fields)
+		raw, err := odata.MarshalBody(c.Fields)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
 		}
@@ -218,7 +218,7 @@ func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 				}
 			}
 		}
-		if sameValue(v, cur) {
+		if odata.SameValue(v, cur) {
 			continue
 		}
 		if out == nil {

@@ -162,7 +162,7 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]
 // satisfies checks one value of a returned row against a condition.
 func satisfies(v any, c cond) bool {
 	if c.op == "eq" {
-		return valuesEqual(v, c.value)
+		return odata.SameValue(v, c.value)
 	}
 	var n string
 	switch x := v.(type) {

@@ -133,7 +133,7 @@ func (sr *stepRun) classify(w *work, action string, changed, before map[string]a
 	}
 	rec := DiffRecord{Step: sr.step.Name, Location: w.rec.Loc.String(), Action: action, Matches: matches}
 	if w.root != nil {
-		rec.Key = w.root.key
+		rec.Key = shownKey(w.root.key)
 	}
 	if len(changed) > 0 {
 		rec.Fields = map[string]FieldChange{}

@@ -292,10 +292,14 @@ func (s *simService) recall(q odata.BatchRequest) (odata.BatchResponse, bool) {
 }
 
 // standIn reports a URL whose key is a stand-in for one the server would
-// number: {key}, or ref()'s {step:id}.
+// number: {key}, or ref()'s {step:id} (escaped in a key: %7B, %7D).
 func standIn(url string) bool {
 	i := strings.IndexByte(url, '(')
-	return i >= 0 && strings.Contains(url[i:], "{") && strings.Contains(url[i:], "}")
+	if i < 0 {
+		return false
+	}
+	k := url[i:]
+	return (strings.Contains(k, "{") || strings.Contains(k, "%7B")) && (strings.Contains(k, "}") || strings.Contains(k, "%7D"))
 }
 
 // made0 answers a read of an entity the run creates but cannot name: it

@@ -90,7 +90,7 @@ func assemble(batch []*op, seq int) []odata.BatchRequest {
 			r.URL = o.url
 		case o.parent.batch == seq && !o.parent.done && o.parent.kind == journal.OpCreate:
 			// spec 4.5: $<id> stands for the entity that sub-request creates.
-			r.URL = "$" + o.parent.id + "/" + o.nav
+			r.URL = odata.Reference(o.parent.id, o.nav)
 			r.DependsOn = []string{o.parent.id}
 		case o.parent.batch == seq && !o.parent.done:
 			// A PATCHed parent: addressed by its key, after it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // tree builds a record's ops: a root with n children (each with kids
@@ -171,24 +172,63 @@ func TestKeys(t *testing.T) {
 		want  string
 		value any
 	}{
-		{[]string{"CUSTNAME"}, []any{"O'Neil & Co"}, "'O''Neil%20&%20Co'", "O'Neil & Co"},
+		{[]string{"CUSTNAME"}, []any{"O'Neil & Co"}, "'O''Neil%20%26%20Co'", "O'Neil & Co"},
 		{[]string{"KLINE"}, []any{int64(3)}, "3", int64(3)},
 		{[]string{"IVNUM", "IVTYPE", "DEBIT"}, []any{"IV1", "A", "D"}, "IVNUM='IV1',IVTYPE='A',DEBIT='D'", map[string]any{"IVNUM": "IV1", "IVTYPE": "A", "DEBIT": "D"}},
 		{[]string{"A"}, []any{"a,b=c"}, "'a,b=c'", "a,b=c"},
 	}
 	for _, tc := range tests {
-		got, err := formatKey(tc.names, tc.vals)
+		got, err := odata.PathKey(tc.names, tc.vals)
 		if err != nil || got != tc.want {
-			t.Errorf("formatKey(%v) = %q, %v; want %q", tc.vals, got, err, tc.want)
+			t.Errorf("PathKey(%v) = %q, %v; want %q", tc.vals, got, err, tc.want)
+		}
+		if raw, _ := odata.FormatKey(tc.names, tc.vals); "("+shownKey(got)+")" != raw {
+			t.Errorf("shownKey(%q) = %q, want %q without its parentheses", got, shownKey(got), raw)
 		}
 		if v := keyValue(got); fmt.Sprint(v) != fmt.Sprint(tc.value) {
 			t.Errorf("keyValue(%q) = %#v, want %#v", got, v, tc.value)
 		}
 	}
-	if _, err := formatKey([]string{"A"}, []any{nil}); err == nil {
+	if _, err := odata.PathKey([]string{"A"}, []any{nil}); err == nil {
 		t.Error("nil key accepted")
 	}
-	if k := keyFromLocation("http://x/ORDERS('SO1')"); k != "'SO1'" {
-		t.Errorf("location key %q", k)
+	// However the server spells the Location, the key is keyOf's spelling
+	// (SERVICE-NOTES: %27 for quotes).
+	for loc, want := range map[string]string{
+		"http://x/ORDERS('SO1')":                       "'SO1'",
+		"http://x/ORDERS(%27SO1%27)":                   "'SO1'",
+		"http://x/CUSTOMERS('O''Neil & Co')":           "'O''Neil%20%26%20Co'",
+		"http://x/CUSTOMERS('A(1)')":                   "'A(1)'",
+		"http://x/CUSTOMERS('לקוח')":                   "'%D7%9C%D7%A7%D7%95%D7%97'",
+		"http://x/ORDERS('SO1')/ORDERITEMS_SUBFORM(3)": "3",
+		"http://x/ORDERS":                              "",
+		"(" + placeholderKey + ")":                     placeholderKey,
+	} {
+		if k := keyFromLocation(loc); k != want {
+			t.Errorf("keyFromLocation(%q) = %q, want %q", loc, k, want)
+		}
+	}
+}
+
+// TestKeyLiteral: a key typed to resolve --key is spelt as keyOf spells
+// the key of the same document, however it was typed.
+func TestKeyLiteral(t *testing.T) {
+	t.Parallel()
+	md := sandbox.DemoMetadata()
+	orders, invoices := md.EntitySet("ORDERS").Type, md.EntitySet("AINVOICES").Type
+	for _, tc := range []struct {
+		t           *odata.EntityType
+		typed, want string
+	}{
+		{orders, "SO26000002", "'SO26000002'"},
+		{orders, " SO 1 ", "'SO%201'"},
+		{orders, "'SO 1'", "'SO%201'"},
+		{orders, "'SO%201'", "'SO%201'"},
+		{orders, "O'Neil & Co", "'O''Neil%20%26%20Co'"},
+		{invoices, "DEBIT='D',IVNUM='IV 1',IVTYPE='A'", "IVNUM='IV%201',IVTYPE='A',DEBIT='D'"},
+	} {
+		if got := keyLiteral(tc.t, tc.typed); got != tc.want {
+			t.Errorf("keyLiteral(%s, %q) = %q, want %q", tc.t.Name, tc.typed, got, tc.want)
+		}
 	}
 }

@@ -2,8 +2,6 @@ package executor
 
 import (
 	"errors"
-	"path/filepath"
-	"strings"
 
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
@@ -30,8 +28,7 @@ func prefetch(open transform.Opener) transform.Opener {
 		if err != nil {
 			return nil, err
 		}
-		switch strings.ToLower(filepath.Ext(src.File)) {
-		case ".xlsx", ".xlsm": // as source.Open decides the format
+		if source.IsWorkbook(src.File) {
 			return &prefetchReader{inner: rd, header: rd.Header()}, nil
 		}
 		return rd, nil

@@ -343,11 +343,7 @@ func keyParts(t *odata.EntityType, key string) ([]odata.KeyPart, error) {
 	if t == nil || len(t.Key) == 0 {
 		return nil, fmt.Errorf("no key fields known")
 	}
-	unesc, err := url.PathUnescape(key)
-	if err != nil {
-		unesc = key
-	}
-	parts, err := odata.ParseKey(unesc)
+	parts, err := odata.ParsePathKey(key)
 	if err != nil {
 		return nil, err
 	}

@@ -442,35 +442,9 @@ func fieldsEqual(entity []byte, want json.RawMessage) bool {
 		return false
 	}
 	for k, wv := range w {
-		if !valuesEqual(got[k], wv) {
+		if !odata.SameValue(got[k], wv) {
 			return false
 		}
 	}
 	return true
-}
-
-func valuesEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil || a == "" && b == nil || a == nil && b == ""
-	}
-	an, aok := a.(json.Number)
-	bn, bok := b.(json.Number)
-	if aok && bok {
-		da, e1 := odata.ParseDecimal(string(an), '.')
-		db, e2 := odata.ParseDecimal(string(bn), '.')
-		return e1 == nil && e2 == nil && da.Cmp(db) == 0
-	}
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	if aok && bok {
-		if as == bs {
-			return true
-		}
-		ta, e1 := odata.ParseDateTime(as)
-		tb, e2 := odata.ParseDateTime(bs)
-		return e1 == nil && e2 == nil && ta.Equal(tb)
-	}
-	ab, _ := json.Marshal(a)
-	bb, _ := json.Marshal(b)
-	return string(ab) == string(bb)
 }

@@ -215,16 +215,18 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 	return what, nil
 }
 
-// keyLiteral is a key as the journal writes it: SO26000002 typed for a
-// text key becomes 'SO26000002'; a key already written as a literal, or a
-// composite one (NAME=value,...), is kept.
+// keyLiteral is a key a person typed as the journal writes it (keyOf):
+// SO26000002 typed for a text key becomes 'SO26000002', SO 1 becomes
+// 'SO%201'; a key already written as a literal ('SO 1'), or a composite one
+// (NAME=value,...), is spelt as keyOf spells it.
 func keyLiteral(t *odata.EntityType, typed string) string {
 	k := strings.TrimSpace(typed)
-	if strings.HasPrefix(k, "'") || strings.Contains(k, "=") || len(t.Key) != 1 {
-		return k
+	if !strings.HasPrefix(k, "'") && !strings.Contains(k, "=") && len(t.Key) == 1 {
+		if p := t.Property(t.Key[0]); p != nil && p.Type == odata.EdmString {
+			if pk, err := odata.PathKey(t.Key, []any{k}); err == nil {
+				return pk
+			}
+		}
 	}
-	if p := t.Property(t.Key[0]); p != nil && p.Type == odata.EdmString {
-		return "'" + strings.ReplaceAll(k, "'", "''") + "'"
-	}
-	return k
+	return canonicalKey(t, k)
 }

@@ -482,7 +482,7 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 	}
 	var out []string
 	for k, wv := range w {
-		if !valuesEqual(got[k], wv) {
+		if !odata.SameValue(got[k], wv) {
 			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(got[k]), shortValue(wv)))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -279,49 +278,13 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 				old = dv
 			}
 		}
-		if sameValue(v, old) {
+		if odata.SameValue(v, old) {
 			continue
 		}
 		changed[k] = v
 		before[k] = cur[k]
 	}
 	return changed, before
-}
-
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil || b == ""
-	case string:
-		if x == "" && b == nil {
-			return true
-		}
-		y, ok := b.(string)
-		return ok && x == y
-	case odata.Decimal:
-		switch y := b.(type) {
-		case odata.Decimal:
-			return x.Cmp(y) == 0
-		case int64:
-			return x.Cmp(odata.DecimalFromInt(y)) == 0
-		}
-		return false
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return x == y
-		case odata.Decimal:
-			return odata.DecimalFromInt(x).Cmp(y) == 0
-		}
-		return false
-	case time.Time:
-		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	}
-	return false
 }
 
 // sendReads is the run's ReadFunc: a read call waits for a slot as a

@@ -58,8 +58,12 @@ func (a BasicAuth) GoString() string { return a.String() }
 // credentials, the token as user name and the literal PAT as password.
 type PATAuth struct{ Token string }
 
+// PATPassword is the password that marks Basic credentials as a personal
+// access token; the sandbox reads it as the client writes it.
+const PATPassword = "PAT"
+
 func (a PATAuth) Authorize(req *http.Request) error {
-	req.SetBasicAuth(a.Token, "PAT")
+	req.SetBasicAuth(a.Token, PATPassword)
 	return nil
 }
 func (a PATAuth) Method() string   { return "pat" }
@@ -620,7 +624,7 @@ func withQuery(path string, q Query) string {
 
 // Get reads path with the query options into out (a pointer; nil discards).
 // Paths are relative to the service root and must already be escaped:
-// build keyed paths with EntityPath and LinePath.
+// write keys in them with PathKey.
 func (c *Client) Get(ctx context.Context, path string, q Query, out any) error {
 	resp, err := c.do(ctx, &request{method: http.MethodGet, path: withQuery(path, q)})
 	if err != nil {

@@ -402,7 +402,7 @@ func TestClientWritesInDoubt(t *testing.T) {
 			if !errors.As(err, &ide) || ide.Op != "POST ORDERS" {
 				t.Fatalf("err = %v, want *InDoubtError", err)
 			}
-			if tc.status != 0 && !IsStatus(err, tc.status) {
+			if tc.status != 0 && !isStatus(err, tc.status) {
 				t.Errorf("inner status lost: %v", err)
 			}
 			if n := len(log()); n != 1 {
@@ -994,4 +994,10 @@ func TestClientRateLimitUnbounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// isStatus reports whether err holds an *Error with that HTTP status.
+func isStatus(err error, code int) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == code
 }

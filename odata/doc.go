@@ -10,13 +10,17 @@
 //     parsers (ParseMetadata, ParseEntityType for GetMetadataFor) and writers
 //     (Metadata.WriteXML, EntityType.WriteXML), Suggest for "did you mean".
 //   - decimal.go, values.go: exact Edm.Decimal, literals (FormatLiteral,
-//     FormatDateTime, FormatDate), entity bodies (MarshalBody, DecodeEntity)
-//     and typed decoding of server values (DecodeValue).
-//   - keys.go, url.go: keys (FormatKey, ParseKey, ParsePath), $<id>
-//     references, ServiceRoot with the language code, Query and the filter
-//     builders (Eq, And, Or, ...).
+//     FormatDateTime, FormatDate), entity bodies (MarshalBody, the one
+//     encoder, DecodeEntity), typed decoding of server values (DecodeValue)
+//     and the one value equality (SameValue).
+//   - keys.go, url.go: the one key grammar, which the executor and the
+//     sandbox both call: FormatKey and ParseKey (raw), PathKey and
+//     ParsePathKey (escaped by the one rule for URLs, as the journal keeps
+//     keys), LocationKey, ParsePath and EscapePath; $<id> references,
+//     ServiceRoot with the language code, Query and the filter builders
+//     (Eq, And, Or, ...).
 //   - errors.go: Error, ParseError, the Kind predicates and the error-body
-//     writers the sandbox uses.
+//     writers the sandbox answers with.
 //   - client.go: Client, Config, Authenticator (BasicAuth, PATAuth), retries
 //     and InDoubtError, rate limits, Batch.
 //   - batch.go, batch_json.go, batch_multipart.go: the $batch types and codecs.

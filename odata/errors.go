@@ -9,7 +9,6 @@ import (
 	"html"
 	"net/http"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -128,12 +127,6 @@ func KindOf(err error) Kind {
 		return e.Kind()
 	}
 	return KindOther
-}
-
-// IsStatus reports whether err holds an *Error with that HTTP status.
-func IsStatus(err error, code int) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == code
 }
 
 func IsScreenError(err error) bool  { return KindOf(err) == KindScreen }
@@ -478,25 +471,24 @@ func jsonText(raw json.RawMessage) string {
 	return string(raw) // number, true, false
 }
 
+// FormValue is one submitted field a screen error echoes (spec 7).
+type FormValue struct{ Name, Value string }
+
 // ScreenErrorXML writes spec 7's body: FORM TYPE=entity, an element named
-// after the entity with the submitted values (sorted by name) and
-// InterfaceErrors with one text element per message. Names that cannot be
-// XML element names are left out.
-func ScreenErrorXML(entity string, values map[string]string, messages []string) []byte {
+// after the entity with the submitted values (in the order given: the
+// form's) and InterfaceErrors with one text element per message. Names
+// that cannot be XML element names are left out. The sandbox answers with
+// it, the client's ParseError reads it.
+func ScreenErrorXML(entity string, values []FormValue, messages []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
 	b.WriteString(`<FORM TYPE="` + attr(entity) + `">`)
 	if isXMLName(entity) {
 		b.WriteString("<" + entity + ">")
-		keys := make([]string, 0, len(values))
-		for k := range values {
-			if isXMLName(k) {
-				keys = append(keys, k)
+		for _, v := range values {
+			if isXMLName(v.Name) {
+				b.WriteString("<" + v.Name + ">" + attr(v.Value) + "</" + v.Name + ">")
 			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			b.WriteString("<" + k + ">" + attr(values[k]) + "</" + k + ">")
 		}
 		b.WriteString("</" + entity + ">")
 	}

@@ -154,11 +154,11 @@ func TestKinds(t *testing.T) {
 		if tc.is != nil && !tc.is(err) {
 			t.Errorf("%d: predicate false", tc.status)
 		}
-		if !IsStatus(err, tc.status) || IsStatus(err, tc.status+1) {
+		if !isStatus(err, tc.status) || isStatus(err, tc.status+1) {
 			t.Errorf("%d: IsStatus wrong", tc.status)
 		}
 	}
-	if KindOf(errors.New("x")) != KindOther || IsStatus(nil, 400) || IsNotFound(nil) {
+	if KindOf(errors.New("x")) != KindOther || isStatus(nil, 400) || IsNotFound(nil) {
 		t.Errorf("non-*Error classified")
 	}
 	if KindThrottled.String() != "throttled" || Kind(99).String() != "kind(99)" {
@@ -168,7 +168,7 @@ func TestKinds(t *testing.T) {
 
 func TestErrorWritersRoundTrip(t *testing.T) {
 	t.Parallel()
-	vals := map[string]string{"FAMILYNAME": "A<&>\"'", "FAMILY": "0", "bad name": "skipped"}
+	vals := []FormValue{{"FAMILY", "0"}, {"FAMILYNAME", "A<&>\"'"}, {"bad name", "skipped"}}
 	msgs := []string{"Specify Y or N.", "שגיאה & <b>"}
 	x := ScreenErrorXML("FAMILY_LOG", vals, msgs)
 	golden.Check(t, "testdata/errors/written_screen.xml", x)

@@ -42,7 +42,7 @@ func FuzzParseError(f *testing.F) {
 		// A message the writer can carry comes back unchanged.
 		m := string(body)
 		if clean(m) {
-			x := ParseError(400, nil, ScreenErrorXML("ORDERS", map[string]string{"A": m}, []string{m}))
+			x := ParseError(400, nil, ScreenErrorXML("ORDERS", []FormValue{{"A", m}}, []string{m}))
 			if x.Entity != "ORDERS" || len(x.Messages) != 1 || x.Messages[0] != m || x.Values["A"] != m {
 				t.Fatalf("XML round trip of %q: %#v", m, x)
 			}

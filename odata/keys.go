@@ -3,6 +3,7 @@ package odata
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -81,9 +82,72 @@ func keyName(names []string, i int) string {
 	return strconv.Itoa(i + 1)
 }
 
+// PathKey is a key expression as it stands between the parentheses of a
+// URL path, and as the journal keeps it: FormatKey's expression without
+// its parentheses, escaped by the one rule for keys in URLs (escapePathKey:
+// 'A&B' is 'A%26B', Hebrew is percent-encoded UTF-8, quotes, commas and
+// '=' stay readable). The executor writes every keyed URL with it, plain
+// or inside a $batch; the sandbox reads them back with ParsePath.
+func PathKey(names []string, values []any) (string, error) {
+	k, err := FormatKey(names, values)
+	if err != nil {
+		return "", err
+	}
+	return escapePathKey(k[1 : len(k)-1]), nil
+}
+
+// ParsePathKey reads a key as PathKey writes it, or as a server writes it
+// (raw, or percent-encoded: SERVICE-NOTES' %27 for quotes), with or
+// without its parentheses.
+func ParsePathKey(s string) ([]KeyPart, error) {
+	if u, err := url.PathUnescape(s); err == nil {
+		s = u
+	}
+	return ParseKey(s)
+}
+
+// pathKeyOf is PathKey of parts that ParseKey read: the one spelling of a
+// key however it arrived.
+func pathKeyOf(parts []KeyPart) (string, error) {
+	names := make([]string, len(parts))
+	values := make([]any, len(parts))
+	for i, p := range parts {
+		names[i], values[i] = p.Name, p.Value
+	}
+	return PathKey(names, values)
+}
+
+// LocationKey is the key of the entity a Location header names
+// (…/ORDERS('SO 1'), …/ORDERITEMS_SUBFORM(3), percent-encoded or not) as
+// PathKey writes it.
+func LocationKey(loc string) (string, error) {
+	s := loc
+	if u, err := url.PathUnescape(loc); err == nil {
+		s = u
+	}
+	open, inQuote := -1, false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\'':
+			inQuote = !inQuote
+		case s[i] == '(' && !inQuote:
+			open = i
+		}
+	}
+	if open < 0 || !strings.HasSuffix(s, ")") {
+		return "", &KeyError{Input: loc, Offset: len(loc), Msg: "no key in parentheses at the end"}
+	}
+	parts, err := ParseKey(s[open:])
+	if err != nil {
+		return "", err
+	}
+	return pathKeyOf(parts)
+}
+
 // ParseKey reads a key expression as FormatKey writes it, with or without
 // its parentheses: ('A”B'), (12), (IVNUM='X',IVTYPE='A',DEBIT='D').
-// Decimal literals are kept as strings of their digits.
+// Integers are int64; other numbers (1.50, or past int64) are Decimal, so
+// that FormatKey writes them back unquoted.
 func ParseKey(s string) ([]KeyPart, error) {
 	in := s
 	body, off := s, 0
@@ -200,8 +264,8 @@ func (p *keyParser) value() (any, error) {
 	if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 		return n, nil
 	}
-	if _, err := ParseDecimal(lit, '.'); err == nil && strings.ContainsAny(lit, "0123456789") {
-		return lit, nil
+	if d, err := ParseDecimal(lit, '.'); err == nil && strings.ContainsAny(lit, "0123456789") {
+		return d, nil
 	}
 	p.pos = start
 	return nil, p.errf("%q is neither a quoted string nor a number", lit)
@@ -306,17 +370,18 @@ func refID(seg string) (string, bool) {
 }
 
 // SplitReference splits a batch URL that starts with a $<id> reference
-// (spec 4.5): "$1/ORDERITEMS_SUBFORM" gives "1", "/ORDERITEMS_SUBFORM".
+// (spec 4.5): "$1/ORDERITEMS_SUBFORM" gives "1", "/ORDERITEMS_SUBFORM";
+// "$1?$select=X" gives "1", "?$select=X".
 func SplitReference(u string) (id, rest string, ok bool) {
-	seg, rest, _ := strings.Cut(u, "/")
-	if rest != "" || strings.HasSuffix(u, "/") {
-		rest = "/" + rest
+	i := strings.IndexAny(u, "/?")
+	if i < 0 {
+		i = len(u)
 	}
-	id, ok = refID(seg)
+	id, ok = refID(u[:i])
 	if !ok {
 		return "", "", false
 	}
-	return id, rest, true
+	return id, u[i:], true
 }
 
 // Reference builds a $<id> URL: Reference("1", "ORDERITEMS_SUBFORM") is
@@ -325,20 +390,31 @@ func Reference(id string, path ...string) string {
 	return strings.Join(append([]string{"$" + id}, path...), "/")
 }
 
-// EntityPath writes SET(key) with the key percent-encoded for a URL path:
-// EntityPath("ORDERS", []string{"ORDNAME"}, []any{"SO 1"}) is
-// "ORDERS('SO%201')".
-func EntityPath(set string, names []string, values []any) (string, error) {
-	k, err := FormatKey(names, values)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", set, err)
+// EscapePath writes a resource path as PathKey would have: a raw
+// ORDERS('SO 1/2')/ORDERITEMS_SUBFORM(3) is ORDERS('SO%201%2F2')/ORDERITEMS_SUBFORM(3).
+// What stands inside quotes is escaped by the one rule; names, the key
+// syntax and the path's own '/' stay as they are.
+func EscapePath(p string) string {
+	var b strings.Builder
+	start, inQuote := 0, false
+	for i := 0; i < len(p); i++ {
+		if p[i] != '\'' {
+			continue
+		}
+		if inQuote {
+			b.WriteString(escapePathKey(p[start:i]))
+		} else {
+			b.WriteString(escapeOData(p[start:i], "()'=,:@!$*;/"))
+		}
+		b.WriteByte('\'')
+		start, inQuote = i+1, !inQuote
 	}
-	return set + escapePathKey(k), nil
-}
-
-// LinePath writes parent/nav(line) for a sub-form line (spec 2.5).
-func LinePath(parent, nav string, line int64) string {
-	return parent + "/" + nav + "(" + strconv.FormatInt(line, 10) + ")"
+	if inQuote {
+		b.WriteString(escapePathKey(p[start:]))
+	} else {
+		b.WriteString(escapeOData(p[start:], "()'=,:@!$*;/"))
+	}
+	return b.String()
 }
 
 // escapePathKey percent-encodes what a path segment cannot carry as is,

@@ -65,7 +65,7 @@ func TestParseKey(t *testing.T) {
 		{"(IVNUM='X',IVTYPE='A',DEBIT='D')", []KeyPart{{"IVNUM", "X"}, {"IVTYPE", "A"}, {"DEBIT", "D"}}, -1},
 		{"(A = 'a,b=)', B=2)", []KeyPart{{"A", "a,b=)"}, {"B", int64(2)}}, -1},
 		{"(KLINE=3)", []KeyPart{{"KLINE", int64(3)}}, -1},
-		{"(1.50)", []KeyPart{{"", "1.50"}}, -1},
+		{"(1.50)", []KeyPart{{"", mustDec(t, "1.50")}}, -1},
 		{"()", nil, 1},
 		{"(", nil, 1},
 		{"('abc)", nil, 5},
@@ -73,7 +73,7 @@ func TestParseKey(t *testing.T) {
 		{"('x',B=1)", nil, 8},
 		{"(abc)", nil, 1},
 		{"(A='x' B)", nil, 7},
-		{"(99999999999999999999999)", []KeyPart{{"", "99999999999999999999999"}}, -1},
+		{"(99999999999999999999999)", []KeyPart{{"", mustDec(t, "99999999999999999999999")}}, -1},
 	}
 	for _, tc := range tests {
 		got, err := ParseKey(tc.in)
@@ -137,6 +137,7 @@ func TestReferences(t *testing.T) {
 	}{
 		{"$1/ORDERITEMS_SUBFORM", "1", "/ORDERITEMS_SUBFORM", true},
 		{"$new", "new", "", true},
+		{"$1?$select=KLINE", "1", "?$select=KLINE", true},
 		{"$batch", "", "", false},
 		{"ORDERS", "", "", false},
 		{"$", "", "", false},
@@ -149,24 +150,6 @@ func TestReferences(t *testing.T) {
 	}
 	if r := Reference("1", "ORDERITEMS_SUBFORM"); r != "$1/ORDERITEMS_SUBFORM" {
 		t.Errorf("Reference = %q", r)
-	}
-}
-
-func TestEntityPath(t *testing.T) {
-	t.Parallel()
-	p, err := EntityPath("ORDERS", []string{"ORDNAME"}, []any{"SO 1+&/#"})
-	if err != nil || p != "ORDERS('SO%201%2B%26%2F%23')" {
-		t.Errorf("EntityPath = %q, %v", p, err)
-	}
-	p, err = EntityPath("AINVOICES", []string{"IVNUM", "IVTYPE", "DEBIT"}, []any{"X", "A", "D"})
-	if err != nil || p != "AINVOICES(IVNUM='X',IVTYPE='A',DEBIT='D')" {
-		t.Errorf("EntityPath composite = %q, %v", p, err)
-	}
-	if _, err := EntityPath("X", []string{"A"}, []any{nil}); !errors.Is(err, ErrBadKey) {
-		t.Errorf("nil key err = %v", err)
-	}
-	if l := LinePath(p, "AINVOICEITEMS_SUBFORM", 3); l != p+"/AINVOICEITEMS_SUBFORM(3)" {
-		t.Errorf("LinePath = %q", l)
 	}
 }
 
@@ -243,4 +226,39 @@ func TestQueryEncode(t *testing.T) {
 	if Ne("A", int64(1)) != "A ne 1" || Gt("A", int64(1)) != "A gt 1" || Lt("A", int64(1)) != "A lt 1" || Le("A", int64(1)) != "A le 1" {
 		t.Errorf("comparison builders wrong")
 	}
+}
+
+// FuzzPathKey: the one escaping rule round-trips any text key and any
+// integer, composite or not, and EscapePath of the raw path agrees with it.
+func FuzzPathKey(f *testing.F) {
+	for _, s := range []string{"O'Neil & Co", "A/B#C?D", "50%25", "A+B", "לקוח", "a,b=c)", "''", ""} {
+		f.Add(s, int64(3))
+	}
+	f.Fuzz(func(t *testing.T, s string, n int64) {
+		for _, tc := range []struct {
+			names  []string
+			values []any
+		}{{[]string{"K"}, []any{s}}, {nil, []any{n}}, {[]string{"A", "B"}, []any{s, n}}} {
+			key, err := PathKey(tc.names, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts, err := ParsePathKey(key)
+			if err != nil || len(parts) != len(tc.values) {
+				t.Fatalf("ParsePathKey(%q) = %v, %v", key, parts, err)
+			}
+			for i, p := range parts {
+				if p.Value != tc.values[i] {
+					t.Fatalf("ParsePathKey(%q)[%d] = %#v, want %#v", key, i, p.Value, tc.values[i])
+				}
+			}
+			raw, _ := FormatKey(tc.names, tc.values)
+			if got := EscapePath("SET" + raw + "/NAV"); got != "SET("+key+")/NAV" {
+				t.Fatalf("EscapePath(%q) = %q, want SET(%s)/NAV", raw, got, key)
+			}
+			if lk, err := LocationKey("http://h/b/SET(" + key + ")"); err != nil || lk != key {
+				t.Fatalf("LocationKey = %q, %v; want %q", lk, err, key)
+			}
+		}
+	})
 }

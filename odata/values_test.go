@@ -1,6 +1,7 @@
 package odata
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"github.com/migrate-tool/migrate/internal/golden"
@@ -180,6 +181,7 @@ func TestFormatDateTimeRoundTrip(t *testing.T) {
 	}
 }
 
+// BenchmarkMarshalBody: an order with twenty lines (deep insert).
 func BenchmarkMarshalBody(b *testing.B) {
 	price, _ := ParseDecimal("12.10", '.')
 	lines := make([]map[string]any, 20)
@@ -195,29 +197,114 @@ func BenchmarkMarshalBody(b *testing.B) {
 	}
 }
 
-func TestValuesEqual(t *testing.T) {
+// TestSameValue: the one value equality, for values as a server's JSON
+// gives them and as DecodeValue types them.
+func TestSameValue(t *testing.T) {
 	t.Parallel()
+	when := time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC)
 	tests := []struct {
-		typ  EdmType
 		a, b any
 		want bool
 	}{
-		{EdmDecimal, json.Number("12.10"), mustDec(t, "12.1"), true},
-		{EdmDecimal, json.Number("12.11"), mustDec(t, "12.1"), false},
-		{EdmDateTimeOffset, "2024-03-01T00:00:00+02:00", time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC), true},
-		{EdmInt64, json.Number("5"), int64(5), true},
-		{EdmString, "a", "a", true},
-		{EdmString, nil, "", false},
-		{EdmString, nil, nil, true},
-		{EdmBoolean, true, "true", true},
+		{nil, nil, true},
+		{nil, "", true}, // a blank String reads back as null or ""
+		{"", nil, true},
+		{nil, "x", false},
+		{int64(0), nil, false},
+		{false, nil, false},
+		{"a", "a", true},
+		{"a", "A", false},
+		{json.Number("12.10"), mustDec(t, "12.1"), true},
+		{json.Number("12.11"), mustDec(t, "12.1"), false},
+		{json.Number("5"), int64(5), true},
+		{int64(5), mustDec(t, "5.00"), true},
+		{json.Number("5"), json.Number("5.0"), true},
+		{float64(1.5), json.Number("1.50"), true},
+		{json.Number("5"), "5", false}, // a number is not its text
+		{"2024-03-01T00:00:00+02:00", when, true},
+		{when, "2024-03-01T00:00:00+02:00", true},
+		{"2024-03-01T00:00:00+02:00", "2024-02-29T22:00:00Z", true},
+		{when, when.Add(time.Second), false},
+		{when, "not a date", false},
+		{true, true, true},
+		{true, false, false},
+		{true, "true", false},
+		{map[string]any{"TEXT": "x"}, map[string]any{"TEXT": "x"}, true},
+		{[]any{json.Number("1")}, []any{json.Number("2")}, false},
 	}
 	for _, tc := range tests {
-		got, err := ValuesEqual(tc.typ, tc.a, tc.b)
-		if err != nil || got != tc.want {
-			t.Errorf("ValuesEqual(%s, %#v, %#v) = %v, %v; want %v", tc.typ, tc.a, tc.b, got, err, tc.want)
+		if got := SameValue(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameValue(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := SameValue(tc.b, tc.a); got != tc.want {
+			t.Errorf("SameValue(%#v, %#v) = %v, want %v (not symmetric)", tc.b, tc.a, got, tc.want)
 		}
 	}
-	if _, err := ValuesEqual(EdmInt64, "x", int64(1)); err == nil {
-		t.Errorf("bad value compared")
+}
+
+// referenceJSON is encoding/json's own writing of v, HTML escaping off:
+// what MarshalBody's fast paths must equal byte for byte.
+func referenceJSON(t testing.TB, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+// TestMarshalBodyIsEncodingJSON: for every value encoding/json writes the
+// same way (text, null, integers, json.Number, booleans, deep inserts),
+// MarshalBody writes exactly its bytes, plain text copied or not.
+func TestMarshalBodyIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	tests := []map[string]any{
+		{},
+		{"CUSTNAME": "C1", "CUSTDES": "Acme Ltd", "PHONE": nil},
+		{"A": `quote " and back\slash`, "B": "tab\there\nnew line", "C": "<html> & 'x'"},
+		{"HEB": "לקוח", "LS": "line\u2028sep", "BAD": "\xff\xfe", "NUL": "\x00\x1f\x7f"},
+		{"PRICE": json.Number("12.50"), "N": int64(3), "OK": true},
+		{"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": int64(2)}}, "CUSTNAME": "C1"},
+	}
+	for i, fields := range tests {
+		got, err := MarshalBody(fields)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if want := referenceJSON(t, fields); !bytes.Equal(got, want) {
+			t.Errorf("case %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// FuzzMarshalBody: for any text keys and values, MarshalBody writes what
+// encoding/json writes.
+func FuzzMarshalBody(f *testing.F) {
+	f.Add("CUSTNAME", "C1", "CUSTDES", "Acme \"Ltd\"")
+	f.Add("A", "\u2028\xff<>&", "B", "")
+	f.Add("\x7f", "\x00", "ü", "\\")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		fields := map[string]any{k1: v1, k2: v2, "NULL": nil}
+		got, err := MarshalBody(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := referenceJSON(t, fields); !bytes.Equal(got, want) {
+			t.Fatalf("MarshalBody %q, encoding/json %q", got, want)
+		}
+	})
+}
+
+// BenchmarkMarshalBodyText: the body of a record of seven text fields, as
+// the executor marshals one per record.
+func BenchmarkMarshalBodyText(b *testing.B) {
+	fields := map[string]any{"CUSTNAME": "C0000001", "CUSTDES": "Customer number 1 Ltd", "PHONE": "+972-3-0000001",
+		"ADDRESS": "1 Herzl Street", "STATE": "City Number 1", "ZIP": "00001", "AGENTCODE": "AG001"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := MarshalBody(fields); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

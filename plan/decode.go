@@ -17,38 +17,29 @@ import (
 	_ "time/tzdata" // timezone names validate the same on every machine
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/source"
 	"gopkg.in/yaml.v3"
 )
 
-// Keys of each block of PLAN-FORMAT.md; the JSON schema in
-// docs/plan.schema.json lists the same (a test keeps them in step).
+// Keys of each block, from the format table (format.go).
 var (
-	topKeys     = []string{"version", "name", "target", "connections", "sources", "lookups", "steps"}
-	targetKeys  = []string{"url", "language", "metadata", "system_version", "auth", "batch_size", "concurrency", "calls_per_minute", "max_same_errors", "timezone", "decimal_separator", "empty"}
-	sourceKeys  = []string{"file", "delimiter", "encoding", "lazy_quotes", "decimal_separator", "sheet", "header_row", "connection", "entity", "select", "expand", "filter"}
-	connKeys    = []string{"url", "auth", "language"}
-	lookupKeys  = []string{"source", "entity", "key", "value", "filter", "missing"}
-	stepKeys    = []string{"name", "entity", "source", "after", "when", "mode", "id", "group_by", "match", "deep_insert", "fields", "subforms", "exists"}
-	subformKeys = []string{"name", "source", "link", "each", "when", "lines", "fields", "subforms", "exists"}
-	linkKeys    = []string{"parent", "child"}
+	topKeys     = keyNames("top")
+	targetKeys  = keyNames("target")
+	connKeys    = keyNames("connection")
+	sourceKeys  = keyNames("source")
+	lookupKeys  = keyNames("lookup")
+	stepKeys    = keyNames("step")
+	subformKeys = keyNames("subform")
+	linkKeys    = keyNames("link")
 )
 
-// csvOnly and xlsxOnly are the source keys that make sense for one format.
+// csvOnly, xlsxOnly and serviceOnly are the source keys that make sense
+// for one kind of source.
 var (
-	csvOnly     = []string{"delimiter", "encoding", "lazy_quotes"}
-	xlsxOnly    = []string{"sheet", "header_row"}
-	serviceOnly = []string{"select", "expand", "filter"}
+	csvOnly     = onlyFor("csv")
+	xlsxOnly    = onlyFor("xlsx")
+	serviceOnly = onlyFor("service")
 )
-
-// encodings maps every accepted spelling to the name the source package
-// takes (source.Options.Encoding).
-var encodings = map[string]string{
-	"utf-8": "utf-8", "utf8": "utf-8",
-	"utf-16": "utf-16", "utf16": "utf-16",
-	"windows-1255": "windows-1255", "cp1255": "windows-1255", "windows1255": "windows-1255",
-	"windows-1252": "windows-1252", "cp1252": "windows-1252", "windows1252": "windows-1252",
-	"iso-8859-8": "iso-8859-8", "iso8859-8": "iso-8859-8", "iso_8859-8": "iso-8859-8", "hebrew": "iso-8859-8",
-}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -235,7 +226,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 	}
 	top.entries = kept
 	p.Spans = w.spans(top)
-	w.require(top, "the plan", "version", "steps")
+	w.require(top, "the plan", requiredKeys("top")...)
 	for _, e := range top.entries {
 		switch e.key {
 		case "version":
@@ -293,7 +284,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.URL = s
 			}
 		case "language":
-			if v, ok := w.bounded(e, 1, 0, "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
+			if v, ok := w.bounds(e, "target", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
 				t.Language = v
 			}
 		case "metadata":
@@ -310,23 +301,23 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "auth":
-			if s, ok := w.enum(e, "basic", "pat", "oidc"); ok {
+			if s, ok := w.choice(e, "target"); ok {
 				t.Auth = s
 			}
 		case "batch_size":
-			if v, ok := w.bounded(e, 1, 1000, "\"batch_size\" must be between 1 and 1000, not %d"); ok {
+			if v, ok := w.bounds(e, "target", "\"batch_size\" must be between 1 and 1000, not %d"); ok {
 				t.BatchSize = v
 			}
 		case "concurrency":
-			if v, ok := w.bounded(e, 1, 0, "\"concurrency\" must be at least 1, not %d"); ok {
+			if v, ok := w.bounds(e, "target", "\"concurrency\" must be at least 1, not %d"); ok {
 				t.Concurrency = v
 			}
 		case "calls_per_minute":
-			if v, ok := w.bounded(e, 1, 0, "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
+			if v, ok := w.bounds(e, "target", "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
 				t.CallsPerMinute = v
 			}
 		case "max_same_errors":
-			if v, ok := w.bounded(e, 1, 0, "\"max_same_errors\" must be at least 1, not %d"); ok {
+			if v, ok := w.bounds(e, "target", "\"max_same_errors\" must be at least 1, not %d"); ok {
 				t.MaxSameErrors = v
 			}
 		case "timezone":
@@ -338,7 +329,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "decimal_separator":
-			if s, ok := w.enum(e, ".", ","); ok {
+			if s, ok := w.choice(e, "target"); ok {
 				t.DecimalSeparator = s
 			}
 		case "empty":
@@ -346,7 +337,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				// `empty: null` and `empty: ~` are YAML nulls; they can
 				// only mean the null policy.
 				t.Empty = "null"
-			} else if s, ok := w.enum(e, "omit", "null", "keep"); ok {
+			} else if s, ok := w.choice(e, "target"); ok {
 				t.Empty = s
 			}
 		}
@@ -388,10 +379,8 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 		if fe, ok := sf.get("file"); ok {
 			if v, ok := w.text(fe); ok {
 				s.File, s.FilePos = v, w.pos(fe.val)
-				switch strings.ToLower(filepath.Ext(v)) {
-				case ".xlsx", ".xlsm", ".xltx", ".xltm":
-					xlsx = true
-				case ".xls":
+				xlsx = source.IsWorkbook(v)
+				if strings.EqualFold(filepath.Ext(v), ".xls") {
 					w.errorf(w.pos(fe.val), "%s is an old .xls workbook, which cannot be read; save it as .xlsx", quote(v))
 				}
 				if strings.TrimSpace(v) == "" {
@@ -435,11 +424,12 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 				}
 			case "encoding":
 				if v, ok := w.text(ke); ok {
-					if canon, ok := encodings[strings.ToLower(v)]; ok {
+					if canon, ok := source.EncodingName(v); ok {
 						s.Encoding = canon
 					} else {
-						w.errorf(w.pos(ke.val), "unknown encoding %s; use utf-8, utf-16, windows-1255, windows-1252 or iso-8859-8%s",
-							quote(v), didYouMean(strings.ToLower(v), []string{"utf-8", "utf-16", "windows-1255", "windows-1252", "iso-8859-8"}))
+						names := source.Encodings()
+						w.errorf(w.pos(ke.val), "unknown encoding %s; use %s or %s%s", quote(v),
+							strings.Join(names[:len(names)-1], ", "), names[len(names)-1], didYouMean(strings.ToLower(v), names))
 					}
 				}
 			case "lazy_quotes":
@@ -447,7 +437,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 					s.LazyQuotes = v
 				}
 			case "decimal_separator":
-				if v, ok := w.enum(ke, ".", ","); ok {
+				if v, ok := w.choice(ke, "source"); ok {
 					s.DecimalSeparator = v
 				}
 			case "sheet":
@@ -455,7 +445,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 					s.Sheet = v
 				}
 			case "header_row":
-				if v, ok := w.bounded(ke, 1, 0, "\"header_row\" must be 1 or more, not %d"); ok {
+				if v, ok := w.bounds(ke, "source", "\"header_row\" must be 1 or more, not %d"); ok {
 					s.HeaderRow = v
 				}
 			case "connection":
@@ -540,7 +530,7 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 					l.Value = x
 				}
 			case "missing":
-				if v, ok := w.enum(ke, "error", "empty", "keep"); ok {
+				if v, ok := w.choice(ke, "lookup"); ok {
 					l.Missing = v
 				}
 			}
@@ -585,11 +575,11 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 					c.URL = v
 				}
 			case "auth":
-				if v, ok := w.enum(ke, "basic", "pat", "oidc"); ok {
+				if v, ok := w.choice(ke, "connection"); ok {
 					c.Auth = v
 				}
 			case "language":
-				if v, ok := w.bounded(ke, 1, 0, "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
+				if v, ok := w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
 					c.Language = v
 				}
 			}
@@ -671,7 +661,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 	f, _ := w.mapping(n, what, stepKeys)
 	s.Pos = f.pos
 	s.Spans = w.spans(f)
-	w.require(f, what, "name", "entity", "source")
+	w.require(f, what, requiredKeys("step")...)
 	for _, e := range f.entries {
 		switch e.key {
 		case "name":
@@ -699,7 +689,7 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 				s.When = &x
 			}
 		case "mode":
-			if v, ok := w.enum(e, string(ModeInsert), string(ModeUpsert), string(ModeUpdate)); ok {
+			if v, ok := w.choice(e, "step"); ok {
 				s.Mode, s.ModePos = Mode(v), w.pos(e.val)
 			}
 		case "id":
@@ -813,7 +803,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 		f, _ := w.mapping(it, what, subformKeys)
 		sf.Pos = f.pos
 		sf.Spans = w.spans(f)
-		w.require(f, what, "name")
+		w.require(f, what, requiredKeys("subform")...)
 		for _, e := range f.entries {
 			switch e.key {
 			case "name":
@@ -836,7 +826,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				if !ok {
 					break
 				}
-				w.require(lf, lw, "parent", "child")
+				w.require(lf, lw, requiredKeys("link")...)
 				l := &Link{Pos: e.kpos, Spans: w.spans(lf)}
 				okP, okC := false, false
 				if pe, ok := lf.get("parent"); ok {
@@ -857,7 +847,7 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 					sf.When = &x
 				}
 			case "lines":
-				if v, ok := w.enum(e, string(LinesAppend), string(LinesReplace)); ok {
+				if v, ok := w.choice(e, "subform"); ok {
 					sf.Lines, sf.LinesPos = Lines(v), w.pos(e.val)
 				}
 			case "fields":

@@ -17,9 +17,14 @@
 // may run concurrently; Columns lists the source columns expressions read,
 // and CheckColumns checks them against the headers a caller read.
 //
-// The JSON schema docs/plan.schema.json describes the same format for
-// editors; tests keep its keys, the tables of docs/plan-format.md and the
-// decoder's identical, and that page's example the one the tests decode.
+// The format is said once, in format.go: every block and key with its
+// type, choices, bounds, default and meaning. The decoder takes its keys,
+// choices and bounds from that table; `go generate ./plan` writes the JSON
+// schema docs/plan.schema.json (for editors) and the keys tables of
+// docs/plan-format.md from it, and tests fail when either is stale. Adding
+// a key is a one-row change there, plus its case in the decoder's switch
+// (what the value means) and `go generate ./plan`. Encoding names and what
+// counts as a workbook come from the source package.
 //
 // Compiling expressions against the function library is the transform
 // package's job; plan parses them and knows the library's names only.

@@ -2,7 +2,7 @@ package plan
 
 import (
 	"os"
-	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/internal/userdocs"
@@ -24,39 +24,45 @@ func TestFormatExampleIsCurrent(t *testing.T) {
 	}
 }
 
-var docKeyRow = regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|")
-
-// Every key the decoder accepts has a row in its block's table of "Every
-// plan key", and every row names a key the decoder accepts: a key added
-// to the decoder without a line of documentation fails here.
-func TestDocsNameEveryPlanKey(t *testing.T) {
+// The keys tables of docs/plan-format.md are what the format table
+// generates: a key added to the decoder's table without its line of
+// documentation, or a table edited by hand, fails here.
+func TestKeysDocIsGenerated(t *testing.T) {
 	t.Parallel()
-	documented := map[string][]string{}
-	for heading, body := range userdocs.Subsections(userdocs.Section(t, formatDoc, "Every plan key")) {
-		for _, m := range docKeyRow.FindAllStringSubmatch(body, -1) {
-			documented[heading] = append(documented[heading], m[1])
+	data, err := os.ReadFile(formatDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReplaceKeysDoc(string(data))
+	if err != nil {
+		t.Fatalf("%s: %v", formatDoc, err)
+	}
+	if string(data) != want {
+		t.Errorf("%s: the keys tables are stale: run `go generate ./plan` (they come from plan/format.go)", formatDoc)
+	}
+}
+
+// Every block and key the decoder reads has a row, a type, a default and
+// a meaning in the table, and the choices and bounds the decoder checks
+// are the table's.
+func TestFormatTableIsComplete(t *testing.T) {
+	t.Parallel()
+	for _, b := range format {
+		if b.Heading == "" || b.Desc == "" || len(b.Keys) == 0 {
+			t.Errorf("block %s lacks a heading, a description or keys", b.Name)
 		}
-	}
-	blocks := []struct {
-		heading string
-		keys    []string
-	}{
-		{"Top level", topKeys},
-		{"target", targetKeys},
-		{"connections.NAME", connKeys},
-		{"sources.NAME", sourceKeys},
-		{"lookups.NAME", lookupKeys},
-		{"steps[]", stepKeys},
-		{"subforms[]", subformKeys},
-		{"link", linkKeys},
-	}
-	for _, b := range blocks {
-		if got, want := userdocs.Set(documented[b.heading]), userdocs.Set(b.keys); got != want {
-			t.Errorf("%s, \"### %s\": documents [%s]; the decoder accepts [%s]", formatDoc, b.heading, got, want)
+		seen := map[string]bool{}
+		for _, k := range b.Keys {
+			if seen[k.Name] {
+				t.Errorf("%s.%s is in the table twice", b.Name, k.Name)
+			}
+			seen[k.Name] = true
+			if k.typeText() == "" || k.Default == "" || k.Meaning == "" {
+				t.Errorf("%s.%s lacks a type, a default or a meaning", b.Name, k.Name)
+			}
+			if k.Required != (k.Default == "required" || strings.HasPrefix(k.Default, "required,")) {
+				t.Errorf("%s.%s: Required is %v, the default column says %q", b.Name, k.Name, k.Required, k.Default)
+			}
 		}
-		delete(documented, b.heading)
-	}
-	for heading := range documented {
-		t.Errorf("%s: \"### %s\" is a block the decoder does not have", formatDoc, heading)
 	}
 }

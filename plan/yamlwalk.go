@@ -271,6 +271,12 @@ func (w *walker) text(e entry) (string, bool) {
 	return n.Value, true
 }
 
+// choice reads a scalar that must be one of the choices the format table
+// gives the key in block.
+func (w *walker) choice(e entry, block string) (string, bool) {
+	return w.enum(e, formatKey(block, e.key).Enum...)
+}
+
 // enum reads a scalar that must be one of choices.
 func (w *walker) enum(e entry, choices ...string) (string, bool) {
 	n := e.val
@@ -289,6 +295,13 @@ func suggestScalar(n *yaml.Node, choices []string) string {
 }
 
 // integer reads a whole number (written bare or quoted).
+// bounds reads a whole number within the bounds the format table gives
+// the key in block; one outside is a problem said with msg.
+func (w *walker) bounds(e entry, block, msg string) (int, bool) {
+	k := formatKey(block, e.key)
+	return w.bounded(e, k.Min, k.Max, msg)
+}
+
 // bounded reads a whole number from min up to max (max 0: no upper bound);
 // one outside is a problem at the value, said with msg (a format taking
 // the number).

@@ -125,13 +125,9 @@ func vendorIDs(reqs []odata.BatchRequest, out []odata.BatchResponse) {
 	}
 }
 
-// refID returns <id> of a URL starting with $<id>.
+// refID returns <id> of a URL starting with $<id> (spec 4.5), or "".
 func refID(u string) string {
-	if !strings.HasPrefix(u, "$") || strings.HasPrefix(u, "$metadata") || strings.HasPrefix(u, "$batch") {
-		return ""
-	}
-	id, _, _ := strings.Cut(u[1:], "/")
-	id, _, _ = strings.Cut(id, "?")
+	id, _, _ := odata.SplitReference(u)
 	return id
 }
 
@@ -186,7 +182,8 @@ func (c *call) subRequest(r odata.BatchRequest, location map[string]string) *res
 		if !ok {
 			return c.s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "$%s did not create an entity to refer to", id))
 		}
-		u = loc + strings.TrimPrefix(u, "$"+id)
+		_, rest, _ := odata.SplitReference(u)
+		u = loc + rest
 	}
 	raw, rawQuery, _ := strings.Cut(u, "?")
 	if pu, err := url.Parse(raw); err == nil && (pu.Scheme != "" || strings.HasPrefix(raw, "/")) {

@@ -1,9 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"net/http"
 	"strings"
@@ -79,38 +76,29 @@ func (c *call) screenText(status int, t *odata.EntityType, vals map[string]any, 
 // errorBody renders e as the version and kind ask: XML FORM before 23.0 and
 // JSON FORM from 23.0 for screen errors; the OData JSON error otherwise.
 func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
-	if !e.screen {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.code, "message": e.msg}})
-		return "application/json;odata.metadata=minimal", b
-	}
-	if s.quirk(QuirkJSONErrors) && s.version.AtLeast(jsonErrorsReally.Major, jsonErrorsReally.Minor) {
+	const jsonType = "application/json;odata.metadata=minimal"
+	switch {
+	case !e.screen:
+		return jsonType, odata.ODataErrorJSON(e.code, e.msg)
+	case s.quirk(QuirkJSONErrors) && s.version.AtLeast(jsonErrorsReally.Major, jsonErrorsReally.Minor):
 		// As real servers: the parts of a message as a list of texts.
-		return "application/json;odata.metadata=minimal", odata.ScreenErrorJSON(e.form, strings.Split(e.msg, "; "))
+		return jsonType, odata.ScreenErrorJSON(e.form, strings.Split(e.msg, "; "))
+	case s.version.AtLeast(jsonErrorsFrom.Major, jsonErrorsFrom.Minor):
+		return jsonType, odata.ScreenErrorJSON(e.form, []string{e.msg})
 	}
-	if s.version.AtLeast(jsonErrorsFrom.Major, jsonErrorsFrom.Minor) {
-		b, _ := json.Marshal(map[string]any{"FORM": map[string]any{
-			"@TYPE": e.form, "InterfaceErrors": map[string]any{"@XmlFormat": "0", "text": e.msg}}})
-		return "application/json;odata.metadata=minimal", b
-	}
-	var buf bytes.Buffer
-	buf.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
-	buf.WriteString(`<FORM TYPE="` + xmlEscape(e.form) + `">`)
-	buf.WriteString("<" + e.form + ">")
+	var values []odata.FormValue
 	if e.typ != nil {
 		for _, p := range e.typ.Properties {
 			v, ok := e.vals[p.Name]
 			if p.Computed {
 				v, ok = 0, true // spec 7: the auto-unique key with value 0
 			}
-			if !ok || v == nil {
-				continue
+			if ok && v != nil {
+				values = append(values, odata.FormValue{Name: p.Name, Value: fmt.Sprint(jsonValue(v))})
 			}
-			buf.WriteString("<" + p.Name + ">" + xmlEscape(fmt.Sprint(jsonValue(v))) + "</" + p.Name + ">")
 		}
 	}
-	buf.WriteString("</" + e.form + ">")
-	buf.WriteString("<InterfaceErrors><text>" + xmlEscape(e.msg) + "</text></InterfaceErrors></FORM>\n")
-	return "application/xml", buf.Bytes()
+	return "application/xml", odata.ScreenErrorXML(e.form, values, []string{e.msg})
 }
 
 // jsonErrorsFrom is the first version that sends screen errors as JSON;
@@ -119,9 +107,3 @@ var (
 	jsonErrorsFrom   = odata.Version{Major: 23, Minor: 0}
 	jsonErrorsReally = odata.Version{Major: 19, Minor: 1}
 )
-
-func xmlEscape(s string) string {
-	var b bytes.Buffer
-	_ = xml.EscapeText(&b, []byte(s))
-	return b.String()
-}

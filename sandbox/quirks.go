@@ -120,11 +120,11 @@ func (c *call) coldForm(method, path string) *apiError {
 	if !s.quirk(QuirkColdForms) {
 		return nil
 	}
-	seg, err := parseSegment(splitPath(path)[0])
+	segs, err := parsePath(path)
 	if err != nil {
 		return nil
 	}
-	set := s.meta.EntitySet(seg.name)
+	set := s.meta.EntitySet(segs[0].name)
 	if set == nil {
 		return nil
 	}

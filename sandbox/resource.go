@@ -106,11 +106,12 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	if !s.version.GetMetadataFor() {
 		return nil, protoErr(http.StatusNotFound, "NotFound", "GetMetadataFor is available from system version 25.0 (this server is %s)", s.version)
 	}
-	arg := strings.TrimSuffix(strings.TrimPrefix(path, "GetMetadataFor("), ")")
-	name, val, ok := strings.Cut(arg, "=")
-	v, rest, err := parseLiteral(val)
-	entity, isStr := v.(string)
-	if !ok || strings.TrimSpace(name) != "entity" || err != nil || !isStr || rest != "" {
+	segs, err := odata.ParsePath(path)
+	var entity string
+	if err == nil && len(segs) == 1 && len(segs[0].Key) == 1 && segs[0].Key[0].Name == "entity" {
+		entity, _ = segs[0].Key[0].Value.(string)
+	}
+	if entity == "" {
 		return nil, protoErr(http.StatusBadRequest, "BadRequest", "want GetMetadataFor(entity='NAME')")
 	}
 	set := s.meta.EntitySet(entity)
@@ -181,11 +182,11 @@ func (t *target) collection() bool { return t.rec == nil && (t.nav == nil || t.n
 
 func (c *call) resolve(path string) (*target, *apiError) {
 	s := c.s
-	parts := splitPath(path)
-	seg, err := parseSegment(parts[0])
+	parts, err := parsePath(path)
 	if err != nil {
 		return nil, protoErr(http.StatusBadRequest, "BadRequest", "%v", err)
 	}
+	seg := parts[0]
 	set := s.meta.EntitySet(seg.name)
 	if set == nil {
 		msg := fmt.Sprintf("no entity set %s", seg.name)
@@ -206,13 +207,9 @@ func (c *call) resolve(path string) (*target, *apiError) {
 			return nil, c.notFound(tg.t, tg.path)
 		}
 	}
-	for i, p := range parts[1:] {
+	for i, seg := range parts[1:] {
 		if tg.rec == nil {
-			return nil, protoErr(http.StatusBadRequest, "BadRequest", "%s: address one record before its sub-form %s", tg.path, p)
-		}
-		seg, err := parseSegment(p)
-		if err != nil {
-			return nil, protoErr(http.StatusBadRequest, "BadRequest", "%v", err)
+			return nil, protoErr(http.StatusBadRequest, "BadRequest", "%s: address one record before its sub-form %s", tg.path, seg.name)
 		}
 		nav := tg.t.Navigation(seg.name)
 		if nav == nil {
@@ -281,19 +278,19 @@ func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiEr
 	bad := func(format string, args ...any) *apiError {
 		return protoErr(http.StatusBadRequest, "BadRequest", "%s: "+format, append([]any{seg.name}, args...)...)
 	}
-	if len(seg.key) == 1 && seg.key[0].name == "" {
+	if len(seg.key) == 1 && seg.key[0].Name == "" {
 		if len(t.Key) != 1 {
 			return nil, bad("the key of %s is composite: write (%s)", t.Name, strings.Join(t.Key, "=…,")+"=…")
 		}
-		vals[t.Key[0]] = seg.key[0].value
+		vals[t.Key[0]] = seg.key[0].Value
 	} else {
 		for _, kp := range seg.key {
-			vals[kp.name] = kp.value
+			vals[kp.Name] = kp.Value
 		}
 	}
 	for name, v := range vals {
 		p := t.Property(name)
-		if p != nil && p.Computed || !t.IsKey(name) && len(seg.key) == 1 && seg.key[0].name == "" {
+		if p != nil && p.Computed || !t.IsKey(name) && len(seg.key) == 1 && seg.key[0].Name == "" {
 			// spec 2.5: an auto-unique key is read-only and cannot address.
 			return nil, c.autoKeyErr(t)
 		}
@@ -301,6 +298,10 @@ func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiEr
 			return nil, bad("%s is not a key field of %s (key: %s)", name, t.Name, strings.Join(t.Key, ", "))
 		}
 		_, isInt := v.(int64)
+		if _, isText := v.(string); !isInt && !isText {
+			// spec 2.5: a key is a quoted string or an integer.
+			return nil, bad("key field %s: %v is neither a quoted string nor a whole number", name, v)
+		}
 		if isInt != (p.Type == odata.EdmInt64) {
 			if isInt && c.autoKey(t) != nil {
 				return nil, c.autoKeyErr(t)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -454,13 +453,12 @@ func (s *Server) authenticate(r *http.Request) (string, *apiError) {
 	scheme, cred, _ := strings.Cut(h, " ")
 	switch {
 	case strings.EqualFold(scheme, "Basic"):
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-		if err == nil {
-			user, pass, _ := strings.Cut(string(raw), ":")
+		// As odata.BasicAuth and odata.PATAuth write them.
+		if user, pass, ok := r.BasicAuth(); ok {
 			if pw, ok := s.opts.Users[user]; ok && pw == pass && pass != "" {
 				return user, nil
 			}
-			if pass == "PAT" && s.version.Batch() { // personal access tokens came with 19.1
+			if pass == odata.PATPassword && s.version.Batch() { // personal access tokens came with 19.1
 				for _, t := range s.opts.Tokens {
 					if t == user && t != "" {
 						return s.patUser(), nil

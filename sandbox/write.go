@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"mime"
 	"net/http"
@@ -196,7 +197,7 @@ func (c *call) create(tg *target, in map[string]any) (*result, *apiError) {
 	}
 	res := jsonResult(http.StatusCreated, c.writeAnswer(tg.t, rec, path, in))
 	res.header = http.Header{"Content-Type": res.header["Content-Type"], "Odata-Version": res.header["Odata-Version"],
-		"Location": {c.base + "/" + path}}
+		"Location": {c.base + "/" + odata.EscapePath(path)}} // a URI: keys escaped as the client escapes them
 	return res, nil
 }
 
@@ -613,4 +614,10 @@ func (c *call) attachmentStamp(t *odata.EntityType, vals map[string]any, create 
 	if t.Property("LUSERLOGIN") != nil {
 		vals["LUSERLOGIN"] = c.user
 	}
+}
+
+func xmlEscape(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
 }

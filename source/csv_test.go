@@ -148,7 +148,7 @@ func TestCSVOpenErrors(t *testing.T) {
 		{"empty names", "a,,c,,e\n", Options{}, "f.csv:1: the header has no name for column 2, column 4: name every column", nil, 1},
 		{"empty header line", ",,\n1,2\n", Options{}, "f.csv:1: the header has no name for column 1: name every column", nil, 1},
 		{"semicolon file read with comma", "code;name;price\n", Options{}, "", nil, 0},
-		{"unknown encoding", "a\n", Options{Encoding: "klingon"}, `f.csv: unknown encoding "klingon": use utf-8, utf-16, windows-1255, iso-8859-8 or windows-1252`, nil, 0},
+		{"unknown encoding", "a\n", Options{Encoding: "klingon"}, `f.csv: unknown encoding "klingon": use utf-8, utf-16, utf-16le, utf-16be, windows-1255, windows-1252, iso-8859-8 or iso-8859-1`, nil, 0},
 		{"bad delimiter", "a\n", Options{Delimiter: '"'}, `f.csv: delimiter '"' cannot be used: choose one such as ",", ";" or "\t"`, nil, 0},
 	}
 	for _, tt := range tests {

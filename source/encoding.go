@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,23 +12,73 @@ import (
 	"golang.org/x/text/transform"
 )
 
-// encodings maps normalised names (lower case, without '-', '_' and spaces)
-// to decoders. utf8 is Nop so invalid bytes reach the reader, which reports
-// them with their line instead of silently replacing them.
-var encodings = map[string]encoding.Encoding{
-	"utf8":        encoding.Nop,
-	"utf16":       unicode.UTF16(unicode.LittleEndian, unicode.UseBOM),
-	"utf16le":     unicode.UTF16(unicode.LittleEndian, unicode.UseBOM),
-	"utf16be":     unicode.UTF16(unicode.BigEndian, unicode.UseBOM),
-	"windows1255": charmap.Windows1255,
-	"cp1255":      charmap.Windows1255,
-	"iso88598":    charmap.ISO8859_8,
-	"iso88598i":   charmap.ISO8859_8,
-	"hebrew":      charmap.ISO8859_8,
-	"windows1252": charmap.Windows1252,
-	"cp1252":      charmap.Windows1252,
-	"iso88591":    charmap.ISO8859_1,
-	"latin1":      charmap.ISO8859_1,
+// charsets are the encodings a CSV source may declare: the canonical name
+// first (what Encodings lists and the plan keeps), then the other names it
+// goes by. Every name is matched as EncodingName normalises it. utf-8 is
+// Nop so invalid bytes reach the reader, which reports them with their
+// line instead of silently replacing them. The plan's decoder and its JSON
+// Schema take their encodings from here.
+var charsets = []struct {
+	names []string
+	enc   encoding.Encoding
+}{
+	{[]string{"utf-8"}, encoding.Nop},
+	{[]string{"utf-16"}, unicode.UTF16(unicode.LittleEndian, unicode.UseBOM)},
+	{[]string{"utf-16le"}, unicode.UTF16(unicode.LittleEndian, unicode.UseBOM)},
+	{[]string{"utf-16be"}, unicode.UTF16(unicode.BigEndian, unicode.UseBOM)},
+	{[]string{"windows-1255", "cp1255"}, charmap.Windows1255},
+	{[]string{"windows-1252", "cp1252"}, charmap.Windows1252},
+	{[]string{"iso-8859-8", "iso-8859-8-i", "hebrew"}, charmap.ISO8859_8},
+	{[]string{"iso-8859-1", "latin1"}, charmap.ISO8859_1},
+}
+
+// encodings maps normalised names (normaliseEncodingName) to charsets.
+var encodings = func() map[string]int {
+	m := map[string]int{}
+	for i, c := range charsets {
+		for _, n := range c.names {
+			m[normaliseEncodingName(n)] = i
+		}
+	}
+	return m
+}()
+
+// Encodings are the canonical names of the encodings a source may declare.
+func Encodings() []string {
+	out := make([]string, len(charsets))
+	for i, c := range charsets {
+		out[i] = c.names[0]
+	}
+	return out
+}
+
+// EncodingSpellings are every name of every encoding as normaliseEncodingName
+// leaves it (utf8, cp1255, hebrew): a spelling is accepted when it is one of
+// these once lower-cased and stripped of '-', '_' and spaces.
+func EncodingSpellings() []string {
+	var out []string
+	for _, c := range charsets {
+		for _, n := range c.names {
+			out = append(out, normaliseEncodingName(n))
+		}
+	}
+	return out
+}
+
+// EncodingName is the canonical name of an encoding written any way a
+// source accepts (UTF8, cp1255, Windows_1255), or false.
+func EncodingName(name string) (string, bool) {
+	i, ok := encodings[normaliseEncodingName(name)]
+	if !ok {
+		return "", false
+	}
+	return charsets[i].names[0], true
+}
+
+// unknownEncoding says what to write instead of name.
+func unknownEncoding(name string) string {
+	names := Encodings()
+	return fmt.Sprintf("unknown encoding %q: use %s or %s", name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 func normaliseEncodingName(name string) string {
@@ -47,9 +98,9 @@ func decoder(r io.Reader, name string) (io.Reader, bool, error) {
 	if n == "" {
 		n = "utf8"
 	}
-	enc, ok := encodings[n]
+	i, ok := encodings[n]
 	if !ok {
-		return nil, false, fmt.Errorf("unknown encoding %q: use utf-8, utf-16, windows-1255, iso-8859-8 or windows-1252", name)
+		return nil, false, errors.New(unknownEncoding(name))
 	}
-	return transform.NewReader(r, unicode.BOMOverride(enc.NewDecoder())), n == "utf8", nil
+	return transform.NewReader(r, unicode.BOMOverride(charsets[i].enc.NewDecoder())), n == "utf8", nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -17,6 +18,17 @@ func Open(opts Options) (Reader, error) {
 }
 
 // open is Open, with the workbooks of files when it is not nil.
+// workbookExts are the extensions of the files read as workbooks; every
+// other file is read as CSV (.csv, .txt, .tsv) or refused.
+var workbookExts = []string{".xlsx", ".xlsm"}
+
+// IsWorkbook reports whether Open reads path as an XLSX workbook (by its
+// extension, in any case). The plan's checks of CSV-only and XLSX-only keys
+// ask it.
+func IsWorkbook(path string) bool {
+	return slices.Contains(workbookExts, strings.ToLower(filepath.Ext(path)))
+}
+
 func open(opts Options, files *Files) (Reader, error) {
 	if opts.Name == "" {
 		opts.Name = opts.Path
@@ -24,13 +36,14 @@ func open(opts Options, files *Files) (Reader, error) {
 	if opts.Path == "" {
 		opts.Path = opts.Name
 	}
-	switch ext := strings.ToLower(filepath.Ext(opts.Path)); ext {
-	case ".csv", ".txt", ".tsv":
+	ext := strings.ToLower(filepath.Ext(opts.Path))
+	switch {
+	case ext == ".csv" || ext == ".txt" || ext == ".tsv":
 		if ext == ".tsv" && opts.Delimiter == 0 {
 			opts.Delimiter = '\t'
 		}
 		return openCSV(opts)
-	case ".xlsx", ".xlsm":
+	case IsWorkbook(opts.Path):
 		return openXLSX(opts, files)
 	default:
 		return nil, &Error{File: opts.Name, Err: fmt.Errorf("%w %q: use a .csv, .txt, .tsv, .xlsx or .xlsm file (save .xls and .ods files as .xlsx)", ErrUnknownFormat, ext)}

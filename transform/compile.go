@@ -488,7 +488,6 @@ type analysis struct {
 	columns            []nodeRef // row.X
 	parents            []nodeRef // parent.row.X (depth in level)
 	lookups            []nodeRef // lookup("name", ...)
-	refs               []nodeRef // ref("step", ...)
 	regexps            []nodeRef // regex_*(s, "pattern")
 }
 
@@ -694,15 +693,6 @@ func mapKeys[V any](m map[string]V) []string {
 
 func exprMessage(m string) string {
 	return strings.TrimSpace(m)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // didYouMean suggests the nearest of names to s: `; did you mean "Name"?`.

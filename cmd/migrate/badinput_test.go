@@ -13,9 +13,14 @@ package main
 //
 // which runs `migrate ARGS...`, requires exit code CODE exactly (CLI.md),
 // and requires that neither stdout nor stderr shows a panic ("panic:",
-// "goroutine "); the lines after it (`stderr 'regexp'`, `stdout ...`)
-// name the message the user gets. Each family file states in a comment
-// above every case what is wrong.
+// "goroutine "). It writes what the user saw to got.stdout and got.stderr
+// with the two things that change from run to run replaced (a listening
+// port is 127.0.0.1:PORT, the time a run took is ELAPSED), and the case
+// compares them exactly with its golden files (`cmp got.stderr
+// want/NN-....stderr`, sqlc's stderr.txt per case): a changed message,
+// a line more or a line less is seen. -update rewrites the golden files in
+// the txtar. Each family file states in a comment above every case what is
+// wrong.
 //
 // Binary or huge inputs are generated, not committed: `gen KIND FILE`
 // writes XLSX variants, zips that are not workbooks, zip bombs, garbage
@@ -43,6 +48,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -109,6 +115,21 @@ func cmdMig(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("migrate %s: exit %d, want %d", strings.Join(args[1:], " "), got, want)
 	}
+	for _, name := range []string{"stdout", "stderr"} {
+		ts.Check(os.WriteFile(ts.MkAbs("got."+name), []byte(steadyOutput(ts.ReadFile(name))), 0o644))
+	}
+}
+
+var (
+	listenPort = regexp.MustCompile(`127\.0\.0\.1:\d{2,5}\b`)
+	elapsed    = regexp.MustCompile(`( sub-requests?) in (under a second|\d+s|\d+m\d\ds|\d+h\d\dm)\.`)
+)
+
+// steadyOutput replaces what differs between two runs of the same case:
+// the port a test server listens on and the time apply took.
+func steadyOutput(s string) string {
+	s = listenPort.ReplaceAllString(s, "127.0.0.1:PORT")
+	return elapsed.ReplaceAllString(s, "$1 in ELAPSED.")
 }
 
 // cmdGen: `gen KIND FILE [ARG]` writes a generated input.

@@ -159,7 +159,7 @@ func TestTLSVerification(t *testing.T) {
 	target := srv.URL + sandbox.BasePath
 	code, out, errs := runCLI(t, "info", "--target", target)
 	if code != cli.ExitUnreachable || !strings.Contains(errs, "certificate") {
-		t.Errorf("untrusted certificate: exit %d, stderr %q; want 3 and a message about the certificate", code, errs)
+		t.Errorf("untrusted certificate: exit %d, stderr %q, stdout %q; want 3 and a message about the certificate", code, errs, out)
 	}
 	code, out, errs = runCLI(t, "info", "--target", target, "--ca-cert", ca)
 	if code != cli.ExitOK || !strings.Contains(out, "system version") {

@@ -301,13 +301,6 @@ func plural(n int, one, many string) string {
 	return itoa(n) + " " + many
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // busyIsPending is apply's reading of a server that answers but keeps
 // failing (5xx, or 429 past every retry): no wrong address or credential,
 // but a load that could not go on for now. That is exit 4, "run apply again

@@ -1,0 +1,248 @@
+package plan
+
+import "strings"
+
+//go:generate go run ./internal/formatgen
+
+// The plan format, said once. Each block of a plan and every key in it is
+// one row below, with its type, bounds, choices, default and meaning. The
+// decoder takes each block's keys, choices and bounds from here;
+// `go generate ./plan` writes docs/plan.schema.json (Schema) and the keys
+// tables of docs/plan-format.md (KeysDoc) from it, and tests fail when
+// either is stale. Adding a key is one row here, its case in the decoder's
+// switch, and `go generate ./plan`.
+
+// Block is one block of the plan: a mapping whose keys the decoder knows.
+type Block struct {
+	Name    string // the decoder's name: top, target, source, lookup, step, subform, link
+	Heading string // its "###" heading in docs/plan-format.md
+	Desc    string // the schema's description of the block
+	Note    string // a paragraph the doc prints after the block's table
+	Schema  string // JSON Schema keywords beyond properties, required and additionalProperties
+	Keys    []Key
+}
+
+// Key is one key of a block: a row of the doc's table and a property of
+// the schema.
+type Key struct {
+	Name     string
+	Type     string // the doc's type column (Markdown); "" for a choice of Enum
+	Default  string // the doc's default column
+	Required bool   // the block needs it (the schema's required)
+	Meaning  string // the doc's meaning column, and the schema's description
+	Schema   string // the JSON Schema of the value, less what the fields below say
+	Enum     []string
+	Null     bool   // a YAML null is accepted beside Enum
+	Min, Max int    // bounds of an integer, 0 for none
+	Only     string // "csv", "xlsx" or "service": a source key for one kind of source
+}
+
+var format = []Block{
+	{Name: "top", Heading: "Top level", Desc: "A declarative data migration into the ERP's OData service: where to write (target), what to read (sources, lookups) and how rows become records (steps). See docs/plan-format.md. Use in an editor with the line `# yaml-language-server: $schema=../docs/plan.schema.json` at the top of the plan.",
+		Keys: []Key{
+			{Name: "version", Type: "integer", Default: "required", Required: true, Schema: `{"const": 1}`,
+				Meaning: "the plan format; must be `1`"},
+			{Name: "name", Type: "string", Default: "none", Schema: `{"type": "string"}`,
+				Meaning: "shown in output and recorded in the journal"},
+			{Name: "target", Type: "mapping", Default: "none", Schema: `{"$ref": "#/$defs/target"}`,
+				Meaning: "connection defaults (below); flags and environment override every one"},
+			{Name: "connections", Type: "mapping of name to connection", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_]*$"}, "additionalProperties": {"$ref": "#/$defs/connection"}}`,
+				Meaning: "services the plan reads besides its target (a template company, a test company), by a name of letters, digits and `_` starting with a letter (see Connections and OData sources). An extension of the original format"},
+			{Name: "sources", Type: "mapping of name to source", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$", "not": {"const": "group"}}, "additionalProperties": {"$ref": "#/$defs/source"}}`,
+				Meaning: "the input files, by a name of letters, digits, `_` and `-` (not `group`)"},
+			{Name: "lookups", Type: "mapping of name to lookup", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"$ref": "#/$defs/lookup"}}`,
+				Meaning: "in-memory maps built from a source, read with `lookup(\"name\", key)`"},
+			{Name: "steps", Type: "list of steps", Default: "required, at least one", Required: true, Schema: `{"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}}`,
+				Meaning: "one entity loaded from one source per step; run in dependency order"},
+		}},
+	{Name: "target", Heading: "target", Desc: "Connection defaults. Command-line flags and the environment (MIGRATE_TARGET, MIGRATE_AUTH, ...) override every one. Secrets never go in the plan.",
+		Keys: []Key{
+			{Name: "url", Type: "http(s) URL", Default: "none", Schema: `{"type": "string", "pattern": "^https?://"}`,
+				Meaning: "the service root (`{base_url}` of the spec); `--target` and `MIGRATE_TARGET` override it; a user name and password in it are an error (never echoed): secrets never go in the plan"},
+			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
+				Meaning: "language code: the URL's `tabula.ini` segment becomes `tabula.ini,CODE`"},
+			{Name: "metadata", Type: "path", Default: "none", Schema: `{"type": "string"}`,
+				Meaning: "a saved `$metadata` (relative to the plan's folder, or absolute): `validate` and `plan` use it instead of the target's and work offline; `apply` checks against it too; `metadata pull` writes it"},
+			{Name: "system_version", Type: "`\"MAJOR.MINOR\"`", Default: "reported by the server", Schema: `{"type": "string", "pattern": "^[0-9]+\\.[0-9]+"}`,
+				Meaning: "the server's version where it cannot say (no version function before 22.0); features are gated and the default batch size chosen on it; a version the server reports that differs is an error; `--system-version` and `MIGRATE_SYSTEM_VERSION` override it (see The system version)"},
+			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
+				Meaning: "how to log in; `--auth` and `MIGRATE_AUTH` override it; unset: a cached OIDC token, else `MIGRATE_TOKEN`, else `MIGRATE_USER` (cli.md, Target and secrets)"},
+			{Name: "batch_size", Type: "integer 1–1000", Default: "the server's limit", Schema: `{"type": "integer"}`, Min: 1, Max: 1000,
+				Meaning: "most sub-requests per `$batch`; the server's limit (100 from 21.0, 1000 before) still caps it"},
+			{Name: "concurrency", Type: "integer ≥ 1", Default: "2", Schema: `{"type": "integer"}`, Min: 1,
+				Meaning: "batches in flight at once; also caps the client's calls in flight; `apply --concurrency` overrides it"},
+			{Name: "calls_per_minute", Type: "integer ≥ 1", Default: "no limit", Schema: `{"type": "integer"}`, Min: 1,
+				Meaning: "client-side rate limit: calls are spaced evenly to stay under it (hosted installations allow about 100 a minute per user). Every call of a run counts, the start-up calls (version, metadata) and every retry too, and a call also waits until a minute after the answer to the call `calls_per_minute` before it, so a slow first call never lets the server count one too many in a minute (no 429 at exactly the server's limit); `plan`'s time estimate assumes it, else 100"},
+			{Name: "max_same_errors", Type: "integer ≥ 1", Default: "20", Schema: `{"type": "integer", "default": 20}`, Min: 1,
+				Meaning: "a step stops after this many records in a row fail with one and the same screen error (real servers answer a missing permission on a form with a 400 screen error per record, not a 403): `apply` exits 4, those records stay pending, and `apply` after the cause is fixed sends them (cli.md, On a real installation)"},
+			{Name: "timezone", Type: "IANA zone name", Default: "`UTC`", Schema: `{"type": "string"}`,
+				Meaning: "the offset given to dates and times that carry none (`Asia/Jerusalem`); `Local` is refused, so a plan means the same on every machine"},
+			{Name: "decimal_separator", Type: "`\".\"` \\| `\",\"`", Default: "`\".\"`", Enum: []string{".", ","},
+				Meaning: "how decimals are written in text cells; a source may override it; output is always written with `.`"},
+			{Name: "empty", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
+				Meaning: "what an empty field value becomes: left out of the record, sent as null, or sent as `\"\"` (text fields only; other types are left out)"},
+		}},
+	{Name: "connection", Heading: "connections.NAME", Desc: "A service the plan reads: its address and how to log in; the secrets come from MIGRATE_<NAME>_TOKEN, MIGRATE_<NAME>_USER and MIGRATE_<NAME>_PASSWORD, or migrate login --connection NAME; never from the plan.",
+		Keys: []Key{
+			{Name: "url", Type: "http(s) URL", Default: "required", Required: true, Schema: `{"type": "string", "pattern": "^https?://"}`,
+				Meaning: "the service root, as `target.url`; `MIGRATE_<NAME>_TARGET` overrides it; a user name and password in it are an error"},
+			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
+				Meaning: "how to log in, as `target.auth`, from `MIGRATE_<NAME>_TOKEN`, `MIGRATE_<NAME>_USER` and `MIGRATE_<NAME>_PASSWORD`, or the token of `migrate login --connection NAME`; `MIGRATE_<NAME>_AUTH` overrides it"},
+			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
+				Meaning: "language code, as `target.language`"},
+		}},
+	{Name: "source", Heading: "sources.NAME", Desc: "An input: a file (CSV keys: delimiter, encoding, lazy_quotes; XLSX keys: sheet, header_row), or an entity of a connection (connection, entity, select, expand, filter).",
+		Note: "A CSV-only key on a workbook, an XLSX-only key on a CSV file, a file key on a connection's source or a connection key on a file is an error.",
+		Schema: `{"dependentRequired": {"connection": ["entity"], "entity": ["connection"], "select": ["connection"], "expand": ["connection"], "filter": ["connection"]}}`,
+		Keys: []Key{
+			{Name: "file", Type: "path", Default: "required unless `connection`", Schema: `{"type": "string", "minLength": 1}`,
+				Meaning: "the CSV or XLSX file, relative to the plan's folder, or absolute; `.xlsx` and `.xlsm` are workbooks; `.csv`, `.txt` and `.tsv` are CSV (`.tsv` with a tab delimiter); an old `.xls` is refused (save it as `.xlsx`)"},
+			{Name: "delimiter", Type: "one character", Default: "`\",\"`", Schema: `{"type": "string"}`, Only: "csv",
+				Meaning: "CSV only; `\"\\t\"` for tab; not `\"` or a line break"},
+			{Name: "encoding", Type: "name", Default: "`utf-8`", Schema: encodingSchema(), Only: "csv",
+				Meaning: "CSV only: `utf-8`, `utf-16` (`utf-16le`, `utf-16be`), `windows-1255` (`cp1255`), `windows-1252` (`cp1252`), `iso-8859-8` (`iso-8859-8-i`, `hebrew`) or `iso-8859-1` (`latin1`), in any case, with or without `-`, `_` or spaces (`UTF8`, `Windows_1255`); a byte order mark is honoured"},
+			{Name: "lazy_quotes", Type: "boolean", Default: "`false`", Schema: `{"type": "boolean"}`, Only: "csv",
+				Meaning: "CSV only: a quote inside a field that is not quoted is kept as text, as Hebrew exports write abbreviations (`מק\"ט`, `בע\"מ`); without it such a line is an error that names this key. An extension of the original format"},
+			{Name: "decimal_separator", Type: "`\".\"` \\| `\",\"`", Default: "`target.decimal_separator`", Enum: []string{".", ","},
+				Meaning: "overrides the target's for this source's text cells"},
+			{Name: "sheet", Type: "string", Default: "the first sheet", Schema: `{"type": ["string", "number"]}`, Only: "xlsx",
+				Meaning: "XLSX only: the sheet to read"},
+			{Name: "header_row", Type: "integer ≥ 1", Default: "1", Schema: `{"type": "integer"}`, Min: 1, Only: "xlsx",
+				Meaning: "XLSX only: the row that holds the column names; rows above it are ignored (a CSV's header is always its first line)"},
+			{Name: "connection", Type: "connection name", Default: "none", Schema: `{"type": "string"}`,
+				Meaning: "instead of a file: the source reads `entity` of this connection (see Connections and OData sources). An extension of the original format"},
+			{Name: "entity", Type: "entity set", Default: "required with `connection`", Schema: `{"type": "string"}`,
+				Meaning: "the entity read: its rows, in the order of its key"},
+			{Name: "select", Type: "list of field names (or one name)", Default: "every field", Schema: `{"type": ["array", "string"], "items": {"type": "string"}}`, Only: "service",
+				Meaning: "with `connection`: the fields read, which are the source's columns"},
+			{Name: "expand", Type: "list of sub-form names (or one name)", Default: "none", Schema: `{"type": ["array", "string"], "items": {"type": "string"}}`, Only: "service",
+				Meaning: "with `connection`: sub-forms read with each row; each is a column holding the list of its lines (see `each`)"},
+			{Name: "filter", Type: "OData `$filter`", Default: "all rows", Schema: `{"type": "string"}`, Only: "service",
+				Meaning: "with `connection`: which rows are read (`\"FAMILYNAME ge 'F'\"`); every row is checked against it"},
+		}},
+	{Name: "lookup", Heading: "lookups.NAME", Desc: "A map from key to value built from a source's rows, or (entity) from the target's rows, read once per run.",
+		Schema: `{"oneOf": [{"required": ["source"]}, {"required": ["entity"]}]}`,
+		Keys: []Key{
+			{Name: "source", Type: "source name", Default: "required unless `entity`", Schema: `{"type": "string"}`,
+				Meaning: "the source the map is built from, read once before the first step"},
+			{Name: "entity", Type: "entity set", Default: "none", Schema: `{"type": "string", "minLength": 1}`,
+				Meaning: "instead of a source: the map is built from the target's rows of this entity set, read once per run (see Target lookups). An extension of the original format"},
+			{Name: "key", Type: "expr; with `entity` a field name", Default: "required", Required: true, Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "the map's key, over the lookup source's `row`; with `entity`, the field whose value is the key"},
+			{Name: "value", Type: "expr; with `entity` a field name", Default: "required", Required: true, Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "the map's value, over the same `row`; with `entity`, the field whose value is the value"},
+			{Name: "filter", Type: "OData `$filter`", Default: "all rows", Schema: `{"type": "string"}`,
+				Meaning: "with `entity` only: which of its rows build the map (`\"AGENTCODE eq '017'\"`; `eq ne gt ge lt le`, `and`, `or`, parentheses)"},
+			{Name: "missing", Default: "`error`", Enum: []string{"error", "empty", "keep"},
+				Meaning: "a key not in the map: a row error, `\"\"`, or the key itself"},
+		}},
+	{Name: "step", Heading: "steps[]", Desc: "Loads one entity from one source.",
+		Keys: []Key{
+			{Name: "name", Type: "string", Default: "required", Required: true, Schema: `{"type": "string", "pattern": "^[A-Za-z0-9_-]+$"}`,
+				Meaning: "unique; letters, digits, `_` and `-`; names the step in output, the journal, `after` and `ref()`"},
+			{Name: "entity", Type: "string", Default: "required", Required: true, Schema: `{"type": "string", "minLength": 1}`,
+				Meaning: "the entity set the step loads (`CUSTOMERS`)"},
+			{Name: "source", Type: "source name", Default: "required", Required: true, Schema: `{"type": "string"}`,
+				Meaning: "one record per row of this source (per group with `group_by`)"},
+			{Name: "after", Type: "list of step names (or one name)", Default: "none", Schema: `{"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]}`,
+				Meaning: "steps that must finish first; a `ref()` to another step implies it too; a cycle is an error"},
+			{Name: "when", Type: "expr", Default: "every row", Schema: `{"$ref": "#/$defs/condition"}`,
+				Meaning: "rows for which it is false are skipped and counted"},
+			{Name: "mode", Default: "`insert`", Enum: []string{"insert", "upsert", "update"},
+				Meaning: "`insert` creates; `upsert` reads the record by its key (many records per read: one `$filter` of up to 40 keys with only the fields the step writes, 100 such reads a call, so 2,000 records cost at most one call), creates it when absent and otherwise sends only the fields that changed (journaled, so `undo` restores them), and a text sub-form only when the record does not hold that text already (an appended text, `APPEND: true`, whose content is already in the record's text, or a replacing one equal to it, compared on content: markup stripped, whitespace collapsed), so running the plan again does not double its texts; `update` does the same but fails a record that does not exist. Lines with `lines: append` are added again on each run: use `lines: replace` for lines a re-run must not repeat"},
+			{Name: "id", Type: "expr", Default: "entity key values, else the source location", Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "the record's identity in the journal (and for `ref()`). Without it, a step whose key the server assigns (orders) names each record by its row (`orders.csv:7`): a row deleted or inserted before a resume would shift the later ones, so `apply` refuses such a resume (cli.md, \"Resume and work in doubt\"); an `id` that names each record by its data (`row.OrderNo`) lets rows move"},
+			{Name: "group_by", Type: "expr", Default: "none", Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "one record per distinct value; `row` is the group's first row, `group` all its rows; sub-forms may take `source: group`. The rows of a group need not stand together; sorted input is faster for a large source (past `--memory`'s share the rows go to a temporary file, docs/cli.md)"},
+			{Name: "match", Type: "list of field names (or one name)", Default: "every field the step writes", Schema: `{"oneOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}`,
+				Meaning: "the fields that identify a document whose key the server assigns (an order numbered `SO…`): when a create goes in doubt (the connection dropped), the next `apply` looks the document up by these fields, among documents created after the step began, and tells look-alikes apart by their lines. Each must be a field the step writes. `validate` warns about a step that creates server-numbered documents with neither `match` nor `id`. An extension of the original format"},
+			{Name: "deep_insert", Type: "boolean", Default: "`false`", Schema: `{"type": "boolean"}`,
+				Meaning: "send a created record's sub-form lines inside its POST (deep insert, spec 4.2): one sub-request per record instead of one per line, and the record is created whole or not at all. An extension of the original format"},
+			{Name: "fields", Type: "mapping of field to expr", Default: "required unless the step has sub-forms", Schema: `{"$ref": "#/$defs/fields"}`,
+				Meaning: "the entity's fields and how each is built"},
+			{Name: "subforms", Type: "list of sub-forms", Default: "none", Schema: `{"type": "array", "items": {"$ref": "#/$defs/subform"}}`,
+				Meaning: "the entity's sub-forms (next table)"},
+			{Name: "exists", Type: "mapping of field to entity", Default: "none", Schema: `{"$ref": "#/$defs/exists"}`,
+				Meaning: "reference checks, `exists: {CUSTNAME: CUSTOMERS}`: every value the step gives the field must be a key of the entity on the target, or be created by an earlier step of the plan (see Reference checks). An extension of the original format"},
+		}},
+	{Name: "subform", Heading: "subforms[]", Desc: "Feeds a navigation property of its parent. Without source: one child from the parent's row (the only choice for a single-object sub-form); source: NAME with link: the rows of that source that match the parent; source: group: one line per row of the parent's group.",
+		Keys: []Key{
+			{Name: "name", Type: "string", Default: "required", Required: true, Schema: `{"type": "string", "minLength": 1}`,
+				Meaning: "a navigation property of the parent (`ORDERITEMS_SUBFORM`); at most one entry per name"},
+			{Name: "source", Type: "source name \\| `group`", Default: "none", Schema: `{"type": ["string", "null"]}`,
+				Meaning: "where the children come from (see Sub-forms); none: one child from the parent's own row"},
+			{Name: "link", Type: "mapping", Default: "required with a source name", Schema: `{"$ref": "#/$defs/link"}`,
+				Meaning: "joins the source's rows to the parent's (next table); not with `source: group` or without a source"},
+			{Name: "each", Type: "expr", Default: "none", Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "an expression that gives a list: one child per element, the element as the child's `row` (`row.FAMILY_LOGPART_SUBFORM`, an expanded sub-form of an OData source; `split(row.Tags, \";\")`); not with `source` or `link`. An extension of the original format"},
+			{Name: "when", Type: "expr", Default: "always", Schema: `{"$ref": "#/$defs/condition"}`,
+				Meaning: "no child for a row where it is false"},
+			{Name: "lines", Default: "`append`", Enum: []string{"append", "replace"},
+				Meaning: "`replace` deletes the parent's existing lines of this sub-form first"},
+			{Name: "fields", Type: "mapping of field to expr", Default: "required unless it has sub-forms", Schema: `{"$ref": "#/$defs/fields"}`,
+				Meaning: "the child's fields"},
+			{Name: "subforms", Type: "list of sub-forms", Default: "none", Schema: `{"type": "array", "items": {"$ref": "#/$defs/subform"}}`,
+				Meaning: "nested sub-forms, to any depth"},
+			{Name: "exists", Type: "mapping of field to entity", Default: "none", Schema: `{"$ref": "#/$defs/exists"}`,
+				Meaning: "reference checks of the children's fields, as on a step: `exists: {PARTNAME: LOGPART}`"},
+		}},
+	{Name: "link", Heading: "link", Desc: "Joins a sub-form's source to its parent: the child rows whose child value equals the parent row's parent value.",
+		Keys: []Key{
+			{Name: "parent", Type: "expr", Default: "required", Required: true, Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "the value on the parent's row (`row.Code`)"},
+			{Name: "child", Type: "expr", Default: "required", Required: true, Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "the value on the sub-form source's row (`row.CustCode`); rows whose value equals the parent's become its children, in source order"},
+		}},
+}
+
+// blockOf is the block of that name; the names are the table's own.
+func blockOf(name string) *Block {
+	for i := range format {
+		if format[i].Name == name {
+			return &format[i]
+		}
+	}
+	panic("plan: no block " + name + " in the format table")
+}
+
+// keysWhere lists the names of a block's keys that keep holds for (nil:
+// all), in the table's order.
+func keysWhere(block string, keep func(Key) bool) []string {
+	var out []string
+	for _, k := range blockOf(block).Keys {
+		if keep == nil || keep(k) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+func keyNames(block string) []string { return keysWhere(block, nil) }
+
+func requiredKeys(block string) []string {
+	return keysWhere(block, func(k Key) bool { return k.Required })
+}
+
+// onlyFor lists the source keys for one kind of file ("csv" or "xlsx").
+func onlyFor(kind string) []string {
+	return keysWhere("source", func(k Key) bool { return k.Only == kind })
+}
+
+// typeText is a key's type column: its own, or its choices.
+func (k Key) typeText() string {
+	if k.Type != "" || k.Enum == nil {
+		return k.Type
+	}
+	return "`" + strings.Join(k.Enum, "` \\| `") + "`"
+}
+
+// formatKey is a key of a block.
+func formatKey(block, name string) *Key {
+	b := blockOf(block)
+	for i := range b.Keys {
+		if b.Keys[i].Name == name {
+			return &b.Keys[i]
+		}
+	}
+	panic("plan: no key " + name + " in block " + block + " of the format table")
+}
