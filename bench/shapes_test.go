@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -308,33 +307,4 @@ func shapePeak(sh shape, dir string, recs, kids int) (int64, float64, float64, e
 		return 0, 0, 0, err
 	}
 	return r.hwm, r.secs, r.cpu, checkShape(sh, r.code, r.out, recs, kids)
-}
-
-// childRun is what a command run in a child process did.
-type childRun struct {
-	code      int
-	hwm       int64 // peak resident set, bytes
-	secs, cpu float64
-	out       []byte // its stdout
-}
-
-// runChild runs `migrate ARGS` in a child process (TestCLIChild) with env
-// added to this process's environment, so that its figure is the whole
-// process's and nothing of the benchmark's own.
-func runChild(args, env []string) (childRun, error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
-	cmd.Env = append(append(os.Environ(), env...), cliChildEnv+"="+strings.Join(args, "\n"))
-	out, err := cmd.Output()
-	if err != nil {
-		return childRun{}, fmt.Errorf("child: %v\n%s", err, out)
-	}
-	i := bytes.LastIndex(out, []byte("\nCHILD "))
-	if i < 0 {
-		return childRun{}, fmt.Errorf("child printed no figure:\n%s", out)
-	}
-	r := childRun{out: out[:i]}
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &r.code, &r.hwm, &r.secs, &r.cpu); err != nil {
-		return childRun{}, err
-	}
-	return r, nil
 }

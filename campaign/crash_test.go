@@ -38,7 +38,8 @@ var (
 	crashLookAlikes = flag.Int("crash.lookalikes", 24, "crash campaign: kills to land in rounds whose company already holds look-alike orders (0: none)")
 	crashTwoRuns    = flag.Int("crash.two-runs", 12, "crash campaign: kills to land in rounds where every apply and undo is two runs started at once on one journal (0: none)")
 	crashFullDisk   = flag.Int("crash.full-disk", 6, "crash campaign: kills to land in rounds whose journal lives on a small tmpfs that fills mid-run (0: none)")
-	crashKindSize   = flag.Int("crash.kind-records", 300, "crash campaign: top-level records of the look-alike, two-run and full-disk rounds")
+	crashKindSize   = flag.Int("crash.kind-records", 300, "crash campaign: top-level records of the look-alike, two-run, full-disk and quirks rounds")
+	crashQuirks     = flag.Int("crash.quirks", 12, "crash campaign: kills to land against a sandbox with every quirk of real servers, at 21.0 and again at 25.1 (0: none)")
 )
 
 // crashKind is a kind of crash round: what the company holds before the
@@ -56,6 +57,11 @@ type crashKind struct {
 	// fullDisk: the journal lives on a small tmpfs that fills mid-run;
 	// each stop for it frees a little.
 	fullDisk bool
+	// quirks: the sandbox has every quirk of real servers on (issue 14),
+	// at version; declared is MIGRATE_SYSTEM_VERSION for the binary (a
+	// server before 22.1 has no version function).
+	quirks            bool
+	version, declared string
 }
 
 // crashFigures are the results a crash campaign reports.
@@ -121,6 +127,29 @@ func TestCrashFullDisk(t *testing.T) {
 	}
 	t.Parallel()
 	runCrash(t, crashKind{name: "journal on a disk that fills", points: *crashFullDisk, records: *crashKindSize, fullDisk: true})
+}
+
+// TestCrashUnderQuirks is TestCrash against servers as they really answer
+// (issue 14): every quirk on (batch answers as g1-r1 and GETs without ids
+// before 22.1, JSON screen errors, cold forms answering 404 to their first
+// request, texts read back normalised, real $metadata, filters on fields
+// it cannot filter on ignored) and a line's price hidden from the API user
+// (field-level permissions), at 21.0 and at 25.1.
+// The sandbox outlives the kills, so its forms are cold once per round;
+// an order text (APPEND) in doubt must be found by its normalised content
+// and never appended twice.
+func TestCrashUnderQuirks(t *testing.T) {
+	if *crashQuirks == 0 {
+		t.Skip("-crash.quirks=0")
+	}
+	t.Parallel()
+	for _, sv := range []struct{ version, declared string }{{"21.0", "21.0"}, {"25.1", ""}} {
+		t.Run(sv.version, func(t *testing.T) {
+			t.Parallel()
+			runCrash(t, crashKind{name: "under quirks, " + sv.version, points: *crashQuirks, records: *crashKindSize,
+				quirks: true, version: sv.version, declared: sv.declared})
+		})
+	}
 }
 
 // crasher runs the rounds of one kind.
@@ -351,7 +380,11 @@ func crashTable(k crashKind, l *load, f *crashFigures) string {
 
 // sandbox starts a fresh sandbox for a round of this kind.
 func (c *crasher) sandbox(seed int64) *target {
-	opts := sandbox.Options{Latency: *crashLatency, Seed: seed, Faults: c.faults}
+	var opts sandbox.Options
+	if c.kind.quirks {
+		opts = realServer(c.kind.version)
+	}
+	opts.Latency, opts.Seed, opts.Faults = *crashLatency, seed, c.faults
 	var wrap func(http.Handler) http.Handler
 	if c.kind.twoRuns {
 		opts.Users = map[string]string{"demo": "demo", "demo2": "demo2"}
@@ -360,7 +393,11 @@ func (c *crasher) sandbox(seed int64) *target {
 		}
 		wrap = c.writers.wrap
 	}
-	return startSandbox(c.t, opts, wrap)
+	tg := startSandbox(c.t, opts, wrap)
+	if c.kind.declared != "" {
+		tg.env = []string{"MIGRATE_SYSTEM_VERSION=" + c.kind.declared}
+	}
+	return tg
 }
 
 // company fills a fresh sandbox with what the company holds before the

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 var longRun = map[string]string{
 	"crash.points": "200", "crash.records": "3000",
 	"crash.lookalikes": "60", "crash.two-runs": "60", "crash.full-disk": "36", "crash.kind-records": "1000",
-	"fault.records": "500", "fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s",
+	"crash.quirks": "60", "fault.records": "500",
+	"fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s",
 }
 
 func longFromEnv(mode string) error {
@@ -86,6 +87,9 @@ type target struct {
 	sb  *sandbox.Server
 	srv *httptest.Server
 	url string
+	// env is added to every run's environment (MIGRATE_SYSTEM_VERSION for
+	// a server without a version function).
+	env []string
 }
 
 func startSandbox(t testing.TB, opts sandbox.Options, wrap func(http.Handler) http.Handler) *target {
@@ -142,6 +146,7 @@ func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
 	p.cmd.Env = append(os.Environ(),
 		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER="+user, "MIGRATE_PASSWORD="+user, "MIGRATE_AUTH=basic",
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
+	p.cmd.Env = append(p.cmd.Env, tg.env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {

@@ -40,6 +40,12 @@ type runner struct {
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
 	warm warmth // entity sets whose 404 is the truth (reads.go)
+	// readCache holds the answers reconcile read ahead (prefetch), by path;
+	// nil outside it.
+	readCache map[string]odata.BatchResponse
+	// unread holds, by entity set, the fields its read answers leave out
+	// (unreadFields); guarded by mu.
+	unread map[string]map[string]bool
 	// diff, when set, is Diff's: every step reads, and each record's
 	// classification is kept.
 	diff *differ
@@ -97,8 +103,19 @@ func Apply(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Limit > 0 {
+		opts.Records = limited{inner: opts.Records, n: opts.Limit, trial: true}
+	}
 	r := newRunner(ctx, &opts)
 	if err := r.openJournal(waves); err != nil {
+		return nil, err
+	}
+	waves, err = r.chooseSteps(waves)
+	if err == nil {
+		err = r.jr.Append(r.runEntry())
+	}
+	if err != nil {
+		r.jr.Close()
 		return nil, err
 	}
 	return r.run(waves)
@@ -160,9 +177,10 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	if err := r.flushPending(); err != nil {
 		r.halt(err)
 	}
-	if !r.halted() {
+	if !r.halted() && opts.Limit == 0 && len(opts.Steps) == 0 {
 		// Every step ran to its end: status tells this run from one
-		// stopped between steps by this line.
+		// stopped between steps by this line (a trial or a choice of
+		// steps did not).
 		if err := r.jr.Append(journal.Entry{Kind: journal.KindFinished, At: opts.now().UTC()}); err != nil {
 			r.halt(err)
 		}
@@ -479,7 +497,13 @@ func (r *runner) runStep(s *plan.Step) error {
 		return err
 	}
 	// Outcomes written without their own fsync are durable before the step
-	// is reported finished.
+	// is reported finished; so is, when its source was read to the end
+	// (no trial, no stop), that the step was.
+	if read := err == nil && r.opts.Limit == 0 && !r.halted(); read {
+		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name}); err != nil {
+			return err
+		}
+	}
 	if err := r.jr.Sync(); err != nil {
 		return err
 	}
@@ -557,7 +581,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case journal.InDoubt:
 			return nil // reconciliation could not decide: listed, never guessed
 		case journal.Failed:
-			if !r.opts.RetryFailed {
+			// A trial's failure may be its own incompleteness (a line of
+			// a part the trial did not load): the full load sends it again.
+			if !r.opts.RetryFailed && !(prev.FailedInTrial && r.opts.Limit == 0) {
 				return nil
 			}
 		}
@@ -569,7 +595,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 			return sr.resumeWork(w, prev)
 		}
 		sr.reads = append(sr.reads, w)
-		if len(sr.reads) >= sr.r.limit {
+		if len(sr.reads) >= sr.r.readWindow() {
 			return sr.readPending()
 		}
 		return nil

@@ -36,40 +36,17 @@ type cond struct {
 // send. why, when set, says the lookup cannot decide (nothing to match
 // on, a filter the server did not apply).
 func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Candidate, string, error) {
-	ent := r.entityOf(s.Step)
-	if ent == "" {
-		ent = s.URL // an entity's create is posted to its entity set
+	ent, t, want, conds, why := r.candidateQuery(s)
+	if why != "" {
+		return nil, why, nil
 	}
-	set := r.md.EntitySet(ent)
-	written, err := odata.DecodeEntity(s.Match)
-	if len(s.Match) == 0 || err != nil || set == nil {
-		return nil, "nothing to match it on", nil
-	}
-	names := r.matchOf(s.Step)
-	if len(names) == 0 {
-		for k := range written {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-	}
-	want, conds := matchConds(set.Type, names, written)
-	if len(conds) == 0 {
-		return nil, "nothing to match it on", nil
-	}
-	if f := autoUnique(set.Type); f != "" {
-		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
-			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
-		} else if !ok {
-			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
-		}
-	}
-	rows, why, err := r.findMatching(ent, conds, want)
+	rows, why, err := r.findMatching(ent, conds, want, r.read)
 	if why != "" || err != nil {
 		return nil, why, err
 	}
 	var found []Candidate
 	for _, e := range rows {
-		k := keyOf(set.Type, e)
+		k := keyOf(t, e)
 		if k == "" || claimed[s.Step+"|"+k] {
 			continue
 		}
@@ -83,6 +60,158 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		return found, "", nil
 	}
 	return r.byLines(s, ent, found)
+}
+
+// candidateQuery is what the lookup of an in-doubt create asks for: its
+// entity set and type, the fields a candidate must hold (want) and the
+// comparisons of the $filter (conds). why, when set, says there is nothing
+// to look it up by.
+func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []cond, why string) {
+	ent = r.entityOf(s.Step)
+	if ent == "" {
+		ent = s.URL // an entity's create is posted to its entity set
+	}
+	set := r.md.EntitySet(ent)
+	written, err := odata.DecodeEntity(s.Match)
+	if len(s.Match) == 0 || err != nil || set == nil {
+		return "", nil, nil, nil, "nothing to match it on"
+	}
+	names, why := r.matchNames(ent, r.matchOf(s.Step), written)
+	if why != "" {
+		return "", nil, nil, nil, why
+	}
+	want, conds = matchConds(set.Type, names, written)
+	if len(conds) == 0 {
+		return "", nil, nil, nil, "nothing to match it on"
+	}
+	if f := autoUnique(set.Type); f != "" {
+		if wm, ok := r.state.WatermarkFor(s.Step, s.Batch); ok && wm.Value != "" {
+			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+		} else if !ok {
+			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+		}
+	}
+	return ent, set.Type, want, conds, ""
+}
+
+// candidatePath is the GET of candidates' lookup, "" when there is
+// nothing to look it up by.
+func (r *runner) candidatePath(s *journal.SubState) string {
+	ent, _, _, conds, why := r.candidateQuery(s)
+	if why != "" {
+		return ""
+	}
+	return matchURL(ent, conds)
+}
+
+// matchNames are the fields a document of ent is matched on: the step's
+// match: (explicit), else every field written. A field the server leaves
+// out of its read answers (field-level permissions, issue 14.3) is never
+// matched on: named in match:, it makes the lookup impossible (why);
+// among the fields written, it is left out with a warning.
+func (r *runner) matchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
+	unread := r.unreadFields(ent)
+	for _, n := range explicit {
+		if unread[n] {
+			return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, n)
+		}
+	}
+	if len(explicit) > 0 {
+		return explicit, ""
+	}
+	for k := range written {
+		if unread[k] {
+			r.warnOnce("unread "+ent+"."+k, fmt.Sprintf("%s does not return %s on read (a field-level permission): documents in doubt are matched without it", ent, k))
+			continue
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names, ""
+}
+
+// unreadFields are the fields of ent that the server leaves out of its
+// read answers (SERVICE-NOTES: fields hidden by field-level permissions,
+// 22.1 on), learnt once per run from one row (GET ENT?$top=1, which also
+// warms a cold form). A set without rows, or that cannot be read, teaches
+// nothing: the lookup's own answer then has nothing to match, or fails.
+func (r *runner) unreadFields(ent string) map[string]bool {
+	r.mu.Lock()
+	known, ok := r.unread[ent]
+	r.mu.Unlock()
+	if ok {
+		return known
+	}
+	set := r.md.EntitySet(ent)
+	resp, err := r.read(sampleURL(ent))
+	if set == nil || err != nil || resp.Status != 200 {
+		return nil
+	}
+	var body struct {
+		Value []map[string]json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(resp.Body, &body) != nil {
+		return nil
+	}
+	known = map[string]bool{}
+	if len(body.Value) > 0 {
+		for _, p := range set.Type.Properties {
+			if _, returned := body.Value[0][p.Name]; !returned {
+				known[p.Name] = true
+			}
+		}
+	}
+	r.mu.Lock()
+	if r.unread == nil {
+		r.unread = map[string]map[string]bool{}
+	}
+	r.unread[ent] = known
+	r.mu.Unlock()
+	return known
+}
+
+// sampleURL reads one row of ent (unreadFields).
+func sampleURL(ent string) string { return ent + "?$top=1" }
+
+// readableMatch is want without the fields that no row of an answer
+// carries (a field the server does not return on read is never matched
+// on, issue 14.3), and the fields it left out. Without rows, want stays.
+func readableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessage, []string) {
+	if len(rows) == 0 || len(want) == 0 {
+		return want, nil
+	}
+	w, err := odata.DecodeEntity(want)
+	if err != nil {
+		return want, nil
+	}
+	returned := map[string]bool{}
+	for _, raw := range rows {
+		var row map[string]json.RawMessage
+		if json.Unmarshal(raw, &row) == nil {
+			for k := range row {
+				returned[k] = true
+			}
+		}
+	}
+	var unread []string
+	for k := range w {
+		if !returned[k] {
+			unread = append(unread, k)
+			delete(w, k)
+		}
+	}
+	if len(unread) == 0 {
+		return want, nil
+	}
+	sort.Strings(unread)
+	if len(w) == 0 {
+		return nil, unread
+	}
+	kept, err := odata.MarshalBody(w)
+	if err != nil {
+		return nil, unread
+	}
+	return kept, unread
 }
 
 // matchConds turns the fields a document is matched on (as
@@ -115,16 +244,11 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 	return want, conds
 }
 
-// findMatching reads the documents of ent that satisfy conds (at most 100)
-// and keeps those whose fields equal want. why, when set, says the answer
+// findMatching reads (with read) the documents of ent that satisfy conds
+// (at most 100) and keeps those whose fields equal want. why, when set, says the answer
 // proves nothing: a status, an unreadable body, or a row outside the filter.
-func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]map[string]any, string, error) {
-	parts := make([]string, len(conds))
-	for i, c := range conds {
-		parts[i] = c.field + " " + c.op + " " + c.lit
-	}
-	q := url.Values{"$filter": {strings.Join(parts, " and ")}, "$top": {"100"}}
-	resp, err := r.read(ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"))
+func (r *runner) findMatching(ent string, conds []cond, want map[string]any, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
+	resp, err := read(matchURL(ent, conds))
 	if err != nil {
 		return nil, "", err
 	}
@@ -148,6 +272,9 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]
 		// silently; a row outside it proves that, and then an empty or
 		// partial answer proves nothing.
 		for _, c := range conds {
+			if _, returned := e[c.field]; !returned {
+				return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, c.field), nil
+			}
 			if !satisfies(e[c.field], c) {
 				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
 			}
@@ -157,6 +284,17 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any) ([]
 		}
 	}
 	return rows, "", nil
+}
+
+// matchURL is the GET of the documents of ent that satisfy conds (at most
+// 100).
+func matchURL(ent string, conds []cond) string {
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		parts[i] = c.field + " " + c.op + " " + c.lit
+	}
+	q := url.Values{"$filter": {strings.Join(parts, " and ")}, "$top": {"100"}}
+	return ent + "?" + strings.ReplaceAll(q.Encode(), "+", "%20")
 }
 
 // satisfies checks one value of a returned row against a condition.
@@ -205,9 +343,17 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 		return cands, "", nil
 	}
 	sort.Strings(navs)
+	expanded := func(c Candidate) string { return ent + "(" + c.Key + ")?$expand=" + strings.Join(navs, ",") }
+	paths := make([]string, len(cands))
+	for i, c := range cands {
+		paths[i] = expanded(c)
+	}
+	if err := r.prefetch(paths); err != nil {
+		return nil, "", err
+	}
 	var kept []Candidate
 	for _, c := range cands {
-		resp, err := r.read(ent + "(" + c.Key + ")?$expand=" + strings.Join(navs, ","))
+		resp, err := r.read(expanded(c))
 		if err != nil {
 			return nil, "", err
 		}
@@ -239,6 +385,9 @@ func linesFit(doc map[string]json.RawMessage, navs []string, sent map[string][]j
 	line:
 		for _, l := range lines {
 			for i, m := range sent[nav] {
+				if m, _ = readableMatch(lines, m); len(m) == 0 {
+					return true // nothing readable to tell them apart by
+				}
 				if !used[i] && fieldsEqual(l, m) {
 					used[i] = true
 					continue line

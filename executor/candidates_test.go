@@ -49,6 +49,8 @@ func TestReconcileServerNumbered(t *testing.T) {
 		orders    []transform.Result
 		handMade  []map[string]any    // orders made before the run, same header
 		ignore    bool                // the server ignores $filter
+		hidden    []string            // fields the API user may not read (sandbox.Options.HiddenFields)
+		match     []string            // the step's match: (nil: CUSTNAME, DETAILS; empty: none, every field written)
 		undecided int                 // records left in doubt
 		why       string              // and what Undecided says of them
 		lines     map[string][]string // record → the parts of the order its key names
@@ -68,13 +70,29 @@ func TestReconcileServerNumbered(t *testing.T) {
 			handMade:  []map[string]any{{"CUSTNAME": "C1", "DETAILS": "other"}},
 			ignore:    true,
 			undecided: 1, why: "the server did not apply the filter"},
+		// Issue 14.3: a field never returned on read is never matched on.
+		{name: "a field not returned on read is left out of the fields written",
+			orders: []transform.Result{sameHeaderOrder("O1", 2, "P1", "P2"), sameHeaderOrder("O2", 3, "P3")},
+			hidden: []string{"ORDERS.DETAILS"}, match: []string{},
+			lines: map[string][]string{"O1": {"P1", "P2"}, "O2": {"P3"}}},
+		{name: "match: naming a field not returned on read decides nothing",
+			orders:    []transform.Result{sameHeaderOrder("O1", 2, "P1")},
+			hidden:    []string{"ORDERS.DETAILS"},
+			undecided: 1, why: "ORDERS does not return DETAILS on read (a field-level permission): it cannot be matched on"},
+		{name: "lines matched without a field not returned on read",
+			orders: []transform.Result{sameHeaderOrder("O1", 2, "P1", "P2"), sameHeaderOrder("O2", 3, "P3")},
+			hidden: []string{"ORDERITEMS_SUBFORM.TQUANT"},
+			lines:  map[string][]string{"O1": {"P1", "P2"}, "O2": {"P3"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env := newSandbox(t, sandbox.Options{})
+			env := newSandbox(t, sandbox.Options{HiddenFields: tt.hidden})
 			p, f := ordersPlan(tt.orders...)
 			p.Steps[2].Match = []string{"CUSTNAME", "DETAILS"}
+			if tt.match != nil {
+				p.Steps[2].Match = tt.match
+			}
 			o := loadPartsAndCustomers(t, env, p, f)
 			for _, h := range tt.handMade {
 				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",

@@ -83,10 +83,62 @@ func WriteDiff(res *DiffResult, out string) error {
 			}
 		}
 	}
+	return saveWorkbook(f, out)
+}
+
+// saveWorkbook writes f to a temporary file beside out and renames it.
+func saveWorkbook(f *excelize.File, out string) error {
 	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
 	if err := writeWorkbook(f, tmp); err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, out)
+}
+
+// WriteVerify writes what verify found as a workbook: a sheet of control
+// totals (a total that differs on a yellow fill) and a sheet of findings,
+// a row each.
+func WriteVerify(res *VerifyResult, out string) error {
+	if !strings.EqualFold(filepath.Ext(out), ".xlsx") {
+		return fmt.Errorf("%s: verify writes its workbook as .xlsx", out)
+	}
+	f := excelize.NewFile()
+	defer f.Close()
+	differs, err := f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB84"}}})
+	if err != nil {
+		return err
+	}
+	if err := f.SetSheetName("Sheet1", "totals"); err != nil {
+		return err
+	}
+	if err := setRow(f, "totals", 1, []string{"step", "entity", "control total", "sent", "target"}); err != nil {
+		return err
+	}
+	row := 2
+	for _, st := range res.Steps {
+		for _, t := range st.Totals {
+			if err := setRow(f, "totals", row, []string{st.Name, st.Entity, t.What, t.Source, t.Target}); err != nil {
+				return err
+			}
+			if t.Source != t.Target {
+				if err := f.SetCellStyle("totals", fmt.Sprintf("D%d", row), fmt.Sprintf("E%d", row), differs); err != nil {
+					return err
+				}
+			}
+			row++
+		}
+	}
+	if _, err := f.NewSheet("findings"); err != nil {
+		return err
+	}
+	if err := setRow(f, "findings", 1, []string{"step", "record", "location", "url", "field", "problem", "sent", "found", "detail"}); err != nil {
+		return err
+	}
+	for i, fd := range res.Findings {
+		if err := setRow(f, "findings", i+2, []string{fd.Step, fd.Record, fd.Location, fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail}); err != nil {
+			return err
+		}
+	}
+	return saveWorkbook(f, out)
 }

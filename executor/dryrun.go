@@ -48,6 +48,9 @@ func dryRun(ctx context.Context, opts Options, d *differ) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Limit > 0 {
+		opts.Records = limited{inner: opts.Records, n: opts.Limit}
+	}
 	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{}}
 	for _, s := range opts.Plan.Steps {
 		switch s.Mode {

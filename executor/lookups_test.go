@@ -43,9 +43,15 @@ func TestTargetLookups(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			pages := 0
+			pages, warmUps := 0, 0
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				q := r.URL.Query()
+				if q.Get("$top") == "1" && q.Get("$orderby") == "" {
+					warmUps++ // warms a cold form (issue 14.4)
+					w.Header().Set("Content-Type", "application/json")
+					json.NewEncoder(w).Encode(map[string]any{"value": rows[:1]})
+					return
+				}
 				if got := q.Get("$orderby"); got != "CUSTDES" {
 					t.Errorf("$orderby = %q, want CUSTDES: $skip paging needs a stable order", got)
 				}
@@ -86,11 +92,81 @@ func TestTargetLookups(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			}
-			if len(got) != tt.wantRows || pages != tt.wantPages {
-				t.Errorf("read %d rows in %d pages, want %d in %d", len(got), pages, tt.wantRows, tt.wantPages)
+			if len(got) != tt.wantRows || pages != tt.wantPages || warmUps != 1 {
+				t.Errorf("read %d rows in %d pages after %d warm-ups, want %d in %d after 1", len(got), pages, warmUps, tt.wantRows, tt.wantPages)
 			}
 			if tt.filter == "" && got["Name 2499"] != "C2499" {
 				t.Errorf("the last row of the second page: %v", got["Name 2499"])
+			}
+		})
+	}
+}
+
+// Issue 14.3 against the sandbox: a filter on a field the API user may not
+// read is ignored (ignored-filters), and the field is missing from the
+// answers; the lookup fails naming the filter or the field rather than
+// build a table of every row, or of empty values.
+func TestTargetLookupsFieldsNotRead(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		hidden  []string
+		filter  string
+		value   string
+		want    map[string]any
+		wantErr string
+	}{
+		{name: "readable", filter: "AGENTCODE eq '017'", value: "CUSTDES",
+			want: map[string]any{"C1": "Acme", "C3": "Gamma"}},
+		{name: "filter on a field not read", hidden: []string{"CUSTOMERS.AGENTCODE"}, filter: "AGENTCODE eq '017'", value: "CUSTDES",
+			wantErr: `the server did not apply the filter "AGENTCODE eq '017'"`},
+		{name: "value not read", hidden: []string{"CUSTOMERS.PHONE"}, value: "PHONE",
+			wantErr: "CUSTOMERS does not return PHONE on read (a field-level permission)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Cold forms too: after a restart the lookup is the first
+			// request to CUSTOMERS.
+			env := newRestartable(t, sandbox.Options{HiddenFields: tt.hidden, Quirks: map[string]bool{sandbox.QuirkIgnoredFilters: true, sandbox.QuirkColdForms: true}})
+			for _, c := range []map[string]any{
+				{"CUSTNAME": "C1", "CUSTDES": "Acme", "AGENTCODE": "017", "PHONE": "1"},
+				{"CUSTNAME": "C2", "CUSTDES": "Beta", "AGENTCODE": "023", "PHONE": "2"},
+				{"CUSTNAME": "C3", "CUSTDES": "Gamma", "AGENTCODE": "017", "PHONE": "3"},
+			} {
+				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "CUSTOMERS",
+					Body: mustJSON(t, c), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env.restart(t)
+			c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, HTTPClient: env.srv.Client(), Clock: noSleep{},
+				Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := &plan.Lookup{Name: "cust", Entity: "CUSTOMERS", KeyField: "CUSTNAME", ValueField: tt.value, Filter: tt.filter}
+			got := map[string]any{}
+			err = TargetLookups(c, sandbox.DemoMetadata())(context.Background(), l, func(k, v any) error {
+				got[k.(string)] = v
+				return nil
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q (table %v)", err, tt.wantErr, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s → %v, want %v (table %v)", k, got[k], v, got)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("table %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -40,6 +40,14 @@ type Options struct {
 	// else unlimited).
 	CallsPerMinute int
 
+	// Limit, when > 0, reads at most Limit records of each step: in the
+	// dry run a sample (plan --limit), in Apply a trial that the journal
+	// records, which an Apply without Limit completes (apply --limit).
+	Limit int
+	// Steps, when set, are the only steps Apply runs; the steps they depend
+	// on must be complete in the journal (*StepsError).
+	Steps []string
+
 	RetryFailed     bool // resend failed records, rebuilt from the current source
 	AllowPlanChange bool // resume even though the plan or a source changed
 

@@ -28,6 +28,11 @@ const (
 	readPerBatch    = 100
 )
 
+// readWindow is how many records of an upsert or update step wait for
+// their read: enough to fill one call with or-chains (limit GETs of
+// readChain keys), so that N records cost about N/4,000 calls, not N/100.
+func (r *runner) readWindow() int { return r.limit * readChain }
+
 // ReadFunc sends GETs in one $batch call and returns their answers in the
 // order of reqs. The run's reads count against its semaphore and
 // statistics; Undo and Verify send theirs directly.

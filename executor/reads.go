@@ -92,15 +92,9 @@ func (w *warmth) confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchRespo
 	if len(again) == 0 {
 		return got, nil
 	}
-	// What the warm-ups answer does not matter: being asked warms a form.
-	if _, err := read(warmUps); err != nil {
+	if err := w.warmUp(warmUps, read); err != nil {
 		return nil, err
 	}
-	w.mu.Lock()
-	for set := range cold {
-		w.sets[set] = true
-	}
-	w.mu.Unlock()
 	retry := make([]odata.BatchRequest, len(again))
 	for k, i := range again {
 		retry[k] = reqs[i]
@@ -116,6 +110,43 @@ func (w *warmth) confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchRespo
 		out[i].ID = reqs[i].ID
 	}
 	return out, nil
+}
+
+// warmUp sends the warm-ups (GET SET?$top=1) and from then on takes the
+// sets for warm. What they answer does not matter: being asked warms a
+// form.
+func (w *warmth) warmUp(warmUps []odata.BatchRequest, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) error {
+	if _, err := read(warmUps); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.sets == nil {
+		w.sets = map[string]bool{}
+	}
+	for _, r := range warmUps {
+		w.sets[entitySetOf(r.URL)] = true
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// answered notes the answer of a request to url: a set that answered
+// anything but 404 is warm. It reports whether a 404 from url is the
+// truth (its set known warm).
+func (w *warmth) answered(url string, status int) (truth bool) {
+	set := entitySetOf(url)
+	if set == "" {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sets == nil {
+		w.sets = map[string]bool{}
+	}
+	if status != http.StatusNotFound {
+		w.sets[set] = true
+	}
+	return w.sets[set]
 }
 
 // entitySetOf returns the entity set a request URL (relative to the service

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"sort"
 	"strings"
@@ -68,7 +69,49 @@ func (r *runner) reconcile() error {
 	claimed, keyOf := claimedKeys(r.state)
 	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
 	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
-	for _, s := range subs {
+
+	// Issue 14.11: the reads go at most 100 to a call. Each depth's reads
+	// are known once the depth above it is decided (a line is read under
+	// its parent's key), so they are sent ahead, a depth at a time, and
+	// the decisions below take their answers from the cache.
+	r.readCache = map[string]odata.BatchResponse{}
+	defer func() { r.readCache = nil }()
+	pathOf := func(s *journal.SubState) string {
+		ent, recKey := entity[s.Step], s.Step+"|"+s.Rec
+		switch {
+		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
+			return ent + "(" + s.Key + ")"
+		case s.Path == "" && s.Op == journal.OpCreate:
+			return r.candidatePath(s)
+		case s.Op == journal.OpCreate:
+			if absent[recKey] || keyOf[recKey] == "" {
+				return ""
+			}
+			parentURL, _, gone, why := r.parentOf(ent, keyOf[recKey], s, lineKeyOf, absentLine)
+			if gone || why != "" {
+				return ""
+			}
+			return parentURL + "/" + s.Nav
+		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch || s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+			return s.URL
+		}
+		return ""
+	}
+	for i, s := range subs {
+		if i == 0 || depth(s.Path) != depth(subs[i-1].Path) {
+			var paths []string
+			for _, next := range subs[i:] {
+				if depth(next.Path) != depth(s.Path) {
+					break
+				}
+				if p := pathOf(next); p != "" {
+					paths = append(paths, p)
+				}
+			}
+			if err := r.prefetch(paths); err != nil {
+				return err
+			}
+		}
 		ent := entity[s.Step]
 		recKey := s.Step + "|" + s.Rec
 		decide := func(status int, key, why string) {
@@ -154,14 +197,17 @@ func (r *runner) reconcile() error {
 			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
 				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
 			}
-			line, found := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
-			if found {
+			line, found, why := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
+			switch {
+			case why != "":
+				decide(0, "", why)
+			case found:
 				decide(201, line, "")
 				if line != "" {
 					claimed[claimKey+line] = true
 					lineKeyOf[recKey+"|"+s.Path] = line
 				}
-			} else {
+			default:
 				decide(-1, "", "reconciled: absent")
 				absentLine[recKey+"|"+s.Path] = true
 			}
@@ -178,10 +224,16 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
+			// A PATCH applies whole: the fields read back decide it.
+			read := []json.RawMessage{resp.Body}
+			want, unread := readableMatch(read, want)
+			before, _ := readableMatch(read, s.Before)
 			switch {
+			case len(want) == 0 && len(unread) > 0:
+				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
 			case fieldsEqual(resp.Body, want):
 				decide(200, s.Key, "")
-			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, s.Before):
+			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, before):
 				decide(-1, "", "reconciled: not applied")
 			default:
 				decide(0, "", "the entity holds neither the old nor the new values")
@@ -326,22 +378,76 @@ func pathLabel(s *journal.SubState) string {
 
 const readAttempts = 6
 
-// read GETs one path through a batch of one (reads are idempotent).
-func (r *runner) read(path string) (odata.BatchResponse, error) { return r.readCtx(r.ctx, path) }
+// read GETs one path through a batch of one (reads are idempotent), or
+// takes its answer from what prefetch read ahead.
+func (r *runner) read(path string) (odata.BatchResponse, error) {
+	if resp, ok := r.readCache[path]; ok {
+		return resp, nil
+	}
+	return r.readCtx(r.ctx, path)
+}
 
-// readCtx is read with a context of its own (odata.WithCallStats).
+// readCtx is read with a context of its own (odata.WithCallStats), never
+// from the cache.
 func (r *runner) readCtx(ctx context.Context, path string) (odata.BatchResponse, error) {
 	resps, err := r.readBatch(ctx, []odata.BatchRequest{{ID: "1", Method: "GET", URL: path}})
 	if err != nil {
-		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
-			return odata.BatchResponse{}, fmt.Errorf("reconciling %s: %w", path, err)
-		}
-		// The server cannot be read just now (lost connections, 5xx,
-		// throttling): the work stays in doubt for the next apply, which
-		// is the CLI's exit 4, not a target that cannot be reached.
-		return odata.BatchResponse{}, fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
+		return odata.BatchResponse{}, reconcileErr(path, err)
 	}
 	return resps[0], nil
+}
+
+// prefetch reads paths ahead, at most min(batch size, 100) to a call, into
+// the cache that read answers from (while reconcile has one).
+func (r *runner) prefetch(paths []string) error {
+	if r.readCache == nil {
+		return nil
+	}
+	var reqs []odata.BatchRequest
+	asked := map[string]bool{}
+	for _, p := range paths {
+		if _, ok := r.readCache[p]; ok || asked[p] {
+			continue
+		}
+		asked[p] = true
+		reqs = append(reqs, odata.BatchRequest{Method: http.MethodGet, URL: p})
+	}
+	per := r.readsPerCall()
+	for start := 0; start < len(reqs); start += per {
+		chunk := reqs[start:min(start+per, len(reqs))]
+		for i := range chunk {
+			chunk[i].ID = itoa(i + 1)
+		}
+		resps, err := r.readBatch(r.ctx, chunk)
+		if err != nil {
+			return reconcileErr(chunk[0].URL, err)
+		}
+		for i, resp := range resps {
+			r.readCache[chunk[i].URL] = resp
+		}
+	}
+	return nil
+}
+
+// readsPerCall is how many GETs go in one call: the batch size, at most
+// 100 (issue 14.11; a server before 21.0 takes 1,000 writes a call, but a
+// read answers up to 2,000 rows each).
+func (r *runner) readsPerCall() int {
+	if r.limit > 0 && r.limit < readPerBatch {
+		return r.limit
+	}
+	return readPerBatch
+}
+
+// reconcileErr is a failed read of reconciliation: the server cannot be
+// read just now (lost connections, 5xx, throttling), so the work stays in
+// doubt for the next apply, which is the CLI's exit 4, not a target that
+// cannot be reached; a refusal or an interruption is what it is.
+func reconcileErr(path string, err error) error {
+	if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+		return fmt.Errorf("reconciling %s: %w", path, err)
+	}
+	return fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
 }
 
 // readBatchOnce sends reads and returns their answers in the order of reqs
@@ -376,14 +482,15 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 
 // matchLine finds, among a parent's lines (or its single text object), one
 // whose fields equal match and whose key is not claimed; it returns that
-// line's key.
-func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (string, bool) {
+// line's key. Fields no line carries (not returned on read) are not
+// compared; why says so when none is left to compare.
+func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
 	var lt *odata.EntityType
 	if parent != nil {
 		if n := parent.Navigation(nav); n != nil {
 			lt = md.Type(n.Type)
 			if !n.Collection {
-				return "", textContains(body, match)
+				return "", textContains(body, match), ""
 			}
 		}
 	}
@@ -391,7 +498,11 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		Value []json.RawMessage `json:"value"`
 	}
 	if json.Unmarshal(body, &coll) != nil {
-		return "", false
+		return "", false, ""
+	}
+	match, unread := readableMatch(coll.Value, match)
+	if len(match) == 0 && len(unread) > 0 {
+		return "", false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
 	}
 	for _, raw := range coll.Value {
 		if !fieldsEqual(raw, match) {
@@ -408,9 +519,9 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		if k != "" && claimed(k) {
 			continue
 		}
-		return k, true
+		return k, true, ""
 	}
-	return "", false
+	return "", false, ""
 }
 
 // textContains: a text sub-form holds the whole (HTML) text; ours is found
@@ -447,4 +558,75 @@ func fieldsEqual(entity []byte, want json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// fieldDiff is a field whose value on the server is not what the run left.
+type fieldDiff struct {
+	Field       string
+	Found, Left any
+	// Absent: the answer does not hold the field at all (a field hidden
+	// by field-level permissions is missing from read answers,
+	// SERVICE-NOTES "Queries"), which is not a value.
+	Absent bool
+}
+
+// fieldDiffs compares every field of left (what the run left) with the
+// entity got, in field order. Undo's change check and verify both call
+// it: t (nil when not known) lets a value the server normalised as its
+// metadata says (sameAsLeft) count as the same.
+func fieldDiffs(got, left map[string]any, t *odata.EntityType) []fieldDiff {
+	var out []fieldDiff
+	for k, lv := range left {
+		gv, present := got[k]
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(k)
+		}
+		if !sameAsLeft(p, gv, lv) {
+			out = append(out, fieldDiff{Field: k, Found: gv, Left: lv, Absent: !present})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
+// sameAsLeft is odata.SameValue knowing the field p (nil: not known): a server
+// rounds a decimal to the field's Scale and keeps only the day of a
+// date-only field (SERVICE-NOTES "Metadata"), in its own time zone, which
+// may be UTC or the sender's.
+func sameAsLeft(p *odata.Property, got, left any) bool {
+	if odata.SameValue(got, left) {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	gs, gok := jsonText(got)
+	ls, lok := jsonText(left)
+	if !gok || !lok {
+		return false
+	}
+	switch {
+	case p.Type == odata.EdmDecimal && p.HasScale:
+		g, ok1 := new(big.Rat).SetString(gs)
+		l, ok2 := new(big.Rat).SetString(ls)
+		return ok1 && ok2 && g.FloatString(p.Scale) == l.FloatString(p.Scale)
+	case p.DateOnly:
+		g, e1 := odata.ParseDateTime(gs)
+		l, e2 := odata.ParseDateTime(ls)
+		const day = "2006-01-02"
+		return e1 == nil && e2 == nil && (g.Format(day) == l.Format(day) || g.Format(day) == l.UTC().Format(day))
+	}
+	return false
+}
+
+// jsonText is a decoded JSON string's or number's text.
+func jsonText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	}
+	return "", false
 }

@@ -166,10 +166,14 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 }
 
 // readAbsent looks each "ENTITY|key" up on the target, in batches of GETs
-// that select the key alone; a 404 is absent, any other refusal an error.
+// that select the key alone; a 404 is absent once confirmed (a cold form's
+// is not, issue 14.4: confirmAbsent), any other refusal an error.
 func readAbsent(ctx context.Context, opts Options, order []string) (map[string]bool, error) {
 	absent := map[string]bool{}
-	limit := opts.limit()
+	var warm warmth
+	send := SendVia(opts.Client)
+	read := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
+	limit := min(opts.limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
 	for start := 0; start < len(order); start += limit {
 		chunk := order[start:min(start+limit, len(order))]
 		reqs := make([]odata.BatchRequest, len(chunk))
@@ -181,15 +185,14 @@ func readAbsent(ctx context.Context, opts Options, order []string) (map[string]b
 			}
 			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}
 		}
-		got, err := opts.Client.Batch(ctx, reqs, batchOptions)
+		got, err := read(reqs)
+		if err == nil {
+			got, err = warm.confirmAbsent(reqs, got, read)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: checking references: %w", ErrTargetRead, err)
 		}
-		matched, problem := odata.MatchResponses(reqs, got)
-		if problem != "" {
-			return nil, fmt.Errorf("%w: checking references: %s", ErrTargetRead, problem)
-		}
-		for i, m := range matched {
+		for i, m := range got {
 			switch {
 			case m.Status == 404:
 				absent[chunk[i]] = true

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/migrate-tool/migrate/plan"
@@ -82,5 +83,61 @@ func TestCheckReferences(t *testing.T) {
 	// Nothing was written by the check.
 	if n := len(env.sb.Snapshot()["LOGPART"]); n != 1 {
 		t.Errorf("LOGPART holds %d parts, want the seeded 1", n)
+	}
+}
+
+// Issue 14.4: a restarted server's forms are cold, and answer 404 to their
+// first request. The check of exists: must not take that 404 for a part
+// the target does not hold, which would stop apply for nothing.
+func TestCheckReferencesColdForms(t *testing.T) {
+	t.Parallel()
+	env := newRestartable(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkColdForms: true}})
+	seedParts(t, env.sandboxEnv)
+	env.restart(t)
+	orders := step("orders", "ORDERS")
+	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART"}}}}
+	recs := &fakeRecords{results: map[string][]transform.Result{"orders": {
+		rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"},
+			line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1"}),
+			line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "X-999"}),
+			line("ORDERITEMS_SUBFORM", 4, map[string]any{"PARTNAME": "P2"})),
+	}}}
+	got, err := CheckReferences(context.Background(), env.opts(t, testPlan(orders), recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Unresolved) != 1 || got.Unresolved[0].Value != "X-999" || got.Checked != 3 {
+		t.Errorf("unresolved %+v (checked %d), want X-999 alone of 3", got.Unresolved, got.Checked)
+	}
+}
+
+// Issue 14.11: the exists: reads go at most 100 GETs to a call, also on a
+// server before 21.0 whose calls take 1,000 writes.
+func TestCheckReferencesReadsPerCall(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{SystemVersion: "20.0"})
+	orders := step("orders", "ORDERS")
+	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART"}}}}
+	var kids []*transform.Child
+	for i := range 150 {
+		kids = append(kids, line("ORDERITEMS_SUBFORM", i+2, map[string]any{"PARTNAME": fmt.Sprintf("X-%03d", i)}))
+	}
+	recs := &fakeRecords{results: map[string][]transform.Result{"orders": {rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"}, kids...)}}}
+	log := &callLog{Client: env.client}
+	o := env.opts(t, testPlan(orders), recs)
+	o.Client = log
+	got, err := CheckReferences(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 100 and 50 GETs; the first 404s of LOGPART are confirmed once (a
+	// warm-up, then the 100 again), after which its 404s are the truth.
+	if len(got.Unresolved) != 150 || len(log.calls) != 4 {
+		t.Errorf("%d unresolved in %d calls, want 150 in 4", len(got.Unresolved), len(log.calls))
+	}
+	for _, c := range log.calls {
+		if len(c) > 100 {
+			t.Errorf("a call of %d GETs, want at most 100", len(c))
+		}
 	}
 }

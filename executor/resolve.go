@@ -57,6 +57,23 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 	}
 	r := resolver(ctx, st, opts)
 	claimed, _ := claimedKeys(st)
+	// Issue 14.11: the candidates' lookups are read ahead, up to 100 to a
+	// call, not one call per record.
+	r.readCache = map[string]odata.BatchResponse{}
+	var paths []string
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			if root := numberedInDoubt(ss.Records[id]); root != nil {
+				if p := r.candidatePath(root); p != "" {
+					paths = append(paths, p)
+				}
+			}
+		}
+	}
+	if err := r.prefetch(paths); err != nil {
+		return nil, err
+	}
 	var out []InDoubtRecord
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
@@ -92,7 +109,7 @@ func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubt
 		d.Entity = root.URL // an entity's create is posted to its entity set
 	}
 	switch {
-	case root != nil && root.InDoubt() && root.Op == journal.OpCreate && root.Key == "":
+	case numberedInDoubt(rec) != nil:
 		d.Create, d.Sent = true, root.Match
 		cands, why, err := r.candidates(root, claimed)
 		if err != nil {
@@ -109,6 +126,16 @@ func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubt
 		d.Note = "some of its lines are in doubt; run apply to reconcile them"
 	}
 	return d, nil
+}
+
+// numberedInDoubt is the record's own create when it is in doubt and the
+// server assigns its key (the candidates are looked up by its fields).
+func numberedInDoubt(rec *journal.Record) *journal.SubState {
+	root := rec.Subs[""]
+	if rec.Status() != journal.InDoubt || root == nil || !root.InDoubt() || root.Op != journal.OpCreate || root.Key != "" {
+		return nil
+	}
+	return root
 }
 
 // looksLikeLocation: a record without id: is named by its source location.

@@ -8,7 +8,13 @@ import (
 // summarize builds a Summary from a journal's state: counts per step in
 // the order of the journal header, and every problem of a failed record.
 func summarize(st *journal.State, p *plan.Plan) *Summary {
-	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete(), Interrupted: !st.Finished()}
+	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete()}
+	if !st.Finished() {
+		// What is left: a trial's rest, the steps not chosen, or what a
+		// stopped run did not reach.
+		sum.Trial, sum.Unfinished, sum.Chosen = st.LastRun.Limit, st.Unfinished(), st.LastRun.Steps
+		sum.Interrupted = sum.Trial == 0 && len(sum.Chosen) == 0
+	}
 	entity := map[string]string{}
 	for _, s := range st.Header.Steps {
 		entity[s.Name] = s.Entity

@@ -29,8 +29,17 @@ type Summary struct {
 	Undecided []string
 	// Interrupted is set when the run stopped before the end (Stop or ctx).
 	Interrupted bool
-	// Complete is set when every record is committed or skipped.
+	// Complete is set when every record is committed or skipped, and
+	// every step was read to its end by a run that was no trial.
 	Complete bool
+	// Trial is the records per step of the last run, when it was a trial
+	// (apply --limit): an apply without it loads the rest.
+	Trial int
+	// Unfinished are the steps no run read to the end (a trial, apply
+	// --steps, a stop); none in a journal that does not record runs.
+	Unfinished []string
+	// Chosen are the steps the last run was limited to (apply --steps).
+	Chosen []string
 }
 
 // StepSummary counts one step.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -392,11 +393,14 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// Settle the lost attempt either way, so that nothing is left
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
-			_, found := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			_, found, unreadable := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
 			res := journal.Result{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
 				why[op.rec] = fmt.Sprintf("%s cannot be read to see whether line %s was re-created: %s; left alone: run undo again", op.sub.URL, op.sub.Line, odata.ParseError(resp.Status, nil, resp.Body).Error())
+				continue
+			case unreadable != "":
+				why[op.rec] = fmt.Sprintf("%s: whether line %s was re-created cannot be told: %s; left alone", op.sub.URL, op.sub.Line, unreadable)
 				continue
 			case found:
 				op.act.Done = true
@@ -481,12 +485,15 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 		return nil // nothing known of what the run left: nothing to compare
 	}
 	var out []string
-	for k, wv := range w {
-		if !odata.SameValue(got[k], wv) {
-			out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", k, shortValue(got[k]), shortValue(wv)))
+	for _, d := range fieldDiffs(got, w, nil) {
+		if d.Absent {
+			// Field-level permissions (issue 14.3): what it holds now is
+			// unknown, so undo must not write over it.
+			out = append(out, fmt.Sprintf("%s is not returned on read (a field-level permission), so whether it changed cannot be told", d.Field))
+			continue
 		}
+		out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", d.Field, shortValue(d.Found), shortValue(d.Left)))
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -506,24 +513,8 @@ func shortValue(v any) string {
 // is sent again. A 404 is confirmed first (confirmAbsent): undo must not
 // take a cold form for a record that is gone.
 func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *warmth) (map[string]odata.BatchResponse, error) {
-	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) {
-		var err error
-		for attempt := 0; attempt < readAttempts; attempt++ {
-			var got []odata.BatchResponse
-			if got, err = client.Batch(ctx, chunk, batchOptions); err == nil {
-				out, problem := readAnswers(chunk, got)
-				if out != nil {
-					return out, nil
-				}
-				err = fmt.Errorf("the server's answer to a read broke the $batch protocol: %s", problem)
-				continue
-			}
-			if _, ok := refused(err); ok || ctx.Err() != nil {
-				break
-			}
-		}
-		return nil, err
-	}
+	send := SendVia(client)
+	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, chunk) }
 	out := make(map[string]odata.BatchResponse, len(reqs))
 	for start := 0; start < len(reqs); start += limit {
 		end := min(start+limit, len(reqs))
@@ -606,11 +597,21 @@ func (u *undoRun) batch(ops []undoOp) error {
 	matched, _ := odata.MatchResponses(reqs, resps)
 	res := make([]journal.Result, 0, len(ops))
 	var finished []*journal.Record
+	var cold []undoOp
+	var warmUps []odata.BatchRequest
 	for i, op := range ops {
 		if matched[i] == nil {
 			continue
 		}
 		r := *matched[i]
+		if !u.warm.answered(op.sub.URL, r.Status) {
+			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
+			// is gone: no outcome yet; warm its set and send it again.
+			cold = append(cold, op)
+			set := entitySetOf(op.sub.URL)
+			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+			continue
+		}
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
 		out := journal.Result{ID: subs[i].ID, Status: r.Status}
 		if good {
@@ -635,10 +636,31 @@ func (u *undoRun) batch(ops []undoOp) error {
 	for _, rec := range finished {
 		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
 	}
-	if len(res) != len(ops) {
+	if len(res)+len(cold) != len(ops) {
 		return errors.New("undo: the server's answer lacks some sub-requests: run undo again")
 	}
-	return nil
+	if len(cold) == 0 {
+		return nil
+	}
+	read := SendVia(u.client)
+	if err := u.warm.warmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return read(u.ctx, reqs) }); err != nil {
+		return undoInDoubt{fmt.Errorf("warming up a form that answered 404: %w", err)}
+	}
+	return u.batch(cold)
+}
+
+// dedupeWarmUps keeps one warm-up per set, numbered anew.
+func dedupeWarmUps(reqs []odata.BatchRequest) []odata.BatchRequest {
+	var out []odata.BatchRequest
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		if !seen[r.URL] {
+			seen[r.URL] = true
+			r.ID = itoa(len(out) + 1)
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // undoInDoubt is an undo batch whose outcome is unknown. errors.Is finds

@@ -79,6 +79,15 @@ func (sr *stepRun) readPending() error {
 		}
 		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
 	}
+	matchRead := sr.r.read
+	if r.diff != nil && sr.step.Mode == plan.ModeInsert {
+		if matchRead, err = sr.readMatches(ws); err != nil {
+			if errors.Is(err, errHalt) {
+				return err
+			}
+			return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+		}
+	}
 	for i, w := range ws {
 		if w == nil {
 			continue
@@ -93,7 +102,7 @@ func (sr *stepRun) readPending() error {
 				action, matches := DiffCreate, []string(nil)
 				if sr.step.Mode == plan.ModeInsert && root.key == "" {
 					var err error
-					if action, matches, err = sr.matchInsert(w); err != nil {
+					if action, matches, err = sr.matchInsert(w, matchRead); err != nil {
 						return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
 					}
 				}

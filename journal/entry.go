@@ -17,11 +17,25 @@ const (
 	// before the step's first write: reconciliation claims only documents
 	// above it.
 	KindWatermark Kind = "watermark"
+	// KindRun begins each apply: whether it was a trial (--limit) or ran
+	// some steps only (--steps), so that status says what is left.
+	KindRun Kind = "run"
+	// KindDone says a step's source was read to its end by a run that was
+	// no trial: every record of it has a status (--steps checks it).
+	KindDone Kind = "done"
 	// KindFinished is apply's last line when it ran every step to its end:
 	// without it a run stopped between steps (step 2 never began) would
 	// look complete, for nothing of step 2 is pending.
 	KindFinished Kind = "finished"
 )
+
+// Run is what an entry of KindRun records.
+type Run struct {
+	// Limit is a trial's records per step (apply --limit); 0: all.
+	Limit int `json:"limit,omitempty"`
+	// Steps are the steps run (apply --steps); none: every step.
+	Steps []string `json:"steps,omitempty"`
+}
 
 // Ops of sub-requests. The undo ones are written by Undo.
 const (
@@ -198,6 +212,8 @@ type Entry struct {
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
 	Mark    *Watermark   `json:"wm,omitempty"`
+	Run     *Run         `json:"run,omitempty"`
+	Done    string       `json:"done,omitempty"` // KindDone: the step
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; zero in journals written before it was recorded.
 	At time.Time `json:"at,omitzero"`

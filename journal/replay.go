@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,12 @@ type State struct {
 	Torn bool
 	// Marks holds each step's watermarks in journal order.
 	Marks map[string][]Mark
+	// Runs counts the applies that began (KindRun; journals before it
+	// was recorded have none); LastRun is the last one's.
+	Runs    int
+	LastRun Run
+	// Done holds the steps whose source a run read to its end (KindDone).
+	Done map[string]bool
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -121,6 +128,10 @@ type Record struct {
 	Undo map[string]*SubState
 	// Undone is set when undo finished this record.
 	Undone bool
+	// FailedInTrial: the record failed in a trial (a run with a limit),
+	// where what it refers to may not have been loaded yet; the full load
+	// sends it again.
+	FailedInTrial bool
 	// RowHash is the hash of the source row the record was sent from, when
 	// its identity is its location (Sub.RowHash).
 	RowHash string
@@ -540,6 +551,7 @@ func (st *State) apply(line []byte) string {
 		}
 		st.finished = false
 		rec.final, rec.finalSeq = re.Status, seq
+		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 		if re.Loc != "" {
 			rec.Loc = re.Loc
 		}
@@ -567,6 +579,17 @@ func (st *State) apply(line []byte) string {
 			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
+	case KindRun:
+		if e.Run == nil {
+			return "run entry without its run"
+		}
+		st.Runs++
+		st.LastRun = *e.Run
+	case KindDone:
+		if e.Done == "" {
+			return "done entry without a step"
+		}
+		st.Done[e.Done] = true
 	case KindFinished:
 		st.marks, st.finished = true, true
 	case KindHeader:
@@ -618,7 +641,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -627,7 +650,8 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks))}
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done)}
+	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)
 	}
@@ -706,12 +730,41 @@ func (st *State) record(step, id string) *Record {
 	return r
 }
 
-// Finished reports whether the last apply ran every step to its end. A
-// journal written before apply marked it (Header.MarksFinish) cannot
-// tell, and is taken as finished.
-func (s *State) Finished() bool { return !s.marks || s.finished }
+// Unfinished are the header's steps that no run read to the end, in the
+// header's order: none in a journal that records no runs (written before
+// runs were journaled), where it cannot be known.
+func (s *State) Unfinished() []string {
+	if s.Runs == 0 {
+		return nil
+	}
+	var out []string
+	for _, st := range s.Header.Steps {
+		if !s.Done[st.Name] {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
 
-// Complete reports whether the last apply finished and every record is
+// Finished reports whether the journal's runs read every step to its end.
+// A journal that records its runs (KindRun) knows it step by step, so
+// steps loaded by separate runs (apply --steps) count and a trial does
+// not; when its last run was a full one, that run's KindFinished must
+// close it too. One written before runs were recorded knows it only from
+// the last apply's KindFinished; one written before that
+// (Header.MarksFinish unset) cannot tell, and is taken as finished.
+func (s *State) Finished() bool {
+	full := s.LastRun.Limit == 0 && len(s.LastRun.Steps) == 0
+	switch {
+	case s.Runs > 0 && len(s.Unfinished()) > 0:
+		return false
+	case s.Runs > 0 && !full:
+		return true
+	}
+	return !s.marks || s.finished
+}
+
+// Complete reports whether the runs finished and every record is
 // committed or skipped (nothing is in doubt or pending).
 func (s *State) Complete() bool {
 	if !s.Finished() {

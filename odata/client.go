@@ -233,6 +233,28 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // Root returns the service root the client uses (with the language code).
 func (c *Client) Root() string { return c.root }
 
+// ForCompany is a client of another company of the same installation (the
+// service root's last segment replaced). It shares this client's
+// connections, credentials, calls in flight and pace: the server counts
+// calls per user, whatever company they address, so loads of several
+// companies at once stay within one budget.
+func (c *Client) ForCompany(company string) (*Client, error) {
+	base, err := CompanyURL(c.cfg.BaseURL, company)
+	if err != nil {
+		return nil, err
+	}
+	root, err := ServiceRoot(base, c.cfg.Language)
+	if err != nil {
+		return nil, err
+	}
+	n := &Client{cfg: c.cfg, root: root, hc: c.hc, clock: c.clock, retries: c.retries, sem: c.sem, limit: c.limit}
+	n.cfg.BaseURL = base
+	c.mu.Lock()
+	n.version, n.verKnown = c.version, c.verKnown
+	c.mu.Unlock()
+	return n, nil
+}
+
 // limiter keeps a client's calls within CallsPerMinute as the server counts
 // them: no more than that many in any minute, measured from when the
 // server could have seen each (spec: hosted installations refuse the call

@@ -109,11 +109,34 @@ func (e cmpExpr) Match(vals map[string]any) bool {
 	return c <= 0
 }
 
+// Equalities returns the literals of a filter that is an or-chain of
+// `FIELD eq literal` on field alone (what a keyed read sends); ok is false
+// for any other filter. A server answers such a read from its index; the
+// sandbox does the same with it.
+func Equalities(f Filter, field string) (lits []any, ok bool) {
+	switch e := f.(type) {
+	case orExpr:
+		l, ok1 := Equalities(e.l, field)
+		r, ok2 := Equalities(e.r, field)
+		return append(l, r...), ok1 && ok2
+	case cmpExpr:
+		return []any{e.lit}, e.field == field && e.op == "eq" && e.lit != nil && !e.date
+	}
+	return nil, false
+}
+
 type filterParser struct {
 	t    *EntityType
 	toks []string
 	pos  int
 }
+
+// UnknownFieldError is a $filter naming a field its entity type does not
+// have (or, in the sandbox, one the user may not read): what real servers
+// ignore silently (SERVICE-NOTES).
+type UnknownFieldError struct{ Field, Type string }
+
+func (e *UnknownFieldError) Error() string { return e.Field + " is not a field of " + e.Type }
 
 // ParseFilter compiles s against t: each field must be one of t, each
 // literal of its type.
@@ -125,7 +148,7 @@ func ParseFilter(t *EntityType, s string) (Filter, error) {
 	p := &filterParser{t: t, toks: toks}
 	e, err := p.or()
 	if err != nil {
-		return nil, fmt.Errorf("$filter: %v", err)
+		return nil, fmt.Errorf("$filter: %w", err)
 	}
 	if p.pos < len(p.toks) {
 		return nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
@@ -235,7 +258,7 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 	p.pos += 3
 	prop := p.t.Property(field)
 	if prop == nil {
-		return nil, fmt.Errorf("%s is not a field of %s", field, p.t.Name)
+		return nil, &UnknownFieldError{Field: field, Type: p.t.Name}
 	}
 	switch op {
 	case "eq", "ne", "gt", "ge", "lt", "le":

@@ -1,6 +1,9 @@
 package odata
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // A filter matches rows as a client decodes them (numbers as json.Number,
 // Int64 quoted where IEEE754Compatible) as it matches the sandbox's.
@@ -41,6 +44,37 @@ func TestFilterMatchesDecodedRows(t *testing.T) {
 	for _, bad := range []string{"NOPE eq 1", "PRICE eq 'x'", "PARTNAME like 'B%'", "PARTNAME eq 'open"} {
 		if _, err := ParseFilter(typ, bad); err == nil {
 			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// Equalities recognises a keyed read's or-chain on one field, and nothing
+// else: the sandbox answers only those from its index.
+func TestEqualities(t *testing.T) {
+	t.Parallel()
+	typ := &EntityType{Name: "LOGPART", Key: []string{"PARTNAME"}, Properties: []*Property{
+		{Name: "PARTNAME", Type: EdmString}, {Name: "PRICE", Type: EdmDecimal}}}
+	for _, c := range []struct {
+		filter string
+		want   []any
+		ok     bool
+	}{
+		{"PARTNAME eq 'A'", []any{"A"}, true},
+		{"PARTNAME eq 'A' or PARTNAME eq 'O''Neil' or PARTNAME eq 'C'", []any{"A", "O'Neil", "C"}, true},
+		{"(PARTNAME eq 'A' or PARTNAME eq 'B')", []any{"A", "B"}, true},
+		{"PARTNAME eq 'A' or PRICE eq 1", nil, false},
+		{"PARTNAME eq 'A' and PRICE eq 1", nil, false},
+		{"PARTNAME ne 'A'", nil, false},
+		{"PARTNAME eq null", nil, false},
+		{"PRICE eq 1", nil, false},
+	} {
+		f, err := ParseFilter(typ, c.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Equalities(f, "PARTNAME")
+		if ok != c.ok || ok && fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %v %v, want %v %v", c.filter, got, ok, c.want, c.ok)
 		}
 	}
 }

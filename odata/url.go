@@ -159,3 +159,23 @@ func joinConds(op string, conds []string) string {
 	}
 	return strings.Join(kept, " "+op+" ")
 }
+
+// CompanyURL is base with its company, the last segment of the service
+// root (spec 1), replaced: the same installation's other company.
+func CompanyURL(base, company string) (string, error) {
+	if company == "" || strings.ContainsAny(company, "/?#%, ") {
+		return "", fmt.Errorf("company %q: want a name such as demo (the last segment of the service root)", company)
+	}
+	if _, err := ServiceRoot(base, 0); err != nil {
+		return "", err
+	}
+	trimmed := strings.TrimRight(base, "/")
+	i := strings.LastIndexByte(trimmed, '/')
+	return trimmed[:i+1] + company, nil
+}
+
+// CompanyOf is the company of a service root: its last segment.
+func CompanyOf(base string) string {
+	trimmed := strings.TrimRight(base, "/")
+	return trimmed[strings.LastIndexByte(trimmed, '/')+1:]
+}

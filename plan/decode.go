@@ -316,6 +316,20 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			if v, ok := w.bounds(e, "target", "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
 				t.CallsPerMinute = v
 			}
+		case "companies":
+			names, pos := w.names(e, "\"target\"", "company names")
+			seen := map[string]bool{}
+			for i, n := range names {
+				switch {
+				case n == "" || strings.ContainsAny(n, "/?#%, "):
+					w.errorf(pos[i], "\"companies\" lists %s, which is no company name (the last segment of the service root, such as demo)", quote(n))
+				case seen[n]:
+					w.errorf(pos[i], "\"companies\" lists %s twice", quote(n))
+				default:
+					seen[n] = true
+					t.Companies = append(t.Companies, n)
+				}
+			}
 		case "max_same_errors":
 			if v, ok := w.bounds(e, "target", "\"max_same_errors\" must be at least 1, not %d"); ok {
 				t.MaxSameErrors = v

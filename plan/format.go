@@ -81,6 +81,8 @@ var format = []Block{
 				Meaning: "how decimals are written in text cells; a source may override it; output is always written with `.`"},
 			{Name: "empty", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
 				Meaning: "what an empty field value becomes: left out of the record, sent as null, or sent as `\"\"` (text fields only; other types are left out)"},
+			{Name: "companies", Type: "list of names", Default: "the URL's own company", Schema: `{"oneOf": [{"type": "string", "pattern": "^[^/?#%, ]+$"}, {"type": "array", "items": {"type": "string", "pattern": "^[^/?#%, ]+$"}, "uniqueItems": true}]}`,
+				Meaning: "the companies of the same installation `apply` loads, one load each, at once: each name replaces the last segment of the service root (`…/tabula.ini/demo` → `…/tabula.ini/test`). Each load has its own journal (`PLAN.COMPANY.journal`) and all share one rate budget (`calls_per_minute`), as the server counts per user; `apply --company` overrides the list (cli.md, Several companies)"},
 		}},
 	{Name: "connection", Heading: "connections.NAME", Desc: "A service the plan reads: its address and how to log in; the secrets come from MIGRATE_<NAME>_TOKEN, MIGRATE_<NAME>_USER and MIGRATE_<NAME>_PASSWORD, or migrate login --connection NAME; never from the plan.",
 		Keys: []Key{
@@ -92,7 +94,7 @@ var format = []Block{
 				Meaning: "language code, as `target.language`"},
 		}},
 	{Name: "source", Heading: "sources.NAME", Desc: "An input: a file (CSV keys: delimiter, encoding, lazy_quotes; XLSX keys: sheet, header_row), or an entity of a connection (connection, entity, select, expand, filter).",
-		Note: "A CSV-only key on a workbook, an XLSX-only key on a CSV file, a file key on a connection's source or a connection key on a file is an error.",
+		Note:   "A CSV-only key on a workbook, an XLSX-only key on a CSV file, a file key on a connection's source or a connection key on a file is an error.",
 		Schema: `{"dependentRequired": {"connection": ["entity"], "entity": ["connection"], "select": ["connection"], "expand": ["connection"], "filter": ["connection"]}}`,
 		Keys: []Key{
 			{Name: "file", Type: "path", Default: "required unless `connection`", Schema: `{"type": "string", "minLength": 1}`,
@@ -155,7 +157,7 @@ var format = []Block{
 			{Name: "group_by", Type: "expr", Default: "none", Schema: `{"$ref": "#/$defs/value"}`,
 				Meaning: "one record per distinct value; `row` is the group's first row, `group` all its rows; sub-forms may take `source: group`. The rows of a group need not stand together; sorted input is faster for a large source (past `--memory`'s share the rows go to a temporary file, docs/cli.md)"},
 			{Name: "match", Type: "list of field names (or one name)", Default: "every field the step writes", Schema: `{"oneOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string", "minLength": 1}}]}`,
-				Meaning: "the fields that identify a document whose key the server assigns (an order numbered `SO…`): when a create goes in doubt (the connection dropped), the next `apply` looks the document up by these fields, among documents created after the step began, and tells look-alikes apart by their lines. Each must be a field the step writes. `validate` warns about a step that creates server-numbered documents with neither `match` nor `id`. An extension of the original format"},
+				Meaning: "the fields that identify a document whose key the server assigns (an order numbered `SO…`): when a create goes in doubt (the connection dropped), the next `apply` looks the document up by these fields, among documents created after the step began, and tells look-alikes apart by their lines. Each must be a field the step writes, and one the API user may read: a field the target leaves out of its read answers (field-level permissions, 22.1 on) is never matched on, so a `match` naming one leaves such a document in doubt with a line naming the field (without `match`, it is left out of the fields written, with a warning). `validate` warns about a step that creates server-numbered documents with neither `match` nor `id`. An extension of the original format"},
 			{Name: "deep_insert", Type: "boolean", Default: "`false`", Schema: `{"type": "boolean"}`,
 				Meaning: "send a created record's sub-form lines inside its POST (deep insert, spec 4.2): one sub-request per record instead of one per line, and the record is created whole or not at all. An extension of the original format"},
 			{Name: "fields", Type: "mapping of field to expr", Default: "required unless the step has sub-forms", Schema: `{"$ref": "#/$defs/fields"}`,

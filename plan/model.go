@@ -87,6 +87,9 @@ type Target struct {
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default
 	CallsPerMinute   int    // 0: unlimited
+	// Companies are the companies of the installation apply loads, one
+	// load each (the last segment of URL replaced); none: URL's own.
+	Companies []string
 	// MaxSameErrors: a step stops after this many records in a row fail
 	// with one screen error (0: DefaultMaxSameErrors).
 	MaxSameErrors    int

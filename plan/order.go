@@ -59,3 +59,9 @@ func (p *Plan) Order() ([][]*Step, error) {
 	}
 	return waves, nil
 }
+
+// DependsOn names the steps the step named depends on by after: and
+// ref(), in the plan's order of mention.
+func (p *Plan) DependsOn(step string) []string {
+	return p.graph(p.analyze())[step]
+}

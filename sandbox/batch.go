@@ -187,8 +187,9 @@ func (c *call) subRequest(r odata.BatchRequest, location map[string]string) *res
 	}
 	raw, rawQuery, _ := strings.Cut(u, "?")
 	if pu, err := url.Parse(raw); err == nil && (pu.Scheme != "" || strings.HasPrefix(raw, "/")) {
-		_, rest, _, ok := c.s.splitBase(pu.EscapedPath())
-		if !ok {
+		// A batch is one company's: a URL into another is not below its root.
+		_, company, rest, _, ok := c.s.splitBase(pu.EscapedPath())
+		if !ok || company != c.co.name {
 			return c.s.errResult(protoErr(http.StatusNotFound, "NotFound", "%s is not below the service root", u))
 		}
 		raw = rest

@@ -19,6 +19,12 @@
 //   - The language code after tabula.ini (",1" English, the default; ",2"
 //     Hebrew) selects the language of screen messages (from 18.2; before,
 //     a language code is not part of a valid service root: 404).
+//   - Each company (the service root's last segment, Options.Companies,
+//     default demo) holds its own data and numbering, empty but for the
+//     currencies when new; an undeclared company is 404, and a $batch
+//     sub-request into another company than the batch's is refused.
+//     Limits (calls a minute, calls in flight) count per user across
+//     companies, as a real server counts them.
 //   - Writes before 17.2 answer 405. $expand before 18.1 answers 400.
 //   - Text sub-forms before 20.0 are addressed with square brackets
 //     ([ORDERSTEXT_SUBFORM]) and replace the text (no APPEND/SIGNATURE);

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -33,4 +35,40 @@ func (c *call) noPermission(t *odata.EntityType) *apiError {
 		return c.screenErr(http.StatusBadRequest, t, nil, "noPermission", t.Name)
 	}
 	return &apiError{status: http.StatusForbidden, code: "Forbidden", msg: c.lang.text("noPermission", t.Name)}
+}
+
+// hideFields records Options.HiddenFields, each FORM.FIELD of a known
+// entity type.
+func (s *Server) hideFields(names []string) error {
+	s.hidden = map[string]map[string]bool{}
+	for _, name := range names {
+		form, field, ok := strings.Cut(name, ".")
+		t := s.meta.Type(form)
+		if !ok || t == nil || t.Property(field) == nil {
+			return fmt.Errorf("sandbox: hidden field %q: want FORM.FIELD, a field of an entity type of the metadata", name)
+		}
+		if t.IsKey(field) {
+			return fmt.Errorf("sandbox: hidden field %q: a key field is always readable", name)
+		}
+		if s.hidden[t.Name] == nil {
+			s.hidden[t.Name] = map[string]bool{}
+		}
+		s.hidden[t.Name][field] = true
+	}
+	return nil
+}
+
+// readable is t as the user may read it: without its hidden fields.
+func (s *Server) readable(t *odata.EntityType) *odata.EntityType {
+	h := s.hidden[t.Name]
+	if len(h) == 0 {
+		return t
+	}
+	props := make([]*odata.Property, 0, len(t.Properties))
+	for _, p := range t.Properties {
+		if !h[p.Name] {
+			props = append(props, p)
+		}
+	}
+	return &odata.EntityType{Name: t.Name, Description: t.Description, Key: t.Key, Properties: props, Navigations: t.Navigations}
 }

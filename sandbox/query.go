@@ -45,7 +45,7 @@ func (c *call) parseQuery(t *odata.EntityType, q url.Values, hdr http.Header) (*
 		var err error
 		switch name {
 		case "$select":
-			o.sel, err = parseSelect(t, v)
+			o.sel, err = parseSelect(c.s.readable(t), v)
 		case "$expand":
 			if !c.s.version.Expand() {
 				return nil, protoErr(http.StatusBadRequest, "NotSupported", "$expand is available from system version 18.1 (this server is %s)", c.s.version)
@@ -61,7 +61,7 @@ func (c *call) parseQuery(t *odata.EntityType, q url.Values, hdr http.Header) (*
 				o.skip = n
 			}
 		case "$filter":
-			o.filter, err = odata.ParseFilter(t, v)
+			o.filter, err = c.s.parseFilter(t, v)
 		case "$orderby":
 			o.order, err = parseOrderBy(t, v)
 		case "$format":

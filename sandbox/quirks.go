@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -22,9 +23,11 @@ const (
 	// "text" a list when the message has several lines and "/n" for a line
 	// break inside one.
 	QuirkJSONErrors = "json-errors"
-	// QuirkColdForms: the first GET of an entity set not used since the
-	// server started answers 404 ("404 on the first probe, 200 on the
-	// second"); any request to the set warms it.
+	// QuirkColdForms: the first request to an entity set not used since
+	// the server started answers 404 ("404 on the first probe, 200 on the
+	// second") when it addresses what may be absent: a GET, a PATCH or a
+	// DELETE, whose 404 a client could take for a missing record (a POST
+	// is served); any request to the set warms it.
 	QuirkColdForms = "cold-forms"
 	// QuirkNormalisedTexts: text sub-forms read back with a <style> block,
 	// a <p dir=rtl> wrapper and no whitespace before <br>.
@@ -49,12 +52,17 @@ const (
 	// /accounts/.well-known/openid-configuration, the client secret taken
 	// as a Basic header only (client_secret_basic).
 	QuirkOIDCAccounts = "oidc-accounts"
+	// QuirkIgnoredFilters: a $filter the server cannot apply, naming a
+	// field it does not know or one the user may not read (Options.
+	// HiddenFields), is ignored silently: 200 with the unfiltered rows
+	// ("$filter=ZZZNOPE eq 'x'" answers every row), not the 400 of spec 4.1.
+	QuirkIgnoredFilters = "ignored-filters"
 )
 
 // quirkNames lists every quirk, in the order the documentation gives them.
 var quirkNames = []string{
 	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
-	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts,
+	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts, QuirkIgnoredFilters,
 }
 
 // QuirkNames returns the names of every quirk the sandbox can imitate.
@@ -112,9 +120,9 @@ func checkQuirks(set map[string]bool) error {
 // quirk reports whether a quirk is switched on.
 func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
 
-// coldForm imitates QuirkColdForms for a request to path: the first GET of
-// an entity set since the server started answers 404 as a missing record
-// does; any request warms the set.
+// coldForm imitates QuirkColdForms for a request to path: the first GET,
+// PATCH or DELETE of an entity set since the server started answers 404 as
+// a missing record does, and changes nothing; any request warms the set.
 func (c *call) coldForm(method, path string) *apiError {
 	s := c.s
 	if !s.quirk(QuirkColdForms) {
@@ -132,7 +140,7 @@ func (c *call) coldForm(method, path string) *apiError {
 	cold := !s.warm[set.Name]
 	s.warm[set.Name] = true
 	s.prepMu.Unlock()
-	if !cold || method != http.MethodGet {
+	if !cold || method == http.MethodPost {
 		return nil
 	}
 	return c.notFound(set.Type, path)
@@ -163,4 +171,16 @@ func (s *Server) readBackText(text string) string {
 		return styleBlock + text
 	}
 	return styleBlock + "<p dir=rtl>" + spaceBeforeBr.ReplaceAllString(text, "$1") + "</p>"
+}
+
+// parseFilter compiles a $filter against what the user may read of t.
+// Under QuirkIgnoredFilters a filter naming a field the server cannot
+// filter on is no filter at all (nil): every row answers.
+func (s *Server) parseFilter(t *odata.EntityType, v string) (odata.Filter, error) {
+	f, err := odata.ParseFilter(s.readable(t), v)
+	var unknown *odata.UnknownFieldError
+	if err != nil && s.quirk(QuirkIgnoredFilters) && errors.As(err, &unknown) {
+		return nil, nil
+	}
+	return f, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -139,6 +140,23 @@ func TestQuirkColdForms(t *testing.T) {
 	c.must(404, "GET", "/LOGPART('P1')", nil) // now it is the truth
 	c.must(201, "POST", "/LOGPART", map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"})
 	c.must(200, "GET", "/LOGPART('P1')", nil)
+	// After a restart, a write that addresses a record of a cold set: 404,
+	// and nothing done.
+	state := sandbox.Options{Quirks: map[string]bool{sandbox.QuirkColdForms: true}, StatePath: filepath.Join(t.TempDir(), "state.json")}
+	c = start(t, state)
+	c.must(201, "POST", "/CUSTOMERS", map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})
+	c.must(201, "POST", "/LOGPART", map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"})
+	if err := c.sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = start(t, state)
+	c.must(404, "DELETE", "/CUSTOMERS('C1')", nil)
+	c.must(404, "PATCH", "/LOGPART('P1')", map[string]any{"PARTDES": "Nut"})
+	if parts, custs := c.sb.Snapshot()["LOGPART"], c.sb.Snapshot()["CUSTOMERS"]; len(custs) != 1 || parts[0]["PARTDES"] != "Bolt" {
+		t.Errorf("a cold form's 404 changed something: %v %v", custs, parts)
+	}
+	c.must(204, "DELETE", "/CUSTOMERS('C1')", nil)
+	c.must(200, "PATCH", "/LOGPART('P1')", map[string]any{"PARTDES": "Nut"})
 
 	plain := start(t, sandbox.Options{})
 	plain.must(200, "GET", "/CUSTOMERS?$top=1", nil)
@@ -194,5 +212,71 @@ func TestQuirkMetadataWrongType(t *testing.T) {
 	c.must(200, "GET", "/ORDERS?$top=1", nil)
 	if got := name(c.must(200, "GET", "/GetMetadataFor(entity='ORDERS')", nil)); got != "ORDERS" {
 		t.Errorf("warm: answered %s, want ORDERS", got)
+	}
+}
+
+// A $filter the server cannot apply (a field it does not know, a field the
+// user may not read) is ignored silently under ignored-filters: 200 and
+// every row; the spec's 400 without it. Hidden fields (field-level
+// permissions) are missing from every read answer, quirk or not.
+func TestQuirkIgnoredFilters(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		quirk  bool
+		path   string
+		status int
+		parts  string // PARTNAME of the rows answered
+	}{
+		{"unknown field, quirk", true, "/LOGPART?$filter=ZZZNOPE%20eq%20'x'", 200, "P1,P2"},
+		{"unknown field, spec", false, "/LOGPART?$filter=ZZZNOPE%20eq%20'x'", 400, ""},
+		{"hidden field, quirk", true, "/LOGPART?$filter=PARTDES%20eq%20'Nut%20M6'", 200, "P1,P2"},
+		{"hidden field, spec", false, "/LOGPART?$filter=PARTDES%20eq%20'Nut%20M6'", 400, ""},
+		{"hidden field in an and, quirk", true, "/LOGPART?$filter=PARTNAME%20eq%20'P2'%20and%20PARTDES%20eq%20'x'", 200, "P1,P2"},
+		{"readable field, quirk", true, "/LOGPART?$filter=PARTNAME%20eq%20'P2'", 200, "P2"},
+		{"hidden field in $select", true, "/LOGPART?$select=PARTDES", 400, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := sandbox.Options{HiddenFields: []string{"LOGPART.PARTDES"}}
+			if tt.quirk {
+				opts.Quirks = map[string]bool{sandbox.QuirkIgnoredFilters: true}
+			}
+			c := start(t, opts)
+			c.seed()
+			r := c.must(tt.status, "GET", tt.path, nil)
+			if tt.status != 200 {
+				return
+			}
+			var got []string
+			for _, row := range r.json(t)["value"].([]any) {
+				m := row.(map[string]any)
+				if _, ok := m["PARTDES"]; ok {
+					t.Errorf("a hidden field came back: %v", m)
+				}
+				if _, ok := m["BARCODE"]; !ok {
+					t.Errorf("a readable field is missing: %v", m)
+				}
+				got = append(got, m["PARTNAME"].(string))
+			}
+			if strings.Join(got, ",") != tt.parts {
+				t.Errorf("rows %v, want %s", got, tt.parts)
+			}
+		})
+	}
+	// One entity, and the store keeps what was written.
+	c := start(t, sandbox.Options{HiddenFields: []string{"LOGPART.PARTDES"}})
+	c.seed()
+	if m := c.must(200, "GET", "/LOGPART('P2')", nil).json(t); m["PARTNAME"] != "P2" || m["PARTDES"] != nil {
+		t.Errorf("LOGPART('P2') = %v, want it without PARTDES", m)
+	}
+	if parts := c.sb.Snapshot()["LOGPART"]; len(parts) != 2 || parts[1]["PARTDES"] != "Nut M6" {
+		t.Errorf("the store lost a hidden field: %v", parts)
+	}
+	for _, bad := range []string{"LOGPART", "LOGPART.NOPE", "NOPE.PARTDES", "LOGPART.PARTNAME"} {
+		if _, err := sandbox.New(sandbox.Options{HiddenFields: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("HiddenFields %q: %v", bad, err)
+		}
 	}
 }

@@ -195,7 +195,7 @@ func (c *call) resolve(path string) (*target, *apiError) {
 		}
 		return nil, protoErr(http.StatusNotFound, "NotFound", "%s", msg)
 	}
-	tg := &target{set: set, tb: s.data[set.Name], t: set.Type, path: set.Name}
+	tg := &target{set: set, tb: c.co.data[set.Name], t: set.Type, path: set.Name}
 	if seg.hasKey {
 		vals, aerr := c.keyVals(tg.t, seg)
 		if aerr != nil {
@@ -489,7 +489,11 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 			fields = append(fields, t.Property(f))
 		}
 	}
+	hidden := s.hidden[t.Name]
 	for _, p := range fields {
+		if hidden[p.Name] {
+			continue // field-level permissions: not in the answer at all
+		}
 		v := r.vals[p.Name]
 		switch {
 		case ru.text != notText && (p.Name == "APPEND" || p.Name == "SIGNATURE"):

@@ -46,9 +46,21 @@ type Options struct {
 	// permission to write: 403, or under QuirkPermission400 a 400 screen
 	// error. SetUnpermitted changes them while the server runs.
 	Unpermitted []string
+	// HiddenFields names fields the API user may not read, as FORM.FIELD
+	// (the entity type's name: ORDERS.DETAILS, ORDERITEMS_SUBFORM.PRICE):
+	// field-level permissions, from 22.1. Read answers leave them out; a
+	// $filter naming one is refused as naming an unknown field, or under
+	// QuirkIgnoredFilters ignored.
+	HiddenFields []string
 	// StatePath persists the data (temporary file and rename) after every
-	// call that changed it and on Close, and is reloaded by New.
+	// call that changed it and on Close, and is reloaded by New, every
+	// company's.
 	StatePath string
+	// Companies names the companies of the installation (the last segment
+	// of the service root), each with data of its own; a company not named
+	// is refused with 404, as a real installation does. Default: demo.
+	// Companies a state file holds are kept besides.
+	Companies []string
 	// RefuseKey, when it returns non-empty, refuses writing that record with
 	// that screen error. key is the key values in key order joined by ",".
 	RefuseKey    func(entity, key string) string
@@ -100,10 +112,10 @@ type Server struct {
 	rules   map[string]*rules
 	now     func() time.Time
 
-	mu       sync.RWMutex
-	data     map[string]*table
-	counters map[string]int64
-	dirty    bool
+	mu        sync.RWMutex
+	companies map[string]*company
+	names     []string // in the order declared
+	dirty     bool
 
 	prepMu   sync.Mutex
 	prepared map[string]bool // entities whose metadata GetMetadataFor can answer
@@ -118,6 +130,8 @@ type Server struct {
 
 	permMu sync.Mutex
 	denied map[string]bool
+
+	hidden map[string]map[string]bool // entity type → fields the user may not read
 
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 
@@ -185,6 +199,12 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("sandbox: fault %s: rate %v is not between 0 and 1", kind, rate)
 		}
 	}
+	if len(opts.Companies) == 0 {
+		opts.Companies = []string{DefaultCompany}
+	}
+	if err := checkCompanies(opts.Companies); err != nil {
+		return nil, err
+	}
 	if err := checkQuirks(opts.Quirks); err != nil {
 		return nil, err
 	}
@@ -196,7 +216,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, version: v, now: opts.Now,
-		data: map[string]*table{}, counters: map[string]int64{}, prepared: map[string]bool{}, warm: map[string]bool{},
+		companies: map[string]*company{}, prepared: map[string]bool{}, warm: map[string]bool{},
 		calls: map[string][]time.Time{}, inflight: map[string]int{},
 		rng: rand.New(rand.NewSource(opts.Seed)),
 	}
@@ -212,16 +232,9 @@ func New(opts Options) (*Server, error) {
 		if set.Type == nil {
 			return nil, fmt.Errorf("sandbox: entity set %s has no entity type", set.Name)
 		}
-		s.data[set.Name] = &table{typ: set.Type, rows: map[string]*record{}}
 	}
-	if opts.Metadata == nil {
-		for set, rows := range demoSeed() {
-			tb := s.data[set]
-			for _, row := range rows {
-				rec, _ := s.loadRecord(tb.typ, row)
-				tb.rows[keyString(tb.typ, rec.vals)] = rec
-			}
-		}
+	for _, name := range opts.Companies {
+		s.newCompany(name)
 	}
 	if opts.StatePath != "" {
 		if fi, err := os.Stat(filepath.Dir(opts.StatePath)); err != nil || !fi.IsDir() {
@@ -232,6 +245,9 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.SetUnpermitted(opts.Unpermitted...)
+	if err := s.hideFields(opts.HiddenFields); err != nil {
+		return nil, err
+	}
 	s.auth = newAuthServer(s)
 	return s, nil
 }
@@ -254,14 +270,15 @@ func (s *Server) rule(t *odata.EntityType) *rules {
 	return &rules{}
 }
 
-// Snapshot returns every top-level entity set's entities in key order, with
+// Snapshot returns the first company's (SnapshotOf), by default demo's:
+// every top-level entity set's entities in key order, with
 // every sub-form nested under its name (collections as []map[string]any,
 // single objects as map[string]any) and values as JSON shows them (numbers
 // as float64, dates as strings, unset fields nil).
 func (s *Server) Snapshot() map[string][]map[string]any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.snapshotLocked(true)
+	return s.snapshotLocked(s.companies[s.names[0]], true)
 }
 
 // Stats returns the counters.
@@ -284,6 +301,7 @@ type call struct {
 	lang lang
 	base string // absolute service root URL, e.g. http://host/odata/Priority/tabula.ini,2/demo
 	root string // path of the service root
+	co   *company
 	// wrote is set once the call carries a write (alone or in a $batch).
 	wrote atomic.Bool
 	// dropped: DropNextWrites chose this batch to be lost before it ran.
@@ -302,16 +320,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.auth.ServeHTTP(w, r)
 		return
 	}
-	root, rest, lg, ok := s.splitBase(r.URL.Path)
+	root, name, rest, lg, ok := s.splitBase(r.URL.Path)
 	if !ok {
 		writeResult(w, s.errResult(protoErr(http.StatusNotFound, "NotFound", "no service at %s; the service root is %s", r.URL.Path, BasePath)))
+		return
+	}
+	s.mu.RLock()
+	co := s.companies[name]
+	s.mu.RUnlock()
+	if co == nil {
+		writeResult(w, s.errResult(protoErr(http.StatusNotFound, "NotFound", "no company %s on this installation; its companies are %s", name, strings.Join(s.Companies(), ", "))))
 		return
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	c := &call{s: s, lang: lg, base: scheme + "://" + r.Host + root, root: root}
+	c := &call{s: s, lang: lg, base: scheme + "://" + r.Host + root, root: root, co: co}
 	user, aerr := s.authenticate(r)
 	if aerr != nil {
 		writeResult(w, s.errResult(aerr))
@@ -384,33 +409,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, res)
 }
 
-// splitBase takes /odata/Priority/tabula.ini[,N]/demo[/rest] apart.
-func (s *Server) splitBase(p string) (root, rest string, lg lang, ok bool) {
+// splitBase takes /odata/Priority/tabula.ini[,N]/COMPANY[/rest] apart.
+func (s *Server) splitBase(p string) (root, company, rest string, lg lang, ok bool) {
 	const pre = "/odata/Priority/"
 	if !strings.HasPrefix(p, pre) {
-		return "", "", 0, false
+		return "", "", "", 0, false
 	}
 	tail := p[len(pre):]
 	ini, tail, _ := strings.Cut(tail, "/")
-	company, rest, _ := strings.Cut(tail, "/")
-	if company != "demo" {
-		return "", "", 0, false
+	company, rest, _ = strings.Cut(tail, "/")
+	if company == "" {
+		return "", "", "", 0, false
 	}
 	lg = langEnglish
 	name, code, hasCode := strings.Cut(ini, ",")
 	if name != "tabula.ini" {
-		return "", "", 0, false
+		return "", "", "", 0, false
 	}
 	if hasCode {
 		n, err := strconv.Atoi(code)
 		if err != nil || n <= 0 || !s.version.Language() { // spec 9: 18.2
-			return "", "", 0, false
+			return "", "", "", 0, false
 		}
 		if n == int(langHebrew) {
 			lg = langHebrew
 		}
 	}
-	return pre + ini + "/demo", rest, lg, true
+	return pre + ini + "/" + company, company, rest, lg, true
 }
 
 func (s *Server) errResult(e *apiError) *result {

@@ -88,6 +88,9 @@ func (tb *table) sorted() []*record { return tb.sortedWhere(nil) }
 // sortedWhere is sorted of the rows f keeps (nil: all): filtering before
 // sorting keeps a keyed read of a large table fast.
 func (tb *table) sortedWhere(f odata.Filter) []*record {
+	if out, ok := tb.byKeys(f); ok {
+		return out
+	}
 	out := make([]*record, 0, len(tb.rows))
 	for _, r := range tb.rows {
 		if f == nil || f.Match(r.vals) {
@@ -96,6 +99,35 @@ func (tb *table) sortedWhere(f odata.Filter) []*record {
 	}
 	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
 	return out
+}
+
+// byKeys answers a filter that is an or-chain of key equalities (a keyed
+// read of many records, issue 16) by looking each key up, as a server's
+// index does, instead of matching every row: a read of 40 keys from
+// 100,000 customers costs 40 lookups. ok is false for any other filter.
+func (tb *table) byKeys(f odata.Filter) ([]*record, bool) {
+	if f == nil || len(tb.typ.Key) != 1 {
+		return nil, false
+	}
+	p := tb.typ.Property(tb.typ.Key[0])
+	lits, ok := odata.Equalities(f, p.Name)
+	if !ok {
+		return nil, false
+	}
+	var out []*record
+	seen := map[*record]bool{}
+	for _, lit := range lits {
+		v, ok := normalize(p, lit)
+		if !ok {
+			return nil, false
+		}
+		if r := tb.rows[keyString(tb.typ, map[string]any{p.Name: v})]; r != nil && !seen[r] && f.Match(r.vals) {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return compareKeys(tb.typ, out[i], out[j]) < 0 })
+	return out, true
 }
 
 // insertLine puts rec into the lines in key order.
@@ -224,18 +256,24 @@ func snapshotRecord(m *odata.Metadata, t *odata.EntityType, r *record, asJSON bo
 	return out
 }
 
-// stateFile is the persisted form of the sandbox's data.
+// stateFile is the persisted form of the sandbox's data. Version 1 held
+// one company's Counters and Data (demo's); version 2 holds Companies.
 type stateFile struct {
-	Version  int                         `json:"version"`
-	Counters map[string]int64            `json:"counters"`
-	Data     map[string][]map[string]any `json:"data"`
+	Version   int                      `json:"version"`
+	Companies map[string]*companyState `json:"companies,omitempty"`
+	companyState
 }
 
-// snapshotLocked returns every set's records; the caller holds s.mu.
-func (s *Server) snapshotLocked(asJSON bool) map[string][]map[string]any {
-	out := make(map[string][]map[string]any, len(s.data))
+type companyState struct {
+	Counters map[string]int64            `json:"counters,omitempty"`
+	Data     map[string][]map[string]any `json:"data,omitempty"`
+}
+
+// snapshotLocked returns every set's records of co; the caller holds s.mu.
+func (s *Server) snapshotLocked(co *company, asJSON bool) map[string][]map[string]any {
+	out := make(map[string][]map[string]any, len(co.data))
 	for _, set := range s.meta.Sets {
-		tb := s.data[set.Name]
+		tb := co.data[set.Name]
 		rows := tb.sorted()
 		list := make([]map[string]any, 0, len(rows))
 		for _, r := range rows {
@@ -252,7 +290,10 @@ func (s *Server) saveLocked() error {
 	if s.opts.StatePath == "" || !s.dirty {
 		return nil
 	}
-	st := stateFile{Version: 1, Counters: s.counters, Data: s.snapshotLocked(false)}
+	st := stateFile{Version: 2, Companies: map[string]*companyState{}}
+	for name, co := range s.companies {
+		st.Companies[name] = &companyState{Counters: co.counters, Data: s.snapshotLocked(co, false)}
+	}
 	b, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("sandbox state: %w", err)
@@ -302,11 +343,36 @@ func (s *Server) load() error {
 	if err := dec.Decode(&st); err != nil {
 		return fmt.Errorf("sandbox state %s: %v (delete the file to start empty)", s.opts.StatePath, err)
 	}
+	if st.Version < 2 {
+		st.Companies = map[string]*companyState{DefaultCompany: &st.companyState}
+	}
+	names := make([]string, 0, len(st.Companies))
+	for name := range st.Companies {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if err := checkCompanies(names); err != nil {
+		return fmt.Errorf("sandbox state %s: %v", s.opts.StatePath, err)
+	}
+	for _, name := range names {
+		co := s.companies[name]
+		if co == nil {
+			co = s.newCompany(name)
+		}
+		if err := s.loadCompany(co, st.Companies[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadCompany replaces co's data with what the state file holds of it.
+func (s *Server) loadCompany(co *company, st *companyState) error {
 	for name, c := range st.Counters {
-		s.counters[name] = c
+		co.counters[name] = c
 	}
 	for set, rows := range st.Data {
-		tb := s.data[set]
+		tb := co.data[set]
 		if tb == nil {
 			return fmt.Errorf("sandbox state %s: entity set %s is not in the schema", s.opts.StatePath, set)
 		}
@@ -314,7 +380,7 @@ func (s *Server) load() error {
 		for i, row := range rows {
 			rec, err := s.loadRecord(tb.typ, row)
 			if err != nil {
-				return fmt.Errorf("sandbox state %s: %s record %d: %v", s.opts.StatePath, set, i+1, err)
+				return fmt.Errorf("sandbox state %s: company %s: %s record %d: %v", s.opts.StatePath, co.name, set, i+1, err)
 			}
 			tb.rows[keyString(tb.typ, rec.vals)] = rec
 		}
@@ -326,8 +392,8 @@ func (s *Server) load() error {
 			}
 			key := tb.typ.Name + "." + p.Name
 			for _, r := range tb.rows {
-				if n, _ := r.vals[p.Name].(int64); n > s.counters[key] {
-					s.counters[key] = n
+				if n, _ := r.vals[p.Name].(int64); n > co.counters[key] {
+					co.counters[key] = n
 				}
 			}
 		}

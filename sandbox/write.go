@@ -96,7 +96,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		if _, given := body[r.field]; v == "" || !given && !create {
 			continue
 		}
-		tb := s.data[r.set]
+		tb := c.co.data[r.set]
 		target := tb.rows[v]
 		if target == nil || len(tb.typ.Key) != 1 {
 			return fail("missing", r.field, v, r.set)
@@ -160,8 +160,8 @@ func shortJSON(v any) string {
 func (c *call) assignAuto(t *odata.EntityType, vals map[string]any) {
 	for _, p := range t.Properties {
 		if p.Computed && p.Type == odata.EdmInt64 && p.Name != "FILESIZE" {
-			c.s.counters[t.Name+"."+p.Name]++
-			vals[p.Name] = c.s.counters[t.Name+"."+p.Name]
+			c.co.counters[t.Name+"."+p.Name]++
+			vals[p.Name] = c.co.counters[t.Name+"."+p.Name]
 		}
 	}
 }
@@ -260,8 +260,8 @@ func (c *call) createTop(tb *table, in map[string]any) (*record, *apiError) {
 			// The next free number: a document keyed by hand may hold one.
 			key := t.Name + "#" + ru.numbered
 			for {
-				c.s.counters[key]++
-				vals[ru.numbered] = fmt.Sprintf("%s%02d%06d", ru.prefix, c.s.now().Year()%100, c.s.counters[key])
+				c.co.counters[key]++
+				vals[ru.numbered] = fmt.Sprintf("%s%02d%06d", ru.prefix, c.s.now().Year()%100, c.co.counters[key])
 				if tb.rows[keyString(t, vals)] == nil {
 					break
 				}

@@ -71,11 +71,20 @@ func TestScripts(t *testing.T) {
 // service's own POST, spec 4.2); `sandbox drop-writes before|after N`
 // makes the next N calls that write lose their connection before or after
 // they take effect (in doubt either way); `sandbox patch PATH JSON`
-// PATCHes an entity directly, as a user would; `sandbox permit [FORM...]`
-// leaves only the forms named unpermitted.
+// PATCHes an entity directly, as a user would, and `sandbox delete PATH`
+// deletes one; `sandbox permit [FORM...]` leaves only the forms named
+// unpermitted. `start companies=demo,test` declares the installation's
+// companies (MIGRATE_TARGET addresses the first); dump, count, patch, post
+// and delete address another company with `company=NAME` after the
+// subcommand (default: the first).
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump SET... | sandbox patch PATH JSON")
+		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump [company=NAME] SET... | sandbox patch [company=NAME] PATH JSON")
+	}
+	company := ""
+	if len(args) > 1 && strings.HasPrefix(args[1], "company=") {
+		company = strings.TrimPrefix(args[1], "company=")
+		args = append(args[:1:1], args[2:]...)
 	}
 	// `sandbox CMD @NAME ...` is about the sandbox started with as=NAME.
 	name := ""
@@ -113,6 +122,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Unpermitted = strings.Split(v, ",")
 			case k == "as":
 				name = v
+			case k == "companies":
+				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
 				r, err := strconv.ParseFloat(v, 64)
 				ts.Check(err)
@@ -129,10 +140,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		srv := httptest.NewServer(sb)
 		ts.Defer(srv.Close)
 		if name != "" {
-			// A second company, read through connection NAME of a plan
+			// Another installation, read through connection NAME of a plan
 			// (issue 17): its variables are the connection's own.
 			env := "MIGRATE_" + strings.ToUpper(name) + "_"
-			ts.Setenv(env+"TARGET", srv.URL+sandbox.BasePath)
+			ts.Setenv(env+"TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 			ts.Setenv(strings.ToUpper(name)+"_SANDBOX_URL", srv.URL)
 			ts.Setenv(env+"USER", "demo")
 			ts.Setenv(env+"PASSWORD", "demo")
@@ -142,7 +153,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			sandboxMu.Unlock()
 			return
 		}
-		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 		ts.Setenv("SANDBOX_URL", srv.URL)
 		ts.Setenv("MIGRATE_USER", "demo")
 		ts.Setenv("MIGRATE_PASSWORD", "demo")
@@ -155,7 +166,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		if sb == nil {
 			ts.Fatalf("sandbox dump: no sandbox started")
 		}
-		snap := sb.Snapshot()
+		snap := snapshotOf(ts, sb, company)
 		out := map[string]any{}
 		for _, set := range args[1:] {
 			out[set] = scrub(snap[set])
@@ -176,7 +187,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox count: no sandbox started")
 		}
 		n, distinct := 0, map[string]bool{}
-		for _, ent := range sb.Snapshot()[args[1]] {
+		for _, ent := range snapshotOf(ts, sb, company)[args[1]] {
 			if v := fmt.Sprint(ent[args[2]]); strings.HasPrefix(v, args[3]) {
 				n++
 				distinct[v] = true
@@ -193,17 +204,30 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("sandbox permit: no sandbox started")
 		}
 		sb.SetUnpermitted(args[1:]...)
-	case "patch", "post":
-		// A user changing or making an entity in the ERP behind the
-		// tool's back; post prints what the service answered.
-		if len(args) != 3 {
-			ts.Fatalf("usage: sandbox %s PATH JSON", args[0])
+	case "patch", "post", "delete":
+		// A user changing, making or deleting an entity or a line in the
+		// ERP behind the tool's back; post prints what the service answered.
+		payload := ""
+		switch {
+		case args[0] == "delete" && len(args) == 2:
+		case args[0] != "delete" && len(args) == 3:
+			payload = args[2]
+		default:
+			ts.Fatalf("usage: sandbox patch|post PATH JSON, sandbox delete PATH")
+		}
+		root := sandbox.BasePath
+		sb := sandboxOf(ts, name)
+		if company == "" && sb != nil {
+			company = sb.Companies()[0]
+		}
+		if company != "" {
+			root = sandbox.CompanyPath(company)
 		}
 		base := ts.Getenv("SANDBOX_URL")
 		if name != "" {
 			base = ts.Getenv(strings.ToUpper(name) + "_SANDBOX_URL")
 		}
-		req, err := http.NewRequest(strings.ToUpper(args[0]), base+sandbox.BasePath+"/"+args[1], strings.NewReader(args[2]))
+		req, err := http.NewRequest(strings.ToUpper(args[0]), base+root+"/"+args[1], strings.NewReader(payload))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
@@ -316,6 +340,18 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// snapshotOf is the data of a company of sb ("": the first one).
+func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) map[string][]map[string]any {
+	if company == "" {
+		return sb.Snapshot()
+	}
+	snap, ok := sb.SnapshotOf(company)
+	if !ok {
+		ts.Fatalf("sandbox: no company %s (it has %s)", company, strings.Join(sb.Companies(), ", "))
+	}
+	return snap
 }
 
 var (

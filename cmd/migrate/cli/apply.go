@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,46 +13,9 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/transform"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 )
-
-// limited stops each step after n results: plan --limit. A ref() to a
-// record past the limit of its step gets a placeholder naming it, as the
-// record was not read, not missing.
-type limited struct {
-	inner executor.RecordSource
-	n     int
-}
-
-var errLimit = errors.New("limit reached")
-
-func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
-	seen := 0
-	err := l.inner.Records(ctx, step, open, unlimitedRefs{refs}, func(r transform.Result) error {
-		if seen >= l.n {
-			return errLimit
-		}
-		seen++
-		return fn(r)
-	})
-	if errors.Is(err, errLimit) {
-		return nil
-	}
-	return err
-}
-
-type unlimitedRefs struct{ inner transform.Refs }
-
-// Placeholders implements transform.Placeholders: the stand-ins of
-// records past the limit are no keys to check.
-func (unlimitedRefs) Placeholders() bool { return true }
-
-func (u unlimitedRefs) Ref(step, id string) (any, bool) {
-	if v, ok := u.inner.Ref(step, id); ok {
-		return v, true
-	}
-	return "{" + step + ":" + id + "}", true
-}
 
 // printProblems shows validate's findings on stderr; errors stop the
 // command before anything is read or sent, warnings do not. With --json,
@@ -104,10 +68,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, f.json); err != nil {
 		return err
 	}
-	var recs executor.RecordSource = c.program
-	if *limit > 0 {
-		recs = limited{inner: c.program, n: *limit}
-	}
 	rate := *cpm
 	if rate == 0 {
 		rate = c.plan.Target.CallsPerMinute
@@ -143,8 +103,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	sum, err := executor.Plan(ctx, executor.Options{
-		Plan: c.plan, Records: recs, Open: c.opener(), Metadata: c.md, Version: c.version,
-		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: a.newHook(f.json),
+		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -216,16 +176,43 @@ func defaultJournal(planPath string) string {
 	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".journal"
 }
 
+// applyFlags are apply's own flags.
+type applyFlags struct {
+	journal                          string
+	concurrency                      int
+	retry, allowChange, allowMissing bool
+	companies                        listFlag
+	limit                            int
+	steps                            stepsFlag
+}
+
+// stepsFlag is --steps: step names, comma-separated or repeated.
+type stepsFlag []string
+
+func (l *stepsFlag) String() string { return strings.Join(*l, ",") }
+func (l *stepsFlag) Set(s string) error {
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*l = append(*l, n)
+		}
+	}
+	return nil
+}
+
 func (a *app) apply(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
 	f.register(fs)
 	f.memory.register(fs)
-	journalPath := fs.String("journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one)")
-	conc := fs.Int("concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
-	retry := fs.Bool("retry-failed", false, "send again the records that failed, rebuilt from the current source")
-	allow := fs.Bool("allow-plan-change", false, "resume although the plan or a source changed since the journal began")
-	allowMissing := fs.Bool("allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
+	var o applyFlags
+	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
+	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
+	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
+	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
+	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
+	fs.Var(&o.steps, "steps", "STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -233,16 +220,35 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
-	if jp := *journalPath; !f.conn.sandbox {
-		if jp == "" {
-			jp = defaultJournal(pos[0])
+	if o.limit < 0 {
+		return usageErr("--limit %d: give the records per step of the trial, at least 1", o.limit)
+	}
+	f.memory.apply()
+	companies := []string(o.companies)
+	if len(companies) == 0 {
+		if p, _ := plan.Load(pos[0]); p != nil {
+			companies = p.Target.Companies
 		}
-		if err := a.refuseOtherTarget(jp, f.conn.target); err != nil {
+	}
+	if len(companies) > 0 {
+		return a.applyCompanies(ctx, pos[0], f, o, companies)
+	}
+	return a.applyOne(ctx, pos[0], f, o, o.journal)
+}
+
+// applyOne is one load: of the target's company, or (f.conn.shared) of
+// f.conn.company, into the journal jp ("": the default).
+func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags, jp string) error {
+	if !f.conn.sandbox {
+		jpath := jp
+		if jpath == "" {
+			jpath = defaultJournal(planPath)
+		}
+		if err := a.refuseOtherTarget(jpath, f.conn.target, f.conn.company); err != nil {
 			return err
 		}
 	}
-	f.memory.apply()
-	c, err := a.check(ctx, pos[0], f, true)
+	c, err := a.check(ctx, planPath, f, true)
 	if err != nil {
 		return busyIsPending(err)
 	}
@@ -256,13 +262,13 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err
 	} else if len(unresolved) > 0 {
-		if !*allowMissing {
+		if !o.allowMissing {
 			return a.refuseUnresolved(unresolved, f.json)
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
 	}
-	jpath := *journalPath
+	jpath := jp
 	if jpath == "" {
 		if f.conn.sandbox {
 			dir, err := os.MkdirTemp("", "migrate-sandbox-")
@@ -270,9 +276,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 				return withCode(ExitUsage, err)
 			}
 			defer os.RemoveAll(dir)
-			jpath = filepath.Join(dir, filepath.Base(defaultJournal(pos[0])))
+			jpath = filepath.Join(dir, filepath.Base(defaultJournal(planPath)))
 		} else {
-			jpath = defaultJournal(pos[0])
+			jpath = defaultJournal(planPath)
 		}
 	}
 
@@ -311,7 +317,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	sum, err := executor.Apply(hard, executor.Options{
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
-		Concurrency: *conc, RetryFailed: *retry, AllowPlanChange: *allow,
+		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
+		Limit: o.limit, Steps: o.steps,
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
@@ -319,8 +326,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	var shifted *executor.ShiftedError
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
+	var steps *executor.StepsError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -333,9 +341,13 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	view := summaryJSON(sum)
 	complete := sum.Complete
 	view.Complete = &complete
-	if *journalPath != "" || !f.conn.sandbox {
+	if jp != "" || !f.conn.sandbox {
 		view.Journal = jpath
 	}
+	if f.conn.company != "" {
+		view.Company = f.conn.company
+	}
+	view.Trial, view.Unfinished = sum.Trial, sum.Unfinished
 	if f.json {
 		if werr := writeJSON(a.stdout, view); werr != nil {
 			return werr
@@ -354,9 +366,12 @@ func (a *app) apply(ctx context.Context, args []string) error {
 			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
 		}
 		if len(view.Errors) > 0 && view.Journal != "" {
-			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, pos[0])
+			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, planPath)
 		} else if view.Journal != "" && sum.Complete {
 			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
+		}
+		if left := leftText(sum); left != "" && !sum.Interrupted {
+			fmt.Fprintf(a.stdout, "\n%s\n", left)
 		}
 	}
 	switch {
@@ -369,71 +384,198 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
-	case len(sum.Errors) > 0 || !sum.Complete:
+	case len(sum.Errors) > 0:
+		return silent(ExitData)
+	case sum.Trial > 0 || len(sum.Unfinished) > 0:
+		return silent(ExitInterrupted) // the rest is pending: apply again
+	case !sum.Complete:
 		return silent(ExitData)
 	}
 	return nil
 }
 
+// leftText says what a trial or a choice of steps left to load ("" when
+// nothing): the next apply, without --limit or --steps, loads it.
+func leftText(sum *executor.Summary) string {
+	switch {
+	case sum.Trial > 0:
+		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
+	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
+		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(sum.Unfinished, ", "))
+	}
+	return "" // a stop: status's "run apply again to resume" says it
+}
+
 func (a *app) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
-	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
+	pos, err := a.parse(fs, args, "JOURNAL... | PLAN", 1, 1<<20)
 	if err != nil {
 		return err
 	}
-	sum, err := executor.Status(pos[0])
+	paths, err := statusJournals(pos)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return err
 	}
-	h, busy := journal.InUse(pos[0])
-	if busy {
-		// status never waits for the lock: it reads what is on disk.
-		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", pos[0], h)
-	}
-	type stepStatus struct {
-		Name      string `json:"name"`
-		Committed int    `json:"committed"`
-		Failed    int    `json:"failed"`
-		Skipped   int    `json:"skipped"`
-		Pending   int    `json:"pending"`
-		InDoubt   int    `json:"in_doubt"`
-		Partly    int    `json:"partly_loaded,omitempty"`
-	}
-	out := struct {
-		Complete bool         `json:"complete"`
-		Steps    []stepStatus `json:"steps"`
-	}{Complete: sum.Complete, Steps: []stepStatus{}}
-	for _, s := range sum.Steps {
-		out.Steps = append(out.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
-	}
-	code := statusCode(sum)
-	if busy {
-		// Whatever the counts so far, the run is not over.
-		code = ExitInterrupted
-	}
-	if *asJSON {
-		if err := writeJSON(a.stdout, out); err != nil {
+	if len(paths) == 1 {
+		st, err := a.statusOf(paths[0])
+		if err != nil {
 			return err
 		}
-		return silent(code)
+		if *asJSON {
+			if err := writeJSON(a.stdout, st.view); err != nil {
+				return err
+			}
+		} else {
+			st.print(a.stdout)
+		}
+		return silent(st.code)
 	}
-	view := summaryJSON(sum)
-	printSteps(a.stdout, view, true)
-	printPartly(a.stdout, sum.Errors)
-	switch {
-	case busy:
-		fmt.Fprintln(a.stdout, "\nnot complete: a run is loading now")
-	case code == ExitOK:
-		fmt.Fprintln(a.stdout, "\ncomplete: every record is committed or skipped")
-	case code == ExitData:
-		fmt.Fprintln(a.stdout, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
-	case sum.Interrupted && !pendingIn(sum):
-		fmt.Fprintln(a.stdout, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
-	default:
-		fmt.Fprintln(a.stdout, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	// Several journals (one a company): each in turn, the exit code the
+	// worst of them.
+	code := ExitOK
+	var views []journalStatus
+	for i, p := range paths {
+		st, err := a.statusOf(p)
+		if err != nil {
+			code = worseCode(code, codeOf(err))
+			fmt.Fprintf(a.stderr, "migrate status: %v\n", err)
+			continue
+		}
+		code = worseCode(code, st.code)
+		if *asJSON {
+			st.view.Journal, st.view.Company = p, st.company
+			views = append(views, st.view)
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "== %s ==\n", st.title())
+		st.print(a.stdout)
+	}
+	if *asJSON {
+		if err := writeJSON(a.stdout, statusesJSON{Journals: views}); err != nil {
+			return err
+		}
 	}
 	return silent(code)
+}
+
+// statusJournals are the journals status reads: those given, or for a plan
+// its journals beside it: PLAN.journal and one PLAN.COMPANY.journal per
+// company apply loaded.
+func statusJournals(args []string) ([]string, error) {
+	if len(args) != 1 {
+		return args, nil
+	}
+	ext := strings.ToLower(filepath.Ext(args[0]))
+	if ext != ".yaml" && ext != ".yml" {
+		return args, nil
+	}
+	stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
+	var out []string
+	if _, err := os.Stat(stem + ".journal"); err == nil {
+		out = append(out, stem+".journal")
+	}
+	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
+	out = append(out, more...)
+	if len(out) == 0 {
+		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of several companies); give the journal's path", args[0], stem, stem)
+	}
+	return out, nil
+}
+
+// globEscape quotes the characters filepath.Match reads as a pattern.
+func globEscape(s string) string {
+	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(s)
+}
+
+// journalStatus is status --json of one journal.
+type journalStatus struct {
+	Journal    string       `json:"journal,omitempty"`
+	Company    string       `json:"company,omitempty"`
+	Complete   bool         `json:"complete"`
+	Trial      int          `json:"trial,omitempty"`
+	Unfinished []string     `json:"unfinished,omitempty"`
+	Steps      []stepStatus `json:"steps"`
+}
+
+type stepStatus struct {
+	Name      string `json:"name"`
+	Committed int    `json:"committed"`
+	Failed    int    `json:"failed"`
+	Skipped   int    `json:"skipped"`
+	Pending   int    `json:"pending"`
+	InDoubt   int    `json:"in_doubt"`
+	Partly    int    `json:"partly_loaded,omitempty"`
+}
+
+// statusesJSON is status --json of several journals.
+type statusesJSON struct {
+	Journals []journalStatus `json:"journals"`
+}
+
+// statusView is what status says of one journal.
+type statusView struct {
+	path    string
+	company string // of the journal's target, "" when it names none
+	sum     *executor.Summary
+	busy    bool
+	code    int
+	view    journalStatus
+}
+
+func (a *app) statusOf(path string) (*statusView, error) {
+	sum, err := executor.Status(path)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	h, busy := journal.InUse(path)
+	if busy {
+		// status never waits for the lock: it reads what is on disk.
+		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", path, h)
+	}
+	st := &statusView{path: path, sum: sum, busy: busy, code: statusCode(sum)}
+	if busy {
+		// Whatever the counts so far, the run is not over.
+		st.code = ExitInterrupted
+	}
+	st.view = journalStatus{Complete: sum.Complete, Trial: sum.Trial, Unfinished: sum.Unfinished, Steps: []stepStatus{}}
+	if hdr, err := journal.ReadHeader(path); err == nil && hdr.Target != "" {
+		st.company = odata.CompanyOf(hdr.Target)
+	}
+	for _, s := range sum.Steps {
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+	}
+	return st, nil
+}
+
+// title names a journal among several: its company and its path.
+func (st *statusView) title() string {
+	if st.company != "" {
+		return "company " + st.company + ": " + st.path
+	}
+	return st.path
+}
+
+func (st *statusView) print(w io.Writer) {
+	printSteps(w, summaryJSON(st.sum), true)
+	printPartly(w, st.sum.Errors)
+	switch {
+	case st.busy:
+		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK:
+		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
+	case st.code == ExitData:
+		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case leftText(st.sum) != "" && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
+	case st.sum.Interrupted && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
+	default:
+		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	}
 }
 
 // pendingIn reports whether records are pending or in doubt.
@@ -448,17 +590,22 @@ func pendingIn(sum *executor.Summary) bool {
 
 // statusCode is CLI.md's exit code for what a journal says: 4 while records
 // are pending or in doubt or the last apply stopped before it ran every
-// step (run apply again), 1 when only failed ones keep the run from
-// complete, 0 when it is complete.
+// step, or was a trial or ran some steps (run apply again), 1 when only
+// failed ones keep the run from complete, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
-	if sum.Interrupted || pendingIn(sum) {
-		return ExitInterrupted
-	}
 	failed := false
 	for _, s := range sum.Steps {
 		failed = failed || s.Failed > 0
 	}
-	if failed || !sum.Complete {
+	switch {
+	case sum.Interrupted || pendingIn(sum):
+		return ExitInterrupted
+	case failed:
+		return ExitData
+	case sum.Trial > 0 || len(sum.Unfinished) > 0:
+		// A trial or some steps: the rest is to load, by apply.
+		return ExitInterrupted
+	case !sum.Complete:
 		return ExitData
 	}
 	return ExitOK
@@ -542,10 +689,16 @@ func checkExt(flagName, file string, exts ...string) error {
 // a target (flag, else environment) that is not the one the journal at
 // jpath was written to (executor.CheckTarget, exit 2). A journal that does
 // not exist yet or cannot be read is left to the command.
-func (a *app) refuseOtherTarget(jpath, flagURL string) error {
+func (a *app) refuseOtherTarget(jpath, flagURL, company string) error {
 	url, _ := a.targetURL(flagURL, nil)
 	if url == "" {
 		return nil // the plan's target.url: the executor checks it
+	}
+	if company != "" {
+		var err error
+		if url, err = odata.CompanyURL(url, company); err != nil {
+			return usageErr("--company: %v", err)
+		}
 	}
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
@@ -600,16 +753,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	hdr, err := journal.ReadHeader(pos[0])
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	// The target as for any command (flag, environment), else the
-	// journal's own; one that is not the journal's is refused.
-	if cf.target, _ = a.targetURL(cf.target, nil); cf.target == "" {
-		cf.target = hdr.Target
-	}
-	if err := a.refuseOtherTarget(pos[0], cf.target); err != nil {
+	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
 	var client executor.Client
@@ -681,6 +825,21 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return silent(ExitData)
 	}
 	return nil
+}
+
+// journalTarget is the target of a command on a journal (undo, verify):
+// as for any command (flag, environment), else the journal's own; one that
+// is not the journal's is refused.
+func (a *app) journalTarget(jpath, flagURL string) (string, error) {
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return "", withCode(ExitUsage, err)
+	}
+	target, _ := a.targetURL(flagURL, nil)
+	if target == "" {
+		target = hdr.Target
+	}
+	return target, a.refuseOtherTarget(jpath, target, "")
 }
 
 // journalErr gives a journal's own trouble its exit code (CLI.md), or nil

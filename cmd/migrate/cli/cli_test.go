@@ -53,7 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"version", []string{"version"}, nil, ExitOK, "migrate v", ""},
 		{"bad flag", []string{"validate", "--nope", "x.yaml"}, nil, ExitUsage, "", "flag provided but not defined"},
 		{"missing plan", []string{"validate", "does-not-exist.yaml", "--sandbox"}, nil, ExitUsage, "does-not-exist.yaml", ""},
-		{"too many args", []string{"status", "a", "b"}, nil, ExitUsage, "", "Usage: migrate status"},
+		{"too many args", []string{"report", "a", "b"}, nil, ExitUsage, "", "Usage: migrate report"},
 		{"no target", []string{"info"}, nil, ExitUsage, "", "no target"},
 		{"unreachable", []string{"info", "--target", "http://127.0.0.1:1/odata/Priority/tabula.ini/demo"},
 			map[string]string{"MIGRATE_TOKEN": "t0ps3cret"}, ExitUnreachable, "", ""},

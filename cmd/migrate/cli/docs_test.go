@@ -209,7 +209,8 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	section := userdocs.Section(t, cliDoc, "JSON output")
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
 		infoJSON{}, undoJSON{}, undoActionJSON{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
-		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{}} {
+		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{},
+		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

@@ -80,12 +80,14 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	maxConc := fs.Int("max-concurrent", 0, "concurrent requests per user; past it: 429 (0: no limit)")
 	seed := fs.Int64("seed", 1, "seed for the faults")
 	ttl := fs.Duration("token-ttl", time.Hour, "lifetime of OIDC bearer tokens")
-	var faults, redirects, unpermitted listFlag
+	var faults, redirects, unpermitted, companies, hidden listFlag
 	var quirks quirksFlag
 	fs.Var(&quirks, "quirks", "imitate real servers' quirks: all, or some of "+strings.Join(sandbox.QuirkNames(), ", "))
 	fs.Var(&faults, "fault", "KIND=RATE, repeatable: "+strings.Join(faultKinds, ", "))
 	fs.Var(&redirects, "redirect-uri", "a registered OIDC redirect URI (https), repeatable")
+	fs.Var(&companies, "company", "a company of the installation, repeatable (default: demo); each holds its own data, and others are refused")
 	fs.Var(&unpermitted, "unpermitted", "a form the user may not write (403, or 400 under --quirks permission-400), repeatable")
+	fs.Var(&hidden, "hidden-field", "FORM.FIELD the user may not read (field-level permissions): left out of read answers, repeatable")
 	if _, err := a.parse(fs, joinQuirksValue(args), "", 0, 0); err != nil {
 		return err
 	}
@@ -100,6 +102,7 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 		SystemVersion: *version, StatePath: *state, Latency: *latency,
 		CallsPerMinute: *cpm, MaxConcurrent: *maxConc, Faults: fm, Seed: *seed,
 		TokenTTL: *ttl, RedirectURIs: redirects, Quirks: quirks.set, Unpermitted: unpermitted,
+		Companies: companies, HiddenFields: hidden,
 	}
 	if *mdFile != "" {
 		md, _, err := loadMetadataFile(*mdFile, nil)
@@ -122,8 +125,12 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	// handler caps bodies (odata.MaxBatchBytes).
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 30 * time.Second, ReadTimeout: 5 * time.Minute,
 		WriteTimeout: 10 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20}
+	names := sb.Companies()
 	fmt.Fprintf(a.stdout, "sandbox: http://%s%s  user demo  password demo  token demo-pat  OIDC client %s secret %s  (system version %s%s)\n",
-		ln.Addr(), sandbox.BasePath, sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version, quirksNote(quirks.set))
+		ln.Addr(), sandbox.CompanyPath(names[0]), sandbox.OIDCClientID, sandbox.OIDCClientSecret, *version, quirksNote(quirks.set)+hiddenNote(hidden))
+	if len(names) > 1 {
+		fmt.Fprintf(a.stdout, "companies: %s (the last segment of the URL)\n", strings.Join(names, ", "))
+	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(a.stderr, "warning: the sandbox listens on %s, beyond this machine, and accepts the well-known demo credentials: anyone who can reach it can read and change its data; listen on 127.0.0.1 unless that is what you want\n", ln.Addr())
 	}
@@ -156,4 +163,13 @@ func quirksNote(set map[string]bool) string {
 		return ""
 	}
 	return ", quirks " + strings.Join(on, ",")
+}
+
+// hiddenNote names the fields the API user may not read, for the
+// sandbox's first line.
+func hiddenNote(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return ", hidden fields " + strings.Join(fields, ",")
 }

@@ -25,6 +25,12 @@ type connFlags struct {
 	sandbox       bool
 	systemVersion string
 	timeout       time.Duration
+	// companies are the sandbox's (apply of several companies); shared,
+	// when set, is the connection whose pace every company's client shares,
+	// and company the one this command addresses.
+	companies []string
+	shared    *conn
+	company   string
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
@@ -147,6 +153,21 @@ func (c *conn) Close() {
 	}
 }
 
+// forCompany is the connection to another company of the same
+// installation, sharing c's client's pace (odata.Client.ForCompany). It
+// does not close c.
+func (c *conn) forCompany(company string) (*conn, error) {
+	cl, err := c.client.ForCompany(company)
+	if err != nil {
+		return nil, usageErr("--company: %v", err)
+	}
+	url, err := odata.CompanyURL(c.url, company)
+	if err != nil {
+		return nil, usageErr("--company: %v", err)
+	}
+	return &conn{client: cl, url: url, method: c.method, sandbox: c.sandbox}, nil
+}
+
 // targetURL applies CLI.md's precedence: flag, environment, plan. A user
 // name and password written into the URL are dropped, with a note: they
 // would otherwise be echoed by every message that names the target.
@@ -175,6 +196,9 @@ func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 // connect builds the client for a command. With --sandbox it starts an
 // in-process sandbox on a loopback port and logs in as its demo user.
 func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, error) {
+	if f.shared != nil {
+		return f.shared.forCompany(f.company)
+	}
 	cfg := odata.Config{Timeout: f.timeout}
 	if p != nil {
 		cfg.CallsPerMinute = p.Target.CallsPerMinute
@@ -186,12 +210,12 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		if err != nil {
 			return nil, err
 		}
-		sb, err := sandbox.New(sandbox.Options{SystemVersion: declared.Raw})
+		sb, err := sandbox.New(sandbox.Options{SystemVersion: declared.Raw, Companies: f.companies})
 		if err != nil {
 			return nil, withCode(ExitUsage, err)
 		}
 		srv := httptest.NewServer(sb)
-		cfg.BaseURL = srv.URL + sandbox.BasePath
+		cfg.BaseURL = srv.URL + sandbox.CompanyPath(sb.Companies()[0])
 		if p != nil && p.Target.Language != 0 {
 			cfg.Language = p.Target.Language
 		}

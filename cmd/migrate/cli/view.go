@@ -22,6 +22,9 @@ type runJSON struct {
 	Transactions int         `json:"transactions"`
 	Complete     *bool       `json:"complete,omitempty"`
 	Journal      string      `json:"journal,omitempty"`
+	Company      string      `json:"company,omitempty"`
+	Trial        int         `json:"trial,omitempty"`
+	Unfinished   []string    `json:"unfinished,omitempty"`
 	Estimate     *estimate   `json:"estimate,omitempty"`
 	Unread       int         `json:"reads_not_made,omitempty"`
 	Errors       []errorJSON `json:"errors"`

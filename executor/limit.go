@@ -1,0 +1,212 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// limited stops each step after n results (Options.Limit): plan --limit,
+// and apply --limit's trial.
+//
+// In the dry run a ref() to a record past the limit of its step gets a
+// placeholder naming it: the record was not read, not missing. In a trial
+// a record whose ref() finds no record (one past the limit) is left out,
+// neither sent nor journaled: it is the full load's, which sends it once
+// the record it refers to is loaded, rather than a failure that only
+// --retry-failed would send again.
+type limited struct {
+	inner RecordSource
+	n     int
+	trial bool
+}
+
+var errLimit = errors.New("limit reached")
+
+func (l limited) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
+	seen := 0
+	var tr *trialRefs
+	var lr transform.Refs = unlimitedRefs{refs}
+	if l.trial {
+		tr = &trialRefs{inner: refs}
+		lr = tr
+	}
+	err := l.inner.Records(ctx, step, open, lr, func(r transform.Result) error {
+		if tr != nil && tr.missed {
+			tr.missed = false
+			if len(r.Errors) > 0 {
+				return nil // the full load's
+			}
+		}
+		if seen >= l.n {
+			return errLimit
+		}
+		seen++
+		return fn(r)
+	})
+	if errors.Is(err, errLimit) {
+		return nil
+	}
+	return err
+}
+
+type unlimitedRefs struct{ inner transform.Refs }
+
+// Placeholders implements transform.Placeholders: the stand-ins of
+// records past the limit are no keys to check.
+func (unlimitedRefs) Placeholders() bool { return true }
+
+func (u unlimitedRefs) Ref(step, id string) (any, bool) {
+	if v, ok := u.inner.Ref(step, id); ok {
+		return v, true
+	}
+	return "{" + step + ":" + id + "}", true
+}
+
+// trialRefs notes that a record's ref() found nothing. A step's records
+// are built one after another, so the note belongs to the next result.
+type trialRefs struct {
+	inner  transform.Refs
+	missed bool
+}
+
+func (t *trialRefs) Ref(step, id string) (any, bool) {
+	v, ok := t.inner.Ref(step, id)
+	if !ok {
+		t.missed = true
+	}
+	return v, ok
+}
+
+// StepsError refuses apply --steps: a step that is no step of the plan, or
+// one the chosen steps depend on that the journal does not hold complete.
+// Nothing was sent.
+type StepsError struct {
+	Step    string // as given to --steps
+	Depends string // the step it depends on ("" when Step is unknown)
+	Why     string
+}
+
+func (e *StepsError) Error() string {
+	if e.Depends == "" {
+		return fmt.Sprintf("--steps %s: %s", e.Step, e.Why)
+	}
+	return fmt.Sprintf("--steps %s: step %s, which it depends on, is not complete in the journal (%s); nothing was sent: run it first (apply --steps %s, or apply without --steps)",
+		e.Step, e.Depends, e.Why, e.Depends)
+}
+
+// chooseSteps keeps of waves the steps of Options.Steps, once each step
+// they depend on (after:, ref(), exists: on an entity an earlier step
+// loads) is complete in the journal: read to its end, and every record
+// committed or skipped.
+func (r *runner) chooseSteps(waves [][]*plan.Step) ([][]*plan.Step, error) {
+	if len(r.opts.Steps) == 0 {
+		return waves, nil
+	}
+	p := r.opts.Plan
+	wave := map[string]int{}
+	for i, w := range waves {
+		for _, s := range w {
+			wave[s.Name] = i
+		}
+	}
+	chosen := map[string]bool{}
+	for _, name := range r.opts.Steps {
+		if _, ok := wave[name]; !ok {
+			why := "no such step in the plan"
+			names := make([]string, 0, len(p.Steps))
+			for _, s := range p.Steps {
+				names = append(names, s.Name)
+			}
+			if sg := odata.Suggest(name, names); sg != "" {
+				why += "; did you mean " + sg + "?"
+			}
+			return nil, &StepsError{Step: name, Why: why}
+		}
+		chosen[name] = true
+	}
+	for _, name := range r.opts.Steps {
+		for _, dep := range dependsOn(p, p.Step(name), waves[:wave[name]]) {
+			if chosen[dep] {
+				continue
+			}
+			if why := r.incomplete(dep); why != "" {
+				return nil, &StepsError{Step: name, Depends: dep, Why: why}
+			}
+		}
+	}
+	var out [][]*plan.Step
+	for _, w := range waves {
+		var kept []*plan.Step
+		for _, s := range w {
+			if chosen[s.Name] {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out, nil
+}
+
+// dependsOn names the steps s depends on: its after: and ref() steps, and
+// the steps of earlier waves that load an entity its exists: checks.
+func dependsOn(p *plan.Plan, s *plan.Step, earlier [][]*plan.Step) []string {
+	deps := p.DependsOn(s.Name)
+	entities := map[string]bool{}
+	var walk func(ex []*plan.Exists, subs []*plan.Subform)
+	walk = func(ex []*plan.Exists, subs []*plan.Subform) {
+		for _, e := range ex {
+			entities[e.Entity] = true
+		}
+		for _, sf := range subs {
+			walk(sf.Exists, sf.Subforms)
+		}
+	}
+	walk(s.Exists, s.Subforms)
+	for _, w := range earlier {
+		for _, e := range w {
+			if entities[e.Entity] && !slices.Contains(deps, e.Name) {
+				deps = append(deps, e.Name)
+			}
+		}
+	}
+	return deps
+}
+
+// incomplete says why the journal does not hold step complete ("" when it
+// does).
+func (r *runner) incomplete(step string) string {
+	st := r.state
+	c := st.Counts(step)
+	var why []string
+	if !st.Done[step] {
+		switch {
+		case st.Runs > 0 && st.LastRun.Limit > 0 && len(st.Steps[step].IDs) > 0:
+			why = append(why, fmt.Sprintf("only a trial of %d records loaded it", st.LastRun.Limit))
+		default:
+			why = append(why, "no run read its source to the end")
+		}
+	}
+	if c.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d failed", c.Failed))
+	}
+	if c.Pending+c.InDoubt > 0 {
+		why = append(why, fmt.Sprintf("%d pending or in doubt", c.Pending+c.InDoubt))
+	}
+	return strings.Join(why, ", ")
+}
+
+// runEntry begins the run in the journal: a trial or a choice of steps, so
+// that status says what is left.
+func (r *runner) runEntry() journal.Entry {
+	return journal.Entry{Kind: journal.KindRun, Run: &journal.Run{Limit: r.opts.Limit, Steps: r.opts.Steps}}
+}

@@ -1,0 +1,153 @@
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+func TestSameAsLeft(t *testing.T) {
+	t.Parallel()
+	price := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal, Scale: 2, HasScale: true}
+	loose := &odata.Property{Name: "QTY", Type: odata.EdmDecimal}
+	day := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset, DateOnly: true}
+	moment := &odata.Property{Name: "UDATE", Type: odata.EdmDateTimeOffset}
+	text := &odata.Property{Name: "PHONE", Type: odata.EdmString}
+	for _, c := range []struct {
+		name      string
+		p         *odata.Property
+		got, left any
+		same      bool
+	}{
+		{"equal text", text, "04-1", "04-1", true},
+		{"changed text", text, "04-2", "04-1", false},
+		{"empty is absent", text, nil, "", true},
+		{"numbers numerically", loose, json.Number("1.50"), json.Number("1.5"), true},
+		{"rounded to the Scale", price, json.Number("0.36"), json.Number("0.355"), true},
+		{"not a rounding", price, json.Number("0.35"), json.Number("0.355"), false},
+		{"no Scale: no rounding", loose, json.Number("0.36"), json.Number("0.355"), false},
+		{"unknown field: no rounding", nil, json.Number("0.36"), json.Number("0.355"), false},
+		{"same instant", moment, "2026-11-02T22:00:00Z", "2026-11-03T00:00:00+02:00", true},
+		{"date-only: the day, in the server's zone", day, "2026-11-02T00:00:00Z", "2026-11-03T00:00:00+02:00", true},
+		{"date-only: the day as sent", day, "2026-11-03T00:00:00Z", "2026-11-03T00:00:00+02:00", true},
+		{"date-only: another day", day, "2026-11-05T00:00:00Z", "2026-11-03T00:00:00+02:00", false},
+		{"a moment is not a day", moment, "2026-11-03T00:00:00Z", "2026-11-03T00:00:00+02:00", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := sameAsLeft(c.p, c.got, c.left); got != c.same {
+				t.Fatalf("sameAsLeft(%v, %v) = %v, want %v", c.got, c.left, got, c.same)
+			}
+		})
+	}
+}
+
+// TestVerify loads the demo records, then checks what verify says of the
+// company as the run left it, with a field the service hides, and after
+// a user changed a field and deleted a line.
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := demoLoad()
+	o := env.opts(t, p, f)
+	if _, err := Apply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	verify := func(c Client) *VerifyResult {
+		t.Helper()
+		res, err := Verify(ctx, o.Journal, c, VerifyOptions{Target: o.Target, Metadata: env.md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	res := verify(env.client)
+	if len(res.Findings) != 0 {
+		t.Fatalf("clean load: %+v", res.Findings)
+	}
+	wantTotals := []ControlTotal{
+		{What: "records", Source: "1", Target: "1"},
+		{What: "lines EXTFILES_SUBFORM", Source: "1", Target: "1"},
+		{What: "lines ORDERITEMS_SUBFORM", Source: "2", Target: "2"},
+		{What: "sum ORDERITEMS_SUBFORM.PRICE", Source: "1.50", Target: "1.50"},
+		{What: "sum ORDERITEMS_SUBFORM.TQUANT", Source: "5", Target: "5"},
+	}
+	orders := res.Steps[2]
+	if orders.Name != "orders" || orders.Records != 1 || orders.Matched != 1 || !reflect.DeepEqual(orders.Totals, wantTotals) {
+		t.Fatalf("orders: %+v", orders)
+	}
+	// The three steps' records read in one call each.
+	if res.Calls != 3 {
+		t.Errorf("calls: %d, want 3", res.Calls)
+	}
+
+	// Field-level permissions: PARTDES never comes back. Not a difference.
+	res = verify(hiding{env.client, "PARTDES"})
+	if res.Differences() != 0 || len(res.Findings) != 2 {
+		t.Fatalf("hidden field: %+v", res.Findings)
+	}
+	for _, fd := range res.Findings {
+		if fd.Problem != VerifyNotReadable || fd.Field != "PARTDES" || fd.Step != "parts" {
+			t.Errorf("hidden field: %+v", fd)
+		}
+	}
+
+	// A user changes the order's details and deletes its second line.
+	_, err := env.client.Batch(ctx, []odata.BatchRequest{
+		{ID: "1", Method: "PATCH", URL: "ORDERS('SO26000001')", Body: []byte(`{"DETAILS":"changed"}`), Headers: map[string]string{"content-type": "application/json"}},
+		{ID: "2", Method: "DELETE", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)"},
+	}, batchOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = verify(env.client)
+	want := []VerifyFinding{
+		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')", Field: "DETAILS", Problem: VerifyDiffers, Sent: `"first"`, Found: `"changed"`},
+		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)", Problem: VerifyGone},
+	}
+	if !reflect.DeepEqual(res.Findings, want) {
+		t.Fatalf("findings:\n got %+v\nwant %+v", res.Findings, want)
+	}
+	if s := res.Steps[2]; s.Differ != 1 || s.Totals[2].Target != "1" || s.Totals[4].Target != "2" {
+		t.Fatalf("orders: %+v", s)
+	}
+}
+
+// hiding is a client whose answers lack a field, as the service's answers
+// lack a field hidden by field-level permissions (SERVICE-NOTES).
+type hiding struct {
+	Client
+	field string
+}
+
+func (h hiding) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	got, err := h.Client.Batch(ctx, reqs, opts)
+	for i := range got {
+		var v any
+		if json.Unmarshal(got[i].Body, &v) == nil {
+			got[i].Body, _ = json.Marshal(h.strip(v))
+		}
+	}
+	return got, err
+}
+
+func (h hiding) strip(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, h.field)
+		for k, e := range x {
+			x[k] = h.strip(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = h.strip(e)
+		}
+	}
+	return v
+}
