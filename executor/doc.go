@@ -9,8 +9,10 @@
 // (Plan), which is the same loop over a simulated service that answers the
 // writes and passes the reads to the target. Diff is that dry run with
 // every step reading, each record classified against what the target
-// holds; CheckReferences checks exists: before anything is sent; and
-// TargetLookups reads the lookups that read the target.
+// holds; CheckReferences checks exists: before anything is sent;
+// TargetLookups reads the lookups that read the target; and WriteExport
+// writes an entity's rows (export.go, issue 17) as workbooks a plan reads
+// back.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from

@@ -3,6 +3,7 @@ package executor
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +65,12 @@ func cellText(c source.Cell) string {
 			return x.Format("2006-01-02")
 		}
 		return x.Format("2006-01-02 15:04:05")
+	case []any, map[string]any:
+		// An expanded sub-form of an OData source: its lines as JSON, which
+		// a report's reader can tell apart.
+		if b, err := json.Marshal(x); err == nil {
+			return string(b)
+		}
 	}
 	return fmt.Sprint(c)
 }
@@ -97,6 +104,9 @@ func childOf(rec *transform.Record, path string) *transform.Child {
 func sourceHashes(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	for _, s := range p.Sources {
+		if s.File == "" {
+			continue // reads a connection (issue 17): no file to hash
+		}
 		f, err := os.Open(p.File(s.File))
 		if err != nil {
 			continue

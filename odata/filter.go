@@ -28,6 +28,33 @@ type cmpExpr struct {
 	date  bool
 }
 
+// FilterFields names the fields a filter compares, each once, in order: the
+// fields a row must carry for Match to tell, and the ones to name when a
+// server returned a row outside the filter.
+func FilterFields(f Filter) []string {
+	var out []string
+	var walk func(Filter)
+	walk = func(f Filter) {
+		switch e := f.(type) {
+		case andExpr:
+			walk(e.l)
+			walk(e.r)
+		case orExpr:
+			walk(e.l)
+			walk(e.r)
+		case cmpExpr:
+			for _, n := range out {
+				if n == e.field {
+					return
+				}
+			}
+			out = append(out, e.field)
+		}
+	}
+	walk(f)
+	return out
+}
+
 func (e andExpr) Match(v map[string]any) bool { return e.l.Match(v) && e.r.Match(v) }
 func (e orExpr) Match(v map[string]any) bool  { return e.l.Match(v) || e.r.Match(v) }
 

@@ -102,6 +102,14 @@ func (p *Plan) sourceNames() []string {
 	return out
 }
 
+func (p *Plan) connectionNames() []string {
+	out := make([]string, len(p.Connections))
+	for i, c := range p.Connections {
+		out[i] = c.Name
+	}
+	return out
+}
+
 func (p *Plan) stepNames() []string {
 	out := make([]string, len(p.Steps))
 	for i, s := range p.Steps {
@@ -191,10 +199,14 @@ func (p *Plan) analyze() *analysis {
 			for j, sf := range subs {
 				swhat := subformLabel(sf, j, owner)
 				var childRow string
-				switch sf.Source {
-				case "":
+				switch {
+				case sf.Each != nil:
+					// each element is the row: no source's header to check
+					// its names against.
+					record(sf.Each, exprScope{rows: rows, group: group, what: fmt.Sprintf("\"each\" of %s", swhat)}, s)
+				case sf.Source == "":
 					childRow = rows[0]
-				case "group":
+				case sf.Source == "group":
 					childRow = s.Source
 				default:
 					childRow = sf.Source
@@ -288,6 +300,13 @@ func (p *Plan) check() Diagnostics {
 		p.checkSubforms(d, s, s.Subforms, what, 0)
 	}
 
+	// Sources read known connections.
+	for _, s := range p.Sources {
+		if s.Connection != "" && p.Connection(s.Connection) == nil {
+			d.errorf(posOr(s.ConnectionPos, s.Pos), "unknown connection %s in source %s%s", quote(s.Connection), quote(s.Name), didYouMean(s.Connection, p.connectionNames()))
+		}
+	}
+
 	// Lookups read known sources.
 	for _, l := range p.Lookups {
 		if l.Source != "" && p.sourceByName(l.Source) == nil {
@@ -341,6 +360,16 @@ func (p *Plan) checkSubforms(d *diags, step *Step, subs []*Subform, owner string
 			}
 		}
 		spos := posOr(sf.SourcePos, sf.Pos)
+		if sf.Each != nil {
+			if sf.Source != "" {
+				d.errorf(spos, "%s takes its rows from each, and no source; remove one of them", what)
+			}
+			if sf.Link != nil {
+				d.errorf(sf.Link.Pos, "%s takes its rows from each, which are the parent's own: it takes no link; remove it", what)
+			}
+			p.checkSubforms(d, step, sf.Subforms, what, depth+1)
+			continue
+		}
 		switch sf.Source {
 		case "":
 			if sf.Link != nil {

@@ -25,6 +25,7 @@ import (
 var (
 	topKeys     = keyNames("top")
 	targetKeys  = keyNames("target")
+	connKeys    = keyNames("connection")
 	sourceKeys  = keyNames("source")
 	lookupKeys  = keyNames("lookup")
 	stepKeys    = keyNames("step")
@@ -32,13 +33,18 @@ var (
 	linkKeys    = keyNames("link")
 )
 
-// csvOnly and xlsxOnly are the source keys that make sense for one format.
+// csvOnly, xlsxOnly and serviceOnly are the source keys that make sense
+// for one kind of source.
 var (
-	csvOnly  = onlyFor("csv")
-	xlsxOnly = onlyFor("xlsx")
+	csvOnly     = onlyFor("csv")
+	xlsxOnly    = onlyFor("xlsx")
+	serviceOnly = onlyFor("service")
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// connNameRE: a connection's name is part of environment variable names.
+var connNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // Load reads and decodes a plan file. The returned plan is never nil; when
 // the diagnostics hold an error it is incomplete and must not be run.
@@ -236,6 +242,8 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			}
 		case "target":
 			w.decodeTarget(&p.Target, e)
+		case "connections":
+			w.decodeConnections(p, e)
 		case "sources":
 			w.decodeSources(p, e)
 		case "lookups":
@@ -272,17 +280,8 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 	for _, e := range f.entries {
 		switch e.key {
 		case "url":
-			if s, ok := w.text(e); ok {
-				u, err := url.Parse(s)
-				switch {
-				case odata.StripUserinfo(s) != s:
-					// Never echoed: the value holds a password.
-					w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_TOKEN, or MIGRATE_USER and MIGRATE_PASSWORD")
-				case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-					w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-				default:
-					t.URL = s
-				}
+			if s, ok := w.serviceURL(e, "MIGRATE_"); ok {
+				t.URL = s
 			}
 		case "language":
 			if v, ok := w.bounds(e, "target", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
@@ -377,8 +376,17 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			w.errorf(se.kpos, "a source may not be called \"group\": \"source: group\" means the rows of the parent's group")
 		}
 		sf, ok := w.mapping(se.val, what, sourceKeys)
-		if ok {
-			w.require(sf, what, requiredKeys("source")...)
+		_, service := sf.get("connection")
+		if ok && service {
+			w.require(sf, what, "entity")
+			if fe, ok := sf.get("file"); ok {
+				w.errorf(fe.kpos, "%s reads connection %s: it takes no file (a source is either a file or an entity of a connection)", what, quote(connectionOf(sf)))
+			}
+		} else if ok {
+			w.require(sf, what, "file")
+			if _, ok := sf.get("entity"); ok {
+				w.require(sf, what, "connection")
+			}
 		}
 		s.Spans = w.spans(sf)
 		xlsx := false
@@ -395,6 +403,17 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			}
 		}
 		for _, ke := range sf.entries {
+			if service && ke.key == "file" {
+				continue // reported above
+			}
+			if service && ke.key != "connection" && ke.key != "entity" && !contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
+				w.errorf(ke.kpos, "%q is for files; %s reads connection %s", ke.key, what, quote(connectionOf(sf)))
+				continue
+			}
+			if !service && contains(serviceOnly, ke.key) {
+				w.errorf(ke.kpos, "%q is for a source that reads a connection's entity; %s is a file", ke.key, what)
+				continue
+			}
 			if s.File != "" {
 				if xlsx && contains(csvOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for CSV files; %s is a workbook (%s)", ke.key, what, quote(s.File))
@@ -442,6 +461,22 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			case "header_row":
 				if v, ok := w.bounds(ke, "source", "\"header_row\" must be 1 or more, not %d"); ok {
 					s.HeaderRow = v
+				}
+			case "connection":
+				if v, ok := w.text(ke); ok {
+					s.Connection, s.ConnectionPos = v, w.pos(ke.val)
+				}
+			case "entity":
+				if v, ok := w.text(ke); ok {
+					s.Entity, s.EntityPos = v, w.pos(ke.val)
+				}
+			case "select":
+				s.Select, _ = w.names(ke, fmt.Sprintf("\"select\" of %s", what), "field")
+			case "expand":
+				s.Expand, _ = w.names(ke, fmt.Sprintf("\"expand\" of %s", what), "sub-form")
+			case "filter":
+				if v, ok := w.text(ke); ok {
+					s.Filter, s.FilterPos = v, w.pos(ke.val)
 				}
 			}
 		}
@@ -516,6 +551,76 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		}
 		p.Lookups = append(p.Lookups, l)
 	}
+}
+
+// connectionOf is a source's connection: as written, for messages.
+func connectionOf(f *fields) string {
+	if e, ok := f.get("connection"); ok && e.val.Kind == yaml.ScalarNode {
+		return e.val.Value
+	}
+	return ""
+}
+
+// decodeConnections reads the services a plan reads besides its target
+// (issue 17). Their secrets come from the environment, never the plan.
+func (w *walker) decodeConnections(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"connections\"", nil)
+	if !ok {
+		return
+	}
+	for _, ce := range f.entries {
+		c := &Connection{Name: ce.key, Pos: ce.kpos}
+		what := fmt.Sprintf("connection %q", ce.key)
+		if !connNameRE.MatchString(ce.key) {
+			w.errorf(ce.kpos, "connection name %s may hold only letters, digits and \"_\", and starts with a letter (it names the MIGRATE_%s_* variables)", quote(ce.key), strings.ToUpper(ce.key))
+		}
+		cf, ok := w.mapping(ce.val, what, connKeys)
+		if ok {
+			w.require(cf, what, "url")
+		}
+		c.Spans = w.spans(cf)
+		for _, ke := range cf.entries {
+			switch ke.key {
+			case "url":
+				if v, ok := w.serviceURL(ke, "MIGRATE_"+strings.ToUpper(c.Name)+"_"); ok {
+					c.URL = v
+				}
+			case "auth":
+				if v, ok := w.choice(ke, "connection"); ok {
+					c.Auth = v
+				}
+			case "language":
+				if v, ok := w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
+					c.Language = v
+				}
+			}
+		}
+		p.Connections = append(p.Connections, c)
+	}
+}
+
+// serviceURL reads a service's address: http(s), and never with a user
+// name and password in it. env is the prefix of the variables that hold
+// its secrets.
+func (w *walker) serviceURL(e entry, env string) (string, bool) {
+	s, ok := w.text(e)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	switch {
+	case odata.StripUserinfo(s) != s:
+		// Never echoed: the value holds a password.
+		w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set %sTOKEN, or %sUSER and %sPASSWORD", env, env, env)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
+	default:
+		return s, true
+	}
+	return "", false
 }
 
 // entityOf is a lookup's entity: as written, for messages.
@@ -746,6 +851,10 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				}
 				if okP && okC {
 					sf.Link = l
+				}
+			case "each":
+				if x, ok := w.expr(e.val, fmt.Sprintf("\"each\" of %s", what)); ok {
+					sf.Each = &x
 				}
 			case "when":
 				if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {

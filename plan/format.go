@@ -34,7 +34,7 @@ type Key struct {
 	Enum     []string
 	Null     bool   // a YAML null is accepted beside Enum
 	Min, Max int    // bounds of an integer, 0 for none
-	Only     string // "csv" or "xlsx": a source key for one kind of file
+	Only     string // "csv", "xlsx" or "service": a source key for one kind of source
 }
 
 var format = []Block{
@@ -46,6 +46,8 @@ var format = []Block{
 				Meaning: "shown in output and recorded in the journal"},
 			{Name: "target", Type: "mapping", Default: "none", Schema: `{"$ref": "#/$defs/target"}`,
 				Meaning: "connection defaults (below); flags and environment override every one"},
+			{Name: "connections", Type: "mapping of name to connection", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_]*$"}, "additionalProperties": {"$ref": "#/$defs/connection"}}`,
+				Meaning: "services the plan reads besides its target (a template company, a test company), by a name of letters, digits and `_` starting with a letter (see Connections and OData sources). An extension of the original format"},
 			{Name: "sources", Type: "mapping of name to source", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$", "not": {"const": "group"}}, "additionalProperties": {"$ref": "#/$defs/source"}}`,
 				Meaning: "the input files, by a name of letters, digits, `_` and `-` (not `group`)"},
 			{Name: "lookups", Type: "mapping of name to lookup", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"$ref": "#/$defs/lookup"}}`,
@@ -82,10 +84,20 @@ var format = []Block{
 			{Name: "companies", Type: "list of names", Default: "the URL's own company", Schema: `{"oneOf": [{"type": "string", "pattern": "^[^/?#%, ]+$"}, {"type": "array", "items": {"type": "string", "pattern": "^[^/?#%, ]+$"}, "uniqueItems": true}]}`,
 				Meaning: "the companies of the same installation `apply` loads, one load each, at once: each name replaces the last segment of the service root (`…/tabula.ini/demo` → `…/tabula.ini/test`). Each load has its own journal (`PLAN.COMPANY.journal`) and all share one rate budget (`calls_per_minute`), as the server counts per user; `apply --company` overrides the list (cli.md, Several companies)"},
 		}},
-	{Name: "source", Heading: "sources.NAME", Desc: "An input file. CSV keys: delimiter, encoding, lazy_quotes. XLSX keys: sheet, header_row.",
-		Note: "A CSV-only key on a workbook, or an XLSX-only key on a CSV file, is an error.",
+	{Name: "connection", Heading: "connections.NAME", Desc: "A service the plan reads: its address and how to log in; the secrets come from MIGRATE_<NAME>_TOKEN, MIGRATE_<NAME>_USER and MIGRATE_<NAME>_PASSWORD, or migrate login --connection NAME; never from the plan.",
 		Keys: []Key{
-			{Name: "file", Type: "path", Default: "required", Required: true, Schema: `{"type": "string", "minLength": 1}`,
+			{Name: "url", Type: "http(s) URL", Default: "required", Required: true, Schema: `{"type": "string", "pattern": "^https?://"}`,
+				Meaning: "the service root, as `target.url`; `MIGRATE_<NAME>_TARGET` overrides it; a user name and password in it are an error"},
+			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
+				Meaning: "how to log in, as `target.auth`, from `MIGRATE_<NAME>_TOKEN`, `MIGRATE_<NAME>_USER` and `MIGRATE_<NAME>_PASSWORD`, or the token of `migrate login --connection NAME`; `MIGRATE_<NAME>_AUTH` overrides it"},
+			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
+				Meaning: "language code, as `target.language`"},
+		}},
+	{Name: "source", Heading: "sources.NAME", Desc: "An input: a file (CSV keys: delimiter, encoding, lazy_quotes; XLSX keys: sheet, header_row), or an entity of a connection (connection, entity, select, expand, filter).",
+		Note:   "A CSV-only key on a workbook, an XLSX-only key on a CSV file, a file key on a connection's source or a connection key on a file is an error.",
+		Schema: `{"dependentRequired": {"connection": ["entity"], "entity": ["connection"], "select": ["connection"], "expand": ["connection"], "filter": ["connection"]}}`,
+		Keys: []Key{
+			{Name: "file", Type: "path", Default: "required unless `connection`", Schema: `{"type": "string", "minLength": 1}`,
 				Meaning: "the CSV or XLSX file, relative to the plan's folder, or absolute; `.xlsx` and `.xlsm` are workbooks; `.csv`, `.txt` and `.tsv` are CSV (`.tsv` with a tab delimiter); an old `.xls` is refused (save it as `.xlsx`)"},
 			{Name: "delimiter", Type: "one character", Default: "`\",\"`", Schema: `{"type": "string"}`, Only: "csv",
 				Meaning: "CSV only; `\"\\t\"` for tab; not `\"` or a line break"},
@@ -99,6 +111,16 @@ var format = []Block{
 				Meaning: "XLSX only: the sheet to read"},
 			{Name: "header_row", Type: "integer ≥ 1", Default: "1", Schema: `{"type": "integer"}`, Min: 1, Only: "xlsx",
 				Meaning: "XLSX only: the row that holds the column names; rows above it are ignored (a CSV's header is always its first line)"},
+			{Name: "connection", Type: "connection name", Default: "none", Schema: `{"type": "string"}`,
+				Meaning: "instead of a file: the source reads `entity` of this connection (see Connections and OData sources). An extension of the original format"},
+			{Name: "entity", Type: "entity set", Default: "required with `connection`", Schema: `{"type": "string"}`,
+				Meaning: "the entity read: its rows, in the order of its key"},
+			{Name: "select", Type: "list of field names (or one name)", Default: "every field", Schema: `{"type": ["array", "string"], "items": {"type": "string"}}`, Only: "service",
+				Meaning: "with `connection`: the fields read, which are the source's columns"},
+			{Name: "expand", Type: "list of sub-form names (or one name)", Default: "none", Schema: `{"type": ["array", "string"], "items": {"type": "string"}}`, Only: "service",
+				Meaning: "with `connection`: sub-forms read with each row; each is a column holding the list of its lines (see `each`)"},
+			{Name: "filter", Type: "OData `$filter`", Default: "all rows", Schema: `{"type": "string"}`, Only: "service",
+				Meaning: "with `connection`: which rows are read (`\"FAMILYNAME ge 'F'\"`); every row is checked against it"},
 		}},
 	{Name: "lookup", Heading: "lookups.NAME", Desc: "A map from key to value built from a source's rows, or (entity) from the target's rows, read once per run.",
 		Schema: `{"oneOf": [{"required": ["source"]}, {"required": ["entity"]}]}`,
@@ -153,6 +175,8 @@ var format = []Block{
 				Meaning: "where the children come from (see Sub-forms); none: one child from the parent's own row"},
 			{Name: "link", Type: "mapping", Default: "required with a source name", Schema: `{"$ref": "#/$defs/link"}`,
 				Meaning: "joins the source's rows to the parent's (next table); not with `source: group` or without a source"},
+			{Name: "each", Type: "expr", Default: "none", Schema: `{"$ref": "#/$defs/value"}`,
+				Meaning: "an expression that gives a list: one child per element, the element as the child's `row` (`row.FAMILY_LOGPART_SUBFORM`, an expanded sub-form of an OData source; `split(row.Tags, \";\")`); not with `source` or `link`. An extension of the original format"},
 			{Name: "when", Type: "expr", Default: "always", Schema: `{"$ref": "#/$defs/condition"}`,
 				Meaning: "no child for a row where it is false"},
 			{Name: "lines", Default: "`append`", Enum: []string{"append", "replace"},

@@ -82,7 +82,7 @@ func (c *mdChecker) targetLookup(l *Lookup) {
 			f = l.ValueField
 		}
 		if f != "" && es.Type.Property(f) == nil {
-			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, propNames(es.Type)))
+			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, es.Type.PropertyNames()))
 		}
 	}
 	if l.Filter != "" {
@@ -104,22 +104,6 @@ func setNames(md *odata.Metadata) []string {
 	out := make([]string, len(md.Sets))
 	for i, s := range md.Sets {
 		out[i] = s.Name
-	}
-	return out
-}
-
-func propNames(t *odata.EntityType) []string {
-	out := make([]string, len(t.Properties))
-	for i, p := range t.Properties {
-		out[i] = p.Name
-	}
-	return out
-}
-
-func navNames(t *odata.EntityType) []string {
-	out := make([]string, len(t.Navigations))
-	for i, n := range t.Navigations {
-		out[i] = n.Name
 	}
 	return out
 }
@@ -178,7 +162,7 @@ func (c *mdChecker) exists(t *odata.EntityType, entity string, ex []*Exists, wri
 	for _, x := range ex {
 		switch {
 		case t.Property(x.Field) == nil:
-			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didYouMean(x.Field, propNames(t)))
+			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didYouMean(x.Field, t.PropertyNames()))
 		case !written[x.Field]:
 			c.d.errorf(x.Pos, "exists of %s: %s is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)", what, quote(x.Field))
 		}
@@ -201,7 +185,7 @@ func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool,
 		pos := posOr(s.MatchPos[i], s.Pos)
 		switch {
 		case t.Property(f) == nil:
-			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didYouMean(f, propNames(t)))
+			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didYouMean(f, t.PropertyNames()))
 		case !written[f]:
 			c.d.errorf(pos, "match of %s: %s is not written by the step; match names fields the step writes (add it to fields, or remove it from match)", what, quote(f))
 		}
@@ -262,7 +246,7 @@ func (c *mdChecker) fields(t *odata.EntityType, entity string, fs []*Field) {
 				c.d.errorf(f.Pos, "%s is a sub-form of %s, not a field; list it under subforms", quote(f.Name), entity)
 				continue
 			}
-			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, propNames(t)))
+			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, t.PropertyNames()))
 			continue
 		}
 		if msg := odata.WriteRefusal(prop); msg != "" {
@@ -399,7 +383,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 			if t.Property(sf.Name) != nil {
 				c.d.errorf(npos, "%s is a field of %s, not a sub-form; map it under fields", quote(sf.Name), entity)
 			} else {
-				c.d.errorf(npos, "unknown sub-form %s of %s%s", quote(sf.Name), entity, didYouMean(sf.Name, navNames(t)))
+				c.d.errorf(npos, "unknown sub-form %s of %s%s", quote(sf.Name), entity, didYouMean(sf.Name, t.NavigationNames()))
 			}
 			continue
 		}

@@ -50,9 +50,12 @@ type Plan struct {
 	Version int
 	Name    string
 	Target  Target
-	Sources []*Source // in file order
-	Lookups []*Lookup // in file order
-	Steps   []*Step   // in file order
+	// Connections are the services the plan reads besides its target
+	// (issue 17), in file order.
+	Connections []*Connection
+	Sources     []*Source // in file order
+	Lookups     []*Lookup // in file order
+	Steps       []*Step   // in file order
 	// StepsPos is the position of the "steps" key (zero when absent).
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.
@@ -97,7 +100,30 @@ type Target struct {
 	Spans            Spans // each key of target: and its value
 }
 
-// Source is a named input file.
+// Connection is a service a plan reads besides its target: a template
+// company, a test company. Its secrets come from MIGRATE_<NAME>_TOKEN,
+// _USER and _PASSWORD (or migrate login --connection NAME), never from the
+// plan.
+type Connection struct {
+	Name     string
+	URL      string
+	Auth     string // basic | pat | oidc | ""
+	Language int    // 0: none
+	Pos      Pos    // of the connection's name
+	Spans    Spans  // each key of the connection and its value
+}
+
+// Connection returns the plan's connection of that name, or nil.
+func (p *Plan) Connection(name string) *Connection {
+	for _, c := range p.Connections {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Source is a named input: a file, or an entity of a connection.
 type Source struct {
 	Name             string
 	File             string
@@ -112,6 +138,17 @@ type Source struct {
 	Pos        Pos   // of the source's name
 	Spans      Spans // each key of the source and its value
 	FilePos    Pos   // of the file's value
+
+	// A source that reads an entity of a connection (issue 17) instead of
+	// a file: File is then "".
+	Connection    string
+	Entity        string
+	Select        []string // "" : every field
+	Expand        []string // sub-forms, each a list in the row
+	Filter        string   // a $filter, proven applied
+	ConnectionPos Pos
+	EntityPos     Pos
+	FilterPos     Pos
 }
 
 // Lookup is an in-memory map from a source.
@@ -218,9 +255,12 @@ const (
 
 // Subform feeds a navigation property of its parent.
 type Subform struct {
-	Name     string
-	Source   string // "", a source name, or "group"
-	Link     *Link
+	Name   string
+	Source string // "", a source name, or "group"
+	Link   *Link
+	// Each, when set, gives a list (an expanded sub-form of the row,
+	// split(row.Tags, ";")): one child per element, the element as row.
+	Each     *Expr
 	When     *Expr
 	Lines    Lines // append when not written
 	Fields   []*Field

@@ -4,6 +4,10 @@
 // cell) so an error can point at the place to correct. It knows nothing about
 // entities, plans or the service.
 //
+// A service's entity read as a source (a template company, issue 17) is
+// package odatasource beside this one: same Reader, same Row, its
+// locations CONNECTION:ENTITY(key).
+//
 // Open picks the reader by extension. Both readers hold one row at a time,
 // so memory does not grow with the file; the header is read by Open.
 //

@@ -143,6 +143,7 @@ const (
 	subOwn    subKind = iota // the parent's own row
 	subGroup                 // one child per row of the parent's group
 	subLinked                // rows of another source, by link
+	subEach                  // one per element of a list (each: EXPR)
 )
 
 type subform struct {
@@ -154,6 +155,7 @@ type subform struct {
 	linkParent *compiled
 	linkChild  *compiled
 	linkID     int // index of its link table in a run
+	each       *compiled
 }
 
 type stepProg struct {
@@ -418,12 +420,17 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 		depth:      psc.depth + 1,
 		parentRows: append([]string{psc.rowSource}, psc.parentRows...),
 	}
-	switch sf.Source {
-	case "":
+	switch {
+	case sf.Each != nil:
+		// Each element is the child's row: no source, no header to check
+		// row.X against (plan.Check refuses each with a source).
+		s.kind = subEach
+		s.each = c.compileExpr(sf.Each, psc)
+	case sf.Source == "":
 		s.kind = subOwn
 		s.source = parent.source
 		sc.rowSource = psc.rowSource
-	case "group":
+	case sf.Source == "group":
 		s.kind = subGroup
 		s.source = parent.source
 		sc.rowSource = psc.rowSource

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr/file"
@@ -108,7 +109,7 @@ func (f *form) compiledOK() bool {
 		}
 	}
 	for _, s := range f.subs {
-		if s.kind == subLinked && (s.linkParent == nil || s.linkChild == nil) {
+		if s.kind == subLinked && (s.linkParent == nil || s.linkChild == nil) || s.kind == subEach && s.each == nil {
 			return false
 		}
 		if !s.form.compiledOK() {
@@ -135,11 +136,14 @@ type run struct {
 	// column variable names by header (see colVar)
 	keyCache   map[*source.Header][]string
 	keysHeader *source.Header
-	keys       []string
-	group      []any      // the current group's rows, as `group`
-	groupRs    []groupRow // the same with their source rows
-	seenKeys   *seenKeys  // the step's entity keys so far (see duplicate)
-	seenIDs    *seenKeys  // and its ids
+	// eachHeaders are the headers of each's elements, by their names, so
+	// that elements of one shape share one (and its column variables).
+	eachHeaders map[string]*source.Header
+	keys        []string
+	group       []any      // the current group's rows, as `group`
+	groupRs     []groupRow // the same with their source rows
+	seenKeys    *seenKeys  // the step's entity keys so far (see duplicate)
+	seenIDs     *seenKeys  // and its ids
 	// placeholders are the texts ref() gave for the record being built,
 	// when the Refs are a dry run's (see Placeholders).
 	placeholders map[string]bool
@@ -213,7 +217,7 @@ func colVars(h *source.Header) []string {
 }
 
 // setRow is setRow with the run's cache of column variable names.
-func (r *run) setRow(env, m map[string]any, row source.Row) {
+func (r *run) setRow(env map[string]any, m any, row source.Row) {
 	if row.Header != r.keysHeader {
 		r.keysHeader = row.Header
 		r.keys = r.keyCache[row.Header]
@@ -230,7 +234,7 @@ func (r *run) setRow(env, m map[string]any, row source.Row) {
 
 // setRow makes row the `row` of env, with each column also as its own
 // variable (see colVar). keys are colVars(row.Header).
-func setRow(env map[string]any, m map[string]any, row source.Row, keys []string) {
+func setRow(env map[string]any, m any, row source.Row, keys []string) {
 	env["row"] = m
 	for i, k := range keys {
 		env[k] = cellAt(row, i)
@@ -640,7 +644,7 @@ func (r *run) recordID(env map[string]any, rec *Record) (string, error) {
 }
 
 // children builds the children of one sub-form for a parent.
-func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.Row, pfields map[string]any) ([]*Child, []*RowError) {
+func (r *run) children(sub *subform, depth int, pm any, prow source.Row, pfields map[string]any) ([]*Child, []*RowError) {
 	lv := r.level(depth)
 	lv.parent["row"] = pm
 	lv.parent["fields"] = pfields
@@ -656,7 +660,16 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 	}
 	var kids []*Child
 	var errs []*RowError
-	one := func(m map[string]any, row source.Row) {
+	one := func(m any, row source.Row) {
+		if sub.kind == subEach {
+			// An element lacks the columns another had: none of theirs
+			// may stay behind as its own.
+			for k := range env {
+				if strings.HasPrefix(k, colPrefix) {
+					delete(env, k)
+				}
+			}
+		}
 		r.setRow(env, m, row)
 		env["parent"] = lv.parent
 		if sub.when != nil {
@@ -734,11 +747,84 @@ func (r *run) children(sub *subform, depth int, pm map[string]any, prow source.R
 		for _, row := range rows {
 			one(lv.row.fill(row, r.p.wholeRow), row)
 		}
+	case subEach:
+		// each is evaluated in the parent's scope, as a link's parent is.
+		penv := r.level(depth - 1).env
+		v, err := evalExpr(&r.machine, sub.each, penv)
+		if err != nil {
+			if errors.Is(err, errSkip) {
+				return nil, nil
+			}
+			return nil, []*RowError{r.exprError(prow, sub.each, sub.name+": each: "+evalMessage(err, sub.each))}
+		}
+		list, ok := asList(v)
+		if !ok {
+			return nil, []*RowError{r.exprError(prow, sub.each, fmt.Sprintf("%s: each must give a list, got %s (%s)", sub.name, describe(v), sub.each.pos))}
+		}
+		for _, el := range list {
+			one(r.element(prow, el))
+		}
 	}
 	if errs != nil {
 		kids = nil
 	}
 	return kids, errs
+}
+
+// asList reads what each gave: a list, or nothing for a blank cell.
+func asList(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, true
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, true
+	case nil:
+		return nil, true
+	case string:
+		return nil, x == ""
+	}
+	return nil, false
+}
+
+// element is one element of each's list as the child's row: a mapping's
+// fields as its columns (in name order), anything else as row itself. It
+// stands where the parent row stands.
+func (r *run) element(prow source.Row, el any) (any, source.Row) {
+	row := source.Row{Loc: prow.Loc}
+	m, ok := el.(map[string]any)
+	if !ok {
+		return el, row
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	key := strings.Join(names, "\x00")
+	h := r.eachHeaders[key]
+	if h == nil {
+		if r.eachHeaders == nil {
+			r.eachHeaders = make(map[string]*source.Header)
+		}
+		h = source.NewHeader(names)
+		r.eachHeaders[key] = h
+	}
+	row.Header = h
+	row.Cells = make([]source.Cell, len(names))
+	for i, n := range names {
+		row.Cells[i] = m[n]
+	}
+	return m, row
 }
 
 // emptyText is the row error of a text sub-form whose TEXT came out empty

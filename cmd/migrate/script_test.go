@@ -86,6 +86,12 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		company = strings.TrimPrefix(args[1], "company=")
 		args = append(args[:1:1], args[2:]...)
 	}
+	// `sandbox CMD @NAME ...` is about the sandbox started with as=NAME.
+	name := ""
+	if len(args) > 1 && strings.HasPrefix(args[1], "@") {
+		name = strings.TrimPrefix(args[1], "@")
+		args = append([]string{args[0]}, args[2:]...)
+	}
 	switch args[0] {
 	case "start":
 		// A fixed clock keeps the values the server stamps (an attachment's
@@ -114,6 +120,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Quirks = q
 			case k == "unpermitted":
 				opts.Unpermitted = strings.Split(v, ",")
+			case k == "as":
+				name = v
 			case k == "companies":
 				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
@@ -131,6 +139,20 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		srv := httptest.NewServer(sb)
 		ts.Defer(srv.Close)
+		if name != "" {
+			// Another installation, read through connection NAME of a plan
+			// (issue 17): its variables are the connection's own.
+			env := "MIGRATE_" + strings.ToUpper(name) + "_"
+			ts.Setenv(env+"TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
+			ts.Setenv(strings.ToUpper(name)+"_SANDBOX_URL", srv.URL)
+			ts.Setenv(env+"USER", "demo")
+			ts.Setenv(env+"PASSWORD", "demo")
+			ts.Setenv(env+"AUTH", "basic")
+			sandboxMu.Lock()
+			named[ts.Getenv("WORK")+"@"+name] = sb
+			sandboxMu.Unlock()
+			return
+		}
 		ts.Setenv("MIGRATE_TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 		ts.Setenv("SANDBOX_URL", srv.URL)
 		ts.Setenv("MIGRATE_USER", "demo")
@@ -140,9 +162,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		sandboxes[ts] = sb
 		sandboxMu.Unlock()
 	case "dump":
-		sandboxMu.Lock()
-		sb := sandboxes[ts]
-		sandboxMu.Unlock()
+		sb := sandboxOf(ts, name)
 		if sb == nil {
 			ts.Fatalf("sandbox dump: no sandbox started")
 		}
@@ -196,16 +216,18 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("usage: sandbox patch|post PATH JSON, sandbox delete PATH")
 		}
 		root := sandbox.BasePath
-		sandboxMu.Lock()
-		sb := sandboxes[ts]
-		sandboxMu.Unlock()
+		sb := sandboxOf(ts, name)
 		if company == "" && sb != nil {
 			company = sb.Companies()[0]
 		}
 		if company != "" {
 			root = sandbox.CompanyPath(company)
 		}
-		req, err := http.NewRequest(strings.ToUpper(args[0]), ts.Getenv("SANDBOX_URL")+root+"/"+args[1], strings.NewReader(payload))
+		base := ts.Getenv("SANDBOX_URL")
+		if name != "" {
+			base = ts.Getenv(strings.ToUpper(name) + "_SANDBOX_URL")
+		}
+		req, err := http.NewRequest(strings.ToUpper(args[0]), base+root+"/"+args[1], strings.NewReader(payload))
 		ts.Check(err)
 		req.SetBasicAuth("demo", "demo")
 		req.Header.Set("Content-Type", "application/json")
@@ -335,7 +357,19 @@ func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) m
 var (
 	sandboxMu sync.Mutex
 	sandboxes = map[*testscript.TestScript]*sandbox.Server{}
+	named     = map[string]*sandbox.Server{} // by $WORK@NAME (sandbox start as=NAME)
 )
+
+// sandboxOf is the script's sandbox: the one started as name, else the
+// target's.
+func sandboxOf(ts *testscript.TestScript, name string) *sandbox.Server {
+	sandboxMu.Lock()
+	defer sandboxMu.Unlock()
+	if name != "" {
+		return named[ts.Getenv("WORK")+"@"+name]
+	}
+	return sandboxes[ts]
+}
 
 // volatile are fields whose values depend on the clock or on the order of
 // concurrent work; dumps leave them out so goldens stay stable.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/auth"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // login runs spec 5.2's authorization code flow with PKCE and caches the
@@ -18,7 +21,8 @@ func (a *app) login(ctx context.Context, args []string) error {
 	redirect := fs.String("redirect-uri", "", "a registered HTTPS redirect URI: paste the code back instead of a loopback listener")
 	caCert := fs.String("ca-cert", "", "PEM file of a CA to trust besides the system's")
 	noBrowser := fs.Bool("no-browser", false, "print the address instead of opening a browser")
-	url, err := a.loginTarget(fs, args, target)
+	connection := fs.String("connection", "", "log in to this connection of the plan instead of its target (its variables are MIGRATE_<NAME>_*)")
+	url, env, err := a.loginTarget(fs, args, target, connection)
 	if err != nil {
 		return err
 	}
@@ -27,7 +31,7 @@ func (a *app) login(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	opts := auth.LoginOptions{
-		Target: url, AuthURL: *authURL, RedirectURI: *redirect, Env: a.getenv,
+		Target: url, AuthURL: *authURL, RedirectURI: *redirect, Env: env,
 		HTTPClient: hc, Stdin: a.stdin, Stdout: a.stderr,
 	}
 	switch {
@@ -47,7 +51,8 @@ func (a *app) login(ctx context.Context, args []string) error {
 func (a *app) logout(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
 	target := fs.String("target", "", "service root URL (default MIGRATE_TARGET, else the plan's target.url)")
-	url, err := a.loginTarget(fs, args, target)
+	connection := fs.String("connection", "", "log out of this connection of the plan instead of its target")
+	url, _, err := a.loginTarget(fs, args, target, connection)
 	if err != nil {
 		return err
 	}
@@ -64,19 +69,44 @@ func (a *app) logout(ctx context.Context, args []string) error {
 }
 
 // loginTarget parses login's and logout's arguments ([PLAN]) and returns the
-// target they are about: --target, MIGRATE_TARGET, or the plan's target.url.
-func (a *app) loginTarget(fs *flag.FlagSet, args []string, target *string) (string, error) {
+// service they are about, with the environment as it reads it: --target,
+// MIGRATE_TARGET, or the plan's target.url; with --connection NAME, the
+// plan's connection: MIGRATE_<NAME>_TARGET or its url, and its variables.
+func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *string) (string, func(string) string, error) {
 	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	p, err := optionalPlan(pos)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if *connection != "" {
+		if p == nil {
+			return "", nil, usageErr("--connection %s names a connection of a plan: give the plan", *connection)
+		}
+		c := p.Connection(*connection)
+		if c == nil {
+			return "", nil, usageErr("the plan has no connection %q (connections: %s)", *connection, strings.Join(connectionNames(p), ", "))
+		}
+		env := connEnv(a.getenv, c.Name)
+		url := c.URL
+		if u := env("MIGRATE_TARGET"); u != "" {
+			url = u
+		}
+		return odata.StripUserinfo(url), env, nil
 	}
 	url, _ := a.targetURL(*target, p)
 	if url == "" {
-		return "", usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
+		return "", nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
 	}
-	return url, nil
+	return url, a.getenv, nil
+}
+
+func connectionNames(p *plan.Plan) []string {
+	out := make([]string, len(p.Connections))
+	for i, c := range p.Connections {
+		out[i] = c.Name
+	}
+	return out
 }

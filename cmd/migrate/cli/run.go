@@ -58,6 +58,7 @@ func commands() []command {
 		{"resolve", "list what is in doubt with its candidates; record what became of a record", (*app).resolve, false},
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
 		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata, false},
+		{"export", "write an entity's rows (or, with --plan, what the plan would touch) to a workbook a plan can read back", (*app).export, false},
 		{"init", "write a starting plan that maps a source's columns onto an entity", (*app).initPlan, false},
 		{"login", "sign in with OIDC (PKCE) and cache the token; the application: MIGRATE_CLIENT_ID, MIGRATE_CLIENT_SECRET", (*app).login, false},
 		{"logout", "remove the cached token", (*app).logout, false},

@@ -231,12 +231,30 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if url == "" {
 		return nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or write target.url in the plan (or use --sandbox)")
 	}
-	cfg.BaseURL, cfg.Language = url, lang
 	planAuth := ""
 	if p != nil {
 		planAuth = p.Target.Auth
 	}
-	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: f.auth, Env: a.getenv, PlanAuth: planAuth, Target: url})
+	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert})
+}
+
+// service is what the client of a service is built from: the target, or
+// a connection of the plan (issue 17), which reads its variables through
+// getenv under its own names.
+type service struct {
+	url      string
+	language int
+	flagAuth string // --auth; the target's only
+	planAuth string
+	getenv   func(string) string
+	caCert   string
+}
+
+// dial builds the client of a service and resolves how it logs in: one
+// path for the target and every connection.
+func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
+	cfg.BaseURL, cfg.Language = s.url, s.language
+	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: s.flagAuth, Env: s.getenv, PlanAuth: s.planAuth, Target: s.url})
 	if err != nil {
 		return nil, withCode(ExitUnreachable, err)
 	}
@@ -244,13 +262,13 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		fmt.Fprintln(a.stderr, warning)
 	}
 	cfg.Auth = authn
-	cfg.AppID, cfg.AppKey = a.getenv("MIGRATE_APP_ID"), a.getenv("MIGRATE_APP_KEY")
-	cfg.CACertFile = f.caCert
+	cfg.AppID, cfg.AppKey = s.getenv("MIGRATE_APP_ID"), s.getenv("MIGRATE_APP_KEY")
+	cfg.CACertFile = s.caCert
 	cl, err := odata.NewClient(cfg)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
-	return &conn{client: cl, url: url, method: authn.Method()}, nil
+	return &conn{client: cl, url: s.url, method: authn.Method()}, nil
 }
 
 // unreachable turns a failure to talk to the target into a message and

@@ -39,16 +39,25 @@ type checked struct {
 	// files opens the sources: each workbook once for the whole command
 	// (headers, lookups, steps), so its shared strings are read once.
 	files *source.Files
+	// conns are the plan's connections its sources read (issue 17), by
+	// name; none when checked offline.
+	conns map[string]*connected
+	ctx   context.Context
 }
 
 func (c *checked) Close() {
 	c.conn.Close()
 	c.files.Close()
+	closeConnections(c.conns)
 }
 
-// opener opens the plan's sources relative to the plan's folder.
+// opener opens the plan's sources: files relative to the plan's folder,
+// and the entities of its connections.
 func (c *checked) opener() transform.Opener {
 	return func(s *plan.Source) (source.Reader, error) {
+		if s.Connection != "" {
+			return openService(c.ctx, c.conns, s)
+		}
 		return c.files.Open(sourceOptions(c.plan, s))
 	}
 }
@@ -61,7 +70,7 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		// The file could not be read at all: exit 2, not a data problem.
 		return &checked{diags: diags}, nil
 	}
-	c := &checked{plan: p, diags: diags, files: &source.Files{}}
+	c := &checked{plan: p, diags: diags, files: &source.Files{}, ctx: ctx}
 	md, file, err := loadMetadataFile(f.metadata, p)
 	if err != nil {
 		return nil, err
@@ -100,8 +109,20 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 			c.mdSource = "the target's $metadata"
 		}
 	}
+	// The connections are read unless the check is offline (a saved
+	// $metadata): a dry run on --sandbox still reads the template company.
+	if md == nil || needConn {
+		if c.conns, err = a.connections(ctx, f.conn, p); err != nil {
+			c.conn.Close()
+			return nil, err
+		}
+	}
 	headers := map[string][]string{}
+	c.diags = append(c.diags, checkServiceSources(p, c.conns, headers)...)
 	for _, s := range p.Sources {
+		if s.Connection != "" {
+			continue // checked against its connection's metadata, above
+		}
 		r, err := c.files.Open(sourceOptions(p, s))
 		if err != nil {
 			c.diags = append(c.diags, plan.Diagnostic{Pos: s.FilePos, Message: fmt.Sprintf("source %q: %v", s.Name, err)})

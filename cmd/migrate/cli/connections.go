@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source/odatasource"
+)
+
+// connEnv is the environment as connection name sees it (issue 17): each
+// MIGRATE_X is read as MIGRATE_<NAME>_X, so a connection never logs in
+// with the target's secrets, and a message about MIGRATE_TOKEN can be
+// told to name MIGRATE_TEMPLATE_TOKEN (connError).
+func connEnv(getenv func(string) string, name string) func(string) string {
+	prefix := connPrefix(name)
+	return func(k string) string {
+		if rest, ok := strings.CutPrefix(k, "MIGRATE_"); ok {
+			return getenv(prefix + rest)
+		}
+		return getenv(k)
+	}
+}
+
+// connPrefix is the start of a connection's variables: MIGRATE_TEMPLATE_.
+func connPrefix(name string) string { return "MIGRATE_" + strings.ToUpper(name) + "_" }
+
+// connError is an error about a connection, its variables named as the
+// connection reads them.
+type connError struct {
+	name string
+	err  error
+}
+
+func (e *connError) Error() string {
+	msg := e.err.Error()
+	// Only the variable names change: MIGRATE_TOKEN → MIGRATE_TEMPLATE_TOKEN.
+	msg = strings.ReplaceAll(msg, "MIGRATE_", connPrefix(e.name))
+	return "connection " + e.name + ": " + msg
+}
+func (e *connError) Unwrap() error { return e.err }
+
+// connectTo builds the client of one of the plan's connections (p may be
+// nil: export --connection without a plan), as the
+// target's is built (dial): its URL from MIGRATE_<NAME>_TARGET or the plan,
+// its secrets from MIGRATE_<NAME>_TOKEN, _USER and _PASSWORD or the token
+// `migrate login --connection NAME` cached for its URL.
+func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, error) {
+	env := connEnv(a.getenv, c.Name)
+	url := c.URL
+	if u := env("MIGRATE_TARGET"); u != "" {
+		url = u
+	}
+	if stripped := odata.StripUserinfo(url); stripped != url {
+		fmt.Fprintf(a.stderr, "note: the credentials in connection %s's URL are ignored and never shown: use %sTOKEN, or %sUSER and %sPASSWORD\n",
+			c.Name, connPrefix(c.Name), connPrefix(c.Name), connPrefix(c.Name))
+		url = stripped
+	}
+	if url == "" {
+		return nil, usageErr("connection %s has no URL: write connections.%s.url in the plan, or set %sTARGET", c.Name, c.Name, connPrefix(c.Name))
+	}
+	cfg := odata.Config{Timeout: f.timeout}
+	if p != nil { // the plan's rate budget holds for every call it makes
+		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
+	}
+	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert})
+	if err != nil {
+		return nil, connFail(c.Name, err)
+	}
+	return cn, nil
+}
+
+// connFail is err, with its exit code, said of connection name.
+func connFail(name string, err error) error {
+	inner := err
+	var ee *exitError
+	if errors.As(err, &ee) && ee.err != nil {
+		inner = ee.err
+	}
+	return &exitError{code: codeOf(err), err: &connError{name: name, err: inner}}
+}
+
+// connected is a connection of the plan, with its own metadata.
+type connected struct {
+	conn *conn
+	md   *odata.Metadata
+}
+
+// connections connects to each connection the plan's sources read and
+// reads its $metadata: their entities are checked against their own.
+func (a *app) connections(ctx context.Context, f connFlags, p *plan.Plan) (map[string]*connected, error) {
+	out := map[string]*connected{}
+	for _, s := range p.Sources {
+		if s.Connection == "" || out[s.Connection] != nil {
+			continue
+		}
+		pc := p.Connection(s.Connection)
+		if pc == nil {
+			continue // plan.Check reports it
+		}
+		cn, err := a.connectTo(f, p, pc)
+		if err != nil {
+			closeConnections(out)
+			return nil, err
+		}
+		md, _, err := cn.client.Metadata(ctx)
+		if err != nil {
+			cn.Close()
+			closeConnections(out)
+			return nil, connFail(pc.Name, a.unreachable(cn, err))
+		}
+		out[s.Connection] = &connected{conn: cn, md: md}
+	}
+	return out, nil
+}
+
+func closeConnections(m map[string]*connected) {
+	for _, c := range m {
+		c.conn.Close()
+	}
+}
+
+// checkServiceSources checks each source that reads a connection against
+// that connection's metadata, and gives the columns it will have.
+func checkServiceSources(p *plan.Plan, conns map[string]*connected, headers map[string][]string) plan.Diagnostics {
+	var ds plan.Diagnostics
+	for _, s := range p.Sources {
+		cn := conns[s.Connection]
+		if s.Connection == "" || cn == nil {
+			continue
+		}
+		probs := odatasource.Check(cn.md, s.Entity, s.Select, s.Expand, s.Filter)
+		for _, pr := range probs {
+			ds = append(ds, plan.Diagnostic{Pos: s.Spans.Value(pr.Key, s.Pos), Message: fmt.Sprintf("source %q (connection %s): %s", s.Name, s.Connection, pr.Message)})
+		}
+		if len(probs) == 0 {
+			headers[s.Name] = odatasource.Columns(cn.md.EntitySet(s.Entity).Type, s.Select, s.Expand)
+		}
+	}
+	return ds
+}
+
+// openService opens a source that reads a connection's entity.
+func openService(ctx context.Context, conns map[string]*connected, s *plan.Source) (*odatasource.Reader, error) {
+	cn := conns[s.Connection]
+	if cn == nil {
+		return nil, fmt.Errorf("source %s reads connection %s, which is not connected (an offline check cannot read it)", s.Name, s.Connection)
+	}
+	return odatasource.Open(ctx, odatasource.Options{
+		Client: cn.conn.client, Metadata: cn.md, Connection: s.Connection, Entity: s.Entity,
+		Select: s.Select, Expand: s.Expand, Filter: s.Filter,
+	})
+}

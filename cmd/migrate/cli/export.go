@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/source/odatasource"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// export writes the rows of an entity of the target or of a connection
+// to a workbook a plan can read back (issue 17); with --plan, the
+// current state of every record the plan would touch (a before-image).
+func (a *app) export(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	out := fs.String("out", "", "the file to write: FILE.xlsx (a sheet per level) or FILE.csv (a file per level); required")
+	connection := fs.String("connection", "", "read this connection (the plan's, with --plan; else MIGRATE_<NAME>_TARGET and its variables) instead of the target")
+	planPath := fs.String("plan", "", "the plan whose connections --connection names; without ENTITY, export what the plan would touch, as it is now (a before-image)")
+	sel := fs.String("select", "", "the fields to write, comma-separated (default: every field)")
+	expand := fs.String("expand", "", "sub-forms to write, comma-separated, each on a sheet of its own keyed by the entity's key")
+	filter := fs.String("filter", "", "a $filter of the rows to write (proven applied: every row is checked against it)")
+	pos, err := a.parse(fs, args, "[ENTITY]", 0, 1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageErr("export needs --out FILE.xlsx or FILE.csv")
+	}
+	if ext := strings.ToLower(fileExt(*out)); ext != ".xlsx" && ext != ".csv" {
+		return usageErr("--out %s: an export is written as .xlsx or .csv", *out)
+	}
+	var p *plan.Plan
+	if *planPath != "" {
+		if p, err = optionalPlan([]string{*planPath}); err != nil {
+			return err
+		}
+	}
+	if len(pos) == 0 {
+		if p == nil {
+			return usageErr("export needs an ENTITY, or --plan PLAN for the before-image of what the plan touches")
+		}
+		return a.exportBefore(ctx, cf, *planPath, *out)
+	}
+	cn, err := a.exportConn(ctx, cf, p, *connection)
+	if err != nil {
+		return err
+	}
+	defer cn.conn.Close()
+	e, err := exportOf(ctx, cn, *connection, pos[0], splitList(*sel), splitList(*expand), *filter)
+	if err != nil {
+		return err
+	}
+	return a.writeExport(*out, e)
+}
+
+// exportConn connects to what export reads: a connection, or the target.
+func (a *app) exportConn(ctx context.Context, cf connFlags, p *plan.Plan, name string) (*connected, error) {
+	var cn *conn
+	var err error
+	if name != "" {
+		pc := &plan.Connection{Name: name}
+		if p != nil {
+			if pc = p.Connection(name); pc == nil {
+				return nil, usageErr("the plan has no connection %q (connections: %s)", name, strings.Join(connectionNames(p), ", "))
+			}
+		}
+		cn, err = a.connectTo(cf, p, pc)
+	} else {
+		cn, err = a.connect(ctx, cf, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	md, _, err := cn.client.Metadata(ctx)
+	if err != nil {
+		cn.Close()
+		err = a.unreachable(cn, err)
+		if name != "" {
+			err = connFail(name, err)
+		}
+		return nil, err
+	}
+	return &connected{conn: cn, md: md}, nil
+}
+
+// exportOf opens the rows of entity for an export: the key is always
+// read, so that the sub-forms' sheets can name their parent.
+func exportOf(ctx context.Context, cn *connected, name, entity string, sel, expand []string, filter string) (executor.Export, error) {
+	where := name
+	if where == "" {
+		where = "target"
+	}
+	if probs := odatasource.Check(cn.md, entity, sel, expand, filter); len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, p := range probs {
+			msgs[i] = p.Message
+		}
+		return executor.Export{}, usageErr("%s: %s", where, strings.Join(msgs, "; "))
+	}
+	t := cn.md.EntitySet(entity).Type
+	if len(sel) > 0 {
+		for i := len(t.Key) - 1; i >= 0; i-- {
+			if !slices.Contains(sel, t.Key[i]) {
+				sel = append([]string{t.Key[i]}, sel...)
+			}
+		}
+	}
+	rd, err := odatasource.Open(ctx, odatasource.Options{Client: cn.conn.client, Metadata: cn.md, Connection: where, Entity: entity, Select: sel, Expand: expand, Filter: filter})
+	if err != nil {
+		return executor.Export{}, withCode(ExitUnreachable, err)
+	}
+	e := executor.Export{Rows: rd, Key: t.Key, Entity: executor.ExportSheet{Name: entity, Columns: odatasource.Columns(t, sel, nil)}}
+	for _, n := range expand {
+		lt := cn.md.Type(t.Navigation(n).Type)
+		var cols []string
+		if lt != nil {
+			for _, p := range lt.Properties {
+				cols = append(cols, p.Name)
+			}
+		}
+		e.Subs = append(e.Subs, executor.ExportSheet{Name: n, Columns: cols})
+	}
+	return e, nil
+}
+
+// writeExport writes the exports with a progress bar on a terminal and
+// says what it wrote.
+func (a *app) writeExport(out string, es ...executor.Export) error {
+	var bar *progressbar.ProgressBar
+	if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("export"),
+			progressbar.OptionShowCount(), progressbar.OptionSetItsString("rows"), progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100_000_000), progressbar.OptionClearOnFinish())
+	}
+	done := 0
+	for i := range es {
+		es[i].Row = func(int) {
+			done++
+			if bar != nil {
+				_ = bar.Set(done)
+			}
+		}
+	}
+	counts, err := executor.WriteExport(out, es...)
+	for _, e := range es {
+		e.Rows.Close()
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return withCode(exportCode(err), fmt.Errorf("export: %w", err))
+	}
+	for i, e := range es {
+		fmt.Fprintf(a.stdout, "%s: %s to %s\n", e.Entity.Name, plural(counts[i], "row", "rows"), out)
+	}
+	return nil
+}
+
+// exportCode: a service that failed the reading is exit 3; a file that
+// cannot be written, 2.
+func exportCode(err error) int {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return ExitUnreachable
+	}
+	return ExitUsage
+}
+
+// exportBefore writes the before-image of a plan: for each step, the
+// records the plan would write whose key it knows, as the target holds
+// them now, with the sub-forms the step writes. Records not on the target
+// are not in it (there is nothing to keep of them).
+func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) error {
+	c, err := a.check(ctx, path, checkFlags{conn: cf}, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if c.plan == nil || c.diags.HasErrors() {
+		for _, d := range c.diags {
+			fmt.Fprintln(a.stderr, d)
+		}
+		return usageErr("the plan has problems; run `migrate validate %s`", path)
+	}
+	cn := &connected{conn: c.conn, md: c.md}
+	var es []executor.Export
+	for _, st := range c.plan.Steps {
+		keys, err := executor.StepKeys(ctx, c.program, st, c.md, c.opener())
+		if err != nil {
+			return withCode(ExitData, err)
+		}
+		t := c.md.EntitySet(st.Entity).Type
+		var expand []string
+		for _, sf := range st.Subforms {
+			if nav := t.Navigation(sf.Name); nav != nil && nav.Collection {
+				expand = append(expand, sf.Name)
+			}
+		}
+		filters := executor.KeyFilters(t, keys)
+		if len(filters) == 0 {
+			continue
+		}
+		e, err := exportOf(ctx, cn, "", st.Entity, nil, expand, filters[0])
+		if err != nil {
+			return err
+		}
+		e.Rows = executor.ChainRows(e.Rows, func(f string) (source.Reader, error) {
+			return odatasource.Open(ctx, odatasource.Options{Client: c.conn.client, Metadata: c.md, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
+		}, filters[1:])
+		es = append(es, e)
+	}
+	if len(es) == 0 {
+		return usageErr("the plan's steps name no record by its key: there is nothing on the target to keep")
+	}
+	return a.writeExport(out, es...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func fileExt(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 && !strings.ContainsAny(p[i:], `/\`) {
+		return p[i:]
+	}
+	return ""
+}

@@ -1,0 +1,448 @@
+package executor
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+	"github.com/xuri/excelize/v2"
+)
+
+// ExportSheet is one level of an export: the entity's rows, or the lines
+// of one of its sub-forms.
+type ExportSheet struct {
+	Name    string   // the entity set, or the navigation property
+	Columns []string // the fields written, in order
+}
+
+// Export is what an export writes (issue 17): the rows of an entity as a
+// reader of the service gives them (odatasource), a sheet for the entity
+// and one per expanded sub-form. A sub-form's sheet starts with the
+// entity's key columns, so a plan reads it back as a linked source:
+// link: {parent: row.FAMILYNAME, child: row.FAMILYNAME}.
+type Export struct {
+	Rows   source.Reader
+	Entity ExportSheet
+	Key    []string      // the entity's key fields
+	Subs   []ExportSheet // the expanded sub-forms, each a column of Rows
+	// Row, when set, is called after each row is written (a progress bar).
+	Row func(n int)
+}
+
+// WriteExport writes es to out, one after the other: .xlsx (a sheet per
+// level, streamed, so memory does not grow with the rows; a name that
+// comes twice gets a suffix), or .csv (the first level in out, each other
+// in OUT.NAME.csv beside it). Files are written to temporary ones and
+// renamed. It returns the rows of each export written.
+func WriteExport(out string, es ...Export) ([]int, error) {
+	var names []string
+	var headers [][]string
+	for _, e := range es {
+		names = append(names, e.Entity.Name)
+		for _, s := range e.Subs {
+			names = append(names, s.Name)
+		}
+		headers = append(headers, e.headers()...)
+	}
+	var w exportWriter
+	var err error
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".xlsx":
+		w, err = newXLSXExport(uniqueNames(names, sheetName), headers, out)
+	case ".csv":
+		w, err = newCSVExport(uniqueNames(names, func(s string) string { return s }), headers, out)
+	default:
+		return nil, fmt.Errorf("%s: an export is written as .xlsx or .csv", out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, len(es))
+	base := 0
+	for i, e := range es {
+		n, err := writeRows(e, w, base)
+		counts[i] = n
+		if err != nil {
+			w.abort()
+			return counts, err
+		}
+		base += 1 + len(e.Subs)
+	}
+	return counts, w.commit()
+}
+
+// uniqueNames makes each name (as clean makes it) unique: a second
+// CUSTOMERS is CUSTOMERS_2.
+func uniqueNames(names []string, clean func(string) string) []string {
+	out := make([]string, len(names))
+	seen := map[string]bool{}
+	for i, n := range names {
+		c := clean(n)
+		for k := 2; seen[c]; k++ {
+			c = clean(n + "_" + strconv.Itoa(k))
+		}
+		seen[c] = true
+		out[i] = c
+	}
+	return out
+}
+
+// exportWriter writes the rows of each level; sheet 0 is the entity's.
+type exportWriter interface {
+	row(sheet int, cells []any) error
+	commit() error
+	abort()
+}
+
+// writeRows writes e's rows: its entity to sheet base, its sub-forms to
+// the sheets after it.
+func writeRows(e Export, w exportWriter, base int) (int, error) {
+	h := e.Rows.Header()
+	keyAt := make([]int, len(e.Key))
+	for i, k := range e.Key {
+		j, ok := h.Index(k)
+		if !ok {
+			return 0, fmt.Errorf("the export reads no key field %s of %s", k, e.Entity.Name)
+		}
+		keyAt[i] = j
+	}
+	main := make([]any, len(e.Entity.Columns))
+	for n := 0; ; n++ {
+		row, err := e.Rows.Next()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		for i, c := range e.Entity.Columns {
+			main[i] = row.Get(c)
+		}
+		if err := w.row(base, main); err != nil {
+			return n, err
+		}
+		for s, sub := range e.Subs {
+			lines, _ := row.Get(sub.Name).([]any)
+			for _, l := range lines {
+				m, _ := l.(map[string]any)
+				cells := make([]any, 0, len(keyAt)+len(sub.Columns))
+				for _, j := range keyAt {
+					cells = append(cells, row.Cells[j])
+				}
+				for _, c := range sub.Columns {
+					cells = append(cells, m[c])
+				}
+				if err := w.row(base+s+1, cells); err != nil {
+					return n, err
+				}
+			}
+		}
+		if e.Row != nil {
+			e.Row(n + 1)
+		}
+	}
+}
+
+// headers are the header rows of each level: a sub-form's starts with the
+// entity's key, a key name its lines also have prefixed with the entity.
+func (e Export) headers() [][]string {
+	out := [][]string{e.Entity.Columns}
+	for _, s := range e.Subs {
+		h := make([]string, 0, len(e.Key)+len(s.Columns))
+		for _, k := range e.Key {
+			if contains(s.Columns, k) {
+				k = e.Entity.Name + "_" + k
+			}
+			h = append(h, k)
+		}
+		out = append(out, append(h, s.Columns...))
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+type xlsxExport struct {
+	f    *excelize.File
+	sw   []*excelize.StreamWriter
+	next []int // the next row of each sheet
+	out  string
+}
+
+func newXLSXExport(names []string, headers [][]string, out string) (*xlsxExport, error) {
+	x := &xlsxExport{f: excelize.NewFile(), out: out}
+	for i, h := range headers {
+		name := names[i]
+		var err error
+		if i == 0 {
+			err = x.f.SetSheetName("Sheet1", name)
+		} else {
+			_, err = x.f.NewSheet(name)
+		}
+		if err != nil {
+			x.f.Close()
+			return nil, err
+		}
+		sw, err := x.f.NewStreamWriter(name)
+		if err != nil {
+			x.f.Close()
+			return nil, err
+		}
+		x.sw = append(x.sw, sw)
+		x.next = append(x.next, 1)
+		hdr := make([]any, len(h))
+		for j, c := range h {
+			hdr[j] = c
+		}
+		if err := x.row(i, hdr); err != nil {
+			x.f.Close()
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+func (x *xlsxExport) row(sheet int, cells []any) error {
+	vals := make([]any, len(cells))
+	for i, c := range cells {
+		vals[i] = xlsxValue(c)
+	}
+	cell, err := excelize.CoordinatesToCellName(1, x.next[sheet])
+	if err != nil {
+		return err
+	}
+	x.next[sheet]++
+	return x.sw[sheet].SetRow(cell, vals)
+}
+
+// xlsxValue is a cell as a workbook stores it so that the source reader
+// gives the value back: numbers as numbers while a float holds their
+// digits exactly (15 significant), longer ones as text; dates as dates;
+// a blank as no cell at all.
+func xlsxValue(c any) any {
+	switch v := c.(type) {
+	case nil:
+		return nil
+	case string:
+		if v == "" {
+			return nil
+		}
+		return v
+	case source.Number:
+		digits := strings.TrimLeft(strings.NewReplacer("-", "", ".", "").Replace(string(v)), "0")
+		if len(digits) <= 15 {
+			if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+				return f
+			}
+		}
+		return string(v)
+	case time.Time:
+		return v.UTC()
+	}
+	return c
+}
+
+func (x *xlsxExport) commit() error {
+	defer x.f.Close()
+	for _, sw := range x.sw {
+		if err := sw.Flush(); err != nil {
+			return err
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(x.out), "."+filepath.Base(x.out)+".tmp")
+	if err := writeWorkbook(x.f, tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, x.out)
+}
+
+func (x *xlsxExport) abort() { x.f.Close() }
+
+// csvExport writes each level to a file of its own. Cells are written as
+// the service holds them, so that a plan reads back the same values.
+type csvExport struct {
+	files []*os.File
+	w     []*csv.Writer
+	tmp   []string
+	outs  []string
+}
+
+func newCSVExport(names []string, headers [][]string, out string) (*csvExport, error) {
+	c := &csvExport{}
+	base := strings.TrimSuffix(out, filepath.Ext(out))
+	for i, h := range headers {
+		path := out
+		if i > 0 {
+			path = base + "." + names[i] + filepath.Ext(out)
+		}
+		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+		f, err := os.Create(tmp)
+		if err != nil {
+			c.abort()
+			return nil, err
+		}
+		c.files, c.tmp, c.outs = append(c.files, f), append(c.tmp, tmp), append(c.outs, path)
+		c.w = append(c.w, csv.NewWriter(f))
+		if err := c.w[i].Write(h); err != nil {
+			c.abort()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *csvExport) row(sheet int, cells []any) error {
+	rec := make([]string, len(cells))
+	for i, v := range cells {
+		rec[i] = csvText(v)
+	}
+	return c.w[sheet].Write(rec)
+}
+
+// csvText is a cell as the journal writes it, but a time with its offset
+// (as the service's JSON does), so that it reads back the same instant
+// whatever the plan's timezone.
+func csvText(v any) string {
+	if t, ok := v.(time.Time); ok {
+		return odata.FormatDateTime(t)
+	}
+	return cellText(v)
+}
+
+func (c *csvExport) commit() error {
+	var errs []error
+	for i, w := range c.w {
+		w.Flush()
+		errs = append(errs, w.Error(), c.files[i].Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		c.remove()
+		return err
+	}
+	for i, tmp := range c.tmp {
+		if err := os.Rename(tmp, c.outs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *csvExport) abort() {
+	for _, f := range c.files {
+		f.Close()
+	}
+	c.remove()
+}
+
+func (c *csvExport) remove() {
+	for _, t := range c.tmp {
+		os.Remove(t)
+	}
+}
+
+// StepKeys are the keys of the records step would write, each once, in
+// source order: the records whose every key field the plan gives (a
+// document the server numbers has none yet, and nothing to keep).
+func StepKeys(ctx context.Context, prog *transform.Program, st *plan.Step, md *odata.Metadata, open transform.Opener) ([][]any, error) {
+	es := md.EntitySet(st.Entity)
+	if es == nil || es.Type == nil {
+		return nil, fmt.Errorf("step %s: unknown entity %s", st.Name, st.Entity)
+	}
+	key := es.Type.Key
+	seen := map[string]bool{}
+	var out [][]any
+	err := prog.Records(ctx, st.Name, open, nil, func(res transform.Result) error {
+		if res.Record == nil {
+			return nil
+		}
+		vals := make([]any, len(key))
+		for i, k := range key {
+			v, ok := res.Record.Fields[k]
+			if !ok || v == nil {
+				return nil
+			}
+			vals[i] = v
+		}
+		id := fmt.Sprint(vals...)
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, vals)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// keysPerFilter is how many keys one $filter names: the upsert reads' size,
+// which real servers take in one URL.
+const keysPerFilter = 40
+
+// KeyFilters are $filters that together select the entities of keys,
+// keysPerFilter keys each.
+func KeyFilters(t *odata.EntityType, keys [][]any) []string {
+	var out []string
+	for len(keys) > 0 {
+		n := min(keysPerFilter, len(keys))
+		ors := make([]string, n)
+		for i, vals := range keys[:n] {
+			ands := make([]string, len(t.Key))
+			for j, k := range t.Key {
+				ands[j] = odata.Eq(k, vals[j])
+			}
+			ors[i] = odata.And(ands...)
+		}
+		out = append(out, odata.Or(ors...))
+		keys = keys[n:]
+	}
+	return out
+}
+
+// ChainRows reads first, then the rows of open(f) for each of filters in
+// turn: one reader of the several reads of a before-image.
+func ChainRows(first source.Reader, open func(filter string) (source.Reader, error), filters []string) source.Reader {
+	return &chainedRows{cur: first, open: open, filters: filters}
+}
+
+type chainedRows struct {
+	cur     source.Reader
+	open    func(string) (source.Reader, error)
+	filters []string
+}
+
+func (c *chainedRows) Header() *source.Header { return c.cur.Header() }
+
+func (c *chainedRows) Next() (source.Row, error) {
+	for {
+		row, err := c.cur.Next()
+		if err != io.EOF || len(c.filters) == 0 {
+			return row, err
+		}
+		next, err := c.open(c.filters[0])
+		if err != nil {
+			return source.Row{}, err
+		}
+		c.cur.Close()
+		c.cur, c.filters = next, c.filters[1:]
+	}
+}
+
+func (c *chainedRows) Close() error { return c.cur.Close() }
