@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -122,27 +121,18 @@ func applyDeep(tb testing.TB, dir, planFile string, n int, latency time.Duration
 	journal := filepath.Join(dir, strings.TrimSuffix(planFile, ".yaml")+".journal")
 	os.Remove(journal)
 	args := []string{"apply", filepath.Join(dir, planFile), "--target", url, "--journal", journal, "--json"}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
-	cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(args, "\n"), "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo")
-	out, err := cmd.Output()
+	child, err := runChild(args, []string{"MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo"})
 	if err != nil {
-		return deepRun{}, fmt.Errorf("child: %v\n%s", err, out)
-	}
-	i := bytes.LastIndex(out, []byte("\nCHILD "))
-	if i < 0 {
-		return deepRun{}, fmt.Errorf("child printed no figure:\n%s", out)
-	}
-	var run deepRun
-	var code int
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &code, &run.peak, &run.secs, &run.cpu); err != nil {
 		return deepRun{}, err
 	}
+	run := deepRun{peak: child.hwm, secs: child.secs, cpu: child.cpu}
+	code, out := child.code, child.out
 	var sum struct {
 		Requests, Subrequests int
 		Complete              bool
 	}
-	if err := json.Unmarshal(out[:i], &sum); err != nil || code != 0 || !sum.Complete {
-		return deepRun{}, fmt.Errorf("%s: exit %d, %v\n%s", planFile, code, err, out[:i])
+	if err := json.Unmarshal(out, &sum); err != nil || code != 0 || !sum.Complete {
+		return deepRun{}, fmt.Errorf("%s: exit %d, %v\n%s", planFile, code, err, out)
 	}
 	run.calls, run.subs = sum.Requests, sum.Subrequests
 	run.orders = orders(sb)

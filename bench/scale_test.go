@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -221,18 +219,6 @@ func BenchmarkScale(b *testing.B) {
 // with env added, and returns its output, exit code, peak resident set,
 // and the seconds and CPU seconds the command took.
 func childCommand(args []string, env ...string) (out []byte, code int, hwm int64, secs, cpu float64, err error) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$")
-	cmd.Env = append(append(os.Environ(), env...), cliChildEnv+"="+strings.Join(args, "\n"))
-	out, err = cmd.Output()
-	if err != nil {
-		return nil, 0, 0, 0, 0, fmt.Errorf("child: %v\n%s", err, out)
-	}
-	i := bytes.LastIndex(out, []byte("\nCHILD "))
-	if i < 0 {
-		return nil, 0, 0, 0, 0, fmt.Errorf("child printed no figure:\n%s", out)
-	}
-	if _, err := fmt.Sscanf(string(out[i+1:]), "CHILD %d %d %f %f", &code, &hwm, &secs, &cpu); err != nil {
-		return nil, 0, 0, 0, 0, err
-	}
-	return out[:i], code, hwm, secs, cpu, nil
+	r, err := runChild(args, env)
+	return r.out, r.code, r.hwm, r.secs, r.cpu, err
 }
