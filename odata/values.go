@@ -459,13 +459,13 @@ func SameValue(a, b any) bool {
 		nb, ok := numberValue(b)
 		return ok && na.Cmp(nb) == 0
 	}
-	ta, aTime := timeValue(a)
-	tb, bTime := timeValue(b)
 	if sa, ok := a.(string); ok {
 		if sb, ok := b.(string); ok && sa == sb {
 			return true
 		}
 	}
+	ta, aTime := timeValue(a)
+	tb, bTime := timeValue(b)
 	if aTime || bTime {
 		return aTime && bTime && ta.Equal(tb)
 	}
@@ -505,8 +505,26 @@ func timeValue(v any) (time.Time, bool) {
 	case time.Time:
 		return x, true
 	case string:
+		if !looksLikeDate(x) {
+			return time.Time{}, false // most texts: no parse, no error to allocate
+		}
 		t, err := ParseDateTime(x)
 		return t, err == nil
 	}
 	return time.Time{}, false
+}
+
+// looksLikeDate reports whether s starts as every DateTimeOffset does,
+// YYYY-MM-DD: what does not cannot parse as one.
+func looksLikeDate(s string) bool {
+	s = strings.TrimSpace(s)
+	if len(s) < 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

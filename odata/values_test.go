@@ -224,6 +224,10 @@ func TestSameValue(t *testing.T) {
 		{"2024-03-01T00:00:00+02:00", when, true},
 		{when, "2024-03-01T00:00:00+02:00", true},
 		{"2024-03-01T00:00:00+02:00", "2024-02-29T22:00:00Z", true},
+		{" 2024-02-29T22:00:00Z", when, true}, // spaces around, as ParseDateTime allows
+		{"2024-02-29", "2024-02-29T00:00:00Z", true},
+		{"2024/02/29", "2024-02-29T00:00:00Z", false}, // not a DateTimeOffset: text
+		{"SO2024-02-29", "2024-02-29T00:00:00Z", false},
 		{when, when.Add(time.Second), false},
 		{when, "not a date", false},
 		{true, true, true},
