@@ -536,8 +536,13 @@ func textContains(body []byte, match json.RawMessage) bool {
 	if json.Unmarshal(body, &got) != nil || json.Unmarshal(match, &want) != nil {
 		return false
 	}
-	w := odata.TextContent(want.TEXT)
-	return w != "" && strings.Contains(odata.TextContent(got.TEXT), w)
+	return textIn(got.TEXT, want.TEXT)
+}
+
+// textIn reports whether the content of text want is in text held.
+func textIn(held, want string) bool {
+	w := odata.TextContent(want)
+	return w != "" && strings.Contains(odata.TextContent(held), w)
 }
 
 // fieldsEqual reports whether every field of want has the same value in

@@ -166,11 +166,11 @@ func (sr *stepRun) readPending() error {
 		if !root.done {
 			first = append(first, root)
 		}
-		// lines: replace deletes what the parent has before adding.
+		// The sub-forms read with the entity: the lines lines: replace
+		// deletes before adding, and the texts it may hold already.
 		var expanded map[string]json.RawMessage
-		if len(replaceNavs[i]) > 0 {
-			_ = json.Unmarshal(resp.Body, &expanded)
-		}
+		_ = json.Unmarshal(resp.Body, &expanded)
+		// lines: replace deletes what the parent has before adding.
 		for _, nav := range replaceNavs[i] {
 			var coll struct {
 				Value []json.RawMessage
@@ -203,7 +203,7 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 		var rest []unit
-		held := heldTexts(resp.Body, root.kids)
+		held := heldTexts(expanded, root.kids)
 		for _, k := range root.kids {
 			if held[k] {
 				continue
@@ -236,30 +236,24 @@ func isTextOp(k *op) bool {
 }
 
 // heldTexts returns the text children that an existing entity already
-// holds, as read with it (expanded): an appended text (APPEND: true) whose
+// holds, as read with it (its expanded sub-forms): an appended text (APPEND: true) whose
 // content is already in the entity's text, or a replacing one equal to it,
 // compared on their content (odata.TextContent), since servers read texts
 // back normalised. Sending them again would append the text a second time
 // each time the plan runs, or rewrite what did not change.
-func heldTexts(entity []byte, kids []*op) map[*op]bool {
-	var expanded map[string]json.RawMessage
+func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 	held := map[*op]bool{}
 	for _, k := range kids {
 		if !isTextOp(k) {
 			continue
 		}
-		if expanded == nil && json.Unmarshal(entity, &expanded) != nil {
-			return held
-		}
-		cur := expanded[k.nav]
 		var got struct{ TEXT *string }
-		if len(cur) == 0 || json.Unmarshal(cur, &got) != nil || got.TEXT == nil {
+		if cur := expanded[k.nav]; len(cur) == 0 || json.Unmarshal(cur, &got) != nil || got.TEXT == nil {
 			continue
 		}
 		want, _ := k.fields["TEXT"].(string)
 		if appendText, _ := k.fields["APPEND"].(bool); appendText {
-			wantJSON, _ := json.Marshal(map[string]string{"TEXT": want})
-			held[k] = textContains(cur, wantJSON)
+			held[k] = textIn(*got.TEXT, want)
 		} else {
 			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
 		}
