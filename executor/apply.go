@@ -1091,7 +1091,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any
 		}
 		if len(resp.Body) > 0 && o.typ != nil {
 			var err error
-			if ent, err = odata.DecodeEntity(resp.Body); err == nil {
+			if ent, err = odata.DecodeEntityOnly(resp.Body, o.answerKeeps()); err == nil {
 				if k := keyOf(o.typ, ent); k != "" {
 					o.key = k
 				}

@@ -2,12 +2,15 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -452,5 +455,62 @@ func TestDeepInsertKeyExists(t *testing.T) {
 	}
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
 		t.Errorf("%d orders after undo", n)
+	}
+}
+
+// TestDeepAnswerDecodedForKeys: the answer to a deep insert carries every
+// field of the document and of each line back; outcome decodes what the
+// engine keeps of it (the document's key, the written fields filled
+// compares, each carried line's key, a line's own lines), and nothing
+// else, so the keys and Filled are what the whole answer gives.
+func TestDeepAnswerDecodedForKeys(t *testing.T) {
+	t.Parallel()
+	md := sandbox.DemoMetadata()
+	orders := md.EntitySet("ORDERS").Type
+	linesType := md.Type(orders.Navigation("ORDERITEMS_SUBFORM").Type)
+	body := `{"@odata.context":"x","ORDNAME":"SO1","CUSTNAME":"C1","CDES":"Customer","ORD":7,"DETAILS":"d",` +
+		`"ORDERITEMS_SUBFORM":[{"PARTNAME":"P1","PDES":"part","TQUANT":1,"PRICE":null,"KLINE":1},` +
+		`{"PARTNAME":"P2","PDES":"part","TQUANT":2,"KLINE":2,"X_SUBFORM":[{"KLINE":9}]}],"OTHER_SUBFORM":[{"A":1}]}`
+	tests := []struct {
+		name       string
+		left       json.RawMessage // the fields filled compares, as emit sets them
+		wantFields []string        // of the header, as decoded
+		filled     string
+	}{
+		{"keys only", nil, []string{"ORDERITEMS_SUBFORM", "ORDNAME"}, ""},
+		{"filled", json.RawMessage(`{"CUSTNAME":"c1","DETAILS":"d"}`), []string{"CUSTNAME", "DETAILS", "ORDERITEMS_SUBFORM", "ORDNAME"}, `{"CUSTNAME":"C1"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ord := &op{kind: journal.OpCreate, typ: orders, fields: map[string]any{"ORDNAME": "SO1", "CUSTNAME": "c1", "DETAILS": "d"}, left: tt.left}
+			for i, part := range []string{"P1", "P2"} {
+				l := &op{parent: ord, nav: "ORDERITEMS_SUBFORM", carried: true, kind: journal.OpCreate, typ: linesType, fields: map[string]any{"PARTNAME": part}}
+				if i == 1 {
+					l.kids = []*op{{parent: l, nav: "X_SUBFORM", carried: true, kind: journal.OpCreate, typ: linesType}}
+				}
+				ord.kids = append(ord.kids, l)
+			}
+			sr := &stepRun{entity: "ORDERS"}
+			resp := &odata.BatchResponse{Status: 201, Body: json.RawMessage(body)}
+			ent := sr.outcome(ord, resp)
+			var fields []string
+			for f := range ent {
+				fields = append(fields, f)
+			}
+			slices.Sort(fields)
+			if !slices.Equal(fields, tt.wantFields) {
+				t.Errorf("decoded %v, want %v", fields, tt.wantFields)
+			}
+			if l := ent["ORDERITEMS_SUBFORM"].([]any)[0].(map[string]any); len(l) != 1 {
+				t.Errorf("a line decoded as %v, want its KLINE alone", l)
+			}
+			deep := ord.kids[1].kids[0]
+			if ord.key != "'SO1'" || ord.kids[0].key != "1" || ord.kids[1].key != "2" || deep.key != "9" || !deep.done {
+				t.Errorf("keys %q %q %q %q", ord.key, ord.kids[0].key, ord.kids[1].key, deep.key)
+			}
+			if got := string(ord.filled(ent, resp.Body)); got != tt.filled {
+				t.Errorf("filled %s, want %s", got, tt.filled)
+			}
+		})
 	}
 }

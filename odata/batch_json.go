@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,6 +296,14 @@ func DecodeJSONBatchResponse(r io.Reader) ([]BatchResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := scanJSONBatchResponse(data); ok {
+		return out, nil
+	}
+	// Not the plain road: encoding/json decides, and words the error.
+	return decodeJSONBatchResponseSlow(data)
+}
+
+func decodeJSONBatchResponseSlow(data []byte) ([]BatchResponse, error) {
 	var in struct {
 		Responses *[]json.RawMessage `json:"responses"`
 	}
@@ -322,6 +331,93 @@ func DecodeJSONBatchResponse(r io.Reader) ([]BatchResponse, error) {
 		})
 	}
 	return out, nil
+}
+
+// scanJSONBatchResponse reads a JSON $batch answer in one pass (jsonScan),
+// each body a slice of data; false when the answer is anything but plainly
+// valid (a member spelt in another case or given twice, a value of another
+// type, a status out of range), which encoding/json then decodes or words.
+func scanJSONBatchResponse(data []byte) ([]BatchResponse, bool) {
+	p := jsonScan{s: string(data), ok: true}
+	var out []BatchResponse
+	seen := false
+	ok := p.object(func(k string) bool {
+		if k != "responses" {
+			return !strings.EqualFold(k, "responses") && p.skip(1)
+		}
+		if seen || p.peek() != '[' {
+			return false
+		}
+		seen = true
+		return p.array(func() bool {
+			if len(out) == MaxBatchParts {
+				return false
+			}
+			r, ok := p.batchResponse(data)
+			out = append(out, r)
+			return ok
+		})
+	})
+	if !ok || !seen || p.peek() != 0 || p.i != len(p.s) {
+		return nil, false
+	}
+	if out == nil {
+		out = []BatchResponse{}
+	}
+	return out, true
+}
+
+// batchResponse reads one response of a JSON $batch answer.
+func (p *jsonScan) batchResponse(data []byte) (BatchResponse, bool) {
+	var r BatchResponse
+	var body json.RawMessage
+	var seen [4]bool
+	ok := p.object(func(k string) bool {
+		n := slices.Index([]string{"id", "status", "headers", "body"}, k)
+		if n < 0 {
+			for _, m := range []string{"id", "status", "headers", "body"} {
+				if strings.EqualFold(k, m) {
+					return false
+				}
+			}
+			return p.skip(2)
+		}
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+		var ok bool
+		switch n {
+		case 0:
+			r.ID, ok = p.str()
+		case 1:
+			var lit string
+			if lit, ok = p.num(); ok {
+				var err error
+				r.Status, err = strconv.Atoi(lit)
+				ok = err == nil && r.Status >= 100 && r.Status <= 999
+			}
+		case 2:
+			r.Headers = map[string]string{}
+			ok = p.peek() == '{' && p.object(func(k string) bool {
+				_, dup := r.Headers[k]
+				v, ok := p.str()
+				r.Headers[k] = v
+				return ok && !dup
+			})
+		case 3:
+			p.ws()
+			start := p.i
+			ok = p.skip(2)
+			body = json.RawMessage(data[start:p.i:p.i])
+		}
+		return ok
+	})
+	if !ok || !seen[1] {
+		return r, false
+	}
+	r.Body = bodyFromJSON(body, headerLookup(r.Headers, "Content-Type"))
+	return r, true
 }
 
 // bodyFromJSON undoes jsonBody: a JSON string under a non-JSON content type

@@ -242,7 +242,53 @@ func plainJSON(s string) bool {
 
 // DecodeEntity reads one JSON object, keeping numbers as json.Number so
 // that no Int64 or Decimal passes through float64.
-func DecodeEntity(data []byte) (map[string]any, error) {
+func DecodeEntity(data []byte) (map[string]any, error) { return DecodeEntityOnly(data, nil) }
+
+// DecodeEntityOnly is DecodeEntity keeping only what keep projects of the
+// object (everything when keep is nil): the answer to a deep insert holds
+// every field of every line, of which the engine needs the keys.
+func DecodeEntityOnly(data []byte, keep *Projection) (map[string]any, error) {
+	p := jsonScan{s: string(data), ok: true}
+	if p.peek() == '{' {
+		if v, ok := p.value(0, keep); ok && p.peek() == 0 && p.i == len(p.s) {
+			return v.(map[string]any), nil
+		}
+	}
+	// Not the plain road: encoding/json decides, and words the error.
+	m, err := decodeEntitySlow(data)
+	if err != nil || keep == nil {
+		return m, err
+	}
+	return keep.apply(m), nil
+}
+
+// apply keeps of a decoded object what p projects.
+func (p *Projection) apply(m map[string]any) map[string]any {
+	for k, v := range m {
+		sub, kept := p.member(k)
+		switch {
+		case !kept:
+			delete(m, k)
+		case sub != nil:
+			m[k] = sub.applyValue(v)
+		}
+	}
+	return m
+}
+
+func (p *Projection) applyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return p.apply(x)
+	case []any:
+		for i := range x {
+			x[i] = p.applyValue(x[i])
+		}
+	}
+	return v
+}
+
+func decodeEntitySlow(data []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var m map[string]any
