@@ -458,20 +458,21 @@ func (j *Journal) Close() error {
 
 // appendLine encodes one entry as "crc32c-hex SP json LF".
 func appendLine(dst []byte, e *Entry) ([]byte, error) {
-	js, err := json.Marshal(e)
-	if err != nil {
-		return dst, fmt.Errorf("journal entry: %w", err)
+	start := len(dst)
+	dst = append(dst, "00000000 "...) // the checksum's place
+	out, ok := appendEntryJSON(dst, e)
+	if !ok {
+		js, err := json.Marshal(e)
+		if err != nil {
+			return dst[:start], fmt.Errorf("journal entry: %w", err)
+		}
+		out = append(dst[:start+9], js...)
 	}
-	sum := crc32.Checksum(js, castagnoli)
+	sum := crc32.Checksum(out[start+9:], castagnoli)
 	var hex [8]byte
 	s := strconv.AppendUint(hex[:0], uint64(sum), 16)
-	for i := len(s); i < 8; i++ {
-		dst = append(dst, '0')
-	}
-	dst = append(dst, s...)
-	dst = append(dst, ' ')
-	dst = append(dst, js...)
-	return append(dst, '\n'), nil
+	copy(out[start+8-len(s):start+8], s)
+	return append(out, '\n'), nil
 }
 
 // EncodeLine returns one journal line for e (tests and tools that build journals).
