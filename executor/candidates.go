@@ -35,7 +35,7 @@ type cond struct {
 // of the journal (claimed), and not holding a line the record did not
 // send. why, when set, says the lookup cannot decide (nothing to match
 // on, a filter the server did not apply).
-func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Candidate, string, error) {
+func (r *runner) candidates(s *journal.SubState, claimed claims) ([]Candidate, string, error) {
 	ent, t, want, conds, why := r.candidateQuery(s)
 	if why != "" {
 		return nil, why, nil
@@ -44,10 +44,18 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 	if why != "" || err != nil {
 		return nil, why, err
 	}
+	keys := make([]string, len(rows))
+	for i, e := range rows {
+		keys[i] = keyOf(t, e)
+	}
+	held, err := claimed(s.Step, keys)
+	if err != nil {
+		return nil, "", err
+	}
 	var found []Candidate
-	for _, e := range rows {
-		k := keyOf(t, e)
-		if k == "" || claimed[s.Step+"|"+k] {
+	for i, e := range rows {
+		k := keys[i]
+		if k == "" || held[k] {
 			continue
 		}
 		fields := map[string]any{}
@@ -60,6 +68,21 @@ func (r *runner) candidates(s *journal.SubState, claimed map[string]bool) ([]Can
 		return found, "", nil
 	}
 	return r.byLines(s, ent, found)
+}
+
+// claims says which of keys, of documents found for a record of step,
+// other records hold: those are theirs, not its.
+type claims func(step string, keys []string) (map[string]bool, error)
+
+// claimedIn is claims over claimedKeys' set of every claimed "step|key".
+func claimedIn(claimed map[string]bool) claims {
+	return func(step string, keys []string) (map[string]bool, error) {
+		held := map[string]bool{}
+		for _, k := range keys {
+			held[k] = claimed[step+"|"+k]
+		}
+		return held, nil
+	}
 }
 
 // candidateQuery is what the lookup of an in-doubt create asks for: its

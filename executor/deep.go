@@ -232,19 +232,32 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		if sr.sending.Load() > 1 {
 			return kept{unclear: "another batch of the step was in flight, whose documents may look like it"}
 		}
-		claimed, _, err := claimedKeys(r.jr.Snapshot())
-		if err != nil {
-			return kept{unclear: "the journal's index could not be read: " + err.Error()}
-		}
+		mates := map[string]bool{} // what the rest of the batch made
 		for i, b := range batch {
 			if resp := matched[i]; b != o && resp != nil && b.parent == nil && b.kind == journal.OpCreate && resp.Status/100 == 2 {
 				if k := keyFromLocation(resp.Header("Location")); k != "" {
-					claimed[sr.step.Name+"|"+k] = true
+					mates[k] = true
 				}
 			}
 		}
+		// Issue 15: the journal is asked of the documents found alone,
+		// not copied with the key of every record of the run.
+		claimed := r.claimedKeysOf
+		if jl, ok := r.jr.(journalLedger); ok {
+			claimed = jl.HeldKeys
+		}
+		held := func(step string, keys []string) (map[string]bool, error) {
+			h, err := claimed(step, keys)
+			if err != nil {
+				return nil, fmt.Errorf("the journal's index could not be read: %w", err)
+			}
+			for _, k := range keys {
+				h[k] = h[k] || mates[k]
+			}
+			return h, nil
+		}
 		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
-		found, why, err := r.candidates(s, claimed)
+		found, why, err := r.candidates(s, held)
 		switch {
 		case err != nil:
 			return kept{unclear: err.Error()}
@@ -269,6 +282,16 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		return kept{unclear: err.Error()}
 	}
 	return keptFrom(resp, key, path)
+}
+
+// claimedKeysOf is claims over the ledger's state, for a ledger that is
+// not the journal file (the dry run's).
+func (r *runner) claimedKeysOf(step string, keys []string) (map[string]bool, error) {
+	all, _, err := claimedKeys(r.jr.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	return claimedIn(all)(step, keys)
 }
 
 // keep takes what the server kept of deep insert o's document (key and

@@ -514,3 +514,48 @@ func TestDeepAnswerDecodedForKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepInsertFailedClaimsLookAlikes: a failed deep insert of a
+// document the server numbers is looked up by its fields; a look-alike
+// document that another record of the run made (in an earlier batch, so
+// known to the journal, or in the same batch, known from its answer) is
+// that record's, and the failed one's own document is the one left: its
+// missing lines are sent to it alone.
+func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		batchSize int
+	}{
+		{"claimed by the journal", 1},
+		{"claimed in the same batch", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			a, b := orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P1", "X9", "P3")
+			b.Record.Fields["DETAILS"] = "O1" // the same header as O1's
+			p, f := deepOrders(a, b)
+			o := env.opts(t, p, f)
+			o.BatchSize, o.Concurrency = tt.batchSize, 1
+			sum, err := Apply(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, e := range env.sb.Snapshot()["ORDERS"] {
+				parts = append(parts, linePartsOf(e))
+			}
+			slices.Sort(parts)
+			if strings.Join(parts, " ") != "P1,P2 P1,P3" {
+				t.Fatalf("orders hold lines %v, want P1,P2 and P1,P3", parts)
+			}
+			if sum.Steps[2].Committed != 1 || sum.Steps[2].Failed != 1 || len(sum.Undecided) != 0 {
+				t.Fatalf("orders step %+v, undecided %v", sum.Steps[2], sum.Undecided)
+			}
+			if e := sum.Errors[0]; !strings.Contains(e.Message, "X9") || !strings.Contains(e.Partly, "created with 2 of 3 lines") {
+				t.Errorf("error %+v", e)
+			}
+		})
+	}
+}

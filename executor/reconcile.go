@@ -145,7 +145,7 @@ func (r *runner) reconcile() error {
 				}
 				continue
 			}
-			found, why, err := r.candidates(s, claimed)
+			found, why, err := r.candidates(s, claimedIn(claimed))
 			if err != nil {
 				return err
 			}

@@ -117,7 +117,7 @@ func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubt
 	switch {
 	case numberedInDoubt(rec) != nil:
 		d.Create, d.Sent = true, root.Match
-		cands, why, err := r.candidates(root, claimed)
+		cands, why, err := r.candidates(root, claimedIn(claimed))
 		if err != nil {
 			return d, err
 		}

@@ -267,15 +267,20 @@ func peekEntry(b []byte) (step int, id []byte, n int, err error) {
 }
 
 // each calls fn with every entry of the index, in order.
-func (t *table) each(fn func(*entry) error) error {
+func (t *table) each(fn func(*entry) error) error { return t.eachFrom(-1, fn) }
+
+// eachFrom is each from the block that holds the first entry of step on:
+// the entries of earlier steps in that block come too.
+func (t *table) eachFrom(step int, fn func(*entry) error) error {
 	if t == nil || len(t.offs) == 0 {
 		return nil
 	}
+	first := max(sort.Search(len(t.firsts), func(i int) bool { return t.firsts[i].step >= step })-1, 0)
 	end := t.offs[len(t.offs)-1]
-	r := bufio.NewReaderSize(io.NewSectionReader(t.f, t.offs[0], end-t.offs[0]), 64<<10)
+	r := bufio.NewReaderSize(io.NewSectionReader(t.f, t.offs[first], end-t.offs[first]), 64<<10)
 	var buf []byte
 	var e entry
-	for i := 0; i+1 < len(t.offs); i++ {
+	for i := first; i+1 < len(t.offs); i++ {
 		n := int(t.offs[i+1] - t.offs[i])
 		if cap(buf) < n {
 			buf = make([]byte, n)

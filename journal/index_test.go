@@ -405,3 +405,63 @@ func TestIndexKeepsFinished(t *testing.T) {
 	must(t, j.Close())
 	check(false)
 }
+
+// TestHeldKeys: the keys a step's records hold, read from the records in
+// flight, the overlay and the index in place, are what the full replay's
+// records hold, at every point of a run; another step's keys are not
+// the step's.
+func TestHeldKeys(t *testing.T) {
+	smallOverlay(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.journal")
+	writeMixed(t, src, 600, 5)
+	b, err := os.ReadFile(src)
+	must(t, err)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	path := filepath.Join(dir, "run.journal")
+	must(t, os.WriteFile(path, lines[0], 0o600))
+	j, _, err := OpenIndexed(path)
+	must(t, err)
+	defer j.Close()
+	var keys []string
+	for i := 0; i < 100003; i += 7 {
+		keys = append(keys, fmt.Sprintf("'R%05d'", i))
+	}
+	checked := 0
+	for i, l := range lines[1:] {
+		if len(l) == 0 {
+			continue
+		}
+		var e Entry
+		must(t, json.Unmarshal(l[9:len(l)-1], &e))
+		must(t, j.Append(e))
+		if i%53 != 0 && i != len(lines)-2 {
+			continue
+		}
+		full, err := Load(path)
+		must(t, err)
+		for _, step := range []string{"customers", "orders"} {
+			want := map[string]bool{}
+			if ss := full.Steps[step]; ss != nil {
+				for _, rec := range ss.Records {
+					if rec.Key != "" {
+						want[rec.Key] = true
+					}
+				}
+			}
+			got, err := j.HeldKeys(step, keys)
+			must(t, err)
+			for _, k := range keys {
+				if got[k] != want[k] {
+					t.Fatalf("after line %d: HeldKeys(%s) says %s %v, the replay %v", i+1, step, k, got[k], want[k])
+				}
+				if want[k] {
+					checked++
+				}
+			}
+		}
+	}
+	if j.live.tbl == nil || checked == 0 {
+		t.Fatalf("nothing came from the index (%v) or nothing was held (%d)", j.live.tbl != nil, checked)
+	}
+}

@@ -3,6 +3,7 @@ package journal
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -98,6 +99,62 @@ func (s *State) EachSettled(fn func(SettledRecord) error) error {
 	}
 	return err
 }
+
+// HeldKeys says which of keys a record of step holds as its entity's key,
+// as of the last Append. A failed deep insert of a document the server
+// numbers asks it of the few documents its lookup found (executor's
+// readKept), instead of copying the state and collecting the key of every
+// record: the records in memory are looked at, and the step's settled
+// ones read in place from the overlay and the index, nothing kept.
+func (j *Journal) HeldKeys(step string, keys []string) (map[string]bool, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.live.heldKeys(step, keys)
+}
+
+func (s *State) heldKeys(step string, keys []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	see := func(key string) {
+		if key != "" && slices.Contains(keys, key) {
+			held[key] = true
+		}
+	}
+	if ss := s.Steps[step]; ss != nil {
+		for _, rec := range ss.Records {
+			see(rec.Key)
+		}
+	}
+	if !s.lean {
+		return held, nil
+	}
+	for k, v := range s.over {
+		if st, _, _ := strings.Cut(k, "\x00"); st == step && !v.gone {
+			see(v.key)
+		}
+	}
+	no, known := s.stepNo[step]
+	if !known {
+		return held, nil
+	}
+	err := s.tbl.eachFrom(no, func(e *entry) error {
+		switch {
+		case e.step > no:
+			return errStop
+		case e.step == no:
+			if _, over := s.over[step+"\x00"+e.id]; !over {
+				see(e.key)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	return held, err
+}
+
+// errStop ends a walk of the index early.
+var errStop = errors.New("stop")
 
 // overEntries is the overlay sorted as the index is.
 func (s *State) overEntries() []entry {
