@@ -1176,11 +1176,13 @@ func keyedRows(w *work) []journal.KeyedRow {
 	seen := map[string]bool{}
 	var header []string // the last header written
 	add := func(out []journal.KeyedRow, kr journal.KeyedRow, row source.Row) []journal.KeyedRow {
-		if r := rowOf(row); r != nil && !seen[kr.Loc] {
+		// As rowOf gives it, without copying the header the rows share
+		// (the entry is encoded, not kept).
+		if row.Header != nil && !seen[kr.Loc] {
 			seen[kr.Loc] = true
-			kr.Cells = r.Cells
-			if !slices.Equal(r.Header, header) {
-				kr.Header, header = r.Header, r.Header
+			kr.Cells = cellTexts(row.Cells)
+			if !slices.Equal(row.Header.Names, header) {
+				kr.Header, header = row.Header.Names, row.Header.Names
 			}
 		}
 		return append(out, kr)

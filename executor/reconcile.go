@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"sort"
@@ -17,11 +18,15 @@ import (
 // matchFields is what the journal keeps to find a created entity or line
 // again: its scalar fields, without long texts and file contents.
 func matchFields(fields map[string]any) json.RawMessage {
-	m := make(map[string]any, len(fields))
+	m, copied := fields, false // mostly every field is matchable: no copy (issue 15)
 	for k, v := range fields {
 		if matchable(v) {
-			m[k] = v
+			continue
 		}
+		if !copied {
+			m, copied = maps.Clone(fields), true
+		}
+		delete(m, k)
 	}
 	if len(m) == 0 {
 		return nil

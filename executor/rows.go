@@ -43,9 +43,13 @@ func rowOf(r source.Row) *journal.Row {
 	if r.Header == nil {
 		return nil
 	}
-	out := &journal.Row{Header: append([]string(nil), r.Header.Names...), Cells: make([]string, len(r.Cells)), Loc: r.Loc.String()}
-	for i, c := range r.Cells {
-		out.Cells[i] = cellText(c)
+	return &journal.Row{Header: append([]string(nil), r.Header.Names...), Cells: cellTexts(r.Cells), Loc: r.Loc.String()}
+}
+
+func cellTexts(cells []source.Cell) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = cellText(c)
 	}
 	return out
 }
