@@ -16,7 +16,13 @@ func fastDecode(js []byte, e *Entry) bool { return fastDecodeSkip(js, e, false) 
 // fastDecodeSkip is fastDecode that leaves a record's Rows out when
 // skipRows is set.
 func fastDecodeSkip(js []byte, e *Entry, skipRows bool) bool {
-	p := fastParser{s: string(js), skipRows: skipRows}
+	p := fastParser{skipRows: skipRows}
+	return p.decode(js, e)
+}
+
+// decode is fastDecode with p's settings.
+func (p *fastParser) decode(js []byte, e *Entry) bool {
+	p.s = string(js)
 	if !p.lit('{') {
 		return false
 	}
@@ -189,6 +195,9 @@ type fastParser struct {
 	// skipRows steps over a record's keyed rows: only reports read them
 	// (State.report), and decoding them would slow every resume.
 	skipRows bool
+	// written: the line is one appendLine just encoded, its raw values
+	// valid JSON (State.applyLine).
+	written bool
 }
 
 func (p *fastParser) lit(c byte) bool {
@@ -390,7 +399,7 @@ func (p *fastParser) rawValue() (string, bool) {
 			if depth == 0 {
 				p.i++
 				raw := p.s[start:p.i]
-				if !json.Valid([]byte(raw)) {
+				if !p.written && !json.Valid([]byte(raw)) {
 					return "", false
 				}
 				return raw, true

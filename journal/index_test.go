@@ -53,7 +53,8 @@ func writeMixed(t *testing.T, path string, n int, seed uint64) []int64 {
 				continue
 			}
 			sid := fmt.Sprintf("r%d", k)
-			subs = append(subs, Sub{ID: sid, Step: step, Rec: id, Op: OpCreate, Meth: "POST", URL: "X", RowHash: "rh" + id})
+			subs = append(subs, Sub{ID: sid, Step: step, Rec: id, Op: OpCreate, Meth: "POST", URL: "X", RowHash: "rh" + id,
+				Match: json.RawMessage(`{"A":"` + id + ` x","N":[1,{"b":null}]}`), Lines: json.RawMessage(`{"L":[{"P":"a\"]}"},{}]}`)})
 			child := Sub{ID: sid + "c", Step: step, Rec: id, Path: "0", Op: OpCreate, Meth: "POST", URL: "$" + sid + "/L", Nav: "L"}
 			subs = append(subs, child)
 			switch rng.IntN(8) {

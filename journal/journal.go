@@ -386,7 +386,7 @@ func (j *Journal) fold(buf []byte) {
 		i := bytes.IndexByte(buf, '\n')
 		line, whole := buf[:i], buf[:i+1]
 		buf = buf[i+1:]
-		if st.apply(line) != "" {
+		if st.applyLine(line, true) != "" {
 			// Replay would call this line damaged; the state goes on as
 			// replay of the lines before it would. No index covers it.
 			st.Torn = true
