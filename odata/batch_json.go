@@ -367,17 +367,20 @@ func scanJSONBatchResponse(data []byte) ([]BatchResponse, bool) {
 	return out, true
 }
 
+// responseMembers are the members of a response jsonBatchResponse reads.
+var responseMembers = [...]string{"id", "status", "headers", "body"}
+
 // batchResponse reads one response of a JSON $batch answer.
 func (p *jsonScan) batchResponse(data []byte) (BatchResponse, bool) {
 	var r BatchResponse
 	var body json.RawMessage
 	var seen [4]bool
 	ok := p.object(func(k string) bool {
-		n := slices.Index([]string{"id", "status", "headers", "body"}, k)
+		n := slices.Index(responseMembers[:], k)
 		if n < 0 {
-			for _, m := range []string{"id", "status", "headers", "body"} {
+			for _, m := range responseMembers {
 				if strings.EqualFold(k, m) {
-					return false
+					return false // encoding/json takes it for m
 				}
 			}
 			return p.skip(2)
