@@ -26,4 +26,9 @@
 // disk, and the rest of the state in full, so that a lean State
 // (OpenIndexed, LoadIndexed) holds in memory only what is not settled. The
 // index is a cache of the log, checked against it and rebuilt from it.
+//
+// The lines a run writes by the thousand (intents, outcomes, committed
+// records) are encoded by hand (encode.go) and decoded by hand
+// (fastdecode.go), byte for byte as encoding/json does, which takes every
+// other line.
 package journal

@@ -24,6 +24,9 @@
 //   - client.go: Client, Config, Authenticator (BasicAuth, PATAuth), retries
 //     and InDoubtError, rate limits, Batch.
 //   - batch.go, batch_json.go, batch_multipart.go: the $batch types and codecs.
+//   - json_scan.go: a one-pass JSON reader for $batch answers and entities
+//     (DecodeEntityOnly keeps what a Projection names), giving what
+//     encoding/json gives and leaving to it whatever it does not take.
 //   - version.go: system versions and the feature gates of spec 9.
 //
 // A write the client cannot prove unsent or refused comes back as an
