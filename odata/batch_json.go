@@ -202,9 +202,14 @@ func jsonBody(b json.RawMessage, contentType string) json.RawMessage {
 	if len(t) == 0 {
 		return nil
 	}
-	var compact bytes.Buffer
-	if isJSONContentType(contentType) && json.Compact(&compact, t) == nil {
-		return compact.Bytes()
+	if isJSONContentType(contentType) {
+		if compactJSON(t) {
+			return t // what json.Compact would give: bodies mostly come compact
+		}
+		var compact bytes.Buffer
+		if json.Compact(&compact, t) == nil {
+			return compact.Bytes()
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -279,6 +279,24 @@ func (p *jsonScan) value(depth int, keep *Projection) (any, bool) {
 	}
 }
 
+// compactJSON reports whether b is one valid JSON value without a space
+// outside its strings: what json.Compact gives back unchanged.
+func compactJSON(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			in = !in
+		case c == '\\' && in:
+			i++ // the escaped byte
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	p := jsonScan{s: string(b), ok: true}
+	return p.skip(0) && p.i == len(p.s)
+}
+
 // A Projection names what a decode keeps of an entity: the properties in
 // Fields and the sub-forms in Navs, each line (or the one entity) of a
 // sub-form projected in turn. A nil *Projection keeps everything.

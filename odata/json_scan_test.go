@@ -120,3 +120,34 @@ func FuzzScanJSONBatchResponse(f *testing.F) {
 	}
 	f.Fuzz(checkBatchDecode)
 }
+
+// checkCompact: a body compactJSON passes as it is must be what
+// json.Compact makes of it.
+func checkCompact(t *testing.T, b []byte) {
+	if !compactJSON(b) {
+		return
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil || !bytes.Equal(c.Bytes(), b) {
+		t.Fatalf("compactJSON(%q) but json.Compact gives %q, %v", b, c.Bytes(), err)
+	}
+}
+
+func TestCompactJSONAsCompact(t *testing.T) {
+	t.Parallel()
+	for _, s := range append(entitySamples, `{"A":"x y"}`, `{"A": 1}`, `[1,2]`, `"s"`, `1 2`, `{"A":"\\"}`, `{"A":"\""}`) {
+		checkCompact(t, []byte(s))
+	}
+	for _, s := range []string{`{"A":"x y","B":[1,{"C":null}]}`, `{"A":"\"q\" \\ <é>"}`} {
+		if !compactJSON([]byte(s)) {
+			t.Errorf("%s: compact, not taken as such", s)
+		}
+	}
+}
+
+func FuzzCompactJSON(f *testing.F) {
+	for _, s := range entitySamples {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkCompact)
+}
