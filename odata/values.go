@@ -248,11 +248,8 @@ func DecodeEntity(data []byte) (map[string]any, error) { return DecodeEntityOnly
 // object (everything when keep is nil): the answer to a deep insert holds
 // every field of every line, of which the engine needs the keys.
 func DecodeEntityOnly(data []byte, keep *Projection) (map[string]any, error) {
-	p := jsonScan{s: string(data), ok: true}
-	if p.peek() == '{' {
-		if v, ok := p.value(0, keep); ok && p.peek() == 0 && p.i == len(p.s) {
-			return v.(map[string]any), nil
-		}
+	if m, ok := decodeObject(data, keep); ok {
+		return m, nil
 	}
 	// Not the plain road: encoding/json decides, and words the error.
 	m, err := decodeEntitySlow(data)
@@ -260,6 +257,23 @@ func DecodeEntityOnly(data []byte, keep *Projection) (map[string]any, error) {
 		return m, err
 	}
 	return keep.apply(m), nil
+}
+
+// DecodeObject reads data when it is one JSON object and nothing after it
+// but space, as encoding/json with UseNumber reads it, in one pass; false
+// for anything else, which the caller decodes (and words) its own way.
+func DecodeObject(data []byte) (map[string]any, bool) { return decodeObject(data, nil) }
+
+func decodeObject(data []byte, keep *Projection) (map[string]any, bool) {
+	p := jsonScan{s: string(data), ok: true}
+	if p.peek() != '{' {
+		return nil, false
+	}
+	v, ok := p.value(0, keep)
+	if !ok || p.peek() != 0 || p.i != len(p.s) {
+		return nil, false
+	}
+	return v.(map[string]any), true
 }
 
 // apply keeps of a decoded object what p projects.

@@ -405,6 +405,9 @@ func (c *call) markPrepared(set string) {
 }
 
 func decodeBody(body []byte) (map[string]any, *apiError) {
+	if in, ok := odata.DecodeObject(body); ok {
+		return in, nil // the plain road, in one pass: a deep insert carries every line
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var in map[string]any
