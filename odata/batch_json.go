@@ -243,7 +243,9 @@ func DecodeJSONBatchRequest(r io.Reader) ([]BatchRequest, error) {
 	var typed struct {
 		Requests *[]jsonBatchRequest `json:"requests"`
 	}
-	if json.Unmarshal(data, &typed) != nil {
+	if reqs, ok := scanJSONBatchRequests(data); ok {
+		typed.Requests = &reqs
+	} else if json.Unmarshal(data, &typed) != nil {
 		var in struct {
 			Requests *[]json.RawMessage `json:"requests"`
 		}
@@ -373,27 +375,14 @@ func scanJSONBatchResponse(data []byte) ([]BatchResponse, bool) {
 }
 
 // responseMembers are the members of a response jsonBatchResponse reads.
-var responseMembers = [...]string{"id", "status", "headers", "body"}
+var responseMembers = []string{"id", "status", "headers", "body"}
 
 // batchResponse reads one response of a JSON $batch answer.
 func (p *jsonScan) batchResponse(data []byte) (BatchResponse, bool) {
 	var r BatchResponse
 	var body json.RawMessage
-	var seen [4]bool
-	ok := p.object(func(k string) bool {
-		n := slices.Index(responseMembers[:], k)
-		if n < 0 {
-			for _, m := range responseMembers {
-				if strings.EqualFold(k, m) {
-					return false // encoding/json takes it for m
-				}
-			}
-			return p.skip(2)
-		}
-		if seen[n] {
-			return false
-		}
-		seen[n] = true
+	status := false
+	ok := p.members(responseMembers, func(n int) bool {
 		var ok bool
 		switch n {
 		case 0:
@@ -405,27 +394,122 @@ func (p *jsonScan) batchResponse(data []byte) (BatchResponse, bool) {
 				r.Status, err = strconv.Atoi(lit)
 				ok = err == nil && r.Status >= 100 && r.Status <= 999
 			}
+			status = true
 		case 2:
-			r.Headers = map[string]string{}
-			ok = p.peek() == '{' && p.object(func(k string) bool {
-				_, dup := r.Headers[k]
-				v, ok := p.str()
-				r.Headers[k] = v
-				return ok && !dup
-			})
+			r.Headers, ok = p.headers()
 		case 3:
-			p.ws()
-			start := p.i
-			ok = p.skip(2)
-			body = json.RawMessage(data[start:p.i:p.i])
+			body, ok = p.raw(data)
 		}
 		return ok
 	})
-	if !ok || !seen[1] {
+	if !ok || !status {
 		return r, false
 	}
 	r.Body = bodyFromJSON(body, headerLookup(r.Headers, "Content-Type"))
 	return r, true
+}
+
+// requestMembers are the members of a request jsonBatchRequest reads.
+var requestMembers = []string{"id", "method", "url", "headers", "body", "dependsOn", "atomicityGroup"}
+
+// scanJSONBatchRequests reads the requests of a JSON $batch body in one
+// pass, as json.Unmarshal fills them; false on anything but the plain road
+// (as scanJSONBatchResponse), which encoding/json then reads or words.
+func scanJSONBatchRequests(data []byte) ([]jsonBatchRequest, bool) {
+	p := jsonScan{s: string(data), ok: true}
+	var out []jsonBatchRequest
+	seen := false
+	ok := p.object(func(k string) bool {
+		if k != "requests" {
+			return !strings.EqualFold(k, "requests") && p.skip(1)
+		}
+		if seen || p.peek() != '[' {
+			return false
+		}
+		seen = true
+		return p.array(func() bool {
+			var q jsonBatchRequest
+			ok := p.members(requestMembers, func(n int) bool {
+				var ok bool
+				switch n {
+				case 0:
+					q.ID, ok = p.str()
+				case 1:
+					q.Method, ok = p.str()
+				case 2:
+					q.URL, ok = p.str()
+				case 3:
+					q.Headers, ok = p.headers()
+				case 4:
+					q.Body, ok = p.raw(data)
+				case 5:
+					ok = p.peek() == '[' && p.array(func() bool {
+						d, ok := p.str()
+						q.DependsOn = append(q.DependsOn, d)
+						return ok
+					})
+					if ok && q.DependsOn == nil {
+						q.DependsOn = []string{}
+					}
+				case 6:
+					q.AtomicityGroup, ok = p.str()
+				}
+				return ok
+			})
+			out = append(out, q)
+			return ok && len(out) <= MaxBatchParts
+		})
+	})
+	if !ok || !seen || p.peek() != 0 || p.i != len(p.s) {
+		return nil, false
+	}
+	if out == nil {
+		out = []jsonBatchRequest{}
+	}
+	return out, true
+}
+
+// members reads an object of which names are read by read(i), i the
+// name's place; other members are skipped. False for a member spelt in
+// another case (encoding/json takes it for the name) or given twice.
+func (p *jsonScan) members(names []string, read func(i int) bool) bool {
+	var seen uint64
+	return p.peek() == '{' && p.object(func(k string) bool {
+		n := slices.Index(names, k)
+		if n < 0 {
+			for _, m := range names {
+				if strings.EqualFold(k, m) {
+					return false
+				}
+			}
+			return p.skip(2)
+		}
+		if seen&(1<<n) != 0 {
+			return false
+		}
+		seen |= 1 << n
+		return read(n)
+	})
+}
+
+// headers reads an object of texts; false for null or a name given twice.
+func (p *jsonScan) headers() (map[string]string, bool) {
+	h := map[string]string{}
+	ok := p.peek() == '{' && p.object(func(k string) bool {
+		_, dup := h[k]
+		v, ok := p.str()
+		h[k] = v
+		return ok && !dup
+	})
+	return h, ok
+}
+
+// raw reads one value as a slice of data, the text p reads.
+func (p *jsonScan) raw(data []byte) (json.RawMessage, bool) {
+	p.ws()
+	start := p.i
+	ok := p.skip(2)
+	return json.RawMessage(data[start:p.i:p.i]), ok
 }
 
 // bodyFromJSON undoes jsonBody: a JSON string under a non-JSON content type

@@ -151,3 +151,50 @@ func FuzzCompactJSON(f *testing.F) {
 	}
 	f.Fuzz(checkCompact)
 }
+
+// requestSamples are $batch requests the scanner takes, and ones it must
+// leave to encoding/json.
+var requestSamples = []string{
+	`{"requests":[{"id":"1","method":"POST","url":"ORDERS","headers":{"content-type":"application/json"},"body":{"ORDNAME":"SO1","L":[{"P":"x"}]}},{"id":"2","method":"get","url":"X","dependsOn":["1"],"atomicityGroup":"g"}]}`,
+	`{"requests":[{"id":"1","method":"GET","url":"X","dependsOn":[]}],"x":{"y":[1]}}`,
+	`{"requests":[]}`,
+	`{"requests":[{"ID":"1","method":"GET","url":"X"}]}`,
+	`{"requests":[{"id":"1","id":"2","method":"GET","url":"X"}]}`,
+	`{"requests":[{"id":null,"method":"GET","url":"X"}]}`,
+	`{"requests":[{"id":"1","method":"GET","url":"X","dependsOn":null}]}`,
+	`{"requests":[{"id":"1","method":"GET","url":"X","headers":{"a":1}}]}`,
+	`{"requests":[null]}`, `{"requests":null}`, `{"requests":{}}`, `{"requests":[]} 1`,
+}
+
+func checkRequestDecode(t *testing.T, data []byte) {
+	got, ok := scanJSONBatchRequests(data)
+	if !ok {
+		return
+	}
+	var want struct {
+		Requests *[]jsonBatchRequest `json:"requests"`
+	}
+	err := json.Unmarshal(data, &want)
+	if err != nil || want.Requests == nil || !reflect.DeepEqual(got, *want.Requests) {
+		t.Fatalf("scanned %q as %#v; encoding/json gives %#v, %v", data, got, want.Requests, err)
+	}
+}
+
+func TestScanJSONBatchRequestsAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range requestSamples {
+		checkRequestDecode(t, []byte(s))
+	}
+	for _, s := range requestSamples[:3] {
+		if _, ok := scanJSONBatchRequests([]byte(s)); !ok {
+			t.Errorf("not scanned: %s", s)
+		}
+	}
+}
+
+func FuzzScanJSONBatchRequests(f *testing.F) {
+	for _, s := range requestSamples {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkRequestDecode)
+}
