@@ -1,6 +1,6 @@
 // Package bench is the end-to-end benchmark suite of issue 7: the dry run
 // over generated CSV and XLSX files through the real
-// plan → transform → executor.Plan path, apply against the sandbox versus a
+// plan → transform → executor.DryRun path, apply against the sandbox versus a
 // one-request-per-record loader, operations per call, the sustained rate
 // under a calls-per-minute limit, the sandbox's own throughput on loopback,
 // the journal's share of apply's wall time and the replay of a large

@@ -33,19 +33,19 @@ func writeJournal(path string, subs int) error {
 	rec := 0
 	for b := 1; b*100 <= subs; b++ {
 		ss := make([]journal.Sub, 0, 100)
-		rs := make([]journal.Result, 0, 100)
+		rs := make([]journal.SubResult, 0, 100)
 		var recs []journal.Entry
 		for i := 0; i < 20; i++ {
 			rec++
 			id := fmt.Sprintf("O%07d", rec)
 			rid := fmt.Sprintf("r%d", i)
 			ss = append(ss, journal.Sub{ID: rid, Step: "orders", Rec: id, Op: journal.OpCreate, Meth: "POST", URL: "ORDERS", Hash: "0123456789abcdef"})
-			rs = append(rs, journal.Result{ID: rid, Status: 201, Key: "'" + id + "'"})
+			rs = append(rs, journal.SubResult{ID: rid, Status: 201, Key: "'" + id + "'"})
 			for c := 0; c < 4; c++ {
 				cid := fmt.Sprintf("%sc%d", rid, c)
 				ss = append(ss, journal.Sub{ID: cid, Step: "orders", Rec: id, Path: fmt.Sprint(c), Op: journal.OpCreate, Meth: "POST",
 					URL: "$" + rid + "/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Hash: "0123456789abcdef"})
-				rs = append(rs, journal.Result{ID: cid, Status: 201, Key: fmt.Sprint(c + 1)})
+				rs = append(rs, journal.SubResult{ID: cid, Status: 201, Key: fmt.Sprint(c + 1)})
 			}
 			recs = append(recs, journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: "orders", ID: id, Status: journal.Committed}})
 		}
@@ -172,11 +172,11 @@ func appendCost(b *testing.B, path string, calls int) time.Duration {
 	}
 	defer j.Close()
 	subs := make([]journal.Sub, 100)
-	res := make([]journal.Result, 100)
+	res := make([]journal.SubResult, 100)
 	recs := make([]journal.Entry, 0, 30)
 	for i := range subs {
 		subs[i] = journal.Sub{ID: fmt.Sprint("r", i), Step: "customers", Rec: fmt.Sprintf("N%07d", i), Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS", Hash: "0123456789abcdef"}
-		res[i] = journal.Result{ID: subs[i].ID, Status: 201, Key: "'X'"}
+		res[i] = journal.SubResult{ID: subs[i].ID, Status: 201, Key: "'X'"}
 	}
 	for i := 0; i < 30; i++ {
 		recs = append(recs, journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: "customers", ID: fmt.Sprint(i), Status: journal.Committed}})

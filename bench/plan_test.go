@@ -187,13 +187,13 @@ func compilePlan(ctx context.Context, path string, md *odata.Metadata) (*compile
 	return &compiled{plan: p, prog: prog, md: md}, nil
 }
 
-// dryRun is `migrate plan PATH`: the summary of executor.Plan.
+// dryRun is `migrate plan PATH`: the summary of executor.DryRun.
 func dryRun(ctx context.Context, path string) (*executor.Summary, error) {
 	c, err := compilePlan(ctx, path, sandbox.DemoMetadata())
 	if err != nil {
 		return nil, err
 	}
-	return executor.Plan(ctx, executor.Options{Plan: c.plan, Records: c.prog, Open: opener(c.plan),
+	return executor.DryRun(ctx, executor.Options{Plan: c.plan, Records: c.prog, Open: opener(c.plan),
 		Metadata: c.md, Version: version, CallsPerMinute: 100})
 }
 

@@ -685,7 +685,7 @@ func (r *runner) supersede(step, loc, id string) {
 
 // resumeWork continues a record whose entity exists from an earlier
 // attempt: only the children without a committed outcome are sent.
-func (sr *stepRun) resumeWork(w *work, prev *journal.Record) error {
+func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
 	if w.root == nil {
 		root, err := sr.b.insertOps(w)
 		if err != nil {
@@ -798,9 +798,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 		// Journaled but never sent: say so, so that a resume has nothing
 		// of it to reconcile (a negative status: it never took effect).
-		res := make([]journal.Result, len(batch))
+		res := make([]journal.SubResult, len(batch))
 		for i, o := range batch {
-			res[i] = journal.Result{ID: o.id, Status: -1, Error: "not sent: the run stopped first"}
+			res[i] = journal.SubResult{ID: o.id, Status: -1, Error: "not sent: the run stopped first"}
 		}
 		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
 			return err
@@ -862,9 +862,9 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	if sendErr != nil {
 		if oe, ok := refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
-			res := make([]journal.Result, len(batch))
+			res := make([]journal.SubResult, len(batch))
 			for i, o := range batch {
-				res[i] = journal.Result{ID: o.id, Status: -1, Error: oe.Error()}
+				res[i] = journal.SubResult{ID: o.id, Status: -1, Error: oe.Error()}
 			}
 			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
 				return err
@@ -904,7 +904,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		}
 	}
 	workMu.Lock()
-	res := make([]journal.Result, 0, len(batch))
+	res := make([]journal.SubResult, 0, len(batch))
 	var missing []*op
 	var unclear []string
 	var next []unit // units that follow
@@ -928,7 +928,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 				next = append(next, sr.keepAnswer(o, k)...)
 			}
 		}
-		out := journal.Result{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
+		out := journal.SubResult{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
 		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled = o.filled(ent, resp.Body)
 		}

@@ -382,7 +382,7 @@ func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 // server holds of it is read back, with the keys of its lines (which the
 // journal does not keep of a deep insert's), and only the rest is sent.
 // The reads go up to a batch's worth a call (readDeepPending).
-func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
+func (sr *stepRun) resumeDeep(w *work, prev *journal.RecordState) error {
 	sr.deepReads = append(sr.deepReads, resumed{w, prev})
 	if len(sr.deepReads) >= sr.r.limit {
 		return sr.readDeepPending()
@@ -393,7 +393,7 @@ func (sr *stepRun) resumeDeep(w *work, prev *journal.Record) error {
 // resumed is a record waiting for its document to be read back.
 type resumed struct {
 	w    *work
-	prev *journal.Record
+	prev *journal.RecordState
 }
 
 // readDeepPending reads back the documents of the records resumeDeep
@@ -438,7 +438,7 @@ func keptFrom(resp odata.BatchResponse, key, path string) kept {
 }
 
 // resumeKept sends what a resumed deep insert's document lacks.
-func (sr *stepRun) resumeKept(w *work, prev *journal.Record, k kept) error {
+func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error {
 	switch {
 	case k.unclear != "":
 		return fmt.Errorf("%w: step %s, record %s: %s", ErrInDoubt, sr.step.Name, w.id, k.unclear)

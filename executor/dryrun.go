@@ -21,7 +21,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Plan is the dry run: Apply's own loop over a simulated service. Every
+// DryRun is the dry run: Apply's own loop over a simulated service. Every
 // record, sub-request and batch is built and packed as Apply would (for
 // opts.Version's limit); writes are answered as the service would answer
 // them and change nothing; reads (upsert and update read the current
@@ -35,7 +35,7 @@ import (
 // the HTTP calls, sub-requests and API transactions Apply would use and how
 // long that takes at the calls-per-minute limit. With OutDir it writes each
 // batch's JSON body there, exactly as sent.
-func Plan(ctx context.Context, opts Options) (*Summary, error) {
+func DryRun(ctx context.Context, opts Options) (*Summary, error) {
 	return dryRun(ctx, opts, nil)
 }
 

@@ -119,7 +119,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			o.BatchSize = 4
 			planDir := filepath.Join(t.TempDir(), "plan")
 			o.OutDir = planDir
-			sum, err := Plan(context.Background(), o)
+			sum, err := DryRun(context.Background(), o)
 			if err != nil || !sum.Complete || sum.Unread != 0 {
 				t.Fatalf("plan: %v %+v", err, sum)
 			}
@@ -198,7 +198,7 @@ func TestDryRunOffline(t *testing.T) {
 			o := env.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
 			o.Client = nil
 			o.OutDir = t.TempDir()
-			sum, err := Plan(context.Background(), o)
+			sum, err := DryRun(context.Background(), o)
 			if err != nil || !sum.Complete || sum.Unread != 2 || sum.Requests != 2 || sum.Subrequests != 1+2 || sum.Transactions != 2 {
 				t.Fatalf("%v %+v", err, sum)
 			}
@@ -222,7 +222,7 @@ func TestDryRunCountsTransactionsAsMetered(t *testing.T) {
 	p.Steps[2].DeepInsert = true
 	o := env.opts(t, p, f)
 	o.Client = nil
-	sum, err := Plan(context.Background(), o)
+	sum, err := DryRun(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

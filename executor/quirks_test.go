@@ -285,7 +285,7 @@ func TestDryRunReadsAServerBefore22_1(t *testing.T) {
 	p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "plan")
-	sum, err := Plan(context.Background(), o)
+	sum, err := DryRun(context.Background(), o)
 	if err != nil || !sum.Complete || sum.Unread != 0 {
 		t.Fatalf("plan: %v %+v", err, sum)
 	}

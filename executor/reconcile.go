@@ -69,7 +69,7 @@ func (r *runner) reconcile() error {
 	for _, s := range r.opts.Plan.Steps {
 		entity[s.Name] = s.Entity
 	}
-	results := map[int][]journal.Result{}
+	results := map[int][]journal.SubResult{}
 	absent := map[string]bool{} // step|rec whose entity is absent
 	claimed, keyOf, err := claimedKeys(r.state)
 	if err != nil {
@@ -129,7 +129,7 @@ func (r *runner) reconcile() error {
 				r.hook.Warn("in doubt, not resent: " + msg + "; check it on the server")
 				return
 			}
-			results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: status, Key: key, Error: why})
+			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
 		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpCreate:

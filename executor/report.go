@@ -160,7 +160,7 @@ type reportLine struct {
 // for a group every row of it, each with the problems found in it (the
 // others on the first), so that the whole group can be corrected and
 // loaded again.
-func reportLines(rec *journal.Record) []reportLine {
+func reportLines(rec *journal.RecordState) []reportLine {
 	if len(rec.Rows) == 0 {
 		l := reportLine{row: rec.Row, loc: rec.Loc}
 		msgs := make([]string, 0, len(rec.Errors))
@@ -240,7 +240,7 @@ func problemField(e journal.Problem) string {
 }
 
 // partlyMsg says first that a record is partly loaded, and what exists.
-func partlyMsg(rec *journal.Record, msg string) string {
+func partlyMsg(rec *journal.RecordState, msg string) string {
 	if rec.Partly == "" {
 		return msg
 	}

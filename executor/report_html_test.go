@@ -256,7 +256,7 @@ func TestRunReportPage(t *testing.T) {
 				sent = sent.Add(10 * time.Minute) // stopped, then resumed
 			}
 			var subs []journal.Sub
-			var res []journal.Result
+			var res []journal.SubResult
 			for j := i; j < i+10; j++ {
 				id := fmt.Sprint(j + 1)
 				subs = append(subs, journal.Sub{ID: id, Step: "customers", Rec: fmt.Sprintf("C%03d", j), Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS"})
@@ -264,7 +264,7 @@ func TestRunReportPage(t *testing.T) {
 				if j%7 == 3 {
 					status = 400
 				}
-				res = append(res, journal.Result{ID: id, Status: status, Key: fmt.Sprintf("'C%03d'", j)})
+				res = append(res, journal.SubResult{ID: id, Status: status, Key: fmt.Sprintf("'C%03d'", j)})
 			}
 			add(journal.Entry{Kind: journal.KindIntent, Batch: batch, At: sent, Subs: subs})
 			e := journal.Entry{Kind: journal.KindOutcome, Batch: batch, At: sent.Add(2 * time.Second), Results: res, Calls: 1}
@@ -287,7 +287,7 @@ func TestRunReportPage(t *testing.T) {
 	// Undo of the last committed customer.
 	add(journal.Entry{Kind: journal.KindIntent, Batch: batch + 1, At: at.Add(2 * time.Hour),
 		Subs: []journal.Sub{{ID: "1", Step: "customers", Rec: "C069", Op: journal.OpUndoDelete, Meth: "DELETE", URL: "CUSTOMERS('C069')"}}})
-	add(journal.Entry{Kind: journal.KindOutcome, Batch: batch + 1, At: at.Add(2*time.Hour + time.Second), Calls: 1, Results: []journal.Result{{ID: "1", Status: 204}}})
+	add(journal.Entry{Kind: journal.KindOutcome, Batch: batch + 1, At: at.Add(2*time.Hour + time.Second), Calls: 1, Results: []journal.SubResult{{ID: "1", Status: 204}}})
 	add(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: "customers", ID: "C069", Status: journal.Committed, Undo: true}})
 	path := filepath.Join(t.TempDir(), "customers.journal")
 	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {

@@ -133,16 +133,16 @@ func TestReportLines(t *testing.T) {
 	one := r("o.csv:2", "SO1", "P1")
 	for _, tc := range []struct {
 		name string
-		rec  journal.Record
+		rec  journal.RecordState
 		want []string // location | field | message, one per line
 	}{{
 		name: "one row, every problem on it",
-		rec: journal.Record{ID: "SO1", Loc: "o.csv:2", Row: &one, Errors: []journal.Problem{
+		rec: journal.RecordState{ID: "SO1", Loc: "o.csv:2", Row: &one, Errors: []journal.Problem{
 			{Cell: "o.csv:2", Field: "PARTNAME", Plan: "p.yaml:9:7", Message: "no such part"}, {Cell: "o.csv:2", Message: "and more"}}},
 		want: []string{"o.csv:2|PARTNAME (p.yaml:9:7)|no such part; and more"},
 	}, {
 		name: "a group from a workbook: the cell's row gets it",
-		rec: journal.Record{ID: "SO1", Loc: "o.xlsx!Lines!2", Rows: []journal.Row{
+		rec: journal.RecordState{ID: "SO1", Loc: "o.xlsx!Lines!2", Rows: []journal.Row{
 			r("o.xlsx!Lines!2", "SO1", "P1"), r("o.xlsx!Lines!3", "SO1", "P9"), r("o.xlsx!Lines!4", "SO1", "P2")},
 			Errors: []journal.Problem{{Cell: "o.xlsx!Lines!B3", Field: "PARTNAME", Message: "no such part"}}},
 		want: []string{
@@ -151,7 +151,7 @@ func TestReportLines(t *testing.T) {
 			"o.xlsx!Lines!4||same record (SO1) as o.xlsx!Lines!B3: no such part"},
 	}, {
 		name: "a problem of no row goes on the first; partly loaded is said first",
-		rec: journal.Record{ID: "SO1", Loc: "o.csv:2", Partly: "ORDERS('SO1') created with 1 of 2 lines",
+		rec: journal.RecordState{ID: "SO1", Loc: "o.csv:2", Partly: "ORDERS('SO1') created with 1 of 2 lines",
 			Rows:   []journal.Row{r("o.csv:2", "SO1", "P1"), r("o.csv:3", "SO1", "P9")},
 			Errors: []journal.Problem{{Cell: "", Message: "refused"}, {Cell: "o.csv:3", Field: "PARTNAME", Message: "no such part"}}},
 		want: []string{

@@ -97,7 +97,7 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 
 // describe is one record in doubt, with its candidates when its entity's
 // create is in doubt.
-func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubtRecord, error) {
+func (r *runner) describe(rec *journal.RecordState, claimed map[string]bool) (InDoubtRecord, error) {
 	d := InDoubtRecord{Step: rec.Step, Record: rec.ID, Entity: r.entityOf(rec.Step), Location: rec.Loc}
 	if d.Location == "" && looksLikeLocation(rec.ID) {
 		d.Location = rec.ID
@@ -136,7 +136,7 @@ func (r *runner) describe(rec *journal.Record, claimed map[string]bool) (InDoubt
 
 // numberedInDoubt is the record's own create when it is in doubt and the
 // server assigns its key (the candidates are looked up by its fields).
-func numberedInDoubt(rec *journal.Record) *journal.SubState {
+func numberedInDoubt(rec *journal.RecordState) *journal.SubState {
 	root := rec.Subs[""]
 	if rec.Status() != journal.InDoubt || root == nil || !root.InDoubt() || root.Op != journal.OpCreate || root.Key != "" {
 		return nil
@@ -190,17 +190,17 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 	if rec == nil || rec.Status() != journal.InDoubt {
 		return "", decisionErr("%s/%s is not in doubt (`migrate resolve %s` lists what is)", d.Step, d.Record, journalPath)
 	}
-	results := map[int][]journal.Result{}
+	results := map[int][]journal.SubResult{}
 	var what string
 	if d.NotCreated {
 		for _, s := range rec.Subs {
 			if s.InDoubt() {
-				results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: -1, Error: "resolved by the user: not created", By: "user"})
+				results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: -1, Error: "resolved by the user: not created", By: "user"})
 			}
 		}
 		for _, s := range rec.Extra {
 			if s.InDoubt() {
-				results[s.Batch] = append(results[s.Batch], journal.Result{ID: s.ID, Status: -1, Error: "resolved by the user: not done", By: "user"})
+				results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: -1, Error: "resolved by the user: not done", By: "user"})
 			}
 		}
 		what = "not created: the next apply sends it again"
@@ -233,7 +233,7 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		if resp.Status != 200 {
 			return "", decisionErr("%s(%s): the target answered %d; give the key of a document that exists (migrate resolve %s lists the candidates)", ent, key, resp.Status, journalPath)
 		}
-		results[root.Batch] = append(results[root.Batch], journal.Result{ID: root.ID, Status: 201, Key: key, By: "user"})
+		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"})
 		what = fmt.Sprintf("its document is %s(%s); the next apply reconciles its lines under it", ent, key)
 	}
 	batches := make([]int, 0, len(results))

@@ -155,7 +155,7 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 
 // settled: committed or in doubt, so that a shifted row would be skipped or
 // taken for it.
-func settled(rec *journal.Record) bool {
+func settled(rec *journal.RecordState) bool {
 	switch rec.Status() {
 	case journal.Committed, journal.InDoubt:
 		return true

@@ -92,7 +92,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	// Records whose own work is in doubt are left as they are (undoing a
 	// document that may not be the run's would delete someone else's);
 	// everything else is undone, and the summary lists what was left.
-	inDoubt := map[*journal.Record]bool{}
+	inDoubt := map[*journal.RecordState]bool{}
 	var left []string
 	for _, s := range st.InDoubtSubs() {
 		if !strings.HasPrefix(s.Op, "undo-") {
@@ -103,7 +103,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 	}
 	u := &undoRun{ctx: ctx, jr: jr, client: client, hook: hook, opts: &opts, limit: opts.BatchSize,
-		left: map[*journal.Record]int{}, failed: map[*journal.Record]bool{}}
+		left: map[*journal.RecordState]int{}, failed: map[*journal.RecordState]bool{}}
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
@@ -212,7 +212,7 @@ func (sum *UndoSummary) tally() *UndoSummary {
 
 type undoOp struct {
 	sub  journal.Sub
-	rec  *journal.Record
+	rec  *journal.RecordState
 	body []byte
 	act  *UndoAction
 	// left is what the run left at sub.URL (the fields it wrote), to be
@@ -224,7 +224,7 @@ type undoOp struct {
 }
 
 // undoOps lists what undoing one record takes.
-func undoOps(rec *journal.Record, ent string, warn *[]string) []undoOp {
+func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	var out []undoOp
 	add := func(s journal.Sub, what string, body, left, restored json.RawMessage) {
 		s.Step, s.Rec = rec.Step, rec.ID
@@ -343,8 +343,8 @@ type undoRun struct {
 	// record one of whose actions failed. A record is journaled as undone
 	// when its last action succeeds, not before: a re-created line comes
 	// in a later batch than the deletes of its record.
-	left   map[*journal.Record]int
-	failed map[*journal.Record]bool
+	left   map[*journal.RecordState]int
+	failed map[*journal.RecordState]bool
 	warm   warmth // entity sets whose 404 is the truth (reads.go)
 }
 
@@ -382,7 +382,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		// next undo reads again (exit 4, as apply's reconciliation).
 		return nil, nil, undoInDoubt{fmt.Errorf("reading what the run left: %w", err)}
 	}
-	why := map[*journal.Record]string{}
+	why := map[*journal.RecordState]string{}
 	var settled []journal.Entry
 	for i, op := range plan {
 		if idx[i] < 0 {
@@ -394,7 +394,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
 			_, found, unreadable := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
-			res := journal.Result{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
+			res := journal.SubResult{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
 				why[op.rec] = fmt.Sprintf("%s cannot be read to see whether line %s was re-created: %s; left alone: run undo again", op.sub.URL, op.sub.Line, odata.ParseError(resp.Status, nil, resp.Body).Error())
@@ -405,9 +405,9 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			case found:
 				op.act.Done = true
 			default:
-				res = journal.Result{ID: op.redo.ID, Status: -1, Error: "reconciled: absent"}
+				res = journal.SubResult{ID: op.redo.ID, Status: -1, Error: "reconciled: absent"}
 			}
-			settled = append(settled, journal.Entry{Kind: journal.KindOutcome, Batch: op.redo.Batch, Results: []journal.Result{res}})
+			settled = append(settled, journal.Entry{Kind: journal.KindOutcome, Batch: op.redo.Batch, Results: []journal.SubResult{res}})
 			continue
 		}
 		if _, seen := why[op.rec]; seen {
@@ -430,7 +430,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	}
 	kept := plan[:0:0]
 	var skipped []string
-	unsent := map[*journal.Record]bool{} // records with something to send
+	unsent := map[*journal.RecordState]bool{} // records with something to send
 	for _, op := range plan {
 		if _, changed := why[op.rec]; changed {
 			if why[op.rec] != "" {
@@ -446,7 +446,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	}
 	// A record whose only actions were lost re-creates, all found, is
 	// undone now: nothing of it is sent.
-	var finished []*journal.Record
+	var finished []*journal.RecordState
 	for _, op := range kept {
 		if op.redo != nil && op.act.Done && !unsent[op.rec] {
 			unsent[op.rec] = true // once
@@ -468,7 +468,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 const leftAlone = "; left alone (undo --force undoes it anyway)"
 
 // undoneEntry journals that undo removed every effect of rec.
-func undoneEntry(rec *journal.Record) journal.Entry {
+func undoneEntry(rec *journal.RecordState) journal.Entry {
 	return journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: rec.Step, ID: rec.ID, Status: journal.Committed, Undo: true}}
 }
 
@@ -581,9 +581,9 @@ func (u *undoRun) batch(ops []undoOp) error {
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
 		if _, ok := refused(err); ok {
-			res := make([]journal.Result, len(ops))
+			res := make([]journal.SubResult, len(ops))
 			for i := range ops {
-				res[i] = journal.Result{ID: subs[i].ID, Status: -1}
+				res[i] = journal.SubResult{ID: subs[i].ID, Status: -1}
 			}
 			_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
@@ -595,8 +595,8 @@ func (u *undoRun) batch(ops []undoOp) error {
 	// Before 22.1 answers carry ids of another form (odata.MatchResponses);
 	// an action without an answer to trust stays without an outcome.
 	matched, _ := odata.MatchResponses(reqs, resps)
-	res := make([]journal.Result, 0, len(ops))
-	var finished []*journal.Record
+	res := make([]journal.SubResult, 0, len(ops))
+	var finished []*journal.RecordState
 	var cold []undoOp
 	var warmUps []odata.BatchRequest
 	for i, op := range ops {
@@ -613,7 +613,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			continue
 		}
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
-		out := journal.Result{ID: subs[i].ID, Status: r.Status}
+		out := journal.SubResult{ID: subs[i].ID, Status: r.Status}
 		if good {
 			op.act.Done = true
 		} else {

@@ -172,7 +172,7 @@ func TestPlanDryRun(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "batches")
 	o.CallsPerMinute = 100
-	sum, err := Plan(context.Background(), o)
+	sum, err := DryRun(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

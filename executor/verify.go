@@ -153,7 +153,7 @@ func written(s *journal.SubState) bool {
 }
 
 func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFunc) error {
-	var recs []*journal.Record
+	var recs []*journal.RecordState
 	fields, navs := map[string]bool{}, map[string]bool{}
 	for _, id := range ss.IDs {
 		rec := ss.Records[id]
@@ -221,7 +221,7 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 }
 
 // record compares one record with what the target answered for its key.
-func (v *stepVerify) record(rec *journal.Record, f Found) {
+func (v *stepVerify) record(rec *journal.RecordState, f Found) {
 	url := v.step.Entity + "(" + rec.Key + ")"
 	add := func(url, field, problem string, sent, got any, detail string) {
 		fd := VerifyFinding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
@@ -294,7 +294,7 @@ func (v *stepVerify) record(rec *journal.Record, f Found) {
 
 // line compares a line (or a single sub-form, such as a text) the run
 // wrote with the entity's expanded sub-form.
-func (v *stepVerify) line(rec *journal.Record, s *journal.SubState, url string, body json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
+func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url string, body json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
 	n := v.t.Navigation(s.Nav)
 	if n == nil {
 		return

@@ -12,7 +12,7 @@ import (
 // its header on disk. A process killed while creating one used to leave an
 // empty file that every later apply refused as damaged ("empty journal: no
 // header"); now it leaves at most a temporary file, which does not stand
-// in the way (found by the crash campaign, campaign/).
+// in the way (found by the crash campaign, crashtest/).
 func TestCreateAppearsWithItsHeader(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -132,8 +132,8 @@ func (s Sub) UndoKey() string {
 	return s.Path + "|" + s.Line
 }
 
-// Result is the outcome of one sub-request.
-type Result struct {
+// SubResult is the outcome of one sub-request.
+type SubResult struct {
 	ID     string `json:"id"`
 	Status int    `json:"s"`
 	// Key is the key expression of what the sub-request created or found:
@@ -216,7 +216,7 @@ type Entry struct {
 	Header  *Header      `json:"hdr,omitempty"`
 	Batch   int          `json:"b,omitempty"`
 	Subs    []Sub        `json:"s,omitempty"`
-	Results []Result     `json:"r,omitempty"`
+	Results []SubResult  `json:"r,omitempty"`
 	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
 	Record  *RecordEntry `json:"rec,omitempty"`
 	Mark    *Watermark   `json:"wm,omitempty"`

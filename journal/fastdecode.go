@@ -87,9 +87,9 @@ func (p *fastParser) decode(js []byte, e *Entry) bool {
 				return false
 			}
 		case "r":
-			e.Results = make([]Result, 0, 128)
+			e.Results = make([]SubResult, 0, 128)
 			if !p.array(func() bool {
-				var r Result
+				var r SubResult
 				if !p.result(&r) {
 					return false
 				}
@@ -357,7 +357,7 @@ func (p *fastParser) sub(s *Sub) bool {
 	})
 }
 
-func (p *fastParser) result(r *Result) bool {
+func (p *fastParser) result(r *SubResult) bool {
 	return p.object(func(k string) bool {
 		var ok bool
 		switch k {

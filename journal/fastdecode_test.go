@@ -20,7 +20,7 @@ func TestFastDecodeRecords(t *testing.T) {
 		{"committed", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'"}}, true},
 		{"skipped with loc", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "a.csv:3", Status: Skipped, Loc: "a.csv:3"}}, true},
 		{"undo", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "x\"y\\z", Status: Committed, Undo: true}}, true},
-		{"outcome with filled fields", Entry{Kind: KindOutcome, Batch: 2, Results: []Result{{ID: "1", Status: 201, Key: "'SO1'", Filled: json.RawMessage(`{"CDES":"Acme"}`)}}}, true},
+		{"outcome with filled fields", Entry{Kind: KindOutcome, Batch: 2, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'", Filled: json.RawMessage(`{"CDES":"Acme"}`)}}}, true},
 		{"re-create of a replaced line", Entry{Kind: KindIntent, Batch: 4, Subs: []Sub{{ID: "1", Step: "s", Rec: "1", Op: OpUndoCreate, Meth: "POST",
 			URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Line: "2", Before: json.RawMessage(`{"KLINE":2,"PARTNAME":"P1"}`)}}}, true},
 		{"failed with errors", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Failed,
@@ -32,7 +32,7 @@ func TestFastDecodeRecords(t *testing.T) {
 		{"intent with its time", Entry{Kind: KindIntent, Batch: 2, At: time.Date(2026, 11, 3, 9, 1, 2, 345e6, time.UTC),
 			Subs: []Sub{{ID: "1", Step: "s", Rec: "r", Op: OpCreate, Meth: "POST", URL: "X"}}}, true},
 		{"outcome with its calls", Entry{Kind: KindOutcome, Batch: 2, At: time.Date(2026, 11, 3, 9, 1, 3, 0, time.FixedZone("", 7200)),
-			Calls: 3, Throttled: 2, WaitMS: 61500, Results: []Result{{ID: "1", Status: 201, Key: "'A'"}}}, true},
+			Calls: 3, Throttled: 2, WaitMS: 61500, Results: []SubResult{{ID: "1", Status: 201, Key: "'A'"}}}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func FuzzFastDecode(f *testing.F) {
 	for _, e := range []Entry{
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'", Undo: true}},
 		{Kind: KindIntent, Batch: 3, Subs: []Sub{{ID: "r1", Step: "s", Rec: "1", Op: OpPatch, Meth: "PATCH", URL: "X('1')", Before: json.RawMessage(`{"A":1}`)}}},
-		{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 204}}, InDoubt: "timeout"},
+		{Kind: KindOutcome, Batch: 3, Results: []SubResult{{ID: "r1", Status: 204}}, InDoubt: "timeout"},
 		{Kind: KindOutcome, Batch: 4, At: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Calls: 2, Throttled: 1, WaitMS: 500},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Committed, Keyed: []KeyedRow{{Loc: "a.csv:2", Key: "3", Header: []string{"A"}, Cells: []string{"x"}}}}},
 	} {

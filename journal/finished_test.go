@@ -18,7 +18,7 @@ func TestFinished(t *testing.T) {
 		return Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "1", Step: "parts", Rec: "P1", Op: op, Meth: "POST", URL: "LOGPART"}}}
 	}
 	outcome := func(b, status int) Entry {
-		return Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "1", Status: status, Key: "'P1'"}}}
+		return Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "1", Status: status, Key: "'P1'"}}}
 	}
 	committed := Entry{Kind: KindRecord, Record: &RecordEntry{Step: "parts", ID: "P1", Status: Committed, Key: "'P1'"}}
 	finished := Entry{Kind: KindFinished}

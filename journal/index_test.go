@@ -37,7 +37,7 @@ func writeMixed(t *testing.T, path string, n int, seed uint64) []int64 {
 	for i := 0; i < n; {
 		b++
 		var subs []Sub
-		var res []Result
+		var res []SubResult
 		var recs []Entry
 		step := "customers"
 		if i >= n/2 {
@@ -59,14 +59,14 @@ func writeMixed(t *testing.T, path string, n int, seed uint64) []int64 {
 			subs = append(subs, child)
 			switch rng.IntN(8) {
 			case 0:
-				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: 400, Error: "bad line"})
+				res = append(res, SubResult{ID: sid, Status: 201, Key: "'" + id + "'"}, SubResult{ID: child.ID, Status: 400, Error: "bad line"})
 				recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: step, ID: id, Status: Failed, Key: "'" + id + "'",
 					Errors: []Problem{{Cell: "f.csv:" + id, Message: "bad line"}}, Partly: "X created with 0 of 1 lines"}})
 			case 1:
-				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: -1})
+				res = append(res, SubResult{ID: sid, Status: 201, Key: "'" + id + "'"}, SubResult{ID: child.ID, Status: -1})
 				retry = append(retry, id) // forgotten: pending, sent again later
 			default:
-				res = append(res, Result{ID: sid, Status: 201, Key: "'" + id + "'"}, Result{ID: child.ID, Status: 201, Key: "1"})
+				res = append(res, SubResult{ID: sid, Status: 201, Key: "'" + id + "'"}, SubResult{ID: child.ID, Status: 201, Key: "1"})
 				// Some deep inserts: lines carried in the entity's body.
 				recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: step, ID: id, Status: Committed, Key: "'" + id + "'", RowHash: "rh" + id, Carried: rng.IntN(3)}})
 			}
@@ -227,7 +227,7 @@ func TestIndexIsOnlyACache(t *testing.T) {
 			must(t, err)
 			for _, e := range []Entry{
 				{Kind: KindIntent, Batch: 9000, Subs: []Sub{{ID: "n1", Step: "orders", Rec: "NEW1", Op: OpCreate, Meth: "POST", URL: "X"}}},
-				{Kind: KindOutcome, Batch: 9000, Results: []Result{{ID: "n1", Status: 201, Key: "'NEW1'"}}},
+				{Kind: KindOutcome, Batch: 9000, Results: []SubResult{{ID: "n1", Status: 201, Key: "'NEW1'"}}},
 				{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "NEW1", Status: Committed, Key: "'NEW1'"}},
 			} {
 				l, _ := EncodeLine(e)
@@ -353,7 +353,7 @@ func TestLeanAfterUndo(t *testing.T) {
 	must(t, err)
 	for _, e := range []Entry{
 		{Kind: KindIntent, Batch: 5000, Subs: []Sub{{ID: "u1", Step: "customers", Rec: id, Op: OpUndoDelete, Meth: "DELETE", URL: "X('" + id + "')"}}},
-		{Kind: KindOutcome, Batch: 5000, Results: []Result{{ID: "u1", Status: 204}}},
+		{Kind: KindOutcome, Batch: 5000, Results: []SubResult{{ID: "u1", Status: 204}}},
 	} {
 		l, _ := EncodeLine(e)
 		f.Write(l)

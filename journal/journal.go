@@ -115,7 +115,7 @@ type Journal struct {
 // written to a temporary file beside it, which is then linked into place.
 // A crash while creating leaves no journal (at most a stray temporary
 // file), never an empty one that every later apply would refuse as
-// damaged (found by the crash campaign, campaign/).
+// damaged (found by the crash campaign, crashtest/).
 func Create(path string, h Header) (*Journal, error) { return create(path, h, false) }
 
 func create(path string, h Header, lean bool) (*Journal, error) {

@@ -31,7 +31,7 @@ func writeRun(t *testing.T, path string) {
 		{ID: "r1", Step: "customers", Rec: "C1", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C1'"},
 		{ID: "r2", Step: "customers", Rec: "C2", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C2'"},
 	}}))
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "r1", Status: 201}, {ID: "r2", Status: 201}}},
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 201}, {ID: "r2", Status: 201}}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Committed}}))
 	b = j.NextBatch()
@@ -40,7 +40,7 @@ func writeRun(t *testing.T, path string) {
 		{ID: "r1c0", Step: "orders", Rec: "O1", Path: "0", Op: OpCreate, Meth: "POST", URL: "$r1/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM"},
 		{ID: "r1c1", Step: "orders", Rec: "O1", Path: "1", Op: OpCreate, Meth: "POST", URL: "$r1/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM"},
 	}}))
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []Result{
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{
 		{ID: "r1", Status: 201, Key: "'SO1'"}, {ID: "r1c0", Status: 201, Key: "1"}, {ID: "r1c1", Status: 400, Error: "no such part"}}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Failed, Loc: "o.csv:3",
 			Errors: []Problem{{Cell: "o.csv:3", Message: "no such part"}}, Row: &Row{Header: []string{"No", "Part"}, Cells: []string{"1", "X"}}}}))
@@ -102,7 +102,7 @@ func TestReconcileOutcome(t *testing.T) {
 		t.Fatal("O2 should be in doubt")
 	}
 	// Reconciliation: the order is provably absent.
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: -1}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 3, Results: []SubResult{{ID: "r1", Status: -1}}}))
 	must(t, j.Close())
 	st, err = Load(path)
 	must(t, err)
@@ -201,18 +201,18 @@ func genJournal(tb testing.TB, n int) []byte {
 	rec := 0
 	for b := 1; b*100 <= n; b++ {
 		subs := make([]Sub, 0, 100)
-		res := make([]Result, 0, 100)
+		res := make([]SubResult, 0, 100)
 		var recs []Entry
 		for i := 0; i < 20; i++ {
 			rec++
 			id := fmt.Sprintf("O%07d", rec)
 			rid := fmt.Sprintf("r%d", i)
 			subs = append(subs, Sub{ID: rid, Step: "orders", Rec: id, Op: OpCreate, Meth: "POST", URL: "ORDERS", Hash: "0123456789abcdef"})
-			res = append(res, Result{ID: rid, Status: 201, Key: "'" + id + "'"})
+			res = append(res, SubResult{ID: rid, Status: 201, Key: "'" + id + "'"})
 			for c := 0; c < 4; c++ {
 				cid := fmt.Sprintf("%sc%d", rid, c)
 				subs = append(subs, Sub{ID: cid, Step: "orders", Rec: id, Path: fmt.Sprint(c), Op: OpCreate, Meth: "POST", URL: "$" + rid + "/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Hash: "0123456789abcdef"})
-				res = append(res, Result{ID: cid, Status: 201, Key: fmt.Sprint(c + 1)})
+				res = append(res, SubResult{ID: cid, Status: 201, Key: fmt.Sprint(c + 1)})
 			}
 			recs = append(recs, Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: id, Status: Committed}})
 		}
@@ -261,10 +261,10 @@ func BenchmarkAppend(b *testing.B) {
 	}
 	defer j.Close()
 	subs := make([]Sub, 100)
-	res := make([]Result, 100)
+	res := make([]SubResult, 100)
 	for i := range subs {
 		subs[i] = Sub{ID: fmt.Sprint("r", i), Step: "orders", Rec: fmt.Sprint(i), Op: OpCreate, Meth: "POST", URL: "ORDERS"}
-		res[i] = Result{ID: subs[i].ID, Status: 201, Key: "'X'"}
+		res[i] = SubResult{ID: subs[i].ID, Status: 201, Key: "'X'"}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

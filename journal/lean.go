@@ -61,7 +61,7 @@ func (s *State) Size(step string) int {
 
 // Children counts the sub-form children (every sub-request path but the
 // entity's, "") the server committed for the record.
-func (r *Record) Children() int {
+func (r *RecordState) Children() int {
 	n := r.kids + r.Carried // Carried: the lines a deep insert wrote in its body
 	for path, s := range r.Subs {
 		if path != "" && s.OK() {
@@ -192,7 +192,7 @@ func (s *State) settledOf(step, id string) (e settled, ok bool) {
 
 // settle moves a record that is committed or skipped with nothing in
 // flight out of memory, into the overlay (and with it, later, the index).
-func (st *State) settle(rec *Record) {
+func (st *State) settle(rec *RecordState) {
 	if !st.lean || rec.final != Committed && rec.final != Skipped || rec.finalSeq < rec.lastSeq || rec.Undone {
 		return
 	}
@@ -226,11 +226,11 @@ func (st *State) settle(rec *Record) {
 // unsettle brings a settled record back into memory: work on it started
 // again (undo's, or a status written over it). What the index kept of it
 // is all it knows: its sub-requests are gone, their count kept.
-func (st *State) unsettle(ss *StepState, id string, e settled) *Record {
+func (st *State) unsettle(ss *StepState, id string, e settled) *RecordState {
 	st.promoted = true
 	st.over[ss.Name+"\x00"+id] = &settled{gone: true}
 	ss.Settled.add(&e, -1)
-	return &Record{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children}
+	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children}
 }
 
 // tidy drops from IDs the records that settled (and repeats of ones that

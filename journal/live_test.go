@@ -31,10 +31,10 @@ func TestLiveStateIsReplay(t *testing.T) {
 		t.Fatal("live state after Open differs from the replay")
 	}
 	steps := []Entry{
-		{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 201, Key: "'SO2'"}}},
+		{Kind: KindOutcome, Batch: 3, Results: []SubResult{{ID: "r1", Status: 201, Key: "'SO2'"}}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O2", Status: Committed}},
 		{Kind: KindIntent, Batch: 4, Subs: []Sub{{ID: "r1", Step: "orders", Rec: "O1", Path: "1", Op: OpCreate, Meth: "POST", URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Match: []byte(` {"A": 1} `)}}},
-		{Kind: KindOutcome, Batch: 4, Results: []Result{{ID: "r1", Status: -1}}},
+		{Kind: KindOutcome, Batch: 4, Results: []SubResult{{ID: "r1", Status: -1}}},
 	}
 	for i, e := range steps {
 		must(t, j.Append(e))
@@ -62,7 +62,7 @@ func TestLiveStateOfNewJournal(t *testing.T) {
 		t.Fatal("a snapshot changed after a later append")
 	}
 	mid := j.Snapshot()
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []Result{{ID: "r1", Status: 201, Key: "'C9'"}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "r1", Status: 201, Key: "'C9'"}}}))
 	if got := mid.Record("customers", "C9"); got.Status() != InDoubt || got.Key != "" || got.Subs[""].Status != 0 {
 		t.Fatalf("a snapshot taken while batch 1 was open saw its outcome: %s %q", got.Status(), got.Key)
 	}
@@ -147,7 +147,7 @@ func TestConcurrentAppends(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "r1", Status: 201, Key: "'" + id + "'"}}},
+				if err := j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 201, Key: "'" + id + "'"}}},
 					Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: id, Status: Committed}}); err != nil {
 					errs <- err
 					return
@@ -210,7 +210,7 @@ func TestAppendUnsynced(t *testing.T) {
 	must(t, err)
 	b := j.NextBatch()
 	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C1", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
-	must(t, j.AppendUnsynced(Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "r1", Status: 201, Key: "'C1'"}}}))
+	must(t, j.AppendUnsynced(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 201, Key: "'C1'"}}}))
 	if got := j.Counts("customers"); got.InDoubt != 0 || got.Pending != 1 {
 		t.Fatalf("Counts after the unsynced outcome = %+v, want C1 pending (decided, no record entry yet)", got)
 	}

@@ -116,7 +116,7 @@ func (s *State) WatermarkFor(step string, batch int) (Watermark, bool) {
 // StepState is the records of one step.
 type StepState struct {
 	Name    string
-	Records map[string]*Record
+	Records map[string]*RecordState
 	IDs     []string // record ids in first-seen order
 	// Settled counts, in a lean state, the records kept in the index
 	// rather than in Records.
@@ -124,8 +124,8 @@ type StepState struct {
 	dead    int // ids of IDs no longer in Records
 }
 
-// Record is the replayed state of one record (step name + record id).
-type Record struct {
+// RecordState is the replayed state of one record (step name + record id).
+type RecordState struct {
 	Step, ID string
 	// Key is the key expression of the record's entity on the server, once
 	// known (given, or assigned by the server).
@@ -197,7 +197,7 @@ func (s *SubState) InDoubt() bool { return s.Status == 0 }
 // Status derives the record's status: in doubt when any sub-request lacks
 // an outcome; else the status last decided, unless work started after it
 // (pending: a retry or continuation that did not finish).
-func (r *Record) Status() Status {
+func (r *RecordState) Status() Status {
 	if r.unreadable {
 		return InDoubt
 	}
@@ -218,10 +218,10 @@ func (r *Record) Status() Status {
 }
 
 // Final is the status the executor last wrote for the record ("" if none).
-func (r *Record) Final() Status { return r.final }
+func (r *RecordState) Final() Status { return r.final }
 
 // Record returns the record of step and id, or nil.
-func (s *State) Record(step, id string) *Record {
+func (s *State) Record(step, id string) *RecordState {
 	st := s.Steps[step]
 	if st == nil {
 		return nil
@@ -233,7 +233,7 @@ func (s *State) Record(step, id string) *Record {
 	if !ok {
 		return nil
 	}
-	return &Record{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -750,9 +750,9 @@ func (s *State) Clone() *State {
 	}
 	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
-		cs := &StepState{Name: ss.Name, Records: make(map[string]*Record, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled}
+		cs := &StepState{Name: ss.Name, Records: make(map[string]*RecordState, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled}
 		for id, r := range ss.Records {
-			cr := new(Record)
+			cr := new(RecordState)
 			*cr = *r
 			cr.Subs, cr.Undo = dupMap(r.Subs), dupMap(r.Undo)
 			if r.Extra != nil {
@@ -771,7 +771,7 @@ func (s *State) Clone() *State {
 func (st *State) step(name string) *StepState {
 	s := st.Steps[name]
 	if s == nil {
-		s = &StepState{Name: name, Records: map[string]*Record{}}
+		s = &StepState{Name: name, Records: map[string]*RecordState{}}
 		st.Steps[name] = s
 		if st.stepNo == nil {
 			st.stepNo = map[string]int{}
@@ -782,14 +782,14 @@ func (st *State) step(name string) *StepState {
 	return s
 }
 
-func (st *State) record(step, id string) *Record {
+func (st *State) record(step, id string) *RecordState {
 	s := st.step(step)
 	r := s.Records[id]
 	if r == nil {
 		if e, ok := st.settledOf(step, id); ok {
 			r = st.unsettle(s, id, e)
 		} else {
-			r = &Record{Step: step, ID: id}
+			r = &RecordState{Step: step, ID: id}
 		}
 		s.Records[id] = r
 		s.IDs = append(s.IDs, id)

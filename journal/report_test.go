@@ -23,12 +23,12 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 			{ID: "1", Step: "orders", Rec: "1", Op: OpCreate}, {ID: "2", Step: "orders", Rec: "1", Path: "0", Op: OpCreate},
 			{ID: "3", Step: "orders", Rec: "2", Op: OpCreate}}},
 		{Kind: KindOutcome, Batch: 1, At: at.Add(40 * time.Second), Calls: 2, Throttled: 1, WaitMS: 30000,
-			Results: []Result{{ID: "1", Status: 201, Key: "'SO1'"}, {ID: "2", Status: 201, Key: "1"}, {ID: "3", Status: 400, Error: "no"}}},
+			Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'"}, {ID: "2", Status: 201, Key: "1"}, {ID: "3", Status: 400, Error: "no"}}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Key: "'SO1'", Keyed: rows}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "2", Status: Failed}},
 		// A journal from before times were recorded: zero times, no calls.
 		{Kind: KindIntent, Batch: 2, Subs: []Sub{{ID: "1", Step: "orders", Rec: "1", Op: OpUndoDelete}}},
-		{Kind: KindOutcome, Batch: 2, Results: []Result{{ID: "1", Status: 204}}},
+		{Kind: KindOutcome, Batch: 2, Results: []SubResult{{ID: "1", Status: 204}}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Undo: true}},
 	}
 	var buf bytes.Buffer

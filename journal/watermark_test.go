@@ -19,11 +19,11 @@ func TestWatermarksRowHashesAndDecisions(t *testing.T) {
 	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{
 		{ID: "r1", Step: "orders", Rec: "o.csv:9", Op: OpCreate, Meth: "POST", URL: "ORDERS", RowHash: "h9"},
 	}}))
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []Result{{ID: "r1", Status: 201, Key: "'SO9'"}}},
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 201, Key: "'SO9'"}}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "o.csv:9", Status: Committed, Key: "'SO9'", RowHash: "h9"}}))
 	must(t, j.Append(Entry{Kind: KindWatermark, Mark: &Watermark{Step: "orders", Field: "ORD"}}))
 	// The user decides the order in doubt of batch 3.
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 3, Results: []Result{{ID: "r1", Status: 201, Key: "'SO7'", By: "user"}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 3, Results: []SubResult{{ID: "r1", Status: 201, Key: "'SO7'", By: "user"}}}))
 	must(t, j.Close())
 
 	st, err := Load(path)

@@ -102,7 +102,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := executor.Plan(ctx, executor.Options{
+	sum, err := executor.DryRun(ctx, executor.Options{
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
 		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})

@@ -1,4 +1,4 @@
-package campaign
+package crashtest
 
 import (
 	"bytes"
@@ -238,7 +238,7 @@ func appendResults(t testing.TB, title, table string) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "\n### %s (%s)\n\ncommand: `go test ./campaign %s`\n\n%s", title, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(testArgs(), " "), table)
+	fmt.Fprintf(f, "\n### %s (%s)\n\ncommand: `go test ./crashtest %s`\n\n%s", title, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(testArgs(), " "), table)
 }
 
 // testArgs are the campaign flags this run was given.

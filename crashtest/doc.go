@@ -1,4 +1,4 @@
-// Package campaign holds the reliability campaigns of the journal's
+// Package crashtest holds the reliability campaigns of the journal's
 // exactly-once promise (DESIGN.md "The journal"): the real `migrate` binary
 // loads a generated plan (customers, parts, orders with 0-5 lines, line
 // texts, order texts and attachments) into a sandbox served by the test
@@ -31,15 +31,15 @@
 // cores, 63 s with other builds running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
-//	go test ./campaign -run Crash -crash.points=500 -crash.records=5000
-//	go test ./campaign -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
-//	go test ./campaign -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
-//	go test ./campaign -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
-//	MIGRATE_CAMPAIGN=long go test -timeout 30m ./campaign   # the long run of RESULTS.md
+//	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
+//	go test ./crashtest -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
+//	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
+//	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
+//	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
 //
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
 // the machine's speed, which is the point. The latency spikes and storms
 // are real time on the server side: they are the faults under test.
 // RESULTS.md records the figures of a long run and the bugs found.
-package campaign
+package crashtest
