@@ -184,7 +184,7 @@ func (w *jsonWriter) sub(s *Sub) {
 	})
 }
 
-func (w *jsonWriter) result(r *Result) {
+func (w *jsonWriter) result(r *SubResult) {
 	w.object(func() {
 		w.str("id", r.ID, false)
 		w.int("s", r.Status, false)

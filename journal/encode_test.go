@@ -19,7 +19,7 @@ func encodeSamples(text string, raw json.RawMessage) []Entry {
 		Nav: "ORDERITEMS_SUBFORM", Line: "3", Before: raw, Match: json.RawMessage(`{"A":"x y","B":1.5}`), RowHash: "rh", Lines: json.RawMessage(`{"L":[{"P":"\"q\""},{}]}`)}
 	return []Entry{
 		{Kind: KindIntent, Batch: 7, Subs: []Sub{sub, {ID: "2", Step: "s", Rec: "r", Op: OpPatch, Meth: "PATCH", URL: "X('1')", Match: raw}}, At: at},
-		{Kind: KindOutcome, Batch: 7, Results: []Result{{ID: "1", Status: 201, Key: "'SO1'", Location: "ORDERS('SO1')", Filled: raw}, {ID: "2", Status: 400, Error: text, By: "user"}},
+		{Kind: KindOutcome, Batch: 7, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'", Location: "ORDERS('SO1')", Filled: raw}, {ID: "2", Status: 400, Error: text, By: "user"}},
 			InDoubt: text, At: at, Calls: 2, Throttled: 1, WaitMS: 1500},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: text, Status: Committed, Loc: "orders.csv:2", Key: "'SO1'", Partly: text, Undo: true, RowHash: "h",
 			Keyed: []KeyedRow{{Loc: "orders.csv:2", Header: []string{"A", text}, Cells: []string{"1", ""}}, {Loc: "orders.csv:3", Path: "0", Nav: "L", Key: "1"}}, Carried: 5}},
