@@ -303,6 +303,12 @@ func DecodeJSONBatchResponse(r io.Reader) ([]BatchResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeJSONBatchResponse(data)
+}
+
+// decodeJSONBatchResponse is DecodeJSONBatchResponse of a body in hand,
+// no larger than MaxBatchBytes.
+func decodeJSONBatchResponse(data []byte) ([]BatchResponse, error) {
 	if out, ok := scanJSONBatchResponse(data); ok {
 		return out, nil
 	}

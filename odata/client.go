@@ -1003,6 +1003,9 @@ func decodeBatchResponse(resp *response) ([]BatchResponse, error) {
 	}
 	switch {
 	case mt == "application/json":
+		if len(resp.body) <= MaxBatchBytes { // the body in hand, not copied again
+			return decodeJSONBatchResponse(resp.body)
+		}
 		return DecodeJSONBatchResponse(bytes.NewReader(resp.body))
 	case mt == "multipart/mixed":
 		if params["boundary"] == "" {
