@@ -36,6 +36,9 @@ type runner struct {
 	hook  Hook
 	limit int
 	sem   chan struct{}
+	// settling holds the answers that gave their call's slot back before
+	// they were journaled (answeredWhole): no more than sem's size.
+	settling chan struct{}
 	// dry: the dry run. Steps go one at a time and each batch is answered
 	// before the next is packed, so that its output is the same every time.
 	dry bool
@@ -103,7 +106,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 
 func newRunner(ctx context.Context, opts *Options) *runner {
 	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
+		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -814,13 +817,30 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	send := func() {
 		defer sr.inflight.Done()
 		defer sr.sending.Add(-1)
-		defer func() { <-r.sem }()
+		slot := true // the call's slot in r.sem
+		defer func() {
+			if slot {
+				<-r.sem
+			}
+		}()
 		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(txns))
 		var calls odata.CallStats
 		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
+		if err == nil && !r.dry && answeredWhole(batch, reqs, resps) {
+			// Issue 15: nothing of this answer can stop the run (but the
+			// journal failing), so the next call need not wait for it to
+			// be journaled; at most Concurrency answers wait to be.
+			select {
+			case r.settling <- struct{}{}:
+				<-r.sem
+				slot = false
+				defer func() { <-r.settling }()
+			default:
+			}
+		}
 		if err := sr.complete(seq, batch, later, reqs, resps, err, &calls); err != nil {
 			r.halt(err)
 		}
@@ -835,6 +855,26 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	go send()
 	return nil
+}
+
+// answeredWhole reports whether an answer settles its batch with nothing
+// left to decide: every sub-request answered once, with a 2xx, and no
+// record of the batch failed before. complete then finishes records that
+// all committed (the breaker sees no failure), reads nothing back and
+// leaves nothing in doubt.
+func answeredWhole(batch []*op, reqs []odata.BatchRequest, resps []odata.BatchResponse) bool {
+	matched, problem := odata.MatchResponses(reqs, resps)
+	if problem != "" {
+		return false
+	}
+	workMu.Lock()
+	defer workMu.Unlock()
+	for i, o := range batch {
+		if m := matched[i]; m == nil || m.Status/100 != 2 || o.rec.failed {
+			return false
+		}
+	}
+	return true
 }
 
 // stepKey is the context key of the step a batch belongs to.

@@ -92,3 +92,37 @@ func TestIntentJournaledBeforeItsSlot(t *testing.T) {
 		t.Fatalf("%d calls, want 2 (one answered, one stalled)", got)
 	}
 }
+
+// TestAnsweredWhole: only an answer that leaves nothing to decide (every
+// sub-request answered once with a 2xx, no record of the batch failed
+// before) gives its call's slot back before it is journaled; any other
+// keeps it, so that what complete decides (a breaker's stop, a doubt, a
+// read back) comes before the next call.
+func TestAnsweredWhole(t *testing.T) {
+	t.Parallel()
+	reqs := []odata.BatchRequest{{ID: "1"}, {ID: "2"}}
+	ok := func(id string, status int) odata.BatchResponse { return odata.BatchResponse{ID: id, Status: status} }
+	tests := []struct {
+		name         string
+		resps        []odata.BatchResponse
+		failedBefore bool
+		want         bool
+	}{
+		{"all created", []odata.BatchResponse{ok("1", 201), ok("2", 204)}, false, true},
+		{"answered out of order", []odata.BatchResponse{ok("2", 201), ok("1", 201)}, false, true},
+		{"a refusal", []odata.BatchResponse{ok("1", 201), ok("2", 400)}, false, false},
+		{"a server error", []odata.BatchResponse{ok("1", 500), ok("2", 201)}, false, false},
+		{"one unanswered", []odata.BatchResponse{ok("1", 201)}, false, false},
+		{"answered twice", []odata.BatchResponse{ok("1", 201), ok("2", 201), ok("2", 201)}, false, false},
+		{"a record failed in an earlier batch", []odata.BatchResponse{ok("1", 201), ok("2", 201)}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &work{failed: tt.failedBefore}
+			batch := []*op{{rec: &work{}}, {rec: w}}
+			if got := answeredWhole(batch, reqs, tt.resps); got != tt.want {
+				t.Errorf("answeredWhole = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
