@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -838,6 +839,10 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 				<-r.sem
 				slot = false
 				defer func() { <-r.settling }()
+				// The batch waiting for the slot goes out first; this
+				// goroutine would otherwise keep the processor it was
+				// woken on until complete is done.
+				runtime.Gosched()
 			default:
 			}
 		}
