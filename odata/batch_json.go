@@ -352,32 +352,35 @@ func decodeJSONBatchResponseSlow(data []byte) ([]BatchResponse, error) {
 // type, a status out of range), which encoding/json then decodes or words.
 func scanJSONBatchResponse(data []byte) ([]BatchResponse, bool) {
 	p := jsonScan{s: string(data), ok: true}
-	var out []BatchResponse
+	out := []BatchResponse{}
+	ok := p.envelope("responses", func() bool {
+		if len(out) == MaxBatchParts {
+			return false
+		}
+		r, ok := p.batchResponse(data)
+		out = append(out, r)
+		return ok
+	})
+	return out, ok
+}
+
+// envelope reads a $batch body, {"NAME":[...]}, as encoding/json fills the
+// one member NAME of a struct, elem reading each element; false when NAME
+// is missing, spelt in another case, given twice or not an array, or
+// anything follows the object.
+func (p *jsonScan) envelope(name string, elem func() bool) bool {
 	seen := false
 	ok := p.object(func(k string) bool {
-		if k != "responses" {
-			return !strings.EqualFold(k, "responses") && p.skip(1)
+		if k != name {
+			return !strings.EqualFold(k, name) && p.skip(1)
 		}
 		if seen || p.peek() != '[' {
 			return false
 		}
 		seen = true
-		return p.array(func() bool {
-			if len(out) == MaxBatchParts {
-				return false
-			}
-			r, ok := p.batchResponse(data)
-			out = append(out, r)
-			return ok
-		})
+		return p.array(elem)
 	})
-	if !ok || !seen || p.peek() != 0 || p.i != len(p.s) {
-		return nil, false
-	}
-	if out == nil {
-		out = []BatchResponse{}
-	}
-	return out, true
+	return ok && seen && p.peek() == 0 && p.i == len(p.s)
 }
 
 // responseMembers are the members of a response jsonBatchResponse reads.
@@ -423,56 +426,40 @@ var requestMembers = []string{"id", "method", "url", "headers", "body", "depends
 // (as scanJSONBatchResponse), which encoding/json then reads or words.
 func scanJSONBatchRequests(data []byte) ([]jsonBatchRequest, bool) {
 	p := jsonScan{s: string(data), ok: true}
-	var out []jsonBatchRequest
-	seen := false
-	ok := p.object(func(k string) bool {
-		if k != "requests" {
-			return !strings.EqualFold(k, "requests") && p.skip(1)
-		}
-		if seen || p.peek() != '[' {
-			return false
-		}
-		seen = true
-		return p.array(func() bool {
-			var q jsonBatchRequest
-			ok := p.members(requestMembers, func(n int) bool {
-				var ok bool
-				switch n {
-				case 0:
-					q.ID, ok = p.str()
-				case 1:
-					q.Method, ok = p.str()
-				case 2:
-					q.URL, ok = p.str()
-				case 3:
-					q.Headers, ok = p.headers()
-				case 4:
-					q.Body, ok = p.raw(data)
-				case 5:
-					ok = p.peek() == '[' && p.array(func() bool {
-						d, ok := p.str()
-						q.DependsOn = append(q.DependsOn, d)
-						return ok
-					})
-					if ok && q.DependsOn == nil {
-						q.DependsOn = []string{}
-					}
-				case 6:
-					q.AtomicityGroup, ok = p.str()
+	out := []jsonBatchRequest{}
+	ok := p.envelope("requests", func() bool {
+		var q jsonBatchRequest
+		ok := p.members(requestMembers, func(n int) bool {
+			var ok bool
+			switch n {
+			case 0:
+				q.ID, ok = p.str()
+			case 1:
+				q.Method, ok = p.str()
+			case 2:
+				q.URL, ok = p.str()
+			case 3:
+				q.Headers, ok = p.headers()
+			case 4:
+				q.Body, ok = p.raw(data)
+			case 5:
+				ok = p.peek() == '[' && p.array(func() bool {
+					d, ok := p.str()
+					q.DependsOn = append(q.DependsOn, d)
+					return ok
+				})
+				if ok && q.DependsOn == nil {
+					q.DependsOn = []string{}
 				}
-				return ok
-			})
-			out = append(out, q)
-			return ok && len(out) <= MaxBatchParts
+			case 6:
+				q.AtomicityGroup, ok = p.str()
+			}
+			return ok
 		})
+		out = append(out, q)
+		return ok && len(out) <= MaxBatchParts
 	})
-	if !ok || !seen || p.peek() != 0 || p.i != len(p.s) {
-		return nil, false
-	}
-	if out == nil {
-		out = []jsonBatchRequest{}
-	}
-	return out, true
+	return out, ok
 }
 
 // members reads an object of which names are read by read(i), i the
