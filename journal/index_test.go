@@ -286,29 +286,16 @@ func TestIndexIsOnlyACache(t *testing.T) {
 // Close leaves an index that the next open trusts.
 func TestLiveLeanIsReplay(t *testing.T) {
 	smallOverlay(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src.journal")
-	writeMixed(t, src, 800, 3)
-	b, err := os.ReadFile(src)
-	must(t, err)
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	path := filepath.Join(dir, "run.journal")
-	must(t, os.WriteFile(path, lines[0], 0o600))
-	j, st, err := OpenIndexed(path)
-	must(t, err)
+	j, st, path, lines := openMixed(t, 800, 3)
 	if !st.Lean() {
 		t.Fatal("not lean")
 	}
-	for i, l := range lines[1:] {
+	for i, l := range lines {
 		if len(l) == 0 {
 			continue
 		}
-		var e Entry
-		if !fastDecode(l[9:len(l)-1], &e) {
-			must(t, json.Unmarshal(l[9:len(l)-1], &e))
-		}
-		must(t, j.Append(e))
-		if i%97 == 0 || i == len(lines)-2 {
+		must(t, j.Append(lineEntry(t, l)))
+		if i%97 == 0 || i == len(lines)-1 {
 			full, err := Load(path)
 			must(t, err)
 			sameAsFull(t, j.Snapshot(), full)
@@ -413,30 +400,19 @@ func TestIndexKeepsFinished(t *testing.T) {
 // the step's.
 func TestHeldKeys(t *testing.T) {
 	smallOverlay(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src.journal")
-	writeMixed(t, src, 600, 5)
-	b, err := os.ReadFile(src)
-	must(t, err)
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	path := filepath.Join(dir, "run.journal")
-	must(t, os.WriteFile(path, lines[0], 0o600))
-	j, _, err := OpenIndexed(path)
-	must(t, err)
+	j, _, path, lines := openMixed(t, 600, 5)
 	defer j.Close()
 	var keys []string
 	for i := 0; i < 100003; i += 7 {
 		keys = append(keys, fmt.Sprintf("'R%05d'", i))
 	}
 	checked := 0
-	for i, l := range lines[1:] {
+	for i, l := range lines {
 		if len(l) == 0 {
 			continue
 		}
-		var e Entry
-		must(t, json.Unmarshal(l[9:len(l)-1], &e))
-		must(t, j.Append(e))
-		if i%53 != 0 && i != len(lines)-2 {
+		must(t, j.Append(lineEntry(t, l)))
+		if i%53 != 0 && i != len(lines)-1 {
 			continue
 		}
 		full, err := Load(path)
@@ -465,4 +441,32 @@ func TestHeldKeys(t *testing.T) {
 	if j.live.tbl == nil || checked == 0 {
 		t.Fatalf("nothing came from the index (%v) or nothing was held (%d)", j.live.tbl != nil, checked)
 	}
+}
+
+// openMixed writes a journal of n records (writeMixed) and opens, indexed,
+// a journal holding its header alone: the rest of its lines, returned,
+// are for the test to append one by one.
+func openMixed(t *testing.T, n int, seed uint64) (j *Journal, st *State, path string, rest [][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.journal")
+	writeMixed(t, src, n, seed)
+	b, err := os.ReadFile(src)
+	must(t, err)
+	lines := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	lines[len(lines)-1] = append(lines[len(lines)-1], '\n')
+	path = filepath.Join(dir, "run.journal")
+	must(t, os.WriteFile(path, lines[0], 0o600))
+	j, st, err = OpenIndexed(path)
+	must(t, err)
+	return j, st, path, lines[1:]
+}
+
+// lineEntry decodes one journal line.
+func lineEntry(t *testing.T, l []byte) Entry {
+	var e Entry
+	if !fastDecode(l[9:len(l)-1], &e) {
+		must(t, json.Unmarshal(l[9:len(l)-1], &e))
+	}
+	return e
 }
