@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,6 +166,10 @@ type Client struct {
 	mu       sync.Mutex
 	version  *Version
 	verKnown bool
+	// warmed are the entity sets this client warmed up before a write
+	// (warmBeforeWrites, under warmMu).
+	warmMu sync.Mutex
+	warmed map[string]bool
 }
 
 // NewClient checks cfg and builds a client. TLS verification is always on;
@@ -954,6 +960,9 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if known && v != nil && len(reqs) > v.BatchLimit() {
 		return nil, fmt.Errorf("POST $batch: %d operations, more than the %d version %s allows (spec 8)", len(reqs), v.BatchLimit(), v)
 	}
+	if err := c.warmBeforeWrites(ctx, reqs); err != nil {
+		return nil, err
+	}
 	coe := "false"
 	if opts.ContinueOnError {
 		coe = "true"
@@ -987,6 +996,66 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 		return nil, &InDoubtError{Op: "POST $batch", Err: err}
 	}
 	return out, nil
+}
+
+// warmBeforeWrites prepares the forms a batch writes to: a server answers
+// 404 to the first request to a form not used since it started
+// (SERVICE-NOTES, cold forms), a POST included, and a record refused so
+// would count as failed. Before the first batch that writes to an entity
+// set, this client reads SET?$top=1 for it, in one $batch for all the sets
+// of the batch; what the reads answer does not matter (being asked warms a
+// form), and neither does a warm-up that failed: the batch is sent all the
+// same, and the warm-up tried again before the next. Each set is warmed once
+// in a client's life, so a run pays one call for it, however many batches
+// it sends.
+func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) error {
+	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool { return r.Method != http.MethodGet }) {
+		return nil // reads only: the warm-ups themselves, or reads that confirm a 404
+	}
+	// Held while warming, so that a batch sent meanwhile waits for the
+	// forms to be ready instead of finding them cold.
+	c.warmMu.Lock()
+	defer c.warmMu.Unlock()
+	var warmUps []BatchRequest
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		set := writtenSet(r.URL)
+		if r.Method == http.MethodGet || set == "" || c.warmed[set] || seen[set] {
+			continue
+		}
+		seen[set] = true
+		warmUps = append(warmUps, BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+	}
+	if len(warmUps) == 0 {
+		return nil
+	}
+	if _, err := c.Batch(ctx, warmUps, BatchOptions{ContinueOnError: true}); err != nil {
+		// Whatever went wrong, the write says it better, or succeeds:
+		// the warm-up is tried again before the next batch.
+		return ctx.Err()
+	}
+	if c.warmed == nil {
+		c.warmed = map[string]bool{}
+	}
+	for set := range seen {
+		c.warmed[set] = true
+	}
+	return nil
+}
+
+// writtenSet is the entity set a sub-request's URL addresses ("ORDERS" of
+// "ORDERS('SO1')/ORDERITEMS_SUBFORM"), or "" for a reference to another
+// sub-request ($1/...) or anything else that names no set.
+func writtenSet(url string) string {
+	end := strings.IndexAny(url, "(/?")
+	if end < 0 {
+		end = len(url)
+	}
+	set := url[:end]
+	if set == "" || strings.HasPrefix(set, "$") || strings.Contains(set, ":") {
+		return ""
+	}
+	return set
 }
 
 func decodeBatchResponse(resp *response) ([]BatchResponse, error) {
