@@ -362,15 +362,15 @@ func (c *csvExport) remove() {
 // StepKeys are the keys of the records step would write, each once, in
 // source order: the records whose every key field the plan gives (a
 // document the server numbers has none yet, and nothing to keep).
-func StepKeys(ctx context.Context, prog *transform.Program, st *plan.Step, md *odata.Metadata, open transform.Opener) ([][]any, error) {
-	es := md.EntitySet(st.Entity)
+func StepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error) {
+	es := run.Metadata.EntitySet(st.Entity)
 	if es == nil || es.Type == nil {
 		return nil, fmt.Errorf("step %s: unknown entity %s", st.Name, st.Entity)
 	}
 	key := es.Type.Key
 	seen := map[string]bool{}
 	var out [][]any
-	err := prog.Records(ctx, st.Name, open, nil, func(res transform.Result) error {
+	err := run.records.Records(ctx, st.Name, run.open, nil, func(res transform.Result) error {
 		if res.Record == nil {
 			return nil
 		}

@@ -102,8 +102,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := executor.DryRun(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+	sum, err := executor.DryRun(ctx, c.run, executor.Options{
 		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: a.newHook(f.json),
 	})
 	if err != nil {
@@ -117,7 +116,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		if c.conn != nil {
 			where = c.conn.url // --sandbox: the one it started
 		}
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.version.String(), ToolVersion: Version}
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
 			return withCode(ExitUsage, err)
 		}
@@ -314,8 +313,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		user, _ = c.conn.client.LoginName(ctx)
 	}
 	started := time.Now()
-	sum, err := executor.Apply(hard, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+	sum, err := executor.Apply(hard, c.run, executor.Options{
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
 		Limit: o.limit, Steps: o.steps,

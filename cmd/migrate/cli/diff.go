@@ -80,10 +80,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		return err
 	}
 	compared := time.Now()
-	res, err := executor.Diff(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
-		Client: c.conn.client, Hook: a.newHook(f.json),
-	})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: a.newHook(f.json)})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
@@ -99,7 +96,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		// The page names who compared: a server that cannot say leaves it
 		// unrecorded, which stops nothing.
 		user, _ := c.conn.client.LoginName(ctx)
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.version.String(),
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 			User: user, ToolVersion: Version, Start: compared}
 		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, recordErrors(unresolved))); err != nil {
 			return withCode(ExitUsage, err)

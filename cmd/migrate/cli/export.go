@@ -194,14 +194,14 @@ func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) 
 		}
 		return usageErr("the plan has problems; run `migrate validate %s`", path)
 	}
-	cn := &connected{conn: c.conn, md: c.md}
+	cn := &connected{conn: c.conn, md: c.run.Metadata}
 	var es []executor.Export
 	for _, st := range c.plan.Steps {
-		keys, err := executor.StepKeys(ctx, c.program, st, c.md, c.opener())
+		keys, err := executor.StepKeys(ctx, c.run, st)
 		if err != nil {
 			return withCode(ExitData, err)
 		}
-		t := c.md.EntitySet(st.Entity).Type
+		t := c.run.Metadata.EntitySet(st.Entity).Type
 		var expand []string
 		for _, sf := range st.Subforms {
 			if nav := t.Navigation(sf.Name); nav != nil && nav.Collection {
@@ -217,7 +217,7 @@ func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) 
 			return err
 		}
 		e.Rows = executor.ChainRows(e.Rows, func(f string) (source.Reader, error) {
-			return odatasource.Open(ctx, odatasource.Options{Client: c.conn.client, Metadata: c.md, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
+			return odatasource.Open(ctx, odatasource.Options{Client: c.conn.client, Metadata: c.run.Metadata, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
 		}, filters[1:])
 		es = append(es, e)
 	}

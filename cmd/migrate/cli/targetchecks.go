@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // checkReferences runs the plan's exists: checks before anything is sent
@@ -13,9 +14,7 @@ import (
 // steps only, which a note on stderr says. It returns the unresolved
 // values as the run document's errors.
 func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
-	refs, err := executor.CheckReferences(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version, Client: target,
-	})
+	refs, err := executor.CheckReferences(ctx, c.run, target)
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
 			return nil, a.unreachable(c.conn, err)
@@ -61,10 +60,11 @@ func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
 // rows, a target lookup's (lookups: NAME: {entity: ...}) by reading the
 // target when there is one.
 func (a *app) buildLookups(ctx context.Context, c *checked) error {
+	var target *odata.Client
 	if c.conn != nil {
-		c.program.ReadTarget(executor.TargetLookups(c.conn.client, c.md))
+		target = c.conn.client
 	}
-	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
+	if err := c.run.BuildLookups(ctx, target); err != nil {
 		return withCode(ExitData, err)
 	}
 	return nil
