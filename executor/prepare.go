@@ -76,7 +76,7 @@ func Prepare(ctx context.Context, s Setup) (*Prepared, plan.Diagnostics) {
 		if src.Connection != "" {
 			continue // checked against its connection's metadata, above
 		}
-		r, err := pr.files.Open(sourceOptions(p, src))
+		r, err := pr.files.Open(sourceOptions(p.File(src.File), src))
 		if err != nil {
 			diags = append(diags, plan.Diagnostic{Pos: src.FilePos, Message: fmt.Sprintf("source %q: %v", src.Name, err)})
 			continue
@@ -120,7 +120,7 @@ func (p *Prepared) opener(ctx context.Context) transform.Opener {
 		if s.Connection != "" {
 			return openService(ctx, p.services, s)
 		}
-		return p.files.Open(sourceOptions(p.Plan, s))
+		return p.files.Open(sourceOptions(p.Plan.File(s.File), s))
 	}
 }
 
@@ -137,11 +137,24 @@ func (p *Prepared) BuildLookups(ctx context.Context, target *odata.Client) error
 	return p.program.BuildLookups(ctx, p.open)
 }
 
-// sourceOptions turns a plan's source into the reader's options.
-func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
+// Columns reads the header of the file s names (relative to the working
+// directory, not a plan's folder), as a plan would read it: migrate init
+// maps the columns it gives onto an entity's fields.
+func Columns(s *plan.Source) ([]string, error) {
+	r, err := source.Open(sourceOptions(s.File, s))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Header().Names, nil
+}
+
+// sourceOptions turns a plan's source, its file at path, into the
+// reader's options.
+func sourceOptions(path string, s *plan.Source) source.Options {
 	o := source.Options{
 		Name:       s.File,
-		Path:       p.File(s.File),
+		Path:       path,
 		Encoding:   s.Encoding,
 		LazyQuotes: s.LazyQuotes,
 		Sheet:      s.Sheet,
