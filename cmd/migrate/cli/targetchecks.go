@@ -43,13 +43,9 @@ func recordErrors(l []errorJSON) []executor.RecordError {
 
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
-func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(a.stdout, runJSON{Steps: []stepJSON{}, Errors: unresolved}); err != nil {
-			return err
-		}
-	} else {
-		printErrors(a.stdout, unresolved)
+func (a *app) refuseUnresolved(unresolved []errorJSON, v applyView) error {
+	if err := v.Unresolved(unresolved); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",
 		plural(len(unresolved), "value", "values"))

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
-	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
@@ -147,24 +145,8 @@ func (a *app) validate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	if f.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.diags)}); err != nil {
-			return err
-		}
-	} else {
-		for _, d := range c.diags {
-			fmt.Fprintln(a.stdout, d.String())
-		}
-		errs := len(c.diags.Errors())
-		switch {
-		case c.plan != nil && errs == 0:
-			fmt.Fprintf(a.stdout, "%s: ok: %s, %s, checked against %s (system version %s)\n",
-				c.plan.Path, plural(len(c.plan.Steps), "step", "steps"), plural(len(c.plan.Sources), "source", "sources"), c.mdSource, versionText(c.run.Version))
-		default:
-			fmt.Fprintf(a.stdout, "%s\n", plural(errs, "problem", "problems"))
-		}
+	if err := a.validateView(f.json).Results(c); err != nil {
+		return err
 	}
 	if c.plan == nil {
 		return silent(ExitUsage)
