@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -499,25 +498,6 @@ func (st *statusResult) title() string {
 		return "company " + st.company + ": " + st.path
 	}
 	return st.path
-}
-
-func (st *statusResult) print(w io.Writer) {
-	printSteps(w, summaryJSON(st.sum), true)
-	printPartly(w, st.sum.Errors)
-	switch {
-	case st.busy:
-		fmt.Fprintln(w, "\nnot complete: a run is loading now")
-	case st.code == ExitOK:
-		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
-	case st.code == ExitData:
-		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
-	case leftText(st.sum) != "" && !pendingIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
-	case st.sum.Interrupted && !pendingIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
-	default:
-		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
-	}
 }
 
 // pendingIn reports whether records are pending or in doubt.

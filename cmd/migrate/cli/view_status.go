@@ -22,7 +22,7 @@ func (a *app) statusView(asJSON bool) statusView {
 type statusHuman struct{ humanView }
 
 func (v statusHuman) One(st *statusResult) error {
-	st.print(v.a.stdout)
+	v.journal(st)
 	return nil
 }
 
@@ -31,10 +31,31 @@ func (v statusHuman) Each(i int, st *statusResult) {
 		fmt.Fprintln(v.a.stdout)
 	}
 	fmt.Fprintf(v.a.stdout, "== %s ==\n", st.title())
-	st.print(v.a.stdout)
+	v.journal(st)
 }
 
 func (statusHuman) Done() error { return nil }
+
+// journal shows one journal's counts and what to do next.
+func (v statusHuman) journal(st *statusResult) {
+	w := v.a.stdout
+	printSteps(w, summaryJSON(st.sum), true)
+	printPartly(w, st.sum.Errors)
+	switch {
+	case st.busy:
+		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK:
+		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
+	case st.code == ExitData:
+		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case leftText(st.sum) != "" && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
+	case st.sum.Interrupted && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
+	default:
+		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	}
+}
 
 type statusJSONView struct {
 	jsonView
