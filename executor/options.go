@@ -13,8 +13,8 @@ type RecordSource interface {
 }
 
 // Options are one command's own settings for a prepared run (Apply,
-// DryRun, Diff, CheckReferences); what the plan, its sources and the
-// metadata are is the Prepared's.
+// DryRun, Diff); what the plan, its sources and the metadata are is the
+// Prepared's.
 type Options struct {
 	// Client is the target: Apply writes to it, the dry run and Diff read
 	// it (nil: the dry run predicts without reading).
@@ -57,7 +57,9 @@ type Options struct {
 }
 
 // runOptions is a prepared run with one command's options: what the
-// engine's loops read.
+// engine's loops read. It holds a copy of the Prepared, so that what one
+// command wraps around the records (--limit) or the opener (the dry run's
+// prefetch) stays its own.
 type runOptions struct {
 	Prepared
 	Options
