@@ -147,9 +147,33 @@ func step(name, entity string, after ...string) *plan.Step {
 	return &plan.Step{Name: name, Entity: entity, After: after, Mode: plan.ModeInsert}
 }
 
-func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) Options {
-	return Options{Plan: p, Records: recs, Metadata: e.md, Version: e.ver, Client: e.client,
-		Journal: filepath.Join(t.TempDir(), "run.journal"), Target: e.srv.URL + sandbox.BasePath, ToolVersion: "test"}
+// testRun is a run the tests prepare by hand (records of their own, no
+// sources) with its options: what Prepare and the command line hand the
+// engine.
+type testRun struct {
+	Prepared
+	Options
+}
+
+func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) testRun {
+	return testRun{Prepared: Prepared{Plan: p, records: recs, Metadata: e.md, Version: e.ver},
+		Options: Options{Client: e.client, Journal: filepath.Join(t.TempDir(), "run.journal"), Target: e.srv.URL + sandbox.BasePath, ToolVersion: "test"}}
+}
+
+func runApply(ctx context.Context, o testRun) (*Summary, error) {
+	return Apply(ctx, &o.Prepared, o.Options)
+}
+
+func runDryRun(ctx context.Context, o testRun) (*Summary, error) {
+	return DryRun(ctx, &o.Prepared, o.Options)
+}
+
+func runDiff(ctx context.Context, o testRun) (*DiffResult, error) {
+	return Diff(ctx, &o.Prepared, o.Options)
+}
+
+func runCheckReferences(ctx context.Context, o testRun) (*References, error) {
+	return CheckReferences(ctx, &o.Prepared, o.Client)
 }
 
 // entities returns the sandbox's entities of set by a key field.

@@ -61,7 +61,7 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
 	hook := &waitHook{}
 	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("apply: %v %+v", err, sum)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
@@ -122,7 +121,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
 				break
 			}
-			fmt.Fprintln(w, "    "+e.Location+transform.PlanNote(e.PlanLocation, e.Field)+": "+e.Message)
+			fmt.Fprintln(w, "    "+executor.RecordError{Location: e.Location, PlanLocation: e.PlanLocation, Field: e.Field, Message: e.Message}.String())
 		}
 	}
 }
