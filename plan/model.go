@@ -60,6 +60,8 @@ type Plan struct {
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.
 	Spans Spans
+
+	text *text // the file's lines and node ends, for diagnostics' ranges
 }
 
 // File is where a file the plan names is: an absolute path as it is, a
@@ -300,13 +302,10 @@ type Diagnostic struct {
 	Severity Severity // SeverityError unless set
 }
 
-func (d Diagnostic) String() string {
-	if d.Severity == SeverityWarning {
-		return d.Pos.String() + ": warning: " + d.Message
-	}
-	return d.Pos.String() + ": " + d.Message
-}
-func (d Diagnostic) Error() string { return d.String() }
+// String is the diagnostic as diag renders every problem:
+// "plan.yaml:12:5: warning: message".
+func (d Diagnostic) String() string { return d.Diag(nil).String() }
+func (d Diagnostic) Error() string  { return d.String() }
 
 // Location is the position as CLI.md's JSON output writes it
 // ("plan.yaml:12:7").
