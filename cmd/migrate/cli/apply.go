@@ -28,7 +28,7 @@ func (a *app) printProblems(c *checked, asJSON bool) error {
 		return nil
 	}
 	if asJSON {
-		if err := writeJSON(a.stdout, validateJSON{OK: false, Problems: problemsJSON(c.diags)}); err != nil {
+		if err := writeJSON(a.stdout, validateJSON{OK: false, Problems: problemsJSON(c.plan, c.diags)}); err != nil {
 			return err
 		}
 	}
@@ -166,7 +166,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
+		r.Errors = append(r.Errors, errorOf(e))
 	}
 	return r
 }

@@ -28,7 +28,7 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 	}
 	var out []errorJSON
 	for _, e := range refs.Unresolved {
-		out = append(out, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
+		out = append(out, errorOf(e))
 	}
 	return out, nil
 }

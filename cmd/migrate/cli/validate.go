@@ -179,27 +179,9 @@ func dedupe(ds plan.Diagnostics) plan.Diagnostics {
 	return out
 }
 
-type problemJSON struct {
-	Location string `json:"location"`
-	Message  string `json:"message"`
-	Severity string `json:"severity,omitempty"`
-}
-
 type validateJSON struct {
 	OK       bool          `json:"ok"`
 	Problems []problemJSON `json:"problems"`
-}
-
-func problemsJSON(ds plan.Diagnostics) []problemJSON {
-	out := make([]problemJSON, 0, len(ds))
-	for _, d := range ds {
-		pj := problemJSON{Location: d.Pos.String(), Message: d.Message}
-		if d.Severity == plan.SeverityWarning {
-			pj.Severity = "warning"
-		}
-		out = append(out, pj)
-	}
-	return out
 }
 
 func (a *app) validate(ctx context.Context, args []string) error {
@@ -218,7 +200,7 @@ func (a *app) validate(ctx context.Context, args []string) error {
 	if f.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.diags)}); err != nil {
+		if err := enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.plan, c.diags)}); err != nil {
 			return err
 		}
 	} else {
