@@ -124,7 +124,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	view := summaryJSON(sum)
 	if len(unresolved) > 0 {
-		view.Errors = append(unresolved, view.Errors...)
+		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
@@ -165,9 +165,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
-	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorOf(e))
-	}
+	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	return r
 }
 

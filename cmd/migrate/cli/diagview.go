@@ -80,3 +80,12 @@ func errorOf(e executor.RecordError) errorJSON {
 	return errorJSON{Step: d.Step, Location: d.Subject.String(), Field: d.Field, Value: d.Value, PlanLocation: d.Context.String(),
 		Message: d.Message(), Partly: e.Partly, Summary: d.Summary, Detail: d.Detail, Range: rangeOf(d.Subject), PlanRange: rangeOf(d.Context), d: d}
 }
+
+// errorsOf are a run's row problems, in their order.
+func errorsOf(es []executor.RecordError) []errorJSON {
+	out := make([]errorJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, errorOf(e))
+	}
+	return out
+}

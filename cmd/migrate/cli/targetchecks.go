@@ -11,8 +11,8 @@ import (
 // checkReferences runs the plan's exists: checks before anything is sent
 // (issue 16): against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns the unresolved
-// values as the run document's errors.
-func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
+// values, errors of the run.
+func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]executor.RecordError, error) {
 	refs, err := executor.CheckReferences(ctx, executor.Options{
 		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version, Client: target,
 	})
@@ -26,31 +26,18 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
 			plural(refs.Unchecked, "value", "values"))
 	}
-	var out []errorJSON
-	for _, e := range refs.Unresolved {
-		out = append(out, errorOf(e))
-	}
-	return out, nil
-}
-
-// recordErrors are unresolved references as the engine's pages take them.
-func recordErrors(l []errorJSON) []executor.RecordError {
-	var out []executor.RecordError
-	for _, e := range l {
-		out = append(out, executor.RecordError{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
-	}
-	return out
+	return refs.Unresolved, nil
 }
 
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
-func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
+func (a *app) refuseUnresolved(unresolved []executor.RecordError, asJSON bool) error {
 	if asJSON {
-		if err := writeJSON(a.stdout, runJSON{Steps: []stepJSON{}, Errors: unresolved}); err != nil {
+		if err := writeJSON(a.stdout, runJSON{Steps: []stepJSON{}, Errors: errorsOf(unresolved)}); err != nil {
 			return err
 		}
 	} else {
-		printErrors(a.stdout, unresolved)
+		printErrors(a.stdout, errorsOf(unresolved))
 	}
 	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",
 		plural(len(unresolved), "value", "values"))
