@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/migrate-tool/migrate/internal/diag"
+
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -280,20 +282,13 @@ type Subform struct {
 }
 
 // Severity says whether a Diagnostic stops the plan (Error, the zero value)
-// or only deserves a look (Warning).
-type Severity int
+// or only deserves a look (Warning): diag's, the one every problem has.
+type Severity = diag.Severity
 
 const (
-	SeverityError Severity = iota
-	SeverityWarning
+	SeverityError   = diag.Error
+	SeverityWarning = diag.Warning
 )
-
-func (s Severity) String() string {
-	if s == SeverityWarning {
-		return "warning"
-	}
-	return "error"
-}
 
 // Diagnostic is one problem with a plan.
 type Diagnostic struct {

@@ -21,10 +21,6 @@ type text struct {
 // of the YAML node that starts there, else the name at that place inside
 // an expression; nil (or another file) gives a point.
 func (d Diagnostic) Diag(in *Plan) diag.Diagnostic {
-	sev := diag.Error
-	if d.Severity == SeverityWarning {
-		sev = diag.Warning
-	}
 	r := diag.Range{File: d.Pos.File}
 	if d.Pos.Line > 0 {
 		r.Start = diag.Pos{Line: d.Pos.Line, Column: max(d.Pos.Col, 1)}
@@ -33,7 +29,7 @@ func (d Diagnostic) Diag(in *Plan) diag.Diagnostic {
 			r.End = in.text.end(d.Pos)
 		}
 	}
-	return diag.New(sev, r, d.Message)
+	return diag.New(d.Severity, r, d.Message)
 }
 
 // newText measures the plan's text and the nodes of its document.
