@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,4 +124,34 @@ steps:
 	if r := ds[0].Diag(nil).Subject; r.End != r.Start {
 		t.Errorf("without the plan the range is a point, got %+v", r)
 	}
+}
+
+// FuzzRanges measures arbitrary YAML outside Decode's recover, so a panic
+// is seen rather than turned into a syntax error: no node may end before
+// it starts or past the end of its line.
+func FuzzRanges(f *testing.F) {
+	for _, pattern := range []string{"testdata/*.yaml", "testdata/good/*.yaml"} {
+		files, _ := filepath.Glob(pattern)
+		for _, path := range files {
+			if data, err := os.ReadFile(path); err == nil && len(data) <= 1500 {
+				f.Add(data)
+			}
+		}
+	}
+	f.Add([]byte("a: {value: \"long\n   text\"}\nb: [x, 'y''\n  z']\nc: |\n  one\n\n  two\nd: *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+			return
+		}
+		tx := newText(strings.Split(string(data), "\n"), doc.Content[0])
+		for start, end := range tx.ends {
+			if end.Line < start.Line || end.Line == start.Line && end.Column < start.Col {
+				t.Fatalf("the node at %d:%d ends before it starts, at %d:%d", start.Line, start.Col, end.Line, end.Column)
+			}
+			if end.Column > max(len(tx.line(end.Line)), 1, start.Col) {
+				t.Fatalf("the node at %d:%d ends at %d:%d, past the end of its line %q", start.Line, start.Col, end.Line, end.Column, string(tx.line(end.Line)))
+			}
+		}
+	})
 }
