@@ -406,14 +406,7 @@ func (t *tally) Append(es ...journal.Entry) error {
 			if re.Partly != "" {
 				ss.Partly++
 			}
-			for _, p := range re.Errors {
-				l := p.Cell
-				if l == "" {
-					l = re.Loc
-				}
-				t.errs[re.Step] = append(t.errs[re.Step], RecordError{Step: re.Step, Record: re.ID, Location: l, Field: p.Field, Value: p.Value,
-					PlanLocation: p.Plan, Message: p.Message, Partly: re.Partly})
-			}
+			t.errs[re.Step] = append(t.errs[re.Step], problemErrors(re.Step, re.ID, re.Loc, re.Partly, re.Errors)...)
 		}
 	}
 	return nil

@@ -26,7 +26,7 @@ func (a *app) printProblems(c *checked, v runView) error {
 	if c.plan != nil && !c.diags.HasErrors() {
 		return nil
 	}
-	if err := v.Problems(c.diags); err != nil {
+	if err := v.Problems(c.plan, c.diags); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
@@ -121,7 +121,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	view := summaryJSON(sum)
 	if len(unresolved) > 0 {
-		view.Errors = append(unresolved, view.Errors...)
+		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
@@ -144,9 +144,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
-	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
-	}
+	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	return r
 }
 

@@ -99,13 +99,13 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		user, _ := c.conn.client.LoginName(ctx)
 		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 			User: user, ToolVersion: Version, Start: compared}
-		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, recordErrors(unresolved))); err != nil {
+		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, unresolved)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
 	view := diffDoc(res)
 	if len(unresolved) > 0 {
-		view.Errors = append(unresolved, view.Errors...)
+		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
 	if err := v.Diff(view, *out, *html); err != nil {
 		return err

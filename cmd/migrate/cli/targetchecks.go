@@ -12,8 +12,8 @@ import (
 // checkReferences runs the plan's exists: checks before anything is sent
 // (issue 16): against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns the unresolved
-// values as the run document's errors.
-func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
+// values, errors of the run.
+func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]executor.RecordError, error) {
 	refs, err := executor.CheckReferences(ctx, c.run, target)
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -25,26 +25,13 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
 			plural(refs.Unchecked, "value", "values"))
 	}
-	var out []errorJSON
-	for _, e := range refs.Unresolved {
-		out = append(out, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
-	}
-	return out, nil
-}
-
-// recordErrors are unresolved references as the engine's pages take them.
-func recordErrors(l []errorJSON) []executor.RecordError {
-	var out []executor.RecordError
-	for _, e := range l {
-		out = append(out, executor.RecordError{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
-	}
-	return out
+	return refs.Unresolved, nil
 }
 
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
-func (a *app) refuseUnresolved(unresolved []errorJSON, v applyView) error {
-	if err := v.Unresolved(unresolved); err != nil {
+func (a *app) refuseUnresolved(unresolved []executor.RecordError, v applyView) error {
+	if err := v.Unresolved(errorsOf(unresolved)); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",

@@ -109,27 +109,9 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 	return c, nil
 }
 
-type problemJSON struct {
-	Location string `json:"location"`
-	Message  string `json:"message"`
-	Severity string `json:"severity,omitempty"`
-}
-
 type validateJSON struct {
 	OK       bool          `json:"ok"`
 	Problems []problemJSON `json:"problems"`
-}
-
-func problemsJSON(ds plan.Diagnostics) []problemJSON {
-	out := make([]problemJSON, 0, len(ds))
-	for _, d := range ds {
-		pj := problemJSON{Location: d.Pos.String(), Message: d.Message}
-		if d.Severity == plan.SeverityWarning {
-			pj.Severity = "warning"
-		}
-		out = append(out, pj)
-	}
-	return out
 }
 
 func (a *app) validate(ctx context.Context, args []string) error {

@@ -44,17 +44,6 @@ type stepJSON struct {
 	Partly    int    `json:"partly_loaded,omitempty"`
 }
 
-type errorJSON struct {
-	Step     string `json:"step"`
-	Location string `json:"location"`
-	Field    string `json:"field,omitempty"`
-	Value    string `json:"value,omitempty"`
-	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
-	PlanLocation string `json:"plan_location,omitempty"`
-	Message      string `json:"message"`
-	Partly       string `json:"partly_loaded,omitempty"`
-}
-
 type estimate struct {
 	CallsPerMinute int     `json:"calls_per_minute"`
 	Seconds        float64 `json:"seconds"`
@@ -121,7 +110,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
 				break
 			}
-			fmt.Fprintln(w, "    "+executor.RecordError{Location: e.Location, PlanLocation: e.PlanLocation, Field: e.Field, Message: e.Message}.String())
+			fmt.Fprintln(w, "    "+e.d.String())
 		}
 	}
 }

@@ -42,5 +42,5 @@ type validateJSONView struct{ jsonView }
 func (v validateJSONView) Results(c *checked) error {
 	enc := json.NewEncoder(v.a.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.diags)})
+	return enc.Encode(validateJSON{OK: c.plan != nil && !c.diags.HasErrors(), Problems: problemsJSON(c.plan, c.diags)})
 }

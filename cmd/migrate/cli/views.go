@@ -18,7 +18,7 @@ type humanView struct{ a *app }
 func (v humanView) Hook() *progressHook { return v.a.newHook(false) }
 
 // Problems: a person read the problems on stderr already.
-func (humanView) Problems(plan.Diagnostics) error { return nil }
+func (humanView) Problems(*plan.Plan, plan.Diagnostics) error { return nil }
 
 // jsonView is what every JSON view shares.
 type jsonView struct{ a *app }
@@ -27,14 +27,14 @@ func (v jsonView) Hook() *progressHook { return v.a.newHook(true) }
 
 // Problems is validate's document: with --json, stdout still gets its one
 // document when the plan's problems stop the command.
-func (v jsonView) Problems(ds plan.Diagnostics) error {
-	return writeJSON(v.a.stdout, validateJSON{OK: false, Problems: problemsJSON(ds)})
+func (v jsonView) Problems(p *plan.Plan, ds plan.Diagnostics) error {
+	return writeJSON(v.a.stdout, validateJSON{OK: false, Problems: problemsJSON(p, ds)})
 }
 
 // runView is what the views of the commands that run a plan (plan, diff,
 // apply) share: the problems that stop the command before anything is
 // read or sent, and the progress of the run.
 type runView interface {
-	Problems(ds plan.Diagnostics) error
+	Problems(p *plan.Plan, ds plan.Diagnostics) error
 	Hook() *progressHook
 }

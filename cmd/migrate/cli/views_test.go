@@ -32,7 +32,7 @@ func TestViews(t *testing.T) {
 			return a.planView(j).DryRun(dryRunResult{doc: doc, sum: sum, rate: 100})
 		}, `"plan"`, "apply would make 0 calls"},
 		{"plan's problems", func(a *app, j bool) error {
-			if err := a.planView(j).Problems(plan.Diagnostics{{Message: "x"}}); err != nil {
+			if err := a.planView(j).Problems(nil, plan.Diagnostics{{Message: "x"}}); err != nil {
 				return err
 			}
 			if !j {
@@ -44,7 +44,7 @@ func TestViews(t *testing.T) {
 			return a.applyView(j).Applied(appliedResult{doc: doc, sum: sum, planPath: "p.yaml"})
 		}, `"plan"`, "0 calls with 0 sub-requests in under a second."},
 		{"apply refused", func(a *app, j bool) error {
-			return a.applyView(j).Unresolved([]errorJSON{{Step: "orders", Location: "o.csv:2", Field: "CUSTNAME", Value: "C9", Message: "not on the target"}})
+			return a.applyView(j).Unresolved(errorsOf([]executor.RecordError{{Step: "orders", Location: "o.csv:2", Field: "CUSTNAME", Value: "C9", Message: "not on the target"}}))
 		}, `"plan"`, "    o.csv:2: CUSTNAME: not on the target\n"},
 		{"diff", func(a *app, j bool) error {
 			return a.diffView(j).Diff(diffJSON{Steps: []diffStepJSON{{Name: "customers", Entity: "CUSTOMERS", Create: 1}}, Records: []diffRecordJSON{}, Errors: []errorJSON{}}, "", "")
