@@ -118,7 +118,11 @@ func (p *Prepared) Close() error {
 func (p *Prepared) opener(ctx context.Context) transform.Opener {
 	return func(s *plan.Source) (source.Reader, error) {
 		if s.Connection != "" {
-			return openService(ctx, p.services, s)
+			r, err := openService(ctx, p.services, s)
+			if err != nil {
+				return nil, err // not a nil *odatasource.Reader in a non-nil interface
+			}
+			return r, nil
 		}
 		return p.files.Open(sourceOptions(p.Plan.File(s.File), s))
 	}
