@@ -166,8 +166,8 @@ type Client struct {
 	mu       sync.Mutex
 	version  *Version
 	verKnown bool
-	// warmed are the entity sets this client warmed up before a write
-	// (warmBeforeWrites, under warmMu).
+	// warmed are the entity sets known warm (warmBeforeWrites, readWarm),
+	// under mu; warmMu makes a batch wait while another warms forms up.
 	warmMu sync.Mutex
 	warmed map[string]bool
 }
@@ -995,7 +995,28 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if err != nil {
 		return nil, &InDoubtError{Op: "POST $batch", Err: err}
 	}
+	c.readWarm(reqs, out)
 	return out, nil
+}
+
+// readWarm notes the sets a batch's reads found warm: a GET answered 200
+// (a step's watermark read, a reconciliation's) leaves its set warm, and
+// the first write to it needs no warm-up of its own.
+func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) {
+	matched, _ := MatchResponses(reqs, got)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range matched {
+		if m == nil || m.Status != http.StatusOK || reqs[i].Method != http.MethodGet {
+			continue
+		}
+		if set := writtenSet(reqs[i].URL); set != "" {
+			if c.warmed == nil {
+				c.warmed = map[string]bool{}
+			}
+			c.warmed[set] = true
+		}
+	}
 }
 
 // warmBeforeWrites prepares the forms a batch writes to: a server answers
@@ -1018,6 +1039,7 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	defer c.warmMu.Unlock()
 	var warmUps []BatchRequest
 	seen := map[string]bool{}
+	c.mu.Lock()
 	for _, r := range reqs {
 		set := writtenSet(r.URL)
 		if r.Method == http.MethodGet || set == "" || c.warmed[set] || seen[set] {
@@ -1026,6 +1048,7 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 		seen[set] = true
 		warmUps = append(warmUps, BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
 	}
+	c.mu.Unlock()
 	if len(warmUps) == 0 {
 		return nil
 	}
@@ -1034,12 +1057,14 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 		// the warm-up is tried again before the next batch.
 		return ctx.Err()
 	}
+	c.mu.Lock()
 	if c.warmed == nil {
 		c.warmed = map[string]bool{}
 	}
 	for set := range seen {
 		c.warmed[set] = true
 	}
+	c.mu.Unlock()
 	return nil
 }
 
