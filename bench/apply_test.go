@@ -127,13 +127,13 @@ var (
 // applyRun is `migrate apply PLAN` against t, with the journal in dir.
 func applyRun(ctx context.Context, tb testing.TB, t *target, planPath, journalPath string, m runMode) (*executor.Summary, time.Duration) {
 	tb.Helper()
-	c, err := compilePlan(ctx, planPath, sandbox.DemoMetadata())
+	run, err := prepare(ctx, planPath, sandbox.DemoMetadata())
 	if err != nil {
 		tb.Fatal(err)
 	}
+	defer run.Close()
 	start := time.Now()
-	sum, err := executor.Apply(ctx, executor.Options{Plan: c.plan, Records: c.prog, Open: opener(c.plan),
-		Metadata: c.md, Version: version, Client: t.client, Journal: journalPath, Target: t.srv.URL + sandbox.BasePath,
+	sum, err := executor.Apply(ctx, run, executor.Options{Client: t.client, Journal: journalPath, Target: t.srv.URL + sandbox.BasePath,
 		ToolVersion: "bench", BatchSize: m.batchSize, Concurrency: m.concurrency})
 	d := time.Since(start)
 	if err != nil {

@@ -11,9 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/sourcetest"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // version is the newest system version: batches of 100 (spec 8).
@@ -135,66 +133,33 @@ func writeDataset(dir, format string, rows int) (string, error) {
 	return p, os.WriteFile(p, []byte(planYAML(file, sheet)), 0o644)
 }
 
-// sourceOptions is cmd/migrate/cli's: a plan's source as the reader's options.
-func sourceOptions(p *plan.Plan, s *plan.Source) source.Options {
-	o := source.Options{Name: s.File, Path: filepath.Join(p.Dir, s.File), Encoding: s.Encoding,
-		Sheet: s.Sheet, HeaderRow: s.HeaderRow}
-	if d := []rune(s.Delimiter); len(d) == 1 {
-		o.Delimiter = d[0]
-	} else if s.Delimiter == `\t` {
-		o.Delimiter = '\t'
-	}
-	return o
-}
-
-func opener(p *plan.Plan) transform.Opener {
-	return func(s *plan.Source) (source.Reader, error) { return source.Open(sourceOptions(p, s)) }
-}
-
-// compiled is a plan loaded, checked and compiled the way `migrate plan`
-// does it (cmd/migrate/cli check + BuildLookups).
-type compiled struct {
-	plan *plan.Plan
-	prog *transform.Program
-	md   *odata.Metadata
-}
-
-func compilePlan(ctx context.Context, path string, md *odata.Metadata) (*compiled, error) {
+// prepare loads, checks and prepares a plan the way `migrate plan` does
+// (cmd/migrate/cli check + BuildLookups). Close the run when done.
+func prepare(ctx context.Context, path string, md *odata.Metadata) (*executor.Prepared, error) {
 	p, diags := plan.Load(path)
 	if p == nil || diags.HasErrors() {
 		return nil, fmt.Errorf("plan %s: %v", path, diags)
 	}
-	headers := map[string][]string{}
-	for _, s := range p.Sources {
-		r, err := source.Open(sourceOptions(p, s))
-		if err != nil {
-			return nil, err
-		}
-		headers[s.Name] = r.Header().Names
-		r.Close()
+	run, diags := executor.Prepare(ctx, executor.Setup{Plan: p, Metadata: md, Version: version, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		run.Close()
+		return nil, fmt.Errorf("plan %s: %v", path, diags)
 	}
-	prog, td := transform.Compile(p, md, transform.Options{Getenv: func(string) string { return "" }})
-	td = append(td, p.CheckColumns(headers)...)
-	if td.HasErrors() {
-		return nil, fmt.Errorf("plan %s: %v", path, td)
-	}
-	if d := p.CheckMetadata(md, version); d.HasErrors() {
-		return nil, fmt.Errorf("plan %s: %v", path, d)
-	}
-	if err := prog.BuildLookups(ctx, opener(p)); err != nil {
+	if err := run.BuildLookups(ctx, nil); err != nil {
+		run.Close()
 		return nil, err
 	}
-	return &compiled{plan: p, prog: prog, md: md}, nil
+	return run, nil
 }
 
 // dryRun is `migrate plan PATH`: the summary of executor.DryRun.
 func dryRun(ctx context.Context, path string) (*executor.Summary, error) {
-	c, err := compilePlan(ctx, path, sandbox.DemoMetadata())
+	run, err := prepare(ctx, path, sandbox.DemoMetadata())
 	if err != nil {
 		return nil, err
 	}
-	return executor.DryRun(ctx, executor.Options{Plan: c.plan, Records: c.prog, Open: opener(c.plan),
-		Metadata: c.md, Version: version, CallsPerMinute: 100})
+	defer run.Close()
+	return executor.DryRun(ctx, run, executor.Options{CallsPerMinute: 100})
 }
 
 // checkSummary says what is wrong with a dry run of rows customers.

@@ -22,8 +22,6 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/source"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 var (
@@ -319,21 +317,18 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 	if ds.HasErrors() {
 		t.Fatalf("plan: %v", ds)
 	}
-	prog, ds := transform.Compile(p, md, transform.Options{})
+	ver, _ := odata.ParseVersion("25.1")
+	run, ds := executor.Prepare(context.Background(), executor.Setup{Plan: p, Metadata: md, Version: ver})
 	if ds.HasErrors() {
-		t.Fatalf("compile: %v", ds)
+		t.Fatalf("prepare: %v", ds)
 	}
-	open := func(s *plan.Source) (source.Reader, error) {
-		return source.Open(source.Options{Name: s.File, Path: filepath.Join(p.Dir, s.File), Encoding: s.Encoding})
-	}
+	defer run.Close()
 	client, err := odata.NewClient(odata.Config{BaseURL: tg.url, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
 		HTTPClient: tg.srv.Client(), Timeout: *faultTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ver, _ := odata.ParseVersion("25.1")
-	o := executor.Options{Plan: p, Records: prog, Open: open, Metadata: md, Version: ver, Client: client,
-		Journal: filepath.Join(dir, "run.journal"), Target: tg.url, ToolVersion: "campaign"}
+	o := executor.Options{Client: client, Journal: filepath.Join(dir, "run.journal"), Target: tg.url, ToolVersion: "campaign"}
 	start := time.Now()
 	var exits []string
 	runs := 0
@@ -344,7 +339,7 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 			t.Errorf("spike %s %v: not finished after 300 runs (%v)", mode, rate, exits)
 			break
 		}
-		sum, err := executor.Apply(context.Background(), o)
+		sum, err := executor.Apply(context.Background(), run, o)
 		switch {
 		case err == nil && sum.Complete && len(sum.Undecided) == 0:
 			exits = append(exits, "0")

@@ -29,7 +29,7 @@ var errHalt = errors.New("halt")
 // runner is one run of the plan: Apply's, or the dry run's over a
 // simulated service (Plan). Both walk the same steps with the same loop.
 type runner struct {
-	opts  *Options
+	opts  *runOptions
 	ctx   context.Context
 	md    *odata.Metadata
 	jr    ledger
@@ -105,7 +105,7 @@ func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, 
 
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
-func newRunner(ctx context.Context, opts *Options) *runner {
+func newRunner(ctx context.Context, opts *runOptions) *runner {
 	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
 		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
 }
@@ -113,18 +113,19 @@ func newRunner(ctx context.Context, opts *Options) *runner {
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
 // what is in doubt first), and sends every step's records in dependency
 // order. The summary is the journal's state at the end.
-func Apply(ctx context.Context, opts Options) (*Summary, error) {
-	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil || opts.Client == nil || opts.Journal == "" {
-		return nil, errors.New("executor: Apply needs Plan, Records, Metadata, Client and Journal")
+func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
+	if run == nil || run.Plan == nil || run.records == nil || run.Metadata == nil || o.Client == nil || o.Journal == "" {
+		return nil, errors.New("executor: Apply needs a prepared run, a Client and a Journal")
 	}
+	opts := newRunOptions(run, o)
 	waves, err := opts.Plan.Order()
 	if err != nil {
 		return nil, err
 	}
 	if opts.Limit > 0 {
-		opts.Records = limited{inner: opts.Records, n: opts.Limit, trial: true}
+		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true}
 	}
-	r := newRunner(ctx, &opts)
+	r := newRunner(ctx, opts)
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}
@@ -489,7 +490,7 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
 	r.hook.StepStarted(s.Name, s.Entity)
-	err := r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
+	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt
 		}

@@ -45,7 +45,7 @@ func TestApplyDemoLoad(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := demoLoad()
 	o := env.opts(t, p, f)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestApplyDemoLoad(t *testing.T) {
 	}
 	// A second apply finds everything done and sends nothing.
 	before := env.client.calls.Load()
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete || env.client.calls.Load() != before {
 		t.Fatalf("rerun: %v %+v calls %d→%d", err, sum, before, env.client.calls.Load())
 	}
@@ -118,7 +118,7 @@ func TestApplyRefs(t *testing.T) {
 		got, _ = refs.Ref("orders", "O1")
 		return nil
 	}}
-	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
 		t.Fatal(err)
 	}
 	ord := env.sb.Snapshot()["ORDERS"][0]

@@ -46,7 +46,7 @@ func BenchmarkApplyVsNaive(b *testing.B) {
 				o.Client = oneByOne{env.client}
 			}
 			start := time.Now()
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete {
 				b.Fatalf("%s: %v %+v", mode, err, sum)
 			}

@@ -54,7 +54,7 @@ func TestBreakerStopsOnRepeatedScreenError(t *testing.T) {
 			recs := &fakeRecords{results: map[string][]transform.Result{"customers": customers(60)}}
 			o := env.opts(t, p, recs)
 			o.BatchSize, o.Concurrency = tt.batchSize, 1
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			var se *SameErrorsError
 			if !errors.As(err, &se) || !errors.Is(err, ErrInterrupted) {
 				t.Fatalf("err = %v, want a SameErrorsError wrapping ErrInterrupted", err)
@@ -73,7 +73,7 @@ func TestBreakerStopsOnRepeatedScreenError(t *testing.T) {
 			}
 
 			env.sb.SetUnpermitted() // the administrator grants the permission
-			sum, err = Apply(context.Background(), o)
+			sum, err = runApply(context.Background(), o)
 			if err != nil {
 				t.Fatalf("second apply: %v", err)
 			}
@@ -100,7 +100,7 @@ func TestBreakerResetsOnSuccess(t *testing.T) {
 	}
 	o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": results}})
 	o.BatchSize, o.Concurrency = 5, 1
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}

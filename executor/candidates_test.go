@@ -102,13 +102,13 @@ func TestReconcileServerNumbered(t *testing.T) {
 			}
 			before := len(env.sb.Snapshot()["ORDERS"])
 			env.client.failNext.Store(true)
-			if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v", err)
 			}
 			if tt.ignore {
 				o.Client = filterIgnoring{env.client}
 			}
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			if n := stepOf(sum, "orders").InDoubt; n != tt.undecided || !strings.Contains(strings.Join(sum.Undecided, "\n"), tt.why) {
 				t.Fatalf("resume: %v; %d in doubt (want %d): %q", err, n, tt.undecided, sum.Undecided)
 			}
@@ -138,7 +138,7 @@ func TestReconcileServerNumbered(t *testing.T) {
 // loadPartsAndCustomers applies the first two steps of an ordersPlan, so
 // that a lost answer can then be given to the orders' batch alone; it
 // returns the options of the whole plan over the same journal.
-func loadPartsAndCustomers(t *testing.T, env *sandboxEnv, p *plan.Plan, f RecordSource) Options {
+func loadPartsAndCustomers(t *testing.T, env *sandboxEnv, p *plan.Plan, f RecordSource) testRun {
 	t.Helper()
 	o := env.opts(t, p, f)
 	o.Concurrency = 1
@@ -146,7 +146,7 @@ func loadPartsAndCustomers(t *testing.T, env *sandboxEnv, p *plan.Plan, f Record
 	p1.Hash = p.Hash
 	o1 := o
 	o1.Plan = p1
-	if _, err := Apply(context.Background(), o1); err != nil {
+	if _, err := runApply(context.Background(), o1); err != nil {
 		t.Fatal(err)
 	}
 	return o

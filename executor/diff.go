@@ -84,12 +84,12 @@ func (d *differ) add(rec DiffRecord) {
 // Diff reads the target for every record the plan would write and
 // classifies it. It needs opts.Client: a diff without a target has nothing
 // to compare with.
-func Diff(ctx context.Context, opts Options) (*DiffResult, error) {
+func Diff(ctx context.Context, run *Prepared, opts Options) (*DiffResult, error) {
 	if opts.Client == nil {
 		return nil, errors.New("executor: Diff needs a Client to read the target")
 	}
 	d := &differ{}
-	sum, err := dryRun(ctx, opts, d)
+	sum, err := dryRun(ctx, run, opts, d)
 	if sum == nil {
 		return nil, err
 	}

@@ -53,11 +53,11 @@ func TestDiffPage(t *testing.T) {
 	}}
 	o := env.opts(t, p, recs)
 	o.Journal = ""
-	refs, err := CheckReferences(context.Background(), o)
+	refs, err := runCheckReferences(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Diff(context.Background(), o)
+	res, err := runDiff(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

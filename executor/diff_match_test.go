@@ -42,7 +42,7 @@ func diffMatchReadsBatched(t *testing.T, version string) {
 	}
 	log := &callLog{Client: env.client}
 	o.Client = log
-	res, err := Diff(context.Background(), o)
+	res, err := runDiff(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestDiffMatchFieldNotRead(t *testing.T) {
 	}
 	w := &warnings{}
 	o.Hook = w
-	if _, err := Diff(context.Background(), o); err != nil {
+	if _, err := runDiff(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if all := strings.Join(w.msgs, "\n"); !strings.Contains(all, "step orders: cannot tell whether its documents exist: ORDERS does not return DETAILS on read (a field-level permission)") {

@@ -1,4 +1,11 @@
-// Package executor turns records into $batch requests and sends them
+// Package executor prepares a plan to run and runs it. Prepare (prepare.go)
+// is the one entry: it takes the loaded plan and what the command line
+// connected to (metadata, version, the plan's connections), checks the
+// sources' headers, compiles the plan (package transform) and checks it
+// against the metadata; the Prepared run it returns is what DryRun, Diff,
+// Apply, CheckReferences and the before-image of an export run on.
+//
+// It turns records into $batch requests and sends them
 // (DESIGN.md, "The executor"): one sub-request per entity and per sub-form
 // child, addressed $<id>/<nav> with dependsOn so that an error stays with
 // the row that caused it; batches packed greedily up to the server's limit;
@@ -6,7 +13,7 @@
 // (package journal) before and after every batch so that a resumed run
 // reconciles what is in doubt and sends nothing twice; upsert and update
 // with before-images; undo; status and the failure report; and the dry run
-// (Plan), which is the same loop over a simulated service that answers the
+// (DryRun), which is the same loop over a simulated service that answers the
 // writes and passes the reads to the target. Diff is that dry run with
 // every step reading, each record classified against what the target
 // holds; CheckReferences checks exists: before anything is sent;

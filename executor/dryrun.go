@@ -35,21 +35,22 @@ import (
 // the HTTP calls, sub-requests and API transactions Apply would use and how
 // long that takes at the calls-per-minute limit. With OutDir it writes each
 // batch's JSON body there, exactly as sent.
-func DryRun(ctx context.Context, opts Options) (*Summary, error) {
-	return dryRun(ctx, opts, nil)
+func DryRun(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
+	return dryRun(ctx, run, o, nil)
 }
 
-// dryRun is Plan, and with d Diff.
-func dryRun(ctx context.Context, opts Options, d *differ) (*Summary, error) {
-	if opts.Plan == nil || opts.Records == nil || opts.Metadata == nil {
-		return nil, errors.New("executor: Plan needs Plan, Records and Metadata")
+// dryRun is DryRun, and with d Diff.
+func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary, error) {
+	if run == nil || run.Plan == nil || run.records == nil || run.Metadata == nil {
+		return nil, errors.New("executor: the dry run needs a prepared run")
 	}
+	opts := newRunOptions(run, o)
 	waves, err := opts.Plan.Order()
 	if err != nil {
 		return nil, err
 	}
 	if opts.Limit > 0 {
-		opts.Records = limited{inner: opts.Records, n: opts.Limit}
+		opts.records = limited{inner: opts.records, n: opts.Limit}
 	}
 	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{}}
 	for _, s := range opts.Plan.Steps {
@@ -74,8 +75,8 @@ func dryRun(ctx context.Context, opts Options, d *differ) (*Summary, error) {
 	}
 	opts.Client = client
 	opts.Concurrency = 1
-	opts.Open = prefetch(opts.Open)
-	r := newRunner(ctx, &opts)
+	opts.open = prefetch(opts.open)
+	r := newRunner(ctx, opts)
 	r.dry = true
 	r.diff = d
 	r.refd = map[string]bool{}
@@ -405,14 +406,7 @@ func (t *tally) Append(es ...journal.Entry) error {
 			if re.Partly != "" {
 				ss.Partly++
 			}
-			for _, p := range re.Errors {
-				l := p.Cell
-				if l == "" {
-					l = re.Loc
-				}
-				t.errs[re.Step] = append(t.errs[re.Step], RecordError{Step: re.Step, Record: re.ID, Location: l, Field: p.Field, Value: p.Value,
-					PlanLocation: p.Plan, Message: p.Message, Partly: re.Partly})
-			}
+			t.errs[re.Step] = append(t.errs[re.Step], problemErrors(re.Step, re.ID, re.Loc, re.Partly, re.Errors)...)
 		}
 	}
 	return nil

@@ -109,7 +109,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 					sf.results[k] = v
 				}
 				seed.Hash = "seed"
-				if sum, err := Apply(context.Background(), env.opts(t, seed, sf)); err != nil || !sum.Complete {
+				if sum, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil || !sum.Complete {
 					t.Fatalf("seed: %v %+v", err, sum)
 				}
 			}
@@ -119,7 +119,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			o.BatchSize = 4
 			planDir := filepath.Join(t.TempDir(), "plan")
 			o.OutDir = planDir
-			sum, err := DryRun(context.Background(), o)
+			sum, err := runDryRun(context.Background(), o)
 			if err != nil || !sum.Complete || sum.Unread != 0 {
 				t.Fatalf("plan: %v %+v", err, sum)
 			}
@@ -131,7 +131,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			sent := filepath.Join(t.TempDir(), "apply")
 			os.MkdirAll(sent, 0o755)
 			o.Client = &recorder{inner: env.client, dir: sent}
-			as, err := Apply(context.Background(), o)
+			as, err := runApply(context.Background(), o)
 			if err != nil || !as.Complete {
 				t.Fatalf("apply: %v %+v", err, as)
 			}
@@ -198,7 +198,7 @@ func TestDryRunOffline(t *testing.T) {
 			o := env.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
 			o.Client = nil
 			o.OutDir = t.TempDir()
-			sum, err := DryRun(context.Background(), o)
+			sum, err := runDryRun(context.Background(), o)
 			if err != nil || !sum.Complete || sum.Unread != 2 || sum.Requests != 2 || sum.Subrequests != 1+2 || sum.Transactions != 2 {
 				t.Fatalf("%v %+v", err, sum)
 			}
@@ -222,7 +222,7 @@ func TestDryRunCountsTransactionsAsMetered(t *testing.T) {
 	p.Steps[2].DeepInsert = true
 	o := env.opts(t, p, f)
 	o.Client = nil
-	sum, err := DryRun(context.Background(), o)
+	sum, err := runDryRun(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestDryRunCountsTransactionsAsMetered(t *testing.T) {
 	if sum.Subrequests != 5 || sum.Transactions != 3+1+6 || stepOf(sum, "orders").Children != 5 {
 		t.Fatalf("%+v", sum)
 	}
-	as, err := Apply(context.Background(), env.opts(t, p, f))
+	as, err := runApply(context.Background(), env.opts(t, p, f))
 	if err != nil || as.Transactions != sum.Transactions {
 		t.Fatalf("apply %v: %d transactions, the dry run %d", err, as.Transactions, sum.Transactions)
 	}

@@ -9,15 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/source"
-	"github.com/migrate-tool/migrate/transform"
 )
-
-func opener(p *plan.Plan) transform.Opener {
-	return func(src *plan.Source) (source.Reader, error) {
-		return source.Open(source.Options{Name: src.File, Path: filepath.Join(p.Dir, src.File), Sheet: src.Sheet, HeaderRow: src.HeaderRow})
-	}
-}
 
 func copyDir(t *testing.T, from string) string {
 	t.Helper()
@@ -38,26 +30,19 @@ func copyDir(t *testing.T, from string) string {
 	return dir
 }
 
-func compile(t *testing.T, env *sandboxEnv, path string) (*plan.Plan, *transform.Program) {
+// applyDir prepares dir/plan.yaml, as the command line does, and applies
+// it from dir's sources.
+func applyDir(t *testing.T, env *sandboxEnv, dir string) (testRun, *Summary) {
 	t.Helper()
-	p, ds := plan.Load(path)
+	p, ds := plan.Load(filepath.Join(dir, "plan.yaml"))
+	run, ds := Prepare(context.Background(), Setup{Plan: p, Diagnostics: ds, Metadata: env.md, Version: env.ver})
 	if len(ds) > 0 {
-		t.Fatalf("plan: %v", ds)
+		t.Fatalf("prepare: %v", ds)
 	}
-	prog, ds := transform.Compile(p, env.md, transform.Options{})
-	if len(ds) > 0 {
-		t.Fatalf("compile: %v", ds)
-	}
-	return p, prog
-}
-
-// applyDir compiles dir/plan.yaml and applies it from dir's sources.
-func applyDir(t *testing.T, env *sandboxEnv, dir string) (Options, *Summary) {
-	t.Helper()
-	p, prog := compile(t, env, filepath.Join(dir, "plan.yaml"))
-	o := env.opts(t, p, prog)
-	o.Open = opener(p)
-	sum, err := Apply(context.Background(), o)
+	t.Cleanup(func() { run.Close() })
+	o := env.opts(t, p, nil)
+	o.Prepared = *run
+	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +83,13 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "orders.csv"), []byte(strings.Replace(string(bad), "A2,C2,P9", "A2,C2,P2", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Apply(context.Background(), o); err == nil {
+	if _, err := runApply(context.Background(), o); err == nil {
 		t.Fatal("a changed source must be noticed")
 	} else if se, ok := err.(*StaleError); !ok || !strings.Contains(se.Error(), "source orders.csv changed") {
 		t.Fatalf("stale: %v", err)
 	}
 	o.AllowPlanChange, o.RetryFailed = true, true
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}

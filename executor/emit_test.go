@@ -66,7 +66,7 @@ func TestIntentJournaledBeforeItsSlot(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := Apply(ctx, o)
+	_, err := runApply(ctx, o)
 	if !errors.Is(err, ErrInterrupted) && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply: %v, want interrupted", err)
 	}

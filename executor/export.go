@@ -359,18 +359,18 @@ func (c *csvExport) remove() {
 	}
 }
 
-// StepKeys are the keys of the records step would write, each once, in
+// stepKeys are the keys of the records step would write, each once, in
 // source order: the records whose every key field the plan gives (a
 // document the server numbers has none yet, and nothing to keep).
-func StepKeys(ctx context.Context, prog *transform.Program, st *plan.Step, md *odata.Metadata, open transform.Opener) ([][]any, error) {
-	es := md.EntitySet(st.Entity)
+func stepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error) {
+	es := run.Metadata.EntitySet(st.Entity)
 	if es == nil || es.Type == nil {
 		return nil, fmt.Errorf("step %s: unknown entity %s", st.Name, st.Entity)
 	}
 	key := es.Type.Key
 	seen := map[string]bool{}
 	var out [][]any
-	err := prog.Records(ctx, st.Name, open, nil, func(res transform.Result) error {
+	err := run.records.Records(ctx, st.Name, run.open, nil, func(res transform.Result) error {
 		if res.Record == nil {
 			return nil
 		}
@@ -396,9 +396,9 @@ func StepKeys(ctx context.Context, prog *transform.Program, st *plan.Step, md *o
 // which real servers take in one URL.
 const keysPerFilter = 40
 
-// KeyFilters are $filters that together select the entities of keys,
+// keyFilters are $filters that together select the entities of keys,
 // keysPerFilter keys each.
-func KeyFilters(t *odata.EntityType, keys [][]any) []string {
+func keyFilters(t *odata.EntityType, keys [][]any) []string {
 	var out []string
 	for len(keys) > 0 {
 		n := min(keysPerFilter, len(keys))
@@ -416,9 +416,9 @@ func KeyFilters(t *odata.EntityType, keys [][]any) []string {
 	return out
 }
 
-// ChainRows reads first, then the rows of open(f) for each of filters in
+// chainRows reads first, then the rows of open(f) for each of filters in
 // turn: one reader of the several reads of a before-image.
-func ChainRows(first source.Reader, open func(filter string) (source.Reader, error), filters []string) source.Reader {
+func chainRows(first source.Reader, open func(filter string) (source.Reader, error), filters []string) source.Reader {
 	return &chainedRows{cur: first, open: open, filters: filters}
 }
 

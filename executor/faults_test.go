@@ -53,7 +53,7 @@ func TestFaultsWithODataClient(t *testing.T) {
 	runs := 0
 	for runs < 40 {
 		runs++
-		sum, err = Apply(context.Background(), o)
+		sum, err = runApply(context.Background(), o)
 		if err == nil && sum.Complete {
 			break
 		}

@@ -1,17 +1,14 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -22,8 +19,8 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// httpClient is a minimal $batch client for tests (odata.Client had no
-// Batch yet): JSON requests, JSON or multipart answers.
+// httpClient is the product's odata.Client (which warms cold forms before
+// writing) with a count of its batches and a way to lose one.
 type httpClient struct {
 	url   string
 	hc    *http.Client
@@ -31,6 +28,10 @@ type httpClient struct {
 	// failNext, when set, makes the next batch that writes look lost after
 	// sending (reads, such as a step's watermark, are answered).
 	failNext atomic.Bool
+
+	once sync.Once
+	oc   *odata.Client
+	err  error
 }
 
 func writes(reqs []odata.BatchRequest) bool {
@@ -43,47 +44,20 @@ func writes(reqs []odata.BatchRequest) bool {
 }
 
 func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	c.once.Do(func() {
+		// No retries and no timeout of its own: a test's batch is sent
+		// once, as the old hand-written client sent it.
+		c.oc, c.err = odata.NewClient(odata.Config{BaseURL: c.url, Auth: odata.BasicAuth{User: "demo", Password: "demo"}, HTTPClient: c.hc, Retries: -1})
+	})
+	if c.err != nil {
+		return nil, c.err
+	}
 	c.calls.Add(1)
-	var buf bytes.Buffer
-	if err := odata.EncodeJSONBatch(&buf, reqs); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.url+"/$batch", &buf)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("OData-Version", "4.0")
-	if opts.ContinueOnError {
-		req.Header.Set("Prefer", "odata.continue-on-error=true")
-	} else {
-		req.Header.Set("Prefer", "odata.continue-on-error=false")
-	}
-	req.SetBasicAuth("demo", "demo")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, &odata.InDoubtError{Op: "POST $batch", Err: err}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, &odata.InDoubtError{Op: "POST $batch", Err: err}
-	}
-	if writes(reqs) && c.failNext.CompareAndSwap(true, false) {
+	resps, err := c.oc.Batch(ctx, reqs, opts)
+	if err == nil && writes(reqs) && c.failNext.CompareAndSwap(true, false) {
 		return nil, &odata.InDoubtError{Op: "POST $batch", Err: fmt.Errorf("connection reset (simulated)")}
 	}
-	if resp.StatusCode >= 500 {
-		return nil, &odata.InDoubtError{Op: "POST $batch", Err: odata.ParseError(resp.StatusCode, resp.Header, body)}
-	}
-	if resp.StatusCode >= 400 {
-		return nil, odata.ParseError(resp.StatusCode, resp.Header, body)
-	}
-	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if strings.HasPrefix(mt, "multipart/") {
-		return odata.DecodeMultipartBatchResponse(bytes.NewReader(body), params["boundary"])
-	}
-	return odata.DecodeJSONBatchResponse(bytes.NewReader(body))
+	return resps, err
 }
 
 type sandboxEnv struct {
@@ -173,9 +147,33 @@ func step(name, entity string, after ...string) *plan.Step {
 	return &plan.Step{Name: name, Entity: entity, After: after, Mode: plan.ModeInsert}
 }
 
-func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) Options {
-	return Options{Plan: p, Records: recs, Metadata: e.md, Version: e.ver, Client: e.client,
-		Journal: filepath.Join(t.TempDir(), "run.journal"), Target: e.srv.URL + sandbox.BasePath, ToolVersion: "test"}
+// testRun is a run the tests prepare by hand (records of their own, no
+// sources) with its options: what Prepare and the command line hand the
+// engine.
+type testRun struct {
+	Prepared
+	Options
+}
+
+func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) testRun {
+	return testRun{Prepared: Prepared{Plan: p, records: recs, Metadata: e.md, Version: e.ver},
+		Options: Options{Client: e.client, Journal: filepath.Join(t.TempDir(), "run.journal"), Target: e.srv.URL + sandbox.BasePath, ToolVersion: "test"}}
+}
+
+func runApply(ctx context.Context, o testRun) (*Summary, error) {
+	return Apply(ctx, &o.Prepared, o.Options)
+}
+
+func runDryRun(ctx context.Context, o testRun) (*Summary, error) {
+	return DryRun(ctx, &o.Prepared, o.Options)
+}
+
+func runDiff(ctx context.Context, o testRun) (*DiffResult, error) {
+	return Diff(ctx, &o.Prepared, o.Options)
+}
+
+func runCheckReferences(ctx context.Context, o testRun) (*References, error) {
+	return CheckReferences(ctx, &o.Prepared, o.Client)
 }
 
 // entities returns the sandbox's entities of set by a key field.

@@ -61,15 +61,16 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
 	hook := &waitHook{}
 	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("apply: %v %+v", err, sum)
 	}
 	if got := len(env.entities("LOGPART", "PARTNAME")); got != 3 {
 		t.Fatalf("the sandbox holds %d parts, want 3", got)
 	}
-	// Two calls a minute: the second and third batch each wait 30 s.
-	want := []string{"parts 30s rate-limit=true", "parts 30s rate-limit=true"}
+	// Two calls a minute: the warm-up of LOGPART (cold forms), then the
+	// three batches, each waiting 30 s.
+	want := []string{"parts 30s rate-limit=true", "parts 30s rate-limit=true", "parts 30s rate-limit=true"}
 	if !reflect.DeepEqual(hook.waits, want) {
 		t.Errorf("waits = %q, want %q", hook.waits, want)
 	}

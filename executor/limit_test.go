@@ -53,7 +53,7 @@ func TestApplySteps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o.Steps = tt.steps
-		sum, err := Apply(context.Background(), o)
+		sum, err := runApply(context.Background(), o)
 		var se *StepsError
 		switch {
 		case tt.unknown:
@@ -109,7 +109,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 	}
 	o := env.opts(t, testPlan(fam, parts), f)
 	o.Limit = 1
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 	}
 
 	o.Limit = 0
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestOddKeysRoundTrip(t *testing.T) {
 	f := &fakeRecords{results: map[string][]transform.Result{"customers": recs}}
 	o := env.opts(t, p, f)
 	o.BatchSize = 1 // each note follows in its own batch, addressed by the key
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -14,17 +12,13 @@ type RecordSource interface {
 	Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error
 }
 
-// Options drive Apply and Plan.
+// Options are one command's own settings for a prepared run (Apply,
+// DryRun, Diff); what the plan, its sources and the metadata are is the
+// Prepared's.
 type Options struct {
-	Plan     *plan.Plan
-	Records  RecordSource     // usually the *transform.Program compiled from Plan
-	Open     transform.Opener // opens the plan's sources
-	Metadata *odata.Metadata
-	// Version decides the batch limit; Apply reads nothing itself: the
-	// caller gets it from the client (odata.Client.Version).
-	Version odata.Version
-
-	Client  Client // Apply only
+	// Client is the target: Apply writes to it, the dry run and Diff read
+	// it (nil: the dry run predicts without reading).
+	Client  Client
 	Journal string // Apply: the journal file, created or resumed
 	// Target is the service root, for the journal header (credentials are
 	// stripped before it is written).
@@ -62,6 +56,19 @@ type Options struct {
 	Now func() time.Time
 }
 
+// runOptions is a prepared run with one command's options: what the
+// engine's loops read. It holds a copy of the Prepared, so that what one
+// command wraps around the records (--limit) or the opener (the dry run's
+// prefetch) stays its own.
+type runOptions struct {
+	Prepared
+	Options
+}
+
+func newRunOptions(p *Prepared, o Options) *runOptions {
+	return &runOptions{Prepared: *p, Options: o}
+}
+
 func (o *Options) hook() Hook {
 	if o.Hook == nil {
 		return NopHook{}
@@ -78,7 +85,7 @@ func (o *Options) now() time.Time {
 
 // limit is the most sub-requests per batch: the server's (spec 8), or the
 // plan's or the command line's smaller cap.
-func (o *Options) limit() int {
+func (o *runOptions) limit() int {
 	n := o.Version.BatchLimit()
 	if o.Version.Major == 0 && o.Version.Minor == 0 {
 		n = 100
@@ -93,7 +100,7 @@ func (o *Options) limit() int {
 	return n
 }
 
-func (o *Options) concurrency() int {
+func (o *runOptions) concurrency() int {
 	if o.Concurrency > 0 {
 		return o.Concurrency
 	}

@@ -57,7 +57,7 @@ func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.Client, o.BatchSize = c, 2
 	start := clk.Now()
-	sum, err := Apply(ctx, o)
+	sum, err := runApply(ctx, o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}

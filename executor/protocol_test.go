@@ -89,7 +89,7 @@ func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 				o.Client = client
 				o.BatchSize = 4 // two orders with a line each per batch
 
-				sum, err := Apply(context.Background(), o)
+				sum, err := runApply(context.Background(), o)
 				if !errors.Is(err, ErrInDoubt) || !mangled.Load() {
 					t.Fatalf("first apply: %v (mangled %v), want ErrInDoubt", err, mangled.Load())
 				}
@@ -101,7 +101,7 @@ func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 					t.Fatalf("after the malformed answer: %+v (summary %+v), want in doubt and nothing failed", c, sum.Steps)
 				}
 
-				sum, err = Apply(context.Background(), o)
+				sum, err = runApply(context.Background(), o)
 				if err != nil || !sum.Complete {
 					t.Fatalf("second apply: %v, complete %v, undecided %v", err, sum != nil && sum.Complete, sum.Undecided)
 				}
@@ -148,7 +148,7 @@ func TestMalformedReadAnswerStopsTheRun(t *testing.T) {
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})}}}
 	o := env.opts(t, p, f)
 	o.Client = client
-	_, err := Apply(context.Background(), o)
+	_, err := runApply(context.Background(), o)
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), `id "1" answered more than once`) {
 		t.Fatalf("apply: %v, want interrupted by the malformed answer", err)
 	}

@@ -70,7 +70,7 @@ func partsPlan(mode plan.Mode, parts ...transform.Result) (*plan.Plan, *fakeReco
 func seedParts(t *testing.T, env *sandboxEnv) {
 	t.Helper()
 	p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"))
-	if sum, err := Apply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
+	if sum, err := runApply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
 		t.Fatalf("seed: %v", err)
 	}
 }
@@ -94,12 +94,12 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
 		o := env.opts(t, p, f)
 		o.Client = &loseOnce{Client: env.client, lose: func([]odata.BatchRequest) bool { return true }}
-		if _, err := Apply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
+		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
 			t.Fatalf("first apply: %v, want in doubt", err)
 		}
 		env.restart(t)
 		o.Client = env.client
-		sum, err := Apply(context.Background(), o)
+		sum, err := runApply(context.Background(), o)
 		if err != nil || !sum.Complete {
 			t.Fatalf("second apply: %v %+v", err, sum)
 		}
@@ -118,7 +118,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		seedParts(t, env.sandboxEnv)
 		env.restart(t)
 		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
-		sum, err := Apply(context.Background(), env.opts(t, p, f))
+		sum, err := runApply(context.Background(), env.opts(t, p, f))
 		if err != nil || !sum.Complete || stepOf(sum, "parts").Failed != 0 {
 			t.Fatalf("upsert: %v %+v", err, sum)
 		}
@@ -135,7 +135,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		before := env.sb.Snapshot()
 		p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "8"))
 		o := env.opts(t, p, f)
-		if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+		if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
 			t.Fatalf("upsert: %v", err)
 		}
 		// Undo reads each entity to see that it is as the run left it.
@@ -158,7 +158,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		before := env.sb.Snapshot()
 		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
 		o := env.opts(t, p, f)
-		if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+		if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
 			t.Fatalf("apply: %v", err)
 		}
 		env.restart(t)
@@ -183,12 +183,12 @@ func TestQuirksEveryOneAtOnce(t *testing.T) {
 		o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver the order. <br> There", "APPEND": true}))
 		return ordersPlan(o1, orderWithLines("O2", 3, "C1", "P3"))
 	}
-	load := func(t *testing.T, opts sandbox.Options) (*sandboxEnv, Options, map[string][]map[string]any) {
+	load := func(t *testing.T, opts sandbox.Options) (*sandboxEnv, testRun, map[string][]map[string]any) {
 		env := newSandbox(t, opts)
 		before := env.sb.Snapshot()
 		p, f := orders()
 		o := env.opts(t, p, f)
-		sum, err := Apply(context.Background(), o)
+		sum, err := runApply(context.Background(), o)
 		if err != nil || !sum.Complete || len(sum.Errors) != 0 {
 			t.Fatalf("%s %v: %v %+v", opts.SystemVersion, opts.Quirks, err, sum)
 		}
@@ -257,10 +257,10 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 			}
 			return false
 		}}
-		if _, err := Apply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
+		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
 			t.Fatalf("first apply: %v, want in doubt", err)
 		}
-		sum, err := Apply(context.Background(), o)
+		sum, err := runApply(context.Background(), o)
 		if err != nil || !sum.Complete {
 			t.Fatalf("second apply: %v %+v", err, sum)
 		}
@@ -285,7 +285,7 @@ func TestDryRunReadsAServerBefore22_1(t *testing.T) {
 	p, f := partsPlan(plan.ModeUpsert, part("P1", 2, "9"), part("P2", 3, "2"), part("P3", 4, "3"))
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "plan")
-	sum, err := DryRun(context.Background(), o)
+	sum, err := runDryRun(context.Background(), o)
 	if err != nil || !sum.Complete || sum.Unread != 0 {
 		t.Fatalf("plan: %v %+v", err, sum)
 	}

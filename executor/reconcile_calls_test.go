@@ -114,7 +114,7 @@ func TestReconcileReadsBatched(t *testing.T) {
 			// 75 orders of 4 sub-requests are 3 batches, sent at once.
 			o.Client = &loseWrites{Client: env.client, batches: 3, all: make(chan struct{})}
 			o.Concurrency = 3
-			if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v, want in doubt", err)
 			}
 			st, err := journal.Load(o.Journal)
@@ -142,7 +142,7 @@ func TestReconcileReadsBatched(t *testing.T) {
 
 			log := &callLog{Client: env.client}
 			o.Client = log
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete || len(sum.Undecided) > 0 {
 				t.Fatalf("resume: %v %+v %q", err, sum, sum.Undecided)
 			}

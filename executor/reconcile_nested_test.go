@@ -27,10 +27,10 @@ func TestCrashThenResumeReconcilesLineTexts(t *testing.T) {
 	p, f := ordersPlan(withTexts("O1", 2), withTexts("O2", 3))
 	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true)
-	if sum, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+	if sum, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatalf("first apply: %v %+v", err, sum)
 	}
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete || len(sum.Undecided) != 0 {
 		t.Fatalf("resume: %v complete=%v undecided=%q", err, sum != nil && sum.Complete, sum.Undecided)
 	}

@@ -46,11 +46,11 @@ type refUse struct {
 
 // CheckReferences reads every record of the plan's steps that have
 // exists: checks (or feed a step that does: its keys), in apply's order,
-// and looks the values no earlier step creates up on opts.Client; without
-// a client only the earlier steps are checked and Unchecked says how many
+// and looks the values no earlier step creates up on target; without one
+// (nil) only the earlier steps are checked and Unchecked says how many
 // values were not. It writes nothing.
-func CheckReferences(ctx context.Context, opts Options) (*References, error) {
-	p := opts.Plan
+func CheckReferences(ctx context.Context, run *Prepared, target Client) (*References, error) {
+	p := run.Plan
 	res := &References{}
 	targets := map[string]bool{}
 	for _, s := range p.Steps {
@@ -65,7 +65,7 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 	if err != nil {
 		return nil, err
 	}
-	cols, _ := opts.Records.(columnFinder)
+	cols, _ := run.records.(columnFinder)
 	created := map[string]map[string]bool{} // entity → key, by earlier waves
 	uses := map[string]map[string]*refUse{} // entity → key → first use
 	var order []string                      // entity|key as first used
@@ -77,10 +77,10 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 				continue
 			}
 			var typ *odata.EntityType
-			if es := opts.Metadata.EntitySet(s.Entity); es != nil {
+			if es := run.Metadata.EntitySet(s.Entity); es != nil {
 				typ = es.Type
 			}
-			err := opts.Records.Records(ctx, s.Name, opts.Open, standInRefs{}, func(r transform.Result) error {
+			err := run.records.Records(ctx, s.Name, run.open, standInRefs{}, func(r transform.Result) error {
 				rec := r.Record
 				if rec == nil || len(r.Errors) > 0 {
 					return nil // a row error: the run reports it
@@ -95,7 +95,7 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 				}
 				visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
 					for _, x := range ex {
-						es := opts.Metadata.EntitySet(x.Entity)
+						es := run.Metadata.EntitySet(x.Entity)
 						if es == nil || es.Type == nil || len(es.Type.Key) != 1 {
 							continue // validate says so
 						}
@@ -139,11 +139,11 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 			}
 		}
 	}
-	if opts.Client == nil {
+	if target == nil {
 		res.Unchecked = len(order)
 		return res, nil
 	}
-	absent, err := readAbsent(ctx, opts, order)
+	absent, err := readAbsent(ctx, run, target, order)
 	if err != nil {
 		return nil, err
 	}
@@ -168,19 +168,19 @@ func CheckReferences(ctx context.Context, opts Options) (*References, error) {
 // readAbsent looks each "ENTITY|key" up on the target, in batches of GETs
 // that select the key alone; a 404 is absent once confirmed (a cold form's
 // is not, issue 14.4: confirmAbsent), any other refusal an error.
-func readAbsent(ctx context.Context, opts Options, order []string) (map[string]bool, error) {
+func readAbsent(ctx context.Context, run *Prepared, target Client, order []string) (map[string]bool, error) {
 	absent := map[string]bool{}
 	var warm warmth
-	send := SendVia(opts.Client)
+	send := SendVia(target)
 	read := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
-	limit := min(opts.limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
+	limit := min(newRunOptions(run, Options{}).limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
 	for start := 0; start < len(order); start += limit {
 		chunk := order[start:min(start+limit, len(order))]
 		reqs := make([]odata.BatchRequest, len(chunk))
 		for i, ek := range chunk {
 			ent, k, _ := strings.Cut(ek, "|")
 			sel := ""
-			if es := opts.Metadata.EntitySet(ent); es != nil && es.Type != nil {
+			if es := run.Metadata.EntitySet(ent); es != nil && es.Type != nil {
 				sel = "?$select=" + es.Type.Key[0]
 			}
 			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}

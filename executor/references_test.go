@@ -18,7 +18,7 @@ func TestCheckReferences(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	seed := testPlan(step("parts", "LOGPART"))
 	seed.Hash = "seed"
-	if _, err := Apply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
+	if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
 		rec("parts", "LOGPART", "B-100", 2, map[string]any{"PARTNAME": "B-100", "PARTDES": "Bolt"}),
 	}}})); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestCheckReferences(t *testing.T) {
 			if !tt.online {
 				o.Client = nil
 			}
-			got, err := CheckReferences(context.Background(), o)
+			got, err := runCheckReferences(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestCheckReferencesColdForms(t *testing.T) {
 			line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "X-999"}),
 			line("ORDERITEMS_SUBFORM", 4, map[string]any{"PARTNAME": "P2"})),
 	}}}
-	got, err := CheckReferences(context.Background(), env.opts(t, testPlan(orders), recs))
+	got, err := runCheckReferences(context.Background(), env.opts(t, testPlan(orders), recs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestCheckReferencesReadsPerCall(t *testing.T) {
 	log := &callLog{Client: env.client}
 	o := env.opts(t, testPlan(orders), recs)
 	o.Client = log
-	got, err := CheckReferences(context.Background(), o)
+	got, err := runCheckReferences(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 // throttledLoad loads six orders of two lines through the real client
 // into a sandbox that allows three calls a minute, one batch at a time:
 // the server answers 429 and the client waits as told.
-func throttledLoad(t *testing.T) (*sandboxEnv, Options) {
+func throttledLoad(t *testing.T) (*sandboxEnv, testRun) {
 	t.Helper()
 	clock := &stepClock{now: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}
 	env := newSandbox(t, sandbox.Options{CallsPerMinute: 3, Now: clock.Now})
@@ -39,7 +39,7 @@ func throttledLoad(t *testing.T) (*sandboxEnv, Options) {
 	p, f := ordersPlan(orders...)
 	o := env.opts(t, p, f)
 	o.Client, o.Now, o.Concurrency, o.BatchSize, o.User = client, clock.Now, 1, 3, "תומר"
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("apply: %v %+v", err, sum)
 	}

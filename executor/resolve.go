@@ -45,7 +45,7 @@ func resolver(ctx context.Context, st *journal.State, opts ResolveOptions) *runn
 	if h == nil {
 		h = NopHook{}
 	}
-	return &runner{opts: &Options{Client: opts.Client, Metadata: opts.Metadata}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
+	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
 }
 
 // InDoubt lists every record of the journal whose work is in doubt, in

@@ -20,10 +20,10 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	p.Steps[2].Match = []string{"CUSTNAME"}
 	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true) // the orders' answer is lost
-	if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatal(err)
 	}
-	if sum, err := Apply(context.Background(), o); err != nil || stepOf(sum, "orders").InDoubt != 2 {
+	if sum, err := runApply(context.Background(), o); err != nil || stepOf(sum, "orders").InDoubt != 2 {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
 	ctx := context.Background()

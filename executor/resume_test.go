@@ -66,10 +66,10 @@ steps:
 			if c.harm != nil {
 				c.harm(t, o.Journal)
 			}
-			rc := &readCounter{RecordSource: o.Records}
-			o.Records = rc
+			rc := &readCounter{RecordSource: o.records}
+			o.records = rc
 			calls := env.client.calls.Load()
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete || stepOf(sum, "customers").Committed != 3 || sum.Subrequests != 0 {
 				t.Fatalf("resume: %v %+v", err, sum)
 			}

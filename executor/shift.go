@@ -118,7 +118,7 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 	}
 	seen := map[string]bool{}
 	var problems []string
-	err = r.opts.Records.Records(r.ctx, s.Name, r.opts.Open, r, func(res transform.Result) error {
+	err = r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		loc := res.Loc.String()
 		seen[loc] = true
 		var h string

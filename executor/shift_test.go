@@ -72,12 +72,12 @@ func TestRefuseShiftedSource(t *testing.T) {
 				return &fakeRecords{results: map[string][]transform.Result{"c": rs}}
 			}
 			o := env.opts(t, p, results(tt.before))
-			if _, err := Apply(context.Background(), o); err != nil {
+			if _, err := runApply(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}
 			before := len(env.sb.Snapshot()["CUSTOMERS"])
-			o.Records, o.RetryFailed = results(tt.then), true
-			_, err := Apply(context.Background(), o)
+			o.records, o.RetryFailed = results(tt.then), true
+			_, err := runApply(context.Background(), o)
 			var se *ShiftedError
 			switch {
 			case tt.problems == nil && err != nil:

@@ -53,13 +53,7 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 			rec := ss.Records[id]
 			switch rec.Status() {
 			case journal.Failed:
-				for _, e := range rec.Errors {
-					loc := e.Cell
-					if loc == "" {
-						loc = rec.Loc
-					}
-					sum.Errors = append(sum.Errors, RecordError{Step: name, Record: id, Location: loc, Field: e.Field, Value: e.Value, PlanLocation: e.Plan, Message: e.Message, Partly: rec.Partly})
-				}
+				sum.Errors = append(sum.Errors, problemErrors(name, id, rec.Loc, rec.Partly, rec.Errors)...)
 			case journal.InDoubt:
 				sum.Undecided = append(sum.Undecided, name+" "+id)
 			}

@@ -38,7 +38,7 @@ func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o.Hook = cancelAfterStep{step: "parts", cancel: cancel}
-	if _, err := Apply(ctx, o); !errors.Is(err, ErrInterrupted) {
+	if _, err := runApply(ctx, o); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("apply: %v, want interrupted", err)
 	}
 	if n := len(env.sb.Snapshot()["CUSTOMERS"]); len(env.sb.Snapshot()["LOGPART"]) != 2 || n != 0 {
@@ -58,7 +58,7 @@ func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	}
 
 	o.Hook = nil
-	if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("apply again: %v %+v", err, sum)
 	}
 	if len(env.sb.Snapshot()["CUSTOMERS"]) != 1 {

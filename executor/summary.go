@@ -1,6 +1,11 @@
 package executor
 
-import "time"
+import (
+	"time"
+
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/journal"
+)
 
 // Summary is the result of Apply or Plan. CLI.md's JSON output is derived
 // from it field by field.
@@ -74,4 +79,29 @@ type RecordError struct {
 	// Partly is what exists of the record when it is partly loaded
 	// ("ORDERS('SO1') created with 3 of 4 lines").
 	Partly string
+}
+
+// Diagnostic is the error in the model every command renders: the source
+// cell or row its subject, the plan's place its context. The places come
+// back from the journal as text; the ranges are points.
+func (e RecordError) Diagnostic() diag.Diagnostic {
+	d := diag.New(diag.Error, diag.ParseRange(e.Location), e.Message)
+	d.Step, d.Record, d.Field, d.Value = e.Step, e.Record, e.Field, e.Value
+	d.Context = diag.ParseRange(e.PlanLocation)
+	return d
+}
+
+// problemErrors are a failed record's journaled problems as the summary
+// lists them: a problem that names no cell is at the record's row (loc).
+func problemErrors(step, id, loc, partly string, ps []journal.Problem) []RecordError {
+	out := make([]RecordError, 0, len(ps))
+	for _, p := range ps {
+		cell := p.Cell
+		if cell == "" {
+			cell = loc
+		}
+		out = append(out, RecordError{Step: step, Record: id, Location: cell, Field: p.Field, Value: p.Value,
+			PlanLocation: p.Plan, Message: p.Message, Partly: partly})
+	}
+	return out
 }

@@ -39,12 +39,12 @@ func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
 	o := env.opts(t, p, f)
 	storm.Store(true)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if !errors.Is(err, ErrInterrupted) || sum == nil || !sum.Interrupted {
 		t.Fatalf("throttled apply: err %v, summary %+v; want ErrInterrupted", err, sum)
 	}
 	storm.Store(false)
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
@@ -79,16 +79,16 @@ func TestReconcileUnreadableIsInDoubt(t *testing.T) {
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
 	o := env.opts(t, p, f)
 	env.client.failNext.Store(true) // the first batch commits, its answer is lost
-	if _, err := Apply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatalf("first apply: %v, want ErrInDoubt", err)
 	}
 	drop.Store(true)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if !errors.Is(err, ErrInDoubt) || sum == nil || !sum.Interrupted {
 		t.Fatalf("resume while reads fail: err %v, summary %+v; want ErrInDoubt", err, sum)
 	}
 	drop.Store(false)
-	sum, err = Apply(context.Background(), o)
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}

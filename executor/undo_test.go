@@ -51,7 +51,7 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := demoLoad()
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	loaded := env.sb.Snapshot()
@@ -70,7 +70,7 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	// A resume of the run there is refused too (apply --retry-failed).
 	o2 := o
 	o2.Target, o2.RetryFailed, o2.AllowPlanChange = other, true, true
-	if _, err := Apply(context.Background(), o2); !errors.As(err, new(*TargetError)) {
+	if _, err := runApply(context.Background(), o2); !errors.As(err, new(*TargetError)) {
 		t.Fatalf("apply against another target: %v", err)
 	}
 	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
@@ -110,7 +110,7 @@ func replaceRun(t *testing.T, env *sandboxEnv) (map[string][]map[string]any, str
 	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
 		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1"), "PRICE": dec("2.50")}),
 		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("4")})))
-	if _, err := Apply(context.Background(), env.opts(t, p, f)); err != nil {
+	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.sb.Snapshot()
@@ -121,7 +121,7 @@ func replaceRun(t *testing.T, env *sandboxEnv) (map[string][]map[string]any, str
 	rf := &fakeRecords{results: map[string][]transform.Result{"orders": {
 		rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
 	o := env.opts(t, testPlan(up), rf)
-	if sum, err := Apply(context.Background(), o); err != nil || !sum.Complete {
+	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("replace: %v %+v", err, sum)
 	}
 	if got := lines(env.entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
@@ -197,7 +197,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			seed := testPlan(step("parts", "LOGPART"))
 			seed.Hash = "seed"
-			if _, err := Apply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
+			if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
 				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"})}}})); err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 			up.Mode = plan.ModeUpdate
 			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {
 				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
-			if _, err := Apply(context.Background(), o); err != nil {
+			if _, err := runApply(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}
 			if c.patch != "" {
@@ -241,7 +241,7 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if got := env.entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {

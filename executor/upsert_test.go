@@ -24,7 +24,7 @@ func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}),
 		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),
 	}}}
-	if _, err := Apply(context.Background(), env.opts(t, seed, sf)); err != nil {
+	if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.sb.Snapshot()
@@ -37,7 +37,7 @@ func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 		rec("parts", "LOGPART", "P3", 4, map[string]any{"PARTNAME": "P3", "PARTDES": "New"}),                    // absent: inserted
 	}}}
 	o := env.opts(t, p, f)
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete || stepOf(sum, "parts").Committed != 3 {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -74,7 +74,7 @@ func TestUpdateAbsentFails(t *testing.T) {
 	up.Mode = plan.ModeUpdate
 	f := &fakeRecords{results: map[string][]transform.Result{"parts": {
 		rec("parts", "LOGPART", "P9", 2, map[string]any{"PARTNAME": "P9", "PARTDES": "x"})}}}
-	sum, err := Apply(context.Background(), env.opts(t, testPlan(up), f))
+	sum, err := runApply(context.Background(), env.opts(t, testPlan(up), f))
 	if err != nil || len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Message, "does not exist") || len(env.sb.Snapshot()["LOGPART"]) != 0 {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -87,7 +87,7 @@ func TestUpsertReplaceLines(t *testing.T) {
 		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1")}),
 		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1")})))
 	o1 := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o1); err != nil {
+	if _, err := runApply(context.Background(), o1); err != nil {
 		t.Fatal(err)
 	}
 	// A later step of the same journal updates the order.
@@ -99,7 +99,7 @@ func TestUpsertReplaceLines(t *testing.T) {
 	f.results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
 	o2 := env.opts(t, p2, f)
 	o2.Journal = o1.Journal
-	sum, err := Apply(context.Background(), o2)
+	sum, err := runApply(context.Background(), o2)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -124,7 +124,7 @@ func TestStopFinishesInFlight(t *testing.T) {
 	o := env.opts(t, p, &stopAfter{results: rs, n: 150, stop: stop})
 	o.Stop = stop
 	o.Concurrency = 1
-	sum, err := Apply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if !errorsIs(err, ErrInterrupted) || !sum.Interrupted {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -134,8 +134,8 @@ func TestStopFinishesInFlight(t *testing.T) {
 	}
 	_ = f
 	o.Stop = nil
-	o.Records = &fakeRecords{results: map[string][]transform.Result{"customers": rs}}
-	sum, err = Apply(context.Background(), o)
+	o.records = &fakeRecords{results: map[string][]transform.Result{"customers": rs}}
+	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete || len(env.sb.Snapshot()["CUSTOMERS"]) != 500 {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
@@ -172,7 +172,7 @@ func TestPlanDryRun(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "batches")
 	o.CallsPerMinute = 100
-	sum, err := DryRun(context.Background(), o)
+	sum, err := runDryRun(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestPlanDryRun(t *testing.T) {
 	}
 	// Apply makes exactly the calls the dry run counted.
 	o.OutDir = ""
-	as, err := Apply(context.Background(), o)
+	as, err := runApply(context.Background(), o)
 	if err != nil || as.Requests != sum.Requests || as.Subrequests != sum.Subrequests {
 		t.Fatalf("apply %v: %d/%d vs plan %d/%d", err, as.Requests, as.Subrequests, sum.Requests, sum.Subrequests)
 	}
@@ -224,7 +224,7 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 				rs = append(rs, rec("customers", "CUSTOMERS", c, i+2, map[string]any{"CUSTNAME": c, "CUSTDES": "Customer " + c},
 					single("CUSTOMERSTEXT_SUBFORM", map[string]any{"TEXT": texts[c], "APPEND": appendText})))
 			}
-			sum, err := Apply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
 			}

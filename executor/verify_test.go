@@ -54,7 +54,7 @@ func TestVerify(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := demoLoad()
 	o := env.opts(t, p, f)
-	if _, err := Apply(context.Background(), o); err != nil {
+	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

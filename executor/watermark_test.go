@@ -92,7 +92,7 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	must(t, j.Close())
 	w := &warnings{}
 	o.Hook = w
-	if _, err := Apply(ctx, o); err != nil {
+	if _, err := runApply(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := journal.Load(o.Journal)

@@ -13,6 +13,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,6 +166,10 @@ type Client struct {
 	mu       sync.Mutex
 	version  *Version
 	verKnown bool
+	// warmed are the entity sets known warm (warmBeforeWrites, readWarm),
+	// under mu; warmMu makes a batch wait while another warms forms up.
+	warmMu sync.Mutex
+	warmed map[string]bool
 }
 
 // NewClient checks cfg and builds a client. TLS verification is always on;
@@ -954,6 +960,9 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if known && v != nil && len(reqs) > v.BatchLimit() {
 		return nil, fmt.Errorf("POST $batch: %d operations, more than the %d version %s allows (spec 8)", len(reqs), v.BatchLimit(), v)
 	}
+	if err := c.warmBeforeWrites(ctx, reqs); err != nil {
+		return nil, err
+	}
 	coe := "false"
 	if opts.ContinueOnError {
 		coe = "true"
@@ -986,7 +995,92 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if err != nil {
 		return nil, &InDoubtError{Op: "POST $batch", Err: err}
 	}
+	c.readWarm(reqs, out)
 	return out, nil
+}
+
+// readWarm notes the sets a batch's reads found warm: a GET answered 200
+// (a step's watermark read, a reconciliation's) leaves its set warm, and
+// the first write to it needs no warm-up of its own.
+func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) {
+	matched, _ := MatchResponses(reqs, got)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range matched {
+		if m == nil || m.Status != http.StatusOK || reqs[i].Method != http.MethodGet {
+			continue
+		}
+		if set := writtenSet(reqs[i].URL); set != "" {
+			if c.warmed == nil {
+				c.warmed = map[string]bool{}
+			}
+			c.warmed[set] = true
+		}
+	}
+}
+
+// warmBeforeWrites prepares the forms a batch writes to: a server answers
+// 404 to the first request to a form not used since it started
+// (SERVICE-NOTES, cold forms), a POST included, and a record refused so
+// would count as failed. Before the first batch that writes to an entity
+// set, this client reads SET?$top=1 for it, in one $batch for all the sets
+// of the batch; what the reads answer does not matter (being asked warms a
+// form), and neither does a warm-up that failed: the batch is sent all the
+// same, and the warm-up tried again before the next. Each set is warmed once
+// in a client's life, so a run pays one call for it, however many batches
+// it sends.
+func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) error {
+	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool { return r.Method != http.MethodGet }) {
+		return nil // reads only: the warm-ups themselves, or reads that confirm a 404
+	}
+	// Held while warming, so that a batch sent meanwhile waits for the
+	// forms to be ready instead of finding them cold.
+	c.warmMu.Lock()
+	defer c.warmMu.Unlock()
+	var warmUps []BatchRequest
+	seen := map[string]bool{}
+	c.mu.Lock()
+	for _, r := range reqs {
+		set := writtenSet(r.URL)
+		if r.Method == http.MethodGet || set == "" || c.warmed[set] || seen[set] {
+			continue
+		}
+		seen[set] = true
+		warmUps = append(warmUps, BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+	}
+	c.mu.Unlock()
+	if len(warmUps) == 0 {
+		return nil
+	}
+	if _, err := c.Batch(ctx, warmUps, BatchOptions{ContinueOnError: true}); err != nil {
+		// Whatever went wrong, the write says it better, or succeeds:
+		// the warm-up is tried again before the next batch.
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	if c.warmed == nil {
+		c.warmed = map[string]bool{}
+	}
+	for set := range seen {
+		c.warmed[set] = true
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// writtenSet is the entity set a sub-request's URL addresses ("ORDERS" of
+// "ORDERS('SO1')/ORDERITEMS_SUBFORM"), or "" for a reference to another
+// sub-request ($1/...) or anything else that names no set.
+func writtenSet(url string) string {
+	end := strings.IndexAny(url, "(/?")
+	if end < 0 {
+		end = len(url)
+	}
+	set := url[:end]
+	if set == "" || strings.HasPrefix(set, "$") || strings.Contains(set, ":") {
+		return ""
+	}
+	return set
 }
 
 func decodeBatchResponse(resp *response) ([]BatchResponse, error) {

@@ -816,7 +816,11 @@ func TestClientBatch(t *testing.T) {
 			if len(got) != 2 || got[0].ID != "1" || got[0].Status != 201 || got[1].Status != 201 || !strings.Contains(string(got[1].Body), `"KLINE":1`) {
 				t.Errorf("responses = %+v", got)
 			}
-			s := log()[0]
+			sent := log()
+			if len(sent) != 2 || !strings.Contains(string(sent[0].Body), "ORDERS?$top=1") {
+				t.Fatalf("sent %d calls, want the warm-up of ORDERS and the batch", len(sent))
+			}
+			s := sent[1]
 			wantPrefer := fmt.Sprintf("odata.continue-on-error=%v", tc.opts.ContinueOnError)
 			if s.Path != "/odata/Priority/tabula.ini/demo/$batch" || s.Header.Get("Prefer") != wantPrefer || !strings.HasPrefix(s.Header.Get("Content-Type"), tc.wantCT) {
 				t.Errorf("sent %s Prefer=%q Content-Type=%q", s.Path, s.Header.Get("Prefer"), s.Header.Get("Content-Type"))
@@ -835,6 +839,81 @@ func TestClientBatch(t *testing.T) {
 	}
 }
 
+// TestBatchWarmsFormsBeforeWrites: a server answers 404 to the first
+// request to a form since it started, a POST included (SERVICE-NOTES, cold
+// forms). The client reads SET?$top=1 of every set a batch writes to, once
+// per set, in one call, before the first batch that writes to it; reads
+// alone cost nothing more, and a set a read found (200) is warm already.
+func TestBatchWarmsFormsBeforeWrites(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	warm := map[string]bool{}
+	var calls [][]string // per call, method and URL of each sub-request
+	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		reqs, err := DecodeJSONBatchRequest(bytes.NewReader(body))
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var call []string
+		var out []BatchResponse
+		for _, q := range reqs {
+			call = append(call, q.Method+" "+q.URL)
+			set := writtenSet(q.URL)
+			status := 201
+			if q.Method == http.MethodGet {
+				status = 200
+			}
+			if set != "" && !warm[set] {
+				status = 404 // cold: refused, nothing changed
+			}
+			warm[set] = true
+			out = append(out, BatchResponse{ID: q.ID, Status: status, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{}`)})
+		}
+		calls = append(calls, call)
+		w.Header().Set("Content-Type", "application/json")
+		EncodeJSONBatchResponse(w, out) //nolint:errcheck
+	})
+	c, _ := newTestClient(t, srv, nil)
+	ctx := context.Background()
+	read := []BatchRequest{{ID: "1", Method: "GET", URL: "CUSTOMERS('C1')"}}
+	for range 2 { // 404 (cold), then 200: CUSTOMERS is known warm
+		if _, err := c.Batch(ctx, read, BatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := []BatchRequest{
+		{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)},
+		{ID: "2", Method: "POST", URL: "$1/ORDERITEMS_SUBFORM", Body: json.RawMessage(`{}`), DependsOn: []string{"1"}},
+		{ID: "3", Method: "PATCH", URL: "LOGPART('P1')", Body: json.RawMessage(`{}`)},
+		{ID: "4", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)},
+		{ID: "5", Method: "PATCH", URL: "CUSTOMERS('C1')", Body: json.RawMessage(`{}`)},
+	}
+	for round := 0; round < 2; round++ {
+		got, err := c.Batch(ctx, writes, BatchOptions{ContinueOnError: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range got {
+			if g.Status >= 400 {
+				t.Errorf("round %d: %s answered %d: the form was cold", round+1, g.ID, g.Status)
+			}
+		}
+	}
+	sent := []string{"POST ORDERS", "POST $1/ORDERITEMS_SUBFORM", "PATCH LOGPART('P1')", "POST ORDERS", "PATCH CUSTOMERS('C1')"}
+	want := [][]string{
+		{"GET CUSTOMERS('C1')"}, // a read is not warmed: the executor confirms its 404s
+		{"GET CUSTOMERS('C1')"},
+		{"GET ORDERS?$top=1", "GET LOGPART?$top=1"},
+		sent,
+		sent,
+	}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls:\n got %q\nwant %q", calls, want)
+	}
+}
+
 func TestClientBatchFailures(t *testing.T) {
 	t.Parallel()
 	reqs := []BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)}}
@@ -842,21 +921,23 @@ func TestClientBatchFailures(t *testing.T) {
 		name    string
 		handler func(w http.ResponseWriter)
 		inDoubt bool
-		calls   int
+		// calls: the warm-up of ORDERS (cold forms; its failure is left
+		// to the batch to report) and the batch, never sent again.
+		calls int
 	}{
-		{"500", func(w http.ResponseWriter) { w.WriteHeader(500) }, true, 1},
+		{"500", func(w http.ResponseWriter) { w.WriteHeader(500) }, true, 2},
 		{"unreadable answer", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"responses":[`) //nolint:errcheck
-		}, true, 1},
+		}, true, 2},
 		{"dropped", func(w http.ResponseWriter) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
-		}, true, 1},
+		}, true, 2},
 		{"400 refused whole", func(w http.ResponseWriter) {
 			w.WriteHeader(400)
 			w.Write(ODataErrorJSON("400", "malformed batch")) //nolint:errcheck
-		}, false, 1},
+		}, false, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,10 @@
 // (what the value means) and `go generate ./plan`. Encoding names and what
 // counts as a workbook come from the source package.
 //
+// Diagnostic.Diag gives a problem in the model every command renders
+// (internal/diag): its range is the span of the YAML node it is about, which
+// ranges.go measures from the text, since yaml.v3 says only where a node starts.
+//
 // Compiling expressions against the function library is the transform
 // package's job; plan parses them and knows the library's names only.
 package plan

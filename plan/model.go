@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/migrate-tool/migrate/internal/diag"
+
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -60,6 +62,8 @@ type Plan struct {
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.
 	Spans Spans
+
+	text *text // the file's lines and node ends, for diagnostics' ranges
 }
 
 // File is where a file the plan names is: an absolute path as it is, a
@@ -278,20 +282,13 @@ type Subform struct {
 }
 
 // Severity says whether a Diagnostic stops the plan (Error, the zero value)
-// or only deserves a look (Warning).
-type Severity int
+// or only deserves a look (Warning): diag's, the one every problem has.
+type Severity = diag.Severity
 
 const (
-	SeverityError Severity = iota
-	SeverityWarning
+	SeverityError   = diag.Error
+	SeverityWarning = diag.Warning
 )
-
-func (s Severity) String() string {
-	if s == SeverityWarning {
-		return "warning"
-	}
-	return "error"
-}
 
 // Diagnostic is one problem with a plan.
 type Diagnostic struct {
@@ -300,13 +297,10 @@ type Diagnostic struct {
 	Severity Severity // SeverityError unless set
 }
 
-func (d Diagnostic) String() string {
-	if d.Severity == SeverityWarning {
-		return d.Pos.String() + ": warning: " + d.Message
-	}
-	return d.Pos.String() + ": " + d.Message
-}
-func (d Diagnostic) Error() string { return d.String() }
+// String is the diagnostic as diag renders every problem:
+// "plan.yaml:12:5: warning: message".
+func (d Diagnostic) String() string { return d.Diag(nil).String() }
+func (d Diagnostic) Error() string  { return d.String() }
 
 // Location is the position as CLI.md's JSON output writes it
 // ("plan.yaml:12:7").

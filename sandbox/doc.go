@@ -52,8 +52,8 @@
 //     (SERVICE-NOTES; quirks.go): multipart-ids (before 22.1 a write is
 //     answered as ID-r1 in a changesetresponse part, a GET without
 //     Content-ID), json-errors (JSON screen errors from 19.1, the parts of
-//     a message a list of texts), cold-forms (the first GET of a set since
-//     start answers 404), normalised-texts (texts read back in <p dir=rtl>
+//     a message a list of texts), cold-forms (the first request to a set
+//     since start answers 404), normalised-texts (texts read back in <p dir=rtl>
 //     without whitespace before <br>), metadata-wrong-type
 //     (GetMetadataFor of an entity not read yet answers another's type),
 //     real-metadata (realmeta.go), permission-400 and oidc-accounts.

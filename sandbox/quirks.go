@@ -3,7 +3,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"sort"
 	"strings"
@@ -25,9 +24,10 @@ const (
 	QuirkJSONErrors = "json-errors"
 	// QuirkColdForms: the first request to an entity set not used since
 	// the server started answers 404 ("404 on the first probe, 200 on the
-	// second") when it addresses what may be absent: a GET, a PATCH or a
-	// DELETE, whose 404 a client could take for a missing record (a POST
-	// is served); any request to the set warms it.
+	// second"), whatever its method: a GET, a PATCH or a DELETE, whose 404
+	// a client could take for a missing record, and a POST, whose 404 a
+	// client could take for a failed record; nothing is changed, and any
+	// request to the set warms it.
 	QuirkColdForms = "cold-forms"
 	// QuirkNormalisedTexts: text sub-forms read back with a <style> block,
 	// a <p dir=rtl> wrapper and no whitespace before <br>.
@@ -120,10 +120,10 @@ func checkQuirks(set map[string]bool) error {
 // quirk reports whether a quirk is switched on.
 func (s *Server) quirk(name string) bool { return s.opts.Quirks[name] }
 
-// coldForm imitates QuirkColdForms for a request to path: the first GET,
-// PATCH or DELETE of an entity set since the server started answers 404 as
-// a missing record does, and changes nothing; any request warms the set.
-func (c *call) coldForm(method, path string) *apiError {
+// coldForm imitates QuirkColdForms for a request to path: the first
+// request to an entity set since the server started answers 404 as a
+// missing record does, and changes nothing; any request warms the set.
+func (c *call) coldForm(path string) *apiError {
 	s := c.s
 	if !s.quirk(QuirkColdForms) {
 		return nil
@@ -140,7 +140,7 @@ func (c *call) coldForm(method, path string) *apiError {
 	cold := !s.warm[set.Name]
 	s.warm[set.Name] = true
 	s.prepMu.Unlock()
-	if !cold || method == http.MethodPost {
+	if !cold {
 		return nil
 	}
 	return c.notFound(set.Type, path)

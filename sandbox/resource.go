@@ -337,7 +337,7 @@ func (c *call) autoKeyErr(t *odata.EntityType) *apiError {
 // entityOp serves the entity sets and their sub-forms.
 func (c *call) entityOp(method, path string, q url.Values, hdr http.Header, body []byte) (*result, *apiError) {
 	s := c.s
-	if aerr := c.coldForm(method, path); aerr != nil {
+	if aerr := c.coldForm(path); aerr != nil {
 		return nil, aerr
 	}
 	write := method != http.MethodGet

@@ -59,7 +59,8 @@ func TestRecordsEach(t *testing.T) {
 	if len(res[1].Record.Children) != 0 {
 		t.Errorf("an empty list gives no child: %+v", res[1].Record.Children)
 	}
-	if len(res[2].Errors) != 1 || !strings.Contains(res[2].Errors[0].Message, `ORDERITEMS_SUBFORM: each must give a list, got "not a list" (plan.yaml:10:5)`) {
+	// The place is the error's plan position, not pasted into its text.
+	if e := res[2].Errors; len(e) != 1 || e[0].Message != `ORDERITEMS_SUBFORM: each must give a list, got "not a list"` || e[0].Plan != "plan.yaml:10:5" {
 		t.Errorf("SO3: %+v", res[2].Errors[0])
 	}
 

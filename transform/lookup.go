@@ -185,7 +185,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 		setRow(env, rowMap, row, keys)
 		k, err := evalExpr(&machine, lp.key, env)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: lookup %s key: %s", locString(row.Loc), l.Name, evalMessage(err, lp.key)))
+			errs = append(errs, fmt.Errorf("%s: lookup %s key: %s%s", locString(row.Loc), l.Name, evalMessage(err), evalPlace(err, lp.key)))
 			continue
 		}
 		key, ok := asText(k)
@@ -198,7 +198,7 @@ func (p *Program) buildLookup(ctx context.Context, lp *lookupProg, open Opener) 
 		}
 		v, err := evalExpr(&machine, lp.value, env)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: lookup %s value: %s", locString(row.Loc), l.Name, evalMessage(err, lp.value)))
+			errs = append(errs, fmt.Errorf("%s: lookup %s value: %s%s", locString(row.Loc), l.Name, evalMessage(err), evalPlace(err, lp.value)))
 			continue
 		}
 		if i, ok := t.find(key); ok {

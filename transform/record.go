@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/migrate-tool/migrate/source"
+import (
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/source"
+)
 
 // Record is one entity to write, built from one row (or one group of rows).
 //
@@ -55,22 +58,15 @@ type RowError struct {
 }
 
 // Error reads orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE): message.
-func (e *RowError) Error() string {
-	return e.Cell + PlanNote(e.Plan, e.Field) + ": " + e.Message
-}
+func (e *RowError) Error() string { return e.Diagnostic().String() }
 
-// PlanNote is what follows a row error's cell: " (plan.yaml:31:9 PRICE)",
-// " (plan.yaml:12:11)" without a field, ": PRICE" without a plan position.
-func PlanNote(plan, field string) string {
-	switch {
-	case plan != "" && field != "":
-		return " (" + plan + " " + field + ")"
-	case plan != "":
-		return " (" + plan + ")"
-	case field != "":
-		return ": " + field
-	}
-	return ""
+// Diagnostic is the error in the model every command renders: the cell
+// its subject, the plan's place of the field its context.
+func (e *RowError) Diagnostic() diag.Diagnostic {
+	d := diag.New(diag.Error, diag.ParseRange(e.Cell), e.Message)
+	d.Step, d.Field, d.Value = e.Step, e.Field, e.Value
+	d.Context = diag.ParseRange(e.Plan)
+	return d
 }
 
 // SourceRows are the record's source rows: every row of its group, or its

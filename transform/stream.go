@@ -261,21 +261,36 @@ func evalExpr(machine *vm.VM, c *compiled, env map[string]any) (any, error) {
 }
 
 // evalMessage is the text of an evaluation error for a row error: fail()'s
-// message as given, anything else with the expression's plan position.
-func evalMessage(err error, c *compiled) string {
+// message as given, anything else as expr-lang says it. The place is the
+// row error's plan position, never pasted into its text.
+func evalMessage(err error) string {
 	var fe *failError
 	if errors.As(err, &fe) {
 		return fe.msg
 	}
 	var xe *file.Error
 	if errors.As(err, &xe) {
-		msg := xe.Message
 		if xe.Prev != nil {
-			msg = xe.Prev.Error()
+			return xe.Prev.Error()
 		}
-		return fmt.Sprintf("%s (%s)", msg, c.expr.PosOf(xe.Line, xe.Column))
+		return xe.Message
 	}
-	return fmt.Sprintf("%v (%s)", err, c.pos)
+	return err.Error()
+}
+
+// evalPlace is where in the plan an evaluation error happened, for an
+// error that has no plan position of its own (a lookup's key or value):
+// " (plan.yaml:12:9)", "" for fail()'s message.
+func evalPlace(err error, c *compiled) string {
+	var fe *failError
+	if errors.As(err, &fe) {
+		return ""
+	}
+	var xe *file.Error
+	if errors.As(err, &xe) {
+		return fmt.Sprintf(" (%s)", c.expr.PosOf(xe.Line, xe.Column))
+	}
+	return fmt.Sprintf(" (%s)", c.pos)
 }
 
 // stream makes one record per row.
@@ -342,11 +357,11 @@ func (r *run) filter(m map[string]any, row source.Row) *Result {
 		if errors.Is(err, errSkip) {
 			return &Result{Skipped: true, Loc: row.Loc}
 		}
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, "when: "+evalMessage(err, r.st.when))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, "when: "+evalMessage(err))}}
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, fmt.Sprintf("when must be true or false, got %s (%s)", describe(v), r.st.when.pos))}}
+		return &Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.when, "when must be true or false, got "+describe(v))}}
 	}
 	if !b {
 		return &Result{Skipped: true, Loc: row.Loc}
@@ -426,9 +441,9 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		if err == nil {
 			var ok bool
 			if key, ok = asText(v); !ok {
-				err = fmt.Errorf("group_by gives %s, not a value (%s)", describe(v), r.st.groupBy.pos)
+				err = fmt.Errorf("group_by gives %s, not a value", describe(v))
 			} else if strings.TrimSpace(key) == "" {
-				err = fmt.Errorf("group_by is empty for this row (%s)", r.st.groupBy.pos)
+				err = errors.New("group_by is empty for this row")
 			}
 		} else if errors.Is(err, errSkip) {
 			if err := fn(Result{Skipped: true, Loc: row.Loc}); err != nil {
@@ -436,7 +451,7 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			}
 			continue
 		} else {
-			err = errors.New("group_by: " + evalMessage(err, r.st.groupBy))
+			err = errors.New("group_by: " + evalMessage(err))
 		}
 		if err != nil {
 			if err := fn(Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, r.st.groupBy, err.Error())}, Rows: []source.Row{own(row)}}); err != nil {
@@ -576,7 +591,7 @@ func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]an
 			if errors.Is(err, errSkip) {
 				return nil, nil, true, nil
 			}
-			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err, fl.expr)))
+			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err)))
 			continue
 		}
 		var cv any
@@ -614,11 +629,11 @@ func (r *run) recordID(env map[string]any, rec *Record) (string, error) {
 	if st.id != nil {
 		v, err := evalExpr(&r.machine, st.id, env)
 		if err != nil {
-			return "", errors.New("id: " + evalMessage(err, st.id))
+			return "", errors.New("id: " + evalMessage(err))
 		}
 		s, ok := asText(v)
 		if !ok || s == "" {
-			return "", fmt.Errorf("id is %s; it must give a value (%s)", describe(v), st.id.pos)
+			return "", fmt.Errorf("id is %s; it must give a value", describe(v))
 		}
 		return s, nil
 	}
@@ -676,13 +691,13 @@ func (r *run) children(sub *subform, depth int, pm any, prow source.Row, pfields
 			v, err := evalExpr(&r.machine, sub.when, env)
 			if err != nil {
 				if !errors.Is(err, errSkip) {
-					errs = append(errs, r.exprError(row, sub.when, sub.name+": when: "+evalMessage(err, sub.when)))
+					errs = append(errs, r.exprError(row, sub.when, sub.name+": when: "+evalMessage(err)))
 				}
 				return
 			}
 			b, ok := v.(bool)
 			if !ok {
-				errs = append(errs, r.exprError(row, sub.when, fmt.Sprintf("%s: when must be true or false, got %s (%s)", sub.name, describe(v), sub.when.pos)))
+				errs = append(errs, r.exprError(row, sub.when, fmt.Sprintf("%s: when must be true or false, got %s", sub.name, describe(v))))
 				return
 			}
 			if !b {
@@ -731,11 +746,11 @@ func (r *run) children(sub *subform, depth int, pm any, prow source.Row, pfields
 		penv := r.level(depth - 1).env
 		v, err := evalExpr(&r.machine, sub.linkParent, penv)
 		if err != nil {
-			return nil, []*RowError{r.exprError(prow, sub.linkParent, sub.name+": link parent: "+evalMessage(err, sub.linkParent))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, sub.name+": link parent: "+evalMessage(err))}
 		}
 		key, ok := asText(v)
 		if !ok {
-			return nil, []*RowError{r.exprError(prow, sub.linkParent, fmt.Sprintf("%s: link parent is %s, not a value (%s)", sub.name, describe(v), sub.linkParent.pos))}
+			return nil, []*RowError{r.exprError(prow, sub.linkParent, fmt.Sprintf("%s: link parent is %s, not a value", sub.name, describe(v)))}
 		}
 		rows, err := idx.get(key)
 		if err != nil {
@@ -755,11 +770,11 @@ func (r *run) children(sub *subform, depth int, pm any, prow source.Row, pfields
 			if errors.Is(err, errSkip) {
 				return nil, nil
 			}
-			return nil, []*RowError{r.exprError(prow, sub.each, sub.name+": each: "+evalMessage(err, sub.each))}
+			return nil, []*RowError{r.exprError(prow, sub.each, sub.name+": each: "+evalMessage(err))}
 		}
 		list, ok := asList(v)
 		if !ok {
-			return nil, []*RowError{r.exprError(prow, sub.each, fmt.Sprintf("%s: each must give a list, got %s (%s)", sub.name, describe(v), sub.each.pos))}
+			return nil, []*RowError{r.exprError(prow, sub.each, fmt.Sprintf("%s: each must give a list, got %s", sub.name, describe(v)))}
 		}
 		for _, el := range list {
 			one(r.element(prow, el))
@@ -948,9 +963,9 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		v, err := evalExpr(&r.machine, sub.linkChild, env)
 		msg := ""
 		if err != nil {
-			msg = sub.name + ": link child: " + evalMessage(err, sub.linkChild)
+			msg = sub.name + ": link child: " + evalMessage(err)
 		} else if key, ok := asText(v); !ok {
-			msg = fmt.Sprintf("%s: link child is %s, not a value (%s)", sub.name, describe(v), sub.linkChild.pos)
+			msg = fmt.Sprintf("%s: link child is %s, not a value", sub.name, describe(v))
 		} else {
 			if err := idx.add(key, row); err != nil {
 				return nil, fmt.Errorf("%s: %w", sub.name, err)

@@ -442,7 +442,7 @@ func TestRecordsArgumentErrors(t *testing.T) {
 	if len(res[0].Errors) != 2 {
 		t.Fatalf("errors = %v", res[0].Errors)
 	}
-	if e := res[0].Errors[0]; !strings.HasPrefix(e.Message, "lookup: argument 2 must be a key (text or number), got a list of 1 (plan.yaml:10:5)") || e.Field != "CUSTDES" {
+	if e := res[0].Errors[0]; e.Message != "lookup: argument 2 must be a key (text or number), got a list of 1" || e.Field != "CUSTDES" || e.Plan != "plan.yaml:9:7" {
 		t.Errorf("lookup error = %+v", e)
 	}
 	if e := res[0].Errors[1]; !strings.HasPrefix(e.Message, "ref: argument 2 must be an identity (text or number), got a row or map") || e.Field != "AGENTCODE" {

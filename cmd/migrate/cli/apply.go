@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,17 +19,15 @@ import (
 // printProblems shows validate's findings on stderr; errors stop the
 // command before anything is read or sent, warnings do not. With --json,
 // stdout still gets its one document: validate's.
-func (a *app) printProblems(c *checked, asJSON bool) error {
+func (a *app) printProblems(c *checked, v runView) error {
 	for _, d := range c.diags {
 		fmt.Fprintln(a.stderr, d.String())
 	}
 	if c.plan != nil && !c.diags.HasErrors() {
 		return nil
 	}
-	if asJSON {
-		if err := writeJSON(a.stdout, validateJSON{OK: false, Problems: problemsJSON(c.diags)}); err != nil {
-			return err
-		}
+	if err := v.Problems(c.plan, c.diags); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
 	if c.plan == nil {
@@ -60,12 +57,13 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	f.memory.apply()
+	v := a.planView(f.json)
 	c, err := a.check(ctx, pos[0], f, false)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := a.printProblems(c, f.json); err != nil {
+	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
 	rate := *cpm
@@ -102,9 +100,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := executor.DryRun(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
-		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: a.newHook(f.json),
+	sum, err := executor.DryRun(ctx, c.run, executor.Options{
+		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: v.Hook(),
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -117,37 +114,19 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		if c.conn != nil {
 			where = c.conn.url // --sandbox: the one it started
 		}
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.version.String(), ToolVersion: Version}
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
 	view := summaryJSON(sum)
 	if len(unresolved) > 0 {
-		view.Errors = append(unresolved, view.Errors...)
+		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
-	if f.json {
-		if err := writeJSON(a.stdout, view); err != nil {
-			return err
-		}
-	} else {
-		printSteps(a.stdout, view, false)
-		fmt.Fprintf(a.stdout, "\napply would make %s with %s (%s), %s at %d calls a minute.\n",
-			plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
-			plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), rate)
-		if *out != "" {
-			fmt.Fprintf(a.stdout, "the batches are in %s\n", *out)
-		}
-		if *html != "" {
-			fmt.Fprintf(a.stdout, "the dry run's page is %s\n", *html)
-		}
-		if sum.Unread > 0 {
-			fmt.Fprintf(a.stdout, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
-				plural(sum.Unread, "read", "reads"))
-		}
-		printErrors(a.stdout, view.Errors)
+	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: *out, html: *html}); err != nil {
+		return err
 	}
 	if len(view.Errors) > 0 {
 		return silent(ExitData)
@@ -165,9 +144,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
 	}
-	for _, e := range s.Errors {
-		r.Errors = append(r.Errors, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message, Partly: e.Partly})
-	}
+	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	return r
 }
 
@@ -248,12 +225,13 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 			return err
 		}
 	}
+	v := a.applyView(f.json)
 	c, err := a.check(ctx, planPath, f, true)
 	if err != nil {
 		return busyIsPending(err)
 	}
 	defer c.Close()
-	if err := a.printProblems(c, f.json); err != nil {
+	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
 	if err := a.buildLookups(ctx, c); err != nil {
@@ -263,7 +241,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		return err
 	} else if len(unresolved) > 0 {
 		if !o.allowMissing {
-			return a.refuseUnresolved(unresolved, f.json)
+			return a.refuseUnresolved(unresolved, v)
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
@@ -301,7 +279,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		}
 	}()
 
-	hook := a.newHook(f.json)
+	hook := v.Hook()
 	var user string
 	if _, err := os.Stat(jpath); os.IsNotExist(err) {
 		if hook.tty {
@@ -314,8 +292,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		user, _ = c.conn.client.LoginName(ctx)
 	}
 	started := time.Now()
-	sum, err := executor.Apply(hard, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
+	sum, err := executor.Apply(hard, c.run, executor.Options{
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
 		Limit: o.limit, Steps: o.steps,
@@ -348,31 +325,8 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		view.Company = f.conn.company
 	}
 	view.Trial, view.Unfinished = sum.Trial, sum.Unfinished
-	if f.json {
-		if werr := writeJSON(a.stdout, view); werr != nil {
-			return werr
-		}
-	} else {
-		printSteps(a.stdout, view, true)
-		fmt.Fprintf(a.stdout, "\n%s with %s in %s.", plural(view.Requests, "call", "calls"),
-			plural(view.Subrequests, "sub-request", "sub-requests"), fmtDuration(time.Since(started)))
-		if view.Journal != "" {
-			fmt.Fprintf(a.stdout, " Journal: %s", view.Journal)
-		}
-		fmt.Fprintln(a.stdout)
-		printErrors(a.stdout, view.Errors)
-		printPartly(a.stdout, sum.Errors)
-		for _, u := range sum.Undecided {
-			fmt.Fprintf(a.stdout, "in doubt, check on the server: %s\n", u)
-		}
-		if len(view.Errors) > 0 && view.Journal != "" {
-			fmt.Fprintf(a.stdout, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, planPath)
-		} else if view.Journal != "" && sum.Complete {
-			fmt.Fprintf(a.stdout, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
-		}
-		if left := leftText(sum); left != "" && !sum.Interrupted {
-			fmt.Fprintf(a.stdout, "\n%s\n", left)
-		}
+	if werr := v.Applied(appliedResult{doc: view, sum: sum, took: time.Since(started), planPath: planPath}); werr != nil {
+		return werr
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
@@ -417,24 +371,20 @@ func (a *app) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	v := a.statusView(*asJSON)
 	if len(paths) == 1 {
 		st, err := a.statusOf(paths[0])
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			if err := writeJSON(a.stdout, st.view); err != nil {
-				return err
-			}
-		} else {
-			st.print(a.stdout)
+		if err := v.One(st); err != nil {
+			return err
 		}
 		return silent(st.code)
 	}
 	// Several journals (one a company): each in turn, the exit code the
 	// worst of them.
 	code := ExitOK
-	var views []journalStatus
 	for i, p := range paths {
 		st, err := a.statusOf(p)
 		if err != nil {
@@ -443,21 +393,10 @@ func (a *app) status(ctx context.Context, args []string) error {
 			continue
 		}
 		code = worseCode(code, st.code)
-		if *asJSON {
-			st.view.Journal, st.view.Company = p, st.company
-			views = append(views, st.view)
-			continue
-		}
-		if i > 0 {
-			fmt.Fprintln(a.stdout)
-		}
-		fmt.Fprintf(a.stdout, "== %s ==\n", st.title())
-		st.print(a.stdout)
+		v.Each(i, st)
 	}
-	if *asJSON {
-		if err := writeJSON(a.stdout, statusesJSON{Journals: views}); err != nil {
-			return err
-		}
+	if err := v.Done(); err != nil {
+		return err
 	}
 	return silent(code)
 }
@@ -516,8 +455,8 @@ type statusesJSON struct {
 	Journals []journalStatus `json:"journals"`
 }
 
-// statusView is what status says of one journal.
-type statusView struct {
+// statusResult is what status found of one journal.
+type statusResult struct {
 	path    string
 	company string // of the journal's target, "" when it names none
 	sum     *executor.Summary
@@ -526,7 +465,7 @@ type statusView struct {
 	view    journalStatus
 }
 
-func (a *app) statusOf(path string) (*statusView, error) {
+func (a *app) statusOf(path string) (*statusResult, error) {
 	sum, err := executor.Status(path)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
@@ -536,7 +475,7 @@ func (a *app) statusOf(path string) (*statusView, error) {
 		// status never waits for the lock: it reads what is on disk.
 		fmt.Fprintf(a.stderr, "note: a run is writing %s now (%s); these are its counts so far\n", path, h)
 	}
-	st := &statusView{path: path, sum: sum, busy: busy, code: statusCode(sum)}
+	st := &statusResult{path: path, sum: sum, busy: busy, code: statusCode(sum)}
 	if busy {
 		// Whatever the counts so far, the run is not over.
 		st.code = ExitInterrupted
@@ -552,30 +491,11 @@ func (a *app) statusOf(path string) (*statusView, error) {
 }
 
 // title names a journal among several: its company and its path.
-func (st *statusView) title() string {
+func (st *statusResult) title() string {
 	if st.company != "" {
 		return "company " + st.company + ": " + st.path
 	}
 	return st.path
-}
-
-func (st *statusView) print(w io.Writer) {
-	printSteps(w, summaryJSON(st.sum), true)
-	printPartly(w, st.sum.Errors)
-	switch {
-	case st.busy:
-		fmt.Fprintln(w, "\nnot complete: a run is loading now")
-	case st.code == ExitOK:
-		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
-	case st.code == ExitData:
-		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
-	case leftText(st.sum) != "" && !pendingIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
-	case st.sum.Interrupted && !pendingIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
-	default:
-		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
-	}
 }
 
 // pendingIn reports whether records are pending or in doubt.
@@ -731,9 +651,9 @@ type undoActionJSON struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// undoView is the engine's undo summary as CLI.md documents it: its own
+// undoDoc is the engine's undo summary as CLI.md documents it: its own
 // names, and lists that are [] when empty, as the other commands' JSON.
-func undoView(sum *executor.UndoSummary) undoJSON {
+func undoDoc(sum *executor.UndoSummary) undoJSON {
 	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
 		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...)}
 	for _, a := range sum.Actions {
@@ -753,6 +673,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	v := a.undoView(*asJSON)
 	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
@@ -772,44 +693,8 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		}
 		return withCode(ExitUsage, err)
 	}
-	if *asJSON {
-		if werr := writeJSON(a.stdout, undoView(sum)); werr != nil {
-			return werr
-		}
-	} else {
-		target := sum.Target
-		if target == "" {
-			target = "not known (the journal names none; give --target)"
-		}
-		fmt.Fprintf(a.stdout, "target: %s\n", target)
-		for _, act := range sum.Actions {
-			state := "would"
-			switch {
-			case act.Error != "":
-				state = "FAILED"
-			case act.Done:
-				state = "done"
-			}
-			line := fmt.Sprintf("%-6s %s %s  (%s %s: %s)", state, act.Method, act.URL, act.Step, act.Record, act.What)
-			if act.Error != "" {
-				line += ": " + act.Error
-			}
-			fmt.Fprintln(a.stdout, line)
-		}
-		for _, s := range sum.Skipped {
-			fmt.Fprintln(a.stdout, "skipped", s)
-		}
-		for _, w := range sum.Warnings {
-			fmt.Fprintln(a.stdout, "note:", w)
-		}
-		for _, r := range sum.InDoubt {
-			fmt.Fprintln(a.stdout, "left in doubt:", r)
-		}
-		if !*yes {
-			fmt.Fprintf(a.stdout, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
-		} else {
-			fmt.Fprintf(a.stdout, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
-		}
+	if werr := v.Undo(sum, *yes); werr != nil {
+		return werr
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled)):

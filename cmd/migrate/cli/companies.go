@@ -105,7 +105,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	wg.Wait()
 
 	code := ExitOK
-	var docs []companyRunJSON
+	v := a.companiesView(f.json)
 	for i, company := range companies {
 		l := loads[i]
 		c := codeOf(l.err)
@@ -113,26 +113,14 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		if msg := errText(l.err); msg != "" {
 			fmt.Fprintf(&l.errs, "migrate apply: %s\n", msg)
 		}
-		if f.json {
-			doc := companyRunJSON{Company: company, ExitCode: c}
-			if raw := bytes.TrimSpace(l.out.Bytes()); json.Valid(raw) && len(raw) > 0 {
-				doc.Run = raw
-			}
-			docs = append(docs, doc)
-		} else {
-			fmt.Fprintf(a.stdout, "== company %s (exit %d) ==\n", company, c)
-			a.stdout.Write(l.out.Bytes())
-			fmt.Fprintln(a.stdout)
-		}
+		v.Company(company, c, l.out.Bytes())
 		sc := bufio.NewScanner(&l.errs)
 		for sc.Scan() {
 			fmt.Fprintf(a.stderr, "[%s] %s\n", company, sc.Text())
 		}
 	}
-	if f.json {
-		if err := writeJSON(a.stdout, companiesJSON{Companies: docs}); err != nil {
-			return err
-		}
+	if err := v.Done(); err != nil {
+		return err
 	}
 	return silent(code)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/source/odatasource"
 )
 
 // connEnv is the environment as connection name sees it (issue 17): each
@@ -121,36 +120,4 @@ func closeConnections(m map[string]*connected) {
 	for _, c := range m {
 		c.conn.Close()
 	}
-}
-
-// checkServiceSources checks each source that reads a connection against
-// that connection's metadata, and gives the columns it will have.
-func checkServiceSources(p *plan.Plan, conns map[string]*connected, headers map[string][]string) plan.Diagnostics {
-	var ds plan.Diagnostics
-	for _, s := range p.Sources {
-		cn := conns[s.Connection]
-		if s.Connection == "" || cn == nil {
-			continue
-		}
-		probs := odatasource.Check(cn.md, s.Entity, s.Select, s.Expand, s.Filter)
-		for _, pr := range probs {
-			ds = append(ds, plan.Diagnostic{Pos: s.Spans.Value(pr.Key, s.Pos), Message: fmt.Sprintf("source %q (connection %s): %s", s.Name, s.Connection, pr.Message)})
-		}
-		if len(probs) == 0 {
-			headers[s.Name] = odatasource.Columns(cn.md.EntitySet(s.Entity).Type, s.Select, s.Expand)
-		}
-	}
-	return ds
-}
-
-// openService opens a source that reads a connection's entity.
-func openService(ctx context.Context, conns map[string]*connected, s *plan.Source) (*odatasource.Reader, error) {
-	cn := conns[s.Connection]
-	if cn == nil {
-		return nil, fmt.Errorf("source %s reads connection %s, which is not connected (an offline check cannot read it)", s.Name, s.Connection)
-	}
-	return odatasource.Open(ctx, odatasource.Options{
-		Client: cn.conn.client, Metadata: cn.md, Connection: s.Connection, Entity: s.Entity,
-		Select: s.Select, Expand: s.Expand, Filter: s.Filter,
-	})
 }

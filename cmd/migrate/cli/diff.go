@@ -63,13 +63,14 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
 		return err
 	}
+	v := a.diffView(f.json)
 	// A diff compares with the target: it connects whatever --metadata says.
 	c, err := a.check(ctx, pos[0], f, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := a.printProblems(c, f.json); err != nil {
+	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
 	if err := a.buildLookups(ctx, c); err != nil {
@@ -80,10 +81,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		return err
 	}
 	compared := time.Now()
-	res, err := executor.Diff(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version,
-		Client: c.conn.client, Hook: a.newHook(f.json),
-	})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook()})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
@@ -99,28 +97,18 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		// The page names who compared: a server that cannot say leaves it
 		// unrecorded, which stops nothing.
 		user, _ := c.conn.client.LoginName(ctx)
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.version.String(),
+		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 			User: user, ToolVersion: Version, Start: compared}
-		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, recordErrors(unresolved))); err != nil {
+		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, unresolved)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
-	view := diffView(res)
+	view := diffDoc(res)
 	if len(unresolved) > 0 {
-		view.Errors = append(unresolved, view.Errors...)
+		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
-	if f.json {
-		if err := writeJSON(a.stdout, view); err != nil {
-			return err
-		}
-	} else {
-		printDiff(a.stdout, view)
-		if *out != "" {
-			fmt.Fprintf(a.stdout, "the diff is in %s\n", *out)
-		}
-		if *html != "" {
-			fmt.Fprintf(a.stdout, "the diff's page is %s\n", *html)
-		}
+	if err := v.Diff(view, *out, *html); err != nil {
+		return err
 	}
 	if res.Conflicts() > 0 || len(view.Errors) > 0 {
 		return silent(ExitData)
@@ -128,7 +116,8 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	return nil
 }
 
-func diffView(res *executor.DiffResult) diffJSON {
+// diffDoc is the diff as CLI.md's document.
+func diffDoc(res *executor.DiffResult) diffJSON {
 	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,

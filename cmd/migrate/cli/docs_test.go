@@ -210,7 +210,7 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
 		infoJSON{}, undoJSON{}, undoActionJSON{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
 		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{},
-		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}} {
+		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

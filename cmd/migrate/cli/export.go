@@ -6,13 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/source"
-	"github.com/migrate-tool/migrate/source/odatasource"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -57,9 +54,10 @@ func (a *app) export(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cn.conn.Close()
-	e, err := exportOf(ctx, cn, *connection, pos[0], splitList(*sel), splitList(*expand), *filter)
+	e, err := executor.OpenExport(ctx, executor.ExportQuery{Client: cn.conn.client, Metadata: cn.md, Service: *connection,
+		Entity: pos[0], Select: splitList(*sel), Expand: splitList(*expand), Filter: *filter})
 	if err != nil {
-		return err
+		return exportErr(err)
 	}
 	return a.writeExport(*out, e)
 }
@@ -94,44 +92,19 @@ func (a *app) exportConn(ctx context.Context, cf connFlags, p *plan.Plan, name s
 	return &connected{conn: cn, md: md}, nil
 }
 
-// exportOf opens the rows of entity for an export: the key is always
-// read, so that the sub-forms' sheets can name their parent.
-func exportOf(ctx context.Context, cn *connected, name, entity string, sel, expand []string, filter string) (executor.Export, error) {
-	where := name
-	if where == "" {
-		where = "target"
+// exportErr gives an error of the engine's export its exit code: what
+// the metadata refuses is the command line's (2), a service that cannot be
+// read is 3.
+func exportErr(err error) error {
+	var qe *executor.QueryError
+	var se *executor.StepRowsError
+	switch {
+	case errors.As(err, &qe):
+		return withCode(ExitUsage, err)
+	case errors.As(err, &se):
+		return withCode(ExitData, err)
 	}
-	if probs := odatasource.Check(cn.md, entity, sel, expand, filter); len(probs) > 0 {
-		msgs := make([]string, len(probs))
-		for i, p := range probs {
-			msgs[i] = p.Message
-		}
-		return executor.Export{}, usageErr("%s: %s", where, strings.Join(msgs, "; "))
-	}
-	t := cn.md.EntitySet(entity).Type
-	if len(sel) > 0 {
-		for i := len(t.Key) - 1; i >= 0; i-- {
-			if !slices.Contains(sel, t.Key[i]) {
-				sel = append([]string{t.Key[i]}, sel...)
-			}
-		}
-	}
-	rd, err := odatasource.Open(ctx, odatasource.Options{Client: cn.conn.client, Metadata: cn.md, Connection: where, Entity: entity, Select: sel, Expand: expand, Filter: filter})
-	if err != nil {
-		return executor.Export{}, withCode(ExitUnreachable, err)
-	}
-	e := executor.Export{Rows: rd, Key: t.Key, Entity: executor.ExportSheet{Name: entity, Columns: odatasource.Columns(t, sel, nil)}}
-	for _, n := range expand {
-		lt := cn.md.Type(t.Navigation(n).Type)
-		var cols []string
-		if lt != nil {
-			for _, p := range lt.Properties {
-				cols = append(cols, p.Name)
-			}
-		}
-		e.Subs = append(e.Subs, executor.ExportSheet{Name: n, Columns: cols})
-	}
-	return e, nil
+	return withCode(ExitUnreachable, err)
 }
 
 // writeExport writes the exports with a progress bar on a terminal and
@@ -171,8 +144,7 @@ func (a *app) writeExport(out string, es ...executor.Export) error {
 // exportCode: a service that failed the reading is exit 3; a file that
 // cannot be written, 2.
 func exportCode(err error) int {
-	var se *source.Error
-	if errors.As(err, &se) {
+	if executor.IsReadError(err) {
 		return ExitUnreachable
 	}
 	return ExitUsage
@@ -194,32 +166,9 @@ func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) 
 		}
 		return usageErr("the plan has problems; run `migrate validate %s`", path)
 	}
-	cn := &connected{conn: c.conn, md: c.md}
-	var es []executor.Export
-	for _, st := range c.plan.Steps {
-		keys, err := executor.StepKeys(ctx, c.program, st, c.md, c.opener())
-		if err != nil {
-			return withCode(ExitData, err)
-		}
-		t := c.md.EntitySet(st.Entity).Type
-		var expand []string
-		for _, sf := range st.Subforms {
-			if nav := t.Navigation(sf.Name); nav != nil && nav.Collection {
-				expand = append(expand, sf.Name)
-			}
-		}
-		filters := executor.KeyFilters(t, keys)
-		if len(filters) == 0 {
-			continue
-		}
-		e, err := exportOf(ctx, cn, "", st.Entity, nil, expand, filters[0])
-		if err != nil {
-			return err
-		}
-		e.Rows = executor.ChainRows(e.Rows, func(f string) (source.Reader, error) {
-			return odatasource.Open(ctx, odatasource.Options{Client: c.conn.client, Metadata: c.md, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
-		}, filters[1:])
-		es = append(es, e)
+	es, err := executor.BeforeImage(ctx, c.run, c.conn.client)
+	if err != nil {
+		return exportErr(err)
 	}
 	if len(es) == 0 {
 		return usageErr("the plan's steps name no record by its key: there is nothing on the target to keep")

@@ -67,6 +67,7 @@ func (a *app) info(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	view := a.infoView(*asJSON)
 	p, err := optionalPlan(pos)
 	if err != nil {
 		return err
@@ -105,23 +106,7 @@ func (a *app) info(ctx context.Context, args []string) error {
 			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
 		}
 	}
-	if *asJSON {
-		return writeJSON(a.stdout, out)
-	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "target\t%s\n", out.Target)
-	fmt.Fprintf(tw, "user\t%s (%s)\n", out.User, c.method)
-	fmt.Fprintf(tw, "system version\t%s\n", systemVersionLine(v))
-	fmt.Fprintf(tw, "OData version\t%s\n", out.ODataVersion)
-	fmt.Fprintf(tw, "batch limit\t%d operations per $batch, responses as %s\n", out.BatchLimit, out.BatchResponse)
-	fmt.Fprintf(tw, "allows\t%s\n", strings.Join(out.Allows, "; "))
-	if len(out.Lacks) > 0 {
-		fmt.Fprintf(tw, "lacks\t%s\n", strings.Join(out.Lacks, "; "))
-	}
-	if len(out.MayLack) > 0 {
-		fmt.Fprintf(tw, "may lack\t%s\n", strings.Join(out.MayLack, "; "))
-	}
-	return tw.Flush()
+	return view.Info(out, c.method, v)
 }
 
 // systemVersionLine is info's line: the version and which source it used.

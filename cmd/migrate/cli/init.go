@@ -11,8 +11,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // initPlan writes a starting plan that maps a source's columns onto an
@@ -43,16 +44,15 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if set == nil {
 		return usageErr("%s", noEntity(md, *entity))
 	}
-	opts := source.Options{Name: *src, Path: *src, Encoding: *enc, Sheet: *sheet}
+	// The source as the plan will read it: a delimiter of one character.
+	ps := &plan.Source{File: *src, Encoding: *enc, Sheet: *sheet}
 	if r := []rune(*delim); len(r) == 1 {
-		opts.Delimiter = r[0]
+		ps.Delimiter = *delim
 	}
-	r, err := source.Open(opts)
+	header, err := executor.Columns(ps)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	header := r.Header().Names
-	r.Close()
 
 	planDir := "."
 	if *out != "" {
@@ -63,7 +63,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		rel = *src
 	}
 	var b bytes.Buffer
-	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), opts, header)
+	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), ps, header)
 	if *out == "" {
 		_, err := a.stdout.Write(b.Bytes())
 		return err
@@ -94,7 +94,7 @@ func normName(s string) string {
 	return b.String()
 }
 
-func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, opts source.Options, header []string) {
+func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, src *plan.Source, header []string) {
 	step := strings.ToLower(entity)
 	srcName := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	srcName = strings.Map(func(r rune) rune {
@@ -104,14 +104,14 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, op
 		return '_'
 	}, srcName)
 	fmt.Fprintf(b, "# A starting plan written by `migrate init`: check every mapping, then run\n# migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n  %s:\n    file: %s\n", step, srcName, yamlQuote(file))
-	if opts.Delimiter != 0 && opts.Delimiter != ',' {
-		fmt.Fprintf(b, "    delimiter: %s\n", yamlQuote(string(opts.Delimiter)))
+	if src.Delimiter != "" && src.Delimiter != "," {
+		fmt.Fprintf(b, "    delimiter: %s\n", yamlQuote(src.Delimiter))
 	}
-	if opts.Encoding != "" {
-		fmt.Fprintf(b, "    encoding: %s\n", opts.Encoding)
+	if src.Encoding != "" {
+		fmt.Fprintf(b, "    encoding: %s\n", src.Encoding)
 	}
-	if opts.Sheet != "" {
-		fmt.Fprintf(b, "    sheet: %s\n", yamlQuote(opts.Sheet))
+	if src.Sheet != "" {
+		fmt.Fprintf(b, "    sheet: %s\n", yamlQuote(src.Sheet))
 	}
 	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n    fields:\n", step, entity, srcName)
 	byNorm := map[string]string{}

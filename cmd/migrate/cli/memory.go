@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/migrate-tool/migrate/transform"
+	"github.com/migrate-tool/migrate/executor"
 )
 
 // memoryFlag is --memory: what a run aims to stay under. The Go runtime
@@ -18,7 +18,7 @@ import (
 type memoryFlag struct{ bytes int64 }
 
 func (m *memoryFlag) register(fs *flag.FlagSet) {
-	m.bytes = transform.DefaultMemory
+	m.bytes = executor.DefaultMemory
 	fs.Var(m, "memory", "the memory the run aims to stay under, such as 256MB or 1GB; past a share of it grouped and linked rows go to a temporary file")
 }
 

@@ -60,6 +60,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	v := a.resolveView(*asJSON)
 	var d executor.Decision
 	switch {
 	case *record == "" && (*key != "" || *notCreated || *yes):
@@ -100,7 +101,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	if err != nil {
 		return a.unreachable(cn, err)
 	}
-	opts := executor.ResolveOptions{Client: cn.client, Metadata: md, Hook: a.newHook(*asJSON)}
+	opts := executor.ResolveOptions{Client: cn.client, Metadata: md, Hook: v.Hook()}
 	if d.Step != "" {
 		what, err := executor.Resolve(ctx, pos[0], d, opts)
 		var de *executor.DecisionError
@@ -113,11 +114,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 		case err != nil:
 			return a.unreachable(cn, err)
 		}
-		if *asJSON {
-			return writeJSON(a.stdout, decisionJSON{Step: d.Step, Record: d.Record, Key: d.Key, NotCreated: d.NotCreated, Message: what})
-		}
-		fmt.Fprintf(a.stdout, "recorded: %s/%s %s\n", d.Step, d.Record, what)
-		return nil
+		return v.Decision(d, what)
 	}
 	recs, err := executor.InDoubt(ctx, pos[0], opts)
 	if err != nil {
@@ -126,47 +123,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 		}
 		return a.unreachable(cn, err)
 	}
-	if *asJSON {
-		out := resolveJSON{Records: []inDoubtJSON{}}
-		for _, r := range recs {
-			j := inDoubtJSON{Step: r.Step, Record: r.Record, Entity: r.Entity, Location: r.Location, Sent: r.Sent,
-				Lines: r.Lines, Create: r.Create, Candidates: []candidateJSON{}, Note: r.Note}
-			for _, c := range r.Candidates {
-				j.Candidates = append(j.Candidates, candidateJSON{Key: c.Key, Fields: c.Fields})
-			}
-			out.Records = append(out.Records, j)
-		}
-		return writeJSON(a.stdout, out)
-	}
-	if len(recs) == 0 {
-		fmt.Fprintln(a.stdout, "nothing is in doubt")
-		return nil
-	}
-	for _, r := range recs {
-		where := ""
-		if r.Location != "" && r.Location != r.Record {
-			where = " at " + r.Location
-		}
-		fmt.Fprintf(a.stdout, "%s/%s%s (%s): in doubt", r.Step, r.Record, where, r.Entity)
-		if len(r.Sent) > 0 {
-			fmt.Fprintf(a.stdout, "; sent %s", r.Sent)
-		}
-		if r.Lines > 0 {
-			fmt.Fprintf(a.stdout, " with %s", plural(r.Lines, "line", "lines"))
-		}
-		fmt.Fprintln(a.stdout)
-		for _, c := range r.Candidates {
-			fmt.Fprintf(a.stdout, "  candidate %s: %s\n", c.Key, fieldsText(c.Fields))
-		}
-		if r.Note != "" {
-			fmt.Fprintf(a.stdout, "  %s\n", r.Note)
-		}
-		if r.Create {
-			fmt.Fprintf(a.stdout, "  decide: migrate resolve %s --record %s/%s --key KEY (or --not-created)\n", pos[0], r.Step, r.Record)
-		}
-	}
-	fmt.Fprintf(a.stdout, "%s in doubt\n", plural(len(recs), "record", "records"))
-	return nil
+	return v.InDoubt(recs, pos[0])
 }
 
 // confirm asks on a terminal before a decision is recorded; without one

@@ -13,9 +13,9 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // Version is the tool's version, set at build time with
@@ -75,14 +75,14 @@ func commands() []command {
 const GCPercent = 400
 
 // TuneGC applies GCPercent unless the user set GOGC, and a soft memory
-// limit of transform.DefaultMemory unless GOMEMLIMIT set one (plan and
+// limit of executor.DefaultMemory unless GOMEMLIMIT set one (plan and
 // apply take --memory): with a GC target of 400 a live heap of 100 MB
 // would otherwise be let grow to 500 MB before it is collected.
 func TuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}
-	setMemoryLimit(transform.DefaultMemory)
+	setMemoryLimit(executor.DefaultMemory)
 }
 
 // Run is the whole command line: it returns the exit code of CLI.md.

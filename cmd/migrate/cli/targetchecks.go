@@ -6,16 +6,15 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // checkReferences runs the plan's exists: checks before anything is sent
 // (issue 16): against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns the unresolved
-// values as the run document's errors.
-func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]errorJSON, error) {
-	refs, err := executor.CheckReferences(ctx, executor.Options{
-		Plan: c.plan, Records: c.program, Open: c.opener(), Metadata: c.md, Version: c.version, Client: target,
-	})
+// values, errors of the run.
+func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]executor.RecordError, error) {
+	refs, err := executor.CheckReferences(ctx, c.run, target)
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
 			return nil, a.unreachable(c.conn, err)
@@ -26,31 +25,14 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
 			plural(refs.Unchecked, "value", "values"))
 	}
-	var out []errorJSON
-	for _, e := range refs.Unresolved {
-		out = append(out, errorJSON{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
-	}
-	return out, nil
-}
-
-// recordErrors are unresolved references as the engine's pages take them.
-func recordErrors(l []errorJSON) []executor.RecordError {
-	var out []executor.RecordError
-	for _, e := range l {
-		out = append(out, executor.RecordError{Step: e.Step, Location: e.Location, Field: e.Field, Value: e.Value, PlanLocation: e.PlanLocation, Message: e.Message})
-	}
-	return out
+	return refs.Unresolved, nil
 }
 
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
-func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(a.stdout, runJSON{Steps: []stepJSON{}, Errors: unresolved}); err != nil {
-			return err
-		}
-	} else {
-		printErrors(a.stdout, unresolved)
+func (a *app) refuseUnresolved(unresolved []executor.RecordError, v applyView) error {
+	if err := v.Unresolved(errorsOf(unresolved)); err != nil {
+		return err
 	}
 	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",
 		plural(len(unresolved), "value", "values"))
@@ -61,10 +43,11 @@ func (a *app) refuseUnresolved(unresolved []errorJSON, asJSON bool) error {
 // rows, a target lookup's (lookups: NAME: {entity: ...}) by reading the
 // target when there is one.
 func (a *app) buildLookups(ctx context.Context, c *checked) error {
+	var target *odata.Client
 	if c.conn != nil {
-		c.program.ReadTarget(executor.TargetLookups(c.conn.client, c.md))
+		target = c.conn.client
 	}
-	if err := c.program.BuildLookups(ctx, c.opener()); err != nil {
+	if err := c.run.BuildLookups(ctx, target); err != nil {
 		return withCode(ExitData, err)
 	}
 	return nil

@@ -62,6 +62,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
 		return usageErr("--out: verify writes its workbook as .xlsx")
 	}
+	v := a.verifyView(*asJSON)
 	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
@@ -90,16 +91,8 @@ func (a *app) verify(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
-	view := verifyView(res)
-	if *asJSON {
-		if err := writeJSON(a.stdout, view); err != nil {
-			return err
-		}
-	} else {
-		printVerify(a.stdout, view)
-		if *out != "" {
-			fmt.Fprintf(a.stdout, "the findings are in %s\n", *out)
-		}
+	if err := v.Verify(verifyDoc(res), *out); err != nil {
+		return err
 	}
 	if res.Differences() > 0 {
 		return silent(ExitData)
@@ -107,7 +100,8 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	return nil
 }
 
-func verifyView(res *executor.VerifyResult) verifyJSON {
+// verifyDoc is what verify found as CLI.md's document.
+func verifyDoc(res *executor.VerifyResult) verifyJSON {
 	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Calls: res.Calls}
 	for _, s := range res.Steps {
 		sj := verifyStepJSON{Name: s.Name, Entity: s.Entity, Records: s.Records, Matched: s.Matched, Differ: s.Differ,

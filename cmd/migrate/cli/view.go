@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
@@ -43,17 +42,6 @@ type stepJSON struct {
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
-}
-
-type errorJSON struct {
-	Step     string `json:"step"`
-	Location string `json:"location"`
-	Field    string `json:"field,omitempty"`
-	Value    string `json:"value,omitempty"`
-	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
-	PlanLocation string `json:"plan_location,omitempty"`
-	Message      string `json:"message"`
-	Partly       string `json:"partly_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -122,7 +110,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
 				break
 			}
-			fmt.Fprintln(w, "    "+e.Location+transform.PlanNote(e.PlanLocation, e.Field)+": "+e.Message)
+			fmt.Fprintln(w, "    "+e.d.String())
 		}
 	}
 }

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// The one place a diagnostic becomes JSON; its text is diag's String.
+
+// rangeJSON is what a problem is about, as editors and CI take it: lines
+// and columns from 1, columns in characters, end inclusive. A CSV row has
+// column 0; a workbook's cell names its sheet.
+type rangeJSON struct {
+	File  string  `json:"file"`
+	Sheet string  `json:"sheet,omitempty"`
+	Start posJSON `json:"start"`
+	End   posJSON `json:"end"`
+}
+
+type posJSON struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// rangeOf is nil for a place that is a whole file (or none).
+func rangeOf(r diag.Range) *rangeJSON {
+	if r.Start.Line == 0 {
+		return nil
+	}
+	return &rangeJSON{File: r.File, Sheet: r.Sheet,
+		Start: posJSON{Line: r.Start.Line, Column: r.Start.Column},
+		End:   posJSON{Line: r.End.Line, Column: r.End.Column}}
+}
+
+type problemJSON struct {
+	Location string     `json:"location"`
+	Message  string     `json:"message"`
+	Severity string     `json:"severity,omitempty"`
+	Summary  string     `json:"summary"`
+	Detail   string     `json:"detail,omitempty"`
+	Range    *rangeJSON `json:"range,omitempty"`
+}
+
+// problemsJSON are the plan's problems; p (nil when it could not be read)
+// gives each its range's end.
+func problemsJSON(p *plan.Plan, ds plan.Diagnostics) []problemJSON {
+	out := make([]problemJSON, 0, len(ds))
+	for _, pd := range ds {
+		d := pd.Diag(p)
+		pj := problemJSON{Location: d.Subject.String(), Message: d.Message(), Summary: d.Summary, Detail: d.Detail, Range: rangeOf(d.Subject)}
+		if d.Severity == diag.Warning {
+			pj.Severity = "warning"
+		}
+		out = append(out, pj)
+	}
+	return out
+}
+
+type errorJSON struct {
+	Step     string `json:"step"`
+	Location string `json:"location"`
+	Field    string `json:"field,omitempty"`
+	Value    string `json:"value,omitempty"`
+	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
+	PlanLocation string     `json:"plan_location,omitempty"`
+	Message      string     `json:"message"`
+	Partly       string     `json:"partly_loaded,omitempty"`
+	Summary      string     `json:"summary"`
+	Detail       string     `json:"detail,omitempty"`
+	Range        *rangeJSON `json:"range,omitempty"`
+	PlanRange    *rangeJSON `json:"plan_range,omitempty"`
+
+	d diag.Diagnostic `json:"-"` // what the human view prints
+}
+
+// errorOf is one row problem of a run.
+func errorOf(e executor.RecordError) errorJSON {
+	d := e.Diagnostic()
+	return errorJSON{Step: d.Step, Location: d.Subject.String(), Field: d.Field, Value: d.Value, PlanLocation: d.Context.String(),
+		Message: d.Message(), Partly: e.Partly, Summary: d.Summary, Detail: d.Detail, Range: rangeOf(d.Subject), PlanRange: rangeOf(d.Context), d: d}
+}
+
+// errorsOf are a run's row problems, in their order.
+func errorsOf(es []executor.RecordError) []errorJSON {
+	out := make([]errorJSON, 0, len(es))
+	for _, e := range es {
+		out = append(out, errorOf(e))
+	}
+	return out
+}

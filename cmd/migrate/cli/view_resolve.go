@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/migrate-tool/migrate/executor"
+)
+
+// resolveView shows what is in doubt in a journal with its candidates, or
+// the decision recorded about one record.
+type resolveView interface {
+	Hook() *progressHook
+	Decision(d executor.Decision, what string) error
+	InDoubt(recs []executor.InDoubtRecord, journalPath string) error
+}
+
+func (a *app) resolveView(asJSON bool) resolveView {
+	if asJSON {
+		return resolveJSONView{jsonView{a}}
+	}
+	return resolveHuman{humanView{a}}
+}
+
+type resolveHuman struct{ humanView }
+
+func (v resolveHuman) Decision(d executor.Decision, what string) error {
+	fmt.Fprintf(v.a.stdout, "recorded: %s/%s %s\n", d.Step, d.Record, what)
+	return nil
+}
+
+func (v resolveHuman) InDoubt(recs []executor.InDoubtRecord, journalPath string) error {
+	w := v.a.stdout
+	if len(recs) == 0 {
+		fmt.Fprintln(w, "nothing is in doubt")
+		return nil
+	}
+	for _, r := range recs {
+		where := ""
+		if r.Location != "" && r.Location != r.Record {
+			where = " at " + r.Location
+		}
+		fmt.Fprintf(w, "%s/%s%s (%s): in doubt", r.Step, r.Record, where, r.Entity)
+		if len(r.Sent) > 0 {
+			fmt.Fprintf(w, "; sent %s", r.Sent)
+		}
+		if r.Lines > 0 {
+			fmt.Fprintf(w, " with %s", plural(r.Lines, "line", "lines"))
+		}
+		fmt.Fprintln(w)
+		for _, c := range r.Candidates {
+			fmt.Fprintf(w, "  candidate %s: %s\n", c.Key, fieldsText(c.Fields))
+		}
+		if r.Note != "" {
+			fmt.Fprintf(w, "  %s\n", r.Note)
+		}
+		if r.Create {
+			fmt.Fprintf(w, "  decide: migrate resolve %s --record %s/%s --key KEY (or --not-created)\n", journalPath, r.Step, r.Record)
+		}
+	}
+	fmt.Fprintf(w, "%s in doubt\n", plural(len(recs), "record", "records"))
+	return nil
+}
+
+type resolveJSONView struct{ jsonView }
+
+func (v resolveJSONView) Decision(d executor.Decision, what string) error {
+	return writeJSON(v.a.stdout, decisionJSON{Step: d.Step, Record: d.Record, Key: d.Key, NotCreated: d.NotCreated, Message: what})
+}
+
+func (v resolveJSONView) InDoubt(recs []executor.InDoubtRecord, _ string) error {
+	out := resolveJSON{Records: []inDoubtJSON{}}
+	for _, r := range recs {
+		j := inDoubtJSON{Step: r.Step, Record: r.Record, Entity: r.Entity, Location: r.Location, Sent: r.Sent,
+			Lines: r.Lines, Create: r.Create, Candidates: []candidateJSON{}, Note: r.Note}
+		for _, c := range r.Candidates {
+			j.Candidates = append(j.Candidates, candidateJSON{Key: c.Key, Fields: c.Fields})
+		}
+		out.Records = append(out.Records, j)
+	}
+	return writeJSON(v.a.stdout, out)
+}

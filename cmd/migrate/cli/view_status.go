@@ -1,0 +1,74 @@
+package cli
+
+import "fmt"
+
+// statusView shows what journals say: the one asked for, or each of
+// several (a company each) in turn.
+type statusView interface {
+	One(st *statusResult) error
+	// Each is journal i of the journals asked for (a journal that could not
+	// be read has its number too); Done ends them.
+	Each(i int, st *statusResult)
+	Done() error
+}
+
+func (a *app) statusView(asJSON bool) statusView {
+	if asJSON {
+		return &statusJSONView{jsonView: jsonView{a}}
+	}
+	return statusHuman{humanView{a}}
+}
+
+type statusHuman struct{ humanView }
+
+func (v statusHuman) One(st *statusResult) error {
+	v.journal(st)
+	return nil
+}
+
+func (v statusHuman) Each(i int, st *statusResult) {
+	if i > 0 {
+		fmt.Fprintln(v.a.stdout)
+	}
+	fmt.Fprintf(v.a.stdout, "== %s ==\n", st.title())
+	v.journal(st)
+}
+
+func (statusHuman) Done() error { return nil }
+
+// journal shows one journal's counts and what to do next.
+func (v statusHuman) journal(st *statusResult) {
+	w := v.a.stdout
+	printSteps(w, summaryJSON(st.sum), true)
+	printPartly(w, st.sum.Errors)
+	switch {
+	case st.busy:
+		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK:
+		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
+	case st.code == ExitData:
+		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+	case leftText(st.sum) != "" && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
+	case st.sum.Interrupted && !pendingIn(st.sum):
+		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
+	default:
+		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
+	}
+}
+
+type statusJSONView struct {
+	jsonView
+	journals []journalStatus
+}
+
+func (v *statusJSONView) One(st *statusResult) error { return writeJSON(v.a.stdout, st.view) }
+
+func (v *statusJSONView) Each(_ int, st *statusResult) {
+	st.view.Journal, st.view.Company = st.path, st.company
+	v.journals = append(v.journals, st.view)
+}
+
+func (v *statusJSONView) Done() error {
+	return writeJSON(v.a.stdout, statusesJSON{Journals: v.journals})
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/migrate-tool/migrate/executor"
+)
+
+// undoView shows what undo would do, or did (yes).
+type undoView interface {
+	Undo(sum *executor.UndoSummary, yes bool) error
+}
+
+func (a *app) undoView(asJSON bool) undoView {
+	if asJSON {
+		return undoJSONView{jsonView{a}}
+	}
+	return undoHuman{humanView{a}}
+}
+
+type undoHuman struct{ humanView }
+
+func (v undoHuman) Undo(sum *executor.UndoSummary, yes bool) error {
+	w := v.a.stdout
+	target := sum.Target
+	if target == "" {
+		target = "not known (the journal names none; give --target)"
+	}
+	fmt.Fprintf(w, "target: %s\n", target)
+	for _, act := range sum.Actions {
+		state := "would"
+		switch {
+		case act.Error != "":
+			state = "FAILED"
+		case act.Done:
+			state = "done"
+		}
+		line := fmt.Sprintf("%-6s %s %s  (%s %s: %s)", state, act.Method, act.URL, act.Step, act.Record, act.What)
+		if act.Error != "" {
+			line += ": " + act.Error
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, s := range sum.Skipped {
+		fmt.Fprintln(w, "skipped", s)
+	}
+	for _, n := range sum.Warnings {
+		fmt.Fprintln(w, "note:", n)
+	}
+	for _, r := range sum.InDoubt {
+		fmt.Fprintln(w, "left in doubt:", r)
+	}
+	if !yes {
+		fmt.Fprintf(w, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
+	} else {
+		fmt.Fprintf(w, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
+	}
+	return nil
+}
+
+type undoJSONView struct{ jsonView }
+
+func (v undoJSONView) Undo(sum *executor.UndoSummary, _ bool) error {
+	return writeJSON(v.a.stdout, undoDoc(sum))
+}

@@ -1,0 +1,30 @@
+package cli
+
+import "fmt"
+
+// verifyView shows what verify read back: the counts, the control totals
+// and each finding.
+type verifyView interface {
+	Verify(doc verifyJSON, out string) error
+}
+
+func (a *app) verifyView(asJSON bool) verifyView {
+	if asJSON {
+		return verifyJSONView{jsonView{a}}
+	}
+	return verifyHuman{humanView{a}}
+}
+
+type verifyHuman struct{ humanView }
+
+func (v verifyHuman) Verify(doc verifyJSON, out string) error {
+	printVerify(v.a.stdout, doc)
+	if out != "" {
+		fmt.Fprintf(v.a.stdout, "the findings are in %s\n", out)
+	}
+	return nil
+}
+
+type verifyJSONView struct{ jsonView }
+
+func (v verifyJSONView) Verify(doc verifyJSON, _ string) error { return writeJSON(v.a.stdout, doc) }

@@ -1,0 +1,40 @@
+package cli
+
+import "github.com/migrate-tool/migrate/plan"
+
+// Every command's output goes through a view of its own (Terraform's
+// views): an interface with a human implementation and a JSON one, chosen
+// once from --json. Commands compute results and hand them over; views
+// render them on stdout, the human text or one JSON document. Warnings,
+// notes and progress go to stderr whatever the view: the progress hook a
+// view hands out is quiet but for warnings under --json.
+//
+// The views are in view_COMMAND.go; the JSON documents they write, and the
+// human tables they share, in view.go.
+
+// humanView is what every human view shares.
+type humanView struct{ a *app }
+
+func (v humanView) Hook() *progressHook { return v.a.newHook(false) }
+
+// Problems: a person read the problems on stderr already.
+func (humanView) Problems(*plan.Plan, plan.Diagnostics) error { return nil }
+
+// jsonView is what every JSON view shares.
+type jsonView struct{ a *app }
+
+func (v jsonView) Hook() *progressHook { return v.a.newHook(true) }
+
+// Problems is validate's document: with --json, stdout still gets its one
+// document when the plan's problems stop the command.
+func (v jsonView) Problems(p *plan.Plan, ds plan.Diagnostics) error {
+	return writeJSON(v.a.stdout, validateJSON{OK: false, Problems: problemsJSON(p, ds)})
+}
+
+// runView is what the views of the commands that run a plan (plan, diff,
+// apply) share: the problems that stop the command before anything is
+// read or sent, and the progress of the run.
+type runView interface {
+	Problems(p *plan.Plan, ds plan.Diagnostics) error
+	Hook() *progressHook
+}

@@ -1,0 +1,152 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/source/odatasource"
+)
+
+// ExportQuery is what an export reads: an entity of a service (the target
+// or one of the plan's connections), the fields, sub-forms and rows.
+type ExportQuery struct {
+	Client   *odata.Client
+	Metadata *odata.Metadata // the service's own
+	// Service names it in locations and messages: a connection's name,
+	// "" for the target.
+	Service string
+	Entity  string
+	Select  []string // the fields; empty: every field
+	Expand  []string // the sub-forms, each on a sheet of its own
+	Filter  string   // a $filter, "" for every row
+}
+
+// QueryError is an export asked for what the service does not have: an
+// entity, field or sub-form, or a filter it cannot read.
+type QueryError struct {
+	Service  string // "target", or the connection's name
+	Problems []string
+}
+
+func (e *QueryError) Error() string { return e.Service + ": " + strings.Join(e.Problems, "; ") }
+
+// ReadError is a service that failed an export's reading (unreachable,
+// credentials refused, an answer that breaks the protocol), as opposed to
+// a file that cannot be written.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// OpenExport opens the rows of q for WriteExport. The key is always read,
+// so that the sub-forms' sheets can name their parent. A query the
+// metadata refuses is a *QueryError, a service that cannot be read a
+// *ReadError.
+func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
+	where := q.Service
+	if where == "" {
+		where = "target"
+	}
+	if probs := odatasource.Check(q.Metadata, q.Entity, q.Select, q.Expand, q.Filter); len(probs) > 0 {
+		msgs := make([]string, len(probs))
+		for i, p := range probs {
+			msgs[i] = p.Message
+		}
+		return Export{}, &QueryError{Service: where, Problems: msgs}
+	}
+	t := q.Metadata.EntitySet(q.Entity).Type
+	sel := q.Select
+	if len(sel) > 0 {
+		for i := len(t.Key) - 1; i >= 0; i-- {
+			if !slices.Contains(sel, t.Key[i]) {
+				sel = append([]string{t.Key[i]}, sel...)
+			}
+		}
+	}
+	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter})
+	if err != nil {
+		return Export{}, &ReadError{Err: err}
+	}
+	e := Export{Rows: rd, Key: t.Key, Entity: ExportSheet{Name: q.Entity, Columns: odatasource.Columns(t, sel, nil)}}
+	for _, n := range q.Expand {
+		lt := q.Metadata.Type(t.Navigation(n).Type)
+		var cols []string
+		if lt != nil {
+			for _, p := range lt.Properties {
+				cols = append(cols, p.Name)
+			}
+		}
+		e.Subs = append(e.Subs, ExportSheet{Name: n, Columns: cols})
+	}
+	return e, nil
+}
+
+// StepRowsError is a before-image that could not read the plan's own rows
+// for the keys of a step's records: a data problem.
+type StepRowsError struct{ Err error }
+
+func (e *StepRowsError) Error() string { return e.Err.Error() }
+func (e *StepRowsError) Unwrap() error { return e.Err }
+
+// BeforeImage is what to export to keep the target's state before run is
+// applied: for each step, the records it would write whose key it knows,
+// as the target (client) holds them now, with the sub-forms the step
+// writes. Records not on the target are not in it (there is nothing to
+// keep of them); none at all is an empty list. A step's rows that cannot
+// be read are a *StepRowsError.
+func BeforeImage(ctx context.Context, run *Prepared, client *odata.Client) ([]Export, error) {
+	var es []Export
+	for _, st := range run.Plan.Steps {
+		e, ok, err := stepBeforeImage(ctx, run, client, st)
+		if err != nil {
+			for _, done := range es {
+				done.Rows.Close()
+			}
+			return nil, err
+		}
+		if ok {
+			es = append(es, e)
+		}
+	}
+	return es, nil
+}
+
+func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, st *plan.Step) (Export, bool, error) {
+	keys, err := stepKeys(ctx, run, st)
+	if err != nil {
+		return Export{}, false, &StepRowsError{Err: err}
+	}
+	t := run.Metadata.EntitySet(st.Entity).Type
+	var expand []string
+	for _, sf := range st.Subforms {
+		if nav := t.Navigation(sf.Name); nav != nil && nav.Collection {
+			expand = append(expand, sf.Name)
+		}
+	}
+	filters := keyFilters(t, keys)
+	if len(filters) == 0 {
+		return Export{}, false, nil
+	}
+	e, err := OpenExport(ctx, ExportQuery{Client: client, Metadata: run.Metadata, Entity: st.Entity, Expand: expand, Filter: filters[0]})
+	if err != nil {
+		return Export{}, false, err
+	}
+	e.Rows = chainRows(e.Rows, func(f string) (source.Reader, error) {
+		return odatasource.Open(ctx, odatasource.Options{Client: client, Metadata: run.Metadata, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
+	}, filters[1:])
+	return e, true, nil
+}
+
+// IsReadError reports whether err (from WriteExport) is a service that
+// failed the reading of the rows, rather than a file that could not be
+// written.
+func IsReadError(err error) bool {
+	var re *ReadError
+	var se *source.Error
+	return errors.As(err, &re) || errors.As(err, &se)
+}
