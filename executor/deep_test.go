@@ -541,7 +541,7 @@ func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
 			p, f := deepOrders(a, b)
 			o := env.opts(t, p, f)
 			o.BatchSize, o.Concurrency = tt.batchSize, 1
-			sum, err := Apply(context.Background(), o)
+			sum, err := runApply(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
