@@ -67,6 +67,10 @@ func (p *jsonScan) str() (string, bool) {
 	start, plain := p.i, true
 	for p.i < len(p.s) {
 		c := p.s[p.i]
+		if plainByte[c] { // most of every answer: one look a byte
+			p.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			v := p.s[start:p.i]
@@ -117,6 +121,15 @@ func (p *jsonScan) str() (string, bool) {
 	}
 	return "", p.fail()
 }
+
+// plainByte marks the bytes a string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
