@@ -96,23 +96,76 @@ type jsonBatchResponse struct {
 // {"requests":[{"id","method","url","headers","body","dependsOn","atomicityGroup"}]}.
 // Empty fields are omitted. A body that is not JSON (its content-type is not
 // JSON) is written as a JSON string, as OData 4.01 JSON batches do.
+//
+// It is written by hand, as json.Encoder without HTML escaping writes
+// jsonBatchRequest (the same bytes), because every call of a load sends one.
 func EncodeJSONBatch(w io.Writer, reqs []BatchRequest) error {
-	out := struct {
-		Requests []jsonBatchRequest `json:"requests"`
-	}{Requests: make([]jsonBatchRequest, 0, len(reqs))}
+	n := 64
+	for _, r := range reqs {
+		n += 64 + len(r.URL) + len(r.Body)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"requests":[`...)
 	for i, r := range reqs {
 		if r.Method == "" || r.URL == "" {
 			return fmt.Errorf("json batch: request %d (id %q): method and url are required", i+1, r.ID)
 		}
-		out.Requests = append(out.Requests, jsonBatchRequest{
-			ID: r.ID, Method: r.Method, URL: r.URL,
-			Headers:        nonEmptyHeaders(r.Headers),
-			Body:           jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")),
-			DependsOn:      r.DependsOn,
-			AtomicityGroup: r.AtomicityGroup,
-		})
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, r.ID)
+		b = append(b, `,"method":`...)
+		b = appendJSONString(b, r.Method)
+		b = append(b, `,"url":`...)
+		b = appendJSONString(b, r.URL)
+		b = appendJSONHeaders(b, r.Headers)
+		if body := jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")); len(body) > 0 {
+			b = append(b, `,"body":`...)
+			b = append(b, body...)
+		}
+		if len(r.DependsOn) > 0 {
+			b = append(b, `,"dependsOn":[`...)
+			for j, d := range r.DependsOn {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, d)
+			}
+			b = append(b, ']')
+		}
+		if r.AtomicityGroup != "" {
+			b = append(b, `,"atomicityGroup":`...)
+			b = appendJSONString(b, r.AtomicityGroup)
+		}
+		b = append(b, '}')
 	}
-	return writeJSON(w, out)
+	b = append(b, "]}\n"...)
+	_, err := w.Write(b)
+	return err
+}
+
+// appendJSONHeaders writes a "headers" member (none for no headers), its
+// names in order, as encoding/json writes a map.
+func appendJSONHeaders(b []byte, h map[string]string) []byte {
+	if len(h) == 0 {
+		return b
+	}
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	b = append(b, `,"headers":{`...)
+	for j, k := range names {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, h[k])
+	}
+	return append(b, '}')
 }
 
 // EncodeJSONBatchResponse writes a JSON $batch response body:
@@ -133,23 +186,7 @@ func EncodeJSONBatchResponse(w io.Writer, resps []BatchResponse) error {
 		}
 		b = append(b, `"status":`...)
 		b = strconv.AppendInt(b, int64(r.Status), 10)
-		if len(r.Headers) > 0 {
-			names := make([]string, 0, len(r.Headers))
-			for k := range r.Headers {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			b = append(b, `,"headers":{`...)
-			for j, k := range names {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONString(b, k)
-				b = append(b, ':')
-				b = appendJSONString(b, r.Headers[k])
-			}
-			b = append(b, '}')
-		}
+		b = appendJSONHeaders(b, r.Headers)
 		if body := jsonBody(r.Body, headerLookup(r.Headers, "Content-Type")); len(body) > 0 {
 			b = append(b, `,"body":`...)
 			b = append(b, body...)
@@ -175,24 +212,6 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-func writeJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("json batch: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-func nonEmptyHeaders(h map[string]string) map[string]string {
-	if len(h) == 0 {
-		return nil
-	}
-	return h
 }
 
 // jsonBody returns b as it goes into a JSON batch: as is when it is JSON, as
