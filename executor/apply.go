@@ -906,6 +906,19 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	answered := r.opts.now().UTC()
 	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
 	if sendErr != nil {
+		var ns *odata.NotSentError
+		if errors.As(sendErr, &ns) {
+			// Nothing was sent (a cold form's warm-up failed): the records
+			// are pending, and a later apply sends them.
+			res := make([]journal.SubResult, len(batch))
+			for i, o := range batch {
+				res[i] = journal.SubResult{ID: o.id, Status: -1, Error: ns.Error()}
+			}
+			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
+		}
 		if oe, ok := refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
 			res := make([]journal.SubResult, len(batch))

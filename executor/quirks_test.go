@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -108,6 +109,31 @@ func TestColdFormsAfterRestart(t *testing.T) {
 			t.Errorf("journal: %+v, want 3 committed and nothing failed", c)
 		}
 		if got := env.entities("LOGPART", "PARTNAME"); len(got) != 3 || got["P2"]["BARCODE"] != "2" {
+			t.Errorf("the sandbox holds %v", got)
+		}
+	})
+
+	t.Run("a warm-up the server never took", func(t *testing.T) {
+		// The client could not warm the form up: it sent nothing, so the
+		// records are pending, not in doubt, and the next apply sends them.
+		t.Parallel()
+		env := newRestartable(t, cold)
+		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
+		o := env.opts(t, p, f)
+		o.Client = &notSentOnce{Client: env.client}
+		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInterrupted) || !strings.Contains(err.Error(), "not sent: warming up") {
+			t.Fatalf("first apply: %v, want interrupted, naming the warm-up", err)
+		}
+		st, _ := journal.Load(o.Journal)
+		if c := st.Counts("parts"); c != (journal.Counts{Pending: 3}) {
+			t.Errorf("journal after the first apply: %+v, want 3 pending", c)
+		}
+		o.Client = env.client
+		sum, err := runApply(context.Background(), o)
+		if err != nil || !sum.Complete || stepOf(sum, "parts").Committed != 3 {
+			t.Fatalf("second apply: %v %+v", err, sum)
+		}
+		if got := env.entities("LOGPART", "PARTNAME"); len(got) != 3 {
 			t.Errorf("the sandbox holds %v", got)
 		}
 	})
@@ -298,4 +324,19 @@ func TestDryRunReadsAServerBefore22_1(t *testing.T) {
 	if strings.Contains(all, `"url":"LOGPART('P2')","headers"`) {
 		t.Errorf("the unchanged P2 is written:\n%s", all)
 	}
+}
+
+// notSentOnce answers the first batch that writes as odata.Client does
+// when it could not warm a cold form up: not sent.
+type notSentOnce struct {
+	Client
+	done bool
+}
+
+func (c *notSentOnce) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	if !c.done && writes(reqs) {
+		c.done = true
+		return nil, &odata.NotSentError{Op: "POST $batch", Err: errors.New("warming up LOGPART?$top=1 before writing to it: connection refused (simulated)")}
+	}
+	return c.Client.Batch(ctx, reqs, opts)
 }

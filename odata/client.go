@@ -153,6 +153,18 @@ func (e *InDoubtError) Error() string {
 
 func (e *InDoubtError) Unwrap() error { return e.Err }
 
+// NotSentError says a batch was not sent at all: what had to come before
+// it (the warm-up of a cold form) failed. Nothing of it took effect; send
+// it again when the server answers.
+type NotSentError struct {
+	Op  string
+	Err error
+}
+
+func (e *NotSentError) Error() string { return e.Op + ": not sent: " + e.Err.Error() }
+
+func (e *NotSentError) Unwrap() error { return e.Err }
+
 // Client talks to one service root.
 type Client struct {
 	cfg     Config
@@ -1025,10 +1037,10 @@ func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) {
 // would count as failed. Before the first batch that writes to an entity
 // set, this client reads SET?$top=1 for it, in one $batch for all the sets
 // of the batch; what the reads answer does not matter (being asked warms a
-// form), and neither does a warm-up that failed: the batch is sent all the
-// same, and the warm-up tried again before the next. Each set is warmed once
-// in a client's life, so a run pays one call for it, however many batches
-// it sends.
+// form). A warm-up the server did not take, after a read's retries, is
+// the batch's error, and the batch is not sent: on a cold form its writes
+// would be refused. Each set is warmed once in a client's life, so a run
+// pays one call for it, however many batches it sends.
 func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) error {
 	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool { return r.Method != http.MethodGet }) {
 		return nil // reads only: the warm-ups themselves, or reads that confirm a 404
@@ -1052,10 +1064,18 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	if len(warmUps) == 0 {
 		return nil
 	}
-	if _, err := c.Batch(ctx, warmUps, BatchOptions{ContinueOnError: true}); err != nil {
-		// Whatever went wrong, the write says it better, or succeeds:
-		// the warm-up is tried again before the next batch.
-		return ctx.Err()
+	// Sent as a read (retried on a dropped connection or a 5xx, as reads
+	// are): a form is warm once the server took the call, whatever the
+	// answer's body says. A warm-up the server never took leaves the form
+	// cold, and the write is not sent onto it.
+	var body bytes.Buffer
+	if err := EncodeJSONBatch(&body, warmUps); err != nil {
+		return err
+	}
+	h := map[string]string{"Prefer": "odata.continue-on-error=true", "Content-Type": "application/json;odata.continue-on-error=true",
+		"Accept": "application/json, multipart/mixed;q=0.5"}
+	if _, err := c.do(ctx, &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h}); err != nil {
+		return &NotSentError{Op: "POST $batch", Err: fmt.Errorf("warming up %s before writing to it: %w", warmUps[0].URL, err)}
 	}
 	c.mu.Lock()
 	if c.warmed == nil {

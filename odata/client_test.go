@@ -914,6 +914,42 @@ func TestBatchWarmsFormsBeforeWrites(t *testing.T) {
 	}
 }
 
+// TestBatchWarmUpFails: a warm-up is a read, retried when its connection
+// drops; one the server never took leaves the form cold, so the batch is
+// not sent onto it, and the error says so.
+func TestBatchWarmUpFails(t *testing.T) {
+	t.Parallel()
+	writes := []BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)}}
+	for _, drops := range []int{1, 100} {
+		var mu sync.Mutex
+		dropped, sentWrite := 0, false
+		srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !bytes.Contains(body, []byte("?$top=1")) {
+				sentWrite = true
+			} else if dropped < drops {
+				dropped++
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			EncodeJSONBatchResponse(w, []BatchResponse{{ID: "1", Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{}`)}}) //nolint:errcheck
+		})
+		c, _ := newTestClient(t, srv, nil)
+		_, err := c.Batch(context.Background(), writes, BatchOptions{ContinueOnError: true})
+		mu.Lock()
+		switch {
+		case drops == 1 && (err != nil || !sentWrite):
+			t.Errorf("one dropped warm-up: %v, write sent %v; want it retried and the batch sent", err, sentWrite)
+		case drops > 1 && (!errors.As(err, new(*NotSentError)) || sentWrite || !strings.Contains(err.Error(), "POST $batch: not sent: warming up ORDERS?$top=1 before writing to it")):
+			t.Errorf("every warm-up dropped: %v, write sent %v; want an error and no write", err, sentWrite)
+		}
+		mu.Unlock()
+	}
+}
+
 func TestClientBatchFailures(t *testing.T) {
 	t.Parallel()
 	reqs := []BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`)}}
@@ -921,8 +957,8 @@ func TestClientBatchFailures(t *testing.T) {
 		name    string
 		handler func(w http.ResponseWriter)
 		inDoubt bool
-		// calls: the warm-up of ORDERS (cold forms; its failure is left
-		// to the batch to report) and the batch, never sent again.
+		// calls: the warm-up of ORDERS (cold forms) and the batch, never
+		// sent again.
 		calls int
 	}{
 		{"500", func(w http.ResponseWriter) { w.WriteHeader(500) }, true, 2},
@@ -942,7 +978,14 @@ func TestClientBatchFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) { tc.handler(w) })
+			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				if bytes.Contains(body, []byte("?$top=1")) { // the warm-up goes through
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"responses":[]}`) //nolint:errcheck
+					return
+				}
+				tc.handler(w)
+			})
 			c, _ := newTestClient(t, srv, nil)
 			_, err := c.Batch(context.Background(), reqs, BatchOptions{})
 			var ide *InDoubtError
