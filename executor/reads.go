@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -73,7 +72,7 @@ func (w *warmth) confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchRespo
 		w.sets = map[string]bool{}
 	}
 	for i, g := range got {
-		set := entitySetOf(reqs[i].URL)
+		set := odata.EntitySetOf(reqs[i].URL)
 		if reqs[i].Method != http.MethodGet || set == "" {
 			continue
 		}
@@ -124,7 +123,7 @@ func (w *warmth) warmUp(warmUps []odata.BatchRequest, read func([]odata.BatchReq
 		w.sets = map[string]bool{}
 	}
 	for _, r := range warmUps {
-		w.sets[entitySetOf(r.URL)] = true
+		w.sets[odata.EntitySetOf(r.URL)] = true
 	}
 	w.mu.Unlock()
 	return nil
@@ -134,7 +133,7 @@ func (w *warmth) warmUp(warmUps []odata.BatchRequest, read func([]odata.BatchReq
 // anything but 404 is warm. It reports whether a 404 from url is the
 // truth (its set known warm).
 func (w *warmth) answered(url string, status int) (truth bool) {
-	set := entitySetOf(url)
+	set := odata.EntitySetOf(url)
 	if set == "" {
 		return true
 	}
@@ -147,18 +146,4 @@ func (w *warmth) answered(url string, status int) (truth bool) {
 		w.sets[set] = true
 	}
 	return w.sets[set]
-}
-
-// entitySetOf returns the entity set a request URL (relative to the service
-// root) starts with, or "" for a $<id> reference or a function.
-func entitySetOf(url string) string {
-	end := strings.IndexAny(url, "(/?")
-	if end < 0 {
-		end = len(url)
-	}
-	set := url[:end]
-	if set == "" || strings.HasPrefix(set, "$") || end < len(url) && url[end] == '(' && strings.HasPrefix(url[end:], "()") {
-		return ""
-	}
-	return set
 }

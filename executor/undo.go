@@ -608,7 +608,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
 			// is gone: no outcome yet; warm its set and send it again.
 			cold = append(cold, op)
-			set := entitySetOf(op.sub.URL)
+			set := odata.EntitySetOf(op.sub.URL)
 			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
 			continue
 		}

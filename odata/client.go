@@ -975,6 +975,27 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if err := c.warmBeforeWrites(ctx, reqs); err != nil {
 		return nil, err
 	}
+	r, err := batchRequest(reqs, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.write, r.batch = true, true
+	resp, err := c.do(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decodeBatchResponse(resp)
+	if err != nil {
+		return nil, &InDoubtError{Op: "POST $batch", Err: err}
+	}
+	c.readWarm(reqs, out)
+	return out, nil
+}
+
+// batchRequest is the POST $batch that carries reqs, in the format opts
+// chooses. It is a read (retried as reads are) until the caller says it
+// writes.
+func batchRequest(reqs []BatchRequest, opts BatchOptions) (*request, error) {
 	coe := "false"
 	if opts.ContinueOnError {
 		coe = "true"
@@ -999,36 +1020,38 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 		h["Content-Type"] = "application/json;odata.continue-on-error=" + coe
 		h["Accept"] = "application/json, multipart/mixed;q=0.5"
 	}
-	resp, err := c.do(ctx, &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h, write: true, batch: true})
-	if err != nil {
-		return nil, err
-	}
-	out, err := decodeBatchResponse(resp)
-	if err != nil {
-		return nil, &InDoubtError{Op: "POST $batch", Err: err}
-	}
-	c.readWarm(reqs, out)
-	return out, nil
+	return &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h}, nil
 }
 
 // readWarm notes the sets a batch's reads found warm: a GET answered 200
 // (a step's watermark read, a reconciliation's) leaves its set warm, and
 // the first write to it needs no warm-up of its own.
 func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) {
-	matched, _ := MatchResponses(reqs, got)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool {
+		set := EntitySetOf(r.URL)
+		return r.Method == http.MethodGet && set != "" && !c.warmed[set]
+	}) {
+		return // nothing to learn: no need to pair the answers (a write batch's usual case)
+	}
+	matched, _ := MatchResponses(reqs, got)
 	for i, m := range matched {
-		if m == nil || m.Status != http.StatusOK || reqs[i].Method != http.MethodGet {
-			continue
-		}
-		if set := writtenSet(reqs[i].URL); set != "" {
-			if c.warmed == nil {
-				c.warmed = map[string]bool{}
-			}
-			c.warmed[set] = true
+		if m != nil && m.Status == http.StatusOK && reqs[i].Method == http.MethodGet {
+			c.markWarm(EntitySetOf(reqs[i].URL))
 		}
 	}
+}
+
+// markWarm notes set ("" is none) as warm; c.mu is held.
+func (c *Client) markWarm(set string) {
+	if set == "" {
+		return
+	}
+	if c.warmed == nil {
+		c.warmed = map[string]bool{}
+	}
+	c.warmed[set] = true
 }
 
 // warmBeforeWrites prepares the forms a batch writes to: a server answers
@@ -1053,7 +1076,7 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	seen := map[string]bool{}
 	c.mu.Lock()
 	for _, r := range reqs {
-		set := writtenSet(r.URL)
+		set := EntitySetOf(r.URL)
 		if r.Method == http.MethodGet || set == "" || c.warmed[set] || seen[set] {
 			continue
 		}
@@ -1068,36 +1091,32 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	// are): a form is warm once the server took the call, whatever the
 	// answer's body says. A warm-up the server never took leaves the form
 	// cold, and the write is not sent onto it.
-	var body bytes.Buffer
-	if err := EncodeJSONBatch(&body, warmUps); err != nil {
+	r, err := batchRequest(warmUps, BatchOptions{ContinueOnError: true})
+	if err != nil {
 		return err
 	}
-	h := map[string]string{"Prefer": "odata.continue-on-error=true", "Content-Type": "application/json;odata.continue-on-error=true",
-		"Accept": "application/json, multipart/mixed;q=0.5"}
-	if _, err := c.do(ctx, &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h}); err != nil {
+	if _, err := c.do(ctx, r); err != nil {
 		return &NotSentError{Op: "POST $batch", Err: fmt.Errorf("warming up %s before writing to it: %w", warmUps[0].URL, err)}
 	}
 	c.mu.Lock()
-	if c.warmed == nil {
-		c.warmed = map[string]bool{}
-	}
 	for set := range seen {
-		c.warmed[set] = true
+		c.markWarm(set)
 	}
 	c.mu.Unlock()
 	return nil
 }
 
-// writtenSet is the entity set a sub-request's URL addresses ("ORDERS" of
-// "ORDERS('SO1')/ORDERITEMS_SUBFORM"), or "" for a reference to another
-// sub-request ($1/...) or anything else that names no set.
-func writtenSet(url string) string {
+// EntitySetOf is the entity set a request URL (relative to the service
+// root) addresses: "ORDERS" of "ORDERS('SO1')/ORDERITEMS_SUBFORM" or of
+// "ORDERS?$filter=…"; "" for a reference to another sub-request ($1/…),
+// a function (GetLoginName()) or an absolute URL.
+func EntitySetOf(url string) string {
 	end := strings.IndexAny(url, "(/?")
 	if end < 0 {
 		end = len(url)
 	}
 	set := url[:end]
-	if set == "" || strings.HasPrefix(set, "$") || strings.Contains(set, ":") {
+	if set == "" || strings.HasPrefix(set, "$") || strings.Contains(set, ":") || strings.HasPrefix(url[end:], "()") {
 		return ""
 	}
 	return set

@@ -860,7 +860,7 @@ func TestBatchWarmsFormsBeforeWrites(t *testing.T) {
 		var out []BatchResponse
 		for _, q := range reqs {
 			call = append(call, q.Method+" "+q.URL)
-			set := writtenSet(q.URL)
+			set := EntitySetOf(q.URL)
 			status := 201
 			if q.Method == http.MethodGet {
 				status = 200
@@ -1124,4 +1124,22 @@ func TestClientRateLimitUnbounded(t *testing.T) {
 func isStatus(err error, code int) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == code
+}
+
+func TestEntitySetOf(t *testing.T) {
+	t.Parallel()
+	for url, want := range map[string]string{
+		"ORDERS":                               "ORDERS",
+		"ORDERS('SO1')/ORDERITEMS_SUBFORM":     "ORDERS",
+		"ORDERS?$filter=CUSTNAME eq 'C1'":      "ORDERS",
+		"ORDERS/ORDERITEMS_SUBFORM":            "ORDERS",
+		"$1/ORDERITEMS_SUBFORM":                "",
+		"GetLoginName()":                       "",
+		"https://erp.example.com/odata/ORDERS": "",
+		"":                                     "",
+	} {
+		if got := EntitySetOf(url); got != want {
+			t.Errorf("EntitySetOf(%q) = %q, want %q", url, got, want)
+		}
+	}
 }
