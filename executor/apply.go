@@ -803,11 +803,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 		// Journaled but never sent: say so, so that a resume has nothing
 		// of it to reconcile (a negative status: it never took effect).
-		res := make([]journal.SubResult, len(batch))
-		for i, o := range batch {
-			res[i] = journal.SubResult{ID: o.id, Status: -1, Error: "not sent: the run stopped first"}
-		}
-		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}); err != nil {
+		if err := r.appendWith(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, "not sent: the run stopped first")}); err != nil {
 			return err
 		}
 		return errHalt
@@ -831,7 +827,11 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		var calls odata.CallStats
 		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
 		r.hook.BatchSent(len(reqs))
-		if err == nil && !r.dry && answeredWhole(batch, reqs, resps) {
+		var ans answer
+		if err == nil {
+			ans.matched, ans.problem = odata.MatchResponses(reqs, resps)
+		}
+		if err == nil && !r.dry && answeredWhole(batch, ans) {
 			// Issue 15: nothing of this answer can stop the run (but the
 			// journal failing), so the next call need not wait for it to
 			// be journaled; at most Concurrency answers wait to be.
@@ -847,7 +847,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			default:
 			}
 		}
-		if err := sr.complete(seq, batch, later, reqs, resps, err, &calls); err != nil {
+		if err := sr.complete(seq, batch, later, ans, err, &calls); err != nil {
 			r.halt(err)
 		}
 	}
@@ -863,24 +863,42 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	return nil
 }
 
+// answer is a batch's answer paired with its sub-requests, in their order
+// (odata.MatchResponses), once per call: matched[i] is nil where the
+// answer leaves sub-request i unclear, and problem says why.
+type answer struct {
+	matched []*odata.BatchResponse
+	problem string
+}
+
 // answeredWhole reports whether an answer settles its batch with nothing
 // left to decide: every sub-request answered once, with a 2xx, and no
 // record of the batch failed before. complete then finishes records that
 // all committed (the breaker sees no failure), reads nothing back and
 // leaves nothing in doubt.
-func answeredWhole(batch []*op, reqs []odata.BatchRequest, resps []odata.BatchResponse) bool {
-	matched, problem := odata.MatchResponses(reqs, resps)
-	if problem != "" {
+func answeredWhole(batch []*op, ans answer) bool {
+	if ans.problem != "" {
 		return false
 	}
 	workMu.Lock()
 	defer workMu.Unlock()
 	for i, o := range batch {
-		if m := matched[i]; m == nil || m.Status/100 != 2 || o.rec.failed {
+		if m := ans.matched[i]; m == nil || m.Status/100 != 2 || o.rec.failed {
 			return false
 		}
 	}
 	return true
+}
+
+// untaken are the outcomes of a batch of which nothing took effect (not
+// sent, or refused whole): a negative status, which leaves its records
+// pending, and why.
+func untaken(batch []*op, why string) []journal.SubResult {
+	res := make([]journal.SubResult, len(batch))
+	for i, o := range batch {
+		res[i] = journal.SubResult{ID: o.id, Status: -1, Error: why}
+	}
+	return res
 }
 
 // stepKey is the context key of the step a batch belongs to.
@@ -901,7 +919,7 @@ func (sr *stepRun) traced() context.Context {
 // complete records a batch's outcome: per sub-request status and key,
 // records finished, and the units that may now follow. reqs are the
 // sub-requests as sent, in the order of batch; calls is what the call cost.
-func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.BatchRequest, resps []odata.BatchResponse, sendErr error, calls *odata.CallStats) error {
+func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, sendErr error, calls *odata.CallStats) error {
 	r := sr.r
 	answered := r.opts.now().UTC()
 	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
@@ -910,22 +928,14 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 		if errors.As(sendErr, &ns) {
 			// Nothing was sent (a cold form's warm-up failed): the records
 			// are pending, and a later apply sends them.
-			res := make([]journal.SubResult, len(batch))
-			for i, o := range batch {
-				res[i] = journal.SubResult{ID: o.id, Status: -1, Error: ns.Error()}
-			}
-			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
+			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, ns.Error())})); err != nil {
 				return err
 			}
 			return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
 		}
 		if oe, ok := refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
-			res := make([]journal.SubResult, len(batch))
-			for i, o := range batch {
-				res[i] = journal.SubResult{ID: o.id, Status: -1, Error: oe.Error()}
-			}
-			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res})); err != nil {
+			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, oe.Error())})); err != nil {
 				return err
 			}
 			if oe.Status == http.StatusTooManyRequests {
@@ -948,7 +958,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, reqs []odata.Bat
 	// An answer that breaks the protocol decides nothing about the
 	// sub-requests it leaves unclear: they are in doubt, and the next
 	// apply reconciles them with the server.
-	matched, problem := odata.MatchResponses(reqs, resps)
+	matched, problem := ans.matched, ans.problem
 	// A deep insert the screens refused (400), or that failed on the
 	// server (5xx), may have left part of its document: read back before
 	// deciding anything of it (deep.go). Any other status stored nothing:

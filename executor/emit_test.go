@@ -120,7 +120,9 @@ func TestAnsweredWhole(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &work{failed: tt.failedBefore}
 			batch := []*op{{rec: &work{}}, {rec: w}}
-			if got := answeredWhole(batch, reqs, tt.resps); got != tt.want {
+			var ans answer
+			ans.matched, ans.problem = odata.MatchResponses(reqs, tt.resps)
+			if got := answeredWhole(batch, ans); got != tt.want {
 				t.Errorf("answeredWhole = %v, want %v", got, tt.want)
 			}
 		})
