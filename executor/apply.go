@@ -93,6 +93,9 @@ type ledger interface {
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
+	// held says which of keys a record of step holds as its entity's key
+	// (the claims a failed deep insert's lookup checks, deep.go).
+	held(step string, keys []string) (map[string]bool, error)
 	summary(p *plan.Plan) *Summary
 }
 
@@ -102,6 +105,10 @@ type journalLedger struct{ *journal.Journal }
 func (journalLedger) committed(string, int) {}
 
 func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, id) }
+
+func (l journalLedger) held(step string, keys []string) (map[string]bool, error) {
+	return l.HeldKeys(step, keys)
+}
 
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 

@@ -242,12 +242,8 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		}
 		// Issue 15: the journal is asked of the documents found alone,
 		// not copied with the key of every record of the run.
-		claimed := r.claimedKeysOf
-		if jl, ok := r.jr.(journalLedger); ok {
-			claimed = jl.HeldKeys
-		}
 		held := func(step string, keys []string) (map[string]bool, error) {
-			h, err := claimed(step, keys)
+			h, err := r.jr.held(step, keys)
 			if err != nil {
 				return nil, fmt.Errorf("the journal's index could not be read: %w", err)
 			}
@@ -282,16 +278,6 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		return kept{unclear: err.Error()}
 	}
 	return keptFrom(resp, key, path)
-}
-
-// claimedKeysOf is claims over the ledger's state, for a ledger that is
-// not the journal file (the dry run's).
-func (r *runner) claimedKeysOf(step string, keys []string) (map[string]bool, error) {
-	all, _, err := claimedKeys(r.jr.Snapshot())
-	if err != nil {
-		return nil, err
-	}
-	return claimedIn(all)(step, keys)
 }
 
 // keep takes what the server kept of deep insert o's document (key and

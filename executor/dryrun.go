@@ -422,6 +422,9 @@ func (t *tally) Snapshot() *journal.State { return &journal.State{} }
 // key: the dry run's keys are the runner's (setKey).
 func (t *tally) key(string, string) (string, bool) { return "", false }
 
+// held: the dry run keeps no records, so it holds no key.
+func (t *tally) held(string, []string) (map[string]bool, error) { return map[string]bool{}, nil }
+
 func (t *tally) Counts(step string) journal.Counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
