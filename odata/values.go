@@ -214,21 +214,8 @@ func pathOr(p string) string {
 }
 
 // writeJSONString writes s as encoding/json writes it with HTML escaping
-// off. Printable ASCII without a quote or backslash, most of what a body
-// holds, is written as it is: that is what the encoder would write, without
-// an encoder per string (FuzzMarshalBody holds the two together).
-func writeJSONString(b *bytes.Buffer, s string) {
-	if plainJSON(s) {
-		b.WriteByte('"')
-		b.WriteString(s)
-		b.WriteByte('"')
-		return
-	}
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)           //nolint:errcheck // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode's newline
-}
+// off (appendJSONString).
+func writeJSONString(b *bytes.Buffer, s string) { b.Write(appendJSONString(b.AvailableBuffer(), s)) }
 
 // plainJSON reports whether encoding/json writes s between quotes unchanged.
 func plainJSON(s string) bool {
