@@ -34,7 +34,7 @@ func writeScale(dir string, sh scaleShape, rows int, target string) error {
 	if err := writePairs(filepath.Join(dir, "customers.csv"), rows, "Code", "N%07d", "Name", "Customer number %d", 1); err != nil {
 		return err
 	}
-	plan := "version: 1\nname: bench-scale\ntarget:\n  url: " + target + "\n  auth: basic\n" + `sources:
+	plan := planHeadAt("bench-scale", target) + `sources:
   customers: {file: customers.csv}
   orders: {file: orders.csv}
 steps:

@@ -25,11 +25,12 @@ import (
 // planHead is the head of a benchmark's plan: its name and a target that
 // a dry run never reaches.
 func planHead(name string) string {
-	return "version: 1\nname: " + name + `
-target:
-  url: http://127.0.0.1:1/odata/Priority/tabula.ini/demo
-  auth: basic
-`
+	return planHeadAt(name, "http://127.0.0.1:1/odata/Priority/tabula.ini/demo")
+}
+
+// planHeadAt is the head of a benchmark's plan against target.
+func planHeadAt(name, target string) string {
+	return "version: 1\nname: " + name + "\ntarget:\n  url: " + target + "\n  auth: basic\n"
 }
 
 // shape is one generated dataset: its plan and what `plan` must report.
