@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/source/odatasource"
 	"github.com/migrate-tool/migrate/transform"
 	"github.com/xuri/excelize/v2"
 )
@@ -133,7 +135,13 @@ func writeRows(e Export, w exportWriter, base int) (int, error) {
 			return n, err
 		}
 		for s, sub := range e.Subs {
-			lines, _ := row.Get(sub.Name).([]any)
+			var lines []any
+			switch v := row.Get(sub.Name).(type) {
+			case []any:
+				lines = v
+			case map[string]any: // a single-object sub-form (a text)
+				lines = []any{v}
+			}
 			for _, l := range lines {
 				m, _ := l.(map[string]any)
 				cells := make([]any, 0, len(keyAt)+len(sub.Columns))
@@ -392,57 +400,54 @@ func stepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error
 	return out, err
 }
 
-// keysPerFilter is how many keys one $filter names: the upsert reads' size,
-// which real servers take in one URL.
-const keysPerFilter = 40
+// keyedExport gives the entities of keys, in their order, as an OData
+// source gives rows: read a window at a time by key (Reader.ReadKeys: up to
+// 100 GETs of or-chained keys in one $batch call), so that memory is one
+// window whatever the number of keys. Keys the target does not hold are
+// left out.
+type keyedExport struct {
+	ctx    context.Context
+	rd     *Reader
+	md     *odata.Metadata
+	header *source.Header
+	keys   []string
+	window int
+	buf    []source.Row
+}
 
-// keyFilters are $filters that together select the entities of keys,
-// keysPerFilter keys each.
-func keyFilters(t *odata.EntityType, keys [][]any) []string {
-	var out []string
-	for len(keys) > 0 {
-		n := min(keysPerFilter, len(keys))
-		ors := make([]string, n)
-		for i, vals := range keys[:n] {
-			ands := make([]string, len(t.Key))
-			for j, k := range t.Key {
-				ands[j] = odata.Eq(k, vals[j])
-			}
-			ors[i] = odata.And(ands...)
+func (k *keyedExport) Header() *source.Header { return k.header }
+
+func (k *keyedExport) Next() (source.Row, error) {
+	for len(k.buf) == 0 {
+		if len(k.keys) == 0 {
+			return source.Row{}, io.EOF
 		}
-		out = append(out, odata.Or(ors...))
-		keys = keys[n:]
-	}
-	return out
-}
-
-// chainRows reads first, then the rows of open(f) for each of filters in
-// turn: one reader of the several reads of a before-image.
-func chainRows(first source.Reader, open func(filter string) (source.Reader, error), filters []string) source.Reader {
-	return &chainedRows{cur: first, open: open, filters: filters}
-}
-
-type chainedRows struct {
-	cur     source.Reader
-	open    func(string) (source.Reader, error)
-	filters []string
-}
-
-func (c *chainedRows) Header() *source.Header { return c.cur.Header() }
-
-func (c *chainedRows) Next() (source.Row, error) {
-	for {
-		row, err := c.cur.Next()
-		if err != io.EOF || len(c.filters) == 0 {
-			return row, err
-		}
-		next, err := c.open(c.filters[0])
+		n := min(k.window, len(k.keys))
+		win := k.keys[:n]
+		k.keys = k.keys[n:]
+		found, err := k.rd.ReadKeys(k.ctx, win)
 		if err != nil {
-			return source.Row{}, err
+			return source.Row{}, &source.Error{File: "target:" + k.rd.Set, Err: err}
 		}
-		c.cur.Close()
-		c.cur, c.filters = next, c.filters[1:]
+		for _, key := range win {
+			f := found[key]
+			switch f.Status {
+			case http.StatusOK:
+			case http.StatusNotFound:
+				continue
+			default:
+				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: odata.ParseError(f.Status, nil, f.Body)}
+			}
+			ent, err := odata.DecodeEntity(f.Body)
+			if err != nil {
+				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: err}
+			}
+			k.buf = append(k.buf, odatasource.RowOf(k.md, k.rd.Type, "target", k.rd.Set, k.header, ent))
+		}
 	}
+	row := k.buf[0]
+	k.buf = k.buf[1:]
+	return row, nil
 }
 
-func (c *chainedRows) Close() error { return c.cur.Close() }
+func (k *keyedExport) Close() error { k.buf, k.keys = nil, nil; return nil }

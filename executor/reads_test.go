@@ -113,25 +113,6 @@ func TestReadKeysFilterIgnoredFallsBackToKeyedGETs(t *testing.T) {
 	}
 }
 
-func TestReadAllPages(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{RowCap: 100})
-	seedCustomers(t, env, 450)
-	rd := &Reader{Send: SendVia(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}, PerBatch: 2}
-	rows, err := rd.readAll(context.Background(), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, r := range rows {
-		e, _ := odata.DecodeEntity(r)
-		seen[fmt.Sprint(e["CUSTNAME"])] = true
-	}
-	if len(rows) != 451 || len(seen) != 451 || rd.Calls != 3 {
-		t.Errorf("%d rows, %d distinct, %d calls", len(rows), len(seen), rd.Calls)
-	}
-}
-
 func TestKeyFilter(t *testing.T) {
 	t.Parallel()
 	md := sandbox.DemoMetadata()

@@ -63,7 +63,7 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` (keys: refuse,
-// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM,...) starts a sandbox and
+// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM, rowcap=N (rows an answer holds at most),...) starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
@@ -122,6 +122,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Unpermitted = strings.Split(v, ",")
 			case k == "as":
 				name = v
+			case k == "rowcap":
+				n, err := strconv.Atoi(v)
+				ts.Check(err)
+				opts.RowCap = n
 			case k == "companies":
 				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
