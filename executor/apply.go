@@ -570,11 +570,18 @@ func (r *runner) stepFinished(s *plan.Step) {
 // walked every step and ended complete (its finished line, which journals
 // written before it lack), and the plan and every source are byte for byte
 // the ones it began from. A plan that calls env() or now() may give other
-// records from the same files: it is read again.
+// records from the same files, and a source that reads a connection is a
+// live company that may hold rows added since: they are read again (what
+// was copied is known by its identity, and skipped).
 func (r *runner) nothingLeft() bool {
 	st := r.state
 	if r.dry || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
+	}
+	for _, src := range r.opts.Plan.Sources {
+		if src.Connection != "" {
+			return false
+		}
 	}
 	text, err := os.ReadFile(r.opts.Plan.Path)
 	return err == nil && !callsEnvOrNow.Match(text)
