@@ -260,26 +260,21 @@ func keyFilter(t *odata.EntityType, key string) (string, error) {
 }
 
 // chainKeys reads back the key expressions of a $filter that ReadKeys
-// wrote (keyFilter's conditions joined by or), for the dry run's
-// simulated service; ok is false for any other filter.
+// wrote (keyFilter's conditions joined by or), through the filter grammar,
+// for the dry run's simulated service; ok is false for any other filter.
 func chainKeys(t *odata.EntityType, filter string) (keys []string, ok bool) {
 	if t == nil {
 		return nil, false
 	}
-	for _, c := range splitOutsideQuotes(filter, " or ") {
-		c = strings.TrimSuffix(strings.TrimPrefix(c, "("), ")")
-		m := map[string]any{}
-		for _, eq := range splitOutsideQuotes(c, " and ") {
-			name, lit, found := strings.Cut(eq, " eq ")
-			if !found || !t.IsKey(name) {
-				return nil, false
-			}
-			parts, err := odata.ParseKey(lit)
-			if err != nil || len(parts) != 1 {
-				return nil, false
-			}
-			m[name] = parts[0].Value
-		}
+	f, err := odata.ParseFilter(t, filter)
+	if err != nil {
+		return nil, false
+	}
+	alts, ok := odata.KeyEqualities(f, t.Key)
+	if !ok {
+		return nil, false
+	}
+	for _, m := range alts {
 		k := keyOf(t, m)
 		if k == "" {
 			return nil, false
@@ -287,24 +282,6 @@ func chainKeys(t *odata.EntityType, filter string) (keys []string, ok bool) {
 		keys = append(keys, k)
 	}
 	return keys, len(keys) > 0
-}
-
-// splitOutsideQuotes splits s at each sep that is not inside a quoted
-// literal.
-func splitOutsideQuotes(s, sep string) []string {
-	var out []string
-	inQ, start := false, 0
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\'':
-			inQ = !inQ
-		case !inQ && strings.HasPrefix(s[i:], sep):
-			out = append(out, s[start:i])
-			start = i + len(sep)
-			i += len(sep) - 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // keyParts reads a key expression into the type's key fields and values.
