@@ -487,9 +487,11 @@ type stepRun struct {
 	deepReads []resumed
 	mark      markOnce
 	// sending counts the step's batches sent and not yet accounted for
-	// (complete): a failed deep insert is looked up by its fields only
-	// when no other is (deep.go).
+	// (complete), and flying those of their documents the server numbers:
+	// a failed deep insert is looked up by its fields only when none of
+	// them looks like it (deep.go). Both change under lookMu.
 	sending atomic.Int32
+	flying  map[*op]int // the batch of each
 	lookMu  sync.Mutex
 }
 
@@ -828,7 +830,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	send := func() {
 		defer sr.inflight.Done()
-		defer sr.sending.Add(-1)
+		defer sr.landed(batch)
 		slot := true // the call's slot in r.sem
 		defer func() {
 			if slot {
@@ -866,9 +868,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 	}
 	sr.inflight.Add(1)
-	sr.lookMu.Lock() // not while a failed deep insert is looked up (deep.go)
-	sr.sending.Add(1)
-	sr.lookMu.Unlock()
+	sr.takeOff(seq, batch)
 	if r.dry {
 		send()
 		return nil

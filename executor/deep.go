@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"slices"
 	"strconv"
@@ -218,19 +219,19 @@ type kept struct {
 // by its key, or, numbered by the server, found by its fields among the
 // documents made since the step's watermark (candidates, as
 // reconciliation does) that no record holds. A document of this run may
-// look like it: the lookup is made only when every other batch of the
-// step is accounted for in the journal, and leaves out the documents the
-// rest of o's batch (batch, answered by matched) made. Anything else, or
-// more than one such document, is unclear: the record is in doubt, and
-// the next apply reconciles it.
+// look like it: the lookup is made only when no document of the step in
+// flight (sent, not yet journaled) looks like o (lookAlikeInFlight), and
+// leaves out the documents the rest of o's batch (batch, answered by
+// matched) made. Anything else, or more than one such document, is
+// unclear: the record is in doubt, and the next apply reconciles it.
 func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchResponse) kept {
 	r := sr.r
 	key := o.key
 	if key == "" {
 		sr.lookMu.Lock()
 		defer sr.lookMu.Unlock()
-		if sr.sending.Load() > 1 {
-			return kept{unclear: "another batch of the step was in flight, whose documents may look like it"}
+		if why := sr.lookAlikeInFlight(o, seq); why != "" {
+			return kept{unclear: why}
 		}
 		mates := map[string]bool{} // what the rest of the batch made
 		for i, b := range batch {
@@ -447,4 +448,109 @@ func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error 
 		return nil
 	}
 	return sr.start(w, missing)
+}
+
+// takeOff counts batch (seq) as in flight, with the documents of it the
+// server numbers (flying), not while a failed deep insert is looked up.
+func (sr *stepRun) takeOff(seq int, batch []*op) {
+	sr.lookMu.Lock()
+	defer sr.lookMu.Unlock()
+	sr.sending.Add(1)
+	for _, o := range batch {
+		if o.parent == nil && o.kind == journal.OpCreate && o.key == "" {
+			if sr.flying == nil {
+				sr.flying = map[*op]int{}
+			}
+			sr.flying[o] = seq
+		}
+	}
+}
+
+// landed is takeOff undone, once batch's outcome is journaled.
+func (sr *stepRun) landed(batch []*op) {
+	sr.lookMu.Lock()
+	defer sr.lookMu.Unlock()
+	for _, o := range batch {
+		delete(sr.flying, o)
+	}
+	sr.sending.Add(-1)
+}
+
+// lookAlikeInFlight says why the server-numbered document o, of batch
+// seq, cannot be looked up by its fields now: a document of another batch
+// in flight (sent, its outcome not yet journaled, so not yet known as the
+// run's own) is matched on the same values and could be taken for it. ""
+// when none is: documents the step's records tell apart (their match:
+// fields differ) are settled at once, whatever else is in flight. (The
+// rest of o's own batch is known from its answer: readKept leaves out
+// what it made.) The caller holds lookMu.
+func (sr *stepRun) lookAlikeInFlight(o *op, seq int) string {
+	mine := sr.lookAlike(o)
+	for other, s := range sr.flying {
+		if s == seq {
+			continue
+		}
+		if mine == "" {
+			return "another batch of the step was in flight, and nothing tells its documents from this one"
+		}
+		if sig := sr.lookAlike(other); sig == "" || sig == mine {
+			return fmt.Sprintf("record %s, in flight at the same time, has a document that looks like it (the same %s)", other.rec.id, sr.matchedOn(o))
+		}
+	}
+	return ""
+}
+
+// matchedOn names the fields documents of the step are matched on.
+func (sr *stepRun) matchedOn(o *op) string {
+	written, err := odata.DecodeEntity(matchFields(o.fields))
+	if err != nil {
+		return "fields"
+	}
+	names, _ := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	return strings.Join(names, ", ")
+}
+
+// lookAlike is what a server-numbered document is found by (its step's
+// match: fields, else every field written), each value in a form coarse
+// enough that two documents the server could take for one another get the
+// same (text without case or outer spaces, numbers by value, any date as
+// any other); "" when nothing tells it apart.
+func (sr *stepRun) lookAlike(o *op) string {
+	written, err := odata.DecodeEntity(matchFields(o.fields))
+	if err != nil || len(written) == 0 {
+		return ""
+	}
+	names, why := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	if why != "" || len(names) == 0 {
+		return ""
+	}
+	names = slices.Clone(names)
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(coarse(written[n]))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func coarse(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(x)); ok {
+			return r.RatString()
+		}
+		return string(x)
+	case string:
+		if _, err := odata.ParseDateTime(x); err == nil {
+			return "date"
+		}
+		return strings.ToLower(strings.TrimSpace(x))
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -1,13 +1,19 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -558,6 +564,114 @@ func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
 			}
 			if e := sum.Errors[0]; !strings.Contains(e.Message, "X9") || !strings.Contains(e.Partly, "created with 2 of 3 lines") {
 				t.Errorf("error %+v", e)
+			}
+		})
+	}
+}
+
+// gateBadBatch holds the batch that writes part X9 until another write
+// batch has reached the server, and holds that one until the server is
+// asked a read: the refused deep insert is answered while a batch of the
+// same step is in flight, and that batch lands only after the refused
+// one's document was looked up (or, if it never is, after hold).
+func gateBadBatch(h http.Handler, hold time.Duration) http.Handler {
+	var mu sync.Mutex
+	bad, other, looked := false, make(chan struct{}), make(chan struct{})
+	var otherOnce, lookedOnce sync.Once
+	wait := func(c chan struct{}) {
+		select {
+		case <-c:
+		case <-time.After(hold): // only if the lookup never comes
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "$batch") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		write := bytes.Contains(body, []byte(`"POST"`))
+		mu.Lock()
+		seenBad := bad
+		if write && bytes.Contains(body, []byte("X9")) {
+			bad = true
+		}
+		mu.Unlock()
+		switch {
+		case write && bytes.Contains(body, []byte("X9")):
+			wait(other)
+		case write && seenBad:
+			otherOnce.Do(func() { close(other) })
+			wait(looked)
+		case !write && seenBad:
+			lookedOnce.Do(func() { close(looked) })
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Issue 24.2: one ordinary bad line in a server-numbered deep insert,
+// refused while another batch of the step is in flight, is settled at
+// once when the documents tell each other apart (here by DETAILS): the
+// order keeps its good lines, the bad one fails at its cell, and the run
+// goes on to the end. Documents that look alike stay in doubt for the
+// next apply, as before.
+func TestDeepInsertFailedLineWithBatchesInFlight(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name        string
+		lookAlike   bool
+		wantInDoubt bool
+		hold        time.Duration
+	}{
+		{name: "documents told apart", hold: 10 * time.Second},
+		{name: "look-alike documents", lookAlike: true, wantInDoubt: true, hold: 50 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := sandbox.New(sandbox.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(gateBadBatch(sb, tc.hold))
+			t.Cleanup(srv.Close)
+			env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata()}
+			env.ver, _ = odata.ParseVersion("25.1")
+			var orders []transform.Result
+			for i := 1; i <= 6; i++ {
+				parts := []string{"P1", "P2"}
+				if i == 3 {
+					parts = []string{"P1", "X9", "P2"}
+				}
+				o := orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", parts...)
+				if tc.lookAlike && i == 4 {
+					o.Record.Fields["DETAILS"] = "O3"
+				}
+				orders = append(orders, o)
+			}
+			p, f := deepOrders(orders...)
+			o := env.opts(t, p, f)
+			o.Concurrency, o.BatchSize = 2, 1
+			sum, err := runApply(context.Background(), o)
+			if tc.wantInDoubt {
+				if !errors.Is(err, ErrInDoubt) || !strings.Contains(err.Error(), "looks like it (the same CUSTNAME, DETAILS)") {
+					t.Fatalf("err %v, want the look-alike in doubt", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			snap := env.sb.Snapshot()["ORDERS"]
+			if len(snap) != 6 {
+				t.Fatalf("%d orders", len(snap))
+			}
+			if parts := linePartsOf(env.entities("ORDERS", "DETAILS")["O3"]); parts != "P1,P2" {
+				t.Errorf("O3 holds %s, want P1,P2", parts)
+			}
+			if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Message, "X9") {
+				t.Errorf("errors %+v", sum.Errors)
 			}
 		})
 	}
