@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,7 +51,12 @@ func WriteDiff(res *DiffResult, out string) error {
 			}
 		}
 		sort.Strings(fields)
-		if err := setRow(f, name, 1, append([]string{"location", "key", "action"}, fields...)); err != nil {
+		header := append([]string{"location", "key", "action"}, fields...)
+		withLines := slices.ContainsFunc(recs, func(r DiffRecord) bool { return len(r.Lines) > 0 })
+		if withLines {
+			header = append(header, "lines added")
+		}
+		if err := setRow(f, name, 1, header); err != nil {
 			return err
 		}
 		for j, r := range recs {
@@ -65,6 +71,13 @@ func WriteDiff(res *DiffResult, out string) error {
 					continue
 				}
 				row = append(row, string(c.Old)+" → "+string(c.New))
+			}
+			if withLines {
+				added := make([]string, len(r.Lines))
+				for i, l := range r.Lines {
+					added[i] = l.Nav + " (" + l.Location + "): " + lineShown(l.Fields)
+				}
+				row = append(row, strings.Join(added, "\n"))
 			}
 			if err := setRow(f, name, j+2, row); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -52,15 +53,21 @@ func (sr *stepRun) readPending() error {
 				expand = append(expand, k.nav)
 			}
 		}
+		// lines: replace deletes the lines it reads; lines: append does not
+		// add again a line the record holds (heldLines): both read the
+		// lines with the entity.
 		seen := map[string]bool{}
 		for _, c := range w.rec.Children {
-			if c.Replace && !c.Single && !seen[c.Nav] {
-				seen[c.Nav] = true
+			if c.Single || seen[c.Nav] {
+				continue
+			}
+			seen[c.Nav] = true
+			if c.Replace {
 				replaceNavs[i] = append(replaceNavs[i], c.Nav)
-				if !seenNav[c.Nav] {
-					seenNav[c.Nav] = true
-					expand = append(expand, c.Nav)
-				}
+			}
+			if !seenNav[c.Nav] {
+				seenNav[c.Nav] = true
+				expand = append(expand, c.Nav)
 			}
 		}
 	}
@@ -145,10 +152,23 @@ func (sr *stepRun) readPending() error {
 			continue
 		}
 		changed, before := diffFields(root.typ, w.rec.Fields, cur)
-		if len(changed) == 0 {
+		// The sub-forms read with the entity: the lines lines: replace
+		// deletes before adding, the lines and texts it holds already.
+		var expanded map[string]json.RawMessage
+		_ = json.Unmarshal(resp.Body, &expanded)
+		held := heldTexts(expanded, root.kids)
+		heldLines(sr.r.md, root, expanded, replaceNavs[i], held)
+		var added []*op // the lines apply appends
+		for _, k := range root.kids {
+			if !k.single && !held[k] && !slices.Contains(replaceNavs[i], k.nav) {
+				added = append(added, k)
+			}
+		}
+		switch {
+		case len(changed) == 0 && len(added) == 0:
 			sr.classify(w, DiffUnchanged, nil, nil, nil)
-		} else {
-			sr.classify(w, DiffUpdate, changed, before, nil)
+		default:
+			sr.classifyLines(w, changed, before, added)
 		}
 		// An existing document: its lines go on their own (no deep insert).
 		root.carry(false)
@@ -166,10 +186,6 @@ func (sr *stepRun) readPending() error {
 		if !root.done {
 			first = append(first, root)
 		}
-		// The sub-forms read with the entity: the lines lines: replace
-		// deletes before adding, and the texts it may hold already.
-		var expanded map[string]json.RawMessage
-		_ = json.Unmarshal(resp.Body, &expanded)
 		// lines: replace deletes what the parent has before adding.
 		for _, nav := range replaceNavs[i] {
 			var coll struct {
@@ -203,7 +219,6 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 		var rest []unit
-		held := heldTexts(expanded, root.kids)
 		for _, k := range root.kids {
 			if held[k] {
 				continue
@@ -259,6 +274,46 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 		}
 	}
 	return held
+}
+
+// heldLines marks in held the lines of root (a record that exists) that
+// the record holds already, as read with it (expanded): a line of a
+// sub-form it appends to (lines: append, not one of replace) whose every
+// field written has the same value in a line of that sub-form, each line
+// held standing for one line of the plan (two equal lines of the plan
+// need two on the server). Sending them again would add every line a
+// second time each time the plan runs.
+func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage, replace []string, held map[*op]bool) {
+	have := map[string][]map[string]any{}
+	for _, k := range root.kids {
+		if k.single || slices.Contains(replace, k.nav) {
+			continue
+		}
+		lines, read := have[k.nav]
+		if !read {
+			var raws []json.RawMessage
+			_ = json.Unmarshal(expanded[k.nav], &raws)
+			for _, raw := range raws {
+				if e, err := odata.DecodeEntity(raw); err == nil {
+					lines = append(lines, e)
+				}
+			}
+			have[k.nav] = lines
+		}
+		var lt *odata.EntityType
+		if root.typ != nil {
+			if n := root.typ.Navigation(k.nav); n != nil {
+				lt = md.Type(n.Type)
+			}
+		}
+		for j, line := range lines {
+			if line != nil && len(fieldDiffs(line, k.fields, lt)) == 0 {
+				held[k] = true
+				lines[j] = nil // it stands for this line of the plan only
+				break
+			}
+		}
+	}
 }
 
 // diffFields returns the record's fields whose value differs from the
