@@ -56,6 +56,9 @@ func TestValue(t *testing.T) {
 		{"scale 2: 500.004 is stored 500.00", scaledField, json.Number("500"), dec(t, "500.004"), true, false},
 		{"scale 2: a cent apart", scaledField, json.Number("500.01"), dec(t, "500"), false, false},
 		{"no scale: 500.005 is not 500.01", decimalField, "500.01", dec(t, "500.005"), false, false},
+		{"scale 2: 0.355 is stored 0.36", scaledField, json.Number("0.36"), json.Number("0.355"), true, false},
+		{"scale 2: 0.35 is not a rounding of 0.355", scaledField, json.Number("0.35"), json.Number("0.355"), false, false},
+		{"unknown field: no rounding", nil, json.Number("0.36"), json.Number("0.355"), false, false},
 		// Int64: the number, or its text (IEEE754Compatible, as CAP answers).
 		{"int64 as a string", int64Field, "5", int64(5), true, false},
 		{"int64 as a string, json.Number", int64Field, "5", json.Number("5"), true, false},

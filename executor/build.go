@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
@@ -245,7 +246,7 @@ func (o *op) match() json.RawMessage {
 // normalised): undo must not take that for a change made since. Nothing
 // when the server took everything as sent or answered without a body. got
 // is the answer decoded, when outcome already did. The fields compare as
-// upsert compares them (decoded per the metadata type); one taken for
+// upsert compares them (compare.Value, by the metadata type); one taken for
 // filled wrongly costs only its bytes in the journal.
 func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 	if len(o.left) == 0 || len(body) == 0 || o.single {
@@ -263,15 +264,11 @@ func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 		if !ok || !matchable(v) {
 			continue
 		}
-		cur := g
+		var p *odata.Property
 		if o.typ != nil {
-			if p := o.typ.Property(k); p != nil {
-				if dv, err := odata.DecodeValue(p.Type, g); err == nil {
-					cur = dv
-				}
-			}
+			p = o.typ.Property(k)
 		}
-		if odata.SameValue(v, cur) {
+		if compare.Value(p, g, v) {
 			continue
 		}
 		if out == nil {

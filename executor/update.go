@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -253,9 +254,9 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 		}
 		want, _ := k.fields["TEXT"].(string)
 		if appendText, _ := k.fields["APPEND"].(bool); appendText {
-			held[k] = textIn(*got.TEXT, want)
+			held[k] = compare.TextIn(*got.TEXT, want)
 		} else {
-			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
+			held[k] = compare.SameText(*got.TEXT, want)
 		}
 	}
 	return held
@@ -271,19 +272,11 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 		if t != nil && t.IsKey(k) {
 			continue
 		}
-		old := cur[k]
-		var typ odata.EdmType
+		var p *odata.Property
 		if t != nil {
-			if p := t.Property(k); p != nil {
-				typ = p.Type
-			}
+			p = t.Property(k)
 		}
-		if typ != "" {
-			if dv, err := odata.DecodeValue(typ, old); err == nil {
-				old = dv
-			}
-		}
-		if odata.SameValue(v, old) {
+		if compare.Value(p, cur[k], v) {
 			continue
 		}
 		changed[k] = v
