@@ -1,0 +1,113 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TestDeepInsertNumbersAsStrings is issue 23.6: against a server that
+// answers Int64 and Decimal values as strings (IEEE754Compatible, as CAP
+// does), the lines of a deep-inserted order read back as "2" and "500.01"
+// were compared with the 2 and 500.005 sent by their JSON: none matched,
+// so a lost answer's resume sent every line again (the orders doubled
+// while the run ended exit 0), and every later apply did once more. Now
+// they compare by the field's type: orders of 2, 2 and 1 lines keep 2, 2
+// and 1 through a lost answer and seven applies, the journal holds each
+// order committed once, and verify finds every line as sent.
+func TestDeepInsertNumbersAsStrings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		quirks map[string]bool
+	}{
+		{"numbers as strings", map[string]bool{sandbox.QuirkNumbersAsStrings: true}},
+		// Decimals rounded to the Scale of real $metadata, then given as strings.
+		{"with real metadata", map[string]bool{sandbox.QuirkNumbersAsStrings: true, sandbox.QuirkRealMetadata: true}},
+		{"every quirk", sandbox.AllQuirks()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{Quirks: tc.quirks})
+			env.md = servedMetadata(t, env) // with real metadata's Scale, as the CLI reads it
+			want := map[string]int{"O1": 2, "O2": 2, "O3": 1}
+			var orders []transform.Result
+			for i, id := range []string{"O1", "O2", "O3"} {
+				o := orderWithLines(id, i+2, "C1", []string{"P1", "P2"}[:want[id]]...)
+				for _, l := range o.Record.Children {
+					l.Fields["TQUANT"], l.Fields["PRICE"] = dec("2"), dec("500.005")
+				}
+				orders = append(orders, o)
+			}
+			p, f := deepOrders(orders...)
+			o := loadPartsAndCustomers(t, env, p, f)
+			env.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit) // the orders' answer is lost
+			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+				t.Fatalf("first apply: %v, want in doubt", err)
+			}
+			for apply := 2; apply <= 8; apply++ {
+				sum, err := runApply(context.Background(), o)
+				if err != nil || !sum.Complete || len(sum.Errors) > 0 {
+					t.Fatalf("apply %d: %v %+v", apply, err, sum)
+				}
+				got := env.entities("ORDERS", "DETAILS")
+				if len(env.sb.Snapshot()["ORDERS"]) != len(want) {
+					t.Fatalf("apply %d: the server holds %d orders, want %d", apply, len(env.sb.Snapshot()["ORDERS"]), len(want))
+				}
+				var counts, wantCounts string
+				for _, id := range []string{"O1", "O2", "O3"} {
+					counts += fmt.Sprintf("%d,", len(lines(got[id], "ORDERITEMS_SUBFORM")))
+					wantCounts += fmt.Sprintf("%d,", want[id])
+				}
+				if counts != wantCounts {
+					t.Fatalf("apply %d: the orders hold %s lines, want %s", apply, counts, wantCounts)
+				}
+			}
+			st, err := journal.Load(o.Journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := st.Counts("orders"); c != (journal.Counts{Committed: len(want)}) {
+				t.Errorf("journal: %+v, want %d committed", c, len(want))
+			}
+			checkCreatedKeys(t, env, o.Journal)
+			// verify reads the lines back as strings too: each the same as
+			// sent, and the control totals agree.
+			res, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Findings) != 0 {
+				t.Errorf("verify: %+v", res.Findings)
+			}
+			for _, s := range res.Steps {
+				for _, c := range s.Totals {
+					if c.Source != c.Target {
+						t.Errorf("verify %s: %s sent %s, found %s", s.Name, c.What, c.Source, c.Target)
+					}
+				}
+			}
+		})
+	}
+}
+
+// servedMetadata is the $metadata the sandbox serves (under real-metadata,
+// with the Scale of each decimal), as the CLI reads it before a run.
+func servedMetadata(t *testing.T, env *sandboxEnv) *odata.Metadata {
+	t.Helper()
+	c, err := odata.NewClient(odata.Config{BaseURL: env.client.url, Auth: odata.BasicAuth{User: "demo", Password: "demo"}, HTTPClient: env.srv.Client(), Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := c.Metadata(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return md
+}
