@@ -41,8 +41,8 @@ func Value(p *odata.Property, got, want any) bool {
 func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 	switch p.Type {
 	case odata.EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte", odata.EdmDecimal, "Edm.Double", "Edm.Single":
-		g, ok1 := decimal(got)
-		w, ok2 := decimal(want)
+		g, ok1 := decoded[odata.Decimal](odata.EdmDecimal, got)
+		w, ok2 := decoded[odata.Decimal](odata.EdmDecimal, want)
 		if !ok1 || !ok2 {
 			return false, false
 		}
@@ -53,8 +53,8 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 		}
 		return g.Cmp(w) == 0, true
 	case odata.EdmDateTimeOffset, "Edm.Date":
-		g, ok1 := instant(got)
-		w, ok2 := instant(want)
+		g, ok1 := decoded[time.Time](odata.EdmDateTimeOffset, got)
+		w, ok2 := decoded[time.Time](odata.EdmDateTimeOffset, want)
 		if !ok1 || !ok2 {
 			return false, false
 		}
@@ -66,9 +66,9 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 		}
 		return g.Equal(w), true
 	case odata.EdmBoolean:
-		g, err1 := odata.DecodeValue(p.Type, got)
-		w, err2 := odata.DecodeValue(p.Type, want)
-		if err1 != nil || err2 != nil {
+		g, ok1 := decoded[bool](p.Type, got)
+		w, ok2 := decoded[bool](p.Type, want)
+		if !ok1 || !ok2 {
 			return false, false
 		}
 		return g == w, true
@@ -150,23 +150,15 @@ func numericText(s string) (odata.Decimal, bool) {
 	return d, err == nil
 }
 
-// decimal is v as a Decimal when v is a number or a number's text.
-func decimal(v any) (odata.Decimal, bool) {
-	d, err := odata.DecodeValue(odata.EdmDecimal, v)
+// decoded is v read as Edm type t (odata.DecodeValue): a Decimal from a
+// number or a number's text, a time from a time or its text, a bool.
+func decoded[T any](t odata.EdmType, v any) (T, bool) {
+	var zero T
+	d, err := odata.DecodeValue(t, v)
 	if err != nil {
-		return odata.Decimal{}, false
+		return zero, false
 	}
-	x, ok := d.(odata.Decimal)
-	return x, ok
-}
-
-// instant is v as a time: a time.Time, or text in DateTimeOffset form.
-func instant(v any) (time.Time, bool) {
-	t, err := odata.DecodeValue(odata.EdmDateTimeOffset, v)
-	if err != nil {
-		return time.Time{}, false
-	}
-	x, ok := t.(time.Time)
+	x, ok := d.(T)
 	return x, ok
 }
 
