@@ -41,15 +41,10 @@ func Value(p *odata.Property, got, want any) bool {
 func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 	switch p.Type {
 	case odata.EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte", odata.EdmDecimal, "Edm.Double", "Edm.Single":
-		g, ok1 := decoded[odata.Decimal](odata.EdmDecimal, got)
-		w, ok2 := decoded[odata.Decimal](odata.EdmDecimal, want)
+		g, ok1 := Number(p, got)
+		w, ok2 := Number(p, want)
 		if !ok1 || !ok2 {
 			return false, false
-		}
-		if p.HasScale {
-			// The server rounds a decimal to the field's Scale
-			// (SERVICE-NOTES "Metadata").
-			return g.Rat().FloatString(p.Scale) == w.Rat().FloatString(p.Scale), true
 		}
 		return g.Cmp(w) == 0, true
 	case odata.EdmDateTimeOffset, "Edm.Date":
@@ -81,6 +76,19 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 		return g == w, true
 	}
 	return false, false
+}
+
+// Number is v, a number in any form or a number's text, as the numeric
+// field p stores it: rounded to p's Scale when it declares one, as the
+// server rounds a decimal (SERVICE-NOTES "Metadata"). Control totals sum
+// it, so that both sides of a total round as the values compare.
+func Number(p *odata.Property, v any) (odata.Decimal, bool) {
+	d, ok := decoded[odata.Decimal](odata.EdmDecimal, v)
+	if !ok || p == nil || !p.HasScale {
+		return d, ok
+	}
+	r, err := odata.ParseDecimal(d.Rat().FloatString(p.Scale), '.')
+	return r, err == nil
 }
 
 // untyped is the rule without metadata.

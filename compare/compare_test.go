@@ -256,3 +256,26 @@ func TestLines(t *testing.T) {
 		t.Errorf("LinesJSON: %+v", m)
 	}
 }
+
+// TestNumber: a number in any form as the field stores it, for control
+// totals: rounded to a declared Scale, else as it is.
+func TestNumber(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    *odata.Property
+		v    any
+		want string
+	}{
+		{scaledField, "500.005", "500.01"},
+		{scaledField, json.Number("2"), "2.00"},
+		{decimalField, "500.005", "500.005"},
+		{nil, json.Number("1.50"), "1.50"},
+		{int64Field, "7", "7"},
+		{decimalField, "abc", ""},
+	} {
+		got, ok := compare.Number(tc.p, tc.v)
+		if ok != (tc.want != "") || ok && got.String() != tc.want {
+			t.Errorf("Number(%v, %#v) = %s, %v; want %q", tc.p, tc.v, got, ok, tc.want)
+		}
+	}
+}

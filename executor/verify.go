@@ -495,8 +495,10 @@ func (t *totals) addFields(prefix string, ft *odata.EntityType, fields map[strin
 		if p == nil || p.Type != odata.EdmDecimal {
 			continue
 		}
-		if n, ok := fields[k].(json.Number); ok {
-			t.add("sum "+prefix+k, string(n))
+		// A number answered as a string (IEEE754Compatible) counts; each
+		// value as the field stores it (compare.Number: its Scale).
+		if n, ok := compare.Number(p, fields[k]); ok {
+			t.add("sum "+prefix+k, n.String())
 		}
 	}
 }
