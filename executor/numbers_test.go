@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync/atomic"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -139,4 +141,70 @@ func (c *loseOrders) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		return nil, err
 	}
 	return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("connection reset after the commit (simulated)")}
+}
+
+// TestUpsertAndDiffNumbersAsStrings: against a server that answers numbers
+// as strings, diff finds a part whose price and family are as the source
+// has them unchanged, and upsert leaves it alone; a price that differs is
+// the one field diff shows and upsert sends. With real metadata, a price
+// the server rounded to its Scale is the same price.
+func TestUpsertAndDiffNumbersAsStrings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		quirks map[string]bool
+		price  string // P1's price as the source has it
+	}{
+		{"numbers as strings", map[string]bool{sandbox.QuirkNumbersAsStrings: true}, "1.25"},
+		{"with real metadata", map[string]bool{sandbox.QuirkNumbersAsStrings: true, sandbox.QuirkRealMetadata: true}, "1.254"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{Quirks: tc.quirks})
+			env.md = servedMetadata(t, env)
+			parts := func(p2 string) []transform.Result {
+				return []transform.Result{
+					rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": dec(tc.price)}),
+					rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "PRICE": dec(p2)}),
+				}
+			}
+			seed := testPlan(step("parts", "LOGPART"))
+			seed.Hash = "seed"
+			if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": parts("2")}})); err != nil {
+				t.Fatal(err)
+			}
+			up := step("parts", "LOGPART")
+			up.Mode = plan.ModeUpsert
+			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": parts("3")}})
+			d, err := runDiff(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range d.Records {
+				var fields []string
+				for f := range r.Fields {
+					fields = append(fields, f)
+				}
+				sort.Strings(fields)
+				got = append(got, fmt.Sprintf("%s %s %v", r.Key, r.Action, fields))
+			}
+			if want := []string{"'P1' unchanged []", "'P2' update [PRICE]"}; fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("diff: %q, want %q", got, want)
+			}
+			if _, err := runApply(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			st, err := journal.Load(o.Journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := st.Record("parts", "P1"); r == nil || r.Subs[""] != nil {
+				t.Errorf("P1, unchanged, was written: %+v", r)
+			}
+			if r := st.Record("parts", "P2"); r == nil || r.Subs[""] == nil || string(r.Subs[""].Match) != `{"PRICE":3}` {
+				t.Errorf("P2's PATCH: %+v", r)
+			}
+		})
+	}
 }
