@@ -232,3 +232,24 @@ func TestTypeAt(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoAfterRounding: a server that rounds a price to its Scale and
+// answers it as a string holds what the run left, to undo: the run
+// journals the value the server answered where it is not the one sent
+// (rounded), so undo, which has no metadata, finds nothing changed.
+func TestUndoAfterRounding(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkNumbersAsStrings: true, sandbox.QuirkRealMetadata: true}})
+	env.md = servedMetadata(t, env)
+	p := testPlan(step("parts", "LOGPART"))
+	o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": dec("1.254")}),
+	}}})
+	if _, err := runApply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	u, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	if err != nil || len(u.Skipped) > 0 || u.Done != 1 {
+		t.Fatalf("undo: %v, done %d, skipped %q", err, u.Done, u.Skipped)
+	}
+}
