@@ -79,13 +79,13 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 }
 
 // Number is v, a number in any form or a number's text, as the numeric
-// field p stores it: rounded to p's Scale when it declares one, as the
-// server rounds a decimal (SERVICE-NOTES "Metadata"). Control totals sum
+// field p stores it: rounded to p's Scale when it declares one and v has
+// more digits after the point, as the server rounds a decimal (SERVICE-NOTES "Metadata"). Control totals sum
 // it, so that both sides of a total round as the values compare.
 func Number(p *odata.Property, v any) (odata.Decimal, bool) {
 	d, ok := decoded[odata.Decimal](odata.EdmDecimal, v)
-	if !ok || p == nil || !p.HasScale {
-		return d, ok
+	if !ok || p == nil || !p.HasScale || d.Scale() <= p.Scale {
+		return d, ok // as written: 31 stays 31, not 31.00
 	}
 	r, err := odata.ParseDecimal(d.Rat().FloatString(p.Scale), '.')
 	return r, err == nil
@@ -220,8 +220,9 @@ func Fields(t *odata.EntityType, got, want map[string]any) []Diff {
 	var out []Diff
 	for k, wv := range want {
 		gv, present := got[k]
-		if !Value(property(t, k), gv, wv) {
-			out = append(out, Diff{Field: k, Found: gv, Left: wv, Absent: !present})
+		p := property(t, k)
+		if !Value(p, gv, wv) {
+			out = append(out, Diff{Field: k, Found: shown(p, gv), Left: wv, Absent: !present})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
@@ -259,6 +260,21 @@ func SameJSON(t *odata.EntityType, entity, want []byte) bool {
 		return false
 	}
 	return Same(t, got, w)
+}
+
+// shown is a server's value as its field's type reads it, for a person:
+// an Int64 or Decimal given as a string (IEEE754Compatible) is shown as
+// the number, as what was written is. Anything else is shown as it came.
+func shown(p *odata.Property, v any) any {
+	if s, ok := v.(string); ok && p != nil {
+		switch p.Type {
+		case odata.EdmInt64, odata.EdmDecimal:
+			if _, err := odata.ParseDecimal(s, '.'); err == nil {
+				return json.Number(strings.TrimSpace(s))
+			}
+		}
+	}
+	return v
 }
 
 func property(t *odata.EntityType, name string) *odata.Property {
