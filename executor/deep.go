@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -293,34 +294,16 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 	walk = func(parent *op, raw json.RawMessage) {
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &fields)
-		lists := map[string][]json.RawMessage{}
-		claimed := map[string][]bool{}
+		lines := lineMatches(parent, fields)
 		for _, k := range parent.kids {
 			if !k.carried {
 				continue
 			}
-			var found json.RawMessage
-			want := matchFields(k.fields)
+			found := lines[k]
 			if k.single {
-				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (textContains(r, want) || fieldsEqual(r, want)) {
+				want := matchFields(k.fields)
+				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (compare.TextInJSON(r, want) || compare.SameJSON(k.typ, r, want)) {
 					found = r
-				}
-			} else {
-				l, ok := lists[k.nav]
-				if !ok {
-					_ = json.Unmarshal(fields[k.nav], &l)
-					lists[k.nav], claimed[k.nav] = l, make([]bool, len(l))
-				}
-				// A field the server does not return on read (field-level
-				// permissions, issue 14.3) is never matched on: compared
-				// on it, every line would look missing and be sent again.
-				want, _ := readableMatch(l, want)
-				for i, line := range l {
-					if !claimed[k.nav][i] && fieldsEqual(line, want) {
-						claimed[k.nav][i] = true
-						found = line
-						break
-					}
 				}
 			}
 			if found == nil {
@@ -344,6 +327,43 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 	}
 	walk(o, doc)
 	return missing, lost
+}
+
+// lineMatches pairs the carried lines of parent with the lines its
+// document holds (fields, its sub-forms as read back), each sub-form's by
+// their content (compare.Lines, typed by the lines' type): every line
+// sent is found in a distinct line held, or not at all.
+func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.RawMessage {
+	found := map[*op]json.RawMessage{}
+	byNav := map[string][]*op{}
+	var navs []string
+	for _, k := range parent.kids {
+		if k.carried && !k.single {
+			if byNav[k.nav] == nil {
+				navs = append(navs, k.nav)
+			}
+			byNav[k.nav] = append(byNav[k.nav], k)
+		}
+	}
+	for _, nav := range navs {
+		var held []json.RawMessage
+		_ = json.Unmarshal(fields[nav], &held)
+		kids := byNav[nav]
+		wants := make([]json.RawMessage, len(kids))
+		for i, k := range kids {
+			// A field the server does not return on read (field-level
+			// permissions, issue 14.3) is never matched on: compared
+			// on it, every line would look missing and be sent again.
+			wants[i], _ = readableMatch(held, matchFields(k.fields))
+		}
+		m := compare.LinesJSON(kids[0].typ, held, wants)
+		for i, j := range m.Held {
+			if j >= 0 {
+				found[kids[i]] = held[j]
+			}
+		}
+	}
+	return found
 }
 
 // keepAnswer puts what was read back of the failed deep insert o into its

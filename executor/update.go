@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -268,9 +269,9 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 		}
 		want, _ := k.fields["TEXT"].(string)
 		if appendText, _ := k.fields["APPEND"].(bool); appendText {
-			held[k] = textIn(*got.TEXT, want)
+			held[k] = compare.TextIn(*got.TEXT, want)
 		} else {
-			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
+			held[k] = compare.SameText(*got.TEXT, want)
 		}
 	}
 	return held
@@ -284,36 +285,50 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 // need two on the server). Sending them again would add every line a
 // second time each time the plan runs.
 func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage, replace []string, held map[*op]bool) {
-	have := map[string][]map[string]any{}
+	byNav := map[string][]*op{}
+	var navs []string
 	for _, k := range root.kids {
 		if k.single || slices.Contains(replace, k.nav) {
 			continue
 		}
-		lines, read := have[k.nav]
-		if !read {
-			var raws []json.RawMessage
-			_ = json.Unmarshal(expanded[k.nav], &raws)
-			for _, raw := range raws {
-				if e, err := odata.DecodeEntity(raw); err == nil {
-					lines = append(lines, e)
-				}
-			}
-			have[k.nav] = lines
+		if _, seen := byNav[k.nav]; !seen {
+			navs = append(navs, k.nav)
 		}
+		byNav[k.nav] = append(byNav[k.nav], k)
+	}
+	for _, nav := range navs {
+		var raws []json.RawMessage
+		_ = json.Unmarshal(expanded[nav], &raws)
 		var lt *odata.EntityType
 		if root.typ != nil {
-			if n := root.typ.Navigation(k.nav); n != nil {
+			if n := root.typ.Navigation(nav); n != nil {
 				lt = md.Type(n.Type)
 			}
 		}
-		for j, line := range lines {
-			if line != nil && len(fieldDiffs(line, k.fields, lt)) == 0 {
-				held[k] = true
-				lines[j] = nil // it stands for this line of the plan only
-				break
+		kids := byNav[nav]
+		want := make([]map[string]any, len(kids))
+		for i, k := range kids {
+			want[i] = k.fields
+		}
+		m := compare.Lines(lt, decodeLines(raws), want)
+		for i, j := range m.Held {
+			if j >= 0 {
+				held[kids[i]] = true
 			}
 		}
 	}
+}
+
+// decodeLines decodes the lines of an expanded sub-form; a line that is
+// not an entity is none.
+func decodeLines(raws []json.RawMessage) []map[string]any {
+	out := make([]map[string]any, 0, len(raws))
+	for _, raw := range raws {
+		if e, err := odata.DecodeEntity(raw); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // diffFields returns the record's fields whose value differs from the
@@ -326,19 +341,11 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 		if t != nil && t.IsKey(k) {
 			continue
 		}
-		old := cur[k]
-		var typ odata.EdmType
+		var p *odata.Property
 		if t != nil {
-			if p := t.Property(k); p != nil {
-				typ = p.Type
-			}
+			p = t.Property(k)
 		}
-		if typ != "" {
-			if dv, err := odata.DecodeValue(typ, old); err == nil {
-				old = dv
-			}
-		}
-		if odata.SameValue(v, old) {
+		if compare.Value(p, cur[k], v) {
 			continue
 		}
 		changed[k] = v
