@@ -122,3 +122,38 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 		t.Errorf("%d pauses, want 2 (stale name, then the live one read twice)", pauses)
 	}
 }
+
+// TestLockDoesNotFollowLinks: a symbolic link planted at the lock's name
+// refuses the run (as another holder would) and leaves the link and its
+// target as they were: the lock used to open it, write the holder into the
+// target and empty it on release (issue 26). InUse does not read through it
+// either.
+func TestLockDoesNotFollowLinks(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need a privilege on Windows")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.journal")
+	victim := filepath.Join(t.TempDir(), "victim")
+	must(t, os.WriteFile(victim, []byte(`{"pid":1}`), 0o600))
+	must(t, os.Symlink(victim, LockPath(path)))
+	if j, err := Create(path, testHeader()); err == nil {
+		j.Close()
+		t.Fatal("Create went through a symbolic link at the lock")
+	} else if !strings.HasPrefix(err.Error(), path) {
+		t.Errorf("the refusal does not name the journal: %v", err)
+	}
+	if _, busy := InUse(path); busy {
+		t.Error("InUse read the holder through the link")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != `{"pid":1}` {
+		t.Errorf("the link's target now holds %q", b)
+	}
+	if fi, err := os.Lstat(LockPath(path)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was touched: %v", err)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		t.Error("a journal was created")
+	}
+}
