@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/plan"
 )
 
@@ -111,7 +112,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		c := codeOf(l.err)
 		code = worseCode(code, c)
 		if msg := errText(l.err); msg != "" {
-			fmt.Fprintf(&l.errs, "migrate apply: %s\n", msg)
+			fmt.Fprintf(&l.errs, "migrate apply: %s\n", diag.Printable(msg))
 		}
 		v.Company(company, c, l.out.Bytes())
 		sc := bufio.NewScanner(&l.errs)

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -273,7 +274,8 @@ func (a *app) metadataShow(ctx context.Context, args []string) error {
 	if set == nil {
 		return withCode(ExitUsage, errors.New(noEntity(md, pos[0])))
 	}
-	showType(a.stdout, md, set.Type, "", map[string]bool{})
+	// The names and labels are the server's.
+	showType(diag.PrintableWriter(a.stdout), md, set.Type, "", map[string]bool{})
 	return nil
 }
 
