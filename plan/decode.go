@@ -577,6 +577,7 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 		what := fmt.Sprintf("connection %q", ce.key)
 		if !connNameRE.MatchString(ce.key) {
 			w.errorf(ce.kpos, "connection name %s may hold only letters, digits and \"_\", and starts with a letter (it names the MIGRATE_%s_* variables)", quote(ce.key), strings.ToUpper(ce.key))
+			c.refused = true
 		}
 		cf, ok := w.mapping(ce.val, what, connKeys)
 		if ok {
@@ -586,8 +587,10 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 		for _, ke := range cf.entries {
 			switch ke.key {
 			case "url":
-				if v, ok := w.serviceURL(ke, "MIGRATE_"+strings.ToUpper(c.Name)+"_"); ok {
+				if v, ok := w.serviceURL(ke, odata.ConnectionPrefix(c.Name)); ok {
 					c.URL = v
+				} else {
+					c.refused = true
 				}
 			case "auth":
 				if v, ok := w.choice(ke, "connection"); ok {
@@ -600,6 +603,41 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 			}
 		}
 		p.Connections = append(p.Connections, c)
+	}
+	w.connectionVariables(p.Connections)
+}
+
+// connectionVariables refuses connections that read a variable another
+// connection or the target reads: t and T both read MIGRATE_T_TOKEN, and
+// client would read the target's MIGRATE_CLIENT_AUTH as its MIGRATE_AUTH.
+func (w *walker) connectionVariables(cs []*Connection) {
+	reader := map[string]string{} // variable → who reads it
+	for _, v := range odata.Variables {
+		reader["MIGRATE_"+v] = "the target"
+	}
+	for _, c := range cs {
+		if c.refused && !connNameRE.MatchString(c.Name) {
+			continue
+		}
+		mine := map[string]bool{}
+		for _, v := range odata.Variables {
+			name := odata.ConnectionPrefix(c.Name) + v
+			if who, ok := reader[name]; ok && !mine[name] {
+				what := "the target's settings would be taken for its own; rename it"
+				if who != "the target" {
+					who, what = "connection "+quote(who), "one server's credentials would go to the other; rename one (names that differ only in case, or in where an \"_\" falls, share variables)"
+				}
+				w.errorf(c.Pos, "connection %s would read %s, which %s reads: %s", quote(c.Name), name, who, what)
+				c.refused = true
+				for _, o := range cs {
+					if o.Name == reader[name] {
+						o.refused = true
+					}
+				}
+				break
+			}
+			reader[name], mine[name] = c.Name, true
+		}
 	}
 }
 

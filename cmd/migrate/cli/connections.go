@@ -25,7 +25,7 @@ func connEnv(getenv func(string) string, name string) func(string) string {
 }
 
 // connPrefix is the start of a connection's variables: MIGRATE_TEMPLATE_.
-func connPrefix(name string) string { return "MIGRATE_" + strings.ToUpper(name) + "_" }
+func connPrefix(name string) string { return odata.ConnectionPrefix(name) }
 
 // connError is an error about a connection, its variables named as the
 // connection reads them.
