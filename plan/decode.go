@@ -46,6 +46,10 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // connNameRE: a connection's name is part of environment variable names.
 var connNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
+// IsConnectionName reports whether name may name a connection: letters,
+// digits and "_", starting with a letter (it names MIGRATE_<NAME>_*).
+func IsConnectionName(name string) bool { return connNameRE.MatchString(name) }
+
 // Load reads and decodes a plan file. The returned plan is never nil; when
 // the diagnostics hold an error it is incomplete and must not be run.
 func Load(path string) (*Plan, Diagnostics) {
@@ -322,7 +326,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			seen := map[string]bool{}
 			for i, n := range names {
 				switch {
-				case n == "" || strings.ContainsAny(n, "/?#%, "):
+				case !odata.IsCompanyName(n):
 					w.errorf(pos[i], "\"companies\" lists %s, which is no company name (the last segment of the service root, such as demo)", quote(n))
 				case seen[n]:
 					w.errorf(pos[i], "\"companies\" lists %s twice", quote(n))

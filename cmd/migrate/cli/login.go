@@ -77,6 +77,9 @@ func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *s
 	if err != nil {
 		return "", nil, err
 	}
+	if err := connectionFlag(fs, *connection); err != nil {
+		return "", nil, err
+	}
 	p, err := optionalPlan(pos)
 	if err != nil {
 		return "", nil, err

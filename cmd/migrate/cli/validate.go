@@ -57,6 +57,9 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		// with another's credentials: nothing connects, exit 2.
 		return &checked{diags: diags}, nil
 	}
+	if err := a.checkConnections(p); err != nil {
+		return nil, err
+	}
 	c := &checked{plan: p}
 	md, file, err := loadMetadataFile(f.metadata, p)
 	if err != nil {
