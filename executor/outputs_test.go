@@ -1,14 +1,14 @@
 package executor
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile/linktest"
 )
 
 // TestOutputsDoNotFollowLinks: every output the executor writes (HTML
@@ -19,9 +19,6 @@ import (
 // holds the customer's rows, and no temporary file stays behind.
 func TestOutputsDoNotFollowLinks(t *testing.T) {
 	t.Parallel()
-	if runtime.GOOS == "windows" {
-		t.Skip("symbolic links need a privilege on Windows")
-	}
 	tables := []*table{{name: "orders", header: []string{"CUSTNAME"}, rows: [][]string{{"C1", "failed"}}}}
 	cases := []struct {
 		name  string
@@ -38,47 +35,23 @@ func TestOutputsDoNotFollowLinks(t *testing.T) {
 		}},
 		{"export xlsx", "export.xlsx", func(out string) error {
 			x, err := newXLSXExport([]string{"orders"}, [][]string{{"ORDNAME"}}, out)
-			if err != nil {
-				return err
-			}
-			if err := x.row(0, []any{"SO1"}); err != nil {
-				return err
-			}
-			return x.commit()
+			return exportOneRow(x, err)
 		}},
 		{"export csv", "export.csv", func(out string) error {
 			c, err := newCSVExport([]string{"orders"}, [][]string{{"ORDNAME"}}, out)
-			if err != nil {
-				return err
-			}
-			if err := c.row(0, []any{"SO1"}); err != nil {
-				return err
-			}
-			return c.commit()
+			return exportOneRow(c, err)
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			victim := filepath.Join(t.TempDir(), "victim")
-			if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			planted := filepath.Join(dir, "."+tc.out+".tmp")
-			if err := os.Symlink(victim, planted); err != nil {
-				t.Fatal(err)
-			}
+			planted := linktest.Plant(t, filepath.Join(dir, "."+tc.out+".tmp"))
 			out := filepath.Join(dir, tc.out)
 			if err := tc.write(out); err != nil {
 				t.Fatal(err)
 			}
-			if b, _ := os.ReadFile(victim); string(b) != "precious" {
-				t.Errorf("the planted link's target now holds %d bytes", len(b))
-			}
-			if fi, err := os.Lstat(planted); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-				t.Errorf("the planted link was touched: %v", err)
-			}
+			planted.Untouched(t)
 			fi, err := os.Stat(out)
 			if err != nil {
 				t.Fatal(err)
@@ -94,4 +67,16 @@ func TestOutputsDoNotFollowLinks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exportOneRow writes a row to the export w (opened with err) and commits it.
+func exportOneRow(w exportWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := w.row(0, []any{"SO1"}); err != nil {
+		w.abort()
+		return err
+	}
+	return w.commit()
 }

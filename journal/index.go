@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
@@ -498,15 +497,5 @@ func checkIndex(f *os.File) (*table, []byte, error) {
 // removeStaleTemps removes index files a crash left half written: the
 // writer's temporary files, and those of versions before it (.NAME-*).
 func removeStaleTemps(path string) {
-	atomicfile.RemoveStale(path)
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	des, _ := os.ReadDir(dir)
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), "."+base+"-") {
-			os.Remove(filepath.Join(dir, de.Name()))
-		}
-	}
+	atomicfile.RemoveStale(path, "."+filepath.Base(path)+"-")
 }

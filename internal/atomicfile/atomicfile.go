@@ -114,18 +114,23 @@ func syncDir(dir string) {
 }
 
 // RemoveStale removes the temporary files of path's writers that a crash
-// left behind. Only for a target one process writes at a time (the
-// journal's index, under the journal's lock): it would remove another
-// writer's file in flight.
-func RemoveStale(path string) {
+// left behind, and the files beside it whose names begin with one of
+// legacy (the temporary names of older writers). Only for a target one
+// process writes at a time (the journal's index, under the journal's
+// lock): it would remove another writer's file in flight.
+func RemoveStale(path string, legacy ...string) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
+	prefixes := append([]string{"." + base + ".tmp-"}, legacy...)
 	des, _ := os.ReadDir(dir)
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), "."+base+".tmp-") {
-			os.Remove(filepath.Join(dir, de.Name()))
+		for _, p := range prefixes {
+			if strings.HasPrefix(de.Name(), p) {
+				os.Remove(filepath.Join(dir, de.Name()))
+				break
+			}
 		}
 	}
 }
