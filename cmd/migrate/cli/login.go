@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/auth"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -92,12 +91,11 @@ func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *s
 		if c == nil {
 			return "", nil, usageErr("the plan has no connection %q (connections: %s)", *connection, strings.Join(connectionNames(p), ", "))
 		}
-		env := connEnv(a.getenv, c.Name)
-		url := c.URL
-		if u := env("MIGRATE_TARGET"); u != "" {
-			url = u
+		url, err := a.connectionURL(c, false)
+		if err != nil {
+			return "", nil, err
 		}
-		return odata.StripUserinfo(url), env, nil
+		return url, connEnv(a.getenv, c.Name), nil
 	}
 	url, _ := a.targetURL(*target, p)
 	if url == "" {
