@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -333,7 +334,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
-		fmt.Fprintf(a.stderr, "%v\n", err)
+		fmt.Fprintln(a.stderr, diag.Printable(err.Error()))
 		return silent(ExitInterrupted)
 	case journalErr(err) != nil:
 		return journalErr(err)
@@ -394,7 +395,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		st, err := a.statusOf(p)
 		if err != nil {
 			code = worseCode(code, codeOf(err))
-			fmt.Fprintf(a.stderr, "migrate status: %v\n", err)
+			fmt.Fprintf(a.stderr, "migrate status: %s\n", diag.Printable(err.Error()))
 			continue
 		}
 		code = worseCode(code, st.code)

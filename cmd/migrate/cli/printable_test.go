@@ -3,6 +3,7 @@ package cli
 import (
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,6 +58,34 @@ func TestServerTextEscaped(t *testing.T) {
 		}
 		if strings.ContainsAny(out, "\x1b\r") {
 			t.Errorf("%s: a raw escape or carriage return reached the output: %q", tt.name, out)
+		}
+	}
+}
+
+// TestServerRefusalEscaped: a record the server refuses with a message
+// holding an escape sequence and a carriage return is listed with both
+// escaped, in apply's output and in report's.
+func TestServerRefusalEscaped(t *testing.T) {
+	t.Parallel()
+	_, target := startSandbox(t, sandbox.Options{RefuseKey: func(entity, key string) string {
+		if entity == "CUSTOMERS" && key == "C1002" {
+			return "\x1b[2Jblocked\rall loaded"
+		}
+		return ""
+	}})
+	journal := filepath.Join(t.TempDir(), "q.journal")
+	run := runIn(t, map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
+	for _, args := range [][]string{
+		{"apply", quickstartPlan(t), "--target", target, "--journal", journal},
+		{"status", journal},
+		{"report", journal, "--out", filepath.Join(t.TempDir(), "failed.csv")},
+	} {
+		code, out := run(args...)
+		if args[0] == "apply" && (code != ExitData || !strings.Contains(out, `\x1b[2Jblocked\rall loaded`)) {
+			t.Errorf("apply: exit %d, want %d, and output\n%s\nwant the refusal escaped", code, ExitData, out)
+		}
+		if strings.ContainsAny(out, "\x1b\r") {
+			t.Errorf("%s: a raw escape or carriage return reached the output: %q", args[0], out)
 		}
 	}
 }
