@@ -2,7 +2,6 @@ package executor
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -97,16 +96,6 @@ func WriteDiff(res *DiffResult, out string) error {
 		}
 	}
 	return saveWorkbook(f, out)
-}
-
-// saveWorkbook writes f to a temporary file beside out and renames it.
-func saveWorkbook(f *excelize.File, out string) error {
-	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
-	if err := writeWorkbook(f, tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, out)
 }
 
 // WriteVerify writes what verify found as a workbook: a sheet of control

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
@@ -275,12 +275,7 @@ func (x *xlsxExport) commit() error {
 			return err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(x.out), "."+filepath.Base(x.out)+".tmp")
-	if err := writeWorkbook(x.f, tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, x.out)
+	return saveWorkbook(x.f, x.out)
 }
 
 func (x *xlsxExport) abort() { x.f.Close() }
@@ -288,10 +283,8 @@ func (x *xlsxExport) abort() { x.f.Close() }
 // csvExport writes each level to a file of its own. Cells are written as
 // the service holds them, so that a plan reads back the same values.
 type csvExport struct {
-	files []*os.File
+	files []*atomicfile.File
 	w     []*csv.Writer
-	tmp   []string
-	outs  []string
 }
 
 func newCSVExport(names []string, headers [][]string, out string) (*csvExport, error) {
@@ -302,13 +295,12 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 		if i > 0 {
 			path = base + "." + names[i] + filepath.Ext(out)
 		}
-		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-		f, err := os.Create(tmp)
+		f, err := atomicfile.Create(path, 0o600)
 		if err != nil {
 			c.abort()
 			return nil, err
 		}
-		c.files, c.tmp, c.outs = append(c.files, f), append(c.tmp, tmp), append(c.outs, path)
+		c.files = append(c.files, f)
 		c.w = append(c.w, csv.NewWriter(f))
 		if err := c.w[i].Write(h); err != nil {
 			c.abort()
@@ -338,16 +330,17 @@ func csvText(v any) string {
 
 func (c *csvExport) commit() error {
 	var errs []error
-	for i, w := range c.w {
+	for _, w := range c.w {
 		w.Flush()
-		errs = append(errs, w.Error(), c.files[i].Close())
+		errs = append(errs, w.Error())
 	}
 	if err := errors.Join(errs...); err != nil {
-		c.remove()
+		c.abort()
 		return err
 	}
-	for i, tmp := range c.tmp {
-		if err := os.Rename(tmp, c.outs[i]); err != nil {
+	for _, f := range c.files {
+		if err := f.Commit(); err != nil {
+			c.abort()
 			return err
 		}
 	}
@@ -356,14 +349,7 @@ func (c *csvExport) commit() error {
 
 func (c *csvExport) abort() {
 	for _, f := range c.files {
-		f.Close()
-	}
-	c.remove()
-}
-
-func (c *csvExport) remove() {
-	for _, t := range c.tmp {
-		os.Remove(t)
+		f.Abort()
 	}
 }
 
