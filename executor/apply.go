@@ -19,6 +19,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -46,7 +47,7 @@ type runner struct {
 	// refd, when set, names the steps whose keys ref() may ask for: the
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
-	warm warmth // entity sets whose 404 is the truth (reads.go)
+	warm read.Warmth // entity sets whose 404 is the truth (reads.go)
 	// readCache holds the answers reconcile read ahead (prefetch), by path;
 	// nil outside it.
 	readCache map[string]odata.BatchResponse
@@ -947,7 +948,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 			}
 			return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
 		}
-		if oe, ok := refused(sendErr); ok {
+		if oe, ok := odata.Refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
 			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, oe.Error())})); err != nil {
 				return err
@@ -1175,7 +1176,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any
 		if len(resp.Body) > 0 && o.typ != nil {
 			var err error
 			if ent, err = odata.DecodeEntityOnly(resp.Body, o.answerKeeps()); err == nil {
-				if k := keyOf(o.typ, ent); k != "" {
+				if k := odata.EntityKey(o.typ, ent); k != "" {
 					o.key = k
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -205,7 +206,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
 		// Before 22.1 the answers' ids take other forms (readAnswers).
-		ordered, problem := readAnswers(reads, got)
+		ordered, problem := read.Answers(reads, got)
 		if ordered == nil {
 			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
 		}
@@ -249,7 +250,7 @@ func (s *simService) remember(q odata.BatchRequest, del bool) {
 		if err != nil {
 			return
 		}
-		key := keyOf(es.Type, ent)
+		key := odata.EntityKey(es.Type, ent)
 		if key == "" {
 			return // numbered by the server: no later read can name it
 		}
@@ -490,7 +491,7 @@ func (s *simService) chainOf(q odata.BatchRequest) *simChain {
 	if es == nil || es.Type == nil || err != nil || vals.Get("$filter") == "" {
 		return nil
 	}
-	keys, ok := chainKeys(es.Type, vals.Get("$filter"))
+	keys, ok := read.ChainKeys(es.Type, vals.Get("$filter"))
 	if !ok {
 		return nil
 	}
@@ -501,7 +502,7 @@ func (s *simService) chainOf(q odata.BatchRequest) *simChain {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
-		k = canonicalKey(es.Type, k)
+		k = odata.CanonicalKey(es.Type, k)
 		fields, ok := s.made[set+"("+k+")"]
 		switch {
 		case !ok && standIn("("+k+")"):
@@ -548,7 +549,7 @@ func (c *simChain) answer(q odata.BatchRequest, got *odata.BatchResponse) odata.
 			return *got
 		}
 		for _, raw := range coll.Value {
-			if e, err := odata.DecodeEntity(raw); err != nil || c.made[keyOf(c.t, e)] == nil {
+			if e, err := odata.DecodeEntity(raw); err != nil || c.made[odata.EntityKey(c.t, e)] == nil {
 				rows = append(rows, raw)
 			}
 		}
@@ -558,7 +559,7 @@ func (c *simChain) answer(q odata.BatchRequest, got *odata.BatchResponse) odata.
 		keyOnly = append(keyOnly, c.others...)
 	}
 	for _, k := range keyOnly {
-		parts, err := keyParts(c.t, k)
+		parts, err := odata.KeyParts(c.t, k)
 		if err != nil {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/odatasource"
 )
@@ -142,8 +143,8 @@ func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, s
 	if len(exprs) == 0 {
 		return Export{}, false, nil
 	}
-	rd := &Reader{Send: SendVia(client), Set: st.Entity, Type: t, Expand: expand}
-	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.window()}
+	rd := &read.Keys{Send: read.Via(client), Set: st.Entity, Type: t, Expand: expand}
+	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.Window()}
 	return Export{Rows: rows, Key: t.Key, Entity: ExportSheet{Name: st.Entity, Columns: odatasource.Columns(t, nil, nil)}, Subs: subSheets(run.Metadata, t, expand)}, true, nil
 }
 

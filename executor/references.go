@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -86,7 +87,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 					return nil // a row error: the run reports it
 				}
 				if targets[s.Entity] {
-					if k := keyOf(typ, rec.Fields); k != "" {
+					if k := odata.EntityKey(typ, rec.Fields); k != "" {
 						made[s.Entity] = append(made[s.Entity], k)
 					}
 				}
@@ -100,7 +101,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 							continue // validate says so
 						}
 						v := fields[x.Field]
-						k := keyOf(es.Type, map[string]any{es.Type.Key[0]: v})
+						k := odata.EntityKey(es.Type, map[string]any{es.Type.Key[0]: v})
 						if k == "" || standIn("("+k+")") || created[x.Entity][k] {
 							continue
 						}
@@ -170,10 +171,10 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 // is not, issue 14.4: confirmAbsent), any other refusal an error.
 func readAbsent(ctx context.Context, run *Prepared, target Client, order []string) (map[string]bool, error) {
 	absent := map[string]bool{}
-	var warm warmth
-	send := SendVia(target)
-	read := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
-	limit := min(newRunOptions(run, Options{}).limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
+	var warm read.Warmth
+	send := read.Via(target)
+	get := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
+	limit := min(newRunOptions(run, Options{}).limit(), read.PerBatch) // GETs a call: at most 100, whatever a call takes of writes
 	for start := 0; start < len(order); start += limit {
 		chunk := order[start:min(start+limit, len(order))]
 		reqs := make([]odata.BatchRequest, len(chunk))
@@ -185,9 +186,9 @@ func readAbsent(ctx context.Context, run *Prepared, target Client, order []strin
 			}
 			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}
 		}
-		got, err := read(reqs)
+		got, err := get(reqs)
 		if err == nil {
-			got, err = warm.confirmAbsent(reqs, got, read)
+			got, err = warm.ConfirmAbsent(reqs, got, get)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: checking references: %w", ErrTargetRead, err)
