@@ -2,8 +2,6 @@ package executor
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -107,22 +105,7 @@ func TestResumeWithoutRowsInDoubt(t *testing.T) {
 		t.Run(c.fault, func(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
-			var orders []transform.Result
-			for i := range 5 {
-				orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", "P1", "P2"))
-			}
-			p, f := deepOrders()
-			if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
-				t.Fatal(err)
-			}
-			st := step("orders", "ORDERS")
-			st.DeepInsert = true
-			o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
-			o.BatchSize, o.Concurrency = 3, 1
-			env.sb.DropNextWrites(1, c.fault) // the first batch (O0-O2) is in doubt
-			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
-				t.Fatalf("want in doubt, got %v", err)
-			}
+			o, orders := deepOrdersInDoubt(t, env, c.fault, "P1", "P2")                            // the first batch (O0-O2) is in doubt
 			o.records = &fakeRecords{results: map[string][]transform.Result{"orders": orders[1:]}} // O0 is gone
 			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete {
