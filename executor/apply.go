@@ -487,6 +487,9 @@ type stepRun struct {
 	// deepReads: resumed deep inserts waiting for their read back.
 	deepReads []resumed
 	mark      markOnce
+	// unseen are the records an earlier run left pending that the source
+	// has not given again in this run (settleUnseen).
+	unseen map[string]bool
 	// sending counts the step's batches sent and not yet accounted for
 	// (complete), and flying those of their documents the server numbers:
 	// a failed deep insert is looked up by its fields only when none of
@@ -499,6 +502,7 @@ type stepRun struct {
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
+	sr.unseen = r.pendingRecords(s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
@@ -519,6 +523,9 @@ func (r *runner) runStep(s *plan.Step) error {
 		}
 		if err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
+		}
+		if err == nil && r.opts.Limit == 0 && !r.halted() {
+			sr.settleUnseen()
 		}
 	}
 	// Wait for what is in flight before sending a last, partial batch: its
@@ -620,6 +627,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	switch {
 	case res.Skipped:
 		id := res.Loc.String()
+		delete(sr.unseen, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
@@ -634,6 +642,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
+		delete(sr.unseen, id)
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
 		for _, e := range res.Errors {
@@ -651,6 +660,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	delete(sr.unseen, id)
 	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
@@ -688,6 +698,77 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return sr.resumeWork(w, prev)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// pendingRecords are the records of step an earlier run left pending:
+// written ahead, or sent and reconciled (one the server did not take has
+// no sub-request left), without a final status.
+func (r *runner) pendingRecords(step string) map[string]bool {
+	out := map[string]bool{}
+	if r.state == nil || r.state.Steps[step] == nil {
+		return out
+	}
+	for id, rec := range r.state.Steps[step].Records {
+		if rec.Status() == journal.Pending {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// settleUnseen settles the records an earlier run left pending that the
+// source, read to its end, no longer gives: a row deleted since from a
+// company read as a source (issue 23). What the journal knows of them is
+// all there is, and without this they would stay pending for ever, no
+// apply complete. A record whose every write committed is committed (undo
+// deletes what it created); one of which nothing was written is skipped;
+// one written in part failed, saying what exists and why.
+func (sr *stepRun) settleUnseen() {
+	ids := make([]string, 0, len(sr.unseen))
+	for id := range sr.unseen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	name := sr.step.Name
+	for _, id := range ids {
+		prev := sr.r.state.Record(name, id)
+		if prev == nil || prev.Status() != journal.Pending {
+			continue
+		}
+		written, all, kids := false, true, 0
+		for path, sub := range prev.Subs {
+			if !sub.OK() {
+				all = false
+				continue
+			}
+			written = true
+			if path != "" {
+				kids++
+			}
+		}
+		loc := prev.Loc
+		if loc == "" {
+			loc = id
+		}
+		re := &journal.RecordEntry{Step: name, ID: id, Loc: loc, Key: prev.Key, Carried: prev.Carried}
+		switch {
+		case written && all:
+			re.Status = journal.Committed
+			sr.r.jr.committed(name, kids)
+		case !written:
+			re.Status = journal.Skipped
+		default:
+			re.Status = journal.Failed
+			re.Partly = fmt.Sprintf("%s(%s) written in part", sr.entity, prev.Key)
+			re.Errors = []journal.Problem{{Cell: loc, Message: "the source no longer gives this row: the rest of the record cannot be written"}}
+		}
+		sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
+		o := Outcome{ID: id, Status: string(re.Status), Location: loc}
+		if len(re.Errors) > 0 {
+			o.Message = re.Errors[0].Message
+		}
+		sr.r.hook.RecordDone(name, o)
+	}
 }
 
 // supersede closes a failure that an earlier run filed under this row's
