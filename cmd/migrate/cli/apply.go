@@ -148,11 +148,6 @@ func summaryJSON(s *executor.Summary) runJSON {
 	return r
 }
 
-// defaultJournal is beside the plan, named after it.
-func defaultJournal(planPath string) string {
-	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".journal"
-}
-
 // applyFlags are apply's own flags.
 type applyFlags struct {
 	journal                          string
@@ -210,17 +205,18 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if len(companies) > 0 {
 		return a.applyCompanies(ctx, pos[0], f, o, companies)
 	}
-	return a.applyOne(ctx, pos[0], f, o, o.journal)
+	return a.applyOne(ctx, pos[0], f, o)
 }
 
 // applyOne is one load: of the target's company, or (f.conn.shared) of
-// f.conn.company, into the journal jp ("": the default).
-func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags, jp string) error {
+// f.conn.company, into that company's journal (loadJournal; o.journal is
+// its name or pattern).
+func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags) error {
+	jpath, err := a.loadJournal(planPath, f, o.journal)
+	if err != nil {
+		return err
+	}
 	if !f.conn.sandbox {
-		jpath := jp
-		if jpath == "" {
-			jpath = defaultJournal(planPath)
-		}
 		if err := a.refuseOtherTarget(jpath, f.conn.target, f.conn.company); err != nil {
 			return err
 		}
@@ -246,18 +242,16 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
 	}
-	jpath := jp
-	if jpath == "" {
-		if f.conn.sandbox {
-			dir, err := os.MkdirTemp("", "migrate-sandbox-")
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			defer os.RemoveAll(dir)
-			jpath = filepath.Join(dir, filepath.Base(defaultJournal(planPath)))
-		} else {
-			jpath = defaultJournal(planPath)
+	named := jpath != ""
+	if !named {
+		// --sandbox without --journal: the sandbox's data is gone when
+		// the run ends, and so is its journal.
+		dir, err := os.MkdirTemp("", "migrate-sandbox-")
+		if err != nil {
+			return withCode(ExitUsage, err)
 		}
+		defer os.RemoveAll(dir)
+		jpath = filepath.Join(dir, filepath.Base(journalName(planPath, "", "", "", false)))
 	}
 
 	stop := make(chan struct{})
@@ -318,7 +312,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	view := summaryJSON(sum)
 	complete := sum.Complete
 	view.Complete = &complete
-	if jp != "" || !f.conn.sandbox {
+	if named {
 		view.Journal = jpath
 	}
 	if f.conn.company != "" {
@@ -412,15 +406,10 @@ func statusJournals(args []string) ([]string, error) {
 	if ext != ".yaml" && ext != ".yml" {
 		return args, nil
 	}
-	stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
-	var out []string
-	if _, err := os.Stat(stem + ".journal"); err == nil {
-		out = append(out, stem+".journal")
-	}
-	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
-	out = append(out, more...)
+	out := journalsBeside(args[0])
 	if len(out) == 0 {
-		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of several companies); give the journal's path", args[0], stem, stem)
+		stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
+		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of another company); give the journal's path", args[0], stem, stem)
 	}
 	return out, nil
 }
