@@ -202,6 +202,7 @@ func totalOf(steps []StepSummary) StepSummary {
 		t.Children += s.Children
 		t.Skipped += s.Skipped
 		t.Errors += s.Errors
+		t.Unresolved += s.Unresolved
 		t.Committed += s.Committed
 		t.Failed += s.Failed
 		t.Pending += s.Pending

@@ -96,7 +96,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	unresolved, err := a.checkReferences(ctx, c, target)
+	refs, err := a.checkReferences(ctx, c, target)
 	if err != nil {
 		return err
 	}
@@ -109,6 +109,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 		return withCode(ExitUsage, err)
 	}
+	// One result, which every view renders: the text, the JSON and the page
+	// show the same problems and the same counts.
+	sum.AddReferences(refs)
 	if *html != "" {
 		where, _ := a.targetURL(f.conn.target, c.plan)
 		if c.conn != nil {
@@ -120,9 +123,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 	}
 	view := summaryJSON(sum)
-	if len(unresolved) > 0 {
-		view.Errors = append(errorsOf(unresolved), view.Errors...)
-	}
+	total := sum.Total()
+	load, notLoad := total.ToLoad(), total.NotLoaded()
+	view.WouldLoad, view.WouldNotLoad = &load, &notLoad
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
 	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: *out, html: *html}); err != nil {
@@ -138,7 +141,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
 			Partly: st.Partly})
 	}
 	if r.Steps == nil {
@@ -233,9 +236,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
+	if refs, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err
-	} else if len(unresolved) > 0 {
+	} else if unresolved := refs.Unresolved; len(unresolved) > 0 {
 		if !o.allowMissing {
 			return a.refuseUnresolved(unresolved, v)
 		}
