@@ -350,6 +350,20 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 func leftText(sum *executor.Summary) string {
 	switch {
 	case sum.Trial > 0:
+		waiting := 0
+		for _, s := range sum.Steps {
+			waiting += s.Pending
+		}
+		if waiting > 0 {
+			// Records that name what the trial did not load (a line's
+			// part past the limit): the server would refuse them now.
+			verb := "name what it did not load and wait"
+			if waiting == 1 {
+				verb = "names what it did not load and waits"
+			}
+			return fmt.Sprintf("trial of %d per step; %s %s for it; run apply without --limit to load the rest",
+				sum.Trial, plural(waiting, "pending record", "pending records"), verb)
+		}
 		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
 	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
 		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(sum.Unfinished, ", "))
@@ -490,6 +504,26 @@ func (st *statusResult) title() string {
 	return st.path
 }
 
+// inDoubtIn reports whether records are in doubt.
+func inDoubtIn(sum *executor.Summary) bool {
+	for _, s := range sum.Steps {
+		if s.InDoubt > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// failedIn reports whether records failed.
+func failedIn(sum *executor.Summary) bool {
+	for _, s := range sum.Steps {
+		if s.Failed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // pendingIn reports whether records are pending or in doubt.
 func pendingIn(sum *executor.Summary) bool {
 	for _, s := range sum.Steps {
@@ -505,14 +539,10 @@ func pendingIn(sum *executor.Summary) bool {
 // step, or was a trial or ran some steps (run apply again), 1 when only
 // failed ones keep the run from complete, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
-	failed := false
-	for _, s := range sum.Steps {
-		failed = failed || s.Failed > 0
-	}
 	switch {
 	case sum.Interrupted || pendingIn(sum):
 		return ExitInterrupted
-	case failed:
+	case failedIn(sum):
 		return ExitData
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		// A trial or some steps: the rest is to load, by apply.
