@@ -47,7 +47,7 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		if tr != nil && tr.missed {
 			tr.missed = false
 			if len(r.Errors) > 0 {
-				keys.add(r.Record) // left out: the full load's
+				keys.addLeftOut(r) // left out: the full load's
 				return nil
 			}
 		}
@@ -83,7 +83,10 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 // the trial's incompleteness, not the record's failure. It is journaled
 // pending (stepRun.handle), and the trial exits as unfinished.
 type trialPast struct {
-	keyOf    map[string]string // step → the key field later steps name it by
+	keyOf map[string]string // step → the key field later steps name it by
+	// idIsKey: the steps without id:, whose records' ids are their keys
+	// (transform's recordID), also when a row error left no record.
+	idIsKey  map[string]bool
 	mu       sync.Mutex
 	finished []*pastKeys // the steps read to their end
 }
@@ -91,6 +94,7 @@ type trialPast struct {
 // pastKeys are the keys one step's trial left out.
 type pastKeys struct {
 	step, field string
+	idIsKey     bool
 	keys        map[string]bool
 }
 
@@ -98,7 +102,7 @@ type pastKeys struct {
 // step writes under the same name, at any depth (their keys are worth
 // collecting).
 func newTrialPast(p *plan.Plan, md *odata.Metadata) *trialPast {
-	t := &trialPast{keyOf: map[string]string{}}
+	t := &trialPast{keyOf: map[string]string{}, idIsKey: map[string]bool{}}
 	named := map[string]map[string]bool{} // field → the steps that write it
 	var walk func(step string, fs []*plan.Field, subs []*plan.Subform)
 	walk = func(step string, fs []*plan.Field, subs []*plan.Subform) {
@@ -121,6 +125,7 @@ func newTrialPast(p *plan.Plan, md *odata.Metadata) *trialPast {
 			continue
 		}
 		k := es.Type.Key[0]
+		t.idIsKey[s.Name] = s.ID == nil
 		for other := range named[k] {
 			if other != s.Name {
 				t.keyOf[s.Name] = k
@@ -136,7 +141,19 @@ func (t *trialPast) collector(step string) *pastKeys {
 	if t == nil || t.keyOf[step] == "" {
 		return nil
 	}
-	return &pastKeys{step: step, field: t.keyOf[step], keys: map[string]bool{}}
+	return &pastKeys{step: step, field: t.keyOf[step], idIsKey: t.idIsKey[step], keys: map[string]bool{}}
+}
+
+// addLeftOut adds the key of a record left out of the trial for a ref()
+// past it: its row error left no record, but its id is its key.
+func (k *pastKeys) addLeftOut(r transform.Result) {
+	switch {
+	case k == nil:
+	case r.Record != nil:
+		k.add(r.Record)
+	case k.idIsKey && r.ID != "":
+		k.keys[r.ID] = true
+	}
 }
 
 func (k *pastKeys) add(rec *transform.Record) {

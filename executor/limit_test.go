@@ -11,9 +11,10 @@ import (
 )
 
 // Issue 24: in a trial, an order whose line names, by a plain PARTNAME, a
-// part past the trial's limit is the full load's: pending, not sent (the
-// server would refuse it now) and not failed. An order of parts the trial
-// loaded is loaded.
+// part past the trial's limit (P4), or one the trial left out for a ref()
+// past it (P0), is the full load's: pending, not sent (the server would
+// refuse it now) and not failed. An order of parts the trial loaded is
+// loaded.
 func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
@@ -31,15 +32,22 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	}
 	recs := &fakeRecords{results: map[string][]transform.Result{
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Yarden"})},
-		"parts": {
-			rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "one"}),
-			rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "two"}),
-			rec("parts", "LOGPART", "P3", 4, map[string]any{"PARTNAME": "P3", "PARTDES": "three"}), // past the limit
+		"orders":    {order("O0", 2, "P0"), order("O1", 3, "P1"), order("O2", 4, "P4"), order("O3", 5, "P2")},
+	}, build: map[string]func(transform.Refs) []transform.Result{
+		"parts": func(refs transform.Refs) []transform.Result {
+			// P0's family is past the trial: its ref() finds nothing.
+			refs.Ref("families", "F9")
+			return []transform.Result{
+				{ID: "P0", Loc: loc("parts.csv", 2), Errors: []*transform.RowError{{Step: "parts", Message: "ref: no families F9"}}},
+				rec("parts", "LOGPART", "P1", 3, map[string]any{"PARTNAME": "P1", "PARTDES": "one"}),
+				rec("parts", "LOGPART", "P2", 4, map[string]any{"PARTNAME": "P2", "PARTDES": "two"}),
+				rec("parts", "LOGPART", "P3", 5, map[string]any{"PARTNAME": "P3", "PARTDES": "three"}),
+				rec("parts", "LOGPART", "P4", 6, map[string]any{"PARTNAME": "P4", "PARTDES": "four"}), // past the limit
+			}
 		},
-		"orders": {order("O1", 2, "P1"), order("O2", 3, "P3"), order("O3", 4, "P2")},
 	}}
 	o := env.opts(t, testPlan(customers, parts, orders), recs)
-	o.Limit = 2
+	o.Limit = 3
 	sum, err := runApply(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +58,8 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 			got = s
 		}
 	}
-	if got.Committed != 1 || got.Pending != 1 || got.Failed != 0 || len(sum.Errors) != 0 {
-		t.Fatalf("orders: %d committed, %d pending, %d failed, errors %v; want 1, 1, 0, none", got.Committed, got.Pending, got.Failed, sum.Errors)
+	if got.Committed != 1 || got.Pending != 2 || got.Failed != 0 || len(sum.Errors) != 0 {
+		t.Fatalf("orders: %d committed, %d pending, %d failed, errors %v; want 1, 2, 0, none", got.Committed, got.Pending, got.Failed, sum.Errors)
 	}
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
 		t.Errorf("the sandbox holds %d orders, want O1 alone", n)
@@ -60,16 +68,23 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := st.Record("orders", "O2"); r == nil || r.Status() != journal.Pending {
-		t.Errorf("O2 is journaled %v, want pending", r)
+	for _, id := range []string{"O0", "O2"} {
+		if r := st.Record("orders", id); r == nil || r.Status() != journal.Pending {
+			t.Errorf("%s is journaled %v, want pending", id, r)
+		}
 	}
 
-	// The full load sends it, once P3 is there.
+	// The full load sends O2 with its line once P4 is there, and O3. (O0
+	// names P0, whose family no step loads: its line fails then, as it
+	// must in a load that is no trial.)
 	o.Limit = 0
-	if sum, err = runApply(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("the full load: complete %v, %v", sum != nil && sum.Complete, err)
+	if _, err = runApply(context.Background(), o); err != nil {
+		t.Fatal(err)
 	}
-	if n := len(env.sb.Snapshot()["ORDERS"]); n != 3 {
-		t.Errorf("after the full load the sandbox holds %d orders, want 3", n)
+	got2 := env.entities("ORDERS", "DETAILS")
+	for _, id := range []string{"O1", "O2", "O3"} {
+		if n := len(lines(got2[id], "ORDERITEMS_SUBFORM")); n != 1 {
+			t.Errorf("after the full load %s has %d lines, want 1", id, n)
+		}
 	}
 }
