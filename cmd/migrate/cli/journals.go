@@ -87,8 +87,24 @@ func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string
 		if err != nil || hdr.Target == "" || executor.CheckTarget(other, hdr, url) != nil {
 			continue
 		}
-		return "", usageErr("%s already holds the load of company %s (%s); one company has one journal, so this load, into %s, would send its records again: "+
-			"give --journal %s to continue it, or move it away to start afresh", other, odata.CompanyOf(url), odata.StripUserinfo(hdr.Target), jpath, other)
+		company := odata.CompanyOf(url)
+		use := other
+		if len(f.conn.companies) > 1 {
+			// Several companies take a pattern: the one that names it (as
+			// a migrate before issue 24 named every company's journal).
+			stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
+			if other != stem+"."+company+".journal" {
+				use = ""
+			} else {
+				use = "'" + stem + ".{company}.journal'"
+			}
+		}
+		hint := "move it away to start afresh"
+		if use != "" {
+			hint = "give --journal " + use + " to continue it, or " + hint
+		}
+		return "", usageErr("%s already holds the load of company %s (%s); one company has one journal, so this load, into %s, would send its records again: %s",
+			other, company, odata.StripUserinfo(hdr.Target), jpath, hint)
 	}
 	return jpath, nil
 }
