@@ -137,7 +137,8 @@ func TestCrashFullDisk(t *testing.T) {
 // (issue 14): every quirk on (batch answers as g1-r1 and GETs without ids
 // before 22.1, JSON screen errors, cold forms answering 404 to their first
 // request, texts read back normalised, real $metadata, filters on fields
-// it cannot filter on ignored) and a line's price hidden from the API user
+// it cannot filter on ignored, Int64 and Decimal values answered as
+// strings) and a line's price hidden from the API user
 // (field-level permissions), at 21.0 and at 25.1.
 // The sandbox outlives the kills, so its forms are cold once per round;
 // an order text (APPEND) in doubt must be found by its normalised content

@@ -488,9 +488,11 @@ type stepRun struct {
 	deepReads []resumed
 	mark      markOnce
 	// sending counts the step's batches sent and not yet accounted for
-	// (complete): a failed deep insert is looked up by its fields only
-	// when no other is (deep.go).
+	// (complete), and flying those of their documents the server numbers:
+	// a failed deep insert is looked up by its fields only when none of
+	// them looks like it (deep.go). Both change under lookMu.
 	sending atomic.Int32
+	flying  map[*op]int // the batch of each
 	lookMu  sync.Mutex
 }
 
@@ -571,11 +573,18 @@ func (r *runner) stepFinished(s *plan.Step) {
 // walked every step and ended complete (its finished line, which journals
 // written before it lack), and the plan and every source are byte for byte
 // the ones it began from. A plan that calls env() or now() may give other
-// records from the same files: it is read again.
+// records from the same files, and a source that reads a connection is a
+// live company that may hold rows added since: they are read again (what
+// was copied is known by its identity, and skipped).
 func (r *runner) nothingLeft() bool {
 	st := r.state
 	if r.dry || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
+	}
+	for _, src := range r.opts.Plan.Sources {
+		if src.Connection != "" {
+			return false
+		}
 	}
 	text, err := os.ReadFile(r.opts.Plan.Path)
 	return err == nil && !callsEnvOrNow.Match(text)
@@ -830,7 +839,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	send := func() {
 		defer sr.inflight.Done()
-		defer sr.sending.Add(-1)
+		defer sr.landed(batch)
 		slot := true // the call's slot in r.sem
 		defer func() {
 			if slot {
@@ -868,9 +877,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		}
 	}
 	sr.inflight.Add(1)
-	sr.lookMu.Lock() // not while a failed deep insert is looked up (deep.go)
-	sr.sending.Add(1)
-	sr.lookMu.Unlock()
+	sr.takeOff(seq, batch)
 	if r.dry {
 		send()
 		return nil

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -377,7 +378,7 @@ func (c *recorder) Batch(ctx context.Context, reqs []odata.BatchRequest, opts od
 	c.n++
 	name := filepath.Join(c.dir, fmt.Sprintf("%04d-%s.json", c.n, batchStep(ctx)))
 	c.mu.Unlock()
-	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(name, buf.Bytes(), 0o600); err != nil {
 		return nil, err
 	}
 	return c.inner.Batch(ctx, reqs, opts)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -19,12 +18,11 @@ import (
 // Read limits (SERVICE-NOTES "Queries"): a long or-chain (about 50 values,
 // fewer with $expand) makes the URL fail, so a chain stops at readChain
 // keys or readURLMax characters of $filter, whichever comes first; a
-// response holds at most readPage rows (MAXAPILINES).
+// response holds at most a page of rows (MAXAPILINES).
 const (
 	readChain       = 40
 	readChainExpand = 20
 	readURLMax      = 1500
-	readPage        = 2000
 	readPerBatch    = 100
 )
 
@@ -154,48 +152,6 @@ func (rd *Reader) ReadKeys(ctx context.Context, keys []string) (map[string]Found
 	return out, nil
 }
 
-// ReadAll reads every entity of the set in pages of readPage rows, a
-// batch of pages per call, until a page comes back short. It suits a read
-// of most of a set: 100,000 rows are 50 pages, one call.
-func (rd *Reader) ReadAll(ctx context.Context) ([]json.RawMessage, error) {
-	return rd.readAll(ctx, readPage)
-}
-
-// readAll reads pages of size rows: the server's cap, since its answers
-// carry no next link and a short page is the end.
-func (rd *Reader) readAll(ctx context.Context, size int) ([]json.RawMessage, error) {
-	var rows []json.RawMessage
-	per := rd.perBatch()
-	for page := 0; ; page += per {
-		reqs := make([]odata.BatchRequest, per)
-		for i := range reqs {
-			q := odata.Query{Select: rd.selected(), Expand: rd.Expand, Top: size, Skip: (page + i) * size}
-			// A stable order, so that pages neither overlap nor skip.
-			enc := q.Encode() + "&$orderby=" + url.PathEscape(strings.Join(rd.Type.Key, ","))
-			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: rd.Set + "?" + enc}
-		}
-		resps, err := rd.send(ctx, reqs)
-		if err != nil {
-			return nil, err
-		}
-		for _, resp := range resps {
-			if resp.Status != 200 {
-				return nil, fmt.Errorf("reading %s: %s", rd.Set, odata.ParseError(resp.Status, nil, resp.Body).Error())
-			}
-			var coll struct {
-				Value []json.RawMessage `json:"value"`
-			}
-			if err := json.Unmarshal(resp.Body, &coll); err != nil {
-				return nil, fmt.Errorf("reading %s: the answer is not a list: %v", rd.Set, err)
-			}
-			rows = append(rows, coll.Value...)
-			if len(coll.Value) < size {
-				return rows, nil
-			}
-		}
-	}
-}
-
 // proven maps the rows of a chain's answer by key, or reports that the
 // answer does not prove the filter applied.
 func (rd *Reader) proven(resp odata.BatchResponse, chain []string) (map[string]json.RawMessage, bool) {
@@ -231,6 +187,14 @@ func (rd *Reader) proven(resp odata.BatchResponse, chain []string) (map[string]j
 		}
 	}
 	return rows, true
+}
+
+// window is how many keys fill one call: perBatch GETs of a chain each.
+func (rd *Reader) window() int {
+	if len(rd.Expand) > 0 {
+		return rd.perBatch() * readChainExpand
+	}
+	return rd.perBatch() * readChain
 }
 
 func (rd *Reader) selected() []string {
@@ -296,26 +260,21 @@ func keyFilter(t *odata.EntityType, key string) (string, error) {
 }
 
 // chainKeys reads back the key expressions of a $filter that ReadKeys
-// wrote (keyFilter's conditions joined by or), for the dry run's
-// simulated service; ok is false for any other filter.
+// wrote (keyFilter's conditions joined by or), through the filter grammar,
+// for the dry run's simulated service; ok is false for any other filter.
 func chainKeys(t *odata.EntityType, filter string) (keys []string, ok bool) {
 	if t == nil {
 		return nil, false
 	}
-	for _, c := range splitOutsideQuotes(filter, " or ") {
-		c = strings.TrimSuffix(strings.TrimPrefix(c, "("), ")")
-		m := map[string]any{}
-		for _, eq := range splitOutsideQuotes(c, " and ") {
-			name, lit, found := strings.Cut(eq, " eq ")
-			if !found || !t.IsKey(name) {
-				return nil, false
-			}
-			parts, err := odata.ParseKey(lit)
-			if err != nil || len(parts) != 1 {
-				return nil, false
-			}
-			m[name] = parts[0].Value
-		}
+	f, err := odata.ParseFilter(t, filter)
+	if err != nil {
+		return nil, false
+	}
+	alts, ok := odata.KeyEqualities(f, t.Key)
+	if !ok {
+		return nil, false
+	}
+	for _, m := range alts {
 		k := keyOf(t, m)
 		if k == "" {
 			return nil, false
@@ -323,24 +282,6 @@ func chainKeys(t *odata.EntityType, filter string) (keys []string, ok bool) {
 		keys = append(keys, k)
 	}
 	return keys, len(keys) > 0
-}
-
-// splitOutsideQuotes splits s at each sep that is not inside a quoted
-// literal.
-func splitOutsideQuotes(s, sep string) []string {
-	var out []string
-	inQ, start := false, 0
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\'':
-			inQ = !inQ
-		case !inQ && strings.HasPrefix(s[i:], sep):
-			out = append(out, s[start:i])
-			start = i + len(sep)
-			i += len(sep) - 1
-		}
-	}
-	return append(out, s[start:])
 }
 
 // keyParts reads a key expression into the type's key fields and values.

@@ -1,17 +1,15 @@
 package executor
 
 import (
-	"bytes"
 	_ "embed"
 	"html/template"
 	"io"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -304,15 +302,8 @@ func WriteHTMLFile(path string, rep *RunReport) error {
 }
 
 func writePageFile(path string, write func(io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// The page holds the customer's rows: the journal's mode.
+	return atomicfile.Write(path, 0o600, write)
 }
 
 func whenText(t time.Time) string {

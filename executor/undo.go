@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -420,7 +421,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			why[op.rec] = op.sub.URL + " no longer exists" + leftAlone
 		case resp.Status != 200:
 			why[op.rec] = fmt.Sprintf("%s cannot be read to see whether it changed since the run: %s%s", op.sub.URL, odata.ParseError(resp.Status, nil, resp.Body).Error(), leftAlone)
-		case len(op.restored) > 0 && fieldsEqual(resp.Body, op.restored):
+		case len(op.restored) > 0 && compare.SameJSON(nil, resp.Body, op.restored):
 			// An earlier undo restored it and its outcome was lost.
 		default:
 			if diffs := unequalFields(resp.Body, op.left); len(diffs) > 0 {
@@ -473,8 +474,8 @@ func undoneEntry(rec *journal.RecordState) journal.Entry {
 }
 
 // unequalFields lists, as "FIELD is now X, the run wrote Y", the fields
-// of want whose value in the entity body differs (compared as fieldsEqual
-// does). A body that cannot be read is one difference.
+// of want whose value in the entity body differs (compare.Fields; undo
+// has no metadata, so by the untyped rule). A body that cannot be read is one difference.
 func unequalFields(entity []byte, want json.RawMessage) []string {
 	got, err := odata.DecodeEntity(entity)
 	if err != nil {
@@ -485,7 +486,7 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 		return nil // nothing known of what the run left: nothing to compare
 	}
 	var out []string
-	for _, d := range fieldDiffs(got, w, nil) {
+	for _, d := range compare.Fields(nil, got, w) {
 		if d.Absent {
 			// Field-level permissions (issue 14.3): what it holds now is
 			// unknown, so undo must not write over it.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -15,7 +16,7 @@ import (
 // Issue 16: verify reads back every record a run committed and compares
 // it, field by field, with what the run left (the journal's Sub.Match and
 // the values the server filled in), with the comparison undo's change
-// check uses (fieldDiffs), and adds control totals from both sides.
+// check uses (compare.Fields), and adds control totals from both sides.
 
 // Verify problems.
 const (
@@ -282,7 +283,7 @@ func (v *stepVerify) record(rec *journal.RecordState, f Found) {
 		if s.Path == "" {
 			left := leftOf(s)
 			v.target.addFields("", v.t, pick(got, left))
-			for _, d := range fieldDiffs(got, left, v.t) {
+			for _, d := range compare.Fields(v.t, got, left) {
 				add(url, d.Field, problemOf(d), d.Left, d.Found, "")
 			}
 			v.carried(s, url, raw, add)
@@ -302,7 +303,7 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 	if !n.Collection {
 		// A text sub-form is read back normalised (tags stripped,
 		// whitespace collapsed) and holds every text appended to it.
-		if !textContains(body, s.Match) {
+		if !compare.TextInJSON(body, s.Match) {
 			var want, have struct{ TEXT string }
 			_ = json.Unmarshal(s.Match, &want)
 			_ = json.Unmarshal(body, &have)
@@ -332,12 +333,12 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 			if keyOf(lt, e) != canonicalKey(lt, key) {
 				continue
 			}
-		case !fieldsEqual(raw, s.Match):
+		case !compare.SameJSON(lt, raw, s.Match):
 			continue
 		}
 		v.target.add("lines "+s.Nav, "1")
 		v.target.addFields(s.Nav+".", lt, pick(e, left))
-		for _, d := range fieldDiffs(e, left, lt) {
+		for _, d := range compare.Fields(lt, e, left) {
 			add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
 		}
 		return
@@ -347,9 +348,9 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 
 // carried compares the lines a deep insert wrote inside its own body
 // (journal.Sub.Lines: they have no sub-request of their own, nor a key in
-// the journal) with the entity's expanded sub-forms: each is the first
-// line not yet taken that holds exactly what it wrote, else the line in
-// its place (a deep insert's lines are stored in the order sent), whose
+// the journal) with the entity's expanded sub-forms: each is paired by
+// content with a distinct line that holds what it wrote (compare.Lines),
+// else it is the line in its place if no other took that (a deep insert's lines are stored in the order sent), whose
 // fields are then named; with neither, it is gone.
 func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
 	navs := carriedLines(s)
@@ -362,24 +363,24 @@ func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]jso
 		lt := v.md.Type(n.Type)
 		var lines []json.RawMessage
 		_ = json.Unmarshal(raw[nav], &lines)
+		m := compare.LinesJSON(lt, lines, navs[nav])
 		taken := make([]bool, len(lines))
-		for i, want := range navs[nav] {
-			at := -1
-			for j, l := range lines {
-				if !taken[j] && fieldsEqual(l, want) {
-					at = j
-					break
-				}
+		for _, j := range m.Held {
+			if j >= 0 {
+				taken[j] = true
 			}
+		}
+		for i, want := range navs[nav] {
+			at := m.Held[i]
 			if at < 0 && i < len(lines) && !taken[i] {
 				at = i
+				taken[i] = true
 			}
 			lineURL := url + "/" + nav
 			if at < 0 {
 				add(lineURL, "", VerifyGone, nil, nil, fmt.Sprintf("line %d of the deep insert", i+1))
 				continue
 			}
-			taken[at] = true
 			e, err := odata.DecodeEntity(lines[at])
 			if err != nil {
 				continue
@@ -392,14 +393,14 @@ func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]jso
 			left, _ := odata.DecodeEntity(want)
 			v.target.add("lines "+nav, "1")
 			v.target.addFields(nav+".", lt, pick(e, left))
-			for _, d := range fieldDiffs(e, left, lt) {
+			for _, d := range compare.Fields(lt, e, left) {
 				add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
 			}
 		}
 	}
 }
 
-func problemOf(d fieldDiff) string {
+func problemOf(d compare.Diff) string {
 	if d.Absent {
 		return VerifyNotReadable
 	}
@@ -494,8 +495,10 @@ func (t *totals) addFields(prefix string, ft *odata.EntityType, fields map[strin
 		if p == nil || p.Type != odata.EdmDecimal {
 			continue
 		}
-		if n, ok := fields[k].(json.Number); ok {
-			t.add("sum "+prefix+k, string(n))
+		// A number answered as a string (IEEE754Compatible) counts; each
+		// value as the field stores it (compare.Number: its Scale).
+		if n, ok := compare.Number(p, fields[k]); ok {
+			t.add("sum "+prefix+k, n.String())
 		}
 	}
 }

@@ -505,6 +505,7 @@ type analysis struct {
 	parents            []nodeRef // parent.row.X (depth in level)
 	lookups            []nodeRef // lookup("name", ...)
 	regexps            []nodeRef // regex_*(s, "pattern")
+	envs               []nodeRef // env("NAME")
 }
 
 type nodeRef struct {
@@ -569,6 +570,10 @@ func (a *analysis) Visit(node *ast.Node) {
 		case "lookup":
 			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
 				a.lookups = append(a.lookups, nodeRef{name: s.Value, node: n.Arguments[0]})
+			}
+		case "env":
+			if s, ok := n.Arguments[0].(*ast.StringNode); ok {
+				a.envs = append(a.envs, nodeRef{name: s.Value, node: n.Arguments[0]})
 			}
 		case "regex_match", "regex_replace":
 			if len(n.Arguments) >= 2 {
@@ -646,6 +651,11 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	}
 	for _, r := range a.regexps {
 		if _, err := c.p.regexps.get(r.fn, r.name); err != nil {
+			c.diag(e.PosAt(r.node.Location().From), "%v", err)
+		}
+	}
+	for _, r := range a.envs {
+		if err := envRefused(r.name); err != nil {
 			c.diag(e.PosAt(r.node.Location().From), "%v", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -47,7 +48,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
 	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
-	cpm := fs.Int("calls-per-minute", 0, "the limit the time estimate assumes (default: the plan's, else 100, as hosted installations allow)")
+	cpm := new(int)
+	fs.Var(countFlag{cpm, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
 	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
@@ -181,7 +183,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	f.memory.register(fs)
 	var o applyFlags
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
-	fs.IntVar(&o.concurrency, "concurrency", 0, "batches in flight at once (default: the plan's target.concurrency, else 2)")
+	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
 	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
@@ -309,6 +311,8 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		return withCode(ExitUsage, err)
 	case sum == nil && journalErr(err) != nil:
 		return journalErr(err)
+	case sum == nil && localErr(err) != nil:
+		return localErr(err)
 	case sum == nil && err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	}
@@ -327,10 +331,12 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	}
 	switch {
 	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
-		fmt.Fprintf(a.stderr, "%v\n", err)
+		fmt.Fprintln(a.stderr, diag.Printable(err.Error()))
 		return silent(ExitInterrupted)
 	case journalErr(err) != nil:
 		return journalErr(err)
+	case localErr(err) != nil:
+		return localErr(err)
 	case err != nil:
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
@@ -400,7 +406,7 @@ func (a *app) status(ctx context.Context, args []string) error {
 		st, err := a.statusOf(p)
 		if err != nil {
 			code = worseCode(code, codeOf(err))
-			fmt.Fprintf(a.stderr, "migrate status: %v\n", err)
+			fmt.Fprintf(a.stderr, "migrate status: %s\n", diag.Printable(err.Error()))
 			continue
 		}
 		code = worseCode(code, st.code)
@@ -747,6 +753,24 @@ func (a *app) journalTarget(jpath, flagURL string) (string, error) {
 		target = hdr.Target
 	}
 	return target, a.refuseOtherTarget(jpath, target, "")
+}
+
+// localErr gives the run's trouble on this machine its exit code, or nil
+// for any other error. It is never 3: the target is not to blame.
+//   - a source file that breaks while it is read (a CSV syntax error, a
+//     damaged workbook): 2, a file cannot be read, as plan says it;
+//   - a local resource that fails (the temporary folder for the rows past
+//     --memory is full or unusable): 4, free it and run again to resume.
+func localErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case executor.SourceBroken(err):
+		return withCode(ExitUsage, err)
+	case executor.LocalResource(err):
+		return withCode(ExitInterrupted, err)
+	}
+	return nil
 }
 
 // journalErr gives a journal's own trouble its exit code (CLI.md), or nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
 
@@ -24,6 +26,11 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	for _, c := range companies {
 		if seen[c] {
 			return usageErr("--company %s is given twice", c)
+		}
+		// Every name is checked before anything connects or loads: a
+		// wrong one among several used to fail alone, after the others.
+		if !odata.IsCompanyName(c) {
+			return usageErr("--company %q: want a name such as demo (the last segment of the service root; no /, ?, #, %%, comma or space)", c)
 		}
 		seen[c] = true
 	}
@@ -98,7 +105,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		c := codeOf(l.err)
 		code = worseCode(code, c)
 		if msg := errText(l.err); msg != "" {
-			fmt.Fprintf(&l.errs, "migrate apply: %s\n", msg)
+			fmt.Fprintf(&l.errs, "migrate apply: %s\n", diag.Printable(msg))
 		}
 		v.Company(company, c, l.out.Bytes())
 		sc := bufio.NewScanner(&l.errs)

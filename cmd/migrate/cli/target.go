@@ -37,7 +37,8 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.StringVar(&c.target, "target", "", "service root URL (overrides MIGRATE_TARGET and the plan's target.url)")
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
-	fs.DurationVar(&c.timeout, "timeout", 3*time.Minute, "the longest one call may take (hosted servers drop calls past 3 minutes)")
+	c.timeout = 3 * time.Minute
+	fs.Var(durationFlag{&c.timeout}, "timeout", "the longest one call may take, a `duration` such as 90s (hosted servers drop calls past 3 minutes)")
 	fs.StringVar(&c.systemVersion, "system-version", "", "the target's system version MAJOR.MINOR, for servers before 22.0 that cannot say (overrides "+envSystemVersion+" and the plan's target.system_version); with --sandbox, the version it emulates (default 25.1)")
 	if withSandbox {
 		fs.BoolVar(&c.sandbox, "sandbox", false, "run against a fresh in-process sandbox with the demo schema")

@@ -25,7 +25,7 @@ func (a *app) planView(asJSON bool) planView {
 	if asJSON {
 		return planJSONView{jsonView{a}}
 	}
-	return planHuman{humanView{a}}
+	return planHuman{a.human()}
 }
 
 type planHuman struct{ humanView }

@@ -16,7 +16,7 @@ func (a *app) statusView(asJSON bool) statusView {
 	if asJSON {
 		return &statusJSONView{jsonView: jsonView{a}}
 	}
-	return statusHuman{humanView{a}}
+	return statusHuman{a.human()}
 }
 
 type statusHuman struct{ humanView }
