@@ -131,7 +131,8 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 		return nil, err
 	}
 	if opts.Limit > 0 {
-		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true}
+		opts.trialPast = newTrialPast(opts.Plan, opts.Metadata)
+		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true, past: opts.trialPast}
 	}
 	r := newRunner(ctx, opts)
 	if err := r.openJournal(waves); err != nil {
@@ -677,6 +678,14 @@ func (sr *stepRun) handle(res transform.Result) error {
 			}
 		}
 	}
+	if what := r.opts.trialPast.names(name, rec); what != "" {
+		// It names a record the trial did not load: the server would
+		// refuse it now, and the full load sends it once that is there.
+		r.queue(pendingEntry(name, id, rec.Loc.String()))
+		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Pending), Location: rec.Loc.String(),
+			Message: "names " + what + ", which the trial did not load: left for the full load"})
+		return nil
+	}
 	w := &work{step: sr, rec: rec, id: id}
 	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
@@ -881,7 +890,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			o.left = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash(),
-				Lines: o.linesMatch()}
+				Lines: o.linesMatch(), Nested: o.nested}
 		}
 	}
 	// The intent is made durable before waiting for a slot, so that its

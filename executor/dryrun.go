@@ -151,6 +151,10 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			at = append(at, i)
 			continue
 		case "POST":
+			if refusal := s.missing(q); refusal != nil {
+				resp.Status, resp.Body = 400, refusal
+				break
+			}
 			s.remember(q, false)
 			resp.Status = 201
 			if strings.Contains(q.URL, "/") {
@@ -227,6 +231,34 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		resps[at[j]] = s.offlineRead(q)
 	}
 	return resps, nil
+}
+
+// missing is the server's refusal (a screen error, as the server words it)
+// of an entity created without a field the metadata marks Mandatory: an
+// upsert that inserts what it did not give (transform refuses the blanks
+// it can tell at their cells). nil when nothing is missing.
+func (s *simService) missing(q odata.BatchRequest) json.RawMessage {
+	set := q.URL
+	if strings.ContainsAny(set, "/(") {
+		return nil // a line: its blanks are row errors already
+	}
+	es := s.md.EntitySet(set)
+	if es == nil || es.Type == nil {
+		return nil
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(q.Body, &body) != nil {
+		return nil
+	}
+	for _, p := range es.Type.Properties {
+		if !p.Mandatory || !p.Writable() || plan.ServerNumbered(set, p.Name) {
+			continue
+		}
+		if v, ok := body[p.Name]; !ok || string(v) == "null" || string(v) == `""` {
+			return odata.ScreenErrorJSON(es.Type.Name, []string{p.Name + ": a value is required."})
+		}
+	}
+	return nil
 }
 
 // remember keeps what a write does to an entity of a set that is read

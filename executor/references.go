@@ -25,6 +25,10 @@ type References struct {
 	// earlier step: one each, at the first cell that gives it (Message
 	// says how many more do), sorted by step and location.
 	Unresolved []RecordError
+	// Records counts, per step, the records that give an unresolved value
+	// (anywhere, not only at its first cell): apply refuses to start over
+	// them, and with --allow-missing-references the server refuses them.
+	Records map[string]int
 	// Checked counts the distinct values looked up on the target.
 	Checked int
 	// Unchecked (offline) counts the distinct values that no earlier step
@@ -38,12 +42,16 @@ type columnFinder interface {
 	FieldColumn(step string, navs []string, name string) string
 }
 
-// refUse is where a value of an exists: field is first given, and how
-// often.
+// refUse is where a value of an exists: field is first given, how often,
+// and by which records (indexes into CheckReferences' givers).
 type refUse struct {
 	err   RecordError
 	count int
+	by    []int
 }
+
+// giver is a record that gives a value of an exists: field.
+type giver struct{ step, id string }
 
 // CheckReferences reads every record of the plan's steps that have
 // exists: checks (or feed a step that does: its keys), in apply's order,
@@ -70,6 +78,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 	created := map[string]map[string]bool{} // entity → key, by earlier waves
 	uses := map[string]map[string]*refUse{} // entity → key → first use
 	var order []string                      // entity|key as first used
+	var givers []giver
 	for _, wave := range waves {
 		made := map[string][]string{}
 		for _, s := range wave {
@@ -94,6 +103,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 				if !checks {
 					return nil
 				}
+				me := -1 // this record's index in givers, once it gives a value
 				visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
 					for _, x := range ex {
 						es := run.Metadata.EntitySet(x.Entity)
@@ -108,8 +118,15 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 						if uses[x.Entity] == nil {
 							uses[x.Entity] = map[string]*refUse{}
 						}
+						if me < 0 {
+							me = len(givers)
+							givers = append(givers, giver{s.Name, rec.ID})
+						}
 						if u := uses[x.Entity][k]; u != nil {
 							u.count++
+							if u.by[len(u.by)-1] != me {
+								u.by = append(u.by, me)
+							}
 							continue
 						}
 						cell := row.Loc.String()
@@ -118,7 +135,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 								cell = row.CellRef(c)
 							}
 						}
-						uses[x.Entity][k] = &refUse{count: 1, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
+						uses[x.Entity][k] = &refUse{count: 1, by: []int{me}, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
 							Field: x.Field, Value: fmt.Sprint(v), PlanLocation: x.Pos.String()}}
 						order = append(order, x.Entity+"|"+k)
 					}
@@ -149,12 +166,16 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 		return nil, err
 	}
 	res.Checked = len(order)
+	blocked := map[int]bool{}
 	for _, ek := range order {
 		if !absent[ek] {
 			continue
 		}
 		ent, k, _ := strings.Cut(ek, "|")
 		u := uses[ent][k]
+		for _, g := range u.by {
+			blocked[g] = true
+		}
 		e := u.err
 		e.Message = fmt.Sprintf("%s %q is not in %s on the target, and no earlier step creates it", e.Field, e.Value, ent)
 		if u.count > 1 {
@@ -163,6 +184,12 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 		res.Unresolved = append(res.Unresolved, e)
 	}
 	sort.SliceStable(res.Unresolved, func(i, j int) bool { return res.Unresolved[i].Step < res.Unresolved[j].Step })
+	for g := range blocked {
+		if res.Records == nil {
+			res.Records = map[string]int{}
+		}
+		res.Records[givers[g].step]++
+	}
 	return res, nil
 }
 
