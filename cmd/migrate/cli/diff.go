@@ -21,6 +21,9 @@ type diffJSON struct {
 	Steps   []diffStepJSON   `json:"steps"`
 	Records []diffRecordJSON `json:"records"`
 	Errors  []errorJSON      `json:"errors"`
+	// Resumes: as the dry run's (what the journal apply would resume holds
+	// loaded is unchanged: apply leaves it alone).
+	Resumes *resumesJSON `json:"resumes,omitempty"`
 }
 
 type diffStepJSON struct {
@@ -35,6 +38,7 @@ type diffStepJSON struct {
 
 type diffRecordJSON struct {
 	Step     string                     `json:"step"`
+	ID       string                     `json:"id"`
 	Location string                     `json:"location"`
 	Key      string                     `json:"key"`
 	Action   string                     `json:"action"`
@@ -61,6 +65,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	f.register(fs)
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
 	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
+	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -90,7 +95,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook()})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag)})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
@@ -127,13 +132,13 @@ func (a *app) diff(ctx context.Context, args []string) error {
 
 // diffDoc is the diff as CLI.md's document.
 func diffDoc(res *executor.DiffResult) diffJSON {
-	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors}
+	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors, Resumes: resumesOf(res.Summary)}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
 			Unchanged: s.Unchanged, Conflict: s.Conflict, Missing: s.Missing})
 	}
 	for _, r := range res.Records {
-		rj := diffRecordJSON{Step: r.Step, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
+		rj := diffRecordJSON{Step: r.Step, ID: r.ID, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
 		if len(r.Fields) > 0 {
 			rj.Fields = map[string]fieldChangeJSON{}
 			for k, c := range r.Fields {
@@ -157,6 +162,9 @@ func printDiff(w io.Writer, v diffJSON) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing)
 	}
 	tw.Flush()
+	if t := resumesText(v.Resumes); t != "" {
+		fmt.Fprintln(w, t)
+	}
 	first := true
 	for _, r := range v.Records {
 		if r.Action == executor.DiffUnchanged {
@@ -167,7 +175,10 @@ func printDiff(w io.Writer, v diffJSON) {
 			first = false
 		}
 		what := r.Key
-		if what == "" {
+		switch {
+		case what == "" && r.ID != "" && r.ID != r.Location:
+			what = r.ID + " (numbered by the server)"
+		case what == "":
 			what = "(numbered by the server)"
 		}
 		fmt.Fprintf(w, "%s %s: %s %s", r.Location, r.Step, r.Action, what)
