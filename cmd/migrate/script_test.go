@@ -21,14 +21,20 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
+		// The binary as main runs it, but for the clients' clock: the
+		// backoff before a retry and a 429's Retry-After pass at once (from
+		// now, so a Retry-After date still means what it says), and a
+		// server that keeps failing is tried as often, without the wait.
 		"migrate": func() {
-			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			clock := cli.WithClock(odatatest.NewClock(time.Now()))
+			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, clock))
 		},
 	})
 }

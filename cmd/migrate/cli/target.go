@@ -199,11 +199,7 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if f.shared != nil {
 		return f.shared.forCompany(f.company)
 	}
-	cfg := odata.Config{Timeout: f.timeout}
-	if p != nil {
-		cfg.CallsPerMinute = p.Target.CallsPerMinute
-		cfg.MaxConcurrent = p.Target.Concurrency
-	}
+	cfg := a.clientConfig(f, p)
 	if f.sandbox {
 		// The sandbox plays the server the user declared.
 		declared, err := a.declaredVersion(f, p)
@@ -236,6 +232,17 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		planAuth = p.Target.Auth
 	}
 	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert})
+}
+
+// clientConfig is what every client of a command starts from: the flags'
+// timeout, the plan's rate budget (it holds for every call the plan
+// makes) and the command's clock.
+func (a *app) clientConfig(f connFlags, p *plan.Plan) odata.Config {
+	cfg := odata.Config{Timeout: f.timeout, Clock: a.clock}
+	if p != nil {
+		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
+	}
+	return cfg
 }
 
 // service is what the client of a service is built from: the target, or
