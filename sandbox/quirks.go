@@ -3,8 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -104,12 +105,7 @@ func checkQuirk(name string) error {
 }
 
 func checkQuirks(set map[string]bool) error {
-	names := make([]string, 0, len(set))
-	for name := range set {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		if err := checkQuirk(name); err != nil {
 			return fmt.Errorf("sandbox: %v", err)
 		}
