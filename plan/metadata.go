@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,7 +21,7 @@ var serverNumbered = map[string][]string{
 }
 
 func isServerNumbered(entity, field string) bool {
-	return contains(serverNumbered[entity], field)
+	return slices.Contains(serverNumbered[entity], field)
 }
 
 // textFields are the fields of a text sub-form (spec 2.9).
