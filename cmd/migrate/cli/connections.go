@@ -61,7 +61,11 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 	if url == "" {
 		return nil, usageErr("connection %s has no URL: write connections.%s.url in the plan, or set %sTARGET", c.Name, c.Name, connPrefix(c.Name))
 	}
-	cn, err := a.dial(a.clientConfig(f, p), service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert})
+	cfg := odata.Config{Timeout: f.timeout}
+	if p != nil { // the plan's rate budget holds for every call it makes
+		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
+	}
+	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert})
 	if err != nil {
 		return nil, connFail(c.Name, err)
 	}

@@ -199,7 +199,11 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if f.shared != nil {
 		return f.shared.forCompany(f.company)
 	}
-	cfg := a.clientConfig(f, p)
+	cfg := odata.Config{Timeout: f.timeout, Clock: a.clock}
+	if p != nil {
+		cfg.CallsPerMinute = p.Target.CallsPerMinute
+		cfg.MaxConcurrent = p.Target.Concurrency
+	}
 	if f.sandbox {
 		// The sandbox plays the server the user declared.
 		declared, err := a.declaredVersion(f, p)
@@ -234,17 +238,6 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert})
 }
 
-// clientConfig is what every client of a command starts from: the flags'
-// timeout, the plan's rate budget (it holds for every call the plan
-// makes) and the command's clock.
-func (a *app) clientConfig(f connFlags, p *plan.Plan) odata.Config {
-	cfg := odata.Config{Timeout: f.timeout, Clock: a.clock}
-	if p != nil {
-		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
-	}
-	return cfg
-}
-
 // service is what the client of a service is built from: the target, or
 // a connection of the plan (issue 17), which reads its variables through
 // getenv under its own names.
@@ -271,6 +264,7 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	cfg.Auth = authn
 	cfg.AppID, cfg.AppKey = s.getenv("MIGRATE_APP_ID"), s.getenv("MIGRATE_APP_KEY")
 	cfg.CACertFile = s.caCert
+	cfg.Clock = a.clock
 	cl, err := odata.NewClient(cfg)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
