@@ -149,9 +149,11 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		sb, err := sandbox.New(opts)
 		ts.Check(err)
-		g := &gate{}
-		srv := httptest.NewServer(g.wrap(sb))
+		srv := httptest.NewServer(sb)
 		ts.Defer(srv.Close)
+
+		g := &gate{} // nothing has called srv yet
+		srv.Config.Handler = g.wrap(srv.Config.Handler)
 		ts.Defer(g.release) // before Close, which waits for held calls
 		if name != "" {
 			// Another installation, read through connection NAME of a plan
