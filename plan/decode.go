@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -219,7 +218,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 		switch {
 		case strings.HasPrefix(e.key, "x-"):
 			delete(top.byKey, e.key)
-		case !slices.Contains(topKeys, e.key):
+		case !contains(topKeys, e.key):
 			w.errorf(e.kpos, "unknown key %q in the plan%s", e.key, didYouMean(e.key, topKeys))
 			delete(top.byKey, e.key)
 		default:
@@ -408,20 +407,20 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			if service && ke.key == "file" {
 				continue // reported above
 			}
-			if service && ke.key != "connection" && ke.key != "entity" && !slices.Contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
+			if service && ke.key != "connection" && ke.key != "entity" && !contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
 				w.errorf(ke.kpos, "%q is for files; %s reads connection %s", ke.key, what, quote(connectionOf(sf)))
 				continue
 			}
-			if !service && slices.Contains(serviceOnly, ke.key) {
+			if !service && contains(serviceOnly, ke.key) {
 				w.errorf(ke.kpos, "%q is for a source that reads a connection's entity; %s is a file", ke.key, what)
 				continue
 			}
 			if s.File != "" {
-				if xlsx && slices.Contains(csvOnly, ke.key) {
+				if xlsx && contains(csvOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for CSV files; %s is a workbook (%s)", ke.key, what, quote(s.File))
 					continue
 				}
-				if !xlsx && slices.Contains(xlsxOnly, ke.key) {
+				if !xlsx && contains(xlsxOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for XLSX workbooks; %s is a CSV file (%s)", ke.key, what, quote(s.File))
 					continue
 				}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,7 +20,7 @@ var serverNumbered = map[string][]string{
 }
 
 func isServerNumbered(entity, field string) bool {
-	return slices.Contains(serverNumbered[entity], field)
+	return contains(serverNumbered[entity], field)
 }
 
 // textFields are the fields of a text sub-form (spec 2.9).

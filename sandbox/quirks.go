@@ -3,9 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -105,7 +104,12 @@ func checkQuirk(name string) error {
 }
 
 func checkQuirks(set map[string]bool) error {
-	for _, name := range slices.Sorted(maps.Keys(set)) {
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		if err := checkQuirk(name); err != nil {
 			return fmt.Errorf("sandbox: %v", err)
 		}

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/big"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -348,7 +346,11 @@ func (s *Server) load() error {
 	if st.Version < 2 {
 		st.Companies = map[string]*companyState{DefaultCompany: &st.companyState}
 	}
-	names := slices.Sorted(maps.Keys(st.Companies))
+	names := make([]string, 0, len(st.Companies))
+	for name := range st.Companies {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	if err := checkCompanies(names); err != nil {
 		return fmt.Errorf("sandbox state %s: %v", s.opts.StatePath, err)
 	}
