@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
@@ -261,7 +261,7 @@ func reportChild(b *testing.B, r childRun) {
 
 // BenchmarkReadCustomers reads a company's 20,000 customers both ways the
 // Reader can: by key (or-chains of 40 keys, 100 GETs a call) and as the
-// whole set (pages of 2,000 rows, 100 pages a call), and counts the calls
+// whole set (package read: pages of 2,000 rows by key, a call a page), and counts the calls
 // each takes. 20,000, not 100,000: the sandbox sorts the whole table for
 // every page it serves, so 100 pages of 100,000 rows take it minutes that
 // a server with an index does not spend.
@@ -283,7 +283,7 @@ func BenchmarkReadCustomers(b *testing.B) {
 		b.Run(way, func(b *testing.B) {
 			var calls int
 			for i := 0; i < b.N; i++ {
-				rd := &executor.Reader{Send: executor.SendVia(tg.client), Set: "CUSTOMERS", Type: typ, Select: []string{"CUSTDES", "PHONE"}}
+				rd := &read.Keys{Send: read.Via(tg.client), Set: "CUSTOMERS", Type: typ, Select: []string{"CUSTDES", "PHONE"}}
 				found := 0
 				if way == "keys" {
 					got, err := rd.ReadKeys(ctx, keys)
@@ -296,11 +296,24 @@ func BenchmarkReadCustomers(b *testing.B) {
 						}
 					}
 				} else {
-					rows, err := rd.ReadAll(ctx)
+					// The whole set in pages (package read), one call a page.
+					pages, err := read.Pages(tg.client, read.Query{Set: "CUSTOMERS", Type: typ, Select: []string{"CUSTDES", "PHONE"}})
 					if err != nil {
 						b.Fatal(err)
 					}
-					found = len(rows)
+					rd.Calls = 0
+					for {
+						rows, err := pages.Next(ctx)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if rows == nil {
+							break
+						}
+						found += len(rows)
+						rd.Calls++
+					}
+					rd.Calls++ // the empty page that ends it
 				}
 				if found != n {
 					b.Fatalf("%s: %d customers read, want %d", way, found, n)

@@ -15,7 +15,7 @@ var campaignQuirks = flag.Bool("campaign.quirks", false, "fault campaign under q
 // really answer (issue 14, realServer): every quirk on (batch answers as
 // g1-r1 and GETs without ids before 22.1, JSON screen errors from 19.1,
 // cold forms, texts read back normalised, filters it cannot apply
-// ignored) and a line field hidden from the API user; connections dropped
+// ignored, numbers answered as strings) and a line field hidden from the API user; connections dropped
 // before and after the commit and 500s at each -fault.rates. Every run
 // that stops must stop with exit 4, and the data must end exact: nothing
 // lost, nothing twice, no text appended twice. Off unless -campaign.quirks.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
@@ -89,7 +90,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 		typ = b.md.Type(rec.Entity)
 	}
 	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
-	root.key = keyOf(typ, rec.Fields)
+	root.key = odata.EntityKey(typ, rec.Fields)
 	deep := b.deep && len(rec.Children) > 0
 	if err := b.childOps(w, root, typ, rec.Children, "", deep); err != nil {
 		return nil, err
@@ -244,8 +245,8 @@ func (o *op) match() json.RawMessage {
 // it did not take them as sent (a name filled from a reference, a value
 // normalised): undo must not take that for a change made since. Nothing
 // when the server took everything as sent or answered without a body. got
-// is the answer decoded, when outcome already did. The fields compare as
-// upsert compares them (decoded per the metadata type); one taken for
+// is the answer decoded, when outcome already did. The fields compare by
+// compare.Value's untyped rule, as undo compares them; one taken for
 // filled wrongly costs only its bytes in the journal.
 func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 	if len(o.left) == 0 || len(body) == 0 || o.single {
@@ -263,15 +264,11 @@ func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 		if !ok || !matchable(v) {
 			continue
 		}
-		cur := g
-		if o.typ != nil {
-			if p := o.typ.Property(k); p != nil {
-				if dv, err := odata.DecodeValue(p.Type, g); err == nil {
-					cur = dv
-				}
-			}
-		}
-		if odata.SameValue(v, cur) {
+		// Without the field's type: undo compares without metadata, so a
+		// value the server rounded to its Scale or kept as a day is kept
+		// here as the server holds it; only a number given as its text
+		// (IEEE754Compatible) is the same.
+		if compare.Value(nil, g, v) {
 			continue
 		}
 		if out == nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -24,8 +25,9 @@ type Candidate struct {
 // cond is one comparison of the lookup's $filter.
 type cond struct {
 	field string
-	op    string // eq, gt
-	value any    // as odata.DecodeEntity gives it (json.Number, string, ...)
+	p     *odata.Property // the field's, nil when the metadata does not know it
+	op    string          // eq, gt
+	value any             // as odata.DecodeEntity gives it (json.Number, string, ...)
 	lit   string
 }
 
@@ -46,7 +48,7 @@ func (r *runner) candidates(s *journal.SubState, claimed claims) ([]Candidate, s
 	}
 	keys := make([]string, len(rows))
 	for i, e := range rows {
-		keys[i] = keyOf(t, e)
+		keys[i] = odata.EntityKey(t, e)
 	}
 	held, err := claimed(s.Step, keys)
 	if err != nil {
@@ -109,7 +111,7 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	}
 	if f := autoUnique(set.Type); f != "" {
 		if wm, ok := r.watermarkFor(s); ok && wm.Value != "" {
-			conds = append(conds, cond{field: wm.Field, op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+			conds = append(conds, cond{field: wm.Field, p: set.Type.Property(wm.Field), op: "gt", value: json.Number(wm.Value), lit: wm.Value})
 		} else if !ok {
 			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 		}
@@ -262,7 +264,7 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 		if err != nil {
 			continue
 		}
-		conds = append(conds, cond{field: k, op: "eq", value: v, lit: lit})
+		conds = append(conds, cond{field: k, p: p, op: "eq", value: v, lit: lit})
 	}
 	return want, conds
 }
@@ -284,7 +286,10 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any, rea
 	if json.Unmarshal(resp.Body, &body) != nil {
 		return nil, "the lookup's answer is not a list", nil
 	}
-	wantJSON, _ := odata.MarshalBody(want)
+	var t *odata.EntityType
+	if set := r.md.EntitySet(ent); set != nil {
+		t = set.Type
+	}
 	var rows []map[string]any
 	for _, raw := range body.Value {
 		e, err := odata.DecodeEntity(raw)
@@ -302,7 +307,7 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any, rea
 				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
 			}
 		}
-		if fieldsEqual(raw, wantJSON) {
+		if compare.Same(t, e, want) {
 			rows = append(rows, e)
 		}
 	}
@@ -323,7 +328,7 @@ func matchURL(ent string, conds []cond) string {
 // satisfies checks one value of a returned row against a condition.
 func satisfies(v any, c cond) bool {
 	if c.op == "eq" {
-		return odata.SameValue(v, c.value)
+		return compare.Value(c.p, v, c.value)
 	}
 	var n string
 	switch x := v.(type) {
@@ -390,35 +395,34 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 		if json.Unmarshal(resp.Body, &doc) != nil {
 			return cands, "", nil
 		}
-		if linesFit(doc, navs, sent) {
+		if linesFit(r.md, set.Type, doc, navs, sent) {
 			kept = append(kept, c)
 		}
 	}
 	return kept, "", nil
 }
 
-// linesFit reports whether every line of the document matches a distinct
-// line the record sent.
-func linesFit(doc map[string]json.RawMessage, navs []string, sent map[string][]json.RawMessage) bool {
+// linesFit reports whether every line of the document (of type t) is the
+// same as a distinct line the record sent (compare.Lines: none extra).
+func linesFit(md *odata.Metadata, t *odata.EntityType, doc map[string]json.RawMessage, navs []string, sent map[string][]json.RawMessage) bool {
 	for _, nav := range navs {
+		var lt *odata.EntityType
+		if n := t.Navigation(nav); n != nil {
+			lt = md.Type(n.Type)
+		}
 		var lines []json.RawMessage
 		if raw, ok := doc[nav]; ok && string(raw) != "null" {
 			if json.Unmarshal(raw, &lines) != nil {
 				return false
 			}
 		}
-		used := make([]bool, len(sent[nav]))
-	line:
-		for _, l := range lines {
-			for i, m := range sent[nav] {
-				if m, _ = readableMatch(lines, m); len(m) == 0 {
-					return true // nothing readable to tell them apart by
-				}
-				if !used[i] && fieldsEqual(l, m) {
-					used[i] = true
-					continue line
-				}
+		sentNav := make([]json.RawMessage, len(sent[nav]))
+		for i, m := range sent[nav] {
+			if sentNav[i], _ = readableMatch(lines, m); len(sentNav[i]) == 0 {
+				return true // nothing readable to tell them apart by
 			}
+		}
+		if len(compare.LinesJSON(lt, lines, sentNav).Extra) > 0 {
 			return false
 		}
 	}

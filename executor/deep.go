@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -124,7 +126,7 @@ func (o *op) takeLines(ent map[string]any) {
 			}
 		}
 		if sub != nil && !k.single && k.typ != nil {
-			if key := keyOf(k.typ, sub); key != "" {
+			if key := odata.EntityKey(k.typ, sub); key != "" {
 				k.key = key
 			}
 		}
@@ -218,19 +220,19 @@ type kept struct {
 // by its key, or, numbered by the server, found by its fields among the
 // documents made since the step's watermark (candidates, as
 // reconciliation does) that no record holds. A document of this run may
-// look like it: the lookup is made only when every other batch of the
-// step is accounted for in the journal, and leaves out the documents the
-// rest of o's batch (batch, answered by matched) made. Anything else, or
-// more than one such document, is unclear: the record is in doubt, and
-// the next apply reconciles it.
+// look like it: the lookup is made only when no document of the step in
+// flight (sent, not yet journaled) looks like o (lookAlikeInFlight), and
+// leaves out the documents the rest of o's batch (batch, answered by
+// matched) made. Anything else, or more than one such document, is
+// unclear: the record is in doubt, and the next apply reconciles it.
 func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchResponse) kept {
 	r := sr.r
 	key := o.key
 	if key == "" {
 		sr.lookMu.Lock()
 		defer sr.lookMu.Unlock()
-		if sr.sending.Load() > 1 {
-			return kept{unclear: "another batch of the step was in flight, whose documents may look like it"}
+		if why := sr.lookAlikeInFlight(o, seq); why != "" {
+			return kept{unclear: why}
 		}
 		mates := map[string]bool{} // what the rest of the batch made
 		for i, b := range batch {
@@ -292,34 +294,16 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 	walk = func(parent *op, raw json.RawMessage) {
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(raw, &fields)
-		lists := map[string][]json.RawMessage{}
-		claimed := map[string][]bool{}
+		lines := lineMatches(parent, fields)
 		for _, k := range parent.kids {
 			if !k.carried {
 				continue
 			}
-			var found json.RawMessage
-			want := matchFields(k.fields)
+			found := lines[k]
 			if k.single {
-				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (textContains(r, want) || fieldsEqual(r, want)) {
+				want := matchFields(k.fields)
+				if r := fields[k.nav]; len(r) > 0 && string(r) != "null" && string(r) != "[]" && (compare.TextInJSON(r, want) || compare.SameJSON(k.typ, r, want)) {
 					found = r
-				}
-			} else {
-				l, ok := lists[k.nav]
-				if !ok {
-					_ = json.Unmarshal(fields[k.nav], &l)
-					lists[k.nav], claimed[k.nav] = l, make([]bool, len(l))
-				}
-				// A field the server does not return on read (field-level
-				// permissions, issue 14.3) is never matched on: compared
-				// on it, every line would look missing and be sent again.
-				want, _ := readableMatch(l, want)
-				for i, line := range l {
-					if !claimed[k.nav][i] && fieldsEqual(line, want) {
-						claimed[k.nav][i] = true
-						found = line
-						break
-					}
 				}
 			}
 			if found == nil {
@@ -334,7 +318,7 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 			k.status, k.done, k.err = 201, true, ""
 			if !k.single && k.typ != nil {
 				if e, err := odata.DecodeEntity(found); err == nil {
-					k.key = keyOf(k.typ, e)
+					k.key = odata.EntityKey(k.typ, e)
 				}
 			}
 			k.abs = childAbs(parent, k)
@@ -343,6 +327,43 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 	}
 	walk(o, doc)
 	return missing, lost
+}
+
+// lineMatches pairs the carried lines of parent with the lines its
+// document holds (fields, its sub-forms as read back), each sub-form's by
+// their content (compare.Lines, typed by the lines' type): every line
+// sent is found in a distinct line held, or not at all.
+func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.RawMessage {
+	found := map[*op]json.RawMessage{}
+	byNav := map[string][]*op{}
+	var navs []string
+	for _, k := range parent.kids {
+		if k.carried && !k.single {
+			if byNav[k.nav] == nil {
+				navs = append(navs, k.nav)
+			}
+			byNav[k.nav] = append(byNav[k.nav], k)
+		}
+	}
+	for _, nav := range navs {
+		var held []json.RawMessage
+		_ = json.Unmarshal(fields[nav], &held)
+		kids := byNav[nav]
+		wants := make([]json.RawMessage, len(kids))
+		for i, k := range kids {
+			// A field the server does not return on read (field-level
+			// permissions, issue 14.3) is never matched on: compared
+			// on it, every line would look missing and be sent again.
+			wants[i], _ = readableMatch(held, matchFields(k.fields))
+		}
+		m := compare.LinesJSON(kids[0].typ, held, wants)
+		for i, j := range m.Held {
+			if j >= 0 {
+				found[kids[i]] = held[j]
+			}
+		}
+	}
+	return found
 }
 
 // keepAnswer puts what was read back of the failed deep insert o into its
@@ -399,7 +420,7 @@ func (sr *stepRun) readDeepPending() error {
 	r.subs.Add(int64(len(reqs)))
 	resps, err := r.readBatch(sr.traced(), reqs)
 	if err != nil {
-		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+		if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return fmt.Errorf("step %s: reading back %d documents to resume them: %w", sr.step.Name, len(rs), err)
 		}
 		return fmt.Errorf("%w: step %s: reading back %d documents to resume them: %w", ErrInDoubt, sr.step.Name, len(rs), err)
@@ -447,4 +468,109 @@ func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error 
 		return nil
 	}
 	return sr.start(w, missing)
+}
+
+// takeOff counts batch (seq) as in flight, with the documents of it the
+// server numbers (flying), not while a failed deep insert is looked up.
+func (sr *stepRun) takeOff(seq int, batch []*op) {
+	sr.lookMu.Lock()
+	defer sr.lookMu.Unlock()
+	sr.sending.Add(1)
+	for _, o := range batch {
+		if o.parent == nil && o.kind == journal.OpCreate && o.key == "" {
+			if sr.flying == nil {
+				sr.flying = map[*op]int{}
+			}
+			sr.flying[o] = seq
+		}
+	}
+}
+
+// landed is takeOff undone, once batch's outcome is journaled.
+func (sr *stepRun) landed(batch []*op) {
+	sr.lookMu.Lock()
+	defer sr.lookMu.Unlock()
+	for _, o := range batch {
+		delete(sr.flying, o)
+	}
+	sr.sending.Add(-1)
+}
+
+// lookAlikeInFlight says why the server-numbered document o, of batch
+// seq, cannot be looked up by its fields now: a document of another batch
+// in flight (sent, its outcome not yet journaled, so not yet known as the
+// run's own) is matched on the same values and could be taken for it. ""
+// when none is: documents the step's records tell apart (their match:
+// fields differ) are settled at once, whatever else is in flight. (The
+// rest of o's own batch is known from its answer: readKept leaves out
+// what it made.) The caller holds lookMu.
+func (sr *stepRun) lookAlikeInFlight(o *op, seq int) string {
+	mine := sr.lookAlike(o)
+	for other, s := range sr.flying {
+		if s == seq {
+			continue
+		}
+		if mine == "" {
+			return "another batch of the step was in flight, and nothing tells its documents from this one"
+		}
+		if sig := sr.lookAlike(other); sig == "" || sig == mine {
+			return fmt.Sprintf("record %s, in flight at the same time, has a document that looks like it (the same %s)", other.rec.id, sr.matchedOn(o))
+		}
+	}
+	return ""
+}
+
+// matchedOn names the fields documents of the step are matched on.
+func (sr *stepRun) matchedOn(o *op) string {
+	written, err := odata.DecodeEntity(matchFields(o.fields))
+	if err != nil {
+		return "fields"
+	}
+	names, _ := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	return strings.Join(names, ", ")
+}
+
+// lookAlike is what a server-numbered document is found by (its step's
+// match: fields, else every field written), each value in a form coarse
+// enough that two documents the server could take for one another get the
+// same (text without case or outer spaces, numbers by value, any date as
+// any other); "" when nothing tells it apart.
+func (sr *stepRun) lookAlike(o *op) string {
+	written, err := odata.DecodeEntity(matchFields(o.fields))
+	if err != nil || len(written) == 0 {
+		return ""
+	}
+	names, why := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	if why != "" || len(names) == 0 {
+		return ""
+	}
+	names = slices.Clone(names)
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte('=')
+		b.WriteString(coarse(written[n]))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func coarse(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(x)); ok {
+			return r.RatString()
+		}
+		return string(x)
+	case string:
+		if _, err := odata.ParseDateTime(x); err == nil {
+			return "date"
+		}
+		return strings.ToLower(strings.TrimSpace(x))
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -1,13 +1,19 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -225,22 +231,7 @@ func TestDeepInsertFailedHeader(t *testing.T) {
 func TestDeepInsertInDoubtResumes(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	var orders []transform.Result
-	for i := 0; i < 5; i++ {
-		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", "P1", "P2", "P3"))
-	}
-	p, f := deepOrders()
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
-		t.Fatal(err)
-	}
-	st := step("orders", "ORDERS")
-	st.DeepInsert = true
-	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
-	o.BatchSize, o.Concurrency = 3, 1
-	env.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit) // the first batch's answer is lost
-	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
-		t.Fatalf("want in doubt, got %v", err)
-	}
+	o, _ := deepOrdersInDoubt(t, env, sandbox.FaultDropAfterCommit, "P1", "P2", "P3") // the first batch's answer is lost
 	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
@@ -258,6 +249,31 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 		}
 	}
 	checkCreatedKeys(t, env, o.Journal)
+}
+
+// deepOrdersInDoubt loads parts and customers into env, then five orders
+// with lines of parts, deep inserts three a batch, the first batch's call
+// lost to fault (sandbox.DropNextWrites): apply stops in doubt. It gives
+// the run, to resume, and its orders.
+func deepOrdersInDoubt(t *testing.T, env *sandboxEnv, fault string, parts ...string) (testRun, []transform.Result) {
+	t.Helper()
+	var orders []transform.Result
+	for i := range 5 {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", parts...))
+	}
+	p, f := deepOrders()
+	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
+	o.BatchSize, o.Concurrency = 3, 1
+	env.sb.DropNextWrites(1, fault)
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("want in doubt, got %v", err)
+	}
+	return o, orders
 }
 
 // TestDeepInsertUpsertExisting: an upsert creates an absent document as a
@@ -560,5 +576,138 @@ func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
 				t.Errorf("error %+v", e)
 			}
 		})
+	}
+}
+
+// gateBadBatch holds the batch that writes part X9 until another write
+// batch has reached the server, and holds that one until the server is
+// asked a read: the refused deep insert is answered while a batch of the
+// same step is in flight, and that batch lands only after the refused
+// one's document was looked up (or, if it never is, after hold).
+func gateBadBatch(h http.Handler, hold time.Duration) http.Handler {
+	var mu sync.Mutex
+	bad, other, looked := false, make(chan struct{}), make(chan struct{})
+	var otherOnce, lookedOnce sync.Once
+	wait := func(c chan struct{}) {
+		select {
+		case <-c:
+		case <-time.After(hold): // only if the lookup never comes
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "$batch") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		write := bytes.Contains(body, []byte(`"POST"`))
+		mu.Lock()
+		seenBad := bad
+		if write && bytes.Contains(body, []byte("X9")) {
+			bad = true
+		}
+		mu.Unlock()
+		switch {
+		case write && bytes.Contains(body, []byte("X9")):
+			wait(other)
+		case write && seenBad:
+			otherOnce.Do(func() { close(other) })
+			wait(looked)
+		case !write && seenBad:
+			lookedOnce.Do(func() { close(looked) })
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Issue 24.2: one ordinary bad line in a server-numbered deep insert,
+// refused while another batch of the step is in flight, is settled at
+// once when the documents tell each other apart (here by DETAILS): the
+// order keeps its good lines, the bad one fails at its cell, and the run
+// goes on to the end. (Documents that look alike stay in doubt for the
+// next apply, as before: TestLookAlikeInFlight.)
+func TestDeepInsertFailedLineWithBatchesInFlight(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		hold time.Duration
+	}{
+		{name: "documents told apart", hold: 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sb, err := sandbox.New(sandbox.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(gateBadBatch(sb, tc.hold))
+			t.Cleanup(srv.Close)
+			env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata()}
+			env.ver, _ = odata.ParseVersion("25.1")
+			var orders []transform.Result
+			for i := 1; i <= 6; i++ {
+				parts := []string{"P1", "P2"}
+				if i == 3 {
+					parts = []string{"P1", "X9", "P2"}
+				}
+				o := orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", parts...)
+				orders = append(orders, o)
+			}
+			p, f := deepOrders(orders...)
+			o := env.opts(t, p, f)
+			o.Concurrency, o.BatchSize = 2, 1
+			sum, err := runApply(context.Background(), o)
+			if err != nil {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			snap := env.sb.Snapshot()["ORDERS"]
+			if len(snap) != 6 {
+				t.Fatalf("%d orders", len(snap))
+			}
+			if parts := linePartsOf(env.entities("ORDERS", "DETAILS")["O3"]); parts != "P1,P2" {
+				t.Errorf("O3 holds %s, want P1,P2", parts)
+			}
+			if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Message, "X9") {
+				t.Errorf("errors %+v", sum.Errors)
+			}
+		})
+	}
+}
+
+// A refused server-numbered document is looked up by its fields only when
+// no document of another batch in flight looks like it: the same values
+// of what documents are matched on, text without case or outer spaces,
+// numbers by value, any date like any other.
+func TestLookAlikeInFlight(t *testing.T) {
+	t.Parallel()
+	p := testPlan(step("orders", "ORDERS"))
+	r := &runner{md: sandbox.DemoMetadata(), opts: &runOptions{Prepared: Prepared{Plan: p}}, state: &journal.State{},
+		unread: map[string]map[string]bool{"ORDERS": {}}}
+	sr := &stepRun{r: r, step: p.Steps[0], entity: "ORDERS"}
+	doc := func(id string, fields map[string]any) *op {
+		return &op{rec: &work{id: id}, kind: journal.OpCreate, fields: fields}
+	}
+	mine := doc("O3", map[string]any{"CUSTNAME": "C1", "DETAILS": "order 3", "QPRICE": dec("10.50")})
+	for _, tc := range []struct {
+		name  string
+		other *op
+		same  int // the other's batch: 1, mine's own
+		want  string
+	}{
+		{name: "told apart", other: doc("O4", map[string]any{"CUSTNAME": "C1", "DETAILS": "order 4", "QPRICE": dec("10.50")})},
+		{name: "in my own batch", other: doc("O4", map[string]any{"CUSTNAME": "C1", "DETAILS": "order 3", "QPRICE": dec("10.50")}), same: 1},
+		{name: "alike", other: doc("O4", map[string]any{"CUSTNAME": "c1 ", "DETAILS": "Order 3", "QPRICE": dec("10.5")}),
+			want: "record O4, in flight at the same time, has a document that looks like it (the same CUSTNAME, DETAILS, QPRICE)"},
+		{name: "nothing to tell it by", other: doc("O4", map[string]any{}),
+			want: "record O4, in flight at the same time, has a document that looks like it"},
+	} {
+		sr.flying = map[*op]int{mine: 1, tc.other: 2}
+		if tc.same == 1 {
+			sr.flying[tc.other] = 1
+		}
+		if got := sr.lookAlikeInFlight(mine, 1); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

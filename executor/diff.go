@@ -42,6 +42,17 @@ type DiffRecord struct {
 	// Matches (conflict, ambiguous of a server-numbered document): the keys
 	// of the documents its match: fields found.
 	Matches []string
+	// Lines (upsert, update of a record that exists): the lines apply
+	// appends to its sub-forms (lines: append), each with the fields it
+	// writes; a line the record holds already is not appended.
+	Lines []DiffLine
+}
+
+// DiffLine is a line apply would append to a record that exists.
+type DiffLine struct {
+	Nav      string
+	Location string                     // its source row
+	Fields   map[string]json.RawMessage // as the service's JSON writes them
 }
 
 // DiffStep counts one step's records by action (ambiguous counts as a
@@ -127,10 +138,12 @@ func Diff(ctx context.Context, run *Prepared, opts Options) (*DiffResult, error)
 // classify records what apply would do with w: action, and for an update
 // the changed fields (the record's values and the target's before them).
 func (sr *stepRun) classify(w *work, action string, changed, before map[string]any, matches []string) {
-	d := sr.r.diff
-	if d == nil {
-		return
+	if d := sr.r.diff; d != nil {
+		d.add(sr.diffRecord(w, action, changed, before, matches))
 	}
+}
+
+func (sr *stepRun) diffRecord(w *work, action string, changed, before map[string]any, matches []string) DiffRecord {
 	rec := DiffRecord{Step: sr.step.Name, Location: w.rec.Loc.String(), Action: action, Matches: matches}
 	if w.root != nil {
 		rec.Key = shownKey(w.root.key)
@@ -140,6 +153,24 @@ func (sr *stepRun) classify(w *work, action string, changed, before map[string]a
 		for k, v := range changed {
 			rec.Fields[k] = FieldChange{Old: jsonValue(before[k]), New: jsonValue(v)}
 		}
+	}
+	return rec
+}
+
+// classifyLines is classify of an update of a record that exists, with
+// the lines apply appends to it.
+func (sr *stepRun) classifyLines(w *work, changed, before map[string]any, added []*op) {
+	d := sr.r.diff
+	if d == nil {
+		return
+	}
+	rec := sr.diffRecord(w, DiffUpdate, changed, before, nil)
+	for _, k := range added {
+		l := DiffLine{Nav: k.nav, Location: k.loc.String(), Fields: map[string]json.RawMessage{}}
+		for f, v := range k.fields {
+			l.Fields[f] = jsonValue(v)
+		}
+		rec.Lines = append(rec.Lines, l)
 	}
 	d.add(rec)
 }
@@ -183,7 +214,7 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 	}
 	var keys []string
 	for _, e := range rows {
-		keys = append(keys, keyOf(set.Type, e))
+		keys = append(keys, odata.EntityKey(set.Type, e))
 	}
 	switch len(rows) {
 	case 0:

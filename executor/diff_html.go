@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"sort"
+	"strings"
 )
 
 // The diff's page (issue 18): what apply would do to each record against
@@ -103,6 +104,9 @@ func diffRow(r DiffRecord) DiffRow {
 		row.Changes = append(row.Changes, DiffChange{Field: k, Old: shownValue(c.Old), New: shownValue(c.New)})
 	}
 	sort.Slice(row.Changes, func(i, j int) bool { return row.Changes[i].Field < row.Changes[j].Field })
+	for _, l := range r.Lines {
+		row.Changes = append(row.Changes, DiffChange{Field: l.Nav + " (new line, " + l.Location + ")", Old: "(none)", New: lineShown(l.Fields)})
+	}
 	return row
 }
 
@@ -151,4 +155,19 @@ func WriteDiffHTML(w io.Writer, rep *DiffReport) error {
 // file.
 func WriteDiffHTMLFile(path string, rep *DiffReport) error {
 	return writePageFile(path, func(w io.Writer) error { return WriteDiffHTML(w, rep) })
+}
+
+// lineShown is a line a diff appends, as the page shows it: each field as
+// FIELD: value, in field order.
+func lineShown(fields map[string]json.RawMessage) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + shownValue(fields[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,8 +2,8 @@ package executor
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,7 +50,12 @@ func WriteDiff(res *DiffResult, out string) error {
 			}
 		}
 		sort.Strings(fields)
-		if err := setRow(f, name, 1, append([]string{"location", "key", "action"}, fields...)); err != nil {
+		header := append([]string{"location", "key", "action"}, fields...)
+		withLines := slices.ContainsFunc(recs, func(r DiffRecord) bool { return len(r.Lines) > 0 })
+		if withLines {
+			header = append(header, "lines added")
+		}
+		if err := setRow(f, name, 1, header); err != nil {
 			return err
 		}
 		for j, r := range recs {
@@ -65,6 +70,13 @@ func WriteDiff(res *DiffResult, out string) error {
 					continue
 				}
 				row = append(row, string(c.Old)+" → "+string(c.New))
+			}
+			if withLines {
+				added := make([]string, len(r.Lines))
+				for i, l := range r.Lines {
+					added[i] = l.Nav + " (" + l.Location + "): " + lineShown(l.Fields)
+				}
+				row = append(row, strings.Join(added, "\n"))
 			}
 			if err := setRow(f, name, j+2, row); err != nil {
 				return err
@@ -84,16 +96,6 @@ func WriteDiff(res *DiffResult, out string) error {
 		}
 	}
 	return saveWorkbook(f, out)
-}
-
-// saveWorkbook writes f to a temporary file beside out and renames it.
-func saveWorkbook(f *excelize.File, out string) error {
-	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
-	if err := writeWorkbook(f, tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, out)
 }
 
 // WriteVerify writes what verify found as a workbook: a sheet of control

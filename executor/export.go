@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/source/odatasource"
 	"github.com/migrate-tool/migrate/transform"
 	"github.com/xuri/excelize/v2"
 )
@@ -133,7 +136,13 @@ func writeRows(e Export, w exportWriter, base int) (int, error) {
 			return n, err
 		}
 		for s, sub := range e.Subs {
-			lines, _ := row.Get(sub.Name).([]any)
+			var lines []any
+			switch v := row.Get(sub.Name).(type) {
+			case []any:
+				lines = v
+			case map[string]any: // a single-object sub-form (a text)
+				lines = []any{v}
+			}
 			for _, l := range lines {
 				m, _ := l.(map[string]any)
 				cells := make([]any, 0, len(keyAt)+len(sub.Columns))
@@ -267,12 +276,7 @@ func (x *xlsxExport) commit() error {
 			return err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(x.out), "."+filepath.Base(x.out)+".tmp")
-	if err := writeWorkbook(x.f, tmp); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, x.out)
+	return saveWorkbook(x.f, x.out)
 }
 
 func (x *xlsxExport) abort() { x.f.Close() }
@@ -280,10 +284,8 @@ func (x *xlsxExport) abort() { x.f.Close() }
 // csvExport writes each level to a file of its own. Cells are written as
 // the service holds them, so that a plan reads back the same values.
 type csvExport struct {
-	files []*os.File
+	files []*atomicfile.File
 	w     []*csv.Writer
-	tmp   []string
-	outs  []string
 }
 
 func newCSVExport(names []string, headers [][]string, out string) (*csvExport, error) {
@@ -294,13 +296,12 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 		if i > 0 {
 			path = base + "." + names[i] + filepath.Ext(out)
 		}
-		tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-		f, err := os.Create(tmp)
+		f, err := atomicfile.Create(path, 0o600)
 		if err != nil {
 			c.abort()
 			return nil, err
 		}
-		c.files, c.tmp, c.outs = append(c.files, f), append(c.tmp, tmp), append(c.outs, path)
+		c.files = append(c.files, f)
 		c.w = append(c.w, csv.NewWriter(f))
 		if err := c.w[i].Write(h); err != nil {
 			c.abort()
@@ -330,16 +331,17 @@ func csvText(v any) string {
 
 func (c *csvExport) commit() error {
 	var errs []error
-	for i, w := range c.w {
+	for _, w := range c.w {
 		w.Flush()
-		errs = append(errs, w.Error(), c.files[i].Close())
+		errs = append(errs, w.Error())
 	}
 	if err := errors.Join(errs...); err != nil {
-		c.remove()
+		c.abort()
 		return err
 	}
-	for i, tmp := range c.tmp {
-		if err := os.Rename(tmp, c.outs[i]); err != nil {
+	for _, f := range c.files {
+		if err := f.Commit(); err != nil {
+			c.abort()
 			return err
 		}
 	}
@@ -348,14 +350,7 @@ func (c *csvExport) commit() error {
 
 func (c *csvExport) abort() {
 	for _, f := range c.files {
-		f.Close()
-	}
-	c.remove()
-}
-
-func (c *csvExport) remove() {
-	for _, t := range c.tmp {
-		os.Remove(t)
+		f.Abort()
 	}
 }
 
@@ -392,57 +387,54 @@ func stepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error
 	return out, err
 }
 
-// keysPerFilter is how many keys one $filter names: the upsert reads' size,
-// which real servers take in one URL.
-const keysPerFilter = 40
+// keyedExport gives the entities of keys, in their order, as an OData
+// source gives rows: read a window at a time by key (Reader.ReadKeys: up to
+// 100 GETs of or-chained keys in one $batch call), so that memory is one
+// window whatever the number of keys. Keys the target does not hold are
+// left out.
+type keyedExport struct {
+	ctx    context.Context
+	rd     *read.Keys
+	md     *odata.Metadata
+	header *source.Header
+	keys   []string
+	window int
+	buf    []source.Row
+}
 
-// keyFilters are $filters that together select the entities of keys,
-// keysPerFilter keys each.
-func keyFilters(t *odata.EntityType, keys [][]any) []string {
-	var out []string
-	for len(keys) > 0 {
-		n := min(keysPerFilter, len(keys))
-		ors := make([]string, n)
-		for i, vals := range keys[:n] {
-			ands := make([]string, len(t.Key))
-			for j, k := range t.Key {
-				ands[j] = odata.Eq(k, vals[j])
-			}
-			ors[i] = odata.And(ands...)
+func (k *keyedExport) Header() *source.Header { return k.header }
+
+func (k *keyedExport) Next() (source.Row, error) {
+	for len(k.buf) == 0 {
+		if len(k.keys) == 0 {
+			return source.Row{}, io.EOF
 		}
-		out = append(out, odata.Or(ors...))
-		keys = keys[n:]
-	}
-	return out
-}
-
-// chainRows reads first, then the rows of open(f) for each of filters in
-// turn: one reader of the several reads of a before-image.
-func chainRows(first source.Reader, open func(filter string) (source.Reader, error), filters []string) source.Reader {
-	return &chainedRows{cur: first, open: open, filters: filters}
-}
-
-type chainedRows struct {
-	cur     source.Reader
-	open    func(string) (source.Reader, error)
-	filters []string
-}
-
-func (c *chainedRows) Header() *source.Header { return c.cur.Header() }
-
-func (c *chainedRows) Next() (source.Row, error) {
-	for {
-		row, err := c.cur.Next()
-		if err != io.EOF || len(c.filters) == 0 {
-			return row, err
-		}
-		next, err := c.open(c.filters[0])
+		n := min(k.window, len(k.keys))
+		win := k.keys[:n]
+		k.keys = k.keys[n:]
+		found, err := k.rd.ReadKeys(k.ctx, win)
 		if err != nil {
-			return source.Row{}, err
+			return source.Row{}, &source.Error{File: "target:" + k.rd.Set, Err: err}
 		}
-		c.cur.Close()
-		c.cur, c.filters = next, c.filters[1:]
+		for _, key := range win {
+			f := found[key]
+			switch f.Status {
+			case http.StatusOK:
+			case http.StatusNotFound:
+				continue
+			default:
+				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: odata.ParseError(f.Status, nil, f.Body)}
+			}
+			ent, err := odata.DecodeEntity(f.Body)
+			if err != nil {
+				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: err}
+			}
+			k.buf = append(k.buf, odatasource.RowOf(k.md, k.rd.Type, "target", k.rd.Set, k.header, ent))
+		}
 	}
+	row := k.buf[0]
+	k.buf = k.buf[1:]
+	return row, nil
 }
 
-func (c *chainedRows) Close() error { return c.cur.Close() }
+func (k *keyedExport) Close() error { k.buf, k.keys = nil, nil; return nil }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/odatasource"
 )
@@ -72,18 +73,22 @@ func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
 	if err != nil {
 		return Export{}, &ReadError{Err: err}
 	}
-	e := Export{Rows: rd, Key: t.Key, Entity: ExportSheet{Name: q.Entity, Columns: odatasource.Columns(t, sel, nil)}}
-	for _, n := range q.Expand {
-		lt := q.Metadata.Type(t.Navigation(n).Type)
+	return Export{Rows: rd, Key: t.Key, Entity: ExportSheet{Name: q.Entity, Columns: odatasource.Columns(t, sel, nil)}, Subs: subSheets(q.Metadata, t, q.Expand)}, nil
+}
+
+// subSheets are the sheets of t's sub-forms expand: each line's fields.
+func subSheets(md *odata.Metadata, t *odata.EntityType, expand []string) []ExportSheet {
+	var out []ExportSheet
+	for _, n := range expand {
 		var cols []string
-		if lt != nil {
+		if lt := md.Type(t.Navigation(n).Type); lt != nil {
 			for _, p := range lt.Properties {
 				cols = append(cols, p.Name)
 			}
 		}
-		e.Subs = append(e.Subs, ExportSheet{Name: n, Columns: cols})
+		out = append(out, ExportSheet{Name: n, Columns: cols})
 	}
-	return e, nil
+	return out
 }
 
 // StepRowsError is a before-image that could not read the plan's own rows
@@ -122,24 +127,25 @@ func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, s
 		return Export{}, false, &StepRowsError{Err: err}
 	}
 	t := run.Metadata.EntitySet(st.Entity).Type
+	// Every sub-form the step writes, a text (one object) as much as lines.
 	var expand []string
 	for _, sf := range st.Subforms {
-		if nav := t.Navigation(sf.Name); nav != nil && nav.Collection {
+		if t.Navigation(sf.Name) != nil {
 			expand = append(expand, sf.Name)
 		}
 	}
-	filters := keyFilters(t, keys)
-	if len(filters) == 0 {
+	exprs := make([]string, 0, len(keys))
+	for _, vals := range keys {
+		if k, err := odata.PathKey(t.Key, vals); err == nil {
+			exprs = append(exprs, k)
+		}
+	}
+	if len(exprs) == 0 {
 		return Export{}, false, nil
 	}
-	e, err := OpenExport(ctx, ExportQuery{Client: client, Metadata: run.Metadata, Entity: st.Entity, Expand: expand, Filter: filters[0]})
-	if err != nil {
-		return Export{}, false, err
-	}
-	e.Rows = chainRows(e.Rows, func(f string) (source.Reader, error) {
-		return odatasource.Open(ctx, odatasource.Options{Client: client, Metadata: run.Metadata, Connection: "target", Entity: st.Entity, Expand: expand, Filter: f})
-	}, filters[1:])
-	return e, true, nil
+	rd := &read.Keys{Send: read.Via(client), Set: st.Entity, Type: t, Expand: expand}
+	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.Window()}
+	return Export{Rows: rows, Key: t.Key, Entity: ExportSheet{Name: st.Entity, Columns: odatasource.Columns(t, nil, nil)}, Subs: subSheets(run.Metadata, t, expand)}, true, nil
 }
 
 // IsReadError reports whether err (from WriteExport) is a service that

@@ -192,7 +192,7 @@ func TestKeys(t *testing.T) {
 	if _, err := odata.PathKey([]string{"A"}, []any{nil}); err == nil {
 		t.Error("nil key accepted")
 	}
-	// However the server spells the Location, the key is keyOf's spelling
+	// However the server spells the Location, the key is odata.EntityKey's spelling
 	// (SERVICE-NOTES: %27 for quotes).
 	for loc, want := range map[string]string{
 		"http://x/ORDERS('SO1')":                       "'SO1'",
@@ -210,7 +210,7 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// TestKeyLiteral: a key typed to resolve --key is spelt as keyOf spells
+// TestKeyLiteral: a key typed to resolve --key is spelt as odata.EntityKey spells
 // the key of the same document, however it was typed.
 func TestKeyLiteral(t *testing.T) {
 	t.Parallel()

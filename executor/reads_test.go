@@ -3,12 +3,15 @@ package executor
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
 )
 
 // seedCustomers posts n customers C00000.. to the sandbox, plus O'Brien.
@@ -48,13 +51,13 @@ func TestReadKeysCostsAtMostOneCallPer2000(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	seedCustomers(t, env, 5000)
-	keys := []string{keyOf(env.md.Type("CUSTOMERS"), map[string]any{"CUSTNAME": "O'Brien & Co"}), "'NOPE1'"}
+	keys := []string{odata.EntityKey(env.md.Type("CUSTOMERS"), map[string]any{"CUSTNAME": "O'Brien & Co"}), "'NOPE1'"}
 	for i := 0; i < 5000; i += 1 {
 		keys = append(keys, fmt.Sprintf("'C%05d'", i))
 	}
 	keys = append(keys, "'NOPE2'")
 	before := env.sb.Stats().Batches
-	rd := &Reader{Send: SendVia(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}}
+	rd := &read.Keys{Send: read.Via(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}}
 	got, err := rd.ReadKeys(context.Background(), keys)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +77,7 @@ func TestReadKeysCostsAtMostOneCallPer2000(t *testing.T) {
 			t.Errorf("%s: status %d %s", k, f.Status, f.Body)
 		default:
 			e, _ := odata.DecodeEntity(f.Body)
-			if keyOf(rd.Type, e) != canonicalKey(rd.Type, k) || !strings.HasPrefix(fmt.Sprint(e["CUSTDES"]), "Customer ") {
+			if odata.EntityKey(rd.Type, e) != odata.CanonicalKey(rd.Type, k) || !strings.HasPrefix(fmt.Sprint(e["CUSTDES"]), "Customer ") {
 				t.Errorf("%s: got %s", k, f.Body)
 			}
 			if _, ok := e["PHONE"]; ok {
@@ -98,9 +101,9 @@ func TestReadKeysFilterIgnoredFallsBackToKeyedGETs(t *testing.T) {
 				reqs[i].URL = set + "?" + v.Encode()
 			}
 		}
-		return SendVia(env.client)(ctx, reqs)
+		return read.Via(env.client)(ctx, reqs)
 	}
-	rd := &Reader{Send: ignore, Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS")}
+	rd := &read.Keys{Send: ignore, Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS")}
 	got, err := rd.ReadKeys(context.Background(), []string{"'C00003'", "'GONE'", "'C00029'"})
 	if err != nil {
 		t.Fatal(err)
@@ -113,25 +116,6 @@ func TestReadKeysFilterIgnoredFallsBackToKeyedGETs(t *testing.T) {
 	}
 }
 
-func TestReadAllPages(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{RowCap: 100})
-	seedCustomers(t, env, 450)
-	rd := &Reader{Send: SendVia(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}, PerBatch: 2}
-	rows, err := rd.readAll(context.Background(), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, r := range rows {
-		e, _ := odata.DecodeEntity(r)
-		seen[fmt.Sprint(e["CUSTNAME"])] = true
-	}
-	if len(rows) != 451 || len(seen) != 451 || rd.Calls != 3 {
-		t.Errorf("%d rows, %d distinct, %d calls", len(rows), len(seen), rd.Calls)
-	}
-}
-
 func TestKeyFilter(t *testing.T) {
 	t.Parallel()
 	md := sandbox.DemoMetadata()
@@ -140,12 +124,46 @@ func TestKeyFilter(t *testing.T) {
 		{"CUSTOMERS", "'O''Brien%20&%20Co'", "CUSTNAME eq 'O''Brien & Co'"},
 		{"AINVOICES", "IVNUM='IV1',IVTYPE='A',DEBIT='D'", "(IVNUM eq 'IV1' and IVTYPE eq 'A' and DEBIT eq 'D')"},
 	} {
-		got, err := keyFilter(md.Type(c.set), c.key)
+		got, err := read.KeyFilter(md.Type(c.set), c.key)
 		if err != nil || got != c.want {
 			t.Errorf("%s %s: %q %v, want %q", c.set, c.key, got, err, c.want)
 		}
 	}
-	if _, err := keyFilter(md.Type("AINVOICES"), "'IV1'"); err == nil {
+	if _, err := read.KeyFilter(md.Type("AINVOICES"), "'IV1'"); err == nil {
 		t.Error("a single value for a composite key was taken")
+	}
+}
+
+// The before-image of export --plan reads its keys as diff does: 2,000
+// customers are 50 GETs of 40 keys, one $batch call; keys the target does
+// not hold are left out, and the rows come in the keys' order.
+func TestKeyedExportReadsInOneCall(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	seedCustomers(t, env, 2000)
+	var keys []string
+	for i := 1999; i >= 0; i-- {
+		keys = append(keys, fmt.Sprintf("'C%05d'", i))
+	}
+	keys = append(keys, "'GONE'")
+	typ := env.md.EntitySet("CUSTOMERS").Type
+	rd := &read.Keys{Send: read.Via(env.client), Set: "CUSTOMERS", Type: typ}
+	rows := &keyedExport{ctx: context.Background(), rd: rd, md: env.md, header: source.NewHeader([]string{"CUSTNAME", "CUSTDES"}), keys: keys, window: rd.Window()}
+	var got []string
+	for {
+		row, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row.Get("CUSTNAME").(string))
+	}
+	if len(got) != 2000 || got[0] != "C01999" || got[1999] != "C00000" {
+		t.Errorf("%d rows, from %s to %s", len(got), got[0], got[len(got)-1])
+	}
+	if rd.Calls != 1 {
+		t.Errorf("%d calls, want 1: 2,001 keys fit one window of 100 GETs of 40 keys", rd.Calls)
 	}
 }

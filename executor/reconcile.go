@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 	"net/http"
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // matchFields is what the journal keeps to find a created entity or line
@@ -232,16 +233,18 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
-			// A PATCH applies whole: the fields read back decide it.
+			// A PATCH applies whole: the fields read back decide it,
+			// each by its type.
+			pt := typeAt(r.md, s.URL)
 			read := []json.RawMessage{resp.Body}
 			want, unread := readableMatch(read, want)
 			before, _ := readableMatch(read, s.Before)
 			switch {
 			case len(want) == 0 && len(unread) > 0:
 				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
-			case fieldsEqual(resp.Body, want):
+			case compare.SameJSON(pt, resp.Body, want):
 				decide(200, s.Key, "")
-			case s.Op == journal.OpPatch && fieldsEqual(resp.Body, before):
+			case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
 				decide(-1, "", "reconciled: not applied")
 			default:
 				decide(0, "", "the entity holds neither the old nor the new values")
@@ -370,6 +373,34 @@ func (r *runner) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[s
 	return url, t, false, ""
 }
 
+// typeAt is the entity type of what path addresses (ORDERS('SO1'),
+// ORDERS('SO1')/ORDERITEMS_SUBFORM(3)), nil when the metadata does not
+// know it: the type its fields are compared by.
+func typeAt(md *odata.Metadata, path string) *odata.EntityType {
+	if md == nil {
+		return nil
+	}
+	segs, err := odata.ParsePath(path)
+	if err != nil || len(segs) == 0 {
+		return nil
+	}
+	set := md.EntitySet(segs[0].Name)
+	if set == nil {
+		return nil
+	}
+	t := set.Type
+	for _, seg := range segs[1:] {
+		n := t.Navigation(seg.Name)
+		if n == nil {
+			return nil
+		}
+		if t = md.Type(n.Type); t == nil {
+			return nil
+		}
+	}
+	return t
+}
+
 func depth(path string) int {
 	if path == "" {
 		return 0
@@ -383,8 +414,6 @@ func pathLabel(s *journal.SubState) string {
 	}
 	return " (" + s.Nav + " #" + s.Path + ")"
 }
-
-const readAttempts = 6
 
 // read GETs one path through a batch of one (reads are idempotent), or
 // takes its answer from what prefetch read ahead.
@@ -441,10 +470,10 @@ func (r *runner) prefetch(paths []string) error {
 // 100 (issue 14.11; a server before 21.0 takes 1,000 writes a call, but a
 // read answers up to 2,000 rows each).
 func (r *runner) readsPerCall() int {
-	if r.limit > 0 && r.limit < readPerBatch {
+	if r.limit > 0 && r.limit < read.PerBatch {
 		return r.limit
 	}
-	return readPerBatch
+	return read.PerBatch
 }
 
 // reconcileErr is a failed read of reconciliation: the server cannot be
@@ -452,7 +481,7 @@ func (r *runner) readsPerCall() int {
 // doubt for the next apply, which is the CLI's exit 4, not a target that
 // cannot be reached; a refusal or an interruption is what it is.
 func reconcileErr(path string, err error) error {
-	if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+	if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 		return fmt.Errorf("reconciling %s: %w", path, err)
 	}
 	return fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
@@ -462,17 +491,17 @@ func reconcileErr(path string, err error) error {
 // (readBatch, in reads.go, also asks again what a cold form denied).
 // A read changes nothing: unlike a write, it is safe to try again after a
 // lost answer, a 5xx or an answer that breaks the $batch protocol (an id
-// twice, missing or never asked for), up to readAttempts times. A batch the
+// twice, missing or never asked for), up to read.Attempts times. A batch the
 // server refuses is not tried again.
 //
 // ctx is the run's, or a step's naming it (batchStep).
 func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	var err error
-	for attempt := 0; attempt < readAttempts; attempt++ {
+	for attempt := 0; attempt < read.Attempts; attempt++ {
 		var got []odata.BatchResponse
 		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
-			out, problem := readAnswers(reqs, got)
+			out, problem := read.Answers(reqs, got)
 			if out != nil {
 				return out, nil
 			}
@@ -481,7 +510,7 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 			err = fmt.Errorf("%w: the server's answer to a read broke the $batch protocol: %s", ErrInterrupted, problem)
 			continue
 		}
-		if _, ok := refused(err); ok || r.ctx.Err() != nil {
+		if _, ok := odata.Refused(err); ok || r.ctx.Err() != nil {
 			break
 		}
 	}
@@ -489,7 +518,8 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 }
 
 // matchLine finds, among a parent's lines (or its single text object), one
-// whose fields equal match and whose key is not claimed; it returns that
+// whose fields are the same as match (compare, typed by the lines' type
+// when parent is known) and whose key is not claimed; it returns that
 // line's key. Fields no line carries (not returned on read) are not
 // compared; why says so when none is left to compare.
 func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
@@ -498,7 +528,7 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		if n := parent.Navigation(nav); n != nil {
 			lt = md.Type(n.Type)
 			if !n.Collection {
-				return "", textContains(body, match), ""
+				return "", compare.TextInJSON(body, match), ""
 			}
 		}
 	}
@@ -513,7 +543,7 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		return "", false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
 	}
 	for _, raw := range coll.Value {
-		if !fieldsEqual(raw, match) {
+		if !compare.SameJSON(lt, raw, match) {
 			continue
 		}
 		e, err := odata.DecodeEntity(raw)
@@ -522,7 +552,7 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		}
 		k := ""
 		if lt != nil {
-			k = keyOf(lt, e)
+			k = odata.EntityKey(lt, e)
 		}
 		if k != "" && claimed(k) {
 			continue
@@ -530,116 +560,4 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		return k, true, ""
 	}
 	return "", false, ""
-}
-
-// textContains: a text sub-form holds the whole (HTML) text; ours is found
-// when its content appears in it. Servers read texts back normalised
-// (odata.TextContent): compared byte for byte, an appended text in doubt
-// would be found absent and appended twice.
-func textContains(body []byte, match json.RawMessage) bool {
-	var got, want struct{ TEXT string }
-	if json.Unmarshal(body, &got) != nil || json.Unmarshal(match, &want) != nil {
-		return false
-	}
-	return textIn(got.TEXT, want.TEXT)
-}
-
-// textIn reports whether the content of text want is in text held.
-func textIn(held, want string) bool {
-	w := odata.TextContent(want)
-	return w != "" && strings.Contains(odata.TextContent(held), w)
-}
-
-// fieldsEqual reports whether every field of want has the same value in
-// the entity body: numbers compare numerically, times as instants, the
-// rest as JSON.
-func fieldsEqual(entity []byte, want json.RawMessage) bool {
-	if len(want) == 0 {
-		return false
-	}
-	got, err := odata.DecodeEntity(entity)
-	if err != nil {
-		return false
-	}
-	w, err := odata.DecodeEntity(want)
-	if err != nil {
-		return false
-	}
-	for k, wv := range w {
-		if !odata.SameValue(got[k], wv) {
-			return false
-		}
-	}
-	return true
-}
-
-// fieldDiff is a field whose value on the server is not what the run left.
-type fieldDiff struct {
-	Field       string
-	Found, Left any
-	// Absent: the answer does not hold the field at all (a field hidden
-	// by field-level permissions is missing from read answers,
-	// SERVICE-NOTES "Queries"), which is not a value.
-	Absent bool
-}
-
-// fieldDiffs compares every field of left (what the run left) with the
-// entity got, in field order. Undo's change check and verify both call
-// it: t (nil when not known) lets a value the server normalised as its
-// metadata says (sameAsLeft) count as the same.
-func fieldDiffs(got, left map[string]any, t *odata.EntityType) []fieldDiff {
-	var out []fieldDiff
-	for k, lv := range left {
-		gv, present := got[k]
-		var p *odata.Property
-		if t != nil {
-			p = t.Property(k)
-		}
-		if !sameAsLeft(p, gv, lv) {
-			out = append(out, fieldDiff{Field: k, Found: gv, Left: lv, Absent: !present})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
-	return out
-}
-
-// sameAsLeft is odata.SameValue knowing the field p (nil: not known): a server
-// rounds a decimal to the field's Scale and keeps only the day of a
-// date-only field (SERVICE-NOTES "Metadata"), in its own time zone, which
-// may be UTC or the sender's.
-func sameAsLeft(p *odata.Property, got, left any) bool {
-	if odata.SameValue(got, left) {
-		return true
-	}
-	if p == nil {
-		return false
-	}
-	gs, gok := jsonText(got)
-	ls, lok := jsonText(left)
-	if !gok || !lok {
-		return false
-	}
-	switch {
-	case p.Type == odata.EdmDecimal && p.HasScale:
-		g, ok1 := new(big.Rat).SetString(gs)
-		l, ok2 := new(big.Rat).SetString(ls)
-		return ok1 && ok2 && g.FloatString(p.Scale) == l.FloatString(p.Scale)
-	case p.DateOnly:
-		g, e1 := odata.ParseDateTime(gs)
-		l, e2 := odata.ParseDateTime(ls)
-		const day = "2006-01-02"
-		return e1 == nil && e2 == nil && (g.Format(day) == l.Format(day) || g.Format(day) == l.UTC().Format(day))
-	}
-	return false
-}
-
-// jsonText is a decoded JSON string's or number's text.
-func jsonText(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case json.Number:
-		return string(x), true
-	}
-	return "", false
 }

@@ -3,13 +3,14 @@ package executor
 import (
 	"encoding/csv"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -69,7 +70,6 @@ type table struct {
 // source header and then extra) or .csv (the union of the tables' source
 // columns, then extra), through a temporary file.
 func writeTables(out string, sheets []*table, extra []string) error {
-	tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".xlsx":
 		f := excelize.NewFile()
@@ -104,9 +104,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				return err
 			}
 		}
-		if err := writeWorkbook(f, tmp); err != nil {
-			return err
-		}
+		return saveWorkbook(f, out)
 	case ".csv":
 		var cols []string
 		seen := map[string]bool{}
@@ -118,10 +116,11 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				}
 			}
 		}
-		fh, err := os.Create(tmp)
+		fh, err := atomicfile.Create(out, 0o600)
 		if err != nil {
 			return err
 		}
+		defer fh.Abort()
 		w := &safeCSV{csv.NewWriter(fh)}
 		w.Write(append(append([]string(nil), cols...), extra...))
 		for _, sh := range sheets {
@@ -138,16 +137,12 @@ func writeTables(out string, sheets []*table, extra []string) error {
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
-			fh.Close()
 			return err
 		}
-		if err := fh.Close(); err != nil {
-			return err
-		}
+		return fh.Commit()
 	default:
 		return fmt.Errorf("%s: the report is written as .xlsx or .csv", out)
 	}
-	return os.Rename(tmp, out)
 }
 
 // reportLine is one line of the report: a source row and its problems.
@@ -309,18 +304,14 @@ func indexOf(l []string, s string) int {
 	return -1
 }
 
-// writeWorkbook writes f to the file path (a temporary one, renamed by
-// the caller).
-func writeWorkbook(f *excelize.File, path string) error {
-	fh, err := os.Create(path)
-	if err != nil {
+// saveWorkbook writes f to out through atomicfile, mode 0600: every
+// workbook the tool writes (reports, diffs, exports, created keys) holds
+// the customer's data.
+func saveWorkbook(f *excelize.File, out string) error {
+	return atomicfile.Write(out, 0o600, func(w io.Writer) error {
+		_, err := f.WriteTo(w)
 		return err
-	}
-	if _, err := f.WriteTo(fh); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	})
 }
 
 func setRow(f *excelize.File, sheet string, row int, cells []string) error {

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // UndoOptions drive Undo.
@@ -345,7 +347,7 @@ type undoRun struct {
 	// in a later batch than the deletes of its record.
 	left   map[*journal.RecordState]int
 	failed map[*journal.RecordState]bool
-	warm   warmth // entity sets whose 404 is the truth (reads.go)
+	warm   read.Warmth // entity sets whose 404 is the truth (reads.go)
 }
 
 // unchanged reads what the plan is about to touch and keeps the actions of
@@ -375,7 +377,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		return plan, nil, nil
 	}
 	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook, &u.warm)
-	if _, ok := refused(err); ok {
+	if _, ok := odata.Refused(err); ok {
 		return nil, nil, fmt.Errorf("undo: reading what the run left: %w", err)
 	} else if err != nil {
 		// The server cannot be read just now: nothing was changed, and the
@@ -420,7 +422,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			why[op.rec] = op.sub.URL + " no longer exists" + leftAlone
 		case resp.Status != 200:
 			why[op.rec] = fmt.Sprintf("%s cannot be read to see whether it changed since the run: %s%s", op.sub.URL, odata.ParseError(resp.Status, nil, resp.Body).Error(), leftAlone)
-		case len(op.restored) > 0 && fieldsEqual(resp.Body, op.restored):
+		case len(op.restored) > 0 && compare.SameJSON(nil, resp.Body, op.restored):
 			// An earlier undo restored it and its outcome was lost.
 		default:
 			if diffs := unequalFields(resp.Body, op.left); len(diffs) > 0 {
@@ -473,8 +475,8 @@ func undoneEntry(rec *journal.RecordState) journal.Entry {
 }
 
 // unequalFields lists, as "FIELD is now X, the run wrote Y", the fields
-// of want whose value in the entity body differs (compared as fieldsEqual
-// does). A body that cannot be read is one difference.
+// of want whose value in the entity body differs (compare.Fields; undo
+// has no metadata, so by the untyped rule). A body that cannot be read is one difference.
 func unequalFields(entity []byte, want json.RawMessage) []string {
 	got, err := odata.DecodeEntity(entity)
 	if err != nil {
@@ -485,7 +487,7 @@ func unequalFields(entity []byte, want json.RawMessage) []string {
 		return nil // nothing known of what the run left: nothing to compare
 	}
 	var out []string
-	for _, d := range fieldDiffs(got, w, nil) {
+	for _, d := range compare.Fields(nil, got, w) {
 		if d.Absent {
 			// Field-level permissions (issue 14.3): what it holds now is
 			// unknown, so undo must not write over it.
@@ -512,8 +514,8 @@ func shortValue(v any) string {
 // nothing, so a batch whose answer was lost, or broke the $batch protocol,
 // is sent again. A 404 is confirmed first (confirmAbsent): undo must not
 // take a cold form for a record that is gone.
-func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *warmth) (map[string]odata.BatchResponse, error) {
-	send := SendVia(client)
+func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *read.Warmth) (map[string]odata.BatchResponse, error) {
+	send := read.Via(client)
 	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, chunk) }
 	out := make(map[string]odata.BatchResponse, len(reqs))
 	for start := 0; start < len(reqs); start += limit {
@@ -521,7 +523,7 @@ func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, 
 		got, err := once(reqs[start:end])
 		hook.BatchSent(end - start)
 		if err == nil {
-			got, err = warm.confirmAbsent(reqs[start:end], got, once)
+			got, err = warm.ConfirmAbsent(reqs[start:end], got, once)
 		}
 		if err != nil {
 			return nil, err
@@ -580,7 +582,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	answered := now().UTC()
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
-		if _, ok := refused(err); ok {
+		if _, ok := odata.Refused(err); ok {
 			res := make([]journal.SubResult, len(ops))
 			for i := range ops {
 				res[i] = journal.SubResult{ID: subs[i].ID, Status: -1}
@@ -604,7 +606,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			continue
 		}
 		r := *matched[i]
-		if !u.warm.answered(op.sub.URL, r.Status) {
+		if !u.warm.Answered(op.sub.URL, r.Status) {
 			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
 			// is gone: no outcome yet; warm its set and send it again.
 			cold = append(cold, op)
@@ -642,8 +644,8 @@ func (u *undoRun) batch(ops []undoOp) error {
 	if len(cold) == 0 {
 		return nil
 	}
-	read := SendVia(u.client)
-	if err := u.warm.warmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return read(u.ctx, reqs) }); err != nil {
+	get := read.Via(u.client)
+	if err := u.warm.WarmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return get(u.ctx, reqs) }); err != nil {
 		return undoInDoubt{fmt.Errorf("warming up a form that answered 404: %w", err)}
 	}
 	return u.batch(cold)

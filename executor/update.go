@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // readPending reads the current entities of the records waiting in
@@ -52,15 +55,21 @@ func (sr *stepRun) readPending() error {
 				expand = append(expand, k.nav)
 			}
 		}
+		// lines: replace deletes the lines it reads; lines: append does not
+		// add again a line the record holds (heldLines): both read the
+		// lines with the entity.
 		seen := map[string]bool{}
 		for _, c := range w.rec.Children {
-			if c.Replace && !c.Single && !seen[c.Nav] {
-				seen[c.Nav] = true
+			if c.Single || seen[c.Nav] {
+				continue
+			}
+			seen[c.Nav] = true
+			if c.Replace {
 				replaceNavs[i] = append(replaceNavs[i], c.Nav)
-				if !seenNav[c.Nav] {
-					seenNav[c.Nav] = true
-					expand = append(expand, c.Nav)
-				}
+			}
+			if !seenNav[c.Nav] {
+				seenNav[c.Nav] = true
+				expand = append(expand, c.Nav)
 			}
 		}
 	}
@@ -71,7 +80,7 @@ func (sr *stepRun) readPending() error {
 		t = set.Type
 	}
 	sort.Strings(expand)
-	rd := &Reader{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
 	found, err := rd.ReadKeys(sr.ctx, keys)
 	if err != nil {
 		if errors.Is(err, errHalt) {
@@ -145,10 +154,23 @@ func (sr *stepRun) readPending() error {
 			continue
 		}
 		changed, before := diffFields(root.typ, w.rec.Fields, cur)
-		if len(changed) == 0 {
+		// The sub-forms read with the entity: the lines lines: replace
+		// deletes before adding, the lines and texts it holds already.
+		var expanded map[string]json.RawMessage
+		_ = json.Unmarshal(resp.Body, &expanded)
+		held := heldTexts(expanded, root.kids)
+		heldLines(sr.r.md, root, expanded, replaceNavs[i], held)
+		var added []*op // the lines apply appends
+		for _, k := range root.kids {
+			if !k.single && !held[k] && !slices.Contains(replaceNavs[i], k.nav) {
+				added = append(added, k)
+			}
+		}
+		switch {
+		case len(changed) == 0 && len(added) == 0:
 			sr.classify(w, DiffUnchanged, nil, nil, nil)
-		} else {
-			sr.classify(w, DiffUpdate, changed, before, nil)
+		default:
+			sr.classifyLines(w, changed, before, added)
 		}
 		// An existing document: its lines go on their own (no deep insert).
 		root.carry(false)
@@ -166,10 +188,6 @@ func (sr *stepRun) readPending() error {
 		if !root.done {
 			first = append(first, root)
 		}
-		// The sub-forms read with the entity: the lines lines: replace
-		// deletes before adding, and the texts it may hold already.
-		var expanded map[string]json.RawMessage
-		_ = json.Unmarshal(resp.Body, &expanded)
 		// lines: replace deletes what the parent has before adding.
 		for _, nav := range replaceNavs[i] {
 			var coll struct {
@@ -189,7 +207,7 @@ func (sr *stepRun) readPending() error {
 				if err != nil || lt == nil {
 					continue
 				}
-				lk := keyOf(lt, e)
+				lk := odata.EntityKey(lt, e)
 				if lk == "" {
 					continue
 				}
@@ -203,7 +221,6 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 		var rest []unit
-		held := heldTexts(expanded, root.kids)
 		for _, k := range root.kids {
 			if held[k] {
 				continue
@@ -253,12 +270,66 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 		}
 		want, _ := k.fields["TEXT"].(string)
 		if appendText, _ := k.fields["APPEND"].(bool); appendText {
-			held[k] = textIn(*got.TEXT, want)
+			held[k] = compare.TextIn(*got.TEXT, want)
 		} else {
-			held[k] = odata.TextContent(*got.TEXT) == odata.TextContent(want)
+			held[k] = compare.SameText(*got.TEXT, want)
 		}
 	}
 	return held
+}
+
+// heldLines marks in held the lines of root (a record that exists) that
+// the record holds already, as read with it (expanded): a line of a
+// sub-form it appends to (lines: append, not one of replace) whose every
+// field written has the same value in a line of that sub-form, each line
+// held standing for one line of the plan (two equal lines of the plan
+// need two on the server). Sending them again would add every line a
+// second time each time the plan runs.
+func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage, replace []string, held map[*op]bool) {
+	byNav := map[string][]*op{}
+	var navs []string
+	for _, k := range root.kids {
+		if k.single || slices.Contains(replace, k.nav) {
+			continue
+		}
+		if _, seen := byNav[k.nav]; !seen {
+			navs = append(navs, k.nav)
+		}
+		byNav[k.nav] = append(byNav[k.nav], k)
+	}
+	for _, nav := range navs {
+		var raws []json.RawMessage
+		_ = json.Unmarshal(expanded[nav], &raws)
+		var lt *odata.EntityType
+		if root.typ != nil {
+			if n := root.typ.Navigation(nav); n != nil {
+				lt = md.Type(n.Type)
+			}
+		}
+		kids := byNav[nav]
+		want := make([]map[string]any, len(kids))
+		for i, k := range kids {
+			want[i] = k.fields
+		}
+		m := compare.Lines(lt, decodeLines(raws), want)
+		for i, j := range m.Held {
+			if j >= 0 {
+				held[kids[i]] = true
+			}
+		}
+	}
+}
+
+// decodeLines decodes the lines of an expanded sub-form; a line that is
+// not an entity is none.
+func decodeLines(raws []json.RawMessage) []map[string]any {
+	out := make([]map[string]any, 0, len(raws))
+	for _, raw := range raws {
+		if e, err := odata.DecodeEntity(raw); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // diffFields returns the record's fields whose value differs from the
@@ -271,19 +342,11 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 		if t != nil && t.IsKey(k) {
 			continue
 		}
-		old := cur[k]
-		var typ odata.EdmType
+		var p *odata.Property
 		if t != nil {
-			if p := t.Property(k); p != nil {
-				typ = p.Type
-			}
+			p = t.Property(k)
 		}
-		if typ != "" {
-			if dv, err := odata.DecodeValue(typ, old); err == nil {
-				old = dv
-			}
-		}
-		if odata.SameValue(v, old) {
+		if compare.Value(p, cur[k], v) {
 			continue
 		}
 		changed[k] = v
@@ -292,7 +355,7 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 	return changed, before
 }
 
-// sendReads is the run's ReadFunc: a read call waits for a slot as a
+// sendReads is the run's read.Send: a read call waits for a slot as a
 // write does and counts in the run's statistics.
 func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	select {

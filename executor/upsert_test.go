@@ -256,3 +256,59 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 		}
 	}
 }
+
+// Issue 24.3: a re-run of an upsert with lines: append does not append a
+// line the order holds already (matched on every field it writes, each
+// held line standing for one line of the plan); the diff says so, and
+// shows each line it will append.
+func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
+	t.Parallel()
+	for _, quirks := range []map[string]bool{nil, sandbox.AllQuirks()} {
+		env := newSandbox(t, sandbox.Options{Quirks: quirks})
+		seed, sf := ordersPlan()
+		if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
+			t.Fatal(err)
+		}
+		order := func(parts ...string) []transform.Result {
+			var kids []*transform.Child
+			for i, p := range parts {
+				kids = append(kids, line("ORDERITEMS_SUBFORM", 100+i, map[string]any{"PARTNAME": p, "TQUANT": dec("2.0")}))
+			}
+			return []transform.Result{rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "first"}, kids...)}
+		}
+		run := func(hash string, parts ...string) (*Summary, *DiffResult) {
+			t.Helper()
+			up := step("orders", "ORDERS")
+			up.Mode = plan.ModeUpsert
+			p := testPlan(up)
+			p.Hash = hash
+			o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"orders": order(parts...)}})
+			d, err := runDiff(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o = env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"orders": order(parts...)}})
+			sum, err := runApply(context.Background(), o)
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			return sum, d
+		}
+		run("h1", "P1", "P2", "P2")
+		sum, d := run("h2", "P1", "P2", "P2")
+		if parts := linePartsOf(env.entities("ORDERS", "ORDNAME")["SO1"]); parts != "P1,P2,P2" {
+			t.Fatalf("quirks %v: after a second run SO1 holds %s", quirks, parts)
+		}
+		if d.Steps[0].Unchanged != 1 || len(d.Records[0].Lines) != 0 || sum.Subrequests != 1 { // the read alone
+			t.Errorf("quirks %v: the second run: diff %+v, %d sub-requests", quirks, d.Records, sum.Subrequests)
+		}
+		sum, d = run("h3", "P1", "P2", "P2", "P2", "P3")
+		if parts := linePartsOf(env.entities("ORDERS", "ORDNAME")["SO1"]); parts != "P1,P2,P2,P2,P3" {
+			t.Fatalf("quirks %v: after new lines SO1 holds %s", quirks, parts)
+		}
+		if d.Steps[0].Update != 1 || len(d.Records[0].Lines) != 2 || d.Records[0].Lines[0].Location != "lines.csv:103" ||
+			string(d.Records[0].Lines[1].Fields["PARTNAME"]) != `"P3"` || sum.Subrequests != 1+2 {
+			t.Errorf("quirks %v: new lines: diff %+v, %d sub-requests", quirks, d.Records, sum.Subrequests)
+		}
+	}
+}

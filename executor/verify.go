@@ -8,14 +8,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // Issue 16: verify reads back every record a run committed and compares
 // it, field by field, with what the run left (the journal's Sub.Match and
 // the values the server filled in), with the comparison undo's change
-// check uses (fieldDiffs), and adds control totals from both sides.
+// check uses (compare.Fields), and adds control totals from both sides.
 
 // Verify problems.
 const (
@@ -103,17 +105,17 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 	if res.Target == "" {
 		res.Target = st.Header.Target
 	}
-	read := SendVia(client)
-	var warm warmth
+	get := read.Via(client)
+	var warm read.Warmth
 	send := func(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 		res.Calls++
-		got, err := read(ctx, reqs)
+		got, err := get(ctx, reqs)
 		if err != nil {
 			return nil, err
 		}
-		return warm.confirmAbsent(reqs, got, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+		return warm.ConfirmAbsent(reqs, got, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
 			res.Calls++
-			return read(ctx, again)
+			return get(ctx, again)
 		})
 	}
 	for _, hs := range st.Header.Steps {
@@ -152,7 +154,7 @@ func written(s *journal.SubState) bool {
 	return s.OK() && depth(s.Path) <= 1 && len(s.Match) > 0 && (s.Op == journal.OpCreate || s.Op == journal.OpPatch)
 }
 
-func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFunc) error {
+func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.Send) error {
 	var recs []*journal.RecordState
 	fields, navs := map[string]bool{}, map[string]bool{}
 	for _, id := range ss.IDs {
@@ -186,7 +188,7 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFu
 	if len(recs) == 0 {
 		return nil
 	}
-	rd := &Reader{Send: send, Set: v.step.Entity, Type: v.t, Select: sortedKeys(fields), Expand: sortedKeys(navs)}
+	rd := &read.Keys{Send: send, Set: v.step.Entity, Type: v.t, Select: sortedKeys(fields), Expand: sortedKeys(navs)}
 	if len(rd.Select) == 0 {
 		rd.Select = v.t.Key // nothing written but the key: read no more
 	}
@@ -221,7 +223,7 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 }
 
 // record compares one record with what the target answered for its key.
-func (v *stepVerify) record(rec *journal.RecordState, f Found) {
+func (v *stepVerify) record(rec *journal.RecordState, f read.Found) {
 	url := v.step.Entity + "(" + rec.Key + ")"
 	add := func(url, field, problem string, sent, got any, detail string) {
 		fd := VerifyFinding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
@@ -282,7 +284,7 @@ func (v *stepVerify) record(rec *journal.RecordState, f Found) {
 		if s.Path == "" {
 			left := leftOf(s)
 			v.target.addFields("", v.t, pick(got, left))
-			for _, d := range fieldDiffs(got, left, v.t) {
+			for _, d := range compare.Fields(v.t, got, left) {
 				add(url, d.Field, problemOf(d), d.Left, d.Found, "")
 			}
 			v.carried(s, url, raw, add)
@@ -302,7 +304,7 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 	if !n.Collection {
 		// A text sub-form is read back normalised (tags stripped,
 		// whitespace collapsed) and holds every text appended to it.
-		if !textContains(body, s.Match) {
+		if !compare.TextInJSON(body, s.Match) {
 			var want, have struct{ TEXT string }
 			_ = json.Unmarshal(s.Match, &want)
 			_ = json.Unmarshal(body, &have)
@@ -329,15 +331,15 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 		}
 		switch {
 		case key != "" && lt != nil:
-			if keyOf(lt, e) != canonicalKey(lt, key) {
+			if odata.EntityKey(lt, e) != odata.CanonicalKey(lt, key) {
 				continue
 			}
-		case !fieldsEqual(raw, s.Match):
+		case !compare.SameJSON(lt, raw, s.Match):
 			continue
 		}
 		v.target.add("lines "+s.Nav, "1")
 		v.target.addFields(s.Nav+".", lt, pick(e, left))
-		for _, d := range fieldDiffs(e, left, lt) {
+		for _, d := range compare.Fields(lt, e, left) {
 			add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
 		}
 		return
@@ -347,9 +349,9 @@ func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url str
 
 // carried compares the lines a deep insert wrote inside its own body
 // (journal.Sub.Lines: they have no sub-request of their own, nor a key in
-// the journal) with the entity's expanded sub-forms: each is the first
-// line not yet taken that holds exactly what it wrote, else the line in
-// its place (a deep insert's lines are stored in the order sent), whose
+// the journal) with the entity's expanded sub-forms: each is paired by
+// content with a distinct line that holds what it wrote (compare.Lines),
+// else it is the line in its place if no other took that (a deep insert's lines are stored in the order sent), whose
 // fields are then named; with neither, it is gone.
 func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
 	navs := carriedLines(s)
@@ -362,44 +364,44 @@ func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]jso
 		lt := v.md.Type(n.Type)
 		var lines []json.RawMessage
 		_ = json.Unmarshal(raw[nav], &lines)
+		m := compare.LinesJSON(lt, lines, navs[nav])
 		taken := make([]bool, len(lines))
-		for i, want := range navs[nav] {
-			at := -1
-			for j, l := range lines {
-				if !taken[j] && fieldsEqual(l, want) {
-					at = j
-					break
-				}
+		for _, j := range m.Held {
+			if j >= 0 {
+				taken[j] = true
 			}
+		}
+		for i, want := range navs[nav] {
+			at := m.Held[i]
 			if at < 0 && i < len(lines) && !taken[i] {
 				at = i
+				taken[i] = true
 			}
 			lineURL := url + "/" + nav
 			if at < 0 {
 				add(lineURL, "", VerifyGone, nil, nil, fmt.Sprintf("line %d of the deep insert", i+1))
 				continue
 			}
-			taken[at] = true
 			e, err := odata.DecodeEntity(lines[at])
 			if err != nil {
 				continue
 			}
 			if lt != nil {
-				if k := keyOf(lt, e); k != "" {
+				if k := odata.EntityKey(lt, e); k != "" {
 					lineURL += "(" + k + ")"
 				}
 			}
 			left, _ := odata.DecodeEntity(want)
 			v.target.add("lines "+nav, "1")
 			v.target.addFields(nav+".", lt, pick(e, left))
-			for _, d := range fieldDiffs(e, left, lt) {
+			for _, d := range compare.Fields(lt, e, left) {
 				add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
 			}
 		}
 	}
 }
 
-func problemOf(d fieldDiff) string {
+func problemOf(d compare.Diff) string {
 	if d.Absent {
 		return VerifyNotReadable
 	}
@@ -494,8 +496,10 @@ func (t *totals) addFields(prefix string, ft *odata.EntityType, fields map[strin
 		if p == nil || p.Type != odata.EdmDecimal {
 			continue
 		}
-		if n, ok := fields[k].(json.Number); ok {
-			t.add("sum "+prefix+k, string(n))
+		// A number answered as a string (IEEE754Compatible) counts; each
+		// value as the field stores it (compare.Number: its Scale).
+		if n, ok := compare.Number(p, fields[k]); ok {
+			t.add("sum "+prefix+k, n.String())
 		}
 	}
 }

@@ -10,42 +10,6 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-func TestSameAsLeft(t *testing.T) {
-	t.Parallel()
-	price := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal, Scale: 2, HasScale: true}
-	loose := &odata.Property{Name: "QTY", Type: odata.EdmDecimal}
-	day := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset, DateOnly: true}
-	moment := &odata.Property{Name: "UDATE", Type: odata.EdmDateTimeOffset}
-	text := &odata.Property{Name: "PHONE", Type: odata.EdmString}
-	for _, c := range []struct {
-		name      string
-		p         *odata.Property
-		got, left any
-		same      bool
-	}{
-		{"equal text", text, "04-1", "04-1", true},
-		{"changed text", text, "04-2", "04-1", false},
-		{"empty is absent", text, nil, "", true},
-		{"numbers numerically", loose, json.Number("1.50"), json.Number("1.5"), true},
-		{"rounded to the Scale", price, json.Number("0.36"), json.Number("0.355"), true},
-		{"not a rounding", price, json.Number("0.35"), json.Number("0.355"), false},
-		{"no Scale: no rounding", loose, json.Number("0.36"), json.Number("0.355"), false},
-		{"unknown field: no rounding", nil, json.Number("0.36"), json.Number("0.355"), false},
-		{"same instant", moment, "2026-11-02T22:00:00Z", "2026-11-03T00:00:00+02:00", true},
-		{"date-only: the day, in the server's zone", day, "2026-11-02T00:00:00Z", "2026-11-03T00:00:00+02:00", true},
-		{"date-only: the day as sent", day, "2026-11-03T00:00:00Z", "2026-11-03T00:00:00+02:00", true},
-		{"date-only: another day", day, "2026-11-05T00:00:00Z", "2026-11-03T00:00:00+02:00", false},
-		{"a moment is not a day", moment, "2026-11-03T00:00:00Z", "2026-11-03T00:00:00+02:00", false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			if got := sameAsLeft(c.p, c.got, c.left); got != c.same {
-				t.Fatalf("sameAsLeft(%v, %v) = %v, want %v", c.got, c.left, got, c.same)
-			}
-		})
-	}
-}
-
 // TestVerify loads the demo records, then checks what verify says of the
 // company as the run left it, with a field the service hides, and after
 // a user changed a field and deleted a line.

@@ -11,8 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
 // The index (JOURNAL.idx beside the journal) is what the journal knows,
@@ -313,18 +314,12 @@ func (t *table) close() {
 // entries win; gone ones are left out) and the head, to a temporary file
 // it then renames to path. It returns the new table, open for lookups.
 func writeIndex(path string, old *table, over []entry, head []byte) (*table, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+"-*")
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	tmp := f.Name()
 	fail := func(err error) (*table, error) {
-		f.Close()
-		os.Remove(tmp)
+		f.Abort()
 		return nil, err
 	}
 	sum := crc32.New(castagnoli)
@@ -401,13 +396,11 @@ func writeIndex(path string, old *table, over []entry, head []byte) (*table, err
 	if _, err := f.Write(foot[32:]); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	kept, err := f.CommitOpen()
+	if err != nil {
+		return nil, err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
-	}
-	t.f = f
+	t.f = kept
 	return t, nil
 }
 
@@ -501,16 +494,8 @@ func checkIndex(f *os.File) (*table, []byte, error) {
 	return t, bytes.Clone(head), nil
 }
 
-// removeStaleTemps removes index files a crash left half written.
+// removeStaleTemps removes index files a crash left half written: the
+// writer's temporary files, and those of versions before it (.NAME-*).
 func removeStaleTemps(path string) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	des, _ := os.ReadDir(dir)
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), "."+base+"-") {
-			os.Remove(filepath.Join(dir, de.Name()))
-		}
-	}
+	atomicfile.RemoveStale(path, "."+filepath.Base(path)+"-")
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
 // A journal is written by one run at a time. Two applies on one journal
@@ -80,7 +82,9 @@ func acquire(path string) (*lock, error) {
 func acquireWaiting(path string, pause func()) (*lock, error) {
 	var named Holder // who the lock file named at the last look
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(LockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+		// Never through a symbolic link: a link planted at the lock's
+		// name would have the run write, and release empty, its target.
+		f, err := atomicfile.OpenNoFollow(LockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, fileError(path, "lock", err)
 		}
@@ -156,7 +160,7 @@ func readHolder(f *os.File) Holder {
 // read-only commands, which never wait for the lock. The probe takes a
 // shared lock for an instant, so it cannot be mistaken for a run.
 func InUse(path string) (Holder, bool) {
-	f, err := os.Open(LockPath(path))
+	f, err := atomicfile.OpenNoFollow(LockPath(path), os.O_RDONLY, 0)
 	if err != nil {
 		return Holder{}, false
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile/linktest"
 )
 
 // TestOneWriterAtATime: while a journal is open for writing, a second Open
@@ -120,5 +122,29 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 	}
 	if pauses != 2 {
 		t.Errorf("%d pauses, want 2 (stale name, then the live one read twice)", pauses)
+	}
+}
+
+// TestLockDoesNotFollowLinks: a symbolic link planted at the lock's name
+// refuses the run (as another holder would) and leaves the link and its
+// target as they were: the lock used to open it, write the holder into the
+// target and empty it on release (issue 26). InUse does not read through it
+// either.
+func TestLockDoesNotFollowLinks(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	planted := linktest.Plant(t, LockPath(path))
+	if j, err := Create(path, testHeader()); err == nil {
+		j.Close()
+		t.Fatal("Create went through a symbolic link at the lock")
+	} else if !strings.HasPrefix(err.Error(), path) {
+		t.Errorf("the refusal does not name the journal: %v", err)
+	}
+	if _, busy := InUse(path); busy {
+		t.Error("InUse read the holder through the link")
+	}
+	planted.Untouched(t)
+	if _, err := os.Lstat(path); err == nil {
+		t.Error("a journal was created")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -707,80 +708,25 @@ func (c *Client) write(ctx context.Context, method, path string, body []byte, ou
 	return nil
 }
 
-// GetAll pages through a collection with $top/$skip, calling fn for each
-// entity (numbers as json.Number). Servers cap a page (MAXAPILINES) and
-// give no next link, so a page shorter than asked is the end; pageSize is
-// clamped to MaxPageSize (an installation with a lower cap needs a lower
-// pageSize). q.Top, when set, caps the total; q.Skip is where to start.
-func (c *Client) GetAll(ctx context.Context, path string, q Query, pageSize int, fn func(map[string]any) error) error {
-	pg := c.Pages(path, q, pageSize)
-	for {
-		page, err := pg.Next(ctx)
-		if err != nil || page == nil {
-			return err
-		}
-		for _, e := range page {
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// Pager reads a collection a page at a time, as GetAll does, for a caller
-// that pulls rows (an OData source): one page is held at a time.
-type Pager struct {
-	c           *Client
-	path        string
-	q           Query
-	size        int
-	total, seen int
-	skip        int
-	done        bool
-}
-
-// Pages starts paging path; see GetAll for q and pageSize.
-func (c *Client) Pages(path string, q Query, pageSize int) *Pager {
-	if pageSize <= 0 || pageSize > MaxPageSize {
-		pageSize = MaxPageSize
-	}
-	return &Pager{c: c, path: path, q: q, size: pageSize, total: q.Top, skip: q.Skip}
-}
-
-// Next reads the next page: nil, nil after the last. A page shorter than
-// asked is the last one (SERVICE-NOTES: no next link); a full one may be
-// followed by an empty page, one call more.
-func (p *Pager) Next(ctx context.Context) ([]map[string]any, error) {
-	if p.done {
-		return nil, nil
-	}
-	page := p.size
-	if p.total > 0 && p.total-p.seen < page {
-		page = p.total - p.seen
-	}
-	pq := p.q
-	pq.Top, pq.Skip = page, p.skip
-	var out struct {
-		Value []map[string]any `json:"value"`
-	}
-	err := p.c.Get(ctx, p.path, pq, &out)
-	if p.seen == 0 && IsNotFound(err) {
-		// A collection does not go missing: a cold form answers 404 to its
-		// first GET, and 200 to the second (SERVICE-NOTES).
-		err = p.c.Get(ctx, p.path, pq, &out)
-	}
+// LinkPath turns a link the server gave (@odata.nextLink: absolute, or
+// relative to the service root) into a path for Get. A link outside this
+// client's service root is refused: credentials go only where they were
+// given, and a page of another service is no page of this read.
+func (c *Client) LinkPath(link string) (string, error) {
+	base, err := url.Parse(c.root + "/")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	p.seen += len(out.Value)
-	p.skip += len(out.Value)
-	if len(out.Value) < page || p.total > 0 && p.seen >= p.total {
-		p.done = true
+	ref, err := url.Parse(link)
+	if err != nil {
+		return "", fmt.Errorf("the server's next link %q is not a URL: %v", snippet([]byte(link)), err)
 	}
-	if len(out.Value) == 0 {
-		return nil, nil
+	abs := base.ResolveReference(ref).String()
+	path, ok := strings.CutPrefix(abs, base.String())
+	if !ok || path == "" {
+		return "", fmt.Errorf("the server's next link %q leads outside the service root %s: not followed", snippet([]byte(link)), c.root)
 	}
-	return out.Value, nil
+	return path, nil
 }
 
 // valueOf reads {"value": "..."} answers of the service functions.

@@ -475,54 +475,31 @@ func TestClientHTMLWith200(t *testing.T) {
 	}
 }
 
-func TestClientGetAll(t *testing.T) {
+// A next link is followed only within the service root: credentials go
+// only where they were given.
+func TestLinkPath(t *testing.T) {
 	t.Parallel()
-	for _, rows := range []int{5, 4, 0} {
-		t.Run(fmt.Sprint(rows), func(t *testing.T) {
-			t.Parallel()
-			srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
-				var top, skip int
-				fmt.Sscan(r.URL.Query().Get("$top"), &top)   //nolint:errcheck
-				fmt.Sscan(r.URL.Query().Get("$skip"), &skip) //nolint:errcheck
-				var page []map[string]any
-				for i := skip; i < rows && i < skip+top; i++ {
-					page = append(page, map[string]any{"N": i})
-				}
-				writeJSONAnswer(w, 200, map[string]any{"value": page})
-			})
-			c, _ := newTestClient(t, srv, nil)
-			var got []string
-			err := c.GetAll(context.Background(), "ORDERS", Query{Select: []string{"N"}}, 2, func(e map[string]any) error {
-				got = append(got, fmt.Sprint(e["N"]))
-				return nil
-			})
-			if err != nil || len(got) != rows {
-				t.Fatalf("got %v, %v", got, err)
-			}
-			wantCalls := rows/2 + 1
-			if len(log()) != wantCalls {
-				t.Errorf("%d calls, want %d", len(log()), wantCalls)
-			}
-			if rows > 0 && log()[1].Query != "$select=N&$top=2&$skip=2" {
-				t.Errorf("second page query %q", log()[1].Query)
-			}
-		})
+	c, err := NewClient(Config{BaseURL: "https://erp.example.com/odata/Priority/tabula.ini/demo"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Top caps the total; fn's error stops the walk.
-	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
-		writeJSONAnswer(w, 200, map[string]any{"value": []map[string]any{{"A": 1}, {"A": 2}}})
-	})
-	c, _ := newTestClient(t, srv, nil)
-	n := 0
-	if err := c.GetAll(context.Background(), "X", Query{Top: 3}, 2, func(map[string]any) error { n++; return nil }); err != nil || n != 4 && n != 3 {
-		t.Errorf("Top: n=%d err=%v", n, err)
-	}
-	if q := log()[1].Query; q != "$top=1&$skip=2" {
-		t.Errorf("capped page query %q", q)
-	}
-	stop := errors.New("stop")
-	if err := c.GetAll(context.Background(), "X", Query{}, 2, func(map[string]any) error { return stop }); !errors.Is(err, stop) {
-		t.Errorf("fn error = %v", err)
+	for _, tc := range []struct{ link, want, err string }{
+		{link: "ORDERS?$skiptoken=2000", want: "ORDERS?$skiptoken=2000"},
+		{link: "https://erp.example.com/odata/Priority/tabula.ini/demo/ORDERS?$skip=2000", want: "ORDERS?$skip=2000"},
+		{link: "https://evil.example.com/odata/Priority/tabula.ini/demo/ORDERS?$skip=2000", err: "leads outside the service root"},
+		{link: "../other/ORDERS", err: "leads outside the service root"},
+		{link: "/", err: "leads outside the service root"},
+	} {
+		got, err := c.LinkPath(tc.link)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %q, %v; want an error with %q", tc.link, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.link, got, err, tc.want)
+		}
 	}
 }
 

@@ -11,8 +11,8 @@
 //     (Metadata.WriteXML, EntityType.WriteXML), Suggest for "did you mean".
 //   - decimal.go, values.go: exact Edm.Decimal, literals (FormatLiteral,
 //     FormatDateTime, FormatDate), entity bodies (MarshalBody, the one
-//     encoder, DecodeEntity), typed decoding of server values (DecodeValue)
-//     and the one value equality (SameValue).
+//     encoder, DecodeEntity) and typed decoding of server values
+//     (DecodeValue); whether two values are the same is package compare's.
 //   - keys.go, url.go: the one key grammar, which the executor and the
 //     sandbox both call: FormatKey and ParseKey (raw), PathKey and
 //     ParsePathKey (escaped by the one rule for URLs, as the journal keeps

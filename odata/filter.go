@@ -125,6 +125,49 @@ func Equalities(f Filter, field string) (lits []any, ok bool) {
 	return nil, false
 }
 
+// KeyEqualities reads a filter that is an or-chain of key equalities, what
+// a keyed read sends (K eq 'a' or K eq 'b'; (A eq 'x' and B eq 2) or ...),
+// into the key values of each alternative, by field; ok is false for any
+// other filter. The dry run's simulated service answers such a read as the
+// server would.
+func KeyEqualities(f Filter, key []string) (alts []map[string]any, ok bool) {
+	switch e := f.(type) {
+	case orExpr:
+		l, ok1 := KeyEqualities(e.l, key)
+		r, ok2 := KeyEqualities(e.r, key)
+		return append(l, r...), ok1 && ok2
+	}
+	vals := map[string]any{}
+	if !conjunctEqualities(f, vals) || len(vals) != len(key) {
+		return nil, false
+	}
+	for _, k := range key {
+		if _, ok := vals[k]; !ok {
+			return nil, false
+		}
+	}
+	return []map[string]any{vals}, true
+}
+
+// conjunctEqualities adds the FIELD eq literal comparisons of an and-chain
+// to vals; false for anything else, or a field compared twice.
+func conjunctEqualities(f Filter, vals map[string]any) bool {
+	switch e := f.(type) {
+	case andExpr:
+		return conjunctEqualities(e.l, vals) && conjunctEqualities(e.r, vals)
+	case cmpExpr:
+		if e.op != "eq" || e.lit == nil || e.date {
+			return false
+		}
+		if _, twice := vals[e.field]; twice {
+			return false
+		}
+		vals[e.field] = e.lit
+		return true
+	}
+	return false
+}
+
 type filterParser struct {
 	t    *EntityType
 	toks []string

@@ -34,3 +34,38 @@ func TestWithoutSecrets(t *testing.T) {
 		t.Errorf("WithoutSecrets = %q, want %q", got, want)
 	}
 }
+
+// TestMayHoldCredential: what env() refuses (issue 26): the tool's secrets
+// and user names, and any variable whose name says it holds a credential.
+func TestMayHoldCredential(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		"MIGRATE_TOKEN":         true,
+		"MIGRATE_USER":          true,
+		"MIGRATE_T_USER":        true,
+		"MIGRATE_T_PASSWORD":    true,
+		"WAREHOUSE_TOKEN":       true,
+		"GITHUB_TOKEN":          true,
+		"DB_PASSWORD":           true,
+		"db_passwd":             true,
+		"MYSQL_PWD":             true,
+		"AWS_SECRET_ACCESS_KEY": true,
+		"AWS_ACCESS_KEY_ID":     true,
+		"API-KEY":               true,
+		"STRIPE_APIKEY":         true,
+		"GOOGLE_CREDENTIALS":    true,
+		"NPMTOKEN":              true,
+		"PWD":                   false,
+		"OLDPWD":                false,
+		"MIGRATE_TARGET":        false, // handed over without its user information
+		"MIGRATE_APP_ID":        false,
+		"WAREHOUSE":             false,
+		"MONKEY":                false,
+		"HOME":                  false,
+		"KEYBOARD_LAYOUT":       false,
+	} {
+		if got := MayHoldCredential(name); got != want {
+			t.Errorf("MayHoldCredential(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -163,7 +163,7 @@ func joinConds(op string, conds []string) string {
 // CompanyURL is base with its company, the last segment of the service
 // root (spec 1), replaced: the same installation's other company.
 func CompanyURL(base, company string) (string, error) {
-	if company == "" || strings.ContainsAny(company, "/?#%, ") {
+	if !IsCompanyName(company) {
 		return "", fmt.Errorf("company %q: want a name such as demo (the last segment of the service root)", company)
 	}
 	if _, err := ServiceRoot(base, 0); err != nil {
@@ -172,6 +172,12 @@ func CompanyURL(base, company string) (string, error) {
 	trimmed := strings.TrimRight(base, "/")
 	i := strings.LastIndexByte(trimmed, '/')
 	return trimmed[:i+1] + company, nil
+}
+
+// IsCompanyName reports whether name can be a company: the last segment
+// of a service root, so not empty and without /, ?, #, %, comma or space.
+func IsCompanyName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "/?#%, ")
 }
 
 // CompanyOf is the company of a service root: its last segment.

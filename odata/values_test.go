@@ -197,55 +197,6 @@ func BenchmarkMarshalBody(b *testing.B) {
 	}
 }
 
-// TestSameValue: the one value equality, for values as a server's JSON
-// gives them and as DecodeValue types them.
-func TestSameValue(t *testing.T) {
-	t.Parallel()
-	when := time.Date(2024, 2, 29, 22, 0, 0, 0, time.UTC)
-	tests := []struct {
-		a, b any
-		want bool
-	}{
-		{nil, nil, true},
-		{nil, "", true}, // a blank String reads back as null or ""
-		{"", nil, true},
-		{nil, "x", false},
-		{int64(0), nil, false},
-		{false, nil, false},
-		{"a", "a", true},
-		{"a", "A", false},
-		{json.Number("12.10"), mustDec(t, "12.1"), true},
-		{json.Number("12.11"), mustDec(t, "12.1"), false},
-		{json.Number("5"), int64(5), true},
-		{int64(5), mustDec(t, "5.00"), true},
-		{json.Number("5"), json.Number("5.0"), true},
-		{float64(1.5), json.Number("1.50"), true},
-		{json.Number("5"), "5", false}, // a number is not its text
-		{"2024-03-01T00:00:00+02:00", when, true},
-		{when, "2024-03-01T00:00:00+02:00", true},
-		{"2024-03-01T00:00:00+02:00", "2024-02-29T22:00:00Z", true},
-		{" 2024-02-29T22:00:00Z", when, true}, // spaces around, as ParseDateTime allows
-		{"2024-02-29", "2024-02-29T00:00:00Z", true},
-		{"2024/02/29", "2024-02-29T00:00:00Z", false}, // not a DateTimeOffset: text
-		{"SO2024-02-29", "2024-02-29T00:00:00Z", false},
-		{when, when.Add(time.Second), false},
-		{when, "not a date", false},
-		{true, true, true},
-		{true, false, false},
-		{true, "true", false},
-		{map[string]any{"TEXT": "x"}, map[string]any{"TEXT": "x"}, true},
-		{[]any{json.Number("1")}, []any{json.Number("2")}, false},
-	}
-	for _, tc := range tests {
-		if got := SameValue(tc.a, tc.b); got != tc.want {
-			t.Errorf("SameValue(%#v, %#v) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-		if got := SameValue(tc.b, tc.a); got != tc.want {
-			t.Errorf("SameValue(%#v, %#v) = %v, want %v (not symmetric)", tc.b, tc.a, got, tc.want)
-		}
-	}
-}
-
 // referenceJSON is encoding/json's own writing of v, HTML escaping off:
 // what MarshalBody's fast paths must equal byte for byte.
 func referenceJSON(t testing.TB, v any) []byte {

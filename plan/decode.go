@@ -46,6 +46,10 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // connNameRE: a connection's name is part of environment variable names.
 var connNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
+// IsConnectionName reports whether name may name a connection: letters,
+// digits and "_", starting with a letter (it names MIGRATE_<NAME>_*).
+func IsConnectionName(name string) bool { return connNameRE.MatchString(name) }
+
 // Load reads and decodes a plan file. The returned plan is never nil; when
 // the diagnostics hold an error it is incomplete and must not be run.
 func Load(path string) (*Plan, Diagnostics) {
@@ -322,7 +326,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			seen := map[string]bool{}
 			for i, n := range names {
 				switch {
-				case n == "" || strings.ContainsAny(n, "/?#%, "):
+				case !odata.IsCompanyName(n):
 					w.errorf(pos[i], "\"companies\" lists %s, which is no company name (the last segment of the service root, such as demo)", quote(n))
 				case seen[n]:
 					w.errorf(pos[i], "\"companies\" lists %s twice", quote(n))
@@ -577,6 +581,7 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 		what := fmt.Sprintf("connection %q", ce.key)
 		if !connNameRE.MatchString(ce.key) {
 			w.errorf(ce.kpos, "connection name %s may hold only letters, digits and \"_\", and starts with a letter (it names the MIGRATE_%s_* variables)", quote(ce.key), strings.ToUpper(ce.key))
+			c.refused = true
 		}
 		cf, ok := w.mapping(ce.val, what, connKeys)
 		if ok {
@@ -586,8 +591,10 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 		for _, ke := range cf.entries {
 			switch ke.key {
 			case "url":
-				if v, ok := w.serviceURL(ke, "MIGRATE_"+strings.ToUpper(c.Name)+"_"); ok {
+				if v, ok := w.serviceURL(ke, odata.ConnectionPrefix(c.Name)); ok {
 					c.URL = v
+				} else {
+					c.refused = true
 				}
 			case "auth":
 				if v, ok := w.choice(ke, "connection"); ok {
@@ -600,6 +607,41 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 			}
 		}
 		p.Connections = append(p.Connections, c)
+	}
+	w.connectionVariables(p.Connections)
+}
+
+// connectionVariables refuses connections that read a variable another
+// connection or the target reads: t and T both read MIGRATE_T_TOKEN, and
+// client would read the target's MIGRATE_CLIENT_AUTH as its MIGRATE_AUTH.
+func (w *walker) connectionVariables(cs []*Connection) {
+	reader := map[string]string{} // variable → who reads it
+	for _, v := range odata.Variables {
+		reader["MIGRATE_"+v] = "the target"
+	}
+	for _, c := range cs {
+		if c.refused && !connNameRE.MatchString(c.Name) {
+			continue
+		}
+		mine := map[string]bool{}
+		for _, v := range odata.Variables {
+			name := odata.ConnectionPrefix(c.Name) + v
+			if who, ok := reader[name]; ok && !mine[name] {
+				what := "the target's settings would be taken for its own; rename it"
+				if who != "the target" {
+					who, what = "connection "+quote(who), "one server's credentials would go to the other; rename one (names that differ only in case, or in where an \"_\" falls, share variables)"
+				}
+				w.errorf(c.Pos, "connection %s would read %s, which %s reads: %s", quote(c.Name), name, who, what)
+				c.refused = true
+				for _, o := range cs {
+					if o.Name == reader[name] {
+						o.refused = true
+					}
+				}
+				break
+			}
+			reader[name], mine[name] = c.Name, true
+		}
 	}
 }
 

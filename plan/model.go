@@ -115,6 +115,25 @@ type Connection struct {
 	Language int    // 0: none
 	Pos      Pos    // of the connection's name
 	Spans    Spans  // each key of the connection and its value
+
+	// refused: its name or URL is wrong, or its variables are another's:
+	// nothing may connect with it (ConnectionsRefused).
+	refused bool
+}
+
+// ConnectionsRefused reports whether a connection of the plan has a name
+// that is no identifier, variables another connection or the target reads
+// too, or a URL that is no http(s) address. Nothing may connect then, not
+// even to the target: the diagnostics say why, and the command stops
+// before it reads or sends anything (issue 26: connections t and T read
+// the same MIGRATE_T_* variables, and one token went to both servers).
+func (p *Plan) ConnectionsRefused() bool {
+	for _, c := range p.Connections {
+		if c.refused {
+			return true
+		}
+	}
+	return false
 }
 
 // Connection returns the plan's connection of that name, or nil.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -65,13 +66,28 @@ func TestClientReadsSandbox(t *testing.T) {
 	if err != nil || v.String() != "23.1" {
 		t.Errorf("version %v %v", v, err)
 	}
-	n := 0
-	if err := cl.GetAll(ctx, "ABILITIES", odata.Query{Select: []string{"ABILITYCODE"}}, 5, func(map[string]any) error { n++; return nil }); err != nil || n != 23 {
-		t.Errorf("GetAll: %d rows, %v", n, err)
+	count := func(q read.Query) (int, error) {
+		q.Set, q.Type = "ABILITIES", sandbox.DemoMetadata().EntitySet("ABILITIES").Type
+		p, err := read.Pages(cl, q)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for {
+			rows, err := p.Next(ctx)
+			if err != nil || rows == nil {
+				return n, err
+			}
+			n += len(rows)
+		}
 	}
-	n = 0
-	err = cl.GetAll(ctx, "ABILITIES", odata.Query{Filter: "ABILITYCODE ge 'CX' and ABILITYCODE lt 'FX'"}, 0, func(map[string]any) error { n++; return nil })
-	if err != nil || n != 3 {
-		t.Errorf("filtered GetAll: %d rows, %v", n, err)
+	if n, err := count(read.Query{Select: []string{"ABILITYCODE"}, PageSize: 5}); err != nil || n != 23 {
+		t.Errorf("pages: %d rows, %v", n, err)
+	}
+	if n, err := count(read.Query{Filter: "ABILITYCODE ge 'CX' and ABILITYCODE lt 'FX'"}); err != nil || n != 3 {
+		t.Errorf("filtered pages: %d rows, %v", n, err)
+	}
+	if n, err := count(read.Query{PageSize: 5, Max: 7}); err != nil || n != 7 {
+		t.Errorf("at most 7: %d rows, %v", n, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // DefaultCompany is the company a sandbox holds when Options.Companies
@@ -28,7 +30,7 @@ func CompanyPath(name string) string {
 // checkCompanies refuses a company name that cannot be a URL segment.
 func checkCompanies(names []string) error {
 	for _, n := range names {
-		if n == "" || strings.ContainsAny(n, "/?#%, ") {
+		if !odata.IsCompanyName(n) {
 			return fmt.Errorf("sandbox: company %q: want a name such as demo or test (no /, ?, #, %%, comma or space)", n)
 		}
 	}

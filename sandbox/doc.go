@@ -56,7 +56,10 @@
 //     since start answers 404), normalised-texts (texts read back in <p dir=rtl>
 //     without whitespace before <br>), metadata-wrong-type
 //     (GetMetadataFor of an entity not read yet answers another's type),
-//     real-metadata (realmeta.go), permission-400 and oidc-accounts.
+//     real-metadata (realmeta.go), permission-400, oidc-accounts,
+//     ignored-filters (a $filter it cannot apply answers every row) and
+//     numbers-as-strings (Int64 and Decimal values answered as JSON
+//     strings, as under IEEE754Compatible).
 //   - A form of Options.Unpermitted refuses writes: 403, or a 400 screen
 //     error "insufficient permissions" under QuirkPermission400.
 //   - Under QuirkRealMetadata the served document uses real installations'

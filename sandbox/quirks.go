@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -57,12 +59,18 @@ const (
 	// HiddenFields), is ignored silently: 200 with the unfiltered rows
 	// ("$filter=ZZZNOPE eq 'x'" answers every row), not the 400 of spec 4.1.
 	QuirkIgnoredFilters = "ignored-filters"
+	// QuirkNumbersAsStrings: read answers (a GET, a $batch's GETs) and the
+	// echo of a write give Int64 and Decimal values as JSON strings
+	// ("KLINE":"1", "PRICE":"500.0000"), as a server honouring
+	// IEEE754Compatible=true does (CAP answers so): a client comparing
+	// what it wrote with what it reads must compare by the field's type.
+	QuirkNumbersAsStrings = "numbers-as-strings"
 )
 
 // quirkNames lists every quirk, in the order the documentation gives them.
 var quirkNames = []string{
 	QuirkMultipartIDs, QuirkJSONErrors, QuirkColdForms, QuirkNormalisedTexts, QuirkMetadataWrongType,
-	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts, QuirkIgnoredFilters,
+	QuirkRealMetadata, QuirkPermission400, QuirkOIDCAccounts, QuirkIgnoredFilters, QuirkNumbersAsStrings,
 }
 
 // QuirkNames returns the names of every quirk the sandbox can imitate.
@@ -183,4 +191,21 @@ func (s *Server) parseFilter(t *odata.EntityType, v string) (odata.Filter, error
 		return nil, nil
 	}
 	return f, err
+}
+
+// numberText imitates QuirkNumbersAsStrings for the value v of field p in
+// an answer: an Int64 or Decimal as the JSON string of its digits.
+func (s *Server) numberText(p *odata.Property, v any) any {
+	if v == nil || !s.quirk(QuirkNumbersAsStrings) || p.Type != odata.EdmInt64 && p.Type != odata.EdmDecimal {
+		return v
+	}
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case json.Number:
+		return string(x)
+	case odata.Decimal:
+		return x.String()
+	}
+	return v
 }

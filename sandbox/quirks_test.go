@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"path/filepath"
 	"strings"
@@ -284,6 +285,63 @@ func TestQuirkIgnoredFilters(t *testing.T) {
 	for _, bad := range []string{"LOGPART", "LOGPART.NOPE", "NOPE.PARTDES", "LOGPART.PARTNAME"} {
 		if _, err := sandbox.New(sandbox.Options{HiddenFields: []string{bad}}); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("HiddenFields %q: %v", bad, err)
+		}
+	}
+}
+
+// Under numbers-as-strings every answer that carries an entity gives its
+// Int64 and Decimal values as JSON strings, as a server honouring
+// IEEE754Compatible=true does: a GET, a $batch's GET, a write's echo and
+// an expanded line. Without it they are numbers; the store holds numbers
+// either way.
+func TestQuirkNumbersAsStrings(t *testing.T) {
+	t.Parallel()
+	for _, quirk := range []bool{true, false} {
+		opts := sandbox.Options{}
+		if quirk {
+			opts.Quirks = map[string]bool{sandbox.QuirkNumbersAsStrings: true}
+		}
+		c := start(t, opts)
+		c.seed()
+		echo := c.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C100",
+			"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": json.Number("2"), "PRICE": json.Number("500.5")}}}).json(t)
+		ord, _ := echo["ORDNAME"].(string)
+		got := c.must(200, "GET", "/ORDERS('"+ord+"')?$expand=ORDERITEMS_SUBFORM", nil).json(t)
+		line := got["ORDERITEMS_SUBFORM"].([]any)[0].(map[string]any)
+		_, rs := c.batch("json", []odata.BatchRequest{{ID: "1", Method: "GET", URL: "LOGPART('P1')"}})
+		part, err := odata.DecodeEntity(rs[0].Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := []struct {
+			what string
+			v    any
+		}{
+			{"a GET's expanded Int64 key", line["KLINE"]},
+			{"a GET's expanded Decimal", line["TQUANT"]},
+			{"a $batch GET's Decimal", part["PRICE"]},
+		}
+		for _, v := range values {
+			_, isString := v.v.(string)
+			if isString != quirk {
+				t.Errorf("quirk %v: %s is %#v", quirk, v.what, v.v)
+			}
+		}
+		if quirk && (line["KLINE"] != "1" || line["TQUANT"] != "2" || part["PRICE"] != "1.25") {
+			t.Errorf("the strings hold other digits: KLINE %#v TQUANT %#v PRICE %#v", line["KLINE"], line["TQUANT"], part["PRICE"])
+		}
+		if _, isString := got["CUSTNAME"].(string); !isString {
+			t.Errorf("quirk %v: a String field is %#v", quirk, got["CUSTNAME"])
+		}
+		lines, _ := echo["ORDERITEMS_SUBFORM"].([]any)
+		if len(lines) != 1 {
+			t.Fatalf("a write's echo without its line: %v", echo)
+		}
+		if q, isString := lines[0].(map[string]any)["TQUANT"].(string); isString != quirk || quirk && q != "2" {
+			t.Errorf("quirk %v: a write's echo gives TQUANT %#v", quirk, lines[0].(map[string]any)["TQUANT"])
+		}
+		if parts := c.sb.Snapshot()["LOGPART"]; len(parts) == 0 || fmt.Sprintf("%T", parts[0]["PRICE"]) == "string" {
+			t.Errorf("the store holds a number as text: %v", parts)
 		}
 	}
 }

@@ -505,6 +505,8 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 		case p.Name == "EXTFILENAME" && v != nil && !s.version.DataURIAttachments():
 			suffix, _ := r.vals["SUFFIX"].(string)
 			v = fmt.Sprintf(`..\..\system\mail\sandbox\%v.%s`, r.vals["EXTFILENUM"], suffix)
+		default:
+			v = s.numberText(p, v)
 		}
 		if full && v != nil {
 			if a := edmAnnotation[p.Type]; a != "" {

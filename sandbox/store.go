@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -298,33 +298,10 @@ func (s *Server) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("sandbox state: %w", err)
 	}
-	dir := filepath.Dir(s.opts.StatePath)
-	f, err := os.CreateTemp(dir, filepath.Base(s.opts.StatePath)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("sandbox state: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if werr != nil || serr != nil || cerr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("sandbox state: writing %s: %v", tmp, firstErr(werr, serr, cerr))
-	}
-	if err := os.Rename(tmp, s.opts.StatePath); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(s.opts.StatePath, b, 0o600); err != nil {
 		return fmt.Errorf("sandbox state: %w", err)
 	}
 	s.dirty = false
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
 	return nil
 }
 

@@ -513,12 +513,26 @@ func (p *Program) fnEnv(params ...any) (any, error) {
 	if !ok || name == "" {
 		return nil, argError("env", 1, "a variable name", params[0])
 	}
-	if odata.IsSecretVariable(name) {
-		// A secret read here would be written into the target's data and
-		// into plan --out: credentials stay with the code that logs in.
-		return nil, fmt.Errorf("env(%q): %s holds one of migrate's own credentials, which a plan may not read; put the value the plan needs in a variable of its own", name, name)
+	if err := envRefused(name); err != nil {
+		return nil, err
 	}
-	return p.opts.Getenv(name), nil
+	// A URL's user name and password never reach the plan:
+	// MIGRATE_TARGET may carry them (issue 26).
+	return odata.StripUserinfo(p.opts.Getenv(name)), nil
+}
+
+// envRefused is env()'s refusal of a variable that may hold a credential:
+// read there, it would be written into the target's data and into plan
+// --out. Credentials stay with the code that logs in. A name written in
+// the expression is refused when the plan is compiled.
+func envRefused(name string) error {
+	switch {
+	case odata.IsSecretVariable(name):
+		return fmt.Errorf("env(%q): %s holds one of migrate's own credentials, which a plan may not read; put the value the plan needs in a variable of its own", name, name)
+	case odata.MayHoldCredential(name):
+		return fmt.Errorf("env(%q): %s may hold a credential (its name says so), which a plan may not read; put the value the plan needs in a variable of its own", name, name)
+	}
+	return nil
 }
 
 func fnFail(params ...any) (any, error) {

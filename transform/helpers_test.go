@@ -123,7 +123,8 @@ func testOptions() Options {
 	return Options{
 		Now: func() time.Time { return fixedNow },
 		Getenv: func(k string) string {
-			return map[string]string{"WAREHOUSE": "Main", "MIGRATE_TOKEN": "tok-secret", "MIGRATE_PASSWORD": "pw-secret", "MIGRATE_TEMPLATE_TOKEN": "t2"}[k]
+			return map[string]string{"WAREHOUSE": "Main", "MIGRATE_TOKEN": "tok-secret", "MIGRATE_PASSWORD": "pw-secret", "MIGRATE_TEMPLATE_TOKEN": "t2",
+				"MIGRATE_TARGET": "https://api:pw-secret@erp.example.com/odata/Priority/tabula.ini/demo", "GITHUB_TOKEN": "ghp-secret"}[k]
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/expr-lang/expr/vm"
+	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
 )
@@ -264,10 +265,12 @@ func (p *Program) buildTargetLookup(ctx context.Context, lp *lookupProg, _ Opene
 	return t, errors.Join(errs...)
 }
 
+// sameValue reports whether a lookup's key met twice has one value: as
+// text (a value of a source and of the target alike), by the one rule.
 func sameValue(a, b any) bool {
 	ta, oka := asText(a)
 	tb, okb := asText(b)
-	return oka && okb && ta == tb
+	return oka && okb && compare.Value(nil, ta, tb)
 }
 
 func noRef(step string, id any) (any, error) {

@@ -70,7 +70,7 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdSandbox: `sandbox start [VERSION] [key=value...]` (keys: refuse,
-// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM,...) starts a sandbox and
+// latency, fault:KIND, quirks=all|a,b, unpermitted=FORM, rowcap=N (rows an answer holds at most), ignore=filter,skip (query options a hostile server ignores),...) starts a sandbox and
 // points MIGRATE_TARGET, MIGRATE_USER and MIGRATE_PASSWORD at it;
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
@@ -109,6 +109,7 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		// A fixed clock keeps the values the server stamps (an attachment's
 		// CURDATE) the same in every run.
 		opts := sandbox.Options{Now: func() time.Time { return time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC) }}
+		var ignore []string
 		for _, a := range args[1:] {
 			k, v, ok := strings.Cut(a, "=")
 			switch {
@@ -134,6 +135,14 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				opts.Unpermitted = strings.Split(v, ",")
 			case k == "as":
 				name = v
+			case k == "ignore":
+				// A server that ignores query options of collection reads
+				// (a hostile source the sandbox does not imitate).
+				ignore = strings.Split(v, ",")
+			case k == "rowcap":
+				n, err := strconv.Atoi(v)
+				ts.Check(err)
+				opts.RowCap = n
 			case k == "companies":
 				opts.Companies = strings.Split(v, ",")
 			case strings.HasPrefix(k, "fault:"):
@@ -149,7 +158,20 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		sb, err := sandbox.New(opts)
 		ts.Check(err)
-		srv := httptest.NewServer(sb)
+		var h http.Handler = sb
+		if len(ignore) > 0 {
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				q := r.URL.Query()
+				if q.Get("$top") != "1" { // a warm-up stays one
+					for _, o := range ignore {
+						q.Del("$" + o)
+					}
+					r.URL.RawQuery = q.Encode()
+				}
+				sb.ServeHTTP(w, r)
+			})
+		}
+		srv := httptest.NewServer(h)
 		ts.Defer(srv.Close)
 
 		g := &gate{} // nothing has called srv yet

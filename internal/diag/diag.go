@@ -203,13 +203,14 @@ func (d Diagnostic) Message() string {
 
 // String is the diagnostic as a line of text: "plan.yaml:12:5: warning:
 // message" for the plan, "orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE):
-// message" for a row.
+// message" for a row. It is for a terminal: what came from a server or a
+// data file is made Printable.
 func (d Diagnostic) String() string {
 	s := d.Subject.String() + Note(d.Context, d.Field) + ": "
 	if d.Severity == Warning {
 		s += "warning: "
 	}
-	return s + d.Message()
+	return Printable(s + d.Message())
 }
 
 // Note is what follows a row problem's cell: " (plan.yaml:31:9 PRICE)",

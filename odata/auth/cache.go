@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
 // Token is an OIDC access token for one target, as Login returns it and the
@@ -121,33 +123,9 @@ func SaveToken(dir string, tok *Token) error {
 	if err != nil {
 		return &Error{Kind: ErrCache, Message: "cannot encode the token", Err: err}
 	}
-	tmp, err := os.CreateTemp(folder, ".token-*.tmp") // created with mode 0600
-	if err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot write the token cache in %s", folder), Err: err}
+	if err := atomicfile.WriteFile(path, append(data, '\n'), 0o600); err != nil {
+		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot write the token cache %s", path), Err: err}
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot restrict %s to its owner", tmp.Name()), Err: err}
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot write %s", tmp.Name()), Err: err}
-	}
-	if err := tmp.Sync(); err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot write %s", tmp.Name()), Err: err}
-	}
-	if err := tmp.Close(); err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot write %s", tmp.Name()), Err: err}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return &Error{Kind: ErrCache, Message: fmt.Sprintf("cannot move the token into %s", path), Err: err}
-	}
-	ok = true
 	return nil
 }
 

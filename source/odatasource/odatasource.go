@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 )
 
@@ -22,7 +23,7 @@ type Options struct {
 	Select     []string        // the columns; empty: every field of the entity
 	Expand     []string        // sub-forms read with each row, as lists
 	Filter     string          // a $filter, "" for every row
-	// PageSize is the rows asked for a page; 0: odata.MaxPageSize.
+	// PageSize is the rows asked for a page; 0: read.DefaultPageSize.
 	PageSize int
 }
 
@@ -32,9 +33,7 @@ type Reader struct {
 	opts   Options
 	typ    *odata.EntityType
 	header *source.Header
-	filter odata.Filter
-	fields []string // the filter's fields, named when a row is outside it
-	pager  *odata.Pager
+	pager  *read.Pager
 	page   []map[string]any
 	next   int
 	err    error
@@ -99,30 +98,11 @@ func Open(ctx context.Context, opts Options) (*Reader, error) {
 	t := opts.Metadata.EntitySet(opts.Entity).Type
 	r := &Reader{ctx: ctx, opts: opts, typ: t}
 	r.header = source.NewHeader(Columns(t, opts.Select, opts.Expand))
-	q := odata.Query{Expand: opts.Expand, Filter: opts.Filter, OrderBy: strings.Join(t.Key, ",")}
-	if len(opts.Select) > 0 {
-		// The key places each row and orders the pages; the filter's
-		// fields prove it applied: read them even when not selected.
-		q.Select = slices.Clone(opts.Select)
-		for _, k := range t.Key {
-			if !slices.Contains(q.Select, k) {
-				q.Select = append(q.Select, k)
-			}
-		}
+	pager, err := read.Pages(opts.Client, read.Query{Set: opts.Entity, Type: t, Select: opts.Select, Expand: opts.Expand, Filter: opts.Filter, PageSize: opts.PageSize})
+	if err != nil {
+		return nil, &source.Error{File: where, Err: err}
 	}
-	if opts.Filter != "" {
-		f, err := odata.ParseFilter(t, opts.Filter)
-		if err != nil {
-			return nil, &source.Error{File: where, Err: err}
-		}
-		r.filter, r.fields = f, odata.FilterFields(f)
-		for _, n := range r.fields {
-			if len(q.Select) > 0 && !slices.Contains(q.Select, n) {
-				q.Select = append(q.Select, n)
-			}
-		}
-	}
-	r.pager = opts.Client.Pages(opts.Entity, q, opts.PageSize)
+	r.pager = pager
 	if err := r.fill(); err != nil {
 		return nil, err
 	}
@@ -161,41 +141,29 @@ func (r *Reader) Next() (source.Row, error) {
 	ent := r.page[r.next]
 	r.page[r.next] = nil // the page's rows go as they are read
 	r.next++
-	row := source.Row{Loc: source.Location{File: r.location(ent)}, Header: r.header}
-	if r.filter != nil && !r.filter.Match(ent) {
-		r.err = &source.Error{File: row.Loc.File, Err: fmt.Errorf("the server did not apply the filter %q: this row has %s; check the filter's fields on the server (a filter it cannot apply, or a field hidden from the API user, is ignored without a word)",
-			r.opts.Filter, r.fieldsText(ent))}
-		return row, r.err
+	return RowOf(r.opts.Metadata, r.typ, r.opts.Connection, r.opts.Entity, r.header, ent), nil
+}
+
+// RowOf is ent, an entity of the set entity (type t) that the service
+// answered, as a Reader with header gives it: at CONNECTION:ENTITY(key),
+// its cells as the package comment says. For a caller that read the
+// entities another way (by key).
+func RowOf(md *odata.Metadata, t *odata.EntityType, connection, entity string, header *source.Header, ent map[string]any) source.Row {
+	row := source.Row{Loc: source.Location{File: location(t, connection, entity, ent)}, Header: header}
+	row.Cells = make([]source.Cell, len(header.Names))
+	for i, n := range header.Names {
+		row.Cells[i] = cell(md, t, n, ent[n])
 	}
-	row.Cells = make([]source.Cell, len(r.header.Names))
-	for i, n := range r.header.Names {
-		row.Cells[i] = cell(r.opts.Metadata, r.typ, n, ent[n])
-	}
-	return row, nil
+	return row
 }
 
 // location is CONNECTION:ENTITY(key): where the row is, in the service.
-func (r *Reader) location(ent map[string]any) string {
-	vals := make([]any, len(r.typ.Key))
-	for i, k := range r.typ.Key {
-		if p := r.typ.Property(k); p != nil {
-			vals[i], _ = odata.DecodeValue(p.Type, ent[k])
-		}
-	}
-	key, err := odata.FormatKey(r.typ.Key, vals)
+func location(t *odata.EntityType, connection, entity string, ent map[string]any) string {
+	key, err := read.KeyOf(t, ent)
 	if err != nil {
 		key = "(?)"
 	}
-	return r.opts.Connection + ":" + r.opts.Entity + key
-}
-
-func (r *Reader) fieldsText(ent map[string]any) string {
-	parts := make([]string, len(r.fields))
-	for i, f := range r.fields {
-		b, _ := json.Marshal(ent[f])
-		parts[i] = f + " " + string(b)
-	}
-	return strings.Join(parts, ", ")
+	return connection + ":" + entity + key
 }
 
 // Close ends the reading; the client is the caller's.

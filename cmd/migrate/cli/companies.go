@@ -11,21 +11,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
-
-// companyJournal is the journal of one company's load: the --journal
-// pattern with {company} replaced, else PLAN.COMPANY.journal beside the
-// plan; "" with --sandbox and no --journal (a temporary one).
-func companyJournal(planPath, pattern, company string, sandbox bool) string {
-	switch {
-	case pattern != "":
-		return strings.ReplaceAll(pattern, "{company}", company)
-	case sandbox:
-		return ""
-	}
-	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + "." + company + ".journal"
-}
 
 // applyCompanies loads each company of the same installation, at once,
 // each into its own journal, with clients that share one pace (the server
@@ -38,6 +27,11 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		if seen[c] {
 			return usageErr("--company %s is given twice", c)
 		}
+		// Every name is checked before anything connects or loads: a
+		// wrong one among several used to fail alone, after the others.
+		if !odata.IsCompanyName(c) {
+			return usageErr("--company %q: want a name such as demo (the last segment of the service root; no /, ?, #, %%, comma or space)", c)
+		}
 		seen[c] = true
 	}
 	if len(companies) > 1 && o.journal != "" && !strings.Contains(o.journal, "{company}") {
@@ -46,7 +40,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	}
 	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each load's to report
 	if p == nil || p.Hash == "" {
-		return a.applyOne(ctx, planPath, f, o, o.journal) // the plan cannot be read: said once
+		return a.applyOne(ctx, planPath, f, o) // the plan cannot be read: said once
 	}
 	f.conn.companies = companies
 	base, err := a.connect(ctx, f.conn, p)
@@ -57,7 +51,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	run := func(sub *app, company string) error {
 		fc := f
 		fc.conn.shared, fc.conn.company = base, company
-		return sub.applyOne(ctx, planPath, fc, o, companyJournal(planPath, o.journal, company, f.conn.sandbox))
+		return sub.applyOne(ctx, planPath, fc, o)
 	}
 	if len(companies) == 1 {
 		return run(a, companies[0])
@@ -111,7 +105,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		c := codeOf(l.err)
 		code = worseCode(code, c)
 		if msg := errText(l.err); msg != "" {
-			fmt.Fprintf(&l.errs, "migrate apply: %s\n", msg)
+			fmt.Fprintf(&l.errs, "migrate apply: %s\n", diag.Printable(msg))
 		}
 		v.Company(company, c, l.out.Bytes())
 		sc := bufio.NewScanner(&l.errs)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -25,7 +26,7 @@ func connEnv(getenv func(string) string, name string) func(string) string {
 }
 
 // connPrefix is the start of a connection's variables: MIGRATE_TEMPLATE_.
-func connPrefix(name string) string { return "MIGRATE_" + strings.ToUpper(name) + "_" }
+func connPrefix(name string) string { return odata.ConnectionPrefix(name) }
 
 // connError is an error about a connection, its variables named as the
 // connection reads them.
@@ -48,19 +49,11 @@ func (e *connError) Unwrap() error { return e.err }
 // its secrets from MIGRATE_<NAME>_TOKEN, _USER and _PASSWORD or the token
 // `migrate login --connection NAME` cached for its URL.
 func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, error) {
+	url, err := a.connectionURL(c, true)
+	if err != nil {
+		return nil, err
+	}
 	env := connEnv(a.getenv, c.Name)
-	url := c.URL
-	if u := env("MIGRATE_TARGET"); u != "" {
-		url = u
-	}
-	if stripped := odata.StripUserinfo(url); stripped != url {
-		fmt.Fprintf(a.stderr, "note: the credentials in connection %s's URL are ignored and never shown: use %sTOKEN, or %sUSER and %sPASSWORD\n",
-			c.Name, connPrefix(c.Name), connPrefix(c.Name), connPrefix(c.Name))
-		url = stripped
-	}
-	if url == "" {
-		return nil, usageErr("connection %s has no URL: write connections.%s.url in the plan, or set %sTARGET", c.Name, c.Name, connPrefix(c.Name))
-	}
 	cfg := odata.Config{Timeout: f.timeout}
 	if p != nil { // the plan's rate budget holds for every call it makes
 		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
@@ -70,6 +63,62 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 		return nil, connFail(c.Name, err)
 	}
 	return cn, nil
+}
+
+// connectionURL is the address of connection c: MIGRATE_<NAME>_TARGET, else
+// the plan's url, without a user name and password (noted once, when note
+// is set). A name that is no identifier, or an address that is not an
+// absolute http(s) URL, is a command-line error (exit 2), found before
+// anything connects (checkConnections).
+func (a *app) connectionURL(c *plan.Connection, note bool) (string, error) {
+	if !plan.IsConnectionName(c.Name) {
+		return "", usageErr("connection name %q: give the name of one of the plan's connections: letters, digits and \"_\", starting with a letter", c.Name)
+	}
+	env := connEnv(a.getenv, c.Name)
+	url := c.URL
+	if u := env("MIGRATE_TARGET"); u != "" {
+		url = u
+	}
+	if stripped := odata.StripUserinfo(url); stripped != url {
+		if note {
+			fmt.Fprintf(a.stderr, "note: the credentials in connection %s's URL are ignored and never shown: use %sTOKEN, or %sUSER and %sPASSWORD\n",
+				c.Name, connPrefix(c.Name), connPrefix(c.Name), connPrefix(c.Name))
+		}
+		url = stripped
+	}
+	if url == "" {
+		return "", usageErr("connection %s has no URL: write connections.%s.url in the plan, or set %sTARGET", c.Name, c.Name, connPrefix(c.Name))
+	}
+	if _, err := odata.ServiceRoot(url, 0); err != nil {
+		return "", usageErr("connection %s: %v", c.Name, err)
+	}
+	return url, nil
+}
+
+// connectionFlag refuses a --connection given empty (which would have
+// meant the target) or with a name no connection can have, before
+// anything connects.
+func connectionFlag(fs *flag.FlagSet, name string) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "connection" })
+	switch {
+	case given && name == "":
+		return usageErr("--connection is empty: name a connection, or leave the flag out to use the target")
+	case name != "" && !plan.IsConnectionName(name):
+		return usageErr("--connection %q: a connection's name is letters, digits and \"_\", starting with a letter", name)
+	}
+	return nil
+}
+
+// checkConnections finds what is wrong with the addresses of the plan's
+// connections before anything connects, the target included.
+func (a *app) checkConnections(p *plan.Plan) error {
+	for _, c := range p.Connections {
+		if _, err := a.connectionURL(c, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // connFail is err, with its exit code, said of connection name.

@@ -40,6 +40,14 @@ type diffRecordJSON struct {
 	Action   string                     `json:"action"`
 	Fields   map[string]fieldChangeJSON `json:"fields,omitempty"`
 	Matches  []string                   `json:"matches,omitempty"`
+	Lines    []diffLineJSON             `json:"lines,omitempty"`
+}
+
+// diffLineJSON is a line an update appends to a record that exists.
+type diffLineJSON struct {
+	Subform  string                     `json:"subform"`
+	Location string                     `json:"location"`
+	Fields   map[string]json.RawMessage `json:"fields"`
 }
 
 type fieldChangeJSON struct {
@@ -76,10 +84,11 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	unresolved, err := a.checkReferences(ctx, c, c.conn.client)
+	refs, err := a.checkReferences(ctx, c, c.conn.client)
 	if err != nil {
 		return err
 	}
+	unresolved := refs.Unresolved
 	compared := time.Now()
 	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook()})
 	if err != nil {
@@ -131,6 +140,9 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 				rj.Fields[k] = fieldChangeJSON{Old: c.Old, New: c.New}
 			}
 		}
+		for _, l := range r.Lines {
+			rj.Lines = append(rj.Lines, diffLineJSON{Subform: l.Nav, Location: l.Location, Fields: l.Fields})
+		}
 		v.Records = append(v.Records, rj)
 	}
 	return v
@@ -171,6 +183,23 @@ func printDiff(w io.Writer, v diffJSON) {
 		for _, k := range names {
 			fmt.Fprintf(w, "  %s: %s → %s\n", k, r.Fields[k].Old, r.Fields[k].New)
 		}
+		for _, l := range r.Lines {
+			fmt.Fprintf(w, "  + %s line (%s): %s\n", l.Subform, l.Location, lineText(l.Fields))
+		}
 	}
 	printErrors(w, v.Errors)
+}
+
+// lineText is a line's fields as FIELD=value, in field order.
+func lineText(fields map[string]json.RawMessage) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + "=" + string(fields[k])
+	}
+	return strings.Join(parts, " ")
 }

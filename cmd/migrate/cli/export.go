@@ -31,6 +31,9 @@ func (a *app) export(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := connectionFlag(fs, *connection); err != nil {
+		return err
+	}
 	if *out == "" {
 		return usageErr("export needs --out FILE.xlsx or FILE.csv")
 	}

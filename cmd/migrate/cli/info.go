@@ -8,11 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -229,7 +229,7 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 		}
 		raw = b.Bytes()
 	}
-	if err := writeFileAtomic(file, raw, 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, raw, 0o644); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
@@ -257,33 +257,6 @@ func replaceType(md *odata.Metadata, t *odata.EntityType) {
 	}
 }
 
-// writeFileAtomic writes to a temporary file beside the target and renames
-// it, so a crash never leaves half a file.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 func (a *app) metadataShow(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("metadata show", flag.ContinueOnError)
 	var cf connFlags
@@ -301,7 +274,8 @@ func (a *app) metadataShow(ctx context.Context, args []string) error {
 	if set == nil {
 		return withCode(ExitUsage, errors.New(noEntity(md, pos[0])))
 	}
-	showType(a.stdout, md, set.Type, "", map[string]bool{})
+	// The names and labels are the server's.
+	showType(diag.PrintableWriter(a.stdout), md, set.Type, "", map[string]bool{})
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/auth"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -77,6 +76,9 @@ func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *s
 	if err != nil {
 		return "", nil, err
 	}
+	if err := connectionFlag(fs, *connection); err != nil {
+		return "", nil, err
+	}
 	p, err := optionalPlan(pos)
 	if err != nil {
 		return "", nil, err
@@ -89,12 +91,11 @@ func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *s
 		if c == nil {
 			return "", nil, usageErr("the plan has no connection %q (connections: %s)", *connection, strings.Join(connectionNames(p), ", "))
 		}
-		env := connEnv(a.getenv, c.Name)
-		url := c.URL
-		if u := env("MIGRATE_TARGET"); u != "" {
-			url = u
+		url, err := a.connectionURL(c, false)
+		if err != nil {
+			return "", nil, err
 		}
-		return odata.StripUserinfo(url), env, nil
+		return url, connEnv(a.getenv, c.Name), nil
 	}
 	url, _ := a.targetURL(*target, p)
 	if url == "" {

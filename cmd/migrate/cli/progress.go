@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -134,7 +135,7 @@ func (h *progressHook) StepFinished(step string, s executor.StepSummary) {
 func (h *progressHook) Warn(msg string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	fmt.Fprintln(h.w, "warning:", msg)
+	fmt.Fprintln(h.w, "warning:", diag.Printable(msg))
 }
 
 // finish clears whatever bars are left (an interrupted run).

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -144,7 +145,8 @@ func (a *app) main(ctx context.Context, args []string) int {
 			err := c.run(a, ctx, args[1:])
 			if err != nil && !errors.Is(err, flag.ErrHelp) {
 				if msg := err.Error(); msg != "" && !isSilent(err) {
-					fmt.Fprintf(a.stderr, "migrate %s: %s\n", c.name, msg)
+					// The message may carry a server's text.
+					fmt.Fprintf(a.stderr, "migrate %s: %s\n", c.name, diag.Printable(msg))
 				}
 				return codeOf(err)
 			}

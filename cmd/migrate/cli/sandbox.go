@@ -76,8 +76,9 @@ func (a *app) sandbox(ctx context.Context, args []string) error {
 	mdFile := fs.String("metadata", "", "serve a real installation's $metadata instead of the demo schema")
 	state := fs.String("state", "", "keep the data in this file across restarts")
 	latency := fs.Duration("latency", 0, "added to every call, e.g. 10ms")
-	cpm := fs.Int("calls-per-minute", 0, "per user; past it: 429 with Retry-After (0: no limit)")
-	maxConc := fs.Int("max-concurrent", 0, "concurrent requests per user; past it: 429 (0: no limit)")
+	cpm, maxConc := new(int), new(int)
+	fs.Var(countFlag{cpm, 0}, "calls-per-minute", "`calls` per minute per user; past it: 429 with Retry-After (0: no limit)")
+	fs.Var(countFlag{maxConc, 0}, "max-concurrent", "concurrent `requests` per user; past it: 429 (0: no limit)")
 	seed := fs.Int64("seed", 1, "seed for the faults")
 	ttl := fs.Duration("token-ttl", time.Hour, "lifetime of OIDC bearer tokens")
 	var faults, redirects, unpermitted, companies, hidden listFlag

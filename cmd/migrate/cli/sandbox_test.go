@@ -17,11 +17,11 @@ func TestQuirksFlag(t *testing.T) {
 		want []string
 	}{
 		{nil, nil},
-		{[]string{"--quirks"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters"}},
-		{[]string{"--quirks", "--seed", "2"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters"}},
+		{[]string{"--quirks"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters", "numbers-as-strings"}},
+		{[]string{"--quirks", "--seed", "2"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters", "numbers-as-strings"}},
 		{[]string{"--quirks", "cold-forms,json-errors", "--seed", "2"}, []string{"json-errors", "cold-forms"}},
 		{[]string{"--quirks=multipart-ids"}, []string{"multipart-ids"}},
-		{[]string{"--quirks", "all"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters"}},
+		{[]string{"--quirks", "all"}, []string{"multipart-ids", "json-errors", "cold-forms", "normalised-texts", "metadata-wrong-type", "real-metadata", "permission-400", "oidc-accounts", "ignored-filters", "numbers-as-strings"}},
 	}
 	for _, tt := range tests {
 		fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)

@@ -37,7 +37,8 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.StringVar(&c.target, "target", "", "service root URL (overrides MIGRATE_TARGET and the plan's target.url)")
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
-	fs.DurationVar(&c.timeout, "timeout", 3*time.Minute, "the longest one call may take (hosted servers drop calls past 3 minutes)")
+	c.timeout = 3 * time.Minute
+	fs.Var(durationFlag{&c.timeout}, "timeout", "the longest one call may take, a `duration` such as 90s (hosted servers drop calls past 3 minutes)")
 	fs.StringVar(&c.systemVersion, "system-version", "", "the target's system version MAJOR.MINOR, for servers before 22.0 that cannot say (overrides "+envSystemVersion+" and the plan's target.system_version); with --sandbox, the version it emulates (default 25.1)")
 	if withSandbox {
 		fs.BoolVar(&c.sandbox, "sandbox", false, "run against a fresh in-process sandbox with the demo schema")
@@ -176,21 +177,32 @@ func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 	if p != nil {
 		lang = p.Target.Language
 	}
-	url := ""
-	switch {
-	case flagURL != "":
-		url = flagURL
-	case a.getenv("MIGRATE_TARGET") != "":
-		url = a.getenv("MIGRATE_TARGET")
-	case p != nil:
-		url = p.Target.URL
-	}
+	url := rawTarget(a.getenv, flagURL, p)
 	stripped := odata.StripUserinfo(url)
 	if stripped != url {
 		fmt.Fprintf(a.stderr, "note: the credentials in the target URL are ignored and never shown: use %s, or %s and %s\n",
 			auth.EnvToken, auth.EnvUser, auth.EnvPassword)
 	}
 	return stripped, lang
+}
+
+// targetOf is targetURL's target without its note, for a command that
+// names the target before it connects (the journal of a load).
+func targetOf(getenv func(string) string, flagURL string, p *plan.Plan) string {
+	return odata.StripUserinfo(rawTarget(getenv, flagURL, p))
+}
+
+// rawTarget is CLI.md's precedence: flag, environment, plan.
+func rawTarget(getenv func(string) string, flagURL string, p *plan.Plan) string {
+	switch {
+	case flagURL != "":
+		return flagURL
+	case getenv("MIGRATE_TARGET") != "":
+		return getenv("MIGRATE_TARGET")
+	case p != nil:
+		return p.Target.URL
+	}
+	return ""
 }
 
 // connect builds the client for a command. With --sandbox it starts an

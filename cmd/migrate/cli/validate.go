@@ -52,6 +52,14 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		// The file could not be read at all: exit 2, not a data problem.
 		return &checked{diags: diags}, nil
 	}
+	if p.ConnectionsRefused() {
+		// A connection whose name or variables are wrong could log in
+		// with another's credentials: nothing connects, exit 2.
+		return &checked{diags: diags}, nil
+	}
+	if err := a.checkConnections(p); err != nil {
+		return nil, err
+	}
 	c := &checked{plan: p}
 	md, file, err := loadMetadataFile(f.metadata, p)
 	if err != nil {

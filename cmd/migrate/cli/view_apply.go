@@ -29,7 +29,7 @@ func (a *app) applyView(asJSON bool) applyView {
 	if asJSON {
 		return applyJSONView{jsonView{a}}
 	}
-	return applyHuman{humanView{a}}
+	return applyHuman{a.human()}
 }
 
 type applyHuman struct{ humanView }
@@ -84,7 +84,7 @@ func (a *app) companiesView(asJSON bool) companiesView {
 	if asJSON {
 		return &companiesJSONView{jsonView: jsonView{a}}
 	}
-	return companiesHuman{humanView{a}}
+	return companiesHuman{a.human()}
 }
 
 type companiesHuman struct{ humanView }

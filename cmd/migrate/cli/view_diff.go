@@ -12,7 +12,7 @@ func (a *app) diffView(asJSON bool) diffView {
 	if asJSON {
 		return diffJSONView{jsonView{a}}
 	}
-	return diffHuman{humanView{a}}
+	return diffHuman{a.human()}
 }
 
 type diffHuman struct{ humanView }

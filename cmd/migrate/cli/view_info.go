@@ -18,7 +18,7 @@ func (a *app) infoView(asJSON bool) infoView {
 	if asJSON {
 		return infoJSONView{jsonView{a}}
 	}
-	return infoHuman{humanView{a}}
+	return infoHuman{a.human()}
 }
 
 type infoHuman struct{ humanView }

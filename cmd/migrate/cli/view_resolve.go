@@ -18,7 +18,7 @@ func (a *app) resolveView(asJSON bool) resolveView {
 	if asJSON {
 		return resolveJSONView{jsonView{a}}
 	}
-	return resolveHuman{humanView{a}}
+	return resolveHuman{a.human()}
 }
 
 type resolveHuman struct{ humanView }

@@ -15,7 +15,7 @@ func (a *app) undoView(asJSON bool) undoView {
 	if asJSON {
 		return undoJSONView{jsonView{a}}
 	}
-	return undoHuman{humanView{a}}
+	return undoHuman{a.human()}
 }
 
 type undoHuman struct{ humanView }

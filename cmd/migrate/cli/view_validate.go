@@ -14,7 +14,7 @@ func (a *app) validateView(asJSON bool) validateView {
 	if asJSON {
 		return validateJSONView{jsonView{a}}
 	}
-	return validateHuman{humanView{a}}
+	return validateHuman{a.human()}
 }
 
 type validateHuman struct{ humanView }

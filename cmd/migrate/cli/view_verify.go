@@ -12,7 +12,7 @@ func (a *app) verifyView(asJSON bool) verifyView {
 	if asJSON {
 		return verifyJSONView{jsonView{a}}
 	}
-	return verifyHuman{humanView{a}}
+	return verifyHuman{a.human()}
 }
 
 type verifyHuman struct{ humanView }

@@ -1,6 +1,9 @@
 package cli
 
-import "github.com/migrate-tool/migrate/plan"
+import (
+	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/plan"
+)
 
 // Every command's output goes through a view of its own (Terraform's
 // views): an interface with a human implementation and a JSON one, chosen
@@ -12,8 +15,18 @@ import "github.com/migrate-tool/migrate/plan"
 // The views are in view_COMMAND.go; the JSON documents they write, and the
 // human tables they share, in view.go.
 
-// humanView is what every human view shares.
+// humanView is what every human view shares. Its app's stdout shows
+// control characters escaped (diag.PrintableWriter): a login name, a
+// server's message or a cell can hold escape sequences and carriage
+// returns that would clear the screen or forge a line.
 type humanView struct{ a *app }
+
+// human is the humanView of a.
+func (a *app) human() humanView {
+	h := *a
+	h.stdout = diag.PrintableWriter(a.stdout)
+	return humanView{&h}
+}
 
 func (v humanView) Hook() *progressHook { return v.a.newHook(false) }
 

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// countFlag is a whole-number flag that, when given, must be at least min:
+// --concurrency 0 or --calls-per-minute -5 used to be taken (issue 26).
+// Its zero value is "not given": the plan's setting or the default applies.
+type countFlag struct {
+	n   *int
+	min int
+}
+
+func (c countFlag) String() string {
+	if c.n == nil || *c.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(*c.n)
+}
+
+func (c countFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	if n < c.min {
+		return fmt.Errorf("give %d or more", c.min)
+	}
+	*c.n = n
+	return nil
+}
+
+// durationFlag is a duration flag that must be longer than nothing.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration: give one such as 90s or 5m")
+	}
+	if d <= 0 {
+		return errors.New("give a duration longer than nothing, such as 90s or 5m")
+	}
+	*f.d = d
+	return nil
+}

@@ -1,0 +1,82 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile/linktest"
+)
+
+// TestOutputsDoNotFollowLinks: every output the executor writes (HTML
+// pages, report and created-keys tables as .xlsx and .csv, workbooks,
+// exports as .xlsx and .csv) leaves a symbolic link planted at the fixed
+// temporary name it used to write through (.NAME.tmp) as it was, and the
+// file it points to unchanged (issue 26); the output is mode 0600, as it
+// holds the customer's rows, and no temporary file stays behind.
+func TestOutputsDoNotFollowLinks(t *testing.T) {
+	t.Parallel()
+	tables := []*table{{name: "orders", header: []string{"CUSTNAME"}, rows: [][]string{{"C1", "failed"}}}}
+	cases := []struct {
+		name  string
+		out   string
+		write func(out string) error
+	}{
+		{"html page", "report.html", func(out string) error { return WriteHTMLFile(out, &RunReport{}) }},
+		{"report xlsx", "report.xlsx", func(out string) error { return writeTables(out, tables, []string{"status"}) }},
+		{"report csv", "report.csv", func(out string) error { return writeTables(out, tables, []string{"status"}) }},
+		{"workbook", "diff.xlsx", func(out string) error {
+			f := excelize.NewFile()
+			defer f.Close()
+			return saveWorkbook(f, out)
+		}},
+		{"export xlsx", "export.xlsx", func(out string) error {
+			x, err := newXLSXExport([]string{"orders"}, [][]string{{"ORDNAME"}}, out)
+			return exportOneRow(x, err)
+		}},
+		{"export csv", "export.csv", func(out string) error {
+			c, err := newCSVExport([]string{"orders"}, [][]string{{"ORDNAME"}}, out)
+			return exportOneRow(c, err)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			planted := linktest.Plant(t, filepath.Join(dir, "."+tc.out+".tmp"))
+			out := filepath.Join(dir, tc.out)
+			if err := tc.write(out); err != nil {
+				t.Fatal(err)
+			}
+			planted.Untouched(t)
+			fi, err := os.Stat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want 0600", tc.out, fi.Mode().Perm())
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if strings.Contains(e.Name(), ".tmp-") {
+					t.Errorf("left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// exportOneRow writes a row to the export w (opened with err) and commits it.
+func exportOneRow(w exportWriter, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := w.row(0, []any{"SO1"}); err != nil {
+		w.abort()
+		return err
+	}
+	return w.commit()
+}
