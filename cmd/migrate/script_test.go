@@ -171,11 +171,9 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				sb.ServeHTTP(w, r)
 			})
 		}
-		srv := httptest.NewServer(h)
+		g := &gate{}
+		srv := httptest.NewServer(g.wrap(h))
 		ts.Defer(srv.Close)
-
-		g := &gate{} // nothing has called srv yet
-		srv.Config.Handler = g.wrap(srv.Config.Handler)
 		ts.Defer(g.release) // before Close, which waits for held calls
 		if name != "" {
 			// Another installation, read through connection NAME of a plan
