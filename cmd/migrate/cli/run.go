@@ -30,24 +30,15 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// clock is every client's time (odata.Config.Clock; nil: the real
+	// one): tests give one on which backoff and Retry-After pass at once.
+	clock odata.Clock
 	// interrupts delivers Ctrl-C: the first asks for a clean stop, the
 	// second for an immediate one.
 	interrupts <-chan os.Signal
 	// openBrowser shows the OIDC login page (nil: the system's browser).
 	openBrowser func(url string) error
-	// clock is every client's time (odata.Config.Clock; nil: the real
-	// one): tests give one on which backoff and Retry-After pass at once.
-	clock odata.Clock
 }
-
-// Option changes how Run works; the tests of the real command line use
-// them, main none.
-type Option func(*app)
-
-// WithClock gives every client the command makes clk for its time, so a
-// test of a target that keeps failing or throttling waits for none of the
-// client's pauses (odatatest.Clock) and still makes every attempt.
-func WithClock(clk odata.Clock) Option { return func(a *app) { a.clock = clk } }
 
 type command struct {
 	name    string
@@ -98,6 +89,15 @@ func TuneGC() {
 	}
 	setMemoryLimit(executor.DefaultMemory)
 }
+
+// Option changes how Run works; the tests of the real command line use
+// them, main none.
+type Option func(*app)
+
+// WithClock gives every client the command makes clk for its time, so a
+// test of a target that keeps failing or throttling waits for none of the
+// client's pauses (odatatest.Clock) and still makes every attempt.
+func WithClock(clk odata.Clock) Option { return func(a *app) { a.clock = clk } }
 
 // Run is the whole command line: it returns the exit code of CLI.md.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...Option) int {
