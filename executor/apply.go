@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -502,7 +503,7 @@ type stepRun struct {
 
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
-	sr.pk = &packer{limit: r.limit, emit: sr.emit}
+	sr.pk = &packer{limit: r.limit, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
@@ -1343,6 +1344,26 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
 }
 
+// keptCellMax is the most of a source cell the journal keeps for report
+// --created: the rows are there to find a record's new key by its old
+// values, and a 100 KB text kept whole would make the journal (and the
+// journal's pending entries, in memory) as large as the source.
+const keptCellMax = 1024
+
+// keptCell is a cell as the journal keeps it for report --created: whole
+// up to keptCellMax bytes, else its head (cut at a character) and a mark
+// of how long it was.
+func keptCell(c string) string {
+	if len(c) <= keptCellMax {
+		return c
+	}
+	head := c[:keptCellMax]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	return head + fmt.Sprintf("… [%d bytes in the source]", len(c))
+}
+
 // keyedRows are a committed record's source rows with what each became:
 // its own row the entity, each child's row that child with its key, every
 // row written once. report --created maps legacy numbers with them.
@@ -1355,6 +1376,9 @@ func keyedRows(w *work) []journal.KeyedRow {
 		if row.Header != nil && !seen[kr.Loc] {
 			seen[kr.Loc] = true
 			kr.Cells = cellTexts(row.Cells)
+			for i, c := range kr.Cells {
+				kr.Cells[i] = keptCell(c)
+			}
 			if !slices.Equal(row.Header.Names, header) {
 				kr.Header, header = row.Header.Names, row.Header.Names
 			}

@@ -25,6 +25,9 @@ type ExportQuery struct {
 	Select  []string // the fields; empty: every field
 	Expand  []string // the sub-forms, each on a sheet of its own
 	Filter  string   // a $filter, "" for every row
+	// Memory is the budget the pages are read within (PageBytes); 0:
+	// DefaultMemory.
+	Memory int64
 }
 
 // QueryError is an export asked for what the service does not have: an
@@ -69,7 +72,7 @@ func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
 			}
 		}
 	}
-	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter})
+	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter, PageBytes: PageBytes(q.Memory)})
 	if err != nil {
 		return Export{}, &ReadError{Err: err}
 	}
