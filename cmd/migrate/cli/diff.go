@@ -7,8 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -186,12 +187,7 @@ func printDiff(w io.Writer, v diffJSON) {
 			fmt.Fprintf(w, " matches %s", strings.Join(r.Matches, ", "))
 		}
 		fmt.Fprintln(w)
-		names := make([]string, 0, len(r.Fields))
-		for k := range r.Fields {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
 			fmt.Fprintf(w, "  %s: %s → %s\n", k, r.Fields[k].Old, r.Fields[k].New)
 		}
 		for _, l := range r.Lines {
@@ -203,11 +199,7 @@ func printDiff(w io.Writer, v diffJSON) {
 
 // lineText is a line's fields as FIELD=value, in field order.
 func lineText(fields map[string]json.RawMessage) string {
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = k + "=" + string(fields[k])
