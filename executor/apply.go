@@ -565,7 +565,7 @@ func (r *runner) runStep(s *plan.Step) error {
 func (r *runner) stepFinished(s *plan.Step) {
 	c := r.stepCounts(s.Name)
 	r.hook.StepFinished(s.Name, StepSummary{Name: s.Name, Entity: s.Entity, Committed: c.Committed,
-		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt})
+		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt, Waived: c.Waived})
 }
 
 // nothingLeft reports a resume with nothing to do: the journal's last run
@@ -633,6 +633,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
+		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Waived {
+			return nil // closed by the user: it fails as it did, and stays waived
+		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
 		for _, e := range res.Errors {
@@ -654,7 +657,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
-		case journal.Committed, journal.Skipped:
+		case journal.Committed, journal.Skipped, journal.Waived:
 			return nil
 		case journal.InDoubt:
 			return nil // reconciliation could not decide: listed, never guessed

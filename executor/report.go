@@ -33,10 +33,14 @@ func Report(journalPath, out string) (int, error) {
 		sh := &table{name: name}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
-			if rec.Status() != journal.Failed {
+			if rec.Status() != journal.Failed && rec.Status() != journal.Waived {
 				continue
 			}
 			for _, line := range reportLines(rec) {
+				if rec.Status() == journal.Waived {
+					// Closed by the user: listed with the reason, not to correct.
+					line.msg = "waived: " + rec.Reason + " (was: " + line.msg + ")"
+				}
 				var cells []string
 				if line.row != nil {
 					if sh.header == nil {

@@ -29,6 +29,9 @@ type Summary struct {
 	Estimated time.Duration
 	// Errors lists every problem: row errors and server refusals.
 	Errors []RecordError
+	// Waived lists the failed records the user closed (resolve --waive),
+	// in journal order, each with its reason.
+	Waived []WaivedRecord
 	// Undecided names in-doubt work that reconciliation could not decide;
 	// it is never guessed: check these on the server.
 	Undecided []string
@@ -63,6 +66,9 @@ type StepSummary struct {
 	Failed    int
 	Pending   int
 	InDoubt   int
+	// Waived counts the failed records the user closed (resolve --waive):
+	// they count as records, never as failed.
+	Waived int
 }
 
 // RecordError is one problem, at its source location.

@@ -225,6 +225,7 @@ func (w *jsonWriter) record(r *RecordEntry) {
 			w.b = append(w.b, ']')
 		}
 		w.int("ch", r.Carried, true)
+		w.str("why", r.Reason, true)
 	})
 }
 

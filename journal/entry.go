@@ -192,6 +192,11 @@ type RecordEntry struct {
 	// Carried counts the sub-form children a committed deep insert wrote
 	// inside its own sub-request (they have none of their own).
 	Carried int `json:"ch,omitempty"`
+	// Reason is why the user waived a failed record (Status Waived,
+	// migrate resolve --waive): it will never load, and the run is
+	// complete without it. The failed record's rows and problems stay as
+	// they were, for the report.
+	Reason string `json:"why,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the
@@ -242,4 +247,8 @@ const (
 	Skipped   Status = "skipped"
 	InDoubt   Status = "in_doubt"
 	Pending   Status = "pending"
+	// Waived is a failed record the user closed (issue 28.2): nothing of
+	// it exists on the target, no apply sends it, and it keeps no run from
+	// being complete.
+	Waived Status = "waived"
 )

@@ -374,6 +374,7 @@ type headRec struct {
 	Kids          int            `json:",omitempty"`
 	Carried       int            `json:",omitempty"`
 	FailedInTrial bool           `json:",omitempty"`
+	Reason        string         `json:",omitempty"`
 }
 
 func (st *State) encodeHead() ([]byte, error) {
@@ -422,7 +423,7 @@ func (st *State) encodeHead() ([]byte, error) {
 			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
 				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
 				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-				Carried: r.Carried, FailedInTrial: r.FailedInTrial}
+				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason}
 			for _, s := range r.Extra {
 				hr.Extra = append(hr.Extra, sub(s))
 			}
@@ -504,7 +505,7 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 		var ok1, ok2 bool
 		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
 		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
-		r.Carried, r.FailedInTrial = hr.Carried, hr.FailedInTrial
+		r.Carried, r.FailedInTrial, r.Reason = hr.Carried, hr.FailedInTrial, hr.Reason
 		r.Subs, ok1 = subMap(hr.Subs)
 		r.Undo, ok2 = subMap(hr.Undo)
 		if !ok1 || !ok2 {

@@ -156,6 +156,8 @@ type RecordState struct {
 	Keyed []KeyedRow
 	// Carried: RecordEntry.Carried, of the latest record entry.
 	Carried int
+	// Reason is why the record was waived (Status Waived).
+	Reason string
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -238,7 +240,7 @@ func (s *State) Record(step, id string) *RecordState {
 
 // Counts per status of one step.
 type Counts struct {
-	Committed, Failed, Skipped, Pending, InDoubt int
+	Committed, Failed, Skipped, Pending, InDoubt, Waived int
 }
 
 // Counts tallies the records of step by status.
@@ -257,6 +259,8 @@ func (s *State) Counts(step string) Counts {
 			c.Failed++
 		case Skipped:
 			c.Skipped++
+		case Waived:
+			c.Waived++
 		case InDoubt:
 			c.InDoubt++
 		default:
@@ -600,8 +604,15 @@ func (st *State) applyLine(line []byte, written bool) string {
 			}
 			return ""
 		}
+		if re.Status == Waived {
+			// A decision about the record, not a run's work: the failed
+			// record keeps its rows and problems, and a finished run stays
+			// finished.
+			rec.final, rec.finalSeq, rec.Reason = Waived, seq, re.Reason
+			return ""
+		}
 		st.finished = false
-		rec.final, rec.finalSeq = re.Status, seq
+		rec.final, rec.finalSeq, rec.Reason = re.Status, seq, ""
 		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 		if re.Loc != "" {
 			rec.Loc = re.Loc

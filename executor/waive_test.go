@@ -1,0 +1,109 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TestWaive (issue 28.2): a failed record that will never load is closed
+// with its reason; the run is then complete with one waived, and apply
+// --retry-failed never sends it, even when its row now gives a record.
+func TestWaive(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	total := transform.Result{Loc: loc("customers.csv", 9), Errors: []*transform.RowError{{Cell: "customers.csv:9", Field: "CUSTNAME", Message: "required"}}}
+	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {
+		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"}), total}}}
+	o := env.opts(t, testPlan(step("customers", "CUSTOMERS")), recs)
+	if sum, err := runApply(context.Background(), o); err != nil || sum.Complete || sum.Steps[0].Failed != 1 {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+
+	for _, c := range []struct {
+		name string
+		refs []RecordRef
+		want string
+	}{
+		{"committed", []RecordRef{{"customers", "C1"}}, "customers/C1 is committed, not failed"},
+		{"unknown record", []RecordRef{{"customers", "customers.csv:90"}}, "did you mean customers/customers.csv:9?"},
+		{"unknown step", []RecordRef{{"custmers", "customers.csv:9"}}, "did you mean customers/customers.csv:9?"},
+		{"one good one bad", []RecordRef{{"customers", "customers.csv:9"}, {"customers", "C1"}}, "nothing was waived"},
+	} {
+		_, err := Waive(o.Journal, c.refs, "the export's total line")
+		var de *DecisionError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a DecisionError saying %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Waive(o.Journal, []RecordRef{{"customers", "customers.csv:9"}}, " "); err == nil {
+		t.Error("a waive without a reason was recorded")
+	}
+	if sum, err := Status(o.Journal); err != nil || sum.Steps[0].Failed != 1 || sum.Steps[0].Waived != 0 {
+		t.Fatalf("refused waives changed the journal: %v %+v", err, sum)
+	}
+
+	got, err := Waive(o.Journal, []RecordRef{{"customers", "customers.csv:9"}}, "the export's total line")
+	if err != nil || len(got) != 1 || got[0].Location != "customers.csv:9" {
+		t.Fatalf("waive: %v %+v", err, got)
+	}
+	sum, err := Status(o.Journal)
+	if err != nil || !sum.Complete || sum.Steps[0].Failed != 0 || sum.Steps[0].Waived != 1 || len(sum.Errors) != 0 {
+		t.Fatalf("status after the waive: %v %+v", err, sum)
+	}
+	if len(sum.Waived) != 1 || sum.Waived[0] != (WaivedRecord{Step: "customers", Record: "customers.csv:9", Location: "customers.csv:9", Reason: "the export's total line"}) {
+		t.Errorf("waived: %+v", sum.Waived)
+	}
+	if _, err := Waive(o.Journal, []RecordRef{{"customers", "customers.csv:9"}}, "again"); err == nil || !strings.Contains(err.Error(), "waived already") {
+		t.Errorf("a second waive: %v", err)
+	}
+
+	// The row now gives a record under the same id: still never sent.
+	recs.results["customers"][1] = rec("customers", "CUSTOMERS", "customers.csv:9", 9, map[string]any{"CUSTNAME": "TOTAL", "CUSTDES": "Total"})
+	o.RetryFailed = true
+	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete || sum.Steps[0].Waived != 1 {
+		t.Fatalf("apply --retry-failed: %v %+v", err, sum)
+	}
+	if _, sent := env.entities("CUSTOMERS", "CUSTNAME")["TOTAL"]; sent {
+		t.Error("apply --retry-failed sent the waived record")
+	}
+	// A row error again: the record stays waived, not failed.
+	recs.results["customers"][1] = total
+	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete || sum.Steps[0].Waived != 1 || sum.Steps[0].Failed != 0 {
+		t.Fatalf("apply --retry-failed over the same row error: %v %+v", err, sum)
+	}
+	st, err := journal.Load(o.Journal)
+	if err != nil || st.Record("customers", "customers.csv:9").Reason != "the export's total line" {
+		t.Fatalf("the journal lost the reason: %v", err)
+	}
+
+	// The run report counts it and gives the reason; the failed rows'
+	// file lists its row, waived.
+	rep, err := RunReportOf(o.Journal)
+	if err != nil || !rep.Complete || rep.Total.Waived != 1 || len(rep.Waived) != 1 {
+		t.Fatalf("run report: %v %+v", err, rep)
+	}
+	var page strings.Builder
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"every record is committed or skipped, 1 waived", `<th class="n">Waived</th>`, "the export&#39;s total line", `<table id="waived">`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	if n, err := Report(o.Journal, out); err != nil || n != 1 {
+		t.Fatalf("report --out: %d rows, %v", n, err)
+	}
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "waived: the export's total line (was: required)") {
+		t.Errorf("report --out:\n%s", b)
+	}
+}

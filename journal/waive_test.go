@@ -1,0 +1,59 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWaive: a waived failed record (issue 28.2) is counted as waived, not
+// failed, keeps its rows and problems and its reason, leaves a finished
+// run finished and complete, and reads the same from the log, from the
+// index and from the live state of a journal being written.
+func TestWaive(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	h := testHeader()
+	h.MarksFinish = true
+	j, err := CreateIndexed(path, h)
+	must(t, err)
+	failed := &RecordEntry{Step: "orders", ID: "orders.csv:9", Status: Failed, Loc: "orders.csv:9",
+		Errors: []Problem{{Cell: "orders.csv:9", Message: "no customer TOTAL"}}, Row: &Row{Header: []string{"No"}, Cells: []string{"TOTAL"}}}
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed}},
+		Entry{Kind: KindRecord, Record: failed},
+		Entry{Kind: KindDone, Done: "customers"}, Entry{Kind: KindDone, Done: "orders"}, Entry{Kind: KindFinished}))
+	must(t, j.Close())
+	if st, err := Load(path); err != nil || st.Complete() {
+		t.Fatalf("before the waive: complete %v, %v", st.Complete(), err)
+	}
+	j, _, err = OpenIndexed(path)
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "orders.csv:9", Status: Waived, Reason: "the export's total line"}}))
+	live := j.Snapshot()
+	must(t, j.Close())
+	check := func(name string, st *State) {
+		t.Helper()
+		if got := st.Counts("orders"); got != (Counts{Waived: 1}) {
+			t.Errorf("%s: orders %+v, want one waived", name, got)
+		}
+		if !st.Finished() || !st.Complete() {
+			t.Errorf("%s: finished %v, complete %v; want both", name, st.Finished(), st.Complete())
+		}
+		r := st.Record("orders", "orders.csv:9")
+		if r == nil || r.Status() != Waived || r.Reason != "the export's total line" || r.Row == nil || r.Row.Cells[0] != "TOTAL" || len(r.Errors) != 1 {
+			t.Errorf("%s: the waived record is %+v", name, r)
+		}
+	}
+	full, err := Load(path)
+	must(t, err)
+	check("log", full)
+	check("live", live)
+	lean, err := LoadIndexed(path)
+	must(t, err)
+	check("index", lean)
+	must(t, os.Remove(IndexPath(path)))
+	lean, err = LoadIndexed(path)
+	must(t, err)
+	check("index rebuilt", lean)
+}
