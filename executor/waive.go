@@ -50,6 +50,13 @@ func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord,
 		}
 		seen[ref] = true
 		rec := st.Record(ref.Step, ref.Record)
+		if rec == nil {
+			// A failed record named by the location status and the report
+			// give (orders.csv:9) rather than its id.
+			if rec = failedAt(st, ref); rec != nil {
+				ref.Record = rec.ID
+			}
+		}
 		if why := unwaivable(st, ref, rec); why != "" {
 			problems = append(problems, why)
 			continue
@@ -68,6 +75,21 @@ func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord,
 	return out, nil
 }
 
+// failedAt is the failed record of ref's step whose source location is
+// ref.Record, or nil.
+func failedAt(st *journal.State, ref RecordRef) *journal.RecordState {
+	ss := st.Steps[ref.Step]
+	if ss == nil {
+		return nil
+	}
+	for _, id := range ss.IDs {
+		if rec := ss.Records[id]; rec != nil && rec.Loc == ref.Record && rec.Status() == journal.Failed {
+			return rec
+		}
+	}
+	return nil
+}
+
 // unwaivable says why ref cannot be waived, or "".
 func unwaivable(st *journal.State, ref RecordRef, rec *journal.RecordState) string {
 	if rec == nil {
@@ -78,7 +100,7 @@ func unwaivable(st *journal.State, ref RecordRef, rec *journal.RecordState) stri
 			}
 			return msg
 		}
-		msg := fmt.Sprintf("%s: no record of step %s has the id %q", ref, ref.Step, ref.Record)
+		msg := fmt.Sprintf("%s: no record of step %s has the id or location %q", ref, ref.Step, ref.Record)
 		if near := didyoumean.Closest(ref.Record, st.Steps[ref.Step].IDs); near != "" {
 			msg += fmt.Sprintf("; did you mean %s/%s?", ref.Step, near)
 		}

@@ -141,7 +141,10 @@ func summaryJSON(s *executor.Summary) runJSON {
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
 			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
-			Partly: st.Partly})
+			Partly: st.Partly, Waived: st.Waived})
+	}
+	if len(s.Waived) > 0 {
+		r.Waived = waivedRecordsJSON(s.Waived)
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
@@ -444,6 +447,9 @@ type journalStatus struct {
 	Trial      int          `json:"trial,omitempty"`
 	Unfinished []string     `json:"unfinished,omitempty"`
 	Steps      []stepStatus `json:"steps"`
+	// Waived are the failed records closed by resolve --waive, with their
+	// reasons (issue 28.2).
+	Waived []waivedRecordJSON `json:"waived,omitempty"`
 }
 
 type stepStatus struct {
@@ -454,6 +460,7 @@ type stepStatus struct {
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
+	Waived    int    `json:"waived,omitempty"`
 }
 
 // statusesJSON is status --json of several journals.
@@ -491,7 +498,10 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
 	for _, s := range sum.Steps {
-		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived})
+	}
+	if len(sum.Waived) > 0 {
+		st.view.Waived = waivedRecordsJSON(sum.Waived)
 	}
 	return st, nil
 }

@@ -28,6 +28,9 @@ type runJSON struct {
 	Unread       int         `json:"reads_not_made,omitempty"`
 	Errors       []errorJSON `json:"errors"`
 	Undecided    []string    `json:"undecided,omitempty"`
+	// Waived are the failed records closed by resolve --waive (apply
+	// never sends them), with their reasons.
+	Waived []waivedRecordJSON `json:"waived,omitempty"`
 }
 
 type stepJSON struct {
@@ -42,6 +45,7 @@ type stepJSON struct {
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
+	Waived    int    `json:"waived,omitempty"`
 }
 
 type estimate struct {
@@ -49,17 +53,26 @@ type estimate struct {
 	Seconds        float64 `json:"seconds"`
 }
 
-// printSteps writes the summary table, one line per step.
+// printSteps writes the summary table, one line per step; a column of
+// waived records when some are (resolve --waive).
 func printSteps(w io.Writer, r runJSON, applied bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if applied {
+	waived := len(r.Waived) > 0
+	switch {
+	case applied && waived:
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt\twaived")
+	case applied:
 		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt")
-	} else {
+	default:
 		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors")
 	}
 	for _, s := range r.Steps {
 		if applied {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+			if waived {
+				fmt.Fprintf(tw, "\t%d", s.Waived)
+			}
+			fmt.Fprintln(tw)
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors)
 		}
@@ -135,6 +148,22 @@ func printPartly(w io.Writer, errs []executor.RecordError) {
 	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", plural(len(lines), "record", "records"))
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
+	}
+}
+
+// printWaived lists the failed records closed by resolve --waive, each
+// with its reason.
+func printWaived(w io.Writer, recs []waivedRecordJSON) {
+	if len(recs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwaived (%s): closed by resolve --waive, never sent\n", plural(len(recs), "record", "records"))
+	for _, r := range recs {
+		where := ""
+		if r.Location != "" && r.Location != r.Record {
+			where = " at " + r.Location
+		}
+		fmt.Fprintf(w, "  %s/%s%s: %s\n", r.Step, r.Record, where, r.Reason)
 	}
 }
 

@@ -39,15 +39,20 @@ func (statusHuman) Done() error { return nil }
 // journal shows one journal's counts and what to do next.
 func (v statusHuman) journal(st *statusResult) {
 	w := v.a.stdout
-	printSteps(w, summaryJSON(st.sum), true)
+	doc := summaryJSON(st.sum)
+	printSteps(w, doc, true)
 	printPartly(w, st.sum.Errors)
+	printWaived(w, doc.Waived)
 	switch {
 	case st.busy:
 		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK && len(doc.Waived) > 0:
+		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", itoa(len(doc.Waived)))
 	case st.code == ExitOK:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	case st.code == ExitData:
 		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+		v.waiveAdvice(st)
 	case leftText(st.sum) != "" && !pendingIn(st.sum):
 		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
 	case st.sum.Interrupted && !pendingIn(st.sum):
@@ -55,6 +60,13 @@ func (v statusHuman) journal(st *statusResult) {
 	default:
 		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	}
+}
+
+// waiveAdvice names resolve --waive for the failed records that will
+// never load (issue 24.10): without it they keep the run from complete
+// for ever.
+func (v statusHuman) waiveAdvice(st *statusResult) {
+	fmt.Fprintf(v.a.stdout, "a failed record that will never load (a total line, a dropped duplicate) is closed with `migrate resolve %s --waive STEP/ID --reason TEXT`\n", st.path)
 }
 
 type statusJSONView struct {
