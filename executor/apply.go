@@ -58,6 +58,10 @@ type runner struct {
 	diff *differ
 	// unchanged: the journal was begun from this very plan and sources.
 	unchanged bool
+	// accept is the plan and sources a resume goes on with although the
+	// journal began from others (allowed): journaled once the rows are
+	// known not to have shifted, so that later runs do not ask again.
+	accept *journal.Accepted
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -164,6 +168,13 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	}
 	if err := r.refuseShifted(); err != nil {
 		return nil, err
+	}
+	if r.accept != nil && !r.dry {
+		// Issue 24.10: --allow-plan-change was asked for again on every
+		// later run of the same plan.
+		if err := r.jr.Append(journal.Entry{Kind: journal.KindAccept, Accept: r.accept}); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
@@ -289,6 +300,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	}
 	r.jr, r.state = journalLedger{jr}, st
 	r.unchanged = st.Header.PlanHash == hdr.PlanHash && maps.Equal(st.Header.Sources, hdr.Sources)
+	if !r.unchanged {
+		r.accept = &journal.Accepted{PlanHash: hdr.PlanHash, Sources: hdr.Sources}
+	}
 	return nil
 }
 

@@ -107,3 +107,40 @@ func TestWaive(t *testing.T) {
 		t.Errorf("report --out:\n%s", b)
 	}
 }
+
+// TestAllowPlanChangeOnce (issue 24.10): a changed plan accepted once with
+// --allow-plan-change is the journal's from then on: the next run of the
+// same plan is not refused; another change is.
+func TestAllowPlanChangeOnce(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {
+		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"})}}}
+	p := testPlan(step("customers", "CUSTOMERS"))
+	o := env.opts(t, p, recs)
+	if _, err := runApply(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	p.Hash = "h2"
+	var stale *StaleError
+	if _, err := runApply(context.Background(), o); !errors.As(err, &stale) {
+		t.Fatalf("a changed plan: %v, want a StaleError", err)
+	}
+	o.AllowPlanChange = true
+	if _, err := runApply(context.Background(), o); err != nil {
+		t.Fatalf("allowed: %v", err)
+	}
+	o.AllowPlanChange = false
+	for _, load := range []func(string) (*journal.State, error){journal.Load, journal.LoadIndexed} {
+		if st, err := load(o.Journal); err != nil || st.Header.PlanHash != "h2" {
+			t.Fatalf("the journal's plan hash: %v %q, want the accepted h2", err, st.Header.PlanHash)
+		}
+	}
+	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
+		t.Fatalf("the same changed plan again, without --allow-plan-change: %v", err)
+	}
+	p.Hash = "h3"
+	if _, err := runApply(context.Background(), o); !errors.As(err, &stale) || !strings.Contains(err.Error(), "hash h2") {
+		t.Fatalf("another change: %v, want a StaleError from h2", err)
+	}
+}

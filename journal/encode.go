@@ -14,7 +14,7 @@ import (
 // rows, a text json.Marshal would escape) returns false: json.Marshal
 // encodes that entry. The fast decoder reads what this writes.
 func appendEntryJSON(dst []byte, e *Entry) ([]byte, bool) {
-	if e.Header != nil || e.Mark != nil || e.Run != nil {
+	if e.Header != nil || e.Mark != nil || e.Run != nil || e.Accept != nil {
 		return dst, false
 	}
 	w := jsonWriter{b: dst, ok: true}

@@ -27,7 +27,19 @@ const (
 	// without it a run stopped between steps (step 2 never began) would
 	// look complete, for nothing of step 2 is pending.
 	KindFinished Kind = "finished"
+	// KindAccept records that a resume accepted a changed plan or changed
+	// sources (apply --allow-plan-change, or --retry-failed over corrected
+	// rows): the runs after it are made from those, and the same plan and
+	// sources are not refused again (issue 24.10).
+	KindAccept Kind = "accept"
 )
+
+// Accepted is what an entry of KindAccept records: the plan and sources a
+// resume went on with, hashed as the header hashes them.
+type Accepted struct {
+	PlanHash string            `json:"plan_hash"`
+	Sources  map[string]string `json:"sources,omitempty"`
+}
 
 // Run is what an entry of KindRun records.
 type Run struct {
@@ -227,6 +239,7 @@ type Entry struct {
 	Mark    *Watermark   `json:"wm,omitempty"`
 	Run     *Run         `json:"run,omitempty"`
 	Done    string       `json:"done,omitempty"` // KindDone: the step
+	Accept  *Accepted    `json:"acc,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; zero in journals written before it was recorded.
 	At time.Time `json:"at,omitzero"`

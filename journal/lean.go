@@ -330,6 +330,9 @@ type indexHead struct {
 	Runs    int             `json:"runs,omitempty"`
 	LastRun Run             `json:"last_run"`
 	Done    map[string]bool `json:"done,omitempty"`
+	// Accepted is State's: the plan and sources a resume accepted last,
+	// which the header line alone does not say.
+	Accepted *Accepted `json:"accepted,omitempty"`
 }
 
 type headStep struct {
@@ -382,7 +385,7 @@ func (st *State) encodeHead() ([]byte, error) {
 	tc, tl := st.tailSum()
 	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
 		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over),
-		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done}
+		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done, Accepted: st.accepted}
 	no := map[*SubState]int{}
 	sub := func(s *SubState) int {
 		if i, ok := no[s]; ok {
@@ -523,6 +526,9 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 	st.Runs, st.LastRun = h.Runs, h.LastRun
 	if h.Done != nil {
 		st.Done = h.Done
+	}
+	if h.Accepted != nil {
+		st.accept(*h.Accepted)
 	}
 	return true
 }

@@ -19,6 +19,9 @@ import (
 
 // State is a journal replayed: what the run did so far.
 type State struct {
+	// Header is the journal's first line, its PlanHash and Sources those
+	// the last KindAccept entry accepted, if any: what a resume compares
+	// the plan and sources with.
 	Header Header
 	// Steps holds every step seen, by name; StepNames is their order (the
 	// header's order, then first appearance).
@@ -48,6 +51,9 @@ type State struct {
 	// Batches is every batch sent, in the order of the journal, with when
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
+
+	// accepted is the last KindAccept's, nil when none.
+	accepted *Accepted
 
 	// marks: the journal ends its finished applies with KindFinished (the
 	// header says so, or one was seen); finished: the last apply did.
@@ -655,12 +661,23 @@ func (st *State) applyLine(line []byte, written bool) string {
 		st.Done[e.Done] = true
 	case KindFinished:
 		st.marks, st.finished = true, true
+	case KindAccept:
+		if e.Accept == nil || e.Accept.PlanHash == "" {
+			return "accept entry without a plan hash"
+		}
+		st.accept(*e.Accept)
 	case KindHeader:
 		return "a second header"
 	default:
 		return fmt.Sprintf("unknown entry kind %q", e.Kind)
 	}
 	return ""
+}
+
+// accept makes a the plan and sources the journal's runs are made from.
+func (st *State) accept(a Accepted) {
+	st.Header.PlanHash, st.Header.Sources = a.PlanHash, maps.Clone(a.Sources)
+	st.accepted = &a
 }
 
 // note folds an outcome into the batch's call: the first outcome is its
@@ -714,7 +731,7 @@ func (s *State) Clone() *State {
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
 		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done),
-		marks: s.marks, finished: s.finished}
+		marks: s.marks, finished: s.finished, accepted: s.accepted}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)

@@ -3,6 +3,7 @@ package journal
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +57,34 @@ func TestWaive(t *testing.T) {
 	lean, err = LoadIndexed(path)
 	must(t, err)
 	check("index rebuilt", lean)
+}
+
+// TestAccept: an accepted plan and sources replace the header's hashes,
+// from the log and from the index alike (issue 24.10).
+func TestAccept(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, testHeader())
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindAccept, Accept: &Accepted{PlanHash: "def", Sources: map[string]string{"a.csv": "02"}}}))
+	must(t, j.Close())
+	for name, load := range map[string]func(string) (*State, error){"log": Load, "index": LoadIndexed} {
+		st, err := load(path)
+		must(t, err)
+		if st.Header.PlanHash != "def" || st.Header.Sources["a.csv"] != "02" || st.Header.Plan != "demo" {
+			t.Errorf("%s: header %+v, want the accepted hashes", name, st.Header)
+		}
+	}
+	// A last line that is no valid entry is ignored as a torn one is.
+	st, err := Replay(strings.NewReader(mustLine(t, Entry{Kind: KindHeader, Header: &Header{PlanHash: "x"}}) + mustLine(t, Entry{Kind: KindAccept, Accept: &Accepted{}})))
+	if err != nil || !st.Torn || st.Header.PlanHash != "x" {
+		t.Errorf("an accept without a plan hash: %v, torn %v, plan hash %q", err, st.Torn, st.Header.PlanHash)
+	}
+}
+
+func mustLine(t *testing.T, e Entry) string {
+	t.Helper()
+	b, err := EncodeLine(e)
+	must(t, err)
+	return string(b)
 }
