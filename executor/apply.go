@@ -62,6 +62,8 @@ type runner struct {
 	// journal began from others (allowed): journaled once the rows are
 	// known not to have shifted, so that later runs do not ask again.
 	accept *journal.Accepted
+	// changed is each step's stepRun.changed, once the step ended.
+	changed map[string]int
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -118,7 +120,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 
 func newRunner(ctx context.Context, opts *runOptions) *runner {
 	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
+		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, changed: map[string]int{}}
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -234,6 +236,9 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
+	for i := range sum.Steps {
+		sum.Steps[i].Changed = r.changed[sum.Steps[i].Name]
+	}
 	err := r.err
 	r.mu.Unlock()
 	switch {
@@ -507,11 +512,18 @@ type stepRun struct {
 	sending atomic.Int32
 	flying  map[*op]int // the batch of each
 	lookMu  sync.Mutex
+	// changed counts the committed records whose source rows changed
+	// since they were loaded: skipped, for apply does not update what it
+	// loaded (issue 24.10). unseen holds the failed records the source
+	// has not given yet: those it never gives are gone.
+	changed int
+	unseen  map[string]bool
 }
 
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, emit: sr.emit}
+	sr.unseen = failedIDs(r.state, s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
@@ -564,8 +576,11 @@ func (r *runner) runStep(s *plan.Step) error {
 	// Outcomes written without their own fsync are durable before the step
 	// is reported finished; so is, when its source was read to the end
 	// (no trial, no stop), that the step was.
+	r.mu.Lock()
+	r.changed[s.Name] = sr.changed
+	r.mu.Unlock()
 	if read := err == nil && r.opts.Limit == 0 && !r.halted(); read {
-		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name}); err != nil {
+		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name, Gone: slices.Sorted(maps.Keys(sr.unseen))}); err != nil {
 			return err
 		}
 	}
@@ -633,6 +648,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	switch {
 	case res.Skipped:
 		id := res.Loc.String()
+		delete(sr.unseen, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
@@ -647,6 +663,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
+		delete(sr.unseen, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Waived {
 			return nil // closed by the user: it fails as it did, and stays waived
 		}
@@ -667,11 +684,18 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	delete(sr.unseen, id)
+	delete(sr.unseen, rec.Loc.String()) // a failure filed under the row's location (supersede)
 	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
-		case journal.Committed, journal.Skipped, journal.Waived:
+		case journal.Committed:
+			if prev.SrcHash != "" && prev.SrcHash != srcHash(rec) {
+				sr.changed++
+			}
+			return nil
+		case journal.Skipped, journal.Waived:
 			return nil
 		case journal.InDoubt:
 			return nil // reconciliation could not decide: listed, never guessed
@@ -1226,6 +1250,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		re.Keyed = keyedRows(w)
+		re.SrcHash = srcHash(w.rec)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed

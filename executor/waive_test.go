@@ -144,3 +144,56 @@ func TestAllowPlanChangeOnce(t *testing.T) {
 		t.Fatalf("another change: %v, want a StaleError from h2", err)
 	}
 }
+
+// TestChangedAndGone (issue 24.10): a resume counts, per step, the
+// committed records whose source rows changed since they were loaded (and
+// does not send them), and journals the failed records whose rows the
+// source no longer gives, which status then names.
+func TestChangedAndGone(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	c1 := rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"})
+	c2 := rec("customers", "CUSTOMERS", "C2", 3, map[string]any{"CUSTNAME": "C2", "CUSTDES": "Beta"})
+	total := transform.Result{Loc: loc("customers.csv", 9), Errors: []*transform.RowError{{Cell: "customers.csv:9", Field: "CUSTNAME", Message: "required"}}}
+	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {c1, c2, total}}}
+	o := env.opts(t, testPlan(step("customers", "CUSTOMERS")), recs)
+	if sum, err := runApply(context.Background(), o); err != nil || sum.Steps[0].Changed != 0 {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+	if sum, err := Status(o.Journal); err != nil || len(sum.Gone) != 0 {
+		t.Fatalf("status: %v, gone %+v; want none", err, sum.Gone)
+	}
+
+	// C1's row changed, the total line was deleted.
+	changed := rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha 2"})
+	changed.Record.Row.Cells[1] = "Alpha 2"
+	recs.results["customers"] = []transform.Result{changed, c2}
+	sum, err := runApply(context.Background(), o)
+	if err != nil || sum.Steps[0].Changed != 1 || sum.Steps[0].Committed != 2 {
+		t.Fatalf("resume: %v %+v", err, sum)
+	}
+	if got := env.entities("CUSTOMERS", "CUSTNAME")["C1"]["CUSTDES"]; got != "Alpha" {
+		t.Errorf("C1 on the target: %v; a changed committed record is not sent", got)
+	}
+	for name, sum := range map[string]*Summary{"apply": sum, "status": statusOf(t, o.Journal)} {
+		if len(sum.Gone) != 1 || sum.Gone[0] != (RecordRef{"customers", "customers.csv:9"}) {
+			t.Errorf("%s: gone %+v, want the total line", name, sum.Gone)
+		}
+	}
+	// Waived, it is no longer named.
+	if _, err := Waive(o.Journal, []RecordRef{{"customers", "customers.csv:9"}}, "total"); err != nil {
+		t.Fatal(err)
+	}
+	if sum := statusOf(t, o.Journal); len(sum.Gone) != 0 || !sum.Complete {
+		t.Errorf("after the waive: gone %+v, complete %v", sum.Gone, sum.Complete)
+	}
+}
+
+func statusOf(t *testing.T, journal string) *Summary {
+	t.Helper()
+	sum, err := Status(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}

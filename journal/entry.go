@@ -209,6 +209,11 @@ type RecordEntry struct {
 	// complete without it. The failed record's rows and problems stay as
 	// they were, for the report.
 	Reason string `json:"why,omitempty"`
+	// SrcHash is a hash of a committed record's source rows as they were
+	// loaded (its own, its group's, its lines'), whatever identifies it: a
+	// resume counts the committed records whose rows changed since, which
+	// it does not send again (issue 24.10). Older journals have none.
+	SrcHash string `json:"sh,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the
@@ -240,6 +245,10 @@ type Entry struct {
 	Run     *Run         `json:"run,omitempty"`
 	Done    string       `json:"done,omitempty"` // KindDone: the step
 	Accept  *Accepted    `json:"acc,omitempty"`
+	// Gone (KindDone) are the step's failed records whose rows the source
+	// no longer gives (an export's total line, a dropped duplicate): they
+	// will never load, and status names resolve --waive for them.
+	Gone []string `json:"gone,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; zero in journals written before it was recorded.
 	At time.Time `json:"at,omitzero"`

@@ -147,6 +147,8 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Carried, ok = p.num()
 		case "why":
 			r.Reason, ok = p.str()
+		case "sh":
+			r.SrcHash, ok = p.str()
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):

@@ -43,6 +43,9 @@ type State struct {
 	LastRun Run
 	// Done holds the steps whose source a run read to its end (KindDone).
 	Done map[string]bool
+	// Gone holds, by step, the failed records the last run that read the
+	// step to its end found no row of (KindDone's Gone).
+	Gone map[string][]string
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -164,6 +167,8 @@ type RecordState struct {
 	Carried int
 	// Reason is why the record was waived (Status Waived).
 	Reason string
+	// SrcHash: RecordEntry.SrcHash, of the record as committed.
+	SrcHash string
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -241,7 +246,7 @@ func (s *State) Record(step, id string) *RecordState {
 	if !ok {
 		return nil
 	}
-	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -630,6 +635,9 @@ func (st *State) applyLine(line []byte, written bool) string {
 			rec.RowHash = re.RowHash
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried = re.Errors, re.Row, re.Rows, re.Partly, re.Carried
+		if re.Status == Committed {
+			rec.SrcHash = re.SrcHash
+		}
 		if st.report {
 			rec.Keyed = nil
 			if re.Status == Committed {
@@ -659,6 +667,11 @@ func (st *State) applyLine(line []byte, written bool) string {
 			return "done entry without a step"
 		}
 		st.Done[e.Done] = true
+		if len(e.Gone) > 0 {
+			st.Gone[e.Done] = e.Gone
+		} else {
+			delete(st.Gone, e.Done)
+		}
 	case KindFinished:
 		st.marks, st.finished = true, true
 	case KindAccept:
@@ -721,7 +734,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}, Gone: map[string][]string{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -730,7 +743,7 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done),
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done), Gone: maps.Clone(s.Gone),
 		marks: s.marks, finished: s.finished, accepted: s.accepted}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {

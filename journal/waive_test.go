@@ -88,3 +88,24 @@ func mustLine(t *testing.T, e Entry) string {
 	must(t, err)
 	return string(b)
 }
+
+// TestSrcHash: a committed record's source hash is kept by the log, the
+// index and the live state alike, so a resume can tell its rows changed.
+func TestSrcHash(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, testHeader())
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'", SrcHash: "5ca1ab1e"}}))
+	live := j.Snapshot()
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	lean, err := LoadIndexed(path) // from the index Close wrote
+	must(t, err)
+	for name, st := range map[string]*State{"live": live, "log": full, "index": lean} {
+		if r := st.Record("customers", "C1"); r == nil || r.SrcHash != "5ca1ab1e" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+}

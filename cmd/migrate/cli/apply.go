@@ -141,7 +141,10 @@ func summaryJSON(s *executor.Summary) runJSON {
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
 			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
-			Partly: st.Partly, Waived: st.Waived})
+			Partly: st.Partly, Waived: st.Waived, Changed: st.Changed})
+	}
+	for _, g := range s.Gone {
+		r.Gone = append(r.Gone, g.String())
 	}
 	if len(s.Waived) > 0 {
 		r.Waived = waivedRecordsJSON(s.Waived)
@@ -450,6 +453,8 @@ type journalStatus struct {
 	// Waived are the failed records closed by resolve --waive, with their
 	// reasons (issue 28.2).
 	Waived []waivedRecordJSON `json:"waived,omitempty"`
+	// Gone: as the run document's.
+	Gone []string `json:"gone,omitempty"`
 }
 
 type stepStatus struct {
@@ -503,6 +508,7 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 	if len(sum.Waived) > 0 {
 		st.view.Waived = waivedRecordsJSON(sum.Waived)
 	}
+	st.view.Gone = summaryJSON(sum).Gone
 	return st, nil
 }
 

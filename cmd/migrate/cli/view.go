@@ -31,6 +31,9 @@ type runJSON struct {
 	// Waived are the failed records closed by resolve --waive (apply
 	// never sends them), with their reasons.
 	Waived []waivedRecordJSON `json:"waived,omitempty"`
+	// Gone are the failed records (STEP/ID) whose rows the source no longer
+	// gives: resolve --waive closes them.
+	Gone []string `json:"gone,omitempty"`
 }
 
 type stepJSON struct {
@@ -46,6 +49,9 @@ type stepJSON struct {
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
 	Waived    int    `json:"waived,omitempty"`
+	// Changed (apply) is the committed records whose source rows changed
+	// since they were loaded: not sent again.
+	Changed int `json:"changed_since_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -149,6 +155,40 @@ func printPartly(w io.Writer, errs []executor.RecordError) {
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
+}
+
+// printChanged says, per step, how many committed records' source rows
+// changed since they were loaded, and that they were not sent.
+func printChanged(w io.Writer, steps []stepJSON) {
+	for _, s := range steps {
+		if s.Changed > 0 {
+			fmt.Fprintf(w, "%s: the source rows of %s committed before changed since; not sent again (apply does not update what it loaded)\n",
+				s.Name, plural(s.Changed, "record", "records"))
+		}
+	}
+}
+
+// printGone names the failed records whose rows the source no longer
+// gives, and the command that closes them (issue 24.10).
+func printGone(w io.Writer, gone []string, journalPath string) bool {
+	if len(gone) == 0 {
+		return false
+	}
+	shown := gone
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	more := ""
+	if len(gone) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(gone)-len(shown))
+	}
+	them := "them"
+	if len(gone) == 1 {
+		them = "it"
+	}
+	fmt.Fprintf(w, "no longer in the source, so never to load: %s%s; close %s with `migrate resolve %s --waive %s --reason TEXT`\n",
+		strings.Join(shown, ", "), more, them, journalPath, strings.Join(gone, " --waive "))
+	return true
 }
 
 // printWaived lists the failed records closed by resolve --waive, each

@@ -66,6 +66,9 @@ func (v statusHuman) journal(st *statusResult) {
 // never load (issue 24.10): without it they keep the run from complete
 // for ever.
 func (v statusHuman) waiveAdvice(st *statusResult) {
+	if printGone(v.a.stdout, summaryJSON(st.sum).Gone, st.path) {
+		return
+	}
 	fmt.Fprintf(v.a.stdout, "a failed record that will never load (a total line, a dropped duplicate) is closed with `migrate resolve %s --waive STEP/ID --reason TEXT`\n", st.path)
 }
 
