@@ -11,15 +11,17 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Issue 12 item 4: two orders with the same header and lines, in doubt.
-// undo leaves them and undoes the rest; resolve lists their candidates and
-// records the user's decisions, which replay as outcomes.
-func TestResolveAndUndoAroundDoubt(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
+// lookAlikesInDoubt loads two orders with the same header and lines whose
+// answer is lost, so that a resume leaves both in doubt; before runs once
+// parts and customers are loaded, before the orders are sent.
+func lookAlikesInDoubt(t *testing.T, env *sandboxEnv, before func()) testRun {
+	t.Helper()
 	p, f := ordersPlan(sameHeaderOrder("O1", 2, "P1"), sameHeaderOrder("O2", 3, "P1"))
 	p.Steps[2].Match = []string{"CUSTNAME"}
 	o := loadPartsAndCustomers(t, env, p, f)
+	if before != nil {
+		before()
+	}
 	env.client.failNext.Store(true) // the orders' answer is lost
 	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatal(err)
@@ -27,6 +29,16 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	if sum, err := runApply(context.Background(), o); err != nil || stepOf(sum, "orders").InDoubt != 2 {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
+	return o
+}
+
+// Issue 12 item 4: two orders with the same header and lines, in doubt.
+// undo leaves them and undoes the rest; resolve lists their candidates and
+// records the user's decisions, which replay as outcomes.
+func TestResolveAndUndoAroundDoubt(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	o := lookAlikesInDoubt(t, env, nil)
 	ctx := context.Background()
 	ropts := ResolveOptions{Client: env.client, Metadata: env.md}
 
@@ -83,23 +95,16 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 func TestResolveKeyAmongCandidates(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(sameHeaderOrder("O1", 2, "P1"), sameHeaderOrder("O2", 3, "P1"))
-	p.Steps[2].Match = []string{"CUSTNAME"}
-	o := loadPartsAndCustomers(t, env, p, f)
 	ctx := context.Background()
-	// An order of the customer's made before the run: never the run's own.
-	if _, err := env.client.Batch(ctx, []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
-		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
-		t.Fatal(err)
-	}
-	before := env.entities("ORDERS", "ORDNAME")
-	env.client.failNext.Store(true)
-	if _, err := runApply(ctx, o); !errors.Is(err, ErrInDoubt) {
-		t.Fatal(err)
-	}
-	if sum, err := runApply(ctx, o); err != nil || stepOf(sum, "orders").InDoubt != 2 {
-		t.Fatalf("resume: %v %+v", err, sum)
-	}
+	var before map[string]map[string]any
+	o := lookAlikesInDoubt(t, env, func() {
+		// An order of the customer's made before the run: never the run's own.
+		if _, err := env.client.Batch(ctx, []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
+			Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+			t.Fatal(err)
+		}
+		before = env.entities("ORDERS", "ORDNAME")
+	})
 	ropts := ResolveOptions{Client: env.client, Metadata: env.md}
 	list, err := InDoubt(ctx, o.Journal, ropts)
 	if err != nil || len(list) != 2 || len(list[0].Candidates) != 2 {
