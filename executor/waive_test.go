@@ -197,3 +197,20 @@ func statusOf(t *testing.T, journal string) *Summary {
 	}
 	return sum
 }
+
+// TestWaivePartlyLoaded: an order created with some of its lines is failed
+// but not waivable: what exists would stay on the target unaccounted for.
+func TestWaivePartlyLoaded(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	p, f := deepOrders(orderWithLines("O1", 2, "C1", "P1", "X9", "P2"))
+	o := env.opts(t, p, f)
+	if sum, err := runApply(context.Background(), o); err != nil || len(sum.Errors) != 1 || sum.Errors[0].Partly == "" {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+	_, err := Waive(o.Journal, []RecordRef{{"orders", "O1"}}, "dropped")
+	var de *DecisionError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "orders/O1 is partly loaded (ORDERS(") || !strings.Contains(err.Error(), "created with 2 of 3 lines") {
+		t.Fatalf("waive of a partly loaded order: %v", err)
+	}
+}
