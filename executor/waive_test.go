@@ -100,8 +100,8 @@ func TestWaive(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
-	if n, err := Report(o.Journal, out); err != nil || n != 1 {
-		t.Fatalf("report --out: %d rows, %v", n, err)
+	if n, waived, err := Report(o.Journal, out); err != nil || n != 1 || waived != 1 {
+		t.Fatalf("report --out: %d rows, %d waived, %v", n, waived, err)
 	}
 	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "waived: the export's total line (was: required)") {
 		t.Errorf("report --out:\n%s", b)

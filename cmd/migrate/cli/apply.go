@@ -600,15 +600,19 @@ func (a *app) report(ctx context.Context, args []string) error {
 	if file == "" {
 		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
 	}
-	n, err := executor.Report(pos[0], file)
+	n, waived, err := executor.Report(pos[0], file)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		fmt.Fprintf(a.stdout, "no failed rows; wrote %s with the header only\n", file)
-		return nil
+	case waived > 0:
+		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message, and %s of records waived, with the reason\n",
+			file, plural(n-waived, "failed row", "failed rows"), plural(waived, "row", "rows"))
+	default:
+		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
 	}
-	fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
 	return nil
 }
 
