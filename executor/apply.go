@@ -63,6 +63,12 @@ type runner struct {
 	diff *differ
 	// unchanged: the journal was begun from this very plan and sources.
 	unchanged bool
+	// accept is the plan and sources a resume goes on with although the
+	// journal began from others (allowed): journaled once the rows are
+	// known not to have shifted, so that later runs do not ask again.
+	accept *journal.Accepted
+	// changed is each step's stepRun.changed, once the step ended.
+	changed map[string]int
 
 	stopping atomic.Bool
 	requests atomic.Int64
@@ -119,7 +125,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 
 func newRunner(ctx context.Context, opts *runOptions) *runner {
 	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}}
+		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, changed: map[string]int{}}
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -170,6 +176,13 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	}
 	if err := r.refuseShifted(); err != nil {
 		return nil, err
+	}
+	if r.accept != nil && !r.dry {
+		// Issue 24.10: --allow-plan-change was asked for again on every
+		// later run of the same plan.
+		if err := r.jr.Append(journal.Entry{Kind: journal.KindAccept, Accept: r.accept}); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.reconcile(); err != nil {
 		r.halt(err)
@@ -229,6 +242,9 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	r.mu.Lock()
+	for i := range sum.Steps {
+		sum.Steps[i].Changed = r.changed[sum.Steps[i].Name]
+	}
 	err := r.err
 	r.mu.Unlock()
 	switch {
@@ -295,6 +311,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	}
 	r.jr, r.state = journalLedger{jr}, st
 	r.unchanged = st.Header.PlanHash == hdr.PlanHash && maps.Equal(st.Header.Sources, hdr.Sources)
+	if !r.unchanged {
+		r.accept = &journal.Accepted{PlanHash: hdr.PlanHash, Sources: hdr.Sources}
+	}
 	return nil
 }
 
@@ -507,12 +526,19 @@ type stepRun struct {
 	sending atomic.Int32
 	flying  map[*op]int // the batch of each
 	lookMu  sync.Mutex
+	// changed counts the committed records whose source rows changed
+	// since they were loaded: skipped, for apply does not update what it
+	// loaded (issue 24.10). gone holds the failed records the source has
+	// not given yet: those it never gives are gone.
+	changed int
+	gone    map[string]bool
 }
 
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
+	sr.gone = failedIDs(r.state, s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
@@ -568,8 +594,11 @@ func (r *runner) runStep(s *plan.Step) error {
 	// Outcomes written without their own fsync are durable before the step
 	// is reported finished; so is, when its source was read to the end
 	// (no trial, no stop), that the step was.
+	r.mu.Lock()
+	r.changed[s.Name] = sr.changed
+	r.mu.Unlock()
 	if read := err == nil && r.opts.Limit == 0 && !r.halted(); read {
-		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name}); err != nil {
+		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name, Gone: slices.Sorted(maps.Keys(sr.gone))}); err != nil {
 			return err
 		}
 	}
@@ -583,7 +612,7 @@ func (r *runner) runStep(s *plan.Step) error {
 func (r *runner) stepFinished(s *plan.Step) {
 	c := r.stepCounts(s.Name)
 	r.hook.StepFinished(s.Name, StepSummary{Name: s.Name, Entity: s.Entity, Committed: c.Committed,
-		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt})
+		Failed: c.Failed, Skipped: c.Skipped, Pending: c.Pending, InDoubt: c.InDoubt, Waived: c.Waived})
 }
 
 // nothingLeft reports a resume with nothing to do: the journal's last run
@@ -638,6 +667,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	case res.Skipped:
 		id := res.Loc.String()
 		delete(sr.unseen, id)
+		delete(sr.gone, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
@@ -653,6 +683,10 @@ func (sr *stepRun) handle(res transform.Result) error {
 			id = res.ID
 		}
 		delete(sr.unseen, id)
+		delete(sr.gone, id)
+		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Waived {
+			return nil // closed by the user: it fails as it did, and stays waived
+		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
 		for _, e := range res.Errors {
@@ -671,17 +705,23 @@ func (sr *stepRun) handle(res transform.Result) error {
 		id = rec.Loc.String()
 	}
 	delete(sr.unseen, id)
+	delete(sr.gone, id)
+	delete(sr.gone, rec.Loc.String()) // a failure filed under the row's location (supersede)
 	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
 		switch prev.Status() {
-		case journal.Committed, journal.Skipped:
+		case journal.Committed, journal.Skipped, journal.Waived:
 			if r.dry {
-				// The journal the dry run was given has it loaded.
+				// The journal the dry run was given has it loaded (or
+				// closed): apply would not send it.
 				r.loaded.Add(1)
 				if prev.Status() == journal.Committed {
 					sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
 				}
+			}
+			if prev.Status() == journal.Committed && prev.SrcHash != "" && prev.SrcHash != srcHash(rec) {
+				sr.changed++
 			}
 			return nil
 		case journal.InDoubt:
@@ -1316,6 +1356,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		re.Keyed = keyedRows(w)
+		re.SrcHash = srcHash(w.rec)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed

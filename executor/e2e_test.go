@@ -71,7 +71,7 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 		t.Errorf("A1: %v", orders["A1"])
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
-	if n, err := Report(o.Journal, out); err != nil || n != 1 {
+	if n, _, err := Report(o.Journal, out); err != nil || n != 1 {
 		t.Fatalf("report %d %v", n, err)
 	}
 	rows := readCSV(t, out)

@@ -21,11 +21,13 @@ var reportColumns = []string{"step", "location", "field", "message"}
 // the original header and cells — followed by step, location, field and
 // the server's message: ready to correct and load again with RetryFailed.
 // out ends in .xlsx (one sheet per step) or .csv (the union of the steps'
-// columns). It returns the number of rows written.
-func Report(journalPath, out string) (int, error) {
+// columns). The rows of waived records are listed too, their message
+// saying so with the reason. It returns the number of rows written, and how many of
+// them are waived records'.
+func Report(journalPath, out string) (rows, waived int, err error) {
 	st, err := journal.Load(journalPath)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var sheets []*table
 	for _, name := range st.StepNames {
@@ -33,10 +35,15 @@ func Report(journalPath, out string) (int, error) {
 		sh := &table{name: name}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
-			if rec.Status() != journal.Failed {
+			if rec.Status() != journal.Failed && rec.Status() != journal.Waived {
 				continue
 			}
 			for _, line := range reportLines(rec) {
+				if rec.Status() == journal.Waived {
+					// Closed by the user: listed with the reason, not to correct.
+					line.msg = "waived: " + rec.Reason + " (was: " + line.msg + ")"
+					waived++
+				}
 				var cells []string
 				if line.row != nil {
 					if sh.header == nil {
@@ -51,11 +58,10 @@ func Report(journalPath, out string) (int, error) {
 			sheets = append(sheets, sh)
 		}
 	}
-	n := 0
 	for _, sh := range sheets {
-		n += len(sh.rows)
+		rows += len(sh.rows)
 	}
-	return n, writeTables(out, sheets, reportColumns)
+	return rows, waived, writeTables(out, sheets, reportColumns)
 }
 
 // table is one step's rows for a report file: each row the source cells

@@ -72,6 +72,7 @@ type RunReport struct {
 	Failures       []FailureGroup
 	FailedRecords  int
 	Undecided      []string
+	Waived         []WaivedRecord // closed by resolve --waive, with their reasons
 	Undo           *UndoHistory
 }
 
@@ -151,7 +152,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	rep := &RunReport{ReportInfo: ReportInfo{Plan: h.Plan, PlanPath: h.PlanPath, Target: h.Target,
 		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
 	sum := summarize(st, nil)
-	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided
+	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
 	rep.Total = totalOf(sum.Steps)
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed
@@ -206,6 +207,7 @@ func totalOf(steps []StepSummary) StepSummary {
 		t.Failed += s.Failed
 		t.Pending += s.Pending
 		t.InDoubt += s.InDoubt
+		t.Waived += s.Waived
 	}
 	return t
 }

@@ -93,7 +93,7 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 		t.Fatalf("A1 %v with %d lines", a1, n)
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
-	n, err := Report(o.Journal, out)
+	n, _, err := Report(o.Journal, out)
 	if err != nil || n != 43 {
 		t.Fatalf("report: %d rows, %v", n, err)
 	}

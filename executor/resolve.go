@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -233,6 +234,18 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		if resp.Status != 200 {
 			return "", decisionErr("%s(%s): the target answered %d; give the key of a document that exists (migrate resolve %s lists the candidates)", ent, key, resp.Status, journalPath)
 		}
+		// Issue 24.8: a document that exists is not yet the record's. Only
+		// one resolve lists as a candidate (created after the step began,
+		// matching what the record sent, held by no other record) may be:
+		// an order made before the run, taken for the run's own, is one
+		// undo would delete.
+		cands, why, err := r.candidates(root, claimedIn(claimed))
+		if err != nil {
+			return "", err
+		}
+		if !slices.ContainsFunc(cands, func(c Candidate) bool { return c.Key == key }) {
+			return "", notCandidate(fmt.Sprintf("%s/%s", d.Step, d.Record), ent, key, cands, why, journalPath)
+		}
 		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"})
 		what = fmt.Sprintf("its document is %s(%s); the next apply reconciles its lines under it", ent, key)
 	}
@@ -249,6 +262,22 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		return "", err
 	}
 	return what, nil
+}
+
+// notCandidate refuses a key that is not among the record's candidates,
+// naming them.
+func notCandidate(rec, ent, key string, cands []Candidate, why, journalPath string) error {
+	if len(cands) == 0 {
+		if why == "" {
+			why = "no document matches what it sent"
+		}
+		return decisionErr("%s(%s) is not a candidate of %s, and it has none (%s): a document made before its step began, or matching other fields, is not its own; use --not-created, or run apply to reconcile it", ent, key, rec, why)
+	}
+	keys := make([]string, len(cands))
+	for i, c := range cands {
+		keys[i] = c.Key
+	}
+	return decisionErr("%s(%s) is not a candidate of %s: give one of %s (migrate resolve %s lists them), or --not-created", ent, key, rec, strings.Join(keys, ", "), journalPath)
 }
 
 // keyLiteral is a key a person typed as the journal writes it (odata.EntityKey):

@@ -7,18 +7,21 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Issue 12 item 4: two orders with the same header and lines, in doubt.
-// undo leaves them and undoes the rest; resolve lists their candidates and
-// records the user's decisions, which replay as outcomes.
-func TestResolveAndUndoAroundDoubt(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
+// lookAlikesInDoubt loads two orders with the same header and lines whose
+// answer is lost, so that a resume leaves both in doubt; before runs once
+// parts and customers are loaded, before the orders are sent.
+func lookAlikesInDoubt(t *testing.T, env *sandboxEnv, before func()) testRun {
+	t.Helper()
 	p, f := ordersPlan(sameHeaderOrder("O1", 2, "P1"), sameHeaderOrder("O2", 3, "P1"))
 	p.Steps[2].Match = []string{"CUSTNAME"}
 	o := loadPartsAndCustomers(t, env, p, f)
+	if before != nil {
+		before()
+	}
 	env.client.failNext.Store(true) // the orders' answer is lost
 	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatal(err)
@@ -26,6 +29,16 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	if sum, err := runApply(context.Background(), o); err != nil || stepOf(sum, "orders").InDoubt != 2 {
 		t.Fatalf("resume: %v %+v", err, sum)
 	}
+	return o
+}
+
+// Issue 12 item 4: two orders with the same header and lines, in doubt.
+// undo leaves them and undoes the rest; resolve lists their candidates and
+// records the user's decisions, which replay as outcomes.
+func TestResolveAndUndoAroundDoubt(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	o := lookAlikesInDoubt(t, env, nil)
 	ctx := context.Background()
 	ropts := ResolveOptions{Client: env.client, Metadata: env.md}
 
@@ -73,5 +86,51 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	list, err = InDoubt(ctx, o.Journal, ropts)
 	if err != nil || len(list) != 1 || list[0].Record != "O2" || list[0].Create || !strings.Contains(list[0].Note, "lines are in doubt") {
 		t.Fatalf("after the decisions: %v %+v", err, list)
+	}
+}
+
+// Issue 24.8: resolve --key took an order made before the run, not among
+// the record's candidates, and undo then deleted it. A key is taken only
+// when resolve lists it as a candidate; any other is refused, naming them.
+func TestResolveKeyAmongCandidates(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	ctx := context.Background()
+	var before map[string]map[string]any
+	o := lookAlikesInDoubt(t, env, func() {
+		// An order of the customer's made before the run: never the run's own.
+		if _, err := env.client.Batch(ctx, []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
+			Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+			t.Fatal(err)
+		}
+		before = env.entities("ORDERS", "ORDNAME")
+	})
+	ropts := ResolveOptions{Client: env.client, Metadata: env.md}
+	list, err := InDoubt(ctx, o.Journal, ropts)
+	if err != nil || len(list) != 2 || len(list[0].Candidates) != 2 {
+		t.Fatalf("in doubt: %v %+v", err, list)
+	}
+	var handMade string
+	for k := range before {
+		handMade = k
+	}
+	var de *DecisionError
+	_, err = Resolve(ctx, o.Journal, Decision{Step: "orders", Record: "O1", Key: handMade}, ropts)
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "is not a candidate of orders/O1: give one of "+list[0].Candidates[0].Key+", "+list[0].Candidates[1].Key) {
+		t.Fatalf("the order made before the run: %v, want it refused naming the candidates", err)
+	}
+	_, err = Resolve(ctx, o.Journal, Decision{Step: "orders", Record: "O2", Key: "SO404"}, ropts)
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "the target answered 404") {
+		t.Fatalf("a key that names nothing: %v", err)
+	}
+	if _, err := Resolve(ctx, o.Journal, Decision{Step: "orders", Record: "O1", Key: list[0].Candidates[0].Key}, ropts); err != nil {
+		t.Fatalf("a candidate: %v", err)
+	}
+	st, err := journal.Load(o.Journal)
+	if err != nil || st.Record("orders", "O1").Key != list[0].Candidates[0].Key {
+		t.Fatalf("O1 after the decision: %v", err)
+	}
+	if r := st.Record("orders", "O2"); r.Subs[""].ResultKey != "" || !r.Subs[""].InDoubt() {
+		t.Errorf("O2 changed: %+v", r.Subs[""])
 	}
 }

@@ -98,7 +98,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	}
 	// The report gives the failing line's row with the message beside it.
 	out := filepath.Join(t.TempDir(), "failed.csv")
-	n, err := Report(o.Journal, out)
+	n, _, err := Report(o.Journal, out)
 	if err != nil || n != 1 {
 		t.Fatalf("report %d %v", n, err)
 	}
@@ -108,7 +108,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 		t.Errorf("report: %q", rows)
 	}
 	xl := filepath.Join(t.TempDir(), "failed.xlsx")
-	if n, err := Report(o.Journal, xl); err != nil || n != 1 {
+	if n, _, err := Report(o.Journal, xl); err != nil || n != 1 {
 		t.Fatalf("xlsx report %d %v", n, err)
 	}
 }
@@ -336,7 +336,7 @@ func TestReportCSVNeutralisesFormulas(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
-	if n, err := Report(o.Journal, out); err != nil || n != 1 {
+	if n, _, err := Report(o.Journal, out); err != nil || n != 1 {
 		t.Fatalf("report %d %v", n, err)
 	}
 	rows := readCSV(t, out)

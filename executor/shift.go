@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -37,6 +39,52 @@ func (o *op) rowHash() string {
 		return ""
 	}
 	return hashRow(rowOf(o.rec.rec.Row))
+}
+
+// srcHash is the hash journaled with a committed record (whatever its
+// identity) of every source row it was built from: its own or its group's,
+// and its lines' (a linked sub-form's rows are their own).
+func srcHash(rec *transform.Record) string {
+	h := fnv.New64a()
+	var kids func(cs []*transform.Child)
+	row := func(r source.Row) {
+		for i, c := range r.Cells {
+			name := ""
+			if r.Header != nil && i < len(r.Header.Names) {
+				name = r.Header.Names[i]
+			}
+			t := cellText(c)
+			fmt.Fprintf(h, "%d:%s=%d:%s\n", len(name), name, len(t), t)
+		}
+		h.Write([]byte{0})
+	}
+	kids = func(cs []*transform.Child) {
+		for _, c := range cs {
+			if c.Row.Header != nil {
+				row(c.Row)
+			}
+			kids(c.Children)
+		}
+	}
+	for _, r := range rec.SourceRows() {
+		row(r)
+	}
+	kids(rec.Children)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// failedIDs are the failed records of step: a run that reads the step to
+// its end and meets none of some of them says they are gone.
+func failedIDs(st *journal.State, step string) map[string]bool {
+	out := map[string]bool{}
+	if ss := st.Steps[step]; ss != nil {
+		for _, id := range ss.IDs {
+			if rec := ss.Records[id]; rec != nil && rec.Status() == journal.Failed {
+				out[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // hashRow is a short hash of a row's cells under their column names.

@@ -36,7 +36,7 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 		// A lean state holds the unsettled records; the settled ones are
 		// counted in the index.
 		step := StepSummary{Name: name, Entity: entity[name], Records: st.Size(name) - c.Skipped,
-			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt,
+			Skipped: c.Skipped, Committed: c.Committed, Failed: c.Failed, Pending: c.Pending, InDoubt: c.InDoubt, Waived: c.Waived,
 			Children: ss.Settled.Children}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
@@ -56,6 +56,13 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 				sum.Errors = append(sum.Errors, problemErrors(name, id, rec.Loc, rec.Partly, rec.Errors)...)
 			case journal.InDoubt:
 				sum.Undecided = append(sum.Undecided, name+" "+id)
+			case journal.Waived:
+				sum.Waived = append(sum.Waived, WaivedRecord{Step: name, Record: id, Location: rec.Loc, Reason: rec.Reason})
+			}
+		}
+		for _, id := range st.Gone[name] {
+			if rec := st.Record(name, id); rec != nil && rec.Status() == journal.Failed {
+				sum.Gone = append(sum.Gone, RecordRef{Step: name, Record: id})
 			}
 		}
 	}

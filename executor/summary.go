@@ -29,6 +29,13 @@ type Summary struct {
 	Estimated time.Duration
 	// Errors lists every problem: row errors and server refusals.
 	Errors []RecordError
+	// Waived lists the failed records the user closed (resolve --waive),
+	// in journal order, each with its reason.
+	Waived []WaivedRecord
+	// Gone are the failed records whose rows the source no longer gives,
+	// as the last run that read their step to its end found: they will
+	// never load, and resolve --waive closes them.
+	Gone []RecordRef
 	// Undecided names in-doubt work that reconciliation could not decide;
 	// it is never guessed: check these on the server.
 	Undecided []string
@@ -76,6 +83,12 @@ type StepSummary struct {
 	Failed    int
 	Pending   int
 	InDoubt   int
+	// Waived counts the failed records the user closed (resolve --waive):
+	// they count as records, never as failed.
+	Waived int
+	// Changed (apply) counts the committed records whose source rows
+	// changed since they were loaded: apply does not send them again.
+	Changed int
 }
 
 // Total is the steps' counts added up, named "total".

@@ -14,7 +14,7 @@ import (
 // rows, a text json.Marshal would escape) returns false: json.Marshal
 // encodes that entry. The fast decoder reads what this writes.
 func appendEntryJSON(dst []byte, e *Entry) ([]byte, bool) {
-	if e.Header != nil || e.Mark != nil || e.Run != nil {
+	if e.Header != nil || e.Mark != nil || e.Run != nil || e.Accept != nil || len(e.Gone) > 0 {
 		return dst, false
 	}
 	w := jsonWriter{b: dst, ok: true}
@@ -225,6 +225,8 @@ func (w *jsonWriter) record(r *RecordEntry) {
 			w.b = append(w.b, ']')
 		}
 		w.int("ch", r.Carried, true)
+		w.str("why", r.Reason, true)
+		w.str("sh", r.SrcHash, true)
 	})
 }
 

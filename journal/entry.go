@@ -27,7 +27,19 @@ const (
 	// without it a run stopped between steps (step 2 never began) would
 	// look complete, for nothing of step 2 is pending.
 	KindFinished Kind = "finished"
+	// KindAccept records that a resume accepted a changed plan or changed
+	// sources (apply --allow-plan-change, or --retry-failed over corrected
+	// rows): the runs after it are made from those, and the same plan and
+	// sources are not refused again (issue 24.10).
+	KindAccept Kind = "accept"
 )
+
+// Accepted is what an entry of KindAccept records: the plan and sources a
+// resume went on with, hashed as the header hashes them.
+type Accepted struct {
+	PlanHash string            `json:"plan_hash"`
+	Sources  map[string]string `json:"sources,omitempty"`
+}
 
 // Run is what an entry of KindRun records.
 type Run struct {
@@ -214,6 +226,16 @@ type RecordEntry struct {
 	// Carried counts the sub-form children a committed deep insert wrote
 	// inside its own sub-request (they have none of their own).
 	Carried int `json:"ch,omitempty"`
+	// Reason is why the user waived a failed record (Status Waived,
+	// migrate resolve --waive): it will never load, and the run is
+	// complete without it. The failed record's rows and problems stay as
+	// they were, for the report.
+	Reason string `json:"why,omitempty"`
+	// SrcHash is a hash of a committed record's source rows as they were
+	// loaded (its own, its group's, its lines'), whatever identifies it: a
+	// resume counts the committed records whose rows changed since, which
+	// it does not send again (issue 24.10). Older journals have none.
+	SrcHash string `json:"sh,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the
@@ -244,6 +266,11 @@ type Entry struct {
 	Mark    *Watermark   `json:"wm,omitempty"`
 	Run     *Run         `json:"run,omitempty"`
 	Done    string       `json:"done,omitempty"` // KindDone: the step
+	Accept  *Accepted    `json:"acc,omitempty"`
+	// Gone (KindDone) are the step's failed records whose rows the source
+	// no longer gives (an export's total line, a dropped duplicate): they
+	// will never load, and status names resolve --waive for them.
+	Gone []string `json:"gone,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; zero in journals written before it was recorded.
 	At time.Time `json:"at,omitzero"`
@@ -264,4 +291,8 @@ const (
 	Skipped   Status = "skipped"
 	InDoubt   Status = "in_doubt"
 	Pending   Status = "pending"
+	// Waived is a failed record the user closed (issue 28.2): nothing of
+	// it exists on the target, no apply sends it, and it keeps no run from
+	// being complete.
+	Waived Status = "waived"
 )

@@ -145,6 +145,10 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.RowHash, ok = p.str()
 		case "ch":
 			r.Carried, ok = p.num()
+		case "why":
+			r.Reason, ok = p.str()
+		case "sh":
+			r.SrcHash, ok = p.str()
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):

@@ -25,6 +25,8 @@ func TestFastDecodeRecords(t *testing.T) {
 			URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Line: "2", Before: json.RawMessage(`{"KLINE":2,"PARTNAME":"P1"}`)}}}, true},
 		{"failed with errors", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: "1", Status: Failed,
 			Errors: []Problem{{Cell: "a.csv:2", Message: "bad"}}, Row: &Row{Header: []string{"A"}, Cells: []string{"1"}}}}, false},
+		{"waived", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "orders.csv:9", Status: Waived, Reason: "the \"total\" line"}}, true},
+		{"committed with its source hash", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, SrcHash: "5ca1ab1e"}}, true},
 		{"committed with keyed rows", Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'",
 			Keyed: []KeyedRow{{Loc: "o.csv:2", Header: []string{"No", "שם"}, Cells: []string{"O1", "\"ב\""}},
 				{Loc: "o.csv:2", Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1"},

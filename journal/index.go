@@ -35,7 +35,9 @@ import (
 // log; trusted, only the lines after its prefix are replayed.
 
 const (
-	indexMagic   = "MIGIDX1\n"
+	// indexMagic names the format: MIGIDX2 added each entry's source hash;
+	// an index of another format is rebuilt from the log.
+	indexMagic   = "MIGIDX2\n"
 	indexTrailer = "IDX!"
 	footerLen    = 8*4 + 4 + 4
 	blockSize    = 512
@@ -67,6 +69,7 @@ type settled struct {
 	children int
 	key      string
 	rowHash  string
+	srcHash  string // RecordEntry.SrcHash
 	gone     bool
 	// unreadable: the index could not be read; the record is in doubt.
 	unreadable bool
@@ -115,7 +118,8 @@ func appendEntry(dst []byte, e *entry) []byte {
 	dst = append(dst, st, fl)
 	dst = binary.AppendUvarint(dst, uint64(e.children))
 	dst = appendStr(dst, e.key)
-	return appendStr(dst, e.rowHash)
+	dst = appendStr(dst, e.rowHash)
+	return appendStr(dst, e.srcHash)
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -170,6 +174,10 @@ func decodeEntry(b []byte, e *entry) (int, error) {
 		return 0, errIndex
 	}
 	e.rowHash = str()
+	if i < 0 {
+		return 0, errIndex
+	}
+	e.srcHash = str()
 	if i < 0 {
 		return 0, errIndex
 	}
@@ -261,7 +269,8 @@ func peekEntry(b []byte) (step int, id []byte, n int, err error) {
 		return 0, nil, 0, errIndex
 	}
 	i += 2
-	if _, ok := next(); !ok || !skip() || !skip() {
+	// children, then key, row hash and source hash.
+	if _, ok := next(); !ok || !skip() || !skip() || !skip() {
 		return 0, nil, 0, errIndex
 	}
 	return int(st), id, i, nil

@@ -215,7 +215,7 @@ func (st *State) settle(rec *RecordState) {
 	delete(ss.Records, rec.ID)
 	ss.dead++
 	e := &settled{status: rec.final, created: rec.Created, children: rec.Children(),
-		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash)}
+		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash), srcHash: strings.Clone(rec.SrcHash)}
 	st.over[rec.Step+"\x00"+rec.ID] = e
 	ss.Settled.add(e, 1)
 	if ss.dead > 1024 && ss.dead*2 > len(ss.IDs) {
@@ -230,7 +230,7 @@ func (st *State) unsettle(ss *StepState, id string, e settled) *RecordState {
 	st.promoted = true
 	st.over[ss.Name+"\x00"+id] = &settled{gone: true}
 	ss.Settled.add(&e, -1)
-	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children}
+	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children}
 }
 
 // tidy drops from IDs the records that settled (and repeats of ones that
@@ -330,6 +330,11 @@ type indexHead struct {
 	Runs    int             `json:"runs,omitempty"`
 	LastRun Run             `json:"last_run"`
 	Done    map[string]bool `json:"done,omitempty"`
+	// Accepted is State's: the plan and sources a resume accepted last,
+	// which the header line alone does not say.
+	Accepted *Accepted `json:"accepted,omitempty"`
+	// Gone is State's.
+	Gone map[string][]string `json:"gone,omitempty"`
 }
 
 type headStep struct {
@@ -374,6 +379,8 @@ type headRec struct {
 	Kids          int            `json:",omitempty"`
 	Carried       int            `json:",omitempty"`
 	FailedInTrial bool           `json:",omitempty"`
+	Reason        string         `json:",omitempty"`
+	SrcHash       string         `json:",omitempty"`
 }
 
 func (st *State) encodeHead() ([]byte, error) {
@@ -381,7 +388,7 @@ func (st *State) encodeHead() ([]byte, error) {
 	tc, tl := st.tailSum()
 	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
 		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over),
-		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done}
+		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done, Accepted: st.accepted, Gone: st.Gone}
 	no := map[*SubState]int{}
 	sub := func(s *SubState) int {
 		if i, ok := no[s]; ok {
@@ -422,7 +429,7 @@ func (st *State) encodeHead() ([]byte, error) {
 			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
 				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
 				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-				Carried: r.Carried, FailedInTrial: r.FailedInTrial}
+				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash}
 			for _, s := range r.Extra {
 				hr.Extra = append(hr.Extra, sub(s))
 			}
@@ -504,7 +511,7 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 		var ok1, ok2 bool
 		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
 		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
-		r.Carried, r.FailedInTrial = hr.Carried, hr.FailedInTrial
+		r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
 		r.Subs, ok1 = subMap(hr.Subs)
 		r.Undo, ok2 = subMap(hr.Undo)
 		if !ok1 || !ok2 {
@@ -522,6 +529,12 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 	st.Runs, st.LastRun = h.Runs, h.LastRun
 	if h.Done != nil {
 		st.Done = h.Done
+	}
+	if h.Accepted != nil {
+		st.accept(*h.Accepted)
+	}
+	if h.Gone != nil {
+		st.Gone = h.Gone
 	}
 	return true
 }

@@ -19,6 +19,9 @@ import (
 
 // State is a journal replayed: what the run did so far.
 type State struct {
+	// Header is the journal's first line, its PlanHash and Sources those
+	// the last KindAccept entry accepted, if any: what a resume compares
+	// the plan and sources with.
 	Header Header
 	// Steps holds every step seen, by name; StepNames is their order (the
 	// header's order, then first appearance).
@@ -40,6 +43,9 @@ type State struct {
 	LastRun Run
 	// Done holds the steps whose source a run read to its end (KindDone).
 	Done map[string]bool
+	// Gone holds, by step, the failed records the last run that read the
+	// step to its end found no row of (KindDone's Gone).
+	Gone map[string][]string
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that a version before
 	// issue 12 appended after instead of cutting back. The torn bytes are
@@ -51,6 +57,9 @@ type State struct {
 	// Undone (LoadReport only) holds, per step, the records undo took
 	// back, also those a later apply loaded again (whose Undone is unset).
 	Undone map[string]map[string]bool
+
+	// accepted is the last KindAccept's, nil when none.
+	accepted *Accepted
 
 	// marks: the journal ends its finished applies with KindFinished (the
 	// header says so, or one was seen); finished: the last apply did.
@@ -170,6 +179,10 @@ type RecordState struct {
 	Keyed []KeyedRow
 	// Carried: RecordEntry.Carried, of the latest record entry.
 	Carried int
+	// Reason is why the record was waived (Status Waived).
+	Reason string
+	// SrcHash: RecordEntry.SrcHash, of the record as committed.
+	SrcHash string
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -247,12 +260,12 @@ func (s *State) Record(step, id string) *RecordState {
 	if !ok {
 		return nil
 	}
-	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
 type Counts struct {
-	Committed, Failed, Skipped, Pending, InDoubt int
+	Committed, Failed, Skipped, Pending, InDoubt, Waived int
 }
 
 // Counts tallies the records of step by status.
@@ -271,6 +284,8 @@ func (s *State) Counts(step string) Counts {
 			c.Failed++
 		case Skipped:
 			c.Skipped++
+		case Waived:
+			c.Waived++
 		case InDoubt:
 			c.InDoubt++
 		default:
@@ -623,8 +638,15 @@ func (st *State) applyLine(line []byte, written bool) string {
 			}
 			return ""
 		}
+		if re.Status == Waived {
+			// A decision about the record, not a run's work: the failed
+			// record keeps its rows and problems, and a finished run stays
+			// finished.
+			rec.final, rec.finalSeq, rec.Reason = Waived, seq, re.Reason
+			return ""
+		}
 		st.finished = false
-		rec.final, rec.finalSeq = re.Status, seq
+		rec.final, rec.finalSeq, rec.Reason = re.Status, seq, ""
 		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 		if re.Loc != "" {
 			rec.Loc = re.Loc
@@ -636,6 +658,9 @@ func (st *State) applyLine(line []byte, written bool) string {
 			rec.RowHash = re.RowHash
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried = re.Errors, re.Row, re.Rows, re.Partly, re.Carried
+		if re.Status == Committed {
+			rec.SrcHash = re.SrcHash
+		}
 		if st.report {
 			rec.Keyed = nil
 			if re.Status == Committed {
@@ -665,14 +690,30 @@ func (st *State) applyLine(line []byte, written bool) string {
 			return "done entry without a step"
 		}
 		st.Done[e.Done] = true
+		if len(e.Gone) > 0 {
+			st.Gone[e.Done] = e.Gone
+		} else {
+			delete(st.Gone, e.Done)
+		}
 	case KindFinished:
 		st.marks, st.finished = true, true
+	case KindAccept:
+		if e.Accept == nil || e.Accept.PlanHash == "" {
+			return "accept entry without a plan hash"
+		}
+		st.accept(*e.Accept)
 	case KindHeader:
 		return "a second header"
 	default:
 		return fmt.Sprintf("unknown entry kind %q", e.Kind)
 	}
 	return ""
+}
+
+// accept makes a the plan and sources the journal's runs are made from.
+func (st *State) accept(a Accepted) {
+	st.Header.PlanHash, st.Header.Sources = a.PlanHash, maps.Clone(a.Sources)
+	st.accepted = &a
 }
 
 // note folds an outcome into the batch's call: the first outcome is its
@@ -716,7 +757,7 @@ func (st *State) forget(s *SubState) {
 }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}, Gone: map[string][]string{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -725,8 +766,8 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done),
-		marks: s.marks, finished: s.finished}
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done), Gone: maps.Clone(s.Gone),
+		marks: s.marks, finished: s.finished, accepted: s.accepted}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)

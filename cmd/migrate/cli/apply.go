@@ -146,7 +146,13 @@ func summaryJSON(s *executor.Summary) runJSON {
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
 			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
-			Partly: st.Partly})
+			Partly: st.Partly, Waived: st.Waived, Changed: st.Changed})
+	}
+	for _, g := range s.Gone {
+		r.Gone = append(r.Gone, g.String())
+	}
+	if len(s.Waived) > 0 {
+		r.Waived = waivedRecordsJSON(s.Waived)
 	}
 	if r.Steps == nil {
 		r.Steps = []stepJSON{}
@@ -453,6 +459,11 @@ type journalStatus struct {
 	Trial      int          `json:"trial,omitempty"`
 	Unfinished []string     `json:"unfinished,omitempty"`
 	Steps      []stepStatus `json:"steps"`
+	// Waived are the failed records closed by resolve --waive, with their
+	// reasons (issue 28.2).
+	Waived []waivedRecordJSON `json:"waived,omitempty"`
+	// Gone: as the run document's.
+	Gone []string `json:"gone,omitempty"`
 }
 
 type stepStatus struct {
@@ -463,6 +474,7 @@ type stepStatus struct {
 	Pending   int    `json:"pending"`
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
+	Waived    int    `json:"waived,omitempty"`
 }
 
 // statusesJSON is status --json of several journals.
@@ -500,8 +512,12 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
 	for _, s := range sum.Steps {
-		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly})
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived})
 	}
+	if len(sum.Waived) > 0 {
+		st.view.Waived = waivedRecordsJSON(sum.Waived)
+	}
+	st.view.Gone = summaryJSON(sum).Gone
 	return st, nil
 }
 
@@ -609,15 +625,19 @@ func (a *app) report(ctx context.Context, args []string) error {
 	if file == "" {
 		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
 	}
-	n, err := executor.Report(pos[0], file)
+	n, waived, err := executor.Report(pos[0], file)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		fmt.Fprintf(a.stdout, "no failed rows; wrote %s with the header only\n", file)
-		return nil
+	case waived > 0:
+		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message, and %s of records waived, with the reason\n",
+			file, plural(n-waived, "failed row", "failed rows"), plural(waived, "row", "rows"))
+	default:
+		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
 	}
-	fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
 	return nil
 }
 

@@ -38,6 +38,27 @@ type candidateJSON struct {
 	Fields map[string]any `json:"fields"`
 }
 
+// waivedJSON is `resolve --waive ... --json`: the records closed.
+type waivedJSON struct {
+	Waived []waivedRecordJSON `json:"waived"`
+}
+
+// waivedRecordJSON is a waived record, in resolve --waive and status --json.
+type waivedRecordJSON struct {
+	Step     string `json:"step"`
+	Record   string `json:"record"`
+	Location string `json:"location,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+func waivedRecordsJSON(recs []executor.WaivedRecord) []waivedRecordJSON {
+	out := make([]waivedRecordJSON, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, waivedRecordJSON{Step: r.Step, Record: r.Record, Location: r.Location, Reason: r.Reason})
+	}
+	return out
+}
+
 // decisionJSON is `resolve --record ... --json`: what was recorded.
 type decisionJSON struct {
 	Step       string `json:"step"`
@@ -55,12 +76,18 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	record := fs.String("record", "", "STEP/ID: the record in doubt to decide, as the list names it")
 	key := fs.String("key", "", "with --record: the key of the document that is the record's (one of its candidates)")
 	notCreated := fs.Bool("not-created", false, "with --record: its document was not created; the next apply sends it again")
+	var waive listFlag
+	fs.Var(&waive, "waive", "STEP/ID, repeatable: close this failed record, which will never load (a total line, a dropped duplicate); needs --reason")
+	reason := fs.String("reason", "", "with --waive: why the records will never load (status and the report show it)")
 	yes := fs.Bool("yes", false, "record the decision without asking (required when stdin is not a terminal)")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
 	}
 	v := a.resolveView(*asJSON)
+	if len(waive) > 0 || *reason != "" {
+		return a.waive(pos[0], cf, waive, *reason, *record != "" || *key != "" || *notCreated, *yes, v)
+	}
 	var d executor.Decision
 	switch {
 	case *record == "" && (*key != "" || *notCreated || *yes):
@@ -68,11 +95,11 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	case *record != "" && (*key == "") == !*notCreated:
 		return usageErr("--record %s: say what became of it, with --key KEY (its document) or --not-created", *record)
 	case *record != "":
-		step, id, ok := strings.Cut(*record, "/")
-		if !ok || step == "" || id == "" {
-			return usageErr("--record %q: want STEP/ID, as `migrate resolve %s` lists it (e.g. orders/orders.csv:7)", *record, pos[0])
+		ref, err := recordRef("--record", *record, pos[0])
+		if err != nil {
+			return err
 		}
-		d = executor.Decision{Step: step, Record: id, Key: *key, NotCreated: *notCreated}
+		d = executor.Decision{Step: ref.Step, Record: ref.Record, Key: *key, NotCreated: *notCreated}
 	}
 	st, err := journal.Load(pos[0])
 	if err != nil {
@@ -126,18 +153,80 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	return v.InDoubt(recs, pos[0])
 }
 
+// recordRef is a STEP/ID flag's value.
+func recordRef(flagName, v, journalPath string) (executor.RecordRef, error) {
+	step, id, ok := strings.Cut(v, "/")
+	if !ok || step == "" || id == "" {
+		return executor.RecordRef{}, usageErr("%s %q: want STEP/ID, as `migrate resolve %s` or `migrate status` lists it (e.g. orders/orders.csv:7)", flagName, v, journalPath)
+	}
+	return executor.RecordRef{Step: step, Record: id}, nil
+}
+
+// waive closes failed records that will never load (issue 28.2). It
+// writes only to the journal: nothing connects.
+func (a *app) waive(journalPath string, cf connFlags, recs []string, reason string, decides, yes bool, v resolveView) error {
+	switch {
+	case decides:
+		return usageErr("--waive closes failed records; --record, --key and --not-created decide a record in doubt: give one or the other")
+	case len(recs) == 0:
+		return usageErr("--reason goes with --waive STEP/ID: the failed records to close")
+	case strings.TrimSpace(reason) == "":
+		return usageErr("--waive needs --reason TEXT: why the records will never load (status and the report show it)")
+	}
+	refs := make([]executor.RecordRef, 0, len(recs))
+	for _, r := range recs {
+		ref, err := recordRef("--waive", r, journalPath)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	hdr, err := journal.ReadHeader(journalPath)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if given, _ := a.targetURL(cf.target, nil); given != "" {
+		if err := executor.CheckTarget(journalPath, hdr, given); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	if !yes {
+		what := fmt.Sprintf("%s will never load (%s), and close it", strings.Join(recs, ", "), reason)
+		if err := a.ask(journalPath, what); err != nil {
+			return err
+		}
+	}
+	done, err := executor.Waive(journalPath, refs, reason)
+	var de *executor.DecisionError
+	switch {
+	case errors.As(err, &de):
+		return withCode(ExitUsage, err)
+	case journalErr(err) != nil:
+		return journalErr(err)
+	case err != nil:
+		return err
+	}
+	return v.Waived(done, journalPath)
+}
+
 // confirm asks on a terminal before a decision is recorded; without one
 // it refuses, naming --yes.
 func (a *app) confirm(d executor.Decision, journalPath string) error {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return usageErr("recording a decision needs a confirmation and stdin is not a terminal: run again with --yes to record it")
-	}
 	what := "its document is " + d.Key
 	if d.NotCreated {
 		what = "it was not created (the next apply sends it again)"
 	}
-	fmt.Fprintf(a.stderr, "Record in %s that %s/%s: %s? [y/N] ", journalPath, d.Step, d.Record, what)
+	return a.ask(journalPath, fmt.Sprintf("%s/%s: %s", d.Step, d.Record, what))
+}
+
+// ask asks on a terminal whether to record what in the journal; without
+// a terminal it refuses, naming --yes.
+func (a *app) ask(journalPath, what string) error {
+	f, ok := a.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return usageErr("recording a decision needs a confirmation and stdin is not a terminal: run again with --yes to record it")
+	}
+	fmt.Fprintf(a.stderr, "Record in %s that %s? [y/N] ", journalPath, what)
 	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":

@@ -36,6 +36,12 @@ type runJSON struct {
 	// holds loaded (left out, as apply leaves it) and in doubt (apply
 	// reconciles it first: not predicted).
 	Resumes *resumesJSON `json:"resumes,omitempty"`
+	// Waived are the failed records closed by resolve --waive (apply
+	// never sends them), with their reasons.
+	Waived []waivedRecordJSON `json:"waived,omitempty"`
+	// Gone are the failed records (STEP/ID) whose rows the source no longer
+	// gives: resolve --waive closes them.
+	Gone []string `json:"gone,omitempty"`
 }
 
 type resumesJSON struct {
@@ -87,6 +93,10 @@ type stepJSON struct {
 	Pending    int `json:"pending"`
 	InDoubt    int `json:"in_doubt"`
 	Partly     int `json:"partly_loaded,omitempty"`
+	Waived     int `json:"waived,omitempty"`
+	// Changed (apply) is the committed records whose source rows changed
+	// since they were loaded: not sent again.
+	Changed int `json:"changed_since_loaded,omitempty"`
 }
 
 type estimate struct {
@@ -94,17 +104,26 @@ type estimate struct {
 	Seconds        float64 `json:"seconds"`
 }
 
-// printSteps writes the summary table, one line per step.
+// printSteps writes the summary table, one line per step; a column of
+// waived records when some are (resolve --waive).
 func printSteps(w io.Writer, r runJSON, applied bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if applied {
+	waived := len(r.Waived) > 0
+	switch {
+	case applied && waived:
+		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt\twaived")
+	case applied:
 		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors\tcommitted\tfailed\tpending\tin doubt")
-	} else {
+	default:
 		fmt.Fprintln(tw, "step\tentity\trecords\tlines\tskipped\trow errors")
 	}
 	for _, s := range r.Steps {
 		if applied {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors, s.Committed, s.Failed, s.Pending, s.InDoubt)
+			if waived {
+				fmt.Fprintf(tw, "\t%d", s.Waived)
+			}
+			fmt.Fprintln(tw)
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Children, s.Skipped, s.Errors)
 		}
@@ -180,6 +199,56 @@ func printPartly(w io.Writer, errs []executor.RecordError) {
 	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", plural(len(lines), "record", "records"))
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
+	}
+}
+
+// printChanged says, per step, how many committed records' source rows
+// changed since they were loaded, and that they were not sent.
+func printChanged(w io.Writer, steps []stepJSON) {
+	for _, s := range steps {
+		if s.Changed > 0 {
+			fmt.Fprintf(w, "%s: the source rows of %s committed before changed since; not sent again (apply does not update what it loaded)\n",
+				s.Name, plural(s.Changed, "record", "records"))
+		}
+	}
+}
+
+// printGone names the failed records whose rows the source no longer
+// gives, and the command that closes them (issue 24.10).
+func printGone(w io.Writer, gone []string, journalPath string) bool {
+	if len(gone) == 0 {
+		return false
+	}
+	shown := gone
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	more := ""
+	if len(gone) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(gone)-len(shown))
+	}
+	them := "them"
+	if len(gone) == 1 {
+		them = "it"
+	}
+	fmt.Fprintf(w, "no longer in the source, so never to load: %s%s; close %s with `migrate resolve %s --waive %s --reason TEXT`\n",
+		strings.Join(shown, ", "), more, them, journalPath, strings.Join(gone, " --waive "))
+	return true
+}
+
+// printWaived lists the failed records closed by resolve --waive, each
+// with its reason.
+func printWaived(w io.Writer, recs []waivedRecordJSON) {
+	if len(recs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nwaived (%s): closed by resolve --waive, never sent\n", plural(len(recs), "record", "records"))
+	for _, r := range recs {
+		where := ""
+		if r.Location != "" && r.Location != r.Record {
+			where = " at " + r.Location
+		}
+		fmt.Fprintf(w, "  %s/%s%s: %s\n", r.Step, r.Record, where, r.Reason)
 	}
 }
 

@@ -50,11 +50,13 @@ func (v applyHuman) Applied(r appliedResult) error {
 	fmt.Fprintln(w)
 	printErrors(w, view.Errors)
 	printPartly(w, sum.Errors)
+	printChanged(w, view.Steps)
 	for _, u := range sum.Undecided {
 		fmt.Fprintf(w, "in doubt, check on the server: %s\n", u)
 	}
 	if len(view.Errors) > 0 && view.Journal != "" {
 		fmt.Fprintf(w, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, r.planPath)
+		printGone(w, view.Gone, view.Journal)
 	} else if view.Journal != "" && sum.Complete {
 		fmt.Fprintf(w, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 	}

@@ -12,6 +12,7 @@ type resolveView interface {
 	Hook() *progressHook
 	Decision(d executor.Decision, what string) error
 	InDoubt(recs []executor.InDoubtRecord, journalPath string) error
+	Waived(recs []executor.WaivedRecord, journalPath string) error
 }
 
 func (a *app) resolveView(asJSON bool) resolveView {
@@ -61,7 +62,24 @@ func (v resolveHuman) InDoubt(recs []executor.InDoubtRecord, journalPath string)
 	return nil
 }
 
+func (v resolveHuman) Waived(recs []executor.WaivedRecord, journalPath string) error {
+	for _, r := range recs {
+		fmt.Fprintf(v.a.stdout, "waived: %s/%s (%s)\n", r.Step, r.Record, r.Reason)
+	}
+	them := "them"
+	if len(recs) == 1 {
+		them = "it"
+	}
+	fmt.Fprintf(v.a.stdout, "%s closed: apply never sends %s; `migrate status %s` counts %s as waived\n",
+		plural(len(recs), "record", "records"), them, journalPath, them)
+	return nil
+}
+
 type resolveJSONView struct{ jsonView }
+
+func (v resolveJSONView) Waived(recs []executor.WaivedRecord, _ string) error {
+	return writeJSON(v.a.stdout, waivedJSON{Waived: waivedRecordsJSON(recs)})
+}
 
 func (v resolveJSONView) Decision(d executor.Decision, what string) error {
 	return writeJSON(v.a.stdout, decisionJSON{Step: d.Step, Record: d.Record, Key: d.Key, NotCreated: d.NotCreated, Message: what})

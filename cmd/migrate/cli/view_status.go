@@ -39,15 +39,20 @@ func (statusHuman) Done() error { return nil }
 // journal shows one journal's counts and what to do next.
 func (v statusHuman) journal(st *statusResult) {
 	w := v.a.stdout
-	printSteps(w, summaryJSON(st.sum), true)
+	doc := summaryJSON(st.sum)
+	printSteps(w, doc, true)
 	printPartly(w, st.sum.Errors)
+	printWaived(w, doc.Waived)
 	switch {
 	case st.busy:
 		fmt.Fprintln(w, "\nnot complete: a run is loading now")
+	case st.code == ExitOK && len(doc.Waived) > 0:
+		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", itoa(len(doc.Waived)))
 	case st.code == ExitOK:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	case st.code == ExitData:
 		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
+		v.waiveAdvice(st)
 	case leftText(st.sum) != "" && !inDoubtIn(st.sum):
 		// A trial's pending records (those naming what it did not load)
 		// are the rest that apply without --limit loads.
@@ -59,6 +64,16 @@ func (v statusHuman) journal(st *statusResult) {
 	default:
 		fmt.Fprintln(w, "\nnot complete: run apply again to resume")
 	}
+}
+
+// waiveAdvice names resolve --waive for the failed records that will
+// never load (issue 24.10): without it they keep the run from complete
+// for ever.
+func (v statusHuman) waiveAdvice(st *statusResult) {
+	if printGone(v.a.stdout, summaryJSON(st.sum).Gone, st.path) {
+		return
+	}
+	fmt.Fprintf(v.a.stdout, "a failed record that will never load (a total line, a dropped duplicate) is closed with `migrate resolve %s --waive STEP/ID --reason TEXT`\n", st.path)
 }
 
 type statusJSONView struct {
