@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
@@ -129,21 +125,18 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 // confirm asks on a terminal before a decision is recorded; without one
 // it refuses, naming --yes.
 func (a *app) confirm(d executor.Decision, journalPath string) error {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return usageErr("recording a decision needs a confirmation and stdin is not a terminal: run again with --yes to record it")
-	}
 	what := "its document is " + d.Key
 	if d.NotCreated {
 		what = "it was not created (the next apply sends it again)"
 	}
-	fmt.Fprintf(a.stderr, "Record in %s that %s/%s: %s? [y/N] ", journalPath, d.Step, d.Record, what)
-	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return nil
+	yes, asked := a.askTerminal(fmt.Sprintf("Record in %s that %s/%s: %s? [y/N] ", journalPath, d.Step, d.Record, what))
+	switch {
+	case !asked:
+		return usageErr("recording a decision needs a confirmation and stdin is not a terminal: run again with --yes to record it")
+	case !yes:
+		return withCode(ExitUsage, errors.New("nothing recorded"))
 	}
-	return withCode(ExitUsage, errors.New("nothing recorded"))
+	return nil
 }
 
 // fieldsText is a candidate's fields as NAME=value, in name order.

@@ -132,8 +132,8 @@ func (a *app) askTerminal(question string) (yes, asked bool) {
 		}
 		ask = func(q string) (string, bool) {
 			fmt.Fprint(a.stderr, q)
-			line, err := bufio.NewReader(a.stdin).ReadString('\n')
-			return line, err == nil || line != ""
+			line, _ := bufio.NewReader(a.stdin).ReadString('\n') // end of input: no
+			return line, true
 		}
 	}
 	line, ok := ask(question)
