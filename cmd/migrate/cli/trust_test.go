@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,13 +40,15 @@ func TestCredentialsOnlyToApprovedHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"MIGRATE_TOKEN": "demo-pat"}
+	ctx := context.Background()
 	run := func(answer string, asked *string, args ...string) (int, string) {
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+			openBrowser: func(string) error { return errors.New("no browser in this test") }}
 		if answer != "" {
 			a.ask = func(q string) (string, bool) { *asked = q; return answer, true }
 		}
-		code := a.main(context.Background(), args)
+		code := a.main(ctx, args)
 		if strings.Contains(out.String()+errb.String(), "demo-pat") {
 			t.Errorf("migrate %v printed the token", args)
 		}
@@ -64,6 +67,18 @@ func TestCredentialsOnlyToApprovedHosts(t *testing.T) {
 	if _, err := os.Stat(remembered); !os.IsNotExist(err) {
 		t.Errorf("a refusal remembered something: %v", err)
 	}
+
+	// login would send MIGRATE_CLIENT_SECRET to the plan's host: the same.
+	// (Cancelled: were it let through, it would wait for a browser.)
+	env["MIGRATE_CLIENT_SECRET"] = "demo-secret"
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	ctx = cancelled
+	if code, stderr = run("", nil, "login", planPath); code != ExitUsage || calls.Load() != 0 || !strings.Contains(stderr, "--trust-host "+host) {
+		t.Errorf("login: exit %d, %d requests\n%s", code, calls.Load(), stderr)
+	}
+	ctx = context.Background()
+	delete(env, "MIGRATE_CLIENT_SECRET")
 
 	// Asked on a terminal, answered no: refused the same way.
 	var question string
