@@ -59,7 +59,7 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
 	}
 	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert,
-		from: a.connectionOrigin(c, p), instead: "set MIGRATE_TARGET to its address", trustHosts: f.trustHosts})
+		approval: approval{from: a.connectionOrigin(c, p), instead: "set MIGRATE_TARGET to its address", named: a.userTarget(f), trust: f.trustHosts}})
 	if err != nil {
 		return nil, connFail(c.Name, err)
 	}

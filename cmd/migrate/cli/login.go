@@ -28,11 +28,12 @@ func (a *app) login(ctx context.Context, args []string) error {
 		return err
 	}
 	// The client secret goes to the target's authorization server.
-	instead := "give the address with --target or MIGRATE_TARGET"
+	ap := approval{from: from, instead: "give the address with --target or MIGRATE_TARGET", trust: trust,
+		named: a.userTarget(connFlags{target: *target, targetGiven: *target != ""})}
 	if *connection != "" {
-		instead = "set " + connPrefix(*connection) + "TARGET to its address"
+		ap.instead = "set " + connPrefix(*connection) + "TARGET to its address"
 	}
-	if err := a.approveHost(url, from, instead, trust); err != nil {
+	if err := a.approveHost(url, ap); err != nil {
 		return err
 	}
 	hc, err := auth.HTTPClient(*caCert, time.Minute)

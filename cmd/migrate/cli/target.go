@@ -240,7 +240,7 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		planAuth = p.Target.Auth
 	}
 	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert,
-		from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trustHosts: f.trustHosts})
+		approval: approval{from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trust: f.trustHosts}})
 }
 
 // service is what the client of a service is built from: the target, or
@@ -253,10 +253,7 @@ type service struct {
 	planAuth string
 	getenv   func(string) string
 	caCert   string
-	// from is what named url when the user did not (approveHost), instead
-	// how the user gives it, trustHosts the hosts of --trust-host.
-	from, instead string
-	trustHosts    []string
+	approval approval // whether credentials may go to url's host
 }
 
 // dial builds the client of a service and resolves how it logs in: one
@@ -267,7 +264,7 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	if err != nil {
 		return nil, withCode(ExitUnreachable, err)
 	}
-	if err := a.approveHost(s.url, s.from, s.instead, s.trustHosts); err != nil {
+	if err := a.approveHost(s.url, s.approval); err != nil {
 		return nil, err
 	}
 	if warning != "" {

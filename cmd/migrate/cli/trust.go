@@ -77,21 +77,43 @@ func (a *app) targetOrigin(f connFlags, p *plan.Plan) string {
 	return "the plan's target.url"
 }
 
+// approval is what approveHost decides a service's host by.
+type approval struct {
+	// from is what named the address when the user did not ("" when the
+	// user did: approved), instead how the user gives it by hand.
+	from, instead string
+	// named is the target's address as the user typed it (--target or
+	// MIGRATE_TARGET, "" when neither): its host is approved for every
+	// service of the command.
+	named string
+	trust []string // --trust-host
+}
+
+// userTarget is the target's address as the user typed it, if they did.
+func (a *app) userTarget(f connFlags) string {
+	if f.targetGiven {
+		return f.target
+	}
+	return a.getenv("MIGRATE_TARGET")
+}
+
 // approveHost lets credentials go to the host of url when the user
-// approved it. from is what named the address ("" when the user did:
-// approved). Hosts of --trust-host that are used are remembered, as is
-// a yes on the terminal. instead says how to give the address by hand.
-func (a *app) approveHost(url, from, instead string, given []string) error {
-	if from == "" {
+// approved it. Hosts of --trust-host that are used are remembered, as is
+// a yes on the terminal.
+func (a *app) approveHost(url string, ap approval) error {
+	if ap.from == "" {
 		return nil
 	}
 	host := auth.Host(url)
 	var flagged []string
-	for _, h := range given {
+	for _, h := range ap.trust {
 		flagged = append(flagged, auth.NormalizeHost(h))
 	}
 	if auth.HostApproved(flagged, url) {
 		a.rememberHost(host)
+		return nil
+	}
+	if named := auth.Host(ap.named); named != "" && auth.HostApproved([]string{named}, url) {
 		return nil
 	}
 	known, err := auth.TrustedHosts("")
@@ -101,16 +123,16 @@ func (a *app) approveHost(url, from, instead string, given []string) error {
 	if auth.HostApproved(known, url) {
 		return nil
 	}
-	question := fmt.Sprintf("%s sends this environment's credentials to %s, a host you have not approved. Send them there, now and from now on? [y/N] ", from, host)
+	question := fmt.Sprintf("%s names %s, a host you have not approved: send this environment's credentials there, now and from now on? [y/N] ", ap.from, host)
 	if answer, asked := a.askTerminal(question); asked {
 		if answer {
 			a.rememberHost(host)
 			return nil
 		}
-		return usageErr("%s names %s, which you did not approve: nothing was sent to it", from, host)
+		return usageErr("%s names %s, which you did not approve: nothing was sent to it", ap.from, host)
 	}
 	return usageErr("%s names %s, a host you have not approved to receive credentials: nothing was sent to it; approve it with --trust-host %s (remembered), or %s",
-		from, host, host, instead)
+		ap.from, host, host, ap.instead)
 }
 
 // rememberHost keeps an approval for the next commands; one that cannot
