@@ -56,6 +56,7 @@ func (c CellLoss) What() string {
 // less than their value: the files are complete, the command says so.
 type CellsChanged struct {
 	Workbook string     // the workbook written
+	Notes    string     // its sheet that lists the cells
 	Full     string     // the CSV beside it: sheet, cell, whole value
 	Cells    []CellLoss // in the order written
 }
@@ -78,7 +79,7 @@ func (e *CellsChanged) Error() string {
 		what = append(what, plural(replaced, "cell", "cells")+" with control characters shown as U+FFFD")
 	}
 	return fmt.Sprintf("%s: %s (marked, and listed on its sheet %q); the whole values are in %s",
-		e.Workbook, strings.Join(what, ", "), notesSheet, e.Full)
+		e.Workbook, strings.Join(what, ", "), e.Notes, e.Full)
 }
 
 func plural(n int, one, many string) string {
@@ -185,6 +186,7 @@ func xmlChar(r rune) bool {
 // when anything changed. marked says the cells were marked as written
 // (streamed sheets, which cannot be styled afterwards).
 func (g *cellGuard) save(out string, marked bool) error {
+	notes := notesSheet
 	if len(g.losses) > 0 {
 		if !marked {
 			style, err := g.mark()
@@ -197,15 +199,19 @@ func (g *cellGuard) save(out string, marked bool) error {
 				}
 			}
 		}
-		if _, err := g.f.NewSheet(notesSheet); err != nil {
+		// A step of that name keeps its sheet: the notes take another.
+		for idx, _ := g.f.GetSheetIndex(notes); idx >= 0; idx, _ = g.f.GetSheetIndex(notes) {
+			notes += "_"
+		}
+		if _, err := g.f.NewSheet(notes); err != nil {
 			return err
 		}
 		full := filepath.Base(FullValuesPath(out))
-		if err := setRow(g.f, notesSheet, 1, []string{"sheet", "cell", "what", "the whole value"}); err != nil {
+		if err := setRow(g.f, notes, 1, []string{"sheet", "cell", "what", "the whole value"}); err != nil {
 			return err
 		}
 		for i, l := range g.losses {
-			if err := setRow(g.f, notesSheet, i+2, []string{l.Sheet, l.Cell, l.What(), "in " + full + ", row " + fmt.Sprint(i+2)}); err != nil {
+			if err := setRow(g.f, notes, i+2, []string{l.Sheet, l.Cell, l.What(), "in " + full + ", row " + fmt.Sprint(i+2)}); err != nil {
 				return err
 			}
 		}
@@ -229,7 +235,7 @@ func (g *cellGuard) save(out string, marked bool) error {
 	if err != nil {
 		return err
 	}
-	return &CellsChanged{Workbook: out, Full: full, Cells: g.losses}
+	return &CellsChanged{Workbook: out, Notes: notes, Full: full, Cells: g.losses}
 }
 
 // utf8BOM starts every CSV we write: without it Excel reads UTF-8 as the

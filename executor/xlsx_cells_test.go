@@ -146,3 +146,26 @@ func TestWorkbookWholeHasNoNotes(t *testing.T) {
 		t.Error("a notes sheet in a whole workbook")
 	}
 }
+
+// A step named like the notes sheet keeps its sheet; the notes take
+// another name, which the message gives.
+func TestWorkbookNotesBesideAStepOfTheirName(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "report.xlsx")
+	err := writeTables(out, []*table{{name: notesSheet, header: []string{"NOTE"}, rows: [][]string{{"a\x00b", notesSheet, "x.csv:2", "", "refused"}}}}, reportColumns)
+	var cc *CellsChanged
+	if !errors.As(err, &cc) || cc.Notes != notesSheet+"_" || !strings.Contains(cc.Error(), `sheet "`+notesSheet+`_"`) {
+		t.Fatalf("err %v", err)
+	}
+	f, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if v, _ := f.GetCellValue(notesSheet, "B2"); v != notesSheet {
+		t.Errorf("the step's sheet was overwritten: B2 %q", v)
+	}
+	if v, _ := f.GetCellValue(notesSheet+"_", "B2"); v != "A2" {
+		t.Errorf("notes: B2 %q, want A2", v)
+	}
+}
