@@ -2,8 +2,11 @@ package executor
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf16"
@@ -219,10 +222,15 @@ func (g *cellGuard) save(out string, marked bool) error {
 	if err := saveWorkbook(g.f, out); err != nil {
 		return err
 	}
+	full := FullValuesPath(out)
 	if len(g.losses) == 0 {
+		// One left by an earlier workbook of this name would speak of
+		// cells this one does not have.
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 		return nil
 	}
-	full := FullValuesPath(out)
 	err := atomicfile.Write(full, 0o600, func(w io.Writer) error {
 		cw := &safeCSV{newCSVWriter(w)}
 		cw.Write([]string{"sheet", "cell", "value"})
