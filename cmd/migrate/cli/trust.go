@@ -116,11 +116,9 @@ func (a *app) approveHost(url string, ap approval) error {
 	if named := auth.Host(ap.named); named != "" && auth.HostApproved([]string{named}, url) {
 		return nil
 	}
-	known, err := auth.TrustedHosts("")
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if auth.HostApproved(known, url) {
+	// Approvals that cannot be read (no configuration folder, a file
+	// the user cannot read) approve nothing: the safe side.
+	if known, err := auth.TrustedHosts(""); err == nil && auth.HostApproved(known, url) {
 		return nil
 	}
 	question := fmt.Sprintf("%s names %s, a host you have not approved: send this environment's credentials there, now and from now on? [y/N] ", ap.from, host)
