@@ -117,7 +117,9 @@ func runScale(t *countingTarget, dir string, args []string) (scaleRun, error) {
 		}
 	}
 	before := t.calls.Load()
-	out, code, hwm, secs, cpu, err := childCommand(args, "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo")
+	// The plan names the target too, but credentials go only to a host
+	// the user named (issue 26, item 4).
+	out, code, hwm, secs, cpu, err := childCommand(args, "MIGRATE_TARGET="+t.srv.URL+sandbox.BasePath, "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo")
 	if err != nil {
 		return run, err
 	}

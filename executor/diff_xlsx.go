@@ -20,6 +20,7 @@ func WriteDiff(res *DiffResult, out string) error {
 	}
 	f := excelize.NewFile()
 	defer f.Close()
+	g := newCellGuard(f)
 	changed, err := f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB84"}}})
 	if err != nil {
 		return err
@@ -55,7 +56,7 @@ func WriteDiff(res *DiffResult, out string) error {
 		if withLines {
 			header = append(header, "lines added")
 		}
-		if err := setRow(f, name, 1, header); err != nil {
+		if err := g.setRow(name, 1, header); err != nil {
 			return err
 		}
 		for j, r := range recs {
@@ -78,7 +79,7 @@ func WriteDiff(res *DiffResult, out string) error {
 				}
 				row = append(row, strings.Join(added, "\n"))
 			}
-			if err := setRow(f, name, j+2, row); err != nil {
+			if err := g.setRow(name, j+2, row); err != nil {
 				return err
 			}
 			for col, k := range fields {
@@ -95,7 +96,7 @@ func WriteDiff(res *DiffResult, out string) error {
 			}
 		}
 	}
-	return saveWorkbook(f, out)
+	return g.save(out, false)
 }
 
 // WriteVerify writes what verify found as a workbook: a sheet of control
@@ -107,6 +108,7 @@ func WriteVerify(res *VerifyResult, out string) error {
 	}
 	f := excelize.NewFile()
 	defer f.Close()
+	g := newCellGuard(f)
 	differs, err := f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB84"}}})
 	if err != nil {
 		return err
@@ -114,13 +116,13 @@ func WriteVerify(res *VerifyResult, out string) error {
 	if err := f.SetSheetName("Sheet1", "totals"); err != nil {
 		return err
 	}
-	if err := setRow(f, "totals", 1, []string{"step", "entity", "control total", "sent", "target"}); err != nil {
+	if err := g.setRow("totals", 1, []string{"step", "entity", "control total", "sent", "target"}); err != nil {
 		return err
 	}
 	row := 2
 	for _, st := range res.Steps {
 		for _, t := range st.Totals {
-			if err := setRow(f, "totals", row, []string{st.Name, st.Entity, t.What, t.Source, t.Target}); err != nil {
+			if err := g.setRow("totals", row, []string{st.Name, st.Entity, t.What, t.Source, t.Target}); err != nil {
 				return err
 			}
 			if t.Source != t.Target {
@@ -134,13 +136,13 @@ func WriteVerify(res *VerifyResult, out string) error {
 	if _, err := f.NewSheet("findings"); err != nil {
 		return err
 	}
-	if err := setRow(f, "findings", 1, []string{"step", "record", "location", "url", "field", "problem", "sent", "found", "detail"}); err != nil {
+	if err := g.setRow("findings", 1, []string{"step", "record", "location", "url", "field", "problem", "sent", "found", "detail"}); err != nil {
 		return err
 	}
 	for i, fd := range res.Findings {
-		if err := setRow(f, "findings", i+2, []string{fd.Step, fd.Record, fd.Location, fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail}); err != nil {
+		if err := g.setRow("findings", i+2, []string{fd.Step, fd.Record, fd.Location, fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail}); err != nil {
 			return err
 		}
 	}
-	return saveWorkbook(f, out)
+	return g.save(out, false)
 }

@@ -182,14 +182,17 @@ func (e Export) headers() [][]string {
 }
 
 type xlsxExport struct {
-	f    *excelize.File
-	sw   []*excelize.StreamWriter
-	next []int // the next row of each sheet
-	out  string
+	f     *excelize.File
+	g     *cellGuard
+	names []string
+	sw    []*excelize.StreamWriter
+	next  []int // the next row of each sheet
+	out   string
 }
 
 func newXLSXExport(names []string, headers [][]string, out string) (*xlsxExport, error) {
-	x := &xlsxExport{f: excelize.NewFile(), out: out}
+	x := &xlsxExport{f: excelize.NewFile(), out: out, names: names}
+	x.g = newCellGuard(x.f)
 	for i, h := range headers {
 		name := names[i]
 		var err error
@@ -225,6 +228,16 @@ func (x *xlsxExport) row(sheet int, cells []any) error {
 	vals := make([]any, len(cells))
 	for i, c := range cells {
 		vals[i] = xlsxValue(c)
+		// A streamed cell is marked as it is written: it cannot be later.
+		if s, ok := vals[i].(string); ok {
+			if held, changed := x.g.value(x.names[sheet], i+1, x.next[sheet], s); changed {
+				style, err := x.g.mark()
+				if err != nil {
+					return err
+				}
+				vals[i] = excelize.Cell{StyleID: style, Value: held}
+			}
+		}
 	}
 	cell, err := excelize.CoordinatesToCellName(1, x.next[sheet])
 	if err != nil {
@@ -268,7 +281,7 @@ func (x *xlsxExport) commit() error {
 			return err
 		}
 	}
-	return saveWorkbook(x.f, x.out)
+	return x.g.save(x.out, true)
 }
 
 func (x *xlsxExport) abort() { x.f.Close() }
@@ -294,7 +307,7 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 			return nil, err
 		}
 		c.files = append(c.files, f)
-		c.w = append(c.w, csv.NewWriter(f))
+		c.w = append(c.w, newCSVWriter(f))
 		if err := c.w[i].Write(h); err != nil {
 			c.abort()
 			return nil, err

@@ -80,6 +80,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 	case ".xlsx":
 		f := excelize.NewFile()
 		defer f.Close()
+		g := newCellGuard(f)
 		first := true
 		for _, sh := range sheets {
 			name := sheetName(sh.name)
@@ -92,7 +93,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				return err
 			}
 			hdr := append(append([]string(nil), sh.header...), extra...)
-			if err := setRow(f, name, 1, hdr); err != nil {
+			if err := g.setRow(name, 1, hdr); err != nil {
 				return err
 			}
 			for i, r := range sh.rows {
@@ -100,17 +101,17 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				if len(r) < len(hdr) {
 					r = append(make([]string, len(hdr)-len(r)), r...)
 				}
-				if err := setRow(f, name, i+2, r); err != nil {
+				if err := g.setRow(name, i+2, r); err != nil {
 					return err
 				}
 			}
 		}
 		if first {
-			if err := setRow(f, "Sheet1", 1, extra); err != nil {
+			if err := g.setRow("Sheet1", 1, extra); err != nil {
 				return err
 			}
 		}
-		return saveWorkbook(f, out)
+		return g.save(out, false)
 	case ".csv":
 		var cols []string
 		seen := map[string]bool{}
@@ -127,7 +128,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 			return err
 		}
 		defer fh.Abort()
-		w := &safeCSV{csv.NewWriter(fh)}
+		w := &safeCSV{newCSVWriter(fh)}
 		w.Write(append(append([]string(nil), cols...), extra...))
 		for _, sh := range sheets {
 			for _, r := range sh.rows {

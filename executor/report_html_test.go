@@ -3,7 +3,6 @@ package executor
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -132,15 +131,7 @@ func checkCreatedKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 	if _, err := CreatedKeys(journalPath, out); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readCSV(t, out)
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -113,14 +114,18 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	}
 }
 
+// readCSV reads a CSV we wrote: it starts with a UTF-8 BOM, for Excel
+// to read Hebrew (issue 26, item 9).
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	if !bytes.HasPrefix(data, []byte(utf8BOM)) {
+		t.Errorf("%s does not start with a UTF-8 BOM", path)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte(utf8BOM)))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

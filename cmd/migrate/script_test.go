@@ -65,6 +65,7 @@ func TestScripts(t *testing.T) {
 			"mig":      cmdMig,
 			"resume":   cmdResume,
 			"notes":    cmdNotes,
+			"expand":   cmdExpand,
 		},
 	})
 }
@@ -562,4 +563,17 @@ func copyDir(from, to string) error {
 		}
 		return os.WriteFile(dst, b, 0o644)
 	})
+}
+
+// cmdExpand: `expand FILE...` replaces $VAR and ${VAR} in each file with
+// the script's variables, for a plan that must name a sandbox's address
+// itself (target.url, a connection's url) rather than take it from
+// MIGRATE_TARGET.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expand FILE...")
+	}
+	for _, f := range args {
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(os.Expand(ts.ReadFile(f), ts.Getenv)), 0o644))
+	}
 }

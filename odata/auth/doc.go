@@ -4,7 +4,9 @@
 // target in the user's configuration directory.
 //
 // It owns: the precedence of the ways a method is chosen (Resolve), the
-// OIDC login and logout (Login, Logout), the token cache, the TLS client
+// OIDC login and logout (Login, Logout), the token cache and the hosts
+// approved to receive credentials beside it (TrustHost, TrustedHosts,
+// HostApproved; the CLI decides when to ask), the TLS client
 // for servers with their own CA (HTTPClient), and the wording of credential
 // refusals (Explain).
 //

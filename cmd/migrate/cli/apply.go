@@ -608,7 +608,7 @@ func (a *app) report(ctx context.Context, args []string) error {
 	}
 	if *created != "" {
 		cs, err := executor.CreatedKeys(pos[0], *created)
-		if err != nil {
+		if err = a.workbookWritten(err); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		fmt.Fprintf(a.stdout, "wrote %s: %s of %s, each beside the keys the server assigned\n", *created,
@@ -626,7 +626,7 @@ func (a *app) report(ctx context.Context, args []string) error {
 		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
 	}
 	n, waived, err := executor.Report(pos[0], file)
-	if err != nil {
+	if err = a.workbookWritten(err); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	switch {

@@ -45,7 +45,7 @@ func TestLoginConnection(t *testing.T) {
 	browser := authtest.NewBrowser("demo", "demo")
 	run := loginRunner(t, map[string]string{"MIGRATE_TEMPLATE_CLIENT_SECRET": secret, "MIGRATE_TARGET": target}, browser, secret)
 
-	code, out, errOut := run("login", "--connection", "template", planPath)
+	code, out, errOut := run("login", "--connection", "template", planPath, "--trust-host", template)
 	if code != ExitOK || !strings.Contains(out, "logged in to "+template) {
 		t.Fatalf("login: exit %d\n%s%s", code, out, errOut)
 	}

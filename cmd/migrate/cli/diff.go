@@ -104,7 +104,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	if *out != "" {
-		if err := executor.WriteDiff(res, *out); err != nil {
+		if err := a.workbookWritten(executor.WriteDiff(res, *out)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}

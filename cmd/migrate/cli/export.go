@@ -132,6 +132,7 @@ func (a *app) writeExport(out string, es ...executor.Export) error {
 		}
 	}
 	counts, err := executor.WriteExport(out, es...)
+	err = a.workbookWritten(err)
 	for _, e := range es {
 		e.Rows.Close()
 	}

@@ -21,8 +21,19 @@ func (a *app) login(ctx context.Context, args []string) error {
 	caCert := fs.String("ca-cert", "", "PEM file of a CA to trust besides the system's")
 	noBrowser := fs.Bool("no-browser", false, "print the address instead of opening a browser")
 	connection := fs.String("connection", "", "log in to this connection of the plan instead of its target (its variables are MIGRATE_<NAME>_*)")
-	url, env, err := a.loginTarget(fs, args, target, connection)
+	var trust []string
+	registerTrust(fs, &trust)
+	url, env, from, err := a.loginTarget(fs, args, target, connection)
 	if err != nil {
+		return err
+	}
+	// The client secret goes to the target's authorization server.
+	ap := approval{from: from, instead: "give the address with --target or MIGRATE_TARGET", trust: trust,
+		named: a.userTarget(connFlags{target: *target, targetGiven: *target != ""})}
+	if *connection != "" {
+		ap.instead = "set " + connPrefix(*connection) + "TARGET to its address"
+	}
+	if err := a.approveHost(url, ap); err != nil {
 		return err
 	}
 	hc, err := auth.HTTPClient(*caCert, time.Minute)
@@ -51,7 +62,7 @@ func (a *app) logout(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("logout", flag.ContinueOnError)
 	target := fs.String("target", "", "service root URL (default MIGRATE_TARGET, else the plan's target.url)")
 	connection := fs.String("connection", "", "log out of this connection of the plan instead of its target")
-	url, _, err := a.loginTarget(fs, args, target, connection)
+	url, _, _, err := a.loginTarget(fs, args, target, connection)
 	if err != nil {
 		return err
 	}
@@ -71,37 +82,38 @@ func (a *app) logout(ctx context.Context, args []string) error {
 // service they are about, with the environment as it reads it: --target,
 // MIGRATE_TARGET, or the plan's target.url; with --connection NAME, the
 // plan's connection: MIGRATE_<NAME>_TARGET or its url, and its variables.
-func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *string) (string, func(string) string, error) {
+// from is what named the address when the user did not (approveHost).
+func (a *app) loginTarget(fs *flag.FlagSet, args []string, target, connection *string) (url string, env func(string) string, from string, err error) {
 	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
 	if err := connectionFlag(fs, *connection); err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
 	p, err := optionalPlan(pos)
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", err
 	}
 	if *connection != "" {
 		if p == nil {
-			return "", nil, usageErr("--connection %s names a connection of a plan: give the plan", *connection)
+			return "", nil, "", usageErr("--connection %s names a connection of a plan: give the plan", *connection)
 		}
 		c := p.Connection(*connection)
 		if c == nil {
-			return "", nil, usageErr("the plan has no connection %q (connections: %s)", *connection, strings.Join(connectionNames(p), ", "))
+			return "", nil, "", usageErr("the plan has no connection %q (connections: %s)", *connection, strings.Join(connectionNames(p), ", "))
 		}
 		url, err := a.connectionURL(c, false)
 		if err != nil {
-			return "", nil, err
+			return "", nil, "", err
 		}
-		return url, connEnv(a.getenv, c.Name), nil
+		return url, connEnv(a.getenv, c.Name), a.connectionOrigin(c, p), nil
 	}
-	url, _ := a.targetURL(*target, p)
+	url, _ = a.targetURL(*target, p)
 	if url == "" {
-		return "", nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
+		return "", nil, "", usageErr("no target: give --target URL, set MIGRATE_TARGET, or name a plan with target.url")
 	}
-	return url, a.getenv, nil
+	return url, a.getenv, a.targetOrigin(connFlags{target: *target, targetGiven: *target != ""}, p), nil
 }
 
 func connectionNames(p *plan.Plan) []string {

@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
@@ -192,7 +188,7 @@ func (a *app) waive(journalPath string, cf connFlags, recs []string, reason stri
 	}
 	if !yes {
 		what := fmt.Sprintf("%s will never load (%s), and close it", strings.Join(recs, ", "), reason)
-		if err := a.ask(journalPath, what); err != nil {
+		if err := a.confirmRecord(journalPath, what); err != nil {
 			return err
 		}
 	}
@@ -216,23 +212,20 @@ func (a *app) confirm(d executor.Decision, journalPath string) error {
 	if d.NotCreated {
 		what = "it was not created (the next apply sends it again)"
 	}
-	return a.ask(journalPath, fmt.Sprintf("%s/%s: %s", d.Step, d.Record, what))
+	return a.confirmRecord(journalPath, fmt.Sprintf("%s/%s: %s", d.Step, d.Record, what))
 }
 
-// ask asks on a terminal whether to record what in the journal; without
-// a terminal it refuses, naming --yes.
-func (a *app) ask(journalPath, what string) error {
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+// confirmRecord asks on a terminal whether to record what in the journal;
+// without a terminal it refuses, naming --yes.
+func (a *app) confirmRecord(journalPath, what string) error {
+	yes, asked := a.askTerminal(fmt.Sprintf("Record in %s that %s? [y/N] ", journalPath, what))
+	switch {
+	case !asked:
 		return usageErr("recording a decision needs a confirmation and stdin is not a terminal: run again with --yes to record it")
+	case !yes:
+		return withCode(ExitUsage, errors.New("nothing recorded"))
 	}
-	fmt.Fprintf(a.stderr, "Record in %s that %s? [y/N] ", journalPath, what)
-	line, _ := bufio.NewReader(a.stdin).ReadString('\n')
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return nil
-	}
-	return withCode(ExitUsage, errors.New("nothing recorded"))
+	return nil
 }
 
 // fieldsText is a candidate's fields as NAME=value, in name order.

@@ -38,6 +38,9 @@ type app struct {
 	interrupts <-chan os.Signal
 	// openBrowser shows the OIDC login page (nil: the system's browser).
 	openBrowser func(url string) error
+	// ask puts a yes/no question to the user (nil: on stdin, when it is a
+	// terminal); ok is false when no one answered.
+	ask func(question string) (answer string, ok bool)
 }
 
 type command struct {

@@ -20,6 +20,8 @@ import (
 // connFlags are the flags every command that talks to a target shares.
 type connFlags struct {
 	target        string
+	targetGiven   bool // --target was given (target may be the journal's)
+	trustHosts    []string
 	auth          string
 	caCert        string
 	sandbox       bool
@@ -34,7 +36,8 @@ type connFlags struct {
 }
 
 func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
-	fs.StringVar(&c.target, "target", "", "service root URL (overrides MIGRATE_TARGET and the plan's target.url)")
+	fs.Var(targetFlag{c}, "target", "service root `URL` (overrides MIGRATE_TARGET and the plan's target.url)")
+	registerTrust(fs, &c.trustHosts)
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
 	c.timeout = 3 * time.Minute
@@ -247,7 +250,8 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if p != nil {
 		planAuth = p.Target.Auth
 	}
-	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert})
+	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert,
+		approval: approval{from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trust: f.trustHosts}})
 }
 
 // service is what the client of a service is built from: the target, or
@@ -260,6 +264,7 @@ type service struct {
 	planAuth string
 	getenv   func(string) string
 	caCert   string
+	approval approval // whether credentials may go to url's host
 }
 
 // dial builds the client of a service and resolves how it logs in: one
@@ -269,6 +274,9 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: s.flagAuth, Env: s.getenv, PlanAuth: s.planAuth, Target: s.url})
 	if err != nil {
 		return nil, withCode(ExitUnreachable, err)
+	}
+	if err := a.approveHost(s.url, s.approval); err != nil {
+		return nil, err
 	}
 	if warning != "" {
 		fmt.Fprintln(a.stderr, warning)

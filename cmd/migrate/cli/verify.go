@@ -87,7 +87,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		return a.unreachable(cn, err)
 	}
 	if *out != "" {
-		if err := executor.WriteVerify(res, *out); err != nil {
+		if err := a.workbookWritten(executor.WriteVerify(res, *out)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
