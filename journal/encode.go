@@ -181,6 +181,7 @@ func (w *jsonWriter) sub(s *Sub) {
 		w.raw("mt", s.Match)
 		w.str("rh", s.RowHash, true)
 		w.raw("ln", s.Lines)
+		w.raw("tx", s.Texts)
 	})
 }
 
@@ -225,6 +226,7 @@ func (w *jsonWriter) record(r *RecordEntry) {
 			w.b = append(w.b, ']')
 		}
 		w.int("ch", r.Carried, true)
+		w.raw("hd", r.Held)
 	})
 }
 

@@ -112,6 +112,12 @@ type Sub struct {
 	// sub-form: {"ORDERITEMS_SUBFORM":[{...},...]}. Reconciliation tells
 	// documents with the same header apart by them.
 	Lines json.RawMessage `json:"ln,omitempty"`
+	// Texts, on a deep insert, are the single sub-forms (texts) it
+	// carries, by path, each by its sub-form: {"2":{"ORDERSTEXT_SUBFORM":
+	// {"TEXT":"..."}}}. Verify and undo compare them with what the
+	// document holds (issue 24.4: a text inside a deep insert was never
+	// compared); with Lines they give each carried child its path.
+	Texts json.RawMessage `json:"tx,omitempty"`
 }
 
 // Watermark is what an entry of KindWatermark records.
@@ -192,6 +198,11 @@ type RecordEntry struct {
 	// Carried counts the sub-form children a committed deep insert wrote
 	// inside its own sub-request (they have none of their own).
 	Carried int `json:"ch,omitempty"`
+	// Held is what an upsert or update found the entity holding already of
+	// the fields the plan writes, and so did not send: the plan wants them
+	// as much as those it sent, so verify compares them too (issue 24.4:
+	// an unchanged record changed behind the run's back was "matched").
+	Held json.RawMessage `json:"hd,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

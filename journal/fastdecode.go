@@ -145,6 +145,10 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.RowHash, ok = p.str()
 		case "ch":
 			r.Carried, ok = p.num()
+		case "hd":
+			var raw string
+			raw, ok = p.rawValue()
+			r.Held = json.RawMessage(raw)
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):
@@ -340,7 +344,7 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Line, ok = p.str()
 		case "rh":
 			s.RowHash, ok = p.str()
-		case "bf", "mt", "ln":
+		case "bf", "mt", "ln", "tx":
 			var raw string
 			raw, ok = p.rawValue()
 			switch {
@@ -349,6 +353,8 @@ func (p *fastParser) sub(s *Sub) bool {
 				s.Before = json.RawMessage(raw)
 			case k == "mt":
 				s.Match = json.RawMessage(raw)
+			case k == "tx":
+				s.Texts = json.RawMessage(raw)
 			default:
 				s.Lines = json.RawMessage(raw)
 			}

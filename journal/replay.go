@@ -156,6 +156,8 @@ type RecordState struct {
 	Keyed []KeyedRow
 	// Carried: RecordEntry.Carried, of the latest record entry.
 	Carried int
+	// Held: RecordEntry.Held, of the latest record entry.
+	Held json.RawMessage
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -594,7 +596,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 			// Undo removed the record's effects: it is as if never sent.
 			if re.Status == Committed {
 				rec.Undone = true
-				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried = nil, nil, nil, nil, 0
+				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0
 			}
@@ -612,7 +614,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		if re.RowHash != "" {
 			rec.RowHash = re.RowHash
 		}
-		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried = re.Errors, re.Row, re.Rows, re.Partly, re.Carried
+		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
 		if st.report {
 			rec.Keyed = nil
 			if re.Status == Committed {
