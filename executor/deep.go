@@ -90,7 +90,9 @@ func (o *op) textsMatch() json.RawMessage {
 		}
 		m := matchFields(k.fields)
 		if m == nil {
-			continue
+			// Nothing to compare (a long text), but its path is kept:
+			// the lines' paths are counted around it.
+			m = json.RawMessage("{}")
 		}
 		if out == nil {
 			out = map[string]map[string]json.RawMessage{}

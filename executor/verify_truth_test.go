@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -174,5 +175,25 @@ func TestVerifyNotVerifiable(t *testing.T) {
 	}
 	if s := res.Steps[0]; s.Matched != 0 || s.Differ != 0 || s.NotVerifiable != 1 || res.Differences() != 0 {
 		t.Fatalf("step %+v, findings %+v", s, res.Findings)
+	}
+}
+
+// TestCarriedChildrenPaths: a deep insert's children get the paths the
+// engine gave them (children of one sub-form contiguous, in the order
+// sent), around the texts the journal names by path, a text too long to
+// compare included: a line sent again on its own replaces the right one.
+func TestCarriedChildrenPaths(t *testing.T) {
+	t.Parallel()
+	s := &journal.SubState{Sub: journal.Sub{
+		Lines: []byte(`{"ORDERITEMS_SUBFORM":[{"PARTNAME":"P1"},{"PARTNAME":"P2"}],"EXTFILES_SUBFORM":[{"EXTFILEDES":"d"}]}`),
+		Texts: []byte(`{"0":{"ORDERSTEXT_SUBFORM":{}},"3":{"ORDERSTEXT2":{"TEXT":"x"}}}`),
+	}}
+	var got []string
+	for _, c := range carriedChildren(s) {
+		got = append(got, c.Path+" "+c.Nav)
+	}
+	want := []string{"0 ORDERSTEXT_SUBFORM", "1 ORDERITEMS_SUBFORM", "2 ORDERITEMS_SUBFORM", "3 ORDERSTEXT2", "4 EXTFILES_SUBFORM"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("paths %q, want %q", got, want)
 	}
 }

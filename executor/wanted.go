@@ -189,6 +189,9 @@ func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []b
 // holding every text appended to it) with what was written to it.
 func (c *recordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, held json.RawMessage) {
 	for _, k := range kids {
+		if len(k.Left) == 0 {
+			continue // nothing of it journaled to compare (a text too long)
+		}
 		c.Compared++
 		if compare.TextInJSON(held, k.Match) || compare.SameJSON(lt, held, k.Match) {
 			continue
