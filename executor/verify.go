@@ -24,6 +24,9 @@ const (
 	VerifyGone        = "gone"         // the entity or line the run wrote is not there
 	VerifyNotReadable = "not readable" // the field is missing from read answers: not a difference
 	VerifyUnreadable  = "cannot be read"
+	// VerifyNotVerifiable is a record none of whose fields, lines or texts
+	// written could be read back: neither matched nor a difference.
+	VerifyNotVerifiable = "not verifiable"
 )
 
 // VerifyOptions drive Verify.
@@ -85,11 +88,17 @@ type VerifyFinding struct {
 func (r *VerifyResult) Differences() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Problem != VerifyNotReadable {
+		if difference(f.Problem) {
 			n++
 		}
 	}
 	return n
+}
+
+// difference reports whether a finding's problem is a difference: what
+// could not be read is said, not counted.
+func difference(problem string) bool {
+	return problem != VerifyNotReadable && problem != VerifyNotVerifiable
 }
 
 // Verify reads back what the run of journalPath committed. Reads go
@@ -210,9 +219,11 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFu
 	return nil
 }
 
+// onlyNotReadable reports whether the findings from from on are none
+// of them a difference.
 func (v *stepVerify) onlyNotReadable(from int) bool {
 	for _, f := range v.findings[from:] {
-		if f.Problem != VerifyNotReadable {
+		if difference(f.Problem) {
 			return false
 		}
 	}
@@ -269,7 +280,11 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f Found) boo
 	for _, fd := range c.Findings {
 		add(url+fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail)
 	}
-	return c.Compared > 0 || len(c.Findings) == 0
+	if c.Compared == 0 && len(c.Findings) > 0 {
+		add(url, "", VerifyNotVerifiable, nil, nil, "nothing the run wrote is returned on read (field-level permissions)")
+		return false
+	}
+	return true
 }
 
 func problemOf(d compare.Diff) string {

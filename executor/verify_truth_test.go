@@ -176,6 +176,13 @@ func TestVerifyNotVerifiable(t *testing.T) {
 	if s := res.Steps[0]; s.Matched != 0 || s.Differ != 0 || s.NotVerifiable != 1 || res.Differences() != 0 {
 		t.Fatalf("step %+v, findings %+v", s, res.Findings)
 	}
+	want := []VerifyFinding{
+		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "PARTDES", Problem: VerifyNotReadable, Sent: `"Bolt"`},
+		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Problem: VerifyNotVerifiable, Detail: "nothing the run wrote is returned on read (field-level permissions)"},
+	}
+	if !reflect.DeepEqual(res.Findings, want) {
+		t.Fatalf("findings:\n got %+v\nwant %+v", res.Findings, want)
+	}
 }
 
 // TestCarriedChildrenPaths: a deep insert's children get the paths the
