@@ -566,18 +566,22 @@ func changes(md *odata.Metadata, url string, body []byte, w recordWant) []string
 		if f.URL != "" {
 			where = strings.TrimPrefix(f.URL, "/") + " "
 		}
-		switch f.Problem {
-		case VerifyNotReadable:
+		switch {
+		case f.Problem == VerifyNotReadable && f.Line:
+			// A line is found by the fields read back, as apply's
+			// reconciliation finds it: one the server hides from every
+			// line (field-level permissions) is no sign of a change.
+		case f.Problem == VerifyNotReadable:
 			// Field-level permissions (issue 14.3): what it holds now is
 			// unknown, so undo must not write over it.
 			out = append(out, fmt.Sprintf("%s%s is not returned on read (a field-level permission), so whether it changed cannot be told", where, f.Field))
-		case VerifyGone:
+		case f.Problem == VerifyGone:
 			what := "a line the run wrote"
 			if f.Detail != "" {
 				what = f.Detail
 			}
 			out = append(out, fmt.Sprintf("%s%s is gone", where, what))
-		case VerifyExtra:
+		case f.Problem == VerifyExtra:
 			out = append(out, where+"is a line the run did not write")
 		default:
 			out = append(out, fmt.Sprintf("%s%s is now %s, the run wrote %s", where, f.Field, shortValue(f.Found), shortValue(f.Sent)))

@@ -135,3 +135,18 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoLinesWithAHiddenField: the server hides a field of every line
+// (field-level permissions); the lines are found by the fields read back,
+// as apply's reconciliation finds them, and the order is undone.
+func TestUndoLinesWithAHiddenField(t *testing.T) {
+	t.Parallel()
+	env, o, _ := retriedOrder(t)
+	sum, err := Undo(context.Background(), o.Journal, hiding{env.client, "PRICE"}, UndoOptions{Yes: true, Target: o.Target, Metadata: metadataOf(env.md)})
+	if err != nil || len(sum.Skipped) != 0 {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+		t.Fatalf("%d orders left", n)
+	}
+}
