@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -284,7 +283,7 @@ func BenchmarkReadCustomers(b *testing.B) {
 		b.Run(way, func(b *testing.B) {
 			var calls int
 			for i := 0; i < b.N; i++ {
-				rd := &executor.Reader{Send: executor.SendVia(tg.client), Set: "CUSTOMERS", Type: typ, Select: []string{"CUSTDES", "PHONE"}}
+				rd := &read.Keys{Send: read.Via(tg.client), Set: "CUSTOMERS", Type: typ, Select: []string{"CUSTDES", "PHONE"}}
 				found := 0
 				if way == "keys" {
 					got, err := rd.ReadKeys(ctx, keys)

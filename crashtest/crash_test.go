@@ -172,17 +172,7 @@ type crasher struct {
 func runCrash(t *testing.T, k crashKind) {
 	dir := t.TempDir()
 	l := generate(t, dir, loadConfig{records: k.records, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc, upsert: k.lookAlikes})
-	c := &crasher{t: t, kind: k, dir: dir, load: l, rng: rand.New(rand.NewSource(*crashSeed))}
-	if *crashFaults != "" {
-		c.faults = map[string]float64{}
-		for _, kv := range strings.Split(*crashFaults, ",") {
-			kind, rate, err := sandbox.ParseFault(strings.TrimSpace(kv))
-			if err != nil {
-				t.Fatalf("-crash.faults: %v", err)
-			}
-			c.faults[kind] = rate
-		}
-	}
+	c := &crasher{t: t, kind: k, dir: dir, load: l, rng: rand.New(rand.NewSource(*crashSeed)), faults: crashFaultRates(t)}
 
 	// Calibrate: how long an uninterrupted apply and undo take here, and a
 	// resume with nothing left to do (process start, journal replay).
@@ -385,6 +375,22 @@ func runCrash(t *testing.T, k crashKind) {
 	t.Logf("%s: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, held before and touched %d, duplicates seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
 		k.name, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
 	appendResults(t, "Crash campaign: "+k.name, crashTable(k, l, f))
+}
+
+// crashFaultRates are the sandbox faults of -crash.faults (nil: none).
+func crashFaultRates(t testing.TB) map[string]float64 {
+	if *crashFaults == "" {
+		return nil
+	}
+	faults := map[string]float64{}
+	for _, kv := range strings.Split(*crashFaults, ",") {
+		kind, rate, err := sandbox.ParseFault(strings.TrimSpace(kv))
+		if err != nil {
+			t.Fatalf("-crash.faults: %v", err)
+		}
+		faults[kind] = rate
+	}
+	return faults
 }
 
 // crashTable is the figures of one kind as a Markdown table.

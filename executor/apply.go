@@ -15,10 +15,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -46,7 +48,7 @@ type runner struct {
 	// refd, when set, names the steps whose keys ref() may ask for: the
 	// dry run keeps no others, so its memory stays flat.
 	refd map[string]bool
-	warm warmth // entity sets whose 404 is the truth (reads.go)
+	warm read.Warmth // entity sets whose 404 is the truth (reads.go)
 	// readCache holds the answers reconcile read ahead (prefetch), by path;
 	// nil outside it.
 	readCache map[string]odata.BatchResponse
@@ -130,7 +132,8 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 		return nil, err
 	}
 	if opts.Limit > 0 {
-		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true}
+		opts.trialPast = newTrialPast(opts.Plan, opts.Metadata)
+		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true, past: opts.trialPast}
 	}
 	r := newRunner(ctx, opts)
 	if err := r.openJournal(waves); err != nil {
@@ -486,6 +489,9 @@ type stepRun struct {
 	// deepReads: resumed deep inserts waiting for their read back.
 	deepReads []resumed
 	mark      markOnce
+	// unseen are the records an earlier run left pending that the source
+	// has not given again in this run (settleUnseen).
+	unseen map[string]bool
 	// sending counts the step's batches sent and not yet accounted for
 	// (complete), and flying those of their documents the server numbers:
 	// a failed deep insert is looked up by its fields only when none of
@@ -497,7 +503,8 @@ type stepRun struct {
 
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
-	sr.pk = &packer{limit: r.limit, emit: sr.emit}
+	sr.pk = &packer{limit: r.limit, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
+	sr.unseen = r.pendingRecords(s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
 	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
@@ -518,6 +525,9 @@ func (r *runner) runStep(s *plan.Step) error {
 		}
 		if err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
+		}
+		if err == nil && r.opts.Limit == 0 && !r.halted() {
+			sr.settleUnseen()
 		}
 	}
 	// Wait for what is in flight before sending a last, partial batch: its
@@ -619,6 +629,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	switch {
 	case res.Skipped:
 		id := res.Loc.String()
+		delete(sr.unseen, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
@@ -633,6 +644,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		case res.ID != "":
 			id = res.ID
 		}
+		delete(sr.unseen, id)
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
 		for _, e := range res.Errors {
@@ -650,6 +662,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if id == "" {
 		id = rec.Loc.String()
 	}
+	delete(sr.unseen, id)
 	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
 	if prev != nil {
@@ -665,6 +678,14 @@ func (sr *stepRun) handle(res transform.Result) error {
 				return nil
 			}
 		}
+	}
+	if what := r.opts.trialPast.names(name, rec); what != "" {
+		// It names a record the trial did not load: the server would
+		// refuse it now, and the full load sends it once that is there.
+		r.queue(pendingEntry(name, id, rec.Loc.String()))
+		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Pending), Location: rec.Loc.String(),
+			Message: "names " + what + ", which the trial did not load: left for the full load"})
+		return nil
 	}
 	w := &work{step: sr, rec: rec, id: id}
 	if sr.r.readsAll(sr.step.Mode) {
@@ -687,6 +708,77 @@ func (sr *stepRun) handle(res transform.Result) error {
 		return sr.resumeWork(w, prev)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// pendingRecords are the records of step an earlier run left pending:
+// written ahead, or sent and reconciled (one the server did not take has
+// no sub-request left), without a final status.
+func (r *runner) pendingRecords(step string) map[string]bool {
+	out := map[string]bool{}
+	if r.state == nil || r.state.Steps[step] == nil {
+		return out
+	}
+	for id, rec := range r.state.Steps[step].Records {
+		if rec.Status() == journal.Pending {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// settleUnseen settles the records an earlier run left pending that the
+// source, read to its end, no longer gives: a row deleted since from a
+// company read as a source (issue 23). What the journal knows of them is
+// all there is, and without this they would stay pending for ever, no
+// apply complete. A record whose every write committed is committed (undo
+// deletes what it created); one of which nothing was written is skipped;
+// one written in part failed, saying what exists and why.
+func (sr *stepRun) settleUnseen() {
+	ids := make([]string, 0, len(sr.unseen))
+	for id := range sr.unseen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	name := sr.step.Name
+	for _, id := range ids {
+		prev := sr.r.state.Record(name, id)
+		if prev == nil || prev.Status() != journal.Pending {
+			continue
+		}
+		written, all, kids := false, true, 0
+		for path, sub := range prev.Subs {
+			if !sub.OK() {
+				all = false
+				continue
+			}
+			written = true
+			if path != "" {
+				kids++
+			}
+		}
+		loc := prev.Loc
+		if loc == "" {
+			loc = id
+		}
+		re := &journal.RecordEntry{Step: name, ID: id, Loc: loc, Key: prev.Key, Carried: prev.Carried}
+		switch {
+		case written && all:
+			re.Status = journal.Committed
+			sr.r.jr.committed(name, kids)
+		case !written:
+			re.Status = journal.Skipped
+		default:
+			re.Status = journal.Failed
+			re.Partly = fmt.Sprintf("%s(%s) written in part", sr.entity, prev.Key)
+			re.Errors = []journal.Problem{{Cell: loc, Message: "the source no longer gives this row: the rest of the record cannot be written"}}
+		}
+		sr.r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
+		o := Outcome{ID: id, Status: string(re.Status), Location: loc}
+		if len(re.Errors) > 0 {
+			o.Message = re.Errors[0].Message
+		}
+		sr.r.hook.RecordDone(name, o)
+	}
 }
 
 // supersede closes a failure that an earlier run filed under this row's
@@ -799,7 +891,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			o.left = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash(),
-				Lines: o.linesMatch(), Texts: o.textsMatch()}
+				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
@@ -947,7 +1039,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 			}
 			return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
 		}
-		if oe, ok := refused(sendErr); ok {
+		if oe, ok := odata.Refused(sendErr); ok {
 			// The server refused the batch whole: nothing took effect.
 			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, oe.Error())})); err != nil {
 				return err
@@ -1175,7 +1267,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any
 		if len(resp.Body) > 0 && o.typ != nil {
 			var err error
 			if ent, err = odata.DecodeEntityOnly(resp.Body, o.answerKeeps()); err == nil {
-				if k := keyOf(o.typ, ent); k != "" {
+				if k := odata.EntityKey(o.typ, ent); k != "" {
 					o.key = k
 				}
 			}
@@ -1253,6 +1345,26 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	return journal.Entry{Kind: journal.KindRecord, Record: re}
 }
 
+// keptCellMax is the most of a source cell the journal keeps for report
+// --created: the rows are there to find a record's new key by its old
+// values, and a 100 KB text kept whole would make the journal (and the
+// journal's pending entries, in memory) as large as the source.
+const keptCellMax = 1024
+
+// keptCell is a cell as the journal keeps it for report --created: whole
+// up to keptCellMax bytes, else its head (cut at a character) and a mark
+// of how long it was.
+func keptCell(c string) string {
+	if len(c) <= keptCellMax {
+		return c
+	}
+	head := c[:keptCellMax]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	return head + fmt.Sprintf("… [%d bytes in the source]", len(c))
+}
+
 // keyedRows are a committed record's source rows with what each became:
 // its own row the entity, each child's row that child with its key, every
 // row written once. report --created maps legacy numbers with them.
@@ -1265,6 +1377,9 @@ func keyedRows(w *work) []journal.KeyedRow {
 		if row.Header != nil && !seen[kr.Loc] {
 			seen[kr.Loc] = true
 			kr.Cells = cellTexts(row.Cells)
+			for i, c := range kr.Cells {
+				kr.Cells[i] = keptCell(c)
+			}
 			if !slices.Equal(row.Header.Names, header) {
 				kr.Header, header = row.Header.Names, row.Header.Names
 			}

@@ -93,7 +93,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 		typ = b.md.Type(rec.Entity)
 	}
 	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
-	root.key = keyOf(typ, rec.Fields)
+	root.key = odata.EntityKey(typ, rec.Fields)
 	deep := b.deep && len(rec.Children) > 0
 	if err := b.childOps(w, root, typ, rec.Children, "", deep); err != nil {
 		return nil, err

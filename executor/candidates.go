@@ -48,7 +48,7 @@ func (r *runner) candidates(s *journal.SubState, claimed claims) ([]Candidate, s
 	}
 	keys := make([]string, len(rows))
 	for i, e := range rows {
-		keys[i] = keyOf(t, e)
+		keys[i] = odata.EntityKey(t, e)
 	}
 	held, err := claimed(s.Step, keys)
 	if err != nil {

@@ -30,21 +30,6 @@ var ErrInterrupted = errors.New("interrupted: run apply again to resume")
 // sent; run apply again: it reconciles what is in doubt before sending.
 var ErrInDoubt = errors.New("a batch's outcome is unknown: run apply again to reconcile it")
 
-// refused reports an error that proves the batch was not processed at
-// all: the server answered the $batch itself with a 4xx (other than a
-// timeout). Anything else after sending may have reached the server.
-func refused(err error) (*odata.Error, bool) {
-	var ind *odata.InDoubtError
-	if errors.As(err, &ind) {
-		return nil, false
-	}
-	var oe *odata.Error
-	if errors.As(err, &oe) && oe.Status >= 400 && oe.Status < 500 && oe.Status != 408 {
-		return oe, true
-	}
-	return nil, false
-}
-
 // redact strips credentials from a target URL for the journal.
 func redact(target string) string {
 	u, err := url.Parse(target)

@@ -224,7 +224,7 @@ func (o *op) takeLines(ent map[string]any) {
 			}
 		}
 		if sub != nil && !k.single && k.typ != nil {
-			if key := keyOf(k.typ, sub); key != "" {
+			if key := odata.EntityKey(k.typ, sub); key != "" {
 				k.key = key
 			}
 		}
@@ -416,7 +416,7 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 			k.status, k.done, k.err = 201, true, ""
 			if !k.single && k.typ != nil {
 				if e, err := odata.DecodeEntity(found); err == nil {
-					k.key = keyOf(k.typ, e)
+					k.key = odata.EntityKey(k.typ, e)
 				}
 			}
 			k.abs = childAbs(parent, k)
@@ -518,7 +518,7 @@ func (sr *stepRun) readDeepPending() error {
 	r.subs.Add(int64(len(reqs)))
 	resps, err := r.readBatch(sr.traced(), reqs)
 	if err != nil {
-		if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+		if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return fmt.Errorf("step %s: reading back %d documents to resume them: %w", sr.step.Name, len(rs), err)
 		}
 		return fmt.Errorf("%w: step %s: reading back %d documents to resume them: %w", ErrInDoubt, sr.step.Name, len(rs), err)

@@ -231,22 +231,7 @@ func TestDeepInsertFailedHeader(t *testing.T) {
 func TestDeepInsertInDoubtResumes(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	var orders []transform.Result
-	for i := 0; i < 5; i++ {
-		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", "P1", "P2", "P3"))
-	}
-	p, f := deepOrders()
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
-		t.Fatal(err)
-	}
-	st := step("orders", "ORDERS")
-	st.DeepInsert = true
-	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
-	o.BatchSize, o.Concurrency = 3, 1
-	env.sb.DropNextWrites(1, sandbox.FaultDropAfterCommit) // the first batch's answer is lost
-	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
-		t.Fatalf("want in doubt, got %v", err)
-	}
+	o, _ := deepOrdersInDoubt(t, env, sandbox.FaultDropAfterCommit, "P1", "P2", "P3") // the first batch's answer is lost
 	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
@@ -264,6 +249,31 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 		}
 	}
 	checkCreatedKeys(t, env, o.Journal)
+}
+
+// deepOrdersInDoubt loads parts and customers into env, then five orders
+// with lines of parts, deep inserts three a batch, the first batch's call
+// lost to fault (sandbox.DropNextWrites): apply stops in doubt. It gives
+// the run, to resume, and its orders.
+func deepOrdersInDoubt(t *testing.T, env *sandboxEnv, fault string, parts ...string) (testRun, []transform.Result) {
+	t.Helper()
+	var orders []transform.Result
+	for i := range 5 {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+2, "C1", parts...))
+	}
+	p, f := deepOrders()
+	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil { // parts and customers
+		t.Fatal(err)
+	}
+	st := step("orders", "ORDERS")
+	st.DeepInsert = true
+	o := env.opts(t, testPlan(st), &fakeRecords{results: map[string][]transform.Result{"orders": orders}})
+	o.BatchSize, o.Concurrency = 3, 1
+	env.sb.DropNextWrites(1, fault)
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("want in doubt, got %v", err)
+	}
+	return o, orders
 }
 
 // TestDeepInsertUpsertExisting: an upsert creates an absent document as a

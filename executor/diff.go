@@ -214,7 +214,7 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 	}
 	var keys []string
 	for _, e := range rows {
-		keys = append(keys, keyOf(set.Type, e))
+		keys = append(keys, odata.EntityKey(set.Type, e))
 	}
 	switch len(rows) {
 	case 0:

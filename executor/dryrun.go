@@ -19,6 +19,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -150,6 +151,10 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			at = append(at, i)
 			continue
 		case "POST":
+			if refusal := s.missing(q); refusal != nil {
+				resp.Status, resp.Body = 400, refusal
+				break
+			}
 			s.remember(q, false)
 			resp.Status = 201
 			if strings.Contains(q.URL, "/") {
@@ -205,7 +210,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
 		// Before 22.1 the answers' ids take other forms (readAnswers).
-		ordered, problem := readAnswers(reads, got)
+		ordered, problem := read.Answers(reads, got)
 		if ordered == nil {
 			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
 		}
@@ -226,6 +231,34 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		resps[at[j]] = s.offlineRead(q)
 	}
 	return resps, nil
+}
+
+// missing is the server's refusal (a screen error, as the server words it)
+// of an entity created without a field the metadata marks Mandatory: an
+// upsert that inserts what it did not give (transform refuses the blanks
+// it can tell at their cells). nil when nothing is missing.
+func (s *simService) missing(q odata.BatchRequest) json.RawMessage {
+	set := q.URL
+	if strings.ContainsAny(set, "/(") {
+		return nil // a line: its blanks are row errors already
+	}
+	es := s.md.EntitySet(set)
+	if es == nil || es.Type == nil {
+		return nil
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(q.Body, &body) != nil {
+		return nil
+	}
+	for _, p := range es.Type.Properties {
+		if !p.Mandatory || !p.Writable() || plan.ServerNumbered(set, p.Name) {
+			continue
+		}
+		if v, ok := body[p.Name]; !ok || string(v) == "null" || string(v) == `""` {
+			return odata.ScreenErrorJSON(es.Type.Name, []string{p.Name + ": a value is required."})
+		}
+	}
+	return nil
 }
 
 // remember keeps what a write does to an entity of a set that is read
@@ -249,7 +282,7 @@ func (s *simService) remember(q odata.BatchRequest, del bool) {
 		if err != nil {
 			return
 		}
-		key := keyOf(es.Type, ent)
+		key := odata.EntityKey(es.Type, ent)
 		if key == "" {
 			return // numbered by the server: no later read can name it
 		}
@@ -490,7 +523,7 @@ func (s *simService) chainOf(q odata.BatchRequest) *simChain {
 	if es == nil || es.Type == nil || err != nil || vals.Get("$filter") == "" {
 		return nil
 	}
-	keys, ok := chainKeys(es.Type, vals.Get("$filter"))
+	keys, ok := read.ChainKeys(es.Type, vals.Get("$filter"))
 	if !ok {
 		return nil
 	}
@@ -501,7 +534,7 @@ func (s *simService) chainOf(q odata.BatchRequest) *simChain {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
-		k = canonicalKey(es.Type, k)
+		k = odata.CanonicalKey(es.Type, k)
 		fields, ok := s.made[set+"("+k+")"]
 		switch {
 		case !ok && standIn("("+k+")"):
@@ -548,7 +581,7 @@ func (c *simChain) answer(q odata.BatchRequest, got *odata.BatchResponse) odata.
 			return *got
 		}
 		for _, raw := range coll.Value {
-			if e, err := odata.DecodeEntity(raw); err != nil || c.made[keyOf(c.t, e)] == nil {
+			if e, err := odata.DecodeEntity(raw); err != nil || c.made[odata.EntityKey(c.t, e)] == nil {
 				rows = append(rows, raw)
 			}
 		}
@@ -558,7 +591,7 @@ func (c *simChain) answer(q odata.BatchRequest, got *odata.BatchResponse) odata.
 		keyOnly = append(keyOnly, c.others...)
 	}
 	for _, k := range keyOnly {
-		parts, err := keyParts(c.t, k)
+		parts, err := odata.KeyParts(c.t, k)
 		if err != nil {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/odatasource"
 	"github.com/migrate-tool/migrate/transform"
@@ -393,7 +394,7 @@ func stepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error
 // left out.
 type keyedExport struct {
 	ctx    context.Context
-	rd     *Reader
+	rd     *read.Keys
 	md     *odata.Metadata
 	header *source.Header
 	keys   []string

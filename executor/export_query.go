@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/odatasource"
 )
@@ -24,6 +25,9 @@ type ExportQuery struct {
 	Select  []string // the fields; empty: every field
 	Expand  []string // the sub-forms, each on a sheet of its own
 	Filter  string   // a $filter, "" for every row
+	// Memory is the budget the pages are read within (PageBytes); 0:
+	// DefaultMemory.
+	Memory int64
 }
 
 // QueryError is an export asked for what the service does not have: an
@@ -68,7 +72,7 @@ func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
 			}
 		}
 	}
-	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter})
+	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter, PageBytes: PageBytes(q.Memory)})
 	if err != nil {
 		return Export{}, &ReadError{Err: err}
 	}
@@ -142,8 +146,8 @@ func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, s
 	if len(exprs) == 0 {
 		return Export{}, false, nil
 	}
-	rd := &Reader{Send: SendVia(client), Set: st.Entity, Type: t, Expand: expand}
-	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.window()}
+	rd := &read.Keys{Send: read.Via(client), Set: st.Entity, Type: t, Expand: expand}
+	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.Window()}
 	return Export{Rows: rows, Key: t.Key, Entity: ExportSheet{Name: st.Entity, Columns: odatasource.Columns(t, nil, nil)}, Subs: subSheets(run.Metadata, t, expand)}, true, nil
 }
 

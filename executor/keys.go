@@ -7,40 +7,8 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// keyOf returns the key expression of an entity of type t from field
-// values (a record's, or a server response's), or "" when a key field is
-// missing. Values from a response are decoded per the metadata type first.
-func keyOf(t *odata.EntityType, fields map[string]any) string {
-	if t == nil || len(t.Key) == 0 {
-		return ""
-	}
-	vals := make([]any, len(t.Key))
-	for i, k := range t.Key {
-		v, ok := fields[k]
-		if !ok || v == nil {
-			return ""
-		}
-		if p := t.Property(k); p != nil {
-			dv, err := odata.DecodeValue(p.Type, v)
-			if err != nil {
-				return ""
-			}
-			v = dv
-		}
-		if s, ok := v.(string); ok && s == "" {
-			return ""
-		}
-		vals[i] = v
-	}
-	key, err := odata.PathKey(t.Key, vals)
-	if err != nil {
-		return ""
-	}
-	return key
-}
-
 // keyFromLocation takes the key expression from a Location header such as
-// .../ORDERS('SO001') or .../ORDERITEMS_SUBFORM(3), spelt as keyOf spells
+// .../ORDERS('SO001') or .../ORDERITEMS_SUBFORM(3), spelt as odata.EntityKey spells
 // it whether the server percent-encoded it or not; "" when there is none.
 func keyFromLocation(loc string) string {
 	if strings.HasSuffix(loc, "("+placeholderKey+")") {
@@ -54,7 +22,7 @@ func keyFromLocation(loc string) string {
 }
 
 // shownKey is a key expression as a person reads it in diff's output: as
-// keyOf writes it, without the URL's escapes ('O”Neil & Co', Hebrew as it
+// odata.EntityKey writes it, without the URL's escapes ('O”Neil & Co', Hebrew as it
 // is), so that what a person compares with the source looks like it.
 func shownKey(key string) string {
 	if raw, err := url.PathUnescape(key); err == nil {

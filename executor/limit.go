@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -26,6 +27,9 @@ type limited struct {
 	inner RecordSource
 	n     int
 	trial bool
+	// past (a trial) collects the keys of what the trial leaves out, for
+	// the later steps whose records name them (trialPast).
+	past *trialPast
 }
 
 var errLimit = errors.New("limit reached")
@@ -38,23 +42,166 @@ func (l limited) Records(ctx context.Context, step string, open transform.Opener
 		tr = &trialRefs{inner: refs}
 		lr = tr
 	}
+	keys := l.past.collector(step) // nil: no later step names this one's key
 	err := l.inner.Records(ctx, step, open, lr, func(r transform.Result) error {
 		if tr != nil && tr.missed {
 			tr.missed = false
 			if len(r.Errors) > 0 {
-				return nil // the full load's
+				keys.addLeftOut(r) // left out: the full load's
+				return nil
 			}
 		}
 		if seen >= l.n {
-			return errLimit
+			if keys == nil {
+				return errLimit
+			}
+			// Past the limit: read on for the keys alone, sending nothing.
+			if len(r.Errors) == 0 && !r.Skipped {
+				keys.add(r.Record)
+			}
+			return nil
 		}
 		seen++
 		return fn(r)
 	})
 	if errors.Is(err, errLimit) {
-		return nil
+		err = nil
+	}
+	if err == nil {
+		l.past.done(keys)
 	}
 	return err
+}
+
+// trialPast is what a trial leaves of each step for the full load (its
+// records past the limit, and those left out for a ref() past it), by the
+// key a later step's records name it by: a field of the same name as the
+// step's entity's one key field (an order line's PARTNAME names a part of
+// LOGPART, whose key is PARTNAME), as the service's own forms name what
+// they refer to. A record that names one is the full load's too: in the
+// trial the server would refuse it (the part is not there yet), and that is
+// the trial's incompleteness, not the record's failure. It is journaled
+// pending (stepRun.handle), and the trial exits as unfinished.
+type trialPast struct {
+	keyOf map[string]string // step → the key field later steps name it by
+	// idIsKey: the steps without id:, whose records' ids are their keys
+	// (transform's recordID), also when a row error left no record.
+	idIsKey  map[string]bool
+	mu       sync.Mutex
+	finished []*pastKeys // the steps read to their end
+}
+
+// pastKeys are the keys one step's trial left out.
+type pastKeys struct {
+	step, field string
+	idIsKey     bool
+	keys        map[string]bool
+}
+
+// newTrialPast finds the steps whose entity's single key field some other
+// step writes under the same name, at any depth (their keys are worth
+// collecting).
+func newTrialPast(p *plan.Plan, md *odata.Metadata) *trialPast {
+	t := &trialPast{keyOf: map[string]string{}, idIsKey: map[string]bool{}}
+	named := map[string]map[string]bool{} // field → the steps that write it
+	var walk func(step string, fs []*plan.Field, subs []*plan.Subform)
+	walk = func(step string, fs []*plan.Field, subs []*plan.Subform) {
+		for _, f := range fs {
+			if named[f.Name] == nil {
+				named[f.Name] = map[string]bool{}
+			}
+			named[f.Name][step] = true
+		}
+		for _, sf := range subs {
+			walk(step, sf.Fields, sf.Subforms)
+		}
+	}
+	for _, s := range p.Steps {
+		walk(s.Name, s.Fields, s.Subforms)
+	}
+	for _, s := range p.Steps {
+		es := md.EntitySet(s.Entity)
+		if es == nil || es.Type == nil || len(es.Type.Key) != 1 {
+			continue
+		}
+		k := es.Type.Key[0]
+		t.idIsKey[s.Name] = s.ID == nil
+		for other := range named[k] {
+			if other != s.Name {
+				t.keyOf[s.Name] = k
+			}
+		}
+	}
+	return t
+}
+
+// collector is the keys of step to collect, nil when no other step names
+// them (or t is nil: no trial).
+func (t *trialPast) collector(step string) *pastKeys {
+	if t == nil || t.keyOf[step] == "" {
+		return nil
+	}
+	return &pastKeys{step: step, field: t.keyOf[step], idIsKey: t.idIsKey[step], keys: map[string]bool{}}
+}
+
+// addLeftOut adds the key of a record left out of the trial for a ref()
+// past it: its row error left no record, but its id is its key.
+func (k *pastKeys) addLeftOut(r transform.Result) {
+	switch {
+	case k == nil:
+	case r.Record != nil:
+		k.add(r.Record)
+	case k.idIsKey && r.ID != "":
+		k.keys[r.ID] = true
+	}
+}
+
+func (k *pastKeys) add(rec *transform.Record) {
+	if k == nil || rec == nil {
+		return
+	}
+	if v, ok := rec.Fields[k.field]; ok && v != nil {
+		k.keys[fmt.Sprint(v)] = true
+	}
+}
+
+// done makes a step's keys count: its records are all read.
+func (t *trialPast) done(k *pastKeys) {
+	if t == nil || k == nil || len(k.keys) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.finished = append(t.finished, k)
+}
+
+// names reports the first record of another step, left for the full load,
+// that rec names ("LOGPART's PARTNAME W-300" style: step and key), or "".
+func (t *trialPast) names(step string, rec *transform.Record) string {
+	if t == nil || rec == nil {
+		return ""
+	}
+	t.mu.Lock()
+	sets := t.finished
+	t.mu.Unlock()
+	var find func(fields map[string]any, kids []*transform.Child) string
+	find = func(fields map[string]any, kids []*transform.Child) string {
+		for _, k := range sets {
+			if k.step == step {
+				continue
+			}
+			if v, ok := fields[k.field]; ok && v != nil && k.keys[fmt.Sprint(v)] {
+				return fmt.Sprintf("%s %v of step %s", k.field, v, k.step)
+			}
+		}
+		for _, c := range kids {
+			if s := find(c.Fields, c.Children); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	return find(rec.Fields, rec.Children)
 }
 
 type unlimitedRefs struct{ inner transform.Refs }

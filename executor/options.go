@@ -63,6 +63,9 @@ type Options struct {
 type runOptions struct {
 	Prepared
 	Options
+	// trialPast (apply --limit) is what the trial leaves for the full
+	// load, which records naming it wait for.
+	trialPast *trialPast
 }
 
 func newRunOptions(p *Prepared, o Options) *runOptions {

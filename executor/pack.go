@@ -5,24 +5,50 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// packer fills batches greedily, up to limit sub-requests each. A unit that
-// fits travels whole; one larger than the room left sends what fits (its
-// root first: units are depth-first) and the rest follows, in units
-// addressed by the keys the server returns, once that batch is answered.
+// packer fills batches greedily, up to limit sub-requests each, and, when
+// maxBytes is set, up to about maxBytes of bodies (a share of the memory
+// budget: a batch of 100 documents of 100 KB each is 10 MB to send and as
+// much to read back). A unit that fits travels whole; one larger than the
+// room left sends what fits (its root first: units are depth-first) and
+// the rest follows, in units addressed by the keys the server returns,
+// once that batch is answered. A unit larger than maxBytes alone goes in a
+// batch of its own.
 type packer struct {
-	limit int
-	cur   []*op
-	later []unit // units to enqueue after cur's response
-	emit  func(batch []*op, later []unit) error
+	limit    int
+	maxBytes int
+	cur      []*op
+	curBytes int
+	later    []unit // units to enqueue after cur's response
+	emit     func(batch []*op, later []unit) error
+}
+
+// bytesOf is what u's bodies weigh (a deep insert's children counted in
+// their parent's body and again in their own: an upper bound).
+func bytesOf(u unit) int {
+	n := 0
+	for _, o := range u {
+		n += len(o.body)
+	}
+	return n
 }
 
 func (p *packer) add(u unit) error {
 	if len(u) == 0 {
 		return nil
 	}
+	n := 0
+	if p.maxBytes > 0 {
+		n = bytesOf(u)
+		if len(p.cur) > 0 && p.curBytes+n > p.maxBytes {
+			if err := p.flush(); err != nil {
+				return err
+			}
+		}
+	}
 	room := p.limit - len(p.cur)
 	if len(u) <= room {
 		p.cur = append(p.cur, u...)
+		p.curBytes += n
 		if len(p.cur) == p.limit {
 			return p.flush()
 		}
@@ -33,6 +59,7 @@ func (p *packer) add(u unit) error {
 			return err
 		}
 		p.cur = append(p.cur, u...)
+		p.curBytes = n
 		return nil
 	}
 	// Larger than a batch: fill the room with its head.
@@ -53,7 +80,7 @@ func (p *packer) flush() error {
 		return nil
 	}
 	b, later := p.cur, p.later
-	p.cur, p.later = nil, nil
+	p.cur, p.later, p.curBytes = nil, nil, 0
 	return p.emit(b, later)
 }
 

@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -192,7 +193,7 @@ func TestKeys(t *testing.T) {
 	if _, err := odata.PathKey([]string{"A"}, []any{nil}); err == nil {
 		t.Error("nil key accepted")
 	}
-	// However the server spells the Location, the key is keyOf's spelling
+	// However the server spells the Location, the key is odata.EntityKey's spelling
 	// (SERVICE-NOTES: %27 for quotes).
 	for loc, want := range map[string]string{
 		"http://x/ORDERS('SO1')":                       "'SO1'",
@@ -210,7 +211,7 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// TestKeyLiteral: a key typed to resolve --key is spelt as keyOf spells
+// TestKeyLiteral: a key typed to resolve --key is spelt as odata.EntityKey spells
 // the key of the same document, however it was typed.
 func TestKeyLiteral(t *testing.T) {
 	t.Parallel()
@@ -229,6 +230,42 @@ func TestKeyLiteral(t *testing.T) {
 	} {
 		if got := keyLiteral(tc.t, tc.typed); got != tc.want {
 			t.Errorf("keyLiteral(%s, %q) = %q, want %q", tc.t.Name, tc.typed, got, tc.want)
+		}
+	}
+}
+
+// A batch holds about maxBytes of bodies at most: records of 100 KB go a
+// few at a time, whatever the sub-request limit; one larger than
+// maxBytes goes alone, and small ones fill batches as before.
+func TestPackWithinBytes(t *testing.T) {
+	t.Parallel()
+	rec := func(n int) unit { return unit{&op{body: make([]byte, n)}} }
+	for _, tc := range []struct {
+		name  string
+		sizes []int
+		want  []int // batch sizes
+	}{
+		{"big records a few at a time", []int{100, 100, 100, 100, 100}, []int{2, 2, 1}},
+		{"one past the bytes alone", []int{10, 500, 10}, []int{1, 1, 1}},
+		{"small ones up to the limit", []int{1, 1, 1, 1, 1}, []int{4, 1}},
+	} {
+		c := &captured{}
+		pk := newPacker(4, c)
+		pk.maxBytes = 250
+		for _, n := range tc.sizes {
+			if err := pk.add(rec(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pk.flush(); err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, b := range c.batches {
+			got = append(got, len(b))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: batches %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

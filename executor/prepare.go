@@ -14,6 +14,18 @@ import (
 // DefaultMemory is what a run aims to stay under when Setup.Memory is 0.
 const DefaultMemory = transform.DefaultMemory
 
+// PageBytes is the size of a page of a service's answer that a run with
+// the memory budget memory (0: DefaultMemory) reads at most, and of a
+// batch it sends: a thirty-second (a page's rows decoded take a few times
+// their JSON, several sources are read at once, and batches are in flight
+// while pages are read). Measured: BENCHMARKS.md, CopyBigRows.
+func PageBytes(memory int64) int {
+	if memory <= 0 {
+		memory = DefaultMemory
+	}
+	return int(memory / 32)
+}
+
 // Setup is what the command line hands the engine once it has connected:
 // the loaded plan and what it was checked against. Prepare does the rest.
 type Setup struct {
@@ -55,6 +67,7 @@ type Prepared struct {
 	// lookups, steps), so its shared strings are read once.
 	files    *source.Files
 	services map[string]Service
+	memory   int64 // the run's memory budget
 }
 
 // Prepare checks the plan's sources against it and the metadata and
@@ -68,7 +81,7 @@ func Prepare(ctx context.Context, s Setup) (*Prepared, plan.Diagnostics) {
 		return nil, dedupe(diags)
 	}
 	p := s.Plan
-	pr := &Prepared{Plan: p, Metadata: s.Metadata, Version: s.Version, files: &source.Files{}, services: s.Services}
+	pr := &Prepared{Plan: p, Metadata: s.Metadata, Version: s.Version, files: &source.Files{}, services: s.Services, memory: s.Memory}
 	pr.open = pr.opener(ctx)
 	headers := map[string][]string{}
 	diags = append(diags, checkServiceSources(p, s.Services, headers)...)
@@ -118,7 +131,7 @@ func (p *Prepared) Close() error {
 func (p *Prepared) opener(ctx context.Context) transform.Opener {
 	return func(s *plan.Source) (source.Reader, error) {
 		if s.Connection != "" {
-			r, err := openService(ctx, p.services, s)
+			r, err := openService(ctx, p.services, s, p.memory)
 			if err != nil {
 				return nil, err // not a nil *odatasource.Reader in a non-nil interface
 			}
@@ -205,14 +218,16 @@ func checkServiceSources(p *plan.Plan, services map[string]Service, headers map[
 	return ds
 }
 
-// openService opens a source that reads a connection's entity.
-func openService(ctx context.Context, services map[string]Service, s *plan.Source) (*odatasource.Reader, error) {
+// openService opens a source that reads a connection's entity, its pages
+// within a share of the run's memory budget (several sources are read at
+// once: a step's, its linked sub-forms', the steps of a wave).
+func openService(ctx context.Context, services map[string]Service, s *plan.Source, memory int64) (*odatasource.Reader, error) {
 	sv, ok := services[s.Connection]
 	if !ok {
 		return nil, fmt.Errorf("source %s reads connection %s, which is not connected (an offline check cannot read it)", s.Name, s.Connection)
 	}
 	return odatasource.Open(ctx, odatasource.Options{
 		Client: sv.Client, Metadata: sv.Metadata, Connection: s.Connection, Entity: s.Entity,
-		Select: s.Select, Expand: s.Expand, Filter: s.Filter,
+		Select: s.Select, Expand: s.Expand, Filter: s.Filter, PageBytes: PageBytes(memory),
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -152,8 +153,8 @@ func TestMalformedReadAnswerStopsTheRun(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), `id "1" answered more than once`) {
 		t.Fatalf("apply: %v, want interrupted by the malformed answer", err)
 	}
-	if n := reads.Load(); n != readAttempts {
-		t.Errorf("%d reads, want %d attempts", n, readAttempts)
+	if n := reads.Load(); n != read.Attempts {
+		t.Errorf("%d reads, want %d attempts", n, read.Attempts)
 	}
 	if n := len(env.sb.Snapshot()["CUSTOMERS"]); n != 0 {
 		t.Errorf("the sandbox holds %d customers: something was written", n)

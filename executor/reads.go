@@ -2,38 +2,9 @@ package executor
 
 import (
 	"context"
-	"net/http"
-	"sync"
 
 	"github.com/migrate-tool/migrate/odata"
 )
-
-// Reads of what the server holds. Two things real servers do make an
-// answer to a GET mean less than it says (SERVICE-NOTES):
-//
-//   - before 22.1 the answers of a $batch carry ids of another form (g1-r1,
-//     none for a GET): readAnswers gives them back in request order under
-//     the requests' own ids, or nil when the answer cannot be trusted;
-//   - a cold form answers 404 to its first GET since the server started: a
-//     404 is no proof of absence until a warm-up (GET SET?$top=1) and a
-//     second try agree, which confirmAbsent sees to.
-
-// readAnswers pairs a read batch's answers with its requests
-// (odata.MatchResponses) and gives them the requests' ids, in request
-// order. It returns nil, and what broke the protocol, when a request has
-// no answer it can trust.
-func readAnswers(reqs []odata.BatchRequest, got []odata.BatchResponse) ([]odata.BatchResponse, string) {
-	matched, problem := odata.MatchResponses(reqs, got)
-	out := make([]odata.BatchResponse, len(reqs))
-	for i, m := range matched {
-		if m == nil {
-			return nil, problem
-		}
-		out[i] = *m
-		out[i].ID = reqs[i].ID
-	}
-	return out, ""
-}
 
 // readBatch is readBatchOnce whose 404s are confirmed (confirmAbsent). The
 // dry run takes its answers as they are: its offline 404s are predictions,
@@ -43,107 +14,7 @@ func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]od
 	if err != nil || r.dry {
 		return out, err
 	}
-	return r.warm.confirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	return r.warm.ConfirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
 		return r.readBatchOnce(ctx, again)
 	})
-}
-
-// warmth remembers the entity sets known to be warm in one run: a 404 from
-// one of them is the truth. The zero value is ready to use and safe for
-// concurrent use.
-type warmth struct {
-	mu   sync.Mutex
-	sets map[string]bool
-}
-
-// confirmAbsent takes the answers to GETs (in request order) and asks again
-// those that answered 404 from an entity set not known to be warm: first
-// GET SET?$top=1 for each such set, whatever it answers, then the reads
-// themselves once more; their second answers replace the first. read sends
-// a batch of GETs and returns the answers in request order, as readAnswers
-// gives them. A set is warm once it answered 200 or was warmed up, so each
-// set costs at most one warm-up per run.
-func (w *warmth) confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchResponse, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
-	var again []int
-	var warmUps []odata.BatchRequest
-	cold := map[string]bool{}
-	w.mu.Lock()
-	if w.sets == nil {
-		w.sets = map[string]bool{}
-	}
-	for i, g := range got {
-		set := odata.EntitySetOf(reqs[i].URL)
-		if reqs[i].Method != http.MethodGet || set == "" {
-			continue
-		}
-		switch {
-		case g.Status == http.StatusOK:
-			w.sets[set] = true
-		case g.Status == http.StatusNotFound && (!w.sets[set] || cold[set]):
-			again = append(again, i)
-			if !cold[set] {
-				cold[set] = true
-				warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
-			}
-		}
-	}
-	w.mu.Unlock()
-	if len(again) == 0 {
-		return got, nil
-	}
-	if err := w.warmUp(warmUps, read); err != nil {
-		return nil, err
-	}
-	retry := make([]odata.BatchRequest, len(again))
-	for k, i := range again {
-		retry[k] = reqs[i]
-		retry[k].ID = itoa(k + 1)
-	}
-	second, err := read(retry)
-	if err != nil {
-		return nil, err
-	}
-	out := append([]odata.BatchResponse(nil), got...)
-	for k, i := range again {
-		out[i] = second[k]
-		out[i].ID = reqs[i].ID
-	}
-	return out, nil
-}
-
-// warmUp sends the warm-ups (GET SET?$top=1) and from then on takes the
-// sets for warm. What they answer does not matter: being asked warms a
-// form.
-func (w *warmth) warmUp(warmUps []odata.BatchRequest, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) error {
-	if _, err := read(warmUps); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	if w.sets == nil {
-		w.sets = map[string]bool{}
-	}
-	for _, r := range warmUps {
-		w.sets[odata.EntitySetOf(r.URL)] = true
-	}
-	w.mu.Unlock()
-	return nil
-}
-
-// answered notes the answer of a request to url: a set that answered
-// anything but 404 is warm. It reports whether a 404 from url is the
-// truth (its set known warm).
-func (w *warmth) answered(url string, status int) (truth bool) {
-	set := odata.EntitySetOf(url)
-	if set == "" {
-		return true
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sets == nil {
-		w.sets = map[string]bool{}
-	}
-	if status != http.StatusNotFound {
-		w.sets[set] = true
-	}
-	return w.sets[set]
 }

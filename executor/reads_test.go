@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"
 )
@@ -50,13 +51,13 @@ func TestReadKeysCostsAtMostOneCallPer2000(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	seedCustomers(t, env, 5000)
-	keys := []string{keyOf(env.md.Type("CUSTOMERS"), map[string]any{"CUSTNAME": "O'Brien & Co"}), "'NOPE1'"}
+	keys := []string{odata.EntityKey(env.md.Type("CUSTOMERS"), map[string]any{"CUSTNAME": "O'Brien & Co"}), "'NOPE1'"}
 	for i := 0; i < 5000; i += 1 {
 		keys = append(keys, fmt.Sprintf("'C%05d'", i))
 	}
 	keys = append(keys, "'NOPE2'")
 	before := env.sb.Stats().Batches
-	rd := &Reader{Send: SendVia(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}}
+	rd := &read.Keys{Send: read.Via(env.client), Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS"), Select: []string{"CUSTDES"}}
 	got, err := rd.ReadKeys(context.Background(), keys)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestReadKeysCostsAtMostOneCallPer2000(t *testing.T) {
 			t.Errorf("%s: status %d %s", k, f.Status, f.Body)
 		default:
 			e, _ := odata.DecodeEntity(f.Body)
-			if keyOf(rd.Type, e) != canonicalKey(rd.Type, k) || !strings.HasPrefix(fmt.Sprint(e["CUSTDES"]), "Customer ") {
+			if odata.EntityKey(rd.Type, e) != odata.CanonicalKey(rd.Type, k) || !strings.HasPrefix(fmt.Sprint(e["CUSTDES"]), "Customer ") {
 				t.Errorf("%s: got %s", k, f.Body)
 			}
 			if _, ok := e["PHONE"]; ok {
@@ -100,9 +101,9 @@ func TestReadKeysFilterIgnoredFallsBackToKeyedGETs(t *testing.T) {
 				reqs[i].URL = set + "?" + v.Encode()
 			}
 		}
-		return SendVia(env.client)(ctx, reqs)
+		return read.Via(env.client)(ctx, reqs)
 	}
-	rd := &Reader{Send: ignore, Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS")}
+	rd := &read.Keys{Send: ignore, Set: "CUSTOMERS", Type: env.md.Type("CUSTOMERS")}
 	got, err := rd.ReadKeys(context.Background(), []string{"'C00003'", "'GONE'", "'C00029'"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,12 +124,12 @@ func TestKeyFilter(t *testing.T) {
 		{"CUSTOMERS", "'O''Brien%20&%20Co'", "CUSTNAME eq 'O''Brien & Co'"},
 		{"AINVOICES", "IVNUM='IV1',IVTYPE='A',DEBIT='D'", "(IVNUM eq 'IV1' and IVTYPE eq 'A' and DEBIT eq 'D')"},
 	} {
-		got, err := keyFilter(md.Type(c.set), c.key)
+		got, err := read.KeyFilter(md.Type(c.set), c.key)
 		if err != nil || got != c.want {
 			t.Errorf("%s %s: %q %v, want %q", c.set, c.key, got, err, c.want)
 		}
 	}
-	if _, err := keyFilter(md.Type("AINVOICES"), "'IV1'"); err == nil {
+	if _, err := read.KeyFilter(md.Type("AINVOICES"), "'IV1'"); err == nil {
 		t.Error("a single value for a composite key was taken")
 	}
 }
@@ -146,8 +147,8 @@ func TestKeyedExportReadsInOneCall(t *testing.T) {
 	}
 	keys = append(keys, "'GONE'")
 	typ := env.md.EntitySet("CUSTOMERS").Type
-	rd := &Reader{Send: SendVia(env.client), Set: "CUSTOMERS", Type: typ}
-	rows := &keyedExport{ctx: context.Background(), rd: rd, md: env.md, header: source.NewHeader([]string{"CUSTNAME", "CUSTDES"}), keys: keys, window: rd.window()}
+	rd := &read.Keys{Send: read.Via(env.client), Set: "CUSTOMERS", Type: typ}
+	rows := &keyedExport{ctx: context.Background(), rd: rd, md: env.md, header: source.NewHeader([]string{"CUSTNAME", "CUSTDES"}), keys: keys, window: rd.Window()}
 	var got []string
 	for {
 		row, err := rows.Next()

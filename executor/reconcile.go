@@ -13,6 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // matchFields is what the journal keeps to find a created entity or line
@@ -413,8 +414,6 @@ func pathLabel(s *journal.SubState) string {
 	return " (" + s.Nav + " #" + s.Path + ")"
 }
 
-const readAttempts = 6
-
 // read GETs one path through a batch of one (reads are idempotent), or
 // takes its answer from what prefetch read ahead.
 func (r *runner) read(path string) (odata.BatchResponse, error) {
@@ -470,10 +469,10 @@ func (r *runner) prefetch(paths []string) error {
 // 100 (issue 14.11; a server before 21.0 takes 1,000 writes a call, but a
 // read answers up to 2,000 rows each).
 func (r *runner) readsPerCall() int {
-	if r.limit > 0 && r.limit < readPerBatch {
+	if r.limit > 0 && r.limit < read.PerBatch {
 		return r.limit
 	}
-	return readPerBatch
+	return read.PerBatch
 }
 
 // reconcileErr is a failed read of reconciliation: the server cannot be
@@ -481,7 +480,7 @@ func (r *runner) readsPerCall() int {
 // doubt for the next apply, which is the CLI's exit 4, not a target that
 // cannot be reached; a refusal or an interruption is what it is.
 func reconcileErr(path string, err error) error {
-	if oe, ok := refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
+	if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 		return fmt.Errorf("reconciling %s: %w", path, err)
 	}
 	return fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
@@ -491,17 +490,17 @@ func reconcileErr(path string, err error) error {
 // (readBatch, in reads.go, also asks again what a cold form denied).
 // A read changes nothing: unlike a write, it is safe to try again after a
 // lost answer, a 5xx or an answer that breaks the $batch protocol (an id
-// twice, missing or never asked for), up to readAttempts times. A batch the
+// twice, missing or never asked for), up to read.Attempts times. A batch the
 // server refuses is not tried again.
 //
 // ctx is the run's, or a step's naming it (batchStep).
 func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	var err error
-	for attempt := 0; attempt < readAttempts; attempt++ {
+	for attempt := 0; attempt < read.Attempts; attempt++ {
 		var got []odata.BatchResponse
 		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
 		if err == nil {
-			out, problem := readAnswers(reqs, got)
+			out, problem := read.Answers(reqs, got)
 			if out != nil {
 				return out, nil
 			}
@@ -510,7 +509,7 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 			err = fmt.Errorf("%w: the server's answer to a read broke the $batch protocol: %s", ErrInterrupted, problem)
 			continue
 		}
-		if _, ok := refused(err); ok || r.ctx.Err() != nil {
+		if _, ok := odata.Refused(err); ok || r.ctx.Err() != nil {
 			break
 		}
 	}
@@ -552,7 +551,7 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		}
 		k := ""
 		if lt != nil {
-			k = keyOf(lt, e)
+			k = odata.EntityKey(lt, e)
 		}
 		if k != "" && claimed(k) {
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -24,6 +25,10 @@ type References struct {
 	// earlier step: one each, at the first cell that gives it (Message
 	// says how many more do), sorted by step and location.
 	Unresolved []RecordError
+	// Records counts, per step, the records that give an unresolved value
+	// (anywhere, not only at its first cell): apply refuses to start over
+	// them, and with --allow-missing-references the server refuses them.
+	Records map[string]int
 	// Checked counts the distinct values looked up on the target.
 	Checked int
 	// Unchecked (offline) counts the distinct values that no earlier step
@@ -37,12 +42,16 @@ type columnFinder interface {
 	FieldColumn(step string, navs []string, name string) string
 }
 
-// refUse is where a value of an exists: field is first given, and how
-// often.
+// refUse is where a value of an exists: field is first given, how often,
+// and by which records (indexes into CheckReferences' givers).
 type refUse struct {
 	err   RecordError
 	count int
+	by    []int
 }
+
+// giver is a record that gives a value of an exists: field.
+type giver struct{ step, id string }
 
 // CheckReferences reads every record of the plan's steps that have
 // exists: checks (or feed a step that does: its keys), in apply's order,
@@ -69,6 +78,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 	created := map[string]map[string]bool{} // entity → key, by earlier waves
 	uses := map[string]map[string]*refUse{} // entity → key → first use
 	var order []string                      // entity|key as first used
+	var givers []giver
 	for _, wave := range waves {
 		made := map[string][]string{}
 		for _, s := range wave {
@@ -86,13 +96,14 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 					return nil // a row error: the run reports it
 				}
 				if targets[s.Entity] {
-					if k := keyOf(typ, rec.Fields); k != "" {
+					if k := odata.EntityKey(typ, rec.Fields); k != "" {
 						made[s.Entity] = append(made[s.Entity], k)
 					}
 				}
 				if !checks {
 					return nil
 				}
+				me := -1 // this record's index in givers, once it gives a value
 				visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
 					for _, x := range ex {
 						es := run.Metadata.EntitySet(x.Entity)
@@ -100,15 +111,22 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 							continue // validate says so
 						}
 						v := fields[x.Field]
-						k := keyOf(es.Type, map[string]any{es.Type.Key[0]: v})
+						k := odata.EntityKey(es.Type, map[string]any{es.Type.Key[0]: v})
 						if k == "" || standIn("("+k+")") || created[x.Entity][k] {
 							continue
 						}
 						if uses[x.Entity] == nil {
 							uses[x.Entity] = map[string]*refUse{}
 						}
+						if me < 0 {
+							me = len(givers)
+							givers = append(givers, giver{s.Name, rec.ID})
+						}
 						if u := uses[x.Entity][k]; u != nil {
 							u.count++
+							if u.by[len(u.by)-1] != me {
+								u.by = append(u.by, me)
+							}
 							continue
 						}
 						cell := row.Loc.String()
@@ -117,7 +135,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 								cell = row.CellRef(c)
 							}
 						}
-						uses[x.Entity][k] = &refUse{count: 1, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
+						uses[x.Entity][k] = &refUse{count: 1, by: []int{me}, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
 							Field: x.Field, Value: fmt.Sprint(v), PlanLocation: x.Pos.String()}}
 						order = append(order, x.Entity+"|"+k)
 					}
@@ -148,12 +166,16 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 		return nil, err
 	}
 	res.Checked = len(order)
+	blocked := map[int]bool{}
 	for _, ek := range order {
 		if !absent[ek] {
 			continue
 		}
 		ent, k, _ := strings.Cut(ek, "|")
 		u := uses[ent][k]
+		for _, g := range u.by {
+			blocked[g] = true
+		}
 		e := u.err
 		e.Message = fmt.Sprintf("%s %q is not in %s on the target, and no earlier step creates it", e.Field, e.Value, ent)
 		if u.count > 1 {
@@ -162,6 +184,12 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 		res.Unresolved = append(res.Unresolved, e)
 	}
 	sort.SliceStable(res.Unresolved, func(i, j int) bool { return res.Unresolved[i].Step < res.Unresolved[j].Step })
+	for g := range blocked {
+		if res.Records == nil {
+			res.Records = map[string]int{}
+		}
+		res.Records[givers[g].step]++
+	}
 	return res, nil
 }
 
@@ -170,10 +198,10 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 // is not, issue 14.4: confirmAbsent), any other refusal an error.
 func readAbsent(ctx context.Context, run *Prepared, target Client, order []string) (map[string]bool, error) {
 	absent := map[string]bool{}
-	var warm warmth
-	send := SendVia(target)
-	read := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
-	limit := min(newRunOptions(run, Options{}).limit(), readPerBatch) // GETs a call: at most 100, whatever a call takes of writes
+	var warm read.Warmth
+	send := read.Via(target)
+	get := func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, reqs) }
+	limit := min(newRunOptions(run, Options{}).limit(), read.PerBatch) // GETs a call: at most 100, whatever a call takes of writes
 	for start := 0; start < len(order); start += limit {
 		chunk := order[start:min(start+limit, len(order))]
 		reqs := make([]odata.BatchRequest, len(chunk))
@@ -185,9 +213,9 @@ func readAbsent(ctx context.Context, run *Prepared, target Client, order []strin
 			}
 			reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}
 		}
-		got, err := read(reqs)
+		got, err := get(reqs)
 		if err == nil {
-			got, err = warm.confirmAbsent(reqs, got, read)
+			got, err = warm.ConfirmAbsent(reqs, got, get)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: checking references: %w", ErrTargetRead, err)

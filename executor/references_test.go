@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/migrate-tool/migrate/plan"
@@ -47,11 +48,15 @@ func TestCheckReferences(t *testing.T) {
 		wantLocs      []string
 		wantMessage   string
 		wantUnchecked int
+		// wantRecords: the records that give an unresolved value, each
+		// counted once however many it gives (O1 and O2 give X-999).
+		wantRecords map[string]int
 	}{
 		{"with a target", true, []string{"lines.csv:4", "lines.csv:7"},
-			`PARTNAME "X-999" is not in LOGPART on the target, and no earlier step creates it (given 2 times in all)`, 0},
+			`PARTNAME "X-999" is not in LOGPART on the target, and no earlier step creates it (given 2 times in all)`, 0,
+			map[string]int{"orders": 2, "same": 1}},
 		// Offline: B-100, X-999 and same's N-200 are not made by an earlier step.
-		{"offline", false, nil, "", 3},
+		{"offline", false, nil, "", 3, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +79,9 @@ func TestCheckReferences(t *testing.T) {
 				if locs[i] != tt.wantLocs[i] {
 					t.Errorf("unresolved at %v, want %v", locs, tt.wantLocs)
 				}
+			}
+			if !reflect.DeepEqual(got.Records, tt.wantRecords) {
+				t.Errorf("records giving unresolved values %v, want %v", got.Records, tt.wantRecords)
 			}
 			if tt.wantMessage != "" && (got.Unresolved[0].Message != tt.wantMessage || got.Unresolved[0].PlanLocation != "p.yaml:9:11") {
 				t.Errorf("first: %+v", got.Unresolved[0])

@@ -21,8 +21,12 @@ type Chart struct {
 	Throttles             []ChartMark
 	Pauses                []ChartBand
 	YTicks, XTicks        []ChartTick
-	Calls, Throttled      int
-	Pause                 time.Duration // the longest pause
+	// Calls are every call of the run, as the report's figure counts them
+	// (BatchCall.Made); Unplaced those of batches with no time recorded
+	// (counted, not drawn).
+	Calls, Throttled int
+	Unplaced         int
+	Pause            time.Duration // the longest pause
 }
 
 // ChartBar is one interval's calls.
@@ -74,15 +78,26 @@ type callAt struct {
 // calls the service meters), or returns nil when the journal has no times.
 func callChart(batches []journal.BatchCall) *Chart {
 	var calls []callAt
+	unplaced := 0
 	for _, b := range batches {
-		if b.Answered.IsZero() || b.NotSent && b.Calls == 0 {
+		if b.Made() == 0 {
+			continue
+		}
+		// A batch whose answer was lost (in doubt) is drawn when it was
+		// sent: it is one of the run's calls all the same.
+		at := b.Answered
+		if at.IsZero() {
+			at = b.Sent
+		}
+		if at.IsZero() {
+			unplaced += b.Made()
 			continue
 		}
 		sent := b.Sent
-		if sent.IsZero() || sent.After(b.Answered) {
-			sent = b.Answered
+		if sent.IsZero() || sent.After(at) {
+			sent = at
 		}
-		calls = append(calls, callAt{sent: sent, at: b.Answered, calls: max(b.Calls, 1), throttled: b.Throttled, waited: b.Waited})
+		calls = append(calls, callAt{sent: sent, at: at, calls: b.Made(), throttled: b.Throttled, waited: b.Waited})
 	}
 	if len(calls) == 0 {
 		return nil
@@ -109,7 +124,8 @@ func callChart(batches []journal.BatchCall) *Chart {
 	n := int(end.Sub(t0)/step) + 1
 	perBar := make([]int, n)
 	throttled := make([]int, n)
-	ch := &Chart{Width: 960, Height: 260, Left: 56, Top: 18, PlotWidth: 960 - 56 - 16, PlotHeight: 260 - 18 - 44, Interval: step.String()}
+	ch := &Chart{Width: 960, Height: 260, Left: 56, Top: 18, PlotWidth: 960 - 56 - 16, PlotHeight: 260 - 18 - 44, Interval: step.String(),
+		Calls: unplaced, Unplaced: unplaced}
 	for _, c := range calls {
 		i := int(c.at.Sub(t0) / step)
 		perBar[i] += c.calls

@@ -157,25 +157,26 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 		rep.FailedRecords += s.Failed
 	}
 	rep.Failures = groupFailures(sum.Errors)
-	var undoCalls []journal.BatchCall
+	var runCalls, undoCalls []journal.BatchCall
 	for _, b := range st.Batches {
 		if b.Undo {
 			undoCalls = append(undoCalls, b)
 			continue
 		}
+		runCalls = append(runCalls, b)
 		if b.Answered.After(rep.End) {
 			rep.End = b.Answered
 		}
-		if b.NotSent && b.Calls == 0 {
+		if b.Made() == 0 {
 			continue
 		}
-		rep.Requests += max(b.Calls, 1)
+		rep.Requests += b.Made()
 		rep.Subrequests += b.Subs
 		rep.Transactions += b.Written
 		rep.Throttled += b.Throttled
 		rep.Waited += b.Waited
 	}
-	rep.Chart = callChart(st.Batches)
+	rep.Chart = callChart(runCalls) // the run's: undo's are counted under Undo
 	rep.Undo = undoHistory(st, undoCalls)
 	return rep, nil
 }
@@ -200,6 +201,7 @@ func totalOf(steps []StepSummary) StepSummary {
 		t.Children += s.Children
 		t.Skipped += s.Skipped
 		t.Errors += s.Errors
+		t.Unresolved += s.Unresolved
 		t.Committed += s.Committed
 		t.Failed += s.Failed
 		t.Pending += s.Pending
@@ -249,7 +251,9 @@ func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 		us := UndoStep{Name: name}
 		for _, id := range ss.IDs {
 			rec := ss.Records[id]
-			if rec.Undone {
+			// Undone however it stands now: a later apply may have loaded
+			// it again, which does not take back what undo did.
+			if rec.Undone || st.Undone[name][id] {
 				us.Undone++
 				continue
 			}
@@ -272,7 +276,7 @@ func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 		}
 	}
 	for _, b := range calls {
-		u.Calls += max(b.Calls, 1)
+		u.Calls += b.Made()
 		if !b.Sent.IsZero() && (u.Start.IsZero() || b.Sent.Before(u.Start)) {
 			u.Start = b.Sent
 		}

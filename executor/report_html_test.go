@@ -337,3 +337,78 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 		}
 	}
 }
+
+// Issue 24: the run report meters as the service does and as apply's own
+// summary counts: each entity and each line, a deep insert's lines too
+// (not one per sub-request); its chart counts the calls its figure counts
+// (undo's are under Undo); and its Undo table still counts what undo took
+// back after a later apply loaded it again.
+func TestRunReportCountsAsTheRunDid(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	var orders []transform.Result
+	for i := 1; i <= 4; i++ {
+		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", "P1", "P2", "P3"))
+	}
+	p, f := deepOrders(orders...)
+	o := env.opts(t, p, f)
+	sum, err := runApply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("apply: %v %+v", err, sum)
+	}
+	held := 0
+	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
+		for _, ent := range env.sb.Snapshot()[set] {
+			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		}
+	}
+	rep, err := RunReportOf(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Transactions != held || rep.Transactions != sum.Transactions || rep.Subrequests != sum.Subrequests {
+		t.Errorf("report: %d API transactions, %d sub-requests; apply counted %d and %d, the sandbox holds %d entities and lines",
+			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
+	}
+
+	if _, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err = runApply(context.Background(), o); err != nil || !sum.Complete {
+		t.Fatalf("apply again: %v %+v", err, sum)
+	}
+	if rep, err = RunReportOf(o.Journal); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Chart == nil || rep.Chart.Calls != rep.Requests {
+		t.Errorf("the chart counts %v calls, the figure %d", rep.Chart, rep.Requests)
+	}
+	undone := map[string]int{}
+	if rep.Undo != nil {
+		for _, s := range rep.Undo.Steps {
+			undone[s.Name] = s.Undone
+		}
+	}
+	if undone["orders"] != 4 || undone["customers"] != 1 || undone["parts"] != 5 {
+		t.Errorf("the Undo table counts %v undone after the load again, want 4 orders, 1 customer, 5 parts", undone)
+	}
+}
+
+// A batch whose answer was lost (the run was killed in flight) is one of
+// the run's calls: counted by the figure and drawn by the chart alike.
+func TestRunReportCountsABatchInDoubt(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	batches := []journal.BatchCall{
+		{Batch: 1, Sent: at, Answered: at.Add(time.Second), Subs: 2, Calls: 1, Written: 2},
+		{Batch: 2, Sent: at.Add(2 * time.Second), Subs: 2}, // no outcome
+		{Batch: 3, Sent: at.Add(3 * time.Second), Subs: 1, NotSent: true},
+	}
+	made := 0
+	for _, b := range batches {
+		made += b.Made()
+	}
+	if ch := callChart(batches); made != 2 || ch == nil || ch.Calls != made {
+		t.Errorf("the batches made %d calls, the chart %+v; want 2 in both", made, ch)
+	}
+}

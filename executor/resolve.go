@@ -251,10 +251,10 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 	return what, nil
 }
 
-// keyLiteral is a key a person typed as the journal writes it (keyOf):
+// keyLiteral is a key a person typed as the journal writes it (odata.EntityKey):
 // SO26000002 typed for a text key becomes 'SO26000002', SO 1 becomes
 // 'SO%201'; a key already written as a literal ('SO 1'), or a composite one
-// (NAME=value,...), is spelt as keyOf spells it.
+// (NAME=value,...), is spelt as odata.EntityKey spells it.
 func keyLiteral(t *odata.EntityType, typed string) string {
 	k := strings.TrimSpace(typed)
 	if !strings.HasPrefix(k, "'") && !strings.Contains(k, "=") && len(t.Key) == 1 {
@@ -264,5 +264,5 @@ func keyLiteral(t *odata.EntityType, typed string) string {
 			}
 		}
 	}
-	return canonicalKey(t, k)
+	return odata.CanonicalKey(t, k)
 }

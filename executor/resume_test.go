@@ -85,3 +85,48 @@ steps:
 		})
 	}
 }
+
+// TestResumeWithoutRowsInDoubt: the rows of a batch in doubt are gone
+// from the source when apply resumes (families deleted from a template
+// company read as a source, issue 23; the crash campaign's changing
+// source found it). The resume settles them from what the journal knows,
+// or no apply would ever complete: committed when the server took them
+// (undo deletes them), skipped when it did not (nothing to undo).
+func TestResumeWithoutRowsInDoubt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		fault  string
+		want   journal.Status
+		orders int
+	}{
+		{sandbox.FaultDropAfterCommit, journal.Committed, 5},
+		{sandbox.FaultDropBeforeCommit, journal.Skipped, 4},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			o, orders := deepOrdersInDoubt(t, env, c.fault, "P1", "P2")                            // the first batch (O0-O2) is in doubt
+			o.records = &fakeRecords{results: map[string][]transform.Result{"orders": orders[1:]}} // O0 is gone
+			sum, err := runApply(context.Background(), o)
+			if err != nil || !sum.Complete {
+				t.Fatalf("%v %+v", err, sum)
+			}
+			if n := len(env.sb.Snapshot()["ORDERS"]); n != c.orders {
+				t.Fatalf("%d orders, want %d", n, c.orders)
+			}
+			js, err := journal.Load(o.Journal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := js.Record("orders", "O0"); r == nil || r.Status() != c.want {
+				t.Fatalf("O0: %+v, want %s", r, c.want)
+			}
+			if _, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target}); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+				t.Errorf("undo left %d orders", n)
+			}
+		})
+	}
+}

@@ -55,6 +55,10 @@ type StepSummary struct {
 	Children int // sub-form children of those records
 	Skipped  int // rows skipped by when:/skip(), and records already done
 	Errors   int // row errors (the record could not be built)
+	// Unresolved (dry run) counts the records, built without a row error,
+	// that give a value of an exists: field neither on the target nor
+	// created by an earlier step (Summary.AddReferences).
+	Unresolved int
 	// Partly counts the failed records whose entity exists although some
 	// of its lines failed (partly loaded).
 	Partly int
@@ -63,6 +67,34 @@ type StepSummary struct {
 	Failed    int
 	Pending   int
 	InDoubt   int
+}
+
+// Total is the steps' counts added up, named "total".
+func (s *Summary) Total() StepSummary { return totalOf(s.Steps) }
+
+// ToLoad (dry run) is how many of the step's records apply would load:
+// those built, less those with row errors and those that give an
+// unresolved exists: value.
+func (s StepSummary) ToLoad() int { return s.Records - s.Errors - s.Unresolved }
+
+// NotLoaded (dry run) is how many of the step's records apply would not
+// load: row errors and unresolved exists: values.
+func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved }
+
+// AddReferences makes a dry run's summary the one result every view of
+// it renders (text, JSON, the page): the exists: values CheckReferences
+// found on neither the target nor an earlier step come first among its
+// problems, and their records are counted among those that would not
+// load. A run with any is not complete: apply would refuse to start.
+func (s *Summary) AddReferences(refs *References) {
+	if refs == nil || len(refs.Unresolved) == 0 {
+		return
+	}
+	s.Errors = append(append([]RecordError{}, refs.Unresolved...), s.Errors...)
+	for i := range s.Steps {
+		s.Steps[i].Unresolved = refs.Records[s.Steps[i].Name]
+	}
+	s.Complete = false
 }
 
 // RecordError is one problem, at its source location.

@@ -17,6 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // UndoOptions drive Undo.
@@ -405,7 +406,7 @@ type undoRun struct {
 	// in a later batch than the deletes of its record.
 	left   map[*journal.RecordState]int
 	failed map[*journal.RecordState]bool
-	warm   warmth // entity sets whose 404 is the truth (reads.go)
+	warm   read.Warmth // entity sets whose 404 is the truth (reads.go)
 	// md is the target's metadata once asked for (metadata).
 	md    *odata.Metadata
 	mdErr error
@@ -452,7 +453,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		return nil, nil, fmt.Errorf("undo: reading the target's metadata: %w", err)
 	}
 	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook, &u.warm)
-	if _, ok := refused(err); ok {
+	if _, ok := odata.Refused(err); ok {
 		return nil, nil, fmt.Errorf("undo: reading what the run left: %w", err)
 	} else if err != nil {
 		// The server cannot be read just now: nothing was changed, and the
@@ -605,8 +606,8 @@ func shortValue(v any) string {
 // nothing, so a batch whose answer was lost, or broke the $batch protocol,
 // is sent again. A 404 is confirmed first (confirmAbsent): undo must not
 // take a cold form for a record that is gone.
-func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *warmth) (map[string]odata.BatchResponse, error) {
-	send := SendVia(client)
+func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *read.Warmth) (map[string]odata.BatchResponse, error) {
+	send := read.Via(client)
 	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, chunk) }
 	out := make(map[string]odata.BatchResponse, len(reqs))
 	for start := 0; start < len(reqs); start += limit {
@@ -614,7 +615,7 @@ func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, 
 		got, err := once(reqs[start:end])
 		hook.BatchSent(end - start)
 		if err == nil {
-			got, err = warm.confirmAbsent(reqs[start:end], got, once)
+			got, err = warm.ConfirmAbsent(reqs[start:end], got, once)
 		}
 		if err != nil {
 			return nil, err
@@ -673,7 +674,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	answered := now().UTC()
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
-		if _, ok := refused(err); ok {
+		if _, ok := odata.Refused(err); ok {
 			res := make([]journal.SubResult, len(ops))
 			for i := range ops {
 				res[i] = journal.SubResult{ID: subs[i].ID, Status: -1}
@@ -697,7 +698,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			continue
 		}
 		r := *matched[i]
-		if !u.warm.answered(op.sub.URL, r.Status) {
+		if !u.warm.Answered(op.sub.URL, r.Status) {
 			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
 			// is gone: no outcome yet; warm its set and send it again.
 			cold = append(cold, op)
@@ -735,8 +736,8 @@ func (u *undoRun) batch(ops []undoOp) error {
 	if len(cold) == 0 {
 		return nil
 	}
-	read := SendVia(u.client)
-	if err := u.warm.warmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return read(u.ctx, reqs) }); err != nil {
+	get := read.Via(u.client)
+	if err := u.warm.WarmUp(dedupeWarmUps(warmUps), func(reqs []odata.BatchRequest) ([]odata.BatchResponse, error) { return get(u.ctx, reqs) }); err != nil {
 		return undoInDoubt{fmt.Errorf("warming up a form that answered 404: %w", err)}
 	}
 	return u.batch(cold)

@@ -12,6 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // readPending reads the current entities of the records waiting in
@@ -79,7 +80,7 @@ func (sr *stepRun) readPending() error {
 		t = set.Type
 	}
 	sort.Strings(expand)
-	rd := &Reader{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
 	found, err := rd.ReadKeys(sr.ctx, keys)
 	if err != nil {
 		if errors.Is(err, errHalt) {
@@ -207,7 +208,7 @@ func (sr *stepRun) readPending() error {
 				if err != nil || lt == nil {
 					continue
 				}
-				lk := keyOf(lt, e)
+				lk := odata.EntityKey(lt, e)
 				if lk == "" {
 					continue
 				}
@@ -368,7 +369,7 @@ func heldFields(fields, changed map[string]any) json.RawMessage {
 	return matchFields(held)
 }
 
-// sendReads is the run's ReadFunc: a read call waits for a slot as a
+// sendReads is the run's read.Send: a read call waits for a slot as a
 // write does and counts in the run's statistics.
 func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	select {

@@ -11,6 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/read"
 )
 
 // Issue 16: verify reads back every record a run committed and compares
@@ -117,17 +118,17 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 	if res.Target == "" {
 		res.Target = st.Header.Target
 	}
-	read := SendVia(client)
-	var warm warmth
+	get := read.Via(client)
+	var warm read.Warmth
 	send := func(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 		res.Calls++
-		got, err := read(ctx, reqs)
+		got, err := get(ctx, reqs)
 		if err != nil {
 			return nil, err
 		}
-		return warm.confirmAbsent(reqs, got, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+		return warm.ConfirmAbsent(reqs, got, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
 			res.Calls++
-			return read(ctx, again)
+			return get(ctx, again)
 		})
 	}
 	for _, hs := range st.Header.Steps {
@@ -166,7 +167,7 @@ func written(s *journal.SubState) bool {
 	return s.OK() && depth(s.Path) <= 1 && len(s.Match) > 0 && (s.Op == journal.OpCreate || s.Op == journal.OpPatch)
 }
 
-func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFunc) error {
+func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.Send) error {
 	var recs []*journal.RecordState
 	var wants []recordWant
 	fields, navs := map[string]bool{}, map[string]bool{}
@@ -191,7 +192,7 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send ReadFu
 	if len(recs) == 0 {
 		return nil
 	}
-	rd := &Reader{Send: send, Set: v.step.Entity, Type: v.t, Select: sortedKeys(fields), Expand: sortedKeys(navs)}
+	rd := &read.Keys{Send: send, Set: v.step.Entity, Type: v.t, Select: sortedKeys(fields), Expand: sortedKeys(navs)}
 	if len(rd.Select) == 0 {
 		rd.Select = v.t.Key // nothing written but the key: read no more
 	}
@@ -233,7 +234,7 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 // record compares one record with what the target answered for its key.
 // It reports false when nothing the run wrote could be read back to be
 // compared (every field hidden from the reader): not verifiable.
-func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f Found) bool {
+func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found) bool {
 	url := v.step.Entity + "(" + rec.Key + ")"
 	add := func(url, field, problem string, sent, got any, detail string) {
 		fd := VerifyFinding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}

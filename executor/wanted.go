@@ -241,7 +241,7 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 			continue
 		}
 		for j, h := range held {
-			if !taken[j] && keyOf(lt, h) == canonicalKey(lt, k.Key) {
+			if !taken[j] && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, k.Key) {
 				pairedTo[i], taken[j] = j, true
 				break
 			}
@@ -260,7 +260,7 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 		}
 	}
 	lineURL := func(h map[string]any, key string) string {
-		if k := keyOf(lt, h); k != "" {
+		if k := odata.EntityKey(lt, h); k != "" {
 			key = k
 		}
 		if key == "" {

@@ -118,6 +118,28 @@ type Sub struct {
 	// document holds (issue 24.4: a text inside a deep insert was never
 	// compared); with Lines they give each carried child its path.
 	Texts json.RawMessage `json:"tx,omitempty"`
+	// Nested, on a deep insert, counts the entities its body carries
+	// besides its own (lines, their texts, at every depth): the service
+	// meters each as an API transaction, as it meters the sub-request.
+	Nested int `json:"nx,omitempty"`
+}
+
+// Entities is what the sub-request writes, as the service meters it: its
+// own entity and every one its body carries. A journal written before
+// Nested was recorded counts the lines of Lines.
+func (s *Sub) Entities() int {
+	if s.Nested > 0 || len(s.Lines) == 0 {
+		return 1 + s.Nested
+	}
+	var lines map[string][]json.RawMessage
+	if json.Unmarshal(s.Lines, &lines) != nil {
+		return 1
+	}
+	n := 1
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n
 }
 
 // Watermark is what an entry of KindWatermark records.

@@ -48,6 +48,9 @@ type State struct {
 	// Batches is every batch sent, in the order of the journal, with when
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
+	// Undone (LoadReport only) holds, per step, the records undo took
+	// back, also those a later apply loaded again (whose Undone is unset).
+	Undone map[string]map[string]bool
 
 	// marks: the journal ends its finished applies with KindFinished (the
 	// header says so, or one was seen); finished: the last apply did.
@@ -85,9 +88,20 @@ type BatchCall struct {
 	Read             bool // a read journaled by what it found (a watermark), not a batch
 	InDoubt          bool // its outcome was lost
 	NotSent          bool // journaled, then never sent or refused whole
-	// Written is the sub-requests answered 2xx that wrote (not reads): the
-	// API transactions the service meters.
+	// Written is what the sub-requests answered 2xx wrote (not reads):
+	// the API transactions the service meters, each entity and each line
+	// (Sub.Entities), a deep insert's lines too.
 	Written int
+}
+
+// Made is the HTTP calls the batch took, as every count of the run report
+// takes them: its attempts, at least one once it was sent; none when it
+// was journaled and never sent.
+func (b BatchCall) Made() int {
+	if b.NotSent && b.Calls == 0 {
+		return 0
+	}
+	return max(b.Calls, 1)
 }
 
 // Mark is a watermark and where it stands: it bounds the batches numbered
@@ -538,7 +552,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 			}
 			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
 			if noted && st.report && s.OK() && s.Op != OpRead {
-				st.Batches[bi].Written++
+				st.Batches[bi].Written += s.Entities()
 			}
 			if res.Status < 0 {
 				// Reconciliation proved it never took effect: forget it.
@@ -596,6 +610,15 @@ func (st *State) applyLine(line []byte, written bool) string {
 			// Undo removed the record's effects: it is as if never sent.
 			if re.Status == Committed {
 				rec.Undone = true
+				if st.report {
+					if st.Undone == nil {
+						st.Undone = map[string]map[string]bool{}
+					}
+					if st.Undone[re.Step] == nil {
+						st.Undone[re.Step] = map[string]bool{}
+					}
+					st.Undone[re.Step][re.ID] = true
+				}
 				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0

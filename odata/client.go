@@ -674,6 +674,17 @@ func (c *Client) Get(ctx context.Context, path string, q Query, out any) error {
 	return decodeJSON(resp, out)
 }
 
+// GetSized is Get that also says how many bytes the answer's body held:
+// what a reader that keeps its pages within a memory budget sizes the
+// next page by.
+func (c *Client) GetSized(ctx context.Context, path string, q Query, out any) (int, error) {
+	resp, err := c.do(ctx, &request{method: http.MethodGet, path: withQuery(path, q)})
+	if err != nil {
+		return 0, err
+	}
+	return len(resp.body), decodeJSON(resp, out)
+}
+
 // Post creates (spec 4.2); out receives the created entity.
 func (c *Client) Post(ctx context.Context, path string, body []byte, out any) error {
 	return c.write(ctx, http.MethodPost, path, body, out)

@@ -538,3 +538,18 @@ func ODataErrorJSON(code, message string) []byte {
 	b, _ := json.Marshal(map[string]any{"error": map[string]string{"code": code, "message": message}})
 	return b
 }
+
+// Refused reports an error that proves a request (a $batch) was not
+// processed at all: the server answered it with a 4xx (other than a
+// timeout). Anything else after sending may have reached the server.
+func Refused(err error) (*Error, bool) {
+	var ind *InDoubtError
+	if errors.As(err, &ind) {
+		return nil, false
+	}
+	var oe *Error
+	if errors.As(err, &oe) && oe.Status >= 400 && oe.Status < 500 && oe.Status != 408 {
+		return oe, true
+	}
+	return nil, false
+}

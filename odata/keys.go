@@ -441,3 +441,76 @@ func escapeOData(s, keep string) string {
 	}
 	return b.String()
 }
+
+// EntityKey returns the key expression of an entity of type t from field
+// values (a record's, or a server response's), or "" when a key field is
+// missing. Values from a response are decoded per the metadata type first.
+func EntityKey(t *EntityType, fields map[string]any) string {
+	if t == nil || len(t.Key) == 0 {
+		return ""
+	}
+	vals := make([]any, len(t.Key))
+	for i, k := range t.Key {
+		v, ok := fields[k]
+		if !ok || v == nil {
+			return ""
+		}
+		if p := t.Property(k); p != nil {
+			dv, err := DecodeValue(p.Type, v)
+			if err != nil {
+				return ""
+			}
+			v = dv
+		}
+		if s, ok := v.(string); ok && s == "" {
+			return ""
+		}
+		vals[i] = v
+	}
+	key, err := PathKey(t.Key, vals)
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
+// KeyParts reads a key expression into the type's key fields and values.
+func KeyParts(t *EntityType, key string) ([]KeyPart, error) {
+	if t == nil || len(t.Key) == 0 {
+		return nil, fmt.Errorf("no key fields known")
+	}
+	parts, err := ParsePathKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 && parts[0].Name == "" && len(t.Key) == 1 {
+		parts[0].Name = t.Key[0]
+	}
+	if len(parts) != len(t.Key) {
+		return nil, fmt.Errorf("key %s: %d values for %d key fields", key, len(parts), len(t.Key))
+	}
+	for _, p := range parts {
+		if !t.IsKey(p.Name) {
+			return nil, fmt.Errorf("key %s: %s is not a key field", key, p.Name)
+		}
+	}
+	return parts, nil
+}
+
+// CanonicalKey is the key expression EntityKey writes for key, so that a key
+// as the journal holds it and one read from an answer compare equal
+// (composite keys in the type's order).
+func CanonicalKey(t *EntityType, key string) string {
+	parts, err := KeyParts(t, key)
+	if err != nil {
+		return key
+	}
+	m := make(map[string]any, len(parts))
+	for _, p := range parts {
+		m[p.Name] = p.Value
+	}
+	if k := EntityKey(t, m); k != "" {
+		return k
+	}
+	return key
+}

@@ -82,7 +82,7 @@ var format = []Block{
 			{Name: "empty", Default: "`omit`", Enum: []string{"omit", "null", "keep"}, Null: true,
 				Meaning: "what an empty field value becomes: left out of the record, sent as null, or sent as `\"\"` (text fields only; other types are left out)"},
 			{Name: "companies", Type: "list of names", Default: "the URL's own company", Schema: `{"oneOf": [{"type": "string", "pattern": "^[^/?#%, ]+$"}, {"type": "array", "items": {"type": "string", "pattern": "^[^/?#%, ]+$"}, "uniqueItems": true}]}`,
-				Meaning: "the companies of the same installation `apply` loads, one load each, at once: each name replaces the last segment of the service root (`…/tabula.ini/demo` → `…/tabula.ini/test`). Each load has its own journal (`PLAN.COMPANY.journal`) and all share one rate budget (`calls_per_minute`), as the server counts per user; `apply --company` overrides the list (cli.md, Several companies)"},
+				Meaning: "the companies of the same installation `apply` loads, one load each, at once: each name replaces the last segment of the service root (`…/tabula.ini/demo` → `…/tabula.ini/test`). Each company has one journal: `PLAN.journal` for the URL's own company, `PLAN.COMPANY.journal` for another and all share one rate budget (`calls_per_minute`), as the server counts per user; `apply --company` overrides the list (cli.md, Several companies)"},
 		}},
 	{Name: "connection", Heading: "connections.NAME", Desc: "A service the plan reads: its address and how to log in; the secrets come from MIGRATE_<NAME>_TOKEN, MIGRATE_<NAME>_USER and MIGRATE_<NAME>_PASSWORD, or migrate login --connection NAME; never from the plan.",
 		Keys: []Key{

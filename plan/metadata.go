@@ -19,7 +19,10 @@ var serverNumbered = map[string][]string{
 	"AINVOICES": {"IVNUM"},
 }
 
-func isServerNumbered(entity, field string) bool {
+// ServerNumbered reports whether the server numbers field of entity when a
+// record is created without it (ORDERS.ORDNAME): left blank, it is not
+// missing.
+func ServerNumbered(entity, field string) bool {
 	return contains(serverNumbered[entity], field)
 }
 
@@ -145,7 +148,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	default:
 		for _, k := range t.Key {
 			prop := t.Property(k)
-			if written[k] || isServerNumbered(s.Entity, k) || prop != nil && prop.Computed {
+			if written[k] || ServerNumbered(s.Entity, k) || prop != nil && prop.Computed {
 				continue
 			}
 			c.d.errorf(s.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, s.Entity)
@@ -195,7 +198,7 @@ func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool,
 	}
 	serverKey := false
 	for _, k := range t.Key {
-		if p := t.Property(k); !written[k] && (isServerNumbered(s.Entity, k) || p != nil && p.Computed) {
+		if p := t.Property(k); !written[k] && (ServerNumbered(s.Entity, k) || p != nil && p.Computed) {
 			serverKey = true
 		}
 	}
@@ -230,7 +233,7 @@ func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[st
 		return
 	}
 	for _, prop := range t.Properties {
-		if !prop.Mandatory || !prop.Writable() || written[prop.Name] || isServerNumbered(entity, prop.Name) {
+		if !prop.Mandatory || !prop.Writable() || written[prop.Name] || ServerNumbered(entity, prop.Name) {
 			continue
 		}
 		c.d.errorf(pos, "%s does not write %s.%s, which is mandatory; map it in fields", what, entity, prop.Name)
@@ -428,7 +431,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 			// line (KLINE, EXTFILENUM) need not be written.
 			for _, k := range ct.Key {
 				prop := ct.Property(k)
-				if written[k] || prop == nil || prop.Computed || prop.Type == odata.EdmInt64 || isServerNumbered(nav.Type, k) {
+				if written[k] || prop == nil || prop.Computed || prop.Type == odata.EdmInt64 || ServerNumbered(nav.Type, k) {
 					continue
 				}
 				c.d.errorf(sf.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, sf.Name)

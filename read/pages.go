@@ -40,7 +40,16 @@ type Query struct {
 	Max int
 	// PageSize is the rows asked for a page (0: DefaultPageSize).
 	PageSize int
+	// PageBytes, when set, keeps a page's answer near that many bytes: the
+	// rows asked for follow the size of the rows read so far (a page of
+	// 100 KB rows is a few rows, not 2,000), and a first page whose rows'
+	// size the metadata cannot bound asks for firstPage rows only.
+	PageBytes int
 }
+
+// firstPage is the rows the first page of a read with PageBytes asks for
+// when the metadata does not bound a row's size.
+const firstPage = 50
 
 // Pager reads a collection a page at a time, one page held at a time, so
 // that a copy of any size needs the memory of one page. See Pages.
@@ -49,7 +58,8 @@ type Pager struct {
 	q      Query
 	filter odata.Filter
 	keyset bool // pages follow the last key read; else $skip
-	size   int
+	size   int  // rows the next page asks for
+	max    int  // rows a page asks for at most
 
 	seen   int
 	last   map[string]any // the last row read (its key fields)
@@ -99,7 +109,54 @@ func Pages(c *odata.Client, q Query) (*Pager, error) {
 			p.keyset = false // a date compares by day in a filter: not a key's order
 		}
 	}
+	p.max = p.size
+	if q.PageBytes > 0 {
+		if row := rowBound(q); row > 0 {
+			p.size = max(1, min(p.size, q.PageBytes/row))
+		} else {
+			p.size = min(p.size, firstPage)
+		}
+	}
 	return p, nil
+}
+
+// rowBound is the most bytes a row of q can take in an answer, from the
+// metadata's MaxLength of each field read; 0 when a field or a sub-form
+// has no bound.
+func rowBound(q Query) int {
+	if len(q.Expand) > 0 {
+		return 0
+	}
+	names := q.Select
+	if len(names) == 0 {
+		names = q.Type.PropertyNames()
+	}
+	n := 2 // {}
+	for _, f := range names {
+		pr := q.Type.Property(f)
+		if pr == nil {
+			return 0
+		}
+		v := 40 // a number, a date, a boolean, with room to spare
+		if pr.Type == odata.EdmString {
+			if pr.MaxLength <= 0 {
+				return 0
+			}
+			v = 6*pr.MaxLength + 2 // every character escaped at worst
+		}
+		n += len(f) + 4 + v
+	}
+	return n
+}
+
+// resize sets the rows the next page asks for from the bytes a page of
+// rows took: near PageBytes, never past the page size asked for.
+func (p *Pager) resize(bytes, rows int) {
+	if p.q.PageBytes <= 0 || rows == 0 {
+		return
+	}
+	per := max(1, bytes/rows)
+	p.size = max(1, min(p.max, p.q.PageBytes/per))
 }
 
 // page is one answer of the service to a collection read.
@@ -118,15 +175,16 @@ func (p *Pager) Next(ctx context.Context) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = p.c.Get(ctx, path, q, &got)
+	n, err := p.c.GetSized(ctx, path, q, &got)
 	if p.seen == 0 && p.link == "" && odata.IsNotFound(err) {
 		// A collection does not go missing: a cold form answers 404 to its
 		// first GET, and 200 to the second (docs/servers.md).
-		err = p.c.Get(ctx, path, q, &got)
+		n, err = p.c.GetSized(ctx, path, q, &got)
 	}
 	if err != nil {
 		return nil, err
 	}
+	p.resize(n, len(got.Value))
 	rows := got.Value
 	if p.q.Max > 0 && len(rows) > p.q.Max-p.seen {
 		rows = rows[:p.q.Max-p.seen]

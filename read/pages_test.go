@@ -293,3 +293,44 @@ func TestAfter(t *testing.T) {
 		}
 	}
 }
+
+// A page's answer stays near PageBytes: rows of 100 KB are read a few at
+// a time, whatever the page size, and the first page of rows the
+// metadata cannot bound asks for a few rows only.
+func TestPagesWithinTheirBytes(t *testing.T) {
+	t.Parallel()
+	typ := families()
+	big := strings.Repeat("x", 100_000)
+	var tops []string
+	cl, _ := hostile(t, func(q map[string]string) ([]map[string]any, string) {
+		tops = append(tops, q["$top"])
+		top, _ := strconv.Atoi(q["$top"])
+		f, _ := odata.ParseFilter(typ, q["$filter"])
+		var out []map[string]any
+		for i := 0; i < 100 && len(out) < top; i++ {
+			row := map[string]any{"FAMILYNAME": fmt.Sprintf("F%02d", i), "FAMILYDESC": big}
+			if f == nil || f.Match(row) {
+				out = append(out, row)
+			}
+		}
+		return out, ""
+	})
+	got, _, err := names(t, cl, read.Query{Expand: []string{"FAMILYMALF_SUBFORM"}, PageBytes: 1 << 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != want(100) {
+		t.Errorf("read %v", got)
+	}
+	// A sub-form has no bound: the first page asks for 50 rows; they come
+	// at 100 KB each, and the next pages ask for 1 MB of them, 10 rows.
+	if len(tops) != 7 || tops[0] != "50" || tops[1] != "10" || tops[5] != "10" {
+		t.Errorf("$top asked: %v", tops)
+	}
+	// Bounded by the metadata (MaxLength of every field read), rows of a
+	// few bytes fill whole pages.
+	tops = nil
+	if _, _, err := names(t, cl, read.Query{Select: []string{"FAMILYNAME"}, PageBytes: 1 << 20}, nil); err != nil || tops[0] != "2000" {
+		t.Errorf("a bounded read asked %v, %v", tops, err)
+	}
+}

@@ -90,6 +90,10 @@ type form struct {
 	order  []string
 	subs   []*subform
 	depth  int
+	// creates: the form's record is always created (a step that inserts,
+	// a sub-form's line), so a mandatory field left out of it is missing.
+	// An upsert may patch what exists, and an update does.
+	creates bool
 }
 
 // field is the form's field of that name, or nil.
@@ -135,6 +139,9 @@ type field struct {
 	expr *compiled
 	prop *odata.Property
 	pos  plan.Pos
+	// mandatory: the metadata marks the field Mandatory (from 25.1), and
+	// the server does not number it: blank, the server refuses the record.
+	mandatory bool
 }
 
 type subKind int
@@ -378,7 +385,8 @@ func (c *compiler) compileStep(st *plan.Step) {
 		sp.id = c.compileExpr(st.ID, sc)
 	}
 	c.links = 0
-	c.compileFields(&sp.form, st.Fields, sc)
+	sp.creates = st.Mode == plan.ModeInsert || st.Mode == ""
+	c.compileFields(&sp.form, st.Fields, sc, st.Entity)
 	for _, sf := range st.Subforms {
 		sp.subs = append(sp.subs, c.compileSubform(sf, &sp.form, sc))
 	}
@@ -386,7 +394,9 @@ func (c *compiler) compileStep(st *plan.Step) {
 	c.p.steps[st.Name] = sp
 }
 
-func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
+// compileFields compiles a form's fields; entity is the name the server
+// numbers a key under (a step's entity set, a sub-form's type).
+func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope, entity string) {
 	for _, pf := range fields {
 		fl := &field{name: pf.Name, pos: pf.Pos}
 		if f.entity != nil {
@@ -397,6 +407,7 @@ func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope) {
 			if msg := odata.WriteRefusal(fl.prop); msg != "" {
 				c.diag(pf.Pos, "%s.%s %s", f.entity.Name, pf.Name, msg)
 			}
+			fl.mandatory = fl.prop != nil && fl.prop.Mandatory && fl.prop.Writable() && !plan.ServerNumbered(entity, pf.Name)
 		}
 		fl.expr = c.compileExpr(&pf.Expr, sc)
 		f.fields = append(f.fields, fl)
@@ -450,7 +461,12 @@ func (c *compiler) compileSubform(sf *plan.Subform, parent *form, psc scope) *su
 	if sf.When != nil {
 		s.when = c.compileExpr(sf.When, sc)
 	}
-	c.compileFields(&s.form, sf.Fields, sc)
+	s.creates = true // lines are added, never patched
+	typeName := sf.Name
+	if s.entity != nil {
+		typeName = s.entity.Name
+	}
+	c.compileFields(&s.form, sf.Fields, sc, typeName)
 	for _, sub := range sf.Subforms {
 		s.subs = append(s.subs, c.compileSubform(sub, &s.form, sc))
 	}

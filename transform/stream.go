@@ -601,6 +601,12 @@ func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]an
 		} else {
 			cv, omit, err = f.conv.convert(v, fl.prop)
 		}
+		if err == nil && fl.mandatory && (omit && f.creates || !omit && (cv == nil || cv == "")) {
+			// The server refuses a mandatory field sent blank, or left out
+			// of a record it creates: said here, at its cell, so that the
+			// dry run foretells it and apply does not send it.
+			err = fmt.Errorf("%s is mandatory and the value is blank: the server would refuse the record", fl.name)
+		}
 		if err != nil {
 			e := r.rowError(row, fl.expr.column, fl, err.Error())
 			e.Value = valueText(v)

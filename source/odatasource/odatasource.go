@@ -25,6 +25,9 @@ type Options struct {
 	Filter     string          // a $filter, "" for every row
 	// PageSize is the rows asked for a page; 0: read.DefaultPageSize.
 	PageSize int
+	// PageBytes keeps a page's answer near that many bytes (read.Query);
+	// 0: no bound but PageSize.
+	PageBytes int
 }
 
 // Reader streams the rows of one entity; see the package comment.
@@ -98,7 +101,7 @@ func Open(ctx context.Context, opts Options) (*Reader, error) {
 	t := opts.Metadata.EntitySet(opts.Entity).Type
 	r := &Reader{ctx: ctx, opts: opts, typ: t}
 	r.header = source.NewHeader(Columns(t, opts.Select, opts.Expand))
-	pager, err := read.Pages(opts.Client, read.Query{Set: opts.Entity, Type: t, Select: opts.Select, Expand: opts.Expand, Filter: opts.Filter, PageSize: opts.PageSize})
+	pager, err := read.Pages(opts.Client, read.Query{Set: opts.Entity, Type: t, Select: opts.Select, Expand: opts.Expand, Filter: opts.Filter, PageSize: opts.PageSize, PageBytes: opts.PageBytes})
 	if err != nil {
 		return nil, &source.Error{File: where, Err: err}
 	}

@@ -98,7 +98,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	unresolved, err := a.checkReferences(ctx, c, target)
+	refs, err := a.checkReferences(ctx, c, target)
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 		return withCode(ExitUsage, err)
 	}
+	// One result, which every view renders: the text, the JSON and the page
+	// show the same problems and the same counts.
+	sum.AddReferences(refs)
 	if *html != "" {
 		where, _ := a.targetURL(f.conn.target, c.plan)
 		if c.conn != nil {
@@ -122,9 +125,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		}
 	}
 	view := summaryJSON(sum)
-	if len(unresolved) > 0 {
-		view.Errors = append(errorsOf(unresolved), view.Errors...)
-	}
+	total := sum.Total()
+	load, notLoad := total.ToLoad(), total.NotLoaded()
+	view.WouldLoad, view.WouldNotLoad = &load, &notLoad
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
 	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: *out, html: *html}); err != nil {
@@ -140,7 +143,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
 			Partly: st.Partly})
 	}
 	if r.Steps == nil {
@@ -148,11 +151,6 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	return r
-}
-
-// defaultJournal is beside the plan, named after it.
-func defaultJournal(planPath string) string {
-	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + ".journal"
 }
 
 // applyFlags are apply's own flags.
@@ -212,17 +210,18 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if len(companies) > 0 {
 		return a.applyCompanies(ctx, pos[0], f, o, companies)
 	}
-	return a.applyOne(ctx, pos[0], f, o, o.journal)
+	return a.applyOne(ctx, pos[0], f, o)
 }
 
 // applyOne is one load: of the target's company, or (f.conn.shared) of
-// f.conn.company, into the journal jp ("": the default).
-func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags, jp string) error {
+// f.conn.company, into that company's journal (loadJournal; o.journal is
+// its name or pattern).
+func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o applyFlags) error {
+	jpath, err := a.loadJournal(planPath, f, o.journal)
+	if err != nil {
+		return err
+	}
 	if !f.conn.sandbox {
-		jpath := jp
-		if jpath == "" {
-			jpath = defaultJournal(planPath)
-		}
 		if err := a.refuseOtherTarget(jpath, f.conn.target, f.conn.company); err != nil {
 			return err
 		}
@@ -239,27 +238,25 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	if unresolved, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
+	if refs, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err
-	} else if len(unresolved) > 0 {
+	} else if unresolved := refs.Unresolved; len(unresolved) > 0 {
 		if !o.allowMissing {
 			return a.refuseUnresolved(unresolved, v)
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
 	}
-	jpath := jp
-	if jpath == "" {
-		if f.conn.sandbox {
-			dir, err := os.MkdirTemp("", "migrate-sandbox-")
-			if err != nil {
-				return withCode(ExitUsage, err)
-			}
-			defer os.RemoveAll(dir)
-			jpath = filepath.Join(dir, filepath.Base(defaultJournal(planPath)))
-		} else {
-			jpath = defaultJournal(planPath)
+	named := jpath != ""
+	if !named {
+		// --sandbox without --journal: the sandbox's data is gone when
+		// the run ends, and so is its journal.
+		dir, err := os.MkdirTemp("", "migrate-sandbox-")
+		if err != nil {
+			return withCode(ExitUsage, err)
 		}
+		defer os.RemoveAll(dir)
+		jpath = filepath.Join(dir, filepath.Base(journalName(planPath, "", "", "", false)))
 	}
 
 	stop := make(chan struct{})
@@ -322,7 +319,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	view := summaryJSON(sum)
 	complete := sum.Complete
 	view.Complete = &complete
-	if jp != "" || !f.conn.sandbox {
+	if named {
 		view.Journal = jpath
 	}
 	if f.conn.company != "" {
@@ -359,6 +356,20 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 func leftText(sum *executor.Summary) string {
 	switch {
 	case sum.Trial > 0:
+		waiting := 0
+		for _, s := range sum.Steps {
+			waiting += s.Pending
+		}
+		if waiting > 0 {
+			// Records that name what the trial did not load (a line's
+			// part past the limit): the server would refuse them now.
+			verb := "name what it did not load and wait"
+			if waiting == 1 {
+				verb = "names what it did not load and waits"
+			}
+			return fmt.Sprintf("trial of %d per step; %s %s for it; run apply without --limit to load the rest",
+				sum.Trial, plural(waiting, "pending record", "pending records"), verb)
+		}
 		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
 	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
 		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(sum.Unfinished, ", "))
@@ -418,15 +429,10 @@ func statusJournals(args []string) ([]string, error) {
 	if ext != ".yaml" && ext != ".yml" {
 		return args, nil
 	}
-	stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
-	var out []string
-	if _, err := os.Stat(stem + ".journal"); err == nil {
-		out = append(out, stem+".journal")
-	}
-	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
-	out = append(out, more...)
+	out := journalsBeside(args[0])
 	if len(out) == 0 {
-		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of several companies); give the journal's path", args[0], stem, stem)
+		stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
+		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of another company); give the journal's path", args[0], stem, stem)
 	}
 	return out, nil
 }
@@ -504,6 +510,26 @@ func (st *statusResult) title() string {
 	return st.path
 }
 
+// inDoubtIn reports whether records are in doubt.
+func inDoubtIn(sum *executor.Summary) bool {
+	for _, s := range sum.Steps {
+		if s.InDoubt > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// failedIn reports whether records failed.
+func failedIn(sum *executor.Summary) bool {
+	for _, s := range sum.Steps {
+		if s.Failed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // pendingIn reports whether records are pending or in doubt.
 func pendingIn(sum *executor.Summary) bool {
 	for _, s := range sum.Steps {
@@ -519,14 +545,10 @@ func pendingIn(sum *executor.Summary) bool {
 // step, or was a trial or ran some steps (run apply again), 1 when only
 // failed ones keep the run from complete, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
-	failed := false
-	for _, s := range sum.Steps {
-		failed = failed || s.Failed > 0
-	}
 	switch {
 	case sum.Interrupted || pendingIn(sum):
 		return ExitInterrupted
-	case failed:
+	case failedIn(sum):
 		return ExitData
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		// A trial or some steps: the rest is to load, by apply.

@@ -16,19 +16,6 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// companyJournal is the journal of one company's load: the --journal
-// pattern with {company} replaced, else PLAN.COMPANY.journal beside the
-// plan; "" with --sandbox and no --journal (a temporary one).
-func companyJournal(planPath, pattern, company string, sandbox bool) string {
-	switch {
-	case pattern != "":
-		return strings.ReplaceAll(pattern, "{company}", company)
-	case sandbox:
-		return ""
-	}
-	return strings.TrimSuffix(planPath, filepath.Ext(planPath)) + "." + company + ".journal"
-}
-
 // applyCompanies loads each company of the same installation, at once,
 // each into its own journal, with clients that share one pace (the server
 // counts calls per user, not per company). Each company's output is printed
@@ -53,7 +40,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	}
 	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each load's to report
 	if p == nil || p.Hash == "" {
-		return a.applyOne(ctx, planPath, f, o, o.journal) // the plan cannot be read: said once
+		return a.applyOne(ctx, planPath, f, o) // the plan cannot be read: said once
 	}
 	f.conn.companies = companies
 	base, err := a.connect(ctx, f.conn, p)
@@ -64,7 +51,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	run := func(sub *app, company string) error {
 		fc := f
 		fc.conn.shared, fc.conn.company = base, company
-		return sub.applyOne(ctx, planPath, fc, o, companyJournal(planPath, o.journal, company, f.conn.sandbox))
+		return sub.applyOne(ctx, planPath, fc, o)
 	}
 	if len(companies) == 1 {
 		return run(a, companies[0])

@@ -23,21 +23,28 @@ func TestWorseCode(t *testing.T) {
 	}
 }
 
-func TestCompanyJournal(t *testing.T) {
+// A journal belongs to its company, however it was named: the URL's own
+// company, named by --company or not, has PLAN.journal (issue 24).
+func TestJournalName(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		plan, pattern, company string
-		sandbox                bool
-		want                   string
+		plan, pattern, company, own string
+		sandbox                     bool
+		want                        string
 	}{
-		{"dir/plan.yaml", "", "test", false, "dir/plan.test.journal"},
-		{"plan.yml", "runs/{company}.journal", "prod", false, "runs/prod.journal"},
-		{"plan.yaml", "", "test", true, ""}, // --sandbox: a temporary one
-		{"plan.yaml", "x-{company}.journal", "test", true, "x-test.journal"},
+		{"dir/plan.yaml", "", "", "demo", false, "dir/plan.journal"},
+		{"dir/plan.yaml", "", "demo", "demo", false, "dir/plan.journal"}, // the URL's own company, named
+		{"dir/plan.yaml", "", "test", "demo", false, "dir/plan.test.journal"},
+		{"plan.yaml", "", "", "", false, "plan.journal"}, // no target yet: connecting says so
+		{"plan.yml", "runs/{company}.journal", "prod", "demo", false, "runs/prod.journal"},
+		{"plan.yml", "runs/{company}.journal", "", "demo", false, "runs/demo.journal"},
+		{"plan.yaml", "one.journal", "demo", "demo", false, "one.journal"},
+		{"plan.yaml", "", "test", "", true, ""}, // --sandbox: a temporary one
+		{"plan.yaml", "x-{company}.journal", "test", "", true, "x-test.journal"},
 	}
 	for _, tt := range tests {
-		if got := companyJournal(tt.plan, tt.pattern, tt.company, tt.sandbox); got != tt.want {
-			t.Errorf("companyJournal(%q, %q, %q, %v) = %q, want %q", tt.plan, tt.pattern, tt.company, tt.sandbox, got, tt.want)
+		if got := journalName(tt.plan, tt.pattern, tt.company, tt.own, tt.sandbox); got != tt.want {
+			t.Errorf("journalName(%q, %q, %q, %q, %v) = %q, want %q", tt.plan, tt.pattern, tt.company, tt.own, tt.sandbox, got, tt.want)
 		}
 	}
 }

@@ -84,10 +84,11 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
-	unresolved, err := a.checkReferences(ctx, c, c.conn.client)
+	refs, err := a.checkReferences(ctx, c, c.conn.client)
 	if err != nil {
 		return err
 	}
+	unresolved := refs.Unresolved
 	compared := time.Now()
 	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook()})
 	if err != nil {

@@ -27,10 +27,13 @@ func (a *app) export(ctx context.Context, args []string) error {
 	sel := fs.String("select", "", "the fields to write, comma-separated (default: every field)")
 	expand := fs.String("expand", "", "sub-forms to write, comma-separated, each on a sheet of its own keyed by the entity's key")
 	filter := fs.String("filter", "", "a $filter of the rows to write (proven applied: every row is checked against it)")
+	var mem memoryFlag
+	mem.register(fs)
 	pos, err := a.parse(fs, args, "[ENTITY]", 0, 1)
 	if err != nil {
 		return err
 	}
+	mem.apply()
 	if err := connectionFlag(fs, *connection); err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ func (a *app) export(ctx context.Context, args []string) error {
 	}
 	defer cn.conn.Close()
 	e, err := executor.OpenExport(ctx, executor.ExportQuery{Client: cn.conn.client, Metadata: cn.md, Service: *connection,
-		Entity: pos[0], Select: splitList(*sel), Expand: splitList(*expand), Filter: *filter})
+		Entity: pos[0], Select: splitList(*sel), Expand: splitList(*expand), Filter: *filter, Memory: mem.bytes})
 	if err != nil {
 		return exportErr(err)
 	}

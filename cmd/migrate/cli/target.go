@@ -177,21 +177,32 @@ func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
 	if p != nil {
 		lang = p.Target.Language
 	}
-	url := ""
-	switch {
-	case flagURL != "":
-		url = flagURL
-	case a.getenv("MIGRATE_TARGET") != "":
-		url = a.getenv("MIGRATE_TARGET")
-	case p != nil:
-		url = p.Target.URL
-	}
+	url := rawTarget(a.getenv, flagURL, p)
 	stripped := odata.StripUserinfo(url)
 	if stripped != url {
 		fmt.Fprintf(a.stderr, "note: the credentials in the target URL are ignored and never shown: use %s, or %s and %s\n",
 			auth.EnvToken, auth.EnvUser, auth.EnvPassword)
 	}
 	return stripped, lang
+}
+
+// targetOf is targetURL's target without its note, for a command that
+// names the target before it connects (the journal of a load).
+func targetOf(getenv func(string) string, flagURL string, p *plan.Plan) string {
+	return odata.StripUserinfo(rawTarget(getenv, flagURL, p))
+}
+
+// rawTarget is CLI.md's precedence: flag, environment, plan.
+func rawTarget(getenv func(string) string, flagURL string, p *plan.Plan) string {
+	switch {
+	case flagURL != "":
+		return flagURL
+	case getenv("MIGRATE_TARGET") != "":
+		return getenv("MIGRATE_TARGET")
+	case p != nil:
+		return p.Target.URL
+	}
+	return ""
 }
 
 // connect builds the client for a command. With --sandbox it starts an

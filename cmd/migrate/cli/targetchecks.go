@@ -11,9 +11,9 @@ import (
 
 // checkReferences runs the plan's exists: checks before anything is sent
 // (issue 16): against target when there is one, else against the earlier
-// steps only, which a note on stderr says. It returns the unresolved
-// values, errors of the run.
-func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) ([]executor.RecordError, error) {
+// steps only, which a note on stderr says. It returns what it found: the
+// unresolved values, errors of the run, and the records that give them.
+func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) (*executor.References, error) {
 	refs, err := executor.CheckReferences(ctx, c.run, target)
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -25,7 +25,7 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
 			plural(refs.Unchecked, "value", "values"))
 	}
-	return refs.Unresolved, nil
+	return refs, nil
 }
 
 // refuseUnresolved is apply's answer to unresolved references: the list,

@@ -14,34 +14,41 @@ import (
 // runJSON is CLI.md's output of plan --json and apply --json. Field names
 // may be added to; those CLI.md lists never change.
 type runJSON struct {
-	Plan         string      `json:"plan"`
-	Steps        []stepJSON  `json:"steps"`
-	Requests     int         `json:"requests"`
-	Subrequests  int         `json:"subrequests"`
-	Transactions int         `json:"transactions"`
-	Complete     *bool       `json:"complete,omitempty"`
-	Journal      string      `json:"journal,omitempty"`
-	Company      string      `json:"company,omitempty"`
-	Trial        int         `json:"trial,omitempty"`
-	Unfinished   []string    `json:"unfinished,omitempty"`
-	Estimate     *estimate   `json:"estimate,omitempty"`
-	Unread       int         `json:"reads_not_made,omitempty"`
+	Plan         string     `json:"plan"`
+	Steps        []stepJSON `json:"steps"`
+	Requests     int        `json:"requests"`
+	Subrequests  int        `json:"subrequests"`
+	Transactions int        `json:"transactions"`
+	Complete     *bool      `json:"complete,omitempty"`
+	Journal      string     `json:"journal,omitempty"`
+	Company      string     `json:"company,omitempty"`
+	Trial        int        `json:"trial,omitempty"`
+	Unfinished   []string   `json:"unfinished,omitempty"`
+	Estimate     *estimate  `json:"estimate,omitempty"`
+	Unread       int        `json:"reads_not_made,omitempty"`
+	// The dry run's records that apply would load, and would not (row
+	// errors, unresolved exists: values).
+	WouldLoad    *int        `json:"would_load,omitempty"`
+	WouldNotLoad *int        `json:"would_not_load,omitempty"`
 	Errors       []errorJSON `json:"errors"`
 	Undecided    []string    `json:"undecided,omitempty"`
 }
 
 type stepJSON struct {
-	Name      string `json:"name"`
-	Entity    string `json:"entity"`
-	Records   int    `json:"records"`
-	Children  int    `json:"children"`
-	Skipped   int    `json:"skipped"`
-	Errors    int    `json:"errors"`
-	Committed int    `json:"committed"`
-	Failed    int    `json:"failed"`
-	Pending   int    `json:"pending"`
-	InDoubt   int    `json:"in_doubt"`
-	Partly    int    `json:"partly_loaded,omitempty"`
+	Name     string `json:"name"`
+	Entity   string `json:"entity"`
+	Records  int    `json:"records"`
+	Children int    `json:"children"`
+	Skipped  int    `json:"skipped"`
+	Errors   int    `json:"errors"`
+	// Unresolved (dry run): records that give an exists: value on neither
+	// the target nor an earlier step.
+	Unresolved int `json:"unresolved,omitempty"`
+	Committed  int `json:"committed"`
+	Failed     int `json:"failed"`
+	Pending    int `json:"pending"`
+	InDoubt    int `json:"in_doubt"`
+	Partly     int `json:"partly_loaded,omitempty"`
 }
 
 type estimate struct {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
 )
@@ -32,7 +33,8 @@ type planHuman struct{ humanView }
 func (v planHuman) DryRun(r dryRunResult) error {
 	w, view, sum := v.a.stdout, r.doc, r.sum
 	printSteps(w, view, false)
-	fmt.Fprintf(w, "\napply would make %s with %s (%s), %s at %d calls a minute.\n",
+	fmt.Fprintf(w, "\n%s\n", loadText(view))
+	fmt.Fprintf(w, "apply would make %s with %s (%s), %s at %d calls a minute.\n",
 		plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
 		plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), r.rate)
 	if r.out != "" {
@@ -52,3 +54,29 @@ func (v planHuman) DryRun(r dryRunResult) error {
 type planJSONView struct{ jsonView }
 
 func (v planJSONView) DryRun(r dryRunResult) error { return writeJSON(v.a.stdout, r.doc) }
+
+// loadText says how many of the dry run's records apply would load and
+// why the others would not: the counts the JSON (would_load,
+// would_not_load) and the page show.
+func loadText(view runJSON) string {
+	if view.WouldLoad == nil || view.WouldNotLoad == nil {
+		return ""
+	}
+	load, not := *view.WouldLoad, *view.WouldNotLoad
+	if not == 0 {
+		return fmt.Sprintf("apply would load every record (%d).", load)
+	}
+	rowErrs, refs := 0, 0
+	for _, s := range view.Steps {
+		rowErrs += s.Errors
+		refs += s.Unresolved
+	}
+	var why []string
+	if rowErrs > 0 {
+		why = append(why, fmt.Sprintf("%d with row errors", rowErrs))
+	}
+	if refs > 0 {
+		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step, so apply would not start", refs))
+	}
+	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, plural(load+not, "record", "records"), not, strings.Join(why, "; "))
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// A journal belongs to the company it loads (issue 24): however the
+// company was named (the target URL's last segment, --company, the plan's
+// target.companies), one company has one journal. journalName is the one
+// place that names it; apply of one company and of several both ask it.
+
+// journalName is the journal of a load of company, where own is the
+// company the target URL itself addresses: the --journal pattern with
+// {company} replaced; else PLAN.journal beside the plan for the URL's own
+// company (named or not) and PLAN.COMPANY.journal for another; "" with
+// --sandbox and no --journal (a temporary one).
+func journalName(planPath, pattern, company, own string, sandbox bool) string {
+	if company == "" {
+		company = own
+	}
+	switch {
+	case pattern != "":
+		return strings.ReplaceAll(pattern, "{company}", company)
+	case sandbox:
+		return ""
+	}
+	stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
+	if company == "" || company == own {
+		return stem + ".journal"
+	}
+	return stem + "." + company + ".journal"
+}
+
+// journalsBeside are the journals apply names beside a plan: PLAN.journal
+// and every PLAN.COMPANY.journal, those that exist.
+func journalsBeside(planPath string) []string {
+	stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
+	var out []string
+	if _, err := os.Stat(stem + ".journal"); err == nil {
+		out = append(out, stem+".journal")
+	}
+	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
+	return append(out, more...)
+}
+
+// loadJournal is the journal of the load f describes (its company, or the
+// target URL's own): journalName's, with the target resolved as every
+// command resolves it (flag, environment, the plan's target.url). Without
+// --journal, a journal beside the plan that holds the same company under
+// another name is refused, named (exit 2): loading into a second journal
+// would send every record again, and a server-numbered order would be
+// created twice. A journal the user names is theirs to choose (a second
+// load after undo, say).
+func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string, error) {
+	if f.conn.sandbox {
+		// A fresh sandbox each run: no journal beside the plan is its.
+		return journalName(planPath, pattern, f.conn.company, "", true), nil
+	}
+	p, _ := plan.Load(planPath)
+	url := targetOf(a.getenv, f.conn.target, p)
+	own := ""
+	if url != "" {
+		own = odata.CompanyOf(url)
+	}
+	jpath := journalName(planPath, pattern, f.conn.company, own, false)
+	if url == "" || pattern != "" {
+		return jpath, nil // no target (connecting says so), or a journal the user chose
+	}
+	if f.conn.company != "" && f.conn.company != own {
+		var err error
+		if url, err = odata.CompanyURL(url, f.conn.company); err != nil {
+			return "", usageErr("--company: %v", err)
+		}
+	}
+	for _, other := range journalsBeside(planPath) {
+		if sameFile(other, jpath) {
+			continue
+		}
+		hdr, err := journal.ReadHeader(other)
+		if err != nil || hdr.Target == "" || executor.CheckTarget(other, hdr, url) != nil {
+			continue
+		}
+		company := odata.CompanyOf(url)
+		use := other
+		if len(f.conn.companies) > 1 {
+			// Several companies take a pattern: the one that names it (as
+			// a migrate before issue 24 named every company's journal).
+			stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
+			if other != stem+"."+company+".journal" {
+				use = ""
+			} else {
+				use = "'" + stem + ".{company}.journal'"
+			}
+		}
+		hint := "move it away to start afresh"
+		if use != "" {
+			hint = "give --journal " + use + " to continue it, or " + hint
+		}
+		return "", usageErr("%s already holds the load of company %s (%s); one company has one journal, so this load, into %s, would send its records again: %s",
+			other, company, odata.StripUserinfo(hdr.Target), jpath, hint)
+	}
+	return jpath, nil
+}
+
+// sameFile reports whether two paths name one file, spelt alike or not.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
