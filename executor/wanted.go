@@ -142,10 +142,10 @@ const VerifyExtra = "extra"
 // checkRecord compares the entity read (body, with its sub-forms
 // expanded) with what w wants, by compare's rule: typed by t and md where
 // they are known (verify), untyped where not (undo reads no metadata).
-// Lines are paired by content (compare.Lines); a line written that no held
-// line is the same as is compared with the line of its key, else with a
-// held line no other took, in order, whose fields are then named; with
-// neither it is gone.
+// A line the server gave a key (one sent on its own) is the line of that
+// key; the others (a deep insert's, whose keys the journal lacks) are
+// paired by content (compare.Lines), else with a held line no other took,
+// in order, whose fields are then named; with neither a line is gone.
 func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []byte) (recordCheck, error) {
 	var c recordCheck
 	got, err := odata.DecodeEntity(body)
@@ -227,17 +227,13 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 			}
 		}
 	}
-	m := compare.Lines(lt, held, wants)
-	pairedTo := m.Held
+	// A line the server gave a key to is that line (identity, not a look
+	// alike); the others, a deep insert's, are paired by content.
+	pairedTo := make([]int, len(kids))
 	taken := make([]bool, len(held))
-	for _, j := range pairedTo {
-		if j >= 0 {
-			taken[j] = true
-		}
-	}
-	// Not the same as any: the line of its key, else a line left over.
 	for i, k := range kids {
-		if pairedTo[i] >= 0 || k.Key == "" || lt == nil {
+		pairedTo[i] = -1
+		if k.Key == "" || lt == nil {
 			continue
 		}
 		for j, h := range held {
@@ -247,6 +243,31 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 			}
 		}
 	}
+	var restKids, restHeld []int
+	for i := range kids {
+		if pairedTo[i] < 0 {
+			restKids = append(restKids, i)
+		}
+	}
+	for j := range held {
+		if !taken[j] {
+			restHeld = append(restHeld, j)
+		}
+	}
+	someWants, someHeld := make([]map[string]any, len(restKids)), make([]map[string]any, len(restHeld))
+	for a, i := range restKids {
+		someWants[a] = wants[i]
+	}
+	for b, j := range restHeld {
+		someHeld[b] = held[j]
+	}
+	for a, b := range compare.Lines(lt, someHeld, someWants).Held {
+		if b >= 0 {
+			pairedTo[restKids[a]], taken[restHeld[b]] = restHeld[b], true
+		}
+	}
+	// Not the same as any held line: a line left over, in order, whose
+	// fields are then named.
 	next := 0
 	for i := range kids {
 		if pairedTo[i] >= 0 {
