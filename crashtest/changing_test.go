@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -337,7 +339,7 @@ func copyDiff(want, others map[string]map[string]any, got []map[string]any) (d d
 		}
 		return false
 	}
-	for _, name := range sortedSets(want) {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		d.Rows++
 		switch count[name] {
 		case 0:
@@ -348,7 +350,7 @@ func copyDiff(want, others map[string]map[string]any, got []map[string]any) (d d
 			d.Duplicated = append(d.Duplicated, fmt.Sprintf("FAMILY_LOG %s (%d times)", name, count[name]))
 		}
 	}
-	for _, name := range sortedSets(have) {
+	for _, name := range slices.Sorted(maps.Keys(have)) {
 		if _, ok := want[name]; ok {
 			continue
 		}

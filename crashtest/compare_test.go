@@ -3,6 +3,8 @@ package crashtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -115,7 +117,7 @@ func compare(want expected, before company, snap map[string][]map[string]any) di
 	var d diff
 	d.Touched = touched(before, snap)
 	snap = withoutHeld(want, before, snap)
-	for _, set := range sortedSets(want) {
+	for _, set := range slices.Sorted(maps.Keys(want)) {
 		id := identity[set]
 		got := map[string][]map[string]any{}
 		for _, row := range snap[set] {
@@ -177,7 +179,7 @@ func leftovers(before company, snap map[string][]map[string]any) []string {
 // touched lists the rows held before that snap no longer holds as they were.
 func touched(before company, snap map[string][]map[string]any) []string {
 	var out []string
-	for _, set := range sortedSets(before) {
+	for _, set := range slices.Sorted(maps.Keys(before)) {
 		if entityKey[set] == "" {
 			continue // the sandbox's own (CURRENCIES)
 		}
@@ -232,13 +234,4 @@ func keyed(set string, rows []map[string]any) map[string]map[string]any {
 		}
 	}
 	return out
-}
-
-func sortedSets[V any](m map[string]V) []string {
-	sets := make([]string, 0, len(m))
-	for s := range m {
-		sets = append(sets, s)
-	}
-	sort.Strings(sets)
-	return sets
 }

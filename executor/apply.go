@@ -36,9 +36,12 @@ type runner struct {
 	md    *odata.Metadata
 	jr    ledger
 	state *journal.State // as replayed at the start
-	hook  Hook
-	limit int
-	sem   chan struct{}
+	// loaded (dry run) counts the records the journal it was given holds
+	// committed or skipped, which apply would not send again.
+	loaded atomic.Int64
+	hook   Hook
+	limit  int
+	sem    chan struct{}
 	// settling holds the answers that gave their call's slot back before
 	// they were journaled (answeredWhole): no more than sem's size.
 	settling chan struct{}
@@ -412,6 +415,11 @@ func (r *runner) Ref(step, id string) (any, bool) {
 	defer r.mu.Unlock()
 	k, ok := r.keys[step][id]
 	if !ok {
+		// What the journal the dry run resumes holds loaded has its key
+		// there, as apply finds it.
+		if rec := r.state.Record(step, id); rec != nil && rec.Status() == journal.Committed && rec.Key != "" {
+			return keyValue(rec.Key), true
+		}
 		return nil, false
 	}
 	if r.dry && k == placeholderKey {
@@ -668,6 +676,13 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if prev != nil {
 		switch prev.Status() {
 		case journal.Committed, journal.Skipped:
+			if r.dry {
+				// The journal the dry run was given has it loaded.
+				r.loaded.Add(1)
+				if prev.Status() == journal.Committed {
+					sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
+				}
+			}
 			return nil
 		case journal.InDoubt:
 			return nil // reconciliation could not decide: listed, never guessed

@@ -2,7 +2,8 @@ package executor
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/journal"
@@ -129,11 +130,7 @@ func keyText(key string) string {
 
 // FieldsText writes fields as NAME=value in name order, joined by sep.
 func FieldsText(m map[string]any, sep string) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s=%v", k, m[k])

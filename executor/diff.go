@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -35,6 +36,7 @@ type FieldChange struct {
 // DiffRecord is one record of the plan against the target.
 type DiffRecord struct {
 	Step     string
+	ID       string // the record's id (its id: value, else its key or location)
 	Location string // the record's source location
 	Key      string // key expression; empty for a document the server numbers
 	Action   string
@@ -144,7 +146,7 @@ func (sr *stepRun) classify(w *work, action string, changed, before map[string]a
 }
 
 func (sr *stepRun) diffRecord(w *work, action string, changed, before map[string]any, matches []string) DiffRecord {
-	rec := DiffRecord{Step: sr.step.Name, Location: w.rec.Loc.String(), Action: action, Matches: matches}
+	rec := DiffRecord{Step: sr.step.Name, ID: w.id, Location: w.rec.Loc.String(), Action: action, Matches: matches}
 	if w.root != nil {
 		rec.Key = shownKey(w.root.key)
 	}
@@ -198,6 +200,7 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 	set := sr.r.md.EntitySet(sr.entity)
 	conds, want, why := sr.matchQuery(w)
 	if len(conds) == 0 && why == "" {
+		sr.r.warnOnce("nomatch "+sr.step.Name, fmt.Sprintf("step %s: the server numbers its %s documents and the step has no match: fields, so whether the company holds them already cannot be told: each is counted a create, and apply would create it even if it were there (give the step match: to look them up)", sr.step.Name, sr.entity))
 		return DiffCreate, nil, nil
 	}
 	var rows []map[string]any

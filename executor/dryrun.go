@@ -89,9 +89,44 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	}
 	r.jr = newTally(waves)
 	r.state = r.jr.Snapshot()
+	stale := ""
+	if o.Journal != "" {
+		// The journal apply would resume: its committed records are
+		// skipped as apply skips them, so that what is predicted is what
+		// apply would send.
+		st, err := journal.Load(o.Journal)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if st != nil {
+			// apply refuses to resume a journal whose plan or sources
+			// changed (StaleError): the dry run predicts a new one then, and
+			// says why (Summary.Stale).
+			now := journal.Header{PlanHash: opts.Plan.Hash, Sources: sourceHashes(opts.Plan)}
+			var se *StaleError
+			if err := checkHeader(st.Header, now, o.AllowPlanChange, o.RetryFailed); errors.As(err, &se) {
+				stale = strings.Join(se.Changes, "; ")
+			} else {
+				r.state = st
+			}
+		}
+	}
 	sum, err := r.run(waves)
 	if sum == nil {
 		return nil, err
+	}
+	if stale != "" {
+		sum.Journal, sum.Stale = o.Journal, stale
+	} else if o.Journal != "" && r.state != nil && r.state.Steps != nil {
+		sum.Journal = o.Journal
+		sum.Loaded = int(r.loaded.Load())
+		for _, st := range r.state.Steps {
+			for _, rec := range st.Records {
+				if rec.Status() == journal.InDoubt {
+					sum.InDoubt++
+				}
+			}
+		}
 	}
 	sum.Unread = int(sim.unread.Load())
 	cpm := opts.CallsPerMinute
@@ -125,6 +160,7 @@ type simService struct {
 	mu     sync.Mutex
 	made   map[string]map[string]json.RawMessage
 	unread atomic.Int64
+	warm   read.Warmth // the target's forms known warm
 }
 
 // ErrTargetRead is returned (wrapped) when the dry run could not read the
@@ -209,10 +245,27 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
-		// Before 22.1 the answers' ids take other forms (readAnswers).
+		// Before 22.1 the answers' ids take other forms (read.Answers).
 		ordered, problem := read.Answers(reads, got)
 		if ordered == nil {
 			return nil, fmt.Errorf("%w: the target's answer to the reads broke the $batch protocol: %s", ErrTargetRead, problem)
+		}
+		// A cold form of the target answers 404 where apply, which warms
+		// its forms (and reads its watermark first), reads the truth: the
+		// dry run warms them too, outside the calls it predicts.
+		ordered, err = s.warm.ConfirmAbsent(reads, ordered, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+			got, err := s.read.Batch(ctx, again, opts)
+			if err != nil {
+				return nil, err
+			}
+			out, problem := read.Answers(again, got)
+			if out == nil {
+				return nil, errors.New(problem)
+			}
+			return out, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTargetRead, err)
 		}
 		for j := range reads {
 			resps[at[j]] = ordered[j]

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,7 +171,7 @@ func (e Export) headers() [][]string {
 	for _, s := range e.Subs {
 		h := make([]string, 0, len(e.Key)+len(s.Columns))
 		for _, k := range e.Key {
-			if contains(s.Columns, k) {
+			if slices.Contains(s.Columns, k) {
 				k = e.Entity.Name + "_" + k
 			}
 			h = append(h, k)
@@ -178,15 +179,6 @@ func (e Export) headers() [][]string {
 		out = append(out, append(h, s.Columns...))
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 type xlsxExport struct {

@@ -8,15 +8,10 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// noSleep is a clock whose sleeps return at once (retries without waiting).
-type noSleep struct{}
-
-func (noSleep) Now() time.Time                                   { return time.Now() }
-func (noSleep) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 // faultySandbox is a sandbox that drops connections before and after
 // committing and answers 500s, drawn from seed, and the real client to it
@@ -26,7 +21,7 @@ func faultySandbox(t *testing.T, seed int64) (*sandboxEnv, *odata.Client) {
 	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
 	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), Clock: noSleep{}})
+		HTTPClient: env.srv.Client(), Clock: odatatest.NewClock(time.Now())})
 	if err != nil {
 		t.Fatal(err)
 	}

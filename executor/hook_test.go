@@ -9,28 +9,10 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// stepClock is a clock whose sleeps pass at once and move it on.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return ctx.Err()
-}
 
 type waitHook struct {
 	NopHook
@@ -50,7 +32,7 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), CallsPerMinute: 2, Clock: &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}})
+		HTTPClient: env.srv.Client(), CallsPerMinute: 2, Clock: odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +119,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 		t.Errorf("trial: trial %d complete %v errors %v", sum.Trial, sum.Complete, sum.Errors)
 	}
 	if got := env.entities("LOGPART", "PARTNAME"); len(got) != 1 || got["P2"] == nil {
-		t.Errorf("after the trial the target holds parts %v, want P2 (P1's family is past the trial)", keys(got))
+		t.Errorf("after the trial the target holds parts %v, want P2 (P1's family is past the trial)", slices.Sorted(maps.Keys(got)))
 	}
 	st, _ := journal.Load(o.Journal)
 	if st.Record("parts", "P1") != nil || st.LastRun.Limit != 1 || len(st.Done) != 0 {
@@ -133,16 +135,8 @@ func TestApplyTrialThenFull(t *testing.T) {
 		t.Errorf("full load: complete %v trial %d errors %v", sum.Complete, sum.Trial, sum.Errors)
 	}
 	if got := env.entities("LOGPART", "PARTNAME"); len(got) != 3 || len(env.entities("FAMILY_LOG", "FAMILYNAME")) != 2 {
-		t.Errorf("after the full load the target holds parts %v", keys(got))
+		t.Errorf("after the full load the target holds parts %v", slices.Sorted(maps.Keys(got)))
 	}
-}
-
-func keys(m map[string]map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // Issue 24: in a trial, an order whose line names, by a plain PARTNAME, a

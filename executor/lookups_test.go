@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -67,7 +69,7 @@ func TestTargetLookups(t *testing.T) {
 				json.NewEncoder(w).Encode(map[string]any{"value": sel})
 			}))
 			defer srv.Close()
-			c, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, HTTPClient: srv.Client(), Clock: noSleep{}})
+			c, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, HTTPClient: srv.Client(), Clock: odatatest.NewClock(time.Now())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +137,7 @@ func TestTargetLookupsFieldsNotRead(t *testing.T) {
 				}
 			}
 			env.restart(t)
-			c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, HTTPClient: env.srv.Client(), Clock: noSleep{},
+			c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, HTTPClient: env.srv.Client(), Clock: odatatest.NewClock(time.Now()),
 				Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
 			if err != nil {
 				t.Fatal(err)

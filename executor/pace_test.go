@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -22,8 +23,8 @@ import (
 func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 	t.Parallel()
 	const perMinute = 10
-	// Simulated time, shared by the sandbox and the client (hook_test.go).
-	clk := &stepClock{now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	// Simulated time, shared by the sandbox and the client.
+	clk := odatatest.NewClock(time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC))
 	sb, err := sandbox.New(sandbox.Options{CallsPerMinute: perMinute, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"strconv"
+
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -138,16 +140,5 @@ func assemble(batch []*op, seq int) []odata.BatchRequest {
 // one of them, so nothing may write to it.
 var bodyHeaders = map[string]string{"content-type": "application/json", "odata-version": "4.0"}
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
-}
+// itoa writes a sub-request's id in a batch (1, 2, ...).
+func itoa(n int) string { return strconv.Itoa(n) }

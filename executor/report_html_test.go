@@ -16,6 +16,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -25,7 +26,7 @@ import (
 // the server answers 429 and the client waits as told.
 func throttledLoad(t *testing.T) (*sandboxEnv, testRun) {
 	t.Helper()
-	clock := &stepClock{now: time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)}
+	clock := odatatest.NewClock(time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC))
 	env := newSandbox(t, sandbox.Options{CallsPerMinute: 3, Now: clock.Now})
 	client, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
 		HTTPClient: env.srv.Client(), Clock: clock})

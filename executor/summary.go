@@ -45,6 +45,15 @@ type Summary struct {
 	Unfinished []string
 	// Chosen are the steps the last run was limited to (apply --steps).
 	Chosen []string
+	// Journal (dry run, diff) is the journal apply would resume, when one
+	// exists: Loaded counts its records committed already, which apply
+	// skips and the dry run leaves out as apply does; InDoubt its records in
+	// doubt, which apply reconciles first and the dry run cannot predict.
+	Journal         string
+	Loaded, InDoubt int
+	// Stale (dry run, diff): why apply would refuse to resume Journal (its
+	// plan or sources changed); the prediction is then of a new journal.
+	Stale string
 }
 
 // StepSummary counts one step.

@@ -20,35 +20,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata/odatatest"
 )
 
-// fakeClock advances when slept on, and records every sleep.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	sleeps []time.Duration
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sleeps = append(f.sleeps, d)
-	f.now = f.now.Add(d)
-	return ctx.Err()
-}
-
-func (f *fakeClock) Sleeps() []time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]time.Duration(nil), f.sleeps...)
+// newFakeClock is the clients' clock in these tests: it advances when
+// slept on and records every sleep.
+func newFakeClock() *odatatest.Clock {
+	return odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
 
 const testPassword = "s3cret-pw"
@@ -80,7 +59,7 @@ func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, body
 	}
 }
 
-func newTestClient(t *testing.T, srv *httptest.Server, mod func(*Config)) (*Client, *fakeClock) {
+func newTestClient(t *testing.T, srv *httptest.Server, mod func(*Config)) (*Client, *odatatest.Clock) {
 	t.Helper()
 	clk := newFakeClock()
 	cfg := Config{
@@ -1031,7 +1010,7 @@ func TestClientRateLimitAsTheServerCounts(t *testing.T) {
 		mu       sync.Mutex
 		arrivals []time.Time
 		refused  int
-		clk      *fakeClock
+		clk      *odatatest.Clock
 	)
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		mu.Lock()

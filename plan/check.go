@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -36,7 +37,7 @@ func (p *Plan) CheckColumns(headers map[string][]string) Diagnostics {
 			continue
 		}
 		for _, u := range uses {
-			if !contains(names, u.Name) {
+			if !slices.Contains(names, u.Name) {
 				d.errorf(u.Pos, "%s", MissingColumn(src, u.Name, names))
 			}
 		}
@@ -456,7 +457,7 @@ func (p *Plan) cycles(a *analysis) [][]string {
 		for _, c := range comp {
 			in[c] = true
 		}
-		if len(comp) == 1 && !contains(g[comp[0]], comp[0]) {
+		if len(comp) == 1 && !slices.Contains(g[comp[0]], comp[0]) {
 			continue
 		}
 		sort.Slice(comp, func(i, j int) bool { return index[comp[i]] < index[comp[j]] })
@@ -518,7 +519,7 @@ func (p *Plan) graph(a *analysis) map[string][]string {
 		done[s.Name] = true
 		var deps []string
 		add := func(n string) {
-			if known[n] && !contains(deps, n) {
+			if known[n] && !slices.Contains(deps, n) {
 				deps = append(deps, n)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Keys of each block, from the format table (format.go).
@@ -222,7 +223,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 		switch {
 		case strings.HasPrefix(e.key, "x-"):
 			delete(top.byKey, e.key)
-		case !contains(topKeys, e.key):
+		case !slices.Contains(topKeys, e.key):
 			w.errorf(e.kpos, "unknown key %q in the plan%s", e.key, didYouMean(e.key, topKeys))
 			delete(top.byKey, e.key)
 		default:
@@ -411,20 +412,20 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 			if service && ke.key == "file" {
 				continue // reported above
 			}
-			if service && ke.key != "connection" && ke.key != "entity" && !contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
+			if service && ke.key != "connection" && ke.key != "entity" && !slices.Contains(serviceOnly, ke.key) && ke.key != "decimal_separator" {
 				w.errorf(ke.kpos, "%q is for files; %s reads connection %s", ke.key, what, quote(connectionOf(sf)))
 				continue
 			}
-			if !service && contains(serviceOnly, ke.key) {
+			if !service && slices.Contains(serviceOnly, ke.key) {
 				w.errorf(ke.kpos, "%q is for a source that reads a connection's entity; %s is a file", ke.key, what)
 				continue
 			}
 			if s.File != "" {
-				if xlsx && contains(csvOnly, ke.key) {
+				if xlsx && slices.Contains(csvOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for CSV files; %s is a workbook (%s)", ke.key, what, quote(s.File))
 					continue
 				}
-				if !xlsx && contains(xlsxOnly, ke.key) {
+				if !xlsx && slices.Contains(xlsxOnly, ke.key) {
 					w.errorf(ke.kpos, "%q is for XLSX workbooks; %s is a CSV file (%s)", ke.key, what, quote(s.File))
 					continue
 				}

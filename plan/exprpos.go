@@ -5,7 +5,7 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // place is where one character of an expression is written in the plan

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
@@ -99,7 +100,7 @@ func (v *scanVisitor) checkNames() {
 	for _, id := range v.out.idents {
 		name := id.Value
 		if v.out.callees[id] {
-			if contains(Functions, name) || contains(builtin.Names, name) {
+			if slices.Contains(Functions, name) || slices.Contains(builtin.Names, name) {
 				continue
 			}
 			v.d.errorf(v.at(id), "%s: unknown function %s%s", v.sc.what, name, codeSuggestion(name, Functions, ""))

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -23,7 +24,7 @@ var serverNumbered = map[string][]string{
 // record is created without it (ORDERS.ORDNAME): left blank, it is not
 // missing.
 func ServerNumbered(entity, field string) bool {
-	return contains(serverNumbered[entity], field)
+	return slices.Contains(serverNumbered[entity], field)
 }
 
 // textFields are the fields of a text sub-form (spec 2.9).

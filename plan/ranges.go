@@ -5,7 +5,7 @@ import (
 	"unicode"
 
 	"github.com/migrate-tool/migrate/internal/diag"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // text is what the plan's ranges are measured on: its lines, and where

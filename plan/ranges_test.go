@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/internal/diag"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // measureText parses src as the decoder does and measures it.

@@ -2,12 +2,13 @@ package plan
 
 import (
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxNodes bounds how many YAML nodes the decoder visits, aliases expanded
@@ -179,7 +180,7 @@ func (w *walker) collect(n *yaml.Node, what string, allowed []string, f *fields,
 			// An explicit key overrides a merged one (YAML merge rules).
 			continue
 		}
-		if allowed != nil && !contains(allowed, key) {
+		if allowed != nil && !slices.Contains(allowed, key) {
 			w.errorf(kpos, "unknown key %q in %s%s", key, what, didYouMean(key, allowed))
 			if s := didyoumean.Closest(key, allowed); s != "" {
 				if f.suggested == nil {
@@ -280,7 +281,7 @@ func (w *walker) choice(e entry, block string) (string, bool) {
 // enum reads a scalar that must be one of choices.
 func (w *walker) enum(e entry, choices ...string) (string, bool) {
 	n := e.val
-	if n.Kind == yaml.ScalarNode && !isNull(n) && contains(choices, n.Value) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) && slices.Contains(choices, n.Value) {
 		return n.Value, true
 	}
 	w.errorf(w.pos(n), "%q must be %s, not %s%s", e.key, orList(choices), describe(n), suggestScalar(n, choices))
@@ -464,15 +465,6 @@ func (w *walker) exprText(n *yaml.Node) (string, Pos, int) {
 	default:
 		return n.Value, p, p.Col
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // orList writes "insert, upsert or update" (each quoted).

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,7 +200,7 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 		fail("unsupported_response_type", "response_type must be code")
 		return
 	}
-	if !contains(strings.Fields(p.Get("scope")), "rest_api") {
+	if !slices.Contains(strings.Fields(p.Get("scope")), "rest_api") {
 		fail("invalid_scope", "scope must include rest_api")
 		return
 	}

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,12 +113,7 @@ func checkQuirk(name string) error {
 }
 
 func checkQuirks(set map[string]bool) error {
-	names := make([]string, 0, len(set))
-	for name := range set {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		if err := checkQuirk(name); err != nil {
 			return fmt.Errorf("sandbox: %v", err)
 		}

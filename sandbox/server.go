@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -508,12 +509,7 @@ func (s *Server) patUser() string {
 	if _, ok := s.opts.Users["demo"]; ok {
 		return "demo"
 	}
-	names := make([]string, 0, len(s.opts.Users))
-	for u := range s.opts.Users {
-		names = append(names, u)
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
+	if names := slices.Sorted(maps.Keys(s.opts.Users)); len(names) > 0 {
 		return names[0]
 	}
 	return "pat"

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -323,11 +325,7 @@ func (s *Server) load() error {
 	if st.Version < 2 {
 		st.Companies = map[string]*companyState{DefaultCompany: &st.companyState}
 	}
-	names := make([]string, 0, len(st.Companies))
-	for name := range st.Companies {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(st.Companies))
 	if err := checkCompanies(names); err != nil {
 		return fmt.Errorf("sandbox state %s: %v", s.opts.StatePath, err)
 	}

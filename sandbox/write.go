@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -78,7 +80,7 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		}
 		if allowed, ok := ru.allowed[p.Name]; ok {
 			sv, _ := nv.(string)
-			if !contains(allowed, sv) {
+			if !slices.Contains(allowed, sv) {
 				return fail("notAllowed", p.Name, sv, quoteList(allowed))
 			}
 		}
@@ -122,15 +124,6 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 		}
 	}
 	return vals, navs, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteList(list []string) string {
@@ -291,7 +284,7 @@ func (c *call) createTop(tb *table, in map[string]any) (*record, *apiError) {
 // writeNavs writes the sub-form parts of a body below rec: lines are
 // created (or, carrying the key of an existing line, updated).
 func (c *call) writeNavs(t *odata.EntityType, rec *record, navs map[string]any) *apiError {
-	for _, name := range sortedKeys(navs) {
+	for _, name := range slices.Sorted(maps.Keys(navs)) {
 		nav := t.Navigation(name)
 		nt := c.s.meta.Type(nav.Type)
 		if nt == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,14 +22,20 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
+		// The binary as main runs it, but for the clients' clock: the
+		// backoff before a retry and a 429's Retry-After pass at once (from
+		// now, so a Retry-After date still means what it says), and a
+		// server that keeps failing is tried as often, without the wait.
 		"migrate": func() {
-			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			clock := cli.WithClock(odatatest.NewClock(time.Now()))
+			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, clock))
 		},
 	})
 }
@@ -76,7 +83,12 @@ func TestScripts(t *testing.T) {
 // unpermitted. `start companies=demo,test` declares the installation's
 // companies (MIGRATE_TARGET addresses the first); dump, count, patch, post
 // and delete address another company with `company=NAME` after the
-// subcommand (default: the first).
+// subcommand (default: the first). `sandbox hold N` lets N more $batch
+// calls through and holds every later one until `sandbox release`: a run
+// stands still in the middle of its load, for as long as the script needs,
+// without a latency to outrun. A held call whose client goes away (killed)
+// is served at once, as a server carries out a request it has received:
+// the kill leaves that batch committed and in doubt.
 func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: sandbox start [VERSION] | sandbox dump [company=NAME] SET... | sandbox patch [company=NAME] PATH JSON")
@@ -159,8 +171,10 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 				sb.ServeHTTP(w, r)
 			})
 		}
-		srv := httptest.NewServer(h)
+		g := &gate{}
+		srv := httptest.NewServer(g.wrap(h))
 		ts.Defer(srv.Close)
+		ts.Defer(g.release) // before Close, which waits for held calls
 		if name != "" {
 			// Another installation, read through connection NAME of a plan
 			// (issue 17): its variables are the connection's own.
@@ -181,8 +195,25 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("MIGRATE_PASSWORD", "demo")
 		ts.Setenv("MIGRATE_AUTH", "basic")
 		sandboxMu.Lock()
-		sandboxes[ts] = sb
+		sandboxes[ts], gates[ts] = sb, g
 		sandboxMu.Unlock()
+	case "hold", "release":
+		sandboxMu.Lock()
+		g := gates[ts]
+		sandboxMu.Unlock()
+		if g == nil {
+			ts.Fatalf("sandbox %s: no sandbox started", args[0])
+		}
+		if args[0] == "release" {
+			g.release()
+			return
+		}
+		if len(args) != 2 {
+			ts.Fatalf("usage: sandbox hold N")
+		}
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		g.hold(n)
 	case "dump":
 		sb := sandboxOf(ts, name)
 		if sb == nil {
@@ -373,6 +404,84 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// gate holds a sandbox's $batch calls (`sandbox hold`, `sandbox release`).
+type gate struct {
+	mu    sync.Mutex
+	pass  int           // $batch calls still let through while holding
+	open  chan struct{} // closed by release; nil: not holding
+	held  sync.WaitGroup
+	limit *time.Timer
+}
+
+// hold holds the $batch calls after the next pass ones. A minute later the
+// gate lets go by itself: a run the script wrongly let load (a second one
+// the lock let in) then ends, and the script fails on its exit code
+// instead of hanging.
+func (g *gate) hold(pass int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open == nil {
+		g.open = make(chan struct{})
+		g.limit = time.AfterFunc(time.Minute, g.release)
+	}
+	g.pass = pass
+}
+
+// release lets the held calls go and returns once the sandbox has carried
+// them out, so what a script runs next finds their writes done.
+func (g *gate) release() {
+	g.mu.Lock()
+	if g.open != nil {
+		close(g.open)
+		g.open = nil
+		g.limit.Stop()
+	}
+	g.mu.Unlock()
+	g.held.Wait()
+}
+
+// waitFor is what a call waits on before it is served; nil: nothing.
+func (g *gate) waitFor(r *http.Request) <-chan struct{} {
+	if !strings.HasSuffix(r.URL.Path, "/$batch") {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.open == nil:
+		return nil
+	case g.pass > 0:
+		g.pass--
+		return nil
+	}
+	g.held.Add(1)
+	return g.open
+}
+
+func (g *gate) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open := g.waitFor(r)
+		if open == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		defer g.held.Done()
+		// The request as the server received it, whatever becomes of its
+		// client while it waits.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		select {
+		case <-open:
+		case <-r.Context().Done():
+			r = r.WithContext(context.WithoutCancel(r.Context()))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // snapshotOf is the data of a company of sb ("": the first one).
 func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) map[string][]map[string]any {
 	if company == "" {
@@ -388,7 +497,8 @@ func snapshotOf(ts *testscript.TestScript, sb *sandbox.Server, company string) m
 var (
 	sandboxMu sync.Mutex
 	sandboxes = map[*testscript.TestScript]*sandbox.Server{}
-	named     = map[string]*sandbox.Server{} // by $WORK@NAME (sandbox start as=NAME)
+	gates     = map[*testscript.TestScript]*gate{} // of sandboxes, for sandbox hold and release
+	named     = map[string]*sandbox.Server{}       // by $WORK@NAME (sandbox start as=NAME)
 )
 
 // sandboxOf is the script's sandbox: the one started as name, else the

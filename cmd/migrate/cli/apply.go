@@ -51,6 +51,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	cpm := new(int)
 	fs.Var(countFlag{cpm, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
 	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
+	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -104,6 +105,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
 		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: v.Hook(),
+		Journal: a.resumedJournal(pos[0], f, *journalFlag),
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -150,6 +152,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
+	r.Resumes = resumesOf(s)
 	return r
 }
 

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -90,7 +92,8 @@ func TestExitCodes(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+			a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+				clock: odatatest.NewClock(time.Now())}
 			code := a.main(context.Background(), tt.args)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out.String(), errb.String())
@@ -107,6 +110,34 @@ func TestExitCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// WithClock reaches the client a command makes: against a server that
+// fails every call, info retries as often as without it (the client's
+// backoff, DefaultRetries times) and every pause is taken on the clock,
+// none in real time. The tests above rely on it to wait for nothing.
+func TestWithClockPacesTheRetries(t *testing.T) {
+	t.Parallel()
+	_, failing := startSandbox(t, sandbox.Options{Faults: map[string]float64{sandbox.FaultError500: 1}})
+	clk := odatatest.NewClock(time.Now())
+	env := map[string]string{"MIGRATE_TOKEN": "demo-pat", "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	var out, errb bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+	WithClock(clk)(a)
+	if code := a.main(context.Background(), []string{"info", "--target", failing}); code != ExitUnreachable {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitUnreachable, out.String(), errb.String())
+	}
+	backoff := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+	got := clk.Sleeps()
+	if len(got) == 0 {
+		t.Fatal("no pause was taken on the clock")
+	}
+	for call := range slices.Chunk(got, len(backoff)) {
+		if !slices.Equal(call, backoff) {
+			t.Errorf("pauses on the clock %v, want each call's backoff %v", got, backoff)
+			break
+		}
 	}
 }
 
@@ -135,11 +166,13 @@ func quickstartPlan(t *testing.T) string {
 
 // runIn runs commands with env as their whole environment (plus a home of
 // their own) and returns the exit code with stdout and stderr together.
+// The clients' pauses before a retry pass at once.
 func runIn(t *testing.T, env map[string]string) func(args ...string) (int, string) {
 	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
 	return func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+			clock: odatatest.NewClock(time.Now())}
 		return a.main(context.Background(), args), out.String() + errb.String()
 	}
 }

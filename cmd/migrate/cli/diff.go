@@ -7,8 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,6 +22,9 @@ type diffJSON struct {
 	Steps   []diffStepJSON   `json:"steps"`
 	Records []diffRecordJSON `json:"records"`
 	Errors  []errorJSON      `json:"errors"`
+	// Resumes: as the dry run's (what the journal apply would resume holds
+	// loaded is unchanged: apply leaves it alone).
+	Resumes *resumesJSON `json:"resumes,omitempty"`
 }
 
 type diffStepJSON struct {
@@ -35,6 +39,7 @@ type diffStepJSON struct {
 
 type diffRecordJSON struct {
 	Step     string                     `json:"step"`
+	ID       string                     `json:"id"`
 	Location string                     `json:"location"`
 	Key      string                     `json:"key"`
 	Action   string                     `json:"action"`
@@ -61,6 +66,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	f.register(fs)
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
 	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
+	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -90,7 +96,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook()})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag)})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
@@ -127,13 +133,13 @@ func (a *app) diff(ctx context.Context, args []string) error {
 
 // diffDoc is the diff as CLI.md's document.
 func diffDoc(res *executor.DiffResult) diffJSON {
-	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors}
+	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors, Resumes: resumesOf(res.Summary)}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
 			Unchanged: s.Unchanged, Conflict: s.Conflict, Missing: s.Missing})
 	}
 	for _, r := range res.Records {
-		rj := diffRecordJSON{Step: r.Step, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
+		rj := diffRecordJSON{Step: r.Step, ID: r.ID, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
 		if len(r.Fields) > 0 {
 			rj.Fields = map[string]fieldChangeJSON{}
 			for k, c := range r.Fields {
@@ -157,6 +163,9 @@ func printDiff(w io.Writer, v diffJSON) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing)
 	}
 	tw.Flush()
+	if t := resumesText(v.Resumes); t != "" {
+		fmt.Fprintln(w, t)
+	}
 	first := true
 	for _, r := range v.Records {
 		if r.Action == executor.DiffUnchanged {
@@ -167,7 +176,10 @@ func printDiff(w io.Writer, v diffJSON) {
 			first = false
 		}
 		what := r.Key
-		if what == "" {
+		switch {
+		case what == "" && r.ID != "" && r.ID != r.Location:
+			what = r.ID + " (numbered by the server)"
+		case what == "":
 			what = "(numbered by the server)"
 		}
 		fmt.Fprintf(w, "%s %s: %s %s", r.Location, r.Step, r.Action, what)
@@ -175,12 +187,7 @@ func printDiff(w io.Writer, v diffJSON) {
 			fmt.Fprintf(w, " matches %s", strings.Join(r.Matches, ", "))
 		}
 		fmt.Fprintln(w)
-		names := make([]string, 0, len(r.Fields))
-		for k := range r.Fields {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
+		for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
 			fmt.Fprintf(w, "  %s: %s → %s\n", k, r.Fields[k].Old, r.Fields[k].New)
 		}
 		for _, l := range r.Lines {
@@ -192,11 +199,7 @@ func printDiff(w io.Writer, v diffJSON) {
 
 // lineText is a line's fields as FIELD=value, in field order.
 func lineText(fields map[string]json.RawMessage) string {
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = k + "=" + string(fields[k])

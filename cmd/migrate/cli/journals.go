@@ -118,3 +118,24 @@ func sameFile(a, b string) bool {
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
+
+// resumedJournal is the journal apply would resume for the load f
+// describes, "" when there is none yet: the dry run and diff leave out
+// what it holds loaded, as apply does. A journal apply would refuse (the
+// company's under another name) is none: apply says why.
+func (a *app) resumedJournal(planPath string, f checkFlags, named string) string {
+	jpath := named
+	if jpath == "" {
+		var err error
+		if jpath, err = a.loadJournal(planPath, f, ""); err != nil {
+			return ""
+		}
+	}
+	if jpath == "" {
+		return ""
+	}
+	if _, err := os.Stat(jpath); err != nil {
+		return ""
+	}
+	return jpath
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // Version is the tool's version, set at build time with
@@ -29,6 +30,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// clock is every client's time (odata.Config.Clock; nil: the real
+	// one): tests give one on which backoff and Retry-After pass at once.
+	clock odata.Clock
 	// interrupts delivers Ctrl-C: the first asks for a clean stop, the
 	// second for an immediate one.
 	interrupts <-chan os.Signal
@@ -86,13 +90,25 @@ func TuneGC() {
 	setMemoryLimit(executor.DefaultMemory)
 }
 
+// Option changes how Run works; the tests of the real command line use
+// them, main none.
+type Option func(*app)
+
+// WithClock gives every client the command makes clk for its time, so a
+// test of a target that keeps failing or throttling waits for none of the
+// client's pauses (odatatest.Clock) and still makes every attempt.
+func WithClock(clk odata.Clock) Option { return func(a *app) { a.clock = clk } }
+
 // Run is the whole command line: it returns the exit code of CLI.md.
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...Option) int {
 	TuneGC()
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, interrupts: sig}
+	for _, o := range opts {
+		o(a)
+	}
 	return a.main(ctx, args)
 }
 

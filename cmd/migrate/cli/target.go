@@ -211,7 +211,7 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if f.shared != nil {
 		return f.shared.forCompany(f.company)
 	}
-	cfg := odata.Config{Timeout: f.timeout}
+	cfg := odata.Config{Timeout: f.timeout, Clock: a.clock}
 	if p != nil {
 		cfg.CallsPerMinute = p.Target.CallsPerMinute
 		cfg.MaxConcurrent = p.Target.Concurrency
@@ -276,6 +276,7 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	cfg.Auth = authn
 	cfg.AppID, cfg.AppKey = s.getenv("MIGRATE_APP_ID"), s.getenv("MIGRATE_APP_KEY")
 	cfg.CACertFile = s.caCert
+	cfg.Clock = a.clock
 	cl, err := odata.NewClient(cfg)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)

@@ -32,6 +32,44 @@ type runJSON struct {
 	WouldNotLoad *int        `json:"would_not_load,omitempty"`
 	Errors       []errorJSON `json:"errors"`
 	Undecided    []string    `json:"undecided,omitempty"`
+	// Resumes (dry run, diff): the journal apply would resume, what it
+	// holds loaded (left out, as apply leaves it) and in doubt (apply
+	// reconciles it first: not predicted).
+	Resumes *resumesJSON `json:"resumes,omitempty"`
+}
+
+type resumesJSON struct {
+	Journal string `json:"journal"`
+	Loaded  int    `json:"loaded"`
+	InDoubt int    `json:"in_doubt"`
+	// Refused: why apply would refuse to resume it (the plan or a source
+	// changed); the prediction is then of a new journal.
+	Refused string `json:"refused,omitempty"`
+}
+
+// resumesOf is what the dry run of s says of the journal it was given.
+func resumesOf(s *executor.Summary) *resumesJSON {
+	if s == nil || s.Journal == "" {
+		return nil
+	}
+	return &resumesJSON{Journal: s.Journal, Loaded: s.Loaded, InDoubt: s.InDoubt, Refused: s.Stale}
+}
+
+// resumesText says it in words, "" when there is no such journal.
+func resumesText(r *resumesJSON) string {
+	if r == nil {
+		return ""
+	}
+	if r.Refused != "" {
+		return fmt.Sprintf("apply would refuse to resume %s (%s): this predicts a new journal (apply --allow-plan-change resumes it, leaving out what it holds loaded; --journal NEW loads everything again).", r.Journal, r.Refused)
+	}
+	s := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", r.Journal,
+		plural(r.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[r.Loaded == 1], map[bool]string{true: "it", false: "them"}[r.Loaded == 1])
+	if r.InDoubt > 0 {
+		s += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
+			plural(r.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[r.InDoubt == 1])
+	}
+	return s + "."
 }
 
 type stepJSON struct {

@@ -34,6 +34,9 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	w, view, sum := v.a.stdout, r.doc, r.sum
 	printSteps(w, view, false)
 	fmt.Fprintf(w, "\n%s\n", loadText(view))
+	if t := resumesText(view.Resumes); t != "" {
+		fmt.Fprintln(w, t)
+	}
 	fmt.Fprintf(w, "apply would make %s with %s (%s), %s at %d calls a minute.\n",
 		plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
 		plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), r.rate)

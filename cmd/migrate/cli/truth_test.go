@@ -1,0 +1,403 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// TestOneTruth is the differential harness of issue 24: for every example
+// plan, against an empty company and a company answering as real servers
+// do (every quirk), the command line's own answers must agree with each
+// other and with the server:
+//
+//   - the batches the dry run (`plan --out`) writes are the batches
+//     `apply` sends, body for body (a key the server gives, which the dry
+//     run cannot know, stands as {key});
+//   - `diff` counts as many creates as `apply` commits, and the dry run's
+//     counts of calls, sub-requests and API transactions are apply's;
+//   - `verify` after `apply` finds nothing and exits 0;
+//   - a field changed on the server behind the run's back is the one
+//     finding of the next `verify`, which exits 1;
+//   - `undo --yes --force` leaves the company as it was before `apply`.
+func TestOneTruth(t *testing.T) {
+	t.Parallel()
+	plans, err := filepath.Glob(filepath.Join("..", "..", "..", "examples", "plans", "*.yaml"))
+	if err != nil || len(plans) < 5 {
+		t.Fatalf("example plans: %v %v", plans, err)
+	}
+	for _, p := range plans {
+		if filepath.Base(p) == "mistakes.yaml" { // shows mistakes: it does not load
+			continue
+		}
+		for _, quirks := range []string{"", "all"} {
+			for _, state := range []string{"empty", "holding its data", "after a trial", "loaded"} {
+				name := strings.TrimSuffix(filepath.Base(p), ".yaml") + ", " + state
+				if quirks != "" {
+					name += ", every quirk"
+				}
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					oneTruth(t, p, quirks, state)
+				})
+			}
+		}
+	}
+}
+
+// writeRecorder records the bodies of the $batch calls that write.
+type writeRecorder struct {
+	mu     sync.Mutex
+	on     bool
+	bodies []string
+}
+
+func (w *writeRecorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/$batch") {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			w.mu.Lock()
+			if w.on && writes(string(body)) {
+				w.bodies = append(w.bodies, string(body))
+			}
+			w.mu.Unlock()
+		}
+		h.ServeHTTP(rw, r)
+	})
+}
+
+var writeMethod = regexp.MustCompile(`"method":"(POST|PATCH|PUT|DELETE)"`)
+
+func writes(body string) bool { return writeMethod.MatchString(body) }
+
+// oneTruth runs the checks of TestOneTruth on a company in state: empty;
+// holding its data (loaded before by another journal: keyed records
+// conflict); after a trial (`apply --limit 1` on the journal the run then
+// resumes); loaded (the journal complete: apply sends nothing).
+func oneTruth(t *testing.T, planPath, quirks, state string) {
+	loaded := state == "holding its data"
+	opts := sandbox.Options{}
+	if quirks != "" {
+		q, err := sandbox.ParseQuirks(quirks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Quirks = q
+	}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &writeRecorder{}
+	srv := httptest.NewServer(rec.wrap(sb))
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	dir := t.TempDir()
+	env := map[string]string{"HOME": dir, "MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_AUTH": "basic"}
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		code := a.main(context.Background(), args)
+		return code, out.String() + errb.String()
+	}
+	jpath := filepath.Join(dir, "run.journal")
+	if loaded {
+		// The company holds what the plan loads already (an earlier load,
+		// its journal elsewhere): the run's keyed records conflict.
+		if code, out := run("apply", planPath, "--journal", filepath.Join(dir, "earlier.journal")); code != ExitOK {
+			t.Fatalf("the earlier load: exit %d\n%s", code, out)
+		}
+	}
+	before := sb.Snapshot()
+	// What a fresh run would write, whatever the state: the fields a user
+	// may change behind its back.
+	fresh := filepath.Join(dir, "fresh")
+	if code, out := run("plan", planPath, "--out", fresh); code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	written := writtenFields(t, batchesIn(t, fresh))
+	switch state {
+	case "after a trial":
+		if code, out := run("apply", planPath, "--journal", jpath, "--limit", "1"); code != ExitOK && code != ExitInterrupted {
+			t.Fatalf("the trial: exit %d\n%s", code, out)
+		}
+	case "loaded":
+		if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
+			t.Fatalf("the load: exit %d\n%s", code, out)
+		}
+	}
+
+	// The dry run against the company as it is, then diff, of the run
+	// that resumes the journal.
+	planned := filepath.Join(dir, "planned")
+	code, out := run("plan", planPath, "--out", planned, "--json", "--journal", jpath)
+	if code != ExitOK {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	var dry struct {
+		Requests, Subrequests, Transactions int
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &dry); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	code, out = run("diff", planPath, "--json", "--journal", jpath)
+	if code != ExitOK && !(loaded && code == ExitData) {
+		t.Fatalf("diff: exit %d\n%s", code, out)
+	}
+	var diff struct {
+		Steps []struct {
+			Name                                         string
+			Create, Update, Unchanged, Conflict, Missing int
+		}
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil {
+		t.Fatalf("diff --json: %v\n%s", err, out)
+	}
+	if loaded && strings.Contains(planPath, "quickstart") {
+		// Its orders are numbered by the server and have no match: diff
+		// cannot tell they are there, and says so.
+		if !strings.Contains(out, "step orders: the server numbers its ORDERS documents and the step has no match: fields") {
+			t.Errorf("diff does not say it cannot tell whether the orders exist:\n%s", out)
+		}
+	}
+
+	// apply, its writes recorded.
+	rec.mu.Lock()
+	rec.on = true
+	rec.mu.Unlock()
+	code, out = run("apply", planPath, "--journal", jpath, "--json")
+	rec.mu.Lock()
+	rec.on = false
+	sent := slices.Clone(rec.bodies)
+	rec.mu.Unlock()
+	if code != ExitOK && !(loaded && code == ExitData) {
+		t.Fatalf("apply: exit %d\n%s", code, out)
+	}
+	var applied struct {
+		Requests, Subrequests, Transactions int
+		Steps                               []struct {
+			Name              string
+			Committed, Failed int
+		}
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &applied); err != nil {
+		t.Fatalf("apply --json: %v\n%s", err, out)
+	}
+
+	// What the dry run wrote is what apply sent.
+	want := batchesIn(t, planned)
+	if err := sameBatches(want, sent); err != nil {
+		t.Errorf("the dry run's batches are not apply's: %v", err)
+	}
+	if dry.Subrequests != applied.Subrequests || dry.Transactions != applied.Transactions {
+		t.Errorf("the dry run counted %d sub-requests and %d API transactions, apply %d and %d",
+			dry.Subrequests, dry.Transactions, applied.Subrequests, applied.Transactions)
+	}
+	creates, conflicts, committed, failed := 0, 0, 0, 0
+	for _, s := range diff.Steps {
+		creates += s.Create + s.Update + s.Unchanged // an unchanged record is committed with nothing sent
+		conflicts += s.Conflict + s.Missing
+	}
+	for _, s := range applied.Steps {
+		committed += s.Committed
+		failed += s.Failed
+	}
+	if state == "loaded" && len(sent) > 0 {
+		t.Errorf("apply over a complete journal sent %d batches", len(sent))
+	}
+	if creates != committed || conflicts != failed {
+		t.Errorf("diff predicted %d records written and %d conflicts, apply committed %d and failed %d", creates, conflicts, committed, failed)
+	}
+
+	// verify finds nothing after apply.
+	code, out = run("verify", jpath, "--json")
+	if code != ExitOK {
+		t.Fatalf("verify after apply: exit %d\n%s", code, out)
+	}
+
+	// A field changed behind the run's back is verify's one finding.
+	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, key, field := changeOne(t, before, written, sb, cl)
+	if set == "" {
+		if committed > 0 && !loaded {
+			t.Fatal("nothing the run wrote could be changed")
+		}
+		return
+	}
+	code, out = run("verify", jpath, "--json")
+	var ver struct {
+		Findings []struct {
+			URL, Field, Problem string
+		}
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &ver); err != nil {
+		t.Fatalf("verify --json: %v\n%s", err, out)
+	}
+	if code != ExitData || len(ver.Findings) != 1 || ver.Findings[0].Field != field || ver.Findings[0].URL != set+"("+key+")" {
+		t.Errorf("%s(%s).%s changed on the server: verify exit %d, findings %+v", set, key, field, code, ver.Findings)
+	}
+
+	// undo leaves the company as it was.
+	code, out = run("undo", jpath, "--yes", "--force", "--json")
+	if code != ExitOK {
+		t.Fatalf("undo: exit %d\n%s", code, out)
+	}
+	if after := sb.Snapshot(); !equalSnapshots(before, after) {
+		t.Errorf("undo left the company changed:\n%s", snapshotDiff(before, after))
+	}
+}
+
+// firstJSON is the first JSON document of out (a command's --json output;
+// warnings may follow on stderr).
+func firstJSON(out string) string {
+	dec := json.NewDecoder(strings.NewReader(out[strings.IndexByte(out, '{')+0:]))
+	var raw json.RawMessage
+	if strings.IndexByte(out, '{') < 0 || dec.Decode(&raw) != nil {
+		return out
+	}
+	return string(raw)
+}
+
+// standIn is a key the dry run cannot know, as QuoteMeta leaves it: {key},
+// or the stand-in of a record an earlier step creates ({orders:L-77},
+// escaped in a URL).
+var standIn = regexp.MustCompile(`\\\{[^"/()']*?\\\}|%7B[^"/()']*?%7D`)
+
+// sameBatches compares the batches the dry run planned with those apply
+// sent, as multisets (the steps of a wave run at once): a key the dry run
+// writes as {key} matches whatever key the server gave.
+func sameBatches(planned, sent []string) error {
+	left := slices.Clone(sent)
+	var missing []string
+	for _, p := range planned {
+		re := regexp.MustCompile("^" + standIn.ReplaceAllString(regexp.QuoteMeta(p), `[^"/()']+`) + "$")
+		i := slices.IndexFunc(left, func(s string) bool { return re.MatchString(strings.TrimSpace(s)) })
+		if i < 0 {
+			missing = append(missing, p)
+			continue
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	if len(missing) == 0 && len(left) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d planned and not sent:\n%s\n%d sent and not planned:\n%s", len(missing), strings.Join(missing, "\n"), len(left), strings.Join(left, "\n"))
+}
+
+// changeOne changes one text field of an entity the run created, as a
+// user would on the server, and says which.
+func changeOne(t *testing.T, before map[string][]map[string]any, written map[string]map[string]bool, sb *sandbox.Server, cl *odata.Client) (set, key, field string) {
+	t.Helper()
+	md := sandbox.DemoMetadata()
+	snap := sb.Snapshot()
+	var sets []string
+	for s := range snap {
+		sets = append(sets, s)
+	}
+	sort.Strings(sets)
+	for _, s := range sets {
+		es := md.EntitySet(s)
+		if es == nil || es.Type == nil || len(snap[s]) <= len(before[s]) || len(es.Type.Key) != 1 {
+			continue // not written by the run
+		}
+		row := snap[s][len(snap[s])-1]
+		for _, p := range es.Type.Properties {
+			v, ok := row[p.Name].(string)
+			if !ok || v == "" || es.Type.IsKey(p.Name) || p.Type != odata.EdmString || p.ReadOnly || !written[s][p.Name] {
+				continue
+			}
+			k, err := odata.PathKey(es.Type.Key, []any{row[es.Type.Key[0]]})
+			if err != nil {
+				continue
+			}
+			body, _ := json.Marshal(map[string]string{p.Name: "changed by hand"})
+			if err := cl.Patch(context.Background(), s+"("+k+")", body, nil); err != nil {
+				continue // a field that names another entity, say: try the next
+			}
+			return s, k, p.Name
+		}
+	}
+	return "", "", "" // the run created nothing
+}
+
+// batchesIn are the batches that write in a folder of plan --out.
+func batchesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if writes(string(b)) {
+			out = append(out, strings.TrimSpace(string(b)))
+		}
+	}
+	return out
+}
+
+// writtenFields are the fields the batches create entities with, by
+// entity set.
+func writtenFields(t *testing.T, batches []string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, b := range batches {
+		var doc struct {
+			Requests []struct {
+				Method, URL string
+				Body        map[string]json.RawMessage
+			}
+		}
+		if err := json.Unmarshal([]byte(b), &doc); err != nil {
+			t.Fatalf("a planned batch: %v", err)
+		}
+		for _, r := range doc.Requests {
+			if r.Method != http.MethodPost || strings.ContainsAny(r.URL, "(/") {
+				continue
+			}
+			if out[r.URL] == nil {
+				out[r.URL] = map[string]bool{}
+			}
+			for f := range r.Body {
+				out[r.URL][f] = true
+			}
+		}
+	}
+	return out
+}
+
+func equalSnapshots(a, b map[string][]map[string]any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+func snapshotDiff(a, b map[string][]map[string]any) string {
+	var out []string
+	for s := range b {
+		if len(a[s]) != len(b[s]) {
+			out = append(out, fmt.Sprintf("%s: %d rows before, %d after", s, len(a[s]), len(b[s])))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
