@@ -946,7 +946,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			o.left = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash(),
-				Lines: o.linesMatch(), Nested: o.nested}
+				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
 	}
 	// The intent is made durable before waiting for a slot, so that its
@@ -1353,6 +1353,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.RowHash = w.root.rowHash()
 		re.Carried = w.root.carriedOK()
 	}
+	re.Held = w.held
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		re.Keyed = keyedRows(w)

@@ -71,6 +71,9 @@ type work struct {
 	// then runs when every op sent so far has its outcome (replace: the
 	// new lines after the deletes).
 	then []unit
+	// held is what an upsert or update found the entity holding already
+	// of the fields it writes (journal.RecordEntry.Held).
+	held json.RawMessage
 }
 
 // builder turns records into ops.

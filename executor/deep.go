@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"slices"
@@ -75,6 +77,102 @@ func (o *op) linesMatch() json.RawMessage {
 		return nil
 	}
 	return append(b, "]}"...)
+}
+
+// textsMatch is what the journal keeps of the single sub-forms (texts) a
+// deep insert carries (journal.Sub.Texts): each one's match fields, by
+// path and sub-form; nil when o carries none.
+func (o *op) textsMatch() json.RawMessage {
+	var out map[string]map[string]json.RawMessage
+	for _, k := range o.kids {
+		if !k.carried || !k.single {
+			continue
+		}
+		m := matchFields(k.fields)
+		if m == nil {
+			// Nothing to compare (a long text), but its path is kept:
+			// the lines' paths are counted around it.
+			m = json.RawMessage("{}")
+		}
+		if out == nil {
+			out = map[string]map[string]json.RawMessage{}
+		}
+		out[k.path] = map[string]json.RawMessage{k.nav: m}
+	}
+	if out == nil {
+		return nil
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// carried is one first-level child a deep insert wrote inside its body,
+// as the journal keeps it: its path (from Lines and Texts: the children
+// of one sub-form are contiguous, in the order sent), its sub-form and
+// its match fields.
+type carriedChild struct {
+	Path, Nav string
+	Single    bool
+	Match     json.RawMessage
+}
+
+// carriedChildren lists the first-level children deep insert s carried,
+// in path order. A journal written before Texts has no texts, so a
+// document that carried one gets its lines' paths from 0: only a line
+// sent again on its own is then misplaced.
+func carriedChildren(s *journal.SubState) []carriedChild {
+	if s == nil || len(s.Lines) == 0 && len(s.Texts) == 0 {
+		return nil
+	}
+	var texts map[string]map[string]json.RawMessage
+	_ = json.Unmarshal(s.Texts, &texts)
+	byPath := map[int]carriedChild{}
+	for p, m := range texts {
+		i, err := strconv.Atoi(p)
+		if err != nil {
+			continue
+		}
+		for nav, f := range m {
+			byPath[i] = carriedChild{Path: p, Nav: nav, Single: true, Match: f}
+		}
+	}
+	lines := carriedLines(s)
+	at := 0
+	for _, nav := range objectKeys(s.Lines) {
+		for _, l := range lines[nav] {
+			for byPath[at].Nav != "" {
+				at++
+			}
+			byPath[at] = carriedChild{Path: strconv.Itoa(at), Nav: nav, Match: l}
+		}
+	}
+	out := make([]carriedChild, 0, len(byPath))
+	for _, i := range slices.Sorted(maps.Keys(byPath)) {
+		out = append(out, byPath[i])
+	}
+	return out
+}
+
+// objectKeys are the keys of a JSON object in the order written.
+func objectKeys(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
 }
 
 // carriedLines reads journal.Sub.Lines: the match fields of the lines a

@@ -210,3 +210,9 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// metadataOf is undo's way to the metadata (UndoOptions.Metadata): md,
+// as the command line would fetch it.
+func metadataOf(md *odata.Metadata) func(context.Context) (*odata.Metadata, error) {
+	return func(context.Context) (*odata.Metadata, error) { return md, nil }
+}

@@ -100,7 +100,7 @@ func TestDeepInsertNumbersAsStrings(t *testing.T) {
 				}
 			}
 			// undo finds everything as the run left it: nothing skipped.
-			u, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+			u, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target, Metadata: metadataOf(o.Prepared.Metadata)})
 			if err != nil || len(u.Skipped) > 0 {
 				t.Fatalf("undo: %v, skipped %q", err, u.Skipped)
 			}
@@ -248,7 +248,7 @@ func TestUndoAfterRounding(t *testing.T) {
 	if _, err := runApply(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	u, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	u, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target, Metadata: metadataOf(o.Prepared.Metadata)})
 	if err != nil || len(u.Skipped) > 0 || u.Done != 1 {
 		t.Fatalf("undo: %v, done %d, skipped %q", err, u.Done, u.Skipped)
 	}

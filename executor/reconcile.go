@@ -63,12 +63,11 @@ func (r *runner) reconcile() error {
 	// Entities first, then their children (a child of an absent parent is
 	// absent; a child's parent key may come from reconciling the parent).
 	sort.SliceStable(subs, func(i, j int) bool { return depth(subs[i].Path) < depth(subs[j].Path) })
-	entity := map[string]string{}
-	for _, s := range r.state.Header.Steps {
-		entity[s.Name] = s.Entity
-	}
-	for _, s := range r.opts.Plan.Steps {
-		entity[s.Name] = s.Entity
+	entity := stepEntities(r.state)
+	if r.opts.Plan != nil { // undo settles work in doubt with the journal alone
+		for _, s := range r.opts.Plan.Steps {
+			entity[s.Name] = s.Entity
+		}
 	}
 	results := map[int][]journal.SubResult{}
 	absent := map[string]bool{} // step|rec whose entity is absent

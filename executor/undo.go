@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -34,6 +37,14 @@ type UndoOptions struct {
 	BatchSize int
 	// Now stamps the journal's entries (default time.Now).
 	Now func() time.Time
+	// Metadata, when given, lets undo settle the run's work in doubt
+	// itself, by reading the server as apply's reconciliation does (issue
+	// 26.7), and compare what it reads by each field's type (a price the
+	// server rounded to its Scale is what the run left); without it work
+	// in doubt is left as it is and values compare by the untyped rule.
+	// It is called once, and only when undo has something to read (a
+	// real $metadata is megabytes).
+	Metadata func(context.Context) (*odata.Metadata, error)
 }
 
 // UndoAction is one thing undo does: delete an entity or a line the run
@@ -91,9 +102,38 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	if err := CheckTarget(journalPath, st.Header, opts.Target); err != nil {
 		return nil, err
 	}
-	// Records whose own work is in doubt are left as they are (undoing a
-	// document that may not be the run's would delete someone else's);
-	// everything else is undone, and the summary lists what was left.
+	if !opts.Yes {
+		// Issue 24.8: the preview is undo itself, run over a scratch copy
+		// of the journal with nothing sent but reads, so that what it lists
+		// is what --yes does: the same reads, the same records left alone.
+		var done func()
+		if jr, st, done, err = scratchJournal(journalPath); err != nil {
+			return nil, err
+		}
+		defer done()
+	}
+	// Issue 26.7: the run's work in doubt is settled here, by reading, as
+	// apply's reconciliation settles it (found: the run's, undone; absent:
+	// never done), not by an apply that would also re-create what undo
+	// deleted.
+	u := &undoRun{ctx: ctx, client: client, hook: hook, opts: &opts, limit: opts.BatchSize,
+		left: map[*journal.RecordState]int{}, failed: map[*journal.RecordState]bool{}}
+	if opts.Metadata != nil && runInDoubt(st) {
+		md, err := u.metadata()
+		if err != nil {
+			return nil, err
+		}
+		r := resolver(ctx, st, ResolveOptions{Client: client, Metadata: md, Hook: hook})
+		r.jr = journalLedger{jr}
+		if err := r.reconcile(); err != nil {
+			return nil, undoInDoubt{fmt.Errorf("settling the run's work in doubt: %w", err)}
+		}
+		st = r.state
+	}
+	// Records whose own work is still in doubt are left as they are
+	// (undoing a document that may not be the run's would delete someone
+	// else's); everything else is undone, and the summary lists what was
+	// left.
 	inDoubt := map[*journal.RecordState]bool{}
 	var left []string
 	for _, s := range st.InDoubtSubs() {
@@ -104,15 +144,14 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			}
 		}
 	}
-	u := &undoRun{ctx: ctx, jr: jr, client: client, hook: hook, opts: &opts, limit: opts.BatchSize,
-		left: map[*journal.RecordState]int{}, failed: map[*journal.RecordState]bool{}}
+	u.jr = jr
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
-	entity := map[string]string{}
+	entity := stepEntities(st)
 	wave := map[string]int{}
 	for _, s := range st.Header.Steps {
-		entity[s.Name], wave[s.Name] = s.Entity, s.Wave
+		wave[s.Name] = s.Wave
 	}
 	steps := append([]string(nil), st.StepNames...)
 	order := map[string]int{}
@@ -140,20 +179,24 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 			}
 			plan = append(plan, undoOps(rec, ent, &sum.Warnings)...)
 		}
-		if !opts.Yes {
-			for _, op := range plan {
-				sum.Actions = append(sum.Actions, *op.act)
-			}
-			continue
-		}
 		if len(plan) == 0 {
 			continue
 		}
-		hook.StepStarted(name, ent)
+		if opts.Yes {
+			hook.StepStarted(name, ent)
+		}
 		plan, skipped, err := u.unchanged(plan)
 		sum.Skipped = append(sum.Skipped, skipped...)
 		if err != nil {
 			return sum.tally(), err
+		}
+		if !opts.Yes {
+			for _, op := range plan {
+				if !op.act.Done { // a lost re-create found: nothing to do
+					sum.Actions = append(sum.Actions, *op.act)
+				}
+			}
+			continue
 		}
 		// Deletes and restores first, then the re-created lines: a line the
 		// run added may hold the key of the old line it replaced.
@@ -184,7 +227,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
 	}
 	if len(sum.InDoubt) > 0 {
-		return sum, leftInDoubt(fmt.Sprintf("%d record(s) in doubt left as they are: %s; decide them with `migrate resolve %s` (or run apply to reconcile them), then undo again",
+		return sum, leftInDoubt(fmt.Sprintf("%d record(s) in doubt left as they are: %s; reading the server could not tell whether they are the run's: decide them with `migrate resolve %s`, then undo again",
 			len(sum.InDoubt), strings.Join(sum.InDoubt, ", "), journalPath))
 	}
 	return sum, nil
@@ -217,10 +260,14 @@ type undoOp struct {
 	rec  *journal.RecordState
 	body []byte
 	act  *UndoAction
-	// left is what the run left at sub.URL (the fields it wrote), to be
-	// compared with what is there now; restored is what a restore puts
-	// back (a lost restore may have happened).
-	left, restored json.RawMessage
+	// want is what the run left at sub.URL (the fields it wrote; of an
+	// entity it created, its lines and texts too), to be compared with
+	// what read (sub.URL, with the sub-forms expanded) finds there now;
+	// restored is what a restore puts back (a lost restore may have
+	// happened).
+	want     *recordWant
+	read     string
+	restored json.RawMessage
 	// redo is a re-create whose earlier attempt's outcome was lost.
 	redo *journal.SubState
 }
@@ -228,13 +275,13 @@ type undoOp struct {
 // undoOps lists what undoing one record takes.
 func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	var out []undoOp
-	add := func(s journal.Sub, what string, body, left, restored json.RawMessage) {
+	add := func(s journal.Sub, what string, body json.RawMessage, want *recordWant, restored json.RawMessage) {
 		s.Step, s.Rec = rec.Step, rec.ID
 		prev := rec.Undo[s.UndoKey()]
 		if prev != nil && (prev.OK() || prev.Status == 404 && s.Op == journal.OpUndoDelete) {
 			return
 		}
-		op := undoOp{sub: s, rec: rec, body: body, left: left, restored: restored,
+		op := undoOp{sub: s, rec: rec, body: body, want: want, read: s.URL, restored: restored,
 			act: &UndoAction{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}}
 		if prev != nil && prev.InDoubt() && s.Op == journal.OpUndoCreate {
 			op.redo = prev // deletes and restores are safe to repeat; a POST is not
@@ -246,11 +293,13 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	}
 	base := ent + "(" + rec.Key + ")"
 	if rec.Created {
-		var left json.RawMessage
-		if s := rec.Subs[""]; s != nil {
-			left = leftBy(s)
+		// Issue 24.8: the document is deleted whole, so every field the run
+		// wrote into it counts, its lines' and texts' too.
+		w := wantOf(rec)
+		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, &w, nil)
+		if navs := w.navs(); len(out) > 0 && len(navs) > 0 {
+			out[len(out)-1].read = base + "?$expand=" + strings.Join(navs, ",")
 		}
-		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, left, nil)
 		return out
 	}
 	paths := make([]string, 0, len(rec.Subs))
@@ -265,10 +314,10 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
-			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, leftBy(s), s.Before)
+			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, fieldsLeft(s), s.Before)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1 && s.ResultKey != "":
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
-				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, leftBy(s), nil)
+				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, fieldsLeft(s), nil)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1:
 			*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back", rec.Step, rec.ID, s.Nav))
 		}
@@ -286,6 +335,16 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 			"re-create line "+s.Line+" that lines: replace deleted", body, nil, nil)
 	}
 	return out
+}
+
+// fieldsLeft is what sub-request s left on the server as a wanted state
+// of its own: nil when the journal knows nothing of it to compare.
+func fieldsLeft(s *journal.SubState) *recordWant {
+	m := leftOf(s)
+	if len(m) == 0 {
+		return nil
+	}
+	return &recordWant{Fields: m}
 }
 
 // leftBy is what sub-request s left on the server: the fields it wrote,
@@ -348,6 +407,19 @@ type undoRun struct {
 	left   map[*journal.RecordState]int
 	failed map[*journal.RecordState]bool
 	warm   read.Warmth // entity sets whose 404 is the truth (reads.go)
+	// md is the target's metadata once asked for (metadata).
+	md    *odata.Metadata
+	mdErr error
+	mdAsk bool
+}
+
+// metadata is opts.Metadata's answer, asked for once; nil without it.
+func (u *undoRun) metadata() (*odata.Metadata, error) {
+	if !u.mdAsk && u.opts.Metadata != nil {
+		u.mdAsk = true
+		u.md, u.mdErr = u.opts.Metadata(u.ctx)
+	}
+	return u.md, u.mdErr
 }
 
 // unchanged reads what the plan is about to touch and keeps the actions of
@@ -365,8 +437,8 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		switch {
 		case op.redo != nil:
 			url = op.sub.URL // the lines, since the server may have numbered it anew
-		case len(op.left) > 0 && !u.opts.Force:
-			url = op.sub.URL
+		case op.want != nil && !u.opts.Force:
+			url = op.read
 		default:
 			continue
 		}
@@ -375,6 +447,10 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	}
 	if len(reqs) == 0 {
 		return plan, nil, nil
+	}
+	md, err := u.metadata()
+	if err != nil {
+		return nil, nil, fmt.Errorf("undo: reading the target's metadata: %w", err)
 	}
 	resps, err := readBatches(u.ctx, u.client, reqs, u.limit, u.hook, &u.warm)
 	if _, ok := odata.Refused(err); ok {
@@ -425,7 +501,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		case len(op.restored) > 0 && compare.SameJSON(nil, resp.Body, op.restored):
 			// An earlier undo restored it and its outcome was lost.
 		default:
-			if diffs := unequalFields(resp.Body, op.left); len(diffs) > 0 {
+			if diffs := changes(md, op.sub.URL, resp.Body, *op.want); len(diffs) > 0 {
 				why[op.rec] = op.sub.URL + " changed since the run: " + strings.Join(diffs, ", ") + leftAlone
 			}
 		}
@@ -462,7 +538,9 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 		}
 	}
 	for _, rec := range finished {
-		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
+		if u.opts.Yes {
+			u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
+		}
 	}
 	return kept, skipped, nil
 }
@@ -474,27 +552,41 @@ func undoneEntry(rec *journal.RecordState) journal.Entry {
 	return journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: rec.Step, ID: rec.ID, Status: journal.Committed, Undo: true}}
 }
 
-// unequalFields lists, as "FIELD is now X, the run wrote Y", the fields
-// of want whose value in the entity body differs (compare.Fields; undo
-// has no metadata, so by the untyped rule). A body that cannot be read is one difference.
-func unequalFields(entity []byte, want json.RawMessage) []string {
-	got, err := odata.DecodeEntity(entity)
+// changes lists, as "FIELD is now X, the run wrote Y", what of w the
+// entity at url (body, as read with its sub-forms expanded) no longer
+// holds: the one comparison verify makes (checkRecord), typed by md where
+// given. A body that cannot be read is one change.
+func changes(md *odata.Metadata, url string, body []byte, w recordWant) []string {
+	c, err := checkRecord(md, typeAt(md, url), w, body)
 	if err != nil {
 		return []string{"cannot be read: " + err.Error()}
 	}
-	w, err := odata.DecodeEntity(want)
-	if err != nil {
-		return nil // nothing known of what the run left: nothing to compare
-	}
 	var out []string
-	for _, d := range compare.Fields(nil, got, w) {
-		if d.Absent {
+	for _, f := range c.Findings {
+		where := ""
+		if f.URL != "" {
+			where = strings.TrimPrefix(f.URL, "/") + " "
+		}
+		switch {
+		case f.Problem == VerifyNotReadable && f.Line:
+			// A line is found by the fields read back, as apply's
+			// reconciliation finds it: one the server hides from every
+			// line (field-level permissions) is no sign of a change.
+		case f.Problem == VerifyNotReadable:
 			// Field-level permissions (issue 14.3): what it holds now is
 			// unknown, so undo must not write over it.
-			out = append(out, fmt.Sprintf("%s is not returned on read (a field-level permission), so whether it changed cannot be told", d.Field))
-			continue
+			out = append(out, fmt.Sprintf("%s%s is not returned on read (a field-level permission), so whether it changed cannot be told", where, f.Field))
+		case f.Problem == VerifyGone:
+			what := "a line the run wrote"
+			if f.Detail != "" {
+				what = f.Detail
+			}
+			out = append(out, fmt.Sprintf("%s%s is gone", where, what))
+		case f.Problem == VerifyExtra:
+			out = append(out, where+"is a line the run did not write")
+		default:
+			out = append(out, fmt.Sprintf("%s%s is now %s, the run wrote %s", where, f.Field, shortValue(f.Found), shortValue(f.Sent)))
 		}
-		out = append(out, fmt.Sprintf("%s is now %s, the run wrote %s", d.Field, shortValue(d.Found), shortValue(d.Left)))
 	}
 	return out
 }
@@ -674,3 +766,73 @@ func (e undoInDoubt) Error() string {
 }
 
 func (e undoInDoubt) Unwrap() []error { return []error{e.err, ErrInDoubt} }
+
+// scratchJournal opens a copy of the journal at path in a temporary
+// folder: undo's preview journals there what --yes would journal (the
+// work in doubt it settled, the lost re-creates it found), and nothing of
+// it is kept. done closes and removes it.
+func scratchJournal(path string) (*journal.Journal, *journal.State, func(), error) {
+	dir, err := os.MkdirTemp("", "migrate-undo-preview-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*journal.Journal, *journal.State, func(), error) {
+		os.RemoveAll(dir)
+		return nil, nil, nil, fmt.Errorf("undo: a scratch copy of %s for the preview: %w", path, err)
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer src.Close()
+	copyPath := filepath.Join(dir, filepath.Base(path))
+	dst, err := os.OpenFile(copyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(err)
+	}
+	jr, st, err := journal.Open(copyPath)
+	if err != nil {
+		return fail(err)
+	}
+	return jr, st, func() { jr.Close(); os.RemoveAll(dir) }, nil
+}
+
+// runInDoubt reports whether some work of the run itself (not of an
+// earlier undo) is in doubt.
+func runInDoubt(st *journal.State) bool {
+	for _, s := range st.InDoubtSubs() {
+		if !strings.HasPrefix(s.Op, "undo-") {
+			return true
+		}
+	}
+	return false
+}
+
+// stepEntities is each step's entity: the journal header's, else (a step
+// the plan that began the journal did not have) the entity set its
+// records' entities were sent to.
+func stepEntities(st *journal.State) map[string]string {
+	entity := map[string]string{}
+	for _, s := range st.Header.Steps {
+		entity[s.Name] = s.Entity
+	}
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			if entity[name] != "" {
+				break
+			}
+			if rec := ss.Records[id]; rec != nil && rec.Subs[""] != nil {
+				entity[name] = odata.EntitySetOf(rec.Subs[""].URL)
+			}
+		}
+	}
+	return entity
+}

@@ -145,7 +145,7 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
-			list, err := Undo(context.Background(), jpath, nil, UndoOptions{})
+			list, err := Undo(context.Background(), jpath, env.client, UndoOptions{})
 			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
 				t.Fatalf("listing: %v %+v", err, list)
 			}

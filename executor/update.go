@@ -154,6 +154,7 @@ func (sr *stepRun) readPending() error {
 			continue
 		}
 		changed, before := diffFields(root.typ, w.rec.Fields, cur)
+		w.held = heldFields(w.rec.Fields, changed)
 		// The sub-forms read with the entity: the lines lines: replace
 		// deletes before adding, the lines and texts it holds already.
 		var expanded map[string]json.RawMessage
@@ -353,6 +354,19 @@ func diffFields(t *odata.EntityType, want map[string]any, cur map[string]any) (m
 		before[k] = cur[k]
 	}
 	return changed, before
+}
+
+// heldFields is what of fields the entity holds already (those not
+// changed), in the journal's match form: what verify compares besides
+// what was sent.
+func heldFields(fields, changed map[string]any) json.RawMessage {
+	held := make(map[string]any, len(fields))
+	for k, v := range fields {
+		if _, ok := changed[k]; !ok {
+			held[k] = v
+		}
+	}
+	return matchFields(held)
 }
 
 // sendReads is the run's read.Send: a read call waits for a slot as a

@@ -25,6 +25,9 @@ const (
 	VerifyGone        = "gone"         // the entity or line the run wrote is not there
 	VerifyNotReadable = "not readable" // the field is missing from read answers: not a difference
 	VerifyUnreadable  = "cannot be read"
+	// VerifyNotVerifiable is a record none of whose fields, lines or texts
+	// written could be read back: neither matched nor a difference.
+	VerifyNotVerifiable = "not verifiable"
 )
 
 // VerifyOptions drive Verify.
@@ -54,7 +57,11 @@ type VerifyStep struct {
 	// pending, in doubt) or that undo took back: nothing of theirs is
 	// checked.
 	NotVerified int
-	Totals      []ControlTotal
+	// NotVerifiable counts the records read whose every field written the
+	// server leaves out of its answers (field-level permissions): nothing
+	// could be compared, so they are neither matched nor differ.
+	NotVerifiable int
+	Totals        []ControlTotal
 }
 
 // ControlTotal is one total from what the run sent (the journal) and
@@ -82,11 +89,17 @@ type VerifyFinding struct {
 func (r *VerifyResult) Differences() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Problem != VerifyNotReadable {
+		if difference(f.Problem) {
 			n++
 		}
 	}
 	return n
+}
+
+// difference reports whether a finding's problem is a difference: what
+// could not be read is said, not counted.
+func difference(problem string) bool {
+	return problem != VerifyNotReadable && problem != VerifyNotVerifiable
 }
 
 // Verify reads back what the run of journalPath committed. Reads go
@@ -156,6 +169,7 @@ func written(s *journal.SubState) bool {
 
 func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.Send) error {
 	var recs []*journal.RecordState
+	var wants []recordWant
 	fields, navs := map[string]bool{}, map[string]bool{}
 	for _, id := range ss.IDs {
 		rec := ss.Records[id]
@@ -163,24 +177,14 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 			v.step.NotVerified++
 			continue
 		}
-		recs = append(recs, rec)
-		for _, s := range rec.Subs {
-			if !written(s) {
-				continue
-			}
-			if s.Path == "" {
-				var m map[string]json.RawMessage
-				_ = json.Unmarshal(s.Match, &m)
-				for f := range m {
-					fields[f] = true
-				}
-				for nav := range carriedLines(s) {
-					if v.t.Navigation(nav) != nil {
-						navs[nav] = true
-					}
-				}
-			} else if v.t.Navigation(s.Nav) != nil {
-				navs[s.Nav] = true
+		w := wantOf(rec)
+		recs, wants = append(recs, rec), append(wants, w)
+		for f := range w.Fields {
+			fields[f] = true
+		}
+		for _, nav := range w.navs() {
+			if v.t.Navigation(nav) != nil {
+				navs[nav] = true
 			}
 		}
 	}
@@ -200,22 +204,27 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 	if err != nil {
 		return fmt.Errorf("step %s: reading %s: %w", v.step.Name, v.step.Entity, err)
 	}
-	for _, rec := range recs {
+	for i, rec := range recs {
 		before := len(v.findings)
-		v.record(rec, found[rec.Key])
-		if len(v.findings) == before || v.onlyNotReadable(before) {
-			v.step.Matched++
-		} else {
+		verifiable := v.record(rec, wants[i], found[rec.Key])
+		switch {
+		case len(v.findings) > before && !v.onlyNotReadable(before):
 			v.step.Differ++
+		case !verifiable:
+			v.step.NotVerifiable++
+		default:
+			v.step.Matched++
 		}
 	}
 	v.step.Totals = v.source.merge(v.target)
 	return nil
 }
 
+// onlyNotReadable reports whether the findings from from on are none
+// of them a difference.
 func (v *stepVerify) onlyNotReadable(from int) bool {
 	for _, f := range v.findings[from:] {
-		if f.Problem != VerifyNotReadable {
+		if difference(f.Problem) {
 			return false
 		}
 	}
@@ -223,7 +232,9 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 }
 
 // record compares one record with what the target answered for its key.
-func (v *stepVerify) record(rec *journal.RecordState, f read.Found) {
+// It reports false when nothing the run wrote could be read back to be
+// compared (every field hidden from the reader): not verifiable.
+func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found) bool {
 	url := v.step.Entity + "(" + rec.Key + ")"
 	add := func(url, field, problem string, sent, got any, detail string) {
 		fd := VerifyFinding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
@@ -235,170 +246,46 @@ func (v *stepVerify) record(rec *journal.RecordState, f read.Found) {
 		}
 		v.findings = append(v.findings, fd)
 	}
-	paths := make([]string, 0, len(rec.Subs))
-	for p, s := range rec.Subs {
-		if written(s) {
-			paths = append(paths, p)
-		}
-	}
-	sort.Slice(paths, func(i, j int) bool { return pathLess(paths[i], paths[j]) })
 	v.source.add("records", "1")
-	for _, p := range paths {
-		s := rec.Subs[p]
-		if s.Path == "" {
-			v.source.addFields("", v.t, sentBy(s))
-			for nav, lines := range carriedLines(s) {
-				if n := v.t.Navigation(nav); n != nil && n.Collection {
-					for _, l := range lines {
-						m, _ := odata.DecodeEntity(l)
-						v.source.add("lines "+nav, "1")
-						v.source.addFields(nav+".", v.md.Type(n.Type), m)
-					}
-				}
+	v.source.addFields("", v.t, w.Sent)
+	for _, nav := range w.navs() {
+		if n := v.t.Navigation(nav); n != nil && n.Collection {
+			for _, k := range w.Kids[nav] {
+				v.source.add("lines "+nav, "1")
+				v.source.addFields(nav+".", v.md.Type(n.Type), k.Sent)
 			}
-		} else if n := v.t.Navigation(s.Nav); n != nil && n.Collection {
-			v.source.add("lines "+s.Nav, "1")
-			v.source.addFields(s.Nav+".", v.md.Type(n.Type), sentBy(s))
 		}
 	}
 	switch {
 	case f.Status == 404:
 		add(url, "", VerifyGone, nil, nil, "")
-		return
+		return true
 	case f.Status != 200:
 		add(url, "", VerifyUnreadable, nil, nil, odata.ParseError(f.Status, nil, f.Body).Error())
-		return
+		return true
 	}
-	got, err := odata.DecodeEntity(f.Body)
-	var raw map[string]json.RawMessage
-	if err == nil {
-		err = json.Unmarshal(f.Body, &raw)
-	}
+	c, err := checkRecord(v.md, v.t, w, f.Body)
 	if err != nil {
 		add(url, "", VerifyUnreadable, nil, nil, err.Error())
-		return
+		return true
 	}
 	v.target.add("records", "1")
-	for _, p := range paths {
-		s := rec.Subs[p]
-		if s.Path == "" {
-			left := leftOf(s)
-			v.target.addFields("", v.t, pick(got, left))
-			for _, d := range compare.Fields(v.t, got, left) {
-				add(url, d.Field, problemOf(d), d.Left, d.Found, "")
-			}
-			v.carried(s, url, raw, add)
-			continue
-		}
-		v.line(rec, s, url, raw[s.Nav], add)
-	}
-}
-
-// line compares a line (or a single sub-form, such as a text) the run
-// wrote with the entity's expanded sub-form.
-func (v *stepVerify) line(rec *journal.RecordState, s *journal.SubState, url string, body json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
-	n := v.t.Navigation(s.Nav)
-	if n == nil {
-		return
-	}
-	if !n.Collection {
-		// A text sub-form is read back normalised (tags stripped,
-		// whitespace collapsed) and holds every text appended to it.
-		if !compare.TextInJSON(body, s.Match) {
-			var want, have struct{ TEXT string }
-			_ = json.Unmarshal(s.Match, &want)
-			_ = json.Unmarshal(body, &have)
-			add(url+"/"+s.Nav, "TEXT", VerifyDiffers, odata.TextContent(want.TEXT), odata.TextContent(have.TEXT), "")
-		}
-		return
-	}
-	lt := v.md.Type(n.Type)
-	key := s.ResultKey
-	if key == "" {
-		key = s.Line
-	}
-	var lines []json.RawMessage
-	_ = json.Unmarshal(body, &lines)
-	left := leftOf(s)
-	lineURL := url + "/" + s.Nav
-	if key != "" {
-		lineURL += "(" + key + ")"
-	}
-	for _, raw := range lines {
-		e, err := odata.DecodeEntity(raw)
-		if err != nil {
-			continue
-		}
-		switch {
-		case key != "" && lt != nil:
-			if odata.EntityKey(lt, e) != odata.CanonicalKey(lt, key) {
-				continue
-			}
-		case !compare.SameJSON(lt, raw, s.Match):
-			continue
-		}
-		v.target.add("lines "+s.Nav, "1")
-		v.target.addFields(s.Nav+".", lt, pick(e, left))
-		for _, d := range compare.Fields(lt, e, left) {
-			add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
-		}
-		return
-	}
-	add(lineURL, "", VerifyGone, nil, nil, "")
-}
-
-// carried compares the lines a deep insert wrote inside its own body
-// (journal.Sub.Lines: they have no sub-request of their own, nor a key in
-// the journal) with the entity's expanded sub-forms: each is paired by
-// content with a distinct line that holds what it wrote (compare.Lines),
-// else it is the line in its place if no other took that (a deep insert's lines are stored in the order sent), whose
-// fields are then named; with neither, it is gone.
-func (v *stepVerify) carried(s *journal.SubState, url string, raw map[string]json.RawMessage, add func(url, field, problem string, sent, got any, detail string)) {
-	navs := carriedLines(s)
-	names := sortedKeys(navs)
-	for _, nav := range names {
+	v.target.addFields("", v.t, pick(c.Entity, w.Sent))
+	for _, nav := range sortedKeys(c.Lines) {
 		n := v.t.Navigation(nav)
-		if n == nil || !n.Collection {
-			continue
-		}
-		lt := v.md.Type(n.Type)
-		var lines []json.RawMessage
-		_ = json.Unmarshal(raw[nav], &lines)
-		m := compare.LinesJSON(lt, lines, navs[nav])
-		taken := make([]bool, len(lines))
-		for _, j := range m.Held {
-			if j >= 0 {
-				taken[j] = true
-			}
-		}
-		for i, want := range navs[nav] {
-			at := m.Held[i]
-			if at < 0 && i < len(lines) && !taken[i] {
-				at = i
-				taken[i] = true
-			}
-			lineURL := url + "/" + nav
-			if at < 0 {
-				add(lineURL, "", VerifyGone, nil, nil, fmt.Sprintf("line %d of the deep insert", i+1))
-				continue
-			}
-			e, err := odata.DecodeEntity(lines[at])
-			if err != nil {
-				continue
-			}
-			if lt != nil {
-				if k := odata.EntityKey(lt, e); k != "" {
-					lineURL += "(" + k + ")"
-				}
-			}
-			left, _ := odata.DecodeEntity(want)
+		for _, l := range c.Lines[nav] {
 			v.target.add("lines "+nav, "1")
-			v.target.addFields(nav+".", lt, pick(e, left))
-			for _, d := range compare.Fields(lt, e, left) {
-				add(lineURL, d.Field, problemOf(d), d.Left, d.Found, "")
-			}
+			v.target.addFields(nav+".", v.md.Type(n.Type), l)
 		}
 	}
+	for _, fd := range c.Findings {
+		add(url+fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail)
+	}
+	if c.Compared == 0 && len(c.Findings) > 0 {
+		add(url, "", VerifyNotVerifiable, nil, nil, "nothing the run wrote is returned on read (field-level permissions)")
+		return false
+	}
+	return true
 }
 
 func problemOf(d compare.Diff) string {
@@ -541,4 +428,17 @@ func (t totals) text(what string, scale int) string {
 		return new(big.Rat).FloatString(scale)
 	}
 	return t.sum[what].FloatString(scale)
+}
+
+// TotalsDiffer reports whether a control total of some step is not the
+// same on both sides: a line too many is a difference, whatever else.
+func (r *VerifyResult) TotalsDiffer() bool {
+	for _, s := range r.Steps {
+		for _, t := range s.Totals {
+			if t.Source != t.Target {
+				return true
+			}
+		}
+	}
+	return false
 }

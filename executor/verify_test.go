@@ -51,13 +51,18 @@ func TestVerify(t *testing.T) {
 		t.Errorf("calls: %d, want 3", res.Calls)
 	}
 
-	// Field-level permissions: PARTDES never comes back. Not a difference.
+	// Field-level permissions: PARTDES never comes back. Not a difference;
+	// a part wrote nothing else but its key, so it is not verifiable.
 	res = verify(hiding{env.client, "PARTDES"})
-	if res.Differences() != 0 || len(res.Findings) != 2 {
+	if res.Differences() != 0 || len(res.Findings) != 4 || res.Steps[0].NotVerifiable != 2 {
 		t.Fatalf("hidden field: %+v", res.Findings)
 	}
-	for _, fd := range res.Findings {
-		if fd.Problem != VerifyNotReadable || fd.Field != "PARTDES" || fd.Step != "parts" {
+	for i, fd := range res.Findings {
+		want := VerifyNotReadable
+		if i%2 == 1 {
+			want = VerifyNotVerifiable
+		}
+		if fd.Problem != want || fd.Problem == VerifyNotReadable && fd.Field != "PARTDES" || fd.Step != "parts" {
 			t.Errorf("hidden field: %+v", fd)
 		}
 	}

@@ -181,6 +181,7 @@ func (w *jsonWriter) sub(s *Sub) {
 		w.raw("mt", s.Match)
 		w.str("rh", s.RowHash, true)
 		w.raw("ln", s.Lines)
+		w.raw("tx", s.Texts)
 	})
 }
 
@@ -227,6 +228,7 @@ func (w *jsonWriter) record(r *RecordEntry) {
 		w.int("ch", r.Carried, true)
 		w.str("why", r.Reason, true)
 		w.str("sh", r.SrcHash, true)
+		w.raw("hd", r.Held)
 	})
 }
 

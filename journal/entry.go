@@ -124,6 +124,12 @@ type Sub struct {
 	// sub-form: {"ORDERITEMS_SUBFORM":[{...},...]}. Reconciliation tells
 	// documents with the same header apart by them.
 	Lines json.RawMessage `json:"ln,omitempty"`
+	// Texts, on a deep insert, are the single sub-forms (texts) it
+	// carries, by path, each by its sub-form: {"2":{"ORDERSTEXT_SUBFORM":
+	// {"TEXT":"..."}}}. Verify and undo compare them with what the
+	// document holds (issue 24.4: a text inside a deep insert was never
+	// compared); with Lines they give each carried child its path.
+	Texts json.RawMessage `json:"tx,omitempty"`
 	// Nested, on a deep insert, counts the entities its body carries
 	// besides its own (lines, their texts, at every depth): the service
 	// meters each as an API transaction, as it meters the sub-request.
@@ -236,6 +242,11 @@ type RecordEntry struct {
 	// resume counts the committed records whose rows changed since, which
 	// it does not send again (issue 24.10). Older journals have none.
 	SrcHash string `json:"sh,omitempty"`
+	// Held is what an upsert or update found the entity holding already of
+	// the fields the plan writes, and so did not send: the plan wants them
+	// as much as those it sent, so verify compares them too (issue 24.4:
+	// an unchanged record changed behind the run's back was "matched").
+	Held json.RawMessage `json:"hd,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

@@ -149,6 +149,10 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Reason, ok = p.str()
 		case "sh":
 			r.SrcHash, ok = p.str()
+		case "hd":
+			var raw string
+			raw, ok = p.rawValue()
+			r.Held = json.RawMessage(raw)
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):
@@ -344,7 +348,7 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Line, ok = p.str()
 		case "rh":
 			s.RowHash, ok = p.str()
-		case "bf", "mt", "ln":
+		case "bf", "mt", "ln", "tx":
 			var raw string
 			raw, ok = p.rawValue()
 			switch {
@@ -353,6 +357,8 @@ func (p *fastParser) sub(s *Sub) bool {
 				s.Before = json.RawMessage(raw)
 			case k == "mt":
 				s.Match = json.RawMessage(raw)
+			case k == "tx":
+				s.Texts = json.RawMessage(raw)
 			default:
 				s.Lines = json.RawMessage(raw)
 			}

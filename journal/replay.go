@@ -183,6 +183,8 @@ type RecordState struct {
 	Reason string
 	// SrcHash: RecordEntry.SrcHash, of the record as committed.
 	SrcHash string
+	// Held: RecordEntry.Held, of the latest record entry.
+	Held json.RawMessage
 	// Extra holds sub-requests that have no path of their own (reads and
 	// deletes of existing lines), latest first-seen order.
 	Extra []*SubState
@@ -632,7 +634,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 					}
 					st.Undone[re.Step][re.ID] = true
 				}
-				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried = nil, nil, nil, nil, 0
+				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
 				rec.Key, rec.Created, rec.final = "", false, ""
 				rec.finalSeq, rec.lastSeq = 0, 0
 			}
@@ -657,7 +659,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		if re.RowHash != "" {
 			rec.RowHash = re.RowHash
 		}
-		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried = re.Errors, re.Row, re.Rows, re.Partly, re.Carried
+		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
 		if re.Status == Committed {
 			rec.SrcHash = re.SrcHash
 		}

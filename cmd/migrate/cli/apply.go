@@ -728,21 +728,38 @@ func (a *app) undo(ctx context.Context, args []string) error {
 	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
 		return err
 	}
-	var client executor.Client
-	if *yes {
-		cn, _, err := a.connectVersion(ctx, cf, nil)
+	// The preview reads as --yes does (what changed since the run, what is
+	// in doubt): both list one plan of actions. It connects when it first
+	// reads: a journal that cannot be read is refused without it.
+	lc := &lazyConn{a: a, cf: cf}
+	defer lc.close()
+	metadata := func(ctx context.Context) (*odata.Metadata, error) {
+		cn, err := lc.get(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer cn.Close()
-		client = cn.client
+		md, _, err := cn.client.Metadata(ctx)
+		return md, err
 	}
-	sum, err := executor.Undo(ctx, pos[0], client, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target})
+	sum, err := executor.Undo(ctx, pos[0], lc, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target, Metadata: metadata})
+	if lc.err != nil {
+		return lc.err // the target cannot be reached or refuses the credentials
+	}
 	if err != nil && sum == nil {
 		if jerr := journalErr(err); jerr != nil {
 			return jerr
 		}
-		return withCode(ExitUsage, err)
+		var te *executor.TargetError
+		if errors.As(err, &te) {
+			return withCode(ExitUsage, err)
+		}
+		if errors.Is(err, executor.ErrInDoubt) || errors.Is(err, executor.ErrInterrupted) || errors.Is(err, context.Canceled) {
+			return withCode(ExitInterrupted, err)
+		}
+		if lc.cn == nil {
+			return withCode(ExitUsage, err) // nothing was read: a file of this machine
+		}
+		return a.unreachable(lc.cn, err)
 	}
 	if werr := v.Undo(sum, *yes); werr != nil {
 		return werr
@@ -756,11 +773,41 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return withCode(ExitData, err)
 	case err != nil:
 		return a.unreachable(nil, err)
-	case len(sum.Skipped) > 0:
-		// Records left alone are data a person has to look at.
+	case *yes && len(sum.Skipped) > 0:
+		// Records left alone are data a person has to look at (the
+		// preview lists them too, and exits 0: nothing was left yet).
 		return silent(ExitData)
 	}
 	return nil
+}
+
+// lazyConn is a connection made when it is first used (undo's reads).
+type lazyConn struct {
+	a   *app
+	cf  connFlags
+	cn  *conn
+	err error
+}
+
+func (l *lazyConn) get(ctx context.Context) (*conn, error) {
+	if l.cn == nil && l.err == nil {
+		l.cn, _, l.err = l.a.connectVersion(ctx, l.cf, nil)
+	}
+	return l.cn, l.err
+}
+
+func (l *lazyConn) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	cn, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cn.client.Batch(ctx, reqs, opts)
+}
+
+func (l *lazyConn) close() {
+	if l.cn != nil {
+		l.cn.Close()
+	}
 }
 
 // journalTarget is the target of a command on a journal (undo, verify):

@@ -22,13 +22,15 @@ type verifyJSON struct {
 }
 
 type verifyStepJSON struct {
-	Name        string             `json:"name"`
-	Entity      string             `json:"entity"`
-	Records     int                `json:"records"`
-	Matched     int                `json:"matched"`
-	Differ      int                `json:"differ"`
-	NotVerified int                `json:"not_verified"`
-	Totals      []controlTotalJSON `json:"totals"`
+	Name        string `json:"name"`
+	Entity      string `json:"entity"`
+	Records     int    `json:"records"`
+	Matched     int    `json:"matched"`
+	Differ      int    `json:"differ"`
+	NotVerified int    `json:"not_verified"`
+	// NotVerifiable: read, but every field written is hidden from reads.
+	NotVerifiable int                `json:"not_verifiable"`
+	Totals        []controlTotalJSON `json:"totals"`
 }
 
 type controlTotalJSON struct {
@@ -94,7 +96,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if err := v.Verify(verifyDoc(res), *out); err != nil {
 		return err
 	}
-	if res.Differences() > 0 {
+	if res.Differences() > 0 || res.TotalsDiffer() {
 		return silent(ExitData)
 	}
 	return nil
@@ -105,7 +107,7 @@ func verifyDoc(res *executor.VerifyResult) verifyJSON {
 	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Calls: res.Calls}
 	for _, s := range res.Steps {
 		sj := verifyStepJSON{Name: s.Name, Entity: s.Entity, Records: s.Records, Matched: s.Matched, Differ: s.Differ,
-			NotVerified: s.NotVerified, Totals: []controlTotalJSON{}}
+			NotVerified: s.NotVerified, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}}
 		for _, t := range s.Totals {
 			sj.Totals = append(sj.Totals, controlTotalJSON(t))
 		}
@@ -123,9 +125,9 @@ func verifyDoc(res *executor.VerifyResult) verifyJSON {
 func printVerify(w io.Writer, v verifyJSON) {
 	fmt.Fprintf(w, "target: %s\n", v.Target)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tentity\trecords\tmatched\tdiffer\tnot verified")
+	fmt.Fprintln(tw, "step\tentity\trecords\tmatched\tdiffer\tnot verifiable\tnot verified")
 	for _, s := range v.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Matched, s.Differ, s.NotVerified)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Matched, s.Differ, s.NotVerifiable, s.NotVerified)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -42,7 +42,11 @@ func (v undoHuman) Undo(sum *executor.UndoSummary, yes bool) error {
 		fmt.Fprintln(w, line)
 	}
 	for _, s := range sum.Skipped {
-		fmt.Fprintln(w, "skipped", s)
+		if yes {
+			fmt.Fprintln(w, "skipped", s)
+		} else {
+			fmt.Fprintln(w, "would skip", s) // --yes leaves it alone, as read now
+		}
 	}
 	for _, n := range sum.Warnings {
 		fmt.Fprintln(w, "note:", n)
