@@ -216,3 +216,16 @@ func openService(ctx context.Context, services map[string]Service, s *plan.Sourc
 		Select: s.Select, Expand: s.Expand, Filter: s.Filter,
 	})
 }
+
+// Program is the compiled plan, nil when it did not compile: migrate
+// profile asks it which column feeds which field.
+func (p *Prepared) Program() *transform.Program {
+	if p == nil {
+		return nil
+	}
+	return p.program
+}
+
+// Open opens one of the plan's sources as a run reads it: a file relative
+// to the plan's folder (each workbook once), or a connection's entity.
+func (p *Prepared) Open(s *plan.Source) (source.Reader, error) { return p.open(s) }

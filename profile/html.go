@@ -1,0 +1,122 @@
+package profile
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/atomicfile"
+)
+
+//go:embed profile.html.tmpl
+var pageTemplate string
+
+// page is html/template's: every value from a file or a server is escaped
+// where it is written (text, attribute), nothing is trusted.
+var page = template.Must(template.New("profile").Parse(pageTemplate))
+
+// PageInfo is the page's heading.
+type PageInfo struct {
+	Title       string // the plan or file profiled
+	Target      string // the target read, "" for none
+	Metadata    string // where the field lengths came from, "" for none
+	ToolVersion string
+}
+
+type pageData struct {
+	PageInfo
+	Style    template.HTML
+	Sources  []pageSource
+	Findings int
+	Rows     int
+	Cells    int
+}
+
+type pageSource struct {
+	Source
+	Columns []pageColumn
+}
+
+type pageColumn struct {
+	Column
+	Items []Item
+}
+
+// Item is one finding of a column as a line a person reads, with its cells.
+type Item struct {
+	What  string
+	Class string // "bad" or "warn": how the page marks it
+	Cells []string
+	More  int
+}
+
+// Items are a column's findings, in the order the human output and the
+// page show them.
+func (c *Column) Items() []Item {
+	var out []Item
+	add := func(class, what string, f Finding) {
+		if f.Count > 0 {
+			out = append(out, Item{What: what, Class: class, Cells: f.Cells, More: f.More()})
+		}
+	}
+	add("bad", fmt.Sprintf("%d longer than MaxLength %d", c.TooLong.Count, c.MaxAllowed), c.TooLong)
+	add("bad", fmt.Sprintf("%d not numbers in a number column", c.TextInNumbers.Count), c.TextInNumbers)
+	add("warn", fmt.Sprintf("%d numbers stored as text", c.NumbersAsText.Count), c.NumbersAsText)
+	add("warn", fmt.Sprintf("%d with leading or trailing spaces", c.Spaces.Count), c.Spaces)
+	if len(c.DateLayouts) > 1 {
+		for _, l := range c.DateLayouts {
+			add("warn", fmt.Sprintf("date layout %s: %d", l.Layout, l.Count), l.Finding)
+		}
+	}
+	for _, g := range c.Duplicates {
+		add("bad", fmt.Sprintf("key %q given %d times", g.Value, g.Count), g.Finding)
+	}
+	for _, g := range c.CaseDuplicates {
+		add("bad", fmt.Sprintf("keys that differ only in case: %s", quoteAll(g.Values)), g.Finding)
+	}
+	for _, m := range c.Missing {
+		what := fmt.Sprintf("%q not in %s (%s), %d times", m.Value, m.In, m.Why, m.Count)
+		if m.Near != "" {
+			what += "; differs only in case or spaces from " + m.Near
+		}
+		add("bad", what, m.Finding)
+	}
+	return out
+}
+
+// Findings counts the findings of a column.
+func (c *Column) Findings() int { return len(c.Items()) }
+
+func quoteAll(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+// WriteHTML writes the profile as one self-contained page, styled as the
+// run report.
+func WriteHTML(w io.Writer, r *Result, info PageInfo) error {
+	d := pageData{PageInfo: info, Style: executor.PageStyle(), Cells: r.Cells}
+	for _, s := range r.Sources {
+		ps := pageSource{Source: s}
+		d.Rows += s.Rows
+		for _, c := range s.Columns {
+			pc := pageColumn{Column: c, Items: c.Items()}
+			d.Findings += len(pc.Items)
+			ps.Columns = append(ps.Columns, pc)
+		}
+		d.Sources = append(d.Sources, ps)
+	}
+	return page.Execute(w, d)
+}
+
+// WriteHTMLFile writes the page to path, replacing it whole (it holds the
+// customer's values: mode 0600, as the run report).
+func WriteHTMLFile(path string, r *Result, info PageInfo) error {
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error { return WriteHTML(w, r, info) })
+}
