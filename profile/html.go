@@ -71,20 +71,37 @@ func (c *Column) Items() []Item {
 			add("warn", fmt.Sprintf("date layout %s: %d", l.Layout, l.Count), l.Finding)
 		}
 	}
+	unless := ""
+	for _, u := range c.Fields {
+		if u.Key && u.When != "" {
+			unless = fmt.Sprintf(" (unless step %s's when: %s skips some)", u.Step, u.When)
+			break
+		}
+	}
 	for _, g := range c.Duplicates {
-		add("bad", fmt.Sprintf("key %q given %d times", g.Value, g.Count), g.Finding)
+		add("bad", fmt.Sprintf("key %q given %s%s", g.Value, times(g.Count), unless), g.Finding)
 	}
 	for _, g := range c.CaseDuplicates {
-		add("bad", fmt.Sprintf("keys that differ only in case: %s", quoteAll(g.Values)), g.Finding)
+		add("bad", fmt.Sprintf("keys that differ only in case: %s%s", quoteAll(g.Values), unless), g.Finding)
 	}
 	for _, m := range c.Missing {
-		what := fmt.Sprintf("%q not in %s (%s), %d times", m.Value, m.In, m.Why, m.Count)
+		what := fmt.Sprintf("%q not in %s (%s), %s", m.Value, m.In, m.Why, times(m.Count))
 		if m.Near != "" {
 			what += "; differs only in case or spaces from " + m.Near
 		}
 		add("bad", what, m.Finding)
 	}
 	return out
+}
+
+func times(n int) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // Findings counts the findings of a column.

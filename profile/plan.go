@@ -43,10 +43,9 @@ func FromPlan(pr *executor.Prepared) Options {
 		}
 		opts.Sources = append(opts.Sources, in)
 	}
-	seen := map[Ref]bool{}
+	seen := map[string]bool{}
 	addRef := func(r Ref) {
-		k := r
-		k.Why = ""
+		k := fmt.Sprint(r.Source, "\x00", r.Column, "\x00", r.ToSource, "\x00", r.ToColumn, "\x00", r.ToEntity)
 		if r.Source == r.ToSource && r.Column == r.ToColumn || seen[k] {
 			return
 		}
@@ -63,12 +62,14 @@ func FromPlan(pr *executor.Prepared) Options {
 				}
 			}
 			// The steps that create the entity: their key field's column.
+			var also [][2]string
 			for _, k := range uses {
 				if k.Form == u.Exists && k.Field == key && isStepOf(p, k.Step, u.Exists) && sourceIsFile(p, k.Source) {
 					addRef(Ref{Source: u.Source, Column: u.Column, ToSource: k.Source, ToColumn: k.Column, Why: why})
+					also = append(also, [2]string{k.Source, k.Column})
 				}
 			}
-			addRef(Ref{Source: u.Source, Column: u.Column, ToEntity: u.Exists, Why: why})
+			addRef(Ref{Source: u.Source, Column: u.Column, ToEntity: u.Exists, AlsoIn: also, Why: why})
 		}
 		if u.Lookup != "" {
 			for _, l := range lookups {
@@ -83,7 +84,7 @@ func FromPlan(pr *executor.Prepared) Options {
 }
 
 func use(u transform.Use) Use {
-	out := Use{Column: u.Column, Step: u.Step, Form: u.Form, Field: u.Field, Direct: u.Direct, Plan: u.Pos.String(), Key: u.Key}
+	out := Use{Column: u.Column, Step: u.Step, Form: u.Form, Field: u.Field, Direct: u.Direct, Plan: u.Pos.String(), Key: u.Key, When: u.When}
 	if !u.Direct {
 		out.Expr = u.Expr
 	}

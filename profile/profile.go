@@ -69,6 +69,9 @@ type Use struct {
 	Expr   string
 	Plan   string // where the plan writes it: plan.yaml:LINE:COLUMN
 	Key    bool   // the value names a record: duplicates matter
+	// When is the step's when: of a key, "" for none: rows it skips give
+	// no record, so their keys are no duplicates.
+	When string
 }
 
 // Ref says the values of one column must be found in another source's
@@ -77,7 +80,10 @@ type Ref struct {
 	Source, Column     string
 	ToSource, ToColumn string // another source's column; "" with ToEntity
 	ToEntity           string // an entity set on the target
-	Why                string // the plan's reason: "exists: PARTNAME: LOGPART (plan.yaml:40:9)"
+	// AlsoIn are the columns, with ToEntity, whose values the plan creates
+	// before (exists: counts a value an earlier step writes as found).
+	AlsoIn [][2]string
+	Why    string // the plan's reason: "exists: PARTNAME: LOGPART (plan.yaml:40:9)"
 }
 
 // Result is what Run found.
@@ -231,21 +237,25 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		var set *valueSet
 		in := ""
+		var also []*valueSet
 		if r.ToEntity != "" {
 			set, in = entities[r.ToEntity], r.ToEntity+" on the target"
+			for _, k := range r.AlsoIn {
+				if s := referred[k]; s != nil {
+					also = append(also, s)
+					in += ", nor in " + res.columnName(k[0], k[1])
+				}
+			}
 		} else {
 			set = referred[[2]string{r.ToSource, r.ToColumn}]
-			in = r.ToSource + " column " + r.ToColumn
-			if f := res.file(r.ToSource); f != "" {
-				in = r.ToSource + " (" + f + ") column " + r.ToColumn
-			}
+			in = res.columnName(r.ToSource, r.ToColumn)
 		}
 		if set == nil {
 			continue // not read: no target, or the source was skipped
 		}
 		for _, v := range vals.order {
 			acc := vals.byValue[v]
-			if set.has(v) {
+			if set.has(v) || slices.ContainsFunc(also, func(s *valueSet) bool { return s.has(v) }) {
 				continue
 			}
 			m := Missing{Value: v, In: in, Why: r.Why, Near: set.near(v), Finding: acc.finding()}
@@ -281,6 +291,15 @@ func (r *Result) file(name string) string {
 		return s.File
 	}
 	return ""
+}
+
+// columnName names a source's column for a person: parts (parts.csv)
+// column Part No.
+func (r *Result) columnName(src, col string) string {
+	if f := r.file(src); f != "" {
+		return src + " (" + f + ") column " + col
+	}
+	return src + " column " + col
 }
 
 func (r *Result) column(src, name string) *Column {
@@ -482,6 +501,7 @@ type colAcc struct {
 	dups      map[uint64]*groupAcc
 	caseDups  map[uint64]*groupAcc
 	groups    int
+	workbook  bool // its cells come from a sheet: text and numbers are told apart
 	referred  *valueSet
 	referring *refValues
 }
@@ -498,6 +518,7 @@ func (a *colAcc) add(c source.Cell, row source.Row, col int, dec byte) {
 		return
 	}
 	cell := row.Loc.Cell(col)
+	a.workbook = a.workbook || row.Loc.Sheet != ""
 	switch c.(type) {
 	case source.Number:
 		a.col.Kinds.Number++
@@ -664,9 +685,9 @@ func (a *colAcc) result() Column {
 	}
 	c.Numeric = numericField || !textField && filled > 0 && a.numbers*10 >= filled*9
 	if c.Numeric {
-		if c.Kinds.Number > 0 || c.Kinds.Date > 0 {
-			// a workbook: its text cells that read as numbers were typed
-			// as text (Excel's green corner).
+		if a.workbook {
+			// A CSV holds only text; a sheet's text cells that read as
+			// numbers were typed as text (Excel's green corner).
 			c.NumbersAsText = a.texts.finding()
 		}
 		c.TextInNumbers = a.nonNum.finding()

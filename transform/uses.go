@@ -30,6 +30,9 @@ type Use struct {
 	// Lookup is the lookup the field's expression is, lookup("NAME",
 	// row.X): the column's values must be keys of that lookup's source.
 	Lookup string
+	// When is the step's when: expression, "" for none: rows it skips
+	// give no record, so their keys cannot repeat another's.
+	When string
 }
 
 // LookupKey is the column a lookup built from a source takes its keys from,
@@ -59,6 +62,9 @@ func (p *Program) Uses() []Use {
 			}
 			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: c.pos,
 				Expr: c.expr.Src, Key: key, Exists: exists, Lookup: c.lookup}
+			if key && st.When != nil {
+				base.When = st.When.Src
+			}
 			if c.column != "" {
 				base.Column, base.Direct = c.column, true
 				out = append(out, base)
@@ -70,8 +76,11 @@ func (p *Program) Uses() []Use {
 				out = append(out, u)
 			}
 		}
-		add("id", sp.id, true, st.Entity, src, nil, "")
-		add("group_by", sp.groupBy, true, st.Entity, src, nil, "")
+		// With group_by a record is a group of rows: its id and key are
+		// given by every row of the group, so they repeat by design.
+		perRow := sp.groupBy == nil
+		add("id", sp.id, perRow, st.Entity, src, nil, "")
+		add("group_by", sp.groupBy, false, st.Entity, src, nil, "")
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
 			ex := map[string]string{}
@@ -79,7 +88,7 @@ func (p *Program) Uses() []Use {
 				ex[e.Field] = e.Entity
 			}
 			for _, fl := range f.fields {
-				add(fl.name, fl.expr, top && keys[fl.name], name, source, fl.prop, ex[fl.name])
+				add(fl.name, fl.expr, top && perRow && keys[fl.name], name, source, fl.prop, ex[fl.name])
 			}
 			for i, s := range f.subs {
 				if i >= len(subs) || s.kind == subEach || s.source == nil {
