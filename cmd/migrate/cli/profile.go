@@ -235,7 +235,7 @@ func (a *app) profilePlan(ctx context.Context, path string, cf connFlags, mdFile
 				cn.Close()
 				return nil, nil, "", a.unreachable(cn, err)
 			}
-			mdFrom = "the target's $metadata"
+			mdFrom = "the target's metadata"
 		}
 	}
 	if md == nil {
