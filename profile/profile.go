@@ -208,7 +208,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Sources = append(res.Sources, Source{Name: in.Name, File: in.File, Skipped: in.Skipped})
 			continue
 		}
-		s, err := profileSource(in, opts, referred, referring)
+		s, err := profileSource(ctx, in, opts, referred, referring)
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +399,7 @@ func text(c source.Cell) string {
 }
 
 // profileSource reads one source to its end.
-func profileSource(in Input, opts Options, referred map[[2]string]*valueSet, referring map[[2]string]*refValues) (*Source, error) {
+func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]string]*valueSet, referring map[[2]string]*refValues) (*Source, error) {
 	r, err := in.Open()
 	if err != nil {
 		return nil, err
@@ -452,6 +452,9 @@ func profileSource(in Input, opts Options, referred map[[2]string]*valueSet, ref
 			}
 		}
 		out.Rows++
+		if out.Rows%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		for i, a := range accs {
 			var c source.Cell = ""
 			if i < len(row.Cells) {

@@ -180,7 +180,7 @@ func (a *app) profile(ctx context.Context, args []string) error {
 			if errors.As(err, &te) {
 				return a.unreachable(cn, err)
 			}
-			return withCode(ExitUsage, err)
+			return readErr(err)
 		}
 		return a.profileDone(v, res, info, *html)
 	}
@@ -197,7 +197,7 @@ func (a *app) profile(ctx context.Context, args []string) error {
 	}
 	res, err := profile.Run(ctx, profile.FromFile(path, fo))
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return readErr(err)
 	}
 	for _, k := range keys {
 		if !hasColumn(res, k) {
@@ -246,6 +246,14 @@ func (a *app) profilePlan(ctx context.Context, path string, cf connFlags, mdFile
 		fmt.Fprintln(a.stderr, d.String())
 	}
 	return pr, cn, mdFrom, nil
+}
+
+// readErr is a source that cannot be read (exit 2), or Ctrl-C (exit 4).
+func readErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return withCode(ExitInterrupted, err)
+	}
+	return withCode(ExitUsage, err)
 }
 
 func hasColumn(res *profile.Result, name string) bool {
