@@ -3,7 +3,6 @@ package profile
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
@@ -128,19 +127,10 @@ func TargetKeys(c *odata.Client, md *odata.Metadata) func(ctx context.Context, e
 			return fmt.Errorf("%s is not an entity set with a key of one field", entity)
 		}
 		key := es.Type.Key[0]
-		pages, err := read.Pages(c, read.Query{Set: entity, Type: es.Type, Select: []string{key}})
-		if err != nil {
-			return err
-		}
-		for {
-			rows, err := pages.Next(ctx)
-			if err != nil || rows == nil {
-				return err
-			}
-			for _, row := range rows {
-				each(strings.TrimSuffix(fmt.Sprint(row[key]), ""))
-			}
-		}
+		return read.Each(ctx, c, read.Query{Set: entity, Type: es.Type, Select: []string{key}}, func(row map[string]any) error {
+			each(executor.CellText(row[key]))
+			return nil
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/source"
 )
 
@@ -374,29 +375,8 @@ type refValues struct {
 	capped  bool
 }
 
-// text is a cell as a person reads it.
-func text(c source.Cell) string {
-	switch v := c.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case source.Number:
-		return string(v)
-	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
-	case time.Time:
-		if v.Hour() == 0 && v.Minute() == 0 && v.Second() == 0 && v.Nanosecond() == 0 {
-			return v.Format("2006-01-02")
-		}
-		return v.Format("2006-01-02T15:04:05")
-	default:
-		return fmt.Sprint(v)
-	}
-}
+// text is a cell as a person reads it, as the run's reports show it.
+func text(c source.Cell) string { return executor.CellText(c) }
 
 // profileSource reads one source to its end.
 func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]string]*valueSet, referring map[[2]string]*refValues) (*Source, error) {

@@ -118,19 +118,6 @@ type profileMissingJSON struct {
 	profileFindingJSON
 }
 
-// keysFlag is the repeatable --key COLUMN.
-type keysFlag []string
-
-func (k *keysFlag) String() string { return strings.Join(*k, ",") }
-func (k *keysFlag) Set(v string) error {
-	for _, c := range strings.Split(v, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			*k = append(*k, c)
-		}
-	}
-	return nil
-}
-
 func (a *app) profile(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	var cf connFlags
@@ -140,7 +127,7 @@ func (a *app) profile(ctx context.Context, args []string) error {
 	html := fs.String("html", "", "FILE.html: also write the profile as a self-contained page, in the run report's style")
 	sheet := fs.String("sheet", "", "FILE only: the workbook's sheet to read (default: the first)")
 	delimiter := fs.String("delimiter", "", "FILE only: the CSV delimiter (default \",\"; \\t for tab)")
-	var keys keysFlag
+	var keys stepsFlag // a list as --steps takes one: comma-separated or repeated
 	fs.Var(&keys, "key", "FILE only: a `COLUMN` whose values must be unique (repeatable)")
 	pos, err := a.parse(fs, args, "PLAN|FILE", 1, 1)
 	if err != nil {
