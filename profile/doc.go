@@ -10,10 +10,12 @@
 // distinct values, not the rows, and is capped: past MaxDistinct values of
 // a column the count of distinct values is estimated (HyperLogLog, about
 // 2 % off) and the most frequent values counted among the first ones only,
-// and the column says it is approximate. Key columns and the columns other
-// sources refer to keep an 8-byte hash (two, with the case-folded one) and
-// a line per row, exactly, so duplicates and missing references are never
-// guessed.
+// and the column says it is approximate. Duplicates and missing references
+// are never guessed: a key column keeps each distinct key (two 8-byte
+// hashes, its line and, for the case check, its text), a column other
+// sources refer to two hashes and a line per value. The sources referred
+// to are read first, so a referring column keeps only its missing values
+// (up to MaxDistinct, and says when there were more).
 //
 // It does not write, and knows the plan only through what
 // executor.Prepared and transform.Program say about it (plan.go); the

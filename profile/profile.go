@@ -18,10 +18,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultCells       = 5       // cells named per finding, then "and K more"
-	DefaultMaxDistinct = 100_000 // distinct values counted exactly per column
-	DefaultTop         = 5       // most frequent values shown per column
-	maxErrors          = 20      // row errors of a source kept
+	DefaultCells       = 5      // cells named per finding, then "and K more"
+	DefaultMaxDistinct = 20_000 // distinct values counted exactly per column: 20 columns of long texts stay under 50 MB
+	DefaultTop         = 5      // most frequent values shown per column
+	maxErrors          = 20     // row errors of a source kept
 )
 
 // Options are what to profile and how much to keep.
@@ -191,80 +191,181 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		opts.MaxDistinct = DefaultMaxDistinct
 	}
 	res := &Result{Cells: opts.Cells, MaxDistinct: opts.MaxDistinct}
-	// The columns other columns refer to keep a set of their values; the
-	// referring ones keep their distinct values with their cells.
-	referred := map[[2]string]*valueSet{}
-	referring := map[[2]string]*refValues{}
-	for _, r := range opts.Refs {
-		referring[[2]string{r.Source, r.Column}] = nil
-		if r.ToEntity == "" {
-			referred[[2]string{r.ToSource, r.ToColumn}] = nil
-		}
-	}
-	for _, in := range opts.Sources {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if in.Skipped != "" {
-			res.Sources = append(res.Sources, Source{Name: in.Name, File: in.File, Skipped: in.Skipped})
-			continue
-		}
-		s, err := profileSource(ctx, in, opts, referred, referring)
-		if err != nil {
-			return nil, err
-		}
-		res.Sources = append(res.Sources, *s)
-	}
+	// The company's keys first, so that the references to them are checked
+	// as the rows go by.
 	entities := map[string]*valueSet{}
 	for _, r := range opts.Refs {
-		if r.ToEntity == "" || opts.Target == nil {
-			continue
-		}
-		if _, ok := entities[r.ToEntity]; ok {
+		if r.ToEntity == "" || opts.Target == nil || entities[r.ToEntity] != nil {
 			continue
 		}
 		set := newValueSet()
-		if err := opts.Target(ctx, r.ToEntity, func(k string) { set.add(k, "") }); err != nil {
+		if err := opts.Target(ctx, r.ToEntity, func(k string) { set.add(k, nil, 0) }); err != nil {
 			return nil, &TargetError{Entity: r.ToEntity, Err: err}
 		}
 		entities[r.ToEntity] = set
 		res.TargetRead = true
 	}
-	for _, r := range opts.Refs {
-		vals := referring[[2]string{r.Source, r.Column}]
-		col := res.column(r.Source, r.Column)
-		if vals == nil || col == nil {
-			continue
+	// Every column referred to keeps a set of its values.
+	readable := map[string]string{} // source → file, of the sources read
+	for _, in := range opts.Sources {
+		if in.Skipped == "" {
+			readable[in.Name] = in.File
 		}
-		var set *valueSet
-		in := ""
-		var also []*valueSet
+	}
+	referred := map[[2]string]*valueSet{}
+	var checks []*refCheck
+	for _, r := range opts.Refs {
+		c := &refCheck{ref: r, values: map[string]*cells{}}
 		if r.ToEntity != "" {
-			set, in = entities[r.ToEntity], r.ToEntity+" on the target"
+			c.set, c.in = entities[r.ToEntity], r.ToEntity+" on the target"
 			for _, k := range r.AlsoIn {
-				if s := referred[k]; s != nil {
-					also = append(also, s)
-					in += ", nor in " + res.columnName(k[0], k[1])
+				if _, ok := readable[k[0]]; ok {
+					c.also = append(c.also, referredSet(referred, k))
+					c.in += ", nor in " + columnName(readable, k[0], k[1])
 				}
 			}
-		} else {
-			set = referred[[2]string{r.ToSource, r.ToColumn}]
-			in = res.columnName(r.ToSource, r.ToColumn)
+		} else if _, ok := readable[r.ToSource]; ok {
+			c.set, c.in = referredSet(referred, [2]string{r.ToSource, r.ToColumn}), columnName(readable, r.ToSource, r.ToColumn)
 		}
-		if set == nil {
-			continue // not read: no target, or the source was skipped
+		if c.set != nil { // else not to be had: no target, or the source is not read
+			checks = append(checks, c)
 		}
-		for _, v := range vals.order {
-			acc := vals.byValue[v]
-			if set.has(v) || slices.ContainsFunc(also, func(s *valueSet) bool { return s.has(v) }) {
+	}
+	// The sources referred to are read first where they can be, so that a
+	// referring column keeps only the values missing, not all it has.
+	sources := make([]Source, len(opts.Sources))
+	done := map[string]bool{}
+	for _, i := range readOrder(opts.Sources, checks) {
+		in := opts.Sources[i]
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if in.Skipped != "" {
+			sources[i] = Source{Name: in.Name, File: in.File, Skipped: in.Skipped}
+			continue
+		}
+		var mine []*refCheck
+		for _, c := range checks {
+			if c.ref.Source == in.Name {
+				c.deferred = !c.ready(done)
+				mine = append(mine, c)
+			}
+		}
+		s, err := profileSource(ctx, in, opts, referred, mine)
+		if err != nil {
+			return nil, err
+		}
+		sources[i] = *s
+		done[in.Name] = true
+	}
+	res.Sources = sources
+	for _, c := range checks {
+		col := res.column(c.ref.Source, c.ref.Column)
+		if col == nil {
+			continue
+		}
+		for _, v := range c.order {
+			if c.deferred && c.found(v) {
 				continue
 			}
-			m := Missing{Value: v, In: in, Why: r.Why, Near: set.near(v), Finding: acc.finding()}
-			col.Missing = append(col.Missing, m)
+			col.Missing = append(col.Missing, Missing{Value: v, In: c.in, Why: c.ref.Why, Near: c.set.near(v), Finding: c.values[v].finding()})
 		}
-		col.MissingApprox = col.MissingApprox || vals.capped
+		col.MissingApprox = col.MissingApprox || c.capped
 	}
 	return res, nil
+}
+
+// refCheck is one reference being checked while its column is read.
+type refCheck struct {
+	ref  Ref
+	set  *valueSet   // where the values must be
+	also []*valueSet // or here (exists: what earlier steps create)
+	in   string      // the sets named for a person
+	// values are the values missing with their cells, in order of first
+	// appearance, up to MaxDistinct; deferred, all the column's values
+	// (its sets were not complete when it was read: a cycle of sources).
+	values   map[string]*cells
+	order    []string
+	capped   bool
+	deferred bool
+}
+
+func (c *refCheck) ready(done map[string]bool) bool {
+	if c.ref.ToEntity == "" {
+		return done[c.ref.ToSource]
+	}
+	for _, k := range c.ref.AlsoIn {
+		if !done[k[0]] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *refCheck) found(v string) bool {
+	return c.set.has(v) || slices.ContainsFunc(c.also, func(s *valueSet) bool { return s.has(v) })
+}
+
+// see files one value of the referring column.
+func (c *refCheck) see(v, cell string, n, max int) {
+	if !c.deferred && c.found(v) {
+		return
+	}
+	acc := c.values[v]
+	if acc == nil {
+		if len(c.order) >= max {
+			c.capped = true
+			return
+		}
+		acc = &cells{}
+		c.values[v] = acc
+		c.order = append(c.order, v)
+	}
+	acc.add(n, cell)
+}
+
+func referredSet(m map[[2]string]*valueSet, k [2]string) *valueSet {
+	if m[k] == nil {
+		m[k] = newValueSet()
+	}
+	return m[k]
+}
+
+// readOrder is the order to read the sources in: each after the sources
+// its references need, where there is such an order; else as given.
+func readOrder(sources []Input, checks []*refCheck) []int {
+	var order []int
+	emitted := make([]bool, len(sources))
+	read := map[string]bool{}
+	needs := func(name string) bool {
+		for _, c := range checks {
+			if c.ref.Source != name {
+				continue
+			}
+			for _, k := range append([][2]string{{c.ref.ToSource, c.ref.ToColumn}}, c.ref.AlsoIn...) {
+				if k[0] != "" && k[0] != name && !read[k[0]] && slices.ContainsFunc(sources, func(in Input) bool { return in.Name == k[0] }) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for len(order) < len(sources) {
+		next := -1
+		for i, in := range sources {
+			if !emitted[i] && !needs(in.Name) {
+				next = i
+				break
+			}
+		}
+		if next < 0 { // a cycle: the first left, its checks deferred
+			next = slices.Index(emitted, false)
+		}
+		emitted[next] = true
+		read[sources[next].Name] = true
+		order = append(order, next)
+	}
+	return order
 }
 
 // TargetError is a failed read of the target's keys.
@@ -287,17 +388,10 @@ func (r *Result) source(name string) *Source {
 	return nil
 }
 
-func (r *Result) file(name string) string {
-	if s := r.source(name); s != nil && s.File != s.Name {
-		return s.File
-	}
-	return ""
-}
-
 // columnName names a source's column for a person: parts (parts.csv)
 // column Part No.
-func (r *Result) columnName(src, col string) string {
-	if f := r.file(src); f != "" {
+func columnName(files map[string]string, src, col string) string {
+	if f := files[src]; f != "" && f != src {
 		return src + " (" + f + ") column " + col
 	}
 	return src + " column " + col
@@ -334,52 +428,55 @@ func (c *cells) finding() Finding {
 }
 
 // valueSet is the values of a referred column (or a target's keys): their
-// hashes, and the case- and space-folded hashes with the cell of one.
+// hashes, and the case- and space-folded hashes with the line of one, so
+// a million values cost some 40 MB, not their text.
 type valueSet struct {
 	exact  map[uint64]struct{}
-	folded map[uint64]string
+	folded map[uint64]int
+	loc    source.Location // the column's file and sheet: a line's cell
+	col    int
 }
 
 func newValueSet() *valueSet {
-	return &valueSet{exact: map[uint64]struct{}{}, folded: map[uint64]string{}}
+	return &valueSet{exact: map[uint64]struct{}{}, folded: map[uint64]int{}}
 }
 
-func (s *valueSet) add(v, cell string) {
+// add files a value of the column at row (a target's key: no row).
+func (s *valueSet) add(v string, row *source.Row, col int) {
 	s.exact[hash64(v)] = struct{}{}
 	f := hash64(fold(strings.TrimSpace(v)))
-	if _, ok := s.folded[f]; !ok {
-		s.folded[f] = cell
+	if _, ok := s.folded[f]; ok {
+		return
+	}
+	s.folded[f] = 0
+	if row != nil {
+		s.folded[f] = row.Loc.Line
+		s.loc, s.col = row.Loc, col
 	}
 }
 
 func (s *valueSet) has(v string) bool { _, ok := s.exact[hash64(v)]; return ok }
 
 // near is the cell of a value that differs from v only in case or spaces
-// ("" for a target's key, or none).
+// ("the target" for a target's key; "" for none).
 func (s *valueSet) near(v string) string {
-	cell, ok := s.folded[hash64(fold(strings.TrimSpace(v)))]
-	if !ok {
+	line, ok := s.folded[hash64(fold(strings.TrimSpace(v)))]
+	switch {
+	case !ok:
 		return ""
-	}
-	if cell == "" {
+	case line == 0:
 		return "the target"
 	}
-	return cell
-}
-
-// refValues are the distinct values of a referring column with their
-// cells, up to a cap.
-type refValues struct {
-	byValue map[string]*cells
-	order   []string
-	capped  bool
+	loc := s.loc
+	loc.Line = line
+	return loc.Cell(s.col)
 }
 
 // text is a cell as a person reads it, as the run's reports show it.
 func text(c source.Cell) string { return executor.CellText(c) }
 
 // profileSource reads one source to its end.
-func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]string]*valueSet, referring map[[2]string]*refValues) (*Source, error) {
+func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]string]*valueSet, checks []*refCheck) (*Source, error) {
 	r, err := in.Open()
 	if err != nil {
 		return nil, err
@@ -404,13 +501,11 @@ func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]
 			a.caseDups = map[uint64]*groupAcc{}
 		}
 		k := [2]string{in.Name, name}
-		if _, ok := referred[k]; ok {
-			a.referred = newValueSet()
-			referred[k] = a.referred
-		}
-		if _, ok := referring[k]; ok {
-			a.referring = &refValues{byValue: map[string]*cells{}}
-			referring[k] = a.referring
+		a.referred = referred[k]
+		for _, c := range checks {
+			if c.ref.Column == name {
+				a.checks = append(a.checks, c)
+			}
 		}
 		accs[i] = a
 	}
@@ -486,7 +581,7 @@ type colAcc struct {
 	groups    int
 	workbook  bool // its cells come from a sheet: text and numbers are told apart
 	referred  *valueSet
-	referring *refValues
+	checks    []*refCheck // the references this column makes
 }
 
 func newColAcc(name string, opts Options) *colAcc {
@@ -553,23 +648,13 @@ func (a *colAcc) add(c source.Cell, row source.Row, col int, dec byte) {
 		a.tooLong.add(a.n, cell)
 	}
 	if a.keys != nil {
-		a.key(v, h, row.Loc.Line, cell, row)
+		a.key(v, h, cell, row, col)
 	}
 	if a.referred != nil {
-		a.referred.add(v, cell)
+		a.referred.add(v, &row, col)
 	}
-	if a.referring != nil {
-		acc := a.referring.byValue[v]
-		if acc == nil {
-			if len(a.referring.order) >= a.max {
-				a.referring.capped = true
-				return
-			}
-			acc = &cells{}
-			a.referring.byValue[v] = acc
-			a.referring.order = append(a.referring.order, v)
-		}
-		acc.add(a.n, cell)
+	for _, c := range a.checks {
+		c.see(v, cell, a.n, a.max)
 	}
 }
 
@@ -588,14 +673,15 @@ func maxAllowed(uses []Use) int {
 // key files one value of a key column: a repeat of an earlier row's is a
 // duplicate; one that differs from an earlier row's only in case, a case
 // duplicate.
-func (a *colAcc) key(v string, h uint64, line int, cell string, row source.Row) {
+func (a *colAcc) key(v string, h uint64, cell string, row source.Row, col int) {
+	line := row.Loc.Line
 	fh := hash64(fold(v))
 	if first, ok := a.keys[h]; ok {
 		g := a.dups[h]
 		if g == nil {
 			g = &groupAcc{value: v, order: a.groups}
 			a.groups++
-			g.cells.add(a.n, cellAt(row, cell, first))
+			g.cells.add(a.n, cellAt(row, col, first))
 			a.dups[h] = g
 		}
 		g.cells.add(a.n, cell)
@@ -611,24 +697,18 @@ func (a *colAcc) key(v string, h uint64, line int, cell string, row source.Row) 
 	if g == nil {
 		g = &groupAcc{value: ff.value, values: []string{ff.value}, order: a.groups}
 		a.groups++
-		g.cells.add(a.n, cellAt(row, cell, ff.line))
+		g.cells.add(a.n, cellAt(row, col, ff.line))
 		a.caseDups[fh] = g
 	}
 	g.values = append(g.values, v)
 	g.cells.add(a.n, cell)
 }
 
-// cellAt is the cell of the same column on an earlier line of the source.
-func cellAt(row source.Row, cell string, line int) string {
+// cellAt is the cell of column col on an earlier line of the row's source.
+func cellAt(row source.Row, col, line int) string {
 	loc := row.Loc
-	if loc.Sheet == "" {
-		loc.Line = line
-		return loc.String()
-	}
-	// file!Sheet!C17: the same column letters, the other row.
-	i := strings.LastIndexByte(cell, '!')
-	letters := strings.TrimRight(cell[i+1:], "0123456789")
-	return cell[:i+1] + letters + fmt.Sprint(line)
+	loc.Line = line
+	return loc.Cell(col)
 }
 
 func (a *colAcc) result() Column {

@@ -52,7 +52,7 @@ func TestRunFindings(t *testing.T) {
 		{Column: "Price", Step: "parts", Form: "LOGPART", Field: "PRICE", Type: "Edm.Decimal", Direct: true},
 	}
 	lines := csvInput(t, "lines.csv", "Part", "A1", "Z9", "b2 ", "Z9", "C3")
-	res, err := Run(context.Background(), Options{
+	opts := Options{
 		Sources: []Input{parts, lines},
 		Refs: []Ref{
 			{Source: "lines.csv", Column: "Part", ToSource: "parts.csv", ToColumn: "Code", Why: "exists"},
@@ -67,9 +67,20 @@ func TestRunFindings(t *testing.T) {
 			return nil
 		},
 		Cells: 1,
-	})
+	}
+	res, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The lines given first are read after the parts they need: the same
+	// profile, in the order given.
+	opts.Sources = []Input{lines, parts}
+	again, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Sources[0].Name != "lines.csv" || !reflect.DeepEqual(again.Sources[1], res.Sources[0]) || !reflect.DeepEqual(again.Sources[0], res.Sources[1]) {
+		t.Errorf("the sources in another order profile otherwise:\n%+v\n%+v", again.Sources, res.Sources)
 	}
 	code := column(t, res, "parts.csv", "Code")
 	if want := []Group{{Value: "A1", Finding: Finding{Count: 2, Cells: []string{"parts.csv:2"}}}}; !reflect.DeepEqual(code.Duplicates, want) {
@@ -107,6 +118,41 @@ func TestRunFindings(t *testing.T) {
 	}
 	if !res.TargetRead {
 		t.Error("the target was not read")
+	}
+}
+
+// Two sources that refer to each other: the one read first keeps its
+// values and checks them at the end; the missing values past MaxDistinct
+// are not kept, and the column says so.
+func TestRunReferenceCycle(t *testing.T) {
+	t.Parallel()
+	a := csvInput(t, "a.csv", "X", "1", "2", "3", "4")
+	b := csvInput(t, "b.csv", "Y", "1", "9", "8")
+	res, err := Run(context.Background(), Options{
+		Sources: []Input{a, b},
+		Refs: []Ref{
+			{Source: "a.csv", Column: "X", ToSource: "b.csv", ToColumn: "Y"},
+			{Source: "b.csv", Column: "Y", ToSource: "a.csv", ToColumn: "X"},
+		},
+		MaxDistinct: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := func(src, col string) (vals []string, approx bool) {
+		c := column(t, res, src, col)
+		for _, m := range c.Missing {
+			vals = append(vals, m.Value)
+		}
+		return vals, c.MissingApprox
+	}
+	// a is read first with its check deferred: it keeps its first two
+	// values (1, 2), 1 is in b; 3 and 4 are past the cap.
+	if got, approx := missing("a.csv", "X"); !reflect.DeepEqual(got, []string{"2"}) || !approx {
+		t.Errorf("a.X missing %v (approximate %v), want [2], approximate", got, approx)
+	}
+	if got, approx := missing("b.csv", "Y"); !reflect.DeepEqual(got, []string{"9", "8"}) || approx {
+		t.Errorf("b.Y missing %v (approximate %v), want [9 8], exact", got, approx)
 	}
 }
 
