@@ -28,11 +28,13 @@ type PageInfo struct {
 
 type pageData struct {
 	PageInfo
-	Style    template.HTML
-	Sources  []pageSource
-	Findings int
-	Rows     int
-	Cells    int
+	Host, Company string // the target without its scheme: the page holds no URL
+	Blocking      int
+	Style         template.HTML
+	Sources       []pageSource
+	Findings      int
+	Rows          int
+	Cells         int
 }
 
 type pageSource struct {
@@ -104,6 +106,31 @@ func times(n int) string {
 	return fmt.Sprintf("%d times", n)
 }
 
+// Blocking counts the findings of a column that would make a load fail:
+// values too long, text in a number column, keys twice (also in another
+// case), references missing. Spaces, date layouts and numbers stored as
+// text are for a person to judge.
+func (c *Column) Blocking() int {
+	n := len(c.Duplicates) + len(c.CaseDuplicates) + len(c.Missing)
+	for _, f := range []Finding{c.TooLong, c.TextInNumbers} {
+		if f.Count > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Blocking counts the findings that would make a load fail.
+func (r *Result) Blocking() int {
+	n := 0
+	for _, s := range r.Sources {
+		for i := range s.Columns {
+			n += s.Columns[i].Blocking()
+		}
+	}
+	return n
+}
+
 // Findings counts the findings of a column.
 func (c *Column) Findings() int { return len(c.Items()) }
 
@@ -118,7 +145,8 @@ func quoteAll(vs []string) string {
 // WriteHTML writes the profile as one self-contained page, styled as the
 // run report.
 func WriteHTML(w io.Writer, r *Result, info PageInfo) error {
-	d := pageData{PageInfo: info, Style: executor.PageStyle(), Cells: r.Cells}
+	ri := executor.ReportInfo{Target: info.Target}
+	d := pageData{PageInfo: info, Host: ri.Host(), Company: ri.Company(), Blocking: r.Blocking(), Style: executor.PageStyle(), Cells: r.Cells}
 	for _, s := range r.Sources {
 		ps := pageSource{Source: s}
 		d.Rows += s.Rows

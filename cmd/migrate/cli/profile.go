@@ -23,6 +23,7 @@ type profileJSON struct {
 	Cells       int                 `json:"cells"`
 	MaxDistinct int                 `json:"max_distinct"`
 	Findings    int                 `json:"findings"`
+	Blocking    int                 `json:"blocking"`
 	Sources     []profileSourceJSON `json:"sources"`
 }
 
@@ -267,12 +268,8 @@ func (a *app) profileDone(v profileView, res *profile.Result, info profile.PageI
 	if err := v.Profile(res, doc, html); err != nil {
 		return err
 	}
-	for _, s := range res.Sources {
-		for _, c := range s.Columns {
-			if c.TooLong.Count > 0 || c.TextInNumbers.Count > 0 || len(c.Duplicates) > 0 || len(c.CaseDuplicates) > 0 || len(c.Missing) > 0 {
-				return silent(ExitData)
-			}
-		}
+	if res.Blocking() > 0 {
+		return silent(ExitData)
 	}
 	return nil
 }
@@ -287,7 +284,7 @@ func findingJSON(f profile.Finding) profileFindingJSON {
 
 func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 	doc := profileJSON{Profiled: info.Title, Target: info.Target, Metadata: info.Metadata, Cells: res.Cells,
-		MaxDistinct: res.MaxDistinct, Sources: []profileSourceJSON{}}
+		MaxDistinct: res.MaxDistinct, Blocking: res.Blocking(), Sources: []profileSourceJSON{}}
 	for _, s := range res.Sources {
 		sj := profileSourceJSON{Name: s.Name, File: s.File, Rows: s.Rows, Skipped: s.Skipped, Errors: s.Errors, Columns: []profileColumnJSON{}}
 		for _, c := range s.Columns {
@@ -402,5 +399,5 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n", plural(doc.Findings, "finding", "findings"))
+	fmt.Fprintf(w, "\n%s, %d would make a load fail\n", plural(doc.Findings, "finding", "findings"), doc.Blocking)
 }
