@@ -53,7 +53,7 @@ func FromPlan(pr *executor.Prepared) Options {
 	}
 	for _, u := range uses {
 		if u.Exists != "" {
-			why := fmt.Sprintf("exists: %s: %s (%s)", u.Field, u.Exists, u.Pos)
+			why := fmt.Sprintf("exists: %s: %s (%s)", u.Field, u.Exists, u.ExistsPos)
 			key := u.Field
 			if pr.Metadata != nil {
 				if es := pr.Metadata.EntitySet(u.Exists); es != nil && es.Type != nil && len(es.Type.Key) == 1 {

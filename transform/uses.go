@@ -25,8 +25,10 @@ type Use struct {
 	// Key: the value names a record: a key field of the step's entity,
 	// the step's id or group_by.
 	Key bool
-	// Exists is the entity an exists: check names for this field.
-	Exists string
+	// Exists is the entity an exists: check names for this field, and
+	// ExistsPos where the check is written.
+	Exists    string
+	ExistsPos plan.Pos
 	// Lookup is the lookup the field's expression is, lookup("NAME",
 	// row.X): the column's values must be keys of that lookup's source.
 	Lookup string
@@ -56,12 +58,15 @@ func (p *Program) Uses() []Use {
 			keys[k] = true
 		}
 		src := st.Source
-		add := func(field string, c *compiled, key bool, form, source string, prop *odata.Property, exists string) {
+		add := func(field string, c *compiled, key bool, form, source string, prop *odata.Property, exists *plan.Exists) {
 			if c == nil || c.expr == nil || c.prog == nil {
 				return
 			}
 			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: c.pos,
-				Expr: c.expr.Src, Key: key, Exists: exists, Lookup: c.lookup}
+				Expr: c.expr.Src, Key: key, Lookup: c.lookup}
+			if exists != nil {
+				base.Exists, base.ExistsPos = exists.Entity, exists.Pos
+			}
 			if key && st.When != nil {
 				base.When = st.When.Src
 			}
@@ -79,13 +84,13 @@ func (p *Program) Uses() []Use {
 		// With group_by a record is a group of rows: its id and key are
 		// given by every row of the group, so they repeat by design.
 		perRow := sp.groupBy == nil
-		add("id", sp.id, perRow, st.Entity, src, nil, "")
-		add("group_by", sp.groupBy, false, st.Entity, src, nil, "")
+		add("id", sp.id, perRow, st.Entity, src, nil, nil)
+		add("group_by", sp.groupBy, false, st.Entity, src, nil, nil)
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
-			ex := map[string]string{}
+			ex := map[string]*plan.Exists{}
 			for _, e := range exists {
-				ex[e.Field] = e.Entity
+				ex[e.Field] = e
 			}
 			for _, fl := range f.fields {
 				add(fl.name, fl.expr, top && perRow && keys[fl.name], name, source, fl.prop, ex[fl.name])
