@@ -232,11 +232,11 @@ func TestLibreOfficeWorkbook(t *testing.T) {
 		t.Errorf("LibreOffice's workbook profiles as\n%+v\nthe committed one as\n%+v", got, want)
 	}
 	qty := column(t, &Result{Sources: []Source{{Name: "x", Columns: got}}}, "x", "Qty")
-	if qty.Kinds.Number != 3 || qty.Kinds.Text != 2 {
-		t.Errorf("Qty kinds %+v: want 3 numbers and 2 texts (\"10\" quoted, abc)", qty.Kinds)
+	if qty.Kinds.Number != 3 || qty.Kinds.Text != 2 || qty.Blank != 1 {
+		t.Errorf("Qty kinds %+v, blank %d: want 3 numbers, 2 texts (\"10\" quoted, abc) and the cell the sheet leaves out blank", qty.Kinds, qty.Blank)
 	}
 	date := column(t, &Result{Sources: []Source{{Name: "x", Columns: got}}}, "x", "Date")
-	if date.Kinds.Date != 5 || len(date.DateLayouts) != 1 || date.DateLayouts[0].Layout != "date cell" {
+	if date.Kinds.Date != 6 || len(date.DateLayouts) != 1 || date.DateLayouts[0].Layout != "date cell" {
 		t.Errorf("Date kinds %+v, layouts %+v: want date cells", date.Kinds, date.DateLayouts)
 	}
 }
