@@ -70,6 +70,9 @@ type Use struct {
 	Expr   string
 	Plan   string // where the plan writes it: plan.yaml:LINE:COLUMN
 	Key    bool   // the value names a record: duplicates matter
+	// Group: the value names a group of rows (group_by): it repeats by
+	// design, but two spellings that differ only in case are two groups.
+	Group bool
 	// When is the step's when: of a key, "" for none: rows it skips give
 	// no record, so their keys are no duplicates.
 	When string
@@ -126,6 +129,7 @@ type Column struct {
 	DateLayouts    []Layout
 	Spaces         Finding
 	Key            bool
+	Group          bool // names groups: only its case duplicates are findings
 	Duplicates     []Group
 	CaseDuplicates []Group
 	Missing        []Missing
@@ -491,10 +495,12 @@ func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]
 			if u.Column == name {
 				a.col.Fields = append(a.col.Fields, u)
 				a.col.Key = a.col.Key || u.Key
+				a.col.Group = a.col.Group || u.Group
 			}
 		}
+		a.col.Group = a.col.Group && !a.col.Key
 		a.col.MaxAllowed = maxAllowed(a.col.Fields)
-		if a.col.Key {
+		if a.col.Key || a.col.Group {
 			a.keys = map[uint64]int{}
 			a.folded = map[uint64]foldFirst{}
 			a.dups = map[uint64]*groupAcc{}
@@ -677,6 +683,9 @@ func (a *colAcc) key(v string, h uint64, cell string, row source.Row, col int) {
 	line := row.Loc.Line
 	fh := hash64(fold(v))
 	if first, ok := a.keys[h]; ok {
+		if a.col.Group {
+			return // a group's rows
+		}
 		g := a.dups[h]
 		if g == nil {
 			g = &groupAcc{value: v, order: a.groups}

@@ -23,8 +23,12 @@ type Use struct {
 	Direct bool
 	Expr   string
 	// Key: the value names a record: a key field of the step's entity,
-	// the step's id or group_by.
+	// or the step's id.
 	Key bool
+	// Group: the value names a group of rows (group_by, and the id and
+	// key fields of a step with group_by): its repeats are the group's
+	// rows, but two spellings that differ only in case are two groups.
+	Group bool
 	// Exists is the entity an exists: check names for this field, and
 	// ExistsPos where the check is written.
 	Exists    string
@@ -58,16 +62,17 @@ func (p *Program) Uses() []Use {
 			keys[k] = true
 		}
 		src := st.Source
+		grouped := sp.groupBy != nil
 		add := func(field string, c *compiled, key bool, form, source string, prop *odata.Property, exists *plan.Exists) {
 			if c == nil || c.expr == nil || c.prog == nil {
 				return
 			}
 			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: c.pos,
-				Expr: c.expr.Src, Key: key, Lookup: c.lookup}
+				Expr: c.expr.Src, Key: key && !grouped, Group: key && grouped, Lookup: c.lookup}
 			if exists != nil {
 				base.Exists, base.ExistsPos = exists.Entity, exists.Pos
 			}
-			if key && st.When != nil {
+			if key && !grouped && st.When != nil {
 				base.When = st.When.Src
 			}
 			if c.column != "" {
@@ -82,10 +87,9 @@ func (p *Program) Uses() []Use {
 			}
 		}
 		// With group_by a record is a group of rows: its id and key are
-		// given by every row of the group, so they repeat by design.
-		perRow := sp.groupBy == nil
-		add("id", sp.id, perRow, st.Entity, src, nil, nil)
-		add("group_by", sp.groupBy, false, st.Entity, src, nil, nil)
+		// given by every row of the group, so they repeat by design (Group).
+		add("id", sp.id, true, st.Entity, src, nil, nil)
+		add("group_by", sp.groupBy, true, st.Entity, src, nil, nil)
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
 			ex := map[string]*plan.Exists{}
@@ -93,7 +97,7 @@ func (p *Program) Uses() []Use {
 				ex[e.Field] = e
 			}
 			for _, fl := range f.fields {
-				add(fl.name, fl.expr, top && perRow && keys[fl.name], name, source, fl.prop, ex[fl.name])
+				add(fl.name, fl.expr, top && keys[fl.name], name, source, fl.prop, ex[fl.name])
 			}
 			for i, s := range f.subs {
 				if i >= len(subs) || s.kind == subEach || s.source == nil {

@@ -33,18 +33,18 @@ func TestUses(t *testing.T) {
 		if u.Prop != nil {
 			maxLen = u.Prop.MaxLength
 		}
-		got = append(got, fmt.Sprintf("%s %s.%s ← %s.%s direct=%v key=%v when=%q exists=%q lookup=%q max=%d",
-			u.Step, u.Form, u.Field, u.Source, u.Column, u.Direct, u.Key, u.When, u.Exists, u.Lookup, maxLen))
+		got = append(got, fmt.Sprintf("%s %s.%s ← %s.%s direct=%v key=%v group=%v when=%q exists=%q lookup=%q max=%d",
+			u.Step, u.Form, u.Field, u.Source, u.Column, u.Direct, u.Key, u.Group, u.When, u.Exists, u.Lookup, maxLen))
 	}
 	want := []string{
-		`customers CUSTOMERS.CUSTNAME ← cust.Code direct=true key=true when="row.Skip != \"y\"" exists="" lookup="" max=16`,
-		`customers CUSTOMERS.CUSTDES ← cust.Name direct=false key=false when="" exists="" lookup="" max=48`,
-		`customers CUSTOMERS.CUSTDES ← cust.Town direct=false key=false when="" exists="" lookup="" max=48`,
-		`customers CUSTOMERS.AGENTCODE ← cust.Agent direct=false key=false when="" exists="" lookup="agent" max=8`,
-		`orders ORDERS.group_by ← lines.Order direct=true key=false when="" exists="" lookup="" max=0`,
-		`orders ORDERS.ORDNAME ← lines.Order direct=true key=false when="" exists="" lookup="" max=16`,
-		`orders ORDERS.CUSTNAME ← lines.Cust direct=true key=false when="" exists="CUSTOMERS" lookup="" max=16`,
-		`orders ORDERITEMS_SUBFORM.PARTNAME ← lines.Part direct=true key=false when="" exists="" lookup="" max=16`,
+		`customers CUSTOMERS.CUSTNAME ← cust.Code direct=true key=true group=false when="row.Skip != \"y\"" exists="" lookup="" max=16`,
+		`customers CUSTOMERS.CUSTDES ← cust.Name direct=false key=false group=false when="" exists="" lookup="" max=48`,
+		`customers CUSTOMERS.CUSTDES ← cust.Town direct=false key=false group=false when="" exists="" lookup="" max=48`,
+		`customers CUSTOMERS.AGENTCODE ← cust.Agent direct=false key=false group=false when="" exists="" lookup="agent" max=8`,
+		`orders ORDERS.group_by ← lines.Order direct=true key=false group=true when="" exists="" lookup="" max=0`,
+		`orders ORDERS.ORDNAME ← lines.Order direct=true key=false group=true when="" exists="" lookup="" max=16`,
+		`orders ORDERS.CUSTNAME ← lines.Cust direct=true key=false group=false when="" exists="CUSTOMERS" lookup="" max=16`,
+		`orders ORDERITEMS_SUBFORM.PARTNAME ← lines.Part direct=true key=false group=false when="" exists="" lookup="" max=16`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Uses:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

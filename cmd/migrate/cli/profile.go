@@ -58,6 +58,7 @@ type profileColumnJSON struct {
 	DateLayouts         []profileLayoutJSON  `json:"date_layouts"`
 	Spaces              profileFindingJSON   `json:"spaces"`
 	Key                 bool                 `json:"key"`
+	Group               bool                 `json:"group"`
 	Duplicates          []profileGroupJSON   `json:"duplicates"`
 	CaseDuplicates      []profileGroupJSON   `json:"case_duplicates"`
 	Missing             []profileMissingJSON `json:"missing"`
@@ -91,6 +92,7 @@ type profileFieldJSON struct {
 	Expression   string `json:"expression,omitempty"`
 	PlanLocation string `json:"plan_location,omitempty"`
 	Key          bool   `json:"key"`
+	Group        bool   `json:"group"`
 	When         string `json:"when,omitempty"`
 }
 
@@ -293,7 +295,7 @@ func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 				Top: []profileCountJSON{}, MinLength: c.MinLength, MaxLength: c.MaxLength, Kinds: profileKindsJSON(c.Kinds),
 				MaxAllowed: c.MaxAllowed, TooLong: findingJSON(c.TooLong), NumberColumn: c.Numeric,
 				NumbersAsText: findingJSON(c.NumbersAsText), TextInNumbers: findingJSON(c.TextInNumbers),
-				DateLayouts: []profileLayoutJSON{}, Spaces: findingJSON(c.Spaces), Key: c.Key,
+				DateLayouts: []profileLayoutJSON{}, Spaces: findingJSON(c.Spaces), Key: c.Key, Group: c.Group,
 				Duplicates: []profileGroupJSON{}, CaseDuplicates: []profileGroupJSON{}, Missing: []profileMissingJSON{},
 				MissingApproximate: c.MissingApprox}
 			for _, t := range c.Top {
@@ -305,7 +307,7 @@ func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 			}
 			for _, u := range c.Fields {
 				cj.Fields = append(cj.Fields, profileFieldJSON{Step: u.Step, Form: u.Form, Name: u.Field, Type: u.Type, MaxLength: u.MaxLength,
-					Direct: u.Direct, Expression: u.Expr, PlanLocation: u.Plan, Key: u.Key, When: u.When})
+					Direct: u.Direct, Expression: u.Expr, PlanLocation: u.Plan, Key: u.Key, Group: u.Group, When: u.When})
 			}
 			if len(cj.Fields) > 0 {
 				// field: the one the column is written to as it is, else the first.
