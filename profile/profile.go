@@ -186,7 +186,8 @@ type Missing struct {
 	Finding
 }
 
-// Run profiles every input, then checks the references.
+// Run profiles every input, each read once (the ones referred to first),
+// checking the references as the rows go by.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Cells <= 0 {
 		opts.Cells = DefaultCells
@@ -550,10 +551,8 @@ func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]
 	return out, nil
 }
 
-// foldFirst is the first row of a case-folded key: its exact hash, its
-// line, its value.
+// foldFirst is the first row of a case-folded key: its line and value.
 type foldFirst struct {
-	exact uint64
 	line  int
 	value string
 }
@@ -699,7 +698,7 @@ func (a *colAcc) key(v string, h uint64, cell string, row source.Row, col int) {
 	a.keys[h] = line
 	ff, ok := a.folded[fh]
 	if !ok {
-		a.folded[fh] = foldFirst{exact: h, line: line, value: v}
+		a.folded[fh] = foldFirst{line: line, value: v}
 		return
 	}
 	g := a.caseDups[fh]
