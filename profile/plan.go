@@ -72,6 +72,10 @@ func FromPlan(pr *executor.Prepared) Options {
 		}
 		if u.Lookup != "" {
 			for _, l := range lookups {
+				// A lookup with missing: empty or keep takes a missing key.
+				if pl := lookupNamed(p, l.Name); pl != nil && pl.Missing != "" && pl.Missing != "error" {
+					continue
+				}
 				if l.Name == u.Lookup && sourceIsFile(p, l.Source) {
 					addRef(Ref{Source: u.Source, Column: u.Column, ToSource: l.Source, ToColumn: l.Column,
 						Why: fmt.Sprintf("lookup(%q) (%s)", l.Name, u.Pos)})
@@ -96,6 +100,15 @@ func use(u transform.Use) Use {
 func isStepOf(p *plan.Plan, step, entity string) bool {
 	s := p.Step(step)
 	return s != nil && s.Entity == entity
+}
+
+func lookupNamed(p *plan.Plan, name string) *plan.Lookup {
+	for _, l := range p.Lookups {
+		if l.Name == name {
+			return l
+		}
+	}
+	return nil
 }
 
 func sourceIsFile(p *plan.Plan, name string) bool {
