@@ -64,13 +64,13 @@ func (c *Column) Items() []Item {
 			out = append(out, Item{What: what, Class: class, Cells: f.Cells, More: f.More()})
 		}
 	}
-	add("bad", fmt.Sprintf("%d longer than MaxLength %d", c.TooLong.Count, c.MaxAllowed), c.TooLong)
-	add("bad", fmt.Sprintf("%d not numbers in a number column", c.TextInNumbers.Count), c.TextInNumbers)
-	add("warn", fmt.Sprintf("%d numbers stored as text", c.NumbersAsText.Count), c.NumbersAsText)
-	add("warn", fmt.Sprintf("%d with leading or trailing spaces", c.Spaces.Count), c.Spaces)
+	add("bad", fmt.Sprintf("longer than MaxLength %d (%s)", c.MaxAllowed, values(c.TooLong.Count)), c.TooLong)
+	add("bad", fmt.Sprintf("text in a number column (%s)", values(c.TextInNumbers.Count)), c.TextInNumbers)
+	add("warn", fmt.Sprintf("numbers stored as text (%s)", values(c.NumbersAsText.Count)), c.NumbersAsText)
+	add("warn", fmt.Sprintf("leading or trailing spaces (%s)", values(c.Spaces.Count)), c.Spaces)
 	if len(c.DateLayouts) > 1 {
 		for _, l := range c.DateLayouts {
-			add("warn", fmt.Sprintf("date layout %s: %d", l.Layout, l.Count), l.Finding)
+			add("warn", fmt.Sprintf("date layout %s (%s)", l.Layout, values(l.Count)), l.Finding)
 		}
 	}
 	unless := ""
@@ -94,6 +94,13 @@ func (c *Column) Items() []Item {
 		add("bad", what, m.Finding)
 	}
 	return out
+}
+
+func values(n int) string {
+	if n == 1 {
+		return "1 value"
+	}
+	return fmt.Sprintf("%d values", n)
 }
 
 func times(n int) string {
