@@ -20,27 +20,15 @@ func TargetLookups(client *odata.Client, md *odata.Metadata) transform.TargetRea
 		if es == nil || es.Type == nil {
 			return fmt.Errorf("unknown entity %s", l.Entity)
 		}
-		pages, err := read.Pages(client, read.Query{Set: l.Entity, Type: es.Type, Filter: l.Filter})
-		if err != nil {
-			return err
-		}
-		for {
-			rows, err := pages.Next(ctx)
-			if err != nil || rows == nil {
-				return err
-			}
-			for _, row := range rows {
-				// A field hidden by field-level permissions is missing
-				// from the answer, and a table built without it is wrong.
-				for _, f := range []string{l.KeyField, l.ValueField} {
-					if _, returned := row[f]; !returned {
-						return fmt.Errorf("%s does not return %s on read (a field-level permission): let the API user read it, or look up another field", l.Entity, f)
-					}
-				}
-				if err := fn(row[l.KeyField], row[l.ValueField]); err != nil {
-					return err
+		return read.Each(ctx, client, read.Query{Set: l.Entity, Type: es.Type, Filter: l.Filter}, func(row map[string]any) error {
+			// A field hidden by field-level permissions is missing from
+			// the answer, and a table built without it is wrong.
+			for _, f := range []string{l.KeyField, l.ValueField} {
+				if _, returned := row[f]; !returned {
+					return fmt.Errorf("%s does not return %s on read (a field-level permission): let the API user read it, or look up another field", l.Entity, f)
 				}
 			}
-		}
+			return fn(row[l.KeyField], row[l.ValueField])
+		})
 	}
 }

@@ -231,3 +231,20 @@ func openService(ctx context.Context, services map[string]Service, s *plan.Sourc
 		Select: s.Select, Expand: s.Expand, Filter: s.Filter, PageBytes: PageBytes(memory),
 	})
 }
+
+// Program is the compiled plan, nil when it did not compile: migrate
+// profile asks it which column feeds which field.
+func (p *Prepared) Program() *transform.Program {
+	if p == nil {
+		return nil
+	}
+	return p.program
+}
+
+// Open opens one of the plan's sources as a run reads it: a file relative
+// to the plan's folder (each workbook once), or a connection's entity.
+func (p *Prepared) Open(s *plan.Source) (source.Reader, error) { return p.open(s) }
+
+// CellText is a source cell as the reports show it: a date cell as its
+// day (2026-02-01, with the time when it has one), a number as stored.
+func CellText(c source.Cell) string { return cellText(c) }

@@ -324,3 +324,13 @@ func durationText(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+// PageStyle is the pages' style sheet, the <style> element of the run
+// report, for another page to look like it (migrate profile's).
+func PageStyle() template.HTML {
+	var b strings.Builder
+	if err := reportPage.ExecuteTemplate(&b, "style", nil); err != nil {
+		panic(err) // the block takes no data: it cannot fail
+	}
+	return template.HTML(b.String())
+}

@@ -352,3 +352,23 @@ func fieldsText(row map[string]any, fields []string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Each reads q to its end, a page at a time (see Pages), handing fn every
+// row; an error of fn stops the read and is returned.
+func Each(ctx context.Context, c *odata.Client, q Query, fn func(row map[string]any) error) error {
+	pages, err := Pages(c, q)
+	if err != nil {
+		return err
+	}
+	for {
+		rows, err := pages.Next(ctx)
+		if err != nil || rows == nil {
+			return err
+		}
+		for _, row := range rows {
+			if err := fn(row); err != nil {
+				return err
+			}
+		}
+	}
+}

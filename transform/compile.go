@@ -6,6 +6,7 @@ import (
 	"github.com/expr-lang/expr/conf"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -70,6 +71,8 @@ type compiled struct {
 	prog     *vm.Program // nil for a constant
 	constVal any
 	column   string     // the column when the expression is just row.X
+	reads    []string   // the columns it reads as row.X, each once
+	lookup   string     // the lookup when the expression is lookup("NAME", row.X)
 	expr     *plan.Expr // where it is written, for messages
 	pos      plan.Pos
 }
@@ -633,6 +636,20 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 	}
 	if id, ok := a.last.(*ast.IdentifierNode); ok && strings.HasPrefix(id.Value, colPrefix) {
 		ce.column = strings.TrimPrefix(id.Value, colPrefix)
+	}
+	if call, ok := a.last.(*ast.CallNode); ok && len(call.Arguments) == 2 {
+		fn, _ := call.Callee.(*ast.IdentifierNode)
+		name, _ := call.Arguments[0].(*ast.StringNode)
+		arg, _ := call.Arguments[1].(*ast.IdentifierNode)
+		if fn != nil && fn.Value == "lookup" && name != nil && arg != nil && strings.HasPrefix(arg.Value, colPrefix) {
+			ce.lookup = name.Value
+			ce.reads = []string{strings.TrimPrefix(arg.Value, colPrefix)}
+		}
+	}
+	for _, r := range a.columns {
+		if !slices.Contains(ce.reads, r.name) {
+			ce.reads = append(ce.reads, r.name)
+		}
 	}
 	for _, r := range a.columns {
 		c.fileColumn(sc.rowSource, r, e)

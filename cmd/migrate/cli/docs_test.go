@@ -210,10 +210,15 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 	for _, v := range []any{runJSON{}, stepJSON{}, errorJSON{}, estimate{}, validateJSON{}, problemJSON{},
 		infoJSON{}, undoJSON{}, undoActionJSON{}, resolveJSON{}, inDoubtJSON{}, candidateJSON{}, decisionJSON{},
 		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{},
-		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{}} {
+		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{},
+		profileJSON{}, profileSourceJSON{}, profileColumnJSON{}, profileCountJSON{}, profileSampleJSON{}, profileKindsJSON{},
+		profileFieldJSON{}, profileFindingJSON{}, profileLayoutJSON{}, profileGroupJSON{}, profileMissingJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
+			if f.Anonymous {
+				continue // its fields are the embedded type's, listed on their own
+			}
 			name := f.Name
 			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag == "-" {
 				continue

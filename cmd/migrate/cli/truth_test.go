@@ -42,7 +42,8 @@ func TestOneTruth(t *testing.T) {
 		t.Fatalf("example plans: %v %v", plans, err)
 	}
 	for _, p := range plans {
-		if filepath.Base(p) == "mistakes.yaml" { // shows mistakes: it does not load
+		switch filepath.Base(p) {
+		case "mistakes.yaml", "profile.yaml": // show mistakes and a messy hand-over: they do not load
 			continue
 		}
 		for _, quirks := range []string{"", "all"} {

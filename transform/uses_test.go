@@ -1,0 +1,55 @@
+package transform
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// Uses says which column feeds which field, and how: row.X and row["X"]
+// are the column's; anything else reads it; a key repeats by design under
+// group_by; exists: and lookup() are carried to the field.
+func TestUses(t *testing.T) {
+	t.Parallel()
+	p := &plan.Plan{
+		Sources: []*plan.Source{{Name: "cust", File: "c.csv"}, {Name: "agents", File: "a.csv"}, {Name: "lines", File: "l.csv"}},
+		Lookups: []*plan.Lookup{{Name: "agent", Source: "agents", Key: x("row.Old"), Value: x("row.New")}},
+		Steps: []*plan.Step{
+			{Name: "customers", Entity: "CUSTOMERS", Source: "cust", When: xp(`row.Skip != "y"`),
+				Fields: fields("CUSTNAME", `row["Code"]`, "CUSTDES", "upper(row.Name) + row.Town", "AGENTCODE", `lookup("agent", row.Agent)`)},
+			{Name: "orders", Entity: "ORDERS", Source: "lines", GroupBy: xp("row.Order"),
+				Fields:   fields("ORDNAME", "row.Order", "CUSTNAME", "row.Cust"),
+				Exists:   []*plan.Exists{{Field: "CUSTNAME", Entity: "CUSTOMERS"}},
+				Subforms: []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Source: "group", Fields: fields("PARTNAME", "row.Part")}}},
+		},
+	}
+	prog := mustCompile(t, p, demoMetadata(), testOptions())
+	var got []string
+	for _, u := range prog.Uses() {
+		maxLen := 0
+		if u.Prop != nil {
+			maxLen = u.Prop.MaxLength
+		}
+		got = append(got, fmt.Sprintf("%s %s.%s ← %s.%s direct=%v key=%v group=%v when=%q exists=%q lookup=%q max=%d",
+			u.Step, u.Form, u.Field, u.Source, u.Column, u.Direct, u.Key, u.Group, u.When, u.Exists, u.Lookup, maxLen))
+	}
+	want := []string{
+		`customers CUSTOMERS.CUSTNAME ← cust.Code direct=true key=true group=false when="row.Skip != \"y\"" exists="" lookup="" max=16`,
+		`customers CUSTOMERS.CUSTDES ← cust.Name direct=false key=false group=false when="" exists="" lookup="" max=48`,
+		`customers CUSTOMERS.CUSTDES ← cust.Town direct=false key=false group=false when="" exists="" lookup="" max=48`,
+		`customers CUSTOMERS.AGENTCODE ← cust.Agent direct=false key=false group=false when="" exists="" lookup="agent" max=8`,
+		`orders ORDERS.group_by ← lines.Order direct=true key=false group=true when="" exists="" lookup="" max=0`,
+		`orders ORDERS.ORDNAME ← lines.Order direct=true key=false group=true when="" exists="" lookup="" max=16`,
+		`orders ORDERS.CUSTNAME ← lines.Cust direct=true key=false group=false when="" exists="CUSTOMERS" lookup="" max=16`,
+		`orders ORDERITEMS_SUBFORM.PARTNAME ← lines.Part direct=true key=false group=false when="" exists="" lookup="" max=16`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Uses:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got, want := prog.LookupKeys(), []LookupKey{{Name: "agent", Source: "agents", Column: "Old"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("LookupKeys = %+v, want %+v", got, want)
+	}
+}
