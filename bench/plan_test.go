@@ -179,7 +179,7 @@ func checkSummary(sum *executor.Summary, rows int) error {
 		return fmt.Errorf("%d records, %d errors, want %d records and none: %s", s.Records, s.Errors, rows, strings.Join(msgs, "; "))
 	}
 	// Each customer is one deep insert with its ship-to (the default).
-	if want := (rows + 99) / 100; sum.Requests != want {
+	if want := (rows+99)/100 + 1; sum.Requests != want { // and the form's warm-up before the first write
 		return fmt.Errorf("%d calls, want %d", sum.Requests, want)
 	}
 	return nil

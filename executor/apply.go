@@ -71,7 +71,7 @@ type runner struct {
 	changed map[string]int
 
 	stopping atomic.Bool
-	requests atomic.Int64
+	calls    atomic.Int64 // HTTP calls made (counted)
 	subs     atomic.Int64
 	txns     atomic.Int64 // API transactions: entities and lines written
 
@@ -124,8 +124,54 @@ func (l journalLedger) held(step string, keys []string) (map[string]bool, error)
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
 func newRunner(ctx context.Context, opts *runOptions) *runner {
-	return &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
 		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, changed: map[string]int{}}
+	if opts.Client != nil {
+		opts.Client = counted{inner: opts.Client, n: &r.calls, reads: r.journalReads}
+	}
+	return r
+}
+
+// journalReads journals a call of reads (KindReads) so that the run
+// report counts it as apply did; the watermark's read is journaled with
+// the watermark it found.
+func (r *runner) journalReads(reqs []odata.BatchRequest, c *odata.CallStats) {
+	if r.dry || r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
+		return
+	}
+	_ = r.appendUnsynced(stampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c))
+}
+
+// counted is a run's client: it counts every HTTP call the run makes,
+// writes and reads, retries and the warm-ups of cold forms included, so
+// that the calls a summary shows are the calls the server saw (and the
+// run report, which counts them from the journal, says the same).
+type counted struct {
+	inner Client
+	n     *atomic.Int64
+	// reads journals a call of reads only (nil: none).
+	reads func(reqs []odata.BatchRequest, c *odata.CallStats)
+}
+
+func (c counted) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	s := odata.CallStatsOf(ctx)
+	own := s == nil // a write batch brings its own, journaled with its outcome
+	if own {
+		s = &odata.CallStats{}
+		ctx = odata.WithCallStats(ctx, s)
+	}
+	before := s.Attempts
+	resps, err := c.inner.Batch(ctx, reqs, opts)
+	c.n.Add(int64(s.Attempts - before))
+	if own && c.reads != nil && s.Attempts > before && !writes(reqs) {
+		c.reads(reqs, s)
+	}
+	return resps, err
+}
+
+// writes reports whether a batch holds a sub-request that writes.
+func writes(reqs []odata.BatchRequest) bool {
+	return slices.ContainsFunc(reqs, func(q odata.BatchRequest) bool { return q.Method != http.MethodGet })
 }
 
 // Apply loads the plan: it creates the journal, or resumes it (reconciling
@@ -237,7 +283,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	r.jr.Close()
 	// The ledger's own state has every line appended folded in: no replay.
 	sum := r.jr.summary(opts.Plan)
-	sum.Requests = int(r.requests.Load())
+	sum.Requests = int(r.calls.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
@@ -984,7 +1030,6 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 				<-r.sem
 			}
 		}()
-		r.requests.Add(1)
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(txns))
 		var calls odata.CallStats

@@ -371,7 +371,6 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		key = found[0].Key
 	}
 	path := sr.entity + "(" + key + ")?$expand=" + expandOf(o)
-	r.requests.Add(1)
 	r.subs.Add(1)
 	resp, err := r.readCtx(sr.traced(), path)
 	if err != nil {
@@ -514,7 +513,6 @@ func (sr *stepRun) readDeepPending() error {
 	for i, x := range rs {
 		reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
 	}
-	r.requests.Add(1)
 	r.subs.Add(int64(len(reqs)))
 	resps, err := r.readBatch(sr.traced(), reqs)
 	if err != nil {

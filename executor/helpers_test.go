@@ -34,15 +34,6 @@ type httpClient struct {
 	err  error
 }
 
-func writes(reqs []odata.BatchRequest) bool {
-	for _, r := range reqs {
-		if r.Method != "GET" {
-			return true
-		}
-	}
-	return false
-}
-
 func (c *httpClient) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
 	c.once.Do(func() {
 		// No retries and no timeout of its own: a test's batch is sent

@@ -34,8 +34,8 @@ func TestCrashThenResumeReconcilesLineTexts(t *testing.T) {
 	if err != nil || !sum.Complete || len(sum.Undecided) != 0 {
 		t.Fatalf("resume: %v complete=%v undecided=%q", err, sum != nil && sum.Complete, sum.Undecided)
 	}
-	if sum.Requests != 0 {
-		t.Errorf("resume sent %d batches; everything was committed", sum.Requests)
+	if sum.Transactions != 0 {
+		t.Errorf("resume wrote %d API transactions; everything was committed", sum.Transactions)
 	}
 	got := env.entities("ORDERS", "DETAILS")
 	if len(got) != 2 || len(env.sb.Snapshot()["ORDERS"]) != 2 {

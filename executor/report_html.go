@@ -63,8 +63,11 @@ type RunReport struct {
 	// transactions as the service meters them: every entity and line
 	// written counts one.
 	Requests, Subrequests, Transactions int
-	Throttled                           int           // calls answered 429
-	Waited                              time.Duration // spent waiting to retry
+	// TransactionsSent (a run) are the API transactions the calls carried,
+	// written or refused: what apply counted.
+	TransactionsSent int
+	Throttled        int           // calls answered 429
+	Waited           time.Duration // spent waiting to retry
 	// Estimated and CallsPerMinute: the dry run's estimate of apply.
 	Estimated      time.Duration
 	CallsPerMinute int
@@ -174,6 +177,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 		rep.Requests += b.Made()
 		rep.Subrequests += b.Subs
 		rep.Transactions += b.Written
+		rep.TransactionsSent += b.Metered
 		rep.Throttled += b.Throttled
 		rep.Waited += b.Waited
 	}

@@ -377,7 +377,6 @@ func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]od
 	case <-r.ctx.Done():
 		return nil, errHalt
 	}
-	r.requests.Add(1)
 	r.subs.Add(int64(len(reqs)))
 	got, err := r.readBatch(ctx, reqs)
 	<-r.sem

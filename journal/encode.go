@@ -55,6 +55,7 @@ func appendEntryJSON(dst []byte, e *Entry) ([]byte, bool) {
 	w.int("calls", e.Calls, true)
 	w.int("429", e.Throttled, true)
 	w.int("wait_ms", int(e.WaitMS), true)
+	w.int("gets", e.Gets, true)
 	w.b = append(w.b, '}')
 	return w.b, w.ok
 }
@@ -182,6 +183,7 @@ func (w *jsonWriter) sub(s *Sub) {
 		w.str("rh", s.RowHash, true)
 		w.raw("ln", s.Lines)
 		w.raw("tx", s.Texts)
+		w.int("nx", s.Nested, true)
 	})
 }
 

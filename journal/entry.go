@@ -32,6 +32,10 @@ const (
 	// rows): the runs after it are made from those, and the same plan and
 	// sources are not refused again (issue 24.10).
 	KindAccept Kind = "accept"
+	// KindReads is a call of reads a run made that nothing else journals
+	// (an upsert's or update's reads, a deep insert's read-back, the reads
+	// of reconciliation): a call the run report counts, as apply counted it.
+	KindReads Kind = "reads"
 )
 
 // Accepted is what an entry of KindAccept records: the plan and sources a
@@ -291,6 +295,8 @@ type Entry struct {
 	Calls     int   `json:"calls,omitempty"`
 	Throttled int   `json:"429,omitempty"`
 	WaitMS    int64 `json:"wait_ms,omitempty"`
+	// Gets (KindReads) is the GET sub-requests of the call.
+	Gets int `json:"gets,omitempty"`
 }
 
 // Status of a record.

@@ -61,7 +61,7 @@ func (p *fastParser) decode(js []byte, e *Entry) bool {
 			if !ok || e.At.UnmarshalText([]byte(v)) != nil {
 				return false
 			}
-		case "calls", "429", "wait_ms":
+		case "calls", "429", "wait_ms", "gets":
 			n, ok := p.num()
 			if !ok {
 				return false
@@ -71,6 +71,8 @@ func (p *fastParser) decode(js []byte, e *Entry) bool {
 				e.Calls = n
 			case "429":
 				e.Throttled = n
+			case "gets":
+				e.Gets = n
 			default:
 				e.WaitMS = int64(n)
 			}
@@ -348,6 +350,8 @@ func (p *fastParser) sub(s *Sub) bool {
 			s.Line, ok = p.str()
 		case "rh":
 			s.RowHash, ok = p.str()
+		case "nx":
+			s.Nested, ok = p.num()
 		case "bf", "mt", "ln", "tx":
 			var raw string
 			raw, ok = p.rawValue()

@@ -97,6 +97,9 @@ type BatchCall struct {
 	Read             bool // a read journaled by what it found (a watermark), not a batch
 	InDoubt          bool // its outcome was lost
 	NotSent          bool // journaled, then never sent or refused whole
+	// Metered is what its sub-requests would write, answered or not: the
+	// API transactions apply counts as sent.
+	Metered int
 	// Written is what the sub-requests answered 2xx wrote (not reads):
 	// the API transactions the service meters, each entity and each line
 	// (Sub.Entities), a deep insert's lines too.
@@ -516,8 +519,14 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		if st.report {
 			st.batchAt[e.Batch] = len(st.Batches)
-			st.Batches = append(st.Batches, BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
-				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")})
+			bc := BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
+				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")}
+			for i := range e.Subs {
+				if e.Subs[i].Op != OpRead {
+					bc.Metered += e.Subs[i].Entities()
+				}
+			}
+			st.Batches = append(st.Batches, bc)
 		}
 		if len(e.Subs) > 0 && !strings.HasPrefix(e.Subs[0].Op, "undo-") {
 			st.finished = false // an apply began again
@@ -704,6 +713,11 @@ func (st *State) applyLine(line []byte, written bool) string {
 			return "accept entry without a plan hash"
 		}
 		st.accept(*e.Accept)
+	case KindReads:
+		if st.report {
+			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Subs: e.Gets, Read: true})
+			st.Batches[len(st.Batches)-1].note(&e)
+		}
 	case KindHeader:
 		return "a second header"
 	default:

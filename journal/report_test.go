@@ -55,8 +55,8 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 	}
 	_, st := loadReport(t, buf.Bytes())
 	want := []BatchCall{
-		{Batch: 1, Sent: at, Answered: at.Add(40 * time.Second), Subs: 3, Calls: 2, Throttled: 1, Waited: 30 * time.Second, Written: 2},
-		{Batch: 2, Subs: 1, Undo: true, Written: 1},
+		{Batch: 1, Sent: at, Answered: at.Add(40 * time.Second), Subs: 3, Calls: 2, Throttled: 1, Waited: 30 * time.Second, Metered: 3, Written: 2}, // three sent, two written
+		{Batch: 2, Subs: 1, Undo: true, Metered: 1, Written: 1},
 	}
 	if !reflect.DeepEqual(st.Batches, want) {
 		t.Errorf("batches\n%+v\nwant\n%+v", st.Batches, want)
@@ -81,4 +81,28 @@ func loadReport(t *testing.T, lines []byte) (string, *State) {
 		t.Fatal(err)
 	}
 	return path, st
+}
+
+// A deep insert's count of the entities its body carries (nx) survives
+// the journal, so that the report counts its API transactions as apply
+// did; a call of reads (KindReads) is a call of the run.
+func TestNestedAndReadsReplayed(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "j.journal")
+	j, err := Create(path, Header{PlanHash: "p", MarksFinish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, At: at, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Nested: 4}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, At: at, Calls: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'"}}}))
+	must(t, j.Append(Entry{Kind: KindReads, At: at, Calls: 2, Gets: 40}))
+	must(t, j.Close())
+	st, err := LoadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Batches) != 2 || st.Batches[0].Metered != 5 || st.Batches[0].Written != 5 || !st.Batches[1].Read || st.Batches[1].Subs != 40 || st.Batches[1].Made() != 2 {
+		t.Errorf("batches %+v", st.Batches)
+	}
 }

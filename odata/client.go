@@ -179,10 +179,10 @@ type Client struct {
 	mu       sync.Mutex
 	version  *Version
 	verKnown bool
-	// warmed are the entity sets known warm (warmBeforeWrites, readWarm),
-	// under mu; warmMu makes a batch wait while another warms forms up.
+	// forms are the entity sets known warm (warmBeforeWrites, readWarm);
+	// warmMu makes a batch wait while another warms forms up.
 	warmMu sync.Mutex
-	warmed map[string]bool
+	forms  Forms
 }
 
 // NewClient checks cfg and builds a client. TLS verification is always on;
@@ -436,6 +436,12 @@ type callStatsKey struct{}
 // goroutine: s is not locked.
 func WithCallStats(ctx context.Context, s *CallStats) context.Context {
 	return context.WithValue(ctx, callStatsKey{}, s)
+}
+
+// CallStatsOf is the CallStats ctx's calls add to, nil when none.
+func CallStatsOf(ctx context.Context) *CallStats {
+	s, _ := ctx.Value(callStatsKey{}).(*CallStats)
+	return s
 }
 
 // do sends r with retries, rate limits, the size cap and the timeout.
@@ -983,32 +989,72 @@ func batchRequest(reqs []BatchRequest, opts BatchOptions) (*request, error) {
 // readWarm notes the sets a batch's reads found warm: a GET answered 200
 // (a step's watermark read, a reconciliation's) leaves its set warm, and
 // the first write to it needs no warm-up of its own.
-func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) { c.forms.Answered(reqs, got) }
+
+// Forms remembers the entity sets known warm in one client's life (a
+// cold form answers 404 to its first request, a POST included: see
+// docs/servers.md, Cold forms): one a read answered 200, or that was
+// warmed up. The client warms, before a batch that writes, the sets it
+// writes to that are not known warm (ColdWrites); the dry run predicts
+// those warm-up calls by the same rule. The zero value is ready to use
+// and safe for concurrent use.
+type Forms struct {
+	mu   sync.Mutex
+	warm map[string]bool
+}
+
+// Answered learns from the answers to reqs: a set a GET of which answered
+// 200 is warm.
+func (f *Forms) Answered(reqs []BatchRequest, got []BatchResponse) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool {
 		set := EntitySetOf(r.URL)
-		return r.Method == http.MethodGet && set != "" && !c.warmed[set]
+		return r.Method == http.MethodGet && set != "" && !f.warm[set]
 	}) {
 		return // nothing to learn: no need to pair the answers (a write batch's usual case)
 	}
 	matched, _ := MatchResponses(reqs, got)
 	for i, m := range matched {
 		if m != nil && m.Status == http.StatusOK && reqs[i].Method == http.MethodGet {
-			c.markWarm(EntitySetOf(reqs[i].URL))
+			f.warmLocked(EntitySetOf(reqs[i].URL))
 		}
 	}
 }
 
-// markWarm notes set ("" is none) as warm; c.mu is held.
-func (c *Client) markWarm(set string) {
+// ColdWrites are the entity sets reqs write to that are not known warm,
+// in the order of reqs, each once; none for a batch of reads.
+func (f *Forms) ColdWrites(reqs []BatchRequest) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range reqs {
+		set := EntitySetOf(r.URL)
+		if r.Method == http.MethodGet || set == "" || f.warm[set] || slices.Contains(out, set) {
+			continue
+		}
+		out = append(out, set)
+	}
+	return out
+}
+
+// Warmed notes sets as warm.
+func (f *Forms) Warmed(sets ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range sets {
+		f.warmLocked(s)
+	}
+}
+
+func (f *Forms) warmLocked(set string) {
 	if set == "" {
 		return
 	}
-	if c.warmed == nil {
-		c.warmed = map[string]bool{}
+	if f.warm == nil {
+		f.warm = map[string]bool{}
 	}
-	c.warmed[set] = true
+	f.warm[set] = true
 }
 
 // warmBeforeWrites prepares the forms a batch writes to: a server answers
@@ -1029,18 +1075,11 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	// forms to be ready instead of finding them cold.
 	c.warmMu.Lock()
 	defer c.warmMu.Unlock()
+	cold := c.forms.ColdWrites(reqs)
 	var warmUps []BatchRequest
-	seen := map[string]bool{}
-	c.mu.Lock()
-	for _, r := range reqs {
-		set := EntitySetOf(r.URL)
-		if r.Method == http.MethodGet || set == "" || c.warmed[set] || seen[set] {
-			continue
-		}
-		seen[set] = true
+	for _, set := range cold {
 		warmUps = append(warmUps, BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
 	}
-	c.mu.Unlock()
 	if len(warmUps) == 0 {
 		return nil
 	}
@@ -1055,11 +1094,7 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	if _, err := c.do(ctx, r); err != nil {
 		return &NotSentError{Op: "POST $batch", Err: fmt.Errorf("warming up %s before writing to it: %w", warmUps[0].URL, err)}
 	}
-	c.mu.Lock()
-	for set := range seen {
-		c.markWarm(set)
-	}
-	c.mu.Unlock()
+	c.forms.Warmed(cold...)
 	return nil
 }
 
