@@ -139,7 +139,9 @@ func (r *runner) journalReads(reqs []odata.BatchRequest, c *odata.CallStats) {
 	if r.dry || r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
 		return
 	}
-	_ = r.appendUnsynced(stampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c))
+	if err := r.appendUnsynced(stampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c)); err != nil {
+		r.halt(err) // the journal failed (a full disk): the run stops, resumable
+	}
 }
 
 // counted is a run's client: it counts every HTTP call the run makes,
