@@ -86,7 +86,7 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
-// limit is the most sub-requests per batch: the server's (spec 8), or the
+// limit is the most sub-requests per batch: the server's (docs/service.md, Limits), or the
 // plan's or the command line's smaller cap.
 func (o *runOptions) limit() int {
 	n := o.Version.BatchLimit()

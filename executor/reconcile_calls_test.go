@@ -80,7 +80,7 @@ func (c *callLog) oneRow() int {
 	return n
 }
 
-// TestReconcileReadsBatched is issue 14.11: 75 server-numbered orders, each
+// TestReconcileReadsBatched: reads go many to a call: 75 server-numbered orders, each
 // with two lines and an appended text, all written and every answer lost.
 // Settling them took 225 calls of one GET each (the order by its fields,
 // its lines, its text); the reads go up to 100 to a call: one call for the

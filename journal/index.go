@@ -18,7 +18,7 @@ import (
 
 // The index (JOURNAL.idx beside the journal) is what the journal knows,
 // kept on disk so that apply, status and resume stay flat in the number of
-// records (issue 15). It holds the settled records (committed or skipped,
+// records, at hundreds of thousands of records as well as at ten. It holds the settled records (committed or skipped,
 // nothing in flight: the bulk of a run) sorted by step and record id, with
 // their status, key and counts, and a head: the state of every other record
 // in full, the open batches, the counters, and which prefix of the journal

@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// sampleRequests is a batch as the executor builds it (spec 4.5): a parent,
+// sampleRequests is a batch as the executor builds it (docs/service.md, Batch): a parent,
 // a child addressed by $<id> and depending on it, a read.
 func sampleRequests() []odata.BatchRequest {
 	return []odata.BatchRequest{

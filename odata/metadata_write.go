@@ -19,7 +19,7 @@ const (
 	edmNS  = "http://docs.oasis-open.org/odata/ns/edm"
 )
 
-// WriteXML writes m as a CSDL 4.0 EDMX document (spec 2.2): the schema in
+// WriteXML writes m as a CSDL 4.0 EDMX document (docs/service.md, Metadata): the schema in
 // m.Namespace, entity types with keys, properties, sub-forms and the
 // Description/Mandatory annotations inline, Core.Computed with its
 // edmx:Reference, and the entity container. ParseMetadata reads it back to
@@ -40,7 +40,7 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 		writeEntityType(bw, t, ns, "      ")
 	}
 	// A document without a container (and so without sets) stays without
-	// one, so that parse(write(m)) == m; sets need one, named as spec 2.2 says.
+	// one, so that parse(write(m)) == m; sets need one, named as docs/service.md, Metadata says.
 	if container := m.Container; container != "" || len(m.Sets) > 0 {
 		if container == "" {
 			container = "DefaultContainer"
@@ -61,7 +61,7 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteXML writes the type alone as GetMetadataFor answers it (spec 4.1):
+// WriteXML writes the type alone as GetMetadataFor answers it (docs/service.md, Queries):
 // one EntityType element in the default CSDL namespace, annotations inline.
 // Core.Computed is written with the full core namespace so the fragment
 // needs no reference.
@@ -133,7 +133,7 @@ func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core 
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Mandatory" Bool="true"/>` + "\n")
 		}
 		// Real documents mark an auto-unique key with the service's own
-		// term only (SERVICE-NOTES); Core.Computed is the spec's way.
+		// term only (docs/servers.md, Metadata); Core.Computed is the contract's way.
 		if p.AutoUnique {
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.AutoUnique" Bool="true"/>` + "\n")
 		} else if p.Computed {

@@ -8,7 +8,7 @@ import (
 )
 
 // segment is one step of a resource path as odata.ParsePath reads it (the
-// client's own grammar, spec 2.5), with the square brackets text sub-forms
+// client's own grammar, docs/service.md, Keys), with the square brackets text sub-forms
 // took before 20.0.
 type segment struct {
 	name     string

@@ -1,6 +1,6 @@
 package main
 
-// TestBadInput is issue 8's catalogue of bad input: plans, sources, values,
+// TestBadInput is the catalogue of bad input (at least 60 cases): plans, sources, values,
 // journals and server answers that are wrong in every way we could think
 // of, each run through the real binary.
 //
@@ -11,7 +11,7 @@ package main
 //
 //	mig CODE ARGS...
 //
-// which runs `migrate ARGS...`, requires exit code CODE exactly (CLI.md),
+// which runs `migrate ARGS...`, requires exit code CODE exactly (docs/cli.md),
 // and requires that neither stdout nor stderr shows a panic ("panic:",
 // "goroutine "). It writes what the user saw to got.stdout and got.stderr
 // with the two things that change from run to run replaced (a listening

@@ -1,5 +1,5 @@
 // Package auth chooses and builds the credentials the odata client sends
-// (spec 5): Basic (deprecated), personal access tokens, and OIDC
+// (docs/service.md, Authentication): Basic (deprecated), personal access tokens, and OIDC
 // authorization code flow with PKCE, whose bearer token it caches per
 // target in the user's configuration directory.
 //

@@ -131,7 +131,7 @@ func TestPagesUnderTheCap(t *testing.T) {
 	}
 }
 
-// A server that cannot apply a filter ignores it (SERVICE-NOTES): the
+// A server that cannot apply a filter ignores it (docs/servers.md, Reading): the
 // first row outside it stops the reading, named, instead of a copy of
 // rows nobody chose.
 func TestFilterIgnoredIsFound(t *testing.T) {
@@ -184,7 +184,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// A company whose forms are cold (SERVICE-NOTES: 404 on the first GET of a
+// A company whose forms are cold (docs/servers.md, Reading: 404 on the first GET of a
 // form not used since the server started) is read all the same, and
 // through the real installations' metadata.
 func TestColdFormsAndRealMetadata(t *testing.T) {

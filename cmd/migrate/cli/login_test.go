@@ -15,7 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestLoginLogout runs spec 5.2 through the command line against the
+// TestLoginLogout runs the flow of docs/service.md, Authentication through the command line against the
 // sandbox's authorization server, with a test browser filling in its login
 // form: the token is cached (0600, no client secret), later commands use
 // it, and logout removes it.
