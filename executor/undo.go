@@ -38,8 +38,8 @@ type UndoOptions struct {
 	// Now stamps the journal's entries (default time.Now).
 	Now func() time.Time
 	// Metadata, when given, lets undo settle the run's work in doubt
-	// itself, by reading the server as apply's reconciliation does (issue
-	// 26.7), and compare what it reads by each field's type (a price the
+	// itself, by reading the server as apply's reconciliation does (not by
+	// an apply, which would re-create what undo deleted), and compare what it reads by each field's type (a price the
 	// server rounded to its Scale is what the run left); without it work
 	// in doubt is left as it is and values compare by the untyped rule.
 	// It is called once, and only when undo has something to read (a
