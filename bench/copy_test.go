@@ -14,11 +14,11 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// The target for a template company: copying rows with their sub-form from one company to
-// another uses no more than 1.05 × (the write calls + ⌈rows/2,000⌉ read
-// calls), and memory flat in the number of rows. The template company is
-// loaded first (in this process); the copy is the real command in a child
-// process, so its peak resident set is the whole copy's.
+// The target for a template company: copying rows with their sub-form from
+// one company to another uses no more than 1.05 × (the write calls +
+// ⌈rows/2,000⌉ read calls), and memory flat in the number of rows. The
+// template company is loaded first (in this process); the copy is the real
+// command in a child process, so its peak resident set is the whole copy's.
 
 const copyPlan = `version: 1
 name: copy-families

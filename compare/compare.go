@@ -286,9 +286,9 @@ func property(t *odata.EntityType, name string) *odata.Property {
 }
 
 // TextIn reports whether the content of text want is in text held: a text
-// sub-form (docs/service.md, Text sub-forms) holds the whole text, and servers read it back
-// normalised (odata.TextContent), so a text written is found by its
-// content, never by its bytes. An empty text is found nowhere.
+// sub-form (docs/service.md, Text sub-forms) holds the whole text, and
+// servers read it back normalised (odata.TextContent), so a text written is
+// found by its content, never by its bytes. An empty text is found nowhere.
 func TextIn(held, want string) bool {
 	w := odata.TextContent(want)
 	return w != "" && strings.Contains(odata.TextContent(held), w)

@@ -195,8 +195,8 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 	start := time.Now()
 	var exits []string
 	// Each run stops at its first batch in doubt (docs/design.md, The
-	// executor: never resend blindly), so a high rate needs many runs; the bound only catches a
-	// resume that makes no progress.
+	// executor: never resend blindly), so a high rate needs many runs; the
+	// bound only catches a resume that makes no progress.
 	const maxRuns = 300
 	runs := 0
 	for {

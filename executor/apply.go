@@ -178,8 +178,8 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 		return nil, err
 	}
 	if r.accept != nil && !r.dry {
-		// --allow-plan-change was asked for again on every
-		// later run of the same plan.
+		// Journaled, so that --allow-plan-change is not asked for again
+		// on every later run of the same plan.
 		if err := r.jr.Append(journal.Entry{Kind: journal.KindAccept, Accept: r.accept}); err != nil {
 			return nil, err
 		}
@@ -341,9 +341,9 @@ func (e *TargetError) Error() string {
 
 // CheckTarget refuses target when it is not the service whose run hdr
 // heads. Both are compared as service roots: credentials, a trailing slash
-// and the language code after tabula.ini (docs/service.md, Service root) do not make another
-// company. A journal that names no target (written before targets were
-// journaled) is let through.
+// and the language code after tabula.ini (docs/service.md, Service root) do
+// not make another company. A journal that names no target (written before
+// targets were journaled) is let through.
 func CheckTarget(journalPath string, hdr journal.Header, target string) error {
 	was, now := redact(hdr.Target), redact(target)
 	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {

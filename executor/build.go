@@ -175,7 +175,8 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 	return nil
 }
 
-// deepBody nests children into the parent's body (docs/service.md, Deep insert).
+// deepBody nests children into the parent's body (docs/service.md, Deep
+// insert).
 func deepBody(fields map[string]any, kids []*transform.Child) map[string]any {
 	if len(kids) == 0 {
 		return fields

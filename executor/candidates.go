@@ -156,10 +156,11 @@ func (r *runner) matchNames(ent string, explicit []string, written map[string]an
 }
 
 // unreadFields are the fields of ent that the server leaves out of its
-// read answers (docs/servers.md, Reading: fields hidden by field-level permissions,
-// 22.1 on), learnt once per run from one row (GET ENT?$top=1, which also
-// warms a cold form). A set without rows, or that cannot be read, teaches
-// nothing: the lookup's own answer then has nothing to match, or fails.
+// read answers (docs/servers.md, Reading: fields hidden by field-level
+// permissions, 22.1 on), learnt once per run from one row (GET ENT?$top=1,
+// which also warms a cold form). A set without rows, or that cannot be read,
+// teaches nothing: the lookup's own answer then has nothing to match, or
+// fails.
 func (r *runner) unreadFields(ent string) map[string]bool {
 	r.mu.Lock()
 	known, ok := r.unread[ent]

@@ -17,12 +17,12 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// A created document travels as one deep insert (docs/service.md, Deep insert), its
-// lines inside its body, so that a call carries up to 100 documents. The
-// server rolls nothing back (docs/service.md, Batch): a deep insert that
-// fails may have left the header and some lines. The engine then reads
-// back what the server kept of that document and sends what is missing as
-// sub-requests of their own, so that an error is pinned to the line that
+// A created document travels as one deep insert (docs/service.md, Deep
+// insert), its lines inside its body, so that a call carries up to 100
+// documents. The server rolls nothing back (docs/service.md, Batch): a deep
+// insert that fails may have left the header and some lines. The engine then
+// reads back what the server kept of that document and sends what is missing
+// as sub-requests of their own, so that an error is pinned to the line that
 // caused it and nothing the server holds is sent again. A resumed
 // document whose lines are not all journaled is read back the same way.
 

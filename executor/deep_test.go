@@ -138,10 +138,10 @@ func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 }
 
 // TestDeepInsertFailedLine: the server keeps what a deep insert stored
-// before the line it refused (docs/service.md, Batch, no rollback). The engine reads the
-// document back and sends the missing lines on their own: the refused
-// line fails at its own cell, the good ones are stored once, nothing kept
-// is sent again; corrected, --retry-failed sends only that line.
+// before the line it refused (docs/service.md, Batch, no rollback). The
+// engine reads the document back and sends the missing lines on their own:
+// the refused line fails at its own cell, the good ones are stored once,
+// nothing kept is sent again; corrected, --retry-failed sends only that line.
 func TestDeepInsertFailedLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -388,8 +388,9 @@ func deepInsertFaults(t *testing.T, seed int64) {
 }
 
 // TestDeepInsertBeforeParentChildAnswers: before 21.1 the answer to a deep
-// insert holds the document without its lines (docs/service.md, Deep insert). The document is
-// still whole; a refused line is still read back and completed.
+// insert holds the document without its lines (docs/service.md, Deep insert).
+// The document is still whole; a refused line is still read back and
+// completed.
 func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})

@@ -99,10 +99,10 @@ func TestTargetLookups(t *testing.T) {
 	}
 }
 
-// Field-level permissions against the sandbox: a filter on a field the API user may not
-// read is ignored (ignored-filters), and the field is missing from the
-// answers; the lookup fails naming the filter or the field rather than
-// build a table of every row, or of empty values.
+// Field-level permissions against the sandbox: a filter on a field the API
+// user may not read is ignored (ignored-filters), and the field is missing
+// from the answers; the lookup fails naming the filter or the field rather
+// than build a table of every row, or of empty values.
 func TestTargetLookupsFieldsNotRead(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -181,8 +181,9 @@ func (r *runner) reconcile() error {
 				decide(0, "", "its parent's key is unknown")
 				continue
 			}
-			// A child of a line (a line's text, docs/service.md, Text sub-forms) is read under
-			// that line, whose key is journaled or was found just above.
+			// A child of a line (a line's text, docs/service.md, Text
+			// sub-forms) is read under that line, whose key is journaled or
+			// was found just above.
 			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
 			switch {
 			case gone:

@@ -39,11 +39,11 @@ type UndoOptions struct {
 	Now func() time.Time
 	// Metadata, when given, lets undo settle the run's work in doubt
 	// itself, by reading the server as apply's reconciliation does (not by
-	// an apply, which would re-create what undo deleted), and compare what it reads by each field's type (a price the
-	// server rounded to its Scale is what the run left); without it work
-	// in doubt is left as it is and values compare by the untyped rule.
-	// It is called once, and only when undo has something to read (a
-	// real $metadata is megabytes).
+	// an apply, which would re-create what undo deleted), and compare what it
+	// reads by each field's type (a price the server rounded to its Scale is
+	// what the run left); without it work in doubt is left as it is and
+	// values compare by the untyped rule. It is called once, and only when
+	// undo has something to read (a real $metadata is megabytes).
 	Metadata func(context.Context) (*odata.Metadata, error)
 }
 
@@ -365,9 +365,9 @@ func leftBy(s *journal.SubState) json.RawMessage {
 // when lines: replace read it before the delete: its fields, with the line
 // key (so that it gets its old number back where the server lets a client
 // choose it), without annotations, sub-forms, empty fields and, when its
-// type t is known, the fields the server computes (docs/service.md, Keys: read-only).
-// Apply journals it so (it knows the metadata); undo applies it again to
-// journals written before.
+// type t is known, the fields the server computes (docs/service.md, Keys:
+// read-only). Apply journals it so (it knows the metadata); undo applies it
+// again to journals written before.
 func lineBody(before json.RawMessage, t *odata.EntityType) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(before))
@@ -699,8 +699,9 @@ func (u *undoRun) batch(ops []undoOp) error {
 		}
 		r := *matched[i]
 		if !u.warm.Answered(op.sub.URL, r.Status) {
-			// A cold form's 404 (docs/servers.md, Reading) is no proof that the record
-			// is gone: no outcome yet; warm its set and send it again.
+			// A cold form's 404 (docs/servers.md, Reading) is no proof that
+			// the record is gone: no outcome yet; warm its set and send it
+			// again.
 			cold = append(cold, op)
 			set := odata.EntitySetOf(op.sub.URL)
 			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})

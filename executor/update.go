@@ -246,8 +246,8 @@ func (sr *stepRun) readPending() error {
 	return nil
 }
 
-// isTextOp reports whether a child is a text sub-form (docs/service.md, Text sub-forms): a
-// single-object sub-form that writes TEXT.
+// isTextOp reports whether a child is a text sub-form (docs/service.md, Text
+// sub-forms): a single-object sub-form that writes TEXT.
 func isTextOp(k *op) bool {
 	_, ok := k.fields["TEXT"]
 	return k.single && ok

@@ -247,7 +247,8 @@ func (g *cellGuard) save(out string, marked bool) error {
 }
 
 // utf8BOM starts every CSV we write: without it Excel reads UTF-8 as the
-// machine's code page, and Hebrew comes out as mojibake. Our readers (package source) drop it.
+// machine's code page, and Hebrew comes out as mojibake. Our readers (package
+// source) drop it.
 const utf8BOM = "\uFEFF"
 
 // newCSVWriter is a CSV writer on w that has written the BOM first.

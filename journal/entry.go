@@ -30,7 +30,8 @@ const (
 	// KindAccept records that a resume accepted a changed plan or changed
 	// sources (apply --allow-plan-change, or --retry-failed over corrected
 	// rows): the runs after it are made from those, and the same plan and
-	// sources are not refused again: a change is accepted once, not on every run.
+	// sources are not refused again: a change is accepted once, not on every
+	// run.
 	KindAccept Kind = "accept"
 )
 

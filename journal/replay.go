@@ -392,8 +392,9 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 			if k := tornPrefix(line[:len(line)-1]); k > 0 && lineNo > 1 && st.apply(line[k:len(line)-1]) == "" {
 				// A write cut short by a full disk, and the next line
 				// appended right after it, as older versions (before
-				// short writes were cut back) did: the torn bytes never counted (their Append failed),
-				// the whole line after them did.
+				// short writes were cut back) did: the torn bytes never
+				// counted (their Append failed), the whole line after them
+				// did.
 				st.Mended = append(st.Mended, lineNo)
 				st.feed(line)
 				off += int64(len(line))

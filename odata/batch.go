@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// BatchRequest is one sub-request of a $batch (docs/service.md, Batch), in either format.
+// BatchRequest is one sub-request of a $batch (docs/service.md, Batch), in
+// either format.
 type BatchRequest struct {
 	ID     string
 	Method string

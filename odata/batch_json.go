@@ -14,8 +14,9 @@ import (
 )
 
 // Limits of the $batch codecs. A server accepts at most 100 (or 1,000)
-// operations (docs/service.md, Limits); the codecs allow more so that a server can refuse an
-// oversized batch with its own message, but never an unbounded amount.
+// operations (docs/service.md, Limits); the codecs allow more so that a
+// server can refuse an oversized batch with its own message, but never an
+// unbounded amount.
 const (
 	// MaxBatchParts is the most sub-requests or responses one batch body may hold.
 	MaxBatchParts = 10000

@@ -15,11 +15,11 @@ import (
 	"strings"
 )
 
-// The multipart/mixed $batch format (docs/service.md, Batch, before 22.1 the only response
-// format): each part is Content-Type application/http holding one HTTP
-// message; an atomicity group is a nested multipart/mixed part (a changeset).
-// dependsOn has no multipart form: requests run in order and a URL starting
-// with $<id> refers to the part whose Content-ID is <id>.
+// The multipart/mixed $batch format (docs/service.md, Batch, before 22.1 the
+// only response format): each part is Content-Type application/http holding
+// one HTTP message; an atomicity group is a nested multipart/mixed part (a
+// changeset). dependsOn has no multipart form: requests run in order and a
+// URL starting with $<id> refers to the part whose Content-ID is <id>.
 
 const maxPartHeaders = 100
 

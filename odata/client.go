@@ -58,8 +58,9 @@ func (a BasicAuth) String() string {
 }
 func (a BasicAuth) GoString() string { return a.String() }
 
-// PATAuth is a personal access token. docs/servers.md, Authentication: it goes as Basic
-// credentials, the token as user name and the literal PAT as password.
+// PATAuth is a personal access token. docs/servers.md, Authentication: it
+// goes as Basic credentials, the token as user name and the literal PAT as
+// password.
 type PATAuth struct{ Token string }
 
 // PATPassword is the password that marks Basic credentials as a personal

@@ -149,7 +149,8 @@ func TestClientVersion(t *testing.T) {
 	}{
 		{"system", 200, 0, sys, true, 1},
 		{"priority name", 404, 200, pri, true, 2},
-		// docs/servers.md, Connection: any failure of one version function means trying the other.
+		// docs/servers.md, Connection: any failure of one version function
+		// means trying the other.
 		{"system fails", 500, 200, pri, true, 2},
 		{"system garbled", 0, 200, pri, true, 2},
 		{"neither", 404, 400, Version{}, false, 2},

@@ -27,7 +27,8 @@
 //   - json_scan.go: a one-pass JSON reader for $batch answers and entities
 //     (DecodeEntityOnly keeps what a Projection names), giving what
 //     encoding/json gives and leaving to it whatever it does not take.
-//   - version.go: system versions and the feature gates of docs/service.md, Versions.
+//   - version.go: system versions and the feature gates of docs/service.md,
+//     Versions.
 //
 // A write the client cannot prove unsent or refused comes back as an
 // *InDoubtError: the caller reconciles by reading, never by resending.

@@ -15,14 +15,15 @@ import (
 	"unicode/utf8"
 )
 
-// Error is an error answer of the service: a screen error (docs/service.md, Errors, XML
-// FORM/InterfaceErrors or its JSON form), a standard OData JSON error, a
-// proxy's HTML page, or anything else, with the HTTP status.
+// Error is an error answer of the service: a screen error (docs/service.md,
+// Errors, XML FORM/InterfaceErrors or its JSON form), a standard OData JSON
+// error, a proxy's HTML page, or anything else, with the HTTP status.
 type Error struct {
 	Status int
 	// Entity is the FORM's TYPE: the entity whose screen refused.
 	Entity string
-	// Values are the field values the screen echoed back (docs/service.md, Errors).
+	// Values are the field values the screen echoed back (docs/service.md,
+	// Errors).
 	Values map[string]string
 	// Messages are the screen's messages, in the URL's language.
 	Messages []string

@@ -9,9 +9,10 @@ import (
 )
 
 // Filter is a compiled $filter of the grammar the service accepts
-// (docs/servers.md, Reading): eq ne gt ge lt le, and, or, parentheses. The sandbox
-// applies it; the client checks with it that a server applied a filter
-// (one it cannot apply is ignored silently: a row outside it proves that).
+// (docs/servers.md, Reading): eq ne gt ge lt le, and, or, parentheses. The
+// sandbox applies it; the client checks with it that a server applied a
+// filter (one it cannot apply is ignored silently: a row outside it proves
+// that).
 type Filter interface {
 	// Match reports whether an entity's values (as the service's JSON
 	// decodes, or as the sandbox stores them) satisfy the filter.

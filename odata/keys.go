@@ -33,10 +33,11 @@ type KeyPart struct {
 	Value any
 }
 
-// FormatKey writes a key with its parentheses (docs/service.md, Keys): a single key is
-// the value alone, ('A”B') or (12); a composite key is a name=value list,
-// (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no names it writes
-// a line key, (3). Keys are strings or integers; nil cannot be a key.
+// FormatKey writes a key with its parentheses (docs/service.md, Keys): a
+// single key is the value alone, ('A”B') or (12); a composite key is a
+// name=value list, (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no
+// names it writes a line key, (3). Keys are strings or integers; nil cannot
+// be a key.
 func FormatKey(names []string, values []any) (string, error) {
 	if len(values) == 0 {
 		return "", fmt.Errorf("a key needs a value: %w", ErrBadKey)

@@ -162,9 +162,9 @@ type annotationTarget struct {
 // apply sets what a recognised annotation says. Description, Mandatory,
 // AutoUnique and DateType are the service's own terms, qualified by
 // whatever namespace the installation uses (docs/service.md, Metadata;
-// Priority.OData on real servers, docs/servers.md, Metadata), so any prefix is taken; Core.Description
-// is the standard term for the same. Computed and Permissions must come
-// from the core vocabulary.
+// Priority.OData on real servers, docs/servers.md, Metadata), so any prefix
+// is taken; Core.Description is the standard term for the same. Computed and
+// Permissions must come from the core vocabulary.
 func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 	if a.Qualifier != "" {
 		return nil // a qualified annotation applies to some other context
@@ -192,8 +192,9 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 		}
 		return setBool(tgt.computed, a)
 	case "AutoUnique":
-		// An auto-unique key is assigned by the server (docs/service.md, Keys): real
-		// documents say so with this term rather than Core.Computed.
+		// An auto-unique key is assigned by the server (docs/service.md,
+		// Keys): real documents say so with this term rather than
+		// Core.Computed.
 		if tgt.prop == nil || !own {
 			return nil
 		}

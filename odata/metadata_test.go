@@ -466,8 +466,9 @@ func TestParseEntityTypeNamed(t *testing.T) {
 	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
 		t.Fatalf("first = %+v, %v", et, err)
 	}
-	// Never another type in place of the one asked for (docs/servers.md, Metadata:
-	// a cold entity's GetMetadataFor answers another entity's type).
+	// Never another type in place of the one asked for (docs/servers.md,
+	// Metadata: a cold entity's GetMetadataFor answers another entity's
+	// type).
 	et, err = ParseEntityTypeNamed(strings.NewReader(doc), "MISSING")
 	if !errors.Is(err, ErrBadMetadata) || et != nil || !strings.Contains(err.Error(), "no EntityType MISSING, only ORDERITEMS_SUBFORM, ORDERS") {
 		t.Fatalf("missing name = %+v, %v", et, err)

@@ -19,9 +19,9 @@ const (
 	edmNS  = "http://docs.oasis-open.org/odata/ns/edm"
 )
 
-// WriteXML writes m as a CSDL 4.0 EDMX document (docs/service.md, Metadata): the schema in
-// m.Namespace, entity types with keys, properties, sub-forms and the
-// Description/Mandatory annotations inline, Core.Computed with its
+// WriteXML writes m as a CSDL 4.0 EDMX document (docs/service.md, Metadata):
+// the schema in m.Namespace, entity types with keys, properties, sub-forms
+// and the Description/Mandatory annotations inline, Core.Computed with its
 // edmx:Reference, and the entity container. ParseMetadata reads it back to
 // an equal model.
 func (m *Metadata) WriteXML(w io.Writer) error {
@@ -40,7 +40,8 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 		writeEntityType(bw, t, ns, "      ")
 	}
 	// A document without a container (and so without sets) stays without
-	// one, so that parse(write(m)) == m; sets need one, named as docs/service.md, Metadata says.
+	// one, so that parse(write(m)) == m; sets need one, named as
+	// docs/service.md, Metadata says.
 	if container := m.Container; container != "" || len(m.Sets) > 0 {
 		if container == "" {
 			container = "DefaultContainer"

@@ -1,10 +1,12 @@
 package odata
 
-// EdmType is a property type as written in the metadata (docs/service.md, Types and literals).
+// EdmType is a property type as written in the metadata (docs/service.md,
+// Types and literals).
 type EdmType string
 
-// The four types of docs/service.md, Types and literals, and Edm.Boolean, which the text sub-forms'
-// APPEND and SIGNATURE flags use (docs/service.md, Text sub-forms).
+// The four types of docs/service.md, Types and literals, and Edm.Boolean,
+// which the text sub-forms' APPEND and SIGNATURE flags use (docs/service.md,
+// Text sub-forms).
 const (
 	EdmString         EdmType = "Edm.String"
 	EdmInt64          EdmType = "Edm.Int64"

@@ -10,9 +10,10 @@ import (
 )
 
 // ServiceRoot returns base with the language code after the
-// configuration-file segment (docs/service.md, Service root; from 18.2): /odata/Priority/tabula.ini/COMPANY
-// becomes /odata/Priority/tabula.ini,3/COMPANY. A code already there is
-// replaced; language 0 removes it. The result has no trailing slash.
+// configuration-file segment (docs/service.md, Service root; from 18.2):
+// /odata/Priority/tabula.ini/COMPANY becomes
+// /odata/Priority/tabula.ini,3/COMPANY. A code already there is replaced;
+// language 0 removes it. The result has no trailing slash.
 func ServiceRoot(base string, language int) (string, error) {
 	base = StripUserinfo(base)
 	if language < 0 {

@@ -14,8 +14,8 @@ import (
 )
 
 // Record field values are Go values: string, int64, Decimal, time.Time,
-// bool and nil (docs/service.md, Types and literals). Other integer types are accepted where a value
-// goes out, and json.Number where one comes in.
+// bool and nil (docs/service.md, Types and literals). Other integer types are
+// accepted where a value goes out, and json.Number where one comes in.
 
 // ErrUnsupportedValue is wrapped when a Go value has no Edm representation.
 var ErrUnsupportedValue = errors.New("unsupported value")
@@ -25,7 +25,8 @@ var ErrUnsupportedValue = errors.New("unsupported value")
 // Connection: send an offset always).
 const DateTimeLayout = "2006-01-02T15:04:05-07:00"
 
-// DateLayout is the date form docs/service.md, Types and literals uses in filters.
+// DateLayout is the date form docs/service.md, Types and literals uses in
+// filters.
 const DateLayout = "2006-01-02"
 
 // FormatDateTime writes t as "2024-03-01T00:00:00+02:00", in t's own

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Version is the ERP system version that gates features (docs/service.md, Versions).
+// Version is the ERP system version that gates features (docs/service.md,
+// Versions).
 type Version struct {
 	Major, Minor int
 	// Raw is the value GetSystemVersion returned ("23.1-srv01") or the one

@@ -14,7 +14,8 @@ import (
 // serverNumbered lists the keys a server assigns when a record is created
 // without them, so a plan need not write them: document numbers
 // (docs/servers.md, Writing and batches: documents are numbered by the
-// server when their number is omitted). Keys marked Computed in the metadata are server-assigned too.
+// server when their number is omitted). Keys marked Computed in the metadata
+// are server-assigned too.
 var serverNumbered = map[string][]string{
 	"ORDERS":    {"ORDNAME"},
 	"AINVOICES": {"IVNUM"},

@@ -217,8 +217,8 @@ type Step struct {
 	ID       *Expr
 	GroupBy  *Expr
 	// DeepInsert sends a created record's sub-form lines inside its POST
-	// (docs/service.md, Deep insert). True unless the plan says deep_insert: false
-	// (the fewest calls by default).
+	// (docs/service.md, Deep insert). True unless the plan says deep_insert:
+	// false (the fewest calls by default).
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform
@@ -239,7 +239,8 @@ type Step struct {
 	Match    []string
 	MatchPos []Pos
 
-	// Exists are the step's reference checks: values that must exist on the target.
+	// Exists are the step's reference checks: values that must exist on the
+	// target.
 	Exists []*Exists
 }
 

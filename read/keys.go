@@ -64,9 +64,9 @@ type Found struct {
 // journal and keyOf write them) and returns what was found of each key.
 //
 // A key is absent only when the filter that asked for it provably applied
-// (docs/servers.md, Reading: a filter the server cannot apply is ignored silently):
-// every row that came back is one of the keys asked for, with its key
-// fields. Otherwise, and when the server refuses the filter, that chain's
+// (docs/servers.md, Reading: a filter the server cannot apply is ignored
+// silently): every row that came back is one of the keys asked for, with its
+// key fields. Otherwise, and when the server refuses the filter, that chain's
 // keys are read one GET each, where a 404 is an answer.
 func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, error) {
 	out := make(map[string]Found, len(keys))

@@ -16,7 +16,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// docs/service.md, Authentication: every endpoint needs credentials; Basic users, PATs, bearer tokens.
+// docs/service.md, Authentication: every endpoint needs credentials; Basic
+// users, PATs, bearer tokens.
 func TestSpec5Authentication(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Users: map[string]string{"demo": "demo", "anna": "s3cret"}, Tokens: []string{"pat-1"}})

@@ -125,7 +125,8 @@ func vendorIDs(reqs []odata.BatchRequest, out []odata.BatchResponse) {
 	}
 }
 
-// refID returns <id> of a URL starting with $<id> (docs/service.md, Batch), or "".
+// refID returns <id> of a URL starting with $<id> (docs/service.md, Batch),
+// or "".
 func refID(u string) string {
 	id, _, _ := odata.SplitReference(u)
 	return id

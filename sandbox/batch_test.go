@@ -68,7 +68,8 @@ func statuses(rs []odata.BatchResponse) string {
 	return strings.Join(s, " ")
 }
 
-// docs/service.md, Batch: $<id> references, Location, dependsOn and 424, in JSON.
+// docs/service.md, Batch: $<id> references, Location, dependsOn and 424, in
+// JSON.
 func TestSpec4_5JSONBatchReferences(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -5,7 +5,8 @@
 // It serves the built-in demo schema (DemoMetadata) with the screens'
 // business rules, or a schema loaded from a real installation's $metadata
 // with generic rules only (types, MaxLength, Mandatory, keys). Every
-// version-gated behaviour of docs/service.md, Versions follows Options.SystemVersion.
+// version-gated behaviour of docs/service.md, Versions follows
+// Options.SystemVersion.
 //
 // Choices where the contract (docs/service.md) is silent (documented here so that clients and
 // tests agree):

@@ -33,8 +33,8 @@ func TestSpec2_1ServiceRoot(t *testing.T) {
 	}
 }
 
-// docs/service.md, Keys, Queries and Writes: create and read by simple key; the auto-unique key is
-// assigned and read-only.
+// docs/service.md, Keys, Queries and Writes: create and read by simple key;
+// the auto-unique key is assigned and read-only.
 func TestSpec2_5KeysAndAutoUnique(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -54,7 +54,8 @@ func TestSpec2_5KeysAndAutoUnique(t *testing.T) {
 		!strings.HasSuffix(one["@odata.context"].(string), "$metadata#FAMILY_LOG('F1')/$entity") {
 		t.Errorf("read %v", one)
 	}
-	// docs/service.md, Keys and Errors: the auto-unique key cannot address, nor be written.
+	// docs/service.md, Keys and Errors: the auto-unique key cannot address,
+	// nor be written.
 	e := c.must(400, "PATCH", "/FAMILY_LOG(1)", map[string]any{"FAMILYDESC": "x"})
 	if !strings.Contains(e.String(), "FAMILY is a read-only field") {
 		t.Errorf("PATCH by auto-unique key: %s", e)

@@ -8,7 +8,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// docs/service.md, Text sub-forms: HTML text sub-forms with APPEND and SIGNATURE.
+// docs/service.md, Text sub-forms: HTML text sub-forms with APPEND and
+// SIGNATURE.
 func TestSpec2_9TextSubform(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

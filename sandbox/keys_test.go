@@ -8,11 +8,12 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestKeysRoundTrip: one grammar of keys (docs/service.md, Keys). A key written by
-// odata.PathKey, the executor's only writer of keyed URLs, addresses the
-// same record in a plain URL, in a JSON $batch and in a multipart $batch;
-// the Location the sandbox answers reads back (odata.LocationKey) as the
-// same key; and a PATCH through each reaches the record the sandbox holds.
+// TestKeysRoundTrip: one grammar of keys (docs/service.md, Keys). A key
+// written by odata.PathKey, the executor's only writer of keyed URLs,
+// addresses the same record in a plain URL, in a JSON $batch and in a
+// multipart $batch; the Location the sandbox answers reads back
+// (odata.LocationKey) as the same key; and a PATCH through each reaches the
+// record the sandbox holds.
 func TestKeysRoundTrip(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

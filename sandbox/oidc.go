@@ -17,11 +17,12 @@ import (
 	"time"
 )
 
-// The built-in OIDC authorization server (docs/service.md, Authentication): authorization code flow
-// with PKCE S256, at /oauth2/authorize and /oauth2/token, with a discovery
-// document at /oauth2/.well-known/openid-configuration and at the host's
-// root; under QuirkOIDCAccounts at /accounts/connect/authorize and /token
-// as on-premise real servers, discovery at /accounts/.well-known/….
+// The built-in OIDC authorization server (docs/service.md, Authentication):
+// authorization code flow with PKCE S256, at /oauth2/authorize and
+// /oauth2/token, with a discovery document at
+// /oauth2/.well-known/openid-configuration and at the host's root; under
+// QuirkOIDCAccounts at /accounts/connect/authorize and /token as on-premise
+// real servers, discovery at /accounts/.well-known/….
 const (
 	// OIDCClientID and OIDCClientSecret are the one registered application.
 	OIDCClientID     = "migrate-cli"

@@ -11,8 +11,9 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// queryOpts are the query options of a read (docs/service.md, Queries; $filter, $skip and
-// $orderby as real servers have them, docs/servers.md, Reading).
+// queryOpts are the query options of a read (docs/service.md, Queries;
+// $filter, $skip and $orderby as real servers have them, docs/servers.md,
+// Reading).
 type queryOpts struct {
 	sel    []string
 	exp    []*expandItem

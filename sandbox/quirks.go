@@ -14,8 +14,9 @@ import (
 )
 
 // Quirks of real servers (docs/servers.md) that Options.Quirks switches on.
-// The contract (docs/service.md) leaves each of them open or real servers break it; a client that
-// loads correctly against every quirk at once loads correctly against them.
+// The contract (docs/service.md) leaves each of them open or real servers
+// break it; a client that loads correctly against every quirk at once loads
+// correctly against them.
 const (
 	// QuirkMultipartIDs: before 22.1 every batch answer is multipart/mixed;
 	// a write's part carries Content-ID "ID-r1" (the vendor's example answers

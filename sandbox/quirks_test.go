@@ -225,8 +225,8 @@ func TestQuirkMetadataWrongType(t *testing.T) {
 
 // A $filter the server cannot apply (a field it does not know, a field the
 // user may not read) is ignored silently under ignored-filters: 200 and
-// every row; a 400, as the contract has it, without it. Hidden fields (field-level
-// permissions) are missing from every read answer, quirk or not.
+// every row; a 400, as the contract has it, without it. Hidden fields
+// (field-level permissions) are missing from every read answer, quirk or not.
 func TestQuirkIgnoredFilters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -99,7 +99,8 @@ func (c *call) serviceRoot() (*result, *apiError) {
 	return jsonResult(200, obj{{"@odata.context", c.base + "/$metadata"}, {"value", list}}), nil
 }
 
-// metadataFor answers GetMetadataFor(entity='X') (docs/service.md, Queries, from 25.0).
+// metadataFor answers GetMetadataFor(entity='X') (docs/service.md, Queries,
+// from 25.0).
 func (c *call) metadataFor(path string) (*result, *apiError) {
 	s := c.s
 	if !s.version.GetMetadataFor() {

@@ -2,7 +2,8 @@ package sandbox
 
 import "github.com/migrate-tool/migrate/odata"
 
-// textKind says how a single-object sub-form stores text (docs/service.md, Text sub-forms).
+// textKind says how a single-object sub-form stores text (docs/service.md,
+// Text sub-forms).
 type textKind int
 
 const (

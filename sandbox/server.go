@@ -41,7 +41,8 @@ type Options struct {
 	Faults map[string]float64
 	Seed   int64
 	// Quirks switches on behaviours of real servers beyond the contract
-	// (docs/servers.md; quirks.go: QuirkMultipartIDs, …); AllQuirks switches on every one.
+	// (docs/servers.md; quirks.go: QuirkMultipartIDs, …); AllQuirks switches
+	// on every one.
 	Quirks map[string]bool
 	// Unpermitted names the forms (entity sets) the API user has no
 	// permission to write: 403, or under QuirkPermission400 a 400 screen

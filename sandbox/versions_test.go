@@ -10,7 +10,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// docs/service.md, Versions: every version-gated behaviour, on both sides of its threshold.
+// docs/service.md, Versions: every version-gated behaviour, on both sides of
+// its threshold.
 func TestSpec9VersionGates(t *testing.T) {
 	t.Parallel()
 	type check func(t *testing.T, c *tc) bool

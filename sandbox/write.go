@@ -68,7 +68,8 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 			return fail("readOnly", p.Name)
 		}
 		if str, isStr := v.(string); isStr && p.Type == odata.EdmDecimal && !s.version.AtLeast(22, 0) && localeDecimal.MatchString(str) {
-			// docs/service.md, Service root and Versions: before 22.0 a decimal may use the locale's comma.
+			// docs/service.md, Service root and Versions: before 22.0 a
+			// decimal may use the locale's comma.
 			v = json.Number(strings.Replace(str, ",", ".", 1))
 		}
 		nv, ok := normalize(p, v)

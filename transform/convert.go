@@ -127,7 +127,8 @@ func (c *converter) toString(v any, prop *odata.Property) (any, bool, error) {
 		return nil, false, &convError{fmt.Sprintf("%s is not text (Edm.String)", describe(v))}
 	}
 	if prop != nil && prop.MaxLength > 0 {
-		// docs/service.md, Types and literals: MaxLength counts characters; Hebrew letters are two bytes each.
+		// docs/service.md, Types and literals: MaxLength counts characters;
+		// Hebrew letters are two bytes each.
 		if n := utf8.RuneCountInString(s); n > prop.MaxLength {
 			return nil, false, &convError{fmt.Sprintf("%s is %d characters, longer than the %d of Edm.String(MaxLength %d)", quote(s), n, prop.MaxLength, prop.MaxLength)}
 		}

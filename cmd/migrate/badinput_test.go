@@ -1,8 +1,8 @@
 package main
 
-// TestBadInput is the catalogue of bad input (at least 60 cases): plans, sources, values,
-// journals and server answers that are wrong in every way we could think
-// of, each run through the real binary.
+// TestBadInput is the catalogue of bad input (at least 60 cases): plans,
+// sources, values, journals and server answers that are wrong in every way we
+// could think of, each run through the real binary.
 //
 // How it is organised: every file testdata/badinput/*.txtar is a testscript
 // of one family (plans, sources, values, journals, server). The example

@@ -47,9 +47,10 @@ func (s secret) Format(f fmt.State, _ rune) { redact(f, redacted) }
 // redact makes every fmt verb print s: %v, %+v, %#v, %s, %q, %x alike.
 func redact(f fmt.State, s string) { _, _ = io.WriteString(f, s) }
 
-// Basic sends a user name and password in the Authorization header (docs/service.md, Authentication,
-// deprecated by the service). Build it with NewBasic; the password is not
-// an exported field so that neither fmt nor encoding/json can write it.
+// Basic sends a user name and password in the Authorization header
+// (docs/service.md, Authentication, deprecated by the service). Build it with
+// NewBasic; the password is not an exported field so that neither fmt nor
+// encoding/json can write it.
 type Basic struct {
 	user     string
 	password secret

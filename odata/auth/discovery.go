@@ -21,10 +21,11 @@ const DiscoveryPath = "/.well-known/openid-configuration"
 // {auth_url}/authorize and {auth_url}/token (docs/service.md, Authentication).
 type Endpoints struct {
 	Authorize, Token string
-	// AuthStyle is how the client secret travels: in the form (docs/service.md, Authentication
-	// step 4), or as a Basic header (client_secret_basic, which real
-	// servers offer as "send as Basic Auth header"). Never both in turn: a
-	// server may spend the code on the first attempt.
+	// AuthStyle is how the client secret travels: in the form
+	// (docs/service.md, Authentication step 4), or as a Basic header
+	// (client_secret_basic, which real servers offer as "send as Basic Auth
+	// header"). Never both in turn: a server may spend the code on the first
+	// attempt.
 	AuthStyle oauth2.AuthStyle
 	// From is the discovery document they came from, "" for the contract's.
 	From string

@@ -32,11 +32,11 @@ const (
 type LoginOptions struct {
 	Target string // service base URL; keys the token cache
 
-	// AuthURL is the {auth_url} of docs/service.md, Authentication, or a discovery document's
-	// address. "": MIGRATE_AUTH_URL, else discovery on the target's host
-	// (FindEndpoints), else scheme://host/oauth2 of Target. The endpoints
-	// are those of AuthURL's discovery document when it has one, else
-	// AuthURL/authorize and AuthURL/token.
+	// AuthURL is the {auth_url} of docs/service.md, Authentication, or a
+	// discovery document's address. "": MIGRATE_AUTH_URL, else discovery on
+	// the target's host (FindEndpoints), else scheme://host/oauth2 of Target.
+	// The endpoints are those of AuthURL's discovery document when it has
+	// one, else AuthURL/authorize and AuthURL/token.
 	AuthURL string
 	// ClientID: "" reads MIGRATE_CLIENT_ID, else "migrate-cli".
 	ClientID string
@@ -106,7 +106,8 @@ func (o *LoginOptions) defaults() error {
 	}
 	if o.RedirectURI != "" {
 		u, err := url.Parse(o.RedirectURI)
-		// docs/service.md, Authentication: a registered redirect URI must be HTTPS.
+		// docs/service.md, Authentication: a registered redirect URI must be
+		// HTTPS.
 		if err != nil || u.Scheme != "https" || u.Host == "" {
 			return newError(ErrConfig, "redirect URI %q must be an HTTPS URL registered with the operator (spec 5.1); leave it empty for the loopback callback", o.RedirectURI)
 		}

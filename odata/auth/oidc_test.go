@@ -70,7 +70,8 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 		t.Errorf("login form shown %d times, want 1", f.idp.formShown)
 	}
 
-	// docs/service.md, Authentication step 2: every parameter of the authorize request.
+	// docs/service.md, Authentication step 2: every parameter of the
+	// authorize request.
 	if len(f.idp.authorize) != 1 {
 		t.Fatalf("%d authorize requests, want 1", len(f.idp.authorize))
 	}

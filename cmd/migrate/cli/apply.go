@@ -560,9 +560,9 @@ func pendingIn(sum *executor.Summary) bool {
 	return false
 }
 
-// statusCode is docs/cli.md's exit code for what a journal says: 4 while records
-// are pending or in doubt or the last apply stopped before it ran every
-// step, or was a trial or ran some steps (run apply again), 1 when only
+// statusCode is docs/cli.md's exit code for what a journal says: 4 while
+// records are pending or in doubt or the last apply stopped before it ran
+// every step, or was a trial or ran some steps (run apply again), 1 when only
 // failed ones keep the run from complete, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
 	switch {
