@@ -467,8 +467,8 @@ func (r *runner) prefetch(paths []string) error {
 }
 
 // readsPerCall is how many GETs go in one call: the batch size, at most
-// 100, not one call per read (a server before 21.0 takes 1,000 writes a call, but a
-// read answers up to 2,000 rows each).
+// 100, not one call per read (a server before 21.0 takes 1,000 writes a call,
+// but a read answers up to 2,000 rows each).
 func (r *runner) readsPerCall() int {
 	if r.limit > 0 && r.limit < read.PerBatch {
 		return r.limit

@@ -304,8 +304,8 @@ const (
 	Skipped   Status = "skipped"
 	InDoubt   Status = "in_doubt"
 	Pending   Status = "pending"
-	// Waived is a failed record the user closed (it will never load): nothing of
-	// it exists on the target, no apply sends it, and it keeps no run from
+	// Waived is a failed record the user closed (it will never load): nothing
+	// of it exists on the target, no apply sends it, and it keeps no run from
 	// being complete.
 	Waived Status = "waived"
 )

@@ -17,7 +17,8 @@ type BatchRequest struct {
 	Headers   map[string]string
 	Body      json.RawMessage
 	DependsOn []string
-	// AtomicityGroup is accepted by servers but never rolled back (docs/service.md, Batch).
+	// AtomicityGroup is accepted by servers but never rolled back
+	// (docs/service.md, Batch).
 	AtomicityGroup string
 }
 
@@ -31,10 +32,10 @@ type BatchResponse struct {
 	AtomicityGroup string
 }
 
-// MatchResponses pairs a $batch's answers with its requests (docs/service.md, Batch). For
-// each request, in order, it gives the one answer that is its own, or nil
-// when there is no answer to trust. An answer is a request's own by, in
-// this order:
+// MatchResponses pairs a $batch's answers with its requests (docs/service.md,
+// Batch). For each request, in order, it gives the one answer that is its
+// own, or nil when there is no answer to trust. An answer is a request's own
+// by, in this order:
 //
 //   - its id: the answer's Content-ID is the request's;
 //   - the id with a suffix: before 22.1 a real server answers request g1

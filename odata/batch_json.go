@@ -252,8 +252,8 @@ func isJSONContentType(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-// DecodeJSONBatchRequest reads a JSON $batch request body (docs/service.md, Batch).
-// Each request needs a method and a url; ids, when given, are unique.
+// DecodeJSONBatchRequest reads a JSON $batch request body (docs/service.md,
+// Batch). Each request needs a method and a url; ids, when given, are unique.
 func DecodeJSONBatchRequest(r io.Reader) ([]BatchRequest, error) {
 	data, err := readBatchBody(r, "json")
 	if err != nil {

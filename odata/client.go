@@ -115,7 +115,8 @@ type CallInfo struct {
 type Config struct {
 	// BaseURL is the service root, https://HOST/odata/Priority/tabula.ini/COMPANY.
 	BaseURL string
-	// Language, when > 0, is put after the configuration file (docs/service.md, Service root).
+	// Language, when > 0, is put after the configuration file
+	// (docs/service.md, Service root).
 	Language int
 	Auth     Authenticator
 	// HTTPClient is used as given (tests pass httptest's); otherwise one is
@@ -279,9 +280,9 @@ func (c *Client) ForCompany(company string) (*Client, error) {
 // limiter keeps a client's calls within CallsPerMinute as the server counts
 // them: no more than that many in any minute, measured from when the
 // server could have seen each (docs/servers.md, Limits of hosted
-// installations: past the limit the call is refused with 429). Every attempt of every call goes through it,
-// the start-up calls (version, metadata, login name) as much as a load's
-// batches, so one client is one budget.
+// installations: past the limit the call is refused with 429). Every attempt
+// of every call goes through it, the start-up calls (version, metadata, login
+// name) as much as a load's batches, so one client is one budget.
 //
 // Calls are spaced evenly (a token bucket of depth one, so a burst of
 // goroutines still leaves at the pace). Even spacing alone drew a 429
@@ -490,13 +491,15 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			gateway := resp.status == 502 || resp.status == 503 || resp.status == 504
 			switch {
 			case r.batch && resp.status >= 500:
-				// Some sub-requests may have run: nothing is rolled back (docs/service.md, Batch).
+				// Some sub-requests may have run: nothing is rolled back
+				// (docs/service.md, Batch).
 				return nil, &InDoubtError{Op: r.op(), Err: e}
 			case r.write && gateway:
 				// A gateway's answer says nothing of what the server behind it did.
 				return nil, &InDoubtError{Op: r.op(), Err: e}
 			case !r.write && resp.status >= 500:
-				// docs/design.md, The executor: reads are retried on any 5xx; a read changes nothing.
+				// docs/design.md, The executor: reads are retried on any 5xx;
+				// a read changes nothing.
 				err, retry = e, true
 			default:
 				return nil, e
@@ -840,11 +843,11 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	return m, resp.body, nil
 }
 
-// MetadataFor reads GetMetadataFor(entity='X') (docs/service.md, Queries, from 25.0), X
-// being both the entity set and its type's name. A cold entity may not be
-// prepared, and has been seen answering another entity's type
-// (docs/servers.md, Metadata): it reads X?$top=1 first, takes only the type named X,
-// and after a refusal or another type warms X up and asks once more.
+// MetadataFor reads GetMetadataFor(entity='X') (docs/service.md, Queries,
+// from 25.0), X being both the entity set and its type's name. A cold entity
+// may not be prepared, and has been seen answering another entity's type
+// (docs/servers.md, Metadata): it reads X?$top=1 first, takes only the type
+// named X, and after a refusal or another type warms X up and asks once more.
 func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
 	lit, _ := FormatLiteral(entity)
 	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
@@ -917,11 +920,12 @@ type BatchOptions struct {
 	Multipart bool
 }
 
-// Batch sends one $batch (docs/service.md, Batch) and returns the sub-responses. The
-// answer is read in whatever format the server chose: servers before 22.1
-// answer multipart/mixed even to JSON. Only a 429 or a request that
-// provably never left is retried; any other failure once the batch may
-// have reached the server is an *InDoubtError, since nothing is rolled back.
+// Batch sends one $batch (docs/service.md, Batch) and returns the
+// sub-responses. The answer is read in whatever format the server chose:
+// servers before 22.1 answer multipart/mixed even to JSON. Only a 429 or a
+// request that provably never left is retried; any other failure once the
+// batch may have reached the server is an *InDoubtError, since nothing is
+// rolled back.
 func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptions) ([]BatchResponse, error) {
 	if len(reqs) == 0 {
 		return nil, nil
@@ -1016,11 +1020,11 @@ func (c *Client) markWarm(set string) {
 
 // warmBeforeWrites prepares the forms a batch writes to: a server answers
 // 404 to the first request to a form not used since it started
-// (docs/servers.md, Reading: cold forms), a POST included, and a record refused so
-// would count as failed. Before the first batch that writes to an entity
-// set, this client reads SET?$top=1 for it, in one $batch for all the sets
-// of the batch; what the reads answer does not matter (being asked warms a
-// form). A warm-up the server did not take, after a read's retries, is
+// (docs/servers.md, Reading: cold forms), a POST included, and a record
+// refused so would count as failed. Before the first batch that writes to an
+// entity set, this client reads SET?$top=1 for it, in one $batch for all the
+// sets of the batch; what the reads answer does not matter (being asked warms
+// a form). A warm-up the server did not take, after a read's retries, is
 // the batch's error, and the batch is not sent: on a cold form its writes
 // would be refused. Each set is warmed once in a client's life, so a run
 // pays one call for it, however many batches it sends.

@@ -661,9 +661,10 @@ func TestClientMetadata(t *testing.T) {
 	}
 }
 
-// docs/servers.md, Reading and Metadata: a cold form answers 404 to its first GET, and a cold
-// entity's GetMetadataFor can answer another entity's type. MetadataFor
-// warms the entity, takes only the type asked for, and never the other.
+// docs/servers.md, Reading and Metadata: a cold form answers 404 to its first
+// GET, and a cold entity's GetMetadataFor can answer another entity's type.
+// MetadataFor warms the entity, takes only the type asked for, and never the
+// other.
 func TestClientMetadataForColdEntity(t *testing.T) {
 	t.Parallel()
 	m := demoModel()
@@ -798,9 +799,10 @@ func TestClientBatch(t *testing.T) {
 
 // TestBatchWarmsFormsBeforeWrites: a server answers 404 to the first
 // request to a form since it started, a POST included (docs/servers.md,
-// Reading: cold forms). The client reads SET?$top=1 of every set a batch writes to, once
-// per set, in one call, before the first batch that writes to it; reads
-// alone cost nothing more, and a set a read found (200) is warm already.
+// Reading: cold forms). The client reads SET?$top=1 of every set a batch
+// writes to, once per set, in one call, before the first batch that writes to
+// it; reads alone cost nothing more, and a set a read found (200) is warm
+// already.
 func TestBatchWarmsFormsBeforeWrites(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex

@@ -246,7 +246,8 @@ func snippet(b []byte) string {
 	return out
 }
 
-// parseFormXML reads the body of docs/service.md, Errors: <FORM TYPE="X"><X>field values</X>
+// parseFormXML reads the body of docs/service.md, Errors: <FORM
+// TYPE="X"><X>field values</X>
 // <InterfaceErrors><text>message</text>...</InterfaceErrors></FORM>.
 func parseFormXML(b []byte, e *Error) bool {
 	dec := xml.NewDecoder(bytes.NewReader(b))
@@ -320,7 +321,8 @@ func parseFormXML(b []byte, e *Error) bool {
 }
 
 // screenLines reads a screen message: real servers write a line break as
-// a literal "/n" (docs/servers.md, Status codes); each line is trimmed, empty lines go.
+// a literal "/n" (docs/servers.md, Status codes); each line is trimmed, empty
+// lines go.
 func screenLines(m string) string {
 	lines := strings.Split(strings.ReplaceAll(m, "/n", "\n"), "\n")
 	kept := lines[:0]
@@ -473,14 +475,15 @@ func jsonText(raw json.RawMessage) string {
 	return string(raw) // number, true, false
 }
 
-// FormValue is one submitted field a screen error echoes (docs/service.md, Errors).
+// FormValue is one submitted field a screen error echoes (docs/service.md,
+// Errors).
 type FormValue struct{ Name, Value string }
 
-// ScreenErrorXML writes the body of docs/service.md, Errors: FORM TYPE=entity, an element named
-// after the entity with the submitted values (in the order given: the
-// form's) and InterfaceErrors with one text element per message. Names
-// that cannot be XML element names are left out. The sandbox answers with
-// it, the client's ParseError reads it.
+// ScreenErrorXML writes the body of docs/service.md, Errors: FORM
+// TYPE=entity, an element named after the entity with the submitted values
+// (in the order given: the form's) and InterfaceErrors with one text element
+// per message. Names that cannot be XML element names are left out. The
+// sandbox answers with it, the client's ParseError reads it.
 func ScreenErrorXML(entity string, values []FormValue, messages []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")

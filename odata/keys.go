@@ -372,8 +372,8 @@ func refID(seg string) (string, bool) {
 }
 
 // SplitReference splits a batch URL that starts with a $<id> reference
-// (docs/service.md, Batch): "$1/ORDERITEMS_SUBFORM" gives "1", "/ORDERITEMS_SUBFORM";
-// "$1?$select=X" gives "1", "?$select=X".
+// (docs/service.md, Batch): "$1/ORDERITEMS_SUBFORM" gives "1",
+// "/ORDERITEMS_SUBFORM"; "$1?$select=X" gives "1", "?$select=X".
 func SplitReference(u string) (id, rest string, ok bool) {
 	i := strings.IndexAny(u, "/?")
 	if i < 0 {

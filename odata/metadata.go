@@ -253,9 +253,9 @@ func annotationBool(a xAnnotation) (bool, error) {
 	return false, fmt.Errorf("annotation %s: Bool %q is neither true nor false", a.Term, s)
 }
 
-// ParseMetadata reads a $metadata EDMX document (docs/service.md, Metadata). The schema
-// namespace is read from the document; annotations are taken both inline
-// and from <Annotations Target="NS.TYPE/FIELD"> blocks.
+// ParseMetadata reads a $metadata EDMX document (docs/service.md, Metadata).
+// The schema namespace is read from the document; annotations are taken both
+// inline and from <Annotations Target="NS.TYPE/FIELD"> blocks.
 func ParseMetadata(r io.Reader) (*Metadata, error) {
 	var doc xEdmx
 	dec := xml.NewDecoder(r)
@@ -337,10 +337,11 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 }
 
 // addTextFlags gives every text sub-form the APPEND and SIGNATURE flags it
-// lacks: docs/service.md, Text sub-forms says a text sub-form always takes them, but documents
-// pulled from real installations often declare TEXT alone, and a plan
-// writing APPEND: true must not fail validation there. A text sub-form is
-// the type of a single-object sub-form that has a TEXT field.
+// lacks: docs/service.md, Text sub-forms says a text sub-form always takes
+// them, but documents pulled from real installations often declare TEXT
+// alone, and a plan writing APPEND: true must not fail validation there. A
+// text sub-form is the type of a single-object sub-form that has a TEXT
+// field.
 func addTextFlags(m *Metadata) {
 	for _, t := range m.Types {
 		for _, n := range t.Navigations {
@@ -584,11 +585,11 @@ func autoUniqueComputed(types []*EntityType) {
 	}
 }
 
-// ParseEntityType reads a GetMetadataFor answer (docs/service.md, Queries): an EntityType
-// element, alone or inside wrappers (Schema, DataServices, Edmx). Sibling
-// <Annotations> blocks that target the type are applied too. When the answer
-// holds several entity types, the first is taken; ParseEntityTypeNamed
-// picks one by name.
+// ParseEntityType reads a GetMetadataFor answer (docs/service.md, Queries):
+// an EntityType element, alone or inside wrappers (Schema, DataServices,
+// Edmx). Sibling <Annotations> blocks that target the type are applied too.
+// When the answer holds several entity types, the first is taken;
+// ParseEntityTypeNamed picks one by name.
 func ParseEntityType(r io.Reader) (*EntityType, error) { return ParseEntityTypeNamed(r, "") }
 
 // ParseEntityTypeNamed is ParseEntityType that takes the entity type called

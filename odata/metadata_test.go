@@ -475,8 +475,9 @@ func TestParseEntityTypeNamed(t *testing.T) {
 	}
 }
 
-// docs/service.md, Text sub-forms: a text sub-form takes APPEND and SIGNATURE whether or not the
-// document declares them; real installations often declare TEXT alone.
+// docs/service.md, Text sub-forms: a text sub-form takes APPEND and SIGNATURE
+// whether or not the document declares them; real installations often declare
+// TEXT alone.
 func TestTextSubformsTakeFlags(t *testing.T) {
 	t.Parallel()
 	doc := `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:DataServices>

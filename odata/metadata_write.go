@@ -62,10 +62,10 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteXML writes the type alone as GetMetadataFor answers it (docs/service.md, Queries):
-// one EntityType element in the default CSDL namespace, annotations inline.
-// Core.Computed is written with the full core namespace so the fragment
-// needs no reference.
+// WriteXML writes the type alone as GetMetadataFor answers it
+// (docs/service.md, Queries): one EntityType element in the default CSDL
+// namespace, annotations inline. Core.Computed is written with the full core
+// namespace so the fragment needs no reference.
 func (t *EntityType) WriteXML(w io.Writer, namespace string) error {
 	bw := bufio.NewWriter(w)
 	if namespace == "" {
@@ -134,7 +134,8 @@ func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core 
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Mandatory" Bool="true"/>` + "\n")
 		}
 		// Real documents mark an auto-unique key with the service's own
-		// term only (docs/servers.md, Metadata); Core.Computed is the contract's way.
+		// term only (docs/servers.md, Metadata); Core.Computed is the
+		// contract's way.
 		if p.AutoUnique {
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.AutoUnique" Bool="true"/>` + "\n")
 		} else if p.Computed {

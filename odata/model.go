@@ -37,7 +37,8 @@ type EntitySet struct {
 	Type *EntityType
 }
 
-// EntityType is a form (docs/service.md, Service root): its key, fields and sub-forms.
+// EntityType is a form (docs/service.md, Service root): its key, fields and
+// sub-forms.
 type EntityType struct {
 	Name        string
 	Description string
@@ -59,7 +60,8 @@ type Property struct {
 	MaxLength   int
 	Nullable    bool
 	Description string
-	// Mandatory is the Service.OData.Mandatory annotation (docs/service.md, Metadata, from 25.1).
+	// Mandatory is the Service.OData.Mandatory annotation (docs/service.md,
+	// Metadata, from 25.1).
 	Mandatory bool
 	// Computed marks a read-only, server-assigned field: one carrying
 	// Org.OData.Core.V1.Computed or the service's AutoUnique term.

@@ -164,7 +164,8 @@ func joinConds(op string, conds []string) string {
 }
 
 // CompanyURL is base with its company, the last segment of the service
-// root (docs/service.md, Service root), replaced: the same installation's other company.
+// root (docs/service.md, Service root), replaced: the same installation's
+// other company.
 func CompanyURL(base, company string) (string, error) {
 	if !IsCompanyName(company) {
 		return "", fmt.Errorf("company %q: want a name such as demo (the last segment of the service root)", company)

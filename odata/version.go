@@ -19,8 +19,8 @@ type Version struct {
 	From string
 }
 
-// ParseVersion reads "25.1", "23.0.12" or "23.1-server.example" (docs/service.md, Queries:
-// <version>-<server address>).
+// ParseVersion reads "25.1", "23.0.12" or "23.1-server.example"
+// (docs/service.md, Queries: <version>-<server address>).
 func ParseVersion(s string) (Version, error) {
 	v := strings.TrimSpace(s)
 	if i := strings.IndexByte(v, '-'); i >= 0 {
@@ -65,7 +65,8 @@ func (v Version) JSONBatchResponses() bool  { return v.AtLeast(22, 1) }
 func (v Version) GetMetadataFor() bool      { return v.AtLeast(25, 0) }
 func (v Version) MandatoryAnnotation() bool { return v.AtLeast(25, 1) }
 
-// BatchLimit is the most operations one $batch may carry (docs/service.md, Limits).
+// BatchLimit is the most operations one $batch may carry (docs/service.md,
+// Limits).
 func (v Version) BatchLimit() int {
 	if v.AtLeast(21, 0) {
 		return 100

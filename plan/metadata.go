@@ -28,7 +28,8 @@ func ServerNumbered(entity, field string) bool {
 	return slices.Contains(serverNumbered[entity], field)
 }
 
-// textFields are the fields of a text sub-form (docs/service.md, Text sub-forms).
+// textFields are the fields of a text sub-form (docs/service.md, Text
+// sub-forms).
 var textFields = []string{"TEXT", "APPEND", "SIGNATURE"}
 
 // attachments is the attachment sub-form of docs/service.md, Attachments.
@@ -39,12 +40,12 @@ const attachments = "EXTFILES_SUBFORM"
 // suggestion when misspelt), sub-forms are fed as their kind allows,
 // server-assigned fields are not written, keys and mandatory fields are
 // mapped, constants fit their fields, and version-gated features are
-// available (docs/service.md, Versions). A zero v is a target that has no version function
-// and declared none: older than 22.0, but not how much older. It skips the
-// Mandatory check (25.1) and refuses the features a server before 22.0 may
-// lack, since a text sub-form refused after its parent was committed leaves
-// half a record; writing at all (17.2) is assumed, as its refusal harms
-// nothing.
+// available (docs/service.md, Versions). A zero v is a target that has no
+// version function and declared none: older than 22.0, but not how much
+// older. It skips the Mandatory check (25.1) and refuses the features a
+// server before 22.0 may lack, since a text sub-form refused after its parent
+// was committed leaves half a record; writing at all (17.2) is assumed, as
+// its refusal harms nothing.
 func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	d := &diags{}
 	if md == nil {
@@ -135,8 +136,8 @@ func (c *mdChecker) step(s *Step, i int) {
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
-		// docs/service.md, Keys: an entity is addressed by its key; an auto-unique key
-		// cannot address it in PATCH.
+		// docs/service.md, Keys: an entity is addressed by its key; an
+		// auto-unique key cannot address it in PATCH.
 		for _, k := range t.Key {
 			prop := t.Property(k)
 			if prop != nil && prop.Computed {
@@ -228,8 +229,8 @@ func writtenSet(fs []*Field) map[string]bool {
 	return m
 }
 
-// mandatory reports Mandatory fields (docs/service.md, Metadata, from 25.1) that a created
-// record would lack.
+// mandatory reports Mandatory fields (docs/service.md, Metadata, from 25.1)
+// that a created record would lack.
 func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[string]bool, pos Pos, what string) {
 	if !c.known || !c.v.MandatoryAnnotation() {
 		return
@@ -400,7 +401,8 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		written := writtenSet(sf.Fields)
 		c.exists(ct, sf.Name, sf.Exists, written, what)
 		if !nav.Collection {
-			// docs/service.md, Sub-forms: a single-object sub-form takes one object, never lines.
+			// docs/service.md, Sub-forms: a single-object sub-form takes one
+			// object, never lines.
 			if sf.Source != "" {
 				c.d.errorf(posOr(sf.SourcePos, npos), "%s is a single-object sub-form of %s: it takes one object built from the parent's row, not lines from %s; remove \"source\"",
 					sf.Name, entity, sourceWords(sf.Source))
@@ -413,7 +415,8 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		if isText {
 			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
 			if !written["TEXT"] && ct.Property("TEXT") != nil {
-				// docs/service.md, Text sub-forms: APPEND and SIGNATURE say what to do with TEXT.
+				// docs/service.md, Text sub-forms: APPEND and SIGNATURE say
+				// what to do with TEXT.
 				c.d.errorf(npos, "%s is a text sub-form written without TEXT, the text itself; map TEXT in fields", what)
 			}
 		}

@@ -134,8 +134,9 @@ func tokenForm(code, redirect, verifier string) url.Values {
 		"client_id": {sandbox.OIDCClientID}, "client_secret": {sandbox.OIDCClientSecret}, "code_verifier": {verifier}}
 }
 
-// docs/service.md, Authentication: the whole flow with a browser, then the token on API calls,
-// then expiry and a silent second authorize while the session lives.
+// docs/service.md, Authentication: the whole flow with a browser, then the
+// token on API calls, then expiry and a silent second authorize while the
+// session lives.
 func TestSpec5_2OIDCFlow(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
@@ -175,7 +176,8 @@ func TestSpec5_2OIDCFlow(t *testing.T) {
 	if !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
 		t.Errorf("expired: %v", r.header)
 	}
-	// docs/service.md, Authentication step 7: the session is active, so a new code comes without the form.
+	// docs/service.md, Authentication step 7: the session is active, so a new
+	// code comes without the form.
 	res, err := b.Get(authorizeURL(srv, "https://app.example/cb", challenge))
 	if err != nil {
 		t.Fatal(err)

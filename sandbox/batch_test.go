@@ -108,7 +108,8 @@ func TestSpec4_5JSONBatchReferences(t *testing.T) {
 	}
 }
 
-// docs/service.md, Batch: continue-on-error, the default of each format, and no rollback.
+// docs/service.md, Batch: continue-on-error, the default of each format, and
+// no rollback.
 func TestSpec4_5ContinueOnErrorAndNoRollback(t *testing.T) {
 	t.Parallel()
 	reqs := func(p string) []odata.BatchRequest {
@@ -217,7 +218,8 @@ func TestSpec9BatchResponseFormat(t *testing.T) {
 	}
 }
 
-// docs/service.md, Batch and Limits: forward and unknown references, the size limit.
+// docs/service.md, Batch and Limits: forward and unknown references, the size
+// limit.
 func TestSpec8BatchRefusals(t *testing.T) {
 	t.Parallel()
 	many := func(n int) []odata.BatchRequest {

@@ -8,15 +8,16 @@
 // version-gated behaviour of docs/service.md, Versions follows
 // Options.SystemVersion.
 //
-// Choices where the contract (docs/service.md) is silent (documented here so that clients and
-// tests agree):
+// Choices where the contract (docs/service.md) is silent (documented here so
+// that clients and tests agree):
 //
 //   - Screen errors are answered 400 (409 for a POST of an existing key) as
-//     the XML FORM/InterfaceErrors body of docs/service.md, Errors before system version 23.0,
-//     and from 23.0 in the JSON shape newer servers send:
-//     {"FORM":{"@TYPE":…,"InterfaceErrors":{"@XmlFormat":"0","text":"Line 1- …"}}}.
-//     Other errors (401, 403, 404, 429, malformed requests) use the OData
-//     JSON error body {"error":{"code":…,"message":…}}.
+//     the XML FORM/InterfaceErrors body of docs/service.md, Errors before
+//     system version 23.0, and from 23.0 in the JSON shape newer servers
+//     send:
+//     {"FORM":{"@TYPE":…,"InterfaceErrors":{"@XmlFormat":"0","text":"Line 1-
+//     …"}}}. Other errors (401, 403, 404, 429, malformed requests) use the
+//     OData JSON error body {"error":{"code":…,"message":…}}.
 //   - The language code after tabula.ini (",1" English, the default; ",2"
 //     Hebrew) selects the language of screen messages (from 18.2; before,
 //     a language code is not part of a valid service root: 404).
@@ -40,10 +41,12 @@
 //   - ClearEntityMetadata answers 204.
 //   - A deep insert stores the parent, then its children in order; a child
 //     the screen refuses fails the request, and what was stored stays
-//     (nothing is ever rolled back, docs/service.md, Batch). PATCH with sub-form arrays
-//     updates the lines whose key it gives and creates the others.
+//     (nothing is ever rolled back, docs/service.md, Batch). PATCH with
+//     sub-form arrays updates the lines whose key it gives and creates the
+//     others.
 //   - Before 22.0 a decimal may be written as a string with a decimal comma
-//     ("12,5"); from 22.0 only the decimal point (docs/service.md, Service root).
+//     ("12,5"); from 22.0 only the decimal point (docs/service.md, Service
+//     root).
 //   - Faults are drawn per API call (drops only for writes and $batch):
 //     drop-before-commit closes the connection before anything is done,
 //     drop-after-commit after the call committed and its state was saved.

@@ -108,8 +108,9 @@ func TestSpec2_5CompositeKey(t *testing.T) {
 	}
 }
 
-// docs/service.md, Writes and Deep insert: deep insert, screen-filled fields, numbered keys, lines
-// with increasing keys, navigation to sub-forms, PATCH and DELETE at every level.
+// docs/service.md, Writes and Deep insert: deep insert, screen-filled fields,
+// numbered keys, lines with increasing keys, navigation to sub-forms, PATCH
+// and DELETE at every level.
 func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Now: newClock().Now})
@@ -159,7 +160,8 @@ func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 }
 
 // docs/service.md, Errors, and the business rules of a screen the sandbox
-// keeps (docs/design.md, The sandbox): MaxLength, mandatory, DEBITFLAG, unique keys.
+// keeps (docs/design.md, The sandbox): MaxLength, mandatory, DEBITFLAG,
+// unique keys.
 func TestSpec7ScreenErrors(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -203,7 +205,8 @@ func TestSpec7ScreenErrors(t *testing.T) {
 	}
 }
 
-// docs/service.md, Errors: messages follow the language code; XML FORM before 23.0.
+// docs/service.md, Errors: messages follow the language code; XML FORM before
+// 23.0.
 func TestSpec7ErrorLanguageAndXML(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{SystemVersion: "22.1"})

@@ -34,12 +34,14 @@ func TestSpec2_9TextSubform(t *testing.T) {
 	if snap["TEXT"] != "<p>new</p>" {
 		t.Errorf("APPEND absent replaces: %v", snap)
 	}
-	// docs/service.md, Text sub-forms and Versions: from 20.0 brackets are refused.
+	// docs/service.md, Text sub-forms and Versions: from 20.0 brackets are
+	// refused.
 	c.must(400, "GET", "/ORDERS('O1')/[ORDERSTEXT_SUBFORM]", nil)
 	c.must(400, "POST", "/ORDERS('O1')/ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "x", "APPEND": "yes"})
 }
 
-// docs/service.md, Text sub-forms: a text-only form: plain text, SIGNATURE always false.
+// docs/service.md, Text sub-forms: a text-only form: plain text, SIGNATURE
+// always false.
 func TestSpec2_9TextOnlySubform(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -68,8 +70,8 @@ func TestSpec2_9TextOnlySubform(t *testing.T) {
 	c.must(200, "GET", "/CUSTOMERS('C100')/GENCUSTNOTES_SUBFORM(1)", nil)
 }
 
-// docs/service.md, Attachments: attachments as data URIs, SUFFIX with a period on write and
-// without on read, FILESIZE computed.
+// docs/service.md, Attachments: attachments as data URIs, SUFFIX with a
+// period on write and without on read, FILESIZE computed.
 func TestSpec2_8Attachments(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Now: newClock().Now})
@@ -100,8 +102,8 @@ func TestSpec2_8Attachments(t *testing.T) {
 	}
 }
 
-// docs/service.md, Writes, at the third level: a line's text sub-form; DELETE of single
-// sub-forms; methods a target does not take.
+// docs/service.md, Writes, at the third level: a line's text sub-form; DELETE
+// of single sub-forms; methods a target does not take.
 func TestSpec4_4EveryLevel(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -85,8 +85,9 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 }
 
-// TestIntegerLineKeyRoundTrip: a sub-form line's integer key (docs/service.md, Keys)
-// read from the Location of the POST that made it addresses the line.
+// TestIntegerLineKeyRoundTrip: a sub-form line's integer key
+// (docs/service.md, Keys) read from the Location of the POST that made it
+// addresses the line.
 func TestIntegerLineKeyRoundTrip(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -90,8 +90,9 @@ func isAuthPath(path string) bool {
 	return strings.HasPrefix(path, "/oauth2/") || strings.HasPrefix(path, "/accounts/") || path == "/.well-known/openid-configuration"
 }
 
-// authPrefix is where the endpoints live: /oauth2 as docs/service.md, Authentication has it, or
-// /accounts/connect as on-premise real servers (quirk oidc-accounts).
+// authPrefix is where the endpoints live: /oauth2 as docs/service.md,
+// Authentication has it, or /accounts/connect as on-premise real servers
+// (quirk oidc-accounts).
 func (a *authServer) authPrefix() (prefix, discovery string) {
 	if a.s.quirk(QuirkOIDCAccounts) {
 		return "/accounts/connect", "/accounts/.well-known/openid-configuration"

@@ -107,7 +107,8 @@ func parseSelect(t *odata.EntityType, v string) ([]string, error) {
 }
 
 // parseOrderBy reads FIELD [asc|desc], ... (docs/servers.md, Reading: real
-// servers have $orderby; reconciliation reads the highest auto-unique key with it).
+// servers have $orderby; reconciliation reads the highest auto-unique key
+// with it).
 func parseOrderBy(t *odata.EntityType, v string) ([]orderItem, error) {
 	var out []orderItem
 	for _, item := range strings.Split(v, ",") {

@@ -59,7 +59,8 @@ const (
 	// QuirkIgnoredFilters: a $filter the server cannot apply, naming a
 	// field it does not know or one the user may not read (Options.
 	// HiddenFields), is ignored silently: 200 with the unfiltered rows
-	// ("$filter=ZZZNOPE eq 'x'" answers every row), not the 400 of docs/service.md, Queries.
+	// ("$filter=ZZZNOPE eq 'x'" answers every row), not a 400 as without the
+	// quirk.
 	QuirkIgnoredFilters = "ignored-filters"
 	// QuirkNumbersAsStrings: read answers (a GET, a $batch's GETs) and the
 	// echo of a write give Int64 and Decimal values as JSON strings
@@ -169,8 +170,8 @@ func (s *Server) otherType(entity string) *odata.EntitySet {
 var spaceBeforeBr = regexp.MustCompile(`(?i)\s+(<br\b)`)
 
 // readBackText is an HTML text as a read answers it: after the style block
-// (docs/service.md, Text sub-forms), and with QuirkNormalisedTexts in a <p dir=rtl> wrapper
-// without whitespace before <br>, as real servers store it.
+// (docs/service.md, Text sub-forms), and with QuirkNormalisedTexts in a <p
+// dir=rtl> wrapper without whitespace before <br>, as real servers store it.
 func (s *Server) readBackText(text string) string {
 	if !s.quirk(QuirkNormalisedTexts) {
 		return styleBlock + text

@@ -138,7 +138,8 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	return &result{status: 200, body: buf.Bytes(), header: http.Header{"Content-Type": {"application/xml"}, "Odata-Version": {"4.0"}}}, nil
 }
 
-// clearMetadata answers POST ClearEntityMetadata (docs/service.md, Metadata, from 22.0).
+// clearMetadata answers POST ClearEntityMetadata (docs/service.md, Metadata,
+// from 22.0).
 func (c *call) clearMetadata(method string, body []byte) (*result, *apiError) {
 	s := c.s
 	if !s.version.ClearMetadata() {
@@ -220,7 +221,8 @@ func (c *call) resolve(path string) (*target, *apiError) {
 			return nil, protoErr(http.StatusNotFound, "NotFound", "sub-form %s has no type", seg.name)
 		}
 		if s.rule(nt).text != notText {
-			// docs/service.md, Text sub-forms and Versions: text sub-forms without brackets from 20.0.
+			// docs/service.md, Text sub-forms and Versions: text sub-forms
+			// without brackets from 20.0.
 			if s.version.TextSubforms() && seg.brackets {
 				return nil, protoErr(http.StatusBadRequest, "BadRequest", "[%s]: from system version 20.0 text sub-forms are addressed without square brackets; drop them", seg.name)
 			}
@@ -272,7 +274,8 @@ func (c *call) notFound(t *odata.EntityType, path string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: "NotFound", msg: c.lang.text("noRecord", path, t.Name)}
 }
 
-// keyVals checks a key expression against the type's key (docs/service.md, Keys).
+// keyVals checks a key expression against the type's key (docs/service.md,
+// Keys).
 func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiError) {
 	vals := map[string]any{}
 	bad := func(format string, args ...any) *apiError {
@@ -291,7 +294,8 @@ func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiEr
 	for name, v := range vals {
 		p := t.Property(name)
 		if p != nil && p.Computed || !t.IsKey(name) && len(seg.key) == 1 && seg.key[0].Name == "" {
-			// docs/service.md, Keys: an auto-unique key is read-only and cannot address.
+			// docs/service.md, Keys: an auto-unique key is read-only and
+			// cannot address.
 			return nil, c.autoKeyErr(t)
 		}
 		if p == nil || !t.IsKey(name) {

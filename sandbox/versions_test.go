@@ -137,7 +137,8 @@ func TestSpec9VersionGates(t *testing.T) {
 	}
 }
 
-// docs/service.md, Metadata: the metadata document, read back by the client's parser.
+// docs/service.md, Metadata: the metadata document, read back by the client's
+// parser.
 func TestSpec2_2Metadata(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

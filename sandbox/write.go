@@ -523,7 +523,8 @@ func (c *call) writeSingleObj(t *odata.EntityType, parent *record, nav *odata.Na
 }
 
 // attachmentIn checks the attachment fields of a write to EXTFILES_SUBFORM
-// (docs/service.md, Attachments) and returns the body with SUFFIX without its period.
+// (docs/service.md, Attachments) and returns the body with SUFFIX without its
+// period.
 func (c *call) attachmentIn(t *odata.EntityType, in map[string]any, create bool) (map[string]any, *apiError) {
 	if t.Name != "EXTFILES_SUBFORM" || t.Property("EXTFILENAME") == nil {
 		return in, nil

@@ -104,8 +104,9 @@ func (p *PAT) GoString() string { return p.String() }
 // Format prints the redacted form for every verb.
 func (p *PAT) Format(f fmt.State, _ rune) { redact(f, p.String()) }
 
-// BearerAuth sends an OIDC access token (docs/service.md, Authentication step 6) and refuses once it
-// has expired, so a long run stops with a clear message instead of a 401.
+// BearerAuth sends an OIDC access token (docs/service.md, Authentication step
+// 6) and refuses once it has expired, so a long run stops with a clear
+// message instead of a 401.
 type BearerAuth struct {
 	token  secret
 	expiry time.Time // zero: the server gave no lifetime

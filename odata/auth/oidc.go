@@ -124,12 +124,12 @@ func AuthURLFor(target string) (string, error) {
 	return u.Scheme + "://" + u.Host + "/oauth2", nil
 }
 
-// Login runs the authorization code flow with PKCE (docs/service.md, Authentication): a fresh
-// code_verifier and state, the authorize URL printed and opened in the
-// browser, the code received on the loopback listener (or pasted), then the
-// token request. The token is cached for the target and returned. If the
-// user's session at the authorization server is still active, the browser
-// comes straight back with a code and no form.
+// Login runs the authorization code flow with PKCE (docs/service.md,
+// Authentication): a fresh code_verifier and state, the authorize URL printed
+// and opened in the browser, the code received on the loopback listener (or
+// pasted), then the token request. The token is cached for the target and
+// returned. If the user's session at the authorization server is still
+// active, the browser comes straight back with a code and no form.
 func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -168,8 +168,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 		Endpoint: oauth2.Endpoint{
 			AuthURL:  ep.Authorize,
 			TokenURL: ep.Token,
-			// docs/service.md, Authentication step 4 sends client_id and client_secret as form
-			// fields; real servers may want the secret as a Basic header.
+			// docs/service.md, Authentication step 4 sends client_id and
+			// client_secret as form fields; real servers may want the secret
+			// as a Basic header.
 			AuthStyle: ep.AuthStyle,
 		},
 		RedirectURL: redirect,
@@ -303,9 +304,9 @@ func (cb *callback) close() {
 	_ = cb.srv.Shutdown(ctx)
 }
 
-// checkRedirect reads the query of the redirect (docs/service.md, Authentication step 3). The
-// state must be the one sent, or the response belongs to some other login
-// (RFC 6749 section 10.12) and is refused.
+// checkRedirect reads the query of the redirect (docs/service.md,
+// Authentication step 3). The state must be the one sent, or the response
+// belongs to some other login (RFC 6749 section 10.12) and is refused.
 func checkRedirect(q url.Values, state string) (string, error) {
 	if e := q.Get("error"); e != "" {
 		msg := fmt.Sprintf("the authorization server refused the login (%s", e)

@@ -141,8 +141,8 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 	}
 }
 
-// docs/service.md, Authentication step 7: with the session still active, a second login comes
-// back with a new code and no form.
+// docs/service.md, Authentication step 7: with the session still active, a
+// second login comes back with a new code and no form.
 func TestLoginAgainWithActiveSession(t *testing.T) {
 	t.Parallel()
 	f := newLoginFixture(t)
