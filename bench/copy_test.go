@@ -14,11 +14,11 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// Issue 17's target: copying rows with their sub-form from one company to
-// another uses no more than 1.05 × (the write calls + ⌈rows/2,000⌉ read
-// calls), and memory flat in the number of rows. The template company is
-// loaded first (in this process); the copy is the real command in a child
-// process, so its peak resident set is the whole copy's.
+// The target for a template company: copying rows with their sub-form from
+// one company to another uses no more than 1.05 × (the write calls +
+// ⌈rows/2,000⌉ read calls), and memory flat in the number of rows. The
+// template company is loaded first (in this process); the copy is the real
+// command in a child process, so its peak resident set is the whole copy's.
 
 const copyPlan = `version: 1
 name: copy-families
@@ -194,7 +194,7 @@ func BenchmarkCopyCompanies(b *testing.B) {
 }
 
 // BenchmarkCopyBigRows copies customers whose text is 100 KB each under
-// --memory 64MB (issue 26.8): the pages of the template's answers and the
+// --memory 64MB: the pages of the template's answers and the
 // batches sent follow the budget (read.Query.PageBytes, the packer's
 // maxBytes), and the journal keeps no more than 1 KB of a source cell, so
 // the copy's peak stays near the budget however large a row is. 1,000

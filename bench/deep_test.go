@@ -18,7 +18,7 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// Issue 15 item 4: the fewest calls. Orders of five lines go as deep
+// The fewest calls. Orders of five lines go as deep
 // inserts, up to 100 a call; the naive script deep-inserts one order per
 // request, one request at a time. Both are the real command (cli.Run) in
 // a child process against one sandbox answering every call after 10 ms,

@@ -1,4 +1,4 @@
-// Package bench is the end-to-end benchmark suite of issue 7: the dry run
+// Package bench is the end-to-end benchmark suite: the dry run
 // over generated CSV and XLSX files through the real
 // plan → transform → executor.DryRun path, apply against the sandbox versus a
 // one-request-per-record loader, operations per call, the sustained rate

@@ -14,7 +14,8 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// version is the newest system version: batches of 100 (spec 8).
+// version is the newest system version: batches of 100 (docs/service.md,
+// Limits).
 var version = odata.Version{Major: 25, Minor: 1, Raw: "25.1"}
 
 // customerCols are the generated customer file's columns: ten mapped onto

@@ -17,7 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// Reads cost almost nothing (issue 16): `migrate diff` of a plan over a
+// Reads cost almost nothing: `migrate diff` of a plan over a
 // company that already holds 100,000 customers, and `migrate verify` of a
 // load of 10,000 orders with their lines, each run as the real command in
 // a child process (its peak resident set) against a sandbox in this one,

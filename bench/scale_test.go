@@ -15,7 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// Apply, status and resume at scale (issue 15, item 1): the real command
+// Apply, status and resume at scale: the real command
 // in a child process (its whole peak resident set), against a sandbox in
 // this process, so that the sandbox's own memory does not count.
 
@@ -118,7 +118,7 @@ func runScale(t *countingTarget, dir string, args []string) (scaleRun, error) {
 	}
 	before := t.calls.Load()
 	// The plan names the target too, but credentials go only to a host
-	// the user named (issue 26, item 4).
+	// the user named.
 	out, code, hwm, secs, cpu, err := childCommand(args, "MIGRATE_TARGET="+t.srv.URL+sandbox.BasePath, "MIGRATE_USER=demo", "MIGRATE_PASSWORD=demo")
 	if err != nil {
 		return run, err

@@ -16,7 +16,7 @@ import (
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
-// The shapes users have (issue 15): grouped steps over sorted and unsorted
+// The shapes users have: grouped steps over sorted and unsorted
 // rows, a linked sub-form, a lookup of a million entries, and workbooks
 // with Excel's shared strings. Each runs the real command (cli.Run, as the
 // binary does) in a child process, so the figure is the whole process's

@@ -55,7 +55,7 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 		}
 		if p.DateOnly || p.Type == "Edm.Date" {
 			// The server keeps the day, in its own time zone, which may
-			// be UTC or the sender's (SERVICE-NOTES "Metadata").
+			// be UTC or the sender's (docs/servers.md, Metadata).
 			const day = "2006-01-02"
 			return g.Format(day) == w.Format(day) || g.Format(day) == w.UTC().Format(day), true
 		}
@@ -80,7 +80,8 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 
 // Number is v, a number in any form or a number's text, as the numeric
 // field p stores it: rounded to p's Scale when it declares one and v has
-// more digits after the point, as the server rounds a decimal (SERVICE-NOTES "Metadata"). Control totals sum
+// more digits after the point, as the server rounds a decimal
+// (docs/servers.md, Metadata). Control totals sum
 // it, so that both sides of a total round as the values compare.
 func Number(p *odata.Property, v any) (odata.Decimal, bool) {
 	d, ok := decoded[odata.Decimal](odata.EdmDecimal, v)
@@ -209,7 +210,7 @@ type Diff struct {
 	Found, Left any
 	// Absent: the answer does not hold the field at all (a field hidden
 	// by field-level permissions is missing from read answers,
-	// SERVICE-NOTES "Queries"), which is not a value.
+	// docs/servers.md, Reading), which is not a value.
 	Absent bool
 }
 
@@ -285,9 +286,9 @@ func property(t *odata.EntityType, name string) *odata.Property {
 }
 
 // TextIn reports whether the content of text want is in text held: a text
-// sub-form (spec 2.9) holds the whole text, and servers read it back
-// normalised (odata.TextContent), so a text written is found by its
-// content, never by its bytes. An empty text is found nowhere.
+// sub-form (docs/service.md, Text sub-forms) holds the whole text, and
+// servers read it back normalised (odata.TextContent), so a text written is
+// found by its content, never by its bytes. An empty text is found nowhere.
 func TextIn(held, want string) bool {
 	w := odata.TextContent(want)
 	return w != "" && strings.Contains(odata.TextContent(held), w)

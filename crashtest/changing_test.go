@@ -33,7 +33,7 @@ const templateRowCap = 7
 // lands mid-read.
 const changingBatch = 10
 
-// The plan of the changing-source rounds (issue 23): part families with
+// The plan of the changing-source rounds: part families with
 // their malfunction lines, copied from the template company as
 // sources-copy.txtar does; the Z families are left out by the filter.
 const changingPlanYAML = `version: 1
@@ -367,8 +367,8 @@ func copyDiff(want, others map[string]map[string]any, got []map[string]any) (d d
 	return d, left
 }
 
-// TestCrashChangingSource is the crash round of issue 23: the plan copies
-// part families with their malfunction lines from a template company
+// TestCrashChangingSource is the crash round of a changing source: the plan
+// copies part families with their malfunction lines from a template company
 // (another sandbox, answering seven rows a page) while the template
 // changes: after every kill, and during every run at a random page of its
 // read, families are inserted at keys before and after the copy's

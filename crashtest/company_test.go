@@ -9,7 +9,7 @@ import (
 )
 
 // lookAlikes fills a fresh sandbox with what a company holds before the
-// load (issue 12): the customers and parts that some of the load's orders
+// load: the customers and parts that some of the load's orders
 // use, as the load has them (the load upserts them and finds nothing to
 // change); for one order in four of the load, orders entered by hand with
 // the same customer, date and DETAILS, every field the load writes, in

@@ -60,7 +60,7 @@ type crashKind struct {
 	// fullDisk: the journal lives on a small tmpfs that fills mid-run;
 	// each stop for it frees a little.
 	fullDisk bool
-	// quirks: the sandbox has every quirk of real servers on (issue 14),
+	// quirks: the sandbox has every quirk of real servers on,
 	// at version; declared is MIGRATE_SYSTEM_VERSION for the binary (a
 	// server before 22.1 has no version function).
 	quirks            bool
@@ -133,8 +133,8 @@ func TestCrashFullDisk(t *testing.T) {
 	runCrash(t, crashKind{name: "journal on a disk that fills", points: *crashFullDisk, records: *crashKindSize, fullDisk: true})
 }
 
-// TestCrashUnderQuirks is TestCrash against servers as they really answer
-// (issue 14): every quirk on (batch answers as g1-r1 and GETs without ids
+// TestCrashUnderQuirks is TestCrash against servers as they really answer:
+// every quirk on (batch answers as g1-r1 and GETs without ids
 // before 22.1, JSON screen errors, cold forms answering 404 to their first
 // request, texts read back normalised, real $metadata, filters on fields
 // it cannot filter on ignored, Int64 and Decimal values answered as
@@ -341,7 +341,7 @@ func runCrash(t *testing.T, k crashKind) {
 					f.UndoKills++
 				case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
 					// An undo batch in doubt (with -crash.faults): exit 4,
-					// run it again, as CLI.md says.
+					// run it again, as docs/cli.md says.
 					f.UndoInDoubt++
 				case o.code == 0:
 					f.Finished++

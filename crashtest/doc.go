@@ -1,19 +1,19 @@
 // Package crashtest holds the reliability campaigns of the journal's
-// exactly-once promise (DESIGN.md "The journal"): the real `migrate` binary
+// exactly-once promise (docs/design.md, The journal): the real `migrate` binary
 // loads a generated plan (customers, parts, orders with 0-5 lines, line
 // texts, order texts and attachments) into a sandbox served by the test
 // process, while the campaign
 //
 //   - kills the client with SIGKILL at seeded random moments, during apply,
 //     during its resumes and during undo, and resumes until it finishes
-//     (crash campaign, crash_test.go), from a fresh sandbox and, as issue 12
-//     asks, from where customers are: a company that already holds orders
+//     (crash campaign, crash_test.go), from a fresh sandbox and from
+//     where customers are: a company that already holds orders
 //     like the load's own, entered by hand (company_test.go), two runs
 //     started at once on one journal, and a journal on a small disk that
 //     fills in the middle of apply (a tmpfs: root on Linux, else skipped),
-//     and, as issue 14 asks, against a sandbox with every quirk of real
-//     servers on, at 21.0 and at 25.1 (TestCrashUnderQuirks), and, as
-//     issue 23 asks, while the plan copies part families from a template
+//     and against a sandbox with every quirk of real servers on
+//     (docs/servers.md), at 21.0 and at 25.1 (TestCrashUnderQuirks), and
+//     while the plan copies part families from a template
 //     company (a second sandbox, seven rows a page) that gains and loses
 //     families before and after the copy's position during the runs and
 //     between them (TestCrashChangingSource, changing_test.go);
@@ -26,8 +26,8 @@
 // entity, line, text and attachment exactly once, nothing missing, nothing
 // extra; what the company held before must be there untouched after apply
 // and after undo. The package has no code of its own besides the tests; it
-// is the executable form of issue 8, parts 1 and 2, and of issue 12's
-// campaign.
+// is the executable form of the exactly-once promise: a run killed or
+// faulted anywhere, resumed, writes each record once.
 //
 // Short by default (60 kills over 1,000 records; 24 kills among
 // look-alikes, 12 with two runs at once, 6 on a full disk and 12 under

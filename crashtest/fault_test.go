@@ -194,9 +194,9 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 	j := filepath.Join(dir, "run.journal")
 	start := time.Now()
 	var exits []string
-	// Each run stops at its first batch in doubt (DESIGN: never resend
-	// blindly), so a high rate needs many runs; the bound only catches a
-	// resume that makes no progress.
+	// Each run stops at its first batch in doubt (docs/design.md, The
+	// executor: never resend blindly), so a high rate needs many runs; the
+	// bound only catches a resume that makes no progress.
 	const maxRuns = 300
 	runs := 0
 	for {

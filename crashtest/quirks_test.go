@@ -12,7 +12,7 @@ import (
 var campaignQuirks = flag.Bool("campaign.quirks", false, "fault campaign under quirks: dropped connections and 500s against a sandbox with every quirk of real servers (migrate sandbox --quirks), before 22.1 (21.0) and after (25.1)")
 
 // TestFaultsUnderQuirks is the fault campaign against servers as they
-// really answer (issue 14, realServer): every quirk on (batch answers as
+// really answer (realServer): every quirk on (batch answers as
 // g1-r1 and GETs without ids before 22.1, JSON screen errors from 19.1,
 // cold forms, texts read back normalised, filters it cannot apply
 // ignored, numbers answered as strings) and a line field hidden from the API user; connections dropped
@@ -52,7 +52,7 @@ func TestFaultsUnderQuirks(t *testing.T) {
 	appendResults(t, "Fault campaign under quirks", table)
 }
 
-// realServer is a sandbox that answers as real servers do (issue 14): every
+// realServer is a sandbox that answers as real servers do: every
 // quirk on, at version, and a line's price hidden from the API user
 // (field-level permissions), so that reconciliation must tell lines apart
 // without it.

@@ -78,7 +78,7 @@ type runner struct {
 	mu  sync.Mutex
 	err error // first fatal error
 	// keys is the dry run's: step → record id → key expression. A real
-	// run asks the journal, whose index holds them (issue 15: no map of
+	// run asks the journal, whose index holds them (no map of
 	// every record).
 	keys    map[string]map[string]string
 	pending []journal.Entry // record entries to write with the next append
@@ -226,8 +226,8 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 		return nil, err
 	}
 	if r.accept != nil && !r.dry {
-		// Issue 24.10: --allow-plan-change was asked for again on every
-		// later run of the same plan.
+		// Journaled, so that --allow-plan-change is not asked for again
+		// on every later run of the same plan.
 		if err := r.jr.Append(journal.Entry{Kind: journal.KindAccept, Accept: r.accept}); err != nil {
 			return nil, err
 		}
@@ -389,9 +389,9 @@ func (e *TargetError) Error() string {
 
 // CheckTarget refuses target when it is not the service whose run hdr
 // heads. Both are compared as service roots: credentials, a trailing slash
-// and the language code after tabula.ini (spec 1) do not make another
-// company. A journal that names no target (written before targets were
-// journaled) is let through.
+// and the language code after tabula.ini (docs/service.md, Service root) do
+// not make another company. A journal that names no target (written before
+// targets were journaled) is let through.
 func CheckTarget(journalPath string, hdr journal.Header, target string) error {
 	was, now := redact(hdr.Target), redact(target)
 	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
@@ -576,7 +576,7 @@ type stepRun struct {
 	lookMu  sync.Mutex
 	// changed counts the committed records whose source rows changed
 	// since they were loaded: skipped, for apply does not update what it
-	// loaded (issue 24.10). gone holds the failed records the source has
+	// loaded. gone holds the failed records the source has
 	// not given yet: those it never gives are gone.
 	changed int
 	gone    map[string]bool
@@ -831,7 +831,7 @@ func (r *runner) pendingRecords(step string) map[string]bool {
 
 // settleUnseen settles the records an earlier run left pending that the
 // source, read to its end, no longer gives: a row deleted since from a
-// company read as a source (issue 23). What the journal knows of them is
+// company read as a source. What the journal knows of them is
 // all there is, and without this they would stay pending for ever, no
 // apply complete. A record whose every write committed is committed (undo
 // deletes what it created); one of which nothing was written is skipped;
@@ -1042,7 +1042,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			ans.matched, ans.problem = odata.MatchResponses(reqs, resps)
 		}
 		if err == nil && !r.dry && answeredWhole(batch, ans) {
-			// Issue 15: nothing of this answer can stop the run (but the
+			// Nothing of this answer can stop the run (but the
 			// journal failing), so the next call need not wait for it to
 			// be journaled; at most Concurrency answers wait to be.
 			select {

@@ -10,8 +10,8 @@ import (
 
 // breaker stops a step whose records keep failing with one and the same
 // screen error. Real servers answer a user who lacks permission on a form
-// with a 400 screen error per record, not a 403 (SERVICE-NOTES "Status
-// codes"): without it a load of 50,000 orders would file 50,000 failures
+// with a 400 screen error per record, not a 403 (docs/servers.md, Status
+// codes): without it a load of 50,000 orders would file 50,000 failures
 // that one permission explains. The records of the run of identical
 // errors are left pending, so that apply sends them again once the cause
 // is fixed. Its state is guarded by workMu.
@@ -31,8 +31,8 @@ func newBreaker(p *plan.Plan) *breaker {
 }
 
 // screenError is the message of the record's first sub-request the server
-// refused with a screen error (400, or 403 from a server that follows the
-// spec), or "".
+// refused with a screen error (400, or 403 for a forbidden screen,
+// docs/servers.md, Status codes), or "".
 func screenError(w *work) string {
 	for _, o := range w.ops {
 		if o.status == http.StatusBadRequest || o.status == http.StatusForbidden {

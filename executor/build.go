@@ -20,7 +20,7 @@ type op struct {
 	rec    *work
 	path   string // "" the record's entity; "0", "0.2" its children (journal identity)
 	nav    string // navigation property of a child
-	single bool   // single-object sub-form (spec 2.4)
+	single bool   // single-object sub-form (docs/service.md, Sub-forms)
 	parent *op
 	kids   []*op
 	kind   string // journal.OpCreate, OpPatch, OpRead, OpDelete
@@ -175,7 +175,8 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 	return nil
 }
 
-// deepBody nests children into the parent's body (deep insert, spec 4.2).
+// deepBody nests children into the parent's body (docs/service.md, Deep
+// insert).
 func deepBody(fields map[string]any, kids []*transform.Child) map[string]any {
 	if len(kids) == 0 {
 		return fields

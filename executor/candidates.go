@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Issue 12: which documents on the server may be the one an in-doubt
+// Which documents on the server may be the one an in-doubt
 // create made, when the server assigns its key. Reconciliation takes the
 // only one; resolve lists them for the user.
 
@@ -131,7 +131,7 @@ func (r *runner) candidatePath(s *journal.SubState) string {
 
 // matchNames are the fields a document of ent is matched on: the step's
 // match: (explicit), else every field written. A field the server leaves
-// out of its read answers (field-level permissions, issue 14.3) is never
+// out of its read answers (field-level permissions) is never
 // matched on: named in match:, it makes the lookup impossible (why);
 // among the fields written, it is left out with a warning.
 func (r *runner) matchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
@@ -156,10 +156,11 @@ func (r *runner) matchNames(ent string, explicit []string, written map[string]an
 }
 
 // unreadFields are the fields of ent that the server leaves out of its
-// read answers (SERVICE-NOTES: fields hidden by field-level permissions,
-// 22.1 on), learnt once per run from one row (GET ENT?$top=1, which also
-// warms a cold form). A set without rows, or that cannot be read, teaches
-// nothing: the lookup's own answer then has nothing to match, or fails.
+// read answers (docs/servers.md, Reading: fields hidden by field-level
+// permissions, 22.1 on), learnt once per run from one row (GET ENT?$top=1,
+// which also warms a cold form). A set without rows, or that cannot be read,
+// teaches nothing: the lookup's own answer then has nothing to match, or
+// fails.
 func (r *runner) unreadFields(ent string) map[string]bool {
 	r.mu.Lock()
 	known, ok := r.unread[ent]
@@ -200,7 +201,7 @@ func sampleURL(ent string) string { return ent + "?$top=1" }
 
 // readableMatch is want without the fields that no row of an answer
 // carries (a field the server does not return on read is never matched
-// on, issue 14.3), and the fields it left out. Without rows, want stays.
+// on), and the fields it left out. Without rows, want stays.
 func readableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessage, []string) {
 	if len(rows) == 0 || len(want) == 0 {
 		return want, nil
@@ -296,7 +297,7 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any, rea
 		if err != nil {
 			return nil, "the lookup's answer holds a row that cannot be read", nil
 		}
-		// SERVICE-NOTES: a filter the server cannot apply is ignored
+		// docs/servers.md, Reading: a filter the server cannot apply is ignored
 		// silently; a row outside it proves that, and then an empty or
 		// partial answer proves nothing.
 		for _, c := range conds {

@@ -15,7 +15,7 @@ import (
 )
 
 // filterIgnoring is a server that ignores $filter silently, as
-// SERVICE-NOTES says real ones do with a filter they cannot apply.
+// docs/servers.md, Reading says real ones do with a filter they cannot apply.
 type filterIgnoring struct{ Client }
 
 func (c filterIgnoring) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
@@ -40,7 +40,7 @@ func sameHeaderOrder(id string, l int, parts ...string) transform.Result {
 	return rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}, kids...)
 }
 
-// Issue 12 items 1 and 4: orders whose create went in doubt (committed,
+// Orders whose create went in doubt (committed,
 // the answer lost), reconciled on resume.
 func TestReconcileServerNumbered(t *testing.T) {
 	t.Parallel()
@@ -70,7 +70,7 @@ func TestReconcileServerNumbered(t *testing.T) {
 			handMade:  []map[string]any{{"CUSTNAME": "C1", "DETAILS": "other"}},
 			ignore:    true,
 			undecided: 1, why: "the server did not apply the filter"},
-		// Issue 14.3: a field never returned on read is never matched on.
+		// A field never returned on read is never matched on.
 		{name: "a field not returned on read is left out of the fields written",
 			orders: []transform.Result{sameHeaderOrder("O1", 2, "P1", "P2"), sameHeaderOrder("O2", 3, "P3")},
 			hidden: []string{"ORDERS.DETAILS"}, match: []string{},

@@ -13,8 +13,8 @@ import (
 )
 
 // A run that stops is someone's to fix, and the exit code says whose
-// (cli.md, Exit codes): apply used to blame the target (3) for a CSV
-// syntax error and for a full temporary folder (issue 26).
+// (docs/cli.md, Exit codes): apply used to blame the target (3) for a CSV
+// syntax error and for a full temporary folder.
 
 // SourceBroken reports whether err is a source file that broke while the
 // run read it: a CSV syntax error, a damaged workbook. The file's, not the

@@ -15,7 +15,7 @@ import (
 )
 
 // TestCause: whose trouble a run's error is, for apply's exit code
-// (issue 26: a CSV syntax error and a full temporary folder were the
+// (a CSV syntax error and a full temporary folder were the
 // target's, exit 3).
 func TestCause(t *testing.T) {
 	t.Parallel()

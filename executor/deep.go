@@ -17,12 +17,12 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Issue 15: a created document travels as one deep insert (spec 4.2), its
-// lines inside its body, so that a call carries up to 100 documents. The
-// server rolls nothing back (spec 4.5, SERVICE-NOTES): a deep insert that
-// fails may have left the header and some lines. The engine then reads
-// back what the server kept of that document and sends what is missing as
-// sub-requests of their own, so that an error is pinned to the line that
+// A created document travels as one deep insert (docs/service.md, Deep
+// insert), its lines inside its body, so that a call carries up to 100
+// documents. The server rolls nothing back (docs/service.md, Batch): a deep
+// insert that fails may have left the header and some lines. The engine then
+// reads back what the server kept of that document and sends what is missing
+// as sub-requests of their own, so that an error is pinned to the line that
 // caused it and nothing the server holds is sent again. A resumed
 // document whose lines are not all journaled is read back the same way.
 
@@ -204,7 +204,7 @@ func (o *op) carriedOK() int {
 // takeLines gives a deep insert's children their outcome once the server
 // answered it as created: the document is whole. Their keys come from the
 // answer's lines, in the order sent (from 21.1 the answer holds them,
-// spec 4.2); before, a line's key stays unknown.
+// docs/service.md, Deep insert); before, a line's key stays unknown.
 func (o *op) takeLines(ent map[string]any) {
 	perNav := map[string]int{}
 	for _, k := range o.kids {
@@ -236,7 +236,7 @@ func (o *op) takeLines(ent map[string]any) {
 // answerKeeps is what outcome decodes of the answer to o: its key, the
 // fields filled compares, and the keys of the lines it carried (takeLines).
 // The answer to a deep insert holds every field of every line; decoding
-// them all was a fifth of apply's CPU (issue 15).
+// them all was a fifth of apply's CPU.
 func (o *op) answerKeeps() *odata.Projection {
 	p := &odata.Projection{}
 	if o.typ != nil && !o.single {
@@ -340,7 +340,7 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 				}
 			}
 		}
-		// Issue 15: the journal is asked of the documents found alone,
+		// The journal is asked of the documents found alone,
 		// not copied with the key of every record of the run.
 		held := func(step string, keys []string) (map[string]bool, error) {
 			h, err := r.jr.held(step, keys)
@@ -449,7 +449,7 @@ func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.Raw
 		wants := make([]json.RawMessage, len(kids))
 		for i, k := range kids {
 			// A field the server does not return on read (field-level
-			// permissions, issue 14.3) is never matched on: compared
+			// permissions) is never matched on: compared
 			// on it, every line would look missing and be sent again.
 			wants[i], _ = readableMatch(held, matchFields(k.fields))
 		}

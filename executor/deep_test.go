@@ -94,7 +94,8 @@ func keyed(r transform.Result, ordname string) transform.Result {
 }
 
 // TestDeepInsertPacksAHundredDocuments: 250 orders of five lines go in
-// three calls (100, 100, 50 documents, spec 8's limit counts sub-requests),
+// three calls (100, 100, 50 documents: the limit of docs/service.md, Limits
+// counts sub-requests),
 // every line stored once, each line's key (KLINE) in the created keys.
 func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 	t.Parallel()
@@ -137,10 +138,10 @@ func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 }
 
 // TestDeepInsertFailedLine: the server keeps what a deep insert stored
-// before the line it refused (spec 4.5, no rollback). The engine reads the
-// document back and sends the missing lines on their own: the refused
-// line fails at its own cell, the good ones are stored once, nothing kept
-// is sent again; corrected, --retry-failed sends only that line.
+// before the line it refused (docs/service.md, Batch, no rollback). The
+// engine reads the document back and sends the missing lines on their own:
+// the refused line fails at its own cell, the good ones are stored once,
+// nothing kept is sent again; corrected, --retry-failed sends only that line.
 func TestDeepInsertFailedLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -391,8 +392,9 @@ func deepInsertFaults(t *testing.T, seed int64) {
 }
 
 // TestDeepInsertBeforeParentChildAnswers: before 21.1 the answer to a deep
-// insert holds the document without its lines (spec 4.2). The document is
-// still whole; a refused line is still read back and completed.
+// insert holds the document without its lines (docs/service.md, Deep insert).
+// The document is still whole; a refused line is still read back and
+// completed.
 func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})
@@ -625,7 +627,7 @@ func gateBadBatch(h http.Handler, hold time.Duration) http.Handler {
 	})
 }
 
-// Issue 24.2: one ordinary bad line in a server-numbered deep insert,
+// One ordinary bad line in a server-numbered deep insert,
 // refused while another batch of the step is in flight, is settled at
 // once when the documents tell each other apart (here by DETAILS): the
 // order keeps its good lines, the bad one fails at its cell, and the run

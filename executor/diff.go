@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// Issue 16: what apply would do to each record, against what the target
+// What apply would do to each record, against what the target
 // holds now. Diff is the dry run (Plan) with every step reading: an insert
 // step reads its keys too, so an existing key is a conflict before the
 // server says so.
@@ -252,7 +252,7 @@ func (sr *stepRun) matchQuery(w *work) (conds []cond, want map[string]any, why s
 }
 
 // readMatches reads the match: lookups of a group's server-numbered
-// inserts ahead, up to the batch size a call (issue 14.11: not one call
+// inserts ahead, up to the batch size a call (not one call
 // per record), and returns what answers them.
 func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, error), error) {
 	got := map[string]odata.BatchResponse{}

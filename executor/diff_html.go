@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The diff's page (issue 18): what apply would do to each record against
+// The diff's page: what apply would do to each record against
 // what the target holds now, for the customer to sign before the load.
 // It is drawn by the run report's template set (report_html.go), with
 // its styles, heading and failures table.

@@ -11,10 +11,10 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// TestDiffMatchReadsBatched is issue 14.11 for diff: the match: lookups of
-// 150 server-numbered orders go up to 100 to a call, not one call each,
-// also where a call takes 1,000 writes (before 21.0), and still find the
-// order the company already holds.
+// TestDiffMatchReadsBatched: reads go many to a call, for diff too: the
+// match: lookups of 150 server-numbered orders go up to 100 to a call, not
+// one call each, also where a call takes 1,000 writes (before 21.0), and
+// still find the order the company already holds.
 func TestDiffMatchReadsBatched(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"25.1", "20.0"} {
@@ -70,10 +70,10 @@ func diffMatchReadsBatched(t *testing.T, version string) {
 	}
 }
 
-// Issue 14.3 for diff: a match: field the target does not return on read
-// (field-level permissions) is never matched on; diff says so, naming the
-// field, rather than report "create" for an order the company holds as if
-// it had looked.
+// Field-level permissions, for diff: a match: field the target does not
+// return on read (field-level permissions) is never matched on; diff says so,
+// naming the field, rather than report "create" for an order the company
+// holds as if it had looked.
 func TestDiffMatchFieldNotRead(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{HiddenFields: []string{"ORDERS.DETAILS"}, Quirks: map[string]bool{sandbox.QuirkIgnoredFilters: true}})

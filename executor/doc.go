@@ -6,7 +6,7 @@
 // Apply, CheckReferences and the before-image of an export run on.
 //
 // It turns records into $batch requests and sends them
-// (DESIGN.md, "The executor"): one sub-request per entity and per sub-form
+// (docs/design.md, The executor): one sub-request per entity and per sub-form
 // child, addressed $<id>/<nav> with dependsOn so that an error stays with
 // the row that caused it; batches packed greedily up to the server's limit;
 // steps in dependency order; bounded concurrency; a write-ahead journal
@@ -18,7 +18,7 @@
 // every step reading, each record classified against what the target
 // holds; CheckReferences checks exists: before anything is sent;
 // TargetLookups reads the lookups that read the target; and WriteExport
-// writes an entity's rows (export.go, issue 17) as workbooks a plan reads
+// writes an entity's rows (export.go) as workbooks a plan reads
 // back.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML

@@ -30,7 +30,7 @@ type ExportSheet struct {
 	Columns []string // the fields written, in order
 }
 
-// Export is what an export writes (issue 17): the rows of an entity as a
+// Export is what an export writes: the rows of an entity as a
 // reader of the service gives them (odatasource), a sheet for the entity
 // and one per expanded sub-form. A sub-form's sheet starts with the
 // entity's key columns, so a plan reads it back as a linked source:

@@ -139,7 +139,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 	}
 }
 
-// Issue 24: in a trial, an order whose line names, by a plain PARTNAME, a
+// In a trial, an order whose line names, by a plain PARTNAME, a
 // part past the trial's limit (P4), or one the trial left out for a ref()
 // past it (P0), is the full load's: pending, not sent (the server would
 // refuse it now) and not failed. An order of parts the trial loaded is

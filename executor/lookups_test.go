@@ -16,7 +16,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Issue 16: a target lookup reads every page of its entity in the order of
+// A target lookup reads every page of its entity in the order of
 // its key, and refuses a table built from rows the filter should have left
 // out (a server that ignored the filter).
 func TestTargetLookups(t *testing.T) {
@@ -99,10 +99,10 @@ func TestTargetLookups(t *testing.T) {
 	}
 }
 
-// Issue 14.3 against the sandbox: a filter on a field the API user may not
-// read is ignored (ignored-filters), and the field is missing from the
-// answers; the lookup fails naming the filter or the field rather than
-// build a table of every row, or of empty values.
+// Field-level permissions against the sandbox: a filter on a field the API
+// user may not read is ignored (ignored-filters), and the field is missing
+// from the answers; the lookup fails naming the filter or the field rather
+// than build a table of every row, or of empty values.
 func TestTargetLookupsFieldsNotRead(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// TestDeepInsertNumbersAsStrings is issue 23.6: against a server that
+// TestDeepInsertNumbersAsStrings: against a server that
 // answers Int64 and Decimal values as strings (IEEE754Compatible, as CAP
 // does), the lines of a deep-inserted order read back as "2" and "500.01"
 // were compared with the 2 and 500.005 sent by their JSON: none matched,

@@ -86,8 +86,8 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
-// limit is the most sub-requests per batch: the server's (spec 8), or the
-// plan's or the command line's smaller cap.
+// limit is the most sub-requests per batch: the server's (docs/service.md,
+// Limits), or the plan's or the command line's smaller cap.
 func (o *runOptions) limit() int {
 	n := o.Version.BatchLimit()
 	if o.Version.Major == 0 && o.Version.Minor == 0 {

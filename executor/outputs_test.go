@@ -15,7 +15,7 @@ import (
 // pages, report and created-keys tables as .xlsx and .csv, workbooks,
 // exports as .xlsx and .csv) leaves a symbolic link planted at the fixed
 // temporary name it used to write through (.NAME.tmp) as it was, and the
-// file it points to unchanged (issue 26); the output is mode 0600, as it
+// file it points to unchanged; the output is mode 0600, as it
 // holds the customer's rows, and no temporary file stays behind.
 func TestOutputsDoNotFollowLinks(t *testing.T) {
 	t.Parallel()

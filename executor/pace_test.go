@@ -15,7 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// TestPacedAtTheServersLimitDrawsNo429 (issue 15 item 5): a run paced at
+// TestPacedAtTheServersLimitDrawsNo429: a run paced at
 // exactly the sandbox's calls per minute, start-up calls included, over
 // more than two simulated minutes. The first call arrives late (a new
 // connection); every call counts against one budget, so the server never

@@ -106,8 +106,8 @@ func splitUnits(rest unit) []unit {
 
 // assemble gives the ops of one batch their ids and URLs. A child whose
 // parent is in the same batch is addressed $<parent id>/<nav> and depends
-// on it (spec 4.5); one whose parent was created earlier is addressed by
-// the parent's path.
+// on it (docs/service.md, Batch); one whose parent was created earlier is
+// addressed by the parent's path.
 func assemble(batch []*op, seq int) []odata.BatchRequest {
 	reqs := make([]odata.BatchRequest, len(batch))
 	for i, o := range batch {
@@ -118,7 +118,8 @@ func assemble(batch []*op, seq int) []odata.BatchRequest {
 		case o.parent == nil || o.url != "":
 			r.URL = o.url
 		case o.parent.batch == seq && !o.parent.done && o.parent.kind == journal.OpCreate:
-			// spec 4.5: $<id> stands for the entity that sub-request creates.
+			// docs/service.md, Batch: $<id> stands for the entity that
+			// sub-request creates.
 			r.URL = odata.Reference(o.parent.id, o.nav)
 			r.DependsOn = []string{o.parent.id}
 		case o.parent.batch == seq && !o.parent.done:

@@ -194,7 +194,7 @@ func TestKeys(t *testing.T) {
 		t.Error("nil key accepted")
 	}
 	// However the server spells the Location, the key is odata.EntityKey's spelling
-	// (SERVICE-NOTES: %27 for quotes).
+	// (docs/servers.md, Writing and batches: %27 for quotes).
 	for loc, want := range map[string]string{
 		"http://x/ORDERS('SO1')":                       "'SO1'",
 		"http://x/ORDERS(%27SO1%27)":                   "'SO1'",

@@ -37,7 +37,7 @@ type Setup struct {
 	// demo schema); Version decides the batch limit.
 	Metadata *odata.Metadata
 	Version  odata.Version
-	// Services are the plan's connections its sources read (issue 17), by
+	// Services are the plan's connections its sources read, by
 	// name; none when the plan is checked offline.
 	Services map[string]Service
 	Getenv   func(string) string // env() in expressions; nil: none set

@@ -21,14 +21,15 @@ import (
 )
 
 // TestMalformedBatchAnswersAreInDoubt: a $batch answer that breaks the
-// protocol decides nothing about the sub-requests it leaves unclear (issue
-// 12). The server commits every order, but its answer to the first batch
-// of orders names one order's id twice (failed after committed, or the
-// other way round, or twice alike), names an id never asked for instead,
-// leaves it out, or leaves its id empty; in JSON and in multipart. The
-// first apply journals that order in doubt, not failed (once the last
-// answer won and --retry-failed sent a committed order again), and stops;
-// the second reconciles it and ends exact: every order once, with its line.
+// protocol decides nothing about the sub-requests it leaves unclear: they
+// are in doubt, never taken as failed and sent again. The server commits
+// every order, but its answer to the first batch of orders names one order's
+// id twice (failed after committed, or the other way round, or twice alike),
+// names an id never asked for instead, leaves it out, or leaves its id empty;
+// in JSON and in multipart. The first apply journals that order in doubt, not
+// failed (once the last answer won and --retry-failed sent a committed order
+// again), and stops; the second reconciles it and ends exact: every order
+// once, with its line.
 func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 	t.Parallel()
 	failed := odata.BatchResponse{Status: 400, Headers: map[string]string{"Content-Type": "application/json"},

@@ -18,7 +18,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// The client stays exactly-once on real servers' quirks (issue 14;
+// The client stays exactly-once on real servers' quirks (docs/servers.md;
 // sandbox.Options.Quirks imitates each).
 
 // restartable is a sandbox env whose server can be restarted on the same

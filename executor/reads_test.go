@@ -87,8 +87,9 @@ func TestReadKeysCostsAtMostOneCallPer2000(t *testing.T) {
 	}
 }
 
-// A server that ignores the filter (SERVICE-NOTES) answers with rows not
-// asked for: the keys are then read one by one, never taken as absent.
+// A server that ignores the filter (docs/servers.md, Reading) answers with
+// rows not asked for: the keys are then read one by one, never taken as
+// absent.
 func TestReadKeysFilterIgnoredFallsBackToKeyedGETs(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})

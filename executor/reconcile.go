@@ -19,7 +19,7 @@ import (
 // matchFields is what the journal keeps to find a created entity or line
 // again: its scalar fields, without long texts and file contents.
 func matchFields(fields map[string]any) json.RawMessage {
-	m, copied := fields, false // mostly every field is matchable: no copy (issue 15)
+	m, copied := fields, false // mostly every field is matchable: no copy
 	for k, v := range fields {
 		if matchable(v) {
 			continue
@@ -78,7 +78,7 @@ func (r *runner) reconcile() error {
 	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
 	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
 
-	// Issue 14.11: the reads go at most 100 to a call. Each depth's reads
+	// The reads go at most 100 to a call. Each depth's reads
 	// are known once the depth above it is decided (a line is read under
 	// its parent's key), so they are sent ahead, a depth at a time, and
 	// the decisions below take their answers from the cache.
@@ -181,8 +181,9 @@ func (r *runner) reconcile() error {
 				decide(0, "", "its parent's key is unknown")
 				continue
 			}
-			// A child of a line (a line's text, spec 2.9) is read under
-			// that line, whose key is journaled or was found just above.
+			// A child of a line (a line's text, docs/service.md, Text
+			// sub-forms) is read under that line, whose key is journaled or
+			// was found just above.
 			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
 			switch {
 			case gone:
@@ -466,8 +467,8 @@ func (r *runner) prefetch(paths []string) error {
 }
 
 // readsPerCall is how many GETs go in one call: the batch size, at most
-// 100 (issue 14.11; a server before 21.0 takes 1,000 writes a call, but a
-// read answers up to 2,000 rows each).
+// 100, not one call per read (a server before 21.0 takes 1,000 writes a call,
+// but a read answers up to 2,000 rows each).
 func (r *runner) readsPerCall() int {
 	if r.limit > 0 && r.limit < read.PerBatch {
 		return r.limit

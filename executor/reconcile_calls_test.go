@@ -80,13 +80,13 @@ func (c *callLog) oneRow() int {
 	return n
 }
 
-// TestReconcileReadsBatched is issue 14.11: 75 server-numbered orders, each
-// with two lines and an appended text, all written and every answer lost.
-// Settling them took 225 calls of one GET each (the order by its fields,
-// its lines, its text); the reads go up to 100 to a call: one call for the
-// orders, two for their 150 lines and texts, plus the read of one order
-// (which fields ORDERS returns), and on a server whose forms are cold its
-// warm-up and second try. Every order, line and text ends on the server
+// TestReconcileReadsBatched: reads go many to a call: 75 server-numbered
+// orders, each with two lines and an appended text, all written and every
+// answer lost. Settling them took 225 calls of one GET each (the order by its
+// fields, its lines, its text); the reads go up to 100 to a call: one call
+// for the orders, two for their 150 lines and texts, plus the read of one
+// order (which fields ORDERS returns), and on a server whose forms are cold
+// its warm-up and second try. Every order, line and text ends on the server
 // once.
 func TestReconcileReadsBatched(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Issue 16: exists: {PARTNAME: LOGPART} on a step or sub-form. Every value
+// A step's or sub-form's exists: {PARTNAME: LOGPART}. Every value
 // must be a key of the entity on the target or be created by an earlier
 // step, and this is known before anything is sent: an order line for a
 // part that is nowhere fails on the server one record at a time, after
@@ -195,7 +195,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 
 // readAbsent looks each "ENTITY|key" up on the target, in batches of GETs
 // that select the key alone; a 404 is absent once confirmed (a cold form's
-// is not, issue 14.4: confirmAbsent), any other refusal an error.
+// is not: confirmAbsent), any other refusal an error.
 func readAbsent(ctx context.Context, run *Prepared, target Client, order []string) (map[string]bool, error) {
 	absent := map[string]bool{}
 	var warm read.Warmth

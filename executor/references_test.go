@@ -11,7 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Issue 16: a value of an exists: field resolves when the target holds it
+// A value of an exists: field resolves when the target holds it
 // or an earlier step creates it; a step of the same wave does not count.
 // Each unresolved value is listed once, at its first cell.
 func TestCheckReferences(t *testing.T) {
@@ -94,7 +94,7 @@ func TestCheckReferences(t *testing.T) {
 	}
 }
 
-// Issue 14.4: a restarted server's forms are cold, and answer 404 to their
+// A restarted server's forms are cold, and answer 404 to their
 // first request. The check of exists: must not take that 404 for a part
 // the target does not hold, which would stop apply for nothing.
 func TestCheckReferencesColdForms(t *testing.T) {
@@ -119,7 +119,7 @@ func TestCheckReferencesColdForms(t *testing.T) {
 	}
 }
 
-// Issue 14.11: the exists: reads go at most 100 GETs to a call, also on a
+// The exists: reads go at most 100 GETs to a call, also on a
 // server before 21.0 whose calls take 1,000 writes.
 func TestCheckReferencesReadsPerCall(t *testing.T) {
 	t.Parallel()

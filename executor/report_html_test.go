@@ -330,7 +330,7 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 	}
 }
 
-// Issue 24: the run report meters as the service does and as apply's own
+// The run report meters as the service does and as apply's own
 // summary counts: each entity and each line, a deep insert's lines too
 // (not one per sub-request); its chart counts the calls its figure counts
 // (undo's are under Undo); and its Undo table still counts what undo took

@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Issue 12 item 4: what reconciliation cannot decide (look-alike documents
+// What reconciliation cannot decide (look-alike documents
 // with the same lines) would block every resume and undo for ever. resolve
 // lists it with the candidates and records the user's decision in the
 // journal, as an outcome that apply, undo and status replay.
@@ -61,7 +61,7 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 	if err != nil {
 		return nil, err
 	}
-	// Issue 14.11: the candidates' lookups are read ahead, up to 100 to a
+	// The candidates' lookups are read ahead, up to 100 to a
 	// call, not one call per record.
 	r.readCache = map[string]odata.BatchResponse{}
 	var paths []string
@@ -234,7 +234,7 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		if resp.Status != 200 {
 			return "", decisionErr("%s(%s): the target answered %d; give the key of a document that exists (migrate resolve %s lists the candidates)", ent, key, resp.Status, journalPath)
 		}
-		// Issue 24.8: a document that exists is not yet the record's. Only
+		// A document that exists is not yet the record's. Only
 		// one resolve lists as a candidate (created after the step began,
 		// matching what the record sent, held by no other record) may be:
 		// an order made before the run, taken for the run's own, is one

@@ -32,7 +32,7 @@ func lookAlikesInDoubt(t *testing.T, env *sandboxEnv, before func()) testRun {
 	return o
 }
 
-// Issue 12 item 4: two orders with the same header and lines, in doubt.
+// Two orders with the same header and lines, in doubt.
 // undo leaves them and undoes the rest; resolve lists their candidates and
 // records the user's decisions, which replay as outcomes.
 func TestResolveAndUndoAroundDoubt(t *testing.T) {
@@ -89,7 +89,7 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 	}
 }
 
-// Issue 24.8: resolve --key took an order made before the run, not among
+// Before, resolve --key took an order made before the run, not among
 // the record's candidates, and undo then deleted it. A key is taken only
 // when resolve lists it as a candidate; any other is refused, naming them.
 func TestResolveKeyAmongCandidates(t *testing.T) {

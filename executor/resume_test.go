@@ -88,7 +88,7 @@ steps:
 
 // TestResumeWithoutRowsInDoubt: the rows of a batch in doubt are gone
 // from the source when apply resumes (families deleted from a template
-// company read as a source, issue 23; the crash campaign's changing
+// company read as a source; the crash campaign's changing
 // source found it). The resume settles them from what the journal knows,
 // or no apply would ever complete: committed when the server took them
 // (undo deletes them), skipped when it did not (nothing to undo).

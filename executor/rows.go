@@ -109,7 +109,7 @@ func sourceHashes(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	for _, s := range p.Sources {
 		if s.File == "" {
-			continue // reads a connection (issue 17): no file to hash
+			continue // reads a connection: no file to hash
 		}
 		f, err := os.Open(p.File(s.File))
 		if err != nil {

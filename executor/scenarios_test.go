@@ -116,7 +116,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 }
 
 // readCSV reads a CSV we wrote: it starts with a UTF-8 BOM, for Excel
-// to read Hebrew (issue 26, item 9).
+// to read Hebrew.
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -14,7 +14,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Issue 12: without id:, a record's identity is its source location. A row
+// Without id:, a record's identity is its source location. A row
 // deleted or inserted before a resume shifts every later row, and the row
 // now at a committed location would be taken for done (or a failed
 // location would resend a committed row). The journal keeps a hash of the

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Issue 12 item 5: records named by their row (no id:) over a source that
+// Records named by their row (no id:) over a source that
 // changed between a run and its --retry-failed.
 func TestRefuseShiftedSource(t *testing.T) {
 	t.Parallel()

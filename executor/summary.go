@@ -7,7 +7,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 )
 
-// Summary is the result of Apply or Plan. CLI.md's JSON output is derived
+// Summary is the result of Apply or Plan. docs/cli.md's JSON output is derived
 // from it field by field.
 type Summary struct {
 	Plan  string
@@ -18,7 +18,8 @@ type Summary struct {
 	// Subrequests is the number of sub-requests in them.
 	Subrequests int
 	// Transactions is the API transactions used: each entity and each line
-	// counts one (SERVICE-NOTES: a document with five lines counts six).
+	// counts one (docs/servers.md, Limits of hosted installations: a
+	// document with five lines counts six).
 	Transactions int
 	// Unread (dry run) is the reads of upsert and update steps that were
 	// not made, for want of a target: their outcome was predicted (upsert

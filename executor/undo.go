@@ -38,12 +38,12 @@ type UndoOptions struct {
 	// Now stamps the journal's entries (default time.Now).
 	Now func() time.Time
 	// Metadata, when given, lets undo settle the run's work in doubt
-	// itself, by reading the server as apply's reconciliation does (issue
-	// 26.7), and compare what it reads by each field's type (a price the
-	// server rounded to its Scale is what the run left); without it work
-	// in doubt is left as it is and values compare by the untyped rule.
-	// It is called once, and only when undo has something to read (a
-	// real $metadata is megabytes).
+	// itself, by reading the server as apply's reconciliation does (not by
+	// an apply, which would re-create what undo deleted), and compare what it
+	// reads by each field's type (a price the server rounded to its Scale is
+	// what the run left); without it work in doubt is left as it is and
+	// values compare by the untyped rule. It is called once, and only when
+	// undo has something to read (a real $metadata is megabytes).
 	Metadata func(context.Context) (*odata.Metadata, error)
 }
 
@@ -103,7 +103,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		return nil, err
 	}
 	if !opts.Yes {
-		// Issue 24.8: the preview is undo itself, run over a scratch copy
+		// The preview is undo itself, run over a scratch copy
 		// of the journal with nothing sent but reads, so that what it lists
 		// is what --yes does: the same reads, the same records left alone.
 		var done func()
@@ -112,7 +112,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		defer done()
 	}
-	// Issue 26.7: the run's work in doubt is settled here, by reading, as
+	// The run's work in doubt is settled here, by reading, as
 	// apply's reconciliation settles it (found: the run's, undone; absent:
 	// never done), not by an apply that would also re-create what undo
 	// deleted.
@@ -293,7 +293,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	}
 	base := ent + "(" + rec.Key + ")"
 	if rec.Created {
-		// Issue 24.8: the document is deleted whole, so every field the run
+		// The document is deleted whole, so every field the run
 		// wrote into it counts, its lines' and texts' too.
 		w := wantOf(rec)
 		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, &w, nil)
@@ -365,9 +365,9 @@ func leftBy(s *journal.SubState) json.RawMessage {
 // when lines: replace read it before the delete: its fields, with the line
 // key (so that it gets its old number back where the server lets a client
 // choose it), without annotations, sub-forms, empty fields and, when its
-// type t is known, the fields the server computes (spec 2.5: read-only).
-// Apply journals it so (it knows the metadata); undo applies it again to
-// journals written before.
+// type t is known, the fields the server computes (docs/service.md, Keys:
+// read-only). Apply journals it so (it knows the metadata); undo applies it
+// again to journals written before.
 func lineBody(before json.RawMessage, t *odata.EntityType) ([]byte, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(before))
@@ -573,7 +573,7 @@ func changes(md *odata.Metadata, url string, body []byte, w recordWant) []string
 			// reconciliation finds it: one the server hides from every
 			// line (field-level permissions) is no sign of a change.
 		case f.Problem == VerifyNotReadable:
-			// Field-level permissions (issue 14.3): what it holds now is
+			// Field-level permissions: what it holds now is
 			// unknown, so undo must not write over it.
 			out = append(out, fmt.Sprintf("%s%s is not returned on read (a field-level permission), so whether it changed cannot be told", where, f.Field))
 		case f.Problem == VerifyGone:
@@ -699,8 +699,9 @@ func (u *undoRun) batch(ops []undoOp) error {
 		}
 		r := *matched[i]
 		if !u.warm.Answered(op.sub.URL, r.Status) {
-			// A cold form's 404 (SERVICE-NOTES) is no proof that the record
-			// is gone: no outcome yet; warm its set and send it again.
+			// A cold form's 404 (docs/servers.md, Reading) is no proof that
+			// the record is gone: no outcome yet; warm its set and send it
+			// again.
 			cold = append(cold, op)
 			set := odata.EntitySetOf(op.sub.URL)
 			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Issue 24.8: undo without --force leaves alone a document whose lines or
+// Undo without --force leaves alone a document whose lines or
 // text someone changed since the run, not only one whose header changed;
 // and its preview is what --yes does.
 func TestUndoLeavesADocumentWhoseLinesOrTextChanged(t *testing.T) {
@@ -87,7 +87,7 @@ func TestUndoUnchangedDeepInsertAfterRetry(t *testing.T) {
 	}
 }
 
-// Issue 26.7: undo settles the run's work in doubt itself, by reading,
+// Undo settles the run's work in doubt itself, by reading,
 // and undoes what it finds to be the run's: no apply, which would also
 // re-create what undo deleted.
 func TestUndoSettlesWorkInDoubt(t *testing.T) {

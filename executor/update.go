@@ -73,7 +73,7 @@ func (sr *stepRun) readPending() error {
 			}
 		}
 	}
-	// One read for many records (issue 16): only the fields the records
+	// One read for many records: only the fields the records
 	// write, with the lines that lines: replace deletes.
 	var t *odata.EntityType
 	if set := r.md.EntitySet(sr.entity); set != nil {
@@ -246,8 +246,8 @@ func (sr *stepRun) readPending() error {
 	return nil
 }
 
-// isTextOp reports whether a child is a text sub-form (spec 2.9): a
-// single-object sub-form that writes TEXT.
+// isTextOp reports whether a child is a text sub-form (docs/service.md, Text
+// sub-forms): a single-object sub-form that writes TEXT.
 func isTextOp(k *op) bool {
 	_, ok := k.fields["TEXT"]
 	return k.single && ok

@@ -262,7 +262,7 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 	}
 }
 
-// Issue 24.3: a re-run of an upsert with lines: append does not append a
+// A re-run of an upsert with lines: append does not append a
 // line the order holds already (matched on every field it writes, each
 // held line standing for one line of the plan); the diff says so, and
 // shows each line it will append.

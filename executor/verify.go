@@ -14,7 +14,7 @@ import (
 	"github.com/migrate-tool/migrate/read"
 )
 
-// Issue 16: verify reads back every record a run committed and compares
+// Verify reads back every record a run committed and compares
 // it, field by field, with what the run left (the journal's Sub.Match and
 // the values the server filled in), with the comparison undo's change
 // check uses (compare.Fields), and adds control totals from both sides.

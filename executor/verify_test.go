@@ -89,7 +89,7 @@ func TestVerify(t *testing.T) {
 }
 
 // hiding is a client whose answers lack a field, as the service's answers
-// lack a field hidden by field-level permissions (SERVICE-NOTES).
+// lack a field hidden by field-level permissions (docs/servers.md, Reading).
 type hiding struct {
 	Client
 	field string

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// Issue 24.4: what verify compares is what the run finally left, each
+// What verify compares is what the run finally left, each
 // line by its content, texts included, and what it cannot read is said.
 
 // behind sends writes to the sandbox as a user would, outside the run.

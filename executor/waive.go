@@ -9,7 +9,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 )
 
-// Issue 28.2: a failed record that will never load (an export's total
+// A failed record that will never load (an export's total
 // line, a duplicate the customer dropped) kept a run from complete for
 // ever. Waive closes it in the journal with the user's reason; status and
 // the report count it as waived, and apply never sends it.

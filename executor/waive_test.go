@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// TestWaive (issue 28.2): a failed record that will never load is closed
+// TestWaive: a failed record that will never load is closed
 // with its reason; the run is then complete with one waived, and apply
 // --retry-failed never sends it, even when its row now gives a record.
 func TestWaive(t *testing.T) {
@@ -108,7 +108,7 @@ func TestWaive(t *testing.T) {
 	}
 }
 
-// TestAllowPlanChangeOnce (issue 24.10): a changed plan accepted once with
+// TestAllowPlanChangeOnce: a changed plan accepted once with
 // --allow-plan-change is the journal's from then on: the next run of the
 // same plan is not refused; another change is.
 func TestAllowPlanChangeOnce(t *testing.T) {
@@ -145,7 +145,7 @@ func TestAllowPlanChangeOnce(t *testing.T) {
 	}
 }
 
-// TestChangedAndGone (issue 24.10): a resume counts, per step, the
+// TestChangedAndGone: a resume counts, per step, the
 // committed records whose source rows changed since they were loaded (and
 // does not send them), and journals the failed records whose rows the
 // source no longer gives, which status then names.

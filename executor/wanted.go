@@ -10,7 +10,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Issue 24.4 and 24.8: verify and undo ask the same question of a record,
+// Verify and undo ask the same question of a record,
 // "does the server hold what the run left there?", and answered it from
 // different parts of the journal (verify from the first payload of a
 // retried deep insert, line by position; undo from the header alone). A

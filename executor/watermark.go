@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Issue 12: a document whose create went in doubt is found again by its
+// A document whose create went in doubt is found again by its
 // fields; one made by hand before the run, with the same fields, must never
 // be taken for it. Before a step first sends a create whose key the server
 // assigns, the highest auto-unique key of the entity is journaled; on

@@ -17,7 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
-// What a workbook cannot hold (issue 26, item 5). A cell holds at most
+// What a workbook cannot hold. A cell holds at most
 // 32,767 characters (UTF-16 units, as Excel counts them): excelize cuts a
 // longer value. XML cannot carry control characters other than tab, line
 // feed and carriage return, nor bytes that are not UTF-8: excelize writes
@@ -247,8 +247,8 @@ func (g *cellGuard) save(out string, marked bool) error {
 }
 
 // utf8BOM starts every CSV we write: without it Excel reads UTF-8 as the
-// machine's code page, and Hebrew comes out as mojibake (issue 26, item
-// 9). Our readers (package source) drop it.
+// machine's code page, and Hebrew comes out as mojibake. Our readers (package
+// source) drop it.
 const utf8BOM = "\uFEFF"
 
 // newCSVWriter is a CSV writer on w that has written the BOM first.

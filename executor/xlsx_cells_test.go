@@ -46,7 +46,7 @@ func TestWorkbookText(t *testing.T) {
 
 // Every workbook we write says what it could not hold: the cell marked,
 // a sheet listing it, the whole value in OUT.full.csv (0600, with a BOM),
-// and *CellsChanged for the command to say so (issue 26, item 5). Before,
+// and *CellsChanged for the command to say so. Before,
 // excelize cut and replaced without a word.
 func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 	t.Parallel()

@@ -1,4 +1,5 @@
-// Package journal is the write-ahead log of a run (DESIGN.md, "The journal").
+// Package journal is the write-ahead log of a run (docs/design.md, The
+// journal).
 //
 // A journal is an append-only file with one JSON entry per line, each
 // prefixed by the CRC-32C of its JSON: "1a2b3c4d {...}\n". The executor

@@ -8,7 +8,7 @@ import (
 
 // appendEntryJSON appends e as json.Marshal writes it, byte for byte, for
 // the entries a run writes by the thousand: intents, outcomes and
-// committed records. Issue 15: json.Marshal's reflection and its
+// committed records, because json.Marshal's reflection and its
 // re-compacting of every raw value was a seventh of a deep apply's CPU.
 // Anything else (a header, a watermark, a failed record's problems and
 // rows, a text json.Marshal would escape) returns false: json.Marshal

@@ -30,7 +30,8 @@ const (
 	// KindAccept records that a resume accepted a changed plan or changed
 	// sources (apply --allow-plan-change, or --retry-failed over corrected
 	// rows): the runs after it are made from those, and the same plan and
-	// sources are not refused again (issue 24.10).
+	// sources are not refused again: a change is accepted once, not on every
+	// run.
 	KindAccept Kind = "accept"
 	// KindReads is a call of reads a run made that nothing else journals
 	// (an upsert's or update's reads, a deep insert's read-back, the reads
@@ -131,7 +132,7 @@ type Sub struct {
 	// Texts, on a deep insert, are the single sub-forms (texts) it
 	// carries, by path, each by its sub-form: {"2":{"ORDERSTEXT_SUBFORM":
 	// {"TEXT":"..."}}}. Verify and undo compare them with what the
-	// document holds (issue 24.4: a text inside a deep insert was never
+	// document holds (without them, a text inside a deep insert was never
 	// compared); with Lines they give each carried child its path.
 	Texts json.RawMessage `json:"tx,omitempty"`
 	// Nested, on a deep insert, counts the entities its body carries
@@ -244,12 +245,13 @@ type RecordEntry struct {
 	// SrcHash is a hash of a committed record's source rows as they were
 	// loaded (its own, its group's, its lines'), whatever identifies it: a
 	// resume counts the committed records whose rows changed since, which
-	// it does not send again (issue 24.10). Older journals have none.
+	// it does not send again, so the user knows what the change left behind.
+	// Older journals have none.
 	SrcHash string `json:"sh,omitempty"`
 	// Held is what an upsert or update found the entity holding already of
 	// the fields the plan writes, and so did not send: the plan wants them
-	// as much as those it sent, so verify compares them too (issue 24.4:
-	// an unchanged record changed behind the run's back was "matched").
+	// as much as those it sent, so verify compares them too (otherwise an
+	// unchanged record changed behind the run's back was "matched").
 	Held json.RawMessage `json:"hd,omitempty"`
 }
 
@@ -308,8 +310,8 @@ const (
 	Skipped   Status = "skipped"
 	InDoubt   Status = "in_doubt"
 	Pending   Status = "pending"
-	// Waived is a failed record the user closed (issue 28.2): nothing of
-	// it exists on the target, no apply sends it, and it keeps no run from
+	// Waived is a failed record the user closed (it will never load): nothing
+	// of it exists on the target, no apply sends it, and it keeps no run from
 	// being complete.
 	Waived Status = "waived"
 )

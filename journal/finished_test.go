@@ -8,7 +8,7 @@ import (
 )
 
 // TestFinished: a run is complete only when its last apply finished every
-// step (issue 18, status): a journal whose writer marks the end and whose
+// step, as status reports it: a journal whose writer marks the end and whose
 // last apply stopped after step 1 committed everything, step 2 never
 // begun, is not complete. Journals written before the mark are read as
 // before.

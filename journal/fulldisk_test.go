@@ -53,7 +53,7 @@ func skipped(id string) Entry {
 }
 
 // TestShortWrite: a disk that fills in the middle of a line never damages
-// the journal (issue 12). The part of the lines that reached the file is
+// the journal. The part of the lines that reached the file is
 // cut back before anything else is appended (at once, or when cutting
 // failed, before the next append); the failed Append counts for nothing;
 // once space is back the journal takes appends again and replays with
@@ -178,7 +178,7 @@ func TestFailedSyncIsSticky(t *testing.T) {
 	}
 }
 
-// TestTornLineInTheMiddle: versions before issue 12 appended after the
+// TestTornLineInTheMiddle: older versions appended after the
 // torn start of a line that a full disk cut short. Replay ignores those
 // torn bytes, as it ignores a torn last line, and reads the whole line
 // after them; damage of any other kind in the middle is still refused.

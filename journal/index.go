@@ -18,14 +18,14 @@ import (
 
 // The index (JOURNAL.idx beside the journal) is what the journal knows,
 // kept on disk so that apply, status and resume stay flat in the number of
-// records (issue 15). It holds the settled records (committed or skipped,
-// nothing in flight: the bulk of a run) sorted by step and record id, with
-// their status, key and counts, and a head: the state of every other record
-// in full, the open batches, the counters, and which prefix of the journal
-// it covers. A lean State (OpenIndexed, LoadIndexed) keeps the settled
-// records there and in a small overlay of those settled since it was
-// written; it looks one up by a binary search over the blocks' first keys
-// and one read of a block.
+// records, at hundreds of thousands of records as well as at ten. It holds
+// the settled records (committed or skipped, nothing in flight: the bulk of a
+// run) sorted by step and record id, with their status, key and counts, and a
+// head: the state of every other record in full, the open batches, the
+// counters, and which prefix of the journal it covers. A lean State
+// (OpenIndexed, LoadIndexed) keeps the settled records there and in a small
+// overlay of those settled since it was written; it looks one up by a binary
+// search over the blocks' first keys and one read of a block.
 //
 // The index is a cache of the log, never the truth: it is written to a
 // temporary file, fsynced and renamed; it carries a checksum of itself and

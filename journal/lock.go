@@ -13,7 +13,7 @@ import (
 
 // A journal is written by one run at a time. Two applies on one journal
 // once sent 1,907 orders for 1,000 rows and left a file every command
-// refused (issue 12). The guard is an OS lock on a file beside the journal,
+// refused. The guard is an OS lock on a file beside the journal,
 // held from before the journal is read until it is closed: the OS drops it
 // when its holder dies, even by SIGKILL, so it never goes stale. The file
 // says who holds it, for the message the next run prints.

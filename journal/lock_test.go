@@ -13,8 +13,8 @@ import (
 )
 
 // TestOneWriterAtATime: while a journal is open for writing, a second Open
-// or Create of it is refused with the holder's pid and start time (issue 12:
-// two applies on one journal sent 1,907 orders for 1,000 rows). A read-only
+// or Create of it is refused with the holder's pid and start time (two
+// applies on one journal once sent 1,907 orders for 1,000 rows). A read-only
 // Load is not blocked, and InUse names the holder. Close lets go and leaves
 // no lock file behind. The OS locks open files, not processes, so the
 // refusal shows within one process too.
@@ -128,7 +128,8 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 // TestLockDoesNotFollowLinks: a symbolic link planted at the lock's name
 // refuses the run (as another holder would) and leaves the link and its
 // target as they were: the lock used to open it, write the holder into the
-// target and empty it on release (issue 26). InUse does not read through it
+// target and empty it on release, so a planted link could destroy any file
+// the user may write. InUse does not read through it
 // either.
 func TestLockDoesNotFollowLinks(t *testing.T) {
 	t.Parallel()

@@ -47,8 +47,8 @@ type State struct {
 	// step to its end found no row of (KindDone's Gone).
 	Gone map[string][]string
 	// Mended lists the lines (1-based) that began with the torn start of
-	// a line before a whole one: a short write that a version before
-	// issue 12 appended after instead of cutting back. The torn bytes are
+	// a line before a whole one: a short write that older versions
+	// appended after instead of cutting back. The torn bytes are
 	// ignored, as a torn last line is.
 	Mended []int
 	// Batches is every batch sent, in the order of the journal, with when
@@ -394,9 +394,10 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 		if reason := st.apply(line[:len(line)-1]); reason != "" {
 			if k := tornPrefix(line[:len(line)-1]); k > 0 && lineNo > 1 && st.apply(line[k:len(line)-1]) == "" {
 				// A write cut short by a full disk, and the next line
-				// appended right after it, as versions before issue 12
-				// did: the torn bytes never counted (their Append failed),
-				// the whole line after them did.
+				// appended right after it, as older versions (before
+				// short writes were cut back) did: the torn bytes never
+				// counted (their Append failed), the whole line after them
+				// did.
 				st.Mended = append(st.Mended, lineNo)
 				st.feed(line)
 				off += int64(len(line))
@@ -471,7 +472,7 @@ func (st *State) apply(line []byte) string { return st.applyLine(line, false) }
 
 // applyLine is apply; written says the line is one appendLine just
 // encoded, whose raw values are valid JSON (it checked them): they are
-// not checked again (issue 15: a tenth of a deep apply's CPU).
+// not checked again (checking them was a tenth of a deep apply's CPU).
 func (st *State) applyLine(line []byte, written bool) string {
 	if len(line) < 10 || line[8] != ' ' {
 		return "not a journal line"

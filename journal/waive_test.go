@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TestWaive: a waived failed record (issue 28.2) is counted as waived, not
+// TestWaive: a waived failed record (one the user closed because it will
+// never load) is counted as waived, not
 // failed, keeps its rows and problems and its reason, leaves a finished
 // run finished and complete, and reads the same from the log, from the
 // index and from the live state of a journal being written.
@@ -60,7 +61,8 @@ func TestWaive(t *testing.T) {
 }
 
 // TestAccept: an accepted plan and sources replace the header's hashes,
-// from the log and from the index alike (issue 24.10).
+// from the log and from the index alike, so that --allow-plan-change is asked
+// for once, not on every later run.
 func TestAccept(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "run.journal")

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// BatchRequest is one sub-request of a $batch (spec 4.5), in either format.
+// BatchRequest is one sub-request of a $batch (docs/service.md, Batch), in
+// either format.
 type BatchRequest struct {
 	ID     string
 	Method string
@@ -16,7 +17,8 @@ type BatchRequest struct {
 	Headers   map[string]string
 	Body      json.RawMessage
 	DependsOn []string
-	// AtomicityGroup is accepted by servers but never rolled back (spec 4.5).
+	// AtomicityGroup is accepted by servers but never rolled back
+	// (docs/service.md, Batch).
 	AtomicityGroup string
 }
 
@@ -30,14 +32,15 @@ type BatchResponse struct {
 	AtomicityGroup string
 }
 
-// MatchResponses pairs a $batch's answers with its requests (spec 4.5). For
-// each request, in order, it gives the one answer that is its own, or nil
-// when there is no answer to trust. An answer is a request's own by, in
-// this order:
+// MatchResponses pairs a $batch's answers with its requests (docs/service.md,
+// Batch). For each request, in order, it gives the one answer that is its
+// own, or nil when there is no answer to trust. An answer is a request's own
+// by, in this order:
 //
 //   - its id: the answer's Content-ID is the request's;
 //   - the id with a suffix: before 22.1 a real server answers request g1
-//     as g1-r1, inside a changesetresponse part (SERVICE-NOTES);
+//     as g1-r1, inside a changesetresponse part (docs/servers.md, Writing
+//     and batches);
 //   - its position, for a GET only (whose part on those servers has no
 //     Content-ID): an answer without an id is the answer to the GET at the
 //     same place, provided every answer matched by id sits at its own
@@ -54,7 +57,7 @@ type BatchResponse struct {
 // Nothing else is guessed: a request without a trusted answer may or may
 // not have taken effect, and its caller treats it as in doubt. Before this,
 // the last of two answers won, and a record the server had committed was
-// journaled as failed and sent again by --retry-failed (issue 12).
+// journaled as failed and sent again by --retry-failed.
 func MatchResponses(reqs []BatchRequest, resps []BatchResponse) (matched []*BatchResponse, problem string) {
 	var problems []string
 	asked := make(map[string]int, len(reqs))

@@ -14,8 +14,9 @@ import (
 )
 
 // Limits of the $batch codecs. A server accepts at most 100 (or 1,000)
-// operations (spec 8); the codecs allow more so that a server can refuse an
-// oversized batch with its own message, but never an unbounded amount.
+// operations (docs/service.md, Limits); the codecs allow more so that a
+// server can refuse an oversized batch with its own message, but never an
+// unbounded amount.
 const (
 	// MaxBatchParts is the most sub-requests or responses one batch body may hold.
 	MaxBatchParts = 10000
@@ -92,7 +93,7 @@ type jsonBatchResponse struct {
 	Body    json.RawMessage   `json:"body,omitempty"`
 }
 
-// EncodeJSONBatch writes a JSON $batch request body (spec 4.5):
+// EncodeJSONBatch writes a JSON $batch request body (docs/service.md, Batch):
 // {"requests":[{"id","method","url","headers","body","dependsOn","atomicityGroup"}]}.
 // Empty fields are omitted. A body that is not JSON (its content-type is not
 // JSON) is written as a JSON string, as OData 4.01 JSON batches do.
@@ -251,8 +252,8 @@ func isJSONContentType(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-// DecodeJSONBatchRequest reads a JSON $batch request body (spec 4.5).
-// Each request needs a method and a url; ids, when given, are unique.
+// DecodeJSONBatchRequest reads a JSON $batch request body (docs/service.md,
+// Batch). Each request needs a method and a url; ids, when given, are unique.
 func DecodeJSONBatchRequest(r io.Reader) ([]BatchRequest, error) {
 	data, err := readBatchBody(r, "json")
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// sampleRequests is a batch as the executor builds it (spec 4.5): a parent,
-// a child addressed by $<id> and depending on it, a read.
+// sampleRequests is a batch as the executor builds it (docs/service.md,
+// Batch): a parent, a child addressed by $<id> and depending on it, a read.
 func sampleRequests() []odata.BatchRequest {
 	return []odata.BatchRequest{
 		{ID: "1", Method: "POST", URL: "ORDERS", Headers: map[string]string{"content-type": "application/json", "odata-version": "4.0"},

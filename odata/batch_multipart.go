@@ -15,11 +15,11 @@ import (
 	"strings"
 )
 
-// The multipart/mixed $batch format (spec 4.5, before 22.1 the only response
-// format): each part is Content-Type application/http holding one HTTP
-// message; an atomicity group is a nested multipart/mixed part (a changeset).
-// dependsOn has no multipart form: requests run in order and a URL starting
-// with $<id> refers to the part whose Content-ID is <id>.
+// The multipart/mixed $batch format (docs/service.md, Batch, before 22.1 the
+// only response format): each part is Content-Type application/http holding
+// one HTTP message; an atomicity group is a nested multipart/mixed part (a
+// changeset). dependsOn has no multipart form: requests run in order and a
+// URL starting with $<id> refers to the part whose Content-ID is <id>.
 
 const maxPartHeaders = 100
 
@@ -93,7 +93,8 @@ func noCRLF(s string) bool { return !strings.ContainsAny(s, "\r\n") }
 // EncodeMultipartBatch writes a multipart/mixed $batch request body. Requests
 // with an AtomicityGroup that follow each other form one changeset. With
 // continueOnError every sub-request's Content-Type carries
-// odata.continue-on-error=true (as the spec's example carries =false); send
+// odata.continue-on-error=true (as the contract's example carries =false,
+// docs/service.md, Batch); send
 // the HTTP header from MultipartBatchContentType as well.
 func EncodeMultipartBatch(w io.Writer, boundary string, reqs []BatchRequest, continueOnError bool) error {
 	if err := validBoundary(boundary); err != nil {

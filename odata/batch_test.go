@@ -30,8 +30,8 @@ func TestMatchResponses(t *testing.T) {
 			`an answer with id "9", never asked for; no answer for id "2"`},
 		{"an id never asked for besides", []BatchResponse{ans("1", 201), ans("2", 201), ans("3", 201), ans("g1-r1", 201)}, []int{201, 201, 201},
 			`an answer with id "g1-r1", never asked for; 4 answers to 3 requests`},
-		// Before 22.1 (SERVICE-NOTES): g1 is answered as g1-r1, a GET's
-		// part has no id and is known by its place.
+		// Before 22.1 (docs/servers.md, Writing and batches): g1 is answered
+		// as g1-r1, a GET's part has no id and is known by its place.
 		{"ids with a suffix", []BatchResponse{ans("1-r1", 201), ans("2-r1", 201), ans("3-r12", 400)}, []int{201, 201, 400}, ""},
 		{"ids with a suffix, in another order", []BatchResponse{ans("3-r1", 400), ans("1-r1", 201), ans("2-r1", 204)}, []int{201, 204, 400}, ""},
 		{"an answer without an id, in its place", []BatchResponse{ans("1", 201), ans("", 200), ans("3-r1", 201)}, []int{201, 200, 201}, ""},
@@ -79,9 +79,9 @@ func TestMatchResponses(t *testing.T) {
 }
 
 // TestMatchVendorMultipartAnswer: the answer of a server before 22.1 as the
-// vendor's example writes it (SERVICE-NOTES): the write's part inside a
-// changesetresponse with Content-ID g1-r1, a GET's part without Content-ID.
-// Each request gets its own answer; nothing is in doubt.
+// vendor's example writes it (docs/servers.md, Writing and batches): the
+// write's part inside a changesetresponse with Content-ID g1-r1, a GET's part
+// without Content-ID. Each request gets its own answer; nothing is in doubt.
 func TestMatchVendorMultipartAnswer(t *testing.T) {
 	t.Parallel()
 	body := strings.ReplaceAll(`--batchresponse_1

@@ -28,7 +28,7 @@ const (
 	DefaultMaxResponseBytes = 256 << 20
 	DefaultRetries          = 4
 	// MaxPageSize is the row cap of a response on a default installation
-	// (MAXAPILINES, SERVICE-NOTES); GetAll never asks for more.
+	// (MAXAPILINES, docs/servers.md, Reading); GetAll never asks for more.
 	MaxPageSize = 2000
 )
 
@@ -42,7 +42,8 @@ type Authenticator interface {
 	Method() string
 }
 
-// BasicAuth is spec 5's deprecated user name and password.
+// BasicAuth is the deprecated user name and password (docs/service.md,
+// Authentication).
 type BasicAuth struct{ User, Password string }
 
 func (a BasicAuth) Authorize(req *http.Request) error {
@@ -57,8 +58,9 @@ func (a BasicAuth) String() string {
 }
 func (a BasicAuth) GoString() string { return a.String() }
 
-// PATAuth is a personal access token. SERVICE-NOTES: it goes as Basic
-// credentials, the token as user name and the literal PAT as password.
+// PATAuth is a personal access token. docs/servers.md, Authentication: it
+// goes as Basic credentials, the token as user name and the literal PAT as
+// password.
 type PATAuth struct{ Token string }
 
 // PATPassword is the password that marks Basic credentials as a personal
@@ -113,7 +115,8 @@ type CallInfo struct {
 type Config struct {
 	// BaseURL is the service root, https://HOST/odata/Priority/tabula.ini/COMPANY.
 	BaseURL string
-	// Language, when > 0, is put after the configuration file (spec 1).
+	// Language, when > 0, is put after the configuration file
+	// (docs/service.md, Service root).
 	Language int
 	Auth     Authenticator
 	// HTTPClient is used as given (tests pass httptest's); otherwise one is
@@ -276,10 +279,10 @@ func (c *Client) ForCompany(company string) (*Client, error) {
 
 // limiter keeps a client's calls within CallsPerMinute as the server counts
 // them: no more than that many in any minute, measured from when the
-// server could have seen each (spec: hosted installations refuse the call
-// past the limit with 429). Every attempt of every call goes through it,
-// the start-up calls (version, metadata, login name) as much as a load's
-// batches, so one client is one budget.
+// server could have seen each (docs/servers.md, Limits of hosted
+// installations: past the limit the call is refused with 429). Every attempt
+// of every call goes through it, the start-up calls (version, metadata, login
+// name) as much as a load's batches, so one client is one budget.
 //
 // Calls are spaced evenly (a token bucket of depth one, so a burst of
 // goroutines still leaves at the pace). Even spacing alone drew a 429
@@ -494,13 +497,15 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			gateway := resp.status == 502 || resp.status == 503 || resp.status == 504
 			switch {
 			case r.batch && resp.status >= 500:
-				// Some sub-requests may have run: nothing is rolled back (spec 4.5).
+				// Some sub-requests may have run: nothing is rolled back
+				// (docs/service.md, Batch).
 				return nil, &InDoubtError{Op: r.op(), Err: e}
 			case r.write && gateway:
 				// A gateway's answer says nothing of what the server behind it did.
 				return nil, &InDoubtError{Op: r.op(), Err: e}
 			case !r.write && resp.status >= 500:
-				// DESIGN: reads are retried on any 5xx; a read changes nothing.
+				// docs/design.md, The executor: reads are retried on any 5xx;
+				// a read changes nothing.
 				err, retry = e, true
 			default:
 				return nil, e
@@ -691,17 +696,17 @@ func (c *Client) GetSized(ctx context.Context, path string, q Query, out any) (i
 	return len(resp.body), decodeJSON(resp, out)
 }
 
-// Post creates (spec 4.2); out receives the created entity.
+// Post creates (docs/service.md, Writes); out receives the created entity.
 func (c *Client) Post(ctx context.Context, path string, body []byte, out any) error {
 	return c.write(ctx, http.MethodPost, path, body, out)
 }
 
-// Patch updates (spec 4.3); out receives the updated entity.
+// Patch updates (docs/service.md, Writes); out receives the updated entity.
 func (c *Client) Patch(ctx context.Context, path string, body []byte, out any) error {
 	return c.write(ctx, http.MethodPatch, path, body, out)
 }
 
-// Delete deletes (spec 4.4).
+// Delete deletes (docs/service.md, Writes).
 func (c *Client) Delete(ctx context.Context, path string) error {
 	_, err := c.do(ctx, &request{method: http.MethodDelete, path: path, write: true})
 	return err
@@ -761,8 +766,9 @@ func (c *Client) valueOf(ctx context.Context, path string) (string, error) {
 	return s, nil
 }
 
-// versionFunctions answer the system version: spec 4.1's name first, then
-// the one real servers also answer to (SERVICE-NOTES).
+// versionFunctions answer the system version: the contract's name first
+// (docs/service.md, Queries), then the one real servers also answer to
+// (docs/servers.md, Connection).
 var versionFunctions = []string{"GetSystemVersion()", "GetPriorityVersion()"}
 
 // Version reads the system version once and caches it; Version.From names
@@ -843,11 +849,11 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	return m, resp.body, nil
 }
 
-// MetadataFor reads GetMetadataFor(entity='X') (spec 4.1, from 25.0), X
-// being both the entity set and its type's name. A cold entity may not be
-// prepared, and has been seen answering another entity's type
-// (SERVICE-NOTES): it reads X?$top=1 first, takes only the type named X,
-// and after a refusal or another type warms X up and asks once more.
+// MetadataFor reads GetMetadataFor(entity='X') (docs/service.md, Queries,
+// from 25.0), X being both the entity set and its type's name. A cold entity
+// may not be prepared, and has been seen answering another entity's type
+// (docs/servers.md, Metadata): it reads X?$top=1 first, takes only the type
+// named X, and after a refusal or another type warms X up and asks once more.
 func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
 	lit, _ := FormatLiteral(entity)
 	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
@@ -887,8 +893,8 @@ func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, [
 }
 
 // warm reads SET?$top=1, which prepares a cold form: one not used since the
-// server started can answer 404 to its first GET (SERVICE-NOTES: "404 on
-// the first probe, 200 on the second"), so a 404 is asked once more.
+// server started can answer 404 to its first GET (docs/servers.md,
+// Reading: cold forms), so a 404 is asked once more.
 func (c *Client) warm(ctx context.Context, set string) error {
 	err := c.Get(ctx, set, Query{Top: 1}, nil)
 	if IsNotFound(err) {
@@ -901,7 +907,7 @@ func (c *Client) warm(ctx context.Context, set string) error {
 }
 
 // ClearEntityMetadata asks the server to rebuild an entity's metadata
-// (spec 4.6, from 22.0); "" clears all entities.
+// (docs/service.md, Metadata, from 22.0); "" clears all entities.
 func (c *Client) ClearEntityMetadata(ctx context.Context, entity string) error {
 	var body []byte
 	if entity != "" {
@@ -920,11 +926,12 @@ type BatchOptions struct {
 	Multipart bool
 }
 
-// Batch sends one $batch (spec 4.5) and returns the sub-responses. The
-// answer is read in whatever format the server chose: servers before 22.1
-// answer multipart/mixed even to JSON. Only a 429 or a request that
-// provably never left is retried; any other failure once the batch may
-// have reached the server is an *InDoubtError, since nothing is rolled back.
+// Batch sends one $batch (docs/service.md, Batch) and returns the
+// sub-responses. The answer is read in whatever format the server chose:
+// servers before 22.1 answer multipart/mixed even to JSON. Only a 429 or a
+// request that provably never left is retried; any other failure once the
+// batch may have reached the server is an *InDoubtError, since nothing is
+// rolled back.
 func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptions) ([]BatchResponse, error) {
 	if len(reqs) == 0 {
 		return nil, nil
@@ -1059,11 +1066,11 @@ func (f *Forms) warmLocked(set string) {
 
 // warmBeforeWrites prepares the forms a batch writes to: a server answers
 // 404 to the first request to a form not used since it started
-// (SERVICE-NOTES, cold forms), a POST included, and a record refused so
-// would count as failed. Before the first batch that writes to an entity
-// set, this client reads SET?$top=1 for it, in one $batch for all the sets
-// of the batch; what the reads answer does not matter (being asked warms a
-// form). A warm-up the server did not take, after a read's retries, is
+// (docs/servers.md, Reading: cold forms), a POST included, and a record
+// refused so would count as failed. Before the first batch that writes to an
+// entity set, this client reads SET?$top=1 for it, in one $batch for all the
+// sets of the batch; what the reads answer does not matter (being asked warms
+// a form). A warm-up the server did not take, after a read's retries, is
 // the batch's error, and the batch is not sent: on a cold form its writes
 // would be refused. Each set is warmed once in a client's life, so a run
 // pays one call for it, however many batches it sends.

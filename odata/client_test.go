@@ -149,7 +149,8 @@ func TestClientVersion(t *testing.T) {
 	}{
 		{"system", 200, 0, sys, true, 1},
 		{"priority name", 404, 200, pri, true, 2},
-		// SERVICE-NOTES: any failure of one version function means trying the other.
+		// docs/servers.md, Connection: any failure of one version function
+		// means trying the other.
 		{"system fails", 500, 200, pri, true, 2},
 		{"system garbled", 0, 200, pri, true, 2},
 		{"neither", 404, 400, Version{}, false, 2},
@@ -660,9 +661,10 @@ func TestClientMetadata(t *testing.T) {
 	}
 }
 
-// SERVICE-NOTES: a cold form answers 404 to its first GET, and a cold
-// entity's GetMetadataFor can answer another entity's type. MetadataFor
-// warms the entity, takes only the type asked for, and never the other.
+// docs/servers.md, Reading and Metadata: a cold form answers 404 to its first
+// GET, and a cold entity's GetMetadataFor can answer another entity's type.
+// MetadataFor warms the entity, takes only the type asked for, and never the
+// other.
 func TestClientMetadataForColdEntity(t *testing.T) {
 	t.Parallel()
 	m := demoModel()
@@ -796,10 +798,11 @@ func TestClientBatch(t *testing.T) {
 }
 
 // TestBatchWarmsFormsBeforeWrites: a server answers 404 to the first
-// request to a form since it started, a POST included (SERVICE-NOTES, cold
-// forms). The client reads SET?$top=1 of every set a batch writes to, once
-// per set, in one call, before the first batch that writes to it; reads
-// alone cost nothing more, and a set a read found (200) is warm already.
+// request to a form since it started, a POST included (docs/servers.md,
+// Reading: cold forms). The client reads SET?$top=1 of every set a batch
+// writes to, once per set, in one call, before the first batch that writes to
+// it; reads alone cost nothing more, and a set a read found (200) is warm
+// already.
 func TestBatchWarmsFormsBeforeWrites(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex

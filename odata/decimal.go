@@ -11,7 +11,8 @@ import (
 
 // Decimal is an exact Edm.Decimal value. It keeps the digits it was given
 // ("12.10" stays "12.10"), so nothing is rounded through float64 on the way
-// to the server; spec 1 wants a decimal point, whatever the locale.
+// to the server; docs/service.md, Service root: a decimal point, whatever the
+// locale.
 type Decimal struct {
 	text string // canonical: optional '-', digits, optional '.' and digits
 }

@@ -1,4 +1,4 @@
-// Package odata owns the service's wire format (spec: ../shared/spec/service-spec.md):
+// Package odata owns the service's wire format (its rules: docs/service.md):
 // the EDMX metadata model, value encoding per Edm type, key expressions, URL
 // building with the language code, the JSON and multipart $batch codecs, the
 // error bodies (XML FORM/InterfaceErrors and their JSON forms) and the HTTP
@@ -27,7 +27,8 @@
 //   - json_scan.go: a one-pass JSON reader for $batch answers and entities
 //     (DecodeEntityOnly keeps what a Projection names), giving what
 //     encoding/json gives and leaving to it whatever it does not take.
-//   - version.go: system versions and the feature gates of spec 9.
+//   - version.go: system versions and the feature gates of docs/service.md,
+//     Versions.
 //
 // A write the client cannot prove unsent or refused comes back as an
 // *InDoubtError: the caller reconciles by reading, never by resending.

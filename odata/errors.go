@@ -15,14 +15,15 @@ import (
 	"unicode/utf8"
 )
 
-// Error is an error answer of the service: a screen error (spec 7, XML
-// FORM/InterfaceErrors or its JSON form), a standard OData JSON error, a
-// proxy's HTML page, or anything else, with the HTTP status.
+// Error is an error answer of the service: a screen error (docs/service.md,
+// Errors, XML FORM/InterfaceErrors or its JSON form), a standard OData JSON
+// error, a proxy's HTML page, or anything else, with the HTTP status.
 type Error struct {
 	Status int
 	// Entity is the FORM's TYPE: the entity whose screen refused.
 	Entity string
-	// Values are the field values the screen echoed back (spec 7.3).
+	// Values are the field values the screen echoed back (docs/service.md,
+	// Errors).
 	Values map[string]string
 	// Messages are the screen's messages, in the URL's language.
 	Messages []string
@@ -76,7 +77,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Kind classifies an error answer as SERVICE-NOTES lists the status codes.
+// Kind classifies an error answer by the status codes of real servers
+// (docs/servers.md, Status codes).
 type Kind int
 
 const (
@@ -244,7 +246,8 @@ func snippet(b []byte) string {
 	return out
 }
 
-// parseFormXML reads spec 7's body: <FORM TYPE="X"><X>field values</X>
+// parseFormXML reads the body of docs/service.md, Errors: <FORM
+// TYPE="X"><X>field values</X>
 // <InterfaceErrors><text>message</text>...</InterfaceErrors></FORM>.
 func parseFormXML(b []byte, e *Error) bool {
 	dec := xml.NewDecoder(bytes.NewReader(b))
@@ -318,7 +321,8 @@ func parseFormXML(b []byte, e *Error) bool {
 }
 
 // screenLines reads a screen message: real servers write a line break as
-// a literal "/n" (SERVICE-NOTES); each line is trimmed, empty lines go.
+// a literal "/n" (docs/servers.md, Status codes); each line is trimmed, empty
+// lines go.
 func screenLines(m string) string {
 	lines := strings.Split(strings.ReplaceAll(m, "/n", "\n"), "\n")
 	kept := lines[:0]
@@ -471,14 +475,15 @@ func jsonText(raw json.RawMessage) string {
 	return string(raw) // number, true, false
 }
 
-// FormValue is one submitted field a screen error echoes (spec 7).
+// FormValue is one submitted field a screen error echoes (docs/service.md,
+// Errors).
 type FormValue struct{ Name, Value string }
 
-// ScreenErrorXML writes spec 7's body: FORM TYPE=entity, an element named
-// after the entity with the submitted values (in the order given: the
-// form's) and InterfaceErrors with one text element per message. Names
-// that cannot be XML element names are left out. The sandbox answers with
-// it, the client's ParseError reads it.
+// ScreenErrorXML writes the body of docs/service.md, Errors: FORM
+// TYPE=entity, an element named after the entity with the submitted values
+// (in the order given: the form's) and InterfaceErrors with one text element
+// per message. Names that cannot be XML element names are left out. The
+// sandbox answers with it, the client's ParseError reads it.
 func ScreenErrorXML(entity string, values []FormValue, messages []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")

@@ -34,8 +34,9 @@ func TestParseErrorBodies(t *testing.T) {
 		{"screen_json_list.json", 400, "application/json", Error{Status: 400, Entity: "ORDERS",
 			Values:   map[string]string{"CUSTNAME": "X", "ORD": "0"},
 			Messages: []string{"Line 1- a", "Line 2- b", "Line 3- c"}}, "ORDERS: Line 1- a; Line 2- b; Line 3- c (HTTP 400)"},
-		// From 19.1 (SERVICE-NOTES): JSON, text a list, Hebrew, "/n" for
-		// a line break; "/n" in the XML of older servers too.
+		// From 19.1 (docs/servers.md, Status codes): JSON, text a list,
+		// Hebrew, "/n" for a line break; "/n" in the XML of older servers
+		// too.
 		{"screen_json_vendor.json", 400, "application/json", Error{Status: 400, Entity: "ORDERS",
 			Messages: []string{"שורה 1- הלקוח X לא קיים\nיש לבדוק את הערך", "Line 2- Price is missing"}},
 			"ORDERS: שורה 1- הלקוח X לא קיים\nיש לבדוק את הערך; Line 2- Price is missing (HTTP 400)"},

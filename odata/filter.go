@@ -9,9 +9,10 @@ import (
 )
 
 // Filter is a compiled $filter of the grammar the service accepts
-// (SERVICE-NOTES): eq ne gt ge lt le, and, or, parentheses. The sandbox
-// applies it; the client checks with it that a server applied a filter
-// (one it cannot apply is ignored silently: a row outside it proves that).
+// (docs/servers.md, Reading): eq ne gt ge lt le, and, or, parentheses. The
+// sandbox applies it; the client checks with it that a server applied a
+// filter (one it cannot apply is ignored silently: a row outside it proves
+// that).
 type Filter interface {
 	// Match reports whether an entity's values (as the service's JSON
 	// decodes, or as the sandbox stores them) satisfy the filter.
@@ -176,7 +177,7 @@ type filterParser struct {
 
 // UnknownFieldError is a $filter naming a field its entity type does not
 // have (or, in the sandbox, one the user may not read): what real servers
-// ignore silently (SERVICE-NOTES).
+// ignore silently (docs/servers.md, Reading).
 type UnknownFieldError struct{ Field, Type string }
 
 func (e *UnknownFieldError) Error() string { return e.Field + " is not a field of " + e.Type }

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Issue 15: a $batch answer to 100 deep inserts carries every line back,
+// A $batch answer to 100 deep inserts carries every line back,
 // and encoding/json went over each byte five or six times (the envelope,
 // each response, then each entity into maps of every field). jsonScan reads
 // such a body once, validating as it goes, and keeps only what the caller

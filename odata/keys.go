@@ -33,10 +33,11 @@ type KeyPart struct {
 	Value any
 }
 
-// FormatKey writes a key with its parentheses (spec 2.5): a single key is
-// the value alone, ('A”B') or (12); a composite key is a name=value list,
-// (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no names it writes
-// a line key, (3). Keys are strings or integers; nil cannot be a key.
+// FormatKey writes a key with its parentheses (docs/service.md, Keys): a
+// single key is the value alone, ('A”B') or (12); a composite key is a
+// name=value list, (IVNUM='X',IVTYPE='A',DEBIT='D'). With one value and no
+// names it writes a line key, (3). Keys are strings or integers; nil cannot
+// be a key.
 func FormatKey(names []string, values []any) (string, error) {
 	if len(values) == 0 {
 		return "", fmt.Errorf("a key needs a value: %w", ErrBadKey)
@@ -97,7 +98,8 @@ func PathKey(names []string, values []any) (string, error) {
 }
 
 // ParsePathKey reads a key as PathKey writes it, or as a server writes it
-// (raw, or percent-encoded: SERVICE-NOTES' %27 for quotes), with or
+// (raw, or percent-encoded: %27 for quotes, docs/servers.md, Writing and
+// batches), with or
 // without its parentheses.
 func ParsePathKey(s string) ([]KeyPart, error) {
 	if u, err := url.PathUnescape(s); err == nil {
@@ -370,8 +372,8 @@ func refID(seg string) (string, bool) {
 }
 
 // SplitReference splits a batch URL that starts with a $<id> reference
-// (spec 4.5): "$1/ORDERITEMS_SUBFORM" gives "1", "/ORDERITEMS_SUBFORM";
-// "$1?$select=X" gives "1", "?$select=X".
+// (docs/service.md, Batch): "$1/ORDERITEMS_SUBFORM" gives "1",
+// "/ORDERITEMS_SUBFORM"; "$1?$select=X" gives "1", "?$select=X".
 func SplitReference(u string) (id, rest string, ok bool) {
 	i := strings.IndexAny(u, "/?")
 	if i < 0 {

@@ -161,10 +161,10 @@ type annotationTarget struct {
 
 // apply sets what a recognised annotation says. Description, Mandatory,
 // AutoUnique and DateType are the service's own terms, qualified by
-// whatever namespace the installation uses (spec 2.2 and SERVICE-NOTES:
-// Priority.OData on real servers), so any prefix is taken; Core.Description
-// is the standard term for the same. Computed and Permissions must come
-// from the core vocabulary.
+// whatever namespace the installation uses (docs/service.md, Metadata;
+// Priority.OData on real servers, docs/servers.md, Metadata), so any prefix
+// is taken; Core.Description is the standard term for the same. Computed and
+// Permissions must come from the core vocabulary.
 func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 	if a.Qualifier != "" {
 		return nil // a qualified annotation applies to some other context
@@ -192,8 +192,9 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 		}
 		return setBool(tgt.computed, a)
 	case "AutoUnique":
-		// An auto-unique key is assigned by the server (spec 2.5): real
-		// documents say so with this term rather than Core.Computed.
+		// An auto-unique key is assigned by the server (docs/service.md,
+		// Keys): real documents say so with this term rather than
+		// Core.Computed.
 		if tgt.prop == nil || !own {
 			return nil
 		}
@@ -252,9 +253,9 @@ func annotationBool(a xAnnotation) (bool, error) {
 	return false, fmt.Errorf("annotation %s: Bool %q is neither true nor false", a.Term, s)
 }
 
-// ParseMetadata reads a $metadata EDMX document (spec 2.2). The schema
-// namespace is read from the document; annotations are taken both inline
-// and from <Annotations Target="NS.TYPE/FIELD"> blocks.
+// ParseMetadata reads a $metadata EDMX document (docs/service.md, Metadata).
+// The schema namespace is read from the document; annotations are taken both
+// inline and from <Annotations Target="NS.TYPE/FIELD"> blocks.
 func ParseMetadata(r io.Reader) (*Metadata, error) {
 	var doc xEdmx
 	dec := xml.NewDecoder(r)
@@ -336,10 +337,11 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 }
 
 // addTextFlags gives every text sub-form the APPEND and SIGNATURE flags it
-// lacks: spec 2.9 says a text sub-form always takes them, but documents
-// pulled from real installations often declare TEXT alone, and a plan
-// writing APPEND: true must not fail validation there. A text sub-form is
-// the type of a single-object sub-form that has a TEXT field.
+// lacks: docs/service.md, Text sub-forms says a text sub-form always takes
+// them, but documents pulled from real installations often declare TEXT
+// alone, and a plan writing APPEND: true must not fail validation there. A
+// text sub-form is the type of a single-object sub-form that has a TEXT
+// field.
 func addTextFlags(m *Metadata) {
 	for _, t := range m.Types {
 		for _, n := range t.Navigations {
@@ -583,18 +585,18 @@ func autoUniqueComputed(types []*EntityType) {
 	}
 }
 
-// ParseEntityType reads a GetMetadataFor answer (spec 4.1): an EntityType
-// element, alone or inside wrappers (Schema, DataServices, Edmx). Sibling
-// <Annotations> blocks that target the type are applied too. When the answer
-// holds several entity types, the first is taken; ParseEntityTypeNamed
-// picks one by name.
+// ParseEntityType reads a GetMetadataFor answer (docs/service.md, Queries):
+// an EntityType element, alone or inside wrappers (Schema, DataServices,
+// Edmx). Sibling <Annotations> blocks that target the type are applied too.
+// When the answer holds several entity types, the first is taken;
+// ParseEntityTypeNamed picks one by name.
 func ParseEntityType(r io.Reader) (*EntityType, error) { return ParseEntityTypeNamed(r, "") }
 
 // ParseEntityTypeNamed is ParseEntityType that takes the entity type called
 // name (an answer may carry its sub-forms' types too); with "", the first.
 // An answer without that type is an error, never another type: a cold
 // entity's GetMetadataFor has been seen answering another entity's type
-// (SERVICE-NOTES).
+// (docs/servers.md, Metadata).
 func ParseEntityTypeNamed(r io.Reader, name string) (*EntityType, error) {
 	dec := xml.NewDecoder(r)
 	dec.Strict = true

@@ -317,7 +317,7 @@ func TestSuggest(t *testing.T) {
 }
 
 // TestRealMetadataAnnotations reads what real installations' documents
-// carry (SERVICE-NOTES "Metadata"): the Priority.OData namespace,
+// carry (docs/servers.md, Metadata): the Priority.OData namespace,
 // navigation types without the _SUBFORM suffix, Precision/Scale,
 // Core.Permissions Read, AutoUnique and DateType Date.
 func TestRealMetadataAnnotations(t *testing.T) {
@@ -466,16 +466,18 @@ func TestParseEntityTypeNamed(t *testing.T) {
 	if err != nil || et.Name != "ORDERITEMS_SUBFORM" {
 		t.Fatalf("first = %+v, %v", et, err)
 	}
-	// Never another type in place of the one asked for (SERVICE-NOTES:
-	// a cold entity's GetMetadataFor answers another entity's type).
+	// Never another type in place of the one asked for (docs/servers.md,
+	// Metadata: a cold entity's GetMetadataFor answers another entity's
+	// type).
 	et, err = ParseEntityTypeNamed(strings.NewReader(doc), "MISSING")
 	if !errors.Is(err, ErrBadMetadata) || et != nil || !strings.Contains(err.Error(), "no EntityType MISSING, only ORDERITEMS_SUBFORM, ORDERS") {
 		t.Fatalf("missing name = %+v, %v", et, err)
 	}
 }
 
-// spec 2.9: a text sub-form takes APPEND and SIGNATURE whether or not the
-// document declares them; real installations often declare TEXT alone.
+// docs/service.md, Text sub-forms: a text sub-form takes APPEND and SIGNATURE
+// whether or not the document declares them; real installations often declare
+// TEXT alone.
 func TestTextSubformsTakeFlags(t *testing.T) {
 	t.Parallel()
 	doc := `<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0"><edmx:DataServices>

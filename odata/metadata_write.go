@@ -19,9 +19,9 @@ const (
 	edmNS  = "http://docs.oasis-open.org/odata/ns/edm"
 )
 
-// WriteXML writes m as a CSDL 4.0 EDMX document (spec 2.2): the schema in
-// m.Namespace, entity types with keys, properties, sub-forms and the
-// Description/Mandatory annotations inline, Core.Computed with its
+// WriteXML writes m as a CSDL 4.0 EDMX document (docs/service.md, Metadata):
+// the schema in m.Namespace, entity types with keys, properties, sub-forms
+// and the Description/Mandatory annotations inline, Core.Computed with its
 // edmx:Reference, and the entity container. ParseMetadata reads it back to
 // an equal model.
 func (m *Metadata) WriteXML(w io.Writer) error {
@@ -40,7 +40,8 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 		writeEntityType(bw, t, ns, "      ")
 	}
 	// A document without a container (and so without sets) stays without
-	// one, so that parse(write(m)) == m; sets need one, named as spec 2.2 says.
+	// one, so that parse(write(m)) == m; sets need one, named as
+	// docs/service.md, Metadata says.
 	if container := m.Container; container != "" || len(m.Sets) > 0 {
 		if container == "" {
 			container = "DefaultContainer"
@@ -61,10 +62,10 @@ func (m *Metadata) WriteXML(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteXML writes the type alone as GetMetadataFor answers it (spec 4.1):
-// one EntityType element in the default CSDL namespace, annotations inline.
-// Core.Computed is written with the full core namespace so the fragment
-// needs no reference.
+// WriteXML writes the type alone as GetMetadataFor answers it
+// (docs/service.md, Queries): one EntityType element in the default CSDL
+// namespace, annotations inline. Core.Computed is written with the full core
+// namespace so the fragment needs no reference.
 func (t *EntityType) WriteXML(w io.Writer, namespace string) error {
 	bw := bufio.NewWriter(w)
 	if namespace == "" {
@@ -133,7 +134,8 @@ func writeEntityTypeNS(bw *bufio.Writer, t *EntityType, ns, indent, xmlns, core 
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.Mandatory" Bool="true"/>` + "\n")
 		}
 		// Real documents mark an auto-unique key with the service's own
-		// term only (SERVICE-NOTES); Core.Computed is the spec's way.
+		// term only (docs/servers.md, Metadata); Core.Computed is the
+		// contract's way.
 		if p.AutoUnique {
 			bw.WriteString(in3 + `<Annotation Term="` + attr(ns) + `.AutoUnique" Bool="true"/>` + "\n")
 		} else if p.Computed {

@@ -1,10 +1,12 @@
 package odata
 
-// EdmType is a property type as written in the metadata (spec 2.3).
+// EdmType is a property type as written in the metadata (docs/service.md,
+// Types and literals).
 type EdmType string
 
-// The four types of spec 2.3, and Edm.Boolean, which the text sub-forms'
-// APPEND and SIGNATURE flags use (spec 2.9).
+// The four types of docs/service.md, Types and literals, and Edm.Boolean,
+// which the text sub-forms' APPEND and SIGNATURE flags use (docs/service.md,
+// Text sub-forms).
 const (
 	EdmString         EdmType = "Edm.String"
 	EdmInt64          EdmType = "Edm.Int64"
@@ -13,7 +15,7 @@ const (
 	EdmBoolean        EdmType = "Edm.Boolean"
 )
 
-// Metadata is a parsed $metadata document (spec 2.2).
+// Metadata is a parsed $metadata document (docs/service.md, Metadata).
 type Metadata struct {
 	// Namespace is the schema namespace, read from the document (real
 	// installations use their own, not Service.OData).
@@ -35,12 +37,13 @@ type EntitySet struct {
 	Type *EntityType
 }
 
-// EntityType is a form (spec 1): its key, fields and sub-forms.
+// EntityType is a form (docs/service.md, Service root): its key, fields and
+// sub-forms.
 type EntityType struct {
 	Name        string
 	Description string
 	// Key lists the key property names in order (one, or several for a
-	// composite key, spec 2.5).
+	// composite key, docs/service.md, Keys).
 	Key         []string
 	Properties  []*Property
 	Navigations []*NavigationProperty
@@ -57,13 +60,14 @@ type Property struct {
 	MaxLength   int
 	Nullable    bool
 	Description string
-	// Mandatory is the Service.OData.Mandatory annotation (spec 2.2, from 25.1).
+	// Mandatory is the Service.OData.Mandatory annotation (docs/service.md,
+	// Metadata, from 25.1).
 	Mandatory bool
 	// Computed marks a read-only, server-assigned field: one carrying
 	// Org.OData.Core.V1.Computed or the service's AutoUnique term.
 	Computed bool
 	// AutoUnique is the service's AutoUnique term: an auto-unique key
-	// (spec 2.5). Computed is set too.
+	// (docs/service.md, Keys). Computed is set too.
 	AutoUnique bool
 	// ReadOnly is Org.OData.Core.V1.Permissions = Read: the API may read
 	// the field but not write it.
@@ -98,7 +102,7 @@ func WriteRefusal(p *Property) string {
 	return ""
 }
 
-// NavigationProperty is a sub-form (spec 2.4).
+// NavigationProperty is a sub-form (docs/service.md, Sub-forms).
 type NavigationProperty struct {
 	Name string
 	// Type is the target entity type's unqualified name.

@@ -35,7 +35,7 @@ func TestWithoutSecrets(t *testing.T) {
 	}
 }
 
-// TestMayHoldCredential: what env() refuses (issue 26): the tool's secrets
+// TestMayHoldCredential: what env() refuses: the tool's secrets
 // and user names, and any variable whose name says it holds a credential.
 func TestMayHoldCredential(t *testing.T) {
 	t.Parallel()

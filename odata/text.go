@@ -11,13 +11,13 @@ var (
 	anyTag        = regexp.MustCompile(`<[^<>]*>`)
 )
 
-// TextContent reduces the TEXT of a text sub-form (spec 2.9) to what it
-// says: a style block with its rules and every tag go (each tag leaves a
-// space), entities are decoded and whitespace collapsed. Real servers read
-// texts back normalised, with a <style> block, <p dir=rtl> wrappers and no
-// whitespace before <br> (SERVICE-NOTES: "order. <br> There" reads
-// "order.<br> There"), so a text written is found in one read back by its
-// content, never by its bytes.
+// TextContent reduces the TEXT of a text sub-form (docs/service.md, Text
+// sub-forms) to what it says: a style block with its rules and every tag go
+// (each tag leaves a space), entities are decoded and whitespace collapsed.
+// Real servers read texts back normalised, with a <style> block, <p dir=rtl>
+// wrappers and no whitespace before <br> (docs/servers.md, Reading: "order.
+// <br> There" reads "order.<br> There"), so a text written is found in one
+// read back by its content, never by its bytes.
 func TextContent(text string) string {
 	text = styleOrScript.ReplaceAllString(text, " ")
 	text = anyTag.ReplaceAllString(text, " ")

@@ -3,7 +3,7 @@ package odata
 import "testing"
 
 // What a text sub-form reads back as on real servers has the same content
-// as what was written (SERVICE-NOTES).
+// as what was written (docs/servers.md, Reading).
 func TestTextContent(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ written, readBack string }{

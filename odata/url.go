@@ -10,9 +10,10 @@ import (
 )
 
 // ServiceRoot returns base with the language code after the
-// configuration-file segment (spec 1, 18.2): /odata/Priority/tabula.ini/COMPANY
-// becomes /odata/Priority/tabula.ini,3/COMPANY. A code already there is
-// replaced; language 0 removes it. The result has no trailing slash.
+// configuration-file segment (docs/service.md, Service root; from 18.2):
+// /odata/Priority/tabula.ini/COMPANY becomes
+// /odata/Priority/tabula.ini,3/COMPANY. A code already there is replaced;
+// language 0 removes it. The result has no trailing slash.
 func ServiceRoot(base string, language int) (string, error) {
 	base = StripUserinfo(base)
 	if language < 0 {
@@ -59,7 +60,8 @@ func StripUserinfo(s string) string {
 	return userinfoRE.ReplaceAllString(s, "//")
 }
 
-// Query holds the query options (spec 4.1, SERVICE-NOTES: $filter, $skip).
+// Query holds the query options (docs/service.md, Queries; $filter and
+// $skip as real servers have them, docs/servers.md, Reading).
 // Zero values are left out.
 type Query struct {
 	Top, Skip int
@@ -100,7 +102,8 @@ func (q Query) Encode() string {
 	return strings.Join(parts, "&")
 }
 
-// filterLiteral is FormatLiteral with spec 2.3's filter rule: dates as
+// filterLiteral is FormatLiteral with the filter rule of docs/service.md,
+// Types and literals: dates as
 // YYYY-MM-DD. A value with no literal is compared as its text.
 func filterLiteral(v any) string {
 	switch x := v.(type) {
@@ -141,7 +144,7 @@ func Le(field string, v any) string { return field + " le " + filterLiteral(v) }
 func And(conds ...string) string { return joinConds("and", conds) }
 
 // Or joins conditions with "or" (the service has no "in"; keep chains
-// short, SERVICE-NOTES: about 50 values make the URL fail).
+// short, docs/servers.md, Reading: about 50 values make the URL fail).
 func Or(conds ...string) string { return joinConds("or", conds) }
 
 func joinConds(op string, conds []string) string {
@@ -161,7 +164,8 @@ func joinConds(op string, conds []string) string {
 }
 
 // CompanyURL is base with its company, the last segment of the service
-// root (spec 1), replaced: the same installation's other company.
+// root (docs/service.md, Service root), replaced: the same installation's
+// other company.
 func CompanyURL(base, company string) (string, error) {
 	if !IsCompanyName(company) {
 		return "", fmt.Errorf("company %q: want a name such as demo (the last segment of the service root)", company)

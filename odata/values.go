@@ -14,17 +14,19 @@ import (
 )
 
 // Record field values are Go values: string, int64, Decimal, time.Time,
-// bool and nil (spec 2.3). Other integer types are accepted where a value
-// goes out, and json.Number where one comes in.
+// bool and nil (docs/service.md, Types and literals). Other integer types are
+// accepted where a value goes out, and json.Number where one comes in.
 
 // ErrUnsupportedValue is wrapped when a Go value has no Edm representation.
 var ErrUnsupportedValue = errors.New("unsupported value")
 
-// DateTimeLayout is spec 2.3's payload form: ISO 8601 with an explicit
-// offset, never "Z" (SERVICE-NOTES: send an offset always).
+// DateTimeLayout is the payload form of docs/service.md, Types and
+// literals: ISO 8601 with an explicit offset, never "Z" (docs/servers.md,
+// Connection: send an offset always).
 const DateTimeLayout = "2006-01-02T15:04:05-07:00"
 
-// DateLayout is the date form spec 2.3 uses in filters.
+// DateLayout is the date form docs/service.md, Types and literals uses in
+// filters.
 const DateLayout = "2006-01-02"
 
 // FormatDateTime writes t as "2024-03-01T00:00:00+02:00", in t's own

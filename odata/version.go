@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Version is the ERP system version that gates features (spec 9).
+// Version is the ERP system version that gates features (docs/service.md,
+// Versions).
 type Version struct {
 	Major, Minor int
 	// Raw is the value GetSystemVersion returned ("23.1-srv01") or the one
@@ -18,8 +19,8 @@ type Version struct {
 	From string
 }
 
-// ParseVersion reads "25.1", "23.0.12" or "23.1-server.example" (spec 4.1:
-// <version>-<server address>).
+// ParseVersion reads "25.1", "23.0.12" or "23.1-server.example"
+// (docs/service.md, Queries: <version>-<server address>).
 func ParseVersion(s string) (Version, error) {
 	v := strings.TrimSpace(s)
 	if i := strings.IndexByte(v, '-'); i >= 0 {
@@ -44,7 +45,7 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || v.Major == major && v.Minor >= minor
 }
 
-// Feature gates of spec 9.
+// Feature gates of docs/service.md, Versions.
 
 func (v Version) Writes() bool       { return v.AtLeast(17, 2) }
 func (v Version) Expand() bool       { return v.AtLeast(18, 1) }
@@ -52,7 +53,7 @@ func (v Version) Language() bool     { return v.AtLeast(18, 2) }
 func (v Version) TextSubforms() bool { return v.AtLeast(20, 0) }
 
 // Batch reports $batch, $skip and personal access tokens, which arrived
-// together in 19.1 (SERVICE-NOTES).
+// together in 19.1 (docs/servers.md, Connection).
 func (v Version) Batch() bool              { return v.AtLeast(19, 1) }
 func (v Version) DataURIAttachments() bool { return v.AtLeast(21, 0) }
 func (v Version) ParentChildResponse() bool {
@@ -64,7 +65,8 @@ func (v Version) JSONBatchResponses() bool  { return v.AtLeast(22, 1) }
 func (v Version) GetMetadataFor() bool      { return v.AtLeast(25, 0) }
 func (v Version) MandatoryAnnotation() bool { return v.AtLeast(25, 1) }
 
-// BatchLimit is the most operations one $batch may carry (spec 8).
+// BatchLimit is the most operations one $batch may carry (docs/service.md,
+// Limits).
 func (v Version) BatchLimit() int {
 	if v.AtLeast(21, 0) {
 		return 100

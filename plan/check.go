@@ -347,8 +347,8 @@ func posOr(p, fallback Pos) Pos {
 	return p
 }
 
-// checkSubforms checks the sources and links of sub-forms (PLAN-FORMAT.md,
-// "Sub-forms").
+// checkSubforms checks the sources and links of sub-forms (docs/plan-format.md,
+// Sub-forms).
 func (p *Plan) checkSubforms(d *diags, step *Step, subs []*Subform, owner string, depth int) {
 	seen := map[string]*Subform{}
 	for j, sf := range subs {

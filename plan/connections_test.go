@@ -5,7 +5,7 @@ import "testing"
 // TestConnectionsRefused: a connection whose name is no identifier, whose
 // variables another connection or the target reads, or whose URL is wrong
 // refuses the plan's connections, so that a command stops before anything
-// connects (issue 26: t and T both read MIGRATE_T_TOKEN).
+// connects (t and T both read MIGRATE_T_TOKEN: one token would go to both).
 func TestConnectionsRefused(t *testing.T) {
 	t.Parallel()
 	const head = "version: 1\nconnections:\n"

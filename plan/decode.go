@@ -568,7 +568,8 @@ func connectionOf(f *fields) string {
 }
 
 // decodeConnections reads the services a plan reads besides its target
-// (issue 17). Their secrets come from the environment, never the plan.
+// (a template company, another installation). Their secrets come from the
+// environment, never the plan.
 func (w *walker) decodeConnections(p *Plan, e entry) {
 	if isNull(e.val) {
 		return

@@ -27,9 +27,10 @@ func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {
 }
 
 // The original contract's example (testdata/format-example.yaml, as
-// ../shared/docs/PLAN-FORMAT.md had it) names three sources its steps read
-// without declaring them; everything else in it is a valid plan. The users'
-// copy in docs/plan-format.md declares them (TestFormatExampleIsCurrent).
+// the original contract's plan-format page had it) names three sources its
+// steps read without declaring them; everything else in it is a valid plan.
+// The users' copy in docs/plan-format.md declares them
+// (TestFormatExampleIsCurrent).
 func TestFormatExampleVerbatim(t *testing.T) {
 	t.Parallel()
 	_, ds := decodeFile(t, "testdata/format-example.yaml")

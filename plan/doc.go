@@ -13,9 +13,10 @@
 // builtins), ref() and lookup() targets. CheckMetadata adds the
 // checks against an *odata.Metadata for one system version: entities, fields
 // and sub-forms at every depth, keys, mandatory fields, constants that cannot
-// fit, and the version gates of spec 9. Order gives the steps in waves that
-// may run concurrently; Columns lists the source columns expressions read,
-// and CheckColumns checks them against the headers a caller read.
+// fit, and the version gates of docs/service.md, Versions. Order gives the
+// steps in waves that may run concurrently; Columns lists the source columns
+// expressions read, and CheckColumns checks them against the headers a caller
+// read.
 //
 // The format is said once, in format.go: every block and key with its
 // type, choices, bounds, default and meaning. The decoder takes its keys,

@@ -13,8 +13,9 @@ import (
 
 // serverNumbered lists the keys a server assigns when a record is created
 // without them, so a plan need not write them: document numbers
-// (SERVICE-NOTES.md, "Document numbers ... are assigned by the server when
-// omitted"). Keys marked Computed in the metadata are server-assigned too.
+// (docs/servers.md, Writing and batches: documents are numbered by the
+// server when their number is omitted). Keys marked Computed in the metadata
+// are server-assigned too.
 var serverNumbered = map[string][]string{
 	"ORDERS":    {"ORDNAME"},
 	"AINVOICES": {"IVNUM"},
@@ -27,10 +28,11 @@ func ServerNumbered(entity, field string) bool {
 	return slices.Contains(serverNumbered[entity], field)
 }
 
-// textFields are the fields of a text sub-form (spec 2.9).
+// textFields are the fields of a text sub-form (docs/service.md, Text
+// sub-forms).
 var textFields = []string{"TEXT", "APPEND", "SIGNATURE"}
 
-// attachments is the attachment sub-form of spec 2.8.
+// attachments is the attachment sub-form of docs/service.md, Attachments.
 const attachments = "EXTFILES_SUBFORM"
 
 // CheckMetadata checks the plan against the service's metadata for system
@@ -38,12 +40,12 @@ const attachments = "EXTFILES_SUBFORM"
 // suggestion when misspelt), sub-forms are fed as their kind allows,
 // server-assigned fields are not written, keys and mandatory fields are
 // mapped, constants fit their fields, and version-gated features are
-// available (spec 9). A zero v is a target that has no version function
-// and declared none: older than 22.0, but not how much older. It skips the
-// Mandatory check (25.1) and refuses the features a server before 22.0 may
-// lack, since a text sub-form refused after its parent was committed leaves
-// half a record; writing at all (17.2) is assumed, as its refusal harms
-// nothing.
+// available (docs/service.md, Versions). A zero v is a target that has no
+// version function and declared none: older than 22.0, but not how much
+// older. It skips the Mandatory check (25.1) and refuses the features a
+// server before 22.0 may lack, since a text sub-form refused after its parent
+// was committed leaves half a record; writing at all (17.2) is assumed, as
+// its refusal harms nothing.
 func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	d := &diags{}
 	if md == nil {
@@ -134,8 +136,8 @@ func (c *mdChecker) step(s *Step, i int) {
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:
-		// spec 2.5: an entity is addressed by its key; an auto-unique key
-		// cannot address it in PATCH.
+		// docs/service.md, Keys: an entity is addressed by its key; an
+		// auto-unique key cannot address it in PATCH.
 		for _, k := range t.Key {
 			prop := t.Property(k)
 			if prop != nil && prop.Computed {
@@ -183,7 +185,7 @@ func (c *mdChecker) exists(t *odata.EntityType, entity string, ex []*Exists, wri
 // match checks match: (each a field the step writes) and suggests it for
 // a step that creates documents numbered by the server and has no id: a
 // create that goes in doubt is found again by its fields, and only match:
-// says which of them tell one document from another (issue 12).
+// says which of them tell one document from another.
 func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool, what string) {
 	for i, f := range s.Match {
 		pos := posOr(s.MatchPos[i], s.Pos)
@@ -227,8 +229,8 @@ func writtenSet(fs []*Field) map[string]bool {
 	return m
 }
 
-// mandatory reports Mandatory fields (spec 2.2, from 25.1) that a created
-// record would lack.
+// mandatory reports Mandatory fields (docs/service.md, Metadata, from 25.1)
+// that a created record would lack.
 func (c *mdChecker) mandatory(t *odata.EntityType, entity string, written map[string]bool, pos Pos, what string) {
 	if !c.known || !c.v.MandatoryAnnotation() {
 		return
@@ -365,7 +367,7 @@ func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
 func specVersion(s string) odata.Version {
 	v, err := odata.ParseVersion(s)
 	if err != nil {
-		panic(err) // the versions of spec 9 above are constants
+		panic(err) // the versions of docs/service.md, Versions above are constants
 	}
 	return v
 }
@@ -399,7 +401,8 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		written := writtenSet(sf.Fields)
 		c.exists(ct, sf.Name, sf.Exists, written, what)
 		if !nav.Collection {
-			// spec 2.4: a single-object sub-form takes one object, never lines.
+			// docs/service.md, Sub-forms: a single-object sub-form takes one
+			// object, never lines.
 			if sf.Source != "" {
 				c.d.errorf(posOr(sf.SourcePos, npos), "%s is a single-object sub-form of %s: it takes one object built from the parent's row, not lines from %s; remove \"source\"",
 					sf.Name, entity, sourceWords(sf.Source))
@@ -412,7 +415,8 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		if isText {
 			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
 			if !written["TEXT"] && ct.Property("TEXT") != nil {
-				// spec 2.9: APPEND and SIGNATURE say what to do with TEXT.
+				// docs/service.md, Text sub-forms: APPEND and SIGNATURE say
+				// what to do with TEXT.
 				c.d.errorf(npos, "%s is a text sub-form written without TEXT, the text itself; map TEXT in fields", what)
 			}
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 // demoMetadata is a small hand-built metadata document with the resources
-// spec 2.7-2.9 names.
+// docs/service.md names (Text sub-forms, Attachments, the documents of Keys).
 func demoMetadata() *odata.Metadata {
 	str := func(name string, max int) *odata.Property {
 		return &odata.Property{Name: name, Type: odata.EdmString, MaxLength: max, Nullable: true}
@@ -392,7 +392,8 @@ func withoutMatchHint(ds Diagnostics) Diagnostics {
 	return out
 }
 
-// Issue 12: match: names fields the step writes; a step that creates
+// match: names fields the step writes (reconciliation finds an in-doubt
+// create by them); a step that creates
 // server-numbered documents without match or id is warned, with a
 // suggestion built from its fields.
 func TestCheckMetadataMatch(t *testing.T) {
@@ -462,7 +463,7 @@ func TestCheckMetadataNil(t *testing.T) {
 	}
 }
 
-// Issue 16: exists: names fields the step or sub-form writes, and entity
+// exists: names fields the step or sub-form writes, and entity
 // sets with a key of one field.
 func TestCheckMetadataExists(t *testing.T) {
 	t.Parallel()

@@ -53,7 +53,7 @@ type Plan struct {
 	Name    string
 	Target  Target
 	// Connections are the services the plan reads besides its target
-	// (issue 17), in file order.
+	// (a template company, another installation), in file order.
 	Connections []*Connection
 	Sources     []*Source // in file order
 	Lookups     []*Lookup // in file order
@@ -125,8 +125,8 @@ type Connection struct {
 // that is no identifier, variables another connection or the target reads
 // too, or a URL that is no http(s) address. Nothing may connect then, not
 // even to the target: the diagnostics say why, and the command stops
-// before it reads or sends anything (issue 26: connections t and T read
-// the same MIGRATE_T_* variables, and one token went to both servers).
+// before it reads or sends anything (connections t and T once read the
+// same MIGRATE_T_* variables, and one token went to both servers).
 func (p *Plan) ConnectionsRefused() bool {
 	for _, c := range p.Connections {
 		if c.refused {
@@ -162,7 +162,7 @@ type Source struct {
 	Spans      Spans // each key of the source and its value
 	FilePos    Pos   // of the file's value
 
-	// A source that reads an entity of a connection (issue 17) instead of
+	// A source that reads an entity of a connection instead of
 	// a file: File is then "".
 	Connection    string
 	Entity        string
@@ -185,7 +185,7 @@ type Lookup struct {
 	Spans     Spans  // each key of the lookup and its value
 	SourcePos Pos    // of the source's value
 
-	// A target lookup (issue 16) reads Entity on the target instead of a
+	// A target lookup reads Entity on the target instead of a
 	// source: KeyField's value → ValueField's, of the rows Filter (a
 	// $filter, "" for all) gives. Key and Value are then unset.
 	Entity     string
@@ -217,8 +217,8 @@ type Step struct {
 	ID       *Expr
 	GroupBy  *Expr
 	// DeepInsert sends a created record's sub-form lines inside its POST
-	// (spec 4.2). True unless the plan says deep_insert: false (issue 15:
-	// the fewest calls by default).
+	// (docs/service.md, Deep insert). True unless the plan says deep_insert:
+	// false (the fewest calls by default).
 	DeepInsert bool
 	Fields     []*Field
 	Subforms   []*Subform
@@ -235,11 +235,12 @@ type Step struct {
 
 	// Match names the written fields that identify a document whose key
 	// the server assigns: reconciliation looks an in-doubt create up by
-	// them alone (issue 12). Empty: by every field the record wrote.
+	// them alone. Empty: by every field the record wrote.
 	Match    []string
 	MatchPos []Pos
 
-	// Exists are the step's reference checks (issue 16).
+	// Exists are the step's reference checks: values that must exist on the
+	// target.
 	Exists []*Exists
 }
 
@@ -297,7 +298,7 @@ type Subform struct {
 
 	linkWritten bool // a link key was written (even if it did not decode)
 
-	Exists []*Exists // reference checks (issue 16)
+	Exists []*Exists // reference checks: values that must exist on the target
 }
 
 // Severity says whether a Diagnostic stops the plan (Error, the zero value)
@@ -321,7 +322,7 @@ type Diagnostic struct {
 func (d Diagnostic) String() string { return d.Diag(nil).String() }
 func (d Diagnostic) Error() string  { return d.String() }
 
-// Location is the position as CLI.md's JSON output writes it
+// Location is the position as docs/cli.md's JSON output writes it
 // ("plan.yaml:12:7").
 func (d Diagnostic) Location() string { return d.Pos.String() }
 

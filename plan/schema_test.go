@@ -146,7 +146,7 @@ func (sw *schemaWalker) walk(s map[string]any, n *yaml.Node, path string) {
 	}
 }
 
-// Every key of PLAN-FORMAT.md's example is allowed by the schema, and the
+// Every key of docs/plan-format.md's example is allowed by the schema, and the
 // schema rejects a misspelt key.
 func TestSchemaAllowsFormatExample(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 // wanted ($select), and a $batch call carries up to 100 such GETs; a whole
 // set is read in pages of 2,000 rows instead when most of it is wanted.
 
-// Read limits (SERVICE-NOTES "Queries"): a long or-chain (about 50 values,
+// Read limits (docs/servers.md, Reading): a long or-chain (about 50 values,
 // fewer with $expand) makes the URL fail, so a chain stops at Chain
 // keys or urlMax characters of $filter, whichever comes first; a
 // response holds at most a page of rows (MAXAPILINES).
@@ -64,9 +64,9 @@ type Found struct {
 // journal and keyOf write them) and returns what was found of each key.
 //
 // A key is absent only when the filter that asked for it provably applied
-// (SERVICE-NOTES: a filter the server cannot apply is ignored silently):
-// every row that came back is one of the keys asked for, with its key
-// fields. Otherwise, and when the server refuses the filter, that chain's
+// (docs/servers.md, Reading: a filter the server cannot apply is ignored
+// silently): every row that came back is one of the keys asked for, with its
+// key fields. Otherwise, and when the server refuses the filter, that chain's
 // keys are read one GET each, where a 404 is an answer.
 func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, error) {
 	out := make(map[string]Found, len(keys))

@@ -9,7 +9,7 @@ import (
 )
 
 // Reads of what the server holds. Two things real servers do make an
-// answer to a GET mean less than it says (SERVICE-NOTES):
+// answer to a GET mean less than it says (docs/servers.md):
 //
 //   - before 22.1 the answers of a $batch carry ids of another form (g1-r1,
 //     none for a GET): Answers gives them back in request order under

@@ -16,7 +16,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Spec 5: every endpoint needs credentials; Basic users, PATs, bearer tokens.
+// docs/service.md, Authentication: every endpoint needs credentials; Basic
+// users, PATs, bearer tokens.
 func TestSpec5Authentication(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Users: map[string]string{"demo": "demo", "anna": "s3cret"}, Tokens: []string{"pat-1"}})
@@ -133,8 +134,9 @@ func tokenForm(code, redirect, verifier string) url.Values {
 		"client_id": {sandbox.OIDCClientID}, "client_secret": {sandbox.OIDCClientSecret}, "code_verifier": {verifier}}
 }
 
-// Spec 5.2: the whole flow with a browser, then the token on API calls,
-// then expiry and a silent second authorize while the session lives.
+// docs/service.md, Authentication: the whole flow with a browser, then the
+// token on API calls, then expiry and a silent second authorize while the
+// session lives.
 func TestSpec5_2OIDCFlow(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
@@ -174,7 +176,8 @@ func TestSpec5_2OIDCFlow(t *testing.T) {
 	if !strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
 		t.Errorf("expired: %v", r.header)
 	}
-	// Spec 5.2 step 7: the session is active, so a new code comes without the form.
+	// docs/service.md, Authentication step 7: the session is active, so a new
+	// code comes without the form.
 	res, err := b.Get(authorizeURL(srv, "https://app.example/cb", challenge))
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +192,7 @@ func TestSpec5_2OIDCFlow(t *testing.T) {
 	}
 }
 
-// Spec 5.2 refusals, RFC 6749 errors.
+// docs/service.md, Authentication: refusals, RFC 6749 errors.
 func TestSpec5_2OIDCRefusals(t *testing.T) {
 	t.Parallel()
 	clock := newClock()

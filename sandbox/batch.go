@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// batch serves POST $batch (spec 4.5) in JSON or multipart/mixed.
+// batch serves POST $batch (docs/service.md, Batch) in JSON or multipart/mixed.
 //
 // Sub-requests run in order. dependsOn and $<id> references must point to an
 // earlier sub-request (else the whole batch is refused with 400); a
@@ -125,7 +125,8 @@ func vendorIDs(reqs []odata.BatchRequest, out []odata.BatchResponse) {
 	}
 }
 
-// refID returns <id> of a URL starting with $<id> (spec 4.5), or "".
+// refID returns <id> of a URL starting with $<id> (docs/service.md, Batch),
+// or "".
 func refID(u string) string {
 	id, _, _ := odata.SplitReference(u)
 	return id

@@ -68,7 +68,8 @@ func statuses(rs []odata.BatchResponse) string {
 	return strings.Join(s, " ")
 }
 
-// Spec 4.5: $<id> references, Location, dependsOn and 424, in JSON.
+// docs/service.md, Batch: $<id> references, Location, dependsOn and 424, in
+// JSON.
 func TestSpec4_5JSONBatchReferences(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -107,7 +108,8 @@ func TestSpec4_5JSONBatchReferences(t *testing.T) {
 	}
 }
 
-// Spec 4.5: continue-on-error, the default of each format, and no rollback.
+// docs/service.md, Batch: continue-on-error, the default of each format, and
+// no rollback.
 func TestSpec4_5ContinueOnErrorAndNoRollback(t *testing.T) {
 	t.Parallel()
 	reqs := func(p string) []odata.BatchRequest {
@@ -168,7 +170,7 @@ func TestSpec4_5ContinueOnErrorAndNoRollback(t *testing.T) {
 	})
 }
 
-// Spec 4.5: multipart batches with Content-ID references.
+// docs/service.md, Batch: multipart batches with Content-ID references.
 func TestSpec4_5MultipartBatch(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -191,7 +193,7 @@ func TestSpec4_5MultipartBatch(t *testing.T) {
 	}
 }
 
-// Spec 4.5 / 9: the answer format by version and Accept.
+// docs/service.md, Batch and Versions: the answer format by version and Accept.
 func TestSpec9BatchResponseFormat(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -216,7 +218,8 @@ func TestSpec9BatchResponseFormat(t *testing.T) {
 	}
 }
 
-// Spec 4.5 and 8: forward and unknown references, the size limit.
+// docs/service.md, Batch and Limits: forward and unknown references, the size
+// limit.
 func TestSpec8BatchRefusals(t *testing.T) {
 	t.Parallel()
 	many := func(n int) []odata.BatchRequest {

@@ -13,8 +13,8 @@ import (
 const DefaultCompany = "demo"
 
 // company is one company of the installation: the last segment of the
-// service root (spec 1) selects it, and each holds data of its own in the
-// same schema, as a real installation's companies do.
+// service root (docs/service.md, Service root) selects it, and each holds
+// data of its own in the same schema, as a real installation's companies do.
 type company struct {
 	name     string
 	data     map[string]*table

@@ -9,8 +9,9 @@ import (
 )
 
 // The authorization server publishes its configuration: under /oauth2 and
-// at the root as spec 5.1 places it, under /accounts as on-premise servers
-// do (quirk oidc-accounts), where the secret goes as a Basic header only.
+// at the root as docs/service.md, Authentication places it, under /accounts
+// as on-premise servers do (quirk oidc-accounts), where the secret goes as a
+// Basic header only.
 func TestOIDCDiscovery(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Spec 2.1: the service root lists the entity sets.
+// docs/service.md, Service root: the service root lists the entity sets.
 func TestSpec2_1ServiceRoot(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -33,8 +33,8 @@ func TestSpec2_1ServiceRoot(t *testing.T) {
 	}
 }
 
-// Spec 2.5, 4.1, 4.2: create and read by simple key; the auto-unique key is
-// assigned and read-only.
+// docs/service.md, Keys, Queries and Writes: create and read by simple key;
+// the auto-unique key is assigned and read-only.
 func TestSpec2_5KeysAndAutoUnique(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -54,7 +54,8 @@ func TestSpec2_5KeysAndAutoUnique(t *testing.T) {
 		!strings.HasSuffix(one["@odata.context"].(string), "$metadata#FAMILY_LOG('F1')/$entity") {
 		t.Errorf("read %v", one)
 	}
-	// spec 2.5 / 7.5: the auto-unique key cannot address, nor be written.
+	// docs/service.md, Keys and Errors: the auto-unique key cannot address,
+	// nor be written.
 	e := c.must(400, "PATCH", "/FAMILY_LOG(1)", map[string]any{"FAMILYDESC": "x"})
 	if !strings.Contains(e.String(), "FAMILY is a read-only field") {
 		t.Errorf("PATCH by auto-unique key: %s", e)
@@ -69,7 +70,7 @@ func TestSpec2_5KeysAndAutoUnique(t *testing.T) {
 	c.must(404, "GET", "/FAMILY_LOGS", nil)
 }
 
-// Spec 2.5: composite keys, and IVNUM numbered by the server.
+// docs/service.md, Keys: composite keys, and IVNUM numbered by the server.
 func TestSpec2_5CompositeKey(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Now: newClock().Now})
@@ -107,8 +108,9 @@ func TestSpec2_5CompositeKey(t *testing.T) {
 	}
 }
 
-// Spec 4.2 and 2.7: deep insert, screen-filled fields, numbered keys, lines
-// with increasing keys, navigation to sub-forms, PATCH and DELETE at every level.
+// docs/service.md, Writes and Deep insert: deep insert, screen-filled fields,
+// numbered keys, lines with increasing keys, navigation to sub-forms, PATCH
+// and DELETE at every level.
 func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Now: newClock().Now})
@@ -157,7 +159,9 @@ func TestSpec4_2DeepInsertAndNavigation(t *testing.T) {
 	c.must(404, "GET", "/ORDERS('SO26000001')", nil)
 }
 
-// Spec 7 and DESIGN business rules: MaxLength, mandatory, DEBITFLAG, unique keys.
+// docs/service.md, Errors, and the business rules of a screen the sandbox
+// keeps (docs/design.md, The sandbox): MaxLength, mandatory, DEBITFLAG,
+// unique keys.
 func TestSpec7ScreenErrors(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -201,7 +205,8 @@ func TestSpec7ScreenErrors(t *testing.T) {
 	}
 }
 
-// Spec 7.1: messages follow the language code; XML FORM before 23.0.
+// docs/service.md, Errors: messages follow the language code; XML FORM before
+// 23.0.
 func TestSpec7ErrorLanguageAndXML(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{SystemVersion: "22.1"})
@@ -255,7 +260,7 @@ func TestStatus403ScreenNotOpen(t *testing.T) {
 	c.must(403, "DELETE", "/CURRENCIES('USD')", nil)
 }
 
-// Spec 4.1 query options and the service's $filter/$skip.
+// docs/service.md, Queries: the query options, and the service's $filter/$skip.
 func TestSpec4_1QueryOptions(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{RowCap: 4})
@@ -310,7 +315,7 @@ func TestSpec4_1QueryOptions(t *testing.T) {
 	}
 }
 
-// Spec 2.6: $expand nested, and full metadata annotations.
+// docs/service.md, Payloads: $expand nested, and full metadata annotations.
 func TestSpec2_6ExpandAndFullMetadata(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -8,8 +8,8 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// apiError is an error answer: a screen error (spec 7, FORM/InterfaceErrors)
-// or a protocol error (OData JSON error body).
+// apiError is an error answer: a screen error (docs/service.md, Errors,
+// FORM/InterfaceErrors) or a protocol error (OData JSON error body).
 type apiError struct {
 	status int
 	code   string // OData error code, for protocol errors
@@ -27,7 +27,8 @@ func protoErr(status int, code, format string, args ...any) *apiError {
 	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// lang is a language code of the URL (spec 1): 1 English, 2 Hebrew.
+// lang is a language code of the URL (docs/service.md, Service root): 1
+// English, 2 Hebrew.
 type lang int
 
 const (
@@ -91,7 +92,7 @@ func (s *Server) errorBody(e *apiError) (contentType string, body []byte) {
 		for _, p := range e.typ.Properties {
 			v, ok := e.vals[p.Name]
 			if p.Computed {
-				v, ok = 0, true // spec 7: the auto-unique key with value 0
+				v, ok = 0, true // docs/service.md, Errors: the auto-unique key with value 0
 			}
 			if ok && v != nil {
 				values = append(values, odata.FormValue{Name: p.Name, Value: fmt.Sprint(jsonValue(v))})

@@ -8,7 +8,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Spec 2.9: HTML text sub-forms with APPEND and SIGNATURE.
+// docs/service.md, Text sub-forms: HTML text sub-forms with APPEND and
+// SIGNATURE.
 func TestSpec2_9TextSubform(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -33,12 +34,14 @@ func TestSpec2_9TextSubform(t *testing.T) {
 	if snap["TEXT"] != "<p>new</p>" {
 		t.Errorf("APPEND absent replaces: %v", snap)
 	}
-	// spec 2.9 / 9: from 20.0 brackets are refused.
+	// docs/service.md, Text sub-forms and Versions: from 20.0 brackets are
+	// refused.
 	c.must(400, "GET", "/ORDERS('O1')/[ORDERSTEXT_SUBFORM]", nil)
 	c.must(400, "POST", "/ORDERS('O1')/ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "x", "APPEND": "yes"})
 }
 
-// Spec 2.9: a text-only form: plain text, SIGNATURE always false.
+// docs/service.md, Text sub-forms: a text-only form: plain text, SIGNATURE
+// always false.
 func TestSpec2_9TextOnlySubform(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -67,8 +70,8 @@ func TestSpec2_9TextOnlySubform(t *testing.T) {
 	c.must(200, "GET", "/CUSTOMERS('C100')/GENCUSTNOTES_SUBFORM(1)", nil)
 }
 
-// Spec 2.8: attachments as data URIs, SUFFIX with a period on write and
-// without on read, FILESIZE computed.
+// docs/service.md, Attachments: attachments as data URIs, SUFFIX with a
+// period on write and without on read, FILESIZE computed.
 func TestSpec2_8Attachments(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{Now: newClock().Now})
@@ -99,8 +102,8 @@ func TestSpec2_8Attachments(t *testing.T) {
 	}
 }
 
-// Spec 4.2-4.4 at the third level: a line's text sub-form; DELETE of single
-// sub-forms; methods a target does not take.
+// docs/service.md, Writes, at the third level: a line's text sub-form; DELETE
+// of single sub-forms; methods a target does not take.
 func TestSpec4_4EveryLevel(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -7,8 +7,9 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Spec 2.2 / 4.1: the demo schema's documents, as served at 25.1 (with
-// Mandatory) and 25.0 (without), and one GetMetadataFor fragment.
+// docs/service.md, Metadata and Queries: the demo schema's documents, as
+// served at 25.1 (with Mandatory) and 25.0 (without), and one GetMetadataFor
+// fragment.
 func TestSpec2_2MetadataGolden(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"25.0", "25.1"} {

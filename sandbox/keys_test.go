@@ -8,11 +8,12 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestKeysRoundTrip: one grammar of keys (spec 2.5). A key written by
-// odata.PathKey, the executor's only writer of keyed URLs, addresses the
-// same record in a plain URL, in a JSON $batch and in a multipart $batch;
-// the Location the sandbox answers reads back (odata.LocationKey) as the
-// same key; and a PATCH through each reaches the record the sandbox holds.
+// TestKeysRoundTrip: one grammar of keys (docs/service.md, Keys). A key
+// written by odata.PathKey, the executor's only writer of keyed URLs,
+// addresses the same record in a plain URL, in a JSON $batch and in a
+// multipart $batch; the Location the sandbox answers reads back
+// (odata.LocationKey) as the same key; and a PATCH through each reaches the
+// record the sandbox holds.
 func TestKeysRoundTrip(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -84,8 +85,9 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 }
 
-// TestIntegerLineKeyRoundTrip: a sub-form line's integer key (spec 2.5)
-// read from the Location of the POST that made it addresses the line.
+// TestIntegerLineKeyRoundTrip: a sub-form line's integer key
+// (docs/service.md, Keys) read from the Location of the POST that made it
+// addresses the line.
 func TestIntegerLineKeyRoundTrip(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

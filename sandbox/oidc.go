@@ -17,11 +17,12 @@ import (
 	"time"
 )
 
-// The built-in OIDC authorization server (spec 5.2): authorization code flow
-// with PKCE S256, at /oauth2/authorize and /oauth2/token, with a discovery
-// document at /oauth2/.well-known/openid-configuration and at the host's
-// root; under QuirkOIDCAccounts at /accounts/connect/authorize and /token
-// as on-premise real servers, discovery at /accounts/.well-known/….
+// The built-in OIDC authorization server (docs/service.md, Authentication):
+// authorization code flow with PKCE S256, at /oauth2/authorize and
+// /oauth2/token, with a discovery document at
+// /oauth2/.well-known/openid-configuration and at the host's root; under
+// QuirkOIDCAccounts at /accounts/connect/authorize and /token as on-premise
+// real servers, discovery at /accounts/.well-known/….
 const (
 	// OIDCClientID and OIDCClientSecret are the one registered application.
 	OIDCClientID     = "migrate-cli"
@@ -89,8 +90,9 @@ func isAuthPath(path string) bool {
 	return strings.HasPrefix(path, "/oauth2/") || strings.HasPrefix(path, "/accounts/") || path == "/.well-known/openid-configuration"
 }
 
-// authPrefix is where the endpoints live: /oauth2 as spec 5.1 has it, or
-// /accounts/connect as on-premise real servers (quirk oidc-accounts).
+// authPrefix is where the endpoints live: /oauth2 as docs/service.md,
+// Authentication has it, or /accounts/connect as on-premise real servers
+// (quirk oidc-accounts).
 func (a *authServer) authPrefix() (prefix, discovery string) {
 	if a.s.quirk(QuirkOIDCAccounts) {
 		return "/accounts/connect", "/accounts/.well-known/openid-configuration"

@@ -8,8 +8,8 @@ import (
 )
 
 // segment is one step of a resource path as odata.ParsePath reads it (the
-// client's own grammar, spec 2.5), with the square brackets text sub-forms
-// took before 20.0.
+// client's own grammar, docs/service.md, Keys), with the square brackets text
+// sub-forms took before 20.0.
 type segment struct {
 	name     string
 	brackets bool // written as [NAME] (text sub-forms before 20.0)

@@ -28,8 +28,9 @@ func (s *Server) unpermitted(form string) bool {
 }
 
 // noPermission is the answer to a write the user has no permission for:
-// 403 as spec 6 has it, or, as real servers answer (SERVICE-NOTES "Status
-// codes"), a 400 screen error in the installation's language.
+// 403 for a forbidden screen, or, as real servers answer to a user without
+// permission (docs/servers.md, Status codes), a 400 screen error in the
+// installation's language.
 func (c *call) noPermission(t *odata.EntityType) *apiError {
 	if c.s.quirk(QuirkPermission400) {
 		return c.screenErr(http.StatusBadRequest, t, nil, "noPermission", t.Name)

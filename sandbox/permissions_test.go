@@ -7,7 +7,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// A user without permission on a form: 403 by the spec, a 400 screen error
+// A user without permission on a form: 403 by default, a 400 screen error
 // in the installation's language on real servers; granted back, the write
 // goes through.
 func TestUnpermittedForm(t *testing.T) {

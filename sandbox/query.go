@@ -11,8 +11,9 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// queryOpts are the query options of a read (spec 4.1; $filter, $skip and
-// $orderby as SERVICE-NOTES describe the real service).
+// queryOpts are the query options of a read (docs/service.md, Queries;
+// $filter, $skip and $orderby as real servers have them, docs/servers.md,
+// Reading).
 type queryOpts struct {
 	sel    []string
 	exp    []*expandItem
@@ -20,7 +21,7 @@ type queryOpts struct {
 	skip   int
 	filter odata.Filter
 	order  []orderItem // none: key order
-	full   bool        // odata.metadata=full (spec 2.6)
+	full   bool        // odata.metadata=full (docs/service.md, Payloads)
 }
 
 // orderItem is one field of $orderby.
@@ -105,8 +106,9 @@ func parseSelect(t *odata.EntityType, v string) ([]string, error) {
 	return out, nil
 }
 
-// parseOrderBy reads FIELD [asc|desc], ... (SERVICE-NOTES: real servers
-// have $orderby; reconciliation reads the highest auto-unique key with it).
+// parseOrderBy reads FIELD [asc|desc], ... (docs/servers.md, Reading: real
+// servers have $orderby; reconciliation reads the highest auto-unique key
+// with it).
 func parseOrderBy(t *odata.EntityType, v string) ([]orderItem, error) {
 	var out []orderItem
 	for _, item := range strings.Split(v, ",") {

@@ -13,9 +13,10 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Quirks of real servers (SERVICE-NOTES) that Options.Quirks switches on.
-// The spec leaves each of them open or real servers break it; a client that
-// loads correctly against every quirk at once loads correctly against them.
+// Quirks of real servers (docs/servers.md) that Options.Quirks switches on.
+// The contract (docs/service.md) leaves each of them open or real servers
+// break it; a client that loads correctly against every quirk at once loads
+// correctly against them.
 const (
 	// QuirkMultipartIDs: before 22.1 every batch answer is multipart/mixed;
 	// a write's part carries Content-ID "ID-r1" (the vendor's example answers
@@ -47,7 +48,7 @@ const (
 	QuirkRealMetadata = "real-metadata"
 	// QuirkPermission400: a user without permission on a form (Options.
 	// Unpermitted) gets a 400 screen error "insufficient permissions" in
-	// the installation's language, not the 403 of spec 6.
+	// the installation's language, not a 403 (docs/servers.md, Status codes).
 	QuirkPermission400 = "permission-400"
 	// QuirkOIDCAccounts: the authorization server of an on-premise
 	// installation: endpoints at /accounts/connect/authorize and /token
@@ -58,7 +59,8 @@ const (
 	// QuirkIgnoredFilters: a $filter the server cannot apply, naming a
 	// field it does not know or one the user may not read (Options.
 	// HiddenFields), is ignored silently: 200 with the unfiltered rows
-	// ("$filter=ZZZNOPE eq 'x'" answers every row), not the 400 of spec 4.1.
+	// ("$filter=ZZZNOPE eq 'x'" answers every row), not a 400 as without the
+	// quirk.
 	QuirkIgnoredFilters = "ignored-filters"
 	// QuirkNumbersAsStrings: read answers (a GET, a $batch's GETs) and the
 	// echo of a write give Int64 and Decimal values as JSON strings
@@ -168,8 +170,8 @@ func (s *Server) otherType(entity string) *odata.EntitySet {
 var spaceBeforeBr = regexp.MustCompile(`(?i)\s+(<br\b)`)
 
 // readBackText is an HTML text as a read answers it: after the style block
-// (spec 2.9), and with QuirkNormalisedTexts in a <p dir=rtl> wrapper
-// without whitespace before <br>, as real servers store it.
+// (docs/service.md, Text sub-forms), and with QuirkNormalisedTexts in a <p
+// dir=rtl> wrapper without whitespace before <br>, as real servers store it.
 func (s *Server) readBackText(text string) string {
 	if !s.quirk(QuirkNormalisedTexts) {
 		return styleBlock + text

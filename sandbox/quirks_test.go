@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Each quirk behaves as SERVICE-NOTES says real servers do, and only when
+// Each quirk behaves as docs/servers.md says real servers do, and only when
 // switched on.
 
 func TestQuirkNames(t *testing.T) {
@@ -225,8 +225,8 @@ func TestQuirkMetadataWrongType(t *testing.T) {
 
 // A $filter the server cannot apply (a field it does not know, a field the
 // user may not read) is ignored silently under ignored-filters: 200 and
-// every row; the spec's 400 without it. Hidden fields (field-level
-// permissions) are missing from every read answer, quirk or not.
+// every row; a 400, as the contract has it, without it. Hidden fields
+// (field-level permissions) are missing from every read answer, quirk or not.
 func TestQuirkIgnoredFilters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

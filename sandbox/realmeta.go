@@ -19,7 +19,7 @@ var (
 )
 
 // annotateReal gives the demo schema what real documents declare
-// (SERVICE-NOTES "Metadata"): the AutoUnique term on auto-unique keys,
+// (docs/servers.md, Metadata): the AutoUnique term on auto-unique keys,
 // Precision="16" Scale="2" on decimals, DateType Date and Core.Permissions
 // Read on the fields above. The sandbox then behaves by them: it rounds
 // decimals to the Scale, keeps the day of date-only fields and refuses

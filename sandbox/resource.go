@@ -71,7 +71,7 @@ func (c *call) route(method, path string, q url.Values, hdr http.Header, body []
 	case strings.HasPrefix(path, "GetMetadataFor("):
 		return getOnly(func() (*result, *apiError) { return c.metadataFor(path) })
 	case path == "GetSystemVersion()" || path == "GetPriorityVersion()":
-		if !s.version.AtLeast(22, 0) { // spec 9: the version function is 22.0+
+		if !s.version.AtLeast(22, 0) { // docs/service.md, Versions: the version function is 22.0+
 			return nil, protoErr(http.StatusNotFound, "NotFound", "no function %s on this server", path)
 		}
 		return getOnly(func() (*result, *apiError) {
@@ -99,7 +99,8 @@ func (c *call) serviceRoot() (*result, *apiError) {
 	return jsonResult(200, obj{{"@odata.context", c.base + "/$metadata"}, {"value", list}}), nil
 }
 
-// metadataFor answers GetMetadataFor(entity='X') (spec 4.1, from 25.0).
+// metadataFor answers GetMetadataFor(entity='X') (docs/service.md, Queries,
+// from 25.0).
 func (c *call) metadataFor(path string) (*result, *apiError) {
 	s := c.s
 	if !s.version.GetMetadataFor() {
@@ -137,7 +138,8 @@ func (c *call) metadataFor(path string) (*result, *apiError) {
 	return &result{status: 200, body: buf.Bytes(), header: http.Header{"Content-Type": {"application/xml"}, "Odata-Version": {"4.0"}}}, nil
 }
 
-// clearMetadata answers POST ClearEntityMetadata (spec 4.6, from 22.0).
+// clearMetadata answers POST ClearEntityMetadata (docs/service.md, Metadata,
+// from 22.0).
 func (c *call) clearMetadata(method string, body []byte) (*result, *apiError) {
 	s := c.s
 	if !s.version.ClearMetadata() {
@@ -219,7 +221,8 @@ func (c *call) resolve(path string) (*target, *apiError) {
 			return nil, protoErr(http.StatusNotFound, "NotFound", "sub-form %s has no type", seg.name)
 		}
 		if s.rule(nt).text != notText {
-			// spec 2.9 / 9: text sub-forms without brackets from 20.0.
+			// docs/service.md, Text sub-forms and Versions: text sub-forms
+			// without brackets from 20.0.
 			if s.version.TextSubforms() && seg.brackets {
 				return nil, protoErr(http.StatusBadRequest, "BadRequest", "[%s]: from system version 20.0 text sub-forms are addressed without square brackets; drop them", seg.name)
 			}
@@ -271,7 +274,8 @@ func (c *call) notFound(t *odata.EntityType, path string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: "NotFound", msg: c.lang.text("noRecord", path, t.Name)}
 }
 
-// keyVals checks a key expression against the type's key (spec 2.5).
+// keyVals checks a key expression against the type's key (docs/service.md,
+// Keys).
 func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiError) {
 	vals := map[string]any{}
 	bad := func(format string, args ...any) *apiError {
@@ -290,7 +294,8 @@ func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiEr
 	for name, v := range vals {
 		p := t.Property(name)
 		if p != nil && p.Computed || !t.IsKey(name) && len(seg.key) == 1 && seg.key[0].Name == "" {
-			// spec 2.5: an auto-unique key is read-only and cannot address.
+			// docs/service.md, Keys: an auto-unique key is read-only and
+			// cannot address.
 			return nil, c.autoKeyErr(t)
 		}
 		if p == nil || !t.IsKey(name) {
@@ -298,7 +303,7 @@ func (c *call) keyVals(t *odata.EntityType, seg segment) (map[string]any, *apiEr
 		}
 		_, isInt := v.(int64)
 		if _, isText := v.(string); !isInt && !isText {
-			// spec 2.5: a key is a quoted string or an integer.
+			// docs/service.md, Keys: a key is a quoted string or an integer.
 			return nil, bad("key field %s: %v is neither a quoted string nor a whole number", name, v)
 		}
 		if isInt != (p.Type == odata.EdmInt64) {
@@ -468,14 +473,14 @@ func (c *call) childPath(tg *target, r *record) string {
 	return tg.path + formatKey(tg.t.Key, keyValues(tg.t, r.vals))
 }
 
-// styleBlock starts every HTML text on read (spec 2.9).
+// styleBlock starts every HTML text on read (docs/service.md, Text sub-forms).
 const styleBlock = `<style> p,div,li {margin:0cm;font-size:10.0pt;font-family:'Arial';}li > font > p {display: inline-block;}</style>`
 
 var edmAnnotation = map[odata.EdmType]string{
 	odata.EdmInt64: "#Int64", odata.EdmDecimal: "#Decimal", odata.EdmDateTimeOffset: "#DateTimeOffset",
 }
 
-// render writes one record as a payload (spec 2.6).
+// render writes one record as a payload (docs/service.md, Payloads).
 func (c *call) render(t *odata.EntityType, r *record, path string, sel []string, exp []*expandItem, full bool) obj {
 	s := c.s
 	out := make(obj, 0, len(t.Properties)+4)
@@ -499,7 +504,7 @@ func (c *call) render(t *odata.EntityType, r *record, path string, sel []string,
 		v := r.vals[p.Name]
 		switch {
 		case ru.text != notText && (p.Name == "APPEND" || p.Name == "SIGNATURE"):
-			v = nil // spec 2.9: returned as null on read
+			v = nil // docs/service.md, Text sub-forms: returned as null on read
 		case ru.text == textHTML && p.Name == "TEXT" && v != nil:
 			v = s.readBackText(v.(string))
 		case p.Name == "EXTFILENAME" && v != nil && !s.version.DataURIAttachments():

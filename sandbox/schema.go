@@ -2,7 +2,8 @@ package sandbox
 
 import "github.com/migrate-tool/migrate/odata"
 
-// textKind says how a single-object sub-form stores text (spec 2.9).
+// textKind says how a single-object sub-form stores text (docs/service.md,
+// Text sub-forms).
 type textKind int
 
 const (
@@ -70,7 +71,9 @@ func textType(name string) *odata.EntityType {
 }
 
 // DemoMetadata returns the built-in demo schema: every entity and sub-form
-// the spec names (2.7, 2.8, 2.9) with the fields and MaxLengths it gives,
+// the contract names (its part families, parts, orders, invoices, customers
+// and abilities, attachments and text sub-forms) with the fields and
+// MaxLengths it gives,
 // plus plausible extras. Auto-unique keys carry Core.Computed; mandatory
 // fields carry Mandatory (written to $metadata from 25.1). CURRENCIES is
 // readable but not open to the API for writes.

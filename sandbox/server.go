@@ -40,8 +40,9 @@ type Options struct {
 	// "throttle-429" to the rate (0..1) at which API calls suffer them.
 	Faults map[string]float64
 	Seed   int64
-	// Quirks switches on behaviours of real servers beyond the spec
-	// (quirks.go: QuirkMultipartIDs, …); AllQuirks switches on every one.
+	// Quirks switches on behaviours of real servers beyond the contract
+	// (docs/servers.md; quirks.go: QuirkMultipartIDs, …); AllQuirks switches
+	// on every one.
 	Quirks map[string]bool
 	// Unpermitted names the forms (entity sets) the API user has no
 	// permission to write: 403, or under QuirkPermission400 a 400 screen
@@ -429,7 +430,7 @@ func (s *Server) splitBase(p string) (root, company, rest string, lg lang, ok bo
 	}
 	if hasCode {
 		n, err := strconv.Atoi(code)
-		if err != nil || n <= 0 || !s.version.Language() { // spec 9: 18.2
+		if err != nil || n <= 0 || !s.version.Language() { // docs/service.md, Versions: 18.2
 			return "", "", "", 0, false
 		}
 		if n == int(langHebrew) {
@@ -473,7 +474,7 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 // authenticate checks Basic (a user or a personal access token) or Bearer
-// credentials (spec 5) and returns the login name.
+// credentials (docs/service.md, Authentication) and returns the login name.
 func (s *Server) authenticate(r *http.Request) (string, *apiError) {
 	h := r.Header.Get("Authorization")
 	scheme, cred, _ := strings.Cut(h, " ")

@@ -10,7 +10,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// Spec 9: every version-gated behaviour, on both sides of its threshold.
+// docs/service.md, Versions: every version-gated behaviour, on both sides of
+// its threshold.
 func TestSpec9VersionGates(t *testing.T) {
 	t.Parallel()
 	type check func(t *testing.T, c *tc) bool
@@ -136,7 +137,8 @@ func TestSpec9VersionGates(t *testing.T) {
 	}
 }
 
-// Spec 2.2: the metadata document, read back by the client's parser.
+// docs/service.md, Metadata: the metadata document, read back by the client's
+// parser.
 func TestSpec2_2Metadata(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})
@@ -193,7 +195,7 @@ func TestSpec2_2Metadata(t *testing.T) {
 	}
 }
 
-// Spec 4.1: the functions.
+// docs/service.md, Queries: the functions.
 func TestSpec4_1Functions(t *testing.T) {
 	t.Parallel()
 	c := start(t, sandbox.Options{})

@@ -17,7 +17,7 @@ import (
 
 // Writes follow the screens: each record is checked whole before it is
 // stored, but a deep insert stores the parent before its children and
-// nothing is undone when a child fails (spec 4.5: no rollback).
+// nothing is undone when a child fails (docs/service.md, Batch: no rollback).
 
 var typeWords = map[odata.EdmType]string{
 	odata.EdmString: "string", odata.EdmInt64: "integer", odata.EdmDecimal: "decimal number",
@@ -68,7 +68,8 @@ func (c *call) prepare(t *odata.EntityType, old map[string]any, body map[string]
 			return fail("readOnly", p.Name)
 		}
 		if str, isStr := v.(string); isStr && p.Type == odata.EdmDecimal && !s.version.AtLeast(22, 0) && localeDecimal.MatchString(str) {
-			// spec 1 / 9: before 22.0 a decimal may use the locale's comma.
+			// docs/service.md, Service root and Versions: before 22.0 a
+			// decimal may use the locale's comma.
 			v = json.Number(strings.Replace(str, ",", ".", 1))
 		}
 		nv, ok := normalize(p, v)
@@ -195,7 +196,7 @@ func (c *call) create(tg *target, in map[string]any) (*result, *apiError) {
 }
 
 // writeAnswer is the record after a write; from 21.1 with the sub-forms the
-// request wrote (spec 4.2, 4.3).
+// request wrote (docs/service.md, Writes).
 func (c *call) writeAnswer(t *odata.EntityType, rec *record, path string, in map[string]any) obj {
 	var exp []*expandItem
 	if c.s.version.ParentChildResponse() {
@@ -474,7 +475,7 @@ func (c *call) writeSingleObj(t *odata.EntityType, parent *record, nav *odata.Na
 		sf.one.vals = vals
 		return sf.one, c.writeNavs(t, sf.one, navs)
 	}
-	// spec 2.9: TEXT, APPEND, SIGNATURE.
+	// docs/service.md, Text sub-forms: TEXT, APPEND, SIGNATURE.
 	for k := range in {
 		if k != "TEXT" && k != "APPEND" && k != "SIGNATURE" && !strings.Contains(k, "@") {
 			return nil, c.screenErr(http.StatusBadRequest, t, nil, "unknown", k, t.Name)
@@ -522,7 +523,8 @@ func (c *call) writeSingleObj(t *odata.EntityType, parent *record, nav *odata.Na
 }
 
 // attachmentIn checks the attachment fields of a write to EXTFILES_SUBFORM
-// (spec 2.8) and returns the body with SUFFIX without its period.
+// (docs/service.md, Attachments) and returns the body with SUFFIX without its
+// period.
 func (c *call) attachmentIn(t *odata.EntityType, in map[string]any, create bool) (map[string]any, *apiError) {
 	if t.Name != "EXTFILES_SUBFORM" || t.Property("EXTFILENAME") == nil {
 		return in, nil

@@ -4,7 +4,7 @@
 // cell) so an error can point at the place to correct. It knows nothing about
 // entities, plans or the service.
 //
-// A service's entity read as a source (a template company, issue 17) is
+// A service's entity read as a source (a template company) is
 // package odatasource beside this one: same Reader, same Row, its
 // locations CONNECTION:ENTITY(key).
 //

@@ -160,7 +160,7 @@ type subform struct {
 	form
 	kind       subKind
 	single     bool
-	text       bool // a text sub-form (spec 2.9): single, with a TEXT field
+	text       bool // a text sub-form (docs/service.md, Text sub-forms): single, with a TEXT field
 	replace    bool
 	linkParent *compiled
 	linkChild  *compiled
@@ -405,7 +405,8 @@ func (c *compiler) compileFields(f *form, fields []*plan.Field, sc scope, entity
 		if f.entity != nil {
 			// An unknown field is plan.CheckMetadata's to report. A computed
 			// one is refused here too (same message), so that no program
-			// can write it (spec 2.5: auto-unique keys are read-only).
+			// can write it (docs/service.md, Keys: auto-unique keys are
+			// read-only).
 			fl.prop = f.entity.Property(pf.Name)
 			if msg := odata.WriteRefusal(fl.prop); msg != "" {
 				c.diag(pf.Pos, "%s.%s %s", f.entity.Name, pf.Name, msg)

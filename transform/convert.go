@@ -16,7 +16,7 @@ import (
 // Empty says what becomes of a field whose value is empty (target.empty).
 type Empty string
 
-// The empty rules of PLAN-FORMAT.md.
+// The empty rules of docs/plan-format.md.
 const (
 	EmptyOmit Empty = "omit" // leave the field out of the record (default)
 	EmptyNull Empty = "null" // send an explicit null
@@ -127,7 +127,8 @@ func (c *converter) toString(v any, prop *odata.Property) (any, bool, error) {
 		return nil, false, &convError{fmt.Sprintf("%s is not text (Edm.String)", describe(v))}
 	}
 	if prop != nil && prop.MaxLength > 0 {
-		// spec 2.3: MaxLength counts characters; Hebrew letters are two bytes each.
+		// docs/service.md, Types and literals: MaxLength counts characters;
+		// Hebrew letters are two bytes each.
 		if n := utf8.RuneCountInString(s); n > prop.MaxLength {
 			return nil, false, &convError{fmt.Sprintf("%s is %d characters, longer than the %d of Edm.String(MaxLength %d)", quote(s), n, prop.MaxLength, prop.MaxLength)}
 		}

@@ -52,8 +52,8 @@ func mimeType(path string) string {
 	return "application/octet-stream"
 }
 
-// fnFile implements file(path): the file's content as a data URI (spec
-// 2.8), the path resolved against the plan's folder.
+// fnFile implements file(path): the file's content as a data URI
+// (docs/service.md, Attachments), the path resolved against the plan's folder.
 func (p *Program) fnFile(params ...any) (any, error) {
 	if err := arity("file", params, 1, 1); err != nil {
 		return nil, err

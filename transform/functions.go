@@ -66,7 +66,7 @@ func arity(fn string, params []any, min, max int) error {
 	return nil
 }
 
-// library is the function library of PLAN-FORMAT.md "Expressions". Each
+// library is the function library of docs/plan-format.md, Expressions. Each
 // function checks its arguments at run time and says which one is wrong; the
 // declared types let the compiler catch a wrong number of arguments early.
 func (p *Program) library() []expr.Option {
@@ -517,7 +517,7 @@ func (p *Program) fnEnv(params ...any) (any, error) {
 		return nil, err
 	}
 	// A URL's user name and password never reach the plan:
-	// MIGRATE_TARGET may carry them (issue 26).
+	// MIGRATE_TARGET may carry them.
 	return odata.StripUserinfo(p.opts.Getenv(name)), nil
 }
 

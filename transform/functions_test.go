@@ -134,7 +134,7 @@ func TestFunctions(t *testing.T) {
 		{src: `env("MIGRATE_TOKEN")`, err: `env("MIGRATE_TOKEN"): MIGRATE_TOKEN holds one of migrate's own credentials`},
 		{src: `env("migrate_password")`, err: `holds one of migrate's own credentials`},
 		{src: `env("MIGRATE_TEMPLATE_TOKEN")`, err: `holds one of migrate's own credentials`},
-		// Issue 26: every variable that may hold a credential, and never a
+		// Every variable that may hold a credential, and never a
 		// URL's user name and password.
 		{src: `env("GITHUB_TOKEN")`, err: `env("GITHUB_TOKEN"): GITHUB_TOKEN may hold a credential (its name says so)`},
 		{src: `env("MIGRATE_T_USER")`, err: `may hold a credential`},

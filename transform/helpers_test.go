@@ -83,7 +83,7 @@ func fields(kv ...string) []*plan.Field {
 	return fs
 }
 
-// demoMetadata is a small schema in the spirit of spec 2.
+// demoMetadata is a small schema in the spirit of docs/service.md, Metadata.
 func demoMetadata() *odata.Metadata {
 	str := func(n string, l int) *odata.Property {
 		return &odata.Property{Name: n, Type: odata.EdmString, MaxLength: l}

@@ -849,7 +849,8 @@ func (r *run) element(prow source.Row, el any) (any, source.Row) {
 }
 
 // emptyText is the row error of a text sub-form whose TEXT came out empty
-// (spec 2.9: APPEND and SIGNATURE only say what to do with the text), or nil.
+// (docs/service.md, Text sub-forms: APPEND and SIGNATURE only say what to do
+// with the text), or nil.
 func (r *run) emptyText(sub *subform, fields map[string]any, row source.Row) *RowError {
 	if s, ok := fields["TEXT"].(string); ok && s != "" {
 		return nil

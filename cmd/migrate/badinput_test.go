@@ -1,8 +1,8 @@
 package main
 
-// TestBadInput is issue 8's catalogue of bad input: plans, sources, values,
-// journals and server answers that are wrong in every way we could think
-// of, each run through the real binary.
+// TestBadInput is the catalogue of bad input (at least 60 cases): plans,
+// sources, values, journals and server answers that are wrong in every way we
+// could think of, each run through the real binary.
 //
 // How it is organised: every file testdata/badinput/*.txtar is a testscript
 // of one family (plans, sources, values, journals, server). The example
@@ -11,7 +11,7 @@ package main
 //
 //	mig CODE ARGS...
 //
-// which runs `migrate ARGS...`, requires exit code CODE exactly (CLI.md),
+// which runs `migrate ARGS...`, requires exit code CODE exactly (docs/cli.md),
 // and requires that neither stdout nor stderr shows a panic ("panic:",
 // "goroutine "). It writes what the user saw to got.stdout and got.stderr
 // with the two things that change from run to run replaced (a listening

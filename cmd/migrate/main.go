@@ -1,5 +1,5 @@
 // Command migrate loads CSV and Excel data into an ERP's OData service from a
-// declarative plan. See README.md and ../shared/docs/CLI.md.
+// declarative plan. See README.md and docs/cli.md.
 package main
 
 import (

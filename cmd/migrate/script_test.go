@@ -76,11 +76,11 @@ func TestScripts(t *testing.T) {
 // `sandbox dump SET...` prints what it holds of those entity sets as JSON,
 // without the server-assigned values that change from run to run;
 // `sandbox post PATH JSON` creates what a user makes by hand (as the
-// service's own POST, spec 4.2); `sandbox drop-writes before|after N`
-// makes the next N calls that write lose their connection before or after
-// they take effect (in doubt either way); `sandbox patch PATH JSON`
-// PATCHes an entity directly, as a user would, and `sandbox delete PATH`
-// deletes one; `sandbox permit [FORM...]` leaves only the forms named
+// service's own POST, docs/service.md, Writes); `sandbox drop-writes
+// before|after N` makes the next N calls that write lose their connection
+// before or after they take effect (in doubt either way); `sandbox patch PATH
+// JSON` PATCHes an entity directly, as a user would, and `sandbox delete
+// PATH` deletes one; `sandbox permit [FORM...]` leaves only the forms named
 // unpermitted. `start companies=demo,test` declares the installation's
 // companies (MIGRATE_TARGET addresses the first); dump, count, patch, post
 // and delete address another company with `company=NAME` after the
@@ -177,8 +177,8 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Defer(srv.Close)
 		ts.Defer(g.release) // before Close, which waits for held calls
 		if name != "" {
-			// Another installation, read through connection NAME of a plan
-			// (issue 17): its variables are the connection's own.
+			// Another installation, read through connection NAME of a plan:
+			// its variables are the connection's own.
 			env := "MIGRATE_" + strings.ToUpper(name) + "_"
 			ts.Setenv(env+"TARGET", srv.URL+sandbox.CompanyPath(sb.Companies()[0]))
 			ts.Setenv(strings.ToUpper(name)+"_SANDBOX_URL", srv.URL)

@@ -15,7 +15,7 @@ import (
 
 // TestWriteDoesNotFollowLinks: links planted at the name the outputs used
 // as their temporary file (.NAME.tmp) and at guesses of the new one stay
-// as they were, and so do the files they point to (issue 26: any file the
+// as they were, and so do the files they point to (any file the
 // user could write could be overwritten); a link at the target itself is
 // replaced by the file, not written through.
 func TestWriteDoesNotFollowLinks(t *testing.T) {

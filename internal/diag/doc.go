@@ -6,5 +6,6 @@
 // the command line renders it in one place, as text and as JSON.
 //
 // It lives under internal because it is the module's own vocabulary, not
-// a package of DESIGN's table: it owns no step of the data path.
+// a stage of the data path (docs/design.md, The path of one row): it owns
+// no step of it.
 package diag

@@ -9,8 +9,8 @@ import (
 
 // Printable is s as a terminal may be shown it. Text from a server or a
 // data file (a login name, a server's message, a cell) can hold escape
-// sequences and carriage returns that clear the screen or forge a line
-// (issue 26): control characters are written as Go escapes (\x1b, \r,
+// sequences and carriage returns that clear the screen or forge a line:
+// control characters are written as Go escapes (\x1b, \r,
 // \u009b), so are the bidirectional overrides that reorder what is shown,
 // and bytes that are not UTF-8 (\xff). Line feeds and tabs stay: a
 // server's message may have several lines. JSON output needs none of this:

@@ -47,9 +47,10 @@ func (s secret) Format(f fmt.State, _ rune) { redact(f, redacted) }
 // redact makes every fmt verb print s: %v, %+v, %#v, %s, %q, %x alike.
 func redact(f fmt.State, s string) { _, _ = io.WriteString(f, s) }
 
-// Basic sends a user name and password in the Authorization header (spec 5,
-// deprecated by the service). Build it with NewBasic; the password is not
-// an exported field so that neither fmt nor encoding/json can write it.
+// Basic sends a user name and password in the Authorization header
+// (docs/service.md, Authentication, deprecated by the service). Build it with
+// NewBasic; the password is not an exported field so that neither fmt nor
+// encoding/json can write it.
 type Basic struct {
 	user     string
 	password secret
@@ -103,8 +104,9 @@ func (p *PAT) GoString() string { return p.String() }
 // Format prints the redacted form for every verb.
 func (p *PAT) Format(f fmt.State, _ rune) { redact(f, p.String()) }
 
-// BearerAuth sends an OIDC access token (spec 5.2 step 6) and refuses once it
-// has expired, so a long run stops with a clear message instead of a 401.
+// BearerAuth sends an OIDC access token (docs/service.md, Authentication step
+// 6) and refuses once it has expired, so a long run stops with a clear
+// message instead of a 401.
 type BearerAuth struct {
 	token  secret
 	expiry time.Time // zero: the server gave no lifetime

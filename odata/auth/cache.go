@@ -157,7 +157,8 @@ func decodeCache(path, target string, data []byte) (*Token, error) {
 	if f.AccessToken == "" {
 		return nil, newError(ErrCache, "%s: the token cache holds no access token; run `migrate login` again", path)
 	}
-	// A saved artefact refuses to be used against something else (STYLE.md).
+	// A saved artefact refuses to be used against something else
+	// (docs/conventions.md, Persistence).
 	if normalizeTarget(f.Target) != normalizeTarget(target) {
 		return nil, newError(ErrCache, "%s: the cached token is for %q, not %q; run `migrate login` for this target", path, f.Target, normalizeTarget(target))
 	}

@@ -17,16 +17,17 @@ import (
 // (OpenID Connect Discovery 1.0, section 4), below its issuer.
 const DiscoveryPath = "/.well-known/openid-configuration"
 
-// Endpoints are where the login goes: found by discovery, or the spec's
-// {auth_url}/authorize and {auth_url}/token.
+// Endpoints are where the login goes: found by discovery, or the contract's
+// {auth_url}/authorize and {auth_url}/token (docs/service.md, Authentication).
 type Endpoints struct {
 	Authorize, Token string
-	// AuthStyle is how the client secret travels: in the form (spec 5.2
-	// step 4), or as a Basic header (client_secret_basic, which real
-	// servers offer as "send as Basic Auth header"). Never both in turn: a
-	// server may spend the code on the first attempt.
+	// AuthStyle is how the client secret travels: in the form
+	// (docs/service.md, Authentication step 4), or as a Basic header
+	// (client_secret_basic, which real servers offer as "send as Basic Auth
+	// header"). Never both in turn: a server may spend the code on the first
+	// attempt.
 	AuthStyle oauth2.AuthStyle
-	// From is the discovery document they came from, "" for the spec's.
+	// From is the discovery document they came from, "" for the contract's.
 	From string
 }
 
@@ -39,8 +40,9 @@ type discoveryDoc struct {
 
 // discoveryCandidates are the documents tried, in order: below the auth
 // URL when one is set (MIGRATE_AUTH_URL may also name the document
-// itself); else below the spec's default {auth_url} (scheme://host/oauth2),
-// at the host's root, and on-premise under /accounts (SERVICE-NOTES:
+// itself); else below the contract's default {auth_url} (scheme://host/oauth2),
+// at the host's root, and on-premise under /accounts (docs/servers.md,
+// Authentication:
 // https://DOMAIN/accounts/.well-known/openid-configuration).
 func discoveryCandidates(authURL, target string) []string {
 	if authURL != "" {
@@ -58,7 +60,7 @@ func discoveryCandidates(authURL, target string) []string {
 }
 
 // FindEndpoints finds the login's endpoints: the first discovery document
-// that answers among the candidates, else the spec's {auth_url}/authorize
+// that answers among the candidates, else the contract's {auth_url}/authorize
 // and /token (authURL "" means scheme://host/oauth2 of the target). A
 // document that answers but is unusable is an error: it is the server's
 // word, and guessing past it would send the user's login elsewhere.
@@ -102,7 +104,7 @@ func FindEndpoints(ctx context.Context, hc *http.Client, authURL, target, client
 }
 
 // authStyle picks how the secret travels from the methods a provider
-// lists: the form, the spec's way, unless only client_secret_basic is.
+// lists: the form, the contract's way, unless only client_secret_basic is.
 func authStyle(methods []string) oauth2.AuthStyle {
 	var post, basic bool
 	for _, m := range methods {

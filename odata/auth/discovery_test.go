@@ -12,7 +12,8 @@ import (
 )
 
 // FindEndpoints tries the discovery documents in order and falls back to
-// the spec's {auth_url}/authorize and /token.
+// the contract's {auth_url}/authorize and /token (docs/service.md,
+// Authentication).
 func TestFindEndpoints(t *testing.T) {
 	t.Parallel()
 	// docs maps a path to the token_endpoint_auth_methods_supported its

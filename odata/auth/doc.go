@@ -1,7 +1,7 @@
 // Package auth chooses and builds the credentials the odata client sends
-// (spec 5): Basic (deprecated), personal access tokens, and OIDC
-// authorization code flow with PKCE, whose bearer token it caches per
-// target in the user's configuration directory.
+// (docs/service.md, Authentication): Basic (deprecated), personal access
+// tokens, and OIDC authorization code flow with PKCE, whose bearer token it
+// caches per target in the user's configuration directory.
 //
 // It owns: the precedence of the ways a method is chosen (Resolve), the
 // OIDC login and logout (Login, Logout), the token cache and the hosts

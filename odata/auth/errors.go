@@ -65,8 +65,9 @@ func newError(kind error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-// expiredError is the message issue 6 asks for, with the time in UTC so it
-// reads the same in logs from every machine.
+// expiredError says the token expired, when, and what to run (migrate
+// login), with the time in UTC so it reads the same in logs from every
+// machine.
 func expiredError(target string, expiry time.Time) *Error {
 	return &Error{
 		Kind:    ErrExpired,

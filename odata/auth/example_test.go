@@ -20,7 +20,7 @@ func ExampleResolve() {
 		CacheDir: os.TempDir() + "/example-no-tokens",
 	})
 	if err != nil {
-		fmt.Println(err) // exit code 3 or 2, as CLI.md says
+		fmt.Println(err) // exit code 3 or 2, as docs/cli.md says
 		return
 	}
 	if warning != "" {

@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// fakeIdP is a small authorization server as spec 5.2 describes it, for the
-// tests of this package; the sandbox's own server is tested end to end in
-// sandbox_e2e_test.go. It registers loopback callbacks on any port and the
-// HTTPS redirect URIs in https.
+// fakeIdP is a small authorization server as docs/service.md, Authentication
+// describes it, for the tests of this package; the sandbox's own server is
+// tested end to end in sandbox_e2e_test.go. It registers loopback callbacks
+// on any port and the HTTPS redirect URIs in https.
 type fakeIdP struct {
 	clientID, secret string
 	user, password   string

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Spec 5.2 step 2: what the authorize request asks for.
+// docs/service.md, Authentication step 2: what the authorize request asks for.
 const (
 	DefaultClientID = "migrate-cli"
 	Scope           = "openid profile wcf_api rest_api"
@@ -32,11 +32,11 @@ const (
 type LoginOptions struct {
 	Target string // service base URL; keys the token cache
 
-	// AuthURL is the {auth_url} of spec 5.1, or a discovery document's
-	// address. "": MIGRATE_AUTH_URL, else discovery on the target's host
-	// (FindEndpoints), else scheme://host/oauth2 of Target. The endpoints
-	// are those of AuthURL's discovery document when it has one, else
-	// AuthURL/authorize and AuthURL/token.
+	// AuthURL is the {auth_url} of docs/service.md, Authentication, or a
+	// discovery document's address. "": MIGRATE_AUTH_URL, else discovery on
+	// the target's host (FindEndpoints), else scheme://host/oauth2 of Target.
+	// The endpoints are those of AuthURL's discovery document when it has
+	// one, else AuthURL/authorize and AuthURL/token.
 	AuthURL string
 	// ClientID: "" reads MIGRATE_CLIENT_ID, else "migrate-cli".
 	ClientID string
@@ -106,7 +106,8 @@ func (o *LoginOptions) defaults() error {
 	}
 	if o.RedirectURI != "" {
 		u, err := url.Parse(o.RedirectURI)
-		// spec 5.1: a registered redirect URI must be HTTPS.
+		// docs/service.md, Authentication: a registered redirect URI must be
+		// HTTPS.
 		if err != nil || u.Scheme != "https" || u.Host == "" {
 			return newError(ErrConfig, "redirect URI %q must be an HTTPS URL registered with the operator (spec 5.1); leave it empty for the loopback callback", o.RedirectURI)
 		}
@@ -123,12 +124,12 @@ func AuthURLFor(target string) (string, error) {
 	return u.Scheme + "://" + u.Host + "/oauth2", nil
 }
 
-// Login runs the authorization code flow with PKCE (spec 5.2): a fresh
-// code_verifier and state, the authorize URL printed and opened in the
-// browser, the code received on the loopback listener (or pasted), then the
-// token request. The token is cached for the target and returned. If the
-// user's session at the authorization server is still active, the browser
-// comes straight back with a code and no form.
+// Login runs the authorization code flow with PKCE (docs/service.md,
+// Authentication): a fresh code_verifier and state, the authorize URL printed
+// and opened in the browser, the code received on the loopback listener (or
+// pasted), then the token request. The token is cached for the target and
+// returned. If the user's session at the authorization server is still
+// active, the browser comes straight back with a code and no form.
 func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	verifier := oauth2.GenerateVerifier() // 43 characters (spec 8: 43 to 128)
+	verifier := oauth2.GenerateVerifier() // 43 characters (docs/service.md, Limits: 43 to 128)
 	state, err := randomState()
 	if err != nil {
 		return nil, err
@@ -167,8 +168,9 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 		Endpoint: oauth2.Endpoint{
 			AuthURL:  ep.Authorize,
 			TokenURL: ep.Token,
-			// spec 5.2 step 4 sends client_id and client_secret as form
-			// fields; real servers may want the secret as a Basic header.
+			// docs/service.md, Authentication step 4 sends client_id and
+			// client_secret as form fields; real servers may want the secret
+			// as a Basic header.
 			AuthStyle: ep.AuthStyle,
 		},
 		RedirectURL: redirect,
@@ -302,9 +304,9 @@ func (cb *callback) close() {
 	_ = cb.srv.Shutdown(ctx)
 }
 
-// checkRedirect reads the query of the redirect (spec 5.2 step 3). The
-// state must be the one sent, or the response belongs to some other login
-// (RFC 6749 section 10.12) and is refused.
+// checkRedirect reads the query of the redirect (docs/service.md,
+// Authentication step 3). The state must be the one sent, or the response
+// belongs to some other login (RFC 6749 section 10.12) and is refused.
 func checkRedirect(q url.Values, state string) (string, error) {
 	if e := q.Get("error"); e != "" {
 		msg := fmt.Sprintf("the authorization server refused the login (%s", e)

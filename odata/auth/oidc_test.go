@@ -70,7 +70,8 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 		t.Errorf("login form shown %d times, want 1", f.idp.formShown)
 	}
 
-	// spec 5.2 step 2: every parameter of the authorize request.
+	// docs/service.md, Authentication step 2: every parameter of the
+	// authorize request.
 	if len(f.idp.authorize) != 1 {
 		t.Fatalf("%d authorize requests, want 1", len(f.idp.authorize))
 	}
@@ -98,7 +99,7 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 		t.Errorf("the authorize URL was not printed:\n%s", f.out)
 	}
 
-	// spec 5.2 step 4: the token request.
+	// docs/service.md, Authentication step 4: the token request.
 	if len(f.idp.tokenReqs) != 1 {
 		t.Fatalf("%d token requests, want 1", len(f.idp.tokenReqs))
 	}
@@ -140,8 +141,8 @@ func TestLoginLoopbackEndToEnd(t *testing.T) {
 	}
 }
 
-// spec 5.2 step 7: with the session still active, a second login comes
-// back with a new code and no form.
+// docs/service.md, Authentication step 7: with the session still active, a
+// second login comes back with a new code and no form.
 func TestLoginAgainWithActiveSession(t *testing.T) {
 	t.Parallel()
 	f := newLoginFixture(t)

@@ -9,7 +9,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Environment variables read here (CLI.md "Target and secrets").
+// Environment variables read here (docs/cli.md, Target and secrets).
 const (
 	EnvAuth         = "MIGRATE_AUTH"
 	EnvUser         = "MIGRATE_USER"

@@ -17,7 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
-// Hosts the user approved (issue 26, item 4): a plan or a journal from
+// Hosts the user approved: a plan or a journal from
 // someone else names an address, and the credentials of this shell's
 // environment must not follow it there. Credentials go to the host of
 // MIGRATE_TARGET or --target (the CLI decides that), the hosts of the

@@ -131,8 +131,8 @@ func TestPagesUnderTheCap(t *testing.T) {
 	}
 }
 
-// A server that cannot apply a filter ignores it (SERVICE-NOTES): the
-// first row outside it stops the reading, named, instead of a copy of
+// A server that cannot apply a filter ignores it (docs/servers.md, Reading):
+// the first row outside it stops the reading, named, instead of a copy of
 // rows nobody chose.
 func TestFilterIgnoredIsFound(t *testing.T) {
 	t.Parallel()
@@ -184,8 +184,8 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// A company whose forms are cold (SERVICE-NOTES: 404 on the first GET of a
-// form not used since the server started) is read all the same, and
+// A company whose forms are cold (docs/servers.md, Reading: 404 on the first
+// GET of a form not used since the server started) is read all the same, and
 // through the real installations' metadata.
 func TestColdFormsAndRealMetadata(t *testing.T) {
 	t.Parallel()

@@ -37,7 +37,8 @@ func (a *app) printProblems(c *checked, v runView) error {
 	return silent(ExitData)
 }
 
-// hostedCallsPerMinute is what hosted installations allow (SERVICE-NOTES);
+// hostedCallsPerMinute is what hosted installations allow (docs/servers.md,
+// Limits of hosted installations);
 // the dry run's estimate assumes it when the plan sets no limit.
 const hostedCallsPerMinute = 100
 
@@ -460,7 +461,7 @@ type journalStatus struct {
 	Unfinished []string     `json:"unfinished,omitempty"`
 	Steps      []stepStatus `json:"steps"`
 	// Waived are the failed records closed by resolve --waive, with their
-	// reasons (issue 28.2).
+	// reasons.
 	Waived []waivedRecordJSON `json:"waived,omitempty"`
 	// Gone: as the run document's.
 	Gone []string `json:"gone,omitempty"`
@@ -559,9 +560,9 @@ func pendingIn(sum *executor.Summary) bool {
 	return false
 }
 
-// statusCode is CLI.md's exit code for what a journal says: 4 while records
-// are pending or in doubt or the last apply stopped before it ran every
-// step, or was a trial or ran some steps (run apply again), 1 when only
+// statusCode is docs/cli.md's exit code for what a journal says: 4 while
+// records are pending or in doubt or the last apply stopped before it ran
+// every step, or was a trial or ran some steps (run apply again), 1 when only
 // failed ones keep the run from complete, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
 	switch {
@@ -681,7 +682,7 @@ func (a *app) refuseOtherTarget(jpath, flagURL, company string) error {
 	return nil
 }
 
-// undoJSON is CLI.md's output of undo --json.
+// undoJSON is docs/cli.md's output of undo --json.
 type undoJSON struct {
 	Target   string           `json:"target"`
 	Actions  []undoActionJSON `json:"actions"`
@@ -702,7 +703,7 @@ type undoActionJSON struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// undoDoc is the engine's undo summary as CLI.md documents it: its own
+// undoDoc is the engine's undo summary as docs/cli.md documents it: its own
 // names, and lists that are [] when empty, as the other commands' JSON.
 func undoDoc(sum *executor.UndoSummary) undoJSON {
 	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
@@ -843,7 +844,7 @@ func localErr(err error) error {
 	return nil
 }
 
-// journalErr gives a journal's own trouble its exit code (CLI.md), or nil
+// journalErr gives a journal's own trouble its exit code (docs/cli.md), or nil
 // for any other error. It is never 3: the target is not to blame.
 //   - another run holds the journal: 4, run again once it has finished;
 //   - the disk filled or failed in the middle of the run: 4, the journal

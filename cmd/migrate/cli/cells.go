@@ -12,7 +12,7 @@ import (
 // export), nil when the files were written: cells a workbook could not
 // hold whole (cut past 32,767 characters, control characters as U+FFFD)
 // are said on stderr, whatever the view, with the CSV that keeps their
-// whole values (issue 26, item 5). The engine reports them; this prints.
+// whole values. The engine reports them; this prints.
 func (a *app) workbookWritten(err error) error {
 	var cc *executor.CellsChanged
 	if !errors.As(err, &cc) {

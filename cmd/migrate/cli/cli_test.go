@@ -21,7 +21,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestExitCodes holds CLI.md's exit codes to their meaning, for the cases
+// TestExitCodes holds docs/cli.md's exit codes to their meaning, for the cases
 // that need no data.
 func TestExitCodes(t *testing.T) {
 	sb, err := sandbox.New(sandbox.Options{})
@@ -201,7 +201,7 @@ func TestBasicWarningOnce(t *testing.T) {
 	}
 }
 
-// status exits as CLI.md says: 0 complete, 1 when failed records remain
+// status exits as docs/cli.md says: 0 complete, 1 when failed records remain
 // and nothing else, 4 while records are pending or in doubt (run apply
 // again), so a script can tell "fix the data" from "resume".
 func TestStatusExitCodes(t *testing.T) {

@@ -24,7 +24,7 @@ func TestWorseCode(t *testing.T) {
 }
 
 // A journal belongs to its company, however it was named: the URL's own
-// company, named by --company or not, has PLAN.journal (issue 24).
+// company, named by --company or not, has PLAN.journal.
 func TestJournalName(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

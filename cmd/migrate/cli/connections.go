@@ -11,7 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// connEnv is the environment as connection name sees it (issue 17): each
+// connEnv is the environment as connection name sees it: each
 // MIGRATE_X is read as MIGRATE_<NAME>_X, so a connection never logs in
 // with the target's secrets, and a message about MIGRATE_TOKEN can be
 // told to name MIGRATE_TEMPLATE_TOKEN (connError).

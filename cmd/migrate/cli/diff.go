@@ -17,7 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 )
 
-// diffJSON is CLI.md's output of diff --json.
+// diffJSON is docs/cli.md's output of diff --json.
 type diffJSON struct {
 	Steps   []diffStepJSON   `json:"steps"`
 	Records []diffRecordJSON `json:"records"`
@@ -131,7 +131,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	return nil
 }
 
-// diffDoc is the diff as CLI.md's document.
+// diffDoc is the diff as docs/cli.md's document.
 func diffDoc(res *executor.DiffResult) diffJSON {
 	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors, Resumes: resumesOf(res.Summary)}
 	for _, s := range res.Steps {

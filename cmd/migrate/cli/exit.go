@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Exit codes of CLI.md; a contract.
+// Exit codes of docs/cli.md; a contract.
 const (
 	ExitOK          = 0 // everything asked was done
 	ExitData        = 1 // the data had problems

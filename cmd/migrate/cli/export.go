@@ -15,7 +15,7 @@ import (
 )
 
 // export writes the rows of an entity of the target or of a connection
-// to a workbook a plan can read back (issue 17); with --plan, the
+// to a workbook a plan can read back; with --plan, the
 // current state of every record the plan would touch (a before-image).
 func (a *app) export(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)

@@ -8,7 +8,7 @@ import (
 )
 
 // countFlag is a whole-number flag that, when given, must be at least min:
-// --concurrency 0 or --calls-per-minute -5 used to be taken (issue 26).
+// --concurrency 0 or --calls-per-minute -5 used to be taken.
 // Its zero value is "not given": the plan's setting or the default applies.
 type countFlag struct {
 	n   *int

@@ -34,7 +34,8 @@ type infoJSON struct {
 	MayLack []string `json:"may_lack,omitempty"`
 }
 
-// features lists spec 9's gates with the version each needs.
+// features lists the version gates (docs/service.md, Versions) with the
+// version each needs.
 var features = []struct {
 	name string
 	ok   func(odata.Version) bool

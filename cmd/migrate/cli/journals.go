@@ -11,7 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// A journal belongs to the company it loads (issue 24): however the
+// A journal belongs to the company it loads: however the
 // company was named (the target URL's last segment, --company, the plan's
 // target.companies), one company has one journal. journalName is the one
 // place that names it; apply of one company and of several both ask it.
@@ -91,7 +91,7 @@ func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string
 		use := other
 		if len(f.conn.companies) > 1 {
 			// Several companies take a pattern: the one that names it (as
-			// a migrate before issue 24 named every company's journal).
+			// older versions of migrate named every company's journal).
 			stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
 			if other != stem+"."+company+".journal" {
 				use = ""

@@ -11,7 +11,8 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// login runs spec 5.2's authorization code flow with PKCE and caches the
+// login runs the authorization code flow with PKCE (docs/service.md,
+// Authentication) and caches the
 // token for the target.
 func (a *app) login(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("login", flag.ContinueOnError)

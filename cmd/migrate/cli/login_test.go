@@ -15,10 +15,10 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestLoginLogout runs spec 5.2 through the command line against the
-// sandbox's authorization server, with a test browser filling in its login
-// form: the token is cached (0600, no client secret), later commands use
-// it, and logout removes it.
+// TestLoginLogout runs the flow of docs/service.md, Authentication through
+// the command line against the sandbox's authorization server, with a test
+// browser filling in its login form: the token is cached (0600, no client
+// secret), later commands use it, and logout removes it.
 // loginSandbox starts a sandbox for a login test; the server stops when the
 // test ends.
 func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {

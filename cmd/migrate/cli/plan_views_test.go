@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// The dry run is one result that each view renders (issue 24): the text,
+// The dry run is one result that each view renders: the text,
 // the JSON and the page show the same problems and the same counts of
 // records apply would load and would not. A customer with a row error, and
 // orders giving customers that are nowhere (C9, and C2, whose row failed),

@@ -12,7 +12,7 @@ import (
 
 // TestServerTextEscaped: a server whose login name and error message hold
 // an escape sequence that clears the screen and a carriage return that
-// forges a line has both shown escaped in the human output (issue 26); the
+// forges a line has both shown escaped in the human output; the
 // JSON output stays JSON.
 func TestServerTextEscaped(t *testing.T) {
 	t.Parallel()

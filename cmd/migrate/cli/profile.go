@@ -15,7 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/profile"
 )
 
-// profileJSON is CLI.md's document of profile --json.
+// profileJSON is docs/cli.md's document of profile --json.
 type profileJSON struct {
 	Profiled    string              `json:"profiled"`
 	Target      string              `json:"target,omitempty"`

@@ -158,7 +158,7 @@ func recordRef(flagName, v, journalPath string) (executor.RecordRef, error) {
 	return executor.RecordRef{Step: step, Record: id}, nil
 }
 
-// waive closes failed records that will never load (issue 28.2). It
+// waive closes failed records that will never load. It
 // writes only to the journal: nothing connects.
 func (a *app) waive(journalPath string, cf connFlags, recs []string, reason string, decides, yes bool, v resolveView) error {
 	switch {

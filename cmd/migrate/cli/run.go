@@ -103,7 +103,7 @@ type Option func(*app)
 // client's pauses (odatatest.Clock) and still makes every attempt.
 func WithClock(clk odata.Clock) Option { return func(a *app) { a.clock = clk } }
 
-// Run is the whole command line: it returns the exit code of CLI.md.
+// Run is the whole command line: it returns the exit code of docs/cli.md.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...Option) int {
 	TuneGC()
 	sig := make(chan os.Signal, 2)

@@ -48,10 +48,10 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	}
 }
 
-// envSystemVersion declares the target's system version (CLI.md).
+// envSystemVersion declares the target's system version (docs/cli.md).
 const envSystemVersion = "MIGRATE_SYSTEM_VERSION"
 
-// declaredVersion is the system version the user declared, by CLI.md's
+// declaredVersion is the system version the user declared, by docs/cli.md's
 // precedence: flag, environment, plan. Version{} when none was; its From
 // says where it was declared.
 func (a *app) declaredVersion(f connFlags, p *plan.Plan) (odata.Version, error) {
@@ -172,7 +172,7 @@ func (c *conn) forCompany(company string) (*conn, error) {
 	return &conn{client: cl, url: url, method: c.method, sandbox: c.sandbox}, nil
 }
 
-// targetURL applies CLI.md's precedence: flag, environment, plan. A user
+// targetURL applies docs/cli.md's precedence: flag, environment, plan. A user
 // name and password written into the URL are dropped, with a note: they
 // would otherwise be echoed by every message that names the target.
 func (a *app) targetURL(flagURL string, p *plan.Plan) (string, int) {
@@ -195,7 +195,7 @@ func targetOf(getenv func(string) string, flagURL string, p *plan.Plan) string {
 	return odata.StripUserinfo(rawTarget(getenv, flagURL, p))
 }
 
-// rawTarget is CLI.md's precedence: flag, environment, plan.
+// rawTarget is docs/cli.md's precedence: flag, environment, plan.
 func rawTarget(getenv func(string) string, flagURL string, p *plan.Plan) string {
 	switch {
 	case flagURL != "":
@@ -255,7 +255,7 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 }
 
 // service is what the client of a service is built from: the target, or
-// a connection of the plan (issue 17), which reads its variables through
+// a connection of the plan, which reads its variables through
 // getenv under its own names.
 type service struct {
 	url      string

@@ -9,8 +9,8 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// checkReferences runs the plan's exists: checks before anything is sent
-// (issue 16): against target when there is one, else against the earlier
+// checkReferences runs the plan's exists: checks before anything is sent:
+// against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns what it found: the
 // unresolved values, errors of the run, and the records that give them.
 func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) (*executor.References, error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// Which hosts receive the environment's credentials (issue 26, item 4).
+// Which hosts receive the environment's credentials.
 // A plan, or a journal, from someone else names an address; run in a
 // shell where MIGRATE_TOKEN is set, it used to receive that token. Now
 // credentials go only to a host the user approved: the one of --target,

@@ -16,7 +16,7 @@ import (
 )
 
 // A plan names where it loads; the token in the environment goes there
-// only when the user approved the host (issue 26, item 4). The server
+// only when the user approved the host. The server
 // counts every request that reached it: a refusal sends nothing at all.
 func TestCredentialsOnlyToApprovedHosts(t *testing.T) {
 	cfg := t.TempDir()

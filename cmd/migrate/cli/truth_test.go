@@ -22,7 +22,8 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestOneTruth is the differential harness of issue 24: for every example
+// TestOneTruth is the differential harness of the commands that read a
+// run (one truth, however it is asked): for every example
 // plan, against an empty company and a company answering as real servers
 // do (every quirk), the command line's own answers must agree with each
 // other and with the server:

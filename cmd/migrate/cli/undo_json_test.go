@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// undo --json gives CLI.md's document: its own lower-case names, every
+// undo --json gives docs/cli.md's document: its own lower-case names, every
 // list [] when empty; the preview's actions are what the run created, and
 // with --yes each is done and the sandbox holds none of it.
 func TestUndoJSON(t *testing.T) {

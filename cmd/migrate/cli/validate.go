@@ -32,7 +32,7 @@ type checked struct {
 	diags    plan.Diagnostics
 	conn     *conn // nil when checked offline
 	mdSource string
-	// conns are the plan's connections its sources read (issue 17), by
+	// conns are the plan's connections its sources read, by
 	// name; none when checked offline.
 	conns map[string]*connected
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 )
 
-// verifyJSON is CLI.md's output of verify --json.
+// verifyJSON is docs/cli.md's output of verify --json.
 type verifyJSON struct {
 	Target   string              `json:"target"`
 	Steps    []verifyStepJSON    `json:"steps"`
@@ -102,7 +102,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	return nil
 }
 
-// verifyDoc is what verify found as CLI.md's document.
+// verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *executor.VerifyResult) verifyJSON {
 	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Calls: res.Calls}
 	for _, s := range res.Steps {

@@ -11,8 +11,8 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 )
 
-// runJSON is CLI.md's output of plan --json and apply --json. Field names
-// may be added to; those CLI.md lists never change.
+// runJSON is docs/cli.md's output of plan --json and apply --json. Field names
+// may be added to; those docs/cli.md lists never change.
 type runJSON struct {
 	Plan         string     `json:"plan"`
 	Steps        []stepJSON `json:"steps"`
@@ -214,7 +214,7 @@ func printChanged(w io.Writer, steps []stepJSON) {
 }
 
 // printGone names the failed records whose rows the source no longer
-// gives, and the command that closes them (issue 24.10).
+// gives, and the command that closes them.
 func printGone(w io.Writer, gone []string, journalPath string) bool {
 	if len(gone) == 0 {
 		return false

@@ -67,7 +67,7 @@ func (v statusHuman) journal(st *statusResult) {
 }
 
 // waiveAdvice names resolve --waive for the failed records that will
-// never load (issue 24.10): without it they keep the run from complete
+// never load: without it they keep the run from complete
 // for ever.
 func (v statusHuman) waiveAdvice(st *statusResult) {
 	if printGone(v.a.stdout, summaryJSON(st.sum).Gone, st.path) {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestViews is the views' conformance suite: whichever the command, its
-// JSON view writes one JSON document on stdout, the one CLI.md names (its
+// JSON view writes one JSON document on stdout, the one docs/cli.md names (its
 // first key), and its human view writes text; neither writes on stderr,
 // which is the commands' and the hook's.
 func TestViews(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package linktest plants symbolic links for the tests that prove an
-// output or a lock is never written through one (issue 26).
+// output or a lock is never written through one.
 package linktest
 
 import (
