@@ -1000,7 +1000,7 @@ func (c *Client) readWarm(reqs []BatchRequest, got []BatchResponse) { c.forms.An
 
 // Forms remembers the entity sets known warm in one client's life (a
 // cold form answers 404 to its first request, a POST included: see
-// docs/servers.md, Cold forms): one a read answered 200, or that was
+// docs/servers.md, Reading): one a read answered 200, or that was
 // warmed up. The client warms, before a batch that writes, the sets it
 // writes to that are not known warm (ColdWrites); the dry run predicts
 // those warm-up calls by the same rule. The zero value is ready to use
