@@ -482,9 +482,9 @@ func (r *runner) Ref(step, id string) (any, bool) {
 	defer r.mu.Unlock()
 	k, ok := r.keys[step][id]
 	if !ok {
-		// What the journal the dry run resumes holds loaded has its key
-		// there, as apply finds it.
-		if rec := r.state.Record(step, id); rec != nil && rec.Status() == journal.Committed && rec.Key != "" {
+		// What the journal the dry run resumes holds has its key there, as
+		// apply finds it (journal.Journal.Key: a record partly loaded too).
+		if rec := r.state.Record(step, id); rec != nil && rec.Key != "" {
 			return keyValue(rec.Key), true
 		}
 		return nil, false

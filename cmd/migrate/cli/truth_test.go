@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,9 +16,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -49,7 +52,7 @@ func TestOneTruth(t *testing.T) {
 			continue
 		}
 		for _, quirks := range []string{"", "all"} {
-			for _, state := range []string{"empty", "holding its data", "after a trial", "loaded"} {
+			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "loaded"} {
 				name := strings.TrimSuffix(filepath.Base(p), ".yaml") + ", " + state
 				if quirks != "" {
 					name += ", every quirk"
@@ -92,10 +95,20 @@ func writes(body string) bool { return writeMethod.MatchString(body) }
 // oneTruth runs the checks of TestOneTruth on a company in state: empty;
 // holding its data (loaded before by another journal: keyed records
 // conflict); after a trial (`apply --limit 1` on the journal the run then
-// resumes); loaded (the journal complete: apply sends nothing).
+// resumes); with a failure (an earlier apply on the journal had its first
+// record refused by the server, which takes it now: apply leaves it
+// failed, without --retry-failed); loaded (the journal complete: apply
+// sends nothing).
 func oneTruth(t *testing.T, planPath, quirks, state string) {
 	loaded := state == "holding its data"
-	opts := sandbox.Options{}
+	var refuse atomic.Value // the key the server refuses, "" none
+	refuse.Store("")
+	opts := sandbox.Options{RefuseKey: func(entity, key string) string {
+		if k := refuse.Load().(string); k != "" && entity+"/"+key == k {
+			return "a screen refuses it"
+		}
+		return ""
+	}}
 	if quirks != "" {
 		q, err := sandbox.ParseQuirks(quirks)
 		if err != nil {
@@ -144,13 +157,30 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
 			t.Fatalf("the load: exit %d\n%s", code, out)
 		}
+	case "with a failure":
+		set, key := firstKeyed(t, batchesIn(t, fresh))
+		refuse.Store(set + "/" + key)
+		if code, out := run("apply", planPath, "--journal", jpath); code != ExitData {
+			t.Fatalf("the load with %s(%s) refused: exit %d\n%s", set, key, code, out)
+		}
+		refuse.Store("")
+	}
+	failedBefore := 0
+	if st, err := journal.Load(jpath); err == nil {
+		for _, step := range st.Steps {
+			for _, r := range step.Records {
+				if r.Status() == journal.Failed {
+					failedBefore++
+				}
+			}
+		}
 	}
 
 	// The dry run against the company as it is, then diff, of the run
 	// that resumes the journal.
 	planned := filepath.Join(dir, "planned")
 	code, out := run("plan", planPath, "--out", planned, "--json", "--journal", jpath)
-	if code != ExitOK {
+	if code != ExitOK && !(failedBefore > 0 && code == ExitData) { // what the refused record held back fails again, as in apply
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
 	var dry struct {
@@ -160,7 +190,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		t.Fatalf("plan --json: %v\n%s", err, out)
 	}
 	code, out = run("diff", planPath, "--json", "--journal", jpath)
-	if code != ExitOK && !(loaded && code == ExitData) {
+	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) {
 		t.Fatalf("diff: exit %d\n%s", code, out)
 	}
 	var diff struct {
@@ -189,7 +219,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	rec.on = false
 	sent := slices.Clone(rec.bodies)
 	rec.mu.Unlock()
-	if code != ExitOK && !(loaded && code == ExitData) {
+	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	var applied struct {
@@ -230,7 +260,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if state == "loaded" && len(sent) > 0 {
 		t.Errorf("apply over a complete journal sent %d batches", len(sent))
 	}
-	if creates != committed || conflicts != failed {
+	if creates != committed || conflicts+failedBefore != failed {
 		t.Errorf("diff predicted %d records written and %d conflicts, apply committed %d and failed %d", creates, conflicts, committed, failed)
 	}
 
@@ -249,7 +279,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 
 	// verify finds nothing after apply.
 	code, out = run("verify", jpath, "--json")
-	if code != ExitOK {
+	if code != ExitOK && !(failedBefore > 0 && code == ExitData) {
 		t.Fatalf("verify after apply: exit %d\n%s", code, out)
 	}
 
@@ -276,6 +306,30 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 	if code != ExitData || len(ver.Findings) != 1 || ver.Findings[0].Field != field || ver.Findings[0].URL != set+"("+key+")" {
 		t.Errorf("%s(%s).%s changed on the server: verify exit %d, findings %+v", set, key, field, code, ver.Findings)
+	}
+	// So is a line's field, beside it.
+	committedKeys := map[string]bool{} // verify compares what the run committed
+	if st, err := journal.Load(jpath); err == nil {
+		for _, step := range st.Steps {
+			for _, r := range step.Records {
+				if r.Status() == journal.Committed {
+					committedKeys[r.Key] = true
+				}
+			}
+		}
+	}
+	if lineURL, lineField := changeLine(t, before, writtenLines(t, batchesIn(t, fresh)), committedKeys, sb, cl); lineURL != "" {
+		code, out = run("verify", jpath, "--json")
+		ver.Findings = nil
+		if err := json.Unmarshal([]byte(firstJSON(out)), &ver); err != nil {
+			t.Fatalf("verify --json: %v\n%s", err, out)
+		}
+		found := slices.ContainsFunc(ver.Findings, func(f struct{ URL, Field, Problem string }) bool {
+			return f.URL == lineURL && f.Field == lineField
+		})
+		if code != ExitData || len(ver.Findings) != 2 || !found {
+			t.Errorf("%s.%s changed on the server: verify exit %d, findings %+v", lineURL, lineField, code, ver.Findings)
+		}
 	}
 
 	// undo leaves the company as it was.
@@ -359,6 +413,129 @@ func changeOne(t *testing.T, before map[string][]map[string]any, written map[str
 		}
 	}
 	return "", "", "" // the run created nothing
+}
+
+// firstKeyed is the first entity the batches create with its key given:
+// its set and key values joined as the sandbox's RefuseKey names them.
+func firstKeyed(t *testing.T, batches []string) (set, key string) {
+	t.Helper()
+	md := sandbox.DemoMetadata()
+	for _, b := range batches {
+		var doc struct {
+			Requests []struct {
+				Method, URL string
+				Body        map[string]any
+			}
+		}
+		if err := json.Unmarshal([]byte(b), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Requests {
+			es := md.EntitySet(r.URL)
+			if r.Method != http.MethodPost || es == nil || es.Type == nil || len(es.Type.Key) != 1 {
+				continue
+			}
+			if k, ok := r.Body[es.Type.Key[0]].(string); ok && k != "" {
+				return r.URL, k
+			}
+		}
+	}
+	t.Fatal("no record with its key to refuse")
+	return "", ""
+}
+
+// writtenLines are the fields the batches create lines with inside their
+// documents (deep inserts), by sub-form.
+func writtenLines(t *testing.T, batches []string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, b := range batches {
+		var doc struct {
+			Requests []struct {
+				Method string
+				Body   map[string]any
+			}
+		}
+		if err := json.Unmarshal([]byte(b), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range doc.Requests {
+			for nav, v := range r.Body {
+				lines, ok := v.([]any)
+				if !ok || r.Method != http.MethodPost {
+					continue
+				}
+				for _, l := range lines {
+					m, _ := l.(map[string]any)
+					for f := range m {
+						if out[nav] == nil {
+							out[nav] = map[string]bool{}
+						}
+						out[nav][f] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// changeLine changes a number the run wrote in a line of a document it
+// created and committed, as a user would, and says where: the line's URL and field; ""
+// when the run created no line it can change.
+func changeLine(t *testing.T, before map[string][]map[string]any, written map[string]map[string]bool, committed map[string]bool, sb *sandbox.Server, cl *odata.Client) (string, string) {
+	t.Helper()
+	md := sandbox.DemoMetadata()
+	snap := sb.Snapshot()
+	sets := slices.Sorted(maps.Keys(snap))
+	for _, s := range sets {
+		es := md.EntitySet(s)
+		if es == nil || es.Type == nil || len(snap[s]) <= len(before[s]) || len(es.Type.Key) != 1 {
+			continue
+		}
+		row := snap[s][len(snap[s])-1]
+		k, err := odata.PathKey(es.Type.Key, []any{row[es.Type.Key[0]]})
+		if err != nil || !committed[k] {
+			continue
+		}
+		for nav, fields := range written {
+			var lines []map[string]any
+			switch l := row[nav].(type) {
+			case []map[string]any:
+				lines = l
+			case []any:
+				for _, x := range l {
+					if m, ok := x.(map[string]any); ok {
+						lines = append(lines, m)
+					}
+				}
+			}
+			n := es.Type.Navigation(nav)
+			if len(lines) == 0 || n == nil {
+				continue
+			}
+			lt := md.Type(n.Type)
+			line := lines[len(lines)-1]
+			if lt == nil || len(lt.Key) != 1 || line == nil {
+				continue
+			}
+			lk, err := odata.PathKey(lt.Key, []any{line[lt.Key[0]]})
+			if err != nil {
+				continue
+			}
+			for _, f := range slices.Sorted(maps.Keys(fields)) {
+				p := lt.Property(f)
+				if p == nil || p.Type != odata.EdmDecimal || p.ReadOnly {
+					continue
+				}
+				url := s + "(" + k + ")/" + nav + "(" + lk + ")"
+				if err := cl.Patch(context.Background(), url, []byte(`{"`+f+`":777}`), nil); err != nil {
+					continue
+				}
+				return url, f
+			}
+		}
+	}
+	return "", ""
 }
 
 // batchesIn are the batches that write in a folder of plan --out.
