@@ -406,6 +406,11 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 				if strings.TrimSpace(v) == "" {
 					w.errorf(w.pos(fe.val), "\"file\" of %s is empty; name the CSV or XLSX file", what)
 				}
+				if strings.ContainsAny(v, "\t\n\r\f\v\b\a\x00") {
+					// A Windows path in double quotes: YAML reads "C:\temp"
+					// as C:, a tab and "emp", and the file is never found.
+					w.errorf(w.pos(fe.val), "\"file\" of %s holds a control character (%s): in double quotes YAML reads \\t, \\n, \\f, \\b… as one; write a Windows path in single quotes ('C:\\data\\orders.csv') or with forward slashes (C:/data/orders.csv)", what, strconv.Quote(v))
+				}
 			}
 		}
 		for _, ke := range sf.entries {

@@ -541,3 +541,26 @@ func TestDecodeEmptyPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A Windows path in double quotes reads its \t, \n, \f as control
+// characters: the plan says so at the value, and how to write it.
+func TestWindowsPathInDoubleQuotes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ file, want string }{
+		{`"C:\temp\new.csv"`, `plan.yaml:3:18: "file" of source "orders" holds a control character ("C:\temp\new.csv"): in double quotes YAML reads \t, \n, \f, \b… as one; write a Windows path in single quotes ('C:\data\orders.csv') or with forward slashes (C:/data/orders.csv)`},
+		{`'C:\temp\new.csv'`, ""},
+		{`C:/temp/new.csv`, ""},
+	} {
+		src := "version: 1\nsources:\n  orders: {file: " + tc.file + "}\nsteps:\n  - name: families\n    entity: FAMILY_LOG\n    source: orders\n    fields: {FAMILYNAME: row.Code}\n"
+		_, ds := Decode("plan.yaml", []byte(src))
+		got := ""
+		for _, d := range ds {
+			if strings.Contains(d.String(), "control character") {
+				got = d.String()
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.file, got, tc.want)
+		}
+	}
+}

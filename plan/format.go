@@ -98,7 +98,7 @@ var format = []Block{
 		Schema: `{"dependentRequired": {"connection": ["entity"], "entity": ["connection"], "select": ["connection"], "expand": ["connection"], "filter": ["connection"]}}`,
 		Keys: []Key{
 			{Name: "file", Type: "path", Default: "required unless `connection`", Schema: `{"type": "string", "minLength": 1}`,
-				Meaning: "the CSV or XLSX file, relative to the plan's folder, or absolute; `.xlsx` and `.xlsm` are workbooks; `.csv`, `.txt` and `.tsv` are CSV (`.tsv` with a tab delimiter); an old `.xls` is refused (save it as `.xlsx`)"},
+				Meaning: "the CSV or XLSX file, relative to the plan's folder, or absolute; `.xlsx` and `.xlsm` are workbooks; `.csv`, `.txt` and `.tsv` are CSV (`.tsv` with a tab delimiter); an old `.xls` is refused (save it as `.xlsx`); write a Windows path in single quotes (`'C:\\data\\orders.csv'`) or with forward slashes: in double quotes YAML reads `\\t`, `\\n`, `\\f` as control characters, and a path holding one is refused at its line"},
 			{Name: "delimiter", Type: "one character", Default: "`\",\"`", Schema: `{"type": "string"}`, Only: "csv",
 				Meaning: "CSV only; `\"\\t\"` for tab; not `\"` or a line break"},
 			{Name: "encoding", Type: "name", Default: "`utf-8`", Schema: encodingSchema(), Only: "csv",
