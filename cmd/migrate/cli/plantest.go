@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// test runs the plan's tests (issue 27): each step's real program over
+// the rows a test gives, against the plan's metadata, reading no file and
+// sending nothing. Exit 0 when all pass, 1 when one fails, 2 for a plan
+// (or its tests) with problems.
+func (a *app) test(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	var f checkFlags
+	f.register(fs)
+	pos, err := a.parse(fs, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	v := a.testView(f.json)
+	p, diags := plan.Load(pos[0])
+	if p.Hash == "" {
+		for _, d := range diags {
+			fmt.Fprintln(a.stderr, d.String())
+		}
+		if err := v.Problems(nil, diags); err != nil {
+			return err
+		}
+		return silent(ExitUsage)
+	}
+	more, fdiags := plan.LoadTests(p.Path)
+	tests := append(append([]*plan.Test(nil), p.Tests...), more...)
+	diags = append(append(diags, fdiags...), p.CheckTests(tests)...)
+	md, version, closeConn, err := a.testMetadata(ctx, f, p)
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	results, diags := executor.RunTests(ctx, executor.Setup{Plan: p, Diagnostics: diags, Metadata: md, Version: version, Getenv: a.getenv}, tests)
+	for _, d := range diags {
+		fmt.Fprintln(a.stderr, d.String())
+	}
+	if diags.HasErrors() {
+		fmt.Fprintf(a.stderr, "%s; no test was run\n", plural(len(diags.Errors()), "problem", "problems"))
+		if err := v.Problems(p, diags); err != nil {
+			return err
+		}
+		return silent(ExitUsage)
+	}
+	if len(tests) == 0 {
+		fmt.Fprintf(a.stderr, "%s has no tests: write them under tests: in the plan, or in %s\n", p.Path, plan.TestsFile(p.Path))
+		if err := v.Problems(p, nil); err != nil {
+			return err
+		}
+		return silent(ExitUsage)
+	}
+	if err := v.Results(results); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if len(r.Failures) > 0 {
+			return silent(ExitData)
+		}
+	}
+	return nil
+}
+
+// testMetadata is the metadata the tests are typed by, as validate finds
+// it: --metadata or the plan's target.metadata, --sandbox's demo schema,
+// else the target's $metadata.
+func (a *app) testMetadata(ctx context.Context, f checkFlags, p *plan.Plan) (*odata.Metadata, odata.Version, func(), error) {
+	none := func() {}
+	md, _, err := loadMetadataFile(f.metadata, p)
+	if err != nil {
+		return nil, odata.Version{}, none, err
+	}
+	declared, err := a.declaredVersion(f.conn, p)
+	if err != nil {
+		return nil, odata.Version{}, none, err
+	}
+	offline := newest
+	if declared.Known() {
+		offline = declared
+	}
+	switch {
+	case md != nil:
+		return md, offline, none, nil
+	case f.conn.sandbox:
+		return sandbox.DemoMetadata(), offline, none, nil
+	}
+	if err := a.checkConnections(p); err != nil {
+		return nil, odata.Version{}, none, err
+	}
+	cn, version, err := a.connectVersion(ctx, f.conn, p)
+	if err != nil {
+		return nil, odata.Version{}, none, err
+	}
+	if md, _, err = cn.client.Metadata(ctx); err != nil {
+		cn.Close()
+		return nil, odata.Version{}, none, a.unreachable(cn, err)
+	}
+	return md, version, cn.Close, nil
+}
