@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/userdocs"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -150,5 +151,29 @@ func TestRunTests(t *testing.T) {
 				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// The tests docs/plan-format.md shows under "Plan tests", written after
+// the page's own example plan, pass against the sandbox's demo schema.
+func TestDocsPlanTestsExamplePass(t *testing.T) {
+	t.Parallel()
+	const page = "../docs/plan-format.md"
+	example := userdocs.FirstYAML(t, page)
+	section := userdocs.Section(t, page, "Plan tests")
+	start := strings.Index(section, "```yaml\n") + len("```yaml\n")
+	tests := section[start : start+strings.Index(section[start:], "```\n")]
+	p, ds := plan.Decode("plan.yaml", []byte(example+"\n"+tests))
+	if ds.HasErrors() {
+		t.Fatalf("plan: %v", ds)
+	}
+	results, ds := RunTests(context.Background(), Setup{Plan: p, Metadata: sandbox.DemoMetadata(), Version: odata.Version{Major: 23, Minor: 0}}, p.Tests)
+	if ds.HasErrors() || len(results) != 2 {
+		t.Fatalf("%d results; plan: %v", len(results), ds)
+	}
+	for _, r := range results {
+		if len(r.Failures) > 0 {
+			t.Errorf("%s: %+v", r.Test.Name, r.Failures)
+		}
 	}
 }

@@ -150,3 +150,27 @@ func TestDecodeTestsFile(t *testing.T) {
 		t.Errorf("problems: %v", ds)
 	}
 }
+
+// FuzzDecodeTests feeds arbitrary bytes to DecodeTests, and as tests: of a
+// plan to Decode: neither may panic, and every problem names its place.
+func FuzzDecodeTests(f *testing.F) {
+	f.Add([]byte("- {name: a, step: orders, given: {orders: [{Qty: 2}]}, expect: [{fields: {A: 1}, NAV: [{B: x, SUB: [{C: ~}]}]}], errors: [{row: 1}]}\n"))
+	f.Add([]byte("- name: a\n  step: orders\n  exact: true\n  expect: []\n"))
+	f.Add([]byte("- &t {name: a}\n- *t\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, ds := DecodeTests("t.yaml", data)
+		for _, d := range ds {
+			if d.Pos.File != "t.yaml" || d.Pos.Line < 1 || d.Pos.Col < 1 || d.Message == "" {
+				t.Fatalf("problem without a place or message: %q", d.String())
+			}
+		}
+		indented := "  " + strings.ReplaceAll(string(data), "\n", "\n  ")
+		p, ds := Decode("plan.yaml", []byte(testsPlanHead+"tests:\n"+indented))
+		for _, d := range ds {
+			if d.Pos.Line < 1 || d.Pos.Col < 1 {
+				t.Fatalf("problem without a place: %q", d.String())
+			}
+		}
+		p.CheckTests(p.Tests)
+	})
+}
