@@ -52,6 +52,48 @@ const givenPrefix = "given:"
 // metadata's checks and the tests' own); with an error among them no test
 // is run.
 func RunTests(ctx context.Context, s Setup, tests []*plan.Test) ([]TestResult, plan.Diagnostics) {
+	tp, diags := compileTests(s)
+	if tp == nil {
+		return nil, diags
+	}
+	out := make([]TestResult, 0, len(tests))
+	for _, t := range tests {
+		out = append(out, tp.run(ctx, t))
+	}
+	return out, diags
+}
+
+// TestBuilt is what a test's step built from its given rows.
+type TestBuilt struct {
+	Records []*transform.Record
+	Errors  []*transform.RowError
+}
+
+// BuildTest builds the records of t's step from t's given rows, as
+// RunTests does before it compares them: migrate init writes a first test
+// that expects what its rows give now. The diagnostics are as RunTests's.
+func BuildTest(ctx context.Context, s Setup, t *plan.Test) (TestBuilt, plan.Diagnostics, error) {
+	tp, diags := compileTests(s)
+	if tp == nil {
+		return TestBuilt{}, diags, nil
+	}
+	b, _, err := tp.build(ctx, t)
+	return b, diags, err
+}
+
+// testProgram is a plan compiled to run tests on.
+type testProgram struct {
+	prog *transform.Program
+	md   *odata.Metadata
+	plan *plan.Plan
+	// columns are the columns the plan reads of each source: a given
+	// source has them all, blank where the test gives none.
+	columns map[string][]string
+}
+
+// compileTests compiles the plan and checks it against the metadata; nil
+// when the diagnostics hold an error.
+func compileTests(s Setup) (*testProgram, plan.Diagnostics) {
 	p := s.Plan
 	diags := append(plan.Diagnostics(nil), s.Diagnostics...)
 	prog, tdiags := transform.Compile(p, s.Metadata, transform.Options{Getenv: s.Getenv, Memory: s.Memory})
@@ -69,15 +111,50 @@ func RunTests(ctx context.Context, s Setup, tests []*plan.Test) ([]TestResult, p
 			}
 		}
 	}
-	out := make([]TestResult, 0, len(tests))
-	for _, t := range tests {
-		out = append(out, runTest(ctx, prog, s.Metadata, p, columns, t))
-	}
-	return out, diags
+	return &testProgram{prog: prog, md: s.Metadata, plan: p, columns: columns}, diags
 }
 
-func runTest(ctx context.Context, prog *transform.Program, md *odata.Metadata, p *plan.Plan, columns map[string][]string, t *plan.Test) TestResult {
+func (tp *testProgram) run(ctx context.Context, t *plan.Test) TestResult {
 	res := TestResult{Test: t}
+	built, notes, err := tp.build(ctx, t)
+	if err != nil {
+		res.Failures = append(res.Failures, TestFailure{At: t.StepPos, Message: err.Error()})
+		res.Notes = notes
+		return res
+	}
+	records, rowErrs := built.Records, built.Errors
+	md := tp.md
+	step := tp.plan.Step(t.Step)
+	var typ *odata.EntityType
+	if set := md.EntitySet(step.Entity); set != nil {
+		typ = set.Type
+	}
+	c := &checker{md: md, exact: t.Exact}
+	if t.ExpectSet {
+		if len(records) != len(t.Expect) {
+			c.fail(TestFailure{At: t.Pos, Message: fmt.Sprintf("expected %s, got %d", count(len(t.Expect), "record"), len(records))})
+		}
+		for i, want := range t.Expect {
+			if i >= len(records) {
+				break
+			}
+			got := records[i]
+			c.form(fmt.Sprintf("record %d", i+1), typ, step.Fields, step.Subforms, want, got.Fields, got.Order, got.Children)
+		}
+	}
+	c.errors(t.Errors, rowErrs)
+	res.Failures = c.failures
+	if len(res.Failures) > 0 {
+		res.Notes = notes // what may explain them
+	}
+	return res
+}
+
+// build runs t's step over t's given rows. notes are the lookups that
+// could not be built from them.
+func (tp *testProgram) build(ctx context.Context, t *plan.Test) (TestBuilt, []string, error) {
+	prog, columns := tp.prog, tp.columns
+	var notes []string
 	given := map[string]*plan.Given{}
 	for _, g := range t.Given {
 		given[g.Source] = g
@@ -137,7 +214,7 @@ func runTest(ctx context.Context, prog *transform.Program, md *odata.Metadata, p
 	if err := prog.BuildLookups(ctx, open); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			if !strings.HasSuffix(line, errNotGiven.Error()) {
-				res.Notes = append(res.Notes, line)
+				notes = append(notes, line)
 			}
 		}
 	}
@@ -157,34 +234,7 @@ func runTest(ctx context.Context, prog *transform.Program, md *odata.Metadata, p
 		}
 		return nil
 	})
-	if err != nil {
-		res.Failures = append(res.Failures, TestFailure{At: t.StepPos, Message: err.Error()})
-		return res
-	}
-	step := p.Step(t.Step)
-	var typ *odata.EntityType
-	if set := md.EntitySet(step.Entity); set != nil {
-		typ = set.Type
-	}
-	c := &checker{md: md, exact: t.Exact}
-	if t.ExpectSet {
-		if len(records) != len(t.Expect) {
-			c.fail(TestFailure{At: t.Pos, Message: fmt.Sprintf("expected %s, got %d", count(len(t.Expect), "record"), len(records))})
-		}
-		for i, want := range t.Expect {
-			if i >= len(records) {
-				break
-			}
-			got := records[i]
-			c.form(fmt.Sprintf("record %d", i+1), typ, step.Fields, step.Subforms, want, got.Fields, got.Order, got.Children)
-		}
-	}
-	c.errors(t.Errors, rowErrs)
-	res.Failures = c.failures
-	if len(res.Failures) == 0 {
-		res.Notes = nil // nothing to explain
-	}
-	return res
+	return TestBuilt{Records: records, Errors: rowErrs}, notes, err
 }
 
 // checker compares what a step built with what a test expects.

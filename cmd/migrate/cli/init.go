@@ -68,6 +68,11 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		_, err := a.stdout.Write(b.Bytes())
 		return err
 	}
+	// Its first test goes beside it: refused before anything is written,
+	// as the plan itself is, when that file exists.
+	if _, err := os.Lstat(plan.TestsFile(*out)); err == nil {
+		return usageErr("%s exists; init writes the plan's first test there", plan.TestsFile(*out))
+	}
 	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -79,7 +84,12 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if err := f.Close(); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", *out, *out)
+	tests, err := a.writeInitTests(ctx, *out, ps, md)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", *out, *out)
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %s and its first test, %s; next: migrate validate %s, then migrate test %s\n", *out, tests, *out, *out)
 	return nil
 }
 
