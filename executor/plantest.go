@@ -31,7 +31,7 @@ type TestResult struct {
 // field; otherwise Message says what happened.
 type TestFailure struct {
 	Where    string   // "record 1", "record 1, ORDERITEMS_SUBFORM line 2"
-	At       plan.Pos // the expectation in the test
+	At       plan.Pos // the expectation in the test, else the test
 	Field    string
 	Expected string
 	Got      string
@@ -143,6 +143,11 @@ func (tp *testProgram) run(ctx context.Context, t *plan.Test) TestResult {
 		}
 	}
 	c.errors(t.Errors, rowErrs)
+	for i := range c.failures {
+		if c.failures[i].At.Line == 0 {
+			c.failures[i].At = t.Pos // a row error no expectation is about
+		}
+	}
 	res.Failures = c.failures
 	if len(res.Failures) > 0 {
 		res.Notes = notes // what may explain them

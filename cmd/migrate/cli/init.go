@@ -73,16 +73,8 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if _, err := os.Lstat(plan.TestsFile(*out)); err == nil {
 		return usageErr("%s exists; init writes the plan's first test there", plan.TestsFile(*out))
 	}
-	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return withCode(ExitUsage, err)
-	}
-	if err := f.Close(); err != nil {
-		return withCode(ExitUsage, err)
+	if err := writeNew(*out, b.Bytes()); err != nil {
+		return err
 	}
 	tests, err := a.writeInitTests(ctx, *out, ps, md)
 	if err != nil {
@@ -189,4 +181,17 @@ func quoteAll(ss []string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
+}
+
+// writeNew writes a file init makes, refusing to overwrite one.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return withCode(ExitUsage, err)
+	}
+	return withCode(ExitUsage, f.Close())
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -70,15 +69,7 @@ func (a *app) writeInitTests(ctx context.Context, planPath string, src *plan.Sou
 	} else {
 		writeInitExpect(&b, built)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", withCode(ExitUsage, err)
-	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return "", withCode(ExitUsage, err)
-	}
-	return path, withCode(ExitUsage, f.Close())
+	return path, writeNew(path, b.Bytes())
 }
 
 func writeInitExpect(b *bytes.Buffer, built executor.TestBuilt) {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // test runs the plan's tests (issue 27): each step's real program over
@@ -37,12 +35,25 @@ func (a *app) test(ctx context.Context, args []string) error {
 	more, fdiags := plan.LoadTests(p.Path)
 	tests := append(append([]*plan.Test(nil), p.Tests...), more...)
 	diags = append(append(diags, fdiags...), p.CheckTests(tests)...)
-	md, version, closeConn, err := a.testMetadata(ctx, f, p)
+	if p.ConnectionsRefused() {
+		// Nothing connects with a connection the plan refuses (validate).
+		for _, d := range diags {
+			fmt.Fprintln(a.stderr, d.String())
+		}
+		if err := v.Problems(p, diags); err != nil {
+			return err
+		}
+		return silent(ExitUsage)
+	}
+	m, err := a.metadataFor(ctx, f, p, false)
 	if err != nil {
 		return err
 	}
-	defer closeConn()
-	results, diags := executor.RunTests(ctx, executor.Setup{Plan: p, Diagnostics: diags, Metadata: md, Version: version, Getenv: a.getenv}, tests)
+	defer m.conn.Close()
+	if m.unknownVersion {
+		diags = append(diags, unknownVersion(p))
+	}
+	results, diags := executor.RunTests(ctx, executor.Setup{Plan: p, Diagnostics: diags, Metadata: m.md, Version: m.version, Getenv: a.getenv}, tests)
 	for _, d := range diags {
 		fmt.Fprintln(a.stderr, d.String())
 	}
@@ -69,41 +80,4 @@ func (a *app) test(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
-}
-
-// testMetadata is the metadata the tests are typed by, as validate finds
-// it: --metadata or the plan's target.metadata, --sandbox's demo schema,
-// else the target's $metadata.
-func (a *app) testMetadata(ctx context.Context, f checkFlags, p *plan.Plan) (*odata.Metadata, odata.Version, func(), error) {
-	none := func() {}
-	md, _, err := loadMetadataFile(f.metadata, p)
-	if err != nil {
-		return nil, odata.Version{}, none, err
-	}
-	declared, err := a.declaredVersion(f.conn, p)
-	if err != nil {
-		return nil, odata.Version{}, none, err
-	}
-	offline := newest
-	if declared.Known() {
-		offline = declared
-	}
-	switch {
-	case md != nil:
-		return md, offline, none, nil
-	case f.conn.sandbox:
-		return sandbox.DemoMetadata(), offline, none, nil
-	}
-	if err := a.checkConnections(p); err != nil {
-		return nil, odata.Version{}, none, err
-	}
-	cn, version, err := a.connectVersion(ctx, f.conn, p)
-	if err != nil {
-		return nil, odata.Version{}, none, err
-	}
-	if md, _, err = cn.client.Metadata(ctx); err != nil {
-		cn.Close()
-		return nil, odata.Version{}, none, a.unreachable(cn, err)
-	}
-	return md, version, cn.Close, nil
 }

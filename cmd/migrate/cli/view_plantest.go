@@ -37,7 +37,7 @@ func (v testHuman) Results(rs []executor.TestResult) error {
 		failed++
 		fmt.Fprintf(w, "FAIL  %s (step %s)\n", r.Test.Name, r.Test.Step)
 		for _, f := range r.Failures {
-			fmt.Fprintf(w, "      %s\n", failureText(r.Test, f))
+			fmt.Fprintf(w, "      %s\n", failureText(f))
 		}
 		for _, n := range r.Notes {
 			fmt.Fprintf(w, "      note: %s\n", n)
@@ -49,13 +49,9 @@ func (v testHuman) Results(rs []executor.TestResult) error {
 
 // failureText is one failure in a line: where the test expects it, what,
 // and where the plan writes the field.
-func failureText(t *plan.Test, f executor.TestFailure) string {
-	at := f.At
-	if at.Line == 0 {
-		at = t.Pos
-	}
+func failureText(f executor.TestFailure) string {
 	var b strings.Builder
-	b.WriteString(at.String() + ": ")
+	b.WriteString(f.At.String() + ": ")
 	if f.Where != "" {
 		b.WriteString(f.Where + ": ")
 	}
@@ -110,11 +106,7 @@ func (v testJSONView) Results(rs []executor.TestResult) error {
 		c := testCaseJSON{Name: r.Test.Name, Step: r.Test.Step, At: r.Test.Pos.String(), Passed: len(r.Failures) == 0,
 			Failures: []testFailureJSON{}, Notes: append([]string{}, r.Notes...)}
 		for _, f := range r.Failures {
-			at := f.At
-			if at.Line == 0 {
-				at = r.Test.Pos
-			}
-			c.Failures = append(c.Failures, testFailureJSON{At: at.String(), Where: f.Where, Field: f.Field,
+			c.Failures = append(c.Failures, testFailureJSON{At: f.At.String(), Where: f.Where, Field: f.Field,
 				Expected: f.Expected, Got: f.Got, Plan: f.Plan, Message: f.Message})
 		}
 		if c.Passed {
