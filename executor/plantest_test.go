@@ -133,7 +133,7 @@ func TestRunTests(t *testing.T) {
       - {row: 2, field: TQUANT}
 `, []string{
 			`t: plan.yaml:37:9 expected a row error at row 2 in TQUANT, got none`,
-			`t: unexpected row error at given:lines:2 in CURDATE: date: "31/31/2026" does not match the layout "02/01/2006" (plan.yaml:22:7)`,
+			`t: plan.yaml:30:5 unexpected row error at given:lines:2 in CURDATE: date: "31/31/2026" does not match the layout "02/01/2006" (plan.yaml:22:7)`,
 		}},
 		{"target lookup not given", `  - name: t
     step: customers
@@ -141,7 +141,7 @@ func TestRunTests(t *testing.T) {
     expect: [{fields: {CUSTDES: F}}]
 `, []string{
 			`t: plan.yaml:30:5 expected 1 record, got 0`,
-			`t: unexpected row error at given:agents:1 in CUSTDES: lookup families reads FAMILY_LOG on the target, which is not available offline in a test: give its rows via given: {families: [{FAMILYNAME: ..., FAMILYDESC: ...}]} (plan.yaml:14:7)`,
+			`t: plan.yaml:30:5 unexpected row error at given:agents:1 in CUSTDES: lookup families reads FAMILY_LOG on the target, which is not available offline in a test: give its rows via given: {families: [{FAMILYNAME: ..., FAMILYDESC: ...}]} (plan.yaml:14:7)`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
