@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,22 +64,73 @@ func RunTests(ctx context.Context, s Setup, tests []*plan.Test) ([]TestResult, p
 	return out, diags
 }
 
-// TestBuilt is what a test's step built from its given rows.
-type TestBuilt struct {
-	Records []*transform.Record
-	Errors  []*transform.RowError
+// Expected is what a test's step builds from its given rows, written as
+// a test expects it: records (fields in the plan's order, each sub-form's
+// lines) and row errors (row, field, the whole message).
+type Expected struct {
+	Records []*plan.ExpectRecord
+	Errors  []*plan.ExpectError
 }
 
-// BuildTest builds the records of t's step from t's given rows, as
-// RunTests does before it compares them: migrate init writes a first test
-// that expects what its rows give now. The diagnostics are as RunTests's.
-func BuildTest(ctx context.Context, s Setup, t *plan.Test) (TestBuilt, plan.Diagnostics, error) {
+// BuildTest builds t's step from t's given rows, as RunTests does before
+// it compares: migrate init writes a first test that expects what its rows
+// give now, so it passes as written. The diagnostics are as RunTests's;
+// with an error among them nothing is built.
+func BuildTest(ctx context.Context, s Setup, t *plan.Test) (Expected, plan.Diagnostics, error) {
 	tp, diags := compileTests(s)
 	if tp == nil {
-		return TestBuilt{}, diags, nil
+		return Expected{}, diags, nil
 	}
 	b, _, err := tp.build(ctx, t)
-	return b, diags, err
+	var out Expected
+	for _, r := range b.Records {
+		out.Records = append(out.Records, expectForm(r.Fields, r.Order, r.Children))
+	}
+	for _, e := range b.Errors {
+		out.Errors = append(out.Errors, &plan.ExpectError{Row: e.Loc.Line, Field: e.Field, Message: e.Message})
+	}
+	return out, diags, err
+}
+
+// expectForm is a record or line as a test expects it.
+func expectForm(fields map[string]any, order []string, kids []*transform.Child) *plan.ExpectRecord {
+	r := &plan.ExpectRecord{}
+	for _, name := range order {
+		if v, ok := fields[name]; ok {
+			r.Fields = append(r.Fields, &plan.ExpectField{Name: name, Value: expectValue(v)})
+		}
+	}
+	for _, k := range kids {
+		i := slices.IndexFunc(r.Lines, func(l *plan.ExpectLines) bool { return l.Nav == k.Nav })
+		if i < 0 {
+			r.Lines = append(r.Lines, &plan.ExpectLines{Nav: k.Nav})
+			i = len(r.Lines) - 1
+		}
+		r.Lines[i].Lines = append(r.Lines[i].Lines, expectForm(k.Fields, k.Order, k.Children))
+	}
+	return r
+}
+
+// expectValue is a built value as a test writes it: text, true/false, a
+// number's text, or nil; a date and time as OData writes it.
+func expectValue(v any) any {
+	switch x := v.(type) {
+	case nil, string, bool:
+		return x
+	case int64:
+		return plan.Number(strconv.FormatInt(x, 10))
+	case odata.Decimal:
+		return plan.Number(x.String())
+	case time.Time:
+		return odata.FormatDateTime(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// testBuilt is what a test's step built from its given rows.
+type testBuilt struct {
+	Records []*transform.Record
+	Errors  []*transform.RowError
 }
 
 // testProgram is a plan compiled to run tests on.
@@ -157,7 +209,7 @@ func (tp *testProgram) run(ctx context.Context, t *plan.Test) TestResult {
 
 // build runs t's step over t's given rows. notes are the lookups that
 // could not be built from them.
-func (tp *testProgram) build(ctx context.Context, t *plan.Test) (TestBuilt, []string, error) {
+func (tp *testProgram) build(ctx context.Context, t *plan.Test) (testBuilt, []string, error) {
 	prog, columns := tp.prog, tp.columns
 	var notes []string
 	given := map[string]*plan.Given{}
@@ -239,7 +291,7 @@ func (tp *testProgram) build(ctx context.Context, t *plan.Test) (TestBuilt, []st
 		}
 		return nil
 	})
-	return TestBuilt{Records: records, Errors: rowErrs}, notes, err
+	return testBuilt{Records: records, Errors: rowErrs}, notes, err
 }
 
 // checker compares what a step built with what a test expects.

@@ -9,12 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // initTestRows is how many of the source's first rows the first test
@@ -49,7 +47,7 @@ func (a *app) writeInitTests(ctx context.Context, planPath string, src *plan.Sou
 		g.Rows = append(g.Rows, gr)
 	}
 	t := &plan.Test{Name: "the first rows of " + filepath.Base(src.File), Step: step.Name, Given: []*plan.Given{g}}
-	built, diags, err := executor.BuildTest(ctx, executor.Setup{Plan: p, Metadata: md, Version: newest, Getenv: a.getenv}, t)
+	want, diags, err := executor.BuildTest(ctx, executor.Setup{Plan: p, Metadata: md, Version: newest, Getenv: a.getenv}, t)
 	if err != nil {
 		return "", err
 	}
@@ -67,81 +65,64 @@ func (a *app) writeInitTests(ctx context.Context, planPath string, src *plan.Sou
 	if diags.HasErrors() {
 		b.WriteString("  # expect: the plan has problems now (migrate validate); once it has none, write\n  # the records these rows must give here.\n")
 	} else {
-		writeInitExpect(&b, built)
+		writeInitExpect(&b, want)
 	}
 	return path, writeNew(path, b.Bytes())
 }
 
-func writeInitExpect(b *bytes.Buffer, built executor.TestBuilt) {
+func writeInitExpect(b *bytes.Buffer, want executor.Expected) {
 	b.WriteString("  expect:\n")
-	if len(built.Records) == 0 {
+	if len(want.Records) == 0 {
 		b.WriteString("    []\n")
 	}
-	for _, r := range built.Records {
-		fmt.Fprintf(b, "    - fields: {%s}\n", yamlFields(r.Fields, r.Order))
-		for _, nav := range navsOf(r.Children) {
-			fmt.Fprintf(b, "      %s:\n", yamlKey(nav))
-			for _, c := range r.Children {
-				if c.Nav == nav {
-					fmt.Fprintf(b, "        - %s\n", yamlLine(c))
-				}
+	for _, r := range want.Records {
+		fmt.Fprintf(b, "    - fields: {%s}\n", yamlFields(r.Fields))
+		for _, ls := range r.Lines {
+			fmt.Fprintf(b, "      %s:\n", yamlKey(ls.Nav))
+			for _, l := range ls.Lines {
+				fmt.Fprintf(b, "        - %s\n", yamlLine(l))
 			}
 		}
 	}
-	if len(built.Errors) > 0 {
+	if len(want.Errors) > 0 {
 		b.WriteString("  errors:\n")
 	}
-	for _, e := range built.Errors {
+	for _, e := range want.Errors {
 		field := ""
 		if e.Field != "" {
 			field = ", field: " + yamlKey(e.Field)
 		}
-		fmt.Fprintf(b, "    - {row: %d%s, message: %s}\n", e.Loc.Line, field, yamlText(e.Message))
+		fmt.Fprintf(b, "    - {row: %d%s, message: %s}\n", e.Row, field, yamlText(e.Message))
 	}
 }
 
 // yamlLine is a sub-form line as a flow mapping: its fields, then its own
 // sub-forms' lines.
-func yamlLine(c *transform.Child) string {
+func yamlLine(l *plan.ExpectRecord) string {
 	parts := []string{}
-	if f := yamlFields(c.Fields, c.Order); f != "" {
+	if f := yamlFields(l.Fields); f != "" {
 		parts = append(parts, f)
 	}
-	for _, nav := range navsOf(c.Children) {
-		var lines []string
-		for _, k := range c.Children {
-			if k.Nav == nav {
-				lines = append(lines, yamlLine(k))
-			}
+	for _, ls := range l.Lines {
+		lines := make([]string, len(ls.Lines))
+		for i, k := range ls.Lines {
+			lines[i] = yamlLine(k)
 		}
-		parts = append(parts, yamlKey(nav)+": ["+strings.Join(lines, ", ")+"]")
+		parts = append(parts, yamlKey(ls.Nav)+": ["+strings.Join(lines, ", ")+"]")
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// navsOf lists the sub-forms of children, in order of appearance.
-func navsOf(children []*transform.Child) []string {
-	var out []string
-	for _, c := range children {
-		if !slices.Contains(out, c.Nav) {
-			out = append(out, c.Nav)
-		}
-	}
-	return out
-}
-
-func yamlFields(fields map[string]any, order []string) string {
-	parts := make([]string, 0, len(order))
-	for _, name := range order {
-		if v, ok := fields[name]; ok {
-			parts = append(parts, yamlKey(name)+": "+yamlValue(v))
-		}
+func yamlFields(fields []*plan.ExpectField) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = yamlKey(f.Name) + ": " + yamlValue(f.Value)
 	}
 	return strings.Join(parts, ", ")
 }
 
-// yamlValue writes a field's value as a test expects it: text quoted,
-// numbers and booleans bare, a date and time as OData writes it, quoted.
+// yamlValue writes an expected value: text quoted, numbers and booleans
+// bare, none as ~.
 func yamlValue(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -150,12 +131,8 @@ func yamlValue(v any) string {
 		return yamlText(x)
 	case bool:
 		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case odata.Decimal:
-		return x.String()
-	case time.Time:
-		return yamlText(odata.FormatDateTime(x))
+	case plan.Number:
+		return string(x)
 	}
 	return yamlText(fmt.Sprint(v))
 }
