@@ -215,7 +215,7 @@ var format = []Block{
 	{Name: "test_error", Heading: "tests[].errors[]", Desc: "A row error a plan test expects.",
 		Keys: []Key{
 			{Name: "row", Type: "integer ≥ 1", Default: "required", Required: true, Schema: `{"type": "integer"}`, Min: 1,
-				Meaning: "the row of the step's source it is about, counted from 1 among the rows given"},
+				Meaning: "the given row it is about, counted from 1 among the rows given to its source (the step's, or a linked sub-form's)"},
 			{Name: "field", Type: "field name", Default: "any", Schema: `{"type": "string"}`,
 				Meaning: "the field it is about"},
 			{Name: "message", Type: "string", Default: "any", Schema: `{"type": "string"}`,
