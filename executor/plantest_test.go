@@ -177,3 +177,27 @@ func TestDocsPlanTestsExamplePass(t *testing.T) {
 		}
 	}
 }
+
+// ref() to another step gives the dry run's stand-in: no other step runs
+// in a test.
+func TestRunTestsRef(t *testing.T) {
+	t.Parallel()
+	src := `version: 1
+sources:
+  c: {file: c.csv}
+  o: {file: o.csv}
+steps:
+  - {name: customers, entity: CUSTOMERS, source: c, id: row.Code, fields: {CUSTNAME: row.Code, CUSTDES: row.Name}}
+  - {name: orders, entity: ORDERS, source: o, fields: {CUSTNAME: 'ref("customers", row.Customer)'}}
+tests:
+  - {name: stand-in, step: orders, given: {o: [{Customer: C1}]}, expect: [{fields: {CUSTNAME: "{customers:C1}"}}]}
+`
+	p, ds := plan.Decode("plan.yaml", []byte(src))
+	if ds.HasErrors() {
+		t.Fatalf("plan: %v", ds)
+	}
+	results, ds := RunTests(context.Background(), Setup{Plan: p, Metadata: sandbox.DemoMetadata(), Version: odata.Version{Major: 23, Minor: 0}}, p.Tests)
+	if ds.HasErrors() || len(results) != 1 || len(results[0].Failures) != 0 {
+		t.Fatalf("results %+v, plan: %v", results, ds)
+	}
+}
