@@ -44,11 +44,11 @@ steps:
 tests:
 `
 
-// runTests runs the tests written after testedPlan and says each
-// outcome in a line per failure.
-func runTests(t *testing.T, tests string) []string {
+// runPlanTests decodes a plan and runs its tests against the sandbox's
+// demo schema; the plan must have no problem.
+func runPlanTests(t *testing.T, src string) []TestResult {
 	t.Helper()
-	p, ds := plan.Decode("plan.yaml", []byte(testedPlan+tests))
+	p, ds := plan.Decode("plan.yaml", []byte(src))
 	if ds.HasErrors() {
 		t.Fatalf("plan: %v", ds)
 	}
@@ -56,6 +56,14 @@ func runTests(t *testing.T, tests string) []string {
 	if ds.HasErrors() {
 		t.Fatalf("plan: %v", ds)
 	}
+	return results
+}
+
+// runTests runs the tests written after testedPlan and says each
+// outcome in a line per failure.
+func runTests(t *testing.T, tests string) []string {
+	t.Helper()
+	results := runPlanTests(t, testedPlan+tests)
 	var out []string
 	for _, r := range results {
 		if len(r.Failures) == 0 {
@@ -163,13 +171,9 @@ func TestDocsPlanTestsExamplePass(t *testing.T) {
 	section := userdocs.Section(t, page, "Plan tests")
 	start := strings.Index(section, "```yaml\n") + len("```yaml\n")
 	tests := section[start : start+strings.Index(section[start:], "```\n")]
-	p, ds := plan.Decode("plan.yaml", []byte(example+"\n"+tests))
-	if ds.HasErrors() {
-		t.Fatalf("plan: %v", ds)
-	}
-	results, ds := RunTests(context.Background(), Setup{Plan: p, Metadata: sandbox.DemoMetadata(), Version: odata.Version{Major: 23, Minor: 0}}, p.Tests)
-	if ds.HasErrors() || len(results) != 2 {
-		t.Fatalf("%d results; plan: %v", len(results), ds)
+	results := runPlanTests(t, example+"\n"+tests)
+	if len(results) != 2 {
+		t.Fatalf("%d results", len(results))
 	}
 	for _, r := range results {
 		if len(r.Failures) > 0 {
@@ -192,12 +196,7 @@ steps:
 tests:
   - {name: stand-in, step: orders, given: {o: [{Customer: C1}]}, expect: [{fields: {CUSTNAME: "{customers:C1}"}}]}
 `
-	p, ds := plan.Decode("plan.yaml", []byte(src))
-	if ds.HasErrors() {
-		t.Fatalf("plan: %v", ds)
-	}
-	results, ds := RunTests(context.Background(), Setup{Plan: p, Metadata: sandbox.DemoMetadata(), Version: odata.Version{Major: 23, Minor: 0}}, p.Tests)
-	if ds.HasErrors() || len(results) != 1 || len(results[0].Failures) != 0 {
-		t.Fatalf("results %+v, plan: %v", results, ds)
+	if results := runPlanTests(t, src); len(results) != 1 || len(results[0].Failures) != 0 {
+		t.Fatalf("results %+v", results)
 	}
 }
