@@ -19,7 +19,9 @@
 // holds; CheckReferences checks exists: before anything is sent;
 // TargetLookups reads the lookups that read the target; and WriteExport
 // writes an entity's rows (export.go) as workbooks a plan reads
-// back.
+// back. RunTests (plantest.go) runs a plan's tests: it compiles the plan
+// without opening a source file and builds a test's step from the rows
+// the test gives, comparing with compare.Value.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from

@@ -2,7 +2,9 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -164,6 +166,29 @@ func Columns(s *plan.Source) ([]string, error) {
 	}
 	defer r.Close()
 	return r.Header().Names, nil
+}
+
+// FirstRows reads the header and the first n rows of the file s names
+// (relative to the working directory, as Columns), each cell as the
+// reports write it: migrate init gives them to the first test it writes.
+func FirstRows(s *plan.Source, n int) ([]string, [][]string, error) {
+	r, err := source.Open(sourceOptions(s.File, s))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	var rows [][]string
+	for len(rows) < n {
+		row, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, cellTexts(row.Cells))
+	}
+	return r.Header().Names, rows, nil
 }
 
 // sourceOptions turns a plan's source, its file at path, into the

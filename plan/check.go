@@ -337,6 +337,7 @@ func (p *Plan) check() Diagnostics {
 			d.warnf(l.Pos, "lookup %s is not used by any expression", quote(l.Name))
 		}
 	}
+	d.list = append(d.list, p.CheckTests(p.Tests)...)
 	return d.list
 }
 

@@ -254,6 +254,8 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			w.decodeSources(p, e)
 		case "lookups":
 			w.decodeLookups(p, e)
+		case "tests":
+			p.Tests = w.decodeTests(e.val, "\"tests\"")
 		case "steps":
 			p.StepsPos = e.kpos
 			items, ok := w.sequence(e.val, "\"steps\"")

@@ -58,6 +58,9 @@ type Plan struct {
 	Sources     []*Source // in file order
 	Lookups     []*Lookup // in file order
 	Steps       []*Step   // in file order
+	// Tests are the plan's own tests (tests:), in file order; those of
+	// the file beside it are LoadTests'.
+	Tests []*Test
 	// StepsPos is the position of the "steps" key (zero when absent).
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.

@@ -212,7 +212,8 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 		diffJSON{}, diffStepJSON{}, diffRecordJSON{}, fieldChangeJSON{},
 		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{},
 		profileJSON{}, profileSourceJSON{}, profileColumnJSON{}, profileCountJSON{}, profileSampleJSON{}, profileKindsJSON{},
-		profileFieldJSON{}, profileFindingJSON{}, profileLayoutJSON{}, profileGroupJSON{}, profileMissingJSON{}} {
+		profileFieldJSON{}, profileFindingJSON{}, profileLayoutJSON{}, profileGroupJSON{}, profileMissingJSON{},
+		testJSON{}, testCaseJSON{}, testFailureJSON{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

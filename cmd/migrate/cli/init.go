@@ -68,18 +68,20 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		_, err := a.stdout.Write(b.Bytes())
 		return err
 	}
-	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// Its first test goes beside it: refused before anything is written,
+	// as the plan itself is, when that file exists.
+	if _, err := os.Lstat(plan.TestsFile(*out)); err == nil {
+		return usageErr("%s exists; init writes the plan's first test there", plan.TestsFile(*out))
+	}
+	if err := writeNew(*out, b.Bytes()); err != nil {
+		return err
+	}
+	tests, err := a.writeInitTests(ctx, *out, ps, md)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", *out, *out)
+		return err
 	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return withCode(ExitUsage, err)
-	}
-	if err := f.Close(); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", *out, *out)
+	fmt.Fprintf(a.stderr, "wrote %s and its first test, %s; next: migrate validate %s, then migrate test %s\n", *out, tests, *out, *out)
 	return nil
 }
 
@@ -179,4 +181,17 @@ func quoteAll(ss []string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
+}
+
+// writeNew writes a file init makes, refusing to overwrite one.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return withCode(ExitUsage, err)
+	}
+	return withCode(ExitUsage, f.Close())
 }

@@ -56,6 +56,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"validate", "check a plan, its sources' headers and the metadata; reads no rows", (*app).validate, false},
+		{"test", "run the plan's tests: build a step's records from the rows a test gives and compare them with what it expects; offline", (*app).test, false},
 		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan, false},
 		{"profile", "per column of a plan's sources (or a file): blanks, distinct and frequent values, lengths against MaxLength, numbers, dates, spaces, duplicate keys, missing references, with their cells", (*app).profile, false},
 		{"diff", "what apply would do to each record against the target: create, update (old → new), unchanged, conflict, missing", (*app).diff, false},

@@ -61,44 +61,14 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 		return nil, err
 	}
 	c := &checked{plan: p}
-	md, file, err := loadMetadataFile(f.metadata, p)
+	m, err := a.metadataFor(ctx, f, p, needConn)
 	if err != nil {
 		return nil, err
 	}
-	declared, err := a.declaredVersion(f.conn, p)
-	if err != nil {
-		return nil, err
-	}
-	// Offline there is no server to ask: the declared version, else the
-	// newest.
-	offline := newest
-	if declared.Known() {
-		offline = declared
-	}
-	var version odata.Version
-	switch {
-	case md != nil && !needConn:
-		c.mdSource, version = file, offline
-	case f.conn.sandbox && !needConn:
-		md, c.mdSource, version = sandbox.DemoMetadata(), "the sandbox's demo schema", offline
-	default:
-		cn, v, err := a.connectVersion(ctx, f.conn, p)
-		if err != nil {
-			return nil, err
-		}
-		c.conn, version = cn, v
-		if !version.Known() {
-			diags = append(diags, unknownVersion(p))
-		}
-		if md != nil {
-			c.mdSource = file
-		} else {
-			if md, _, err = cn.client.Metadata(ctx); err != nil {
-				cn.Close()
-				return nil, a.unreachable(cn, err)
-			}
-			c.mdSource = "the target's $metadata"
-		}
+	md, file, version := m.md, m.file, m.version
+	c.conn, c.mdSource = m.conn, m.source
+	if m.unknownVersion {
+		diags = append(diags, unknownVersion(p))
 	}
 	// The connections are read unless the check is offline (a saved
 	// $metadata): a dry run on --sandbox still reads the template company.
@@ -115,6 +85,59 @@ func (a *app) check(ctx context.Context, path string, f checkFlags, needConn boo
 	c.run, c.diags = executor.Prepare(ctx, executor.Setup{Plan: p, Diagnostics: diags, Metadata: md, Version: version,
 		Services: services, Getenv: a.getenv, Memory: f.memory.bytes})
 	return c, nil
+}
+
+// against is what a plan is checked against: its metadata, where that
+// came from, the system version, and the connection to the target when
+// one was made.
+type against struct {
+	md     *odata.Metadata
+	file   string // the metadata file read ("": none)
+	source string // for people: the file, the sandbox's demo schema, the target's $metadata
+	// version is the target's, else the declared one, else the newest.
+	version odata.Version
+	conn    *conn // nil offline
+	// unknownVersion: the target cannot say its version and none is declared.
+	unknownVersion bool
+}
+
+// metadataFor finds what validate checks p against: --metadata or the
+// plan's target.metadata, else (unless needConn) --sandbox's demo schema,
+// else the target, connected to.
+func (a *app) metadataFor(ctx context.Context, f checkFlags, p *plan.Plan, needConn bool) (against, error) {
+	md, file, err := loadMetadataFile(f.metadata, p)
+	if err != nil {
+		return against{}, err
+	}
+	declared, err := a.declaredVersion(f.conn, p)
+	if err != nil {
+		return against{}, err
+	}
+	// Offline there is no server to ask: the declared version, else the
+	// newest.
+	offline := newest
+	if declared.Known() {
+		offline = declared
+	}
+	switch {
+	case md != nil && !needConn:
+		return against{md: md, file: file, source: file, version: offline}, nil
+	case f.conn.sandbox && !needConn:
+		return against{md: sandbox.DemoMetadata(), source: "the sandbox's demo schema", version: offline}, nil
+	}
+	cn, version, err := a.connectVersion(ctx, f.conn, p)
+	if err != nil {
+		return against{}, err
+	}
+	m := against{md: md, file: file, source: file, version: version, conn: cn, unknownVersion: !version.Known()}
+	if md == nil {
+		if m.md, _, err = cn.client.Metadata(ctx); err != nil {
+			cn.Close()
+			return against{}, a.unreachable(cn, err)
+		}
+		m.source = "the target's $metadata"
+	}
+	return m, nil
 }
 
 type validateJSON struct {
