@@ -254,6 +254,8 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			w.decodeSources(p, e)
 		case "lookups":
 			w.decodeLookups(p, e)
+		case "maps":
+			w.decodeMaps(p, e)
 		case "steps":
 			p.StepsPos = e.kpos
 			items, ok := w.sequence(e.val, "\"steps\"")
@@ -556,6 +558,41 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 			}
 		}
 		p.Lookups = append(p.Lookups, l)
+	}
+}
+
+// decodeMaps reads the value maps: maps: {units: {"יח'": EA, kg: KG}}.
+// Each key is a source value as text (a number as written) and each value
+// the target value it becomes.
+func (w *walker) decodeMaps(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"maps\"", nil)
+	if !ok {
+		return
+	}
+	for _, me := range f.entries {
+		m := &ValueMap{Name: me.key, Pos: me.kpos}
+		what := fmt.Sprintf("map %s", quote(me.key))
+		if !nameRE.MatchString(me.key) {
+			w.errorf(me.kpos, "map name %s may hold only letters, digits, \"_\" and \"-\"", quote(me.key))
+		}
+		p.Maps = append(p.Maps, m) // even when wrong: its uses are not unknown
+		mf, ok := w.mapping(me.val, what, nil)
+		if !ok {
+			continue
+		}
+		if len(mf.entries) == 0 {
+			w.errorf(w.pos(me.val), "%s is empty; give each source value and its target value (units: {kg: KG})", what)
+		}
+		for _, ve := range mf.entries {
+			if ve.val.Kind != yaml.ScalarNode || isNull(ve.val) {
+				w.errorf(w.pos(ve.val), "%s: the value %s must map to a target value in text (\"\" for empty), not %s", what, quote(ve.key), describe(ve.val))
+				continue
+			}
+			m.Entries = append(m.Entries, MapEntry{Source: ve.key, Target: ve.val.Value, Pos: ve.kpos})
+		}
 	}
 }
 

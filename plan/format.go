@@ -52,6 +52,8 @@ var format = []Block{
 				Meaning: "the input files, by a name of letters, digits, `_` and `-` (not `group`)"},
 			{Name: "lookups", Type: "mapping of name to lookup", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"$ref": "#/$defs/lookup"}}`,
 				Meaning: "in-memory maps built from a source, read with `lookup(\"name\", key)`"},
+			{Name: "maps", Type: "mapping of name to value map", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"type": "object", "minProperties": 1, "additionalProperties": {"type": ["string", "number", "boolean"]}}}`,
+				Meaning: "value maps written in the plan, source value to target value (`units: {\"יח'\": EA, kg: KG}`), read with `map(\"name\", value)`; a value a map lacks is a row error at its cell (see Value maps). An extension of the original format"},
 			{Name: "steps", Type: "list of steps", Default: "required, at least one", Required: true, Schema: `{"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}}`,
 				Meaning: "one entity loaded from one source per step; run in dependency order"},
 		}},

@@ -57,7 +57,10 @@ type Plan struct {
 	Connections []*Connection
 	Sources     []*Source // in file order
 	Lookups     []*Lookup // in file order
-	Steps       []*Step   // in file order
+	// Maps are the value maps read with map("name", value) (issue 27), in
+	// file order.
+	Maps  []*ValueMap
+	Steps []*Step // in file order
 	// StepsPos is the position of the "steps" key (zero when absent).
 	StepsPos Pos
 	// Spans holds where each top-level key and its value stand.
@@ -194,6 +197,39 @@ type Lookup struct {
 	Filter     string
 	EntityPos  Pos
 	FilterPos  Pos
+}
+
+// ValueMap is a map of source values to target values, read with
+// map("name", value): written in the plan (units: {"יח'": EA, kg: KG}).
+// A value it lacks is a row error at its cell.
+type ValueMap struct {
+	Name    string
+	Entries []MapEntry // in file order
+	Pos     Pos        // of the map's name
+}
+
+// MapEntry is one source value of a map and the target value it becomes.
+type MapEntry struct {
+	Source, Target string
+	Pos            Pos // of the source value (the key)
+}
+
+// Map returns the value map of that name, or nil.
+func (p *Plan) Map(name string) *ValueMap {
+	for _, m := range p.Maps {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func (p *Plan) mapNames() []string {
+	out := make([]string, len(p.Maps))
+	for i, m := range p.Maps {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // Mode is a step's write mode.
