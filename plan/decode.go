@@ -29,6 +29,7 @@ var (
 	connKeys    = keyNames("connection")
 	sourceKeys  = keyNames("source")
 	lookupKeys  = keyNames("lookup")
+	mapKeys     = keyNames("map")
 	stepKeys    = keyNames("step")
 	subformKeys = keyNames("subform")
 	linkKeys    = keyNames("link")
@@ -583,6 +584,10 @@ func (w *walker) decodeMaps(p *Plan, e entry) {
 		if !ok {
 			continue
 		}
+		if fe, ok := mf.get("file"); ok && len(mf.entries) == len(mapKeys) {
+			w.decodeMapFile(m, fe, what)
+			continue
+		}
 		if len(mf.entries) == 0 {
 			w.errorf(w.pos(me.val), "%s is empty; give each source value and its target value (units: {kg: KG})", what)
 		}
@@ -594,6 +599,22 @@ func (w *walker) decodeMaps(p *Plan, e entry) {
 			m.Entries = append(m.Entries, MapEntry{Source: ve.key, Target: ve.val.Value, Pos: ve.kpos})
 		}
 	}
+}
+
+// decodeMapFile reads units: {file: mapping.xlsx}: a map whose values come
+// from a mapping file (a .csv or .xlsx with columns map, source, target
+// and confirmed), read where the plan is checked.
+func (w *walker) decodeMapFile(m *ValueMap, e entry, what string) {
+	v, ok := w.text(e)
+	if !ok {
+		return
+	}
+	ext := strings.ToLower(filepath.Ext(v))
+	if ext != ".csv" && ext != ".xlsx" {
+		w.errorf(w.pos(e.val), "\"file\" of %s must be a .csv or .xlsx mapping file (migrate mapping writes one), not %s", what, describe(e.val))
+		return
+	}
+	m.File, m.FilePos = v, w.pos(e.val)
 }
 
 // connectionOf is a source's connection: as written, for messages.

@@ -19,6 +19,7 @@ maps:
     2.50: HALF
     12: 12
     none: ""
+  confirmed: {file: mapping.xlsx}
 steps:
   - name: s
     entity: LOGPART
@@ -26,9 +27,9 @@ steps:
     fields:
       PARTNAME: row.A
       UNITNAME: map("units", row.U)
-      PARTDES: 'map("units", row.A) + join(map(group, #.A), "")'
+      PARTDES: 'map("units", row.A) + join(map(group, #.A), "") + map("confirmed", row.A)'
 `))
-	want := []string{`plan.yaml:18:48: field "PARTDES" of step "s" reads "group", which exists only on a step with group_by`}
+	want := []string{`plan.yaml:19:48: field "PARTDES" of step "s" reads "group", which exists only on a step with group_by`}
 	assertDiags(t, ds, want)
 	at := func(line, col int) Pos { return Pos{File: "plan.yaml", Line: line, Col: col} }
 	wantMaps := []*ValueMap{{Name: "units", Pos: at(5, 3), Entries: []MapEntry{
@@ -37,9 +38,9 @@ steps:
 		{Source: "2.50", Target: "HALF", Pos: at(8, 5)},
 		{Source: "12", Target: "12", Pos: at(9, 5)},
 		{Source: "none", Target: "", Pos: at(10, 5)},
-	}}}
+	}}, {Name: "confirmed", Pos: at(11, 3), File: "mapping.xlsx", FilePos: at(11, 21)}}
 	if !reflect.DeepEqual(p.Maps, wantMaps) {
-		t.Errorf("maps = %+v\nwant %+v", p.Maps, wantMaps)
+		t.Errorf("maps = %+v %+v\nwant %+v %+v", *p.Maps[0], *p.Maps[1], *wantMaps[0], *wantMaps[1])
 	}
 	if p.Map("units") != p.Maps[0] || p.Map("unit") != nil {
 		t.Errorf("Map finds by exact name")

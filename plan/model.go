@@ -204,8 +204,13 @@ type Lookup struct {
 // A value it lacks is a row error at its cell.
 type ValueMap struct {
 	Name    string
-	Entries []MapEntry // in file order
+	Entries []MapEntry // in file order; none for a file map
 	Pos     Pos        // of the map's name
+	// File is the mapping file the map is read from (units: {file:
+	// mapping.xlsx}), "" for a map written in the plan; FilePos is where
+	// its name is written.
+	File    string
+	FilePos Pos
 }
 
 // MapEntry is one source value of a map and the target value it becomes.

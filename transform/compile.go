@@ -75,6 +75,7 @@ type compiled struct {
 	reads    []string   // the columns it reads as row.X, each once
 	lookup   string     // the lookup when the expression is lookup("NAME", row.X)
 	mapped   string     // the column when it is map("NAME", row.X): where a value the map lacks is
+	mapName  string     // and NAME
 	expr     *plan.Expr // where it is written, for messages
 	pos      plan.Pos
 }
@@ -655,7 +656,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 				ce.lookup = name.Value
 				ce.reads = []string{strings.TrimPrefix(arg.Value, colPrefix)}
 			case mapFunc:
-				ce.mapped = strings.TrimPrefix(arg.Value, colPrefix)
+				ce.mapped, ce.mapName = strings.TrimPrefix(arg.Value, colPrefix), name.Value
 			}
 		}
 	}

@@ -16,12 +16,16 @@ type valueMap struct {
 	name   string
 	values map[string]string
 	keys   []string // the source values in plan order, for suggestions
+	// file is the mapping file of a file map ("" for a map in the plan);
+	// pending are its rows not confirmed, or confirmed without a target.
+	file    string
+	pending map[string]MapRow
 }
 
 func newValueMaps(p *plan.Plan) map[string]*valueMap {
 	out := make(map[string]*valueMap, len(p.Maps))
 	for _, m := range p.Maps {
-		vm := &valueMap{name: m.Name, values: make(map[string]string, len(m.Entries))}
+		vm := &valueMap{name: m.Name, values: make(map[string]string, len(m.Entries)), file: m.File, pending: map[string]MapRow{}}
 		for _, e := range m.Entries {
 			vm.values[e.Source] = e.Target
 			vm.keys = append(vm.keys, e.Source)
@@ -64,11 +68,45 @@ func (p *Program) fnMap(params ...any) (any, error) {
 	if key == "" {
 		return nil, nil
 	}
+	if m.file != "" {
+		return nil, &failError{m.refusal(key)}
+	}
 	msg := fmt.Sprintf("map %s has no value %s", quote(name), quote(key))
 	if best := m.nearest(key); best != "" {
 		return nil, &failError{fmt.Sprintf("%s; did you mean %s?", msg, quote(best))}
 	}
 	return nil, &failError{msg + "; add it to the map"}
+}
+
+// refusal says why a file map does not give key a value: the row of its
+// mapping file is not confirmed or has no target, or there is none.
+func (m *valueMap) refusal(key string) string {
+	r, ok := m.pending[key]
+	switch {
+	case !ok:
+		return fmt.Sprintf("map %s: %s is not in %s; run migrate mapping to add it", quote(m.name), quote(key), m.file)
+	case r.Target == "":
+		return fmt.Sprintf("map %s: %s has no target in %s (%s)", quote(m.name), quote(key), m.file, r.Loc)
+	}
+	return fmt.Sprintf("map %s: %s → %s is not confirmed in %s (%s)", quote(m.name), quote(key), quote(r.Target), m.file, r.Loc)
+}
+
+// MapKey is a cell's value as map() looks it up: its text; ok is false for
+// a value that is not text or a number (a date, a list).
+func MapKey(v any) (string, bool) { return asText(v) }
+
+// MapRefusal says why the file map name does not give key a target: ""
+// when it does, or when the map is written in the plan (a value it lacks
+// is the row's error).
+func (p *Program) MapRefusal(name, key string) string {
+	m := p.maps[name]
+	if m == nil || m.file == "" {
+		return ""
+	}
+	if _, ok := m.values[key]; ok || key == "" {
+		return ""
+	}
+	return m.refusal(key)
 }
 
 // nearest is the map's value nearest to key: the same but for case, or
