@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -41,7 +44,7 @@ type MappingRow struct {
 // new when there was a file before; an old row no source gives now is
 // kept, noted, so that no confirmation is lost. Rows follow the plan's
 // maps, each in order of first appearance, then the old rows.
-func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before bool) []MappingRow {
+func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before bool, codes map[string][]string) []MappingRow {
 	type key struct{ m, v string }
 	prev := map[key]transform.MapRow{}
 	for _, r := range old {
@@ -68,7 +71,7 @@ func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before boo
 			} else if t, ok := inline[mv.Value]; ok {
 				r.Target, r.Confirmed, r.Note = t, true, NotePlan
 			} else {
-				r.Target = strings.ToUpper(mv.Value)
+				r.Target = propose(mv.Value, codes[m.Name])
 				if before {
 					r.Note = NoteNew
 				}
@@ -90,6 +93,40 @@ func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before boo
 		out = append(out, r)
 	}
 	return out
+}
+
+// propose is a new value's proposed target: the nearest of the target's
+// codes (the same but for case, else by edit distance) when the map names
+// them, else the value itself in capitals.
+func propose(v string, codes []string) string {
+	if c := didyoumean.Nearest(v, codes); c != "" {
+		return c
+	}
+	return strings.ToUpper(v)
+}
+
+// TargetCodes reads, for each file map whose target: names the target's
+// codes ({entity: FAMILY_LOG, key: FAMILYNAME}), those codes from target,
+// every page of them.
+func TargetCodes(ctx context.Context, client *odata.Client, md *odata.Metadata, p *plan.Plan) (map[string][]string, error) {
+	read := TargetLookups(client, md)
+	out := map[string][]string{}
+	for _, m := range p.Maps {
+		if m.TargetEntity == "" || m.TargetKey == "" {
+			continue
+		}
+		l := &plan.Lookup{Name: m.Name, Entity: m.TargetEntity, KeyField: m.TargetKey, ValueField: m.TargetKey}
+		err := read(ctx, l, func(k, _ any) error {
+			if s, ok := transform.MapKey(k); ok && s != "" {
+				out[m.Name] = append(out[m.Name], s)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("map %s: reading %s: %w", m.Name, m.TargetEntity, err)
+		}
+	}
+	return out, nil
 }
 
 // WriteMapping writes rows to out, a .xlsx (one sheet) or a .csv, through

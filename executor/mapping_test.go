@@ -35,15 +35,22 @@ func TestMappingMerge(t *testing.T) {
 		name   string
 		old    []transform.MapRow
 		before bool
+		codes  map[string][]string
 		want   []MappingRow
 	}{
-		{"first", nil, false, []MappingRow{
+		{"first", nil, false, nil, []MappingRow{
 			row("units", "kg", 2, "p.csv:2, p.csv:4", "KG", false, ""),
 			row("units", "ltr", 1, "p.csv:3", "LTR", false, ""),
 			row("colours", "red", 1, "p.csv:2", "R", true, NotePlan),
 			row("colours", "blue", 1, "p.csv:3", "BLUE", false, ""),
 		}},
-		{"again", old, true, []MappingRow{
+		{"codes", nil, false, map[string][]string{"units": {"KG", "LTRS", "EA"}}, []MappingRow{
+			row("units", "kg", 2, "p.csv:2, p.csv:4", "KG", false, ""),
+			row("units", "ltr", 1, "p.csv:3", "LTRS", false, ""),
+			row("colours", "red", 1, "p.csv:2", "R", true, NotePlan),
+			row("colours", "blue", 1, "p.csv:3", "BLUE", false, ""),
+		}},
+		{"again", old, true, nil, []MappingRow{
 			row("units", "kg", 2, "p.csv:2, p.csv:4", "KGM", true, ""),
 			row("units", "ltr", 1, "p.csv:3", "LTR", false, NoteNew),
 			row("colours", "red", 1, "p.csv:2", "R", true, NotePlan),
@@ -55,7 +62,7 @@ func TestMappingMerge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Mapping(p, values, tt.old, tt.before)
+			got := Mapping(p, values, tt.old, tt.before, tt.codes)
 			if len(got) != len(tt.want) {
 				t.Fatalf("%d rows, want %d: %+v", len(got), len(tt.want), got)
 			}

@@ -584,8 +584,11 @@ func (w *walker) decodeMaps(p *Plan, e entry) {
 		if !ok {
 			continue
 		}
-		if fe, ok := mf.get("file"); ok && len(mf.entries) == len(mapKeys) {
+		if fe, ok := mf.get("file"); ok && isMapFile(mf) {
 			w.decodeMapFile(m, fe, what)
+			if te, ok := mf.get("target"); ok {
+				w.decodeMapTarget(m, te, what)
+			}
 			continue
 		}
 		if len(mf.entries) == 0 {
@@ -598,6 +601,34 @@ func (w *walker) decodeMaps(p *Plan, e entry) {
 			}
 			m.Entries = append(m.Entries, MapEntry{Source: ve.key, Target: ve.val.Value, Pos: ve.kpos})
 		}
+	}
+}
+
+// isMapFile: a map whose keys are all of the file form's (file, target)
+// is read from a file; any other is source value to target value.
+func isMapFile(f *fields) bool {
+	for _, e := range f.entries {
+		if !slices.Contains(mapKeys, e.key) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeMapTarget reads target: {entity: FAMILY_LOG, key: FAMILYNAME}.
+func (w *walker) decodeMapTarget(m *ValueMap, e entry, what string) {
+	tw := fmt.Sprintf("\"target\" of %s", what)
+	f, ok := w.mapping(e.val, tw, []string{"entity", "key"})
+	if !ok {
+		return
+	}
+	w.require(f, tw, "entity", "key")
+	m.TargetPos = w.pos(e.val)
+	if ee, ok := f.get("entity"); ok {
+		m.TargetEntity, _ = w.text(ee)
+	}
+	if ke, ok := f.get("key"); ok {
+		m.TargetKey, _ = w.text(ke)
 	}
 }
 

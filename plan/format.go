@@ -141,10 +141,12 @@ var format = []Block{
 				Meaning: "a key not in the map: a row error, `\"\"`, or the key itself"},
 		}},
 	{Name: "map", Heading: "maps.NAME with a file", Desc: "A value map read from a mapping file (columns map, source, count, cells, target, confirmed) that migrate mapping writes and a person confirms.",
-		Note: "A map whose only key is `file` is read from that file; any other mapping is the map itself, source value to target value.",
+		Note: "A map whose keys are `file` and perhaps `target` is read from that file; any other mapping is the map itself, source value to target value.",
 		Keys: []Key{
 			{Name: "file", Type: "path", Default: "required", Required: true, Schema: `{"type": "string", "pattern": "\\.(csv|xlsx)$"}`,
 				Meaning: "the mapping file, `.csv` or `.xlsx`, relative to the plan's folder, or absolute: its rows whose `map` is this map's name give each `source` value its `target`, used once `confirmed` says yes (see Value maps)"},
+			{Name: "target", Type: "`{entity: SET, key: FIELD}`", Default: "none", Schema: `{"type": "object", "required": ["entity", "key"], "additionalProperties": false, "properties": {"entity": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}`,
+				Meaning: "the target's codes the map's values become (`{entity: FAMILY_LOG, key: FAMILYNAME}`): with a target, `migrate mapping` proposes for each value the nearest of them; `validate` checks both names against the metadata"},
 		}},
 	{Name: "step", Heading: "steps[]", Desc: "Loads one entity from one source.",
 		Keys: []Key{

@@ -211,6 +211,11 @@ type ValueMap struct {
 	// its name is written.
 	File    string
 	FilePos Pos
+	// TargetEntity and TargetKey name the target's codes the map's values
+	// become (target: {entity: FAMILY_LOG, key: FAMILYNAME}), for migrate
+	// mapping's proposals; TargetPos is where target: is written.
+	TargetEntity, TargetKey string
+	TargetPos               Pos
 }
 
 // MapEntry is one source value of a map and the target value it becomes.

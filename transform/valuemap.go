@@ -2,7 +2,6 @@ package transform
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -111,14 +110,7 @@ func (p *Program) MapRefusal(name, key string) string {
 
 // nearest is the map's value nearest to key: the same but for case, or
 // the closest by edit distance; "" when none is near.
-func (m *valueMap) nearest(key string) string {
-	for _, k := range m.keys {
-		if strings.EqualFold(k, key) {
-			return k
-		}
-	}
-	return didyoumean.Closest(key, m.keys)
-}
+func (m *valueMap) nearest(key string) string { return didyoumean.Nearest(key, m.keys) }
 
 // patchMapCall rewrites map("name", value), which the parser gives as the
 // builtin map with a predicate, into a call of mapFunc. It reports whether

@@ -16,6 +16,8 @@ import (
 func (a *app) mapping(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("mapping", flag.ContinueOnError)
 	out := fset.String("out", "", "FILE.xlsx or FILE.csv: the mapping file to write (written again, it keeps what it confirmed)")
+	var cf connFlags
+	cf.register(fset, true)
 	pos, err := a.parse(fset, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -64,11 +66,48 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 	if err != nil {
 		return readErr(err)
 	}
-	rows := executor.Mapping(p, values, old, before)
+	codes, err := a.mappingCodes(ctx, cf, p)
+	if err != nil {
+		return err
+	}
+	rows := executor.Mapping(p, values, old, before, codes)
 	if err := executor.WriteMapping(*out, rows); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	return a.mappingView().Mapping(mappingResult{out: *out, plan: p, values: values, rows: rows})
+}
+
+// mappingCodes reads the target's codes that the maps' target: names,
+// when a target is given (--target, --sandbox): new values are proposed
+// the nearest of them.
+func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map[string][]string, error) {
+	named := false
+	for _, m := range p.Maps {
+		named = named || m.TargetEntity != ""
+	}
+	if cf.target == "" && !cf.sandbox {
+		if named {
+			fmt.Fprintln(a.stderr, "note: no target (--target): values are proposed in capitals, not as the nearest of the codes a map's target: names")
+		}
+		return nil, nil
+	}
+	if !named {
+		return nil, nil
+	}
+	cn, err := a.connect(ctx, cf, p)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	md, _, err := cn.client.Metadata(ctx)
+	if err != nil {
+		return nil, a.unreachable(cn, err)
+	}
+	codes, err := executor.TargetCodes(ctx, cn.client, md, p)
+	if err != nil {
+		return nil, a.unreachable(cn, err)
+	}
+	return codes, nil
 }
 
 // metadataOnly: offline, a field the plan writes cannot be checked; that is
