@@ -43,9 +43,10 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	// The sources are read as the plan reads them; no field is written,
-	// so no metadata is needed. A mapping file that does not exist yet, or
-	// that leaves values unconfirmed, is what this command is for: its
-	// problems are not shown.
+	// so no metadata is needed. The plan's problems are shown and do not
+	// stop it (its sources are what it is about), except those of the
+	// mapping files: one that does not exist yet, or leaves values
+	// unconfirmed, is what this command is for.
 	pr, ds := executor.Prepare(ctx, executor.Setup{Plan: p, Diagnostics: diags, Version: newest, Getenv: a.getenv})
 	defer pr.Close()
 	files := map[plan.Pos]bool{}
@@ -55,7 +56,7 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 		}
 	}
 	for _, d := range ds {
-		if !files[d.Pos] && !metadataOnly(d) {
+		if !files[d.Pos] {
 			fmt.Fprintln(a.stderr, d.String())
 		}
 	}
@@ -109,10 +110,6 @@ func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map
 	}
 	return codes, nil
 }
-
-// metadataOnly: offline, a field the plan writes cannot be checked; that is
-// no concern of the mapping file.
-func metadataOnly(d plan.Diagnostic) bool { return d.Severity == plan.SeverityWarning }
 
 type mappingResult struct {
 	out    string
