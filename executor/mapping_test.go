@@ -82,6 +82,10 @@ func TestWriteMappingReadsBack(t *testing.T) {
 	rows := []MappingRow{
 		{MapRow: transform.MapRow{Map: "units", Source: "יח'", Count: 3, Cells: "a.csv:2, a.csv:3", Target: "EA", Confirmed: true}},
 		{MapRow: transform.MapRow{Map: "units", Source: `ק"ג, נטו`, Count: 1, Cells: "a.csv:4", Target: "KG"}, Note: NoteNew},
+		// What a spreadsheet would run as a formula is written quoted in a
+		// CSV, and read back as it was.
+		{MapRow: transform.MapRow{Map: "units", Source: "-", Count: 1, Cells: "a.csv:5", Target: "=NONE", Confirmed: true}},
+		{MapRow: transform.MapRow{Map: "units", Source: "@home", Count: 1, Cells: "a.csv:6", Target: "-5"}},
 	}
 	for _, name := range []string{"m.xlsx", "m.csv"} {
 		out := filepath.Join(t.TempDir(), name)
@@ -92,7 +96,7 @@ func TestWriteMappingReadsBack(t *testing.T) {
 			t.Errorf("%s: mode %v, %v", name, fi.Mode(), err)
 		}
 		got, before, err := ReadMapping(out)
-		if err != nil || !before || len(got) != 2 {
+		if err != nil || !before || len(got) != len(rows) {
 			t.Fatalf("%s: %+v %v %v", name, got, before, err)
 		}
 		for i, r := range got {

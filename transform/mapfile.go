@@ -95,12 +95,25 @@ func ReadMapFile(path, name string) ([]MapRow, error) {
 		}
 		r := MapRow{Map: strings.TrimSpace(cell(ColMap)), Source: cell(ColSource), Cells: cell(ColCells),
 			Target: cell(ColTarget), Confirmed: Confirmed(cell(ColConfirmed)), Loc: row.Loc}
+		if !source.IsWorkbook(path) {
+			r.Source, r.Target = unquoteFormula(r.Source), unquoteFormula(r.Target)
+		}
 		if r.Map == "" && r.Source == "" && r.Target == "" {
 			continue // a blank line
 		}
 		r.Count, _ = strconv.Atoi(strings.TrimSpace(cell(ColCount)))
 		rows = append(rows, r)
 	}
+}
+
+// unquoteFormula undoes what the tool's CSV writer does to a cell that a
+// spreadsheet program would run as a formula ("-" is written "'-"), so that
+// the value migrate mapping wrote is the value the plan reads back.
+func unquoteFormula(s string) string {
+	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {
+		return s[1:]
+	}
+	return s
 }
 
 // LoadMapFiles reads the mapping file of each file map of the plan and
