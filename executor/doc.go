@@ -3,7 +3,9 @@
 // connected to (metadata, version, the plan's connections), checks the
 // sources' headers, compiles the plan (package transform) and checks it
 // against the metadata; the Prepared run it returns is what DryRun, Diff,
-// Apply, CheckReferences and the before-image of an export run on.
+// Apply, CheckReferences, CheckMaps (values of a file map its mapping file
+// does not confirm), MapValues (the values migrate mapping lists) and the
+// before-image of an export run on.
 //
 // It turns records into $batch requests and sends them
 // (docs/design.md, The executor): one sub-request per entity and per sub-form

@@ -104,6 +104,7 @@ func Prepare(ctx context.Context, s Setup) (*Prepared, plan.Diagnostics) {
 	pr.program = prog
 	if prog != nil {
 		pr.records = prog
+		diags = append(diags, prog.LoadMapFiles()...)
 	}
 	// An expression the plan could not parse is reported once, by the plan.
 	seen := map[plan.Pos]bool{}

@@ -58,6 +58,7 @@ type analysis struct {
 	columns     map[string][]ColumnUse
 	usedSources map[string]bool
 	usedLookups map[string]bool
+	usedMaps    map[string]bool
 	parseFailed bool // an expression did not parse
 }
 
@@ -134,6 +135,7 @@ func (p *Plan) analyze() *analysis {
 		columns:     map[string][]ColumnUse{},
 		usedSources: map[string]bool{},
 		usedLookups: map[string]bool{},
+		usedMaps:    map[string]bool{},
 	}
 	record := func(x *Expr, sc exprScope, step *Step) {
 		s := scanExpr(x, sc, &a.diags)
@@ -155,6 +157,12 @@ func (p *Plan) analyze() *analysis {
 			a.usedLookups[l.name] = true
 			if p.lookupByName(l.name) == nil {
 				a.errorf(l.pos, "%s: unknown lookup %s%s", sc.what, quote(l.name), didYouMean(l.name, p.lookupNames()))
+			}
+		}
+		for _, m := range s.maps {
+			a.usedMaps[m.name] = true
+			if p.Map(m.name) == nil {
+				a.errorf(m.pos, "%s: unknown map %s%s", sc.what, quote(m.name), didYouMean(m.name, p.mapNames()))
 			}
 		}
 		for _, c := range s.columns {
@@ -338,6 +346,11 @@ func (p *Plan) check() Diagnostics {
 		}
 	}
 	d.list = append(d.list, p.CheckTests(p.Tests)...)
+	for _, m := range p.Maps {
+		if !a.parseFailed && !a.usedMaps[m.Name] {
+			d.warnf(m.Pos, "map %s is not used by any expression", quote(m.Name))
+		}
+	}
 	return d.list
 }
 

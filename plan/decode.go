@@ -29,6 +29,7 @@ var (
 	connKeys    = keyNames("connection")
 	sourceKeys  = keyNames("source")
 	lookupKeys  = keyNames("lookup")
+	mapKeys     = keyNames("map")
 	stepKeys    = keyNames("step")
 	subformKeys = keyNames("subform")
 	linkKeys    = keyNames("link")
@@ -256,6 +257,8 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 			w.decodeLookups(p, e)
 		case "tests":
 			p.Tests = w.decodeTests(e.val, "\"tests\"")
+		case "maps":
+			w.decodeMaps(p, e)
 		case "steps":
 			p.StepsPos = e.kpos
 			items, ok := w.sequence(e.val, "\"steps\"")
@@ -564,6 +567,92 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 		}
 		p.Lookups = append(p.Lookups, l)
 	}
+}
+
+// decodeMaps reads the value maps: maps: {units: {"יח'": EA, kg: KG}}.
+// Each key is a source value as text (a number as written) and each value
+// the target value it becomes.
+func (w *walker) decodeMaps(p *Plan, e entry) {
+	if isNull(e.val) {
+		return
+	}
+	f, ok := w.mapping(e.val, "\"maps\"", nil)
+	if !ok {
+		return
+	}
+	for _, me := range f.entries {
+		m := &ValueMap{Name: me.key, Pos: me.kpos}
+		what := fmt.Sprintf("map %s", quote(me.key))
+		if !nameRE.MatchString(me.key) {
+			w.errorf(me.kpos, "map name %s may hold only letters, digits, \"_\" and \"-\"", quote(me.key))
+		}
+		p.Maps = append(p.Maps, m) // even when wrong: its uses are not unknown
+		mf, ok := w.mapping(me.val, what, nil)
+		if !ok {
+			continue
+		}
+		if fe, ok := mf.get("file"); ok && isMapFile(mf) {
+			w.decodeMapFile(m, fe, what)
+			if te, ok := mf.get("target"); ok {
+				w.decodeMapTarget(m, te, what)
+			}
+			continue
+		}
+		if len(mf.entries) == 0 {
+			w.errorf(w.pos(me.val), "%s is empty; give each source value and its target value (units: {kg: KG})", what)
+		}
+		for _, ve := range mf.entries {
+			if ve.val.Kind != yaml.ScalarNode || isNull(ve.val) {
+				w.errorf(w.pos(ve.val), "%s: the value %s must map to a target value in text (\"\" for empty), not %s", what, quote(ve.key), describe(ve.val))
+				continue
+			}
+			m.Entries = append(m.Entries, MapEntry{Source: ve.key, Target: ve.val.Value, Pos: ve.kpos})
+		}
+	}
+}
+
+// isMapFile: a map whose keys are all of the file form's (file, target)
+// is read from a file; any other is source value to target value.
+func isMapFile(f *fields) bool {
+	for _, e := range f.entries {
+		if !slices.Contains(mapKeys, e.key) {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeMapTarget reads target: {entity: FAMILY_LOG, key: FAMILYNAME}.
+func (w *walker) decodeMapTarget(m *ValueMap, e entry, what string) {
+	tw := fmt.Sprintf("\"target\" of %s", what)
+	f, ok := w.mapping(e.val, tw, []string{"entity", "key"})
+	if !ok {
+		return
+	}
+	w.require(f, tw, "entity", "key")
+	m.TargetPos = w.pos(e.val)
+	if ee, ok := f.get("entity"); ok {
+		m.TargetEntity, _ = w.text(ee)
+	}
+	if ke, ok := f.get("key"); ok {
+		m.TargetKey, _ = w.text(ke)
+	}
+}
+
+// decodeMapFile reads units: {file: mapping.xlsx}: a map whose values come
+// from a mapping file (a .csv or .xlsx with columns map, source, target
+// and confirmed), read where the plan is checked.
+func (w *walker) decodeMapFile(m *ValueMap, e entry, what string) {
+	v, ok := w.text(e)
+	if !ok {
+		return
+	}
+	ext := strings.ToLower(filepath.Ext(v))
+	if ext != ".csv" && ext != ".xlsx" {
+		w.errorf(w.pos(e.val), "\"file\" of %s must be a .csv or .xlsx mapping file (migrate mapping writes one), not %s", what, describe(e.val))
+		return
+	}
+	m.File, m.FilePos = v, w.pos(e.val)
 }
 
 // connectionOf is a source's connection: as written, for messages.

@@ -12,7 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 )
 
-// nameUse is a name given as the first argument of ref() or lookup().
+// nameUse is a name given as the first argument of ref(), lookup() or map().
 type nameUse struct {
 	name string
 	pos  Pos
@@ -22,6 +22,7 @@ type nameUse struct {
 type scan struct {
 	refs      []nameUse
 	lookups   []nameUse
+	maps      []nameUse // map("name", value): a value map
 	callsFile bool
 	group     *Pos // where the expression first reads `group`
 	columns   []columnRef
@@ -210,6 +211,11 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 	case *ast.VariableDeclaratorNode:
 		v.out.lets[n.Name] = true
 	case *ast.BuiltinNode:
+		if name, ok := ValueMapCall(n); ok {
+			v.out.maps = append(v.out.maps, nameUse{name: name.Value, pos: v.x.NamePos(name)})
+			v.out.pointed = nil
+			return
+		}
 		// The columns read as #.X in this builtin's predicate are the
 		// columns of its collection's rows when that is group.
 		hasPredicate := false
@@ -264,6 +270,18 @@ func (v *scanVisitor) Visit(node *ast.Node) {
 		}
 		v.out.columns = append(v.out.columns, columnRef{name: prop.Value, src: v.sc.rows[depth], pos: v.x.NamePos(prop)})
 	}
+}
+
+// ValueMapCall recognises map("name", value), a value map's call: the
+// parser reads it as expr-lang's builtin map(collection, predicate), whose
+// collection is never a quoted text, so a quoted first argument tells the
+// two apart (map(group, #.Qty) stays the builtin). It returns the name.
+func ValueMapCall(n *ast.BuiltinNode) (*ast.StringNode, bool) {
+	if n.Name != "map" || len(n.Arguments) != 2 {
+		return nil, false
+	}
+	s, ok := n.Arguments[0].(*ast.StringNode)
+	return s, ok
 }
 
 // isParent recognises parent, parent.parent, ...

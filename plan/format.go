@@ -52,6 +52,8 @@ var format = []Block{
 				Meaning: "the input files, by a name of letters, digits, `_` and `-` (not `group`)"},
 			{Name: "lookups", Type: "mapping of name to lookup", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"$ref": "#/$defs/lookup"}}`,
 				Meaning: "in-memory maps built from a source, read with `lookup(\"name\", key)`"},
+			{Name: "maps", Type: "mapping of name to value map", Default: "none", Schema: `{"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_-]+$"}, "additionalProperties": {"anyOf": [{"$ref": "#/$defs/map"}, {"type": "object", "minProperties": 1, "additionalProperties": {"type": ["string", "number", "boolean"]}}]}}`,
+				Meaning: "value maps written in the plan, source value to target value (`units: {\"יח'\": EA, kg: KG}`), or read from a mapping file (`units: {file: mapping.xlsx}`), read with `map(\"name\", value)`; a value a map lacks is a row error at its cell (see Value maps). An extension of the original format"},
 			{Name: "steps", Type: "list of steps", Default: "required, at least one", Required: true, Schema: `{"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/step"}}`,
 				Meaning: "one entity loaded from one source per step; run in dependency order"},
 			{Name: "tests", Type: "list of tests", Default: "none", Schema: `{"type": "array", "items": {"$ref": "#/$defs/test"}}`,
@@ -139,6 +141,14 @@ var format = []Block{
 				Meaning: "with `entity` only: which of its rows build the map (`\"AGENTCODE eq '017'\"`; `eq ne gt ge lt le`, `and`, `or`, parentheses)"},
 			{Name: "missing", Default: "`error`", Enum: []string{"error", "empty", "keep"},
 				Meaning: "a key not in the map: a row error, `\"\"`, or the key itself"},
+		}},
+	{Name: "map", Heading: "maps.NAME with a file", Desc: "A value map read from a mapping file (columns map, source, count, cells, target, confirmed) that migrate mapping writes and a person confirms.",
+		Note: "A map whose keys are `file` and perhaps `target` is read from that file; any other mapping is the map itself, source value to target value.",
+		Keys: []Key{
+			{Name: "file", Type: "path", Default: "required", Required: true, Schema: `{"type": "string", "pattern": "\\.(csv|xlsx)$"}`,
+				Meaning: "the mapping file, `.csv` or `.xlsx`, relative to the plan's folder, or absolute: its rows whose `map` is this map's name give each `source` value its `target`, used once `confirmed` says yes (see Value maps)"},
+			{Name: "target", Type: "`{entity: SET, key: FIELD}`", Default: "none", Schema: `{"type": "object", "required": ["entity", "key"], "additionalProperties": false, "properties": {"entity": {"type": "string", "minLength": 1}, "key": {"type": "string", "minLength": 1}}}`,
+				Meaning: "the target's codes the map's values become (`{entity: FAMILY_LOG, key: FAMILYNAME}`): with a target, `migrate mapping` proposes for each value the nearest of them; `validate` checks both names against the metadata"},
 		}},
 	{Name: "step", Heading: "steps[]", Desc: "Loads one entity from one source.",
 		Keys: []Key{

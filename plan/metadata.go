@@ -67,6 +67,9 @@ func (p *Plan) CheckMetadata(md *odata.Metadata, v odata.Version) Diagnostics {
 	for _, l := range p.Lookups {
 		mc.targetLookup(l)
 	}
+	for _, m := range p.Maps {
+		mc.mapTarget(m)
+	}
 	return d.sorted()
 }
 
@@ -77,9 +80,8 @@ func (c *mdChecker) targetLookup(l *Lookup) {
 		return
 	}
 	what := "lookup " + quote(l.Name)
-	es := c.md.EntitySet(l.Entity)
-	if es == nil || es.Type == nil {
-		c.d.errorf(posOr(l.EntityPos, l.Pos), "%s: unknown entity %s%s", what, quote(l.Entity), didYouMean(l.Entity, setNames(c.md)))
+	es := c.entitySet(l.Entity, posOr(l.EntityPos, l.Pos), what)
+	if es == nil {
 		return
 	}
 	for _, k := range []string{"key", "value"} {
@@ -95,6 +97,32 @@ func (c *mdChecker) targetLookup(l *Lookup) {
 		if _, err := odata.ParseFilter(es.Type, l.Filter); err != nil {
 			c.d.errorf(posOr(l.FilterPos, l.Pos), "%s: %v", what, err)
 		}
+	}
+}
+
+// entitySet is the entity set of that name, with its type; nil when it
+// is unknown, which is said at pos with the nearest set.
+func (c *mdChecker) entitySet(name string, pos Pos, what string) *odata.EntitySet {
+	es := c.md.EntitySet(name)
+	if es == nil || es.Type == nil {
+		c.d.errorf(pos, "%s: unknown entity %s%s", what, quote(name), didYouMean(name, setNames(c.md)))
+		return nil
+	}
+	return es
+}
+
+// mapTarget checks the codes a file map names: its entity set and field.
+func (c *mdChecker) mapTarget(m *ValueMap) {
+	if m.TargetEntity == "" {
+		return
+	}
+	what := "map " + quote(m.Name)
+	es := c.entitySet(m.TargetEntity, m.TargetPos, what)
+	if es == nil {
+		return
+	}
+	if m.TargetKey != "" && es.Type.Property(m.TargetKey) == nil {
+		c.d.errorf(m.TargetPos, "%s: unknown field %s in %s%s", what, quote(m.TargetKey), m.TargetEntity, didYouMean(m.TargetKey, es.Type.PropertyNames()))
 	}
 }
 

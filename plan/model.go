@@ -57,7 +57,9 @@ type Plan struct {
 	Connections []*Connection
 	Sources     []*Source // in file order
 	Lookups     []*Lookup // in file order
-	Steps       []*Step   // in file order
+	// Maps are the value maps read with map("name", value), in file order.
+	Maps  []*ValueMap
+	Steps []*Step // in file order
 	// Tests are the plan's own tests (tests:), in file order; those of
 	// the file beside it are LoadTests'.
 	Tests []*Test
@@ -197,6 +199,49 @@ type Lookup struct {
 	Filter     string
 	EntityPos  Pos
 	FilterPos  Pos
+}
+
+// ValueMap is a map of source values to target values, read with
+// map("name", value): written in the plan (units: {"יח'": EA, kg: KG}).
+// A value it lacks is a row error at its cell.
+type ValueMap struct {
+	Name    string
+	Entries []MapEntry // in file order; none for a file map
+	Pos     Pos        // of the map's name
+	// File is the mapping file the map is read from (units: {file:
+	// mapping.xlsx}), "" for a map written in the plan; FilePos is where
+	// its name is written.
+	File    string
+	FilePos Pos
+	// TargetEntity and TargetKey name the target's codes the map's values
+	// become (target: {entity: FAMILY_LOG, key: FAMILYNAME}), for migrate
+	// mapping's proposals; TargetPos is where target: is written.
+	TargetEntity, TargetKey string
+	TargetPos               Pos
+}
+
+// MapEntry is one source value of a map and the target value it becomes.
+type MapEntry struct {
+	Source, Target string
+	Pos            Pos // of the source value (the key)
+}
+
+// Map returns the value map of that name, or nil.
+func (p *Plan) Map(name string) *ValueMap {
+	for _, m := range p.Maps {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func (p *Plan) mapNames() []string {
+	out := make([]string, len(p.Maps))
+	for i, m := range p.Maps {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // Mode is a step's write mode.

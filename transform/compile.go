@@ -55,6 +55,7 @@ type Program struct {
 	steps      map[string]*stepProg
 	lookups    []*lookupProg
 	lookupIdx  map[string]*lookupProg
+	maps       map[string]*valueMap // the plan's value maps, by name
 	// columns are the row.X references of all expressions, by source name,
 	// checked against each source's real header when it is opened.
 	columns map[string][]colRef // by columnsKey
@@ -73,6 +74,8 @@ type compiled struct {
 	column   string     // the column when the expression is just row.X
 	reads    []string   // the columns it reads as row.X, each once
 	lookup   string     // the lookup when the expression is lookup("NAME", row.X)
+	mapped   string     // the column when it is map("NAME", row.X): where a value the map lacks is
+	mapName  string     // and NAME
 	expr     *plan.Expr // where it is written, for messages
 	pos      plan.Pos
 }
@@ -211,6 +214,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 		steps:      make(map[string]*stepProg),
 		lookupIdx:  make(map[string]*lookupProg),
 		columns:    make(map[string][]colRef),
+		maps:       newValueMaps(p),
 	}
 	if prog.maxFile <= 0 {
 		prog.maxFile = DefaultMaxFileSize
@@ -220,6 +224,7 @@ func Compile(p *plan.Plan, md *odata.Metadata, opts Options) (*Program, plan.Dia
 	}
 	c := &compiler{p: prog, sources: make(map[string]*plan.Source)}
 	c.lib = append(prog.library(), prog.decimalOperators()...)
+	c.lib = append(c.lib, prog.mapFunction())
 	t := p.Target
 	if t.Timezone != "" {
 		loc, err := time.LoadLocation(t.Timezone)
@@ -520,6 +525,10 @@ type nodeRef struct {
 }
 
 func (a *analysis) Visit(node *ast.Node) {
+	if a.patch && patchMapCall(node) {
+		a.last = *node
+		return
+	}
 	a.last = *node
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
@@ -642,9 +651,14 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		fn, _ := call.Callee.(*ast.IdentifierNode)
 		name, _ := call.Arguments[0].(*ast.StringNode)
 		arg, _ := call.Arguments[1].(*ast.IdentifierNode)
-		if fn != nil && fn.Value == "lookup" && name != nil && arg != nil && strings.HasPrefix(arg.Value, colPrefix) {
-			ce.lookup = name.Value
-			ce.reads = []string{strings.TrimPrefix(arg.Value, colPrefix)}
+		if fn != nil && name != nil && arg != nil && strings.HasPrefix(arg.Value, colPrefix) {
+			switch fn.Value {
+			case "lookup":
+				ce.lookup = name.Value
+				ce.reads = []string{strings.TrimPrefix(arg.Value, colPrefix)}
+			case mapFunc:
+				ce.mapped, ce.mapName = strings.TrimPrefix(arg.Value, colPrefix), name.Value
+			}
 		}
 	}
 	for _, r := range a.columns {
@@ -727,7 +741,7 @@ func (c *compiler) functionNames() []string {
 func mapKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
-		if !strings.HasPrefix(k, colPrefix) {
+		if !strings.HasPrefix(k, colPrefix) && k != mapFunc {
 			out = append(out, k)
 		}
 	}

@@ -45,6 +45,13 @@
 // back group by group, or link value by link value (spill.go), with the
 // same results. Lookup tables are held in memory, compactly (lookup.go).
 //
+// Value maps (valuemap.go, mapfile.go): map("NAME", value) parses as
+// expr-lang's builtin map; a quoted first argument marks a value map and is
+// compiled into a call of its own. A map written in the plan gives what it
+// holds; a file map (units: {file: mapping.xlsx}) only what its mapping
+// file confirms, read by LoadMapFiles when the plan is prepared. A value
+// either lacks is the row's error at the cell of the column it maps.
+//
 // Concurrency: a Program may serve several Records calls at once (each has
 // its own expression machine and environments) once BuildLookups returned.
 package transform

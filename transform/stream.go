@@ -591,7 +591,7 @@ func (r *run) fields(f *form, env map[string]any, row source.Row) (map[string]an
 			if errors.Is(err, errSkip) {
 				return nil, nil, true, nil
 			}
-			errs = append(errs, r.rowError(row, fl.expr.column, fl, evalMessage(err)))
+			errs = append(errs, r.rowError(row, fl.expr.cell(), fl, evalMessage(err)))
 			continue
 		}
 		var cv any
@@ -1007,6 +1007,15 @@ func (r *run) ref(step string, id any) (any, error) {
 		}
 	}
 	return nil, &failError{fmt.Sprintf("ref(%q,%q): no record with that id was loaded", step, s)}
+}
+
+// cell is the column whose cell an error of the expression is reported
+// at: the column it is, or the one it maps (map("units", row.Unit)).
+func (c *compiled) cell() string {
+	if c.column != "" {
+		return c.column
+	}
+	return c.mapped
 }
 
 // rowError makes a RowError for row, naming column's cell when known.

@@ -36,6 +36,9 @@ type Use struct {
 	// Lookup is the lookup the field's expression is, lookup("NAME",
 	// row.X): the column's values must be keys of that lookup's source.
 	Lookup string
+	// Map is the value map the field's expression is, map("NAME", row.X):
+	// the column's values are the map's source values.
+	Map string
 	// When is the step's when: expression, "" for none: rows it skips
 	// give no record, so their keys cannot repeat another's.
 	When string
@@ -83,6 +86,9 @@ func (p *Program) Uses() []Use {
 			for _, col := range c.reads {
 				u := base
 				u.Column = col
+				if col == c.mapped {
+					u.Map = c.mapName
+				}
 				out = append(out, u)
 			}
 		}

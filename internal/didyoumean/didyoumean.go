@@ -79,3 +79,15 @@ func Distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Nearest returns the candidate a value most likely stands for: one equal
+// to it but for case first (kg for KG, however short), else Closest.
+// Value maps suggest and propose with it.
+func Nearest(name string, candidates []string) string {
+	for _, c := range candidates {
+		if strings.EqualFold(c, name) {
+			return c
+		}
+	}
+	return Closest(name, candidates)
+}

@@ -44,3 +44,13 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	t.Parallel()
+	cands := []string{"KG", "EA", "BOLT", "NUT"}
+	for name, want := range map[string]string{"kg": "KG", "KG": "KG", "bolts": "BOLT", "nutt": "NUT", "m": "", "barrel": ""} {
+		if got := Nearest(name, cands); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

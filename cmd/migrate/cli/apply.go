@@ -248,6 +248,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if err := a.buildLookups(ctx, c); err != nil {
 		return err
 	}
+	if err := a.refuseMapValues(ctx, c, v); err != nil {
+		return err
+	}
 	if refs, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
 		return err
 	} else if unresolved := refs.Unresolved; len(unresolved) > 0 {

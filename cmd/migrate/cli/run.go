@@ -59,6 +59,7 @@ func commands() []command {
 		{"test", "run the plan's tests: build a step's records from the rows a test gives and compare them with what it expects; offline", (*app).test, false},
 		{"plan", "the dry run: build every record and batch; sends nothing that writes", (*app).plan, false},
 		{"profile", "per column of a plan's sources (or a file): blanks, distinct and frequent values, lengths against MaxLength, numbers, dates, spaces, duplicate keys, missing references, with their cells", (*app).profile, false},
+		{"mapping", "list each value of the plan's value maps, with its count, first cells and a proposed target, in a mapping file to confirm", (*app).mapping, false},
 		{"diff", "what apply would do to each record against the target: create, update (old → new), unchanged, conflict, missing", (*app).diff, false},
 		{"apply", "load: send the batches, journaled and resumable", (*app).apply, true},
 		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},

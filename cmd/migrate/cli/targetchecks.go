@@ -39,6 +39,25 @@ func (a *app) refuseUnresolved(unresolved []executor.RecordError, v applyView) e
 	return silent(ExitData)
 }
 
+// refuseMapValues is apply's answer to values of file maps that their
+// mapping files do not confirm: the list, each value once at
+// its first cell, and nothing sent (exit 1).
+func (a *app) refuseMapValues(ctx context.Context, c *checked, v applyView) error {
+	refused, err := executor.CheckMaps(ctx, c.run)
+	if err != nil {
+		return withCode(ExitData, err)
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	if err := v.Unresolved(errorsOf(refused)); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "unconfirmed map values: %s that a mapping file does not confirm; nothing was sent (confirm them in the file, or run `migrate mapping` to list them)\n",
+		plural(len(refused), "value", "values"))
+	return silent(ExitData)
+}
+
 // buildLookups builds the plan's lookup tables once: a source's from its
 // rows, a target lookup's (lookups: NAME: {entity: ...}) by reading the
 // target when there is one.

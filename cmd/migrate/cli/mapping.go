@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/plan"
+)
+
+// mapping writes the mapping file of the plan's value maps:
+// every distinct value each map("NAME", row.X) is given, with its count,
+// first cells and a proposed target, for a person to confirm. Written
+// again, it keeps what was confirmed and notes what is new.
+func (a *app) mapping(ctx context.Context, args []string) error {
+	fset := flag.NewFlagSet("mapping", flag.ContinueOnError)
+	out := fset.String("out", "", "FILE.xlsx or FILE.csv: the mapping file to write (written again, it keeps what it confirmed)")
+	var cf connFlags
+	cf.register(fset, true)
+	pos, err := a.parse(fset, args, "PLAN", 1, 1)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageErr("--out is needed: the mapping file to write, .xlsx or .csv")
+	}
+	if err := checkExt("--out", *out, ".xlsx", ".csv"); err != nil {
+		return err
+	}
+	p, diags := plan.Load(pos[0])
+	if p == nil || p.Hash == "" {
+		for _, d := range diags {
+			fmt.Fprintln(a.stderr, d.String())
+		}
+		return silent(ExitUsage)
+	}
+	if len(p.Maps) == 0 {
+		return usageErr("%s has no maps: nothing to list (docs/plan-format.md, Value maps)", pos[0])
+	}
+	old, before, err := executor.ReadMapping(*out)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	// The sources are read as the plan reads them; no field is written,
+	// so no metadata is needed. The plan's problems are shown and do not
+	// stop it (its sources are what it is about), except those of the
+	// mapping files: one that does not exist yet, or leaves values
+	// unconfirmed, is what this command is for.
+	pr, ds := executor.Prepare(ctx, executor.Setup{Plan: p, Diagnostics: diags, Version: newest, Getenv: a.getenv})
+	defer pr.Close()
+	files := map[plan.Pos]bool{}
+	for _, m := range p.Maps {
+		if m.File != "" {
+			files[m.FilePos] = true
+		}
+	}
+	for _, d := range ds {
+		if !files[d.Pos] {
+			fmt.Fprintln(a.stderr, d.String())
+		}
+	}
+	if pr.Program() == nil {
+		return silent(ExitUsage)
+	}
+	values, err := executor.MapValues(ctx, pr)
+	if err != nil {
+		return readErr(err)
+	}
+	codes, err := a.mappingCodes(ctx, cf, p)
+	if err != nil {
+		return err
+	}
+	rows := executor.Mapping(p, values, old, before, codes)
+	if err := executor.WriteMapping(*out, rows); err != nil {
+		return withCode(ExitUsage, err)
+	}
+	return a.mappingView().Mapping(mappingResult{out: *out, plan: p, values: values, rows: rows})
+}
+
+// mappingCodes reads the target's codes that the maps' target: names,
+// when a target is given (--target, --sandbox): new values are proposed
+// the nearest of them.
+func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map[string][]string, error) {
+	named := false
+	for _, m := range p.Maps {
+		named = named || m.TargetEntity != ""
+	}
+	if cf.target == "" && !cf.sandbox {
+		if named {
+			fmt.Fprintln(a.stderr, "note: no target (--target): values are proposed in capitals, not as the nearest of the codes a map's target: names")
+		}
+		return nil, nil
+	}
+	if !named {
+		return nil, nil
+	}
+	cn, err := a.connect(ctx, cf, p)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	md, _, err := cn.client.Metadata(ctx)
+	if err != nil {
+		return nil, a.unreachable(cn, err)
+	}
+	codes, err := executor.TargetCodes(ctx, cn.client, md, p)
+	if err != nil {
+		return nil, a.unreachable(cn, err)
+	}
+	return codes, nil
+}
+
+type mappingResult struct {
+	out    string
+	plan   *plan.Plan
+	values []executor.MapValue
+	rows   []executor.MappingRow
+}
+
+// mappingView shows what migrate mapping wrote: per map its values, how
+// many are confirmed, to confirm and new.
+type mappingView interface {
+	Mapping(r mappingResult) error
+}
+
+func (a *app) mappingView() mappingView { return mappingHuman{a.human()} }
+
+type mappingHuman struct{ humanView }
+
+func (v mappingHuman) Mapping(r mappingResult) error {
+	w := v.a.stdout
+	fmt.Fprintf(w, "%-12s %7s %10s %11s %4s\n", "map", "values", "confirmed", "to confirm", "new")
+	listed := map[string]bool{}
+	for _, mv := range r.values {
+		listed[mv.Map] = true
+	}
+	for _, m := range r.plan.Maps {
+		var n, ok, todo, fresh int
+		for _, row := range r.rows {
+			if row.Map != m.Name || row.Note == executor.NoteGone {
+				continue
+			}
+			n++
+			if row.Confirmed && row.Target != "" {
+				ok++
+			} else {
+				todo++
+			}
+			if row.Note == executor.NoteNew {
+				fresh++
+			}
+		}
+		fmt.Fprintf(w, "%-12s %7d %10d %11d %4d\n", m.Name, n, ok, todo, fresh)
+		if !listed[m.Name] {
+			fmt.Fprintf(v.a.stderr, "note: map %q: no map(%q, row.COLUMN) reads a column of a source, so none of its values is listed\n", m.Name, m.Name)
+		}
+	}
+	fmt.Fprintf(w, "\nwritten: %s; confirm each row (confirmed: yes) once its target is right\n", r.out)
+	return nil
+}
