@@ -264,6 +264,17 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		t.Errorf("diff predicted %d records written and %d conflicts, apply committed %d and failed %d", creates, conflicts, committed, failed)
 	}
 
+	// Each view renders one result: the text's table says what the JSON
+	// says, step by step, for diff and status.
+	if state == "empty" {
+		_, text := run("diff", planPath, "--journal", jpath)
+		_, js := run("diff", planPath, "--journal", jpath, "--json")
+		sameTable(t, "diff", text, js, []string{"create", "update", "unchanged", "conflict", "missing"})
+		_, text = run("status", jpath)
+		_, js = run("status", jpath, "--json")
+		sameTable(t, "status", text, js, []string{"skipped", "committed", "failed", "pending", "in_doubt"})
+	}
+
 	// The run report counts what apply counted (one run in the journal:
 	// the report counts every run's calls).
 	if state == "empty" || loaded {
@@ -413,6 +424,49 @@ func changeOne(t *testing.T, before map[string][]map[string]any, written map[str
 		}
 	}
 	return "", "", "" // the run created nothing
+}
+
+// sameTable checks that the text view's table of steps holds, under each
+// of cols (JSON names; the text's headers are the same words, spaces for
+// underscores), the numbers the JSON view gives for each step.
+func sameTable(t *testing.T, what, text, js string, cols []string) {
+	t.Helper()
+	var doc struct {
+		Steps []map[string]any
+	}
+	if err := json.Unmarshal([]byte(firstJSON(js)), &doc); err != nil {
+		t.Fatalf("%s --json: %v\n%s", what, err, js)
+	}
+	lines := strings.Split(text, "\n")
+	hdr := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "step ") {
+			hdr = i
+			break
+		}
+	}
+	if hdr < 0 {
+		t.Fatalf("%s: no table of steps:\n%s", what, text)
+	}
+	// The header's words, "in doubt" and "row errors" joined as the JSON
+	// names them.
+	h := strings.NewReplacer("in doubt", "in_doubt", "row errors", "row_errors").Replace(lines[hdr])
+	names := strings.Fields(h)
+	for i, st := range doc.Steps {
+		row := strings.Fields(lines[hdr+1+i])
+		if len(row) != len(names) || row[0] != st["name"] {
+			t.Fatalf("%s: row %q under %q, JSON step %v", what, lines[hdr+1+i], lines[hdr], st["name"])
+		}
+		for _, c := range cols {
+			at := slices.Index(names, c)
+			if at < 0 {
+				t.Fatalf("%s: the table has no %s column: %q", what, c, lines[hdr])
+			}
+			if want := fmt.Sprint(st[c]); row[at] != want {
+				t.Errorf("%s, step %s: the text says %s %s, the JSON %s", what, row[0], c, row[at], want)
+			}
+		}
+	}
 }
 
 // firstKeyed is the first entity the batches create with its key given:
