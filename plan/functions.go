@@ -6,7 +6,7 @@ package plan
 // that library and this list identical, so Check can refuse a misspelt
 // function (uper(x)) before a row is read.
 var Functions = []string{
-	"trim", "upper", "lower", "replace", "substr", "pad_left", "split", "join",
+	"trim", "upper", "lower", "html", "basename", "replace", "substr", "pad_left", "split", "join",
 	"regex_match", "regex_replace", "coalesce", "default", "number", "int",
 	"date", "datetime", "now", "env", "file", "fail", "skip", "lookup", "ref",
 }

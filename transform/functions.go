@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -89,6 +90,11 @@ func (p *Program) library() []expr.Option {
 		text("upper", strings.ToUpper),
 		// lower("ABC") == "abc"
 		text("lower", strings.ToLower),
+		// html("a < b\nשלום") == "<p dir=\"rtl\">a &lt; b<br>שלום</p>": a text
+		// sub-form's TEXT is HTML (docs/service.md, Text sub-forms)
+		text("html", htmlText),
+		// basename(`C:\docs\a.pdf`) == "a.pdf", as basename("docs/a.pdf")
+		text("basename", baseName),
 		// replace("a-b-c", "-", "/") == "a/b/c" (every occurrence)
 		expr.Function("replace", fnReplace, new(func(any, any, any) string)),
 		// substr("שלום עולם", 0, 4) == "שלום": start and length count
@@ -554,4 +560,32 @@ func fnSkip(params ...any) (any, error) {
 		return nil, err
 	}
 	return nil, errSkip
+}
+
+// htmlText is s as the HTML a text sub-form holds: <, > and & escaped,
+// line breaks as <br>, and a text whose first strong letter reads right to
+// left wrapped in <p dir="rtl">, as the service writes such texts.
+func htmlText(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\r\n", "<br>", "\n", "<br>", "\r", "<br>").Replace(s)
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Hebrew, r) || unicode.Is(unicode.Arabic, r):
+			return `<p dir="rtl">` + s + "</p>"
+		case unicode.IsLetter(r):
+			return s
+		}
+	}
+	return s
+}
+
+// baseName is the last element of a path, whether it is written with /
+// (Unix) or \ (Windows: a file() cell often holds C:\...\a.pdf).
+func baseName(s string) string {
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
