@@ -172,7 +172,7 @@ func TestDocsNameEveryFlag(t *testing.T) {
 	var names []string
 	for _, c := range commands() {
 		if c.name == "metadata" {
-			names = append(names, "metadata pull", "metadata show")
+			names = append(names, "metadata pull", "metadata list", "metadata show")
 			continue
 		}
 		names = append(names, c.name)

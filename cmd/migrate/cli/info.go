@@ -145,15 +145,17 @@ func writeJSON(w io.Writer, v any) error {
 
 func (a *app) metadata(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return usageErr("metadata: want `metadata pull [--out FILE] [--clear] [PLAN]` or `metadata show ENTITY`")
+		return usageErr("metadata: want `metadata pull [--out FILE] [--clear] [PLAN]`, `metadata list [WORD]` or `metadata show ENTITY`")
 	}
 	switch args[0] {
 	case "pull":
 		return a.metadataPull(ctx, args[1:])
+	case "list":
+		return a.metadataList(ctx, args[1:])
 	case "show":
 		return a.metadataShow(ctx, args[1:])
 	}
-	return usageErr("metadata: unknown subcommand %q; want pull or show", args[0])
+	return usageErr("metadata: unknown subcommand %q; want pull, list or show", args[0])
 }
 
 func (a *app) metadataPull(ctx context.Context, args []string) error {
@@ -256,6 +258,57 @@ func replaceType(md *odata.Metadata, t *odata.EntityType) {
 			return
 		}
 	}
+}
+
+// metadataList lists the entities a plan can load, each with its
+// description, those whose name or description holds WORD (any case) when
+// one is given: how a consultant finds CUSTOMERS among a thousand forms.
+func (a *app) metadataList(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("metadata list", flag.ContinueOnError)
+	var cf connFlags
+	cf.register(fs, true)
+	mdFile := fs.String("metadata", "", "a saved $metadata file")
+	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	pos, err := a.parse(fs, args, "[WORD]", 0, 1)
+	if err != nil {
+		return err
+	}
+	md, err := a.metadataOf(ctx, cf, *mdFile)
+	if err != nil {
+		return err
+	}
+	word := ""
+	if len(pos) == 1 {
+		word = strings.ToLower(pos[0])
+	}
+	type entityJSON struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	list := []entityJSON{}
+	for _, name := range md.SetNames() {
+		set := md.EntitySet(name)
+		desc := ""
+		if set != nil && set.Type != nil {
+			desc = set.Type.Description
+		}
+		if word == "" || strings.Contains(strings.ToLower(name+" "+desc), word) {
+			list = append(list, entityJSON{Name: name, Description: desc})
+		}
+	}
+	if *asJSON {
+		return writeJSON(a.stdout, map[string]any{"entities": list})
+	}
+	// The names and descriptions are the server's.
+	tw := tabwriter.NewWriter(diag.PrintableWriter(a.stdout), 0, 4, 2, ' ', 0)
+	for _, e := range list {
+		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
+	}
+	tw.Flush()
+	if len(list) == 0 {
+		return withCode(ExitUsage, fmt.Errorf("no entity's name or description holds %q", pos[0]))
+	}
+	return nil
 }
 
 func (a *app) metadataShow(ctx context.Context, args []string) error {
