@@ -157,6 +157,9 @@ func (p *Prepared) BuildLookups(ctx context.Context, target *odata.Client) error
 	return p.program.BuildLookups(ctx, p.open)
 }
 
+// IsWorkbook reports whether file is read as a workbook (by its ending).
+func IsWorkbook(file string) bool { return source.IsWorkbook(file) }
+
 // Columns reads the header of the file s names (relative to the working
 // directory, not a plan's folder), as a plan would read it: migrate init
 // maps the columns it gives onto an entity's fields.

@@ -29,8 +29,20 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	delim := fs.String("delimiter", "", "CSV delimiter (default ,)")
 	enc := fs.String("encoding", "", "CSV encoding (default utf-8)")
 	sheet := fs.String("sheet", "", "XLSX sheet (default the first)")
+	headerRow := fs.Int("header-row", 0, "XLSX: the row that holds the column names (default: the first with two names or more, so that a title row above the header is passed over)")
+	lazy := fs.Bool("lazy-quotes", false, "CSV: take a quote inside an unquoted field as a character (מק\"ט, בע\"מ)")
 	if _, err := a.parse(fs, args, "", 0, 0); err != nil {
 		return err
+	}
+	if *headerRow < 0 {
+		return usageErr("--header-row %d: give a row number, 1 or more", *headerRow)
+	}
+	workbook := executor.IsWorkbook(*src)
+	if *headerRow > 1 && !workbook {
+		return usageErr("--header-row is for workbooks: a CSV's header is always its first line")
+	}
+	if *lazy && workbook {
+		return usageErr("--lazy-quotes is for CSV files")
 	}
 	if *entity == "" || *src == "" {
 		fs.Usage()
@@ -45,11 +57,32 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		return usageErr("%s", noEntity(md, *entity))
 	}
 	// The source as the plan will read it: a delimiter of one character.
-	ps := &plan.Source{File: *src, Encoding: *enc, Sheet: *sheet}
+	ps := &plan.Source{File: *src, Encoding: *enc, Sheet: *sheet, HeaderRow: *headerRow, LazyQuotes: *lazy}
 	if r := []rune(*delim); len(r) == 1 {
 		ps.Delimiter = *delim
 	}
-	header, err := executor.Columns(ps)
+	var header []string
+	if *headerRow == 0 && workbook {
+		// A sheet exported with a title above its header: the header is
+		// the first row with two names or more.
+		for row := 1; row <= maxTitleRows+1; row++ {
+			ps.HeaderRow = row
+			if header, err = executor.Columns(ps); err != nil || namesIn(header) >= 2 {
+				break
+			}
+		}
+		if err == nil && namesIn(header) < 2 {
+			ps.HeaderRow = 1
+			header, err = executor.Columns(ps)
+		}
+		if err == nil && ps.HeaderRow > 1 {
+			fmt.Fprintf(a.stderr, "the column names are on row %d (the rows above hold a title): the plan says header_row: %d\n", ps.HeaderRow, ps.HeaderRow)
+		} else {
+			ps.HeaderRow = 0
+		}
+	} else {
+		header, err = executor.Columns(ps)
+	}
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -85,6 +118,20 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	return nil
 }
 
+// maxTitleRows is how many rows above a header init passes over as a title.
+const maxTitleRows = 10
+
+// namesIn counts the column names a header row holds.
+func namesIn(header []string) int {
+	n := 0
+	for _, h := range header {
+		if strings.TrimSpace(h) != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // normName forgives case, spaces, underscores and punctuation.
 func normName(s string) string {
 	var b strings.Builder
@@ -114,6 +161,12 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 	}
 	if src.Sheet != "" {
 		fmt.Fprintf(b, "    sheet: %s\n", yamlQuote(src.Sheet))
+	}
+	if src.HeaderRow > 1 {
+		fmt.Fprintf(b, "    header_row: %d\n", src.HeaderRow)
+	}
+	if src.LazyQuotes {
+		fmt.Fprintf(b, "    lazy_quotes: true\n")
 	}
 	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n    fields:\n", step, entity, srcName)
 	byNorm := map[string]string{}
