@@ -175,8 +175,20 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 	}
 	mapped := map[string]bool{}
 	var unmatched []string
+	// A column is matched by the field's name, else by its description (the
+	// label a user sees in the ERP, Hebrew ones too: "שם לקוח" is CUSTDES).
+	columnOf := func(p *odata.Property) (string, bool) {
+		if col, ok := byNorm[normName(p.Name)]; ok {
+			return col, true
+		}
+		if p.Description == "" {
+			return "", false
+		}
+		col, ok := byNorm[normName(p.Description)]
+		return col, ok && !mapped[col]
+	}
 	for _, p := range t.Properties {
-		col, ok := byNorm[normName(p.Name)]
+		col, ok := columnOf(p)
 		if !ok {
 			continue
 		}
@@ -193,7 +205,7 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 	}
 	for _, p := range t.Properties {
 		if p.Mandatory && p.Writable() {
-			if _, ok := byNorm[normName(p.Name)]; !ok {
+			if col, ok := columnOf(p); !ok && !mapped[col] {
 				fmt.Fprintf(b, "      # TODO %s is mandatory (%s): map it, e.g. %s: row[\"...\"]\n", p.Name, p.Type, p.Name)
 			}
 		}
@@ -204,7 +216,7 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 		}
 	}
 	if len(unmatched) > 0 {
-		fmt.Fprintf(b, "      # columns with no field of the same name: %s\n", strings.Join(quoteAll(unmatched), ", "))
+		fmt.Fprintf(b, "      # columns with no field of the same name or description: %s\n", strings.Join(quoteAll(unmatched), ", "))
 	}
 }
 
