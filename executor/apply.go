@@ -573,7 +573,11 @@ type stepRun struct {
 	// them looks like it (deep.go). Both change under lookMu.
 	sending atomic.Int32
 	flying  map[*op]int // the batch of each
-	lookMu  sync.Mutex
+	// made are the keys the server gave documents of batches answered and
+	// not yet journaled (answered): a failed deep insert's lookup leaves
+	// them out, as it leaves out what the journal holds.
+	made   map[*op]string
+	lookMu sync.Mutex
 	// changed counts the committed records whose source rows changed
 	// since they were loaded: skipped, for apply does not update what it
 	// loaded. gone holds the failed records the source has
@@ -1040,6 +1044,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		var ans answer
 		if err == nil {
 			ans.matched, ans.problem = odata.MatchResponses(reqs, resps)
+			sr.answered(batch, ans.matched)
 		}
 		if err == nil && !r.dry && answeredWhole(batch, ans) {
 			// Nothing of this answer can stop the run (but the

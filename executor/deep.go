@@ -347,8 +347,12 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 			if err != nil {
 				return nil, fmt.Errorf("the journal's index could not be read: %w", err)
 			}
+			made := map[string]bool{}
+			for _, k := range sr.made {
+				made[k] = true
+			}
 			for _, k := range keys {
-				h[k] = h[k] || mates[k]
+				h[k] = h[k] || mates[k] || made[k]
 			}
 			return h, nil
 		}
@@ -582,12 +586,37 @@ func (sr *stepRun) takeOff(seq int, batch []*op) {
 	}
 }
 
+// answered takes what the answer of batch (matched, in its order) says
+// of its server-numbered documents: one created is known by the key its
+// Location gives, no longer a document in flight that could look like
+// another's, and no candidate of a failed deep insert's lookup (made).
+// With one call at a time, the next batch may be sent before this one is
+// journaled: without it, a refused document of the next batch found this
+// one's alike and in flight, and stayed in doubt.
+func (sr *stepRun) answered(batch []*op, matched []*odata.BatchResponse) {
+	sr.lookMu.Lock()
+	defer sr.lookMu.Unlock()
+	for i, o := range batch {
+		if _, ok := sr.flying[o]; !ok || i >= len(matched) || matched[i] == nil || matched[i].Status/100 != 2 {
+			continue
+		}
+		if k := keyFromLocation(matched[i].Header("Location")); k != "" {
+			if sr.made == nil {
+				sr.made = map[*op]string{}
+			}
+			sr.made[o] = k
+			delete(sr.flying, o)
+		}
+	}
+}
+
 // landed is takeOff undone, once batch's outcome is journaled.
 func (sr *stepRun) landed(batch []*op) {
 	sr.lookMu.Lock()
 	defer sr.lookMu.Unlock()
 	for _, o := range batch {
 		delete(sr.flying, o)
+		delete(sr.made, o)
 	}
 	sr.sending.Add(-1)
 }
