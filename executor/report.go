@@ -11,6 +11,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -259,11 +260,11 @@ func nonEmpty(s string) []string {
 // rowOfCell is the row a problem's place is in: file.xlsx!Sheet!C17 is in
 // file.xlsx!Sheet!17; a CSV place is its row already.
 func rowOfCell(cell string) string {
-	i := strings.LastIndexByte(cell, '!')
-	if i < 0 {
+	r := diag.ParseRange(cell) // the one grammar of places
+	if r.Sheet == "" || r.Start.Line == 0 {
 		return cell
 	}
-	return cell[:i+1] + strings.TrimLeft(cell[i+1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	return r.File + "!" + r.Sheet + "!" + strconv.Itoa(r.Start.Line)
 }
 
 // safeCSV writes cells that a spreadsheet program would run as a formula

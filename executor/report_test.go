@@ -169,3 +169,20 @@ func TestReportLines(t *testing.T) {
 		})
 	}
 }
+
+// A problem's cell is read by the one grammar of places (diag.ParseRange):
+// a workbook cell gives its row, anything else stays as it is.
+func TestRowOfCell(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"book.xlsx!Orders!C17":     "book.xlsx!Orders!17",
+		"book.xlsx!My Sheet!AB3":   "book.xlsx!My Sheet!3",
+		"book.xlsx!Orders!17":      "book.xlsx!Orders!17",
+		"orders.csv:17":            "orders.csv:17",
+		"template:FAMILY_LOG('1')": "template:FAMILY_LOG('1')",
+	} {
+		if got := rowOfCell(in); got != want {
+			t.Errorf("rowOfCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
