@@ -112,6 +112,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			}
 		}
 	}
+	if waves, err = r.chooseSteps(waves); err != nil {
+		return nil, err // as apply with the same --steps refuses
+	}
 	sum, err := r.run(waves)
 	if sum == nil {
 		return nil, err

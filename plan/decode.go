@@ -323,6 +323,10 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			if v, ok := w.bounds(e, "target", "\"concurrency\" must be at least 1, not %d"); ok {
 				t.Concurrency = v
 			}
+		case "transactions_left":
+			if v, ok := w.bounds(e, "target", "\"transactions_left\" must be 0 or more, not %d"); ok {
+				t.TransactionsLeft, t.HasTransactionsLeft = v, true
+			}
 		case "calls_per_minute":
 			if v, ok := w.bounds(e, "target", "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
 				t.CallsPerMinute = v

@@ -77,6 +77,8 @@ var format = []Block{
 				Meaning: "batches in flight at once; also caps the client's calls in flight; `apply --concurrency` overrides it"},
 			{Name: "calls_per_minute", Type: "integer ≥ 1", Default: "no limit", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "client-side rate limit: calls are spaced evenly to stay under it (hosted installations allow about 100 a minute per user). Every call of a run counts, the start-up calls (version, metadata) and every retry too, and a call also waits until a minute after the answer to the call `calls_per_minute` before it, so a slow first call never lets the server count one too many in a minute (no 429 at exactly the server's limit); `plan`'s time estimate assumes it, else 100"},
+			{Name: "transactions_left", Type: "integer ≥ 0", Default: "no budget", Schema: `{"type": "integer"}`, Min: 0,
+				Meaning: "the API transactions the installation's pool has left this month: `apply` predicts the load first (the dry run of the journal it resumes: each entity and each line counts one) and refuses, sending nothing, a load that needs more (exit 1, both numbers named); `apply --transactions-left` overrides it"},
 			{Name: "max_same_errors", Type: "integer ≥ 1", Default: "20", Schema: `{"type": "integer", "default": 20}`, Min: 1,
 				Meaning: "a step stops after this many records in a row fail with one and the same screen error (real servers answer a missing permission on a form with a 400 screen error per record, not a 403): `apply` exits 4, those records stay pending, and `apply` after the cause is fixed sends them (cli.md, On a real installation)"},
 			{Name: "timezone", Type: "IANA zone name", Default: "`UTC`", Schema: `{"type": "string"}`,

@@ -96,6 +96,10 @@ type Target struct {
 	BatchSize        int    // 0: the server's limit
 	Concurrency      int    // 0: default
 	CallsPerMinute   int    // 0: unlimited
+	// TransactionsLeft is the API transactions the pool has left, when
+	// HasTransactionsLeft: apply refuses a load that needs more.
+	TransactionsLeft    int
+	HasTransactionsLeft bool
 	// Companies are the companies of the installation apply loads, one
 	// load each (the last segment of URL replaced); none: URL's own.
 	Companies []string

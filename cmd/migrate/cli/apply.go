@@ -171,6 +171,7 @@ type applyFlags struct {
 	companies                        listFlag
 	limit                            int
 	steps                            stepsFlag
+	txLeft                           int // --transactions-left; -1: not given
 }
 
 // stepsFlag is --steps: step names, comma-separated or repeated.
@@ -200,6 +201,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
 	fs.Var(&o.steps, "steps", "STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
+	o.txLeft = -1
+	fs.Var(countFlag{&o.txLeft, 0}, "transactions-left", "the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -218,6 +221,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		}
 	}
 	if len(companies) > 0 {
+		if o.txLeft >= 0 {
+			return usageErr("--transactions-left takes one company at a time: the pool is the installation's, and the loads of several share it")
+		}
 		return a.applyCompanies(ctx, pos[0], f, o, companies)
 	}
 	return a.applyOne(ctx, pos[0], f, o)
@@ -259,6 +265,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
 			plural(len(unresolved), "value", "values"))
+	}
+	if err := a.refuseOverBudget(ctx, c, jpath, o); err != nil {
+		return err
 	}
 	named := jpath != ""
 	if !named {
@@ -869,5 +878,37 @@ func journalErr(err error) error {
 	case errors.As(err, &file), errors.As(err, &corrupt):
 		return withCode(ExitUsage, err)
 	}
+	return nil
+}
+
+// refuseOverBudget refuses, before anything is sent, a load that needs
+// more API transactions than the pool has left (--transactions-left, else
+// the plan's target.transactions_left): the dry run of the apply that
+// would run (the journal it resumes, its trial and steps) counts them as
+// the service meters them.
+func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o applyFlags) error {
+	left := o.txLeft
+	if left < 0 && c.plan.Target.HasTransactionsLeft {
+		left = c.plan.Target.TransactionsLeft
+	}
+	if left < 0 {
+		return nil
+	}
+	resumed := ""
+	if _, err := os.Stat(jpath); jpath != "" && err == nil {
+		resumed = jpath
+	}
+	sum, err := executor.DryRun(ctx, c.run, executor.Options{Client: c.conn.client, Journal: resumed, Limit: o.limit, Steps: o.steps,
+		RetryFailed: o.retry, AllowPlanChange: o.allowChange})
+	if err != nil {
+		if errors.Is(err, executor.ErrTargetRead) {
+			return a.unreachable(c.conn, err)
+		}
+		return withCode(ExitUsage, err)
+	}
+	if sum.Transactions > left {
+		return withCode(ExitData, fmt.Errorf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left: nothing was sent; load some steps now (--steps) and the rest once the pool is topped up", plural(sum.Transactions, "API transaction", "API transactions"), left))
+	}
+	fmt.Fprintf(a.stderr, "this load needs %s of the %d left in the pool\n", plural(sum.Transactions, "API transaction", "API transactions"), left)
 	return nil
 }
