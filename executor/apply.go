@@ -36,6 +36,10 @@ type runner struct {
 	md    *odata.Metadata
 	jr    ledger
 	state *journal.State // as replayed at the start
+	// workMu serialises the bookkeeping of records: the units of one
+	// record can be in several batches that complete concurrently. A
+	// run's own: the loads of several companies at once do not share it.
+	workMu sync.Mutex
 	// loaded (dry run) counts the records the journal it was given holds
 	// committed or skipped, which apply would not send again.
 	loaded atomic.Int64
@@ -1046,7 +1050,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			ans.matched, ans.problem = odata.MatchResponses(reqs, resps)
 			sr.answered(batch, ans.matched)
 		}
-		if err == nil && !r.dry && answeredWhole(batch, ans) {
+		if err == nil && !r.dry && r.answeredWhole(batch, ans) {
 			// Nothing of this answer can stop the run (but the
 			// journal failing), so the next call need not wait for it to
 			// be journaled; at most Concurrency answers wait to be.
@@ -1089,12 +1093,12 @@ type answer struct {
 // record of the batch failed before. complete then finishes records that
 // all committed (the breaker sees no failure), reads nothing back and
 // leaves nothing in doubt.
-func answeredWhole(batch []*op, ans answer) bool {
+func (r *runner) answeredWhole(batch []*op, ans answer) bool {
 	if ans.problem != "" {
 		return false
 	}
-	workMu.Lock()
-	defer workMu.Unlock()
+	r.workMu.Lock()
+	defer r.workMu.Unlock()
 	for i, o := range batch {
 		if m := ans.matched[i]; m == nil || m.Status/100 != 2 || o.rec.failed {
 			return false
@@ -1185,7 +1189,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 			readBack[o] = sr.readKept(o, seq, batch, matched)
 		}
 	}
-	workMu.Lock()
+	r.workMu.Lock()
 	res := make([]journal.SubResult, 0, len(batch))
 	var missing []*op
 	var unclear []string
@@ -1288,7 +1292,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 			r.setKey(sr.step.Name, w.id, w.root.key)
 		}
 	}
-	workMu.Unlock()
+	r.workMu.Unlock()
 	appendOutcome := r.appendWith
 	if len(missing) == 0 {
 		// The outcome need not wait for its own fsync: the next intent's
@@ -1325,10 +1329,6 @@ func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry
 	return e
 }
 
-// workMu serialises the bookkeeping of records: the units of one record
-// can be in several batches that complete concurrently.
-var workMu sync.Mutex
-
 func (w *work) inDoubt(missing []*op) bool {
 	for _, o := range missing {
 		if o.rec == w {
@@ -1339,7 +1339,7 @@ func (w *work) inDoubt(missing []*op) bool {
 }
 
 // notSent accounts for a unit whose parent failed: its ops are never sent.
-// workMu is held.
+// r.workMu is held.
 func (sr *stepRun) notSent(u unit) {
 	for _, o := range u {
 		o.status = 424

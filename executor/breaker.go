@@ -14,7 +14,7 @@ import (
 // codes): without it a load of 50,000 orders would file 50,000 failures
 // that one permission explains. The records of the run of identical
 // errors are left pending, so that apply sends them again once the cause
-// is fixed. Its state is guarded by workMu.
+// is fixed. Its state is guarded by the runner's workMu.
 type breaker struct {
 	max     int
 	msg     string   // the screen error of the current run

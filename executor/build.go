@@ -66,7 +66,7 @@ type work struct {
 	left   int   // ops without an outcome
 	failed bool
 	final  bool
-	// mark and answered: complete's count of its ops in one batch (workMu).
+	// mark and answered: complete's count of its ops in one batch (the runner's workMu).
 	mark, answered int
 	// then runs when every op sent so far has its outcome (replace: the
 	// new lines after the deletes).

@@ -468,7 +468,7 @@ func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.Raw
 }
 
 // keepAnswer puts what was read back of the failed deep insert o into its
-// record (workMu held): the ops found missing join the record's, to be
+// record (the runner's workMu held): the ops found missing join the record's, to be
 // sent once this batch is answered. It returns those units.
 func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 	w := o.rec
@@ -552,14 +552,14 @@ func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error 
 	case k.absent:
 		return sr.buildFailed(w, fmt.Errorf("%s(%s), created by an earlier run, is no longer on the server; load it again with --retry-failed", sr.entity, w.root.key))
 	}
-	workMu.Lock()
+	sr.r.workMu.Lock()
 	missing, lost := w.root.keep(sr.entity, k.key, k.doc)
 	for _, o := range subtree(w.root, nil)[1:] {
 		if s := prev.Subs[o.path]; s != nil && s.OK() && o.ok() {
 			o.carried = false // sent on its own by an earlier attempt: journaled
 		}
 	}
-	workMu.Unlock()
+	sr.r.workMu.Unlock()
 	if len(lost) > 0 {
 		return sr.buildFailed(w, fmt.Errorf("%s(%s): a line's key is unknown, so what belongs under it cannot be sent", sr.entity, w.root.key))
 	}

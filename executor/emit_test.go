@@ -122,7 +122,7 @@ func TestAnsweredWhole(t *testing.T) {
 			batch := []*op{{rec: &work{}}, {rec: w}}
 			var ans answer
 			ans.matched, ans.problem = odata.MatchResponses(reqs, tt.resps)
-			if got := answeredWhole(batch, ans); got != tt.want {
+			if got := (&runner{}).answeredWhole(batch, ans); got != tt.want {
 				t.Errorf("answeredWhole = %v, want %v", got, tt.want)
 			}
 		})
