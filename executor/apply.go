@@ -999,9 +999,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	if !r.dry { // the dry run's tally has nothing to reconcile or undo
 		subs = make([]journal.Sub, len(batch))
 		for i, o := range batch {
-			o.left = o.match()
-			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.rec.id, Path: o.path, Op: o.kind, Meth: o.method,
-				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.left, RowHash: o.rowHash(),
+			o.matched = o.match()
+			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.work.id, Path: o.path, Op: o.kind, Meth: o.method,
+				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.matched, RowHash: o.rowHash(),
 				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
 	}
@@ -1100,7 +1100,7 @@ func (r *runner) answeredWhole(batch []*op, ans answer) bool {
 	r.workMu.Lock()
 	defer r.workMu.Unlock()
 	for i, o := range batch {
-		if m := ans.matched[i]; m == nil || m.Status/100 != 2 || o.rec.failed {
+		if m := ans.matched[i]; m == nil || m.Status/100 != 2 || o.work.failed {
 			return false
 		}
 	}
@@ -1208,7 +1208,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 				// next apply to reconcile.
 				o.status, o.err = 0, ""
 				missing = append(missing, o)
-				unclear = append(unclear, fmt.Sprintf("%s %s: what a failed deep insert left is unclear: %s", sr.step.Name, o.rec.id, k.unclear))
+				unclear = append(unclear, fmt.Sprintf("%s %s: what a failed deep insert left is unclear: %s", sr.step.Name, o.work.id, k.unclear))
 				continue
 			case !k.absent:
 				next = append(next, sr.keepAnswer(o, k)...)
@@ -1239,7 +1239,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 	// number of its ops that have an outcome now.
 	var touched []*work
 	for _, o := range batch {
-		w := o.rec
+		w := o.work
 		if w.mark != seq {
 			w.mark, w.answered = seq, 0
 			touched = append(touched, w)
@@ -1331,7 +1331,7 @@ func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry
 
 func (w *work) inDoubt(missing []*op) bool {
 	for _, o := range missing {
-		if o.rec == w {
+		if o.work == w {
 			return true
 		}
 	}
@@ -1344,8 +1344,8 @@ func (sr *stepRun) notSent(u unit) {
 	for _, o := range u {
 		o.status = 424
 		o.err = "not sent: its parent failed"
-		o.rec.failed = true
-		o.rec.left--
+		o.work.failed = true
+		o.work.left--
 	}
 }
 
@@ -1354,9 +1354,9 @@ func (sr *stepRun) notSent(u unit) {
 func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any) {
 	o.status = resp.Status
 	if !o.ok() {
-		o.rec.failed = true
+		o.work.failed = true
 		if o.status == 404 && (o.kind == journal.OpDelete || o.kind == journal.OpRead) {
-			o.rec.failed = o.kind != journal.OpDelete // a line already gone is fine
+			o.work.failed = o.kind != journal.OpDelete // a line already gone is fine
 		}
 		if o.status == 424 {
 			o.err = "not processed: a sub-request it depends on failed"

@@ -17,13 +17,13 @@ import (
 // op is one sub-request to be: an entity, a line, a text object, or a read
 // or delete that an update needs.
 type op struct {
-	rec    *work
+	work   *work
 	path   string // "" the record's entity; "0", "0.2" its children (journal identity)
 	nav    string // navigation property of a child
 	single bool   // single-object sub-form (docs/service.md, Sub-forms)
 	parent *op
 	kids   []*op
-	kind   string // journal.OpCreate, OpPatch, OpRead, OpDelete
+	kind   journal.OpKind
 	method string
 	url    string // for a root op: its URL; children are addressed at assembly
 	typ    *odata.EntityType
@@ -39,7 +39,7 @@ type op struct {
 	line    string // line key of an existing line (delete)
 	before  json.RawMessage
 	patch   json.RawMessage // the new values of a PATCH, for reconciliation
-	left    json.RawMessage // match(), as journaled
+	matched json.RawMessage // match(), as journaled
 	loc     source.Location
 
 	// sending
@@ -92,7 +92,7 @@ func (b *builder) insertOps(w *work) (*op, error) {
 	} else {
 		typ = b.md.Type(rec.Entity)
 	}
-	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
+	root := &op{work: w, kind: journal.OpCreate, method: "POST", url: rec.Entity, typ: typ, fields: rec.Fields, loc: rec.Loc}
 	root.key = odata.EntityKey(typ, rec.Fields)
 	deep := b.deep && len(rec.Children) > 0
 	if err := b.childOps(w, root, typ, rec.Children, "", deep); err != nil {
@@ -165,7 +165,7 @@ func (b *builder) childOps(w *work, parent *op, ptyp *odata.EntityType, kids []*
 				return fmt.Errorf("%s: %s: %w", c.Loc, c.Nav, err)
 			}
 		}
-		o := &op{rec: w, path: path, nav: c.Nav, single: c.Single, parent: parent, kind: journal.OpCreate,
+		o := &op{work: w, path: path, nav: c.Nav, single: c.Single, parent: parent, kind: journal.OpCreate,
 			method: "POST", typ: ctyp, fields: c.Fields, body: raw, loc: c.Loc}
 		parent.kids = append(parent.kids, o)
 		if err := b.childOps(w, o, ctyp, c.Children, path+".", lazy); err != nil {
@@ -253,7 +253,7 @@ func (o *op) match() json.RawMessage {
 // compare.Value's untyped rule, as undo compares them; one taken for
 // filled wrongly costs only its bytes in the journal.
 func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
-	if len(o.left) == 0 || len(body) == 0 || o.single {
+	if len(o.matched) == 0 || len(body) == 0 || o.single {
 		return nil // a text sub-form answers with the whole text; undo leaves texts alone
 	}
 	var err error

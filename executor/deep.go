@@ -241,7 +241,7 @@ func (o *op) answerKeeps() *odata.Projection {
 	p := &odata.Projection{}
 	if o.typ != nil && !o.single {
 		p.Fields = slices.Clip(o.typ.Key)
-		if len(o.left) > 0 {
+		if len(o.matched) > 0 {
 			for f := range o.fields {
 				p.Fields = append(p.Fields, f)
 			}
@@ -356,7 +356,7 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 			}
 			return h, nil
 		}
-		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.rec.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
+		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.work.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
 		found, why, err := r.candidates(s, held)
 		switch {
 		case err != nil:
@@ -471,7 +471,7 @@ func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.Raw
 // record (the runner's workMu held): the ops found missing join the record's, to be
 // sent once this batch is answered. It returns those units.
 func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
-	w := o.rec
+	w := o.work
 	missing, lost := o.keep(sr.entity, k.key, k.doc)
 	w.failed = len(lost) > 0
 	for _, l := range lost {
@@ -639,7 +639,7 @@ func (sr *stepRun) lookAlikeInFlight(o *op, seq int) string {
 			return "another batch of the step was in flight, and nothing tells its documents from this one"
 		}
 		if sig := sr.lookAlike(other); sig == "" || sig == mine {
-			return fmt.Sprintf("record %s, in flight at the same time, has a document that looks like it (the same %s)", other.rec.id, sr.matchedOn(o))
+			return fmt.Sprintf("record %s, in flight at the same time, has a document that looks like it (the same %s)", other.work.id, sr.matchedOn(o))
 		}
 	}
 	return ""

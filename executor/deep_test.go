@@ -507,7 +507,7 @@ func TestDeepAnswerDecodedForKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ord := &op{kind: journal.OpCreate, typ: orders, fields: map[string]any{"ORDNAME": "SO1", "CUSTNAME": "c1", "DETAILS": "d"}, left: tt.left}
+			ord := &op{kind: journal.OpCreate, typ: orders, fields: map[string]any{"ORDNAME": "SO1", "CUSTNAME": "c1", "DETAILS": "d"}, matched: tt.left}
 			for i, part := range []string{"P1", "P2"} {
 				l := &op{parent: ord, nav: "ORDERITEMS_SUBFORM", carried: true, kind: journal.OpCreate, typ: linesType, fields: map[string]any{"PARTNAME": part}}
 				if i == 1 {
@@ -692,7 +692,7 @@ func TestLookAlikeInFlight(t *testing.T) {
 		unread: map[string]map[string]bool{"ORDERS": {}}}
 	sr := &stepRun{r: r, step: p.Steps[0], entity: "ORDERS"}
 	doc := func(id string, fields map[string]any) *op {
-		return &op{rec: &work{id: id}, kind: journal.OpCreate, fields: fields}
+		return &op{work: &work{id: id}, kind: journal.OpCreate, fields: fields}
 	}
 	mine := doc("O3", map[string]any{"CUSTNAME": "C1", "DETAILS": "order 3", "QPRICE": dec("10.50")})
 	for _, tc := range []struct {

@@ -119,7 +119,7 @@ func TestAnsweredWhole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &work{failed: tt.failedBefore}
-			batch := []*op{{rec: &work{}}, {rec: w}}
+			batch := []*op{{work: &work{}}, {work: w}}
 			var ans answer
 			ans.matched, ans.problem = odata.MatchResponses(reqs, tt.resps)
 			if got := (&runner{}).answeredWhole(batch, ans); got != tt.want {

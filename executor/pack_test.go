@@ -15,12 +15,12 @@ import (
 // grandchildren), depth first.
 func tree(name string, n, kids int) unit {
 	w := &work{id: name}
-	root := &op{rec: w, kind: journal.OpCreate, method: "POST", url: "ORDERS"}
+	root := &op{work: w, kind: journal.OpCreate, method: "POST", url: "ORDERS"}
 	for i := 0; i < n; i++ {
-		c := &op{rec: w, parent: root, nav: "ORDERITEMS_SUBFORM", kind: journal.OpCreate, method: "POST", path: fmt.Sprint(i)}
+		c := &op{work: w, parent: root, nav: "ORDERITEMS_SUBFORM", kind: journal.OpCreate, method: "POST", path: fmt.Sprint(i)}
 		root.kids = append(root.kids, c)
 		for j := 0; j < kids; j++ {
-			c.kids = append(c.kids, &op{rec: w, parent: c, nav: "ORDERITEMSTEXT_SUBFORM", single: true, kind: journal.OpCreate, method: "POST"})
+			c.kids = append(c.kids, &op{work: w, parent: c, nav: "ORDERITEMSTEXT_SUBFORM", single: true, kind: journal.OpCreate, method: "POST"})
 		}
 	}
 	return flatten(root, nil)

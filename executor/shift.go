@@ -35,10 +35,10 @@ func (e *ShiftedError) Error() string {
 // rowHash is the hash journaled for a record's entity sub-request when the
 // record's identity is its location.
 func (o *op) rowHash() string {
-	if o == nil || o.parent != nil || o.rec == nil || o.rec.rec == nil || o.rec.id != o.rec.rec.Loc.String() {
+	if o == nil || o.parent != nil || o.work == nil || o.work.rec == nil || o.work.id != o.work.rec.Loc.String() {
 		return ""
 	}
-	return hashRow(rowOf(o.rec.rec.Row))
+	return hashRow(rowOf(o.work.rec.Row))
 }
 
 // srcHash is the hash journaled with a committed record (whatever its

@@ -137,7 +137,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	inDoubt := map[*journal.RecordState]bool{}
 	var left []string
 	for _, s := range st.InDoubtSubs() {
-		if !strings.HasPrefix(s.Op, "undo-") {
+		if !s.Op.Undo() {
 			if rec := st.Record(s.Step, s.Rec); !inDoubt[rec] {
 				inDoubt[rec] = true
 				left = append(left, s.Step+"/"+s.Rec)
@@ -809,7 +809,7 @@ func scratchJournal(path string) (*journal.Journal, *journal.State, func(), erro
 // earlier undo) is in doubt.
 func runInDoubt(st *journal.State) bool {
 	for _, s := range st.InDoubtSubs() {
-		if !strings.HasPrefix(s.Op, "undo-") {
+		if !s.Op.Undo() {
 			return true
 		}
 	}

@@ -217,7 +217,7 @@ func (sr *stepRun) readPending() error {
 				if err != nil {
 					before = raw
 				}
-				first = append(first, &op{rec: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
+				first = append(first, &op{work: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
 					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: before, loc: w.rec.Loc})
 			}
 		}

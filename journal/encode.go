@@ -171,7 +171,7 @@ func (w *jsonWriter) sub(s *Sub) {
 		w.str("st", s.Step, false)
 		w.str("rec", s.Rec, false)
 		w.str("p", s.Path, true)
-		w.str("op", s.Op, false)
+		w.str("op", string(s.Op), false)
 		w.str("m", s.Meth, false)
 		w.str("u", s.URL, false)
 		w.str("h", s.Hash, true)

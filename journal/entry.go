@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -54,16 +55,22 @@ type Run struct {
 	Steps []string `json:"steps,omitempty"`
 }
 
-// Ops of sub-requests. The undo ones are written by Undo.
+// OpKind is what a sub-request does. The undo ones are written by Undo.
+type OpKind string
+
+// The kinds of sub-requests.
 const (
-	OpCreate     = "create"      // POST of a new entity or line
-	OpPatch      = "patch"       // PATCH of changed fields (Before holds the old values)
-	OpRead       = "read"        // GET before an update or during reconciliation
-	OpDelete     = "delete"      // DELETE of an existing line (lines: replace)
-	OpUndoDelete = "undo-delete" // DELETE of something the run created
-	OpUndoPatch  = "undo-patch"  // PATCH restoring a before-image
-	OpUndoCreate = "undo-create" // POST re-creating a line that lines: replace deleted
+	OpCreate     OpKind = "create"      // POST of a new entity or line
+	OpPatch      OpKind = "patch"       // PATCH of changed fields (Before holds the old values)
+	OpRead       OpKind = "read"        // GET before an update or during reconciliation
+	OpDelete     OpKind = "delete"      // DELETE of an existing line (lines: replace)
+	OpUndoDelete OpKind = "undo-delete" // DELETE of something the run created
+	OpUndoPatch  OpKind = "undo-patch"  // PATCH restoring a before-image
+	OpUndoCreate OpKind = "undo-create" // POST re-creating a line that lines: replace deleted
 )
+
+// Undo reports whether the sub-request was written by Undo.
+func (k OpKind) Undo() bool { return strings.HasPrefix(string(k), "undo-") }
 
 // Header is the first entry: what the run was made from, so that a resume
 // with something else is refused (Terraform's "saved plan is stale").
@@ -102,7 +109,7 @@ type Sub struct {
 	Step string `json:"st"`          // record identity: step name
 	Rec  string `json:"rec"`         // record identity: record id
 	Path string `json:"p,omitempty"` // "" for the record's entity, "0", "0.2" for sub-form children
-	Op   string `json:"op"`          // OpCreate, OpPatch, ...
+	Op   OpKind `json:"op"`          // OpCreate, OpPatch, ...
 	Meth string `json:"m"`           // HTTP method
 	URL  string `json:"u"`           // as sent ($<id>/<nav> for references)
 	Hash string `json:"h,omitempty"` // sha256 prefix of the body, never the body

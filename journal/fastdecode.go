@@ -335,7 +335,9 @@ func (p *fastParser) sub(s *Sub) bool {
 		case "p":
 			s.Path, ok = p.str()
 		case "op":
-			s.Op, ok = p.str()
+			var op string
+			op, ok = p.str()
+			s.Op = OpKind(op)
 		case "m":
 			s.Meth, ok = p.str()
 		case "u":

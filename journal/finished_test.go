@@ -14,7 +14,7 @@ import (
 // before.
 func TestFinished(t *testing.T) {
 	t.Parallel()
-	intent := func(b int, op string) Entry {
+	intent := func(b int, op OpKind) Entry {
 		return Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "1", Step: "parts", Rec: "P1", Op: op, Meth: "POST", URL: "LOGPART"}}}
 	}
 	outcome := func(b, status int) Entry {

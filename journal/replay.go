@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -521,7 +520,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		if st.report {
 			st.batchAt[e.Batch] = len(st.Batches)
 			bc := BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
-				Undo: len(e.Subs) > 0 && strings.HasPrefix(e.Subs[0].Op, "undo-")}
+				Undo: len(e.Subs) > 0 && e.Subs[0].Op.Undo()}
 			for i := range e.Subs {
 				if e.Subs[i].Op != OpRead {
 					bc.Metered += e.Subs[i].Entities()
@@ -529,7 +528,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 			}
 			st.Batches = append(st.Batches, bc)
 		}
-		if len(e.Subs) > 0 && !strings.HasPrefix(e.Subs[0].Op, "undo-") {
+		if len(e.Subs) > 0 && !e.Subs[0].Op.Undo() {
 			st.finished = false // an apply began again
 		}
 		slab := make([]SubState, len(e.Subs))
@@ -539,11 +538,11 @@ func (st *State) applyLine(line []byte, written bool) string {
 			ob.subs = append(ob.subs, s)
 			rec := st.record(s.Step, s.Rec)
 			rec.lastSeq = seq
-			if !strings.HasPrefix(s.Op, "undo-") {
+			if !s.Op.Undo() {
 				rec.Undone = false
 			}
 			switch {
-			case strings.HasPrefix(s.Op, "undo-"):
+			case s.Op.Undo():
 				if rec.Undo == nil {
 					rec.Undo = map[string]*SubState{}
 				}
@@ -584,7 +583,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 				st.forget(s)
 				continue
 			}
-			if res.Status >= 200 && res.Status < 300 && s.Path == "" && !strings.HasPrefix(s.Op, "undo-") {
+			if res.Status >= 200 && res.Status < 300 && s.Path == "" && !s.Op.Undo() {
 				rec := st.record(s.Step, s.Rec)
 				if res.Key != "" {
 					rec.Key = res.Key
@@ -755,7 +754,7 @@ func (b *BatchCall) note(e *Entry) {
 func (st *State) forget(s *SubState) {
 	rec := st.record(s.Step, s.Rec)
 	switch {
-	case strings.HasPrefix(s.Op, "undo-"):
+	case s.Op.Undo():
 		if rec.Undo[s.UndoKey()] == s {
 			delete(rec.Undo, s.UndoKey())
 		}
