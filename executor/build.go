@@ -82,7 +82,7 @@ type builder struct {
 	deep bool
 }
 
-// entityOps builds the POST of a record and one op per child, depth first.
+// insertOps builds the POST of a record and one op per child, depth first.
 func (b *builder) insertOps(w *work) (*op, error) {
 	rec := w.rec
 	set := b.md.EntitySet(rec.Entity)

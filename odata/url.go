@@ -55,7 +55,7 @@ func ServiceRoot(base string, language int) (string, error) {
 
 var userinfoRE = regexp.MustCompile(`//[^/?#]*@`)
 
-// redactURL drops credentials from a URL before it can reach an error.
+// StripUserinfo drops credentials from a URL before it can reach an error.
 func StripUserinfo(s string) string {
 	return userinfoRE.ReplaceAllString(s, "//")
 }

@@ -396,7 +396,7 @@ func rowDepth(n ast.Node) (int, bool) {
 	}
 }
 
-// describeExprPlace names an expression of a step or sub-form for messages.
+// fieldWhat names an expression of a step or sub-form for messages.
 func fieldWhat(field string, owner string) string {
 	return fmt.Sprintf("field %s of %s", quote(field), owner)
 }

@@ -59,7 +59,7 @@ func keyString(t *odata.EntityType, vals map[string]any) string {
 	return b.String()
 }
 
-// refuseKey is the key as Options.RefuseKey receives it.
+// refuseKeyString is the key as Options.RefuseKey receives it.
 func refuseKeyString(t *odata.EntityType, vals map[string]any) string {
 	parts := make([]string, len(t.Key))
 	for i, k := range t.Key {

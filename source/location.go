@@ -55,7 +55,7 @@ func ColumnName(col int) string {
 	return string(b[i:])
 }
 
-// columnIndex parses the letters of a cell reference ("C17" → 2, 17).
+// cellIndex parses the letters of a cell reference ("C17" → 2, 17).
 // ok is false for anything that is not letters followed by digits.
 func cellIndex(ref string) (col, row int, ok bool) {
 	i := 0

@@ -728,7 +728,6 @@ func (p *Program) checkHeader(owner, name string, h *source.Header) error {
 	return errors.Join(errs...)
 }
 
-// exprMessage tidies expr-lang's messages for people who write plans.
 // functionNames lists the function library, for "did you mean upper?".
 func (c *compiler) functionNames() []string {
 	cfg := conf.CreateNew()
@@ -749,6 +748,7 @@ func mapKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// exprMessage tidies expr-lang's messages for people who write plans.
 func exprMessage(m string) string {
 	return strings.TrimSpace(m)
 }

@@ -1018,7 +1018,6 @@ func (c *compiled) cell() string {
 	return c.mapped
 }
 
-// rowError makes a RowError for row, naming column's cell when known.
 // rowOnly turns a reader's error that concerns one row (a formula's error
 // value, a value under no header, an over-long row) into that row's error,
 // so the step goes on and every such row is reported in one run. Other
@@ -1044,6 +1043,7 @@ func (r *run) rowOnly(row source.Row, err error) *Result {
 	return res
 }
 
+// rowError makes a RowError for row, naming column's cell when known.
 func (r *run) rowError(row source.Row, column string, fl *field, msg string) *RowError {
 	e := &RowError{Step: r.st.name, Loc: row.Loc, Cell: cellString(row, column), Column: column, Message: msg}
 	if fl != nil {

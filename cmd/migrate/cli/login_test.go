@@ -15,10 +15,6 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// TestLoginLogout runs the flow of docs/service.md, Authentication through
-// the command line against the sandbox's authorization server, with a test
-// browser filling in its login form: the token is cached (0600, no client
-// secret), later commands use it, and logout removes it.
 // loginSandbox starts a sandbox for a login test; the server stops when the
 // test ends.
 func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {
@@ -47,6 +43,10 @@ func loginRunner(t *testing.T, env map[string]string, browser *authtest.Browser,
 	}
 }
 
+// TestLoginLogout runs the flow of docs/service.md, Authentication through
+// the command line against the sandbox's authorization server, with a test
+// browser filling in its login form: the token is cached (0600, no client
+// secret), later commands use it, and logout removes it.
 func TestLoginLogout(t *testing.T) {
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)

@@ -311,7 +311,7 @@ func (a *app) unreachable(c *conn, err error) error {
 	return withCode(ExitUnreachable, err)
 }
 
-// loadMetadata finds the metadata for offline work: --metadata, the plan's
+// loadMetadataFile finds the metadata for offline work: --metadata, the plan's
 // target.metadata (relative to the plan), or nothing.
 func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, error) {
 	file := flagFile
