@@ -169,3 +169,15 @@ func isoTime(v string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date", v)
 }
+
+// zeroPadWidth is the digits a number format pads an integer to with
+// leading zeros: 10 for "0000000000" (a phone number, a postal code), 0
+// for any other format. Only such a format makes the sheet show something
+// other than the stored digits of a whole number ("0501234567" for
+// 501234567); the reader then gives what the sheet shows.
+func zeroPadWidth(code string) int {
+	if first, _, _ := strings.Cut(code, ";"); len(first) >= 2 && strings.Trim(first, "0") == "" {
+		return len(first)
+	}
+	return 0
+}

@@ -127,3 +127,54 @@ func TestSerialTime(t *testing.T) {
 		}
 	}
 }
+
+func TestZeroPadWidth(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		code string
+		want int
+	}{
+		{"0000000000", 10},
+		{"00000", 5},
+		{"00000;-00000", 5},
+		{"0", 0}, // shows the digits as stored
+		{"", 0},
+		{"General", 0},
+		{"0.00", 0},
+		{"#,##0", 0},
+		{"000-0000", 0}, // a literal: not read as a padded integer
+	} {
+		if got := zeroPadWidth(tt.code); got != tt.want {
+			t.Errorf("zeroPadWidth(%q) = %d, want %d", tt.code, got, tt.want)
+		}
+	}
+}
+
+// TestZeroPaddedNumbersReadAsShown: examples/plans/data/customer-phones.xlsx was saved by
+// LibreOffice Calc with the columns Phone formatted "0000000000" and Zip
+// "00000", as a customer keeps phone numbers and postal codes. The reader
+// gives what the sheet shows, leading zeros kept, as text; other numbers
+// stay numbers.
+func TestZeroPaddedNumbersReadAsShown(t *testing.T) {
+	t.Parallel()
+	r, err := Open(Options{Path: "../examples/plans/data/customer-phones.xlsx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := [][]Cell{
+		{"Dana", "0501234567", "02345", Number("12")},
+		{"Eli", "3123456789", "90210", Number("3.5")},
+	}
+	for i, w := range want {
+		row, err := r.Next()
+		if err != nil {
+			t.Fatalf("row %d: %v", i+2, err)
+		}
+		for j := range w {
+			if row.Cells[j] != w[j] {
+				t.Errorf("%s: cell %d is %#v, want %#v", row.Loc, j, row.Cells[j], w[j])
+			}
+		}
+	}
+}

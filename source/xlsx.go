@@ -16,7 +16,9 @@ import (
 // xlsxReader streams the rows of one worksheet below its header row.
 //
 // Cells keep their type: text is string, numbers are Number with their
-// stored digits, cells formatted as a date or time are time.Time in UTC,
+// stored digits (but a whole number formatted with leading zeros, such as
+// "0000000000", is the string the sheet shows: number), cells formatted as
+// a date or time are time.Time in UTC,
 // booleans are bool. A cell the sheet leaves out (Excel stores no blank
 // cell), a formatted cell without a value, and a cell past the end of a
 // short row are "", as in CSV. A formula gives its cached value.
@@ -107,6 +109,7 @@ func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, *share
 	}
 	r.part = part
 	r.s = stream(part, wb.sst, wb.dateXf, wb.date1904)
+	r.s.padXf = wb.padXf
 	if err := r.readHeader(headerRow, merges); err != nil {
 		part.Close()
 		return nil, err

@@ -24,6 +24,7 @@ type workbook struct {
 	sheets   []wbSheet
 	date1904 bool
 	dateXf   []bool         // by cell style (xf) index: its number format shows a date
+	padXf    []int          // by cell style (xf) index: zeroPadWidth of its number format
 	sst      *sharedStrings // nil: the workbook has none
 	// shared: a Files keeps the workbook open for every reader of a run;
 	// a reader's Close leaves it open.
@@ -214,8 +215,10 @@ func (w *workbook) loadStyles(p string) error {
 		codes[f.ID] = f.Code
 	}
 	w.dateXf = make([]bool, len(st.Xfs))
+	w.padXf = make([]int, len(st.Xfs))
 	for i, xf := range st.Xfs {
 		w.dateXf[i] = isDateFormat(xf.NumFmtID, codes[xf.NumFmtID])
+		w.padXf[i] = zeroPadWidth(codes[xf.NumFmtID])
 	}
 	return nil
 }

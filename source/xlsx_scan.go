@@ -705,21 +705,7 @@ func (s *sheetStream) finishBytes(col, row int, typ string, style int, formula, 
 		}
 		add(s.sharedString(i, string(raw)))
 	case "", "n":
-		if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
-			t, err := serialTime(string(raw), s.date1904)
-			if err != nil {
-				add(nil, err)
-				return
-			}
-			add(t, nil)
-			return
-		}
-		n, err := normaliseNumber(string(raw))
-		if err != nil {
-			add(nil, err)
-			return
-		}
-		add(n, nil)
+		add(s.number(string(raw), style))
 	default:
 		s.buf.Reset()
 		s.buf.Write(raw)

@@ -24,6 +24,7 @@ type sheetStream struct {
 	sst      *sharedStrings
 	sstErr   error // the shared strings could not be read: stops the sheet
 	dateXf   []bool
+	padXf    []int // by style: zeroPadWidth of its number format (nil: none pads)
 	date1904 bool
 	row      int // number of the last row read
 	cells    []rawCell
@@ -337,21 +338,7 @@ func (s *sheetStream) finish(col, row int, typ string, style int, formula, hasV,
 		t, err := isoTime(raw)
 		add(t, err)
 	case "", "n":
-		if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
-			t, err := serialTime(raw, s.date1904)
-			if err != nil {
-				add(nil, err)
-				return
-			}
-			add(t, nil)
-			return
-		}
-		n, err := normaliseNumber(raw)
-		if err != nil {
-			add(nil, err)
-			return
-		}
-		add(n, nil)
+		add(s.number(raw, style))
 	default:
 		add(nil, fmt.Errorf("unknown cell type %q", typ))
 	}
@@ -376,4 +363,31 @@ func unescapeOOXML(s string) string {
 		i++
 	}
 	return b.String()
+}
+
+// number is a numeric cell's value: a time.Time when its style shows a
+// date; the text the sheet shows when its style pads a whole number with
+// leading zeros (zeroPadWidth: a phone's leading zero is kept, and the
+// cell reads as text, as a CSV cell would); else its digits as a Number.
+func (s *sheetStream) number(raw string, style int) (Cell, error) {
+	if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
+		t, err := serialTime(raw, s.date1904)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	n, err := normaliseNumber(raw)
+	if err != nil {
+		return nil, err
+	}
+	if style >= 0 && style < len(s.padXf) {
+		if w := s.padXf[style]; w > 0 && n != "" && strings.Trim(string(n), "0123456789") == "" {
+			if len(n) < w {
+				return strings.Repeat("0", w-len(n)) + string(n), nil
+			}
+			return string(n), nil
+		}
+	}
+	return n, nil
 }
