@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
@@ -16,6 +17,7 @@ import (
 func (a *app) mapping(ctx context.Context, args []string) error {
 	fset := flag.NewFlagSet("mapping", flag.ContinueOnError)
 	out := fset.String("out", "", "FILE.xlsx or FILE.csv: the mapping file to write (written again, it keeps what it confirmed)")
+	asJSON := fset.Bool("json", false, "print one JSON document on stdout: the counts per map and every row written")
 	var cf connFlags
 	cf.register(fset, true)
 	pos, err := a.parse(fset, args, "PLAN", 1, 1)
@@ -75,7 +77,7 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 	if err := executor.WriteMapping(*out, rows); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	return a.mappingView().Mapping(mappingResult{out: *out, plan: p, values: values, rows: rows})
+	return a.mappingView(*asJSON).Mapping(mappingDoc(*out, p, values, rows))
 }
 
 // mappingCodes reads the target's codes that the maps' target: names,
@@ -111,51 +113,109 @@ func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map
 	return codes, nil
 }
 
-type mappingResult struct {
-	out    string
-	plan   *plan.Plan
-	values []executor.MapValue
-	rows   []executor.MappingRow
+// mappingJSON is what migrate mapping wrote, as both views show it: per
+// map its values, how many are confirmed, to confirm and new, counted
+// once here; with --json also every row of the file.
+type mappingJSON struct {
+	Out  string           `json:"out"`
+	Maps []mapCountsJSON  `json:"maps"`
+	Rows []mappingRowJSON `json:"rows"`
+	// unread: maps no map("NAME", row.COLUMN) reads a column for, so none
+	// of their values is listed (a note on stderr in the text view).
+	unread []string
 }
 
-// mappingView shows what migrate mapping wrote: per map its values, how
-// many are confirmed, to confirm and new.
-type mappingView interface {
-	Mapping(r mappingResult) error
+type mapCountsJSON struct {
+	Map       string `json:"map"`
+	Values    int    `json:"values"`
+	Confirmed int    `json:"confirmed"`
+	ToConfirm int    `json:"to_confirm"`
+	New       int    `json:"new"`
 }
 
-func (a *app) mappingView() mappingView { return mappingHuman{a.human()} }
+// mappingRowJSON is a row of the mapping file, in its columns.
+type mappingRowJSON struct {
+	Map       string `json:"map"`
+	Source    string `json:"source"`
+	Count     int    `json:"count"`
+	Cells     string `json:"cells,omitempty"`
+	Target    string `json:"target"`
+	Confirmed bool   `json:"confirmed"`
+	Note      string `json:"note,omitempty"`
+}
 
-type mappingHuman struct{ humanView }
-
-func (v mappingHuman) Mapping(r mappingResult) error {
-	w := v.a.stdout
-	fmt.Fprintf(w, "%-12s %7s %10s %11s %4s\n", "map", "values", "confirmed", "to confirm", "new")
+// mappingDoc counts, per map of the plan, the rows written: a value no
+// source gives now is kept in the file and not counted; a value is
+// confirmed when it is confirmed with a target.
+func mappingDoc(out string, p *plan.Plan, values []executor.MapValue, rows []executor.MappingRow) mappingJSON {
+	doc := mappingJSON{Out: out, Maps: []mapCountsJSON{}, Rows: make([]mappingRowJSON, 0, len(rows))}
 	listed := map[string]bool{}
-	for _, mv := range r.values {
+	for _, mv := range values {
 		listed[mv.Map] = true
 	}
-	for _, m := range r.plan.Maps {
-		var n, ok, todo, fresh int
-		for _, row := range r.rows {
+	for _, m := range p.Maps {
+		c := mapCountsJSON{Map: m.Name}
+		for _, row := range rows {
 			if row.Map != m.Name || row.Note == executor.NoteGone {
 				continue
 			}
-			n++
+			c.Values++
 			if row.Confirmed && row.Target != "" {
-				ok++
+				c.Confirmed++
 			} else {
-				todo++
+				c.ToConfirm++
 			}
 			if row.Note == executor.NoteNew {
-				fresh++
+				c.New++
 			}
 		}
-		fmt.Fprintf(w, "%-12s %7d %10d %11d %4d\n", m.Name, n, ok, todo, fresh)
+		doc.Maps = append(doc.Maps, c)
 		if !listed[m.Name] {
-			fmt.Fprintf(v.a.stderr, "note: map %q: no map(%q, row.COLUMN) reads a column of a source, so none of its values is listed\n", m.Name, m.Name)
+			doc.unread = append(doc.unread, m.Name)
 		}
 	}
-	fmt.Fprintf(w, "\nwritten: %s; confirm each row (confirmed: yes) once its target is right\n", r.out)
+	for _, r := range rows {
+		doc.Rows = append(doc.Rows, mappingRowJSON{Map: r.Map, Source: r.Source, Count: r.Count, Cells: r.Cells,
+			Target: r.Target, Confirmed: r.Confirmed, Note: r.Note})
+	}
+	return doc
+}
+
+// mappingView shows what migrate mapping wrote.
+type mappingView interface {
+	Mapping(doc mappingJSON) error
+}
+
+func (a *app) mappingView(asJSON bool) mappingView {
+	if asJSON {
+		return mappingJSONView{jsonView{a}}
+	}
+	return mappingHuman{a.human()}
+}
+
+// noteUnread says on w which maps have no values listed, and why.
+func noteUnread(w io.Writer, doc mappingJSON) {
+	for _, m := range doc.unread {
+		fmt.Fprintf(w, "note: map %q: no map(%q, row.COLUMN) reads a column of a source, so none of its values is listed\n", m, m)
+	}
+}
+
+type mappingJSONView struct{ jsonView }
+
+func (v mappingJSONView) Mapping(doc mappingJSON) error {
+	noteUnread(v.a.stderr, doc)
+	return writeJSON(v.a.stdout, doc)
+}
+
+type mappingHuman struct{ humanView }
+
+func (v mappingHuman) Mapping(doc mappingJSON) error {
+	w := v.a.stdout
+	fmt.Fprintf(w, "%-12s %7s %10s %11s %4s\n", "map", "values", "confirmed", "to confirm", "new")
+	for _, c := range doc.Maps {
+		fmt.Fprintf(w, "%-12s %7d %10d %11d %4d\n", c.Map, c.Values, c.Confirmed, c.ToConfirm, c.New)
+	}
+	noteUnread(v.a.stderr, doc)
+	fmt.Fprintf(w, "\nwritten: %s; confirm each row (confirmed: yes) once its target is right\n", doc.Out)
 	return nil
 }
