@@ -306,7 +306,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		if hook.tty {
 			// A fresh load: every record of the source will be reported, so a
 			// total gives an ETA (a resume skips the committed ones silently).
-			hook.totals = expectedRecords(c.plan)
+			hook.totals = executor.ExpectedRecords(c.plan)
 		}
 		// The journal header names the user for the run report; a server
 		// that cannot say leaves it unrecorded, which stops nothing.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/migrate-tool/migrate/plan"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -343,36 +342,6 @@ func TestUndoInDoubtExits4(t *testing.T) {
 	drop.Store(false)
 	if code, out := run("undo", journal, "--yes", "--target", good); code != ExitOK {
 		t.Fatalf("undo again: exit %d\n%s", code, out)
-	}
-}
-
-func TestExpectedRecords(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.csv", "Code\nA\nB\nC\n")
-	write("b.csv", "Code\nA\nB") // no line end at the end
-	write("plan.yaml", `version: 1
-sources:
-  a: {file: a.csv}
-  b: {file: b.csv}
-steps:
-  - {name: plain, entity: CUSTOMERS, source: a, fields: {CUSTNAME: row.Code}}
-  - {name: last, entity: CUSTOMERS, source: b, fields: {CUSTNAME: row.Code}}
-  - {name: grouped, entity: CUSTOMERS, source: a, group_by: row.Code, fields: {CUSTNAME: row.Code}}
-`)
-	p, diags := plan.Load(filepath.Join(dir, "plan.yaml"))
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	got := expectedRecords(p)
-	want := map[string]int{"plain": 3, "last": 2} // a grouped step has no total
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("expectedRecords = %v, want %v", got, want)
 	}
 }
 

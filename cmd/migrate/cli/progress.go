@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // progressHook shows one bar per step on a terminal (progressbar does no
@@ -35,7 +31,7 @@ type progressHook struct {
 	desc    map[string]string
 	waiting map[string]bool
 	// totals is the expected number of records of a step, where it can be
-	// known before reading (see expectedRecords); the bar then shows an ETA.
+	// known before reading (see executor.ExpectedRecords); the bar then shows an ETA.
 	totals map[string]int
 }
 
@@ -146,51 +142,4 @@ func (h *progressHook) finish() {
 		_ = b.Finish()
 		delete(h.bars, k)
 	}
-}
-
-// expectedRecords counts, for the progress bars' ETA, the records of each
-// step that can be known cheaply before the load: a CSV source's lines
-// (about 1 GB/s) for a step without group_by, where a row is a record.
-// Workbooks and grouped steps get no total: counting them costs a read of
-// their own. An embedded line break in a quoted cell makes the count a
-// little high, which only makes the ETA a little pessimistic.
-func expectedRecords(p *plan.Plan) map[string]int {
-	totals := map[string]int{}
-	for _, st := range p.Steps {
-		src := p.Source(st.Source)
-		if st.GroupBy != nil || src == nil || !strings.EqualFold(filepath.Ext(src.File), ".csv") {
-			continue
-		}
-		if n, err := countLines(p.File(src.File)); err == nil && n > 1 {
-			totals[st.Name] = n - 1 // the header
-		}
-	}
-	return totals
-}
-
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	n, last := 0, byte('\n')
-	for {
-		k, err := f.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte{'\n'})
-			last = buf[k-1]
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	if last != '\n' {
-		n++ // a last line without its line end
-	}
-	return n, nil
 }
