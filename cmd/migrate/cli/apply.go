@@ -301,9 +301,12 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	}()
 
 	hook := v.Hook()
+	if f.json {
+		hook.progressEvents(a.now)
+	}
 	var user string
 	if _, err := os.Stat(jpath); os.IsNotExist(err) {
-		if hook.tty {
+		if hook.tty || hook.events {
 			// A fresh load: every record of the source will be reported, so a
 			// total gives an ETA (a resume skips the committed ones silently).
 			hook.totals = executor.ExpectedRecords(c.plan)

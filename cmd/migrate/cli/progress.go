@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -33,6 +34,60 @@ type progressHook struct {
 	// totals is the expected number of records of a step, where it can be
 	// known before reading (see executor.ExpectedRecords); the bar then shows an ETA.
 	totals map[string]int
+
+	// events: apply --json writes a progressEvent a line on w as it goes,
+	// at most one "progress" a second per step (now is the command's clock).
+	events bool
+	now    func() time.Time
+	runs   map[string]*stepRun
+}
+
+// stepRun is a step's progress as the events tell it.
+type stepRun struct {
+	started, told time.Time
+	done, failed  int
+}
+
+// progressEvent is one line of apply --json's progress on stderr: "step"
+// when a step starts, "progress" at most once a second while it runs,
+// "waiting" when its calls pause, "step_done" when it ends. total and
+// seconds_left are there when the step's records could be counted before
+// the load (executor.ExpectedRecords).
+type progressEvent struct {
+	Event       string  `json:"event"`
+	Step        string  `json:"step"`
+	Entity      string  `json:"entity,omitempty"`
+	Done        int     `json:"done"`
+	Failed      int     `json:"failed"`
+	Total       int     `json:"total,omitempty"`
+	PerSecond   float64 `json:"records_per_second"`
+	SecondsLeft *int    `json:"seconds_left,omitempty"`
+	WaitSeconds int     `json:"wait_seconds,omitempty"`
+	RateLimit   bool    `json:"rate_limit,omitempty"`
+}
+
+// tell writes the event of kind for step (h.mu held); edit fills in what
+// only that kind says.
+func (h *progressHook) tell(kind, step string, edit func(*progressEvent)) {
+	r := h.runs[step]
+	if r == nil {
+		return
+	}
+	now := h.now()
+	r.told = now
+	ev := progressEvent{Event: kind, Step: step, Done: r.done, Failed: r.failed, Total: h.totals[step]}
+	if secs := now.Sub(r.started).Seconds(); secs > 0 && r.done > 0 {
+		ev.PerSecond = math.Round(float64(r.done)/secs*10) / 10
+		if ev.Total > r.done && kind == "progress" {
+			left := int(math.Ceil(float64(ev.Total-r.done) / (float64(r.done) / secs)))
+			ev.SecondsLeft = &left
+		}
+	}
+	if edit != nil {
+		edit(&ev)
+	}
+	b, _ := json.Marshal(ev)
+	fmt.Fprintf(h.w, "%s\n", b)
 }
 
 func (a *app) newHook(asJSON bool) *progressHook {
@@ -45,11 +100,15 @@ func (a *app) newHook(asJSON bool) *progressHook {
 }
 
 func (h *progressHook) StepStarted(step, entity string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.events {
+		h.runs[step] = &stepRun{started: h.now()}
+		h.tell("step", step, func(ev *progressEvent) { ev.Entity = entity })
+	}
 	if !h.tty {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	total := -1 // unknown: a spinner with the count and the rate
 	if n := h.totals[step]; n > 0 {
 		total = n
@@ -69,11 +128,20 @@ func (h *progressHook) StepStarted(step, entity string) {
 }
 
 func (h *progressHook) RecordDone(step string, o executor.Outcome) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.runs[step]; h.events && r != nil {
+		r.done++
+		if o.Status == "failed" {
+			r.failed++
+		}
+		if h.now().Sub(r.told) >= time.Second {
+			h.tell("progress", step, nil)
+		}
+	}
 	if !h.tty {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	b := h.bars[step]
 	if b == nil {
 		return
@@ -97,6 +165,13 @@ const longWait = 10 * time.Second
 // becomes "waiting 37 s for the rate limit" until the next record; without
 // a terminal, a long pause gets a line of its own.
 func (h *progressHook) Waiting(step string, w odata.Wait) {
+	if h.events && w.For >= time.Second {
+		h.mu.Lock()
+		h.tell("waiting", step, func(ev *progressEvent) {
+			ev.WaitSeconds, ev.RateLimit = int(math.Ceil(w.For.Seconds())), w.RateLimit
+		})
+		h.mu.Unlock()
+	}
 	if h.quiet || w.For < time.Second || !h.tty && w.For < longWait {
 		return
 	}
@@ -117,11 +192,15 @@ func (h *progressHook) Waiting(step string, w odata.Wait) {
 }
 
 func (h *progressHook) StepFinished(step string, s executor.StepSummary) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.events {
+		h.tell("step_done", step, nil)
+		delete(h.runs, step)
+	}
 	if !h.tty {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if b := h.bars[step]; b != nil {
 		_ = b.Finish()
 		delete(h.bars, step)
@@ -142,4 +221,12 @@ func (h *progressHook) finish() {
 		_ = b.Finish()
 		delete(h.bars, k)
 	}
+}
+
+// progressEvents makes apply --json tell its progress as events on the
+// hook's writer (stderr), timed by now.
+func (h *progressHook) progressEvents(now func() time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events, h.now, h.runs = true, now, map[string]*stepRun{}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
@@ -104,6 +105,14 @@ type Option func(*app)
 // test of a target that keeps failing or throttling waits for none of the
 // client's pauses (odatatest.Clock) and still makes every attempt.
 func WithClock(clk odata.Clock) Option { return func(a *app) { a.clock = clk } }
+
+// now is the command's time: its clock's (WithClock), else the real one.
+func (a *app) now() time.Time {
+	if a.clock != nil {
+		return a.clock.Now()
+	}
+	return time.Now()
+}
 
 // Run is the whole command line: it returns the exit code of docs/cli.md.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opts ...Option) int {
