@@ -66,10 +66,12 @@ func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before boo
 			k := key{m.Name, mv.Value}
 			done[k] = true
 			r := MappingRow{MapRow: transform.MapRow{Map: m.Name, Source: mv.Value, Count: mv.Count, Cells: strings.Join(mv.Cells, ", ")}}
-			if o, ok := prev[k]; ok {
-				r.Target, r.Confirmed = o.Target, o.Confirmed
-			} else if t, ok := inline[mv.Value]; ok {
+			// An inline map is what the load uses, whatever a file
+			// written before says of the value.
+			if t, ok := inline[mv.Value]; ok {
 				r.Target, r.Confirmed, r.Note = t, true, NotePlan
+			} else if o, ok := prev[k]; ok {
+				r.Target, r.Confirmed = o.Target, o.Confirmed
 			} else {
 				r.Target = propose(mv.Value, codes[m.Name])
 				if before {

@@ -58,6 +58,14 @@ func TestMappingMerge(t *testing.T) {
 			row("units", "box", 0, "", "BX", false, NoteGone),
 			row("gone", "a", 0, "", "A", true, NoteUnknown),
 		}},
+		// The file before says red is X, unconfirmed: the plan's inline map
+		// is what the load uses, so the file says so.
+		{"inline over the file", []transform.MapRow{{Map: "colours", Source: "red", Target: "X"}}, true, nil, []MappingRow{
+			row("units", "kg", 2, "p.csv:2, p.csv:4", "KG", false, NoteNew),
+			row("units", "ltr", 1, "p.csv:3", "LTR", false, NoteNew),
+			row("colours", "red", 1, "p.csv:2", "R", true, NotePlan),
+			row("colours", "blue", 1, "p.csv:3", "BLUE", false, NoteNew),
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
