@@ -2,12 +2,16 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 )
+
+// rename is os.Rename; tests make it fail as Windows does.
+var rename = os.Rename
 
 // File is an output being written. Write to it (it is an *os.File, open
 // for reading and writing), then Commit it into place, or Abort it. Abort
@@ -64,8 +68,13 @@ func (f *File) CommitOpen() (*os.File, error) {
 		f.Abort()
 		return nil, err
 	}
-	if err := os.Rename(f.Name(), f.path); err != nil {
+	if err := rename(f.Name(), f.path); err != nil {
 		f.Abort()
+		if errors.Is(err, fs.ErrPermission) {
+			// Windows refuses to replace a file another program holds
+			// open: a report or workbook open in Excel.
+			return nil, fmt.Errorf("%s cannot be replaced (%w): if it is open in a program (Excel locks a workbook it has open), close it there and run again; the file was left as it was", f.path, err)
+		}
 		return nil, err
 	}
 	f.done = true

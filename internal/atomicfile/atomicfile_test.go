@@ -108,15 +108,7 @@ func TestFailureLeavesNothing(t *testing.T) {
 	if err := WriteFile(sub, []byte("x"), 0o600); err == nil {
 		t.Error("writing over a folder succeeded")
 	}
-	if b, _ := os.ReadFile(out); string(b) != "old" {
-		t.Errorf("the target holds %q", b)
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.Contains(e.Name(), ".tmp") {
-			t.Errorf("left behind: %s", e.Name())
-		}
-	}
+	leftAsItWas(t, out)
 }
 
 // TestOpenNoFollow: a link is refused and left as it was; a file is opened.
@@ -133,4 +125,41 @@ func TestOpenNoFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+}
+
+// TestReplaceRefused: where the target cannot be replaced because a
+// program holds it open (Windows answers "Access is denied" while Excel
+// has the workbook open), the error says to close it there, the target is
+// left as it was and no temporary file stays beside it. Not parallel: it
+// replaces rename while it runs.
+func TestReplaceRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.xlsx")
+	if err := os.WriteFile(out, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rename = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrPermission}
+	}
+	defer func() { rename = os.Rename }()
+	err := WriteFile(out, []byte("new"), 0o600)
+	if err == nil || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "close it there and run again") {
+		t.Fatalf("WriteFile = %v, want the advice to close the file", err)
+	}
+	leftAsItWas(t, out)
+}
+
+// leftAsItWas checks that out still holds "old" and that no temporary
+// file stays in its folder.
+func leftAsItWas(t *testing.T, out string) {
+	t.Helper()
+	if b, _ := os.ReadFile(out); string(b) != "old" {
+		t.Errorf("the target holds %q", b)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(out))
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
 }
