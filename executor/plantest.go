@@ -27,6 +27,22 @@ type TestResult struct {
 	Notes []string
 }
 
+// Passed reports whether the test met every expectation.
+func (r TestResult) Passed() bool { return len(r.Failures) == 0 }
+
+// TestTally counts the tests of rs that passed and failed: the figures
+// every view of migrate test shows and its exit code follows.
+func TestTally(rs []TestResult) (passed, failed int) {
+	for _, r := range rs {
+		if r.Passed() {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return passed, failed
+}
+
 // TestFailure is one way a test's expectation was not met. For a field,
 // Field, Expected and Got are set and Plan is where the plan writes the
 // field; otherwise Message says what happened.

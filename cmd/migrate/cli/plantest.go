@@ -74,10 +74,8 @@ func (a *app) test(ctx context.Context, args []string) error {
 	if err := v.Results(results); err != nil {
 		return err
 	}
-	for _, r := range results {
-		if len(r.Failures) > 0 {
-			return silent(ExitData)
-		}
+	if _, failed := executor.TestTally(results); failed > 0 {
+		return silent(ExitData)
 	}
 	return nil
 }

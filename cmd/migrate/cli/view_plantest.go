@@ -28,13 +28,11 @@ type testHuman struct{ humanView }
 // failed, at the test's line, with the plan's line that writes the field.
 func (v testHuman) Results(rs []executor.TestResult) error {
 	w := v.a.stdout
-	failed := 0
 	for _, r := range rs {
-		if len(r.Failures) == 0 {
+		if r.Passed() {
 			fmt.Fprintf(w, "PASS  %s (step %s)\n", r.Test.Name, r.Test.Step)
 			continue
 		}
-		failed++
 		fmt.Fprintf(w, "FAIL  %s (step %s)\n", r.Test.Name, r.Test.Step)
 		for _, f := range r.Failures {
 			fmt.Fprintf(w, "      %s\n", failureText(f))
@@ -43,7 +41,8 @@ func (v testHuman) Results(rs []executor.TestResult) error {
 			fmt.Fprintf(w, "      note: %s\n", n)
 		}
 	}
-	fmt.Fprintf(w, "%s: %d passed, %d failed\n", plural(len(rs), "test", "tests"), len(rs)-failed, failed)
+	passed, failed := executor.TestTally(rs)
+	fmt.Fprintf(w, "%s: %d passed, %d failed\n", plural(len(rs), "test", "tests"), passed, failed)
 	return nil
 }
 
@@ -103,19 +102,15 @@ func (v testJSONView) Problems(p *plan.Plan, ds plan.Diagnostics) error {
 func (v testJSONView) Results(rs []executor.TestResult) error {
 	doc := testJSON{Tests: []testCaseJSON{}, Problems: []problemJSON{}}
 	for _, r := range rs {
-		c := testCaseJSON{Name: r.Test.Name, Step: r.Test.Step, At: r.Test.Pos.String(), Passed: len(r.Failures) == 0,
+		c := testCaseJSON{Name: r.Test.Name, Step: r.Test.Step, At: r.Test.Pos.String(), Passed: r.Passed(),
 			Failures: []testFailureJSON{}, Notes: append([]string{}, r.Notes...)}
 		for _, f := range r.Failures {
 			c.Failures = append(c.Failures, testFailureJSON{At: f.At.String(), Where: f.Where, Field: f.Field,
 				Expected: f.Expected, Got: f.Got, Plan: f.Plan, Message: f.Message})
 		}
-		if c.Passed {
-			doc.Passed++
-		} else {
-			doc.Failed++
-		}
 		doc.Tests = append(doc.Tests, c)
 	}
+	doc.Passed, doc.Failed = executor.TestTally(rs)
 	doc.OK = doc.Failed == 0
 	return writeJSON(v.a.stdout, doc)
 }
