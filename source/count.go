@@ -50,16 +50,8 @@ func sheetRows(opts Options) (int, bool) {
 		return 0, false
 	}
 	defer wb.close()
-	if len(wb.sheets) == 0 {
-		return 0, false
-	}
-	sh := wb.sheets[0]
-	for _, s := range wb.sheets {
-		if opts.Sheet != "" && s.Name == opts.Sheet {
-			sh = s
-		}
-	}
-	if sh.target == "" || !wb.has(sh.target) {
+	sh, ok := wb.sheet(opts.Sheet)
+	if !ok || sh.target == "" || !wb.has(sh.target) {
 		return 0, false
 	}
 	part, err := wb.open(sh.target)

@@ -38,6 +38,7 @@ func TestCountRows(t *testing.T) {
 		{"first sheet", Options{Path: data + "orders.xlsx"}, 7, true},
 		{"named sheet", Options{Path: data + "orders.xlsx", Sheet: "Parts"}, 6, true},
 		{"header below a title", Options{Path: data + "orders.xlsx", Sheet: "Parts", HeaderRow: 3}, 4, true},
+		{"no such sheet", Options{Path: data + "orders.xlsx", Sheet: "Partz"}, 0, false},
 		{"dimension of the whole sheet", Options{Path: whole}, 0, false},
 		{"missing file", Options{Path: filepath.Join(dir, "none.csv")}, 0, false},
 		{"not a source", Options{Path: write("e.json", "{}")}, 0, false},

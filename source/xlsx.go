@@ -75,18 +75,9 @@ func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, *share
 	if len(wb.sheets) == 0 {
 		return nil, &Error{File: opts.Name, Err: errNoSheets}
 	}
-	sh := wb.sheets[0]
-	if opts.Sheet != "" {
-		found := false
-		for _, s := range wb.sheets {
-			if s.Name == opts.Sheet {
-				sh, found = s, true
-				break
-			}
-		}
-		if !found {
-			return nil, &Error{File: opts.Name, Err: unknownSheet(opts.Sheet, wb.sheetNames())}
-		}
+	sh, ok := wb.sheet(opts.Sheet)
+	if !ok {
+		return nil, &Error{File: opts.Name, Err: unknownSheet(opts.Sheet, wb.sheetNames())}
 	}
 	r := &xlsxReader{name: opts.Name, sheet: sh.Name, wb: wb}
 	fail := func(line int, err error) error {

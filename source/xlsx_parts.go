@@ -252,6 +252,23 @@ func (w *workbook) loadSST(p string) error {
 	return nil
 }
 
+// sheet is the sheet a source names (its sheet: key), or the first one
+// when it names none; ok is false when the workbook has no such sheet.
+func (w *workbook) sheet(name string) (sh wbSheet, ok bool) {
+	if len(w.sheets) == 0 {
+		return wbSheet{}, false
+	}
+	if name == "" {
+		return w.sheets[0], true
+	}
+	for _, s := range w.sheets {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return wbSheet{}, false
+}
+
 func (w *workbook) sheetNames() []string {
 	names := make([]string, len(w.sheets))
 	for i, s := range w.sheets {
