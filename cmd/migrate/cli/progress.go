@@ -25,9 +25,8 @@ type progressHook struct {
 	tty   bool
 	quiet bool // --json: warnings only
 
-	mu     sync.Mutex
-	bars   map[string]*progressbar.ProgressBar
-	failed map[string]int
+	mu   sync.Mutex
+	bars map[string]*progressbar.ProgressBar
 	// desc is each bar's own description, shown again once a wait is over.
 	desc    map[string]string
 	waiting map[string]bool
@@ -36,13 +35,14 @@ type progressHook struct {
 	totals map[string]int
 
 	// events: apply --json writes a progressEvent a line on w as it goes,
-	// at most one "progress" a second per step (now is the command's clock).
+	// at most one "progress" a second per step.
 	events bool
-	now    func() time.Time
-	runs   map[string]*stepRun
+	now    func() time.Time // the command's clock
+	// runs is each running step's count, which its bar and its events show.
+	runs map[string]*stepRun
 }
 
-// stepRun is a step's progress as the events tell it.
+// stepRun is a running step's progress.
 type stepRun struct {
 	started, told time.Time
 	done, failed  int
@@ -91,8 +91,8 @@ func (h *progressHook) tell(kind, step string, edit func(*progressEvent)) {
 }
 
 func (a *app) newHook(asJSON bool) *progressHook {
-	h := &progressHook{w: a.stderr, quiet: asJSON, bars: map[string]*progressbar.ProgressBar{}, failed: map[string]int{},
-		desc: map[string]string{}, waiting: map[string]bool{}}
+	h := &progressHook{w: a.stderr, quiet: asJSON, bars: map[string]*progressbar.ProgressBar{},
+		desc: map[string]string{}, waiting: map[string]bool{}, now: a.now, runs: map[string]*stepRun{}}
 	if f, ok := a.stderr.(*os.File); ok && !asJSON {
 		h.tty = term.IsTerminal(int(f.Fd()))
 	}
@@ -100,10 +100,13 @@ func (a *app) newHook(asJSON bool) *progressHook {
 }
 
 func (h *progressHook) StepStarted(step, entity string) {
+	if !h.tty && !h.events {
+		return // neither a bar nor events: the lock stays off the record path
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.runs[step] = &stepRun{started: h.now()}
 	if h.events {
-		h.runs[step] = &stepRun{started: h.now()}
 		h.tell("step", step, func(ev *progressEvent) { ev.Entity = entity })
 	}
 	if !h.tty {
@@ -128,27 +131,28 @@ func (h *progressHook) StepStarted(step, entity string) {
 }
 
 func (h *progressHook) RecordDone(step string, o executor.Outcome) {
+	if !h.tty && !h.events {
+		return // neither a bar nor events: the lock stays off the record path
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r := h.runs[step]; h.events && r != nil {
-		r.done++
-		if o.Status == "failed" {
-			r.failed++
-		}
-		if h.now().Sub(r.told) >= time.Second {
-			h.tell("progress", step, nil)
-		}
-	}
-	if !h.tty {
+	r := h.runs[step]
+	if r == nil {
 		return
+	}
+	r.done++
+	if o.Status == "failed" {
+		r.failed++
+	}
+	if h.events && h.now().Sub(r.told) >= time.Second {
+		h.tell("progress", step, nil)
 	}
 	b := h.bars[step]
 	if b == nil {
 		return
 	}
 	if o.Status == "failed" {
-		h.failed[step]++
-		h.desc[step] = fmt.Sprintf("%-14s %d failed", step, h.failed[step])
+		h.desc[step] = fmt.Sprintf("%-14s %d failed", step, r.failed)
 		b.Describe(h.desc[step])
 	} else if h.waiting[step] {
 		b.Describe(h.desc[step])
@@ -192,15 +196,15 @@ func (h *progressHook) Waiting(step string, w odata.Wait) {
 }
 
 func (h *progressHook) StepFinished(step string, s executor.StepSummary) {
+	if !h.tty && !h.events {
+		return // neither a bar nor events: the lock stays off the record path
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.events {
 		h.tell("step_done", step, nil)
-		delete(h.runs, step)
 	}
-	if !h.tty {
-		return
-	}
+	delete(h.runs, step)
 	if b := h.bars[step]; b != nil {
 		_ = b.Finish()
 		delete(h.bars, step)
@@ -228,5 +232,8 @@ func (h *progressHook) finish() {
 func (h *progressHook) progressEvents(now func() time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.events, h.now, h.runs = true, now, map[string]*stepRun{}
+	h.events, h.now = true, now
+	if h.runs == nil {
+		h.runs = map[string]*stepRun{}
+	}
 }

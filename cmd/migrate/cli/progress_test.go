@@ -49,6 +49,11 @@ func TestProgressTellsWaits(t *testing.T) {
 			if got := h.bars["parts"].State().Description; strings.Contains(got, "waiting") || !strings.Contains(got, "LOGPART") {
 				t.Errorf("after a record the bar says %q", got)
 			}
+			// A failed record is counted in the bar's description.
+			h.RecordDone("parts", executor.Outcome{Status: "failed"})
+			if got := h.bars["parts"].State().Description; !strings.Contains(got, "1 failed") {
+				t.Errorf("after a failed record the bar says %q", got)
+			}
 			h.finish()
 		})
 	}
