@@ -293,6 +293,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
+	sum.Warnings = r.opts.formattedWarnings()
 	r.mu.Lock()
 	for i := range sum.Steps {
 		sum.Steps[i].Changed = r.changed[sum.Steps[i].Name]

@@ -75,8 +75,11 @@ type RunReport struct {
 	Failures       []FailureGroup
 	FailedRecords  int
 	Undecided      []string
-	Waived         []WaivedRecord // closed by resolve --waive, with their reasons
-	Undo           *UndoHistory
+	// Warnings (dry run) are what the run would load otherwise than the
+	// customer sees it, each as a line (Summary.Warnings).
+	Warnings []string
+	Waived   []WaivedRecord // closed by resolve --waive, with their reasons
+	Undo     *UndoHistory
 }
 
 // FailureCells is how many source cells of a failure group the page lists.
@@ -192,6 +195,9 @@ func DryRunReport(sum *Summary, info ReportInfo, callsPerMinute int) *RunReport 
 	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: totalOf(sum.Steps),
 		Requests: sum.Requests, Subrequests: sum.Subrequests, Transactions: sum.Transactions,
 		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors)}
+	for _, w := range sum.Warnings {
+		rep.Warnings = append(rep.Warnings, w.String())
+	}
 	if rep.Plan == "" {
 		rep.Plan = sum.Plan
 	}

@@ -30,6 +30,10 @@ type Summary struct {
 	Estimated time.Duration
 	// Errors lists every problem: row errors and server refusals.
 	Errors []RecordError
+	// Warnings are what the run read but will load otherwise than the
+	// customer sees it: a workbook number a text field gets as its stored
+	// digits while the sheet shows it formatted.
+	Warnings []diag.Diagnostic
 	// Waived lists the failed records the user closed (resolve --waive),
 	// in journal order, each with its reason.
 	Waived []WaivedRecord

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // normaliseNumber returns the stored number in plain decimal digits:
@@ -170,14 +171,133 @@ func isoTime(v string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date", v)
 }
 
-// zeroPadWidth is the digits a number format pads an integer to with
-// leading zeros: 10 for "0000000000" (a phone number, a postal code), 0
-// for any other format. Only such a format makes the sheet show something
-// other than the stored digits of a whole number ("0501234567" for
-// 501234567); the reader then gives what the sheet shows.
-func zeroPadWidth(code string) int {
-	if first, _, _ := strings.Cut(code, ";"); len(first) >= 2 && strings.Trim(first, "0") == "" {
-		return len(first)
+// numShow is how a cell style's number format shows a number that is no
+// date, where that differs from the stored digits.
+type numShow struct {
+	// pattern is a format that spells a whole number out digit by digit,
+	// with leading zeros and text ("0000000000", "000-0000000", "(###)
+	// ###-####"): a phone number, a postal code. The reader gives what the
+	// sheet shows, as text, as a CSV would hold it.
+	pattern []patternPart
+	// code is the format's code when it changes what the sheet shows and
+	// the reader gives the stored digits ("#,##0.00", "0%", "0.00E+00", or
+	// a pattern's for a number that is not whole): Formatted says so.
+	code string
+	// digits: the format shows a whole number as its digits ("0", "#0"),
+	// so only a fraction is noted (the sheet rounds it).
+	digits bool
+}
+
+// patternPart is a digit placeholder (zero: "0" pads, else "#" does not)
+// or literal text of a digit pattern.
+type patternPart struct {
+	digit, zero bool
+	text        string
+}
+
+// builtinNumberFormats are the codes of the built-in number formats that
+// show a number otherwise than its digits (ids 0 "General", 1 "0" and 49
+// "@" show a whole number's digits; 14-22 and 45-47 are dates).
+var builtinNumberFormats = map[int]string{
+	2: "0.00", 3: "#,##0", 4: "#,##0.00", 9: "0%", 10: "0.00%", 11: "0.00E+00",
+	12: "# ?/?", 13: "# ??/??", 37: "#,##0 ;(#,##0)", 38: "#,##0 ;[Red](#,##0)",
+	39: "#,##0.00;(#,##0.00)", 40: "#,##0.00;[Red](#,##0.00)", 48: "##0.0E+0",
+}
+
+// showOf is how the number format id (its code, "" for a built-in) shows
+// a number; the zero numShow when it shows the stored digits.
+func showOf(id int, code string) numShow {
+	if code == "" {
+		code = builtinNumberFormats[id]
 	}
-	return 0
+	switch strings.ToLower(code) {
+	case "", "general", "@":
+		return numShow{}
+	}
+	if first, _, _ := strings.Cut(code, ";"); strings.Trim(first, "#") == "0" || strings.Trim(first, "#") == "" {
+		return numShow{code: code, digits: true}
+	}
+	return numShow{pattern: digitPattern(code), code: code}
+}
+
+// digitPattern reads a format's first section as a digit pattern: only
+// "0" and "#" placeholders and literal text (quoted, escaped, or one of
+// the characters Excel shows as they are). Nil for any other format, and
+// for one that shows a whole number as its plain digits ("0", "#0").
+func digitPattern(code string) []patternPart {
+	var parts []patternPart
+	zeros, literal := 0, false
+	lit := func(s string) {
+		literal = true
+		parts = append(parts, patternPart{text: s})
+	}
+	for i := 0; i < len(code); i++ {
+		switch c := code[i]; c {
+		case '0', '#':
+			if c == '0' {
+				zeros++
+			}
+			parts = append(parts, patternPart{digit: true, zero: c == '0'})
+		case '"':
+			j := strings.IndexByte(code[i+1:], '"')
+			if j < 0 {
+				return nil
+			}
+			lit(code[i+1 : i+1+j])
+			i += j + 1
+		case '\\':
+			if i+1 >= len(code) {
+				return nil
+			}
+			_, n := utf8.DecodeRuneInString(code[i+1:])
+			lit(code[i+1 : i+1+n])
+			i += n
+		case ' ', '-', '(', ')', '/', '+', ':', '$':
+			lit(string(c))
+		case ';':
+			i = len(code) // only the first section shows a positive number
+		default:
+			return nil
+		}
+	}
+	if !literal && zeros < 2 {
+		return nil
+	}
+	return parts
+}
+
+// showWhole is a whole number's digits (no sign) as pattern shows them:
+// placeholders filled from the right, a "0" past the digits shows 0 and a
+// "#" nothing, and digits the placeholders lack go before the first.
+func showWhole(pattern []patternPart, digits string) string {
+	first := -1
+	for i, p := range pattern {
+		if p.digit {
+			first = i
+			break
+		}
+	}
+	out := make([]string, len(pattern))
+	d := len(digits)
+	for i := len(pattern) - 1; i >= 0; i-- {
+		p := pattern[i]
+		switch {
+		case !p.digit:
+			out[i] = p.text
+		case i == first:
+			switch {
+			case d > 0:
+				out[i] = digits[:d]
+				d = 0
+			case p.zero:
+				out[i] = "0"
+			}
+		case d > 0:
+			out[i] = digits[d-1 : d]
+			d--
+		case p.zero:
+			out[i] = "0"
+		}
+	}
+	return strings.Join(out, "")
 }

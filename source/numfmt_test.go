@@ -1,6 +1,9 @@
 package source
 
 import (
+	"fmt"
+	"io"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -128,24 +131,49 @@ func TestSerialTime(t *testing.T) {
 	}
 }
 
-func TestZeroPadWidth(t *testing.T) {
+// TestNumberShown: a digit pattern spells a whole number out as the sheet
+// shows it; any other format that changes what the sheet shows is noted
+// (code) and the digits kept; General, "0" and "@" show the digits.
+func TestNumberShown(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		code string
-		want int
+		id     int
+		code   string
+		digits string
+		shown  string // "" when no pattern applies
+		noted  bool   // the format changes what the sheet shows
 	}{
-		{"0000000000", 10},
-		{"00000", 5},
-		{"00000;-00000", 5},
-		{"0", 0}, // shows the digits as stored
-		{"", 0},
-		{"General", 0},
-		{"0.00", 0},
-		{"#,##0", 0},
-		{"000-0000", 0}, // a literal: not read as a padded integer
+		{164, "0000000000", "501234567", "0501234567", true},
+		{164, "00000", "2134", "02134", true},
+		{164, "00000;-00000", "2134", "02134", true},
+		{164, "000-0000000", "501234567", "050-1234567", true},
+		{164, "(###) ###-####", "5551234567", "(555) 123-4567", true},
+		{164, `"+972 "0#-#######`, "501234567", "+972 50-1234567", true},
+		{164, `\A000`, "7", "A007", true},
+		{164, "00000", "1234567", "1234567", true}, // more digits than places: all shown
+		{164, "0", "7", "", true},                  // digits: only a fraction is noted
+		{164, "#0", "7", "", true},
+		{0, "", "7", "", false},
+		{164, "General", "7", "", false},
+		{49, "", "7", "", false},
+		{164, "@", "7", "", false},
+		{164, "0.00", "7", "", true},
+		{164, "#,##0", "7", "", true},
+		{3, "", "7", "", true},
+		{9, "", "7", "", true},
+		{164, "0%", "7", "", true},
+		{164, "[Red]0000", "7", "", true}, // a colour: not spelled out here
 	} {
-		if got := zeroPadWidth(tt.code); got != tt.want {
-			t.Errorf("zeroPadWidth(%q) = %d, want %d", tt.code, got, tt.want)
+		sh := showOf(tt.id, tt.code)
+		if got := sh.code != ""; got != tt.noted {
+			t.Errorf("showOf(%d, %q) notes = %v, want %v", tt.id, tt.code, got, tt.noted)
+		}
+		got := ""
+		if sh.pattern != nil {
+			got = showWhole(sh.pattern, tt.digits)
+		}
+		if got != tt.shown {
+			t.Errorf("showOf(%d, %q) shows %s as %q, want %q", tt.id, tt.code, tt.digits, got, tt.shown)
 		}
 	}
 }
@@ -176,5 +204,47 @@ func TestZeroPaddedNumbersReadAsShown(t *testing.T) {
 				t.Errorf("%s: cell %d is %#v, want %#v", row.Loc, j, row.Cells[j], w[j])
 			}
 		}
+	}
+}
+
+// TestFormattedNumbers: examples/plans/data/customer-formats.xlsx was saved
+// by LibreOffice Calc with Phone formatted 000-0000000 (a digit pattern:
+// read as the sheet shows it) and Zip #,##0 (read as its digits, and the
+// column noted with its first cell and count). Reading it twice through one
+// Files counts its cells once.
+func TestFormattedNumbers(t *testing.T) {
+	t.Parallel()
+	var files Files
+	defer files.Close()
+	opts := Options{Name: "customer-formats.xlsx", Path: "../examples/plans/data/customer-formats.xlsx"}
+	var phones, zips []Cell
+	for pass := 0; pass < 2; pass++ {
+		r, err := files.Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			row, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pass == 0 {
+				phones, zips = append(phones, row.Get("Phone")), append(zips, row.Get("Zip"))
+			}
+		}
+		r.Close()
+	}
+	if got, want := fmt.Sprint(phones), "[050-1234567 003-1234567 054-1112223]"; got != want {
+		t.Errorf("phones = %s, want %s", got, want)
+	}
+	if want := []Cell{Number("12345"), Number("90210"), Number("7020")}; !reflect.DeepEqual(zips, want) {
+		t.Errorf("zips = %#v, want the numbers %v", zips, want)
+	}
+	want := []Formatted{{File: "customer-formats.xlsx", Sheet: "Customers", Column: "Zip", Row: 2, Col: 3, Format: "#,##0", Value: "12345", Cells: 3}}
+	if got := files.Formatted(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Formatted() = %+v, want %+v", got, want)
 	}
 }

@@ -100,11 +100,12 @@ func newXLSXReaderWith(opts Options, wb *workbook, stream func(io.Reader, *share
 	}
 	r.part = part
 	r.s = stream(part, wb.sst, wb.dateXf, wb.date1904)
-	r.s.padXf = wb.padXf
+	r.s.showXf = wb.showXf
 	if err := r.readHeader(headerRow, merges); err != nil {
 		part.Close()
 		return nil, err
 	}
+	r.s.formatted = nil // the header's cells and those above it are no data
 	return r, nil
 }
 
@@ -454,6 +455,7 @@ func (r *xlsxReader) Close() error {
 		return nil
 	}
 	r.closed = true
+	r.keepFormatted()
 	var err error
 	if r.part != nil {
 		err = r.part.Close()

@@ -24,13 +24,16 @@ type workbook struct {
 	sheets   []wbSheet
 	date1904 bool
 	dateXf   []bool         // by cell style (xf) index: its number format shows a date
-	padXf    []int          // by cell style (xf) index: zeroPadWidth of its number format
+	showXf   []numShow      // by cell style (xf) index: how its number format shows a number
 	sst      *sharedStrings // nil: the workbook has none
 	// shared: a Files keeps the workbook open for every reader of a run;
 	// a reader's Close leaves it open.
 	shared bool
 	mu     sync.Mutex
 	merges map[mergeKey][]merge // the merged ranges that cross a header row
+	// formatted are the formatted number columns its readers found, by
+	// sheet and column name (Files.Formatted).
+	formatted map[string]Formatted
 }
 
 type wbSheet struct {
@@ -215,10 +218,12 @@ func (w *workbook) loadStyles(p string) error {
 		codes[f.ID] = f.Code
 	}
 	w.dateXf = make([]bool, len(st.Xfs))
-	w.padXf = make([]int, len(st.Xfs))
+	w.showXf = make([]numShow, len(st.Xfs))
 	for i, xf := range st.Xfs {
 		w.dateXf[i] = isDateFormat(xf.NumFmtID, codes[xf.NumFmtID])
-		w.padXf[i] = zeroPadWidth(codes[xf.NumFmtID])
+		if !w.dateXf[i] {
+			w.showXf[i] = showOf(xf.NumFmtID, codes[xf.NumFmtID])
+		}
 	}
 	return nil
 }

@@ -705,7 +705,7 @@ func (s *sheetStream) finishBytes(col, row int, typ string, style int, formula, 
 		}
 		add(s.sharedString(i, string(raw)))
 	case "", "n":
-		add(s.number(string(raw), style))
+		add(s.number(col, row, string(raw), style))
 	default:
 		s.buf.Reset()
 		s.buf.Write(raw)

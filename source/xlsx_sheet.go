@@ -24,12 +24,15 @@ type sheetStream struct {
 	sst      *sharedStrings
 	sstErr   error // the shared strings could not be read: stops the sheet
 	dateXf   []bool
-	padXf    []int // by style: zeroPadWidth of its number format (nil: none pads)
-	date1904 bool
-	row      int // number of the last row read
-	cells    []rawCell
-	buf      bytes.Buffer
-	done     bool
+	showXf   []numShow // by style: how its number format shows a number (nil: as stored)
+	// formatted are the columns (by sheet column) whose number cells a
+	// format shows otherwise than the digits the reader gives.
+	formatted map[int]*formatNote
+	date1904  bool
+	row       int // number of the last row read
+	cells     []rawCell
+	buf       bytes.Buffer
+	done      bool
 }
 
 // sharedString is the value of a cell that refers to shared string i
@@ -338,7 +341,7 @@ func (s *sheetStream) finish(col, row int, typ string, style int, formula, hasV,
 		t, err := isoTime(raw)
 		add(t, err)
 	case "", "n":
-		add(s.number(raw, style))
+		add(s.number(col, row, raw, style))
 	default:
 		add(nil, fmt.Errorf("unknown cell type %q", typ))
 	}
@@ -366,10 +369,11 @@ func unescapeOOXML(s string) string {
 }
 
 // number is a numeric cell's value: a time.Time when its style shows a
-// date; the text the sheet shows when its style pads a whole number with
-// leading zeros (zeroPadWidth: a phone's leading zero is kept, and the
-// cell reads as text, as a CSV cell would); else its digits as a Number.
-func (s *sheetStream) number(raw string, style int) (Cell, error) {
+// date; the text the sheet shows when its style spells a whole number out
+// digit by digit (a digit pattern: a phone's leading zero is kept, and the
+// cell reads as text, as a CSV cell would); else its digits as a Number,
+// noted (formatted) when the style shows them otherwise.
+func (s *sheetStream) number(col, row int, raw string, style int) (Cell, error) {
 	if style >= 0 && style < len(s.dateXf) && s.dateXf[style] {
 		t, err := serialTime(raw, s.date1904)
 		if err != nil {
@@ -381,13 +385,31 @@ func (s *sheetStream) number(raw string, style int) (Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	if style >= 0 && style < len(s.padXf) {
-		if w := s.padXf[style]; w > 0 && n != "" && strings.Trim(string(n), "0123456789") == "" {
-			if len(n) < w {
-				return strings.Repeat("0", w-len(n)) + string(n), nil
-			}
-			return string(n), nil
-		}
+	if style < 0 || style >= len(s.showXf) || s.showXf[style].code == "" {
+		return n, nil
+	}
+	show := s.showXf[style]
+	if whole := strings.Trim(string(n), "0123456789") == ""; whole && show.digits {
+		return n, nil
+	} else if whole && show.pattern != nil {
+		return showWhole(show.pattern, string(n)), nil
+	}
+	if s.formatted == nil {
+		s.formatted = map[int]*formatNote{}
+	}
+	if f := s.formatted[col]; f != nil {
+		f.cells++
+	} else {
+		s.formatted[col] = &formatNote{row: row, code: show.code, value: n, cells: 1}
 	}
 	return n, nil
+}
+
+// formatNote is the first cell of a column whose number a format shows
+// otherwise than its digits, and how many such cells the column has.
+type formatNote struct {
+	row   int
+	code  string
+	value Number
+	cells int
 }

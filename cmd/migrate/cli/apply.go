@@ -159,6 +159,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
+	r.Warnings = warningsOf(s.Warnings)
 	r.Resumes = resumesOf(s)
 	return r
 }

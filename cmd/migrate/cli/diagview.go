@@ -65,6 +65,7 @@ type errorJSON struct {
 	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
 	PlanLocation string     `json:"plan_location,omitempty"`
 	Message      string     `json:"message"`
+	Severity     string     `json:"severity,omitempty"` // "warning" for a warning; an error has none
 	Partly       string     `json:"partly_loaded,omitempty"`
 	Summary      string     `json:"summary"`
 	Detail       string     `json:"detail,omitempty"`
@@ -76,9 +77,29 @@ type errorJSON struct {
 
 // errorOf is one row problem of a run.
 func errorOf(e executor.RecordError) errorJSON {
-	d := e.Diagnostic()
-	return errorJSON{Step: d.Step, Location: d.Subject.String(), Field: d.Field, Value: d.Value, PlanLocation: d.Context.String(),
-		Message: d.Message(), Partly: e.Partly, Summary: d.Summary, Detail: d.Detail, Range: rangeOf(d.Subject), PlanRange: rangeOf(d.Context), d: d}
+	j := rowProblemJSON(e.Diagnostic())
+	j.Partly = e.Partly
+	return j
+}
+
+// rowProblemJSON is a problem with the data a run read: a row error, or a
+// warning (Severity "warning").
+func rowProblemJSON(d diag.Diagnostic) errorJSON {
+	j := errorJSON{Step: d.Step, Location: d.Subject.String(), Field: d.Field, Value: d.Value, PlanLocation: d.Context.String(),
+		Message: d.Message(), Summary: d.Summary, Detail: d.Detail, Range: rangeOf(d.Subject), PlanRange: rangeOf(d.Context), d: d}
+	if d.Severity == diag.Warning {
+		j.Severity = "warning"
+	}
+	return j
+}
+
+// warningsOf are a run's warnings about the data it read.
+func warningsOf(ds []diag.Diagnostic) []errorJSON {
+	var out []errorJSON
+	for _, d := range ds {
+		out = append(out, rowProblemJSON(d))
+	}
+	return out
 }
 
 // errorsOf are a run's row problems, in their order.

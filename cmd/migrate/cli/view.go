@@ -31,7 +31,10 @@ type runJSON struct {
 	WouldLoad    *int        `json:"would_load,omitempty"`
 	WouldNotLoad *int        `json:"would_not_load,omitempty"`
 	Errors       []errorJSON `json:"errors"`
-	Undecided    []string    `json:"undecided,omitempty"`
+	// Warnings are what the run read but loads otherwise than the customer
+	// sees it (a formatted workbook number into a text field).
+	Warnings  []errorJSON `json:"warnings,omitempty"`
+	Undecided []string    `json:"undecided,omitempty"`
 	// Resumes (dry run, diff): the journal apply would resume, what it
 	// holds loaded (left out, as apply leaves it) and in doubt (apply
 	// reconciles it first: not predicted).
@@ -129,6 +132,13 @@ func printSteps(w io.Writer, r runJSON, applied bool) {
 		}
 	}
 	tw.Flush()
+}
+
+// printWarnings writes the run's warnings, each as its line.
+func printWarnings(w io.Writer, ws []errorJSON) {
+	for _, x := range ws {
+		fmt.Fprintln(w, x.d.String())
+	}
 }
 
 // shownPerCause is how many errors of one cause the human view lists.

@@ -48,6 +48,7 @@ func (v applyHuman) Applied(r appliedResult) error {
 		fmt.Fprintf(w, " Journal: %s", view.Journal)
 	}
 	fmt.Fprintln(w)
+	printWarnings(w, view.Warnings)
 	printErrors(w, view.Errors)
 	printPartly(w, sum.Errors)
 	printChanged(w, view.Steps)

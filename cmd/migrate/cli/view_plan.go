@@ -50,6 +50,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 		fmt.Fprintf(w, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
 			plural(sum.Unread, "read", "reads"))
 	}
+	printWarnings(w, view.Warnings)
 	printErrors(w, view.Errors)
 	return nil
 }
