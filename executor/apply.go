@@ -32,6 +32,7 @@ var errHalt = errors.New("halt")
 // simulated service (Plan). Both walk the same steps with the same loop.
 type runner struct {
 	opts  *runOptions
+	sizer *batchSizer // the batches' size now: calls near the server's budget shrink it
 	ctx   context.Context
 	md    *odata.Metadata
 	jr    ledger
@@ -130,6 +131,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 func newRunner(ctx context.Context, opts *runOptions) *runner {
 	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
 		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, changed: map[string]int{}}
+	r.sizer = newBatchSizer(r.limit)
 	if opts.Client != nil {
 		opts.Client = counted{inner: opts.Client, n: &r.calls, reads: r.journalReads}
 	}
@@ -294,6 +296,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	sum.Warnings = r.opts.formattedWarnings()
+	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()
 	for i := range sum.Steps {
 		sum.Steps[i].Changed = r.changed[sum.Steps[i].Name]
@@ -593,7 +596,7 @@ type stepRun struct {
 
 func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
-	sr.pk = &packer{limit: r.limit, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
+	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
 	sr.gone = failedIDs(r.state, s.Name)
 	r.hook.StepStarted(s.Name, s.Entity)
@@ -1044,7 +1047,11 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.subs.Add(int64(len(reqs)))
 		r.txns.Add(int64(txns))
 		var calls odata.CallStats
+		start := r.opts.now()
 		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
+		if !r.dry {
+			r.sizer.observe(len(reqs), attemptTime(r.opts.now().Sub(start), &calls))
+		}
 		r.hook.BatchSent(len(reqs))
 		var ans answer
 		if err == nil {

@@ -17,6 +17,7 @@ import (
 // batch of its own.
 type packer struct {
 	limit    int
+	sizer    *batchSizer // when set, the limit it gives now (calls near the server's budget shrink it)
 	maxBytes int
 	cur      []*op
 	curBytes int
@@ -38,6 +39,10 @@ func (p *packer) add(u unit) error {
 	if len(u) == 0 {
 		return nil
 	}
+	limit := p.limit
+	if p.sizer != nil {
+		limit = p.sizer.size()
+	}
 	n := 0
 	if p.maxBytes > 0 {
 		n = bytesOf(u)
@@ -47,16 +52,16 @@ func (p *packer) add(u unit) error {
 			}
 		}
 	}
-	room := p.limit - len(p.cur)
+	room := limit - len(p.cur)
 	if len(u) <= room {
 		p.cur = append(p.cur, u...)
 		p.curBytes += n
-		if len(p.cur) == p.limit {
+		if len(p.cur) >= limit {
 			return p.flush()
 		}
 		return nil
 	}
-	if len(u) <= p.limit {
+	if len(u) <= limit {
 		if err := p.flush(); err != nil {
 			return err
 		}
@@ -65,11 +70,11 @@ func (p *packer) add(u unit) error {
 		return nil
 	}
 	// Larger than a batch: fill the room with its head.
-	if room == 0 {
+	if room <= 0 { // full, or fuller than a shrunk limit
 		if err := p.flush(); err != nil {
 			return err
 		}
-		room = p.limit
+		room = limit
 	}
 	head, rest := u[:room], u[room:]
 	p.cur = append(p.cur, head...)

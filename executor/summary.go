@@ -34,6 +34,10 @@ type Summary struct {
 	// customer sees it: a workbook number a text field gets as its stored
 	// digits while the sheet shows it formatted.
 	Warnings []diag.Diagnostic
+	// Shrank (apply) says the batches were cut when a call came near the
+	// server's 3-minute limit: apply then made more calls than the dry run
+	// counted. Nil when no call did.
+	Shrank *BatchShrink
 	// Waived lists the failed records the user closed (resolve --waive),
 	// in journal order, each with its reason.
 	Waived []WaivedRecord

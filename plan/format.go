@@ -72,7 +72,7 @@ var format = []Block{
 			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
 				Meaning: "how to log in; `--auth` and `MIGRATE_AUTH` override it; unset: a cached OIDC token, else `MIGRATE_TOKEN`, else `MIGRATE_USER` (cli.md, Target and secrets)"},
 			{Name: "batch_size", Type: "integer 1–1000", Default: "the server's limit", Schema: `{"type": "integer"}`, Min: 1, Max: 1000,
-				Meaning: "most sub-requests per `$batch`; the server's limit (100 from 21.0, 1000 before) still caps it"},
+				Meaning: "most sub-requests per `$batch`; the server's limit (100 from 21.0, 1000 before) still caps it, and `apply` cuts it further when a call takes more than half of the server's 3 minutes (docs/cli.md, `batches_shrank`)"},
 			{Name: "concurrency", Type: "integer ≥ 1", Default: "2", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "batches in flight at once; also caps the client's calls in flight; `apply --concurrency` overrides it"},
 			{Name: "calls_per_minute", Type: "integer ≥ 1", Default: "no limit", Schema: `{"type": "integer"}`, Min: 1,

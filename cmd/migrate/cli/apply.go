@@ -160,6 +160,9 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	r.Warnings = warningsOf(s.Warnings)
+	if b := s.Shrank; b != nil {
+		r.Shrank = &shrankJSON{From: b.From, To: b.To, SlowestSeconds: b.Slowest.Seconds(), SlowestOf: b.Of}
+	}
 	r.Resumes = resumesOf(s)
 	return r
 }

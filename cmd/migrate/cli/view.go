@@ -33,7 +33,10 @@ type runJSON struct {
 	Errors       []errorJSON `json:"errors"`
 	// Warnings are what the run read but loads otherwise than the customer
 	// sees it (a formatted workbook number into a text field).
-	Warnings  []errorJSON `json:"warnings,omitempty"`
+	Warnings []errorJSON `json:"warnings,omitempty"`
+	// Shrank (apply): the batches were cut when a call came near the
+	// server's 3-minute limit.
+	Shrank    *shrankJSON `json:"batches_shrank,omitempty"`
 	Undecided []string    `json:"undecided,omitempty"`
 	// Resumes (dry run, diff): the journal apply would resume, what it
 	// holds loaded (left out, as apply leaves it) and in doubt (apply
@@ -45,6 +48,19 @@ type runJSON struct {
 	// Gone are the failed records (STEP/ID) whose rows the source no longer
 	// gives: resolve --waive closes them.
 	Gone []string `json:"gone,omitempty"`
+}
+
+type shrankJSON struct {
+	From           int     `json:"from"`
+	To             int     `json:"to"`
+	SlowestSeconds float64 `json:"slowest_call_seconds"`
+	SlowestOf      int     `json:"slowest_call_subrequests"`
+}
+
+// shrankText says it in words.
+func shrankText(s *shrankJSON) string {
+	return fmt.Sprintf("note: a call of %s took %s, near the server's 3-minute limit: the batches packed after it carry at most %d (not %d), so apply made more calls than the dry run counted",
+		plural(s.SlowestOf, "sub-request", "sub-requests"), fmtDuration(time.Duration(s.SlowestSeconds*float64(time.Second))), s.To, s.From)
 }
 
 type resumesJSON struct {

@@ -48,6 +48,9 @@ func (v applyHuman) Applied(r appliedResult) error {
 		fmt.Fprintf(w, " Journal: %s", view.Journal)
 	}
 	fmt.Fprintln(w)
+	if view.Shrank != nil {
+		fmt.Fprintln(w, shrankText(view.Shrank))
+	}
 	printWarnings(w, view.Warnings)
 	printErrors(w, view.Errors)
 	printPartly(w, sum.Errors)

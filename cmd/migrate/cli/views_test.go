@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
@@ -43,6 +44,11 @@ func TestViews(t *testing.T) {
 		{"apply", func(a *app, j bool) error {
 			return a.applyView(j).Applied(appliedResult{doc: doc, sum: sum, planPath: "p.yaml"})
 		}, `"plan"`, "0 calls with 0 sub-requests in under a second."},
+		{"apply with batches cut", func(a *app, j bool) error {
+			cut := *sum
+			cut.Shrank = &executor.BatchShrink{From: 100, To: 50, Slowest: 2 * time.Minute, Of: 100}
+			return a.applyView(j).Applied(appliedResult{doc: summaryJSON(&cut), sum: &cut, planPath: "p.yaml"})
+		}, `"plan"`, "note: a call of 100 sub-requests took 2m00s, near the server's 3-minute limit: the batches packed after it carry at most 50 (not 100), so apply made more calls than the dry run counted\n"},
 		{"apply refused", func(a *app, j bool) error {
 			return a.applyView(j).Unresolved(errorsOf([]executor.RecordError{{Step: "orders", Location: "o.csv:2", Field: "CUSTNAME", Value: "C9", Message: "not on the target"}}))
 		}, `"plan"`, "    o.csv:2: CUSTNAME: not on the target\n"},
