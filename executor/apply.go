@@ -599,8 +599,12 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
 	sr.gone = failedIDs(r.state, s.Name)
+	if n, ok := expectedRows(r.opts.Plan, s); ok {
+		sr.tellTotal(n) // before the start, so that it shows the total
+	}
 	r.hook.StepStarted(s.Name, s.Entity)
-	err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
+	ctx := transform.WithTotal(r.ctx, sr.tellTotal)
+	err := r.opts.records.Records(ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt
 		}

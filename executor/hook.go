@@ -15,6 +15,11 @@ type Outcome struct {
 // Calls may come from several goroutines at once.
 type Hook interface {
 	StepStarted(step, entity string)
+	// StepTotal says how many records step will report (RecordDone) this
+	// run, where it can be known: at its start from a count of its rows,
+	// or, with group_by, once its rows are grouped. A resume leaves out
+	// what the journal settled before; a trial is capped at its limit.
+	StepTotal(step string, records int)
 	RecordDone(step string, o Outcome)
 	BatchSent(subrequests int)
 	StepFinished(step string, s StepSummary)
@@ -29,6 +34,7 @@ type Hook interface {
 type NopHook struct{}
 
 func (NopHook) StepStarted(string, string)       {}
+func (NopHook) StepTotal(string, int)            {}
 func (NopHook) RecordDone(string, Outcome)       {}
 func (NopHook) BatchSent(int)                    {}
 func (NopHook) StepFinished(string, StepSummary) {}

@@ -389,6 +389,12 @@ type group struct {
 // Rows of a group that stand together (sorted input) are read back in one
 // read (rowStore.stretch).
 func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
+	early := 0 // results given while the rows are read: skipped and rejected rows
+	give := fn
+	fn = func(res Result) error {
+		early++
+		return give(res)
+	}
 	var (
 		groups  []*group
 		byKey   = make(map[string]*group)
@@ -494,6 +500,10 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		}
 	}
 	byKey, last = nil, nil // only the groups' order is needed from here on
+	fn = give
+	if tell, ok := r.ctx.Value(totalKey{}).(func(int)); ok {
+		tell(early + len(groups))
+	}
 	for i, g := range groups {
 		if i%256 == 0 {
 			if err := r.ctx.Err(); err != nil {
@@ -523,6 +533,18 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 		}
 	}
 	return nil
+}
+
+// totalKey is the context key of WithTotal's function.
+type totalKey struct{}
+
+// WithTotal returns a context under which Records tells tell how many
+// results a grouped step gives in all, once its rows are read and grouped
+// (before the groups' records are built): the skipped and rejected rows
+// already given, and a record per group. A step without group_by does not
+// call it: its rows are counted before it is read (source.CountRows).
+func WithTotal(ctx context.Context, tell func(results int)) context.Context {
+	return context.WithValue(ctx, totalKey{}, tell)
 }
 
 // build makes the record of one row (the first row of a group).

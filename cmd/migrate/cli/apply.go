@@ -310,11 +310,6 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	}
 	var user string
 	if _, err := os.Stat(jpath); os.IsNotExist(err) {
-		if hook.tty || hook.events {
-			// A fresh load: every record of the source will be reported, so a
-			// total gives an ETA (a resume skips the committed ones silently).
-			hook.totals = executor.ExpectedRecords(c.plan)
-		}
 		// The journal header names the user for the run report; a server
 		// that cannot say leaves it unrecorded, which stops nothing.
 		user, _ = c.conn.client.LoginName(ctx)

@@ -30,8 +30,9 @@ type progressHook struct {
 	// desc is each bar's own description, shown again once a wait is over.
 	desc    map[string]string
 	waiting map[string]bool
-	// totals is the expected number of records of a step, where it can be
-	// known before reading (see executor.ExpectedRecords); the bar then shows an ETA.
+	// totals is the number of records a step will report, where the
+	// engine could count them (executor.Hook's StepTotal); the bar then
+	// shows an ETA.
 	totals map[string]int
 
 	// events: apply --json writes a progressEvent a line on w as it goes,
@@ -51,8 +52,8 @@ type stepRun struct {
 // progressEvent is one line of apply --json's progress on stderr: "step"
 // when a step starts, "progress" at most once a second while it runs,
 // "waiting" when its calls pause, "step_done" when it ends. total and
-// seconds_left are there when the step's records could be counted before
-// the load (executor.ExpectedRecords).
+// seconds_left are there once the engine counted the step's records
+// (StepTotal: at its start, or a grouped step's once its rows are read).
 type progressEvent struct {
 	Event       string  `json:"event"`
 	Step        string  `json:"step"`
@@ -99,6 +100,24 @@ func (a *app) newHook(asJSON bool) *progressHook {
 	return h
 }
 
+// StepTotal keeps the step's total for its bar and events: before the
+// step starts (rows counted), or while it runs (groups counted), when the
+// bar, a spinner until then, gets its length.
+func (h *progressHook) StepTotal(step string, records int) {
+	if !h.tty && !h.events {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.totals == nil {
+		h.totals = map[string]int{}
+	}
+	h.totals[step] = records
+	if b := h.bars[step]; b != nil {
+		b.ChangeMax(records)
+	}
+}
+
 func (h *progressHook) StepStarted(step, entity string) {
 	if !h.tty && !h.events {
 		return // neither a bar nor events: the lock stays off the record path
@@ -123,7 +142,7 @@ func (h *progressHook) StepStarted(step, entity string) {
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("records"),
-		progressbar.OptionSetPredictTime(total > 0),
+		progressbar.OptionSetPredictTime(true), // shown once the length is known
 		progressbar.OptionSpinnerType(14),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
