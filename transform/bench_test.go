@@ -121,9 +121,9 @@ func BenchmarkSeenKeys(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		s := newSeenKeys()
+		s := newSeenKeys(0)
 		for i, k := range keys {
-			if _, dup := s.first(k, i+2); dup {
+			if _, dup, _ := s.first(k, i+2); dup {
 				b.Fatalf("%s reported twice", k)
 			}
 		}

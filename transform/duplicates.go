@@ -15,27 +15,59 @@ import (
 //
 // Memory: a key is kept as a 128-bit hash and the line of its first row
 // (the step's rows all come from one file and sheet): with the map's
-// overhead about 56 bytes a key, some 56 MB for a million rows
-// (BenchmarkSeenKeys). Two different keys share a hash with odds of about
-// 1 in 10^26 at that size.
+// overhead about 56 bytes a key (BenchmarkSeenKeys). Past max keys in
+// memory, they go to sorted runs on disk (keyspill.go), which keep about
+// 1.4 bytes a key in memory. Two different keys share a hash with odds of
+// about 1 in 10^26 at a million keys.
 type seenKeys struct {
 	seeds [2]maphash.Seed
 	lines map[[2]uint64]uint32 // a sheet has at most 1,048,576 rows; a CSV file fewer than 4 billion lines
+	max   int                  // keys the map may hold before they go to disk; 0: no limit
+	disk  *keyRuns
 }
 
-func newSeenKeys() *seenKeys {
-	return &seenKeys{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, lines: make(map[[2]uint64]uint32)}
+// seenKeyBytes is what a key costs in seenKeys' map.
+const seenKeyBytes = 56
+
+// newSeenKeys keeps up to budget bytes of keys in memory (0: no limit).
+func newSeenKeys(budget int64) *seenKeys {
+	s := &seenKeys{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, lines: make(map[[2]uint64]uint32)}
+	if budget > 0 {
+		s.max = max(1024, int(budget/seenKeyBytes))
+	}
+	return s
 }
 
 // first records that the row at line gives key and returns the line of an
-// earlier row that gave it.
-func (s *seenKeys) first(key string, line int) (int, bool) {
+// earlier row that gave it. An error is the temporary file's.
+func (s *seenKeys) first(key string, line int) (int, bool, error) {
 	h := [2]uint64{maphash.String(s.seeds[0], key), maphash.String(s.seeds[1], key)}
 	if prev, ok := s.lines[h]; ok {
-		return int(prev), true
+		return int(prev), true, nil
+	}
+	if s.disk != nil {
+		if prev, ok, err := s.disk.find(h); err != nil || ok {
+			return int(prev), ok, err
+		}
 	}
 	s.lines[h] = uint32(line)
-	return 0, false
+	if s.max > 0 && len(s.lines) >= s.max {
+		if s.disk == nil {
+			s.disk = &keyRuns{}
+		}
+		if err := s.disk.add(s.lines); err != nil {
+			return 0, false, err
+		}
+		clear(s.lines) // its buckets are used again
+	}
+	return 0, false, nil
+}
+
+// close removes the keys' temporary files.
+func (s *seenKeys) close() {
+	if s != nil {
+		s.disk.close()
+	}
 }
 
 // duplicate checks a record's entity key and id against the step's earlier
@@ -46,9 +78,14 @@ func (r *run) duplicate(rec *Record, row source.Row, hasID bool) *RowError {
 	st := r.st
 	if key, ok := r.keyText(rec); ok {
 		if r.seenKeys == nil {
-			r.seenKeys = newSeenKeys()
+			r.seenKeys = newSeenKeys(r.p.memory() / spillShare)
 		}
-		if prev, dup := r.seenKeys.first(key, row.Loc.Line); dup {
+		prev, dup, err := r.seenKeys.first(key, row.Loc.Line)
+		if err != nil {
+			r.fatal = fmt.Errorf("step %s: %w", st.name, err)
+			return nil
+		}
+		if dup {
 			fl := st.field(st.key[0])
 			column := ""
 			if fl != nil {
@@ -65,9 +102,14 @@ func (r *run) duplicate(rec *Record, row source.Row, hasID bool) *RowError {
 	}
 	if hasID {
 		if r.seenIDs == nil {
-			r.seenIDs = newSeenKeys()
+			r.seenIDs = newSeenKeys(r.p.memory() / spillShare)
 		}
-		if prev, dup := r.seenIDs.first(rec.ID, row.Loc.Line); dup {
+		prev, dup, err := r.seenIDs.first(rec.ID, row.Loc.Line)
+		if err != nil {
+			r.fatal = fmt.Errorf("step %s: %w", st.name, err)
+			return nil
+		}
+		if dup {
 			e := r.exprError(row, st.id, fmt.Sprintf("id %q already comes from %s; each record of a step needs an id of its own", rec.ID, earlier(row, "", prev)))
 			e.Value = rec.ID
 			return e

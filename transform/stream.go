@@ -86,6 +86,8 @@ func (p *Program) Records(ctx context.Context, step string, open Opener, refs Re
 		for _, idx := range r.links {
 			idx.close()
 		}
+		r.seenKeys.close()
+		r.seenIDs.close()
 	}()
 	r.refFn = r.ref
 	if st.groupBy != nil {
