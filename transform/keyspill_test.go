@@ -19,7 +19,7 @@ func TestSeenKeysSpill(t *testing.T) {
 	}{
 		{"in memory", 5_000, 0, 0},
 		{"one run", 1_500, 1024 * seenKeyBytes, 1},
-		{"merged", 100_000, 1024 * seenKeyBytes, 97 % 8 /* level 0 */ + 97 / 8 % 8 /* level 1 */ + 97 / 64},
+		{"merged", 100_000, 1024 * seenKeyBytes, 97%8 /* level 0 */ + 97/8%8 /* level 1 */ + 97/64},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
