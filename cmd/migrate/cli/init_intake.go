@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/migrate-tool/migrate/intake"
+)
+
+// initIntake writes the plan that loads an intake workbook (migrate
+// template): a source a sheet, one step for its entity, a sub-form a
+// level, joined by the columns the workbook says.
+func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, out string) error {
+	md, err := a.metadataOf(ctx, cf, mdFile)
+	if err != nil {
+		return err
+	}
+	l, err := intake.Read(src, src, md)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	planDir := "."
+	if out != "" {
+		planDir = filepath.Dir(out)
+	}
+	rel, err := filepath.Rel(planDir, src)
+	if err != nil {
+		rel = src
+	}
+	var b bytes.Buffer
+	writeIntakePlan(&b, l, filepath.ToSlash(rel))
+	if out == "" {
+		_, err := a.stdout.Write(b.Bytes())
+		return err
+	}
+	if err := writeNew(out, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %s, which loads the %s of %s; next: migrate validate %s\n", out, l.Entity, src, out)
+	return nil
+}
+
+// writeIntakePlan writes the plan of layout l, whose workbook is file
+// (relative to the plan).
+func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) {
+	step := strings.ToLower(l.Entity)
+	fmt.Fprintf(b, "# A plan written by `migrate init` for the intake workbook %s (migrate\n# template): check it, then run migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n", file, step)
+	sources := map[string]string{} // sheet -> source name
+	used := map[string]bool{}
+	for _, sheet := range l.Sheets() {
+		name := sourceName(sheet)
+		for n := 2; used[name]; n++ {
+			name = sourceName(sheet) + "_" + strconv.Itoa(n)
+		}
+		used[name] = true
+		sources[sheet] = name
+		fmt.Fprintf(b, "  %s:\n    file: %s\n    sheet: %s\n    header_row: %d\n", name, yamlQuote(file), yamlQuote(sheet), intake.HeaderRow)
+	}
+	top := l.Levels[0]
+	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n", step, l.Entity, sources[top.Sheet])
+	writeIntakeLevel(b, l, top, sources, "    ")
+	for _, sheet := range l.Sheets() {
+		if cols := l.Other[sheet]; len(cols) > 0 {
+			fmt.Fprintf(b, "    # columns of sheet %s with no field of its levels: %s\n", sheet, strings.Join(quoteAll(cols), ", "))
+		}
+	}
+}
+
+// writeIntakeLevel writes lv's fields and its sub-forms at indent.
+func writeIntakeLevel(b *bytes.Buffer, l *intake.Layout, lv *intake.Level, sources map[string]string, indent string) {
+	fmt.Fprintf(b, "%sfields:\n", indent)
+	given := map[string]bool{}
+	for _, c := range lv.Columns {
+		p := c.Field
+		if p == nil {
+			continue
+		}
+		given[p.Name] = true
+		if msg := intakeRefusal(p.Computed, p.ReadOnly); msg != "" {
+			fmt.Fprintf(b, "%s  # %s %s; column %q is not loaded\n", indent, p.Name, msg, c.Name)
+			continue
+		}
+		fmt.Fprintf(b, "%s  %s: %s\n", indent, p.Name, rowRef(c.Name))
+	}
+	for _, p := range lv.Type.Properties {
+		if p.Mandatory && p.Writable() && !given[p.Name] {
+			fmt.Fprintf(b, "%s  # TODO %s is mandatory (%s) and the workbook has no column %s%s: map it\n", indent, p.Name, p.Type, lv.Prefix, p.Name)
+		}
+	}
+	children := l.Children(lv)
+	if len(children) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%ssubforms:\n", indent)
+	for _, c := range children {
+		fmt.Fprintf(b, "%s  - name: %s\n", indent, c.Name())
+		inner := indent + "    "
+		if c.Single() {
+			// A row that leaves the sub-form's columns blank has none.
+			var given []string
+			for _, col := range c.Columns {
+				if col.Field != nil && col.Field.Writable() {
+					given = append(given, rowExpr(col.Name)+` != ""`)
+				}
+			}
+			if len(given) > 0 {
+				fmt.Fprintf(b, "%swhen: %s\n", inner, yamlQuote(strings.Join(given, " || ")))
+			}
+		} else {
+			fmt.Fprintf(b, "%ssource: %s\n%slink:\n%s  parent: %s\n%s  child: %s\n", inner, sources[c.Sheet], inner, inner, rowRef(c.Link), inner, rowRef(c.Link))
+		}
+		writeIntakeLevel(b, l, c, sources, inner)
+	}
+}
+
+// intakeRefusal says why a column of a field is not loaded, "" when it is.
+func intakeRefusal(computed, readOnly bool) string {
+	switch {
+	case computed:
+		return "is assigned by the server (read-only)"
+	case readOnly:
+		return "is read-only through the API (Core.Permissions Read)"
+	}
+	return ""
+}
+
+// sourceName is a sheet's name as a plan's source name.
+func sourceName(sheet string) string {
+	return strings.ToLower(strings.Map(func(r rune) rune {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
+			return r
+		}
+		return '_'
+	}, sheet))
+}
