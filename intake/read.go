@@ -77,6 +77,9 @@ func Read(path, name string, md *odata.Metadata) (*Layout, error) {
 			return nil, err
 		}
 		text := func(col string) string { s, _ := row.Get(col).(string); return strings.TrimSpace(s) }
+		if text("level") == "" {
+			continue // a row a person left blank
+		}
 		lv := &Level{Path: strings.Split(text("level"), "/"), Sheet: text("sheet"), Prefix: text("columns"), Link: text("link")}
 		at := row.CellRef("level")
 		if len(l.Levels) == 0 {

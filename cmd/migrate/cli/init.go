@@ -45,7 +45,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if *lazy && workbook {
 		return usageErr("--lazy-quotes is for CSV files")
 	}
-	if *entity == "" && *src != "" {
+	if *src != "" {
 		is, err := intake.Is(*src)
 		if err != nil {
 			return withCode(ExitUsage, err)
@@ -54,7 +54,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 			if *sheet != "" || *headerRow != 0 {
 				return usageErr("%s is an intake workbook (migrate template): it says its sheets and header rows itself; drop --sheet and --header-row", *src)
 			}
-			return a.initIntake(ctx, cf, *mdFile, *src, *out)
+			return a.initIntake(ctx, cf, *mdFile, *src, *entity, *out)
 		}
 	}
 	if *entity == "" || *src == "" {

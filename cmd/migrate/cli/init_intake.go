@@ -14,7 +14,8 @@ import (
 // initIntake writes the plan that loads an intake workbook (migrate
 // template): a source a sheet, one step for its entity, a sub-form a
 // level, joined by the columns the workbook says.
-func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, out string) error {
+// An --entity, needed by no intake workbook, must be the workbook's own.
+func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, entity, out string) error {
 	md, err := a.metadataOf(ctx, cf, mdFile)
 	if err != nil {
 		return err
@@ -22,6 +23,9 @@ func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, out str
 	l, err := intake.Read(src, src, md)
 	if err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if entity != "" && entity != l.Entity {
+		return usageErr("%s is the intake workbook of %s, not %s: drop --entity (the workbook says its entity)", src, l.Entity, entity)
 	}
 	planDir := "."
 	if out != "" {
