@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/intake"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // initIntake writes the plan that loads an intake workbook (migrate
@@ -36,21 +40,77 @@ func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, entity,
 		rel = src
 	}
 	var b bytes.Buffer
-	writeIntakePlan(&b, l, filepath.ToSlash(rel))
+	sources := writeIntakePlan(&b, l, filepath.ToSlash(rel))
 	if out == "" {
 		_, err := a.stdout.Write(b.Bytes())
 		return err
 	}
+	// Its first test goes beside it, as for any source: refused before
+	// anything is written when that file exists.
+	if _, err := os.Lstat(plan.TestsFile(out)); err == nil {
+		return usageErr("%s exists; init writes the plan's first test there", plan.TestsFile(out))
+	}
+	top := l.Levels[0]
+	header, rows, err := executor.FirstRows(&plan.Source{File: src, Sheet: top.Sheet, HeaderRow: intake.HeaderRow}, initTestRows)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
 	if err := writeNew(out, b.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "wrote %s, which loads the %s of %s; next: migrate validate %s\n", out, l.Entity, src, out)
+	if len(rows) == 0 {
+		fmt.Fprintf(a.stderr, "wrote %s, which loads the %s of %s (no rows yet, so no first test); next: migrate validate %s\n", out, l.Entity, src, out)
+		return nil
+	}
+	tests, err := a.writeFirstTest(ctx, out, filepath.Base(src), md, func(*plan.Plan) ([]*plan.Given, error) {
+		return intakeGivens(l, src, sources, header, rows)
+	})
+	if err != nil {
+		fmt.Fprintf(a.stderr, "wrote %s; next: migrate validate %s\n", out, out)
+		return err
+	}
+	fmt.Fprintf(a.stderr, "wrote %s, which loads the %s of %s, and its first test, %s; next: migrate validate %s, then migrate test %s\n", out, l.Entity, src, tests, out, out)
 	return nil
+}
+
+// intakeScanRows is how many rows of a sub-form's sheet init reads for the
+// lines of the first test's records.
+const intakeScanRows = 1000
+
+// intakeGivens are the rows the first test of an intake plan gives: the
+// entity's first rows, and the rows of each sub-form's sheet that join
+// them (among its first intakeScanRows).
+func intakeGivens(l *intake.Layout, src string, sources map[string]string, header []string, rows [][]string) ([]*plan.Given, error) {
+	top := l.Levels[0]
+	givens := []*plan.Given{givenRows(sources[top.Sheet], header, rows, nil)}
+	for _, lv := range l.Levels[1:] {
+		if lv.Single() {
+			continue
+		}
+		keys := map[string]bool{}
+		if i := slices.Index(header, lv.Link); i >= 0 {
+			for _, r := range rows {
+				if i < len(r) && r[i] != "" {
+					keys[r[i]] = true
+				}
+			}
+		}
+		h, rs, err := executor.FirstRows(&plan.Source{File: src, Sheet: lv.Sheet, HeaderRow: intake.HeaderRow}, intakeScanRows)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.Index(h, lv.Link)
+		givens = append(givens, givenRows(sources[lv.Sheet], h, rs, func(r []string) bool {
+			return i >= 0 && i < len(r) && keys[r[i]]
+		}))
+	}
+	return givens, nil
 }
 
 // writeIntakePlan writes the plan of layout l, whose workbook is file
 // (relative to the plan).
-func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) {
+// It returns the plan's source of each sheet.
+func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) map[string]string {
 	step := strings.ToLower(l.Entity)
 	fmt.Fprintf(b, "# A plan written by `migrate init` for the intake workbook %s (migrate\n# template): check it, then run migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n", file, step)
 	sources := map[string]string{} // sheet -> source name
@@ -72,6 +132,7 @@ func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) {
 			fmt.Fprintf(b, "    # columns of sheet %s with no field of its levels: %s\n", sheet, strings.Join(quoteAll(cols), ", "))
 		}
 	}
+	return sources
 }
 
 // writeIntakeLevel writes lv's fields and its sub-forms at indent.
