@@ -222,6 +222,9 @@ func (l *Layout) columns(md *odata.Metadata, lv *Level) {
 		if !p.Writable() || text && p.Name != "TEXT" || findColumn(lv.Columns, p.Name) != nil {
 			continue
 		}
+		if lv.Single() && lv.Type.IsKey(p.Name) && lv.Parent.Type.IsKey(p.Name) {
+			continue // the parent's own key (a ship-to address's customer): the server has it from the parent
+		}
 		lv.Columns = append(lv.Columns, &Column{Name: lv.Prefix + p.Name, Field: p, Refers: refers(md, l.Entity, lv.Type, p)})
 	}
 }
