@@ -74,7 +74,7 @@ func (a *app) template(ctx context.Context, args []string) error {
 			}
 		}
 	} else if len(l.Refers()) > 0 {
-		fmt.Fprintf(a.stderr, "note: no target (--target): the columns of %s keys get no value list\n", strings.Join(l.Refers(), ", "))
+		fmt.Fprintf(a.stderr, "note: --metadata reads no target: the columns of %s keys get no value list (add --target to read them)\n", strings.Join(l.Refers(), ", "))
 	}
 	if err := intake.Write(*out, l, codes); err != nil {
 		return withCode(ExitUsage, err)
