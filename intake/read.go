@@ -21,7 +21,7 @@ func Is(path string) (bool, error) {
 	}
 	z, err := zip.OpenReader(path)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
+		return false, fmt.Errorf("%s: not a readable .xlsx workbook (%w): save it again from the spreadsheet program as .xlsx", path, err)
 	}
 	defer z.Close()
 	for _, f := range z.File {

@@ -47,9 +47,11 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	}
 	if *src != "" {
 		is, err := intake.Is(*src)
-		if err != nil {
+		if err != nil && *entity == "" {
 			return withCode(ExitUsage, err)
 		}
+		// With --entity, a workbook that cannot be opened is said so by
+		// the source's reader below, with what to do.
 		if is {
 			if *sheet != "" || *headerRow != 0 {
 				return usageErr("%s is an intake workbook (migrate template): it says its sheets and header rows itself; drop --sheet and --header-row", *src)
