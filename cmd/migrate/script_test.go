@@ -20,10 +20,12 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/sourcetest"
 )
 
@@ -322,7 +324,9 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdXLSX: `xlsx write OUT.xlsx SPEC` writes the workbook SPEC describes
+// cmdXLSX: `xlsx fill BOOK.xlsx SPEC` adds the rows of each sheet SPEC
+// gives below the last row of that sheet of BOOK, as a person fills in a
+// workbook (an intake workbook of migrate template); `xlsx write OUT.xlsx SPEC` writes the workbook SPEC describes
 // (sourcetest.ParseWorkbook's text form) as a spreadsheet program saves
 // one: blank cells absent from the sheet, shared strings, dates as serial
 // numbers. `xlsx part FILE.xlsx PART` prints one part of a workbook, for a
@@ -331,8 +335,14 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("xlsx does not fail")
 	}
-	if len(args) != 3 || args[0] != "write" && args[0] != "part" {
-		ts.Fatalf("usage: xlsx write OUT.xlsx SPEC | xlsx part FILE.xlsx PART")
+	if len(args) != 3 || args[0] != "write" && args[0] != "part" && args[0] != "fill" {
+		ts.Fatalf("usage: xlsx write OUT.xlsx SPEC | xlsx part FILE.xlsx PART | xlsx fill BOOK.xlsx SPEC")
+	}
+	if args[0] == "fill" {
+		wb, err := sourcetest.ParseWorkbook(ts.ReadFile(args[2]))
+		ts.Check(err)
+		ts.Check(fillWorkbook(ts.MkAbs(args[1]), wb))
+		return
 	}
 	if args[0] == "part" {
 		body, err := sourcetest.ReadPart(ts.MkAbs(args[1]), args[2])
@@ -576,4 +586,46 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args {
 		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(os.Expand(ts.ReadFile(f), ts.Getenv)), 0o644))
 	}
+}
+
+// fillWorkbook adds the rows of each sheet of wb below the last row of the
+// sheet of that name in the workbook at path: text as text, numbers as
+// numbers, dates as dates, blank cells left out.
+func fillWorkbook(path string, wb sourcetest.Workbook) error {
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, sh := range wb.Sheets {
+		rows, err := f.GetRows(sh.Name)
+		if err != nil {
+			return err
+		}
+		for i, row := range sh.Rows {
+			for j, c := range row {
+				cell, _ := excelize.CoordinatesToCellName(j+1, len(rows)+i+1)
+				switch v := c.(type) {
+				case string:
+					if v != "" {
+						err = f.SetCellStr(sh.Name, cell, v)
+					}
+				case source.Number:
+					n, perr := strconv.ParseFloat(string(v), 64)
+					if perr != nil {
+						return perr
+					}
+					err = f.SetCellFloat(sh.Name, cell, n, -1, 64)
+				case time.Time:
+					err = f.SetCellValue(sh.Name, cell, v)
+				case bool:
+					err = f.SetCellBool(sh.Name, cell, v)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return f.Save()
 }

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/intake"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -44,9 +45,23 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if *lazy && workbook {
 		return usageErr("--lazy-quotes is for CSV files")
 	}
+	if *src != "" {
+		is, err := intake.Is(*src)
+		if err != nil && *entity == "" {
+			return withCode(ExitUsage, err)
+		}
+		// With --entity, a workbook that cannot be opened is said so by
+		// the source's reader below, with what to do.
+		if is {
+			if *sheet != "" || *headerRow != 0 {
+				return usageErr("%s is an intake workbook (migrate template): it says its sheets and header rows itself; drop --sheet and --header-row", *src)
+			}
+			return a.initIntake(ctx, cf, *mdFile, *src, *entity, *out)
+		}
+	}
 	if *entity == "" || *src == "" {
 		fs.Usage()
-		return usageErr("init needs --entity NAME and --source FILE")
+		return usageErr("init needs --entity NAME and --source FILE (an intake workbook written by migrate template needs no --entity)")
 	}
 	md, err := a.metadataOf(ctx, cf, *mdFile)
 	if err != nil {
@@ -220,7 +235,14 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 	}
 }
 
+// rowRef is the expression that reads column col, as a YAML value.
 func rowRef(col string) string {
+	return yamlQuote(rowExpr(col))
+}
+
+// rowExpr is the expression that reads column col: row.X where X is a
+// name, else row["X"].
+func rowExpr(col string) string {
 	simple := col != ""
 	for i, r := range col {
 		if !(unicode.IsLetter(r) || r == '_' || i > 0 && unicode.IsDigit(r)) || r > unicode.MaxASCII {
@@ -230,7 +252,7 @@ func rowRef(col string) string {
 	if simple {
 		return "row." + col
 	}
-	return yamlQuote("row[" + strconv.Quote(col) + "]")
+	return "row[" + strconv.Quote(col) + "]"
 }
 
 func yamlQuote(s string) string {

@@ -26,18 +26,23 @@ const initTestRows = 2
 // compiled yet (a mandatory field left as a TODO) gets the given rows
 // alone. It refuses to overwrite a tests file.
 func (a *app) writeInitTests(ctx context.Context, planPath string, src *plan.Source, md *odata.Metadata) (string, error) {
-	path := plan.TestsFile(planPath)
-	p, _ := plan.Load(planPath)
-	if p.Hash == "" || len(p.Steps) == 0 {
-		return "", withCode(ExitUsage, fmt.Errorf("%s cannot be read back", planPath))
-	}
-	step := p.Steps[0]
-	header, rows, err := executor.FirstRows(src, initTestRows)
-	if err != nil {
-		return "", withCode(ExitUsage, err)
-	}
-	g := &plan.Given{Source: step.Source}
+	return a.writeFirstTest(ctx, planPath, filepath.Base(src.File), md, func(p *plan.Plan) ([]*plan.Given, error) {
+		header, rows, err := executor.FirstRows(src, initTestRows)
+		if err != nil {
+			return nil, err
+		}
+		return []*plan.Given{givenRows(p.Steps[0].Source, header, rows, nil)}, nil
+	})
+}
+
+// givenRows is the rows of source as a test gives them: each row's cells
+// that hold a value, by column; keep, when not nil, says which rows.
+func givenRows(source string, header []string, rows [][]string, keep func(row []string) bool) *plan.Given {
+	g := &plan.Given{Source: source}
 	for _, r := range rows {
+		if keep != nil && !keep(r) {
+			continue
+		}
 		gr := &plan.GivenRow{}
 		for i, v := range r {
 			if v != "" && i < len(header) {
@@ -46,21 +51,44 @@ func (a *app) writeInitTests(ctx context.Context, planPath string, src *plan.Sou
 		}
 		g.Rows = append(g.Rows, gr)
 	}
-	t := &plan.Test{Name: "the first rows of " + filepath.Base(src.File), Step: step.Name, Given: []*plan.Given{g}}
+	return g
+}
+
+// writeFirstTest writes the first test of the plan at planPath, its first
+// step given the rows given says (of file), expecting what they give now.
+func (a *app) writeFirstTest(ctx context.Context, planPath, file string, md *odata.Metadata, given func(p *plan.Plan) ([]*plan.Given, error)) (string, error) {
+	path := plan.TestsFile(planPath)
+	p, _ := plan.Load(planPath)
+	if p.Hash == "" || len(p.Steps) == 0 {
+		return "", withCode(ExitUsage, fmt.Errorf("%s cannot be read back", planPath))
+	}
+	step := p.Steps[0]
+	givens, err := given(p)
+	if err != nil {
+		return "", withCode(ExitUsage, err)
+	}
+	t := &plan.Test{Name: "the first rows of " + file, Step: step.Name, Given: givens}
 	want, diags, err := executor.BuildTest(ctx, executor.Setup{Plan: p, Metadata: md, Version: newest, Getenv: a.getenv}, t)
 	if err != nil {
 		return "", err
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# The first test of %s, written by `migrate init`: the records the first rows of\n# %s give now. Make each expectation what the load must give, add tests, and run\n# migrate test %s\n",
-		filepath.Base(planPath), filepath.Base(src.File), filepath.Base(planPath))
-	fmt.Fprintf(&b, "- name: %s\n  step: %s\n  given:\n    %s:\n", yamlText(t.Name), step.Name, yamlKey(g.Source))
-	for _, r := range g.Rows {
-		cells := make([]string, len(r.Cells))
-		for i, c := range r.Cells {
-			cells[i] = yamlKey(c.Column) + ": " + yamlText(c.Value)
+		filepath.Base(planPath), file, filepath.Base(planPath))
+	fmt.Fprintf(&b, "- name: %s\n  step: %s\n  given:\n", yamlText(t.Name), step.Name)
+	for _, g := range givens {
+		if len(g.Rows) == 0 {
+			fmt.Fprintf(&b, "    %s: []\n", yamlKey(g.Source))
+			continue
 		}
-		fmt.Fprintf(&b, "      - {%s}\n", strings.Join(cells, ", "))
+		fmt.Fprintf(&b, "    %s:\n", yamlKey(g.Source))
+		for _, r := range g.Rows {
+			cells := make([]string, len(r.Cells))
+			for i, c := range r.Cells {
+				cells[i] = yamlKey(c.Column) + ": " + yamlText(c.Value)
+			}
+			fmt.Fprintf(&b, "      - {%s}\n", strings.Join(cells, ", "))
+		}
 	}
 	if diags.HasErrors() {
 		b.WriteString("  # expect: the plan has problems now (migrate validate); once it has none, write\n  # the records these rows must give here.\n")
