@@ -66,6 +66,7 @@ func TestScripts(t *testing.T) {
 			"resume":   cmdResume,
 			"notes":    cmdNotes,
 			"expand":   cmdExpand,
+			"tamper":   cmdTamper,
 		},
 	})
 }
