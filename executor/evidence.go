@@ -32,7 +32,7 @@ const (
 )
 
 // Manifest is manifest.json of an evidence file (docs/cli.md,
-// report --evidence): what the run was made from, as the journal recorded
+// Evidence): what the run was made from, as the journal recorded
 // it at run time, the journal's chain, and each member with its SHA-256.
 type Manifest struct {
 	Format      string    `json:"format"`

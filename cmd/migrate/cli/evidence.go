@@ -186,19 +186,14 @@ func verifiedText(res *executor.VerifyResult, at string) string {
 
 // verifyEvidenceJSON is docs/cli.md's output of verify-evidence --json.
 type verifyEvidenceJSON struct {
-	Evidence string `json:"evidence"`
-	Holds    bool   `json:"holds"`
-	Made     string `json:"made"`
-	Plan     string `json:"plan"`
-	PlanHash string `json:"plan_hash"`
-	Members  int    `json:"members"`
-	Journal  struct {
-		Member    string `json:"member"`
-		Lines     int    `json:"lines"`
-		Chained   bool   `json:"chained"`
-		ChainHead string `json:"chain_head"`
-	} `json:"journal"`
-	CreatedRows int `json:"created_rows"`
+	Evidence    string              `json:"evidence"`
+	Holds       bool                `json:"holds"`
+	Made        string              `json:"made"`
+	Plan        string              `json:"plan"`
+	PlanHash    string              `json:"plan_hash"`
+	Members     int                 `json:"members"`
+	Journal     evidenceJournalJSON `json:"journal"`
+	CreatedRows int                 `json:"created_rows"`
 	// Verified is the manifest's: what the target held when the
 	// evidence was made.
 	Verified string `json:"verified"`
@@ -206,6 +201,14 @@ type verifyEvidenceJSON struct {
 	// none was.
 	Target   *verifyJSON                `json:"target"`
 	Problems []executor.EvidenceProblem `json:"problems"`
+}
+
+// evidenceJournalJSON is the journal of an evidence file, as read back.
+type evidenceJournalJSON struct {
+	Member    string `json:"member"`
+	Lines     int    `json:"lines"`
+	Chained   bool   `json:"chained"`
+	ChainHead string `json:"chain_head"`
 }
 
 func (a *app) verifyEvidence(ctx context.Context, args []string) error {
