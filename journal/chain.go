@@ -18,7 +18,7 @@ import (
 // Chain is what CheckChain found of a journal's hash chain.
 type Chain struct {
 	// Chained: the header says the lines are chained; a journal written
-	// before the chain is not, and nothing else is checked of it.
+	// before the chain is not, and its lines are only counted.
 	Chained bool `json:"chained"`
 	// Lines is the whole lines read; a torn last line (a crash while it
 	// was written, cut off by the next run) is not one of them.
@@ -109,13 +109,12 @@ func CheckChain(r io.Reader) (*Chain, error) {
 			if !ok || json.Unmarshal(js, &e) != nil || e.Kind != KindHeader || e.Header == nil {
 				return nil, &CorruptError{Line: 1, Reason: "the first line is not a journal header"}
 			}
-			if !e.Header.Chained {
-				c.Head = hex.EncodeToString(h[:])
-				return c, nil // written before the chain: nothing to check
-			}
-			c.Chained, last = true, 1
+			c.Chained, last = e.Header.Chained, 1
 			bySeq[1] = seen{line: 1, hash: h}
 			continue
+		}
+		if !c.Chained {
+			continue // written before the chain: its lines are counted, not checked
 		}
 		brk := func(format string, args ...any) {
 			c.Breaks = append(c.Breaks, Break{Line: lineNo, Problem: fmt.Sprintf(format, args...)})
