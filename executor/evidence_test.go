@@ -130,3 +130,43 @@ func rewrite(t *testing.T, path string, extra map[string]string) {
 	zw.Close()
 	out.Close()
 }
+
+// A journal written before the chain still makes evidence: the manifest
+// says it is not chained, its hash pins it, and the evidence holds.
+func TestEvidenceOfAnUnchainedJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := []byte("name: p\n")
+	sum := sha256.Sum256(plan)
+	var data []byte
+	for _, e := range []journal.Entry{
+		{Kind: journal.KindHeader, Header: &journal.Header{Plan: "p", PlanHash: hex.EncodeToString(sum[:])}},
+		{Kind: journal.KindRun, Run: &journal.Run{}},
+	} {
+		l, err := journal.EncodeLine(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, l...)
+	}
+	m, err := NewManifest("old.journal", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Journal.Chained || m.Journal.Lines != 2 || m.Journal.ChainHead == "" {
+		t.Fatalf("%+v", m.Journal)
+	}
+	m.PlanFile = "plan/p.yaml"
+	path := filepath.Join(dir, "ev.zip")
+	if err := WriteEvidence(path, m, []EvidenceMember{{Name: "plan/p.yaml", Data: plan}, {Name: EvidenceJournal, Data: data}}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := ReadEvidence(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ev.Check(t.TempDir())
+	if err != nil || len(res.Problems) > 0 || res.Chain.Chained {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
