@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -90,6 +91,36 @@ func TestChainHolds(t *testing.T) {
 	}
 	if last := readLines(t, path)[17]; !bytes.Contains(last, []byte(`"seq":18,`)) {
 		t.Errorf("the last line: %s", last)
+	}
+}
+
+// Appends from many goroutines at once (batches completing together) chain
+// in the order the lines reach the file.
+func TestChainConcurrentAppends(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "x"})
+	must(t, err)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				id := fmt.Sprint("G", g, "-", i)
+				if err := j.AppendUnsynced(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: id, Status: Committed}},
+					Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: id + "b", Status: Committed}}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	must(t, j.Close())
+	c, err := CheckChainFile(path)
+	must(t, err)
+	if !c.Intact() || c.Lines != 1+8*25*2 {
+		t.Fatalf("%+v", c)
 	}
 }
 
