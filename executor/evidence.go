@@ -51,8 +51,11 @@ type Manifest struct {
 	// Verified says whether what the run committed was read back from the
 	// target when the evidence was made, and what was found; "not verified:
 	// ..." otherwise.
-	Verified string           `json:"verified"`
-	Members  []ManifestMember `json:"members"`
+	Verified string `json:"verified"`
+	// NotIncluded says what the evidence could hold and does not, and
+	// how to include it (the pages made before the load, not given).
+	NotIncluded []string         `json:"not_included,omitempty"`
+	Members     []ManifestMember `json:"members"`
 }
 
 // ManifestJournal is the journal as the evidence recorded it.

@@ -135,6 +135,12 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		}
 		members = append(members, executor.EvidenceMember{Name: d.name, What: d.what, Data: b})
 	}
+	if f.dryRun == "" {
+		m.NotIncluded = append(m.NotIncluded, "the dry run's page: give the one made before the load (plan --html) with --dry-run")
+	}
+	if f.diff == "" {
+		m.NotIncluded = append(m.NotIncluded, "the diff: give the one made before the load (diff --html or --out) with --diff")
+	}
 	m.ToolVersion, m.Made = Version, a.now().UTC()
 	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the company"
 	var differ error
@@ -166,6 +172,9 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	}
 	fmt.Fprintf(a.stdout, "wrote %s: the evidence of %s, %d files and their hashes in manifest.json\n  journal: %s\n  %s\n",
 		f.file, jpath, len(members), chain, m.Verified)
+	for _, n := range m.NotIncluded {
+		fmt.Fprintf(a.stdout, "  not included: %s\n", n)
+	}
 	return differ
 }
 
@@ -197,6 +206,8 @@ type verifyEvidenceJSON struct {
 	// Verified is the manifest's: what the target held when the
 	// evidence was made.
 	Verified string `json:"verified"`
+	// NotIncluded: the manifest's.
+	NotIncluded []string `json:"not_included"`
 	// Target is what the target holds now, when one was given; null when
 	// none was.
 	Target   *verifyJSON                `json:"target"`
@@ -235,7 +246,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 	}
 	m := ev.Manifest
 	doc := verifyEvidenceJSON{Evidence: pos[0], Made: m.Made.UTC().Format("2006-01-02 15:04:05 UTC"), Plan: m.Plan, PlanHash: m.PlanHash,
-		Members: chk.Members, CreatedRows: chk.Created, Verified: m.Verified, Problems: append([]executor.EvidenceProblem{}, chk.Problems...)}
+		Members: chk.Members, CreatedRows: chk.Created, Verified: m.Verified, NotIncluded: append([]string{}, m.NotIncluded...), Problems: append([]executor.EvidenceProblem{}, chk.Problems...)}
 	doc.Journal.Member = m.Journal.Member
 	if chk.Chain != nil {
 		doc.Journal.Lines, doc.Journal.Chained, doc.Journal.ChainHead = chk.Chain.Lines, chk.Chain.Chained, chk.Chain.Head

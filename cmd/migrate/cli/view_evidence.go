@@ -28,6 +28,9 @@ func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 	}
 	fmt.Fprintf(w, "  created keys: %s re-derived from the journal\n", plural(doc.CreatedRows, "row", "rows"))
 	fmt.Fprintf(w, "  when made: %s\n", doc.Verified)
+	for _, n := range doc.NotIncluded {
+		fmt.Fprintf(w, "  not included: %s\n", n)
+	}
 	if doc.Target != nil {
 		differ := 0
 		for _, s := range doc.Target.Steps {
