@@ -605,8 +605,8 @@ func (a *app) report(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if ev.file == "" && (ev.plan != "" || ev.dryRun != "" || ev.diff != "") {
-		return usageErr("--plan, --dry-run and --diff go with --evidence FILE.zip")
+	if ev.file == "" && (ev.plan != "" || ev.dryRun != "" || ev.diff != "" || ev.conn.targetGiven) {
+		return usageErr("--plan, --dry-run, --diff and --target go with --evidence FILE.zip")
 	}
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
 		return err
