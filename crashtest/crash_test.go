@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -350,6 +351,11 @@ func runCrash(t *testing.T, k crashKind) {
 					t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
 				}
 			}
+		}
+		// Killed and resumed (apply and undo) as often as it was, the
+		// journal's lines still chain, each from the one before it.
+		if ch, err := journal.CheckChainFile(j); err != nil || !ch.Intact() {
+			t.Errorf("round %d: the journal's chain after the kills: %+v %v", f.Rounds, ch, err)
 		}
 		left := leftovers(before, tg.sb.Snapshot())
 		f.Leftovers += len(left)

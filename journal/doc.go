@@ -12,6 +12,11 @@
 // a committed record keeps its source rows with the keys they became;
 // LoadReport reads those, Load (resume) steps over them.
 //
+// A journal's lines are hash-chained (chain.go): each line after the
+// header begins with its number and the SHA-256 of the line before it, so
+// that CheckChain finds a line changed, inserted, removed or moved after
+// it was written. Journals written before the chain are read as before.
+//
 // A torn or corrupt last line (a crash mid-write) is ignored on replay and
 // cut off on the next append; a write cut short by a full disk is cut back
 // before anything else is appended, so torn bytes are never followed by a

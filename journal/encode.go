@@ -19,6 +19,8 @@ func appendEntryJSON(dst []byte, e *Entry) ([]byte, bool) {
 	}
 	w := jsonWriter{b: dst, ok: true}
 	w.b = append(w.b, '{')
+	w.int("seq", e.Seq, true)
+	w.str("prev", e.Prev, true)
 	w.str("t", string(e.Kind), false)
 	w.int("b", e.Batch, true)
 	if len(e.Subs) > 0 {

@@ -91,6 +91,11 @@ type Header struct {
 	// runs every step with a KindFinished entry; journals written before
 	// it have no such entries, and their runs are taken as finished.
 	MarksFinish bool `json:"marks_finish,omitempty"`
+	// Chained says that every later line carries its number and the hash
+	// of the line before it (Entry.Seq, Entry.Prev). Journals written
+	// before the chain have neither: they are read as before, and
+	// CheckChain says they are not chained.
+	Chained bool `json:"chained,omitempty"`
 }
 
 // Step names a step and its entity, in dependency order.
@@ -280,6 +285,15 @@ type KeyedRow struct {
 
 // Entry is one line of the journal.
 type Entry struct {
+	// Seq is the line's number in the file as it was written (the header
+	// is line 1) and Prev the hex SHA-256 of the line before it (its bytes
+	// without the newline), on every line after the header of a journal
+	// whose Header.Chained is set: the lines form a hash chain, so a line
+	// changed, inserted, removed or moved afterwards is found (CheckChain).
+	// They come first in the line, so that the chain is read without
+	// decoding the rest.
+	Seq     int          `json:"seq,omitempty"`
+	Prev    string       `json:"prev,omitempty"`
 	Kind    Kind         `json:"t"`
 	Header  *Header      `json:"hdr,omitempty"`
 	Batch   int          `json:"b,omitempty"`

@@ -40,6 +40,16 @@ func (p *fastParser) decode(js []byte, e *Entry) bool {
 			return false
 		}
 		switch k {
+		case "seq":
+			n, ok := p.num()
+			if !ok {
+				return false
+			}
+			e.Seq = n
+		case "prev":
+			if e.Prev, ok = p.str(); !ok {
+				return false
+			}
 		case "t":
 			v, ok := p.str()
 			if !ok || (v != string(KindIntent) && v != string(KindOutcome) && v != string(KindRecord)) {

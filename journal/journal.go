@@ -3,6 +3,8 @@ package journal
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,6 +108,12 @@ type Journal struct {
 	// live is the state with every appended line folded in, so that the
 	// executor never replays the file it is writing (Counts, State).
 	live *State
+	// chained: the header says the lines are hash-chained; seq is the
+	// number the next line gets, prev the SHA-256 of the last whole line
+	// (mu).
+	chained bool
+	seq     int
+	prev    [sha256.Size]byte
 }
 
 // Create starts a new journal at path with its header. It refuses to
@@ -146,7 +154,8 @@ func create(path string, h Header, lean bool) (*Journal, error) {
 	if err := f.Chmod(0o600); err != nil {
 		return fail(fileError(path, "create", err))
 	}
-	j := &Journal{f: f, path: path, live: newState()}
+	h.Chained = true
+	j := &Journal{f: f, path: path, live: newState(), chained: true, seq: 1}
 	if lean {
 		// An index left by an earlier journal of this name describes
 		// another log: its checksums would refuse it, but it goes now.
@@ -216,6 +225,15 @@ func open(path string, lean bool) (*Journal, *State, error) {
 	}
 	j := &Journal{f: f, lock: lk, path: path, batch: st.LastBatch, size: st.ValidSize, tornAt: st.ValidSize, torn: st.Torn, live: st.Clone()}
 	st.idxPath = "" // the live state writes the index, the copy never
+	if st.Header.Chained {
+		// A resumed run's lines go on from the last whole line.
+		last, err := lastLine(f, st.ValidSize)
+		if err != nil {
+			f.Close()
+			return fail(fileError(path, "open", err))
+		}
+		j.chained, j.seq, j.prev = true, st.Entries+1, sha256.Sum256(last)
+	}
 	if _, err := f.Seek(st.ValidSize, io.SeekStart); err != nil {
 		f.Close()
 		return fail(fileError(path, "open", err))
@@ -310,11 +328,23 @@ func (j *Journal) write(entries []Entry) (uint64, error) {
 		}
 	}
 	j.buf = j.buf[:0]
+	seq, prev := j.seq, j.prev
 	for i := range entries {
+		e := &entries[i]
+		if j.chained && e.Kind != KindHeader {
+			c := *e // the caller's entry stays as it was
+			c.Seq, c.Prev = seq, hex.EncodeToString(prev[:])
+			e = &c
+		}
+		start := len(j.buf)
 		var err error
-		j.buf, err = appendLine(j.buf, &entries[i])
+		j.buf, err = appendLine(j.buf, e)
 		if err != nil {
 			return 0, err
+		}
+		if j.chained {
+			prev = sha256.Sum256(j.buf[start : len(j.buf)-1])
+			seq++
 		}
 	}
 	if _, err := j.f.Write(j.buf); err != nil {
@@ -328,6 +358,7 @@ func (j *Journal) write(entries []Entry) (uint64, error) {
 		return 0, fileError(j.path, "write", err)
 	}
 	j.size += int64(len(j.buf))
+	j.seq, j.prev = seq, prev
 	j.fold(j.buf)
 	j.gen++
 	if err := j.live.ioErr; err != nil {
@@ -477,3 +508,27 @@ func appendLine(dst []byte, e *Entry) ([]byte, error) {
 
 // EncodeLine returns one journal line for e (tests and tools that build journals).
 func EncodeLine(e Entry) ([]byte, error) { return appendLine(nil, &e) }
+
+// lastLine reads back the last whole line of the file's first size bytes,
+// without its newline: what the next line of a resumed run chains from.
+func lastLine(f io.ReaderAt, size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	const chunk = 64 << 10
+	end := size - 1 // the last line's newline
+	var line []byte
+	for start := end; start > 0; {
+		from := max(start-chunk, 0)
+		buf := make([]byte, start-from)
+		if _, err := f.ReadAt(buf, from); err != nil {
+			return nil, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return append(buf[i+1:], line...), nil
+		}
+		line = append(buf, line...)
+		start = from
+	}
+	return line, nil
+}

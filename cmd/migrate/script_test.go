@@ -68,6 +68,7 @@ func TestScripts(t *testing.T) {
 			"resume":   cmdResume,
 			"notes":    cmdNotes,
 			"expand":   cmdExpand,
+			"tamper":   cmdTamper,
 		},
 	})
 }

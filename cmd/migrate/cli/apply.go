@@ -598,9 +598,14 @@ func (a *app) report(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "FILE.xlsx or FILE.csv: the failed rows (default, when neither --html nor --created is given: the journal's name with .failed.xlsx)")
 	html := fs.String("html", "", "FILE.html: the run report, one self-contained page to open in a browser, print or forward")
 	created := fs.String("created", "", "FILE.xlsx or FILE.csv: every committed source row beside the keys the server assigned")
+	var ev evidenceFlags
+	ev.register(fs)
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
+	}
+	if ev.file == "" && (ev.plan != "" || ev.dryRun != "" || ev.diff != "" || ev.conn.targetGiven) {
+		return usageErr("--plan, --dry-run, --diff and --target go with --evidence FILE.zip")
 	}
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
 		return err
@@ -633,7 +638,12 @@ func (a *app) report(ctx context.Context, args []string) error {
 				plural(cs.NoRows, "record", "records"))
 		}
 	}
-	if *out == "" && (*html != "" || *created != "") {
+	if ev.file != "" {
+		if err := a.evidence(ctx, pos[0], ev); err != nil {
+			return err
+		}
+	}
+	if *out == "" && (*html != "" || *created != "" || ev.file != "") {
 		return nil
 	}
 	file := *out

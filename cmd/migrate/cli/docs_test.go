@@ -15,6 +15,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/userdocs"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -149,7 +150,7 @@ func writeWorkbook(t *testing.T, path, sheet string, rows [][]any) {
 var (
 	helpFlag   = regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	docFlag    = regexp.MustCompile("`--([a-z][a-z0-9-]*)")
-	docCommand = regexp.MustCompile("^`migrate ([a-z ]+)`$")
+	docCommand = regexp.MustCompile("^`migrate ([a-z -]+)`$")
 )
 
 // Every flag each command registers is in the command's part of cli.md's
@@ -213,7 +214,7 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{},
 		profileJSON{}, profileSourceJSON{}, profileColumnJSON{}, profileCountJSON{}, profileSampleJSON{}, profileKindsJSON{},
 		profileFieldJSON{}, profileFindingJSON{}, profileLayoutJSON{}, profileGroupJSON{}, profileMissingJSON{},
-		testJSON{}, testCaseJSON{}, testFailureJSON{}} {
+		testJSON{}, testCaseJSON{}, testFailureJSON{}, verifyEvidenceJSON{}, evidenceJournalJSON{}, executor.EvidenceProblem{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

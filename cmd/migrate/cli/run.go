@@ -64,8 +64,9 @@ func commands() []command {
 		{"diff", "what apply would do to each record against the target: create, update (old → new), unchanged, conflict, missing", (*app).diff, false},
 		{"apply", "load: send the batches, journaled and resumable", (*app).apply, true},
 		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},
-		{"report", "the failed rows as they were in the source, with the server's message", (*app).report, false},
+		{"report", "the failed rows as they were in the source, with the server's message; the run report, the created keys, the run's evidence in one file", (*app).report, false},
 		{"verify", "read back what a run committed and compare it field by field with what was sent; control totals", (*app).verify, false},
+		{"verify-evidence", "re-check an evidence file (report --evidence) against itself: hashes, the journal's chain, the created keys; with a target, against the company", (*app).verifyEvidence, false},
 		{"undo", "delete what a run created and restore what it changed", (*app).undo, false},
 		{"resolve", "list what is in doubt with its candidates; record what became of a record", (*app).resolve, false},
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
@@ -195,8 +196,12 @@ func (a *app) usage(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage: migrate COMMAND [ARGS] [FLAGS]\n\nCommands:")
 	cs := commands()
 	sort.SliceStable(cs, func(i, j int) bool { return false })
+	width := 0
 	for _, c := range cs {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-*s %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'migrate COMMAND --help' for a command's flags. Exit codes: 0 done, 1 data problems,")
 	fmt.Fprintln(w, "2 plan or command line wrong, 3 target unreachable or credentials refused, 4 interrupted: resume.")

@@ -65,28 +65,9 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		return usageErr("--out: verify writes its workbook as .xlsx")
 	}
 	v := a.verifyView(*asJSON)
-	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
-		return err
-	}
-	cn, err := a.connect(ctx, cf, nil)
+	res, err := a.verifyJournal(ctx, pos[0], cf)
 	if err != nil {
 		return err
-	}
-	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return a.unreachable(cn, err)
-	}
-	res, err := executor.Verify(ctx, pos[0], cn.client, executor.VerifyOptions{Target: cf.target, Metadata: md})
-	if err != nil {
-		if jerr := journalErr(err); jerr != nil {
-			return jerr
-		}
-		var te *executor.TargetError
-		if errors.As(err, &te) {
-			return withCode(ExitUsage, err)
-		}
-		return a.unreachable(cn, err)
 	}
 	if *out != "" {
 		if err := a.workbookWritten(executor.WriteVerify(res, *out)); err != nil {
@@ -100,6 +81,37 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		return silent(ExitData)
 	}
 	return nil
+}
+
+// verifyJournal reads back what the run of the journal at jpath committed,
+// from the target the flags (or the environment) name, else the journal's
+// own; errors carry their exit codes.
+func (a *app) verifyJournal(ctx context.Context, jpath string, cf connFlags) (*executor.VerifyResult, error) {
+	var err error
+	if cf.target, err = a.journalTarget(jpath, cf.target); err != nil {
+		return nil, err
+	}
+	cn, err := a.connect(ctx, cf, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	md, _, err := cn.client.Metadata(ctx)
+	if err != nil {
+		return nil, a.unreachable(cn, err)
+	}
+	res, err := executor.Verify(ctx, jpath, cn.client, executor.VerifyOptions{Target: cf.target, Metadata: md})
+	if err != nil {
+		if jerr := journalErr(err); jerr != nil {
+			return nil, jerr
+		}
+		var te *executor.TargetError
+		if errors.As(err, &te) {
+			return nil, withCode(ExitUsage, err)
+		}
+		return nil, a.unreachable(cn, err)
+	}
+	return res, nil
 }
 
 // verifyDoc is what verify found as docs/cli.md's document.
