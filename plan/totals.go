@@ -140,9 +140,9 @@ func (t *Total) at(col int) Pos {
 	return p
 }
 
-// numeric reports whether a field of type typ holds a number a total can
+// Numeric reports whether a field of type typ holds a number a total can
 // sum.
-func numeric(typ odata.EdmType) bool {
+func Numeric(typ odata.EdmType) bool {
 	switch typ {
 	case odata.EdmInt64, odata.EdmDecimal, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte", "Edm.Double", "Edm.Single":
 		return true
@@ -171,7 +171,7 @@ func (c *mdChecker) totals(t *odata.EntityType, s *Step, written map[string]bool
 			if tot.Nav != "" {
 				where = tot.Nav
 			}
-			if p := c.totalField(lineType, lineWritten, where, tot.Field, tot.at(tot.fieldCol), tw); p != nil && !numeric(p.Type) {
+			if p := c.totalField(lineType, lineWritten, where, tot.Field, tot.at(tot.fieldCol), tw); p != nil && !Numeric(p.Type) {
 				c.d.errorf(tot.at(tot.fieldCol), "%s: %s.%s is %s, not a number: sum adds up numbers (count() counts records, count(NAV) lines)", tw, where, tot.Field, typeWords(p.Type))
 			}
 		}
