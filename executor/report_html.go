@@ -77,6 +77,21 @@ type RunReport struct {
 	Undecided      []string
 	Waived         []WaivedRecord // closed by resolve --waive, with their reasons
 	Undo           *UndoHistory
+	// Totals are the plan's totals: as verify found them at Verified
+	// (none: the page shows no totals).
+	Totals   []TotalRow
+	Verified time.Time
+}
+
+// TotalsDiffer counts the page's totals whose sides are not the same.
+func (r *RunReport) TotalsDiffer() int {
+	n := 0
+	for _, t := range r.Totals {
+		if t.Differs() {
+			n++
+		}
+	}
+	return n
 }
 
 // FailureCells is how many source cells of a failure group the page lists.
