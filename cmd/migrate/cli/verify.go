@@ -161,13 +161,9 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 		return nil, withCode(ExitUsage, err)
 	}
 	if path == "" {
-		if hdr.PlanPath == "" {
-			return nil, nil
-		}
-		if _, err := os.Stat(hdr.PlanPath); err != nil {
+		if path = journalPlan(jpath, hdr.PlanPath); path == "" {
 			return nil, nil // moved or elsewhere: --plan names it
 		}
-		path = hdr.PlanPath
 	}
 	p, _ := plan.Load(path)
 	if p == nil {
@@ -199,6 +195,21 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 		fmt.Fprintf(a.stderr, "note: %s changed since %s was written: its totals' source side is what it builds now\n", path, jpath)
 	}
 	return c, nil
+}
+
+// journalPlan is where the plan a journal was written by is now: the path
+// apply was given, else beside the journal (where apply puts it by
+// default), run from another folder; "" when neither is there.
+func journalPlan(jpath, planPath string) string {
+	if planPath == "" {
+		return ""
+	}
+	for _, p := range []string{planPath, filepath.Join(filepath.Dir(jpath), filepath.Base(planPath))} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
 }
 
 func hasTotals(p *plan.Plan) bool {
