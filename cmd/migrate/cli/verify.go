@@ -121,6 +121,9 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		if jerr := journalErr(err); jerr != nil {
 			return jerr
 		}
+		if lerr := localErr(err); lerr != nil {
+			return lerr // the plan's sources, read for its totals
+		}
 		var te *executor.TargetError
 		if errors.As(err, &te) {
 			return withCode(ExitUsage, err)
