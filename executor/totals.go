@@ -21,9 +21,9 @@ import (
 // value as its field stores it: compare.Number), so that 0.1 + 0.2 is 0.3
 // on every side. Verify's result carries the rows; every view renders them.
 
-// TotalRow is one total of a step's totals: (one per value of its by
-// field), from each side, as text with the most digits after the point any
-// side has.
+// TotalRow is one total of a step's totals: (a row for each value of
+// its by field), from each side, as text with the most digits after the
+// point any side has.
 type TotalRow struct {
 	Step, Name string
 	// Expr is the total as the plan writes it: sum(ORDERITEMS_SUBFORM.TQUANT).
