@@ -77,8 +77,8 @@ type RunReport struct {
 	Undecided      []string
 	Waived         []WaivedRecord // closed by resolve --waive, with their reasons
 	Undo           *UndoHistory
-	// Totals are the plan's totals: as verify found them at Verified
-	// (none: the page shows no totals).
+	// Totals are the plan's totals: as verify found them at Verified, the
+	// last it recorded in the journal (none: the page shows no totals).
 	Totals   []TotalRow
 	Verified time.Time
 }
@@ -198,6 +198,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	}
 	rep.Chart = callChart(runCalls) // the run's: undo's are counted under Undo
 	rep.Undo = undoHistory(st, undoCalls)
+	rep.Totals, rep.Verified = recordedTotals(st), st.TotalsAt
 	return rep, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
@@ -256,4 +257,35 @@ func (st *stepTotals) reads(fields, navs map[string]bool) {
 			fields[tot.By] = true
 		}
 	}
+}
+
+// RecordTotals journals the plan's totals as verify found them at at, so
+// that the run report shows them (RunReportOf): the journal is the run's
+// record, and the report is made from it alone, offline.
+func RecordTotals(journalPath string, rows []TotalRow, at time.Time) error {
+	jr, _, err := journal.Open(journalPath)
+	if err != nil {
+		return err
+	}
+	tot := &journal.Totals{Rows: make([]journal.TotalRow, len(rows))}
+	for i, r := range rows {
+		tot.Rows[i] = journal.TotalRow(r)
+	}
+	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: at.UTC(), Totals: tot}); err != nil {
+		jr.Close()
+		return err
+	}
+	return jr.Close()
+}
+
+// recordedTotals are the totals a journal's verify recorded last.
+func recordedTotals(st *journal.State) []TotalRow {
+	if st.Totals == nil {
+		return nil
+	}
+	out := make([]TotalRow, len(st.Totals.Rows))
+	for i, r := range st.Totals.Rows {
+		out[i] = TotalRow(r)
+	}
+	return out
 }

@@ -135,6 +135,13 @@ func (a *app) verify(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	if len(res.Totals) > 0 {
+		// For the run report; a journal another run holds, or one on a
+		// medium that cannot be written, still verifies.
+		if err := executor.RecordTotals(pos[0], res.Totals, verified); err != nil {
+			fmt.Fprintf(a.stderr, "note: the totals were not recorded in %s for the run report: %v\n", pos[0], err)
+		}
+	}
 	if *html != "" {
 		rep, err := executor.RunReportOf(pos[0])
 		if err != nil {
