@@ -188,10 +188,10 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range c.diags {
-		fmt.Fprintln(a.stderr, d.String())
-	}
 	if c.diags.HasErrors() {
+		for _, d := range c.diags.Errors() { // its warnings are validate's
+			fmt.Fprintln(a.stderr, d.String())
+		}
 		c.Close()
 		fmt.Fprintf(a.stderr, "%s in %s: its totals cannot be computed; nothing was read (run `migrate validate %s` for the same list)\n",
 			plural(len(c.diags.Errors()), "problem", "problems"), path, path)
