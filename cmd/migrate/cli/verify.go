@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
@@ -115,7 +114,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		defer pc.Close()
 		opts.Plan = pc.run
 	}
-	verified := time.Now()
+	verified := a.now()
 	res, err := executor.Verify(ctx, pos[0], cn.client, opts)
 	if err != nil {
 		if jerr := journalErr(err); jerr != nil {
