@@ -180,15 +180,7 @@ func (st *stepTotals) fromSource(ctx context.Context, run *Prepared, ss *journal
 		case res.Skipped:
 			return nil
 		case len(res.Errors) > 0 || res.Record == nil:
-			// The record's identity as apply journals a rejected one.
-			id := res.Loc.String()
-			switch {
-			case res.Record != nil && res.Record.ID != "":
-				id = res.Record.ID
-			case res.ID != "":
-				id = res.ID
-			}
-			if waived(id) {
+			if waived(rejectedID(res)) {
 				st.Waived++
 				return nil
 			}
