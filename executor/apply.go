@@ -739,13 +739,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Skipped), Location: id})
 		return nil
 	case len(res.Errors) > 0 || res.Record == nil:
-		id := res.Loc.String()
-		switch {
-		case res.Record != nil && res.Record.ID != "":
-			id = res.Record.ID
-		case res.ID != "":
-			id = res.ID
-		}
+		id := rejectedID(res)
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Waived {

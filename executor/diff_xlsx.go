@@ -144,5 +144,33 @@ func WriteVerify(res *VerifyResult, out string) error {
 			return err
 		}
 	}
+	if len(res.Totals) > 0 {
+		if err := writeTotalsSheet(f, g, res.Totals, differs); err != nil {
+			return err
+		}
+	}
 	return g.save(out, false)
+}
+
+// writeTotalsSheet writes the plan's totals: on a sheet of their own, a
+// total whose sides differ marked.
+func writeTotalsSheet(f *excelize.File, g *cellGuard, rows []TotalRow, differs int) error {
+	const sheet = "plan totals"
+	if _, err := f.NewSheet(sheet); err != nil {
+		return err
+	}
+	if err := g.setRow(sheet, 1, []string{"step", "total", "expression", "by", "group", "source", "sent", "target"}); err != nil {
+		return err
+	}
+	for i, t := range rows {
+		if err := g.setRow(sheet, i+2, []string{t.Step, t.Name, t.Expr, t.By, t.Group, t.Source, t.Sent, t.Target}); err != nil {
+			return err
+		}
+		if t.Differs() {
+			if err := f.SetCellStyle(sheet, fmt.Sprintf("F%d", i+2), fmt.Sprintf("H%d", i+2), differs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -80,6 +80,21 @@ type RunReport struct {
 	Warnings []string
 	Waived   []WaivedRecord // closed by resolve --waive, with their reasons
 	Undo     *UndoHistory
+	// Totals are the plan's totals: as verify found them at Verified, the
+	// last it recorded in the journal (none: the page shows no totals).
+	Totals   []TotalRow
+	Verified time.Time
+}
+
+// TotalsDiffer counts the page's totals whose sides are not the same.
+func (r *RunReport) TotalsDiffer() int {
+	n := 0
+	for _, t := range r.Totals {
+		if t.Differs() {
+			n++
+		}
+	}
+	return n
 }
 
 // FailureCells is how many source cells of a failure group the page lists.
@@ -186,6 +201,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	}
 	rep.Chart = callChart(runCalls) // the run's: undo's are counted under Undo
 	rep.Undo = undoHistory(st, undoCalls)
+	rep.Totals, rep.Verified = recordedTotals(st), st.TotalsAt
 	return rep, nil
 }
 

@@ -404,3 +404,38 @@ func TestRunReportCountsABatchInDoubt(t *testing.T) {
 		t.Errorf("the batches made %d calls, the chart %+v; want 2 in both", made, ch)
 	}
 }
+
+// The page shows the plan's totals verify found, side by side, a
+// difference marked and counted; a report without them shows no table.
+func TestRunReportTotals(t *testing.T) {
+	t.Parallel()
+	when := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
+	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []TotalRow{
+		{Step: "orders", Name: "lines", Expr: "count(ORDERITEMS_SUBFORM)", Source: "3", Sent: "3", Target: "3"},
+		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
+			Source: "190.25", Sent: "190.25", Target: "190.26"},
+	}}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<table id="totals">`,
+		`<tr data-step="orders"><td dir="auto">orders</td><td dir="auto">lines <code>count(ORDERITEMS_SUBFORM)</code></td><td dir="auto"></td><td class="n">3</td><td class="n">3</td><td class="n">3</td></tr>`,
+		`<tr data-step="orders" class="differs"><td dir="auto">orders</td><td dir="auto">amount <code>sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE</code></td><td dir="auto">ORDERITEMS_SUBFORM.ICODE = USD</td><td class="n">190.25</td><td class="n">190.25</td><td class="n bad">190.26 ≠</td></tr>`,
+		`<b class="bad">1 differ.</b>`,
+		whenText(when),
+	} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	rep.Totals = nil
+	page.Reset()
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(page.String(), `id="totals"`) {
+		t.Error("a report without totals shows a Totals table")
+	}
+}

@@ -130,3 +130,15 @@ func sortStrings(s []string) { sort.Strings(s) }
 // String is a record's error as a person reads it, as every diagnostic
 // reads: orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE): message.
 func (e RecordError) String() string { return e.Diagnostic().String() }
+
+// rejectedID is the identity a record the plan's row errors reject is
+// journaled under: its id when it could be worked out, else its location.
+func rejectedID(res transform.Result) string {
+	switch {
+	case res.Record != nil && res.Record.ID != "":
+		return res.Record.ID
+	case res.ID != "":
+		return res.ID
+	}
+	return res.Loc.String()
+}

@@ -36,6 +36,10 @@ type VerifyOptions struct {
 	// another service is refused (CheckTarget).
 	Target   string
 	Metadata *odata.Metadata
+	// Plan is the plan the run loaded, prepared: its steps' totals: are
+	// computed from its source rows, from the journal and from the target
+	// (nil: no totals).
+	Plan *Prepared
 }
 
 // VerifyResult is what Verify found.
@@ -43,6 +47,8 @@ type VerifyResult struct {
 	Target   string
 	Steps    []VerifyStep
 	Findings []VerifyFinding
+	// Totals are the plan's totals: of its steps, in plan order.
+	Totals []TotalRow
 	// Calls counts the $batch calls the reads took.
 	Calls int
 }
@@ -62,6 +68,10 @@ type VerifyStep struct {
 	// could be compared, so they are neither matched nor differ.
 	NotVerifiable int
 	Totals        []ControlTotal
+	// Rejected counts the source's records that the plan's row errors
+	// reject, Waived those resolve --waive closed (left out of the
+	// totals); both only for a step with totals:.
+	Rejected, Waived int
 }
 
 // ControlTotal is one total from what the run sent (the journal) and
@@ -131,6 +141,10 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 			return get(ctx, again)
 		})
 	}
+	named, err := planTotals(ctx, opts, st)
+	if err != nil {
+		return nil, err
+	}
 	for _, hs := range st.Header.Steps {
 		ss := st.Steps[hs.Name]
 		if ss == nil {
@@ -140,14 +154,48 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 		if set == nil || set.Type == nil {
 			return nil, fmt.Errorf("step %s: the target has no entity set %s", hs.Name, hs.Entity)
 		}
-		v := &stepVerify{md: opts.Metadata, t: set.Type, step: VerifyStep{Name: hs.Name, Entity: hs.Entity}}
+		v := &stepVerify{md: opts.Metadata, t: set.Type, step: VerifyStep{Name: hs.Name, Entity: hs.Entity}, named: named[hs.Name]}
 		if err := v.run(ctx, ss, send); err != nil {
 			return nil, err
+		}
+		if v.named != nil {
+			v.step.Rejected, v.step.Waived = v.named.Rejected, v.named.Waived
 		}
 		res.Steps = append(res.Steps, v.step)
 		res.Findings = append(res.Findings, v.findings...)
 	}
+	if opts.Plan != nil {
+		for _, s := range opts.Plan.Plan.Steps {
+			if named[s.Name] != nil {
+				res.Totals = append(res.Totals, named[s.Name].rows()...)
+			}
+		}
+	}
 	return res, nil
+}
+
+// planTotals are the totals: of the plan's steps with their source side
+// computed, by step name; none without a plan.
+func planTotals(ctx context.Context, opts VerifyOptions, st *journal.State) (map[string]*stepTotals, error) {
+	named := map[string]*stepTotals{}
+	if opts.Plan == nil {
+		return named, nil
+	}
+	for _, s := range opts.Plan.Plan.Steps {
+		if len(s.Totals) == 0 {
+			continue
+		}
+		set := opts.Metadata.EntitySet(s.Entity)
+		if set == nil || set.Type == nil {
+			return nil, fmt.Errorf("step %s: the target has no entity set %s", s.Name, s.Entity)
+		}
+		t := newStepTotals(opts.Metadata, set.Type, s)
+		if err := t.fromSource(ctx, opts.Plan, st.Steps[s.Name]); err != nil {
+			return nil, fmt.Errorf("step %s: totals from the source: %w", s.Name, err)
+		}
+		named[s.Name] = t
+	}
+	return named, nil
 }
 
 // stepVerify is the verification of one step.
@@ -158,6 +206,8 @@ type stepVerify struct {
 	findings []VerifyFinding
 	// source and target are the totals of each side, by their What.
 	source, target totals
+	// named are the step's totals: (nil: none).
+	named *stepTotals
 }
 
 // written is a sub-request whose effect verify checks: the record's
@@ -189,6 +239,9 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 		}
 	}
 	v.step.Records = len(recs)
+	if v.named != nil {
+		v.named.reads(fields, navs)
+	}
 	if len(recs) == 0 {
 		return nil
 	}
@@ -248,6 +301,9 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 	}
 	v.source.add("records", "1")
 	v.source.addFields("", v.t, w.Sent)
+	if v.named != nil {
+		v.named.fromSent(w)
+	}
 	for _, nav := range w.navs() {
 		if n := v.t.Navigation(nav); n != nil && n.Collection {
 			for _, k := range w.Kids[nav] {
@@ -271,6 +327,9 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 	}
 	v.target.add("records", "1")
 	v.target.addFields("", v.t, pick(c.Entity, w.Sent))
+	if v.named != nil {
+		v.named.fromTarget(c.Entity)
+	}
 	for _, nav := range sortedKeys(c.Lines) {
 		n := v.t.Navigation(nav)
 		for _, l := range c.Lines[nav] {
@@ -431,8 +490,14 @@ func (t totals) text(what string, scale int) string {
 }
 
 // TotalsDiffer reports whether a control total of some step is not the
-// same on both sides: a line too many is a difference, whatever else.
+// same on both sides, or a total of the plan's on all three: a line too
+// many is a difference, whatever else.
 func (r *VerifyResult) TotalsDiffer() bool {
+	for _, t := range r.Totals {
+		if t.Differs() {
+			return true
+		}
+	}
 	for _, s := range r.Steps {
 		for _, t := range s.Totals {
 			if t.Source != t.Target {

@@ -11,10 +11,10 @@ import (
 // committed records, because json.Marshal's reflection and its
 // re-compacting of every raw value was a seventh of a deep apply's CPU.
 // Anything else (a header, a watermark, a failed record's problems and
-// rows, a text json.Marshal would escape) returns false: json.Marshal
+// rows, verify's totals, a text json.Marshal would escape) returns false: json.Marshal
 // encodes that entry. The fast decoder reads what this writes.
 func appendEntryJSON(dst []byte, e *Entry) ([]byte, bool) {
-	if e.Header != nil || e.Mark != nil || e.Run != nil || e.Accept != nil || len(e.Gone) > 0 {
+	if e.Header != nil || e.Mark != nil || e.Run != nil || e.Accept != nil || len(e.Gone) > 0 || e.Totals != nil {
 		return dst, false
 	}
 	w := jsonWriter{b: dst, ok: true}

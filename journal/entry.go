@@ -38,7 +38,27 @@ const (
 	// (an upsert's or update's reads, a deep insert's read-back, the reads
 	// of reconciliation): a call the run report counts, as apply counted it.
 	KindReads Kind = "reads"
+	// KindTotals is what verify found of the plan's totals: (each from the
+	// source, what was sent and the target), so that the run report shows
+	// them; the last one is the one shown.
+	KindTotals Kind = "totals"
 )
+
+// Totals is what an entry of KindTotals records; the entry's At is when
+// verify read them.
+type Totals struct {
+	Rows []TotalRow `json:"rows"`
+}
+
+// TotalRow is one total of a step as verify found it: one row for each
+// value of a by field (By and Group).
+type TotalRow struct {
+	Step, Name string
+	Expr       string // as the plan writes it
+	By, Group  string
+	// Source, Sent and Target are the three sides, as text.
+	Source, Sent, Target string
+}
 
 // Accepted is what an entry of KindAccept records: the plan and sources a
 // resume went on with, hashed as the header hashes them.
@@ -320,6 +340,8 @@ type Entry struct {
 	WaitMS    int64 `json:"wait_ms,omitempty"`
 	// Gets (KindReads) is the GET sub-requests of the call.
 	Gets int `json:"gets,omitempty"`
+	// Totals (KindTotals) is what verify found of the plan's totals.
+	Totals *Totals `json:"tot,omitempty"`
 }
 
 // Status of a record.

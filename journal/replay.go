@@ -53,6 +53,10 @@ type State struct {
 	// Batches is every batch sent, in the order of the journal, with when
 	// and how it was answered: kept by LoadReport only.
 	Batches []BatchCall
+	// Totals is the last KindTotals entry's, and TotalsAt when verify read
+	// them; nil when verify never recorded any.
+	Totals   *Totals
+	TotalsAt time.Time
 	// Undone (LoadReport only) holds, per step, the records undo took
 	// back, also those a later apply loaded again (whose Undone is unset).
 	Undone map[string]map[string]bool
@@ -718,6 +722,11 @@ func (st *State) applyLine(line []byte, written bool) string {
 			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Subs: e.Gets, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
+	case KindTotals:
+		if e.Totals == nil {
+			return "totals entry without totals"
+		}
+		st.Totals, st.TotalsAt = e.Totals, e.At
 	case KindHeader:
 		return "a second header"
 	default:
@@ -783,7 +792,7 @@ func (s *State) Clone() *State {
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
 		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done), Gone: maps.Clone(s.Gone),
-		marks: s.marks, finished: s.finished, accepted: s.accepted}
+		marks: s.marks, finished: s.finished, accepted: s.accepted, Totals: s.Totals, TotalsAt: s.TotalsAt}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {
 		c.Marks[step] = append([]Mark(nil), ms...)

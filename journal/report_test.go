@@ -106,3 +106,39 @@ func TestNestedAndReadsReplayed(t *testing.T) {
 		t.Errorf("batches %+v", st.Batches)
 	}
 }
+
+// The totals verify records are read back, the last one counting, by the
+// replay every command and the run report use; they change nothing else.
+func TestTotalsRecorded(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	before, err := Load(path)
+	must(t, err)
+	first, second := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC), time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for _, at := range []time.Time{first, second} {
+		j, _, err := Open(path)
+		must(t, err)
+		target := "31.5"
+		if at == second {
+			target = "36.5"
+		}
+		must(t, j.Append(Entry{Kind: KindTotals, At: at, Totals: &Totals{Rows: []TotalRow{
+			{Step: "orders", Name: "quantity", Expr: "sum(ORDERITEMS_SUBFORM.TQUANT)", Source: "31.5", Sent: "31.5", Target: target},
+			{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD", Source: "1", Sent: "1", Target: "1"},
+		}}}))
+		must(t, j.Close())
+	}
+	for name, load := range map[string]func(string) (*State, error){"Load": Load, "LoadReport": LoadReport} {
+		st, err := load(path)
+		must(t, err)
+		if st.Totals == nil || !st.TotalsAt.Equal(second) || len(st.Totals.Rows) != 2 || st.Totals.Rows[0].Target != "36.5" || st.Totals.Rows[1].Group != "USD" {
+			t.Errorf("%s: totals %+v at %v, want the second", name, st.Totals, st.TotalsAt)
+		}
+		for _, step := range []string{"customers", "orders"} {
+			if st.Complete() != before.Complete() || st.Counts(step) != before.Counts(step) {
+				t.Errorf("%s: the totals changed the run: complete %v, %s %+v", name, st.Complete(), step, st.Counts(step))
+			}
+		}
+	}
+}

@@ -871,6 +871,8 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 			s.Subforms = w.decodeSubforms(e, what)
 		case "exists":
 			s.Exists = w.decodeExists(e, what)
+		case "totals":
+			s.Totals = w.decodeTotals(e, what)
 		}
 	}
 	w.needFields(f, len(s.Fields), len(s.Subforms), what)

@@ -180,6 +180,8 @@ var format = []Block{
 				Meaning: "the entity's sub-forms (next table)"},
 			{Name: "exists", Type: "mapping of field to entity", Default: "none", Schema: `{"$ref": "#/$defs/exists"}`,
 				Meaning: "reference checks, `exists: {CUSTNAME: CUSTOMERS}`: every value the step gives the field must be a key of the entity on the target, or be created by an earlier step of the plan (see Reference checks). An extension of the original format"},
+			{Name: "totals", Type: "mapping of name to total", Default: "none", Schema: `{"type": "object", "propertyNames": {"minLength": 1}, "additionalProperties": {"type": "string", "pattern": "^\\s*(count|sum)\\s*\\("}}`,
+				Meaning: "the customer's control totals of the step, by a name of their own: `count()` (the records), `count(NAV)` (the lines of a sub-form), `sum(FIELD)` or `sum(NAV.FIELD)` (a number field the step writes), each perhaps `by FIELD` or `by NAV.FIELD` (one total per value: a sum per currency). `migrate verify` shows each from the source rows, from what the run sent and from what the target holds, and fails on a difference (see Totals). An extension of the original format"},
 		}},
 	{Name: "subform", Heading: "subforms[]", Desc: "Feeds a navigation property of its parent. Without source: one child from the parent's row (the only choice for a single-object sub-form); source: NAME with link: the rows of that source that match the parent; source: group: one line per row of the parent's group.",
 		Keys: []Key{

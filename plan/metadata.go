@@ -161,6 +161,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	written := writtenSet(s.Fields)
 	c.match(t, s, written, what)
 	c.exists(t, s.Entity, s.Exists, written, what)
+	c.totals(t, s, written, what)
 
 	switch s.Mode {
 	case ModeUpdate, ModeUpsert:

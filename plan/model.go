@@ -294,6 +294,10 @@ type Step struct {
 	// Exists are the step's reference checks: values that must exist on the
 	// target.
 	Exists []*Exists
+
+	// Totals are the customer's control totals of the step (totals:), in
+	// the plan's order.
+	Totals []*Total
 }
 
 // Exists is one reference check, exists: {FIELD: ENTITY}: every value the

@@ -145,7 +145,7 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the company"
 	var differ error
 	if a.targetGiven(f.conn) {
-		res, err := a.verifyJournal(ctx, jpath, f.conn)
+		res, err := a.verifyJournal(ctx, jpath, "", f.conn)
 		if err != nil {
 			return err
 		}
@@ -253,7 +253,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 	}
 	jpath := filepath.Join(dir, filepath.Base(m.Journal.Member))
 	if a.targetGiven(cf) && chk.Chain != nil {
-		res, err := a.verifyJournal(ctx, jpath, cf)
+		res, err := a.verifyJournal(ctx, jpath, "", cf)
 		if err != nil {
 			return err
 		}

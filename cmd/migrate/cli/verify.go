@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // verifyJSON is docs/cli.md's output of verify --json.
@@ -18,7 +21,23 @@ type verifyJSON struct {
 	Target   string              `json:"target"`
 	Steps    []verifyStepJSON    `json:"steps"`
 	Findings []verifyFindingJSON `json:"findings"`
-	Calls    int                 `json:"calls"`
+	// Totals are the plan's totals: side by side.
+	Totals []totalJSON `json:"totals"`
+	Calls  int         `json:"calls"`
+}
+
+// totalJSON is one of the plan's totals: of a step (one per group of a
+// by field), from the source, what was sent and the target.
+type totalJSON struct {
+	Step    string `json:"step"`
+	Name    string `json:"name"`
+	Expr    string `json:"expr"`
+	By      string `json:"by,omitempty"`
+	Group   string `json:"group,omitempty"`
+	Source  string `json:"source"`
+	Sent    string `json:"sent"`
+	Target  string `json:"target"`
+	Differs bool   `json:"differs"`
 }
 
 type verifyStepJSON struct {
@@ -31,6 +50,10 @@ type verifyStepJSON struct {
 	// NotVerifiable: read, but every field written is hidden from reads.
 	NotVerifiable int                `json:"not_verifiable"`
 	Totals        []controlTotalJSON `json:"totals"`
+	// Rejected and Waived: records of the source its totals leave out of
+	// their sums (row errors) or out altogether (waived).
+	Rejected int `json:"rejected,omitempty"`
+	Waived   int `json:"waived,omitempty"`
 }
 
 type controlTotalJSON struct {
@@ -57,6 +80,8 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	cf.register(fs, false)
 	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
 	out := fs.String("out", "", "also write the findings and control totals to this workbook (.xlsx)")
+	planFlag := fs.String("plan", "", "the plan the run loaded, for its totals: (default: the plan the journal names, when it is there)")
+	html := fs.String("html", "", "FILE.html: also write the run report with the plan's totals as verify found them")
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err
@@ -64,8 +89,12 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
 		return usageErr("--out: verify writes its workbook as .xlsx")
 	}
+	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+		return err
+	}
 	v := a.verifyView(*asJSON)
-	res, err := a.verifyJournal(ctx, pos[0], cf)
+	verified := a.now()
+	res, err := a.verifyJournal(ctx, pos[0], *planFlag, cf)
 	if err != nil {
 		return err
 	}
@@ -74,7 +103,24 @@ func (a *app) verify(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
-	if err := v.Verify(verifyDoc(res), *out); err != nil {
+	if len(res.Totals) > 0 {
+		// For the run report; a journal another run holds, or one on a
+		// medium that cannot be written, still verifies.
+		if err := executor.RecordTotals(pos[0], res.Totals, verified); err != nil {
+			fmt.Fprintf(a.stderr, "note: the totals were not recorded in %s for the run report: %v\n", pos[0], err)
+		}
+	}
+	if *html != "" {
+		rep, err := executor.RunReportOf(pos[0])
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		rep.Totals, rep.Verified = res.Totals, verified
+		if err := executor.WriteHTMLFile(*html, rep); err != nil {
+			return withCode(ExitUsage, err)
+		}
+	}
+	if err := v.Verify(verifyDoc(res), *out, *html); err != nil {
 		return err
 	}
 	if res.Differences() > 0 || res.TotalsDiffer() {
@@ -85,8 +131,9 @@ func (a *app) verify(ctx context.Context, args []string) error {
 
 // verifyJournal reads back what the run of the journal at jpath committed,
 // from the target the flags (or the environment) name, else the journal's
-// own; errors carry their exit codes.
-func (a *app) verifyJournal(ctx context.Context, jpath string, cf connFlags) (*executor.VerifyResult, error) {
+// own, with the totals of the plan at planPath (else the one the journal
+// names, when it is there); errors carry their exit codes.
+func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf connFlags) (*executor.VerifyResult, error) {
 	var err error
 	if cf.target, err = a.journalTarget(jpath, cf.target); err != nil {
 		return nil, err
@@ -100,10 +147,22 @@ func (a *app) verifyJournal(ctx context.Context, jpath string, cf connFlags) (*e
 	if err != nil {
 		return nil, a.unreachable(cn, err)
 	}
-	res, err := executor.Verify(ctx, jpath, cn.client, executor.VerifyOptions{Target: cf.target, Metadata: md})
+	pc, err := a.totalsPlan(ctx, jpath, planPath, cf)
+	if err != nil {
+		return nil, err
+	}
+	opts := executor.VerifyOptions{Target: cf.target, Metadata: md}
+	if pc != nil {
+		defer pc.Close()
+		opts.Plan = pc.run
+	}
+	res, err := executor.Verify(ctx, jpath, cn.client, opts)
 	if err != nil {
 		if jerr := journalErr(err); jerr != nil {
 			return nil, jerr
+		}
+		if lerr := localErr(err); lerr != nil {
+			return nil, lerr // the plan's sources, read for its totals
 		}
 		var te *executor.TargetError
 		if errors.As(err, &te) {
@@ -114,12 +173,89 @@ func (a *app) verifyJournal(ctx context.Context, jpath string, cf connFlags) (*e
 	return res, nil
 }
 
+// totalsPlan is the plan whose totals: verify computes, prepared: the one
+// --plan names, else the one the journal names when it is there; nil when
+// there is none or it declares no totals. A plan changed since the run is
+// used as it is now, and said.
+func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) (*checked, error) {
+	hdr, err := journal.ReadHeader(jpath)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	if path == "" {
+		if path = journalPlan(jpath, hdr.PlanPath); path == "" {
+			return nil, nil // moved or elsewhere: --plan names it
+		}
+	}
+	p, _ := plan.Load(path)
+	if p == nil {
+		if _, err := os.Stat(path); err != nil {
+			return nil, usageErr("--plan: %v", err)
+		}
+	}
+	if !hasTotals(p) {
+		return nil, nil
+	}
+	c, err := a.check(ctx, path, checkFlags{conn: cf}, true)
+	if err != nil {
+		return nil, err
+	}
+	if c.diags.HasErrors() {
+		for _, d := range c.diags.Errors() { // its warnings are validate's
+			fmt.Fprintln(a.stderr, d.String())
+		}
+		c.Close()
+		fmt.Fprintf(a.stderr, "%s in %s: its totals cannot be computed; nothing was read (run `migrate validate %s` for the same list)\n",
+			plural(len(c.diags.Errors()), "problem", "problems"), path, path)
+		return nil, silent(ExitData)
+	}
+	if err := a.buildLookups(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if c.plan.Hash != hdr.PlanHash {
+		fmt.Fprintf(a.stderr, "note: %s changed since %s was written: its totals' source side is what it builds now\n", path, jpath)
+	}
+	return c, nil
+}
+
+// journalPlan is where the plan a journal was written by is now: the path
+// apply was given, else beside the journal (where apply puts it by
+// default), run from another folder; "" when neither is there.
+func journalPlan(jpath, planPath string) string {
+	if planPath == "" {
+		return ""
+	}
+	for _, p := range []string{planPath, filepath.Join(filepath.Dir(jpath), filepath.Base(planPath))} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+func hasTotals(p *plan.Plan) bool {
+	if p == nil {
+		return false
+	}
+	for _, s := range p.Steps {
+		if len(s.Totals) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *executor.VerifyResult) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Calls: res.Calls}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls}
+	for _, t := range res.Totals {
+		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
+			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
+	}
 	for _, s := range res.Steps {
 		sj := verifyStepJSON{Name: s.Name, Entity: s.Entity, Records: s.Records, Matched: s.Matched, Differ: s.Differ,
-			NotVerified: s.NotVerified, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}}
+			NotVerified: s.NotVerified, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}, Rejected: s.Rejected, Waived: s.Waived}
 		for _, t := range s.Totals {
 			sj.Totals = append(sj.Totals, controlTotalJSON(t))
 		}
@@ -155,6 +291,7 @@ func printVerify(w io.Writer, v verifyJSON) {
 		}
 	}
 	tw.Flush()
+	printTotals(w, v)
 	if len(v.Findings) > 0 {
 		fmt.Fprintln(w)
 	}
@@ -198,4 +335,46 @@ func findingLine(f verifyFindingJSON) string {
 		b.WriteString(": " + f.Detail)
 	}
 	return b.String()
+}
+
+// printTotals shows the plan's totals: source, sent and target side by
+// side, a difference marked and then named, and what the source's totals
+// leave out.
+func printTotals(w io.Writer, v verifyJSON) {
+	if len(v.Totals) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "step\ttotal\tsource\tsent\ttarget")
+	for _, t := range v.Totals {
+		target := t.Target
+		if t.Differs {
+			target += "  ≠"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Step, totalName(t), t.Source, t.Sent, target)
+	}
+	tw.Flush()
+	for _, s := range v.Steps {
+		if s.Rejected > 0 {
+			fmt.Fprintf(w, "%s: %s rejected by row errors: counted in the source's count(), not in its other totals\n", s.Name, plural(s.Rejected, "record", "records"))
+		}
+		if s.Waived > 0 {
+			fmt.Fprintf(w, "%s: %s waived (resolve --waive): left out of the source's totals\n", s.Name, plural(s.Waived, "record", "records"))
+		}
+	}
+	for _, t := range v.Totals {
+		if t.Differs {
+			fmt.Fprintf(w, "%s: total %s differs: %s: source %s, sent %s, target %s\n", t.Step, totalName(t), t.Expr, t.Source, t.Sent, t.Target)
+		}
+	}
+}
+
+// totalName is a total as the rows name it: "amount ICODE=USD" for a
+// group of a by field.
+func totalName(t totalJSON) string {
+	if t.By == "" {
+		return t.Name
+	}
+	return t.Name + " " + t.By + "=" + t.Group
 }

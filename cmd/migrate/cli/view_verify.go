@@ -5,7 +5,7 @@ import "fmt"
 // verifyView shows what verify read back: the counts, the control totals
 // and each finding.
 type verifyView interface {
-	Verify(doc verifyJSON, out string) error
+	Verify(doc verifyJSON, out, html string) error
 }
 
 func (a *app) verifyView(asJSON bool) verifyView {
@@ -17,14 +17,17 @@ func (a *app) verifyView(asJSON bool) verifyView {
 
 type verifyHuman struct{ humanView }
 
-func (v verifyHuman) Verify(doc verifyJSON, out string) error {
+func (v verifyHuman) Verify(doc verifyJSON, out, html string) error {
 	printVerify(v.a.stdout, doc)
 	if out != "" {
 		fmt.Fprintf(v.a.stdout, "the findings are in %s\n", out)
+	}
+	if html != "" {
+		fmt.Fprintf(v.a.stdout, "wrote %s: the run report with the totals verify found, to open in a browser\n", html)
 	}
 	return nil
 }
 
 type verifyJSONView struct{ jsonView }
 
-func (v verifyJSONView) Verify(doc verifyJSON, _ string) error { return writeJSON(v.a.stdout, doc) }
+func (v verifyJSONView) Verify(doc verifyJSON, _, _ string) error { return writeJSON(v.a.stdout, doc) }

@@ -69,7 +69,7 @@ func TestViews(t *testing.T) {
 			return a.undoView(j).Undo(&executor.UndoSummary{Target: "https://erp/odata/demo"}, false)
 		}, `"target"`, "0 actions on https://erp/odata/demo; run again with --yes to do it\n"},
 		{"verify", func(a *app, j bool) error {
-			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "")
+			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "", "")
 		}, `"target"`, "0 records differ; 0 calls\n"},
 		{"verify-evidence", func(a *app, j bool) error {
 			return a.verifyEvidenceView(j).Evidence(verifyEvidenceJSON{Evidence: "ev.zip", Holds: true, Problems: []executor.EvidenceProblem{}})

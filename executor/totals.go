@@ -1,0 +1,283 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// The customer's totals (a step's totals: in the plan) are computed once,
+// here, on three sides: from the records the plan builds from the source
+// rows (the record stream every command runs on, not a reader of its own),
+// from what the journal holds the run loaded, and from what the target
+// holds of those records (verify's read). Sums are exact (big.Rat, each
+// value as its field stores it: compare.Number), so that 0.1 + 0.2 is 0.3
+// on every side. Verify's result carries the rows; every view renders them.
+
+// TotalRow is one total of a step's totals: (a row for each value of
+// its by field), from each side, as text with the most digits after the
+// point any side has.
+type TotalRow struct {
+	Step, Name string
+	// Expr is the total as the plan writes it: sum(ORDERITEMS_SUBFORM.TQUANT).
+	Expr string
+	// By is the field it is grouped by (NAV.FIELD for a line's) and Group
+	// that field's value; both "" without by.
+	By, Group string
+	// Source is from the plan's records, Sent from the records the
+	// journal holds loaded, Target from what the target holds of them.
+	Source, Sent, Target string
+}
+
+// Differs reports whether the three sides are not the same.
+func (r TotalRow) Differs() bool { return r.Source != r.Sent || r.Sent != r.Target }
+
+// stepTotals are one step's totals on the three sides.
+type stepTotals struct {
+	md                   *odata.Metadata
+	t                    *odata.EntityType
+	step                 *plan.Step
+	source, sent, target totals
+	// Rejected counts the records of the source that row errors reject
+	// (counted by count() alone: their values are unknown); Waived those
+	// left out because resolve --waive closed them.
+	Rejected, Waived int
+}
+
+func newStepTotals(md *odata.Metadata, t *odata.EntityType, s *plan.Step) *stepTotals {
+	st := &stepTotals{md: md, t: t, step: s}
+	for _, tot := range s.Totals {
+		if tot.By == "" {
+			// A total nothing adds to is 0 on every side, still shown.
+			for _, side := range []*totals{&st.source, &st.sent, &st.target} {
+				side.add(totalKey(tot.Name, ""), "0")
+			}
+		}
+	}
+	return st
+}
+
+// totalKey is a total's key among a side's sums: its name, then its group.
+func totalKey(name, group string) string { return name + "\x00" + group }
+
+// add adds one record to side: its fields and its lines of each sub-form.
+func (st *stepTotals) add(side *totals, fields map[string]any, lines func(nav string) []map[string]any) {
+	for _, tot := range st.step.Totals {
+		if tot.Nav == "" {
+			st.addOne(side, tot, st.t, fields, nil)
+			continue
+		}
+		n := st.t.Navigation(tot.Nav)
+		if n == nil {
+			continue // the plan's check refuses it
+		}
+		lt := st.md.Type(n.Type)
+		for _, l := range lines(tot.Nav) {
+			st.addOne(side, tot, lt, l, fields)
+		}
+	}
+}
+
+// addOne adds one item (a record, or one of its lines: then parent is the
+// record's fields) to a total.
+func (st *stepTotals) addOne(side *totals, tot *plan.Total, it *odata.EntityType, item, parent map[string]any) {
+	group := ""
+	if tot.By != "" {
+		src, bt := item, it
+		if tot.ByNav == "" && parent != nil {
+			src, bt = parent, st.t
+		}
+		group = groupText(bt.Property(tot.By), src[tot.By])
+	}
+	key := totalKey(tot.Name, group)
+	if !tot.Sum {
+		side.add(key, "1")
+		return
+	}
+	side.add(key, "0") // the group exists even when this value is empty
+	if n, ok := compare.Number(it.Property(tot.Field), item[tot.Field]); ok {
+		side.add(key, n.String())
+	}
+}
+
+// groupText is the value of a by field as the rows show it: a number as
+// its field stores it, a text as it is, an empty value as "".
+func groupText(p *odata.Property, v any) string {
+	if v == nil {
+		return ""
+	}
+	if p != nil && plan.Numeric(p.Type) {
+		if n, ok := compare.Number(p, v); ok {
+			return n.String()
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// rejected counts a record the plan's row errors reject: one for count()
+// of the records; its values are unknown.
+func (st *stepTotals) rejected() {
+	st.Rejected++
+	for _, tot := range st.step.Totals {
+		if tot.Nav == "" && !tot.Sum && tot.By == "" {
+			st.source.add(totalKey(tot.Name, ""), "1")
+		}
+	}
+}
+
+// rows are the step's totals, in the plan's order, each group sorted.
+func (st *stepTotals) rows() []TotalRow {
+	var out []TotalRow
+	for _, tot := range st.step.Totals {
+		prefix := totalKey(tot.Name, "")
+		seen := map[string]bool{}
+		var groups []string
+		for _, side := range []*totals{&st.source, &st.sent, &st.target} {
+			for _, k := range side.order {
+				if g, ok := strings.CutPrefix(k, prefix); ok && !seen[g] {
+					seen[g] = true
+					groups = append(groups, g)
+				}
+			}
+		}
+		sort.Strings(groups)
+		by := tot.By
+		if tot.ByNav != "" {
+			by = tot.ByNav + "." + tot.By
+		}
+		for _, g := range groups {
+			k := prefix + g
+			sc := max(st.source.scale[k], st.sent.scale[k], st.target.scale[k])
+			out = append(out, TotalRow{Step: st.step.Name, Name: tot.Name, Expr: tot.Expr(), By: by, Group: g,
+				Source: st.source.text(k, sc), Sent: st.sent.text(k, sc), Target: st.target.text(k, sc)})
+		}
+	}
+	return out
+}
+
+// fromSource adds the records the plan builds from the step's source
+// rows, as every command builds them (ref() stands in: a total is of
+// what the plan writes, not of keys). Records resolve --waive closed
+// are left out, as the customer closed them.
+func (st *stepTotals) fromSource(ctx context.Context, run *Prepared, ss *journal.StepState) error {
+	waived := func(id string) bool {
+		if ss == nil {
+			return false
+		}
+		rec := ss.Records[id]
+		return rec != nil && rec.Status() == journal.Waived
+	}
+	return run.records.Records(ctx, st.step.Name, run.open, standInRefs{}, func(res transform.Result) error {
+		switch {
+		case res.Skipped:
+			return nil
+		case len(res.Errors) > 0 || res.Record == nil:
+			if waived(rejectedID(res)) {
+				st.Waived++
+				return nil
+			}
+			st.rejected()
+			return nil
+		}
+		rec := res.Record
+		id := rec.ID
+		if id == "" {
+			id = rec.Loc.String()
+		}
+		if waived(id) {
+			st.Waived++
+			return nil
+		}
+		st.add(&st.source, rec.Fields, func(nav string) []map[string]any {
+			var out []map[string]any
+			for _, c := range rec.Children {
+				if c.Nav == nav && !c.Single {
+					out = append(out, c.Fields)
+				}
+			}
+			return out
+		})
+		return nil
+	})
+}
+
+// fromSent adds a record the journal holds loaded: what the run sent of
+// it and its lines, and what it found held (an upsert's unchanged fields).
+func (st *stepTotals) fromSent(w recordWant) {
+	st.add(&st.sent, w.Sent, func(nav string) []map[string]any {
+		var out []map[string]any
+		for _, k := range w.Kids[nav] {
+			out = append(out, k.Sent)
+		}
+		return out
+	})
+}
+
+// fromTarget adds what the target answered for a record: the entity
+// and every line it holds of each sub-form (expanded in the read).
+func (st *stepTotals) fromTarget(entity map[string]any) {
+	st.add(&st.target, entity, func(nav string) []map[string]any {
+		var out []map[string]any
+		lines, _ := entity[nav].([]any)
+		for _, l := range lines {
+			if m, ok := l.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	})
+}
+
+// reads are the fields and sub-forms the target's read must hold for the
+// step's totals.
+func (st *stepTotals) reads(fields, navs map[string]bool) {
+	for _, tot := range st.step.Totals {
+		if tot.Nav != "" {
+			navs[tot.Nav] = true
+		} else if tot.Field != "" {
+			fields[tot.Field] = true
+		}
+		if tot.By != "" && tot.ByNav == "" {
+			fields[tot.By] = true
+		}
+	}
+}
+
+// RecordTotals journals the plan's totals as verify found them at at, so
+// that the run report shows them (RunReportOf): the journal is the run's
+// record, and the report is made from it alone, offline.
+func RecordTotals(journalPath string, rows []TotalRow, at time.Time) error {
+	jr, _, err := journal.Open(journalPath)
+	if err != nil {
+		return err
+	}
+	tot := &journal.Totals{Rows: make([]journal.TotalRow, len(rows))}
+	for i, r := range rows {
+		tot.Rows[i] = journal.TotalRow(r)
+	}
+	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: at.UTC(), Totals: tot}); err != nil {
+		jr.Close()
+		return err
+	}
+	return jr.Close()
+}
+
+// recordedTotals are the totals a journal's verify recorded last.
+func recordedTotals(st *journal.State) []TotalRow {
+	if st.Totals == nil {
+		return nil
+	}
+	out := make([]TotalRow, len(st.Totals.Rows))
+	for i, r := range st.Totals.Rows {
+		out[i] = TotalRow(r)
+	}
+	return out
+}
