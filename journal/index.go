@@ -416,7 +416,7 @@ func writeIndex(path string, old *table, over []entry, head []byte) (*table, err
 // readIndex opens the index at path, checks it whole and returns its
 // settled records (open for lookups) and its head.
 func readIndex(path string) (*table, []byte, error) {
-	f, err := os.Open(path)
+	f, err := atomicfile.OpenFile(path, os.O_RDONLY, 0) // replaced while open when the index is written again
 	if err != nil {
 		return nil, nil, err
 	}

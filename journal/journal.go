@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/migrate-tool/migrate/internal/atomicfile"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -139,7 +141,7 @@ func create(path string, h Header, lean bool) (*Journal, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".new-*")
+	f, err := atomicfile.CreateTemp(dir, "."+base+".new-*")
 	if err != nil {
 		lk.release()
 		return nil, fileError(path, "create", err)
@@ -205,7 +207,7 @@ func open(path string, lean bool) (*Journal, *State, error) {
 		lk.release()
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
+	f, err := atomicfile.OpenFile(path, os.O_RDWR, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fail(err)

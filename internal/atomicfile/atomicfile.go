@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// rename is os.Rename; tests make it fail as Windows does.
-var rename = os.Rename
+// rename is renameOver; tests make it fail as Windows does.
+var rename = renameOver
 
 // File is an output being written. Write to it (it is an *os.File, open
 // for reading and writing), then Commit it into place, or Abort it. Abort
@@ -30,7 +30,7 @@ func Create(path string, perm fs.FileMode) (*File, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, err
 	}

@@ -16,5 +16,5 @@ func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("is a symbolic link")}
 	}
-	return os.OpenFile(path, flag, perm)
+	return OpenFile(path, flag, perm) // on Windows: removable while open
 }
