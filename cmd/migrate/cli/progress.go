@@ -95,7 +95,9 @@ func (a *app) newHook(asJSON bool) *progressHook {
 	h := &progressHook{w: a.stderr, quiet: asJSON, bars: map[string]*progressbar.ProgressBar{},
 		desc: map[string]string{}, waiting: map[string]bool{}, now: a.now, runs: map[string]*stepRun{}}
 	if f, ok := a.stderr.(*os.File); ok && !asJSON {
-		h.tty = term.IsTerminal(int(f.Fd()))
+		// A console that cannot redraw a line (Windows before 10) gets the
+		// lines a log gets, not a garbled bar.
+		h.tty = term.IsTerminal(int(f.Fd())) && enableEscapes(f)
 	}
 	return h
 }
