@@ -185,6 +185,9 @@ type RecordState struct {
 	Reason string
 	// SrcHash: RecordEntry.SrcHash, of the record as committed.
 	SrcHash string
+	// Wrote and Filled: RecordEntry's, of the record as committed.
+	Wrote, Filled json.RawMessage
+	LinesHash     string
 	// Held: RecordEntry.Held, of the latest record entry.
 	Held json.RawMessage
 	// Extra holds sub-requests that have no path of their own (reads and
@@ -264,7 +267,8 @@ func (s *State) Record(step, id string) *RecordState {
 	if !ok {
 		return nil
 	}
-	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash,
+		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -553,6 +557,13 @@ func (st *State) applyLine(line []byte, written bool) string {
 				if rec.Subs == nil {
 					rec.Subs = map[string]*SubState{}
 				}
+				if was := rec.Subs[s.Path]; was != nil && was.OK() && was.Op == OpPatch && s.Op == OpPatch {
+					// A later PATCH (a delta load's) of what an earlier
+					// one changed: undo restores the values before the
+					// first, and compares with what the two left.
+					s.Before = overlay(s.Before, was.Before)
+					s.Match = overlay(was.Match, s.Match)
+				}
 				rec.Subs[s.Path] = s
 				if s.RowHash != "" {
 					rec.RowHash = s.RowHash
@@ -670,7 +681,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
 		if re.Status == Committed {
-			rec.SrcHash = re.SrcHash
+			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash = re.SrcHash, re.Wrote, re.Filled, re.LinesHash
 		}
 		if st.report {
 			rec.Keyed = nil
@@ -927,3 +938,23 @@ func (s *State) Complete() bool {
 }
 
 var _ = bytes.MinRead
+
+// overlay is the JSON object base with top's members written over it;
+// either alone when the other is empty or not an object.
+func overlay(base, top json.RawMessage) json.RawMessage {
+	if len(base) == 0 {
+		return top
+	}
+	if len(top) == 0 {
+		return base
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(base, &m) != nil || json.Unmarshal(top, &m) != nil {
+		return top
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return top
+	}
+	return b
+}

@@ -160,6 +160,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
 	r.Resumes = resumesOf(s)
+	r.Delta = deltaOf(s.Delta)
 	return r
 }
 
@@ -168,6 +169,7 @@ type applyFlags struct {
 	journal                          string
 	concurrency                      int
 	retry, allowChange, allowMissing bool
+	delta, overwrite                 bool
 	companies                        listFlag
 	limit                            int
 	steps                            stepsFlag
@@ -197,6 +199,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
 	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	fs.BoolVar(&o.delta, "delta", false, "over a journal whose last run loaded everything: create the records new in the sources and patch the changed fields of the changed ones (gone ones are listed, never deleted)")
+	fs.BoolVar(&o.overwrite, "overwrite", false, "with --delta: patch a changed field someone changed on the server since the journal wrote it too")
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
@@ -212,6 +216,12 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	if o.limit < 0 {
 		return usageErr("--limit %d: give the records per step of the trial, at least 1", o.limit)
+	}
+	switch {
+	case o.overwrite && !o.delta:
+		return usageErr("--overwrite goes with --delta: it lets a delta patch fields changed on the server since the load")
+	case o.delta && (o.limit > 0 || len(o.steps) > 0):
+		return usageErr("--delta loads every step's changes: it does not go with --limit or --steps")
 	}
 	f.memory.apply()
 	companies := []string(o.companies)
@@ -319,7 +329,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	sum, err := executor.Apply(hard, c.run, executor.Options{
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
-		Limit: o.limit, Steps: o.steps,
+		Limit: o.limit, Steps: o.steps, Delta: o.delta, Overwrite: o.overwrite,
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
@@ -328,8 +338,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
 	var steps *executor.StepsError
+	var delta *executor.DeltaError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &delta):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -366,7 +377,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
-	case len(sum.Errors) > 0:
+	case len(sum.Errors) > 0, view.Delta != nil && view.Delta.Conflicts > 0:
 		return silent(ExitData)
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		return silent(ExitInterrupted) // the rest is pending: apply again

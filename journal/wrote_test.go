@@ -1,0 +1,69 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// What a committed record was written with comes back from every path a
+// state is read by: the full replay, the lean state's memory, the index
+// Close wrote, and the index rebuilt from the log. A record of a journal
+// written before it was kept has none.
+func TestWroteSurvivesTheIndex(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'", SrcHash: "s1", LinesHash: "l1",
+			Wrote: []byte(`{"CUSTDES":"One","CUSTNAME":"C1"}`), Filled: []byte(`{"CUSTDES":"ONE"}`)}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Committed, Key: "'C2'"}},
+		Entry{Kind: KindFinished}))
+	check := func(how string, st *State) {
+		t.Helper()
+		c1 := st.Record("customers", "C1")
+		if c1 == nil || string(c1.Wrote) != `{"CUSTDES":"One","CUSTNAME":"C1"}` || string(c1.Filled) != `{"CUSTDES":"ONE"}` || c1.SrcHash != "s1" || c1.LinesHash != "l1" {
+			t.Errorf("%s: C1 = %+v", how, c1)
+		}
+		if c2 := st.Record("customers", "C2"); c2 == nil || c2.Wrote != nil || c2.Filled != nil {
+			t.Errorf("%s: C2 (no record of what it was written with) = %+v", how, c2)
+		}
+	}
+	check("live", j.Snapshot())
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	check("replay", full)
+	lean, err := LoadIndexed(path)
+	must(t, err)
+	check("index", lean)
+	must(t, os.Remove(IndexPath(path)))
+	rebuilt, err := LoadIndexed(path)
+	must(t, err)
+	check("rebuilt", rebuilt)
+}
+
+// A second PATCH of a record (a delta load's over an update's) keeps the
+// before-image of the first for the fields both changed: undo restores what
+// the entity held before the journal, not between its runs.
+func TestPatchAfterPatchKeepsTheFirstBeforeImage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	patch := func(b int, before, match string) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C1", Op: OpPatch, Meth: "PATCH",
+			URL: "CUSTOMERS('C1')", Key: "'C1'", Before: []byte(before), Match: []byte(match)}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 200}}},
+			Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'"}}))
+	}
+	patch(1, `{"A":"a0","B":"b0"}`, `{"A":"a1","B":"b1"}`)
+	patch(2, `{"B":"b1","C":"c1"}`, `{"B":"b2","C":"c2"}`)
+	must(t, j.Close())
+	st, err := Load(path)
+	must(t, err)
+	s := st.Record("customers", "C1").Subs[""]
+	if string(s.Before) != `{"A":"a0","B":"b0","C":"c1"}` || string(s.Match) != `{"A":"a1","B":"b2","C":"c2"}` {
+		t.Errorf("before %s, match %s", s.Before, s.Match)
+	}
+}
