@@ -76,6 +76,8 @@ type runner struct {
 	// delta, when set, is a delta load's (delta.go): listed only, or sent
 	// (apply --delta).
 	delta *deltaRun
+	// offline: a dry run without a target, which reads nothing.
+	offline bool
 
 	stopping atomic.Bool
 	calls    atomic.Int64 // HTTP calls made (counted)
@@ -361,7 +363,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if err != nil {
 		return err
 	}
-	listing := r.deltaListing(st, hdr)
+	listing := r.opts.deltaListing(st, hdr)
 	if r.opts.Delta {
 		if err := deltaStart(r.opts.Journal, st); err != nil {
 			jr.Close()

@@ -309,6 +309,12 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	d := sr.r.delta
 	ds := d.step(sr.step.Name, sr.entity)
 	kind, fields, unsent := deltaOf(sr.entityType(), prev, rec)
+	if sr.r.dry {
+		sr.r.loaded.Add(1)
+	}
+	if kind != deltaChanged || !d.send || len(fields) == 0 || prev.Key == "" {
+		sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
+	}
 	switch kind {
 	case deltaUnknown:
 		d.add(func() { ds.Unknown++ })
@@ -370,7 +376,11 @@ func (sr *stepRun) deltaPending() error {
 		}
 	}
 	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), PerBatch: r.limit}
-	found, err := rd.ReadKeys(sr.ctx, keys)
+	var found map[string]read.Found
+	var err error
+	if !r.offline {
+		found, err = rd.ReadKeys(sr.ctx, keys)
+	}
 	if err != nil {
 		if errors.Is(err, errHalt) {
 			return err
@@ -381,6 +391,11 @@ func (sr *stepRun) deltaPending() error {
 	for _, dw := range ds {
 		w, prev := dw.w, dw.prev
 		resp := found[prev.Key]
+		if r.offline {
+			// A dry run without a target: the server taken to hold what
+			// the journal wrote (no conflict can be foreseen).
+			resp = read.Found{Status: 200, Body: prev.Wrote}
+		}
 		if resp.Status != 200 {
 			msg := fmt.Sprintf("reading %s(%s) before patching it: ", sr.entity, prev.Key)
 			if resp.Status == 404 {
@@ -420,9 +435,11 @@ func (sr *stepRun) deltaPending() error {
 		if len(conflicts) > 0 {
 			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
 			if !r.delta.overwrite {
+				sr.classify(w, DiffConflict, changed, before, nil)
 				continue // listed; the record stays as the journal has it
 			}
 		}
+		sr.classify(w, DiffUpdate, changed, before, nil)
 		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
 		root.abs = sr.entity + "(" + prev.Key + ")"
 		root.url = root.abs
@@ -502,9 +519,8 @@ func (w *work) journaled(re *journal.RecordEntry) {
 // (or whose last run was a delta, which may have left changes unsent): it
 // lists what changed and sends nothing (a resume of changed sources is
 // --allow-plan-change's, a retry --retry-failed's).
-func (r *runner) deltaListing(st *journal.State, now journal.Header) bool {
-	o := r.opts
-	if o.Delta || o.AllowPlanChange || o.RetryFailed || o.Limit > 0 || len(o.Steps) > 0 || r.dry {
+func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
+	if o.Delta || o.AllowPlanChange || o.RetryFailed || o.Limit > 0 || len(o.Steps) > 0 {
 		return false
 	}
 	if !st.Header.MarksFinish || !st.Complete() || st.Header.PlanHash != now.PlanHash {
@@ -614,8 +630,8 @@ func (sr *stepRun) listOne(ds *DeltaStep, res transform.Result) error {
 type deltaRefs struct{ r *runner }
 
 func (d deltaRefs) Ref(step, id string) (any, bool) {
-	if k, ok := d.r.jr.key(step, id); ok {
-		return keyValue(k), true
+	if rec := d.r.state.Record(step, id); rec != nil && rec.Key != "" {
+		return keyValue(rec.Key), true
 	}
 	d.r.delta.mu.Lock()
 	defer d.r.delta.mu.Unlock()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -136,4 +137,25 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, plural(s.Unknown, "record", "records"))
 		}
 	}
+}
+
+// deltaFlags are --delta and --overwrite, of apply and of its predictions
+// (plan, diff).
+type deltaFlags struct{ delta, overwrite bool }
+
+func (d *deltaFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&d.delta, "delta", false, "over a journal whose last run loaded everything: create the records new in the sources and patch the changed fields of the changed ones (gone ones are listed, never deleted)")
+	fs.BoolVar(&d.overwrite, "overwrite", false, "with --delta: patch a changed field someone changed on the server since the journal wrote it too")
+}
+
+// check refuses --overwrite without --delta, and --delta with a trial or
+// a choice of steps.
+func (d deltaFlags) check(limit, steps bool) error {
+	switch {
+	case d.overwrite && !d.delta:
+		return usageErr("--overwrite goes with --delta: it lets a delta patch fields changed on the server since the load")
+	case d.delta && (limit || steps):
+		return usageErr("--delta loads every step's changes: it does not go with --limit or --steps")
+	}
+	return nil
 }

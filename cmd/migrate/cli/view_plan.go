@@ -51,6 +51,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 			plural(sum.Unread, "read", "reads"))
 	}
 	printErrors(w, view.Errors)
+	printDelta(w, view.Delta)
 	return nil
 }
 
