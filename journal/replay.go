@@ -56,6 +56,9 @@ type State struct {
 	// Undone (LoadReport only) holds, per step, the records undo took
 	// back, also those a later apply loaded again (whose Undone is unset).
 	Undone map[string]map[string]bool
+	// RunTimes (LoadReport only) is each apply of the journal (KindRun), in
+	// order, with when it began and its last line's time.
+	RunTimes []RunTime
 
 	// accepted is the last KindAccept's, nil when none.
 	accepted *Accepted
@@ -80,6 +83,15 @@ type State struct {
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
+}
+
+// RunTime is one apply as the journal saw it: its run entry, when it
+// began (its run entry's time; in journals before it was recorded, its
+// first timed line's) and when its last timed line was written, undo's
+// lines left out. Zero times: none recorded.
+type RunTime struct {
+	Run
+	Start, End time.Time
 }
 
 // BatchCall is one $batch as the journal saw it, for the run report.
@@ -508,6 +520,9 @@ func (st *State) applyLine(line []byte, written bool) string {
 		return ""
 	}
 	seq := st.Entries
+	if st.report {
+		st.timeRun(&e)
+	}
 	switch e.Kind {
 	case KindIntent:
 		if e.Batch <= 0 {
@@ -938,6 +953,27 @@ func (s *State) Complete() bool {
 }
 
 var _ = bytes.MinRead
+
+// timeRun notes e in the runs' times (RunTimes).
+func (st *State) timeRun(e *Entry) {
+	if e.Kind == KindRun && e.Run != nil {
+		st.RunTimes = append(st.RunTimes, RunTime{Run: *e.Run, Start: e.At, End: e.At})
+		return
+	}
+	if len(st.RunTimes) == 0 || e.At.IsZero() || len(e.Subs) > 0 && e.Subs[0].Op.Undo() {
+		return
+	}
+	if e.Kind == KindOutcome && st.open[e.Batch] != nil && len(st.open[e.Batch].subs) > 0 && st.open[e.Batch].subs[0].Op.Undo() {
+		return
+	}
+	rt := &st.RunTimes[len(st.RunTimes)-1]
+	if rt.Start.IsZero() {
+		rt.Start = e.At
+	}
+	if e.At.After(rt.End) {
+		rt.End = e.At
+	}
+}
 
 // overlay is the JSON object base with top's members written over it;
 // either alone when the other is empty or not an object.

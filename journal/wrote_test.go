@@ -1,9 +1,11 @@
 package journal
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // What a committed record was written with comes back from every path a
@@ -65,5 +67,38 @@ func TestPatchAfterPatchKeepsTheFirstBeforeImage(t *testing.T) {
 	s := st.Record("customers", "C1").Subs[""]
 	if string(s.Before) != `{"A":"a0","B":"b0","C":"c1"}` || string(s.Match) != `{"A":"a1","B":"b2","C":"c2"}` {
 		t.Errorf("before %s, match %s", s.Before, s.Match)
+	}
+}
+
+// Each apply's times: from its run entry (or, before those were timed, its
+// first timed line) to its last timed line; undo's lines are not a run's.
+func TestRunTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	at := func(m int) time.Time { return time.Date(2026, 11, 27, 9, m, 0, 0, time.UTC) }
+	batch := func(b int, op OpKind, sent, answered time.Time) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: sent, Subs: []Sub{{ID: "1", Step: "s", Rec: fmt.Sprint(b), Op: op, Meth: "POST", URL: "X"}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: answered, Results: []SubResult{{ID: "1", Status: 201}}}))
+	}
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{}})) // an older writer: no time on its run entry
+	batch(1, OpCreate, at(1), at(2))
+	batch(2, OpCreate, at(3), at(5))
+	must(t, j.Append(Entry{Kind: KindFinished, At: at(6)}))
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{Delta: true}, At: at(30)}))
+	batch(3, OpCreate, at(31), at(32))
+	must(t, j.Append(Entry{Kind: KindFinished, At: at(33)}))
+	batch(4, OpUndoDelete, at(50), at(51))
+	must(t, j.Close())
+	st, err := LoadReport(path)
+	must(t, err)
+	want := []RunTime{{Start: at(1), End: at(6)}, {Run: Run{Delta: true}, Start: at(30), End: at(33)}}
+	if len(st.RunTimes) != len(want) {
+		t.Fatalf("runs %+v, want %+v", st.RunTimes, want)
+	}
+	for i, w := range want {
+		if g := st.RunTimes[i]; g.Delta != w.Delta || !g.Start.Equal(w.Start) || !g.End.Equal(w.End) {
+			t.Errorf("run %d: %+v, want %+v", i+1, g, w)
+		}
 	}
 }
