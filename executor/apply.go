@@ -787,13 +787,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 			return nil // closed by the user: it fails as it did, and stays waived
 		}
 		if r.delta != nil {
-			if r.delta.see(name, id); prev == nil {
-				msg := "the row gave no record"
-				if len(res.Errors) > 0 {
-					msg = res.Errors[0].Message
-				}
-				ds := r.delta.step(name, sr.entity)
-				r.delta.add(func() { ds.New = append(ds.New, DeltaRecord{ID: id, Loc: res.Loc.String(), Error: msg}) })
+			r.delta.see(name, id)
+			if r.delta.rowError(name, sr.entity, id, prev, res) {
+				return nil // loaded, and left as it is: listed
 			}
 		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}

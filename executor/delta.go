@@ -596,18 +596,7 @@ func (sr *stepRun) listOne(ds *DeltaStep, res transform.Result) error {
 	}
 	prev := sr.r.state.Record(sr.step.Name, id)
 	if len(res.Errors) > 0 || res.Record == nil {
-		msg := "the row gave no record"
-		if len(res.Errors) > 0 {
-			msg = res.Errors[0].Message
-		}
-		switch {
-		case prev == nil:
-			d.add(func() { ds.New = append(ds.New, DeltaRecord{ID: id, Loc: res.Loc.String(), Error: msg}) })
-		case prev.Status() == journal.Committed:
-			d.add(func() {
-				ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: res.Loc.String(), Key: prev.Key, Unsent: "its rows now give an error: " + msg})
-			})
-		}
+		d.rowError(sr.step.Name, sr.entity, id, prev, res)
 		return nil
 	}
 	switch {
@@ -623,6 +612,27 @@ func (sr *stepRun) listOne(ds *DeltaStep, res transform.Result) error {
 		return sr.deltaCommitted(prev, res.Record, id)
 	}
 	return nil
+}
+
+// rowError lists a result of the record stream that gives no record (its
+// row's error): a new record that will fail, or a loaded one whose rows
+// now give an error, which a delta leaves as it is (it reports true).
+func (d *deltaRun) rowError(step, entity, id string, prev *journal.RecordState, res transform.Result) bool {
+	ds := d.step(step, entity)
+	msg := "the row gave no record"
+	if len(res.Errors) > 0 {
+		msg = res.Errors[0].Message
+	}
+	switch {
+	case prev == nil:
+		d.add(func() { ds.New = append(ds.New, DeltaRecord{ID: id, Loc: res.Loc.String(), Error: msg}) })
+	case prev.Status() == journal.Committed:
+		d.add(func() {
+			ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: res.Loc.String(), Key: prev.Key, Unsent: "its rows now give an error: " + msg})
+		})
+		return true
+	}
+	return false
 }
 
 // deltaRefs is ref() in a delta listing: the key the journal holds, or for
