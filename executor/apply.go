@@ -364,6 +364,12 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		return err
 	}
 	listing := r.opts.deltaListing(st, hdr)
+	if st.LastRun.Delta && !st.Complete() && !r.opts.Delta && !listing {
+		// A delta stopped midway (a crash, Ctrl-C): apply goes on with it
+		// as a delta, or the records it was patching would be taken for
+		// creates.
+		r.opts.Delta = true
+	}
 	if r.opts.Delta {
 		if err := deltaStart(r.opts.Journal, st); err != nil {
 			jr.Close()
@@ -816,7 +822,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	prev := r.state.Record(name, id)
 	if r.delta != nil {
 		r.delta.see(name, id)
-		if prev != nil && prev.Status() == journal.Committed {
+		if loaded(prev) {
 			return sr.deltaCommitted(prev, rec, id)
 		}
 		if prev == nil {

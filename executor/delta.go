@@ -302,18 +302,68 @@ func deltaOf(t *odata.EntityType, prev *journal.RecordState, rec *transform.Reco
 	return deltaChanged, fields, strings.Join(unsent, "; ")
 }
 
-// deltaCommitted takes a committed record the sources give again, in a
-// delta run: unchanged, unknown or changed; apply --delta patches the
-// changed fields once the server's are read (deltaPending).
+// loaded reports a record a delta patches, never creates: committed, or
+// committed once and since worked on by a delta (its PATCH pending, in doubt
+// and settled, or refused).
+func loaded(prev *journal.RecordState) bool {
+	if prev == nil {
+		return false
+	}
+	switch prev.Status() {
+	case journal.Committed:
+		return true
+	case journal.InDoubt, journal.Waived, journal.Skipped:
+		return false
+	}
+	return prev.SrcHash != "" && prev.Key != ""
+}
+
+// patchedView is a record a delta's PATCH left pending, as the journal
+// would hold it committed: what it was written with, with what the PATCH
+// wrote when it took.
+func patchedView(prev *journal.RecordState) *journal.RecordState {
+	p := *prev
+	if s := prev.Subs[""]; s != nil && s.Op == journal.OpPatch && s.OK() {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(prev.Wrote, &m) == nil && json.Unmarshal(s.Match, &m) == nil {
+			p.Wrote, _ = json.Marshal(m)
+		}
+		p.Filled = withoutFields(prev.Filled, rawKeys(s.Match))
+	}
+	return &p
+}
+
+// rawKeys are the members of a JSON object, as a set.
+func rawKeys(obj json.RawMessage) map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(obj, &m)
+	return m
+}
+
+// deltaCommitted takes a loaded record the sources give again, in a delta
+// run: unchanged, unknown or changed; apply --delta patches the changed
+// fields once the server's are read (deltaPending). A record an earlier
+// delta left pending is journaled committed once nothing is left to send.
 func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Record, id string) error {
 	d := sr.r.delta
 	ds := d.step(sr.step.Name, sr.entity)
+	settled := prev.Status() == journal.Committed
+	if !settled {
+		prev = patchedView(prev)
+	}
 	kind, fields, unsent := deltaOf(sr.entityType(), prev, rec)
 	if sr.r.dry {
 		sr.r.loaded.Add(1)
 	}
 	if kind != deltaChanged || !d.send || len(fields) == 0 || prev.Key == "" {
-		sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
+		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, filled: prev.Filled}}
+		sr.classify(w, DiffUnchanged, nil, nil, nil)
+		if !settled && d.send {
+			if unsent != "" {
+				w.delta.src = prev.SrcHash
+			}
+			sr.finalize(w)
+		}
 	}
 	switch kind {
 	case deltaUnknown:
@@ -533,8 +583,12 @@ func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
 }
 
 // deltaStart refuses apply --delta over a journal whose last run did not
-// end, or left work in doubt or pending: that run is resumed first.
+// end, or left work in doubt or pending: that run is resumed first. A delta
+// that stopped midway is resumed by the next (reconciliation first).
 func deltaStart(path string, st *journal.State) error {
+	if st.LastRun.Delta {
+		return nil
+	}
 	if !st.Finished() {
 		return &DeltaError{Journal: path, Reason: "its last run did not load every step to its end: resume it with apply (without --delta) first"}
 	}
