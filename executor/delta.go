@@ -547,6 +547,9 @@ func (w *work) journaled(re *journal.RecordEntry) {
 	if d == nil {
 		return
 	}
+	// The rows and keys the load journaled stay the record's: a delta
+	// sends no line (report --created).
+	re.Keyed = nil
 	re.LinesHash = d.lines
 	if d.src != "" {
 		re.SrcHash = d.src

@@ -699,9 +699,13 @@ func (st *State) applyLine(line []byte, written bool) string {
 			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash = re.SrcHash, re.Wrote, re.Filled, re.LinesHash
 		}
 		if st.report {
-			rec.Keyed = nil
-			if re.Status == Committed {
+			switch {
+			case len(re.Keyed) > 0 && re.Status == Committed:
 				rec.Keyed = re.Keyed
+			case rec.SrcHash == "":
+				rec.Keyed = nil
+				// A record committed before keeps its rows when a delta
+				// patched it (an entry without rows) or failed to.
 			}
 		}
 		st.settle(rec)
