@@ -324,20 +324,23 @@ func loaded(prev *journal.RecordState) bool {
 func patchedView(prev *journal.RecordState) *journal.RecordState {
 	p := *prev
 	if s := prev.Subs[""]; s != nil && s.Op == journal.OpPatch && s.OK() {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(prev.Wrote, &m) == nil && json.Unmarshal(s.Match, &m) == nil {
-			p.Wrote, _ = json.Marshal(m)
+		// Its Match is what the load and the PATCH wrote together (the
+		// journal's replay lays a PATCH over what it patched).
+		// What the server filled stands for the fields the PATCH left as
+		// they were.
+		var sent, was map[string]json.RawMessage
+		_ = json.Unmarshal(s.Match, &sent)
+		_ = json.Unmarshal(prev.Wrote, &was)
+		var patched []string
+		for k, v := range sent {
+			if string(was[k]) != string(v) {
+				patched = append(patched, k)
+			}
 		}
-		p.Filled = withoutFields(prev.Filled, rawKeys(s.Match))
+		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
+		p.Filled = journal.Without(prev.Filled, patched...)
 	}
 	return &p
-}
-
-// rawKeys are the members of a JSON object, as a set.
-func rawKeys(obj json.RawMessage) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(obj, &m)
-	return m
 }
 
 // deltaCommitted takes a loaded record the sources give again, in a delta
@@ -497,32 +500,12 @@ func (sr *stepRun) deltaPending() error {
 		root.patch = root.body
 		root.before, _ = json.Marshal(before)
 		w.root = root
-		w.delta.filled = withoutFields(prev.Filled, changed)
+		w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(changed))...)
 		if err := sr.start(w, []unit{{root}}); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// withoutFields is the JSON object filled without the members named in
-// fields (nil when none is left).
-func withoutFields(filled json.RawMessage, fields map[string]any) json.RawMessage {
-	if len(filled) == 0 {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(filled, &m) != nil {
-		return nil
-	}
-	for k := range fields {
-		delete(m, k)
-	}
-	if len(m) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(m)
-	return b
 }
 
 // deltaPatch is what a record patched by a delta keeps of its journal
@@ -554,17 +537,7 @@ func (w *work) journaled(re *journal.RecordEntry) {
 	if d.src != "" {
 		re.SrcHash = d.src
 	}
-	if len(d.filled) == 0 {
-		return
-	}
-	if len(re.Filled) == 0 {
-		re.Filled = d.filled
-		return
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(d.filled, &m) == nil && json.Unmarshal(re.Filled, &m) == nil {
-		re.Filled, _ = json.Marshal(m)
-	}
+	re.Filled = journal.Overlay(d.filled, re.Filled)
 }
 
 // deltaListing reports an apply without --delta over a journal whose last

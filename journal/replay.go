@@ -62,6 +62,9 @@ type State struct {
 
 	// accepted is the last KindAccept's, nil when none.
 	accepted *Accepted
+	// bases holds, for a PATCH that stands over an earlier sub-request of
+	// its record (patchOver), that sub-request.
+	bases map[*SubState]*patchBase
 
 	// marks: the journal ends its finished applies with KindFinished (the
 	// header says so, or one was seen); finished: the last apply did.
@@ -572,12 +575,8 @@ func (st *State) applyLine(line []byte, written bool) string {
 				if rec.Subs == nil {
 					rec.Subs = map[string]*SubState{}
 				}
-				if was := rec.Subs[s.Path]; was != nil && was.OK() && was.Op == OpPatch && s.Op == OpPatch {
-					// A later PATCH (a delta load's) of what an earlier
-					// one changed: undo restores the values before the
-					// first, and compares with what the two left.
-					s.Before = overlay(s.Before, was.Before)
-					s.Match = overlay(was.Match, s.Match)
+				if was := rec.Subs[s.Path]; was != nil && was.OK() && s.Op == OpPatch && (was.Op == OpPatch || was.Op == OpCreate) {
+					st.patchOver(s, was)
 				}
 				rec.Subs[s.Path] = s
 				if s.RowHash != "" {
@@ -600,7 +599,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 			if s == nil {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
-			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
+			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, Overlay(st.filledLeft(s), res.Filled)
 			if noted && st.report && s.OK() && s.Op != OpRead {
 				st.Batches[bi].Written += s.Entities()
 			}
@@ -798,8 +797,67 @@ func (st *State) forget(s *SubState) {
 	default:
 		if rec.Subs[s.Path] == s {
 			delete(rec.Subs, s.Path)
+			if b := st.bases[s]; b != nil {
+				rec.Subs[s.Path] = b.sub // the PATCH never took: what was before stands
+			}
 		}
 	}
+}
+
+// patchOver makes s, a later PATCH (a delta load's) of what was created or
+// patched before (was), stand for both, as undo and verify read a
+// record's latest sub-request: undo restores the values before the first
+// PATCH, and compares with what they left together; verify compares what
+// the create and the PATCH left, the lines a deep insert carried too.
+func (st *State) patchOver(s, was *SubState) {
+	if st.bases == nil {
+		st.bases = map[*SubState]*patchBase{}
+	}
+	st.bases[s] = &patchBase{sub: was, own: s.Match}
+	if was.Op == OpPatch {
+		s.Before = Overlay(s.Before, was.Before)
+	}
+	s.Match = Overlay(was.Match, s.Match)
+	if len(s.Lines) == 0 && len(s.Texts) == 0 && s.Nested == 0 {
+		s.Lines, s.Texts, s.Nested = was.Lines, was.Texts, was.Nested
+	}
+}
+
+// patchBase is the sub-request a later PATCH stands over (patchOver), and
+// the PATCH's own new values.
+type patchBase struct {
+	sub *SubState
+	own json.RawMessage
+}
+
+// filledLeft is what the server filled of the fields written by the
+// sub-request PATCH p stands over, but for those p writes again; nil when
+// p stands over none.
+func (st *State) filledLeft(p *SubState) json.RawMessage {
+	b := st.bases[p]
+	if b == nil {
+		return nil
+	}
+	var own map[string]json.RawMessage
+	_ = json.Unmarshal(b.own, &own)
+	return Without(b.sub.Filled, slices.Collect(maps.Keys(own))...)
+}
+
+// Without is the JSON object obj without the members named; nil when none
+// is left, or obj is no object.
+func Without(obj json.RawMessage, names ...string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(obj) == 0 || json.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	for _, k := range names {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(m)
+	return out
 }
 
 func newState() *State {
@@ -852,6 +910,12 @@ func (s *State) Clone() *State {
 			}
 		}
 		return out
+	}
+	for k, v := range s.bases {
+		if c.bases == nil {
+			c.bases = map[*SubState]*patchBase{}
+		}
+		c.bases[dup(k)] = v
 	}
 	if s.lean {
 		s.tidy()
@@ -979,9 +1043,10 @@ func (st *State) timeRun(e *Entry) {
 	}
 }
 
-// overlay is the JSON object base with top's members written over it;
-// either alone when the other is empty or not an object.
-func overlay(base, top json.RawMessage) json.RawMessage {
+// Overlay is the JSON object base with top's members written over it;
+// either alone when the other is empty or not an object (what a PATCH left
+// over what was written before).
+func Overlay(base, top json.RawMessage) json.RawMessage {
 	if len(base) == 0 {
 		return top
 	}

@@ -102,3 +102,37 @@ func TestRunTimes(t *testing.T) {
 		}
 	}
 }
+
+// A delta's PATCH of a document the journal created stands for both in the
+// record's state: what the create and the PATCH wrote together, the lines
+// the create carried, what the server filled at the create but for the
+// field patched; a PATCH found never to have taken leaves the create as it
+// was.
+func TestPatchOverCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS",
+		Match: []byte(`{"CUSTNAME":"c1","DETAILS":"a"}`), Lines: []byte(`{"ORDERITEMS_SUBFORM":[{"TQUANT":1}]}`), Nested: 1}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'", Filled: []byte(`{"CUSTNAME":"C1","DETAILS":"A"}`)}}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'", SrcHash: "s"}}))
+	patch := func(b int, status int) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpPatch, Meth: "PATCH", URL: "ORDERS('SO1')",
+			Key: "'SO1'", Before: []byte(`{"DETAILS":"A"}`), Match: []byte(`{"DETAILS":"b"}`)}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "1", Status: status}}}))
+	}
+	patch(2, 204)
+	st := j.Snapshot()
+	s := st.Record("orders", "O1").Subs[""]
+	if s.Op != OpPatch || string(s.Match) != `{"CUSTNAME":"c1","DETAILS":"b"}` || string(s.Filled) != `{"CUSTNAME":"C1"}` ||
+		string(s.Lines) != `{"ORDERITEMS_SUBFORM":[{"TQUANT":1}]}` || s.Nested != 1 || !st.Record("orders", "O1").Created {
+		t.Errorf("after the PATCH: %+v", s)
+	}
+	patch(3, -1) // reconciliation: never taken
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	if s := full.Record("orders", "O1").Subs[""]; s == nil || s.Op != OpPatch || s.Batch != 2 {
+		t.Errorf("after a PATCH that never took: %+v", s)
+	}
+}
