@@ -131,7 +131,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		// apply lists the delta and sends nothing: so does its dry run.
 		sum, err := r.listDelta(waves)
 		if sum != nil {
-			sum.Journal = o.Journal
+			sum.Journal, sum.Loaded = o.Journal, int(r.loaded.Load())
 		}
 		return sum, err
 	}
