@@ -16,7 +16,9 @@
 //     while the plan copies part families from a template
 //     company (a second sandbox, seven rows a page) that gains and loses
 //     families before and after the copy's position during the runs and
-//     between them (TestCrashChangingSource, changing_test.go);
+//     between them (TestCrashChangingSource, changing_test.go), and during a
+//     delta load (apply --delta after the sources changed, TestCrashDelta,
+//     delta_test.go);
 //   - has the sandbox drop connections before and after the commit, answer
 //     500s, storms of 429 with Retry-After and latency spikes past the
 //     client's timeout, at several rates (fault campaign, fault_test.go);
@@ -32,8 +34,9 @@
 // Short by default (60 kills over 1,000 records; 24 kills among
 // look-alikes, 12 with two runs at once, 6 on a full disk and 12 under
 // quirks at each of two versions, over 300 records; 24 copying 300
-// families from a changing template; each fault at two rates over 250 records: about 55 s on two
-// cores, 63 s with other builds running); long on demand, with the
+// families from a changing template; 12 in delta loads over 300 records;
+// each fault at two rates over 250 records: about 70 s on two cores, more
+// with other builds running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000

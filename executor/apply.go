@@ -74,6 +74,11 @@ type runner struct {
 	accept *journal.Accepted
 	// changed is each step's stepRun.changed, once the step ended.
 	changed map[string]int
+	// delta, when set, is a delta load's (delta.go): listed only, or sent
+	// (apply --delta).
+	delta *deltaRun
+	// offline: a dry run without a target, which reads nothing.
+	offline bool
 
 	stopping atomic.Bool
 	calls    atomic.Int64 // HTTP calls made (counted)
@@ -202,6 +207,9 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}
+	if r.delta != nil && !r.delta.send {
+		return r.listDelta(waves)
+	}
 	waves, err = r.chooseSteps(waves)
 	if err == nil {
 		err = r.jr.Append(r.runEntry())
@@ -301,6 +309,9 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	for i := range sum.Steps {
 		sum.Steps[i].Changed = r.changed[sum.Steps[i].Name]
 	}
+	if r.delta != nil {
+		sum.Delta = r.delta.result(opts.Plan)
+	}
 	err := r.err
 	r.mu.Unlock()
 	switch {
@@ -339,6 +350,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	// journal, one runs and the other is refused (*journal.LockedError).
 	// The state is lean: settled records stay in the journal's index.
 	jr, st, err := journal.OpenIndexed(r.opts.Journal)
+	if errors.Is(err, fs.ErrNotExist) && r.opts.Delta {
+		return &DeltaError{Journal: r.opts.Journal, Reason: "there is no journal to load a delta against: apply without --delta loads the plan first"}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		jr, err = journal.CreateIndexed(r.opts.Journal, hdr)
 		if errors.Is(err, journal.ErrExists) {
@@ -353,7 +367,21 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if err != nil {
 		return err
 	}
-	err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange, r.opts.RetryFailed)
+	listing := r.opts.deltaListing(st, hdr)
+	if st.LastRun.Delta && !st.Complete() && !r.opts.Delta && !listing {
+		// A delta stopped midway (a crash, Ctrl-C): apply goes on with it
+		// as a delta, or the records it was patching would be taken for
+		// creates.
+		r.opts.Delta = true
+	}
+	if r.opts.Delta {
+		if err := deltaStart(r.opts.Journal, st); err != nil {
+			jr.Close()
+			return err
+		}
+	}
+	// A delta expects the sources to have changed; the plan may not.
+	err = checkHeader(st.Header, hdr, r.opts.AllowPlanChange || listing, r.opts.RetryFailed || r.opts.Delta)
 	var se *StaleError
 	if errors.As(err, &se) {
 		se.Journal = r.opts.Journal
@@ -369,6 +397,12 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	r.unchanged = st.Header.PlanHash == hdr.PlanHash && maps.Equal(st.Header.Sources, hdr.Sources)
 	if !r.unchanged {
 		r.accept = &journal.Accepted{PlanHash: hdr.PlanHash, Sources: hdr.Sources}
+	}
+	switch {
+	case r.opts.Delta:
+		r.delta = newDeltaRun(true, r.opts.Overwrite)
+	case listing:
+		r.delta = newDeltaRun(false, false)
 	}
 	return nil
 }
@@ -592,6 +626,9 @@ type stepRun struct {
 	// not given yet: those it never gives are gone.
 	changed int
 	gone    map[string]bool
+	// deltas are the changed records a delta load patches, waiting for the
+	// read of what the server holds (deltaPending).
+	deltas []deltaWork
 }
 
 func (r *runner) runStep(s *plan.Step) error {
@@ -620,6 +657,12 @@ func (r *runner) runStep(s *plan.Step) error {
 		err = sr.readPending()
 		if err == nil {
 			err = sr.readDeepPending()
+		}
+		if err == nil && r.delta != nil {
+			err = sr.deltaPending()
+			if err == nil {
+				err = r.delta.gone(r.state, s.Name, s.Entity)
+			}
 		}
 		if err != nil && !errors.Is(err, errHalt) {
 			r.halt(err)
@@ -685,10 +728,12 @@ func (r *runner) stepFinished(s *plan.Step) {
 // the ones it began from. A plan that calls env() or now() may give other
 // records from the same files, and a source that reads a connection is a
 // live company that may hold rows added since: they are read again (what
-// was copied is known by its identity, and skipped).
+// was copied is known by its identity, and skipped). A delta reads them
+// again: what an earlier delta left unsent (a conflict) is listed again,
+// and a source unchanged sends nothing.
 func (r *runner) nothingLeft() bool {
 	st := r.state
-	if r.dry || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
+	if r.dry || r.delta != nil || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
 	}
 	for _, src := range r.opts.Plan.Sources {
@@ -730,6 +775,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 	switch {
 	case res.Skipped:
 		id := res.Loc.String()
+		if r.delta != nil {
+			r.delta.see(name, id)
+		}
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
 		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
@@ -742,8 +790,15 @@ func (sr *stepRun) handle(res transform.Result) error {
 		id := rejectedID(res)
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
-		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Waived {
+		prev := r.state.Record(name, id)
+		if prev != nil && prev.Status() == journal.Waived {
 			return nil // closed by the user: it fails as it did, and stays waived
+		}
+		if r.delta != nil {
+			r.delta.see(name, id)
+			if r.delta.rowError(name, sr.entity, id, prev, res) {
+				return nil // loaded, and left as it is: listed
+			}
 		}
 		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
 		setRows(re, res.Rows)
@@ -767,6 +822,16 @@ func (sr *stepRun) handle(res transform.Result) error {
 	delete(sr.gone, rec.Loc.String()) // a failure filed under the row's location (supersede)
 	r.supersede(name, rec.Loc.String(), id)
 	prev := r.state.Record(name, id)
+	if r.delta != nil {
+		r.delta.see(name, id)
+		if loaded(prev) {
+			return sr.deltaCommitted(prev, rec, id)
+		}
+		if prev == nil {
+			ds := r.delta.step(name, sr.entity)
+			r.delta.add(func() { ds.New = append(ds.New, DeltaRecord{ID: id, Loc: rec.Loc.String()}) })
+		}
+	}
 	if prev != nil {
 		switch prev.Status() {
 		case journal.Committed, journal.Skipped, journal.Waived:
@@ -1223,6 +1288,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		out := journal.SubResult{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
 		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled = o.filled(ent, resp.Body)
+			o.got = out.Filled
 		}
 		res = append(res, out)
 	}
@@ -1415,7 +1481,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
 		re.Keyed = keyedRows(w)
-		re.SrcHash = srcHash(w.rec)
+		w.journaled(re)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}
 	}
 	re.Status = journal.Failed

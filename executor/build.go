@@ -40,7 +40,10 @@ type op struct {
 	before  json.RawMessage
 	patch   json.RawMessage // the new values of a PATCH, for reconciliation
 	matched json.RawMessage // match(), as journaled
-	loc     source.Location
+	// got is what the server answered for the fields it did not take as
+	// sent (filled), as journaled with the outcome.
+	got json.RawMessage
+	loc source.Location
 
 	// sending
 	id     string
@@ -74,6 +77,8 @@ type work struct {
 	// held is what an upsert or update found the entity holding already
 	// of the fields it writes (journal.RecordEntry.Held).
 	held json.RawMessage
+	// delta is set on a changed record a delta load patches.
+	delta *deltaPatch
 }
 
 // builder turns records into ops.

@@ -90,6 +90,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	}
 	r.jr = newTally(waves)
 	r.state = r.jr.Snapshot()
+	r.offline = o.Client == nil
 	stale := ""
 	if o.Journal != "" {
 		// The journal apply would resume: its committed records are
@@ -104,13 +105,35 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			// changed (StaleError): the dry run predicts a new one then, and
 			// says why (Summary.Stale).
 			now := journal.Header{PlanHash: opts.Plan.Hash, Sources: sourceHashes(opts.Plan)}
+			listing := opts.deltaListing(st, now)
+			if o.Delta {
+				if err := deltaStart(o.Journal, st); err != nil {
+					return nil, err
+				}
+			}
 			var se *StaleError
-			if err := checkHeader(st.Header, now, o.AllowPlanChange, o.RetryFailed); errors.As(err, &se) {
+			if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
 				stale = strings.Join(se.Changes, "; ")
 			} else {
 				r.state = st
+				switch {
+				case o.Delta:
+					r.delta = newDeltaRun(true, o.Overwrite)
+				case listing:
+					r.delta = newDeltaRun(false, false)
+				}
 			}
+		} else if o.Delta {
+			return nil, &DeltaError{Journal: o.Journal, Reason: "there is no journal to load a delta against: apply without --delta loads the plan first"}
 		}
+	}
+	if r.delta != nil && !r.delta.send {
+		// apply lists the delta and sends nothing: so does its dry run.
+		sum, err := r.listDelta(waves)
+		if sum != nil {
+			sum.Journal, sum.Loaded = o.Journal, int(r.loaded.Load())
+		}
+		return sum, err
 	}
 	if waves, err = r.chooseSteps(waves); err != nil {
 		return nil, err // as apply with the same --steps refuses

@@ -355,5 +355,6 @@ func (r *runner) incomplete(step string) string {
 // runEntry begins the run in the journal: a trial or a choice of steps, so
 // that status says what is left.
 func (r *runner) runEntry() journal.Entry {
-	return journal.Entry{Kind: journal.KindRun, Run: &journal.Run{Limit: r.opts.Limit, Steps: r.opts.Steps}}
+	return journal.Entry{Kind: journal.KindRun, Run: &journal.Run{Limit: r.opts.Limit, Steps: r.opts.Steps, Delta: r.opts.Delta},
+		At: r.opts.now().UTC()}
 }

@@ -42,8 +42,13 @@ type Options struct {
 	// on must be complete in the journal (*StepsError).
 	Steps []string
 
-	RetryFailed     bool // resend failed records, rebuilt from the current source
-	AllowPlanChange bool // resume even though the plan or a source changed
+	RetryFailed bool // resend failed records, rebuilt from the current source
+	// Delta (apply --delta) loads what changed in the sources since a
+	// finished run: new records created, changed fields patched
+	// (delta.go). Overwrite patches a field someone changed on the server
+	// since the journal wrote it too.
+	Delta, Overwrite bool
+	AllowPlanChange  bool // resume even though the plan or a source changed
 
 	// Stop is the first Ctrl-C: start no new batch, finish and journal the
 	// ones in flight, return ErrInterrupted. Cancelling ctx stops at once.

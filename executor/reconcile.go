@@ -18,10 +18,14 @@ import (
 
 // matchFields is what the journal keeps to find a created entity or line
 // again: its scalar fields, without long texts and file contents.
-func matchFields(fields map[string]any) json.RawMessage {
-	m, copied := fields, false // mostly every field is matchable: no copy
+func matchFields(fields map[string]any) json.RawMessage { return keptFields(fields, matchable) }
+
+// keptFields is fields as a request's body writes them, without those
+// whose value keep refuses; nil when none is left.
+func keptFields(fields map[string]any, keep func(any) bool) json.RawMessage {
+	m, copied := fields, false // mostly every field is kept: no copy
 	for k, v := range fields {
-		if matchable(v) {
+		if keep(v) {
 			continue
 		}
 		if !copied {

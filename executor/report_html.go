@@ -2,6 +2,7 @@ package executor
 
 import (
 	_ "embed"
+	"fmt"
 	"html/template"
 	"io"
 	"net/url"
@@ -84,6 +85,9 @@ type RunReport struct {
 	// last it recorded in the journal (none: the page shows no totals).
 	Totals   []TotalRow
 	Verified time.Time
+	// Runs are the journal's applies in order, each with its times: what
+	// the freeze window of a cut-over (a delta load) is planned by.
+	Runs []RunRow
 }
 
 // TotalsDiffer counts the page's totals whose sides are not the same.
@@ -95,6 +99,39 @@ func (r *RunReport) TotalsDiffer() int {
 		}
 	}
 	return n
+}
+
+// RunRow is one apply of the journal on the run report.
+type RunRow struct {
+	N          int
+	What       string // "load", "delta", "trial of 10 per step", "steps a, b"
+	Start, End time.Time
+}
+
+// Took is how long the run took; 0 when its times are not recorded.
+func (r RunRow) Took() time.Duration {
+	if r.Start.IsZero() || r.End.IsZero() {
+		return 0
+	}
+	return r.End.Sub(r.Start)
+}
+
+// runRows are the report's rows of st's runs.
+func runRows(st *journal.State) []RunRow {
+	var out []RunRow
+	for i, rt := range st.RunTimes {
+		what := "load"
+		switch {
+		case rt.Delta:
+			what = "delta (apply --delta)"
+		case rt.Limit > 0:
+			what = fmt.Sprintf("trial of %d per step", rt.Limit)
+		case len(rt.Steps) > 0:
+			what = "steps " + strings.Join(rt.Steps, ", ")
+		}
+		out = append(out, RunRow{N: i + 1, What: what, Start: rt.Start, End: rt.End})
+	}
+	return out
 }
 
 // FailureCells is how many source cells of a failure group the page lists.
@@ -179,6 +216,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 		rep.FailedRecords += s.Failed
 	}
 	rep.Failures = groupFailures(sum.Errors)
+	rep.Runs = runRows(st)
 	var runCalls, undoCalls []journal.BatchCall
 	for _, b := range st.Batches {
 		if b.Undo {

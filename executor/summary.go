@@ -70,6 +70,9 @@ type Summary struct {
 	// Stale (dry run, diff): why apply would refuse to resume Journal (its
 	// plan or sources changed); the prediction is then of a new journal.
 	Stale string
+	// Delta is what changed in the sources of a complete journal since
+	// each record was loaded: listed by apply, sent by apply --delta.
+	Delta *Delta
 }
 
 // StepSummary counts one step.

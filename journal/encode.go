@@ -233,6 +233,9 @@ func (w *jsonWriter) record(r *RecordEntry) {
 		w.str("why", r.Reason, true)
 		w.str("sh", r.SrcHash, true)
 		w.raw("hd", r.Held)
+		w.raw("wr", r.Wrote)
+		w.raw("wf", r.Filled)
+		w.str("lh", r.LinesHash, true)
 	})
 }
 

@@ -73,6 +73,9 @@ type Run struct {
 	Limit int `json:"limit,omitempty"`
 	// Steps are the steps run (apply --steps); none: every step.
 	Steps []string `json:"steps,omitempty"`
+	// Delta: a delta load (apply --delta) of what changed in the sources
+	// since the run before.
+	Delta bool `json:"delta,omitempty"`
 }
 
 // OpKind is what a sub-request does. The undo ones are written by Undo.
@@ -285,6 +288,18 @@ type RecordEntry struct {
 	// as much as those it sent, so verify compares them too (otherwise an
 	// unchanged record changed behind the run's back was "matched").
 	Held json.RawMessage `json:"hd,omitempty"`
+	// Wrote is what a committed record's entity was written with, its
+	// fields as sent (long texts and file contents left out), as JSON;
+	// Filled what the server answered for those it did not take as sent.
+	// A delta load (apply --delta) patches the fields whose value in the
+	// source changed since, and refuses one the server no longer holds as
+	// written. Older journals have none: their records are "unknown".
+	Wrote  json.RawMessage `json:"wr,omitempty"`
+	Filled json.RawMessage `json:"wf,omitempty"`
+	// LinesHash is a hash of the sub-form children a committed record was
+	// built with (their fields, as sent): a delta load tells a record whose
+	// lines changed by it. Older journals have none.
+	LinesHash string `json:"lh,omitempty"`
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

@@ -161,10 +161,19 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.Reason, ok = p.str()
 		case "sh":
 			r.SrcHash, ok = p.str()
-		case "hd":
+		case "lh":
+			r.LinesHash, ok = p.str()
+		case "hd", "wr", "wf":
 			var raw string
 			raw, ok = p.rawValue()
-			r.Held = json.RawMessage(raw)
+			switch v := json.RawMessage(raw); k {
+			case "hd":
+				r.Held = v
+			case "wr":
+				r.Wrote = v
+			default:
+				r.Filled = v
+			}
 		case "undo":
 			switch {
 			case strings.HasPrefix(p.s[p.i:], "true"):

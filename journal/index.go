@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -35,9 +36,10 @@ import (
 // log; trusted, only the lines after its prefix are replayed.
 
 const (
-	// indexMagic names the format: MIGIDX2 added each entry's source hash;
-	// an index of another format is rebuilt from the log.
-	indexMagic   = "MIGIDX2\n"
+	// indexMagic names the format: MIGIDX2 added each entry's source hash,
+	// MIGIDX3 what it was written with; an index of another format is
+	// rebuilt from the log.
+	indexMagic   = "MIGIDX3\n"
 	indexTrailer = "IDX!"
 	footerLen    = 8*4 + 4 + 4
 	blockSize    = 512
@@ -70,7 +72,11 @@ type settled struct {
 	key      string
 	rowHash  string
 	srcHash  string // RecordEntry.SrcHash
-	gone     bool
+	wrote    string // RecordEntry.Wrote
+	filled   string // RecordEntry.Filled
+	// linesHash: RecordEntry.LinesHash
+	linesHash string
+	gone      bool
 	// unreadable: the index could not be read; the record is in doubt.
 	unreadable bool
 }
@@ -119,7 +125,18 @@ func appendEntry(dst []byte, e *entry) []byte {
 	dst = binary.AppendUvarint(dst, uint64(e.children))
 	dst = appendStr(dst, e.key)
 	dst = appendStr(dst, e.rowHash)
-	return appendStr(dst, e.srcHash)
+	dst = appendStr(dst, e.srcHash)
+	dst = appendStr(dst, e.wrote)
+	dst = appendStr(dst, e.filled)
+	return appendStr(dst, e.linesHash)
+}
+
+// rawOf is an index's string as the JSON it was (nil for "").
+func rawOf(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -169,17 +186,10 @@ func decodeEntry(b []byte, e *entry) (int, error) {
 	if i < 0 {
 		return 0, errIndex
 	}
-	e.key = str()
-	if i < 0 {
-		return 0, errIndex
-	}
-	e.rowHash = str()
-	if i < 0 {
-		return 0, errIndex
-	}
-	e.srcHash = str()
-	if i < 0 {
-		return 0, errIndex
+	for _, s := range []*string{&e.key, &e.rowHash, &e.srcHash, &e.wrote, &e.filled, &e.linesHash} {
+		if *s = str(); i < 0 {
+			return 0, errIndex
+		}
 	}
 	return i, nil
 }
@@ -269,8 +279,9 @@ func peekEntry(b []byte) (step int, id []byte, n int, err error) {
 		return 0, nil, 0, errIndex
 	}
 	i += 2
-	// children, then key, row hash and source hash.
-	if _, ok := next(); !ok || !skip() || !skip() || !skip() {
+	// children, then key, row hash, source hash, what was written and
+	// filled, and the lines' hash.
+	if _, ok := next(); !ok || !skip() || !skip() || !skip() || !skip() || !skip() || !skip() {
 		return 0, nil, 0, errIndex
 	}
 	return int(st), id, i, nil

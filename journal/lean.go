@@ -215,7 +215,8 @@ func (st *State) settle(rec *RecordState) {
 	delete(ss.Records, rec.ID)
 	ss.dead++
 	e := &settled{status: rec.final, created: rec.Created, children: rec.Children(),
-		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash), srcHash: strings.Clone(rec.SrcHash)}
+		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash), srcHash: strings.Clone(rec.SrcHash),
+		wrote: string(rec.Wrote), filled: string(rec.Filled), linesHash: strings.Clone(rec.LinesHash)}
 	st.over[rec.Step+"\x00"+rec.ID] = e
 	ss.Settled.add(e, 1)
 	if ss.dead > 1024 && ss.dead*2 > len(ss.IDs) {
@@ -230,7 +231,8 @@ func (st *State) unsettle(ss *StepState, id string, e settled) *RecordState {
 	st.promoted = true
 	st.over[ss.Name+"\x00"+id] = &settled{gone: true}
 	ss.Settled.add(&e, -1)
-	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children}
+	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash,
+		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, final: e.status, kids: e.children}
 }
 
 // tidy drops from IDs the records that settled (and repeats of ones that
@@ -362,25 +364,28 @@ type headSub struct {
 
 type headRec struct {
 	Step, ID, Key string
-	Created       bool           `json:",omitempty"`
-	Loc           string         `json:",omitempty"`
-	Errors        []Problem      `json:",omitempty"`
-	Row           *Row           `json:",omitempty"`
-	Rows          []Row          `json:",omitempty"`
-	Partly        string         `json:",omitempty"`
-	Subs          map[string]int `json:",omitempty"`
-	Undo          map[string]int `json:",omitempty"`
-	Extra         []int          `json:",omitempty"`
-	Undone        bool           `json:",omitempty"`
-	RowHash       string         `json:",omitempty"`
-	Final         Status         `json:",omitempty"`
-	FinalSeq      int            `json:",omitempty"`
-	LastSeq       int            `json:",omitempty"`
-	Kids          int            `json:",omitempty"`
-	Carried       int            `json:",omitempty"`
-	FailedInTrial bool           `json:",omitempty"`
-	Reason        string         `json:",omitempty"`
-	SrcHash       string         `json:",omitempty"`
+	Created       bool            `json:",omitempty"`
+	Loc           string          `json:",omitempty"`
+	Errors        []Problem       `json:",omitempty"`
+	Row           *Row            `json:",omitempty"`
+	Rows          []Row           `json:",omitempty"`
+	Partly        string          `json:",omitempty"`
+	Subs          map[string]int  `json:",omitempty"`
+	Undo          map[string]int  `json:",omitempty"`
+	Extra         []int           `json:",omitempty"`
+	Undone        bool            `json:",omitempty"`
+	RowHash       string          `json:",omitempty"`
+	Final         Status          `json:",omitempty"`
+	FinalSeq      int             `json:",omitempty"`
+	LastSeq       int             `json:",omitempty"`
+	Kids          int             `json:",omitempty"`
+	Carried       int             `json:",omitempty"`
+	FailedInTrial bool            `json:",omitempty"`
+	Reason        string          `json:",omitempty"`
+	SrcHash       string          `json:",omitempty"`
+	Wrote         json.RawMessage `json:",omitempty"`
+	Filled        json.RawMessage `json:",omitempty"`
+	LinesHash     string          `json:",omitempty"`
 }
 
 func (st *State) encodeHead() ([]byte, error) {
@@ -429,7 +434,7 @@ func (st *State) encodeHead() ([]byte, error) {
 			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
 				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
 				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash}
+				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash, Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash}
 			for _, s := range r.Extra {
 				hr.Extra = append(hr.Extra, sub(s))
 			}
@@ -512,6 +517,7 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
 		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
 		r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
+		r.Wrote, r.Filled, r.LinesHash = hr.Wrote, hr.Filled, hr.LinesHash
 		r.Subs, ok1 = subMap(hr.Subs)
 		r.Undo, ok2 = subMap(hr.Undo)
 		if !ok1 || !ok2 {

@@ -60,9 +60,15 @@ type State struct {
 	// Undone (LoadReport only) holds, per step, the records undo took
 	// back, also those a later apply loaded again (whose Undone is unset).
 	Undone map[string]map[string]bool
+	// RunTimes (LoadReport only) is each apply of the journal (KindRun), in
+	// order, with when it began and its last line's time.
+	RunTimes []RunTime
 
 	// accepted is the last KindAccept's, nil when none.
 	accepted *Accepted
+	// bases holds, for a PATCH that stands over an earlier sub-request of
+	// its record (patchOver), that sub-request.
+	bases map[*SubState]*patchBase
 
 	// marks: the journal ends its finished applies with KindFinished (the
 	// header says so, or one was seen); finished: the last apply did.
@@ -84,6 +90,15 @@ type State struct {
 	// report: keep Batches and the committed records' Keyed rows (LoadReport).
 	report  bool
 	batchAt map[int]int // batch number → index in Batches
+}
+
+// RunTime is one apply as the journal saw it: its run entry, when it
+// began (its run entry's time; in journals before it was recorded, its
+// first timed line's) and when its last timed line was written, undo's
+// lines left out. Zero times: none recorded.
+type RunTime struct {
+	Run
+	Start, End time.Time
 }
 
 // BatchCall is one $batch as the journal saw it, for the run report.
@@ -189,6 +204,9 @@ type RecordState struct {
 	Reason string
 	// SrcHash: RecordEntry.SrcHash, of the record as committed.
 	SrcHash string
+	// Wrote and Filled: RecordEntry's, of the record as committed.
+	Wrote, Filled json.RawMessage
+	LinesHash     string
 	// Held: RecordEntry.Held, of the latest record entry.
 	Held json.RawMessage
 	// Extra holds sub-requests that have no path of their own (reads and
@@ -268,7 +286,8 @@ func (s *State) Record(step, id string) *RecordState {
 	if !ok {
 		return nil
 	}
-	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash,
+		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -508,6 +527,9 @@ func (st *State) applyLine(line []byte, written bool) string {
 		return ""
 	}
 	seq := st.Entries
+	if st.report {
+		st.timeRun(&e)
+	}
 	switch e.Kind {
 	case KindIntent:
 		if e.Batch <= 0 {
@@ -557,6 +579,9 @@ func (st *State) applyLine(line []byte, written bool) string {
 				if rec.Subs == nil {
 					rec.Subs = map[string]*SubState{}
 				}
+				if was := rec.Subs[s.Path]; was != nil && was.OK() && s.Op == OpPatch && (was.Op == OpPatch || was.Op == OpCreate) {
+					st.patchOver(s, was)
+				}
 				rec.Subs[s.Path] = s
 				if s.RowHash != "" {
 					rec.RowHash = s.RowHash
@@ -578,7 +603,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 			if s == nil {
 				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
 			}
-			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, res.Filled
+			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, Overlay(st.filledLeft(s), res.Filled)
 			if noted && st.report && s.OK() && s.Op != OpRead {
 				st.Batches[bi].Written += s.Entities()
 			}
@@ -674,12 +699,16 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
 		if re.Status == Committed {
-			rec.SrcHash = re.SrcHash
+			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash = re.SrcHash, re.Wrote, re.Filled, re.LinesHash
 		}
 		if st.report {
-			rec.Keyed = nil
-			if re.Status == Committed {
+			switch {
+			case len(re.Keyed) > 0 && re.Status == Committed:
 				rec.Keyed = re.Keyed
+			case rec.SrcHash == "":
+				rec.Keyed = nil
+				// A record committed before keeps its rows when a delta
+				// patched it (an entry without rows) or failed to.
 			}
 		}
 		st.settle(rec)
@@ -777,8 +806,67 @@ func (st *State) forget(s *SubState) {
 	default:
 		if rec.Subs[s.Path] == s {
 			delete(rec.Subs, s.Path)
+			if b := st.bases[s]; b != nil {
+				rec.Subs[s.Path] = b.sub // the PATCH never took: what was before stands
+			}
 		}
 	}
+}
+
+// patchOver makes s, a later PATCH (a delta load's) of what was created or
+// patched before (was), stand for both, as undo and verify read a
+// record's latest sub-request: undo restores the values before the first
+// PATCH, and compares with what they left together; verify compares what
+// the create and the PATCH left, the lines a deep insert carried too.
+func (st *State) patchOver(s, was *SubState) {
+	if st.bases == nil {
+		st.bases = map[*SubState]*patchBase{}
+	}
+	st.bases[s] = &patchBase{sub: was, own: s.Match}
+	if was.Op == OpPatch {
+		s.Before = Overlay(s.Before, was.Before)
+	}
+	s.Match = Overlay(was.Match, s.Match)
+	if len(s.Lines) == 0 && len(s.Texts) == 0 && s.Nested == 0 {
+		s.Lines, s.Texts, s.Nested = was.Lines, was.Texts, was.Nested
+	}
+}
+
+// patchBase is the sub-request a later PATCH stands over (patchOver), and
+// the PATCH's own new values.
+type patchBase struct {
+	sub *SubState
+	own json.RawMessage
+}
+
+// filledLeft is what the server filled of the fields written by the
+// sub-request PATCH p stands over, but for those p writes again; nil when
+// p stands over none.
+func (st *State) filledLeft(p *SubState) json.RawMessage {
+	b := st.bases[p]
+	if b == nil {
+		return nil
+	}
+	var own map[string]json.RawMessage
+	_ = json.Unmarshal(b.own, &own)
+	return Without(b.sub.Filled, slices.Collect(maps.Keys(own))...)
+}
+
+// Without is the JSON object obj without the members named; nil when none
+// is left, or obj is no object.
+func Without(obj json.RawMessage, names ...string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(obj) == 0 || json.Unmarshal(obj, &m) != nil {
+		return nil
+	}
+	for _, k := range names {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(m)
+	return out
 }
 
 func newState() *State {
@@ -831,6 +919,12 @@ func (s *State) Clone() *State {
 			}
 		}
 		return out
+	}
+	for k, v := range s.bases {
+		if c.bases == nil {
+			c.bases = map[*SubState]*patchBase{}
+		}
+		c.bases[dup(k)] = v
 	}
 	if s.lean {
 		s.tidy()
@@ -936,3 +1030,45 @@ func (s *State) Complete() bool {
 }
 
 var _ = bytes.MinRead
+
+// timeRun notes e in the runs' times (RunTimes).
+func (st *State) timeRun(e *Entry) {
+	if e.Kind == KindRun && e.Run != nil {
+		st.RunTimes = append(st.RunTimes, RunTime{Run: *e.Run, Start: e.At, End: e.At})
+		return
+	}
+	if len(st.RunTimes) == 0 || e.At.IsZero() || len(e.Subs) > 0 && e.Subs[0].Op.Undo() {
+		return
+	}
+	if e.Kind == KindOutcome && st.open[e.Batch] != nil && len(st.open[e.Batch].subs) > 0 && st.open[e.Batch].subs[0].Op.Undo() {
+		return
+	}
+	rt := &st.RunTimes[len(st.RunTimes)-1]
+	if rt.Start.IsZero() {
+		rt.Start = e.At
+	}
+	if e.At.After(rt.End) {
+		rt.End = e.At
+	}
+}
+
+// Overlay is the JSON object base with top's members written over it;
+// either alone when the other is empty or not an object (what a PATCH left
+// over what was written before).
+func Overlay(base, top json.RawMessage) json.RawMessage {
+	if len(base) == 0 {
+		return top
+	}
+	if len(top) == 0 {
+		return base
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(base, &m) != nil || json.Unmarshal(top, &m) != nil {
+		return top
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return top
+	}
+	return b
+}

@@ -251,6 +251,15 @@ func cmdSandbox(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		fmt.Fprintf(ts.Stdout(), "%d entities, %d distinct\n", n, len(distinct))
+	case "stats":
+		// `sandbox stats`: the $batch calls and sub-requests the sandbox
+		// served so far (what a run sent, reads included).
+		sb := sandboxOf(ts, name)
+		if sb == nil {
+			ts.Fatalf("sandbox stats: no sandbox started")
+		}
+		st := sb.Stats()
+		fmt.Fprintf(ts.Stdout(), "batches %d subrequests %d\n", st.Batches, st.Subrequests)
 	case "permit":
 		// `sandbox permit FORM...`: the administrator grants the API user
 		// permission on every form (only the ones named stay unpermitted).

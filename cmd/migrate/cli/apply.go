@@ -53,11 +53,16 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs.Var(countFlag{cpm, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
 	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
 	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out")
+	var d deltaFlags
+	d.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+		return err
+	}
+	if err := d.check(*limit > 0, false); err != nil {
 		return err
 	}
 	f.memory.apply()
@@ -106,7 +111,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
 		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: v.Hook(),
-		Journal: a.resumedJournal(pos[0], f, *journalFlag),
+		Journal: a.resumedJournal(pos[0], f, *journalFlag), Delta: d.delta, Overwrite: d.overwrite,
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -164,6 +169,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Shrank = &shrankJSON{From: b.From, To: b.To, SlowestSeconds: b.Slowest.Seconds(), SlowestOf: b.Of}
 	}
 	r.Resumes = resumesOf(s)
+	r.Delta = deltaOf(s.Delta)
 	return r
 }
 
@@ -172,6 +178,7 @@ type applyFlags struct {
 	journal                          string
 	concurrency                      int
 	retry, allowChange, allowMissing bool
+	delta                            deltaFlags
 	companies                        listFlag
 	limit                            int
 	steps                            stepsFlag
@@ -201,6 +208,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
 	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
+	o.delta.register(fs)
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
@@ -216,6 +224,9 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	if o.limit < 0 {
 		return usageErr("--limit %d: give the records per step of the trial, at least 1", o.limit)
+	}
+	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
+		return err
 	}
 	f.memory.apply()
 	companies := []string(o.companies)
@@ -318,7 +329,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	sum, err := executor.Apply(hard, c.run, executor.Options{
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
 		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
-		Limit: o.limit, Steps: o.steps,
+		Limit: o.limit, Steps: o.steps, Delta: o.delta.delta, Overwrite: o.delta.overwrite,
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
@@ -327,8 +338,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
 	var steps *executor.StepsError
+	var delta *executor.DeltaError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &delta):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -365,7 +377,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		return busyIsPending(a.unreachable(c.conn, err))
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
-	case len(sum.Errors) > 0:
+	case len(sum.Errors) > 0, view.Delta != nil && view.Delta.Conflicts > 0:
 		return silent(ExitData)
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		return silent(ExitInterrupted) // the rest is pending: apply again
@@ -911,6 +923,7 @@ func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o 
 		resumed = jpath
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{Client: c.conn.client, Journal: resumed, Limit: o.limit, Steps: o.steps,
+		Delta: o.delta.delta, Overwrite: o.delta.overwrite,
 		RetryFailed: o.retry, AllowPlanChange: o.allowChange})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {

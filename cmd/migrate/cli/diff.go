@@ -67,8 +67,13 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
 	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
 	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
+	var d deltaFlags
+	d.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
+		return err
+	}
+	if err := d.check(false, false); err != nil {
 		return err
 	}
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
@@ -96,8 +101,13 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag)})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
+		Delta: d.delta, Overwrite: d.overwrite})
+	var de *executor.DeltaError
 	if err != nil {
+		if errors.As(err, &de) {
+			return withCode(ExitUsage, err)
+		}
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
 		}

@@ -48,6 +48,9 @@ type runJSON struct {
 	// Gone are the failed records (STEP/ID) whose rows the source no longer
 	// gives: resolve --waive closes them.
 	Gone []string `json:"gone,omitempty"`
+	// Delta (apply over a complete journal whose sources changed, apply
+	// --delta): what changed since each record was loaded.
+	Delta *deltaJSON `json:"delta,omitempty"`
 }
 
 type shrankJSON struct {

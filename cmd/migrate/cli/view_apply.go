@@ -55,6 +55,7 @@ func (v applyHuman) Applied(r appliedResult) error {
 	printErrors(w, view.Errors)
 	printPartly(w, sum.Errors)
 	printChanged(w, view.Steps)
+	printDelta(w, view.Delta)
 	for _, u := range sum.Undecided {
 		fmt.Fprintf(w, "in doubt, check on the server: %s\n", u)
 	}

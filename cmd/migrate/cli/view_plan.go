@@ -52,6 +52,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	}
 	printWarnings(w, view.Warnings)
 	printErrors(w, view.Errors)
+	printDelta(w, view.Delta)
 	return nil
 }
 

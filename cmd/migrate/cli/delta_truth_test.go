@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// TestOneTruthOfADelta is TestOneTruth's case of a delta load: the
+// quickstart loaded, then its sources changed (a customer's name and a
+// part's price changed, a customer and an order for it added, a customer
+// deleted) and a changed customer's field changed on the server too. The
+// dry run (`plan --delta --out`) writes the batches `apply --delta` sends,
+// body for body, and counts its calls, sub-requests and API transactions;
+// `diff --delta` counts its creates, updates and conflicts; what apply
+// sends is exactly the new records' creates and a PATCH of the changed
+// fields; `apply --delta --overwrite` sends the conflict; a last `apply
+// --delta` makes no call.
+func TestOneTruthOfADelta(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "..", "examples", "plans")
+	for _, f := range []string{"quickstart.yaml", "data/families.csv", "data/parts.csv", "data/customers.csv", "data/orders.csv"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &writeRecorder{}
+	srv := httptest.NewServer(rec.wrap(sb))
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	env := map[string]string{"HOME": dir, "MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_AUTH": "basic"}
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
+		code := a.main(context.Background(), args)
+		return code, out.String() + errb.String()
+	}
+	planPath, jpath := filepath.Join(dir, "quickstart.yaml"), filepath.Join(dir, "run.journal")
+	if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
+		t.Fatalf("the load: exit %d\n%s", code, out)
+	}
+	edit := func(file, old, now string) {
+		t.Helper()
+		p := filepath.Join(dir, "data", file)
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), old) {
+			t.Fatalf("%s has no %q (%v)", file, old, err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Replace(string(b), old, now, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("customers.csv", "Galil Engineering Ltd", "Galil Engineering 2026 Ltd")
+	edit("customers.csv", "+972-8-6000002", "+972-8-6000099")
+	edit("customers.csv", "C1004,Carmel Machines,+972-4-6000004,7 Port Ave Haifa\n", "")
+	edit("customers.csv", "Code,Name,Phone,Address\n", "Code,Name,Phone,Address\nC1009,Golan Farms,+972-4-6000009,1 Ridge Rd Katzrin\n")
+	edit("parts.csv", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,52", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,61")
+	edit("orders.csv", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n9,C1009,05/11/2026,B-100,10,0.35,\n")
+	// Someone changes C1002's phone on the server: the delta's conflict.
+	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Patch(context.Background(), "CUSTOMERS('C1002')", []byte(`{"PHONE":"+972-8-1234567"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	type counts struct{ Requests, Subrequests, Transactions int }
+	type deltaDoc struct {
+		counts
+		Delta struct {
+			Sent                                   bool
+			New, Changed, Gone, Conflicts, Unknown int
+		}
+	}
+	predict := func(extra ...string) (deltaDoc, []string) {
+		t.Helper()
+		planned := filepath.Join(t.TempDir(), "planned")
+		code, out := run(append([]string{"plan", planPath, "--journal", jpath, "--out", planned, "--json", "--delta"}, extra...)...)
+		if code != ExitOK {
+			t.Fatalf("plan --delta: exit %d\n%s", code, out)
+		}
+		var d deltaDoc
+		if err := json.Unmarshal([]byte(firstJSON(out)), &d); err != nil {
+			t.Fatalf("plan --json: %v\n%s", err, out)
+		}
+		return d, batchesIn(t, planned)
+	}
+	apply := func(want int, extra ...string) (deltaDoc, []string) {
+		t.Helper()
+		rec.mu.Lock()
+		rec.on, rec.bodies = true, nil
+		rec.mu.Unlock()
+		code, out := run(append([]string{"apply", planPath, "--journal", jpath, "--json", "--delta"}, extra...)...)
+		rec.mu.Lock()
+		rec.on = false
+		sent := slices.Clone(rec.bodies)
+		rec.mu.Unlock()
+		if code != want {
+			t.Fatalf("apply --delta %v: exit %d, want %d\n%s", extra, code, want, out)
+		}
+		var d deltaDoc
+		if err := json.Unmarshal([]byte(firstJSON(out)), &d); err != nil {
+			t.Fatalf("apply --json: %v\n%s", err, out)
+		}
+		return d, sent
+	}
+
+	// apply without --delta lists it and sends nothing.
+	rec.mu.Lock()
+	rec.on = true
+	rec.mu.Unlock()
+	code, out := run("apply", planPath, "--journal", jpath, "--json")
+	rec.mu.Lock()
+	rec.on = false
+	listed := len(rec.bodies)
+	rec.mu.Unlock()
+	if code != ExitOK || listed > 0 || !strings.Contains(out, `"sent": false`) {
+		t.Fatalf("apply over the changed sources: exit %d, %d batches written\n%s", code, listed, out)
+	}
+
+	dry, planned := predict()
+	code, out = run("diff", planPath, "--journal", jpath, "--json", "--delta")
+	var diff struct {
+		Steps []struct{ Create, Update, Unchanged, Conflict int }
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil || code != ExitData {
+		t.Fatalf("diff --delta (a conflict): exit %d, %v\n%s", code, err, out)
+	}
+	applied, sent := apply(ExitData)
+	if err := sameBatches(planned, sent); err != nil {
+		t.Errorf("the dry run's batches are not apply --delta's: %v", err)
+	}
+	if dry.counts != applied.counts || dry.Delta != applied.Delta {
+		t.Errorf("the dry run predicted %+v, apply --delta did %+v", dry, applied)
+	}
+	creates, updates, conflicts := 0, 0, 0
+	for _, s := range diff.Steps {
+		creates, updates, conflicts = creates+s.Create, updates+s.Update, conflicts+s.Conflict
+	}
+	// New: C1009 and its order 9. Changed: C1001's name (sent), C1002's
+	// phone (the conflict), part B-101's price (sent). Gone: C1004.
+	if d := applied.Delta; d.New != 2 || d.Changed != 3 || d.Gone != 1 || d.Conflicts != 1 || creates != 2 || updates != 2 || conflicts != 1 {
+		t.Errorf("delta %+v; diff: %d creates, %d updates, %d conflicts", d, creates, updates, conflicts)
+	}
+	all := strings.Join(sent, "\n")
+	for _, want := range []string{`"method":"PATCH","url":"CUSTOMERS('C1001')"`, `"body":{"CUSTDES":"Galil Engineering 2026 Ltd"}}`,
+		`"method":"PATCH","url":"LOGPART('B-101')"`, `"body":{"PRICE":0.61}}`, `"CUSTNAME":"C1009"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("apply --delta did not send %s:\n%s", want, all)
+		}
+	}
+	if strings.Count(all, `"method":"PATCH"`) != 2 || strings.Count(all, `"method":"POST"`) != 2 || strings.Contains(all, `"method":"DELETE"`) || strings.Contains(all, "C1002") {
+		t.Errorf("apply --delta sent more than the creates and the two PATCHes:\n%s", all)
+	}
+
+	// --overwrite: predicted and sent alike, the conflict's PATCH only.
+	dry, planned = predict("--overwrite")
+	applied, sent = apply(ExitOK, "--overwrite")
+	if err := sameBatches(planned, sent); err != nil || len(sent) != 1 || !strings.Contains(sent[0], `"url":"CUSTOMERS('C1002')"`) || !strings.Contains(sent[0], `"body":{"PHONE":"+972-8-6000099"}}`) {
+		t.Errorf("apply --delta --overwrite sent %v (predicted: %v)", sent, err)
+	}
+	if dry.counts != applied.counts {
+		t.Errorf("the dry run predicted %+v, apply --delta --overwrite did %+v", dry.counts, applied.counts)
+	}
+
+	// Nothing changed since: no call.
+	dry, _ = predict()
+	applied, sent = apply(ExitOK)
+	if len(sent) > 0 || applied.Requests != 0 || dry.Requests != 0 || applied.Delta.New+applied.Delta.Changed != 0 {
+		t.Errorf("a delta with nothing changed: %d batches written, %+v (predicted %+v)", len(sent), applied, dry)
+	}
+}

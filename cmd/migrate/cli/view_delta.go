@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/migrate-tool/migrate/executor"
+)
+
+// deltaJSON is apply's "delta": what changed in the sources of a complete
+// journal since each record was loaded (docs/cli.md, Delta loads).
+type deltaJSON struct {
+	// Sent: apply --delta sent it; false: listed only.
+	Sent      bool            `json:"sent"`
+	New       int             `json:"new"`
+	Changed   int             `json:"changed"`
+	Gone      int             `json:"gone"`
+	Conflicts int             `json:"conflicts"`
+	Unknown   int             `json:"unknown"`
+	Steps     []deltaStepJSON `json:"steps"`
+}
+
+type deltaStepJSON struct {
+	Name      string              `json:"name"`
+	Entity    string              `json:"entity"`
+	New       []deltaRecordJSON   `json:"new"`
+	Changed   []deltaRecordJSON   `json:"changed"`
+	Gone      []deltaRecordJSON   `json:"gone"`
+	Conflicts []deltaConflictJSON `json:"conflicts"`
+	Unknown   int                 `json:"unknown"`
+}
+
+type deltaRecordJSON struct {
+	ID       string           `json:"id"`
+	Location string           `json:"location,omitempty"`
+	Key      string           `json:"key,omitempty"`
+	Fields   []deltaFieldJSON `json:"fields,omitempty"`
+	Unsent   string           `json:"not_sent,omitempty"`
+	Error    string           `json:"error,omitempty"`
+}
+
+type deltaFieldJSON struct {
+	Field string          `json:"field"`
+	Was   json.RawMessage `json:"was"`
+	Now   json.RawMessage `json:"now"`
+}
+
+type deltaConflictJSON struct {
+	ID          string          `json:"id"`
+	Key         string          `json:"key"`
+	Field       string          `json:"field"`
+	Ours        json.RawMessage `json:"ours"`
+	Theirs      json.RawMessage `json:"theirs"`
+	Now         json.RawMessage `json:"now"`
+	Overwritten bool            `json:"overwritten"`
+}
+
+func deltaOf(d *executor.Delta) *deltaJSON {
+	if d == nil {
+		return nil
+	}
+	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}}
+	out.New, out.Changed, out.Gone, out.Conflicts, out.Unknown = d.Counts()
+	records := func(rs []executor.DeltaRecord) []deltaRecordJSON {
+		l := []deltaRecordJSON{}
+		for _, r := range rs {
+			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
+			for _, f := range r.Fields {
+				j.Fields = append(j.Fields, deltaFieldJSON{Field: f.Field, Was: f.Was, Now: f.Now})
+			}
+			l = append(l, j)
+		}
+		return l
+	}
+	for _, s := range d.Steps {
+		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone),
+			Conflicts: []deltaConflictJSON{}, Unknown: s.Unknown}
+		for _, c := range s.Conflicts {
+			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten})
+		}
+		out.Steps = append(out.Steps, js)
+	}
+	return out
+}
+
+// printDelta says what a delta listed or sent, a line per record.
+func printDelta(w io.Writer, d *deltaJSON) {
+	if d == nil {
+		return
+	}
+	what := "nothing sent; apply --delta sends the new records and the changed fields"
+	if d.Sent {
+		what = "sent: the new records created, the changed fields patched"
+	}
+	if d.New+d.Changed+d.Gone+d.Conflicts == 0 {
+		what = "nothing to send"
+	}
+	fmt.Fprintf(w, "\ndelta since the last load: %d new, %d changed, %d gone, %d %s (%s)\n",
+		d.New, d.Changed, d.Gone, d.Conflicts, map[bool]string{true: "conflict", false: "conflicts"}[d.Conflicts == 1], what)
+	for _, s := range d.Steps {
+		for _, r := range s.New {
+			fmt.Fprintf(w, "  %s: new %s (%s)", s.Name, r.ID, r.Location)
+			if r.Error != "" {
+				fmt.Fprintf(w, ": %s", r.Error)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, r := range s.Changed {
+			fmt.Fprintf(w, "  %s: changed %s %s(%s)", s.Name, r.ID, s.Entity, r.Key)
+			var fs []string
+			for _, f := range r.Fields {
+				fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
+			}
+			if len(fs) > 0 {
+				fmt.Fprintf(w, ": %s", strings.Join(fs, ", "))
+			}
+			if r.Unsent != "" {
+				fmt.Fprintf(w, "; not sent: %s", r.Unsent)
+			}
+			fmt.Fprintln(w)
+		}
+		for _, r := range s.Gone {
+			fmt.Fprintf(w, "  %s: gone %s %s(%s): no longer in the sources; never deleted, decide what becomes of it\n", s.Name, r.ID, s.Entity, r.Key)
+		}
+		for _, c := range s.Conflicts {
+			end := "not sent (apply --delta --overwrite sends it anyway)"
+			if c.Overwritten {
+				end = "overwritten (--overwrite)"
+			}
+			fmt.Fprintf(w, "  %s: conflict %s %s(%s): %s changed on the server since the load: we wrote %s, it holds %s, the source now gives %s; %s\n",
+				s.Name, c.ID, s.Entity, c.Key, c.Field, c.Ours, c.Theirs, c.Now, end)
+		}
+		if s.Unknown > 0 {
+			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, plural(s.Unknown, "record", "records"))
+		}
+	}
+}
+
+// deltaFlags are --delta and --overwrite, of apply and of its predictions
+// (plan, diff).
+type deltaFlags struct{ delta, overwrite bool }
+
+func (d *deltaFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&d.delta, "delta", false, "over a journal whose last run loaded everything: create the records new in the sources and patch the changed fields of the changed ones (gone ones are listed, never deleted)")
+	fs.BoolVar(&d.overwrite, "overwrite", false, "with --delta: patch a changed field someone changed on the server since the journal wrote it too")
+}
+
+// check refuses --overwrite without --delta, and --delta with a trial or
+// a choice of steps.
+func (d deltaFlags) check(limit, steps bool) error {
+	switch {
+	case d.overwrite && !d.delta:
+		return usageErr("--overwrite goes with --delta: it lets a delta patch fields changed on the server since the load")
+	case d.delta && (limit || steps):
+		return usageErr("--delta loads every step's changes: it does not go with --limit or --steps")
+	}
+	return nil
+}

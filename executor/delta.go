@@ -1,0 +1,684 @@
+package executor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/read"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// A delta load (docs/cli.md, "Delta loads"): the journal's last run loaded
+// everything, and the sources changed since. Each committed record carries
+// the hash of its source rows, what its entity was written with and the
+// hash of its lines; the records the sources give now are compared with
+// them. apply lists what changed and sends nothing; apply --delta creates
+// the new records and patches the changed fields of the changed ones,
+// after reading what the server holds of those fields: one that is no
+// longer what the journal wrote was changed by someone since, and is not
+// overwritten unless asked. Gone records are never deleted.
+
+// Delta is what changed in the sources since each record was loaded.
+type Delta struct {
+	// Sent is set when apply --delta sent it; unset, it was only listed.
+	Sent bool
+	// Steps are the steps with something to say, in the plan's order.
+	Steps []DeltaStep
+}
+
+// DeltaStep is one step's delta.
+type DeltaStep struct {
+	Name, Entity string
+	// New are the records the sources give that the journal does not hold.
+	New []DeltaRecord
+	// Changed are committed records whose rows changed: Fields the entity's
+	// fields that are written differently now.
+	Changed []DeltaRecord
+	// Gone are committed records the sources no longer give: never deleted,
+	// listed for a decision.
+	Gone []DeltaRecord
+	// Unknown counts the committed records whose journal entry keeps no hash
+	// of their source or of what they were written with (journals written
+	// before it was kept): they are taken as unchanged.
+	Unknown int
+	// Conflicts are fields that changed in the source and on the server
+	// since the journal wrote them.
+	Conflicts []DeltaConflict
+}
+
+// DeltaRecord is one record of a delta.
+type DeltaRecord struct {
+	ID, Loc, Key string
+	Fields       []DeltaField
+	// Unsent says what of a changed record a delta does not send (its
+	// lines or texts changed, or a key field).
+	Unsent string
+	// Error is why a new record could not be built (its row's error).
+	Error string
+}
+
+// DeltaField is one field of a changed record: as the journal wrote it,
+// as the source gives it now (JSON as sent).
+type DeltaField struct {
+	Field    string
+	Was, Now json.RawMessage
+}
+
+// DeltaConflict is a field changed in the source that someone changed on
+// the server since the journal wrote it: Ours is what the journal wrote,
+// Theirs what the server holds, Now what the source gives. Overwritten is
+// set when --overwrite sent Now anyway.
+type DeltaConflict struct {
+	ID, Key, Field    string
+	Ours, Theirs, Now json.RawMessage
+	Overwritten       bool
+}
+
+// Counts adds up the steps' lists.
+func (d *Delta) Counts() (created, changed, gone, conflicts, unknown int) {
+	for _, s := range d.Steps {
+		created += len(s.New)
+		changed += len(s.Changed)
+		gone += len(s.Gone)
+		unknown += s.Unknown
+		for _, c := range s.Conflicts {
+			if !c.Overwritten {
+				conflicts++
+			}
+		}
+	}
+	return
+}
+
+// DeltaError is apply --delta or a delta listing that cannot go on: the
+// journal is not one a delta starts from.
+type DeltaError struct{ Journal, Reason string }
+
+func (e *DeltaError) Error() string {
+	return fmt.Sprintf("%s: %s; nothing was sent", e.Journal, e.Reason)
+}
+
+// deltaRun is a run's delta, built as the steps read their records.
+type deltaRun struct {
+	send      bool
+	overwrite bool
+	mu        sync.Mutex
+	steps     map[string]*DeltaStep
+	seen      map[string]map[string]bool
+	// names maps, in the listing, a step's new record ids to a stand-in for
+	// their key: what ref() gives a record that refers to one.
+	names map[string]map[string]bool
+}
+
+func newDeltaRun(send, overwrite bool) *deltaRun {
+	return &deltaRun{send: send, overwrite: overwrite, steps: map[string]*DeltaStep{}, seen: map[string]map[string]bool{}, names: map[string]map[string]bool{}}
+}
+
+func (d *deltaRun) step(name, entity string) *DeltaStep {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.steps[name]
+	if s == nil {
+		s = &DeltaStep{Name: name, Entity: entity}
+		d.steps[name] = s
+	}
+	return s
+}
+
+// see notes that the sources gave the record id of step.
+func (d *deltaRun) see(step, id string) {
+	d.mu.Lock()
+	if d.seen[step] == nil {
+		d.seen[step] = map[string]bool{}
+	}
+	d.seen[step][id] = true
+	d.mu.Unlock()
+}
+
+func (d *deltaRun) add(fn func()) {
+	d.mu.Lock()
+	fn()
+	d.mu.Unlock()
+}
+
+// result is the delta in the plan's order.
+func (d *deltaRun) result(p *plan.Plan) *Delta {
+	out := &Delta{Sent: d.send}
+	for _, s := range p.Steps {
+		ds := d.steps[s.Name]
+		if ds == nil {
+			continue
+		}
+		out.Steps = append(out.Steps, *ds)
+	}
+	return out
+}
+
+// gone lists the committed records of step that the sources no longer
+// gave (the step was read to its end).
+func (d *deltaRun) gone(st *journal.State, step, entity string) error {
+	ds := d.step(step, entity)
+	d.mu.Lock()
+	seen := d.seen[step]
+	d.mu.Unlock()
+	var out []DeltaRecord
+	add := func(id, key string) {
+		if !seen[id] {
+			out = append(out, DeltaRecord{ID: id, Key: key})
+		}
+	}
+	if ss := st.Steps[step]; ss != nil {
+		for _, id := range ss.IDs {
+			if rec := ss.Records[id]; rec != nil && rec.Status() == journal.Committed && !rec.Undone {
+				add(id, rec.Key)
+			}
+		}
+	}
+	if st.Lean() {
+		err := st.EachSettled(func(r journal.SettledRecord) error {
+			if r.Step == step && r.Status == journal.Committed {
+				add(r.ID, r.Key)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	out = slices.CompactFunc(out, func(a, b DeltaRecord) bool { return a.ID == b.ID })
+	d.add(func() { ds.Gone = out })
+	return nil
+}
+
+// wroteFields is what a committed record's entity is journaled as written
+// with (journal.RecordEntry.Wrote): its fields as sent, without long texts
+// and file contents (a change of those is not looked for).
+func wroteFields(fields map[string]any) json.RawMessage {
+	return keptFields(fields, func(v any) bool { return v == nil || matchable(v) })
+}
+
+// linesHash is the hash journaled with a committed record of the
+// sub-form children it was built with, their fields as sent, depth first.
+func linesHash(children []*transform.Child) string {
+	if len(children) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	var walk func(cs []*transform.Child, depth int)
+	walk = func(cs []*transform.Child, depth int) {
+		for _, c := range cs {
+			body, _ := odata.MarshalBody(c.Fields)
+			fmt.Fprintf(h, "%d %s %d:%s\n", depth, c.Nav, len(body), body)
+			walk(c.Children, depth+1)
+		}
+	}
+	walk(children, 0)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// wire is v as the body of a request writes it.
+func wire(v any) json.RawMessage {
+	b, err := odata.MarshalBody(map[string]any{"v": v})
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m["v"] == nil {
+		return json.RawMessage("null")
+	}
+	return m["v"]
+}
+
+// deltaKind is what a committed record is to a delta.
+type deltaKind int
+
+const (
+	deltaSame deltaKind = iota
+	deltaUnknown
+	deltaChanged
+)
+
+// deltaOf compares a committed record with the record its rows give now:
+// the same, unknown (the journal keeps nothing to compare with), or
+// changed, with the entity's fields written differently now and what of the
+// change a delta does not send.
+func deltaOf(t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) (deltaKind, []DeltaField, string) {
+	if prev.SrcHash == "" || prev.Wrote == nil {
+		return deltaUnknown, nil, ""
+	}
+	if prev.SrcHash == srcHash(rec) {
+		return deltaSame, nil, ""
+	}
+	was, err := odata.DecodeEntity(prev.Wrote)
+	if err != nil {
+		return deltaUnknown, nil, ""
+	}
+	var (
+		fields []DeltaField
+		keys   []string
+	)
+	for _, k := range slices.Sorted(maps.Keys(rec.Fields)) {
+		v := rec.Fields[k]
+		old, kept := was[k]
+		if !kept && v != nil && !matchable(v) {
+			continue // a long text or a file: never kept to compare with
+		}
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(k)
+		}
+		if compare.Value(p, old, v) {
+			continue
+		}
+		if t != nil && t.IsKey(k) {
+			keys = append(keys, k)
+			continue
+		}
+		fields = append(fields, DeltaField{Field: k, Was: wire(old), Now: wire(v)})
+	}
+	var unsent []string
+	if len(keys) > 0 {
+		unsent = append(unsent, "its key ("+strings.Join(keys, ", ")+") changed: a delta does not move a record")
+	}
+	if linesHash(rec.Children) != prev.LinesHash {
+		unsent = append(unsent, "its lines or texts changed: a delta sends the entity's fields only")
+	}
+	if len(fields) == 0 && len(unsent) == 0 {
+		return deltaSame, nil, "" // a column no field takes changed
+	}
+	return deltaChanged, fields, strings.Join(unsent, "; ")
+}
+
+// loaded reports a record a delta patches, never creates: committed, or
+// committed once and since worked on by a delta (its PATCH pending, in doubt
+// and settled, or refused).
+func loaded(prev *journal.RecordState) bool {
+	if prev == nil {
+		return false
+	}
+	switch prev.Status() {
+	case journal.Committed:
+		return true
+	case journal.InDoubt, journal.Waived, journal.Skipped:
+		return false
+	}
+	return prev.SrcHash != "" && prev.Key != ""
+}
+
+// patchedView is a record a delta's PATCH left pending, as the journal
+// would hold it committed: what it was written with, with what the PATCH
+// wrote when it took.
+func patchedView(prev *journal.RecordState) *journal.RecordState {
+	p := *prev
+	if s := prev.Subs[""]; s != nil && s.Op == journal.OpPatch && s.OK() {
+		// Its Match is what the load and the PATCH wrote together (the
+		// journal's replay lays a PATCH over what it patched).
+		// What the server filled stands for the fields the PATCH left as
+		// they were.
+		var sent, was map[string]json.RawMessage
+		_ = json.Unmarshal(s.Match, &sent)
+		_ = json.Unmarshal(prev.Wrote, &was)
+		var patched []string
+		for k, v := range sent {
+			if string(was[k]) != string(v) {
+				patched = append(patched, k)
+			}
+		}
+		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
+		p.Filled = journal.Without(prev.Filled, patched...)
+	}
+	return &p
+}
+
+// deltaCommitted takes a loaded record the sources give again, in a delta
+// run: unchanged, unknown or changed; apply --delta patches the changed
+// fields once the server's are read (deltaPending). A record an earlier
+// delta left pending is journaled committed once nothing is left to send.
+func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Record, id string) error {
+	d := sr.r.delta
+	ds := d.step(sr.step.Name, sr.entity)
+	settled := prev.Status() == journal.Committed
+	if !settled {
+		prev = patchedView(prev)
+	}
+	kind, fields, unsent := deltaOf(sr.entityType(), prev, rec)
+	if sr.r.dry {
+		sr.r.loaded.Add(1)
+	}
+	if kind != deltaChanged || !d.send || len(fields) == 0 || prev.Key == "" {
+		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, filled: prev.Filled}}
+		sr.classify(w, DiffUnchanged, nil, nil, nil)
+		if !settled && d.send {
+			if unsent != "" {
+				w.delta.src = prev.SrcHash
+			}
+			sr.finalize(w)
+		}
+	}
+	switch kind {
+	case deltaUnknown:
+		d.add(func() { ds.Unknown++ })
+		return nil
+	case deltaSame:
+		return nil
+	}
+	d.add(func() {
+		ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: rec.Loc.String(), Key: prev.Key, Fields: fields, Unsent: unsent})
+	})
+	if !d.send || len(fields) == 0 || prev.Key == "" {
+		return nil
+	}
+	w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash}}
+	if unsent != "" {
+		// What is not sent stays a change: the next delta lists it again.
+		w.delta.src = prev.SrcHash
+	}
+	sr.deltas = append(sr.deltas, deltaWork{w: w, prev: prev, fields: fields})
+	if len(sr.deltas) >= sr.r.readWindow() {
+		return sr.deltaPending()
+	}
+	return nil
+}
+
+// deltaWork is a changed record waiting for the read of what the server
+// holds of its changed fields.
+type deltaWork struct {
+	w      *work
+	prev   *journal.RecordState
+	fields []DeltaField
+}
+
+func (sr *stepRun) entityType() *odata.EntityType {
+	if set := sr.r.md.EntitySet(sr.entity); set != nil {
+		return set.Type
+	}
+	return sr.r.md.Type(sr.entity)
+}
+
+// deltaPending reads what the server holds of the changed fields of the
+// changed records waiting, and sends a PATCH of those fields for each
+// whose fields are still what the journal wrote (or, with --overwrite,
+// for each), the values read its before-image.
+func (sr *stepRun) deltaPending() error {
+	ds := sr.deltas
+	sr.deltas = nil
+	if len(ds) == 0 {
+		return nil
+	}
+	r := sr.r
+	t := sr.entityType()
+	var keys []string
+	sel := map[string]bool{}
+	for _, dw := range ds {
+		keys = append(keys, dw.prev.Key)
+		for _, f := range dw.fields {
+			sel[f.Field] = true
+		}
+	}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), PerBatch: r.limit}
+	var found map[string]read.Found
+	var err error
+	if !r.offline {
+		found, err = rd.ReadKeys(sr.ctx, keys)
+	}
+	if err != nil {
+		if errors.Is(err, errHalt) {
+			return err
+		}
+		return fmt.Errorf("step %s: reading the changed records: %w", sr.step.Name, err)
+	}
+	step := r.delta.step(sr.step.Name, sr.entity)
+	for _, dw := range ds {
+		w, prev := dw.w, dw.prev
+		resp := found[prev.Key]
+		if r.offline {
+			// A dry run without a target: the server taken to hold what
+			// the journal wrote (no conflict can be foreseen).
+			resp = read.Found{Status: 200, Body: prev.Wrote}
+		}
+		if resp.Status != 200 {
+			msg := fmt.Sprintf("reading %s(%s) before patching it: ", sr.entity, prev.Key)
+			if resp.Status == 404 {
+				msg += "it no longer exists; nothing was sent for it"
+			} else {
+				msg += odata.ParseError(resp.Status, nil, resp.Body).Error()
+			}
+			sr.buildFailed(w, errors.New(msg))
+			continue
+		}
+		cur, err := odata.DecodeEntity(resp.Body)
+		if err != nil {
+			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, prev.Key, err))
+			continue
+		}
+		ours := map[string]any{}
+		if m, err := odata.DecodeEntity(prev.Wrote); err == nil {
+			ours = m
+		}
+		if m, err := odata.DecodeEntity(prev.Filled); err == nil && len(prev.Filled) > 0 {
+			maps.Copy(ours, m) // the server's own form of what it took
+		}
+		changed, before := map[string]any{}, map[string]any{}
+		var conflicts []DeltaConflict
+		for _, f := range dw.fields {
+			var p *odata.Property
+			if t != nil {
+				p = t.Property(f.Field)
+			}
+			if !compare.Value(p, cur[f.Field], ours[f.Field]) {
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: f.Field,
+					Ours: wire(ours[f.Field]), Theirs: wire(cur[f.Field]), Now: f.Now, Overwritten: r.delta.overwrite})
+			}
+			changed[f.Field] = w.rec.Fields[f.Field]
+			before[f.Field] = cur[f.Field]
+		}
+		if len(conflicts) > 0 {
+			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
+			if !r.delta.overwrite {
+				sr.classify(w, DiffConflict, changed, before, nil)
+				continue // listed; the record stays as the journal has it
+			}
+		}
+		sr.classify(w, DiffUpdate, changed, before, nil)
+		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
+		root.abs = sr.entity + "(" + prev.Key + ")"
+		root.url = root.abs
+		root.body, _ = odata.MarshalBody(changed)
+		root.patch = root.body
+		root.before, _ = json.Marshal(before)
+		w.root = root
+		w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(changed))...)
+		if err := sr.start(w, []unit{{root}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deltaPatch is what a record patched by a delta keeps of its journal
+// entry: its lines' hash (a delta does not send them), its source hash
+// when part of the change was not sent (src; "" the new one), and what
+// the server filled of the fields the PATCH did not send.
+type deltaPatch struct {
+	lines, src string
+	filled     json.RawMessage
+}
+
+// journaled completes a finished record's journal entry: what it was
+// written with and how the server took it, its sources' and lines' hashes.
+func (w *work) journaled(re *journal.RecordEntry) {
+	re.SrcHash = srcHash(w.rec)
+	re.Wrote = wroteFields(w.rec.Fields)
+	re.LinesHash = linesHash(w.rec.Children)
+	if w.root != nil {
+		re.Filled = w.root.got
+	}
+	d := w.delta
+	if d == nil {
+		return
+	}
+	// The rows and keys the load journaled stay the record's: a delta
+	// sends no line (report --created).
+	re.Keyed = nil
+	re.LinesHash = d.lines
+	if d.src != "" {
+		re.SrcHash = d.src
+	}
+	re.Filled = journal.Overlay(d.filled, re.Filled)
+}
+
+// deltaListing reports an apply without --delta over a journal whose last
+// run loaded everything, from the same plan, whose sources changed since
+// (or whose last run was a delta, which may have left changes unsent): it
+// lists what changed and sends nothing (a resume of changed sources is
+// --allow-plan-change's, a retry --retry-failed's).
+func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
+	if o.Delta || o.AllowPlanChange || o.RetryFailed || o.Limit > 0 || len(o.Steps) > 0 {
+		return false
+	}
+	if !st.Header.MarksFinish || !st.Complete() || st.Header.PlanHash != now.PlanHash {
+		return false
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(st.Header.Sources)), slices.Sorted(maps.Keys(now.Sources))) {
+		return false
+	}
+	return st.LastRun.Delta || !maps.Equal(st.Header.Sources, now.Sources)
+}
+
+// deltaStart refuses apply --delta over a journal whose last run did not
+// end, or left work in doubt or pending: that run is resumed first. A delta
+// that stopped midway is resumed by the next (reconciliation first).
+func deltaStart(path string, st *journal.State) error {
+	if st.LastRun.Delta {
+		return nil
+	}
+	if !st.Finished() {
+		return &DeltaError{Journal: path, Reason: "its last run did not load every step to its end: resume it with apply (without --delta) first"}
+	}
+	for _, name := range st.StepNames {
+		if c := st.Counts(name); c.InDoubt+c.Pending > 0 {
+			return &DeltaError{Journal: path, Reason: fmt.Sprintf("step %s has records in doubt or pending: resume the run with apply (without --delta) first", name)}
+		}
+	}
+	return nil
+}
+
+// resultID is the journal identity of a result of the record stream.
+// (as apply's handle takes it).
+func resultID(res transform.Result) string {
+	switch {
+	case res.Skipped:
+	case res.Record != nil && res.Record.ID != "":
+		return res.Record.ID
+	case (len(res.Errors) > 0 || res.Record == nil) && res.ID != "":
+		return res.ID
+	}
+	return res.Loc.String()
+}
+
+// listDelta is apply without --delta over a complete journal whose
+// sources changed: every step's records are built and compared with the
+// journal, nothing is sent and nothing journaled.
+func (r *runner) listDelta(waves [][]*plan.Step) (*Summary, error) {
+	defer r.jr.Close()
+	refs := deltaRefs{r}
+	for _, wave := range waves {
+		for _, s := range wave {
+			ds := r.delta.step(s.Name, s.Entity)
+			sr := &stepRun{r: r, ctx: r.ctx, step: s, entity: s.Entity}
+			err := r.opts.records.Records(r.ctx, s.Name, r.opts.open, refs, func(res transform.Result) error {
+				return sr.listOne(ds, res)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if err := r.delta.gone(r.state, s.Name, s.Entity); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.jr.Close()
+	sum := r.jr.summary(r.opts.Plan)
+	sum.Delta = r.delta.result(r.opts.Plan)
+	return sum, nil
+}
+
+// listOne takes one result of the record stream in a delta listing.
+func (sr *stepRun) listOne(ds *DeltaStep, res transform.Result) error {
+	d := sr.r.delta
+	id := resultID(res)
+	d.see(sr.step.Name, id)
+	if res.Skipped {
+		return nil
+	}
+	prev := sr.r.state.Record(sr.step.Name, id)
+	if len(res.Errors) > 0 || res.Record == nil {
+		d.rowError(sr.step.Name, sr.entity, id, prev, res)
+		return nil
+	}
+	switch {
+	case prev == nil:
+		d.add(func() {
+			ds.New = append(ds.New, DeltaRecord{ID: id, Loc: res.Loc.String()})
+			if d.names[sr.step.Name] == nil {
+				d.names[sr.step.Name] = map[string]bool{}
+			}
+			d.names[sr.step.Name][id] = true
+		})
+	case prev.Status() == journal.Committed:
+		return sr.deltaCommitted(prev, res.Record, id)
+	}
+	return nil
+}
+
+// rowError lists a result of the record stream that gives no record (its
+// row's error): a new record that will fail, or a loaded one whose rows
+// now give an error, which a delta leaves as it is (it reports true).
+func (d *deltaRun) rowError(step, entity, id string, prev *journal.RecordState, res transform.Result) bool {
+	ds := d.step(step, entity)
+	msg := "the row gave no record"
+	if len(res.Errors) > 0 {
+		msg = res.Errors[0].Message
+	}
+	switch {
+	case prev == nil:
+		d.add(func() { ds.New = append(ds.New, DeltaRecord{ID: id, Loc: res.Loc.String(), Error: msg}) })
+	case prev.Status() == journal.Committed:
+		d.add(func() {
+			ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: res.Loc.String(), Key: prev.Key, Unsent: "its rows now give an error: " + msg})
+		})
+		return true
+	}
+	return false
+}
+
+// deltaRefs is ref() in a delta listing: the key the journal holds, or for
+// a record the listing found new a stand-in ("{step:id}"), as in a dry run.
+type deltaRefs struct{ r *runner }
+
+func (d deltaRefs) Ref(step, id string) (any, bool) {
+	if rec := d.r.state.Record(step, id); rec != nil && rec.Key != "" {
+		return keyValue(rec.Key), true
+	}
+	d.r.delta.mu.Lock()
+	defer d.r.delta.mu.Unlock()
+	if d.r.delta.names[step][id] {
+		return "{" + step + ":" + id + "}", true
+	}
+	return nil, false
+}
+
+func (deltaRefs) Placeholders() bool { return true }

@@ -1,0 +1,69 @@
+package executor
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// deltaOf compares a committed record with its rows now: by the hash of
+// its rows first, then field by field (by the field's type: 1.50 is 1.5),
+// its key and its lines by what the journal kept of them; a record the
+// journal kept nothing of is unknown.
+func TestDeltaOf(t *testing.T) {
+	typ := &odata.EntityType{Name: "CUSTOMERS", Key: []string{"CUSTNAME"}, Properties: []*odata.Property{
+		{Name: "CUSTNAME", Type: "Edm.String"}, {Name: "CUSTDES", Type: "Edm.String"}, {Name: "PRICE", Type: odata.EdmDecimal}}}
+	hdr := &source.Header{Names: []string{"Code", "Name", "Price"}}
+	record := func(cells []source.Cell, fields map[string]any, kids ...*transform.Child) *transform.Record {
+		return &transform.Record{Fields: fields, Children: kids,
+			Row: source.Row{Loc: source.Location{File: "c.csv", Line: 2}, Header: hdr, Cells: cells}}
+	}
+	line := func(qty int) *transform.Child {
+		return &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": qty},
+			Row: source.Row{Header: &source.Header{Names: []string{"Qty"}}, Cells: []source.Cell{fmt.Sprint(qty)}}}
+	}
+	was := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3))
+	loaded := &journal.RecordState{Key: "'C1'", SrcHash: srcHash(was), Wrote: wroteFields(was.Fields), LinesHash: linesHash(was.Children)}
+	tests := []struct {
+		name   string
+		prev   *journal.RecordState
+		now    *transform.Record
+		kind   deltaKind
+		fields []string
+		unsent string
+	}{
+		{"the same rows", loaded, was, deltaSame, nil, ""},
+		{"a column no field takes", loaded,
+			record([]source.Cell{"C1", "One", "1.50"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.50}, line(3)), deltaSame, nil, ""},
+		{"a field", loaded,
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd", "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, ""},
+		{"a field emptied", loaded,
+			record([]source.Cell{"C1", "", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": nil, "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, ""},
+		{"a line", loaded,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(4)), deltaChanged, nil,
+			"its lines or texts changed: a delta sends the entity's fields only"},
+		{"the key", loaded,
+			record([]source.Cell{"C9", "One", "1.5"}, map[string]any{"CUSTNAME": "C9", "CUSTDES": "One", "PRICE": 1.5}, line(3)), deltaChanged, nil,
+			"its key (CUSTNAME) changed: a delta does not move a record"},
+		{"an older journal", &journal.RecordState{Key: "'C1'"},
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, ""},
+		{"a source hash without what was written", &journal.RecordState{Key: "'C1'", SrcHash: "x"},
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kind, fields, unsent := deltaOf(typ, tt.prev, tt.now)
+			var names []string
+			for _, f := range fields {
+				names = append(names, f.Field)
+			}
+			if kind != tt.kind || unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] {
+				t.Errorf("deltaOf = %v, %v, %q; want %v, %v, %q", kind, names, unsent, tt.kind, tt.fields, tt.unsent)
+			}
+		})
+	}
+}

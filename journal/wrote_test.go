@@ -1,0 +1,138 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// What a committed record was written with comes back from every path a
+// state is read by: the full replay, the lean state's memory, the index
+// Close wrote, and the index rebuilt from the log. A record of a journal
+// written before it was kept has none.
+func TestWroteSurvivesTheIndex(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'", SrcHash: "s1", LinesHash: "l1",
+			Wrote: []byte(`{"CUSTDES":"One","CUSTNAME":"C1"}`), Filled: []byte(`{"CUSTDES":"ONE"}`)}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Committed, Key: "'C2'"}},
+		Entry{Kind: KindFinished}))
+	check := func(how string, st *State) {
+		t.Helper()
+		c1 := st.Record("customers", "C1")
+		if c1 == nil || string(c1.Wrote) != `{"CUSTDES":"One","CUSTNAME":"C1"}` || string(c1.Filled) != `{"CUSTDES":"ONE"}` || c1.SrcHash != "s1" || c1.LinesHash != "l1" {
+			t.Errorf("%s: C1 = %+v", how, c1)
+		}
+		if c2 := st.Record("customers", "C2"); c2 == nil || c2.Wrote != nil || c2.Filled != nil {
+			t.Errorf("%s: C2 (no record of what it was written with) = %+v", how, c2)
+		}
+	}
+	check("live", j.Snapshot())
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	check("replay", full)
+	lean, err := LoadIndexed(path)
+	must(t, err)
+	check("index", lean)
+	must(t, os.Remove(IndexPath(path)))
+	rebuilt, err := LoadIndexed(path)
+	must(t, err)
+	check("rebuilt", rebuilt)
+}
+
+// A second PATCH of a record (a delta load's over an update's) keeps the
+// before-image of the first for the fields both changed: undo restores what
+// the entity held before the journal, not between its runs.
+func TestPatchAfterPatchKeepsTheFirstBeforeImage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	patch := func(b int, before, match string) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C1", Op: OpPatch, Meth: "PATCH",
+			URL: "CUSTOMERS('C1')", Key: "'C1'", Before: []byte(before), Match: []byte(match)}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "r1", Status: 200}}},
+			Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'"}}))
+	}
+	patch(1, `{"A":"a0","B":"b0"}`, `{"A":"a1","B":"b1"}`)
+	patch(2, `{"B":"b1","C":"c1"}`, `{"B":"b2","C":"c2"}`)
+	must(t, j.Close())
+	st, err := Load(path)
+	must(t, err)
+	s := st.Record("customers", "C1").Subs[""]
+	if string(s.Before) != `{"A":"a0","B":"b0","C":"c1"}` || string(s.Match) != `{"A":"a1","B":"b2","C":"c2"}` {
+		t.Errorf("before %s, match %s", s.Before, s.Match)
+	}
+}
+
+// Each apply's times: from its run entry (or, before those were timed, its
+// first timed line) to its last timed line; undo's lines are not a run's.
+func TestRunTimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	at := func(m int) time.Time { return time.Date(2026, 11, 27, 9, m, 0, 0, time.UTC) }
+	batch := func(b int, op OpKind, sent, answered time.Time) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: sent, Subs: []Sub{{ID: "1", Step: "s", Rec: fmt.Sprint(b), Op: op, Meth: "POST", URL: "X"}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: answered, Results: []SubResult{{ID: "1", Status: 201}}}))
+	}
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{}})) // an older writer: no time on its run entry
+	batch(1, OpCreate, at(1), at(2))
+	batch(2, OpCreate, at(3), at(5))
+	must(t, j.Append(Entry{Kind: KindFinished, At: at(6)}))
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{Delta: true}, At: at(30)}))
+	batch(3, OpCreate, at(31), at(32))
+	must(t, j.Append(Entry{Kind: KindFinished, At: at(33)}))
+	batch(4, OpUndoDelete, at(50), at(51))
+	must(t, j.Close())
+	st, err := LoadReport(path)
+	must(t, err)
+	want := []RunTime{{Start: at(1), End: at(6)}, {Run: Run{Delta: true}, Start: at(30), End: at(33)}}
+	if len(st.RunTimes) != len(want) {
+		t.Fatalf("runs %+v, want %+v", st.RunTimes, want)
+	}
+	for i, w := range want {
+		if g := st.RunTimes[i]; g.Delta != w.Delta || !g.Start.Equal(w.Start) || !g.End.Equal(w.End) {
+			t.Errorf("run %d: %+v, want %+v", i+1, g, w)
+		}
+	}
+}
+
+// A delta's PATCH of a document the journal created stands for both in the
+// record's state: what the create and the PATCH wrote together, the lines
+// the create carried, what the server filled at the create but for the
+// field patched; a PATCH found never to have taken leaves the create as it
+// was.
+func TestPatchOverCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS",
+		Match: []byte(`{"CUSTNAME":"c1","DETAILS":"a"}`), Lines: []byte(`{"ORDERITEMS_SUBFORM":[{"TQUANT":1}]}`), Nested: 1}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'", Filled: []byte(`{"CUSTNAME":"C1","DETAILS":"A"}`)}}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'", SrcHash: "s"}}))
+	patch := func(b int, status int) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpPatch, Meth: "PATCH", URL: "ORDERS('SO1')",
+			Key: "'SO1'", Before: []byte(`{"DETAILS":"A"}`), Match: []byte(`{"DETAILS":"b"}`)}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "1", Status: status}}}))
+	}
+	patch(2, 204)
+	st := j.Snapshot()
+	s := st.Record("orders", "O1").Subs[""]
+	if s.Op != OpPatch || string(s.Match) != `{"CUSTNAME":"c1","DETAILS":"b"}` || string(s.Filled) != `{"CUSTNAME":"C1"}` ||
+		string(s.Lines) != `{"ORDERITEMS_SUBFORM":[{"TQUANT":1}]}` || s.Nested != 1 || !st.Record("orders", "O1").Created {
+		t.Errorf("after the PATCH: %+v", s)
+	}
+	patch(3, -1) // reconciliation: never taken
+	must(t, j.Close())
+	full, err := Load(path)
+	must(t, err)
+	if s := full.Record("orders", "O1").Subs[""]; s == nil || s.Op != OpPatch || s.Batch != 2 {
+		t.Errorf("after a PATCH that never took: %+v", s)
+	}
+}
