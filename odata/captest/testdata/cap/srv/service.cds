@@ -1,0 +1,49 @@
+// The entities of the service that migrate's example plans load
+// (docs/service.md), in CAP's terms: the same names, keys the server
+// numbers as UUIDs, order lines as a composition of their order, and an
+// ETag on every entity, so that CAP asks for If-Match on PATCH and DELETE.
+@path: 'demo'
+service demo {
+  aspect tagged {
+    modifiedAt : Timestamp @cds.on.insert: $now  @cds.on.update: $now  @odata.etag;
+  }
+
+  entity FAMILY_LOG : tagged {
+    key FAMILYNAME : String(8);
+        FAMILYDESC : String(32);
+        DEBITFLAG  : String(1);
+  }
+
+  entity LOGPART : tagged {
+    key PARTNAME   : String(15);
+        PARTDES    : String(48);
+        FAMILYNAME : String(8);
+        BARCODE    : String(16);
+        PRICE      : Decimal(15, 4);
+  }
+
+  entity CUSTOMERS : tagged {
+    key CUSTNAME : String(16);
+        CUSTDES  : String(48);
+        PHONE    : String(20);
+        ADDRESS  : String(80);
+  }
+
+  entity ORDERS : tagged {
+    key ID                 : UUID;
+        ORDNAME            : String(16);
+        CUSTNAME           : String(16);
+        CURDATE            : Date;
+        ORDERITEMS_SUBFORM : Composition of many ORDERITEMS
+                               on ORDERITEMS_SUBFORM.ORDER = $self;
+  }
+
+  entity ORDERITEMS : tagged {
+    key ID       : UUID;
+        ORDER    : Association to ORDERS;
+        PARTNAME : String(15);
+        TQUANT   : Decimal(15, 4);
+        PRICE    : Decimal(15, 4);
+        DUEDATE  : Date;
+  }
+}
