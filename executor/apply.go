@@ -325,6 +325,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}
+	if r.opts.Version.Standard {
+		hdr.Dialect = string(odata.DialectOData)
+	}
 	for i, w := range waves {
 		for _, s := range w {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i, Match: s.Match})

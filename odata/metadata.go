@@ -191,6 +191,11 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 			return nil
 		}
 		return setBool(tgt.computed, a)
+	case "ComputedDefaultValue":
+		if tgt.prop == nil || !tm.core[prefix] {
+			return nil
+		}
+		return setBool(&tgt.prop.ComputedDefault, a)
 	case "AutoUnique":
 		// An auto-unique key is assigned by the server (docs/service.md,
 		// Keys): real documents say so with this term rather than

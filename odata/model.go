@@ -13,6 +13,10 @@ const (
 	EdmDecimal        EdmType = "Edm.Decimal"
 	EdmDateTimeOffset EdmType = "Edm.DateTimeOffset"
 	EdmBoolean        EdmType = "Edm.Boolean"
+	// EdmDate and EdmGuid are types of other services (docs/other-services.md):
+	// their values are Date and Guid.
+	EdmDate EdmType = "Edm.Date"
+	EdmGuid EdmType = "Edm.Guid"
 )
 
 // Metadata is a parsed $metadata document (docs/service.md, Metadata).
@@ -66,6 +70,10 @@ type Property struct {
 	// Computed marks a read-only, server-assigned field: one carrying
 	// Org.OData.Core.V1.Computed or the service's AutoUnique term.
 	Computed bool
+	// ComputedDefault is Org.OData.Core.V1.ComputedDefaultValue: the server
+	// computes the value where a create gives none (a Guid key it numbers),
+	// and takes one that is given (docs/other-services.md).
+	ComputedDefault bool
 	// AutoUnique is the service's AutoUnique term: an auto-unique key
 	// (docs/service.md, Keys). Computed is set too.
 	AutoUnique bool

@@ -63,6 +63,8 @@ var format = []Block{
 		Keys: []Key{
 			{Name: "url", Type: "http(s) URL", Default: "none", Schema: `{"type": "string", "pattern": "^https?://"}`,
 				Meaning: "the service root (`{base_url}` of the spec); `--target` and `MIGRATE_TARGET` override it; a user name and password in it are an error (never echoed): secrets never go in the plan"},
+			{Name: "dialect", Default: "`priority`", Enum: []string{"priority", "odata"},
+				Meaning: "the kind of service: `priority`, the ERP's own (its functions, version gates and URL segments); `odata`, any other service that speaks OData 4.0 as the standard says (SAP CAP, S/4HANA, Business Central, Dataverse): no system version, `language` and `companies` refused, Edm.Date and Edm.Guid written as the standard writes them, `If-Match` with the ETag last read (docs/other-services.md); `--dialect` and `MIGRATE_DIALECT` override it. An extension of the original format"},
 			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "language code: the URL's `tabula.ini` segment becomes `tabula.ini,CODE`"},
 			{Name: "metadata", Type: "path", Default: "none", Schema: `{"type": "string"}`,

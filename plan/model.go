@@ -85,7 +85,9 @@ const DefaultMaxSameErrors = 20
 
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
-	URL      string
+	URL string
+	// Dialect is target.dialect: "priority" (also when not given) or "odata".
+	Dialect  string
 	Language int // 0: none
 	Metadata string
 	// SystemVersion is the server's version as the plan declares it, for

@@ -215,10 +215,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	f.memory.apply()
 	companies := []string(o.companies)
-	if len(companies) == 0 {
-		if p, _ := plan.Load(pos[0]); p != nil {
-			companies = p.Target.Companies
-		}
+	p, _ := plan.Load(pos[0])
+	if len(companies) == 0 && p != nil {
+		companies = p.Target.Companies
+	}
+	if d, err := a.dialectOf(f.conn, p); err != nil {
+		return err
+	} else if d.Standard() && len(o.companies) > 0 {
+		return usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
 	}
 	if len(companies) > 0 {
 		if o.txLeft >= 0 {
@@ -741,7 +745,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return err
 	}
 	v := a.undoView(*asJSON)
-	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
+	if err = a.journalTarget(pos[0], &cf); err != nil {
 		return err
 	}
 	// The preview reads as --yes does (what changed since the run, what is
@@ -826,19 +830,22 @@ func (l *lazyConn) close() {
 	}
 }
 
-// journalTarget is the target of a command on a journal (undo, verify):
+// journalTarget sets the target of a command on a journal (undo, verify):
 // as for any command (flag, environment), else the journal's own; one that
-// is not the journal's is refused.
-func (a *app) journalTarget(jpath, flagURL string) (string, error) {
+// is not the journal's is refused. The dialect, where neither --dialect nor
+// the environment gives it, is the journal's too.
+func (a *app) journalTarget(jpath string, cf *connFlags) error {
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
-		return "", withCode(ExitUsage, err)
+		return withCode(ExitUsage, err)
 	}
-	target, _ := a.targetURL(flagURL, nil)
+	target, _ := a.targetURL(cf.target, nil)
 	if target == "" {
 		target = hdr.Target
 	}
-	return target, a.refuseOtherTarget(jpath, target, "")
+	cf.target = target
+	cf.journalDialect = hdr.Dialect
+	return a.refuseOtherTarget(jpath, target, "")
 }
 
 // localErr gives the run's trouble on this machine its exit code, or nil

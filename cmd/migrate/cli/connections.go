@@ -55,6 +55,10 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 	}
 	env := connEnv(a.getenv, c.Name)
 	cfg := odata.Config{Timeout: f.timeout}
+	// A connection is a service of the target's kind.
+	if cfg.Dialect, err = a.dialectOf(f, p); err != nil {
+		return nil, err
+	}
 	if p != nil { // the plan's rate budget holds for every call it makes
 		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
 	}

@@ -65,7 +65,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		return usageErr("--out: verify writes its workbook as .xlsx")
 	}
 	v := a.verifyView(*asJSON)
-	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
+	if err = a.journalTarget(pos[0], &cf); err != nil {
 		return err
 	}
 	cn, err := a.connect(ctx, cf, nil)
