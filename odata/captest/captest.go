@@ -223,11 +223,14 @@ func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
 	}
 	rows := make([]string, 0, len(page.Value))
 	for _, r := range page.Value {
-		b, err := json.MarshalIndent(steady(r), "  ", "  ")
-		if err != nil {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(steady(r)); err != nil {
 			return nil, err
 		}
-		rows = append(rows, string(b))
+		rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
 	}
 	slices.Sort(rows)
 	if len(rows) == 0 {
