@@ -184,16 +184,53 @@ func Require(t testing.TB) *Server {
 	return s
 }
 
-// Dump reads all of an entity set, with expand as $expand, and writes it
-// as indented JSON that stays the same from run to run: the values the
-// server makes up (Guid keys and references, the modifiedAt time that is
-// the ETag) shown as "<guid>" and "<time>", and rows in the order of their
-// JSON.
+// Dump reads all of an entity set, with expand as $expand, page after page
+// by @odata.nextLink, and writes it as indented JSON that stays the same
+// from run to run: the values the server makes up (Guid keys and
+// references, the modifiedAt time that is the ETag) shown as "<guid>" and
+// "<time>", and rows in the order of their JSON.
 func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
 	url := root + "/" + set
 	if expand != "" {
 		url += "?$expand=" + expand
 	}
+	var rows []string
+	for pages := 0; url != ""; pages++ {
+		if pages == 1000 {
+			return nil, fmt.Errorf("GET %s: a thousand pages; the next links go round", url)
+		}
+		page, err := getPage(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Value {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("  ", "  ")
+			if err := enc.Encode(steady(r)); err != nil {
+				return nil, err
+			}
+			rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
+		}
+		url = ""
+		if page.NextLink != "" {
+			url = root + "/" + strings.TrimPrefix(page.NextLink, "/")
+		}
+	}
+	slices.Sort(rows)
+	if len(rows) == 0 {
+		return []byte(set + ": []\n"), nil
+	}
+	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+}
+
+type page struct {
+	Value    []map[string]any `json:"value"`
+	NextLink string           `json:"@odata.nextLink"`
+}
+
+func getPage(ctx context.Context, url string) (*page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -211,32 +248,11 @@ func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
 	}
-	var page struct {
-		Value    []map[string]any `json:"value"`
-		NextLink string           `json:"@odata.nextLink"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
+	var p page
+	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
-	if page.NextLink != "" {
-		return nil, fmt.Errorf("GET %s: more than a page; Dump reads one", url)
-	}
-	rows := make([]string, 0, len(page.Value))
-	for _, r := range page.Value {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("  ", "  ")
-		if err := enc.Encode(steady(r)); err != nil {
-			return nil, err
-		}
-		rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
-	}
-	slices.Sort(rows)
-	if len(rows) == 0 {
-		return []byte(set + ": []\n"), nil
-	}
-	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+	return &p, nil
 }
 
 var guid = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

@@ -14,6 +14,9 @@ service demo {
         DEBITFLAG  : String(1);
   }
 
+  // Pages of 3 parts: reads follow @odata.nextLink (CAP's default page
+  // is 1,000 rows).
+  @cds.query.limit: { default: 3, max: 3 }
   entity LOGPART : tagged {
     key PARTNAME   : String(15);
         PARTDES    : String(48);
