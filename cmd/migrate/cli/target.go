@@ -343,6 +343,11 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	if err := a.approveHost(s.url, s.approval); err != nil {
 		return nil, err
 	}
+	if cfg.Dialect.Standard() {
+		// The deprecation is the ERP's; Basic is a standard service's own
+		// way (docs/other-services.md). Other warnings stand.
+		warning = strings.TrimPrefix(strings.TrimPrefix(warning, auth.BasicDeprecation), "\n")
+	}
 	if warning != "" {
 		fmt.Fprintln(a.stderr, warning)
 	}
