@@ -186,6 +186,8 @@ func TestETags(t *testing.T) {
 			{ID: "2", Status: 204}, {ID: "3", Status: 204}, {ID: "4", Status: 204},
 		},
 		{{ID: "1", Status: 204}, {ID: "2", Status: 204}},
+		{{ID: "1", Status: 200, Body: json.RawMessage(`{"value":[{"@odata.etag":"W/\"f3\"","ID":"` + other + `"}]}`)}},
+		{{ID: "1", Status: 204}},
 	}
 	var ifMatch [][]string
 	srv, _ := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
@@ -230,10 +232,15 @@ func TestETags(t *testing.T) {
 		BatchRequest{Method: "DELETE", URL: "ORDERS(" + order2 + ")"})
 	send(BatchRequest{Method: "DELETE", URL: "ORDERS(" + guid1 + ")"},
 		BatchRequest{Method: "DELETE", URL: "ORDERS(" + order2 + ")"})
+	// A filtered read of the set (an upsert's) gives the ETags of its rows.
+	send(BatchRequest{Method: "GET", URL: "ORDERS?$filter=CUSTNAME eq 'C1'"})
+	send(BatchRequest{Method: "PATCH", URL: "ORDERS(" + other + ")", Body: json.RawMessage(`{"CUSTNAME":"C3"}`)})
 	want := [][]string{
 		{"", ""},
 		{`W/"r1"`, `W/"l1"`, "*", `W/"c2"`},
 		{`W/"r2"`, "*"}, // the PATCH's answer gave the new one; a deleted entity's is forgotten
+		{""},
+		{`W/"f3"`},
 	}
 	if len(ifMatch) != len(want) {
 		t.Fatalf("%d batches sent", len(ifMatch))
