@@ -95,6 +95,13 @@ func (a *app) info(ctx context.Context, args []string) error {
 	if v.JSONBatchResponses() {
 		out.BatchResponse = "JSON"
 	}
+	if v.Standard {
+		// The features listed are the ERP's, gated on its versions; a
+		// standard service has what the standard has, and refuses the
+		// ERP's own (a language code, GetMetadataFor).
+		out.Allows = []string{"what the OData 4.0 standard has: no system version gates it (dialect odata)"}
+		return view.Info(out, c.method, v)
+	}
 	for _, f := range features {
 		switch {
 		case f.ok(v):
