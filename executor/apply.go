@@ -360,6 +360,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if err == nil {
 		err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
 	}
+	if err == nil && st.Header.Dialect != hdr.Dialect {
+		err = &DialectError{Journal: r.opts.Journal, Was: dialectName(st.Header.Dialect), Now: dialectName(hdr.Dialect)}
+	}
 	if err != nil {
 		jr.Close()
 		return err
@@ -370,6 +373,26 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		r.accept = &journal.Accepted{PlanHash: hdr.PlanHash, Sources: hdr.Sources}
 	}
 	return nil
+}
+
+// DialectError refuses to resume a journal in another dialect than its run
+// spoke: the same service spoken to otherwise (its keys, its ETags) would
+// not be found holding what the journal says.
+type DialectError struct {
+	Journal  string
+	Was, Now string // as --dialect names them
+}
+
+func (e *DialectError) Error() string {
+	return fmt.Sprintf("%s was written to a target of dialect %s, and this run speaks %s: nothing was sent; give --dialect %s (docs/other-services.md)", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// dialectName is a journal header's Dialect as --dialect names it.
+func dialectName(d string) string {
+	if d == "" {
+		return string(odata.DialectPriority)
+	}
+	return d
 }
 
 // StaleError is a resume refused because the plan or a source changed.

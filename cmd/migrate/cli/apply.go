@@ -332,8 +332,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	var corrupt *journal.CorruptError
 	var other *executor.TargetError
 	var steps *executor.StepsError
+	var dialect *executor.DialectError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &dialect):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
