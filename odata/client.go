@@ -521,7 +521,10 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			e := ParseError(resp.status, resp.header, resp.body)
 			err, retry, wait, throttled = e, true, e.RetryAfter, true
 		case resp.status >= 200 && resp.status <= 299:
-			if c.cfg.Dialect.Standard() && !r.batch {
+			if c.cfg.Dialect.Standard() && !r.batch && (r.write || keyedPath(r.path)) {
+				// A page of a whole set (an export's) is not kept: the
+				// writes that need ETags read their entities by key or
+				// in a $batch.
 				c.etags.learn(r.method, r.path, resp.status, resp.header.Get, resp.body)
 			}
 			return resp, nil

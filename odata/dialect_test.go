@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +250,22 @@ func TestETags(t *testing.T) {
 		if strings.Join(ifMatch[i], " ") != strings.Join(want[i], " ") {
 			t.Errorf("batch %d: If-Match %q, want %q", i+1, ifMatch[i], want[i])
 		}
+	}
+}
+
+// TestETagsBounded: past maxETags an older ETag is forgotten for each new
+// one, and the newest is kept.
+func TestETagsBounded(t *testing.T) {
+	t.Parallel()
+	var e etags
+	for i := range maxETags + 10 {
+		e.put("T('"+strconv.Itoa(i)+"')", "t"+strconv.Itoa(i))
+	}
+	if len(e.tags) != maxETags {
+		t.Errorf("%d ETags kept, want %d", len(e.tags), maxETags)
+	}
+	last := strconv.Itoa(maxETags + 9)
+	if got := e.ifMatch("PATCH", "T('"+last+"')"); got != "t"+last {
+		t.Errorf("the newest ETag: %q", got)
 	}
 }

@@ -157,11 +157,30 @@ func (e *etags) walk(t *EntityType, path string, m map[string]any) {
 	}
 }
 
+// maxETags bounds the ETags kept: past it one already kept is forgotten
+// for each new one (its next write goes with If-Match: *), so that a read
+// of millions of entities holds no more memory than this.
+const maxETags = 100_000
+
 func (e *etags) put(path, tag string) {
 	if e.tags == nil {
 		e.tags = map[string]string{}
 	}
+	if _, ok := e.tags[path]; !ok && len(e.tags) >= maxETags {
+		for k := range e.tags {
+			delete(e.tags, k)
+			break
+		}
+	}
 	e.tags[path] = tag
+}
+
+// keyedPath reports whether url addresses one entity: its last segment
+// has a key.
+func keyedPath(url string) bool {
+	path, _, _ := strings.Cut(url, "?")
+	segs, err := ParsePath(path)
+	return err == nil && len(segs) > 0 && segs[len(segs)-1].HasKey
 }
 
 // canonicalPath is url without its query, each key spelt as PathKey spells
