@@ -81,11 +81,7 @@ type Header struct {
 	Sources       map[string]string `json:"sources,omitempty"`   // file as the plan wrote it → sha256 hex
 	Target        string            `json:"target,omitempty"`    // base URL without credentials
 	SystemVersion string            `json:"system_version,omitempty"`
-	// Dialect is the target's kind when it is not the ERP's own ("odata":
-	// docs/other-services.md), so that undo, verify and resolve speak to it
-	// as apply did; "" for the ERP.
-	Dialect     string `json:"dialect,omitempty"`
-	ToolVersion string `json:"tool_version,omitempty"`
+	ToolVersion   string            `json:"tool_version,omitempty"`
 	// User is the name the service gave for the credentials (GetLoginName),
 	// for the run report; journals before it was recorded have none.
 	User    string    `json:"user,omitempty"`
@@ -95,6 +91,10 @@ type Header struct {
 	// runs every step with a KindFinished entry; journals written before
 	// it have no such entries, and their runs are taken as finished.
 	MarksFinish bool `json:"marks_finish,omitempty"`
+	// Dialect is the target's kind when it is not the ERP's own ("odata":
+	// docs/other-services.md), so that undo, verify and resolve speak to it
+	// as apply did; "" for the ERP.
+	Dialect string `json:"dialect,omitempty"`
 }
 
 // Step names a step and its entity, in dependency order.

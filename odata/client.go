@@ -905,7 +905,9 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	if err != nil {
 		return nil, resp.body, fmt.Errorf("GET $metadata: %w", err)
 	}
-	c.SetMetadata(m)
+	if c.cfg.Dialect.Standard() {
+		c.SetMetadata(m)
+	}
 	return m, resp.body, nil
 }
 

@@ -85,10 +85,9 @@ const DefaultMaxSameErrors = 20
 
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
-	URL string
-	// Dialect is target.dialect: "priority" (also when not given) or "odata".
-	Dialect  string
-	Language int // 0: none
+	URL      string
+	Dialect  string // target.dialect: "priority" (also when not given) or "odata"
+	Language int    // 0: none
 	Metadata string
 	// SystemVersion is the server's version as the plan declares it, for
 	// servers without a version function (before 22.0); zero: not declared.

@@ -19,18 +19,18 @@ import (
 
 // connFlags are the flags every command that talks to a target shares.
 type connFlags struct {
-	target      string
-	targetGiven bool // --target was given (target may be the journal's)
-	trustHosts  []string
-	auth        string
-	dialect     string
-	// journalDialect is the dialect of the journal a command works on,
-	// used where neither --dialect nor the environment gives one.
-	journalDialect string
-	caCert         string
-	sandbox        bool
-	systemVersion  string
-	timeout        time.Duration
+	target        string
+	targetGiven   bool // --target was given (target may be the journal's)
+	trustHosts    []string
+	auth          string
+	caCert        string
+	sandbox       bool
+	systemVersion string
+	timeout       time.Duration
+	// dialect is --dialect; journalDialect is the dialect of the journal a
+	// command works on, used where neither --dialect nor the environment
+	// gives one.
+	dialect, journalDialect string
 	// companies are the sandbox's (apply of several companies); shared,
 	// when set, is the connection whose pace every company's client shares,
 	// and company the one this command addresses.
