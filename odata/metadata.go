@@ -85,6 +85,11 @@ type xNav struct {
 	Name           string `xml:"Name,attr"`
 	Type           string `xml:"Type,attr"`
 	ContainsTarget string `xml:"ContainsTarget,attr"`
+	Partner        string `xml:"Partner,attr"`
+	Constraints    []struct {
+		Property   string `xml:"Property,attr"`
+		Referenced string `xml:"ReferencedProperty,attr"`
+	} `xml:"ReferentialConstraint"`
 }
 
 type xContainer struct {
@@ -462,12 +467,17 @@ func buildType(x *xEntityType, tm terms) (*EntityType, error) {
 		if unqualify(typ) == "" {
 			return nil, &MetadataError{Where: where + ", navigation " + xn.Name, Msg: fmt.Sprintf("bad Type %q", xn.Type)}
 		}
-		t.Navigations = append(t.Navigations, &NavigationProperty{
+		nav := &NavigationProperty{
 			Name:           xn.Name,
 			Type:           unqualify(typ),
 			Collection:     coll,
 			ContainsTarget: strings.EqualFold(strings.TrimSpace(xn.ContainsTarget), "true"),
-		})
+			Partner:        strings.TrimSpace(xn.Partner),
+		}
+		for _, c := range xn.Constraints {
+			nav.Constraints = append(nav.Constraints, Constraint{Property: strings.TrimSpace(c.Property), Referenced: strings.TrimSpace(c.Referenced)})
+		}
+		t.Navigations = append(t.Navigations, nav)
 	}
 	for _, r := range x.Key.Refs {
 		if r.Name == "" {

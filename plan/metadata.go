@@ -462,9 +462,10 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		if nav.Collection {
 			// Lines are numbered by the server: an Int64 key of a sub-form
 			// line (KLINE, EXTFILENUM) need not be written.
+			fromParent := odata.FilledFromParent(t, nav, ct)
 			for _, k := range ct.Key {
 				prop := ct.Property(k)
-				if written[k] || prop == nil || prop.Computed || prop.ComputedDefault || prop.Type == odata.EdmInt64 || ServerNumbered(nav.Type, k) {
+				if written[k] || prop == nil || prop.Computed || prop.ComputedDefault || fromParent[k] || prop.Type == odata.EdmInt64 || ServerNumbered(nav.Type, k) {
 					continue
 				}
 				c.d.errorf(sf.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, sf.Name)

@@ -30,6 +30,13 @@ service demo {
         CUSTDES  : String(48);
         PHONE    : String(20);
         ADDRESS  : String(80);
+        // Notes as CAP writes a composition most often: of an aspect,
+        // whose lines are keyed by their customer's key (up__CUSTNAME,
+        // filled from the parent) and a Guid of their own.
+        GENCUSTNOTES_SUBFORM : Composition of many {
+          key ID   : UUID;
+              NOTE : String(80);
+        };
   }
 
   entity ORDERS : tagged {
