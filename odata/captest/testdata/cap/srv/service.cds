@@ -46,6 +46,11 @@ service demo {
         CURDATE            : Date;
         ORDERITEMS_SUBFORM : Composition of many ORDERITEMS
                                on ORDERITEMS_SUBFORM.ORDER = $self;
+        // The order's text: one object, not lines.
+        ORDERSTEXT_SUBFORM : Composition of one {
+          TEXT   : LargeString;
+          APPEND : Boolean;
+        };
   }
 
   entity ORDERITEMS : tagged {
