@@ -1031,6 +1031,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
 	}
+	if r.opts.Version.Standard && !r.dry {
+		reqs = standardSingles(batch, reqs)
+	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
 	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: r.opts.now().UTC()}); err != nil {
