@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -194,6 +195,9 @@ type Client struct {
 	forms  Forms
 	// etags are the entities' ETags, under DialectOData.
 	etags etags
+	// multipart: the service refused a JSON $batch and took a multipart
+	// one (DialectOData): every later batch is sent so.
+	multipart atomic.Bool
 }
 
 // NewClient checks cfg and builds a client. TLS verification is always on;
@@ -1013,6 +1017,7 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	standard := c.cfg.Dialect.Standard()
 	if standard {
 		reqs = c.withIfMatch(reqs)
+		opts.Multipart = opts.Multipart || c.multipart.Load()
 	}
 	r, err := batchRequest(reqs, opts, c.cfg.Dialect)
 	if err != nil {
@@ -1020,6 +1025,18 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	}
 	r.write, r.batch = true, true
 	resp, err := c.do(ctx, r)
+	if err != nil && standard && !opts.Multipart && jsonBatchRefused(err) {
+		// The JSON batch format is OData 4.01's; a 4.0 service may take
+		// only multipart. The refusal of the whole batch ran none of it.
+		opts.Multipart = true
+		if r, err = batchRequest(reqs, opts, c.cfg.Dialect); err != nil {
+			return nil, err
+		}
+		r.write, r.batch = true, true
+		if resp, err = c.do(ctx, r); err == nil {
+			c.multipart.Store(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -1037,6 +1054,23 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	}
 	c.readWarm(reqs, out)
 	return out, nil
+}
+
+// jsonBatchRefused reports a whole JSON $batch refused in a way that says
+// the format may be what the service does not take: 400, 404 (no JSON batch
+// handler), 406 or 415. Nothing of a batch refused whole with a 4xx ran; a
+// batch in doubt is never sent again.
+func jsonBatchRefused(err error) bool {
+	var e *Error
+	var doubt *InDoubtError
+	if errors.As(err, &doubt) || !errors.As(err, &e) {
+		return false
+	}
+	switch e.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		return true
+	}
+	return false
 }
 
 // withIfMatch is reqs with If-Match on each write of an entity that has

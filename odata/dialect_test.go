@@ -1,8 +1,10 @@
 package odata
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -267,5 +269,53 @@ func TestETagsBounded(t *testing.T) {
 	last := strconv.Itoa(maxETags + 9)
 	if got := e.ifMatch("PATCH", "T('"+last+"')"); got != "t"+last {
 		t.Errorf("the newest ETag: %q", got)
+	}
+}
+
+// TestStandardMultipartFallback: a service of the odata dialect that
+// refuses a JSON $batch whole (415) is sent the same batch as multipart,
+// and every later batch goes so at once; the ERP's client never falls back.
+func TestStandardMultipartFallback(t *testing.T) {
+	t.Parallel()
+	srv, seen := newServer(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if mt != "multipart/mixed" {
+			http.Error(w, `{"error":{"code":"415","message":"multipart only"}}`, http.StatusUnsupportedMediaType)
+			return
+		}
+		reqs, err := DecodeMultipartBatchRequest(bytes.NewReader(body), params["boundary"])
+		if err != nil {
+			t.Error(err)
+		}
+		var resps []BatchResponse
+		for _, q := range reqs {
+			resps = append(resps, BatchResponse{ID: q.ID, Status: 201, Headers: map[string]string{"Content-Type": "application/json"}, Body: json.RawMessage(`{"ID":"` + guid1 + `"}`)})
+		}
+		w.Header().Set("Content-Type", "multipart/mixed; boundary=b1")
+		if err := EncodeMultipartBatchResponse(w, "b1", resps); err != nil {
+			t.Error(err)
+		}
+	})
+	batch := []BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS", Body: json.RawMessage(`{}`), Headers: map[string]string{"content-type": "application/json"}}}
+	c, _ := newTestClient(t, srv, func(c *Config) { c.BaseURL, c.Dialect = srv.URL+"/odata/v4/demo", DialectOData })
+	for range 2 {
+		got, err := c.Batch(context.Background(), batch, BatchOptions{})
+		if err != nil || len(got) != 1 || got[0].Status != 201 {
+			t.Fatalf("Batch = %+v, %v", got, err)
+		}
+	}
+	var kinds []string
+	for _, s := range seen() {
+		mt, _, _ := mime.ParseMediaType(s.Header.Get("Content-Type"))
+		kinds = append(kinds, mt)
+	}
+	if want := "application/json multipart/mixed multipart/mixed"; strings.Join(kinds, " ") != want {
+		t.Errorf("batches sent as %v, want %s", kinds, want)
+	}
+	p, _ := newTestClient(t, srv, nil)
+	p.SetVersion(Version{Major: 25, Minor: 1})
+	p.forms.Warmed("ORDERS")
+	if _, err := p.Batch(context.Background(), batch, BatchOptions{}); err == nil {
+		t.Error("the ERP's client fell back to multipart")
 	}
 }
