@@ -115,6 +115,10 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 		} else if !ok {
 			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 		}
+	} else if r.opts.Version.Standard {
+		// A standard service's keys (Guids) tell nothing of when a
+		// document was made (docs/other-services.md, Not yet).
+		r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 	}
 	return ent, set.Type, want, conds, ""
 }
