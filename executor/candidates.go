@@ -261,11 +261,7 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean || len(conds) == 8 {
 			continue
 		}
-		dv, err := odata.DecodeValue(p.Type, v)
-		if err != nil {
-			continue
-		}
-		lit, err := odata.FormatLiteral(dv)
+		lit, err := odata.FormatTypedLiteral(p.Type, v)
 		if err != nil {
 			continue
 		}

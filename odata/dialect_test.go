@@ -67,6 +67,22 @@ func TestStandardValues(t *testing.T) {
 	if v, err := DecodeValue(EdmDate, Date("2026-11-03")); err != nil || !v.(time.Time).Equal(time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("DecodeValue(Edm.Date) = %v, %v", v, err)
 	}
+	// A $filter's literals by the field's type: a reconciliation's lookup.
+	for _, tc := range []struct {
+		t    EdmType
+		v    any
+		want string
+	}{
+		{EdmDate, "2026-11-03", "2026-11-03"},
+		{EdmDate, Date("2026-11-03"), "2026-11-03"},
+		{EdmGuid, guid1, guid1},
+		{EdmString, guid1, "'" + guid1 + "'"},
+		{EdmDateTimeOffset, "2026-11-03", "2026-11-03T00:00:00+00:00"},
+	} {
+		if got, err := FormatTypedLiteral(tc.t, tc.v); err != nil || got != tc.want {
+			t.Errorf("FormatTypedLiteral(%s, %#v) = %q, %v; want %q", tc.t, tc.v, got, err, tc.want)
+		}
+	}
 	typ := &EntityType{Name: "ORDERS", Key: []string{"ID"}, Properties: []*Property{{Name: "ID", Type: EdmGuid}}}
 	if k := EntityKey(typ, map[string]any{"ID": guid1}); k != guid1 {
 		t.Errorf("EntityKey of a Guid key = %q, want it bare", k)

@@ -62,6 +62,22 @@ func FormatLiteral(v any) (string, error) {
 	return formatScalar(v)
 }
 
+// FormatTypedLiteral writes v, a value of a field of type t (as a record or
+// an answer holds it), as a literal of that type: an Edm.Date as its day
+// (2026-11-03) and an Edm.Guid bare, as the standard writes them in a
+// $filter (docs/other-services.md); any other as FormatLiteral writes the
+// value DecodeValue gives.
+func FormatTypedLiteral(t EdmType, v any) (string, error) {
+	dv, err := DecodeValue(t, v)
+	if err != nil {
+		return "", err
+	}
+	if tm, ok := dv.(time.Time); ok && t == EdmDate {
+		return tm.Format(DateLayout), nil
+	}
+	return FormatLiteral(dv)
+}
+
 // formatScalar writes numbers and booleans the same way in URLs and JSON.
 func formatScalar(v any) (string, error) {
 	switch x := v.(type) {
