@@ -31,6 +31,10 @@ func TestHighest(t *testing.T) {
 		{"field hidden", `{"value":[{"ORDNAME":"SO1"}]}`, 200, "", "the rows lack ORD"},
 		{"refused", `{"error":{}}`, 400, "", "status 400"},
 		{"not a list", `[1]`, 200, "", "the answer is not a list of rows"},
+		// A time the server sets (odata dialect, markField).
+		{"times, descending", `{"value":[{"ORD":"2026-11-27T15:10:37.128Z"},{"ORD":"2026-11-27T15:10:37.12Z"}]}`, 200, "2026-11-27T15:10:37.128Z", ""},
+		{"times, $orderby ignored", `{"value":[{"ORD":"2026-11-27T15:10:37Z"},{"ORD":"2026-11-27T16:00:00+00:00"}]}`, 200, "", "the server ignored $orderby"},
+		{"neither", `{"value":[{"ORD":"SO1"}]}`, 200, "", "ORD SO1 is neither a number nor a time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +127,7 @@ func TestSatisfies(t *testing.T) {
 	t.Parallel()
 	gt := cond{field: "ORD", op: "gt", lit: "41"}
 	eq := cond{field: "CUSTNAME", op: "eq", value: "C1", lit: "'C1'"}
+	since := cond{field: "modifiedAt", op: "gt", value: "2026-11-27T15:10:37.128Z", lit: "2026-11-27T15:10:37.128Z"}
 	tests := []struct {
 		v    any
 		c    cond
@@ -134,6 +139,10 @@ func TestSatisfies(t *testing.T) {
 		{nil, gt, false},
 		{"C1", eq, true},
 		{"c1", eq, false}, // a server that compares without case gave it: not our filter
+		{"2026-11-27T15:10:37.129Z", since, true},
+		{"2026-11-27T17:10:37.128+02:00", since, false}, // the same instant
+		{"2026-11-27T15:10:37Z", since, false},
+		{"soon", since, false},
 	}
 	for _, tt := range tests {
 		if got := satisfies(tt.v, tt.c); got != tt.want {

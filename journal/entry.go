@@ -173,7 +173,7 @@ func (s *Sub) Entities() int {
 // Watermark is what an entry of KindWatermark records.
 type Watermark struct {
 	Step  string `json:"st"`
-	Field string `json:"f"` // the auto-unique field, e.g. ORD
+	Field string `json:"f"` // the auto-unique field, e.g. ORD, or a time the server sets (odata dialect)
 	// Value is the field's highest value when read, as a literal; "" when
 	// the entity held nothing.
 	Value string `json:"v,omitempty"`
