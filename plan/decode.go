@@ -718,6 +718,10 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 				if v, ok := w.choice(ke, "connection"); ok {
 					c.Auth = v
 				}
+			case "dialect":
+				if v, ok := w.choice(ke, "connection"); ok {
+					c.Dialect = v
+				}
 			case "language":
 				if v, ok := w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
 					c.Language = v

@@ -98,6 +98,8 @@ var format = []Block{
 				Meaning: "the service root, as `target.url`; `MIGRATE_<NAME>_TARGET` overrides it; a user name and password in it are an error"},
 			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
 				Meaning: "how to log in, as `target.auth`, from `MIGRATE_<NAME>_TOKEN`, `MIGRATE_<NAME>_USER` and `MIGRATE_<NAME>_PASSWORD`, or the token of `migrate login --connection NAME`; `MIGRATE_<NAME>_AUTH` overrides it"},
+			{Name: "dialect", Default: "the target's", Enum: []string{"priority", "odata"},
+				Meaning: "the kind of service the connection is, as `target.dialect`: a copy from the ERP into another OData service (or back) reads one dialect and writes the other (docs/other-services.md). An extension of the original format"},
 			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "language code, as `target.language`"},
 		}},

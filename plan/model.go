@@ -122,6 +122,7 @@ type Connection struct {
 	Name     string
 	URL      string
 	Auth     string // basic | pat | oidc | ""
+	Dialect  string // priority | odata | "": the target's
 	Language int    // 0: none
 	Pos      Pos    // of the connection's name
 	Spans    Spans  // each key of the connection and its value
