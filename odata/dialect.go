@@ -40,7 +40,7 @@ func (d Dialect) Standard() bool { return d == DialectOData }
 // to be: it has no system version, and every feature the gates ask about
 // is the standard's (writes, $expand, $batch with JSON answers, deep
 // insert answered whole). Its String says so.
-var StandardVersion = Version{Major: 25, Minor: 1, Raw: "OData 4.0", From: "the OData standard (target.dialect odata)", Standard: true}
+var StandardVersion = Version{Major: 25, Minor: 1, Raw: "OData 4.0", From: "the OData standard (dialect odata)", Standard: true}
 
 // Guid is an Edm.Guid value. It is written bare in keys and filters
 // (ORDERS(3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8)), as a JSON string in
