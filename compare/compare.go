@@ -47,13 +47,13 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 			return false, false
 		}
 		return g.Cmp(w) == 0, true
-	case odata.EdmDateTimeOffset, "Edm.Date":
+	case odata.EdmDateTimeOffset, odata.EdmDate:
 		g, ok1 := decoded[time.Time](odata.EdmDateTimeOffset, got)
 		w, ok2 := decoded[time.Time](odata.EdmDateTimeOffset, want)
 		if !ok1 || !ok2 {
 			return false, false
 		}
-		if p.DateOnly || p.Type == "Edm.Date" {
+		if p.DateOnly || p.Type == odata.EdmDate {
 			// The server keeps the day, in its own time zone, which may
 			// be UTC or the sender's (docs/servers.md, Metadata).
 			const day = "2006-01-02"
@@ -74,6 +74,14 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 			return false, false
 		}
 		return g == w, true
+	case odata.EdmGuid:
+		// The same Guid in either case of its hexadecimal digits.
+		g, ok1 := decoded[odata.Guid](p.Type, got)
+		w, ok2 := decoded[odata.Guid](p.Type, want)
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		return strings.EqualFold(string(g), string(w)), true
 	}
 	return false, false
 }

@@ -28,6 +28,8 @@ var (
 	dayField     = &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset, DateOnly: true}
 	boolField    = &odata.Property{Name: "FLAG", Type: odata.EdmBoolean}
 	stringField  = &odata.Property{Name: "PARTNAME", Type: odata.EdmString}
+	guidField    = &odata.Property{Name: "ID", Type: odata.EdmGuid}
+	edmDateField = &odata.Property{Name: "CURDATE", Type: odata.EdmDate}
 )
 
 // TestValue: the one rule, by the field's type, for values as a server's
@@ -66,6 +68,11 @@ func TestValue(t *testing.T) {
 		{"int64 5 is not 6", int64Field, "6", int64(5), false, false},
 		{"int64 not a number", int64Field, "five", int64(5), false, false},
 		{"int64 blank", int64Field, nil, int64(0), false, false},
+		// Guid and Date, as other services give them (docs/other-services.md).
+		{"guid in either case", guidField, "3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8", odata.Guid("3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8"), true, false},
+		{"guid another", guidField, "3a943e5e-c925-4fae-b2d5-9e2f0a36c6d9", odata.Guid("3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8"), false, false},
+		{"Edm.Date the day written", edmDateField, "2026-11-03", odata.Date("2026-11-03"), true, false},
+		{"Edm.Date another day", edmDateField, "2026-11-04", odata.Date("2026-11-03"), false, false},
 		// DateTimeOffset: instants.
 		{"instant with an offset", momentField, "2024-03-01T00:00:00+02:00", when, true, false},
 		{"instant as text both", momentField, "2024-03-01T00:00:00+02:00", "2024-02-29T22:00:00Z", true, false},

@@ -340,6 +340,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
 	}
+	if r.opts.Version.Standard {
+		hdr.Dialect = string(odata.DialectOData)
+	}
 	for i, w := range waves {
 		for _, s := range w {
 			hdr.Steps = append(hdr.Steps, journal.Step{Name: s.Name, Entity: s.Entity, Wave: i, Match: s.Match})
@@ -389,6 +392,9 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 	if err == nil {
 		err = CheckTarget(r.opts.Journal, st.Header, r.opts.Target)
 	}
+	if err == nil && st.Header.Dialect != hdr.Dialect {
+		err = &DialectError{Journal: r.opts.Journal, Was: dialectName(st.Header.Dialect), Now: dialectName(hdr.Dialect)}
+	}
 	if err != nil {
 		jr.Close()
 		return err
@@ -405,6 +411,26 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		r.delta = newDeltaRun(false, false)
 	}
 	return nil
+}
+
+// DialectError refuses to resume a journal in another dialect than its run
+// spoke: the same service spoken to otherwise (its keys, its ETags) would
+// not be found holding what the journal says.
+type DialectError struct {
+	Journal  string
+	Was, Now string // as --dialect names them
+}
+
+func (e *DialectError) Error() string {
+	return fmt.Sprintf("%s was written to a target of dialect %s, and this run speaks %s: nothing was sent; give --dialect %s (docs/other-services.md)", e.Journal, e.Was, e.Now, e.Was)
+}
+
+// dialectName is a journal header's Dialect as --dialect names it.
+func dialectName(d string) string {
+	if d == "" {
+		return string(odata.DialectPriority)
+	}
+	return d
 }
 
 // StaleError is a resume refused because the plan or a source changed.
@@ -1071,6 +1097,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.matched, RowHash: o.rowHash(),
 				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
+	}
+	if r.opts.Version.Standard && !r.dry {
+		reqs = standardSingles(batch, reqs)
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.

@@ -109,12 +109,21 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	if len(conds) == 0 {
 		return "", nil, nil, nil, "nothing to match it on"
 	}
-	if f := autoUnique(set.Type); f != "" {
+	if f := r.markField(set.Type); f != "" {
 		if wm, ok := r.watermarkFor(s); ok && wm.Value != "" {
-			conds = append(conds, cond{field: wm.Field, p: set.Type.Property(wm.Field), op: "gt", value: json.Number(wm.Value), lit: wm.Value})
+			p := set.Type.Property(wm.Field)
+			var v any = json.Number(wm.Value)
+			if p != nil && p.Type == odata.EdmDateTimeOffset {
+				v = wm.Value // a time the server sets (markField)
+			}
+			conds = append(conds, cond{field: wm.Field, p: p, op: "gt", value: v, lit: wm.Value})
 		} else if !ok {
 			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 		}
+	} else if r.opts.Version.Standard {
+		// Neither an auto-unique key nor a time the server sets bounds
+		// the run's documents (docs/other-services.md, Reconciliation).
+		r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 	}
 	return ent, set.Type, want, conds, ""
 }
@@ -257,11 +266,7 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 		if p == nil || p.Type == odata.EdmDateTimeOffset || p.Type == odata.EdmBoolean || len(conds) == 8 {
 			continue
 		}
-		dv, err := odata.DecodeValue(p.Type, v)
-		if err != nil {
-			continue
-		}
-		lit, err := odata.FormatLiteral(dv)
+		lit, err := odata.FormatTypedLiteral(p.Type, v)
 		if err != nil {
 			continue
 		}
@@ -335,14 +340,13 @@ func satisfies(v any, c cond) bool {
 	switch x := v.(type) {
 	case json.Number:
 		n = string(x)
-	case string: // IEEE754Compatible answers quote Int64
+	case string: // IEEE754Compatible answers quote Int64; a time is text
 		n = x
 	default:
 		return false
 	}
-	a, e1 := odata.ParseDecimal(n, '.')
-	b, e2 := odata.ParseDecimal(c.lit, '.')
-	return e1 == nil && e2 == nil && a.Cmp(b) > 0
+	cmp, ok := markCompare(n, c.lit)
+	return ok && cmp > 0
 }
 
 // byLines keeps the candidates whose lines the record could have written:

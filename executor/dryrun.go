@@ -55,7 +55,8 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	if opts.Limit > 0 {
 		opts.records = limited{inner: opts.records, n: opts.Limit}
 	}
-	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{}}
+	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{},
+		standard: opts.Version.Standard}
 	for _, s := range opts.Plan.Steps {
 		switch s.Mode {
 		case plan.ModeUpdate:
@@ -189,6 +190,9 @@ type simService struct {
 	unread atomic.Int64
 	warm   read.Warmth // the target's forms known warm
 	forms  odata.Forms // the forms apply's client would know warm
+	// standard: the target is of the odata dialect, whose client warms
+	// no form up (docs/other-services.md).
+	standard bool
 }
 
 // ErrTargetRead is returned (wrapped) when the dry run could not read the
@@ -208,7 +212,7 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	// rule, odata.Forms). A retry the server asks for cannot be predicted.
 	if st := odata.CallStatsOf(ctx); st != nil {
 		st.Attempts++
-		if cold := s.forms.ColdWrites(reqs); len(cold) > 0 {
+		if cold := s.forms.ColdWrites(reqs); len(cold) > 0 && !s.standard {
 			st.Attempts++
 			s.forms.Warmed(cold...)
 		}

@@ -1,7 +1,10 @@
 package executor
 
 import (
+	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -140,6 +143,37 @@ func assemble(batch []*op, seq int) []odata.BatchRequest {
 		reqs[i] = r
 	}
 	return reqs
+}
+
+// standardSingles sends each single-object sub-form written on its own
+// (not carried in its parent's deep insert) as a standard service takes it:
+// a PATCH of the parent holding it, since such a service refuses a POST to
+// a single-valued navigation (405; docs/other-services.md). The journal
+// keeps the op as it is (a POST to PARENT/NAV); the caller's reqs are left
+// as they were.
+func standardSingles(batch []*op, reqs []odata.BatchRequest) []odata.BatchRequest {
+	var out []odata.BatchRequest
+	for i, o := range batch {
+		if !o.single || reqs[i].Method != http.MethodPost || len(o.body) == 0 {
+			continue
+		}
+		parent, ok := strings.CutSuffix(reqs[i].URL, "/"+o.nav)
+		if !ok {
+			continue
+		}
+		body, err := odata.MarshalBody(map[string]any{o.nav: o.body})
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(reqs)
+		}
+		out[i].Method, out[i].URL, out[i].Body = http.MethodPatch, parent, body
+	}
+	if out == nil {
+		return reqs
+	}
+	return out
 }
 
 // bodyHeaders are the headers of a sub-request with a body; shared by every

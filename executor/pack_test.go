@@ -269,3 +269,35 @@ func TestPackWithinBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestStandardSingles: under the odata dialect a single-object sub-form
+// sent on its own is a PATCH of its parent holding it, whether the parent
+// is made in the same batch ($1) or exists; lines and the caller's
+// requests stay as they were.
+func TestStandardSingles(t *testing.T) {
+	t.Parallel()
+	order := &op{kind: journal.OpCreate, method: "POST", url: "ORDERS", body: []byte(`{"CUSTNAME":"C1"}`)}
+	line := &op{method: "POST", parent: order, nav: "ORDERITEMS_SUBFORM", body: []byte(`{"PARTNAME":"B"}`)}
+	text := &op{method: "POST", parent: order, nav: "ORDERSTEXT_SUBFORM", single: true, body: []byte(`{"TEXT":"t"}`)}
+	old := &op{method: "POST", parent: &op{abs: "ORDERS(3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8)", done: true}, nav: "ORDERSTEXT_SUBFORM", single: true, body: []byte(`{"TEXT":"u"}`)}
+	batch := []*op{order, line, text, old}
+	reqs := assemble(batch, 1)
+	got := standardSingles(batch, reqs)
+	want := []string{
+		`POST ORDERS {"CUSTNAME":"C1"}`,
+		`POST $1/ORDERITEMS_SUBFORM {"PARTNAME":"B"}`,
+		`PATCH $1 {"ORDERSTEXT_SUBFORM":{"TEXT":"t"}}`,
+		`PATCH ORDERS(3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8) {"ORDERSTEXT_SUBFORM":{"TEXT":"u"}}`,
+	}
+	for i, r := range got {
+		if s := r.Method + " " + r.URL + " " + string(r.Body); s != want[i] {
+			t.Errorf("%d: %s, want %s", i, s, want[i])
+		}
+	}
+	if reqs[2].Method != "POST" || reqs[2].URL != "$1/ORDERSTEXT_SUBFORM" {
+		t.Errorf("the caller's request changed: %+v", reqs[2])
+	}
+	if got[2].DependsOn[0] != "1" {
+		t.Errorf("the PATCH of $1 does not depend on its create: %+v", got[2])
+	}
+}

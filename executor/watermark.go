@@ -32,6 +32,31 @@ func autoUnique(t *odata.EntityType) string {
 	return ""
 }
 
+// markField is the field whose highest value, read before a step's first
+// create, bounds the documents the step made: the auto-unique key; where
+// there is none and the target is of the odata dialect, a time the server
+// sets (Computed Edm.DateTimeOffset, a created time preferred to a
+// modified one), so that a document made before the run is not taken for
+// one in doubt (docs/other-services.md, Reconciliation); "" if neither.
+func (r *runner) markField(t *odata.EntityType) string {
+	if f := autoUnique(t); f != "" || t == nil || !r.opts.Version.Standard {
+		return f
+	}
+	field := ""
+	for _, p := range t.Properties {
+		if !p.Computed || p.Type != odata.EdmDateTimeOffset || slices.Contains(t.Key, p.Name) {
+			continue
+		}
+		if strings.Contains(strings.ToLower(p.Name), "creat") {
+			return p.Name
+		}
+		if field == "" {
+			field = p.Name
+		}
+	}
+	return field
+}
+
 // markOnce takes a step's watermark at most once per Apply.
 type markOnce struct {
 	once sync.Once
@@ -84,7 +109,7 @@ func (r *runner) watermarkQuery(entity string) string {
 	if set == nil {
 		return ""
 	}
-	field := autoUnique(set.Type)
+	field := r.markField(set.Type)
 	if field == "" {
 		return ""
 	}
@@ -101,7 +126,7 @@ func (r *runner) journalWatermark(step, entity string) error {
 	if query == "" {
 		return nil
 	}
-	field := autoUnique(r.md.EntitySet(entity).Type)
+	field := r.markField(r.md.EntitySet(entity).Type)
 	var calls odata.CallStats // for the run report: this read is a call too
 	resp, err := r.readCtx(odata.WithCallStats(r.ctx, &calls), query)
 	if err != nil {
@@ -152,24 +177,39 @@ func highest(resp odata.BatchResponse, field string) (value, why string) {
 	if err := json.Unmarshal(resp.Body, &body); err != nil {
 		return "", "the answer is not a list of rows"
 	}
-	var vals []odata.Decimal
+	var vals []string
 	for _, row := range body.Value {
 		raw, ok := row[field]
 		if !ok {
 			return "", "the rows lack " + field
 		}
 		v := strings.Trim(string(raw), `"`) // IEEE754Compatible answers quote Int64
-		d, err := odata.ParseDecimal(v, '.')
-		if err != nil {
-			return "", fmt.Sprintf("%s %s is not a number", field, v)
+		if _, ok := markCompare(v, v); !ok {
+			return "", fmt.Sprintf("%s %s is neither a number nor a time", field, v)
 		}
-		vals = append(vals, d)
+		vals = append(vals, v)
 	}
 	if len(vals) == 0 {
 		return "", ""
 	}
-	if len(vals) > 1 && vals[0].Cmp(vals[1]) < 0 {
+	if c, _ := markCompare(vals[0], vals[len(vals)-1]); c < 0 {
 		return "", "the server ignored $orderby"
 	}
-	return strings.Trim(string(body.Value[0][field]), `"`), ""
+	return vals[0], ""
+}
+
+// markCompare compares two values of a watermark field as numbers (an
+// auto-unique key) or as instants (a time the server sets); ok is false
+// when they are neither.
+func markCompare(a, b string) (c int, ok bool) {
+	if x, err := odata.ParseDecimal(a, '.'); err == nil {
+		y, err := odata.ParseDecimal(b, '.')
+		return x.Cmp(y), err == nil
+	}
+	x, err1 := odata.ParseDateTime(a)
+	y, err2 := odata.ParseDateTime(b)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return x.Compare(y), true
 }

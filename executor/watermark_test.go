@@ -31,6 +31,10 @@ func TestHighest(t *testing.T) {
 		{"field hidden", `{"value":[{"ORDNAME":"SO1"}]}`, 200, "", "the rows lack ORD"},
 		{"refused", `{"error":{}}`, 400, "", "status 400"},
 		{"not a list", `[1]`, 200, "", "the answer is not a list of rows"},
+		// A time the server sets (odata dialect, markField).
+		{"times, descending", `{"value":[{"ORD":"2026-11-27T15:10:37.128Z"},{"ORD":"2026-11-27T15:10:37.12Z"}]}`, 200, "2026-11-27T15:10:37.128Z", ""},
+		{"times, $orderby ignored", `{"value":[{"ORD":"2026-11-27T15:10:37Z"},{"ORD":"2026-11-27T16:00:00+00:00"}]}`, 200, "", "the server ignored $orderby"},
+		{"neither", `{"value":[{"ORD":"SO1"}]}`, 200, "", "ORD SO1 is neither a number nor a time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,10 +70,13 @@ func (w *warnings) Warn(msg string) {
 	w.mu.Unlock()
 }
 
-// A journal written before watermarks existed keeps today's matching (any
-// document with the fields), and says so.
-func TestReconcileWithoutWatermarkWarns(t *testing.T) {
-	t.Parallel()
+// inDoubtOrder is a sandbox holding customer C1 and an order of it, and a
+// journal (of dialect, "" for the ERP's) whose create of order O1 with the
+// same fields went in doubt: apply's reconciliation finds that order by
+// its fields. adjust changes the metadata or the options before the run;
+// the warnings of the run are returned.
+func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *testRun)) (testRun, *warnings) {
+	t.Helper()
 	env := newSandbox(t, sandbox.Options{})
 	ctx := context.Background()
 	for _, r := range []odata.BatchRequest{
@@ -83,7 +90,10 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	p := testPlan(step("orders", "ORDERS"))
 	f := &fakeRecords{results: map[string][]transform.Result{"orders": {sameHeaderOrder("O1", 2)}}}
 	o := env.opts(t, p, f)
-	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
+	if adjust != nil {
+		adjust(env, &o)
+	}
+	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Dialect: dialect, Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +105,14 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	if _, err := runApply(ctx, o); err != nil {
 		t.Fatal(err)
 	}
+	return o, w
+}
+
+// A journal written before watermarks existed keeps today's matching (any
+// document with the fields), and says so.
+func TestReconcileWithoutWatermarkWarns(t *testing.T) {
+	t.Parallel()
+	o, w := inDoubtOrder(t, "", nil)
 	st, _ := journal.Load(o.Journal)
 	if r := st.Record("orders", "O1"); r.Key != "'SO26000001'" {
 		t.Errorf("O1: key %q; an old journal matches any document with its fields", r.Key)
@@ -109,6 +127,7 @@ func TestSatisfies(t *testing.T) {
 	t.Parallel()
 	gt := cond{field: "ORD", op: "gt", lit: "41"}
 	eq := cond{field: "CUSTNAME", op: "eq", value: "C1", lit: "'C1'"}
+	since := cond{field: "modifiedAt", op: "gt", value: "2026-11-27T15:10:37.128Z", lit: "2026-11-27T15:10:37.128Z"}
 	tests := []struct {
 		v    any
 		c    cond
@@ -120,10 +139,29 @@ func TestSatisfies(t *testing.T) {
 		{nil, gt, false},
 		{"C1", eq, true},
 		{"c1", eq, false}, // a server that compares without case gave it: not our filter
+		{"2026-11-27T15:10:37.129Z", since, true},
+		{"2026-11-27T17:10:37.128+02:00", since, false}, // the same instant
+		{"2026-11-27T15:10:37Z", since, false},
+		{"soon", since, false},
 	}
 	for _, tt := range tests {
 		if got := satisfies(tt.v, tt.c); got != tt.want {
 			t.Errorf("satisfies(%v, %s %s %s) = %v", tt.v, tt.c.field, tt.c.op, tt.c.lit, got)
 		}
+	}
+}
+
+// Under the odata dialect an entity without an auto-unique key (Guid keys)
+// has nothing to bound the run's documents by: reconciliation matches by
+// the fields, and says so.
+func TestReconcileStandardWithoutAutoUniqueWarns(t *testing.T) {
+	t.Parallel()
+	_, w := inDoubtOrder(t, "odata", func(env *sandboxEnv, o *testRun) {
+		ord := env.md.Type("ORDERS").Property("ORD")
+		ord.Computed, ord.AutoUnique = false, false // as a standard service's metadata has none
+		o.Version = odata.StandardVersion
+	})
+	if !strings.Contains(strings.Join(w.msgs, "\n"), "step orders: ORDERS has no auto-unique key to tell the run's documents from older ones") {
+		t.Errorf("warnings: %q", w.msgs)
 	}
 }

@@ -119,6 +119,10 @@ type Header struct {
 	// before the chain have neither: they are read as before, and
 	// CheckChain says they are not chained.
 	Chained bool `json:"chained,omitempty"`
+	// Dialect is the target's kind when it is not the ERP's own ("odata":
+	// docs/other-services.md), so that undo, verify and resolve speak to it
+	// as apply did; "" for the ERP.
+	Dialect string `json:"dialect,omitempty"`
 }
 
 // Step names a step and its entity, in dependency order.
@@ -197,7 +201,7 @@ func (s *Sub) Entities() int {
 // Watermark is what an entry of KindWatermark records.
 type Watermark struct {
 	Step  string `json:"st"`
-	Field string `json:"f"` // the auto-unique field, e.g. ORD
+	Field string `json:"f"` // the auto-unique field, e.g. ORD, or a time the server sets (odata dialect)
 	// Value is the field's highest value when read, as a literal; "" when
 	// the entity held nothing.
 	Value string `json:"v,omitempty"`

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -141,6 +142,12 @@ type Config struct {
 	// Hook, when set, is called after every HTTP exchange, from the
 	// goroutine that made the call: it must be safe for concurrent use.
 	Hook func(CallInfo)
+	// Dialect is the kind of service (default DialectPriority). Under
+	// DialectOData the client calls none of the ERP's functions, BaseURL is
+	// any service root (no language, no company), a JSON $batch is
+	// announced as OData 4.01, and writes carry If-Match with the ETag last
+	// read (docs/other-services.md).
+	Dialect Dialect
 }
 
 // InDoubtError says a write may have reached the server but its outcome is
@@ -186,13 +193,30 @@ type Client struct {
 	// warmMu makes a batch wait while another warms forms up.
 	warmMu sync.Mutex
 	forms  Forms
+	// etags are the entities' ETags, under DialectOData.
+	etags etags
+	// multipart: the service refused a JSON $batch and took a multipart
+	// one (DialectOData): every later batch is sent so.
+	multipart atomic.Bool
 }
 
 // NewClient checks cfg and builds a client. TLS verification is always on;
 // a CACertFile adds a CA (self-signed on-premise servers), it never turns
 // checks off.
 func NewClient(cfg Config) (*Client, error) {
-	root, err := ServiceRoot(cfg.BaseURL, cfg.Language)
+	if cfg.Dialect == "" {
+		cfg.Dialect = DialectPriority
+	}
+	var root string
+	var err error
+	switch {
+	case cfg.Dialect.Standard() && cfg.Language != 0:
+		return nil, errors.New("odata client: a language code is the ERP's URL segment; the odata dialect has none")
+	case cfg.Dialect.Standard():
+		root, err = standardRoot(cfg.BaseURL)
+	default:
+		root, err = ServiceRoot(cfg.BaseURL, cfg.Language)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -255,12 +279,22 @@ func newHTTPClient(caFile string) (*http.Client, error) {
 // Root returns the service root the client uses (with the language code).
 func (c *Client) Root() string { return c.root }
 
+// Dialect is the kind of service the client speaks to.
+func (c *Client) Dialect() Dialect { return c.cfg.Dialect }
+
+// SetMetadata gives the client the service's metadata, which keys the
+// entities whose ETags it remembers (DialectOData); Metadata sets it too.
+func (c *Client) SetMetadata(md *Metadata) { c.etags.setMetadata(md) }
+
 // ForCompany is a client of another company of the same installation (the
 // service root's last segment replaced). It shares this client's
 // connections, credentials, calls in flight and pace: the server counts
 // calls per user, whatever company they address, so loads of several
 // companies at once stay within one budget.
 func (c *Client) ForCompany(company string) (*Client, error) {
+	if c.cfg.Dialect.Standard() {
+		return nil, errors.New("another company is a segment of the ERP's URL; the odata dialect has no companies")
+	}
 	base, err := CompanyURL(c.cfg.BaseURL, company)
 	if err != nil {
 		return nil, err
@@ -491,6 +525,12 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			e := ParseError(resp.status, resp.header, resp.body)
 			err, retry, wait, throttled = e, true, e.RetryAfter, true
 		case resp.status >= 200 && resp.status <= 299:
+			if c.cfg.Dialect.Standard() && !r.batch && (r.write || keyedPath(r.path)) {
+				// A page of a whole set (an export's) is not kept: the
+				// writes that need ETags read their entities by key or
+				// in a $batch.
+				c.etags.learn(r.method, r.path, resp.status, resp.header.Get, resp.body)
+			}
 			return resp, nil
 		default:
 			e := ParseError(resp.status, resp.header, resp.body)
@@ -608,6 +648,11 @@ func (c *Client) send(ctx context.Context, r *request) (*response, error) {
 	req.Header.Set("OData-MaxVersion", "4.0")
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.cfg.Dialect.Standard() && !r.batch {
+		if m := c.etags.ifMatch(r.method, r.path); m != "" {
+			req.Header.Set("If-Match", m)
+		}
 	}
 	for k, v := range r.header {
 		req.Header.Set(k, v)
@@ -782,6 +827,12 @@ func (c *Client) Version(ctx context.Context) (Version, error) {
 	if c.version != nil {
 		return *c.version, nil
 	}
+	if c.cfg.Dialect.Standard() {
+		// No version function: the standard's features (StandardVersion).
+		v := StandardVersion
+		c.version, c.verKnown = &v, true
+		return v, nil
+	}
 	var failure error
 	for _, fn := range versionFunctions {
 		s, err := c.valueOf(ctx, fn)
@@ -822,13 +873,25 @@ func (c *Client) SetVersion(v Version) {
 	c.version, c.verKnown = &v, true
 }
 
-// ODataVersion reads GetODataVersion() ("4.0").
+// ODataVersion reads GetODataVersion() ("4.0"). A service of the odata
+// dialect has no such function: it is taken to speak 4.0, and its
+// $metadata is read to prove that it answers.
 func (c *Client) ODataVersion(ctx context.Context) (string, error) {
+	if c.cfg.Dialect.Standard() {
+		if _, _, err := c.Metadata(ctx); err != nil {
+			return "", err
+		}
+		return "4.0", nil
+	}
 	return c.valueOf(ctx, "GetODataVersion()")
 }
 
-// LoginName reads GetLoginName: the user the service sees.
+// LoginName reads GetLoginName: the user the service sees; "" from a
+// service of the odata dialect, which has no such function.
 func (c *Client) LoginName(ctx context.Context) (string, error) {
+	if c.cfg.Dialect.Standard() {
+		return "", nil
+	}
 	return c.valueOf(ctx, "GetLoginName")
 }
 
@@ -846,6 +909,9 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 	if err != nil {
 		return nil, resp.body, fmt.Errorf("GET $metadata: %w", err)
 	}
+	if c.cfg.Dialect.Standard() {
+		c.SetMetadata(m)
+	}
 	return m, resp.body, nil
 }
 
@@ -855,6 +921,9 @@ func (c *Client) Metadata(ctx context.Context) (*Metadata, []byte, error) {
 // (docs/servers.md, Metadata): it reads X?$top=1 first, takes only the type
 // named X, and after a refusal or another type warms X up and asks once more.
 func (c *Client) MetadataFor(ctx context.Context, entity string) (*EntityType, []byte, error) {
+	if c.cfg.Dialect.Standard() {
+		return nil, nil, errors.New("GetMetadataFor is the ERP's function; a service of the odata dialect has $metadata only")
+	}
 	lit, _ := FormatLiteral(entity)
 	path := "GetMetadataFor(entity=" + escapePathKey(lit) + ")"
 	get := func() (*EntityType, []byte, error) {
@@ -945,12 +1014,29 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if err := c.warmBeforeWrites(ctx, reqs); err != nil {
 		return nil, err
 	}
-	r, err := batchRequest(reqs, opts)
+	standard := c.cfg.Dialect.Standard()
+	if standard {
+		reqs = c.withIfMatch(reqs)
+		opts.Multipart = opts.Multipart || c.multipart.Load()
+	}
+	r, err := batchRequest(reqs, opts, c.cfg.Dialect)
 	if err != nil {
 		return nil, err
 	}
 	r.write, r.batch = true, true
 	resp, err := c.do(ctx, r)
+	if err != nil && standard && !opts.Multipart && jsonBatchRefused(err) {
+		// The JSON batch format is OData 4.01's; a 4.0 service may take
+		// only multipart. The refusal of the whole batch ran none of it.
+		opts.Multipart = true
+		if r, err = batchRequest(reqs, opts, c.cfg.Dialect); err != nil {
+			return nil, err
+		}
+		r.write, r.batch = true, true
+		if resp, err = c.do(ctx, r); err == nil {
+			c.multipart.Store(true)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -958,14 +1044,64 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	if err != nil {
 		return nil, &InDoubtError{Op: "POST $batch", Err: err}
 	}
+	if standard {
+		matched, _ := MatchResponses(reqs, out)
+		for i, m := range matched {
+			if m != nil {
+				c.etags.learn(reqs[i].Method, reqs[i].URL, m.Status, m.Header, m.Body)
+			}
+		}
+	}
 	c.readWarm(reqs, out)
 	return out, nil
+}
+
+// jsonBatchRefused reports a whole JSON $batch refused in a way that says
+// the format may be what the service does not take: 400, 404 (no JSON batch
+// handler), 406 or 415. Nothing of a batch refused whole with a 4xx ran; a
+// batch in doubt is never sent again.
+func jsonBatchRefused(err error) bool {
+	var e *Error
+	var doubt *InDoubtError
+	if errors.As(err, &doubt) || !errors.As(err, &e) {
+		return false
+	}
+	switch e.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusNotAcceptable, http.StatusUnsupportedMediaType:
+		return true
+	}
+	return false
+}
+
+// withIfMatch is reqs with If-Match on each write of an entity that has
+// none (etags), the caller's requests and headers left as they were.
+func (c *Client) withIfMatch(reqs []BatchRequest) []BatchRequest {
+	var out []BatchRequest
+	for i, r := range reqs {
+		m := c.etags.ifMatch(r.Method, r.URL)
+		if m == "" || r.Header("If-Match") != "" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(reqs)
+		}
+		h := make(map[string]string, len(r.Headers)+1)
+		for k, v := range r.Headers {
+			h[k] = v
+		}
+		h["if-match"] = m
+		out[i].Headers = h
+	}
+	if out == nil {
+		return reqs
+	}
+	return out
 }
 
 // batchRequest is the POST $batch that carries reqs, in the format opts
 // chooses. It is a read (retried as reads are) until the caller says it
 // writes.
-func batchRequest(reqs []BatchRequest, opts BatchOptions) (*request, error) {
+func batchRequest(reqs []BatchRequest, opts BatchOptions, dialect Dialect) (*request, error) {
 	coe := "false"
 	if opts.ContinueOnError {
 		coe = "true"
@@ -989,6 +1125,13 @@ func batchRequest(reqs []BatchRequest, opts BatchOptions) (*request, error) {
 		}
 		h["Content-Type"] = "application/json;odata.continue-on-error=" + coe
 		h["Accept"] = "application/json, multipart/mixed;q=0.5"
+		if dialect.Standard() {
+			// The JSON batch format is OData 4.01's; a standard service
+			// answers multipart, without Content-IDs, where the request
+			// also accepts it (docs/other-services.md).
+			h["OData-Version"], h["OData-MaxVersion"] = "4.01", "4.01"
+			h["Accept"] = "application/json"
+		}
 	}
 	return &request{method: http.MethodPost, path: "$batch", body: body.Bytes(), header: h}, nil
 }
@@ -1075,6 +1218,9 @@ func (f *Forms) warmLocked(set string) {
 // would be refused. Each set is warmed once in a client's life, so a run
 // pays one call for it, however many batches it sends.
 func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) error {
+	if c.cfg.Dialect.Standard() {
+		return nil // cold forms are the ERP's (docs/servers.md, Reading)
+	}
 	if !slices.ContainsFunc(reqs, func(r BatchRequest) bool { return r.Method != http.MethodGet }) {
 		return nil // reads only: the warm-ups themselves, or reads that confirm a 404
 	}
@@ -1094,7 +1240,7 @@ func (c *Client) warmBeforeWrites(ctx context.Context, reqs []BatchRequest) erro
 	// are): a form is warm once the server took the call, whatever the
 	// answer's body says. A warm-up the server never took leaves the form
 	// cold, and the write is not sent onto it.
-	r, err := batchRequest(warmUps, BatchOptions{ContinueOnError: true})
+	r, err := batchRequest(warmUps, BatchOptions{ContinueOnError: true}, c.cfg.Dialect)
 	if err != nil {
 		return err
 	}

@@ -137,8 +137,8 @@ func TestClientHeadersAndAuth(t *testing.T) {
 func TestClientVersion(t *testing.T) {
 	t.Parallel()
 	const answer = "23.1-srv01"
-	sys := Version{23, 1, answer, "GetSystemVersion()"}
-	pri := Version{23, 1, answer, "GetPriorityVersion()"}
+	sys := Version{23, 1, answer, "GetSystemVersion()", false}
+	pri := Version{23, 1, answer, "GetPriorityVersion()", false}
 	// A status of 0 answers a value that is no version.
 	tests := []struct {
 		name     string

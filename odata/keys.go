@@ -263,6 +263,12 @@ func (p *keyParser) value() (any, error) {
 		p.pos++
 	}
 	lit := p.s[start:p.pos]
+	switch {
+	case guidRE.MatchString(lit):
+		return Guid(lit), nil
+	case dateRE.MatchString(lit):
+		return Date(lit), nil
+	}
 	if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 		return n, nil
 	}
@@ -270,7 +276,7 @@ func (p *keyParser) value() (any, error) {
 		return d, nil
 	}
 	p.pos = start
-	return nil, p.errf("%q is neither a quoted string nor a number", lit)
+	return nil, p.errf("%q is neither a quoted string, a number, a Guid nor a date", lit)
 }
 
 func isNameStart(c byte) bool {

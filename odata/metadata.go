@@ -85,6 +85,11 @@ type xNav struct {
 	Name           string `xml:"Name,attr"`
 	Type           string `xml:"Type,attr"`
 	ContainsTarget string `xml:"ContainsTarget,attr"`
+	Partner        string `xml:"Partner,attr"`
+	Constraints    []struct {
+		Property   string `xml:"Property,attr"`
+		Referenced string `xml:"ReferencedProperty,attr"`
+	} `xml:"ReferentialConstraint"`
 }
 
 type xContainer struct {
@@ -191,6 +196,11 @@ func (tm terms) apply(a xAnnotation, tgt annotationTarget) error {
 			return nil
 		}
 		return setBool(tgt.computed, a)
+	case "ComputedDefaultValue":
+		if tgt.prop == nil || !tm.core[prefix] {
+			return nil
+		}
+		return setBool(&tgt.prop.ComputedDefault, a)
 	case "AutoUnique":
 		// An auto-unique key is assigned by the server (docs/service.md,
 		// Keys): real documents say so with this term rather than
@@ -457,12 +467,17 @@ func buildType(x *xEntityType, tm terms) (*EntityType, error) {
 		if unqualify(typ) == "" {
 			return nil, &MetadataError{Where: where + ", navigation " + xn.Name, Msg: fmt.Sprintf("bad Type %q", xn.Type)}
 		}
-		t.Navigations = append(t.Navigations, &NavigationProperty{
+		nav := &NavigationProperty{
 			Name:           xn.Name,
 			Type:           unqualify(typ),
 			Collection:     coll,
 			ContainsTarget: strings.EqualFold(strings.TrimSpace(xn.ContainsTarget), "true"),
-		})
+			Partner:        strings.TrimSpace(xn.Partner),
+		}
+		for _, c := range xn.Constraints {
+			nav.Constraints = append(nav.Constraints, Constraint{Property: strings.TrimSpace(c.Property), Referenced: strings.TrimSpace(c.Referenced)})
+		}
+		t.Navigations = append(t.Navigations, nav)
 	}
 	for _, r := range x.Key.Refs {
 		if r.Name == "" {

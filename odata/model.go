@@ -13,6 +13,10 @@ const (
 	EdmDecimal        EdmType = "Edm.Decimal"
 	EdmDateTimeOffset EdmType = "Edm.DateTimeOffset"
 	EdmBoolean        EdmType = "Edm.Boolean"
+	// EdmDate and EdmGuid are types of other services (docs/other-services.md):
+	// their values are Date and Guid.
+	EdmDate EdmType = "Edm.Date"
+	EdmGuid EdmType = "Edm.Guid"
 )
 
 // Metadata is a parsed $metadata document (docs/service.md, Metadata).
@@ -66,6 +70,10 @@ type Property struct {
 	// Computed marks a read-only, server-assigned field: one carrying
 	// Org.OData.Core.V1.Computed or the service's AutoUnique term.
 	Computed bool
+	// ComputedDefault is Org.OData.Core.V1.ComputedDefaultValue: the server
+	// computes the value where a create gives none (a Guid key it numbers),
+	// and takes one that is given (docs/other-services.md).
+	ComputedDefault bool
 	// AutoUnique is the service's AutoUnique term: an auto-unique key
 	// (docs/service.md, Keys). Computed is set too.
 	AutoUnique bool
@@ -111,6 +119,36 @@ type NavigationProperty struct {
 	// single-object sub-form such as a text or ship-to sub-form.
 	Collection     bool
 	ContainsTarget bool
+	// Partner is the navigation back from the target, and Constraints the
+	// referential constraints (standard services; the ERP's metadata has
+	// neither): a line's fields that hold its parent's key.
+	Partner     string
+	Constraints []Constraint
+}
+
+// Constraint is a referential constraint: Property of the navigation's
+// own type holds Referenced of its target's.
+type Constraint struct{ Property, Referenced string }
+
+// FilledFromParent are the fields of child, the type of the sub-form nav
+// of parent, that hold the parent's key by a referential constraint
+// (a CAP composition's up__ID): a standard service fills them from the
+// parent of a deep insert or a POST to the sub-form, so a plan need not
+// write them (docs/other-services.md).
+func FilledFromParent(parent *EntityType, nav *NavigationProperty, child *EntityType) map[string]bool {
+	out := map[string]bool{}
+	if parent == nil || nav == nil || child == nil {
+		return out
+	}
+	for _, back := range child.Navigations {
+		if back.Type != parent.Name || !(back.Partner == nav.Name || nav.Partner == back.Name) {
+			continue
+		}
+		for _, c := range back.Constraints {
+			out[c.Property] = true
+		}
+	}
+	return out
 }
 
 // Reindex rebuilds the look-up tables after Types or Sets were changed by

@@ -15,24 +15,14 @@ import (
 // /odata/Priority/tabula.ini,3/COMPANY. A code already there is replaced;
 // language 0 removes it. The result has no trailing slash.
 func ServiceRoot(base string, language int) (string, error) {
-	base = StripUserinfo(base)
 	if language < 0 {
-		return "", fmt.Errorf("service root %q: language code %d is negative", base, language)
+		return "", fmt.Errorf("service root %q: language code %d is negative", StripUserinfo(base), language)
 	}
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err == nil && u.User != nil {
-		u.User = nil
+	u, err := rootURL(base, "https://host/odata/Priority/tabula.ini/COMPANY")
+	if err != nil {
+		return "", err
 	}
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("service root %q: want an absolute URL such as https://host/odata/Priority/tabula.ini/COMPANY", base)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("service root %q: scheme %q is not http or https", base, u.Scheme)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("service root %q: remove the query or fragment", base)
-	}
-	u.User = nil // credentials belong in Config.Auth, never in a URL that errors print
+	base = StripUserinfo(base)
 	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if len(segs) < 2 || segs[len(segs)-1] == "" || segs[len(segs)-2] == "" {
 		return "", fmt.Errorf("service root %q: the path needs a configuration file and a company, like /odata/Priority/tabula.ini/COMPANY", base)
@@ -51,6 +41,25 @@ func ServiceRoot(base string, language int) (string, error) {
 	u.Path = "/" + strings.Join(segs, "/")
 	u.RawPath = ""
 	return u.String(), nil
+}
+
+// rootURL checks a service root's form: an absolute http(s) URL without a
+// query or a fragment; credentials in it are dropped (they belong in
+// Config.Auth, never in a URL that errors print). like is an example.
+func rootURL(base, like string) (*url.URL, error) {
+	base = StripUserinfo(base)
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("service root %q: want an absolute URL such as %s", base, like)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("service root %q: scheme %q is not http or https", base, u.Scheme)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("service root %q: remove the query or fragment", base)
+	}
+	u.User = nil
+	return u, nil
 }
 
 var userinfoRE = regexp.MustCompile(`//[^/?#]*@`)

@@ -47,6 +47,10 @@ func FormatLiteral(v any) (string, error) {
 		return "null", nil
 	case string:
 		return "'" + strings.ReplaceAll(x, "'", "''") + "'", nil
+	case Guid:
+		return string(x), nil
+	case Date:
+		return string(x), nil
 	case time.Time:
 		return FormatDateTime(x), nil
 	case *time.Time:
@@ -56,6 +60,22 @@ func FormatLiteral(v any) (string, error) {
 		return FormatDateTime(*x), nil
 	}
 	return formatScalar(v)
+}
+
+// FormatTypedLiteral writes v, a value of a field of type t (as a record or
+// an answer holds it), as a literal of that type: an Edm.Date as its day
+// (2026-11-03) and an Edm.Guid bare, as the standard writes them in a
+// $filter (docs/other-services.md); any other as FormatLiteral writes the
+// value DecodeValue gives.
+func FormatTypedLiteral(t EdmType, v any) (string, error) {
+	dv, err := DecodeValue(t, v)
+	if err != nil {
+		return "", err
+	}
+	if tm, ok := dv.(time.Time); ok && t == EdmDate {
+		return tm.Format(DateLayout), nil
+	}
+	return FormatLiteral(dv)
 }
 
 // formatScalar writes numbers and booleans the same way in URLs and JSON.
@@ -155,6 +175,10 @@ func writeJSONValue(b *bytes.Buffer, v any, path string) error {
 		b.WriteString("null")
 	case string:
 		writeJSONString(b, x)
+	case Guid:
+		writeJSONString(b, string(x))
+	case Date:
+		writeJSONString(b, string(x))
 	case time.Time:
 		writeJSONString(b, FormatDateTime(x))
 	case *time.Time:
@@ -366,12 +390,21 @@ func DecodeValue(t EdmType, v any) (any, error) {
 
 func decodeValue(t EdmType, v any) (any, error) {
 	switch t {
-	case EdmString, "Edm.Guid":
+	case EdmString:
 		switch x := v.(type) {
 		case string:
 			return x, nil
 		case json.Number:
 			return string(x), nil
+		case Guid:
+			return string(x), nil
+		}
+	case EdmGuid:
+		switch x := v.(type) {
+		case Guid:
+			return x, nil
+		case string:
+			return ParseGuid(x)
 		}
 	case EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte":
 		switch x := v.(type) {
@@ -413,12 +446,14 @@ func decodeValue(t EdmType, v any) (any, error) {
 			}
 			return ParseDecimal(s, '.')
 		}
-	case EdmDateTimeOffset, "Edm.Date":
+	case EdmDateTimeOffset, EdmDate:
 		switch x := v.(type) {
 		case time.Time:
 			return x, nil
 		case string:
 			return ParseDateTime(x)
+		case Date:
+			return ParseDateTime(string(x))
 		}
 	case EdmBoolean:
 		switch x := v.(type) {

@@ -17,6 +17,9 @@ type Version struct {
 	// From says where the version came from: the function that answered
 	// ("GetSystemVersion()") or where it was declared ("--system-version").
 	From string
+	// Standard: a service of the odata dialect, which has no system version
+	// (StandardVersion).
+	Standard bool
 }
 
 // ParseVersion reads "25.1", "23.0.12" or "23.1-server.example"
@@ -38,7 +41,12 @@ func ParseVersion(s string) (Version, error) {
 	return Version{Major: maj, Minor: min, Raw: strings.TrimSpace(s)}, nil
 }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+func (v Version) String() string {
+	if v.Standard {
+		return v.Raw
+	}
+	return fmt.Sprintf("%d.%d", v.Major, v.Minor)
+}
 
 // AtLeast reports whether v is major.minor or newer.
 func (v Version) AtLeast(major, minor int) bool {

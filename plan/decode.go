@@ -294,6 +294,10 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			if s, ok := w.serviceURL(e, "MIGRATE_"); ok {
 				t.URL = s
 			}
+		case "dialect":
+			if s, ok := w.choice(e, "target"); ok {
+				t.Dialect = s
+			}
 		case "language":
 			if v, ok := w.bounds(e, "target", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
 				t.Language = v
@@ -368,6 +372,18 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				t.Empty = "null"
 			} else if s, ok := w.choice(e, "target"); ok {
 				t.Empty = s
+			}
+		}
+	}
+	if t.Dialect == "odata" {
+		// The ERP's URL segments: a standard service has neither
+		// (docs/other-services.md).
+		for _, e := range f.entries {
+			switch e.key {
+			case "language":
+				w.errorf(w.pos(e.val), "\"language\" is the ERP's segment of the service root; a service of dialect odata has none: remove it")
+			case "companies":
+				w.errorf(w.pos(e.val), "\"companies\" are the ERP's companies of one installation; a service of dialect odata has none: remove it")
 			}
 		}
 	}
@@ -701,6 +717,10 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 			case "auth":
 				if v, ok := w.choice(ke, "connection"); ok {
 					c.Auth = v
+				}
+			case "dialect":
+				if v, ok := w.choice(ke, "connection"); ok {
+					c.Dialect = v
 				}
 			case "language":
 				if v, ok := w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {

@@ -564,3 +564,35 @@ func TestWindowsPathInDoubleQuotes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeDialect: target.dialect names the kind of service; under odata
+// the ERP's URL segments (language, companies) are refused where written.
+func TestDecodeDialect(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		target, want string
+		diags        []string
+	}{
+		{target: "dialect: odata", want: "odata"},
+		{target: "dialect: priority\n  language: 3", want: "priority"},
+		{target: "timezone: UTC", want: ""},
+		{target: "dialect: sap", diags: []string{`plan.yaml:3:12: "dialect" must be "priority" or "odata", not "sap"`}},
+		{target: "dialect: odata\n  language: 3\n  companies: [demo, test]", want: "odata", diags: []string{
+			`plan.yaml:4:13: "language" is the ERP's segment of the service root; a service of dialect odata has none: remove it`,
+			`plan.yaml:5:14: "companies" are the ERP's companies of one installation; a service of dialect odata has none: remove it`}},
+	} {
+		src := "version: 1\ntarget:\n  " + tc.target + "\nsources: {s: {file: s.csv}}\nsteps:\n  - {name: a, entity: LOGPART, source: s, fields: {A: row.A}}\n"
+		p, ds := Decode("plan.yaml", []byte(src))
+		var got []string
+		for _, d := range ds {
+			got = append(got, d.Error())
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.diags, "\n") {
+			t.Errorf("%q: diagnostics\n%s\nwant\n%s", tc.target, strings.Join(got, "\n"), strings.Join(tc.diags, "\n"))
+			continue
+		}
+		if tc.diags == nil && p.Target.Dialect != tc.want {
+			t.Errorf("%q: dialect %q, want %q", tc.target, p.Target.Dialect, tc.want)
+		}
+	}
+}

@@ -63,6 +63,8 @@ var format = []Block{
 		Keys: []Key{
 			{Name: "url", Type: "http(s) URL", Default: "none", Schema: `{"type": "string", "pattern": "^https?://"}`,
 				Meaning: "the service root (`{base_url}` of the spec); `--target` and `MIGRATE_TARGET` override it; a user name and password in it are an error (never echoed): secrets never go in the plan"},
+			{Name: "dialect", Default: "`priority`", Enum: []string{"priority", "odata"},
+				Meaning: "the kind of service: `priority`, the ERP's own (its functions, version gates and URL segments); `odata`, any other service that speaks OData 4.0 as the standard says (SAP CAP, S/4HANA, Business Central, Dataverse): no system version, `language` and `companies` refused, Edm.Date and Edm.Guid written as the standard writes them, `If-Match` with the ETag last read (docs/other-services.md); `--dialect` and `MIGRATE_DIALECT` override it. An extension of the original format"},
 			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "language code: the URL's `tabula.ini` segment becomes `tabula.ini,CODE`"},
 			{Name: "metadata", Type: "path", Default: "none", Schema: `{"type": "string"}`,
@@ -96,6 +98,8 @@ var format = []Block{
 				Meaning: "the service root, as `target.url`; `MIGRATE_<NAME>_TARGET` overrides it; a user name and password in it are an error"},
 			{Name: "auth", Default: "inferred", Enum: []string{"basic", "pat", "oidc"},
 				Meaning: "how to log in, as `target.auth`, from `MIGRATE_<NAME>_TOKEN`, `MIGRATE_<NAME>_USER` and `MIGRATE_<NAME>_PASSWORD`, or the token of `migrate login --connection NAME`; `MIGRATE_<NAME>_AUTH` overrides it"},
+			{Name: "dialect", Default: "the target's", Enum: []string{"priority", "odata"},
+				Meaning: "the kind of service the connection is, as `target.dialect`: a copy from the ERP into another OData service (or back) reads one dialect and writes the other (docs/other-services.md). An extension of the original format"},
 			{Name: "language", Type: "integer ≥ 1", Default: "none", Schema: `{"type": "integer"}`, Min: 1,
 				Meaning: "language code, as `target.language`"},
 		}},

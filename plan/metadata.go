@@ -180,7 +180,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	default:
 		for _, k := range t.Key {
 			prop := t.Property(k)
-			if written[k] || ServerNumbered(s.Entity, k) || prop != nil && prop.Computed {
+			if written[k] || ServerNumbered(s.Entity, k) || prop != nil && (prop.Computed || prop.ComputedDefault) {
 				continue
 			}
 			c.d.errorf(s.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, s.Entity)
@@ -463,9 +463,10 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		if nav.Collection {
 			// Lines are numbered by the server: an Int64 key of a sub-form
 			// line (KLINE, EXTFILENUM) need not be written.
+			fromParent := odata.FilledFromParent(t, nav, ct)
 			for _, k := range ct.Key {
 				prop := ct.Property(k)
-				if written[k] || prop == nil || prop.Computed || prop.Type == odata.EdmInt64 || ServerNumbered(nav.Type, k) {
+				if written[k] || prop == nil || prop.Computed || prop.ComputedDefault || fromParent[k] || prop.Type == odata.EdmInt64 || ServerNumbered(nav.Type, k) {
 					continue
 				}
 				c.d.errorf(sf.Pos, "%s does not write the key field %s of %s; map it in fields", what, k, sf.Name)

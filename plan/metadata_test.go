@@ -510,3 +510,70 @@ func TestCheckMetadataExists(t *testing.T) {
 		})
 	}
 }
+
+// A standard service's keys (docs/other-services.md): a Guid key the
+// server computes when none is given (Core.ComputedDefaultValue), and a
+// line's key field that holds its parent's by a referential constraint
+// (a CAP composition's up__CUSTNAME), need not be written; a line's key
+// of its own, without either, must be.
+func TestCheckMetadataStandardKeys(t *testing.T) {
+	t.Parallel()
+	md, err := odata.ParseMetadata(strings.NewReader(`<?xml version="1.0" encoding="utf-8"?>
+<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">
+  <edmx:DataServices>
+    <Schema Namespace="demo" xmlns="http://docs.oasis-open.org/odata/ns/edm">
+      <EntityContainer Name="EntityContainer">
+        <EntitySet Name="CUSTOMERS" EntityType="demo.CUSTOMERS"/>
+        <EntitySet Name="ORDERS" EntityType="demo.ORDERS"/>
+      </EntityContainer>
+      <EntityType Name="CUSTOMERS">
+        <Key><PropertyRef Name="CUSTNAME"/></Key>
+        <Property Name="CUSTNAME" Type="Edm.String" Nullable="false"/>
+        <NavigationProperty Name="NOTES" Type="Collection(demo.NOTES)" Partner="up_"/>
+        <NavigationProperty Name="TAGS" Type="Collection(demo.TAGS)"/>
+      </EntityType>
+      <EntityType Name="NOTES">
+        <Key><PropertyRef Name="up__CUSTNAME"/><PropertyRef Name="ID"/></Key>
+        <NavigationProperty Name="up_" Type="demo.CUSTOMERS" Partner="NOTES">
+          <ReferentialConstraint Property="up__CUSTNAME" ReferencedProperty="CUSTNAME"/>
+        </NavigationProperty>
+        <Property Name="up__CUSTNAME" Type="Edm.String" Nullable="false"/>
+        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
+        <Property Name="NOTE" Type="Edm.String"/>
+      </EntityType>
+      <EntityType Name="TAGS">
+        <Key><PropertyRef Name="TAG"/></Key>
+        <Property Name="TAG" Type="Edm.Guid" Nullable="false"/>
+        <Property Name="NOTE" Type="Edm.String"/>
+      </EntityType>
+      <EntityType Name="ORDERS">
+        <Key><PropertyRef Name="ID"/></Key>
+        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
+        <Property Name="CUSTNAME" Type="Edm.String"/>
+      </EntityType>
+      <Annotations Target="demo.NOTES/ID" xmlns="http://docs.oasis-open.org/odata/ns/edm">
+        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
+      </Annotations>
+      <Annotations Target="demo.ORDERS/ID">
+        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
+      </Annotations>
+    </Schema>
+  </edmx:DataServices>
+</edmx:Edmx>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := planOf(t, `
+  - {name: o, entity: ORDERS, source: s, id: row.N, fields: {CUSTNAME: row.C}}
+  - name: c
+    entity: CUSTOMERS
+    source: s
+    fields: {CUSTNAME: row.C}
+    subforms:
+      - {name: NOTES, fields: {NOTE: row.N}}
+      - {name: TAGS, fields: {NOTE: row.N}}
+`)
+	assertDiags(t, withoutMatchHint(p.CheckMetadata(md, odata.StandardVersion)), []string{
+		`plan.yaml:14:9: sub-form "TAGS" of step "c" does not write the key field TAG of TAGS; map it in fields`,
+	})
+}

@@ -86,7 +86,8 @@ const DefaultMaxSameErrors = 20
 // Target holds the plan's connection defaults; flags and environment override them.
 type Target struct {
 	URL      string
-	Language int // 0: none
+	Dialect  string // target.dialect: "priority" (also when not given) or "odata"
+	Language int    // 0: none
 	Metadata string
 	// SystemVersion is the server's version as the plan declares it, for
 	// servers without a version function (before 22.0); zero: not declared.
@@ -121,6 +122,7 @@ type Connection struct {
 	Name     string
 	URL      string
 	Auth     string // basic | pat | oidc | ""
+	Dialect  string // priority | odata | "": the target's
 	Language int    // 0: none
 	Pos      Pos    // of the connection's name
 	Spans    Spans  // each key of the connection and its value

@@ -67,7 +67,9 @@ type Found struct {
 // (docs/servers.md, Reading: a filter the server cannot apply is ignored
 // silently): every row that came back is one of the keys asked for, with its
 // key fields. Otherwise, and when the server refuses the filter, that chain's
-// keys are read one GET each, where a 404 is an answer.
+// keys are read one GET each, where a 404 is an answer. An answer that ends
+// with @odata.nextLink (a server that pages at fewer rows than a chain asks
+// for) proves the keys it holds; the chain's others are read one GET each.
 func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, error) {
 	out := make(map[string]Found, len(keys))
 	var chains [][]string
@@ -116,15 +118,18 @@ func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, 
 		return nil, err
 	}
 	for i, resp := range resps {
-		rows, ok := kr.proven(resp, chains[i])
+		rows, more, ok := kr.proven(resp, chains[i])
 		if !ok {
 			single = append(single, chains[i]...)
 			continue
 		}
 		for _, k := range chains[i] {
-			if row, found := rows[k]; found {
+			switch row, found := rows[k]; {
+			case found:
 				out[k] = Found{Status: 200, Body: row}
-			} else {
+			case more:
+				single = append(single, k) // perhaps on a later page
+			default:
 				out[k] = Found{Status: 404}
 			}
 		}
@@ -153,16 +158,18 @@ func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, 
 }
 
 // proven maps the rows of a chain's answer by key, or reports that the
-// answer does not prove the filter applied.
-func (kr *Keys) proven(resp odata.BatchResponse, chain []string) (map[string]json.RawMessage, bool) {
+// answer does not prove the filter applied; more says that the answer is a
+// page with more after it.
+func (kr *Keys) proven(resp odata.BatchResponse, chain []string) (rows map[string]json.RawMessage, more, ok bool) {
 	if resp.Status != 200 {
-		return nil, false
+		return nil, false, false
 	}
 	var coll struct {
-		Value []json.RawMessage `json:"value"`
+		Value    []json.RawMessage `json:"value"`
+		NextLink string            `json:"@odata.nextLink"`
 	}
 	if json.Unmarshal(resp.Body, &coll) != nil || len(coll.Value) > len(chain) {
-		return nil, false
+		return nil, false, false
 	}
 	asked := make(map[string]bool, len(chain))
 	for _, k := range chain {
@@ -172,21 +179,21 @@ func (kr *Keys) proven(resp odata.BatchResponse, chain []string) (map[string]jso
 	for _, raw := range coll.Value {
 		e, err := odata.DecodeEntity(raw)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		k := odata.EntityKey(kr.Type, e)
 		if k == "" || !asked[k] {
-			return nil, false
+			return nil, false, false
 		}
 		byKey[k] = raw
 	}
-	rows := make(map[string]json.RawMessage, len(chain))
+	rows = make(map[string]json.RawMessage, len(chain))
 	for _, k := range chain {
 		if raw, ok := byKey[odata.CanonicalKey(kr.Type, k)]; ok {
 			rows[k] = raw
 		}
 	}
-	return rows, true
+	return rows, coll.NextLink != "", true
 }
 
 // window is how many keys fill one call: perBatch GETs of a chain each.

@@ -78,10 +78,15 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 			return nil, false, &convError{msg}
 		}
 		return d, false, nil
-	case odata.EdmDateTimeOffset, "Edm.Date":
+	case odata.EdmDateTimeOffset, odata.EdmDate:
 		t, err := c.toTime(v)
 		if err != nil {
 			return nil, false, &convError{fmt.Sprintf("%s is not a date (%s); %s", describe(v), typ, err.Error())}
+		}
+		if typ == odata.EdmDate {
+			// A calendar day, as target.timezone sees it, written as the
+			// standard writes a Date (docs/other-services.md).
+			return odata.Date(t.Format(odata.DateLayout)), false, nil
 		}
 		if prop.DateOnly {
 			// A date-only field (DateType Date) holds a calendar day: the
@@ -91,6 +96,16 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 			t = time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 		}
 		return t, false, nil
+	case odata.EdmGuid:
+		text, ok := asText(v)
+		if !ok {
+			return nil, false, &convError{fmt.Sprintf("%s is not a Guid (Edm.Guid)", describe(v))}
+		}
+		g, err := odata.ParseGuid(text)
+		if err != nil {
+			return nil, false, &convError{err.Error() + " (Edm.Guid)"}
+		}
+		return g, false, nil
 	case odata.EdmBoolean:
 		b, ok := toBool(v)
 		if !ok {

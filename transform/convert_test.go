@@ -24,6 +24,8 @@ func TestConvert(t *testing.T) {
 	dec := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal}
 	dto := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset}
 	boo := &odata.Property{Name: "FLAG", Type: odata.EdmBoolean}
+	edmDate := &odata.Property{Name: "CURDATE", Type: odata.EdmDate}
+	edmGuid := &odata.Property{Name: "ID", Type: odata.EdmGuid}
 	// What real $metadata declares: Precision/Scale, DateType Date.
 	scaled := &odata.Property{Name: "PRICE", Type: odata.EdmDecimal, Precision: 6, Scale: 2, HasScale: true}
 	dateOnly := &odata.Property{Name: "CURDATE", Type: odata.EdmDateTimeOffset, DateOnly: true}
@@ -93,6 +95,13 @@ func TestConvert(t *testing.T) {
 		{name: "date-only typed cell", c: farEast, v: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), prop: dateOnly, want: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)},
 		{name: "date-only moment takes the plan zone's day", c: farEast, v: "2026-03-01T20:00:00Z", prop: dateOnly, want: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)},
 		{name: "moment keeps the plan zone", c: farEast, v: "2026-03-01", prop: dto, want: time.Date(2026, 3, 1, 0, 0, 0, 0, kiritimati)},
+		// Types of other services (docs/other-services.md).
+		{name: "Edm.Date is the plan zone's day", c: farEast, v: "2026-03-01T20:00:00Z", prop: edmDate, want: odata.Date("2026-03-02")},
+		{name: "Edm.Date typed cell", c: dot, v: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), prop: edmDate, want: odata.Date("2026-03-01")},
+		{name: "Edm.Date bad", c: dot, v: "31/12/2024", prop: edmDate, err: `"31/12/2024" is not a date (Edm.Date); write it as 2006-01-02 or 2006-01-02T15:04:05, or use date(x, layout)`},
+		{name: "Edm.Guid", c: dot, v: " 3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8 ", prop: edmGuid, want: odata.Guid("3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8")},
+		{name: "Edm.Guid bad", c: dot, v: "C1001", prop: edmGuid, err: `"C1001" is not a Guid (8-4-4-4-12 hexadecimal digits) (Edm.Guid)`},
+		{name: "Edm.Guid from a number", c: dot, v: source.Number("12"), prop: edmGuid, err: `"12" is not a Guid (8-4-4-4-12 hexadecimal digits) (Edm.Guid)`},
 		{name: "bool Y", c: dot, v: "Y", prop: boo, want: true},
 		{name: "bool n", c: dot, v: "n", prop: boo, want: false},
 		{name: "bool 1", c: dot, v: source.Number("1"), prop: boo, want: true},

@@ -35,10 +35,13 @@ func canMountTmpfs() bool {
 	return tmpfsOK
 }
 
-// scriptCondition adds [tmpfs] to testscript's conditions.
+// scriptCondition adds [tmpfs] and [cap] to testscript's conditions.
 func scriptCondition(cond string) (bool, error) {
-	if cond == "tmpfs" {
+	switch cond {
+	case "tmpfs":
 		return canMountTmpfs(), nil
+	case "cap":
+		return capCondition(), nil
 	}
 	return false, nil
 }

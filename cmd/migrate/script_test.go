@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 		Condition:     scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox":  cmdSandbox,
+			"cap":      cmdCap,
 			"xlsx":     cmdXLSX,
 			"waitfile": cmdWaitFile,
 			"tmpfs":    cmdTmpfs,

@@ -230,10 +230,14 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	}
 	f.memory.apply()
 	companies := []string(o.companies)
-	if len(companies) == 0 {
-		if p, _ := plan.Load(pos[0]); p != nil {
-			companies = p.Target.Companies
-		}
+	p, _ := plan.Load(pos[0])
+	if len(companies) == 0 && p != nil {
+		companies = p.Target.Companies
+	}
+	if d, err := a.dialectOf(f.conn, p); err != nil {
+		return err
+	} else if d.Standard() && len(o.companies) > 0 {
+		return usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
 	}
 	if len(companies) > 0 {
 		if o.txLeft >= 0 {
@@ -339,8 +343,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	var other *executor.TargetError
 	var steps *executor.StepsError
 	var delta *executor.DeltaError
+	var dialect *executor.DialectError
 	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &delta):
+	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &delta), errors.As(err, &dialect):
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
@@ -762,7 +767,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		return err
 	}
 	v := a.undoView(*asJSON)
-	if cf.target, err = a.journalTarget(pos[0], cf.target); err != nil {
+	if err = a.journalTarget(pos[0], &cf); err != nil {
 		return err
 	}
 	// The preview reads as --yes does (what changed since the run, what is
@@ -847,19 +852,22 @@ func (l *lazyConn) close() {
 	}
 }
 
-// journalTarget is the target of a command on a journal (undo, verify):
+// journalTarget sets the target of a command on a journal (undo, verify):
 // as for any command (flag, environment), else the journal's own; one that
-// is not the journal's is refused.
-func (a *app) journalTarget(jpath, flagURL string) (string, error) {
+// is not the journal's is refused. The dialect, where neither --dialect nor
+// the environment gives it, is the journal's too.
+func (a *app) journalTarget(jpath string, cf *connFlags) error {
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
-		return "", withCode(ExitUsage, err)
+		return withCode(ExitUsage, err)
 	}
-	target, _ := a.targetURL(flagURL, nil)
+	target, _ := a.targetURL(cf.target, nil)
 	if target == "" {
 		target = hdr.Target
 	}
-	return target, a.refuseOtherTarget(jpath, target, "")
+	cf.target = target
+	cf.journalDialect = hdr.Dialect
+	return a.refuseOtherTarget(jpath, target, "")
 }
 
 // localErr gives the run's trouble on this machine its exit code, or nil

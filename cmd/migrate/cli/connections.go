@@ -55,6 +55,18 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 	}
 	env := connEnv(a.getenv, c.Name)
 	cfg := odata.Config{Timeout: f.timeout}
+	// A connection is a service of the target's kind unless it says.
+	if cfg.Dialect, err = a.dialectOf(f, p); err != nil {
+		return nil, err
+	}
+	if c.Dialect != "" {
+		if cfg.Dialect, err = odata.ParseDialect(c.Dialect); err != nil {
+			return nil, usageErr("connection %s: %v", c.Name, err)
+		}
+	}
+	if cfg.Dialect.Standard() && c.Language != 0 {
+		return nil, usageErr("connection %s: \"language\" is the ERP's segment of the service root; a service of dialect odata has none: remove it", c.Name)
+	}
 	if p != nil { // the plan's rate budget holds for every call it makes
 		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
 	}

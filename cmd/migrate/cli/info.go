@@ -95,6 +95,13 @@ func (a *app) info(ctx context.Context, args []string) error {
 	if v.JSONBatchResponses() {
 		out.BatchResponse = "JSON"
 	}
+	if v.Standard {
+		// The features listed are the ERP's, gated on its versions; a
+		// standard service has what the standard has, and refuses the
+		// ERP's own (a language code, GetMetadataFor).
+		out.Allows = []string{"what the OData 4.0 standard has: no system version gates it (dialect odata)"}
+		return view.Info(out, c.method, v)
+	}
 	for _, f := range features {
 		switch {
 		case f.ok(v):
@@ -113,6 +120,8 @@ func (a *app) info(ctx context.Context, args []string) error {
 // systemVersionLine is info's line: the version and which source it used.
 func systemVersionLine(v odata.Version) string {
 	switch {
+	case v.Standard:
+		return "none: " + v.From + ", every feature the standard has"
 	case !v.Known():
 		return "unknown, older than 22.0: the target has no version function and none was declared (--system-version, " + envSystemVersion + " or target.system_version)"
 	case strings.HasPrefix(v.From, "declared"):
@@ -195,6 +204,9 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 		}
 	}
 	if *clear {
+		if v.Standard {
+			return usageErr("--clear asks the ERP's ClearEntityMetadata; a target of dialect odata has none: leave it out")
+		}
 		if !v.ClearMetadata() {
 			return withCode(ExitUsage, fmt.Errorf("--clear needs system version 22.0 (ClearEntityMetadata); the target runs %s", versionText(v)))
 		}
@@ -215,7 +227,7 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 		return a.unreachable(c, err)
 	}
 	annotated := 0
-	if v.GetMetadataFor() {
+	if v.GetMetadataFor() && !v.Standard {
 		for _, e := range entities {
 			t, _, err := c.client.MetadataFor(ctx, e)
 			if err != nil {
@@ -234,6 +246,10 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 	}
 	if err := atomicfile.WriteFile(file, raw, 0o644); err != nil {
 		return withCode(ExitUsage, err)
+	}
+	if v.Standard {
+		fmt.Fprintf(a.stdout, "wrote %s: %s from $metadata (%s)\n", file, plural(len(md.Sets), "entity", "entities"), versionText(v))
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
 		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))

@@ -63,6 +63,10 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		fs.Usage()
 		return usageErr("init needs --entity NAME and --source FILE (an intake workbook written by migrate template needs no --entity)")
 	}
+	dialect, err := a.dialectOf(cf, nil)
+	if err != nil {
+		return err
+	}
 	md, err := a.metadataOf(ctx, cf, *mdFile)
 	if err != nil {
 		return err
@@ -111,7 +115,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 		rel = *src
 	}
 	var b bytes.Buffer
-	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), ps, header)
+	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), ps, header, dialect)
 	if *out == "" {
 		_, err := a.stdout.Write(b.Bytes())
 		return err
@@ -158,7 +162,7 @@ func normName(s string) string {
 	return b.String()
 }
 
-func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, src *plan.Source, header []string) {
+func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, src *plan.Source, header []string, dialect odata.Dialect) {
 	step := strings.ToLower(entity)
 	srcName := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	srcName = strings.Map(func(r rune) rune {
@@ -167,7 +171,12 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 		}
 		return '_'
 	}, srcName)
-	fmt.Fprintf(b, "# A starting plan written by `migrate init`: check every mapping, then run\n# migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n  %s:\n    file: %s\n", step, srcName, yamlQuote(file))
+	fmt.Fprintf(b, "# A starting plan written by `migrate init`: check every mapping, then run\n# migrate validate on it.\nversion: 1\nname: %s\n\n", step)
+	if dialect.Standard() {
+		// The plan says what kind of service it loads (docs/other-services.md).
+		fmt.Fprintf(b, "target:\n  dialect: %s\n\n", dialect)
+	}
+	fmt.Fprintf(b, "sources:\n  %s:\n    file: %s\n", srcName, yamlQuote(file))
 	if src.Delimiter != "" && src.Delimiter != "," {
 		fmt.Fprintf(b, "    delimiter: %s\n", yamlQuote(src.Delimiter))
 	}

@@ -110,6 +110,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	if cf.target == "" && a.getenv("MIGRATE_TARGET") == "" {
 		cf.target = st.Header.Target
 	}
+	cf.journalDialect = st.Header.Dialect
 	if d.Step != "" && !*yes {
 		if err := a.confirm(d, pos[0]); err != nil {
 			return err

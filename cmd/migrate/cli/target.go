@@ -27,6 +27,10 @@ type connFlags struct {
 	sandbox       bool
 	systemVersion string
 	timeout       time.Duration
+	// dialect is --dialect; journalDialect is the dialect of the journal a
+	// command works on, used where neither --dialect nor the environment
+	// gives one.
+	dialect, journalDialect string
 	// companies are the sandbox's (apply of several companies); shared,
 	// when set, is the connection whose pace every company's client shares,
 	// and company the one this command addresses.
@@ -39,6 +43,7 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.Var(targetFlag{c}, "target", "service root `URL` (overrides MIGRATE_TARGET and the plan's target.url)")
 	registerTrust(fs, &c.trustHosts)
 	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
+	fs.StringVar(&c.dialect, "dialect", "", "priority | odata: the kind of service, the ERP's own (default) or any standard OData 4.0 service (overrides "+envDialect+" and the plan's target.dialect; docs/other-services.md)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
 	c.timeout = 3 * time.Minute
 	fs.Var(durationFlag{&c.timeout}, "timeout", "the longest one call may take, a `duration` such as 90s (hosted servers drop calls past 3 minutes)")
@@ -50,6 +55,34 @@ func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 
 // envSystemVersion declares the target's system version (docs/cli.md).
 const envSystemVersion = "MIGRATE_SYSTEM_VERSION"
+
+// envDialect says the kind of service the target is (docs/cli.md).
+const envDialect = "MIGRATE_DIALECT"
+
+// dialectOf is the target's dialect by docs/cli.md's precedence: flag,
+// environment, plan; priority when none says.
+func (a *app) dialectOf(f connFlags, p *plan.Plan) (odata.Dialect, error) {
+	for _, d := range []struct{ value, from string }{
+		{f.dialect, "--dialect"},
+		{a.getenv(envDialect), envDialect},
+	} {
+		if d.value == "" {
+			continue
+		}
+		v, err := odata.ParseDialect(d.value)
+		if err != nil {
+			return v, usageErr("%s: %v", d.from, err)
+		}
+		return v, nil
+	}
+	switch {
+	case p != nil:
+		return odata.ParseDialect(p.Target.Dialect)
+	case f.journalDialect != "":
+		return odata.ParseDialect(f.journalDialect)
+	}
+	return odata.DialectPriority, nil
+}
 
 // declaredVersion is the system version the user declared, by docs/cli.md's
 // precedence: flag, environment, plan. Version{} when none was; its From
@@ -88,6 +121,10 @@ func (a *app) targetVersion(ctx context.Context, c *conn, declared odata.Version
 		return reported, a.unreachable(c, err)
 	}
 	switch {
+	case reported.Standard && declared.Known():
+		return reported, usageErr("system version %s %s, but the target is of dialect odata, which has no system version: remove the declaration", declared, declared.From)
+	case reported.Standard:
+		return reported, nil
 	case reported.Known() && declared.Known() && (reported.Major != declared.Major || reported.Minor != declared.Minor):
 		return reported, usageErr("system version %s %s, but the target reports %s (%s): correct the declaration or remove it",
 			declared, declared.From, reported, reported.From)
@@ -219,6 +256,16 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		cfg.CallsPerMinute = p.Target.CallsPerMinute
 		cfg.MaxConcurrent = p.Target.Concurrency
 	}
+	dialect, err := a.dialectOf(f, p)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dialect = dialect
+	if dialect.Standard() {
+		if err := standardOnly(f, p); err != nil {
+			return nil, err
+		}
+	}
 	if f.sandbox {
 		// The sandbox plays the server the user declared.
 		declared, err := a.declaredVersion(f, p)
@@ -243,6 +290,9 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 		return &conn{client: cl, url: cfg.BaseURL, method: "basic", sandbox: sb, close: func() { srv.Close(); sb.Close() }}, nil
 	}
 	url, lang := a.targetURL(f.target, p)
+	if dialect.Standard() {
+		lang = 0 // refused above when given
+	}
 	if url == "" {
 		return nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or write target.url in the plan (or use --sandbox)")
 	}
@@ -252,6 +302,21 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	}
 	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert,
 		approval: approval{from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trust: f.trustHosts}})
+}
+
+// standardOnly refuses, for a target of dialect odata, what only the ERP
+// has: the sandbox (which plays the ERP), a language code and other
+// companies (segments of the ERP's URL) (docs/other-services.md).
+func standardOnly(f connFlags, p *plan.Plan) error {
+	switch {
+	case f.sandbox:
+		return usageErr("--sandbox plays the ERP's service; a target of dialect odata needs a real service (docs/other-services.md runs a CAP one)")
+	case p != nil && p.Target.Language != 0:
+		return usageErr("target.language is the ERP's segment of the service root; a target of dialect odata has none: remove it")
+	case len(f.companies) > 0 || f.company != "":
+		return usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
+	}
+	return nil
 }
 
 // service is what the client of a service is built from: the target, or
@@ -277,6 +342,11 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	}
 	if err := a.approveHost(s.url, s.approval); err != nil {
 		return nil, err
+	}
+	if cfg.Dialect.Standard() {
+		// The deprecation is the ERP's; Basic is a standard service's own
+		// way (docs/other-services.md). Other warnings stand.
+		warning = strings.TrimPrefix(strings.TrimPrefix(warning, auth.BasicDeprecation), "\n")
 	}
 	if warning != "" {
 		fmt.Fprintln(a.stderr, warning)

