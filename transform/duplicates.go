@@ -20,10 +20,11 @@ import (
 // 1.4 bytes a key in memory. Two different keys share a hash with odds of
 // about 1 in 10^26 at a million keys.
 type seenKeys struct {
-	seeds [2]maphash.Seed
-	lines map[[2]uint64]uint32 // a sheet has at most 1,048,576 rows; a CSV file fewer than 4 billion lines
-	max   int                  // keys the map may hold before they go to disk; 0: no limit
-	disk  *keyRuns
+	seeds  [2]maphash.Seed
+	lines  map[[2]uint64]uint32 // a sheet has at most 1,048,576 rows; a CSV file fewer than 4 billion lines
+	max    int                  // keys the map may hold before they go to disk; 0: no limit
+	budget int64                // bytes the map and the runs' filters may take together
+	disk   *keyRuns
 }
 
 // seenKeyBytes is what a key costs in seenKeys' map.
@@ -33,9 +34,18 @@ const seenKeyBytes = 56
 func newSeenKeys(budget int64) *seenKeys {
 	s := &seenKeys{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, lines: make(map[[2]uint64]uint32)}
 	if budget > 0 {
+		s.budget = budget
 		s.max = max(1024, int(budget/seenKeyBytes))
 	}
 	return s
+}
+
+// mapShare is the keys the map may hold once runs are on disk: what their
+// filters and indexes leave of the budget, but never under a quarter of it
+// (smaller runs would only mean more of them to merge and look in).
+func (s *seenKeys) mapShare() int {
+	left := max(s.budget/4, s.budget-s.disk.memBytes())
+	return max(1024, int(left/seenKeyBytes))
 }
 
 // first records that the row at line gives key and returns the line of an
@@ -58,7 +68,11 @@ func (s *seenKeys) first(key string, line int) (int, bool, error) {
 		if err := s.disk.add(s.lines); err != nil {
 			return 0, false, err
 		}
-		clear(s.lines) // its buckets are used again
+		if s.max = s.mapShare(); s.max < len(s.lines) {
+			s.lines = make(map[[2]uint64]uint32, s.max) // smaller: let the old buckets go
+		} else {
+			clear(s.lines) // its buckets are used again
+		}
 	}
 	return 0, false, nil
 }

@@ -272,6 +272,15 @@ func mergeKeyRuns(runs []*keyRun, level int) (*keyRun, error) {
 	return w.finish()
 }
 
+// memBytes is what the runs keep in memory: their filters and indexes.
+func (s *keyRuns) memBytes() int64 {
+	var n int64
+	for _, r := range s.runs {
+		n += int64(len(r.bloom))*8 + int64(len(r.index))*16
+	}
+	return n
+}
+
 func (s *keyRuns) close() {
 	if s == nil {
 		return
