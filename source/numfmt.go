@@ -226,7 +226,7 @@ func showOf(id int, code string) numShow {
 // for one that shows a whole number as its plain digits ("0", "#0").
 func digitPattern(code string) []patternPart {
 	var parts []patternPart
-	zeros, literal := 0, false
+	zeros, places, literal := 0, 0, false
 	lit := func(s string) {
 		literal = true
 		parts = append(parts, patternPart{text: s})
@@ -237,6 +237,7 @@ func digitPattern(code string) []patternPart {
 			if c == '0' {
 				zeros++
 			}
+			places++
 			parts = append(parts, patternPart{digit: true, zero: c == '0'})
 		case '"':
 			j := strings.IndexByte(code[i+1:], '"')
@@ -260,8 +261,8 @@ func digitPattern(code string) []patternPart {
 			return nil
 		}
 	}
-	if !literal && zeros < 2 {
-		return nil
+	if places == 0 || !literal && zeros < 2 {
+		return nil // text alone shows no number; "0" and "#0" show the digits
 	}
 	return parts
 }

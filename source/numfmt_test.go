@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -163,6 +164,7 @@ func TestNumberShown(t *testing.T) {
 		{9, "", "7", "", true},
 		{164, "0%", "7", "", true},
 		{164, "[Red]0000", "7", "", true}, // a colour: not spelled out here
+		{164, `"N/A"`, "7", "", true},     // text alone: no number shown (found by FuzzNumberShown)
 	} {
 		sh := showOf(tt.id, tt.code)
 		if got := sh.code != ""; got != tt.noted {
@@ -247,4 +249,29 @@ func TestFormattedNumbers(t *testing.T) {
 	if got := files.Formatted(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Formatted() = %+v, want %+v", got, want)
 	}
+}
+
+// FuzzNumberShown: no format code makes the reader panic, and a digit
+// pattern shows every digit of a whole number, in order, as the sheet does
+// (placeholders only add zeros and text around them).
+func FuzzNumberShown(f *testing.F) {
+	for _, c := range []string{"0000000000", "000-0000000", "(###) ###-####", `"+972 "0#-#######`, `\A000`, "#,##0.00", "0%", "[Red]0", `"`, `\`, "0;-0;", "", `""`} {
+		f.Add(c, "501234567")
+	}
+	f.Fuzz(func(t *testing.T, code, digits string) {
+		sh := showOf(164, code)
+		if sh.pattern == nil || digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return
+		}
+		shown := showWhole(sh.pattern, digits)
+		rest := digits // the number's digits, each found after the one before
+		for i := 0; i < len(shown) && rest != ""; i++ {
+			if shown[i] == rest[0] {
+				rest = rest[1:]
+			}
+		}
+		if rest != "" {
+			t.Fatalf("%q shows %s as %q: digits lost", code, digits, shown)
+		}
+	})
 }
