@@ -39,14 +39,15 @@ func Value(p *odata.Property, got, want any) bool {
 // typedValue is Value by p's type; typed is false when p's type is not one
 // it knows or a value does not read as it.
 func typedValue(p *odata.Property, got, want any) (same, typed bool) {
-	switch p.Type {
-	case odata.EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte", odata.EdmDecimal, "Edm.Double", "Edm.Single":
+	if p.Type.Numeric() {
 		g, ok1 := Number(p, got)
 		w, ok2 := Number(p, want)
 		if !ok1 || !ok2 {
 			return false, false
 		}
 		return g.Cmp(w) == 0, true
+	}
+	switch p.Type {
 	case odata.EdmDateTimeOffset, odata.EdmDate:
 		g, ok1 := decoded[time.Time](odata.EdmDateTimeOffset, got)
 		w, ok2 := decoded[time.Time](odata.EdmDateTimeOffset, want)
@@ -74,6 +75,32 @@ func typedValue(p *odata.Property, got, want any) (same, typed bool) {
 			return false, false
 		}
 		return g == w, true
+	case odata.EdmTimeOfDay:
+		// 15:04 and 15:04:05.000 are the same time.
+		g, ok1 := got.(string)
+		w, ok2 := want.(string)
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		gt, err1 := odata.ParseTimeOfDay(g)
+		wt, err2 := odata.ParseTimeOfDay(w)
+		if err1 != nil || err2 != nil {
+			return false, false
+		}
+		return gt.Equal(wt), true
+	case odata.EdmDuration:
+		// PT1H and PT60M last as long.
+		g, ok1 := got.(string)
+		w, ok2 := want.(string)
+		if !ok1 || !ok2 {
+			return false, false
+		}
+		gd, err1 := odata.ParseDuration(g)
+		wd, err2 := odata.ParseDuration(w)
+		if err1 != nil || err2 != nil {
+			return false, false
+		}
+		return gd.Cmp(wd) == 0, true
 	case odata.EdmGuid:
 		// The same Guid in either case of its hexadecimal digits.
 		g, ok1 := decoded[odata.Guid](p.Type, got)

@@ -68,6 +68,13 @@ func TestValue(t *testing.T) {
 		{"int64 5 is not 6", int64Field, "6", int64(5), false, false},
 		{"int64 not a number", int64Field, "five", int64(5), false, false},
 		{"int64 blank", int64Field, nil, int64(0), false, false},
+		// The standard's other types.
+		{"int32 as a string", &odata.Property{Type: odata.EdmInt32}, "7", int64(7), true, false},
+		{"time of day 09:30 is 09:30:00.000", &odata.Property{Type: odata.EdmTimeOfDay}, "09:30:00.000", "09:30", true, false},
+		{"time of day a second apart", &odata.Property{Type: odata.EdmTimeOfDay}, "09:30:01", "09:30:00", false, false},
+		{"duration PT1H is PT60M", &odata.Property{Type: odata.EdmDuration}, "PT1H", "PT60M", true, false},
+		{"duration P1D is PT24H", &odata.Property{Type: odata.EdmDuration}, "P1D", "PT24H", true, false},
+		{"duration PT1H is not PT61M", &odata.Property{Type: odata.EdmDuration}, "PT1H", "PT61M", false, false},
 		// Guid and Date, as other services give them (docs/other-services.md).
 		{"guid in either case", guidField, "3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8", odata.Guid("3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8"), true, false},
 		{"guid another", guidField, "3a943e5e-c925-4fae-b2d5-9e2f0a36c6d9", odata.Guid("3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8"), false, false},

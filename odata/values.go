@@ -406,7 +406,7 @@ func decodeValue(t EdmType, v any) (any, error) {
 		case string:
 			return ParseGuid(x)
 		}
-	case EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte":
+	case EdmInt64, EdmInt32, EdmInt16, EdmByte, EdmSByte:
 		switch x := v.(type) {
 		case int64:
 			return x, nil

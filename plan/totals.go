@@ -142,13 +142,7 @@ func (t *Total) at(col int) Pos {
 
 // Numeric reports whether a field of type typ holds a number a total can
 // sum.
-func Numeric(typ odata.EdmType) bool {
-	switch typ {
-	case odata.EdmInt64, odata.EdmDecimal, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte", "Edm.Double", "Edm.Single":
-		return true
-	}
-	return false
-}
+func Numeric(typ odata.EdmType) bool { return typ.Numeric() }
 
 // totals checks a step's totals against the metadata: each sub-form one
 // of the step's collections that it writes lines to, each field one it

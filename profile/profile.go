@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
 )
 
@@ -747,10 +748,10 @@ func (a *colAcc) result() Column {
 	filled := c.Rows - c.Blank
 	numericField, textField := false, false
 	for _, u := range c.Fields {
-		switch u.Type {
-		case "Edm.Decimal", "Edm.Double", "Edm.Int16", "Edm.Int32", "Edm.Int64", "Edm.Byte", "Edm.Single":
+		switch t := odata.EdmType(u.Type); {
+		case t.Numeric():
 			numericField = numericField || u.Direct
-		case "Edm.String":
+		case t == odata.EdmString:
 			textField = textField || u.Direct
 		}
 	}

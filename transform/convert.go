@@ -63,12 +63,38 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 		return v, false, nil
 	case odata.EdmString:
 		return c.toString(v, prop)
-	case odata.EdmInt64, "Edm.Int32", "Edm.Int16", "Edm.Byte", "Edm.SByte":
+	case odata.EdmInt64, odata.EdmInt32, odata.EdmInt16, odata.EdmByte, odata.EdmSByte:
 		n, err := toInt64(v)
 		if err != nil {
 			return nil, false, &convError{fmt.Sprintf("%s is not a whole number (%s)", describe(v), typ)}
 		}
+		if lo, hi, ok := odata.IntRange(typ); ok && (n < lo || n > hi) {
+			return nil, false, &convError{fmt.Sprintf("%d is outside what %s holds (%d to %d)", n, typ, lo, hi)}
+		}
 		return n, false, nil
+	case odata.EdmTimeOfDay:
+		if t, ok := v.(time.Time); ok {
+			// A workbook's time cell: its time of day, whatever its day.
+			return t.Format(odata.TimeOfDayLayout), false, nil
+		}
+		text, ok := asText(v)
+		if !ok {
+			return nil, false, &convError{fmt.Sprintf("%s is not a time of day (Edm.TimeOfDay)", describe(v))}
+		}
+		t, err := odata.ParseTimeOfDay(text)
+		if err != nil {
+			return nil, false, &convError{err.Error() + " (Edm.TimeOfDay)"}
+		}
+		return t.Format(odata.TimeOfDayLayout), false, nil
+	case odata.EdmDuration:
+		text, ok := asText(v)
+		if !ok {
+			return nil, false, &convError{fmt.Sprintf("%s is not a duration (Edm.Duration)", describe(v))}
+		}
+		if _, err := odata.ParseDuration(text); err != nil {
+			return nil, false, &convError{err.Error() + " (Edm.Duration)"}
+		}
+		return strings.TrimSpace(text), false, nil
 	case odata.EdmDecimal, "Edm.Double", "Edm.Single":
 		d, err := toDecimal(v, c.sep)
 		if err != nil {

@@ -61,4 +61,15 @@ service demo {
         PRICE    : Decimal(15, 4);
         DUEDATE  : Date;
   }
+
+  // The standard's other primitive types (docs/other-services.md, Types):
+  // Time is Edm.TimeOfDay, UInt8 Edm.Byte, Int16 Edm.Int16, Integer
+  // Edm.Int32.
+  entity SHIFTS : tagged {
+    key CODE   : String(8);
+        STARTS : Time;
+        CREW   : UInt8;
+        FLOOR  : Int16;
+        SEATS  : Integer;
+  }
 }
