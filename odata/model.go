@@ -17,6 +17,14 @@ const (
 	// their values are Date and Guid.
 	EdmDate EdmType = "Edm.Date"
 	EdmGuid EdmType = "Edm.Guid"
+	// The standard's other primitive types a record's value may have
+	// (docs/other-services.md, What differs).
+	EdmInt32     EdmType = "Edm.Int32"
+	EdmInt16     EdmType = "Edm.Int16"
+	EdmByte      EdmType = "Edm.Byte"
+	EdmSByte     EdmType = "Edm.SByte"
+	EdmTimeOfDay EdmType = "Edm.TimeOfDay"
+	EdmDuration  EdmType = "Edm.Duration"
 )
 
 // Metadata is a parsed $metadata document (docs/service.md, Metadata).

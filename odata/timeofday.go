@@ -8,17 +8,6 @@ import (
 	"time"
 )
 
-// The standard's other primitive types a record's value may have
-// (docs/other-services.md, What differs): the ERP's metadata has none of them.
-const (
-	EdmInt32     EdmType = "Edm.Int32"
-	EdmInt16     EdmType = "Edm.Int16"
-	EdmByte      EdmType = "Edm.Byte"
-	EdmSByte     EdmType = "Edm.SByte"
-	EdmTimeOfDay EdmType = "Edm.TimeOfDay"
-	EdmDuration  EdmType = "Edm.Duration"
-)
-
 // Integer says whether t is an integer type.
 func (t EdmType) Integer() bool {
 	switch t {
