@@ -662,7 +662,7 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
 	sr.gone = failedIDs(r.state, s.Name)
-	if n, ok := expectedRows(r.opts.Plan, s); ok {
+	if n, ok := r.expectedRows(s); ok {
 		sr.tellTotal(n) // before the start, so that it shows the total
 	}
 	r.hook.StepStarted(s.Name, s.Entity)

@@ -4,15 +4,29 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/source/odatasource"
 )
 
 // expectedRows counts the records of step st that can be known cheaply
-// before the load (source.CountRows: a CSV's lines, a worksheet's
-// dimension) for a file step without group_by, where a row is a record.
-// A grouped step's count comes once its rows are read and grouped
-// (transform.WithTotal); a company read as a source gets none (its
-// server's $count is not to be trusted: docs/servers.md, Reading). A count
-// a little high only makes the ETA a little pessimistic.
+// before the load, for a step without group_by, where a row is a record:
+// a file's by source.CountRows (a CSV's lines, a worksheet's dimension), a
+// connection's by its service's $count where the standard defines it
+// (odatasource.Count: the odata dialect; the ERP's $count is not to be
+// trusted, docs/servers.md, Reading). A grouped step's count comes once
+// its rows are read and grouped (transform.WithTotal). A count a little
+// high only makes the ETA a little pessimistic.
+func (r *runner) expectedRows(st *plan.Step) (int, bool) {
+	src := r.opts.Plan.Source(st.Source)
+	if st.GroupBy == nil && src != nil && src.Connection != "" {
+		if sv, ok := r.opts.services[src.Connection]; ok {
+			return odatasource.Count(r.ctx, sv.Client, src.Entity, src.Filter)
+		}
+		return 0, false
+	}
+	return expectedRows(r.opts.Plan, st)
+}
+
+// expectedRows is a file step's count of rows (runner.expectedRows).
 func expectedRows(p *plan.Plan, st *plan.Step) (int, bool) {
 	src := p.Source(st.Source)
 	if st.GroupBy != nil || src == nil || src.File == "" {

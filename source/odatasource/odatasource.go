@@ -169,6 +169,27 @@ func location(t *odata.EntityType, connection, entity string, ent map[string]any
 	return connection + ":" + entity + key
 }
 
+// Count asks the service how many entities of the set entity the filter
+// gives (SET/$count): a source's progress total, known before its first
+// page. Only a service of the odata dialect is asked, whose $count the
+// standard defines; the ERP's is not to be trusted (docs/servers.md,
+// Reading). ok is false when the service is not asked or does not answer a
+// count; the rows read are what they are, whatever it said.
+func Count(ctx context.Context, c *odata.Client, entity, filter string) (n int, ok bool) {
+	if c == nil || !c.Dialect().Standard() {
+		return 0, false
+	}
+	var count json.Number
+	if err := c.Get(ctx, odata.EscapePath(entity)+"/$count", odata.Query{Filter: filter}, &count); err != nil {
+		return 0, false
+	}
+	v, err := count.Int64()
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return int(v), true
+}
+
 // Close ends the reading; the client is the caller's.
 func (r *Reader) Close() error {
 	r.page = nil
