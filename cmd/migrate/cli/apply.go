@@ -160,13 +160,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
-	if err := a.buildLookups(ctx, c); err != nil {
-		return err
-	}
-	if err := a.refuseMapValues(ctx, c, v); err != nil {
-		return err
-	}
-	if refs, err := a.checkReferences(ctx, c, c.conn.client); err != nil {
+	if refs, err := a.readyToRun(ctx, c, v); err != nil {
 		return err
 	} else if unresolved := refs.Unresolved; len(unresolved) > 0 {
 		if !o.allowMissing {

@@ -92,10 +92,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
-	if err := a.buildLookups(ctx, c); err != nil {
-		return err
-	}
-	refs, err := a.checkReferences(ctx, c, c.conn.client)
+	refs, err := a.readyToRun(ctx, c, nil)
 	if err != nil {
 		return err
 	}

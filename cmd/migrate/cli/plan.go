@@ -70,16 +70,13 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		defer cn.Close()
 		c.conn = cn
 	}
+	refs, err := a.readyToRun(ctx, c, nil)
+	if err != nil {
+		return err
+	}
 	var target executor.Client
 	if c.conn != nil {
 		target = c.conn.client
-	}
-	if err := a.buildLookups(ctx, c); err != nil {
-		return err
-	}
-	refs, err := a.checkReferences(ctx, c, target)
-	if err != nil {
-		return err
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
 		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: v.Hook(),

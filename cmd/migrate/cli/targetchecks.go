@@ -9,6 +9,27 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
+// readyToRun is what plan, apply and diff do between checking the plan
+// and running it, in this order: the lookup tables built (buildLookups),
+// the values of file maps that no mapping file confirms refused when
+// apply's view is given (refuseMapValues), and the exists: checks run against c's target,
+// else the earlier steps only (checkReferences).
+func (a *app) readyToRun(ctx context.Context, c *checked, confirm applyView) (*executor.References, error) {
+	if err := a.buildLookups(ctx, c); err != nil {
+		return nil, err
+	}
+	if confirm != nil {
+		if err := a.refuseMapValues(ctx, c, confirm); err != nil {
+			return nil, err
+		}
+	}
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
+	return a.checkReferences(ctx, c, target)
+}
+
 // checkReferences runs the plan's exists: checks before anything is sent:
 // against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns what it found: the
