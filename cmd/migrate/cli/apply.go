@@ -181,7 +181,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 			return withCode(ExitUsage, err)
 		}
 		defer os.RemoveAll(dir)
-		jpath = filepath.Join(dir, filepath.Base(journalName(planPath, "", "", "", false)))
+		jpath = filepath.Join(dir, filepath.Base(journalFile(planPath, "")))
 	}
 
 	stop := make(chan struct{})

@@ -67,8 +67,7 @@ func statusJournals(args []string) ([]string, error) {
 	}
 	out := journalsBeside(args[0])
 	if len(out) == 0 {
-		stem := strings.TrimSuffix(args[0], filepath.Ext(args[0]))
-		return nil, usageErr("%s: no journal beside the plan (%s.journal, or %s.COMPANY.journal for a load of another company); give the journal's path", args[0], stem, stem)
+		return nil, usageErr("%s: no journal beside the plan (%s, or %s for a load of another company); give the journal's path", args[0], journalFile(args[0], ""), journalFile(args[0], "COMPANY"))
 	}
 	return out, nil
 }
