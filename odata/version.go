@@ -53,25 +53,75 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || v.Major == major && v.Minor >= minor
 }
 
-// Feature gates of docs/service.md, Versions.
+// Feature is one version gate of docs/service.md, Versions: what it
+// allows, in the words migrate info shows, and the version that brought it.
+type Feature struct {
+	Name         string
+	Major, Minor int
+}
 
-func (v Version) Writes() bool       { return v.AtLeast(17, 2) }
-func (v Version) Expand() bool       { return v.AtLeast(18, 1) }
-func (v Version) Language() bool     { return v.AtLeast(18, 2) }
-func (v Version) TextSubforms() bool { return v.AtLeast(20, 0) }
+// Since is the version that brought f, as "22.1".
+func (f Feature) Since() string { return fmt.Sprintf("%d.%d", f.Major, f.Minor) }
+
+// gate names a row of features.
+type gate int
+
+const (
+	gateWrites gate = iota
+	gateExpand
+	gateLanguage
+	gateBatch
+	gateTextSubforms
+	gateDataURIAttachments
+	gateParentChildResponse
+	gateClearMetadata
+	gateJSONBatchResponses
+	gateGetMetadataFor
+	gateMandatoryAnnotation
+)
+
+// features is the one table of the version gates, oldest first: the
+// methods below ask it, and migrate info lists it (Features).
+var features = [...]Feature{
+	gateWrites:              {"create, update and delete", 17, 2},
+	gateExpand:              {"$expand of sub-forms", 18, 1},
+	gateLanguage:            {"language code in the service root", 18, 2},
+	gateBatch:               {"$batch, $skip and personal access tokens (migrate loads only with $batch)", 19, 1},
+	gateTextSubforms:        {"text sub-forms (TEXT, APPEND, SIGNATURE)", 20, 0},
+	gateDataURIAttachments:  {"attachments as data URIs", 21, 0},
+	gateParentChildResponse: {"parent and children returned together", 21, 1},
+	gateClearMetadata:       {"attachment SUFFIX, ClearEntityMetadata, version function", 22, 0},
+	gateJSONBatchResponses:  {"JSON batch responses", 22, 1},
+	gateGetMetadataFor:      {"GetMetadataFor", 25, 0},
+	gateMandatoryAnnotation: {"Mandatory annotations", 25, 1},
+}
+
+// Features are the version gates, oldest first (a copy: the table is the
+// gates').
+func Features() []Feature { return append([]Feature(nil), features[:]...) }
+
+// Has reports whether v has feature f.
+func (v Version) Has(f Feature) bool { return v.AtLeast(f.Major, f.Minor) }
+
+func (v Version) has(g gate) bool { return v.Has(features[g]) }
+
+// The gates, one a feature row.
+
+func (v Version) Writes() bool       { return v.has(gateWrites) }
+func (v Version) Expand() bool       { return v.has(gateExpand) }
+func (v Version) Language() bool     { return v.has(gateLanguage) }
+func (v Version) TextSubforms() bool { return v.has(gateTextSubforms) }
 
 // Batch reports $batch, $skip and personal access tokens, which arrived
 // together in 19.1 (docs/servers.md, Connection).
-func (v Version) Batch() bool              { return v.AtLeast(19, 1) }
-func (v Version) DataURIAttachments() bool { return v.AtLeast(21, 0) }
-func (v Version) ParentChildResponse() bool {
-	return v.AtLeast(21, 1)
-}
-func (v Version) AttachmentSuffix() bool    { return v.AtLeast(22, 0) }
-func (v Version) ClearMetadata() bool       { return v.AtLeast(22, 0) }
-func (v Version) JSONBatchResponses() bool  { return v.AtLeast(22, 1) }
-func (v Version) GetMetadataFor() bool      { return v.AtLeast(25, 0) }
-func (v Version) MandatoryAnnotation() bool { return v.AtLeast(25, 1) }
+func (v Version) Batch() bool               { return v.has(gateBatch) }
+func (v Version) DataURIAttachments() bool  { return v.has(gateDataURIAttachments) }
+func (v Version) ParentChildResponse() bool { return v.has(gateParentChildResponse) }
+func (v Version) AttachmentSuffix() bool    { return v.has(gateClearMetadata) }
+func (v Version) ClearMetadata() bool       { return v.has(gateClearMetadata) }
+func (v Version) JSONBatchResponses() bool  { return v.has(gateJSONBatchResponses) }
+func (v Version) GetMetadataFor() bool      { return v.has(gateGetMetadataFor) }
+func (v Version) MandatoryAnnotation() bool { return v.has(gateMandatoryAnnotation) }
 
 // BatchLimit is the most operations one $batch may carry (docs/service.md,
 // Limits).

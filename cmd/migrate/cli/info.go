@@ -34,26 +34,6 @@ type infoJSON struct {
 	MayLack []string `json:"may_lack,omitempty"`
 }
 
-// features lists the version gates (docs/service.md, Versions) with the
-// version each needs.
-var features = []struct {
-	name string
-	ok   func(odata.Version) bool
-	need string
-}{
-	{"create, update and delete", odata.Version.Writes, "17.2"},
-	{"$expand of sub-forms", odata.Version.Expand, "18.1"},
-	{"language code in the service root", odata.Version.Language, "18.2"},
-	{"$batch, $skip and personal access tokens (migrate loads only with $batch)", odata.Version.Batch, "19.1"},
-	{"text sub-forms (TEXT, APPEND, SIGNATURE)", odata.Version.TextSubforms, "20.0"},
-	{"attachments as data URIs", odata.Version.DataURIAttachments, "21.0"},
-	{"parent and children returned together", odata.Version.ParentChildResponse, "21.1"},
-	{"attachment SUFFIX, ClearEntityMetadata, version function", odata.Version.ClearMetadata, "22.0"},
-	{"JSON batch responses", odata.Version.JSONBatchResponses, "22.1"},
-	{"GetMetadataFor", odata.Version.GetMetadataFor, "25.0"},
-	{"Mandatory annotations", odata.Version.MandatoryAnnotation, "25.1"},
-}
-
 // newestWithoutVersionFunction is the newest a server that cannot say its
 // version may run (the function came with 22.0): what it lacks, an unknown
 // version surely lacks.
@@ -102,16 +82,16 @@ func (a *app) info(ctx context.Context, args []string) error {
 		out.Allows = []string{"what the OData 4.0 standard has: no system version gates it (dialect odata)"}
 		return view.Info(out, c.method, v)
 	}
-	for _, f := range features {
+	for _, f := range odata.Features() {
 		switch {
-		case f.ok(v):
-			out.Allows = append(out.Allows, f.name)
-		case !v.Known() && !f.ok(newestWithoutVersionFunction):
-			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+		case v.Has(f):
+			out.Allows = append(out.Allows, f.Name)
+		case !v.Known() && !newestWithoutVersionFunction.Has(f):
+			out.Lacks = append(out.Lacks, f.Name+" (needs "+f.Since()+")")
 		case !v.Known():
-			out.MayLack = append(out.MayLack, f.name+" (needs "+f.need+")")
+			out.MayLack = append(out.MayLack, f.Name+" (needs "+f.Since()+")")
 		default:
-			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+			out.Lacks = append(out.Lacks, f.Name+" (needs "+f.Since()+")")
 		}
 	}
 	return view.Info(out, c.method, v)

@@ -1,0 +1,49 @@
+package odata
+
+import "testing"
+
+// TestVersionGates holds each gate method to its row of the one table:
+// the version that brought it has it, the minor release before does not.
+func TestVersionGates(t *testing.T) {
+	gates := []struct {
+		name string
+		has  func(Version) bool
+		row  gate
+	}{
+		{"Writes", Version.Writes, gateWrites},
+		{"Expand", Version.Expand, gateExpand},
+		{"Language", Version.Language, gateLanguage},
+		{"Batch", Version.Batch, gateBatch},
+		{"TextSubforms", Version.TextSubforms, gateTextSubforms},
+		{"DataURIAttachments", Version.DataURIAttachments, gateDataURIAttachments},
+		{"ParentChildResponse", Version.ParentChildResponse, gateParentChildResponse},
+		{"AttachmentSuffix", Version.AttachmentSuffix, gateClearMetadata},
+		{"ClearMetadata", Version.ClearMetadata, gateClearMetadata},
+		{"JSONBatchResponses", Version.JSONBatchResponses, gateJSONBatchResponses},
+		{"GetMetadataFor", Version.GetMetadataFor, gateGetMetadataFor},
+		{"MandatoryAnnotation", Version.MandatoryAnnotation, gateMandatoryAnnotation},
+	}
+	// The versions of docs/service.md's Versions table.
+	since := map[string]string{
+		"Writes": "17.2", "Expand": "18.1", "Language": "18.2", "Batch": "19.1", "TextSubforms": "20.0",
+		"DataURIAttachments": "21.0", "ParentChildResponse": "21.1", "AttachmentSuffix": "22.0", "ClearMetadata": "22.0",
+		"JSONBatchResponses": "22.1", "GetMetadataFor": "25.0", "MandatoryAnnotation": "25.1",
+	}
+	for _, g := range gates {
+		f := features[g.row]
+		if f.Since() != since[g.name] {
+			t.Errorf("%s: row %q says %s, want %s", g.name, f.Name, f.Since(), since[g.name])
+		}
+		at := Version{Major: f.Major, Minor: f.Minor}
+		before := Version{Major: f.Major, Minor: f.Minor - 1}
+		if f.Minor == 0 {
+			before = Version{Major: f.Major - 1, Minor: 99}
+		}
+		if !g.has(at) || g.has(before) {
+			t.Errorf("%s: %s has it %v, %s has it %v; want true, false", g.name, at, g.has(at), before, g.has(before))
+		}
+	}
+	if n := len(Features()); n != len(features) {
+		t.Errorf("Features() lists %d gates, the table holds %d", n, len(features))
+	}
+}
