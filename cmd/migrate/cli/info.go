@@ -213,7 +213,7 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 			if err != nil {
 				return a.unreachable(c, err)
 			}
-			replaceType(md, t)
+			md.ReplaceType(t)
 			annotated++
 		}
 	}
@@ -234,26 +234,6 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
 		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))
 	return nil
-}
-
-// replaceType puts GetMetadataFor's annotated entity type in place of the
-// one $metadata had.
-func replaceType(md *odata.Metadata, t *odata.EntityType) {
-	if t == nil {
-		return
-	}
-	for i, old := range md.Types {
-		if old.Name == t.Name {
-			md.Types[i] = t
-			for _, s := range md.Sets {
-				if s.Type == old {
-					s.Type = t
-				}
-			}
-			md.Reindex()
-			return
-		}
-	}
 }
 
 // metadataList lists the entities a plan can load, each with its
