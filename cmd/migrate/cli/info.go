@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/internal/diag"
@@ -276,7 +275,7 @@ func (a *app) metadataList(ctx context.Context, args []string) error {
 		return writeJSON(a.stdout, map[string]any{"entities": list})
 	}
 	// The names and descriptions are the server's.
-	tw := tabwriter.NewWriter(diag.PrintableWriter(a.stdout), 0, 4, 2, ' ', 0)
+	tw := newTable(diag.PrintableWriter(a.stdout))
 	for _, e := range list {
 		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
 	}
@@ -320,7 +319,7 @@ func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent strin
 		title += "  " + t.Description
 	}
 	fmt.Fprintf(w, "%s%s  key (%s)\n", indent, title, strings.Join(t.Key, ", "))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	for _, p := range t.Properties {
 		typ := strings.TrimPrefix(string(p.Type), "Edm.")
 		switch {

@@ -126,10 +126,15 @@ type estimate struct {
 	Seconds        float64 `json:"seconds"`
 }
 
+// newTable is the one writer of the views' text tables (run, diff, verify,
+// info, metadata, profile): cells split by tabs, each column as wide as
+// its widest cell, two spaces apart; Flush writes the table.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
 // printSteps writes the summary table, one line per step; a column of
 // waived records when some are (resolve --waive).
 func printSteps(w io.Writer, r runJSON, applied bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	waived := len(r.Waived) > 0
 	switch {
 	case applied && waived:
