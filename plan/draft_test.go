@@ -67,3 +67,50 @@ func TestDraftMarshal(t *testing.T) {
 		t.Errorf("sub-form with when read back as %+v", sf)
 	}
 }
+
+// A TestsDraft reads back (DecodeTests) as the tests it holds: given rows,
+// expected records with lines and values of each kind, expected errors; a
+// test that expects nothing yet is written with its Todo and no expect:.
+func TestTestsDraftMarshal(t *testing.T) {
+	t.Parallel()
+	given := []*Given{
+		{Source: "orders", Rows: []*GivenRow{{Cells: []GivenCell{{Column: "ORDNAME", Value: "SO1"}, {Column: "due date", Value: "2024-01-31"}}}}},
+		{Source: "lines"},
+	}
+	d := &TestsDraft{
+		Note: "Tests for a test.",
+		Tests: []*Test{
+			{Name: `the "first" rows`, Step: "orders", Given: given, ExpectSet: true,
+				Expect: []*ExpectRecord{{
+					Fields: []*ExpectField{{Name: "ORDNAME", Value: "SO1"}, {Name: "QUANT", Value: Number("2.50")}, {Name: "PAID", Value: true}, {Name: "NOTE", Value: nil}},
+					Lines: []*ExpectLines{{Nav: "ORDERITEMS_SUBFORM", Lines: []*ExpectRecord{{Fields: []*ExpectField{{Name: "PARTNAME", Value: "P1"}},
+						Lines: []*ExpectLines{{Nav: "NOTES_SUBFORM", Lines: []*ExpectRecord{{Fields: []*ExpectField{{Name: "TEXT", Value: "on"}}}}}}}}}},
+				}},
+				Errors: []*ExpectError{{Row: 2, Field: "on", Message: "too long"}}},
+			{Name: "not yet", Step: "orders", Given: given[:1]},
+		},
+		Todo: "expect: to write\nonce the plan has no problems.",
+	}
+	text := d.Marshal()
+	golden.Check(t, "testdata/testsdraft.golden.yaml", text)
+	ts, ds := DecodeTests("draft_test.yaml", text)
+	if ds.HasErrors() || len(ts) != 2 {
+		t.Fatalf("the draft does not read back (%d tests): %v\n%s", len(ts), ds, text)
+	}
+	first := ts[0]
+	if first.Name != `the "first" rows` || len(first.Given) != 2 || len(first.Given[0].Rows) != 1 || first.Given[0].Rows[0].Cells[1].Column != "due date" {
+		t.Errorf("first test read back as %+v", first)
+	}
+	if len(first.Expect) != 1 || len(first.Expect[0].Fields) != 4 || first.Expect[0].Fields[1].Value != Number("2.50") || first.Expect[0].Fields[3].Value != nil {
+		t.Errorf("expected record read back as %+v", first.Expect)
+	}
+	if l := first.Expect[0].Lines; len(l) != 1 || len(l[0].Lines) != 1 || len(l[0].Lines[0].Lines) != 1 {
+		t.Errorf("expected lines read back as %+v", l)
+	}
+	if len(first.Errors) != 1 || first.Errors[0].Field != "on" || first.Errors[0].Row != 2 {
+		t.Errorf("expected errors read back as %+v", first.Errors)
+	}
+	if ts[1].ExpectSet {
+		t.Errorf("a test without expectations read back with expect:")
+	}
+}
