@@ -8,20 +8,20 @@ func TestVersionGates(t *testing.T) {
 	gates := []struct {
 		name string
 		has  func(Version) bool
-		row  gate
+		row  Gate
 	}{
-		{"Writes", Version.Writes, gateWrites},
-		{"Expand", Version.Expand, gateExpand},
-		{"Language", Version.Language, gateLanguage},
-		{"Batch", Version.Batch, gateBatch},
-		{"TextSubforms", Version.TextSubforms, gateTextSubforms},
-		{"DataURIAttachments", Version.DataURIAttachments, gateDataURIAttachments},
-		{"ParentChildResponse", Version.ParentChildResponse, gateParentChildResponse},
-		{"AttachmentSuffix", Version.AttachmentSuffix, gateClearMetadata},
-		{"ClearMetadata", Version.ClearMetadata, gateClearMetadata},
-		{"JSONBatchResponses", Version.JSONBatchResponses, gateJSONBatchResponses},
-		{"GetMetadataFor", Version.GetMetadataFor, gateGetMetadataFor},
-		{"MandatoryAnnotation", Version.MandatoryAnnotation, gateMandatoryAnnotation},
+		{"Writes", Version.Writes, GateWrites},
+		{"Expand", Version.Expand, GateExpand},
+		{"Language", Version.Language, GateLanguage},
+		{"Batch", Version.Batch, GateBatch},
+		{"TextSubforms", Version.TextSubforms, GateTextSubforms},
+		{"DataURIAttachments", Version.DataURIAttachments, GateDataURIAttachments},
+		{"ParentChildResponse", Version.ParentChildResponse, GateParentChildResponse},
+		{"AttachmentSuffix", Version.AttachmentSuffix, GateClearMetadata},
+		{"ClearMetadata", Version.ClearMetadata, GateClearMetadata},
+		{"JSONBatchResponses", Version.JSONBatchResponses, GateJSONBatchResponses},
+		{"GetMetadataFor", Version.GetMetadataFor, GateGetMetadataFor},
+		{"MandatoryAnnotation", Version.MandatoryAnnotation, GateMandatoryAnnotation},
 	}
 	// The versions of docs/service.md's Versions table.
 	since := map[string]string{
@@ -41,6 +41,13 @@ func TestVersionGates(t *testing.T) {
 		}
 		if !g.has(at) || g.has(before) {
 			t.Errorf("%s: %s has it %v, %s has it %v; want true, false", g.name, at, g.has(at), before, g.has(before))
+		}
+	}
+	for _, f := range Features() {
+		// The version function came with 22.0: what came with it or later,
+		// a server without it surely lacks.
+		if want := f.Major >= 22; f.AfterVersionFunction() != want {
+			t.Errorf("%s (%s): AfterVersionFunction %v, want %v", f.Name, f.Since(), !want, want)
 		}
 	}
 	if n := len(Features()); n != len(features) {

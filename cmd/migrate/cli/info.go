@@ -28,11 +28,6 @@ type infoJSON struct {
 	MayLack []string `json:"may_lack,omitempty"`
 }
 
-// newestWithoutVersionFunction is the newest a server that cannot say its
-// version may run (the function came with 22.0): what it lacks, an unknown
-// version surely lacks.
-var newestWithoutVersionFunction = odata.Version{Major: 21, Minor: 99}
-
 func (a *app) info(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	var cf connFlags
@@ -80,7 +75,7 @@ func (a *app) info(ctx context.Context, args []string) error {
 		switch {
 		case v.Has(f):
 			out.Allows = append(out.Allows, f.Name)
-		case !v.Known() && !newestWithoutVersionFunction.Has(f):
+		case !v.Known() && f.AfterVersionFunction():
 			out.Lacks = append(out.Lacks, f.Name+" (needs "+f.Since()+")")
 		case !v.Known():
 			out.MayLack = append(out.MayLack, f.Name+" (needs "+f.Since()+")")
