@@ -17,52 +17,6 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// printProblems shows validate's findings on stderr; errors stop the
-// command before anything is read or sent, warnings do not. With --json,
-// stdout still gets its one document: validate's.
-func (a *app) printProblems(c *checked, v runView) error {
-	for _, d := range c.diags {
-		fmt.Fprintln(a.stderr, d.String())
-	}
-	if c.plan != nil && !c.diags.HasErrors() {
-		return nil
-	}
-	if err := v.Problems(c.plan, c.diags); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
-	if c.plan == nil {
-		return silent(ExitUsage)
-	}
-	return silent(ExitData)
-}
-
-func summaryJSON(s *executor.Summary) runJSON {
-	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
-	for _, st := range s.Steps {
-		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
-			Partly: st.Partly, Waived: st.Waived, Changed: st.Changed})
-	}
-	for _, g := range s.Gone {
-		r.Gone = append(r.Gone, g.String())
-	}
-	if len(s.Waived) > 0 {
-		r.Waived = waivedRecordsJSON(s.Waived)
-	}
-	if r.Steps == nil {
-		r.Steps = []stepJSON{}
-	}
-	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
-	r.Warnings = warningsOf(s.Warnings)
-	if b := s.Shrank; b != nil {
-		r.Shrank = &shrankJSON{From: b.From, To: b.To, SlowestSeconds: b.Slowest.Seconds(), SlowestOf: b.Of}
-	}
-	r.Resumes = resumesOf(s)
-	r.Delta = deltaOf(s.Delta)
-	return r
-}
-
 // applyFlags are apply's own flags.
 type applyFlags struct {
 	journal                          string

@@ -9,6 +9,26 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
+// printProblems shows validate's findings on stderr; errors stop the
+// command before anything is read or sent, warnings do not. With --json,
+// stdout still gets its one document: validate's.
+func (a *app) printProblems(c *checked, v runView) error {
+	for _, d := range c.diags {
+		fmt.Fprintln(a.stderr, d.String())
+	}
+	if c.plan != nil && !c.diags.HasErrors() {
+		return nil
+	}
+	if err := v.Problems(c.plan, c.diags); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
+	if c.plan == nil {
+		return silent(ExitUsage)
+	}
+	return silent(ExitData)
+}
+
 // readyToRun is what plan, apply and diff do between checking the plan
 // and running it, in this order: the lookup tables built (buildLookups),
 // the values of file maps that no mapping file confirms refused when
