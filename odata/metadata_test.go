@@ -67,9 +67,10 @@ func TestParseMetadataGolden(t *testing.T) {
 	}
 }
 
-func TestParseMetadataLookups(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile("testdata/metadata/mycompany_blocks.xml")
+// loadMetadata parses the $metadata document at path.
+func loadMetadata(t *testing.T, path string) *Metadata {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +78,12 @@ func TestParseMetadataLookups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestParseMetadataLookups(t *testing.T) {
+	t.Parallel()
+	m := loadMetadata(t, "testdata/metadata/mycompany_blocks.xml")
 	if m.Namespace != "MyCompany.Ns" {
 		t.Errorf("namespace %q", m.Namespace)
 	}
@@ -543,14 +550,7 @@ func TestAutoUniqueStaysComputed(t *testing.T) {
 // name changes nothing.
 func TestReplaceType(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("testdata/metadata/mycompany_blocks.xml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := ParseMetadata(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadMetadata(t, "testdata/metadata/mycompany_blocks.xml")
 	doc := `<Schema Namespace="N"><EntityType Name="CUSTOMERS"><Property Name="CUSTNAME" Type="Edm.String"/></EntityType>` +
 		`<Annotations Target="N.CUSTOMERS/CUSTNAME"><Annotation Term="N.Mandatory" Bool="true"/></Annotations></Schema>`
 	annotated, err := ParseEntityTypeNamed(strings.NewReader(doc), "CUSTOMERS")
