@@ -67,9 +67,10 @@ func TestParseMetadataGolden(t *testing.T) {
 	}
 }
 
-func TestParseMetadataLookups(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile("testdata/metadata/mycompany_blocks.xml")
+// loadMetadata parses the $metadata document at path.
+func loadMetadata(t *testing.T, path string) *Metadata {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +78,12 @@ func TestParseMetadataLookups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestParseMetadataLookups(t *testing.T) {
+	t.Parallel()
+	m := loadMetadata(t, "testdata/metadata/mycompany_blocks.xml")
 	if m.Namespace != "MyCompany.Ns" {
 		t.Errorf("namespace %q", m.Namespace)
 	}
@@ -535,5 +542,36 @@ func TestAutoUniqueStaysComputed(t *testing.T) {
 		if p := m.Type("T").Property("X"); !p.AutoUnique || !p.Computed {
 			t.Errorf("%s: %+v", annos, p)
 		}
+	}
+}
+
+// ReplaceType puts an annotated type in place of $metadata's: the sets of
+// that type and the look-ups then give the new one; a type of another
+// name changes nothing.
+func TestReplaceType(t *testing.T) {
+	t.Parallel()
+	m := loadMetadata(t, "testdata/metadata/mycompany_blocks.xml")
+	doc := `<Schema Namespace="N"><EntityType Name="CUSTOMERS"><Property Name="CUSTNAME" Type="Edm.String"/></EntityType>` +
+		`<Annotations Target="N.CUSTOMERS/CUSTNAME"><Annotation Term="N.Mandatory" Bool="true"/></Annotations></Schema>`
+	annotated, err := ParseEntityTypeNamed(strings.NewReader(doc), "CUSTOMERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := len(m.Types)
+	m.ReplaceType(annotated)
+	if got := m.Type("CUSTOMERS"); got != annotated {
+		t.Errorf("Type(CUSTOMERS) = %p, want the annotated %p", got, annotated)
+	}
+	if s := m.EntitySet("CUSTOMERS"); s == nil || s.Type != annotated || !s.Type.Property("CUSTNAME").Mandatory {
+		t.Errorf("EntitySet(CUSTOMERS) = %+v, want the annotated type", s)
+	}
+	if len(m.Types) != types {
+		t.Errorf("%d types after the replace, want %d", len(m.Types), types)
+	}
+	other := &EntityType{Name: "NOSUCHTYPE"}
+	m.ReplaceType(other)
+	m.ReplaceType(nil)
+	if m.Type("NOSUCHTYPE") != nil || len(m.Types) != types {
+		t.Errorf("a type of no known name was added")
 	}
 }

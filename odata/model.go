@@ -173,6 +173,28 @@ func (m *Metadata) Reindex() {
 	}
 }
 
+// ReplaceType puts t in place of the entity type of its name (the
+// entity sets of that type then have t), as GetMetadataFor's annotated
+// type stands in for the one $metadata had; a t of a name m does not
+// hold, or nil, changes nothing.
+func (m *Metadata) ReplaceType(t *EntityType) {
+	if t == nil {
+		return
+	}
+	for i, old := range m.Types {
+		if old.Name == t.Name {
+			m.Types[i] = t
+			for _, s := range m.Sets {
+				if s.Type == old {
+					s.Type = t
+				}
+			}
+			m.Reindex()
+			return
+		}
+	}
+}
+
 // Type returns the entity type of that unqualified name, or nil.
 func (m *Metadata) Type(name string) *EntityType {
 	if m.typeByName == nil {

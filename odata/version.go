@@ -53,25 +53,86 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || v.Major == major && v.Minor >= minor
 }
 
-// Feature gates of docs/service.md, Versions.
+// Feature is one version gate of docs/service.md, Versions: what it
+// allows, in the words migrate info shows, and the version that brought it.
+type Feature struct {
+	Name         string
+	Major, Minor int
+}
 
-func (v Version) Writes() bool       { return v.AtLeast(17, 2) }
-func (v Version) Expand() bool       { return v.AtLeast(18, 1) }
-func (v Version) Language() bool     { return v.AtLeast(18, 2) }
-func (v Version) TextSubforms() bool { return v.AtLeast(20, 0) }
+// Since is the version that brought f, as "22.1".
+func (f Feature) Since() string { return fmt.Sprintf("%d.%d", f.Major, f.Minor) }
+
+// Gate names a row of the table of version features.
+type Gate int
+
+// The rows of the table, one a gate; GateClearMetadata is also the
+// version function's and attachments' SUFFIX (22.0).
+const (
+	GateWrites Gate = iota
+	GateExpand
+	GateLanguage
+	GateBatch
+	GateTextSubforms
+	GateDataURIAttachments
+	GateParentChildResponse
+	GateClearMetadata
+	GateJSONBatchResponses
+	GateGetMetadataFor
+	GateMandatoryAnnotation
+)
+
+// features is the one table of the version gates, oldest first: the
+// methods below ask it, and migrate info lists it (Features).
+var features = [...]Feature{
+	GateWrites:              {"create, update and delete", 17, 2},
+	GateExpand:              {"$expand of sub-forms", 18, 1},
+	GateLanguage:            {"language code in the service root", 18, 2},
+	GateBatch:               {"$batch, $skip and personal access tokens (migrate loads only with $batch)", 19, 1},
+	GateTextSubforms:        {"text sub-forms (TEXT, APPEND, SIGNATURE)", 20, 0},
+	GateDataURIAttachments:  {"attachments as data URIs", 21, 0},
+	GateParentChildResponse: {"parent and children returned together", 21, 1},
+	GateClearMetadata:       {"attachment SUFFIX, ClearEntityMetadata, version function", 22, 0},
+	GateJSONBatchResponses:  {"JSON batch responses", 22, 1},
+	GateGetMetadataFor:      {"GetMetadataFor", 25, 0},
+	GateMandatoryAnnotation: {"Mandatory annotations", 25, 1},
+}
+
+// Features are the version gates, oldest first (a copy: the table is the
+// gates').
+func Features() []Feature { return append([]Feature(nil), features[:]...) }
+
+// Has reports whether v has feature f.
+func (v Version) Has(f Feature) bool { return v.AtLeast(f.Major, f.Minor) }
+
+// Feature is g's row of the table.
+func (g Gate) Feature() Feature { return features[g] }
+
+// AfterVersionFunction reports whether f came with the version function
+// (22.0) or later: a server that cannot say its version surely lacks it.
+func (f Feature) AfterVersionFunction() bool {
+	return Version{Major: f.Major, Minor: f.Minor}.Has(features[GateClearMetadata])
+}
+
+func (v Version) has(g Gate) bool { return v.Has(features[g]) }
+
+// The gates, one a feature row.
+
+func (v Version) Writes() bool       { return v.has(GateWrites) }
+func (v Version) Expand() bool       { return v.has(GateExpand) }
+func (v Version) Language() bool     { return v.has(GateLanguage) }
+func (v Version) TextSubforms() bool { return v.has(GateTextSubforms) }
 
 // Batch reports $batch, $skip and personal access tokens, which arrived
 // together in 19.1 (docs/servers.md, Connection).
-func (v Version) Batch() bool              { return v.AtLeast(19, 1) }
-func (v Version) DataURIAttachments() bool { return v.AtLeast(21, 0) }
-func (v Version) ParentChildResponse() bool {
-	return v.AtLeast(21, 1)
-}
-func (v Version) AttachmentSuffix() bool    { return v.AtLeast(22, 0) }
-func (v Version) ClearMetadata() bool       { return v.AtLeast(22, 0) }
-func (v Version) JSONBatchResponses() bool  { return v.AtLeast(22, 1) }
-func (v Version) GetMetadataFor() bool      { return v.AtLeast(25, 0) }
-func (v Version) MandatoryAnnotation() bool { return v.AtLeast(25, 1) }
+func (v Version) Batch() bool               { return v.has(GateBatch) }
+func (v Version) DataURIAttachments() bool  { return v.has(GateDataURIAttachments) }
+func (v Version) ParentChildResponse() bool { return v.has(GateParentChildResponse) }
+func (v Version) AttachmentSuffix() bool    { return v.has(GateClearMetadata) }
+func (v Version) ClearMetadata() bool       { return v.has(GateClearMetadata) }
+func (v Version) JSONBatchResponses() bool  { return v.has(GateJSONBatchResponses) }
+func (v Version) GetMetadataFor() bool      { return v.has(GateGetMetadataFor) }
+func (v Version) MandatoryAnnotation() bool { return v.has(GateMandatoryAnnotation) }
 
 // BatchLimit is the most operations one $batch may carry (docs/service.md,
 // Limits).

@@ -380,25 +380,21 @@ func isDecimalText(s string) bool {
 	return dot == nil || comma == nil
 }
 
-func (c *mdChecker) needs(pos Pos, ok bool, feature, version string) {
+// needs reports feature at pos where the target's version lacks gate g
+// (or may lack it: a version unknown).
+func (c *mdChecker) needs(pos Pos, g odata.Gate, feature string) {
+	f := g.Feature()
+	version := f.Since()
 	switch {
-	case c.known && !ok:
+	case c.known && !c.v.Has(f):
 		c.d.errorf(pos, "%s needs system version %s; the target runs %s", feature, version, c.v)
 	case c.known:
-	case specVersion(version).AtLeast(22, 0):
+	case f.AfterVersionFunction():
 		c.d.errorf(pos, "%s needs system version %s; the target is older (it has no version function, which came with 22.0)", feature, version)
 	default:
 		c.d.errorf(pos, "%s needs system version %s; the target has no version function, so it is older than 22.0 and may be older than %s: %s",
 			feature, version, version, DeclareVersion)
 	}
-}
-
-func specVersion(s string) odata.Version {
-	v, err := odata.ParseVersion(s)
-	if err != nil {
-		panic(err) // the versions of docs/service.md, Versions above are constants
-	}
-	return v
 }
 
 // DeclareVersion tells the user how to say which version a target runs when
@@ -442,7 +438,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		}
 		isText := !nav.Collection && (anyWritten(written, textFields) || ct.Property("TEXT") != nil && ct.Property("APPEND") != nil)
 		if isText {
-			c.needs(npos, c.v.TextSubforms(), fmt.Sprintf("writing the text sub-form %s", sf.Name), "20.0")
+			c.needs(npos, odata.GateTextSubforms, fmt.Sprintf("writing the text sub-form %s", sf.Name))
 			if !written["TEXT"] && ct.Property("TEXT") != nil {
 				// docs/service.md, Text sub-forms: APPEND and SIGNATURE say
 				// what to do with TEXT.
@@ -451,11 +447,11 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 		}
 		if sf.Name == attachments {
 			if sf.callsFile() {
-				c.needs(npos, c.v.DataURIAttachments(), "attaching files (file() in "+attachments+")", "21.0")
+				c.needs(npos, odata.GateDataURIAttachments, "attaching files (file() in "+attachments+")")
 			}
 			for _, f := range sf.Fields {
 				if f.Name == "SUFFIX" {
-					c.needs(f.Pos, c.v.AttachmentSuffix(), "writing SUFFIX of an attachment", "22.0")
+					c.needs(f.Pos, odata.GateClearMetadata, "writing SUFFIX of an attachment")
 				}
 			}
 		}

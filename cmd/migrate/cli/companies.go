@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -36,7 +35,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 	}
 	if len(companies) > 1 && o.journal != "" && !strings.Contains(o.journal, "{company}") {
 		return usageErr("--journal %s: with %d companies there is one journal each; give a pattern holding {company}, such as %s",
-			o.journal, len(companies), strings.TrimSuffix(o.journal, filepath.Ext(o.journal))+".{company}.journal")
+			o.journal, len(companies), journalFile(o.journal, "{company}"))
 	}
 	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each load's to report
 	if p == nil || p.Hash == "" {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -92,10 +91,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := a.printProblems(c, v); err != nil {
 		return err
 	}
-	if err := a.buildLookups(ctx, c); err != nil {
-		return err
-	}
-	refs, err := a.checkReferences(ctx, c, c.conn.client)
+	refs, err := a.readyToRun(ctx, c, nil)
 	if err != nil {
 		return err
 	}
@@ -167,7 +163,7 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 // printDiff shows the counts, then every record that is not unchanged:
 // what apply would do to it, and each field an update changes.
 func printDiff(w io.Writer, v diffJSON) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "step\tentity\tcreate\tupdate\tunchanged\tconflict\tmissing")
 	for _, s := range v.Steps {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing)

@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/migrate-tool/migrate/internal/atomicfile"
-	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -33,31 +27,6 @@ type infoJSON struct {
 	// may not have.
 	MayLack []string `json:"may_lack,omitempty"`
 }
-
-// features lists the version gates (docs/service.md, Versions) with the
-// version each needs.
-var features = []struct {
-	name string
-	ok   func(odata.Version) bool
-	need string
-}{
-	{"create, update and delete", odata.Version.Writes, "17.2"},
-	{"$expand of sub-forms", odata.Version.Expand, "18.1"},
-	{"language code in the service root", odata.Version.Language, "18.2"},
-	{"$batch, $skip and personal access tokens (migrate loads only with $batch)", odata.Version.Batch, "19.1"},
-	{"text sub-forms (TEXT, APPEND, SIGNATURE)", odata.Version.TextSubforms, "20.0"},
-	{"attachments as data URIs", odata.Version.DataURIAttachments, "21.0"},
-	{"parent and children returned together", odata.Version.ParentChildResponse, "21.1"},
-	{"attachment SUFFIX, ClearEntityMetadata, version function", odata.Version.ClearMetadata, "22.0"},
-	{"JSON batch responses", odata.Version.JSONBatchResponses, "22.1"},
-	{"GetMetadataFor", odata.Version.GetMetadataFor, "25.0"},
-	{"Mandatory annotations", odata.Version.MandatoryAnnotation, "25.1"},
-}
-
-// newestWithoutVersionFunction is the newest a server that cannot say its
-// version may run (the function came with 22.0): what it lacks, an unknown
-// version surely lacks.
-var newestWithoutVersionFunction = odata.Version{Major: 21, Minor: 99}
 
 func (a *app) info(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
@@ -102,16 +71,16 @@ func (a *app) info(ctx context.Context, args []string) error {
 		out.Allows = []string{"what the OData 4.0 standard has: no system version gates it (dialect odata)"}
 		return view.Info(out, c.method, v)
 	}
-	for _, f := range features {
+	for _, f := range odata.Features() {
 		switch {
-		case f.ok(v):
-			out.Allows = append(out.Allows, f.name)
-		case !v.Known() && !f.ok(newestWithoutVersionFunction):
-			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+		case v.Has(f):
+			out.Allows = append(out.Allows, f.Name)
+		case !v.Known() && f.AfterVersionFunction():
+			out.Lacks = append(out.Lacks, f.Name+" (needs "+f.Since()+")")
 		case !v.Known():
-			out.MayLack = append(out.MayLack, f.name+" (needs "+f.need+")")
+			out.MayLack = append(out.MayLack, f.Name+" (needs "+f.Since()+")")
 		default:
-			out.Lacks = append(out.Lacks, f.name+" (needs "+f.need+")")
+			out.Lacks = append(out.Lacks, f.Name+" (needs "+f.Since()+")")
 		}
 	}
 	return view.Info(out, c.method, v)
@@ -150,249 +119,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-func (a *app) metadata(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return usageErr("metadata: want `metadata pull [--out FILE] [--clear] [PLAN]`, `metadata list [WORD]` or `metadata show ENTITY`")
-	}
-	switch args[0] {
-	case "pull":
-		return a.metadataPull(ctx, args[1:])
-	case "list":
-		return a.metadataList(ctx, args[1:])
-	case "show":
-		return a.metadataShow(ctx, args[1:])
-	}
-	return usageErr("metadata: unknown subcommand %q; want pull, list or show", args[0])
-}
-
-func (a *app) metadataPull(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata pull", flag.ContinueOnError)
-	var cf connFlags
-	cf.register(fs, true)
-	out := fs.String("out", "", "file to write (default: the plan's target.metadata, else metadata.xml)")
-	clear := fs.Bool("clear", false, "first rebuild the server's metadata of the plan's entities (ClearEntityMetadata, from 22.0)")
-	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
-	if err != nil {
-		return err
-	}
-	p, err := optionalPlan(pos)
-	if err != nil {
-		return err
-	}
-	file := *out
-	if file == "" && p != nil && p.Target.Metadata != "" {
-		file = p.File(p.Target.Metadata)
-	}
-	if file == "" {
-		file = "metadata.xml"
-	}
-	c, v, err := a.connectVersion(ctx, cf, p)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var entities []string
-	if p != nil {
-		seen := map[string]bool{}
-		for _, s := range p.Steps {
-			if !seen[s.Entity] {
-				seen[s.Entity] = true
-				entities = append(entities, s.Entity)
-			}
-		}
-	}
-	if *clear {
-		if v.Standard {
-			return usageErr("--clear asks the ERP's ClearEntityMetadata; a target of dialect odata has none: leave it out")
-		}
-		if !v.ClearMetadata() {
-			return withCode(ExitUsage, fmt.Errorf("--clear needs system version 22.0 (ClearEntityMetadata); the target runs %s", versionText(v)))
-		}
-		if len(entities) == 0 {
-			entities = []string{""} // no body: every entity
-		}
-		for _, e := range entities {
-			if err := c.client.ClearEntityMetadata(ctx, e); err != nil {
-				return a.unreachable(c, err)
-			}
-		}
-		if entities[0] == "" {
-			entities = nil
-		}
-	}
-	md, raw, err := c.client.Metadata(ctx)
-	if err != nil {
-		return a.unreachable(c, err)
-	}
-	annotated := 0
-	if v.GetMetadataFor() && !v.Standard {
-		for _, e := range entities {
-			t, _, err := c.client.MetadataFor(ctx, e)
-			if err != nil {
-				return a.unreachable(c, err)
-			}
-			replaceType(md, t)
-			annotated++
-		}
-	}
-	if annotated > 0 {
-		var b bytes.Buffer
-		if err := md.WriteXML(&b); err != nil {
-			return err
-		}
-		raw = b.Bytes()
-	}
-	if err := atomicfile.WriteFile(file, raw, 0o644); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if v.Standard {
-		fmt.Fprintf(a.stdout, "wrote %s: %s from $metadata (%s)\n", file, plural(len(md.Sets), "entity", "entities"), versionText(v))
-		return nil
-	}
-	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
-		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))
-	return nil
-}
-
-// replaceType puts GetMetadataFor's annotated entity type in place of the
-// one $metadata had.
-func replaceType(md *odata.Metadata, t *odata.EntityType) {
-	if t == nil {
-		return
-	}
-	for i, old := range md.Types {
-		if old.Name == t.Name {
-			md.Types[i] = t
-			for _, s := range md.Sets {
-				if s.Type == old {
-					s.Type = t
-				}
-			}
-			md.Reindex()
-			return
-		}
-	}
-}
-
-// metadataList lists the entities a plan can load, each with its
-// description, those whose name or description holds WORD (any case) when
-// one is given: how a consultant finds CUSTOMERS among a thousand forms.
-func (a *app) metadataList(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata list", flag.ContinueOnError)
-	var cf connFlags
-	cf.register(fs, true)
-	mdFile := fs.String("metadata", "", "a saved $metadata file")
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
-	pos, err := a.parse(fs, args, "[WORD]", 0, 1)
-	if err != nil {
-		return err
-	}
-	md, err := a.metadataOf(ctx, cf, *mdFile)
-	if err != nil {
-		return err
-	}
-	word := ""
-	if len(pos) == 1 {
-		word = strings.ToLower(pos[0])
-	}
-	type entityJSON struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}
-	list := []entityJSON{}
-	for _, name := range md.SetNames() {
-		set := md.EntitySet(name)
-		desc := ""
-		if set != nil && set.Type != nil {
-			desc = set.Type.Description
-		}
-		if word == "" || strings.Contains(strings.ToLower(name+" "+desc), word) {
-			list = append(list, entityJSON{Name: name, Description: desc})
-		}
-	}
-	if *asJSON {
-		return writeJSON(a.stdout, map[string]any{"entities": list})
-	}
-	// The names and descriptions are the server's.
-	tw := tabwriter.NewWriter(diag.PrintableWriter(a.stdout), 0, 4, 2, ' ', 0)
-	for _, e := range list {
-		fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
-	}
-	tw.Flush()
-	if len(list) == 0 {
-		return withCode(ExitUsage, fmt.Errorf("no entity's name or description holds %q", pos[0]))
-	}
-	return nil
-}
-
-func (a *app) metadataShow(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata show", flag.ContinueOnError)
-	var cf connFlags
-	cf.register(fs, true)
-	mdFile := fs.String("metadata", "", "a saved $metadata file")
-	pos, err := a.parse(fs, args, "ENTITY", 1, 1)
-	if err != nil {
-		return err
-	}
-	md, err := a.metadataOf(ctx, cf, *mdFile)
-	if err != nil {
-		return err
-	}
-	set := md.EntitySet(pos[0])
-	if set == nil {
-		return withCode(ExitUsage, errors.New(noEntity(md, pos[0])))
-	}
-	// The names and labels are the server's.
-	showType(diag.PrintableWriter(a.stdout), md, set.Type, "", map[string]bool{})
-	return nil
-}
-
-func showType(w io.Writer, md *odata.Metadata, t *odata.EntityType, indent string, seen map[string]bool) {
-	if seen[t.Name] {
-		return
-	}
-	seen[t.Name] = true
-	defer delete(seen, t.Name)
-	title := t.Name
-	if t.Description != "" {
-		title += "  " + t.Description
-	}
-	fmt.Fprintf(w, "%s%s  key (%s)\n", indent, title, strings.Join(t.Key, ", "))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, p := range t.Properties {
-		typ := strings.TrimPrefix(string(p.Type), "Edm.")
-		switch {
-		case p.MaxLength > 0:
-			typ += fmt.Sprintf("(%d)", p.MaxLength)
-		case p.HasScale:
-			typ += fmt.Sprintf("(%d,%d)", p.Precision, p.Scale)
-		}
-		var marks []string
-		if t.IsKey(p.Name) {
-			marks = append(marks, "key")
-		}
-		if p.Mandatory {
-			marks = append(marks, "mandatory")
-		}
-		if !p.Writable() {
-			marks = append(marks, "read-only")
-		}
-		if p.DateOnly {
-			marks = append(marks, "date-only")
-		}
-		fmt.Fprintf(tw, "%s  %s\t%s\t%s\t%s\n", indent, p.Name, typ, strings.Join(marks, ","), p.Description)
-	}
-	tw.Flush()
-	for _, n := range t.Navigations {
-		kind := "single"
-		if n.Collection {
-			kind = "lines"
-		}
-		fmt.Fprintf(w, "%s  └ %s (%s)\n", indent, n.Name, kind)
-		if sub := md.Type(n.Type); sub != nil {
-			showType(w, md, sub, indent+"    ", seen)
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -114,10 +113,9 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if err != nil {
 		rel = *src
 	}
-	var b bytes.Buffer
-	writeInitPlan(&b, set.Type, *entity, filepath.ToSlash(rel), ps, header, dialect)
+	text := initDraft(set.Type, *entity, filepath.ToSlash(rel), ps, header, dialect).Marshal()
 	if *out == "" {
-		_, err := a.stdout.Write(b.Bytes())
+		_, err := a.stdout.Write(text)
 		return err
 	}
 	// Its first test goes beside it: refused before anything is written,
@@ -125,7 +123,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if _, err := os.Lstat(plan.TestsFile(*out)); err == nil {
 		return usageErr("%s exists; init writes the plan's first test there", plan.TestsFile(*out))
 	}
-	if err := writeNew(*out, b.Bytes()); err != nil {
+	if err := writeNew(*out, text); err != nil {
 		return err
 	}
 	tests, err := a.writeInitTests(ctx, *out, ps, md)
@@ -162,7 +160,11 @@ func normName(s string) string {
 	return b.String()
 }
 
-func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, src *plan.Source, header []string, dialect odata.Dialect) {
+// initDraft is the starting plan of entity (of type t) read from file (as
+// the plan names it, relative to the plan) as src says: each column mapped
+// onto the field of its name or description, notes where a person has to
+// look.
+func initDraft(t *odata.EntityType, entity, file string, src *plan.Source, header []string, dialect odata.Dialect) *plan.Draft {
 	step := strings.ToLower(entity)
 	srcName := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	srcName = strings.Map(func(r rune) rune {
@@ -171,28 +173,19 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 		}
 		return '_'
 	}, srcName)
-	fmt.Fprintf(b, "# A starting plan written by `migrate init`: check every mapping, then run\n# migrate validate on it.\nversion: 1\nname: %s\n\n", step)
+	d := &plan.Draft{Note: "A starting plan written by `migrate init`: check every mapping, then run\nmigrate validate on it.", Name: step}
 	if dialect.Standard() {
 		// The plan says what kind of service it loads (docs/other-services.md).
-		fmt.Fprintf(b, "target:\n  dialect: %s\n\n", dialect)
+		d.Dialect = string(dialect)
 	}
-	fmt.Fprintf(b, "sources:\n  %s:\n    file: %s\n", srcName, yamlQuote(file))
-	if src.Delimiter != "" && src.Delimiter != "," {
-		fmt.Fprintf(b, "    delimiter: %s\n", yamlQuote(src.Delimiter))
+	ds := *src
+	ds.Name, ds.File = srcName, file
+	d.Sources = []*plan.Source{&ds}
+	st := &plan.DraftStep{Name: step, Entity: entity, Source: srcName}
+	d.Steps = []*plan.DraftStep{st}
+	note := func(format string, args ...any) {
+		st.Fields = append(st.Fields, plan.DraftField{Note: fmt.Sprintf(format, args...)})
 	}
-	if src.Encoding != "" {
-		fmt.Fprintf(b, "    encoding: %s\n", src.Encoding)
-	}
-	if src.Sheet != "" {
-		fmt.Fprintf(b, "    sheet: %s\n", yamlQuote(src.Sheet))
-	}
-	if src.HeaderRow > 1 {
-		fmt.Fprintf(b, "    header_row: %d\n", src.HeaderRow)
-	}
-	if src.LazyQuotes {
-		fmt.Fprintf(b, "    lazy_quotes: true\n")
-	}
-	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n    fields:\n", step, entity, srcName)
 	byNorm := map[string]string{}
 	for _, h := range header {
 		byNorm[normName(h)] = h
@@ -217,20 +210,20 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 			continue
 		}
 		if p.Computed {
-			fmt.Fprintf(b, "      # %s is assigned by the server (read-only); column %q is not loaded\n", p.Name, col)
+			note("%s is assigned by the server (read-only); column %q is not loaded", p.Name, col)
 			continue
 		}
 		if p.ReadOnly {
-			fmt.Fprintf(b, "      # %s is read-only through the API (Core.Permissions Read); column %q is not loaded\n", p.Name, col)
+			note("%s is read-only through the API (Core.Permissions Read); column %q is not loaded", p.Name, col)
 			continue
 		}
 		mapped[col] = true
-		fmt.Fprintf(b, "      %s: %s\n", p.Name, rowRef(col))
+		st.Fields = append(st.Fields, plan.DraftField{Name: p.Name, Expr: rowExpr(col)})
 	}
 	for _, p := range t.Properties {
 		if p.Mandatory && p.Writable() {
 			if col, ok := columnOf(p); !ok && !mapped[col] {
-				fmt.Fprintf(b, "      # TODO %s is mandatory (%s): map it, e.g. %s: row[\"...\"]\n", p.Name, p.Type, p.Name)
+				note("TODO %s is mandatory (%s): map it, e.g. %s: row[\"...\"]", p.Name, p.Type, p.Name)
 			}
 		}
 	}
@@ -240,13 +233,9 @@ func writeInitPlan(b *bytes.Buffer, t *odata.EntityType, entity, file string, sr
 		}
 	}
 	if len(unmatched) > 0 {
-		fmt.Fprintf(b, "      # columns with no field of the same name or description: %s\n", strings.Join(quoteAll(unmatched), ", "))
+		note("columns with no field of the same name or description: %s", strings.Join(quoteAll(unmatched), ", "))
 	}
-}
-
-// rowRef is the expression that reads column col, as a YAML value.
-func rowRef(col string) string {
-	return yamlQuote(rowExpr(col))
+	return d
 }
 
 // rowExpr is the expression that reads column col: row.X where X is a
@@ -262,13 +251,6 @@ func rowExpr(col string) string {
 		return "row." + col
 	}
 	return "row[" + strconv.Quote(col) + "]"
-}
-
-func yamlQuote(s string) string {
-	if s == "" || strings.ContainsAny(s, ":#'\"[]{},&*!|>%@`\t") || strings.TrimSpace(s) != s {
-		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-	}
-	return s
 }
 
 func quoteAll(ss []string) []string {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -39,10 +38,10 @@ func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, entity,
 	if err != nil {
 		rel = src
 	}
-	var b bytes.Buffer
-	sources := writeIntakePlan(&b, l, filepath.ToSlash(rel))
+	d, sources := intakeDraft(l, filepath.ToSlash(rel))
+	text := d.Marshal()
 	if out == "" {
-		_, err := a.stdout.Write(b.Bytes())
+		_, err := a.stdout.Write(text)
 		return err
 	}
 	// Its first test goes beside it, as for any source: refused before
@@ -55,7 +54,7 @@ func (a *app) initIntake(ctx context.Context, cf connFlags, mdFile, src, entity,
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	if err := writeNew(out, b.Bytes()); err != nil {
+	if err := writeNew(out, text); err != nil {
 		return err
 	}
 	if len(rows) == 0 {
@@ -107,12 +106,11 @@ func intakeGivens(l *intake.Layout, src string, sources map[string]string, heade
 	return givens, nil
 }
 
-// writeIntakePlan writes the plan of layout l, whose workbook is file
-// (relative to the plan).
-// It returns the plan's source of each sheet.
-func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) map[string]string {
+// intakeDraft is the plan of layout l, whose workbook is file (relative to
+// the plan), and the plan's source of each sheet.
+func intakeDraft(l *intake.Layout, file string) (*plan.Draft, map[string]string) {
 	step := strings.ToLower(l.Entity)
-	fmt.Fprintf(b, "# A plan written by `migrate init` for the intake workbook %s (migrate\n# template): check it, then run migrate validate on it.\nversion: 1\nname: %s\n\nsources:\n", file, step)
+	d := &plan.Draft{Note: "A plan written by `migrate init` for the intake workbook " + file + " (migrate\ntemplate): check it, then run migrate validate on it.", Name: step}
 	sources := map[string]string{} // sheet -> source name
 	used := map[string]bool{}
 	for _, sheet := range l.Sheets() {
@@ -122,22 +120,25 @@ func writeIntakePlan(b *bytes.Buffer, l *intake.Layout, file string) map[string]
 		}
 		used[name] = true
 		sources[sheet] = name
-		fmt.Fprintf(b, "  %s:\n    file: %s\n    sheet: %s\n    header_row: %d\n", name, yamlQuote(file), yamlQuote(sheet), intake.HeaderRow)
+		d.Sources = append(d.Sources, &plan.Source{Name: name, File: file, Sheet: sheet, HeaderRow: intake.HeaderRow})
 	}
 	top := l.Levels[0]
-	fmt.Fprintf(b, "\nsteps:\n  - name: %s\n    entity: %s\n    source: %s\n", step, l.Entity, sources[top.Sheet])
-	writeIntakeLevel(b, l, top, sources, "    ")
+	st := &plan.DraftStep{Name: step, Entity: l.Entity, Source: sources[top.Sheet]}
+	intakeLevel(st, l, top, sources)
 	for _, sheet := range l.Sheets() {
 		if cols := l.Other[sheet]; len(cols) > 0 {
-			fmt.Fprintf(b, "    # columns of sheet %s with no field of its levels: %s\n", sheet, strings.Join(quoteAll(cols), ", "))
+			st.Notes = append(st.Notes, fmt.Sprintf("columns of sheet %s with no field of its levels: %s", sheet, strings.Join(quoteAll(cols), ", ")))
 		}
 	}
-	return sources
+	d.Steps = []*plan.DraftStep{st}
+	return d, sources
 }
 
-// writeIntakeLevel writes lv's fields and its sub-forms at indent.
-func writeIntakeLevel(b *bytes.Buffer, l *intake.Layout, lv *intake.Level, sources map[string]string, indent string) {
-	fmt.Fprintf(b, "%sfields:\n", indent)
+// intakeLevel gives st lv's fields and its sub-forms.
+func intakeLevel(st *plan.DraftStep, l *intake.Layout, lv *intake.Level, sources map[string]string) {
+	note := func(format string, args ...any) {
+		st.Fields = append(st.Fields, plan.DraftField{Note: fmt.Sprintf(format, args...)})
+	}
 	given := map[string]bool{}
 	for _, c := range lv.Columns {
 		p := c.Field
@@ -146,24 +147,18 @@ func writeIntakeLevel(b *bytes.Buffer, l *intake.Layout, lv *intake.Level, sourc
 		}
 		given[p.Name] = true
 		if msg := intakeRefusal(p.Computed, p.ReadOnly); msg != "" {
-			fmt.Fprintf(b, "%s  # %s %s; column %q is not loaded\n", indent, p.Name, msg, c.Name)
+			note("%s %s; column %q is not loaded", p.Name, msg, c.Name)
 			continue
 		}
-		fmt.Fprintf(b, "%s  %s: %s\n", indent, p.Name, rowRef(c.Name))
+		st.Fields = append(st.Fields, plan.DraftField{Name: p.Name, Expr: rowExpr(c.Name)})
 	}
 	for _, p := range lv.Type.Properties {
 		if p.Mandatory && p.Writable() && !given[p.Name] {
-			fmt.Fprintf(b, "%s  # TODO %s is mandatory (%s) and the workbook has no column %s%s: map it\n", indent, p.Name, p.Type, lv.Prefix, p.Name)
+			note("TODO %s is mandatory (%s) and the workbook has no column %s%s: map it", p.Name, p.Type, lv.Prefix, p.Name)
 		}
 	}
-	children := l.Children(lv)
-	if len(children) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "%ssubforms:\n", indent)
-	for _, c := range children {
-		fmt.Fprintf(b, "%s  - name: %s\n", indent, c.Name())
-		inner := indent + "    "
+	for _, c := range l.Children(lv) {
+		sub := &plan.DraftStep{Name: c.Name()}
 		if c.Single() {
 			// A row that leaves the sub-form's columns blank has none.
 			var given []string
@@ -172,13 +167,13 @@ func writeIntakeLevel(b *bytes.Buffer, l *intake.Layout, lv *intake.Level, sourc
 					given = append(given, rowExpr(col.Name)+` != ""`)
 				}
 			}
-			if len(given) > 0 {
-				fmt.Fprintf(b, "%swhen: %s\n", inner, yamlQuote(strings.Join(given, " || ")))
-			}
+			sub.When = strings.Join(given, " || ")
 		} else {
-			fmt.Fprintf(b, "%ssource: %s\n%slink:\n%s  parent: %s\n%s  child: %s\n", inner, sources[c.Sheet], inner, inner, rowRef(c.Link), inner, rowRef(c.Link))
+			sub.Source = sources[c.Sheet]
+			sub.Link = &plan.DraftLink{Parent: rowExpr(c.Link), Child: rowExpr(c.Link)}
 		}
-		writeIntakeLevel(b, l, c, sources, inner)
+		intakeLevel(sub, l, c, sources)
+		st.Subforms = append(st.Subforms, sub)
 	}
 }
 

@@ -1,14 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
@@ -72,108 +67,14 @@ func (a *app) writeFirstTest(ctx context.Context, planPath, file string, md *oda
 	if err != nil {
 		return "", err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# The first test of %s, written by `migrate init`: the records the first rows of\n# %s give now. Make each expectation what the load must give, add tests, and run\n# migrate test %s\n",
-		filepath.Base(planPath), file, filepath.Base(planPath))
-	fmt.Fprintf(&b, "- name: %s\n  step: %s\n  given:\n", yamlText(t.Name), step.Name)
-	for _, g := range givens {
-		if len(g.Rows) == 0 {
-			fmt.Fprintf(&b, "    %s: []\n", yamlKey(g.Source))
-			continue
-		}
-		fmt.Fprintf(&b, "    %s:\n", yamlKey(g.Source))
-		for _, r := range g.Rows {
-			cells := make([]string, len(r.Cells))
-			for i, c := range r.Cells {
-				cells[i] = yamlKey(c.Column) + ": " + yamlText(c.Value)
-			}
-			fmt.Fprintf(&b, "      - {%s}\n", strings.Join(cells, ", "))
-		}
+	d := &plan.TestsDraft{
+		Note: fmt.Sprintf("The first test of %s, written by `migrate init`: the records the first rows of\n%s give now. Make each expectation what the load must give, add tests, and run\nmigrate test %s",
+			filepath.Base(planPath), file, filepath.Base(planPath)),
+		Tests: []*plan.Test{t},
+		Todo:  "expect: the plan has problems now (migrate validate); once it has none, write\nthe records these rows must give here.",
 	}
-	if diags.HasErrors() {
-		b.WriteString("  # expect: the plan has problems now (migrate validate); once it has none, write\n  # the records these rows must give here.\n")
-	} else {
-		writeInitExpect(&b, want)
+	if !diags.HasErrors() {
+		t.Expect, t.ExpectSet, t.Errors = want.Records, true, want.Errors
 	}
-	return path, writeNew(path, b.Bytes())
-}
-
-func writeInitExpect(b *bytes.Buffer, want executor.Expected) {
-	b.WriteString("  expect:\n")
-	if len(want.Records) == 0 {
-		b.WriteString("    []\n")
-	}
-	for _, r := range want.Records {
-		fmt.Fprintf(b, "    - fields: {%s}\n", yamlFields(r.Fields))
-		for _, ls := range r.Lines {
-			fmt.Fprintf(b, "      %s:\n", yamlKey(ls.Nav))
-			for _, l := range ls.Lines {
-				fmt.Fprintf(b, "        - %s\n", yamlLine(l))
-			}
-		}
-	}
-	if len(want.Errors) > 0 {
-		b.WriteString("  errors:\n")
-	}
-	for _, e := range want.Errors {
-		field := ""
-		if e.Field != "" {
-			field = ", field: " + yamlKey(e.Field)
-		}
-		fmt.Fprintf(b, "    - {row: %d%s, message: %s}\n", e.Row, field, yamlText(e.Message))
-	}
-}
-
-// yamlLine is a sub-form line as a flow mapping: its fields, then its own
-// sub-forms' lines.
-func yamlLine(l *plan.ExpectRecord) string {
-	parts := []string{}
-	if f := yamlFields(l.Fields); f != "" {
-		parts = append(parts, f)
-	}
-	for _, ls := range l.Lines {
-		lines := make([]string, len(ls.Lines))
-		for i, k := range ls.Lines {
-			lines[i] = yamlLine(k)
-		}
-		parts = append(parts, yamlKey(ls.Nav)+": ["+strings.Join(lines, ", ")+"]")
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
-
-func yamlFields(fields []*plan.ExpectField) string {
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = yamlKey(f.Name) + ": " + yamlValue(f.Value)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// yamlValue writes an expected value: text quoted, numbers and booleans
-// bare, none as ~.
-func yamlValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "~"
-	case string:
-		return yamlText(x)
-	case bool:
-		return strconv.FormatBool(x)
-	case plan.Number:
-		return string(x)
-	}
-	return yamlText(fmt.Sprint(v))
-}
-
-// yamlText is text as a YAML double-quoted scalar, which Go's quoting
-// writes (YAML's escapes include Go's).
-func yamlText(s string) string { return strconv.Quote(s) }
-
-var bareKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func yamlKey(s string) string {
-	if bareKey.MatchString(s) && !slices.Contains([]string{"y", "Y", "n", "N", "yes", "no", "on", "off", "true", "false", "null"}, strings.ToLower(s)) {
-		return s
-	}
-	return yamlText(s)
+	return path, writeNew(path, d.Marshal())
 }

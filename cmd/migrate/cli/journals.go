@@ -14,7 +14,8 @@ import (
 // A journal belongs to the company it loads: however the
 // company was named (the target URL's last segment, --company, the plan's
 // target.companies), one company has one journal. journalName is the one
-// place that names it; apply of one company and of several both ask it.
+// place that chooses it; apply of one company and of several both ask it,
+// and journalFile spells every name it, status and the hints give.
 
 // journalName is the journal of a load of company, where own is the
 // company the target URL itself addresses: the --journal pattern with
@@ -31,8 +32,20 @@ func journalName(planPath, pattern, company, own string, sandbox bool) string {
 	case sandbox:
 		return ""
 	}
+	if company == own {
+		company = ""
+	}
+	return journalFile(planPath, company)
+}
+
+// journalFile is the one rule that names a journal beside a plan (or
+// beside the journal a pattern is made from): PLAN.journal for company "",
+// else PLAN.COMPANY.journal; "{company}" gives the pattern of a load of
+// several companies, "*" (of a plan path globEscape quoted) the glob of
+// them all.
+func journalFile(planPath, company string) string {
 	stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
-	if company == "" || company == own {
+	if company == "" {
 		return stem + ".journal"
 	}
 	return stem + "." + company + ".journal"
@@ -41,12 +54,12 @@ func journalName(planPath, pattern, company, own string, sandbox bool) string {
 // journalsBeside are the journals apply names beside a plan: PLAN.journal
 // and every PLAN.COMPANY.journal, those that exist.
 func journalsBeside(planPath string) []string {
-	stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
 	var out []string
-	if _, err := os.Stat(stem + ".journal"); err == nil {
-		out = append(out, stem+".journal")
+	own := journalFile(planPath, "")
+	if _, err := os.Stat(own); err == nil {
+		out = append(out, own)
 	}
-	more, _ := filepath.Glob(globEscape(stem) + ".*.journal")
+	more, _ := filepath.Glob(journalFile(globEscape(planPath), "*"))
 	return append(out, more...)
 }
 
@@ -92,11 +105,10 @@ func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string
 		if len(f.conn.companies) > 1 {
 			// Several companies take a pattern: the one that names it (as
 			// older versions of migrate named every company's journal).
-			stem := strings.TrimSuffix(planPath, filepath.Ext(planPath))
-			if other != stem+"."+company+".journal" {
+			if other != journalFile(planPath, company) {
 				use = ""
 			} else {
-				use = "'" + stem + ".{company}.journal'"
+				use = "'" + journalFile(planPath, "{company}") + "'"
 			}
 		}
 		hint := "move it away to start afresh"

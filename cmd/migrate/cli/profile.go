@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
@@ -364,7 +363,7 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "column\tblank\tdistinct\tlength\tfield\tmost frequent")
 		for _, c := range s.Columns {
 			distinct := itoa(c.Distinct)

@@ -9,6 +9,47 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
+// printProblems shows validate's findings on stderr; errors stop the
+// command before anything is read or sent, warnings do not. With --json,
+// stdout still gets its one document: validate's.
+func (a *app) printProblems(c *checked, v runView) error {
+	for _, d := range c.diags {
+		fmt.Fprintln(a.stderr, d.String())
+	}
+	if c.plan != nil && !c.diags.HasErrors() {
+		return nil
+	}
+	if err := v.Problems(c.plan, c.diags); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
+	if c.plan == nil {
+		return silent(ExitUsage)
+	}
+	return silent(ExitData)
+}
+
+// readyToRun is what plan, apply and diff do between checking the plan
+// and running it, in this order: the lookup tables built (buildLookups),
+// the values of file maps that no mapping file confirms refused when
+// apply's view is given (refuseMapValues), and the exists: checks run against c's target,
+// else the earlier steps only (checkReferences).
+func (a *app) readyToRun(ctx context.Context, c *checked, confirm applyView) (*executor.References, error) {
+	if err := a.buildLookups(ctx, c); err != nil {
+		return nil, err
+	}
+	if confirm != nil {
+		if err := a.refuseMapValues(ctx, c, confirm); err != nil {
+			return nil, err
+		}
+	}
+	var target executor.Client
+	if c.conn != nil {
+		target = c.conn.client
+	}
+	return a.checkReferences(ctx, c, target)
+}
+
 // checkReferences runs the plan's exists: checks before anything is sent:
 // against target when there is one, else against the earlier
 // steps only, which a note on stderr says. It returns what it found: the

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
@@ -271,14 +270,14 @@ func verifyDoc(res *executor.VerifyResult) verifyJSON {
 // then each finding with its record and field.
 func printVerify(w io.Writer, v verifyJSON) {
 	fmt.Fprintf(w, "target: %s\n", v.Target)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "step\tentity\trecords\tmatched\tdiffer\tnot verifiable\tnot verified")
 	for _, s := range v.Steps {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Records, s.Matched, s.Differ, s.NotVerifiable, s.NotVerified)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw = newTable(w)
 	fmt.Fprintln(tw, "step\tcontrol total\tsent\ttarget")
 	for _, s := range v.Steps {
 		for _, t := range s.Totals {
@@ -344,7 +343,7 @@ func printTotals(w io.Writer, v verifyJSON) {
 		return
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "step\ttotal\tsource\tsent\ttarget")
 	for _, t := range v.Totals {
 		target := t.Target

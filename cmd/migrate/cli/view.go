@@ -75,6 +75,32 @@ type resumesJSON struct {
 	Refused string `json:"refused,omitempty"`
 }
 
+func summaryJSON(s *executor.Summary) runJSON {
+	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
+	for _, st := range s.Steps {
+		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
+			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Partly: st.Partly, Waived: st.Waived, Changed: st.Changed})
+	}
+	for _, g := range s.Gone {
+		r.Gone = append(r.Gone, g.String())
+	}
+	if len(s.Waived) > 0 {
+		r.Waived = waivedRecordsJSON(s.Waived)
+	}
+	if r.Steps == nil {
+		r.Steps = []stepJSON{}
+	}
+	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
+	r.Warnings = warningsOf(s.Warnings)
+	if b := s.Shrank; b != nil {
+		r.Shrank = &shrankJSON{From: b.From, To: b.To, SlowestSeconds: b.Slowest.Seconds(), SlowestOf: b.Of}
+	}
+	r.Resumes = resumesOf(s)
+	r.Delta = deltaOf(s.Delta)
+	return r
+}
+
 // resumesOf is what the dry run of s says of the journal it was given.
 func resumesOf(s *executor.Summary) *resumesJSON {
 	if s == nil || s.Journal == "" {
@@ -126,10 +152,15 @@ type estimate struct {
 	Seconds        float64 `json:"seconds"`
 }
 
+// newTable is the one writer of the views' text tables (run, diff, verify,
+// info, metadata, profile): cells split by tabs, each column as wide as
+// its widest cell, two spaces apart; Flush writes the table.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
 // printSteps writes the summary table, one line per step; a column of
 // waived records when some are (resolve --waive).
 func printSteps(w io.Writer, r runJSON, applied bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	waived := len(r.Waived) > 0
 	switch {
 	case applied && waived:

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -25,7 +24,7 @@ type infoHuman struct{ humanView }
 
 // Info: method is how the credentials signed in, v the version as found.
 func (h infoHuman) Info(out infoJSON, method string, v odata.Version) error {
-	tw := tabwriter.NewWriter(h.a.stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(h.a.stdout)
 	fmt.Fprintf(tw, "target\t%s\n", out.Target)
 	if out.User == "" && v.Standard {
 		fmt.Fprintf(tw, "user\tnot told: a service of dialect odata has no GetLoginName (%s)\n", method)
