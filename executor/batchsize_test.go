@@ -77,8 +77,9 @@ func (c *slowServer) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 // TestSlowCallsShrinkBatches: against a server slow enough that a full
 // batch takes two minutes, apply cuts the batches packed after the first
 // call's answer to what takes one (the second was packed while the first
-// was in flight), loads every record, and its summary says so: the dry run
-// counted four calls of orders, apply made six.
+// was in flight, when the scheduler let it be), loads every record, and its
+// summary says so: the dry run counted four calls of orders, apply made as
+// many more as it sent.
 func TestSlowCallsShrinkBatches(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
@@ -99,14 +100,24 @@ func TestSlowCallsShrinkBatches(t *testing.T) {
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
-	if got, want := fmt.Sprint(slow.sizes), "[100 100 50 50 50 50]"; got != want {
-		t.Errorf("batches of %s sub-requests, want %s", got, want)
+	// The first batch is full; the next may be too, when it was packed
+	// while the first was in flight (the scheduler decides); every one
+	// after that carries at most 50.
+	sizes, total := slow.sizes, 0
+	for i, n := range sizes {
+		total += n
+		if i == 0 && n != 100 || i == 1 && n != 100 && n > 50 || i > 1 && n > 50 {
+			t.Errorf("batches of %v sub-requests: batch %d carries %d", sizes, i+1, n)
+		}
+	}
+	if total != 400 || len(sizes) < 6 {
+		t.Errorf("batches of %v sub-requests, want 400 in at least 6", sizes)
 	}
 	want := BatchShrink{From: 100, To: 50, Slowest: 2 * time.Minute, Of: 100}
 	if sum.Shrank == nil || *sum.Shrank != want {
 		t.Errorf("Shrank = %+v, want %+v", sum.Shrank, want)
 	}
-	if dry.Shrank != nil || dry.Requests != sum.Requests-2 {
+	if dry.Shrank != nil || dry.Requests+len(sizes)-4 != sum.Requests {
 		t.Errorf("dry run: Shrank %+v, %d calls; apply made %d", dry.Shrank, dry.Requests, sum.Requests)
 	}
 	if n := len(env.entities("ORDERS", "ORDNAME")); n != 400 {
