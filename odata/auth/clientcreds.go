@@ -244,6 +244,18 @@ func resolveClientCredentials(opts ResolveOptions, env func(string) string, now 
 		ClientAuth: clientAuth, HTTPClient: opts.HTTPClient, Now: now}), nil
 }
 
+// TokenURLOf is the token endpoint a's client credentials go to, "" when
+// a is of another method.
+func TokenURLOf(a Authenticator) string {
+	if l, ok := a.(*AppLicence); ok {
+		a = l.Unwrap()
+	}
+	if c, ok := a.(*ClientCredentials); ok {
+		return c.tokenURL
+	}
+	return ""
+}
+
 // SplitScopes reads scopes separated by spaces or commas.
 func SplitScopes(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })
