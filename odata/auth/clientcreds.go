@@ -20,7 +20,7 @@ import (
 
 // MethodClientCredentials is OAuth2's client credentials grant (RFC 6749
 // section 4.4), the way S/4HANA, Business Central and Dataverse let a
-// program in (docs/other-services.md, Logging in).
+// program in (docs/other-services.md, Logging in with client credentials).
 const MethodClientCredentials = "client_credentials"
 
 // Environment variables of the client credentials grant (docs/cli.md,
