@@ -138,7 +138,7 @@ var format = []Block{
 			{Name: "expand", Type: "list of sub-form names (or one name)", Default: "none", Schema: `{"type": ["array", "string"], "items": {"type": "string"}}`, Only: "service",
 				Meaning: "with `connection`: sub-forms read with each row; each is a column holding the list of its lines (see `each`)"},
 			{Name: "filter", Type: "OData `$filter`", Default: "all rows", Schema: `{"type": "string"}`, Only: "service",
-				Meaning: "with `connection`: which rows are read (`\"FAMILYNAME ge 'F'\"`); every row is checked against it"},
+				Meaning: "with `connection`: which rows are read (`\"FAMILYNAME ge 'F'\"`); every row is checked against it; of a connection of dialect `odata`, an Edm.Guid or Edm.Date value may be written quoted or bare, and is sent bare as the standard writes it (`ID eq 3a943e5e-…`, `CURDATE ge 2026-11-05`; docs/other-services.md)"},
 		}},
 	{Name: "lookup", Heading: "lookups.NAME", Desc: "A map from key to value built from a source's rows, or (entity) from the target's rows, read once per run.",
 		Schema: `{"oneOf": [{"required": ["source"]}, {"required": ["entity"]}]}`,

@@ -22,6 +22,7 @@ var (
 	capMu      sync.Mutex
 	capServers = map[*testscript.TestScript]map[string]*captest.Server{}
 	capTokens  = map[*testscript.TestScript]*authtest.TokenServer{}
+	capFilters = map[*testscript.TestScript][]string{}
 )
 
 // capCondition is [cap]: the CAP test service can run here, or must (CI),
@@ -38,20 +39,25 @@ func capCondition() bool { return captest.Installed() == nil || captest.Required
 // are good for USES requests (oauthProxy), MIGRATE_TOKEN_URL,
 // MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET set instead of a user;
 // `cap tokens` prints how many tokens were issued and requests refused;
+// with log through a proxy that keeps the $filter of every call, which
+// `cap filters` prints, one a line, and forgets;
+// `cap id SET FIELD=VALUE ENV` sets ENV to the ID of the row with FIELD = VALUE;
 // `cap dump [@NAME] SET [EXPAND]` prints what it holds of SET, with EXPAND
 // as $expand, the values it makes up (Guids, times) steadied.
 func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES] | cap dump [@NAME] SET [EXPAND] | cap tokens")
+		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES | log] | cap dump [@NAME] SET [EXPAND] | cap id SET FIELD=VALUE ENV | cap filters | cap tokens")
 	}
 	switch args[0] {
 	case "start":
-		name, drop, uses := "", map[int]bool{}, -1
+		name, drop, uses, logged := "", map[int]bool{}, -1, false
 		for _, a := range args[1:] {
 			k, v, _ := strings.Cut(a, "=")
 			switch k {
 			case "as":
 				name = v
+			case "log":
+				logged = true
 			case "oauth":
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {
@@ -78,8 +84,10 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		root, tokenURL := s.Root, ""
 		var tokens *authtest.TokenServer
 		switch {
-		case len(drop) > 0 && uses >= 0:
-			ts.Fatalf("cap start: drop and oauth do not go together")
+		case len(drop) > 0 && uses >= 0, logged && (len(drop) > 0 || uses >= 0):
+			ts.Fatalf("cap start: drop, oauth and log do not go together")
+		case logged:
+			root = logProxy(ts, s.Root)
 		case len(drop) > 0:
 			root = dropProxy(ts, s.Root, drop)
 		case uses >= 0:
@@ -92,6 +100,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 				capMu.Lock()
 				delete(capServers, ts)
 				delete(capTokens, ts)
+				delete(capFilters, ts)
 				capMu.Unlock()
 			})
 		}
@@ -135,6 +144,29 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		out, err := captest.Dump(context.Background(), s.Root, args[0], expand)
 		ts.Check(err)
 		_, _ = ts.Stdout().Write(out)
+	case "id":
+		// cap id SET FIELD=VALUE ENV: ENV is the ID of SET's row with FIELD = VALUE.
+		if len(args) != 4 || !strings.Contains(args[2], "=") {
+			ts.Fatalf("usage: cap id SET FIELD=VALUE ENV")
+		}
+		capMu.Lock()
+		s := capServers[ts][""]
+		capMu.Unlock()
+		if s == nil {
+			ts.Fatalf("cap id: no CAP service started")
+		}
+		field, value, _ := strings.Cut(args[2], "=")
+		id, err := captest.ID(context.Background(), s.Root, args[1], field, value)
+		ts.Check(err)
+		ts.Setenv(args[3], id)
+	case "filters":
+		capMu.Lock()
+		sent := capFilters[ts]
+		delete(capFilters, ts)
+		capMu.Unlock()
+		for _, f := range sent {
+			fmt.Fprintln(ts.Stdout(), f)
+		}
 	case "tokens":
 		capMu.Lock()
 		tokens := capTokens[ts]
@@ -144,7 +176,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprintf(ts.Stdout(), "issued %d, refused %d, scopes %q\n", tokens.Issued(), tokens.Refused(), tokens.Scopes())
 	default:
-		ts.Fatalf("cap %s: want start, dump or tokens", args[0])
+		ts.Fatalf("cap %s: want start, dump, id, filters or tokens", args[0])
 	}
 }
 
@@ -203,6 +235,24 @@ func forward(u *url.URL, lose func(r *http.Request, body []byte) bool) http.Hand
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(answer)
 	})
+}
+
+// logProxy stands before the service at root, passes every call on, and
+// keeps the $filter of each (`cap filters` prints and forgets them): what
+// the service was sent, as it decodes it.
+func logProxy(ts *testscript.TestScript, root string) string {
+	u, err := url.Parse(root)
+	ts.Check(err)
+	srv := httptest.NewServer(forward(u, func(r *http.Request, _ []byte) bool {
+		if f := r.URL.Query().Get("$filter"); f != "" {
+			capMu.Lock()
+			capFilters[ts] = append(capFilters[ts], f)
+			capMu.Unlock()
+		}
+		return false
+	}))
+	ts.Defer(srv.Close)
+	return srv.URL + u.Path
 }
 
 // Client credentials of `cap start oauth=N`.
