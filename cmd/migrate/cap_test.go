@@ -21,7 +21,7 @@ import (
 var (
 	capMu      sync.Mutex
 	capServers = map[*testscript.TestScript]map[string]*captest.Server{}
-	capTokens  = map[*testscript.TestScript]*authtest.TokenServer{}
+	capTokens  = map[*testscript.TestScript]map[string]*authtest.TokenServer{}
 	capFilters = map[*testscript.TestScript][]string{}
 )
 
@@ -38,7 +38,7 @@ func capCondition() bool { return captest.Installed() == nil || captest.Required
 // behind a token endpoint of the client credentials grant whose tokens
 // are good for USES requests (oauthProxy), MIGRATE_TOKEN_URL,
 // MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET set instead of a user;
-// `cap tokens` prints how many tokens were issued and requests refused;
+// `cap tokens [@NAME]` prints how many tokens were issued and requests refused;
 // with log through a proxy that keeps the $filter of every call, which
 // `cap filters` prints, one a line, and forgets;
 // `cap id SET FIELD=VALUE ENV` sets ENV to the ID of the row with FIELD = VALUE;
@@ -46,7 +46,7 @@ func capCondition() bool { return captest.Installed() == nil || captest.Required
 // as $expand, the values it makes up (Guids, times) steadied.
 func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES | log] | cap dump [@NAME] SET [EXPAND] | cap id SET FIELD=VALUE ENV | cap filters | cap tokens")
+		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES | log] | cap dump [@NAME] SET [EXPAND] | cap id SET FIELD=VALUE ENV | cap filters | cap tokens [@NAME]")
 	}
 	switch args[0] {
 	case "start":
@@ -106,7 +106,10 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		capServers[ts][name] = s
 		if tokens != nil {
-			capTokens[ts] = tokens
+			if capTokens[ts] == nil {
+				capTokens[ts] = map[string]*authtest.TokenServer{}
+			}
+			capTokens[ts][name] = tokens
 		}
 		capMu.Unlock()
 		env := "MIGRATE_"
@@ -168,11 +171,15 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintln(ts.Stdout(), f)
 		}
 	case "tokens":
+		name := ""
+		if len(args) > 1 && strings.HasPrefix(args[1], "@") {
+			name = args[1][1:]
+		}
 		capMu.Lock()
-		tokens := capTokens[ts]
+		tokens := capTokens[ts][name]
 		capMu.Unlock()
 		if tokens == nil {
-			ts.Fatalf("cap tokens: no CAP service started with oauth=N")
+			ts.Fatalf("cap tokens: no CAP service %q started with oauth=N", name)
 		}
 		fmt.Fprintf(ts.Stdout(), "issued %d, refused %d, scopes %q\n", tokens.Issued(), tokens.Refused(), tokens.Scopes())
 	default:
