@@ -71,7 +71,7 @@ func (e cmpExpr) Match(vals map[string]any) bool {
 		return eq == (e.op == "eq")
 	case e.typ == EdmGuid:
 		// Guids compare without regard to case (docs/other-services.md).
-		c = strings.Compare(strings.ToLower(fmt.Sprint(v)), e.lit.(string))
+		c = strings.Compare(strings.ToLower(fmt.Sprint(v)), strings.ToLower(e.lit.(string)))
 	case e.typ == EdmDate:
 		s := fmt.Sprint(v)
 		if len(s) > 10 {
@@ -388,7 +388,7 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s is a Guid: %q is not 8-4-4-4-12 hexadecimal digits", field, unquote(lit))
 		}
-		e.lit = strings.ToLower(string(g))
+		e.lit = string(g)
 		p.standardLiteral(litAt, string(g))
 	case EdmDate:
 		d := unquote(lit)
