@@ -219,9 +219,18 @@ func FilterFor(d Dialect, t *EntityType, s string) (string, error) {
 		if !ok {
 			continue
 		}
-		b.WriteString(s[last:p.offs[i]])
+		start, end := p.offs[i], p.offs[i]+len(tok)
+		b.WriteString(s[last:start])
+		// A quoted literal may touch its neighbours ("ge'2026-11-05'"); a
+		// bare one may not.
+		if start > 0 && !strings.ContainsRune(" \t(", rune(s[start-1])) {
+			b.WriteByte(' ')
+		}
 		b.WriteString(lit)
-		last = p.offs[i] + len(tok)
+		if end < len(s) && !strings.ContainsRune(" \t)", rune(s[end])) {
+			b.WriteByte(' ')
+		}
+		last = end
 	}
 	b.WriteString(s[last:])
 	return b.String(), nil

@@ -101,6 +101,7 @@ func TestFilterGuidAndDate(t *testing.T) {
 		{"CURDATE ge '2026-11-04'", "CURDATE ge 2026-11-04", `{"CURDATE":"2026-11-03"}`, false},
 		{"CURDATE lt '2026-11-04' and ORDNAME eq '2026-11-04'", "CURDATE lt 2026-11-04 and ORDNAME eq '2026-11-04'", `{"CURDATE":"2026-11-03","ORDNAME":"2026-11-04"}`, true},
 		{"(ID eq '" + g + "')  or CURDATE gt '2026-01-01'", "(ID eq " + g + ")  or CURDATE gt 2026-01-01", `{"ID":"x","CURDATE":"2026-11-03"}`, true},
+		{"CURDATE ge'2026-11-03'and(ID eq '" + g + "')", "CURDATE ge 2026-11-03 and(ID eq " + g + ")", `{"ID":"` + g + `","CURDATE":"2026-11-03"}`, true},
 	} {
 		got, err := FilterFor(DialectOData, typ, c.filter)
 		if err != nil || got != c.odata {
@@ -131,4 +132,27 @@ func TestFilterGuidAndDate(t *testing.T) {
 			t.Errorf("%s: error %v, want %s", c.filter, err, c.msg)
 		}
 	}
+}
+
+// FilterFor never panics, and what it writes is a filter it leaves as it
+// is: the same text parses, and the standard's literals need no rewriting.
+func FuzzFilterFor(f *testing.F) {
+	typ := &EntityType{Name: "ORDERS", Key: []string{"ID"}, Properties: []*Property{
+		{Name: "ID", Type: EdmGuid}, {Name: "ORDNAME", Type: EdmString}, {Name: "CURDATE", Type: EdmDate}, {Name: "QTY", Type: EdmInt64}}}
+	for _, s := range []string{
+		"ID eq '3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8'", "(CURDATE ge '2026-11-05') and ORDNAME eq 'ID eq ''x'''",
+		"CURDATE eq 2026-11-05 or QTY gt 3", "ID eq null", "ORDNAME eq 'O''Neil' and ID ne ' 3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8 '",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := FilterFor(DialectOData, typ, s)
+		if err != nil {
+			return
+		}
+		again, err := FilterFor(DialectOData, typ, out)
+		if err != nil || again != out {
+			t.Fatalf("FilterFor(%q) = %q, which gives %q, %v", s, out, again, err)
+		}
+	})
 }
