@@ -43,6 +43,31 @@ type Authenticator interface {
 	Method() string
 }
 
+// Renewer is an Authenticator whose credential can be fetched again (an
+// OAuth2 client-credentials token). When the server answers 401 to a
+// request it signed, the client calls Renew with that request and, when it
+// says true, sends the request once more, signed anew: a 401 means the
+// server carried nothing out, so a write sent again is not a write twice.
+type Renewer interface {
+	Authenticator
+	// Renew drops the credential that signed refused, so that the next
+	// Authorize gets a new one; false when there is none to get.
+	Renew(refused *http.Request) bool
+}
+
+// AuthorizeError is a request that could not be signed (a token endpoint
+// that refused the client credentials, a token that expired): nothing was
+// sent, and sending again would not help, so it is not retried.
+type AuthorizeError struct {
+	Method string
+	Err    error
+}
+
+func (e *AuthorizeError) Error() string { return "authentication (" + e.Method + "): " + e.Err.Error() }
+
+// Unwrap returns the authenticator's error.
+func (e *AuthorizeError) Unwrap() error { return e.Err }
+
 // BasicAuth is the deprecated user name and password (docs/service.md,
 // Authentication).
 type BasicAuth struct{ User, Password string }
@@ -453,6 +478,9 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+	// renewed: the answer was 401 and the authenticator has a new
+	// credential for the next try (Renewer).
+	renewed bool
 }
 
 func (r *request) op() string { return r.method + " " + r.path }
@@ -487,6 +515,7 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 	if stats == nil {
 		stats = new(CallStats)
 	}
+	renewed := false
 	for attempt := 0; ; attempt++ {
 		resp, err := c.once(ctx, r, attempt+1)
 		stats.Attempts++
@@ -494,7 +523,17 @@ func (c *Client) do(ctx context.Context, r *request) (*response, error) {
 			stats.Throttled++
 		}
 		retry, wait, throttled := false, time.Duration(0), false
+		var authErr *AuthorizeError
 		switch {
+		case errors.As(err, &authErr):
+			return nil, fmt.Errorf("%s: %w", r.op(), authErr)
+		case resp != nil && resp.renewed && !renewed:
+			// The credential was refused once, a new one is at hand: the
+			// server carried nothing out, so the call goes again, now,
+			// and counts no retry.
+			renewed = true
+			attempt--
+			continue
 		case err != nil:
 			if ctx.Err() != nil {
 				// The caller gave up; a write may still have been sent.
@@ -665,7 +704,7 @@ func (c *Client) send(ctx context.Context, r *request) (*response, error) {
 	}
 	if c.cfg.Auth != nil {
 		if err := c.cfg.Auth.Authorize(req); err != nil {
-			return nil, notSentError{fmt.Errorf("authentication (%s): %w", c.cfg.Auth.Method(), err)}
+			return nil, notSentError{&AuthorizeError{Method: c.cfg.Auth.Method(), Err: err}}
 		}
 	}
 	hr, err := c.hc.Do(req)
@@ -673,6 +712,10 @@ func (c *Client) send(ctx context.Context, r *request) (*response, error) {
 		return nil, err
 	}
 	defer hr.Body.Close()
+	renewed := false
+	if rn, ok := c.cfg.Auth.(Renewer); ok && hr.StatusCode == http.StatusUnauthorized {
+		renewed = rn.Renew(req)
+	}
 	data, err := io.ReadAll(io.LimitReader(hr.Body, c.cfg.MaxResponseBytes+1))
 	if err != nil {
 		return nil, err
@@ -680,7 +723,7 @@ func (c *Client) send(ctx context.Context, r *request) (*response, error) {
 	if int64(len(data)) > c.cfg.MaxResponseBytes {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrResponseTooLarge, c.cfg.MaxResponseBytes)
 	}
-	return &response{status: hr.StatusCode, header: hr.Header, body: data}, nil
+	return &response{status: hr.StatusCode, header: hr.Header, body: data, renewed: renewed}, nil
 }
 
 // notSentError marks a failure before anything went on the wire.

@@ -69,6 +69,15 @@ func (e cmpExpr) Match(vals map[string]any) bool {
 		}
 		eq := e.lit == nil && v == nil
 		return eq == (e.op == "eq")
+	case e.typ == EdmGuid:
+		// Guids compare without regard to case (docs/other-services.md).
+		c = strings.Compare(strings.ToLower(fmt.Sprint(v)), strings.ToLower(e.lit.(string)))
+	case e.typ == EdmDate:
+		s := fmt.Sprint(v)
+		if len(s) > 10 {
+			s = s[:10]
+		}
+		c = strings.Compare(s, e.lit.(string))
 	case e.typ == EdmDateTimeOffset:
 		s, _ := v.(string)
 		lit := e.lit.(string)
@@ -172,7 +181,11 @@ func conjunctEqualities(f Filter, vals map[string]any) bool {
 type filterParser struct {
 	t    *EntityType
 	toks []string
+	offs []int // where each token starts in the text
 	pos  int
+	// standard holds, by token index, a literal as the standard writes it
+	// where the text wrote it otherwise (a quoted Guid or Date).
+	standard map[int]string
 }
 
 // UnknownFieldError is a $filter naming a field its entity type does not
@@ -185,29 +198,70 @@ func (e *UnknownFieldError) Error() string { return e.Field + " is not a field o
 // ParseFilter compiles s against t: each field must be one of t, each
 // literal of its type.
 func ParseFilter(t *EntityType, s string) (Filter, error) {
-	toks, err := tokenize(s)
-	if err != nil {
-		return nil, fmt.Errorf("$filter: %v", err)
-	}
-	p := &filterParser{t: t, toks: toks}
-	e, err := p.or()
-	if err != nil {
-		return nil, fmt.Errorf("$filter: %w", err)
-	}
-	if p.pos < len(p.toks) {
-		return nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
-	}
-	return e, nil
+	e, _, err := parseFilter(t, s)
+	return e, err
 }
 
-func tokenize(s string) ([]string, error) {
+// FilterFor is s as a service of dialect d reads it: under the odata
+// dialect an Edm.Guid literal bare and an Edm.Date literal as YYYY-MM-DD
+// without quotes, however the plan or the command line wrote them
+// (docs/other-services.md); under the ERP's, s as it is. The rest of the
+// text is kept as written.
+func FilterFor(d Dialect, t *EntityType, s string) (string, error) {
+	_, p, err := parseFilter(t, s)
+	if err != nil || !d.Standard() || len(p.standard) == 0 {
+		return s, err
+	}
+	var b strings.Builder
+	last := 0
+	for i, tok := range p.toks {
+		lit, ok := p.standard[i]
+		if !ok {
+			continue
+		}
+		start, end := p.offs[i], p.offs[i]+len(tok)
+		b.WriteString(s[last:start])
+		// A quoted literal may touch its neighbours ("ge'2026-11-05'"); a
+		// bare one may not.
+		if start > 0 && !strings.ContainsRune(" \t(", rune(s[start-1])) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(lit)
+		if end < len(s) && !strings.ContainsRune(" \t)", rune(s[end])) {
+			b.WriteByte(' ')
+		}
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String(), nil
+}
+
+func parseFilter(t *EntityType, s string) (Filter, *filterParser, error) {
+	toks, offs, err := tokenize(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("$filter: %v", err)
+	}
+	p := &filterParser{t: t, toks: toks, offs: offs}
+	e, err := p.or()
+	if err != nil {
+		return nil, nil, fmt.Errorf("$filter: %w", err)
+	}
+	if p.pos < len(p.toks) {
+		return nil, nil, fmt.Errorf("$filter: unexpected %q", p.toks[p.pos])
+	}
+	return e, p, nil
+}
+
+// tokenize splits s into tokens, and says where each starts.
+func tokenize(s string) ([]string, []int, error) {
 	var toks []string
+	var offs []int
 	for i := 0; i < len(s); {
 		switch c := s[i]; {
 		case c == ' ' || c == '\t':
 			i++
 		case c == '(' || c == ')':
-			toks = append(toks, string(c))
+			toks, offs = append(toks, string(c)), append(offs, i)
 			i++
 		case c == '\'':
 			j := i + 1
@@ -221,23 +275,23 @@ func tokenize(s string) ([]string, error) {
 				}
 			}
 			if j >= len(s) {
-				return nil, fmt.Errorf("unterminated string at %q", s[i:])
+				return nil, nil, fmt.Errorf("unterminated string at %q", s[i:])
 			}
-			toks = append(toks, s[i:j+1])
+			toks, offs = append(toks, s[i:j+1]), append(offs, i)
 			i = j + 1
 		default:
 			j := i
 			for j < len(s) && !strings.ContainsRune(" \t()'", rune(s[j])) {
 				j++
 			}
-			toks = append(toks, s[i:j])
+			toks, offs = append(toks, s[i:j]), append(offs, i)
 			i = j
 		}
 	}
 	if len(toks) > 2000 {
-		return nil, fmt.Errorf("expression too long")
+		return nil, nil, fmt.Errorf("expression too long")
 	}
-	return toks, nil
+	return toks, offs, nil
 }
 
 func (p *filterParser) peek() string {
@@ -299,6 +353,7 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 		return nil, fmt.Errorf("incomplete comparison; want FIELD op value")
 	}
 	field, op, lit := p.toks[p.pos], p.toks[p.pos+1], p.toks[p.pos+2]
+	litAt := p.pos + 2
 	p.pos += 3
 	prop := p.t.Property(field)
 	if prop == nil {
@@ -337,8 +392,42 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 			return nil, fmt.Errorf("%s is a boolean: want true or false", field)
 		}
 		e.lit = lit == "true"
+	case EdmGuid:
+		g, err := ParseGuid(unquote(lit))
+		if err != nil {
+			return nil, fmt.Errorf("%s is a Guid: %q is not 8-4-4-4-12 hexadecimal digits", field, unquote(lit))
+		}
+		e.lit = string(g)
+		p.standardLiteral(litAt, string(g))
+	case EdmDate:
+		d := unquote(lit)
+		if _, err := time.Parse(DateLayout, d); err != nil {
+			return nil, fmt.Errorf("%s is a date: %q is not YYYY-MM-DD", field, d)
+		}
+		e.lit = d
+		p.standardLiteral(litAt, d)
 	}
 	return e, nil
+}
+
+// unquote is a literal's text without its quotes, if it has them.
+func unquote(lit string) string {
+	if len(lit) >= 2 && lit[0] == '\'' {
+		return strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
+	}
+	return lit
+}
+
+// standardLiteral notes that the token at i is written std by the
+// standard, when it was written otherwise.
+func (p *filterParser) standardLiteral(i int, std string) {
+	if p.toks[i] == std {
+		return
+	}
+	if p.standard == nil {
+		p.standard = map[int]string{}
+	}
+	p.standard[i] = std
 }
 
 // CompareValues orders two values of one field: numbers numerically

@@ -78,3 +78,81 @@ func TestEqualities(t *testing.T) {
 		}
 	}
 }
+
+// Under the odata dialect a filter's Guid and Date literals are sent as
+// the standard writes them, however the plan wrote them; under the ERP's
+// the text goes as it is. Either way they match rows as the service
+// answers them.
+func TestFilterGuidAndDate(t *testing.T) {
+	t.Parallel()
+	typ := &EntityType{Name: "ORDERS", Key: []string{"ID"}, Properties: []*Property{
+		{Name: "ID", Type: EdmGuid}, {Name: "ORDNAME", Type: EdmString}, {Name: "CURDATE", Type: EdmDate}}}
+	const g = "3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8"
+	for _, c := range []struct {
+		filter, odata, row string
+		match              bool
+	}{
+		{"ID eq " + g, "ID eq " + g, `{"ID":"` + g + `"}`, true},
+		{"ID eq '" + g + "'", "ID eq " + g, `{"ID":"` + g + `"}`, true},
+		{"ID eq '3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8'", "ID eq 3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8", `{"ID":"` + g + `"}`, true},
+		{"ID ne '" + g + "'", "ID ne " + g, `{"ID":"` + g + `"}`, false},
+		{"ID eq null", "ID eq null", `{"ID":null}`, true},
+		{"CURDATE eq 2026-11-03", "CURDATE eq 2026-11-03", `{"CURDATE":"2026-11-03"}`, true},
+		{"CURDATE ge '2026-11-04'", "CURDATE ge 2026-11-04", `{"CURDATE":"2026-11-03"}`, false},
+		{"CURDATE lt '2026-11-04' and ORDNAME eq '2026-11-04'", "CURDATE lt 2026-11-04 and ORDNAME eq '2026-11-04'", `{"CURDATE":"2026-11-03","ORDNAME":"2026-11-04"}`, true},
+		{"(ID eq '" + g + "')  or CURDATE gt '2026-01-01'", "(ID eq " + g + ")  or CURDATE gt 2026-01-01", `{"ID":"x","CURDATE":"2026-11-03"}`, true},
+		{"CURDATE ge'2026-11-03'and(ID eq '" + g + "')", "CURDATE ge 2026-11-03 and(ID eq " + g + ")", `{"ID":"` + g + `","CURDATE":"2026-11-03"}`, true},
+	} {
+		got, err := FilterFor(DialectOData, typ, c.filter)
+		if err != nil || got != c.odata {
+			t.Errorf("FilterFor(odata, %s) = %q, %v; want %q", c.filter, got, err, c.odata)
+		}
+		if got, err := FilterFor(DialectPriority, typ, c.filter); err != nil || got != c.filter {
+			t.Errorf("FilterFor(priority, %s) = %q, %v; want it as written", c.filter, got, err)
+		}
+		f, err := ParseFilter(typ, c.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, err := DecodeEntity([]byte(c.row))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Match(row) != c.match {
+			t.Errorf("%s on %s: %v, want %v", c.filter, c.row, !c.match, c.match)
+		}
+	}
+	for _, c := range []struct{ filter, msg string }{
+		{"ID eq 'SO1'", `$filter: ID is a Guid: "SO1" is not 8-4-4-4-12 hexadecimal digits`},
+		{"ID eq 3a943e5e", `$filter: ID is a Guid: "3a943e5e" is not 8-4-4-4-12 hexadecimal digits`},
+		{"CURDATE eq '03/11/2026'", `$filter: CURDATE is a date: "03/11/2026" is not YYYY-MM-DD`},
+		{"CURDATE eq 2026-11-03T00:00:00Z", `$filter: CURDATE is a date: "2026-11-03T00:00:00Z" is not YYYY-MM-DD`},
+	} {
+		if _, err := FilterFor(DialectOData, typ, c.filter); err == nil || err.Error() != c.msg {
+			t.Errorf("%s: error %v, want %s", c.filter, err, c.msg)
+		}
+	}
+}
+
+// FilterFor never panics, and what it writes is a filter it leaves as it
+// is: the same text parses, and the standard's literals need no rewriting.
+func FuzzFilterFor(f *testing.F) {
+	typ := &EntityType{Name: "ORDERS", Key: []string{"ID"}, Properties: []*Property{
+		{Name: "ID", Type: EdmGuid}, {Name: "ORDNAME", Type: EdmString}, {Name: "CURDATE", Type: EdmDate}, {Name: "QTY", Type: EdmInt64}}}
+	for _, s := range []string{
+		"ID eq '3a943e5e-c925-4fae-b2d5-9e2f0a36c6d8'", "(CURDATE ge '2026-11-05') and ORDNAME eq 'ID eq ''x'''",
+		"CURDATE eq 2026-11-05 or QTY gt 3", "ID eq null", "ORDNAME eq 'O''Neil' and ID ne ' 3A943E5E-C925-4FAE-B2D5-9E2F0A36C6D8 '",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := FilterFor(DialectOData, typ, s)
+		if err != nil {
+			return
+		}
+		again, err := FilterFor(DialectOData, typ, out)
+		if err != nil || again != out {
+			t.Fatalf("FilterFor(%q) = %q, which gives %q, %v", s, out, again, err)
+		}
+	})
+}

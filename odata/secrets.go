@@ -40,6 +40,7 @@ func WithoutSecrets(environ []string) []string {
 var Variables = []string{
 	"TOKEN", "USER", "PASSWORD", "TARGET", "AUTH", "APP_ID", "APP_KEY",
 	"CLIENT_ID", "CLIENT_SECRET", "CLIENT_AUTH", "AUTH_URL", "SYSTEM_VERSION",
+	"TOKEN_URL", "SCOPES",
 }
 
 // ConnectionPrefix starts the variables of the plan's connection name:

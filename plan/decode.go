@@ -319,6 +319,12 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 			if s, ok := w.choice(e, "target"); ok {
 				t.Auth = s
 			}
+		case "token_url":
+			if s, ok := w.tokenURL(e); ok {
+				t.TokenURL = s
+			}
+		case "scopes":
+			t.Scopes = w.scopes(e, "\"target\"")
 		case "batch_size":
 			if v, ok := w.bounds(e, "target", "\"batch_size\" must be between 1 and 1000, not %d"); ok {
 				t.BatchSize = v
@@ -718,6 +724,12 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 				if v, ok := w.choice(ke, "connection"); ok {
 					c.Auth = v
 				}
+			case "token_url":
+				if v, ok := w.tokenURL(ke); ok {
+					c.TokenURL = v
+				}
+			case "scopes":
+				c.Scopes = w.scopes(ke, what)
 			case "dialect":
 				if v, ok := w.choice(ke, "connection"); ok {
 					c.Dialect = v
@@ -786,6 +798,36 @@ func (w *walker) serviceURL(e entry, env string) (string, bool) {
 		return s, true
 	}
 	return "", false
+}
+
+// tokenURL is a token_url: an http(s) address without a user name and
+// password (the client secret never goes in the plan).
+func (w *walker) tokenURL(e entry) (string, bool) {
+	s, ok := w.text(e)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(s)
+	switch {
+	case odata.StripUserinfo(s) != s:
+		w.errorf(w.pos(e.val), "\"token_url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		w.errorf(w.pos(e.val), "\"token_url\" must be the token endpoint's http:// or https:// address, such as https://login.example.com/oauth2/token, not %s", describe(e.val))
+	default:
+		return s, true
+	}
+	return "", false
+}
+
+// scopes are the scopes of a client credentials grant: a list, or one
+// text of scopes separated by spaces.
+func (w *walker) scopes(e entry, what string) []string {
+	names, _ := w.names(e, what, "scopes")
+	var out []string
+	for _, n := range names {
+		out = append(out, strings.Fields(n)...)
+	}
+	return out
 }
 
 // entityOf is a lookup's entity: as written, for messages.

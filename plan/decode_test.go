@@ -596,3 +596,28 @@ func TestDecodeDialect(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeClientCredentials(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		target, tokenURL, scopes string
+	}{
+		{target: "auth: client_credentials\n  token_url: https://login.example.com/t\n  scopes: api://erp/.default", tokenURL: "https://login.example.com/t", scopes: "api://erp/.default"},
+		{target: "token_url: http://127.0.0.1:9/token\n  scopes: [a, 'b c']", tokenURL: "http://127.0.0.1:9/token", scopes: "a|b|c"},
+		{target: "auth: client_credentials"},
+	} {
+		src := "version: 1\ntarget:\n  " + tc.target + "\nconnections: {src: {url: 'https://s.example/odata', token_url: 'https://l.example/t', scopes: 'x y'}}\n" +
+			"sources: {s: {file: s.csv}}\nsteps:\n  - {name: a, entity: LOGPART, source: s, fields: {A: row.A}}\n"
+		p, ds := Decode("plan.yaml", []byte(src))
+		if len(ds) > 0 {
+			t.Errorf("%q: %v", tc.target, ds)
+			continue
+		}
+		if p.Target.TokenURL != tc.tokenURL || strings.Join(p.Target.Scopes, "|") != tc.scopes {
+			t.Errorf("%q: token URL %q, scopes %q; want %q, %q", tc.target, p.Target.TokenURL, p.Target.Scopes, tc.tokenURL, tc.scopes)
+		}
+		if c := p.Connections[0]; c.TokenURL != "https://l.example/t" || strings.Join(c.Scopes, "|") != "x|y" {
+			t.Errorf("%q: connection token URL %q, scopes %q", tc.target, c.TokenURL, c.Scopes)
+		}
+	}
+}

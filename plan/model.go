@@ -93,10 +93,14 @@ type Target struct {
 	// servers without a version function (before 22.0); zero: not declared.
 	SystemVersion    odata.Version
 	SystemVersionPos Pos
-	Auth             string // basic | pat | oidc | ""
-	BatchSize        int    // 0: the server's limit
-	Concurrency      int    // 0: default
-	CallsPerMinute   int    // 0: unlimited
+	Auth             string // basic | pat | oidc | client_credentials | ""
+	// TokenURL and Scopes are the client credentials grant's token
+	// endpoint and scopes (never its secret).
+	TokenURL       string
+	Scopes         []string
+	BatchSize      int // 0: the server's limit
+	Concurrency    int // 0: default
+	CallsPerMinute int // 0: unlimited
 	// TransactionsLeft is the API transactions the pool has left, when
 	// HasTransactionsLeft: apply refuses a load that needs more.
 	TransactionsLeft    int
@@ -121,11 +125,13 @@ type Target struct {
 type Connection struct {
 	Name     string
 	URL      string
-	Auth     string // basic | pat | oidc | ""
-	Dialect  string // priority | odata | "": the target's
-	Language int    // 0: none
-	Pos      Pos    // of the connection's name
-	Spans    Spans  // each key of the connection and its value
+	Auth     string   // basic | pat | oidc | client_credentials | ""
+	TokenURL string   // the client credentials grant's, as target.token_url
+	Scopes   []string // as target.scopes
+	Dialect  string   // priority | odata | "": the target's
+	Language int      // 0: none
+	Pos      Pos      // of the connection's name
+	Spans    Spans    // each key of the connection and its value
 
 	// refused: its name or URL is wrong, or its variables are another's:
 	// nothing may connect with it (ConnectionsRefused).

@@ -180,6 +180,11 @@ func (w *walker) collect(n *yaml.Node, what string, allowed []string, f *fields,
 			// An explicit key overrides a merged one (YAML merge rules).
 			continue
 		}
+		if allowed != nil && !slices.Contains(allowed, key) && secretKeys[strings.ToLower(key)] {
+			// No key near it is where a secret goes (token is not token_url).
+			w.errorf(kpos, "unknown key %q in %s: secrets never go in the plan; set them in the environment (docs/cli.md, Environment)", key, what)
+			continue
+		}
 		if allowed != nil && !slices.Contains(allowed, key) {
 			w.errorf(kpos, "unknown key %q in %s%s", key, what, didYouMean(key, allowed))
 			if s := didyoumean.Closest(key, allowed); s != "" {
@@ -478,3 +483,7 @@ func orList(choices []string) string {
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
+
+// secretKeys are keys a plan may be given in the belief that a secret goes
+// there: refused without a suggestion.
+var secretKeys = map[string]bool{"token": true, "password": true, "secret": true, "client_secret": true, "access_token": true, "app_key": true}

@@ -57,6 +57,9 @@ type Pager struct {
 	c      *odata.Client
 	q      Query
 	filter odata.Filter
+	// sent is q.Filter as the service's dialect writes its literals
+	// (odata.FilterFor): what goes in $filter.
+	sent   string
 	keyset bool // pages follow the last key read; else $skip
 	size   int  // rows the next page asks for
 	max    int  // rows a page asks for at most
@@ -103,6 +106,12 @@ func Pages(c *odata.Client, q Query) (*Pager, error) {
 			return nil, &Error{Set: q.Set, Err: err}
 		}
 		p.filter = f
+		p.sent = q.Filter
+		if c != nil {
+			if p.sent, err = odata.FilterFor(c.Dialect(), q.Type, q.Filter); err != nil {
+				return nil, &Error{Set: q.Set, Err: err}
+			}
+		}
 	}
 	for _, k := range q.Type.Key {
 		if pr := q.Type.Property(k); pr == nil || pr.Type == odata.EdmDateTimeOffset {
@@ -231,14 +240,14 @@ func (p *Pager) request() (string, odata.Query, error) {
 	if p.q.Max > 0 && p.q.Max-p.seen < size {
 		size = p.q.Max - p.seen
 	}
-	q := odata.Query{Select: p.selected(), Expand: p.q.Expand, Filter: p.q.Filter, OrderBy: strings.Join(p.q.Type.Key, ","), Top: size}
+	q := odata.Query{Select: p.selected(), Expand: p.q.Expand, Filter: p.sent, OrderBy: strings.Join(p.q.Type.Key, ","), Top: size}
 	if p.last != nil {
 		if p.keyset {
 			after, err := After(p.q.Type, p.last)
 			if err != nil {
 				return "", odata.Query{}, &Error{Set: p.q.Set, Err: err}
 			}
-			q.Filter = odata.And(p.q.Filter, after)
+			q.Filter = odata.And(p.sent, after)
 		} else {
 			q.Skip = p.skip
 		}

@@ -181,6 +181,15 @@ func (a *AppLicence) Method() string { return a.next.Method() }
 // Unwrap returns the wrapped authenticator.
 func (a *AppLicence) Unwrap() Authenticator { return a.next }
 
+// Renew passes a refused request on to the wrapped authenticator when it
+// can fetch its credential again (odata.Renewer); false otherwise.
+func (a *AppLicence) Renew(refused *http.Request) bool {
+	if r, ok := a.next.(odata.Renewer); ok {
+		return r.Renew(refused)
+	}
+	return false
+}
+
 // Authorize sets the licence headers and signs the request.
 func (a *AppLicence) Authorize(req *http.Request) error {
 	if a.appID != "" {
@@ -209,4 +218,5 @@ var (
 	_ Authenticator = (*PAT)(nil)
 	_ Authenticator = (*BearerAuth)(nil)
 	_ Authenticator = (*AppLicence)(nil)
+	_ odata.Renewer = (*AppLicence)(nil)
 )

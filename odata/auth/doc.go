@@ -1,7 +1,9 @@
 // Package auth chooses and builds the credentials the odata client sends
 // (docs/service.md, Authentication): Basic (deprecated), personal access
-// tokens, and OIDC authorization code flow with PKCE, whose bearer token it
-// caches per target in the user's configuration directory.
+// tokens, OIDC authorization code flow with PKCE, whose bearer token it
+// caches per target in the user's configuration directory, and OAuth2's
+// client credentials grant (ClientCredentials), whose tokens it keeps in
+// memory for the run and fetches again when they expire or are refused.
 //
 // It owns: the precedence of the ways a method is chosen (Resolve), the
 // OIDC login and logout (Login, Logout), the token cache and the hosts

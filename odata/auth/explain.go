@@ -36,6 +36,8 @@ func Hint(method string) string {
 		return "check " + EnvToken + ": the token may be wrong, revoked or expired"
 	case MethodOIDC:
 		return "the token may have been revoked: run `migrate login`"
+	case MethodClientCredentials:
+		return "the service refused a fresh token from the token endpoint: check that client " + EnvClientID + " is granted access to this service, and the scopes (" + EnvScopes + ")"
 	}
 	return "set " + EnvToken + " or run `migrate login`"
 }

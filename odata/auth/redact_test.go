@@ -35,6 +35,10 @@ func TestAuthenticatorsRedact(t *testing.T) {
 		"slice":       []Authenticator{NewBasic("alice", "s3cret-password"), NewBearerAuth("access-s3cret", exp, "t", nil)},
 		"unexported":  struct{ a *Basic }{NewBasic("alice", "s3cret-password")},
 		"token value": *(NewToken("t", "access-s3cret", time.Time{})),
+		"client credentials": NewClientCredentials(ClientCredentialsOptions{TokenURL: "https://idp.example.com/token", ClientID: "app",
+			ClientSecret: "client-s3cret"}),
+		"client credentials licensed": WithAppLicence(NewClientCredentials(ClientCredentialsOptions{TokenURL: "https://idp.example.com/token",
+			ClientID: "app", ClientSecret: "client-s3cret"}), "app-1", "appkey-s3cret"),
 	}
 	for name, v := range values {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%T"} {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -39,12 +40,22 @@ type ResolveOptions struct {
 	// AppID and AppKey are the application licence from configuration;
 	// empty ones fall back to MIGRATE_APP_ID and MIGRATE_APP_KEY.
 	AppID, AppKey string
+	// PlanTokenURL and PlanScopes are the plan's token_url and scopes, for
+	// the client credentials grant; MIGRATE_TOKEN_URL and MIGRATE_SCOPES
+	// override them.
+	PlanTokenURL string
+	PlanScopes   []string
+	// HTTPClient makes the token requests of the client credentials
+	// grant; nil: one that follows no redirect to another host.
+	HTTPClient *http.Client
 }
 
 // Resolve chooses the method and builds its authenticator. Precedence: the
 // flag, then MIGRATE_AUTH, then the plan's target.auth; with none of them,
-// a cached OIDC token for the target that has not expired, then a personal
-// access token if MIGRATE_TOKEN is set, then Basic if MIGRATE_USER is set.
+// a cached OIDC token for the target that has not expired, then the client
+// credentials grant if a token URL and MIGRATE_CLIENT_SECRET are set, then a
+// personal access token if MIGRATE_TOKEN is set, then Basic if MIGRATE_USER
+// is set.
 // warning is non-empty for Basic (deprecated), and when the credentials
 // would go to a plain-http target that is not loopback. The licence headers, when
 // configured, are added whatever the method.
@@ -76,10 +87,12 @@ func Resolve(opts ResolveOptions) (a Authenticator, warning string, err error) {
 		a, err = resolvePAT(env, source)
 	case MethodOIDC:
 		a, err = resolveOIDC(opts, now, source)
+	case MethodClientCredentials:
+		a, err = resolveClientCredentials(opts, env, now, source)
 	case "":
 		a, warning, err = infer(opts, env, now)
 	default:
-		err = newError(ErrUnknownMethod, "unknown auth method %q (from %s): use basic, pat or oidc", method, source)
+		err = newError(ErrUnknownMethod, "unknown auth method %q (from %s): use basic, pat, oidc or client_credentials", method, source)
 	}
 	if err != nil {
 		return nil, "", err
@@ -156,6 +169,10 @@ func infer(opts ResolveOptions, env func(string) string, now func() time.Time) (
 			expired = expiredError(tok.Target, tok.Expiry)
 		}
 	}
+	if (env(EnvTokenURL) != "" || opts.PlanTokenURL != "") && env(EnvClientSecret) != "" {
+		a, err := resolveClientCredentials(opts, env, now, EnvClientSecret)
+		return a, "", err
+	}
 	if env(EnvToken) != "" {
 		a, err := resolvePAT(env, EnvToken)
 		return a, "", err
@@ -167,8 +184,8 @@ func infer(opts ResolveOptions, env func(string) string, now func() time.Time) (
 		return nil, "", expired
 	}
 	return nil, "", newError(ErrNoCredentials,
-		"no credentials for %s: set %s to a personal access token, or run `migrate login` (OIDC), or set %s and %s (basic, deprecated)",
-		targetOrService(opts.Target), EnvToken, EnvUser, EnvPassword)
+		"no credentials for %s: set %s to a personal access token, or run `migrate login` (OIDC), or set %s, %s and %s (OAuth2 client credentials), or set %s and %s (basic, deprecated)",
+		targetOrService(opts.Target), EnvToken, EnvTokenURL, EnvClientID, EnvClientSecret, EnvUser, EnvPassword)
 }
 
 func targetOrService(target string) string {

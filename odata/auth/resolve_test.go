@@ -56,8 +56,8 @@ func TestResolvePrecedence(t *testing.T) {
 		{name: "basic asked, no user", env: with(nil, EnvAuth, "basic"), wantErr: ErrMissingVariable, wantMsg: "auth method basic (from MIGRATE_AUTH) needs MIGRATE_USER"},
 		{name: "basic asked, no password", plan: "basic", env: with(nil, EnvUser, "alice"), wantErr: ErrMissingVariable, wantMsg: "needs MIGRATE_PASSWORD: set it to the password of user \"alice\""},
 		{name: "user without password", env: with(nil, EnvUser, "alice"), wantErr: ErrMissingVariable, wantMsg: "auth method basic (from MIGRATE_USER) needs MIGRATE_PASSWORD"},
-		{name: "unknown method", flag: "kerberos", env: all, wantErr: ErrUnknownMethod, wantMsg: `unknown auth method "kerberos" (from --auth): use basic, pat or oidc`},
-		{name: "nothing at all", env: nil, wantErr: ErrNoCredentials, wantMsg: "no credentials for " + target + ": set MIGRATE_TOKEN to a personal access token, or run `migrate login` (OIDC), or set MIGRATE_USER and MIGRATE_PASSWORD (basic, deprecated)"},
+		{name: "unknown method", flag: "kerberos", env: all, wantErr: ErrUnknownMethod, wantMsg: `unknown auth method "kerberos" (from --auth): use basic, pat, oidc or client_credentials`},
+		{name: "nothing at all", env: nil, wantErr: ErrNoCredentials, wantMsg: "no credentials for " + target + ": set MIGRATE_TOKEN to a personal access token, or run `migrate login` (OIDC), or set MIGRATE_TOKEN_URL, MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET (OAuth2 client credentials), or set MIGRATE_USER and MIGRATE_PASSWORD (basic, deprecated)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

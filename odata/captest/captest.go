@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,24 @@ func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
 		return []byte(set + ": []\n"), nil
 	}
 	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+}
+
+// ID is the ID (a Guid the service made up) of the one row of set whose
+// text field holds value: what a test then names the row by.
+func ID(ctx context.Context, root, set, field, value string) (string, error) {
+	filter := url.PathEscape(field + " eq '" + strings.ReplaceAll(value, "'", "''") + "'")
+	p, err := getPage(ctx, root+"/"+set+"?$select=ID&$filter="+filter)
+	if err != nil {
+		return "", err
+	}
+	if len(p.Value) != 1 {
+		return "", fmt.Errorf("%s: %d rows with %s = %q, want 1", set, len(p.Value), field, value)
+	}
+	id, _ := p.Value[0]["ID"].(string)
+	if id == "" {
+		return "", fmt.Errorf("%s: the row with %s = %q has no ID", set, field, value)
+	}
+	return id, nil
 }
 
 type page struct {

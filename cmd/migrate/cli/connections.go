@@ -70,7 +70,12 @@ func (a *app) connectTo(f connFlags, p *plan.Plan, c *plan.Connection) (*conn, e
 	if p != nil { // the plan's rate budget holds for every call it makes
 		cfg.CallsPerMinute, cfg.MaxConcurrent = p.Target.CallsPerMinute, p.Target.Concurrency
 	}
-	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, getenv: env, caCert: f.caCert,
+	from := "connection " + c.Name + "'s token_url"
+	if p != nil && p.Path != "" {
+		from += " in " + p.Path
+	}
+	cn, err := a.dial(cfg, service{url: url, language: c.Language, planAuth: c.Auth, planTokenURL: c.TokenURL, planScopes: c.Scopes,
+		tokenURLFrom: from, getenv: env, caCert: f.caCert,
 		approval: approval{from: a.connectionOrigin(c, p), instead: "set MIGRATE_TARGET to its address", named: a.userTarget(f), trust: f.trustHosts}})
 	if err != nil {
 		return nil, connFail(c.Name, err)

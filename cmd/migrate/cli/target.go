@@ -42,7 +42,7 @@ type connFlags struct {
 func (c *connFlags) register(fs *flag.FlagSet, withSandbox bool) {
 	fs.Var(targetFlag{c}, "target", "service root `URL` (overrides MIGRATE_TARGET and the plan's target.url)")
 	registerTrust(fs, &c.trustHosts)
-	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc (overrides MIGRATE_AUTH and the plan's target.auth)")
+	fs.StringVar(&c.auth, "auth", "", "basic | pat | oidc | client_credentials (overrides MIGRATE_AUTH and the plan's target.auth)")
 	fs.StringVar(&c.dialect, "dialect", "", "priority | odata: the kind of service, the ERP's own (default) or any standard OData 4.0 service (overrides "+envDialect+" and the plan's target.dialect; docs/other-services.md)")
 	fs.StringVar(&c.caCert, "ca-cert", "", "PEM file of a CA to trust besides the system's (on-premise servers)")
 	c.timeout = 3 * time.Minute
@@ -296,12 +296,13 @@ func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, er
 	if url == "" {
 		return nil, usageErr("no target: give --target URL, set MIGRATE_TARGET, or write target.url in the plan (or use --sandbox)")
 	}
-	planAuth := ""
+	svc := service{url: url, language: lang, flagAuth: f.auth, getenv: a.getenv, caCert: f.caCert,
+		approval: approval{from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trust: f.trustHosts}}
 	if p != nil {
-		planAuth = p.Target.Auth
+		svc.planAuth, svc.planTokenURL, svc.planScopes = p.Target.Auth, p.Target.TokenURL, p.Target.Scopes
+		svc.tokenURLFrom = "target.token_url of " + p.Path
 	}
-	return a.dial(cfg, service{url: url, language: lang, flagAuth: f.auth, planAuth: planAuth, getenv: a.getenv, caCert: f.caCert,
-		approval: approval{from: a.targetOrigin(f, p), instead: "give the address with --target or MIGRATE_TARGET", trust: f.trustHosts}})
+	return a.dial(cfg, svc)
 }
 
 // standardOnly refuses, for a target of dialect odata, what only the ERP
@@ -327,20 +328,34 @@ type service struct {
 	language int
 	flagAuth string // --auth; the target's only
 	planAuth string
-	getenv   func(string) string
-	caCert   string
-	approval approval // whether credentials may go to url's host
+	// planTokenURL and planScopes are the plan's, for client credentials;
+	// tokenURLFrom names the plan's token_url in messages.
+	planTokenURL, tokenURLFrom string
+	planScopes                 []string
+	getenv                     func(string) string
+	caCert                     string
+	approval                   approval // whether credentials may go to url's host
 }
 
 // dial builds the client of a service and resolves how it logs in: one
 // path for the target and every connection.
 func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 	cfg.BaseURL, cfg.Language = s.url, s.language
-	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: s.flagAuth, Env: s.getenv, PlanAuth: s.planAuth, Target: s.url})
+	// The client credentials' token requests go as the service's calls:
+	// its CA, its timeout, no redirect to another host.
+	tokenClient, err := auth.HTTPClient(s.caCert, cfg.Timeout)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	authn, warning, err := auth.Resolve(auth.ResolveOptions{Flag: s.flagAuth, Env: s.getenv, PlanAuth: s.planAuth, Target: s.url,
+		PlanTokenURL: s.planTokenURL, PlanScopes: s.planScopes, HTTPClient: tokenClient})
 	if err != nil {
 		return nil, withCode(ExitUnreachable, err)
 	}
 	if err := a.approveHost(s.url, s.approval); err != nil {
+		return nil, err
+	}
+	if err := a.approveTokenURL(authn, s); err != nil {
 		return nil, err
 	}
 	if cfg.Dialect.Standard() {
@@ -360,6 +375,28 @@ func (a *app) dial(cfg odata.Config, s service) (*conn, error) {
 		return nil, withCode(ExitUsage, err)
 	}
 	return &conn{client: cl, url: s.url, method: authn.Method()}, nil
+}
+
+// approveTokenURL lets the client secret go to the token endpoint the
+// plan names only on the target's own host or one the user approved
+// (docs/cli.md, Which hosts receive credentials); MIGRATE_TOKEN_URL the
+// user set needs no approval.
+func (a *app) approveTokenURL(authn auth.Authenticator, s service) error {
+	tokenURL := auth.TokenURLOf(authn)
+	if tokenURL == "" {
+		return nil
+	}
+	if odata.CleartextCredentials(tokenURL) {
+		fmt.Fprintf(a.stderr, "warning: the token endpoint %s is plain http on another machine: the client secret crosses the network unencrypted; use its https address\n", odata.RedactURL(tokenURL))
+	}
+	if s.getenv(auth.EnvTokenURL) != "" || auth.HostApproved([]string{auth.Host(s.url)}, tokenURL) {
+		return nil
+	}
+	from := s.tokenURLFrom
+	if from == "" {
+		from = "the plan's token_url"
+	}
+	return a.approveHost(tokenURL, approval{from: from, instead: "set " + auth.EnvTokenURL + " to it", named: s.approval.named, trust: s.approval.trust})
 }
 
 // unreachable turns a failure to talk to the target into a message and
