@@ -42,6 +42,18 @@ func (h Holder) String() string {
 	return s
 }
 
+// gone reports whether h names a process of this machine that no longer
+// runs.
+func (h Holder) gone() bool {
+	if h.PID == 0 {
+		return false
+	}
+	if host, err := os.Hostname(); err != nil || host != h.Host {
+		return false
+	}
+	return processGone(h.PID)
+}
+
 func (h Holder) same(o Holder) bool {
 	return h.PID == o.PID && h.Host == o.Host && h.Started.Equal(o.Started)
 }
@@ -99,6 +111,11 @@ func acquireWaiting(path string, pause func()) (*lock, error) {
 			// written itself over it yet (two runs started at once
 			// named a dead pid; the crash campaign's two-run rounds).
 			// Only a holder named twice, a pause apart, is the holder.
+			// A name whose process is gone from this machine is a killed
+			// holder's: the live one has not written itself yet.
+			if h.gone() {
+				h = Holder{}
+			}
 			if h.PID != 0 && h.same(named) || attempt >= lockAttempts {
 				return nil, &LockedError{Path: path, Holder: h}
 			}

@@ -2,7 +2,9 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -122,6 +124,47 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 	}
 	if pauses != 2 {
 		t.Errorf("%d pauses, want 2 (stale name, then the live one read twice)", pauses)
+	}
+}
+
+// TestRefusalSkipsAKilledHoldersName: under load the new holder may not
+// have written itself for several of the refused run's looks; a name of a
+// process of this machine that is gone (a holder killed before) is never
+// taken for the holder, however often it is read.
+func TestRefusalSkipsAKilledHoldersName(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the dead pid is found by the unix kill(pid, 0)")
+	}
+	path := filepath.Join(t.TempDir(), "run.journal")
+	writeRun(t, path)
+	gone := exec.Command(os.Args[0], "-test.run=^$")
+	must(t, gone.Run()) // a process of this machine, exited
+	host, _ := os.Hostname()
+	dead := fmt.Sprintf(`{"pid":%d,"host":%q,"started":"2026-11-23T11:00:00Z"}`+"\n", gone.Process.Pid, host)
+	live := fmt.Sprintf(`{"pid":%d,"host":%q,"started":"2026-11-23T12:00:00Z"}`+"\n", os.Getpid(), host)
+	must(t, os.WriteFile(LockPath(path), []byte(dead), 0o600))
+	f, err := os.OpenFile(LockPath(path), os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	must(t, lockFile(f, true))
+	defer unlockFile(f)
+
+	pauses := 0
+	_, err = acquireWaiting(path, func() {
+		// The live holder writes itself only after five looks.
+		if pauses++; pauses == 5 {
+			must(t, f.Truncate(0))
+			_, err := f.WriteAt([]byte(live), 0)
+			must(t, err)
+		}
+	})
+	var le *LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("acquire while locked: %v, want a *LockedError", err)
+	}
+	if le.Holder.PID != os.Getpid() {
+		t.Errorf("the refusal names %+v (%v), want the live holder, pid %d", le.Holder, le, os.Getpid())
 	}
 }
 

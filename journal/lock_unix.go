@@ -29,3 +29,9 @@ func lockFile(f *os.File, exclusive bool) error {
 }
 
 func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// processGone reports whether no process pid runs on this machine: a lock
+// file may still name a holder killed before (a kill leaves its name).
+func processGone(pid int) bool {
+	return pid > 0 && errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+}

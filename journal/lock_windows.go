@@ -33,3 +33,15 @@ func unlockFile(f *os.File) error {
 	ol := &windows.Overlapped{OffsetHigh: lockOffsetHigh}
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
 }
+
+// processGone reports whether no process pid runs on this machine: a lock
+// file may still name a holder killed before (a kill leaves its name).
+func processGone(pid int) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_INVALID_PARAMETER) // no such process
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	return windows.GetExitCodeProcess(h, &code) == nil && code != 259 // STILL_ACTIVE
+}
