@@ -304,6 +304,41 @@ type RecordEntry struct {
 	// built with (their fields, as sent): a delta load tells a record whose
 	// lines changed by it. Older journals have none.
 	LinesHash string `json:"lh,omitempty"`
+	// WroteKids is what each first-level sub-form child of a committed
+	// record was written with (a JSON list of WroteKid, in path order): a
+	// line's key as the server gave it and its fields as sent, a text's
+	// hash. A delta load patches a line's changed fields by its key and
+	// adds the new lines. Older journals have none: a change of their
+	// lines is listed, not sent.
+	WroteKids json.RawMessage `json:"wl,omitempty"`
+}
+
+// WroteKid is one first-level sub-form child of a committed record, as
+// RecordEntry.WroteKids keeps it.
+type WroteKid struct {
+	Path   string `json:"p"`
+	Nav    string `json:"n"`
+	Single bool   `json:"one,omitempty"` // a single-object sub-form (a text)
+	// Key is a line's key expression as the server gave it (KLINE: "3");
+	// "" when the server's answer gave none.
+	Key string `json:"k,omitempty"`
+	// Wrote is a line's fields as sent (long texts and file contents left
+	// out); Filled what the server answered for those it did not take as
+	// sent, when its answer said.
+	Wrote  json.RawMessage `json:"wr,omitempty"`
+	Filled json.RawMessage `json:"wf,omitempty"`
+	// Hash is a hash of all it was written with, its own sub-forms too.
+	Hash string `json:"h,omitempty"`
+}
+
+// DecodeKids reads RecordEntry.WroteKids; nil when there are none.
+func DecodeKids(raw json.RawMessage) ([]WroteKid, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var out []WroteKid
+	err := json.Unmarshal(raw, &out)
+	return out, err
 }
 
 // KeyedRow is one source row of a committed record and what it became: the
