@@ -395,9 +395,7 @@ func kidsTaken(prev *journal.RecordState) json.RawMessage {
 	if !changed {
 		return prev.WroteKids
 	}
-	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
-	out, _ := json.Marshal(kids)
-	return out
+	return encodeKids(kids)
 }
 
 // deltaCommitted takes a loaded record the sources give again, in a delta

@@ -306,6 +306,11 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Key: o.key, Wrote: wroteFields(c.Fields), Filled: o.got, Hash: kidHash(c)})
 		}
 	}
+	return encodeKids(kids)
+}
+
+// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order.
+func encodeKids(kids []journal.WroteKid) json.RawMessage {
 	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
 	out, _ := json.Marshal(kids)
 	return out
