@@ -83,24 +83,29 @@ func wroteKids(w *work) json.RawMessage {
 		}
 		out[i] = k
 	}
-	b, _ := json.Marshal(out)
-	return b
+	return journal.EncodeKids(out)
 }
 
 // kidHash is the hash of what a child was written with that a delta does
 // not compare field by field: a text whole; of a line, its long texts and
-// file contents and its own sub-forms.
+// file contents and its own sub-forms ("" when it has none).
 func kidHash(c *transform.Child) string {
-	h := sha256.New()
 	fields := c.Fields
 	if !c.Single {
-		fields = map[string]any{}
+		fields = nil
 		for k, v := range c.Fields {
 			if v != nil && !matchable(v) {
+				if fields == nil {
+					fields = map[string]any{}
+				}
 				fields[k] = v
 			}
 		}
+		if fields == nil && len(c.Children) == 0 {
+			return ""
+		}
 	}
+	h := sha256.New()
 	body, _ := odata.MarshalBody(fields)
 	fmt.Fprintf(h, "%s %d:%s\n", c.Nav, len(body), body)
 	if s := linesHash(c.Children); s != "" {
@@ -312,8 +317,7 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 // encodeKids is kids as RecordEntry.WroteKids keeps them, in path order.
 func encodeKids(kids []journal.WroteKid) json.RawMessage {
 	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
-	out, _ := json.Marshal(kids)
-	return out
+	return journal.EncodeKids(kids)
 }
 
 // pathCompare orders first-level paths by number.

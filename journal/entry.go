@@ -331,6 +331,41 @@ type WroteKid struct {
 	Hash string `json:"h,omitempty"`
 }
 
+// EncodeKids is kids as RecordEntry.WroteKids keeps them: as json.Marshal
+// writes them, by hand where it can (a load journals every line of every
+// document so); nil for none.
+func EncodeKids(kids []WroteKid) json.RawMessage {
+	if len(kids) == 0 {
+		return nil
+	}
+	w := jsonWriter{b: make([]byte, 0, 96*len(kids)), ok: true}
+	w.b = append(w.b, '[')
+	for i := range kids {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		k := &kids[i]
+		w.object(func() {
+			w.str("p", k.Path, false)
+			w.str("n", k.Nav, false)
+			if k.Single {
+				w.key("one")
+				w.b = append(w.b, "true"...)
+			}
+			w.str("k", k.Key, true)
+			w.raw("wr", k.Wrote)
+			w.raw("wf", k.Filled)
+			w.str("h", k.Hash, true)
+		})
+	}
+	w.b = append(w.b, ']')
+	if !w.ok {
+		out, _ := json.Marshal(kids)
+		return out
+	}
+	return w.b
+}
+
 // DecodeKids reads RecordEntry.WroteKids; nil when there are none.
 func DecodeKids(raw json.RawMessage) ([]WroteKid, error) {
 	if len(raw) == 0 {

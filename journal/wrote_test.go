@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,5 +171,22 @@ func TestLinePatchOverItsCreate(t *testing.T) {
 	}
 	if s := rec.Subs["1"]; s.Over != "" {
 		t.Errorf("a PATCH over nothing: %+v", s)
+	}
+}
+
+// EncodeKids writes what json.Marshal writes, non-ASCII and markup too.
+func TestEncodeKids(t *testing.T) {
+	if EncodeKids(nil) != nil {
+		t.Errorf("EncodeKids(nil) = %s", EncodeKids(nil))
+	}
+	for _, kids := range [][]WroteKid{
+		{{Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1", Wrote: []byte(`{"PARTNAME":"B-100","TQUANT":5}`), Filled: []byte(`{"PDES":"x"}`)}, {Path: "3", Nav: "ORDERSTEXT_SUBFORM", Single: true, Hash: "ab"}},
+		{{Path: "0", Nav: "GENCUSTNOTES_SUBFORM", Key: "'א'", Wrote: []byte(`{"SUBJECT":"<p>שלום & co</p>"}`)}},
+	} {
+		want, err := json.Marshal(kids)
+		must(t, err)
+		if got := EncodeKids(kids); string(got) != string(want) {
+			t.Errorf("EncodeKids wrote\n%s\njson.Marshal\n%s", got, want)
+		}
 	}
 }
