@@ -284,29 +284,7 @@ func deltaOf(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState,
 	if err != nil {
 		return deltaChange{kind: deltaUnknown}
 	}
-	var (
-		fields []DeltaField
-		keys   []string
-	)
-	for _, k := range slices.Sorted(maps.Keys(rec.Fields)) {
-		v := rec.Fields[k]
-		old, kept := was[k]
-		if !kept && v != nil && !matchable(v) {
-			continue // a long text or a file: never kept to compare with
-		}
-		var p *odata.Property
-		if t != nil {
-			p = t.Property(k)
-		}
-		if compare.Value(p, old, v) {
-			continue
-		}
-		if t != nil && t.IsKey(k) {
-			keys = append(keys, k)
-			continue
-		}
-		fields = append(fields, DeltaField{Field: k, Was: wire(old), Now: wire(v)})
-	}
+	fields, keys := changedFields(t, was, rec.Fields)
 	var unsent []string
 	if len(keys) > 0 {
 		unsent = append(unsent, "its key ("+strings.Join(keys, ", ")+") changed: a delta does not move a record")

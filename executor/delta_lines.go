@@ -258,26 +258,35 @@ func pairLines(lt *odata.EntityType, now []*transform.Child, was []journal.Wrote
 // journal's line k was; keyChanged names key fields that differ.
 func lineFields(lt *odata.EntityType, k journal.WroteKid, c *transform.Child) (fields []DeltaField, keyChanged string) {
 	was, _ := odata.DecodeEntity(k.Wrote)
-	for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
-		v := c.Fields[f]
+	fields, keys := changedFields(lt, was, c.Fields)
+	return fields, strings.Join(keys, ", ")
+}
+
+// changedFields are the fields of now (an entity's or a line's, of type t)
+// written differently than the journal's was, by compare's rule, and the
+// key fields that differ apart. A long text or a file the journal never
+// kept is not compared (a line's is kidHash's).
+func changedFields(t *odata.EntityType, was, now map[string]any) (fields []DeltaField, keys []string) {
+	for _, f := range slices.Sorted(maps.Keys(now)) {
+		v := now[f]
 		old, kept := was[f]
 		if !kept && v != nil && !matchable(v) {
-			continue // a long text or a file: kidHash's
+			continue
 		}
 		var p *odata.Property
-		if lt != nil {
-			p = lt.Property(f)
+		if t != nil {
+			p = t.Property(f)
 		}
 		if compare.Value(p, old, v) {
 			continue
 		}
-		if lt != nil && lt.IsKey(f) {
-			keyChanged = f
+		if t != nil && t.IsKey(f) {
+			keys = append(keys, f)
 			continue
 		}
 		fields = append(fields, DeltaField{Field: f, Was: wire(old), Now: wire(v)})
 	}
-	return fields, keyChanged
+	return fields, keys
 }
 
 // kidsSent is what a delta's PATCHes and POSTs of lines leave of the
