@@ -7,6 +7,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -103,6 +104,75 @@ func TestDeltaOf(t *testing.T) {
 			}
 			if ch.kind != tt.kind || ch.unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] || strings.Join(lines, "; ") != tt.lines {
 				t.Errorf("deltaOf = %v, %v, %q, lines %q; want %v, %v, %q, lines %q", ch.kind, names, ch.unsent, lines, tt.kind, tt.fields, tt.unsent, tt.lines)
+			}
+		})
+	}
+}
+
+// kidsDelta pairs the lines of the sources with those loaded by their key
+// when the source gives every key field of every line (here KLINE, in
+// another order than loaded), else by their place: a line moved is the
+// same line by key, and a change of its place alone is none.
+func TestKidsDeltaPairsLines(t *testing.T) {
+	md := sandbox.DemoMetadata()
+	orders := md.EntitySet("ORDERS").Type
+	line := func(kline any, part string, qty float64) *transform.Child {
+		f := map[string]any{"PARTNAME": part, "TQUANT": qty}
+		if kline != nil {
+			f["KLINE"] = kline
+		}
+		return &transform.Child{Nav: "ORDERITEMS_SUBFORM", Fields: f}
+	}
+	loadedWith := func(kids ...*transform.Child) *journal.RecordState {
+		rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: kids}
+		var ops []*op
+		for i := range kids {
+			ops = append(ops, &op{nav: "ORDERITEMS_SUBFORM", key: fmt.Sprint(i + 1), status: 201})
+		}
+		return &journal.RecordState{Key: "'SO1'", LinesHash: linesHash(kids), WroteKids: wroteKids(&work{rec: rec, root: &op{kids: ops}})}
+	}
+	show := func(lines []DeltaLine) string {
+		var out []string
+		for _, l := range lines {
+			what := l.Name()
+			switch {
+			case l.New:
+				what = "new " + l.Nav + "@" + l.path
+			case l.Gone:
+				what = "gone " + what
+			}
+			for _, f := range l.Fields {
+				what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
+			}
+			out = append(out, what)
+		}
+		return strings.Join(out, "; ")
+	}
+	tests := []struct {
+		name string
+		prev *journal.RecordState
+		now  []*transform.Child
+		want string
+	}{
+		{"by key: moved, one changed, one new", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(2, "N-200", 7), line(1, "B-100", 5), line(3, "W-300", 1)},
+			`ORDERITEMS_SUBFORM(2) TQUANT 6->7; new ORDERITEMS_SUBFORM@2 KLINE null->3 PARTNAME null->"W-300" TQUANT null->1`},
+		{"by key: one gone", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(2, "N-200", 6)},
+			`gone ORDERITEMS_SUBFORM(1)`},
+		{"by place: the first is the first", loadedWith(line(nil, "B-100", 5), line(nil, "N-200", 6)),
+			[]*transform.Child{line(nil, "N-200", 6), line(nil, "B-100", 5)},
+			`ORDERITEMS_SUBFORM(1) PARTNAME "B-100"->"N-200" TQUANT 5->6; ORDERITEMS_SUBFORM(2) PARTNAME "N-200"->"B-100" TQUANT 6->5`},
+		{"by place when a line gives no key", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(1, "B-100", 5), line(nil, "N-200", 8)},
+			`ORDERITEMS_SUBFORM(2) TQUANT 6->8`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: tt.now}
+			lines, unsent := kidsDelta(md, orders, tt.prev, rec)
+			if got := show(lines); got != tt.want || len(unsent) > 0 {
+				t.Errorf("kidsDelta = %s, %q\nwant %s", got, unsent, tt.want)
 			}
 		})
 	}
