@@ -18,13 +18,16 @@ import (
 // TestOneTruthOfADelta is TestOneTruth's case of a delta load: the
 // quickstart loaded, then its sources changed (a customer's name and a
 // part's price changed, a customer and an order for it added, a customer
-// deleted) and a changed customer's field changed on the server too. The
+// deleted, an order's line's quantity changed, a line added to another
+// order) and a changed customer's field changed on the server too. The
 // dry run (`plan --delta --out`) writes the batches `apply --delta` sends,
 // body for body, and counts its calls, sub-requests and API transactions;
 // `diff --delta` counts its creates, updates and conflicts; what apply
-// sends is exactly the new records' creates and a PATCH of the changed
-// fields; `apply --delta --overwrite` sends the conflict; a last `apply
-// --delta` makes no call.
+// sends is exactly the new records' creates, a PATCH of the changed
+// fields, a PATCH of the line's quantity and a POST of the new line;
+// `apply --delta --overwrite` sends the conflict; a last `apply --delta`
+// makes no call; verify then finds nothing, and undo leaves nothing of
+// the load and its deltas.
 func TestOneTruthOfADelta(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
