@@ -473,7 +473,7 @@ func (sr *stepRun) deltaPending() error {
 			}
 		}
 	}
-	if len(sel) == 0 && t != nil {
+	if len(sel) == 0 && t != nil && len(t.Key) > 0 {
 		sel[t.Key[0]] = true // the key alone: the record's lines or existence are what is read
 	}
 	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: slices.Sorted(maps.Keys(exp)), PerBatch: r.limit}
