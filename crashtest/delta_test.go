@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -28,11 +29,12 @@ type deltaFigures struct {
 // round loads the generated plan whole (uninterrupted), then changes its
 // sources as a customer does before a cut-over (a quarter of the
 // customers' phones, a fifth of the parts' prices; customers and parts
-// added; a customer's row deleted), then runs apply --delta, killed and
+// added; a customer's row deleted; a line's quantity of every seventh
+// order, a line more of every ninth), then runs apply --delta, killed and
 // resumed until it exits 0. The company must then hold exactly the changed
-// data: every change patched once, every new record created once, the gone
-// customer still there, nothing duplicated, and the orders (not changed)
-// as they were; and a second apply --delta makes no $batch call.
+// data: every change patched once, every new record and line created once,
+// the gone customer still there, nothing duplicated, the orders' other
+// lines as they were; and a second apply --delta makes no $batch call.
 func TestCrashDelta(t *testing.T) {
 	if *crashDelta == 0 {
 		t.Skip("-crash.delta=0")
@@ -43,7 +45,7 @@ func TestCrashDelta(t *testing.T) {
 	// several calls each way, and the kills land among them.
 	l := generate(t, dir, loadConfig{records: *crashKindSize, seed: *crashSeed, batchSize: 4, concurrency: *crashConc})
 	originals := map[string][]byte{}
-	for _, name := range []string{"customers.csv", "parts.csv"} {
+	for _, name := range []string{"customers.csv", "parts.csv", "orders.csv"} {
 		b, err := os.ReadFile(filepath.Join(dir, "data", name))
 		if err != nil {
 			t.Fatal(err)
@@ -156,40 +158,21 @@ func TestCrashDelta(t *testing.T) {
 // before a cut-over, from the originals (the load's own rows), and returns
 // what the company must hold after the delta: every customer's and part's
 // row as the changed source gives it, the gone customer as it was loaded
-// (a delta never deletes), the orders as they were.
+// (a delta never deletes), the orders with their lines changed and added.
 func changeSources(t testing.TB, l *load, f *deltaFigures) expected {
 	t.Helper()
-	want := expected{"ORDERS": l.want["ORDERS"]}
+	want := expected{}
 	f.Changed, f.New, f.Gone = 0, 0, 0
 	rewrite := func(name string, edit func(i int, row []string) []string, added [][]string) {
 		p := filepath.Join(l.dir, "data", name)
-		in, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := csv.NewReader(in).ReadAll()
-		in.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := readRows(t, p)
 		out := [][]string{rows[0]}
 		for i, row := range rows[1:] {
 			if row = edit(i, row); row != nil {
 				out = append(out, row)
 			}
 		}
-		out = append(out, added...)
-		w, err := os.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cw := csv.NewWriter(w)
-		if err := cw.WriteAll(out); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRows(t, p, append(out, added...))
 	}
 	customers := l.want["CUSTOMERS"]
 	rewrite("customers.csv", func(i int, row []string) []string {
@@ -238,5 +221,103 @@ func changeSources(t testing.TB, l *load, f *deltaFigures) expected {
 	}
 	appendRows("customers.csv", newCustomers)
 	appendRows("parts.csv", newParts)
+	want["ORDERS"] = changeLines(t, l, f)
 	return want
+}
+
+// changeLines rewrites the orders' source as a customer's changes before a
+// cut-over: the first line's quantity of every seventh order, and a line
+// more (after its last) of every ninth order that has lines; it returns the
+// orders the company must hold after the delta (their lines patched, a
+// line added, with the next line number).
+func changeLines(t testing.TB, l *load, f *deltaFigures) []map[string]any {
+	t.Helper()
+	p := filepath.Join(l.dir, "data", "orders.csv")
+	rows := readRows(t, p)
+	orders := make([]map[string]any, len(l.want["ORDERS"]))
+	for i, o := range l.want["ORDERS"] {
+		c := maps.Clone(o)
+		if lines, ok := o["ORDERITEMS_SUBFORM"].([]any); ok {
+			copied := make([]any, len(lines))
+			for j, line := range lines {
+				copied[j] = maps.Clone(line.(map[string]any))
+			}
+			c["ORDERITEMS_SUBFORM"] = copied
+		}
+		orders[i] = c
+	}
+	// The rows of an order follow each other: columns OrderNo, Customer,
+	// Date, Part, Qty, Price, LineNote, Remarks, Attachment, AttachmentTitle.
+	out := [][]string{rows[0]}
+	for at := 1; at < len(rows); {
+		end := at
+		for end < len(rows) && rows[end][0] == rows[at][0] {
+			end++
+		}
+		group := rows[at:end]
+		at = end
+		var i int
+		if _, err := fmt.Sscanf(group[0][0], "SRC-%06d", &i); err != nil || i < 1 || i > len(orders) {
+			t.Fatalf("orders.csv: an order number %q", group[0][0])
+		}
+		i--
+		order := orders[i]
+		lines, _ := order["ORDERITEMS_SUBFORM"].([]any)
+		changed := false
+		if i%7 == 3 && len(lines) > 0 {
+			for _, row := range group {
+				if row[3] != "" {
+					row[4] = fmt.Sprintf("%d", int(decimal(row[4]))+1)
+					lines[0].(map[string]any)["TQUANT"] = decimal(row[4])
+					changed = true
+					break
+				}
+			}
+		}
+		out = append(out, group...)
+		if i%9 == 4 && len(lines) > 0 {
+			first := lines[0].(map[string]any)
+			last := group[len(group)-1]
+			out = append(out, []string{last[0], last[1], last[2], first["PARTNAME"].(string), "3", "1.00", "", last[7], "", ""})
+			order["ORDERITEMS_SUBFORM"] = append(lines, map[string]any{"PARTNAME": first["PARTNAME"], "PDES": first["PDES"],
+				"TQUANT": decimal("3"), "PRICE": decimal("1.00"), "KLINE": float64(len(lines) + 1)})
+			changed = true
+		}
+		if changed {
+			f.Changed++
+		}
+	}
+	writeRows(t, p, out)
+	return orders
+}
+
+// readRows reads the CSV file p whole.
+func readRows(t testing.TB, p string) [][]string {
+	t.Helper()
+	in, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	rows, err := csv.NewReader(in).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// writeRows writes rows as the CSV file p.
+func writeRows(t testing.TB, p string, rows [][]string) {
+	t.Helper()
+	w, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw := csv.NewWriter(w)
+	if err := cw.WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -44,6 +44,8 @@ type op struct {
 	// sent (filled), as journaled with the outcome.
 	got json.RawMessage
 	loc source.Location
+	// child is the source's line a delta load patches or adds (delta_lines.go).
+	child *transform.Child
 
 	// sending
 	id     string

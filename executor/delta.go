@@ -62,8 +62,10 @@ type DeltaStep struct {
 type DeltaRecord struct {
 	ID, Loc, Key string
 	Fields       []DeltaField
+	// Lines are its lines changed, new and gone (delta_lines.go).
+	Lines []DeltaLine
 	// Unsent says what of a changed record a delta does not send (its
-	// lines or texts changed, or a key field).
+	// texts changed, a line it keeps no key of, or a key field).
 	Unsent string
 	// Error is why a new record could not be built (its row's error).
 	Error string
@@ -81,7 +83,9 @@ type DeltaField struct {
 // Theirs what the server holds, Now what the source gives. Overwritten is
 // set when --overwrite sent Now anyway.
 type DeltaConflict struct {
-	ID, Key, Field    string
+	ID, Key, Field string
+	// Line names the line the field is of (NAV(KEY)); "" the entity's.
+	Line              string
 	Ours, Theirs, Now json.RawMessage
 	Overwritten       bool
 }
@@ -251,55 +255,46 @@ const (
 	deltaChanged
 )
 
+// deltaChange is what deltaOf found of a committed record.
+type deltaChange struct {
+	kind   deltaKind
+	fields []DeltaField
+	lines  []DeltaLine
+	unsent string
+}
+
+// sends reports whether apply --delta has something of it to send.
+func (c deltaChange) sends() bool {
+	return len(c.fields) > 0 || slices.ContainsFunc(c.lines, DeltaLine.sends)
+}
+
 // deltaOf compares a committed record with the record its rows give now:
 // the same, unknown (the journal keeps nothing to compare with), or
-// changed, with the entity's fields written differently now and what of the
-// change a delta does not send.
-func deltaOf(t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) (deltaKind, []DeltaField, string) {
+// changed, with the entity's fields written differently now, its lines
+// changed, new and gone (kidsDelta), and what of the change a delta does
+// not send.
+func deltaOf(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) deltaChange {
 	if prev.SrcHash == "" || prev.Wrote == nil {
-		return deltaUnknown, nil, ""
+		return deltaChange{kind: deltaUnknown}
 	}
 	if prev.SrcHash == srcHash(rec) {
-		return deltaSame, nil, ""
+		return deltaChange{kind: deltaSame}
 	}
 	was, err := odata.DecodeEntity(prev.Wrote)
 	if err != nil {
-		return deltaUnknown, nil, ""
+		return deltaChange{kind: deltaUnknown}
 	}
-	var (
-		fields []DeltaField
-		keys   []string
-	)
-	for _, k := range slices.Sorted(maps.Keys(rec.Fields)) {
-		v := rec.Fields[k]
-		old, kept := was[k]
-		if !kept && v != nil && !matchable(v) {
-			continue // a long text or a file: never kept to compare with
-		}
-		var p *odata.Property
-		if t != nil {
-			p = t.Property(k)
-		}
-		if compare.Value(p, old, v) {
-			continue
-		}
-		if t != nil && t.IsKey(k) {
-			keys = append(keys, k)
-			continue
-		}
-		fields = append(fields, DeltaField{Field: k, Was: wire(old), Now: wire(v)})
-	}
+	fields, keys := changedFields(t, was, rec.Fields)
 	var unsent []string
 	if len(keys) > 0 {
 		unsent = append(unsent, "its key ("+strings.Join(keys, ", ")+") changed: a delta does not move a record")
 	}
-	if linesHash(rec.Children) != prev.LinesHash {
-		unsent = append(unsent, "its lines or texts changed: a delta sends the entity's fields only")
+	lines, kidsUnsent := kidsDelta(md, t, prev, rec)
+	unsent = append(unsent, kidsUnsent...)
+	if len(fields) == 0 && len(lines) == 0 && len(unsent) == 0 {
+		return deltaChange{kind: deltaSame} // a column no field takes changed
 	}
-	if len(fields) == 0 && len(unsent) == 0 {
-		return deltaSame, nil, "" // a column no field takes changed
-	}
-	return deltaChanged, fields, strings.Join(unsent, "; ")
+	return deltaChange{kind: deltaChanged, fields: fields, lines: lines, unsent: strings.Join(unsent, "; ")}
 }
 
 // loaded reports a record a delta patches, never creates: committed, or
@@ -340,13 +335,52 @@ func patchedView(prev *journal.RecordState) *journal.RecordState {
 		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
+	p.WroteKids = kidsTaken(prev)
 	return &p
+}
+
+// kidsTaken is the children of a record a delta left pending as the
+// journal would hold them committed: the lines its PATCHes and POSTs
+// wrote, where they took.
+func kidsTaken(prev *journal.RecordState) json.RawMessage {
+	kids, err := journal.DecodeKids(prev.WroteKids)
+	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
+		return prev.WroteKids
+	}
+	at := map[string]int{}
+	for i, k := range kids {
+		at[k.Path] = i
+	}
+	changed := false
+	for _, path := range slices.Sorted(maps.Keys(prev.Subs)) {
+		s := prev.Subs[path]
+		if path == "" || depth(path) != 1 || !s.OK() {
+			continue
+		}
+		i, known := at[path]
+		switch {
+		case s.Op == journal.OpPatch && known:
+			var sent map[string]json.RawMessage
+			_ = json.Unmarshal(s.Match, &sent)
+			kids[i].Wrote = journal.Overlay(kids[i].Wrote, s.Match)
+			kids[i].Filled = journal.Without(kids[i].Filled, slices.Collect(maps.Keys(sent))...)
+			changed = true
+		case s.Op == journal.OpCreate && !known:
+			kids = append(kids, journal.WroteKid{Path: path, Nav: s.Nav, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
+			changed = true
+		}
+	}
+	if !changed {
+		return prev.WroteKids
+	}
+	return encodeKids(kids)
 }
 
 // deltaCommitted takes a loaded record the sources give again, in a delta
 // run: unchanged, unknown or changed; apply --delta patches the changed
-// fields once the server's are read (deltaPending). A record an earlier
-// delta left pending is journaled committed once nothing is left to send.
+// fields and lines, and adds the new lines, once the server's are read
+// (deltaPending). A record an earlier delta left pending is journaled
+// committed once nothing is left to send.
 func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Record, id string) error {
 	d := sr.r.delta
 	ds := d.step(sr.step.Name, sr.entity)
@@ -354,21 +388,22 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	if !settled {
 		prev = patchedView(prev)
 	}
-	kind, fields, unsent := deltaOf(sr.entityType(), prev, rec)
+	ch := deltaOf(sr.r.md, sr.entityType(), prev, rec)
 	if sr.r.dry {
 		sr.r.loaded.Add(1)
 	}
-	if kind != deltaChanged || !d.send || len(fields) == 0 || prev.Key == "" {
-		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, filled: prev.Filled}}
+	send := ch.kind == deltaChanged && d.send && ch.sends() && prev.Key != ""
+	if !send {
+		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, filled: prev.Filled}}
 		sr.classify(w, DiffUnchanged, nil, nil, nil)
 		if !settled && d.send {
-			if unsent != "" {
+			if ch.unsent != "" || len(ch.lines) > 0 {
 				w.delta.src = prev.SrcHash
 			}
 			sr.finalize(w)
 		}
 	}
-	switch kind {
+	switch ch.kind {
 	case deltaUnknown:
 		d.add(func() { ds.Unknown++ })
 		return nil
@@ -376,17 +411,19 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 		return nil
 	}
 	d.add(func() {
-		ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: rec.Loc.String(), Key: prev.Key, Fields: fields, Unsent: unsent})
+		ds.Changed = append(ds.Changed, DeltaRecord{ID: id, Loc: rec.Loc.String(), Key: prev.Key, Fields: ch.fields, Lines: ch.lines, Unsent: ch.unsent})
 	})
-	if !d.send || len(fields) == 0 || prev.Key == "" {
+	if !send {
 		return nil
 	}
-	w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash}}
-	if unsent != "" {
+	w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids}}
+	if ch.unsent != "" || slices.ContainsFunc(ch.lines, func(l DeltaLine) bool { return l.Gone }) {
 		// What is not sent stays a change: the next delta lists it again.
 		w.delta.src = prev.SrcHash
+	} else {
+		w.delta.lines = linesHash(rec.Children)
 	}
-	sr.deltas = append(sr.deltas, deltaWork{w: w, prev: prev, fields: fields})
+	sr.deltas = append(sr.deltas, deltaWork{w: w, prev: prev, fields: ch.fields, lines: ch.lines})
 	if len(sr.deltas) >= sr.r.readWindow() {
 		return sr.deltaPending()
 	}
@@ -394,11 +431,12 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 }
 
 // deltaWork is a changed record waiting for the read of what the server
-// holds of its changed fields.
+// holds of its changed fields and lines.
 type deltaWork struct {
 	w      *work
 	prev   *journal.RecordState
 	fields []DeltaField
+	lines  []DeltaLine
 }
 
 func (sr *stepRun) entityType() *odata.EntityType {
@@ -408,10 +446,12 @@ func (sr *stepRun) entityType() *odata.EntityType {
 	return sr.r.md.Type(sr.entity)
 }
 
-// deltaPending reads what the server holds of the changed fields of the
-// changed records waiting, and sends a PATCH of those fields for each
-// whose fields are still what the journal wrote (or, with --overwrite,
-// for each), the values read its before-image.
+// deltaPending reads what the server holds of the changed fields (and,
+// expanded, the sub-forms of the changed lines) of the changed records
+// waiting, and sends a PATCH of those fields for each whose fields are
+// still what the journal wrote (or, with --overwrite, for each), the
+// values read its before-image; a PATCH of each changed line, likewise;
+// and a POST of each new line.
 func (sr *stepRun) deltaPending() error {
 	ds := sr.deltas
 	sr.deltas = nil
@@ -421,14 +461,22 @@ func (sr *stepRun) deltaPending() error {
 	r := sr.r
 	t := sr.entityType()
 	var keys []string
-	sel := map[string]bool{}
+	sel, exp := map[string]bool{}, map[string]bool{}
 	for _, dw := range ds {
 		keys = append(keys, dw.prev.Key)
 		for _, f := range dw.fields {
 			sel[f.Field] = true
 		}
+		for _, l := range dw.lines {
+			if l.sends() && !l.New {
+				exp[l.Nav] = true
+			}
+		}
 	}
-	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), PerBatch: r.limit}
+	if len(sel) == 0 && t != nil && len(t.Key) > 0 {
+		sel[t.Key[0]] = true // the key alone: the record's lines or existence are what is read
+	}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: slices.Sorted(maps.Keys(exp)), PerBatch: r.limit}
 	var found map[string]read.Found
 	var err error
 	if !r.offline {
@@ -464,6 +512,18 @@ func (sr *stepRun) deltaPending() error {
 			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, prev.Key, err))
 			continue
 		}
+		curLines := map[string]map[string]any{}
+		if r.offline {
+			for _, l := range dw.lines {
+				curLines[l.path] = oursOf(l.was)
+			}
+		} else {
+			var gone string
+			if curLines, gone = linesRead(r.md, t, resp.Body, dw.lines); gone != "" {
+				sr.buildFailed(w, fmt.Errorf("reading %s(%s) before patching it: its line %s no longer exists; nothing was sent for the record", sr.entity, prev.Key, gone))
+				continue
+			}
+		}
 		ours := map[string]any{}
 		if m, err := odata.DecodeEntity(prev.Wrote); err == nil {
 			ours = m
@@ -472,49 +532,109 @@ func (sr *stepRun) deltaPending() error {
 			maps.Copy(ours, m) // the server's own form of what it took
 		}
 		changed, before := map[string]any{}, map[string]any{}
+		// shown and was are what diff shows: the entity's fields, and each
+		// changed line's as NAV(KEY)/FIELD.
+		shown, was := map[string]any{}, map[string]any{}
 		var conflicts []DeltaConflict
+		check := func(p *odata.Property, line, field string, theirs, ours any, now json.RawMessage) {
+			if !compare.Value(p, theirs, ours) {
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
+					Ours: wire(ours), Theirs: wire(theirs), Now: now, Overwritten: r.delta.overwrite})
+			}
+		}
 		for _, f := range dw.fields {
 			var p *odata.Property
 			if t != nil {
 				p = t.Property(f.Field)
 			}
-			if !compare.Value(p, cur[f.Field], ours[f.Field]) {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: f.Field,
-					Ours: wire(ours[f.Field]), Theirs: wire(cur[f.Field]), Now: f.Now, Overwritten: r.delta.overwrite})
-			}
+			check(p, "", f.Field, cur[f.Field], ours[f.Field], f.Now)
 			changed[f.Field] = w.rec.Fields[f.Field]
 			before[f.Field] = cur[f.Field]
+			shown[f.Field], was[f.Field] = changed[f.Field], before[f.Field]
+		}
+		lineBefore := map[string]map[string]any{}
+		for _, l := range dw.lines {
+			if !l.sends() || l.New {
+				continue
+			}
+			lt := lineType(r.md, t, l.Nav)
+			ours, theirs := oursOf(l.was), curLines[l.path]
+			lineBefore[l.path] = map[string]any{}
+			for _, f := range l.Fields {
+				var p *odata.Property
+				if lt != nil {
+					p = lt.Property(f.Field)
+				}
+				check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], f.Now)
+				lineBefore[l.path][f.Field] = theirs[f.Field]
+				shown[l.Name()+"/"+f.Field], was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
+			}
 		}
 		if len(conflicts) > 0 {
 			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
 			if !r.delta.overwrite {
-				sr.classify(w, DiffConflict, changed, before, nil)
+				sr.classify(w, DiffConflict, shown, was, nil)
 				continue // listed; the record stays as the journal has it
 			}
 		}
-		sr.classify(w, DiffUpdate, changed, before, nil)
 		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
 		root.abs = sr.entity + "(" + prev.Key + ")"
 		root.url = root.abs
-		root.body, _ = odata.MarshalBody(changed)
-		root.patch = root.body
-		root.before, _ = json.Marshal(before)
 		w.root = root
+		var units []unit
+		if len(changed) > 0 {
+			root.body, _ = odata.MarshalBody(changed)
+			root.patch = root.body
+			root.before, _ = json.Marshal(before)
+			units = append(units, unit{root})
+		} else {
+			root.done, root.status = true, 200
+		}
+		lines, err := sr.lineOps(w, root, dw.lines, lineBefore)
+		if err != nil {
+			sr.buildFailed(w, err)
+			continue
+		}
+		units = append(units, lines...)
+		sr.classifyLines(w, shown, was, newKids(root))
 		w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(changed))...)
-		if err := sr.start(w, []unit{{root}}); err != nil {
+		if len(changed) == 0 {
+			w.delta.filled = prev.Filled
+			w.delta.keep = true
+		}
+		if err := sr.start(w, units); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// newKids are the lines a delta adds under root.
+func newKids(root *op) []*op {
+	var out []*op
+	for _, k := range root.kids {
+		if k.kind == journal.OpCreate {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // deltaPatch is what a record patched by a delta keeps of its journal
-// entry: its lines' hash (a delta does not send them), its source hash
-// when part of the change was not sent (src; "" the new one), and what
-// the server filled of the fields the PATCH did not send.
+// entry: its lines' hash (the old one while part of the change of its
+// lines is not sent), its source hash when part of the change was not
+// sent (src; "" the new one), what the server filled of the fields the
+// PATCH did not send, and its children's.
 type deltaPatch struct {
 	lines, src string
 	filled     json.RawMessage
+	// kids is what the record's children were written with as the journal
+	// held them (RecordEntry.WroteKids): the lines the delta sends are
+	// written over them (kidsSent).
+	kids json.RawMessage
+	// keep: the entity was not patched (only lines were sent): what the
+	// journal holds of it stays.
+	keep bool
 }
 
 // journaled completes a finished record's journal entry: what it was
@@ -523,6 +643,7 @@ func (w *work) journaled(re *journal.RecordEntry) {
 	re.SrcHash = srcHash(w.rec)
 	re.Wrote = wroteFields(w.rec.Fields)
 	re.LinesHash = linesHash(w.rec.Children)
+	re.WroteKids = wroteKids(w)
 	if w.root != nil {
 		re.Filled = w.root.got
 	}
@@ -530,12 +651,21 @@ func (w *work) journaled(re *journal.RecordEntry) {
 	if d == nil {
 		return
 	}
-	// The rows and keys the load journaled stay the record's: a delta
-	// sends no line (report --created).
+	// The rows and keys the load journaled stay the record's (report
+	// --created).
 	re.Keyed = nil
 	re.LinesHash = d.lines
 	if d.src != "" {
 		re.SrcHash = d.src
+	}
+	var sent []*op
+	if w.root != nil {
+		sent = w.root.kids
+	}
+	re.WroteKids = kidsSent(d.kids, sent)
+	if d.keep {
+		re.Filled = d.filled
+		return
 	}
 	re.Filled = journal.Overlay(d.filled, re.Filled)
 }

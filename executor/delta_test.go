@@ -2,10 +2,12 @@ package executor
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -28,6 +30,17 @@ func TestDeltaOf(t *testing.T) {
 	}
 	was := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3))
 	loaded := &journal.RecordState{Key: "'C1'", SrcHash: srcHash(was), Wrote: wroteFields(was.Fields), LinesHash: linesHash(was.Children)}
+	// Loaded by this version: its line's key (1) and fields kept.
+	kept := *loaded
+	kept.WroteKids = wroteKids(&work{rec: was, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}}}})
+	txt := func(s string) *transform.Child {
+		return &transform.Child{Nav: "TEXTS", Single: true, Fields: map[string]any{"TEXT": s},
+			Row: source.Row{Header: &source.Header{Names: []string{"Text"}}, Cells: []source.Cell{s}}}
+	}
+	text := txt("hello")
+	withText := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3), text)
+	keptText := journal.RecordState{Key: "'C1'", SrcHash: srcHash(withText), Wrote: wroteFields(withText.Fields), LinesHash: linesHash(withText.Children),
+		WroteKids: wroteKids(&work{rec: withText, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}, {nav: "TEXTS", single: true, status: 201}}}})}
 	tests := []struct {
 		name   string
 		prev   *journal.RecordState
@@ -35,34 +48,131 @@ func TestDeltaOf(t *testing.T) {
 		kind   deltaKind
 		fields []string
 		unsent string
+		lines  string
 	}{
-		{"the same rows", loaded, was, deltaSame, nil, ""},
+		{"a line's field, its key kept", &kept,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(4)), deltaChanged, nil, "",
+			"LINES(1) QTY 3->4"},
+		{"a line added", &kept,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3), line(5)), deltaChanged, nil, "",
+			"new LINES@1 QTY null->5"},
+		{"a line gone", &kept,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}), deltaChanged, nil, "",
+			"gone LINES(1)"},
+		{"a text", &keptText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3),
+				txt("bye")), deltaChanged, nil,
+			"its texts changed: a delta does not send texts", ""},
+		{"the same rows", loaded, was, deltaSame, nil, "", ""},
 		{"a column no field takes", loaded,
-			record([]source.Cell{"C1", "One", "1.50"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.50}, line(3)), deltaSame, nil, ""},
+			record([]source.Cell{"C1", "One", "1.50"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.50}, line(3)), deltaSame, nil, "", ""},
 		{"a field", loaded,
-			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd", "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, ""},
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd", "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, "", ""},
 		{"a field emptied", loaded,
-			record([]source.Cell{"C1", "", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": nil, "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, ""},
+			record([]source.Cell{"C1", "", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": nil, "PRICE": 1.5}, line(3)), deltaChanged, []string{"CUSTDES"}, "", ""},
 		{"a line", loaded,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(4)), deltaChanged, nil,
-			"its lines or texts changed: a delta sends the entity's fields only"},
+			"its lines or texts changed: the journal keeps no line of it to patch (loaded by an older version), so a delta sends the entity's fields only", ""},
 		{"the key", loaded,
 			record([]source.Cell{"C9", "One", "1.5"}, map[string]any{"CUSTNAME": "C9", "CUSTDES": "One", "PRICE": 1.5}, line(3)), deltaChanged, nil,
-			"its key (CUSTNAME) changed: a delta does not move a record"},
+			"its key (CUSTNAME) changed: a delta does not move a record", ""},
 		{"an older journal", &journal.RecordState{Key: "'C1'"},
-			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, ""},
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, "", ""},
 		{"a source hash without what was written", &journal.RecordState{Key: "'C1'", SrcHash: "x"},
-			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, ""},
+			record([]source.Cell{"C1", "One Ltd", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One Ltd"}), deltaUnknown, nil, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kind, fields, unsent := deltaOf(typ, tt.prev, tt.now)
+			ch := deltaOf(nil, typ, tt.prev, tt.now)
 			var names []string
-			for _, f := range fields {
+			for _, f := range ch.fields {
 				names = append(names, f.Field)
 			}
-			if kind != tt.kind || unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] {
-				t.Errorf("deltaOf = %v, %v, %q; want %v, %v, %q", kind, names, unsent, tt.kind, tt.fields, tt.unsent)
+			var lines []string
+			for _, l := range ch.lines {
+				what := l.Name()
+				switch {
+				case l.New:
+					what = "new " + l.Nav + "@" + l.path
+				case l.Gone:
+					what = "gone " + what
+				}
+				for _, f := range l.Fields {
+					what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
+				}
+				lines = append(lines, what)
+			}
+			if ch.kind != tt.kind || ch.unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] || strings.Join(lines, "; ") != tt.lines {
+				t.Errorf("deltaOf = %v, %v, %q, lines %q; want %v, %v, %q, lines %q", ch.kind, names, ch.unsent, lines, tt.kind, tt.fields, tt.unsent, tt.lines)
+			}
+		})
+	}
+}
+
+// kidsDelta pairs the lines of the sources with those loaded by their key
+// when the source gives every key field of every line (here KLINE, in
+// another order than loaded), else by their place: a line moved is the
+// same line by key, and a change of its place alone is none.
+func TestKidsDeltaPairsLines(t *testing.T) {
+	md := sandbox.DemoMetadata()
+	orders := md.EntitySet("ORDERS").Type
+	line := func(kline any, part string, qty float64) *transform.Child {
+		f := map[string]any{"PARTNAME": part, "TQUANT": qty}
+		if kline != nil {
+			f["KLINE"] = kline
+		}
+		return &transform.Child{Nav: "ORDERITEMS_SUBFORM", Fields: f}
+	}
+	loadedWith := func(kids ...*transform.Child) *journal.RecordState {
+		rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: kids}
+		var ops []*op
+		for i := range kids {
+			ops = append(ops, &op{nav: "ORDERITEMS_SUBFORM", key: fmt.Sprint(i + 1), status: 201})
+		}
+		return &journal.RecordState{Key: "'SO1'", LinesHash: linesHash(kids), WroteKids: wroteKids(&work{rec: rec, root: &op{kids: ops}})}
+	}
+	show := func(lines []DeltaLine) string {
+		var out []string
+		for _, l := range lines {
+			what := l.Name()
+			switch {
+			case l.New:
+				what = "new " + l.Nav + "@" + l.path
+			case l.Gone:
+				what = "gone " + what
+			}
+			for _, f := range l.Fields {
+				what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
+			}
+			out = append(out, what)
+		}
+		return strings.Join(out, "; ")
+	}
+	tests := []struct {
+		name string
+		prev *journal.RecordState
+		now  []*transform.Child
+		want string
+	}{
+		{"by key: moved, one changed, one new", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(2, "N-200", 7), line(1, "B-100", 5), line(3, "W-300", 1)},
+			`ORDERITEMS_SUBFORM(2) TQUANT 6->7; new ORDERITEMS_SUBFORM@2 KLINE null->3 PARTNAME null->"W-300" TQUANT null->1`},
+		{"by key: one gone", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(2, "N-200", 6)},
+			`gone ORDERITEMS_SUBFORM(1)`},
+		{"by place: the first is the first", loadedWith(line(nil, "B-100", 5), line(nil, "N-200", 6)),
+			[]*transform.Child{line(nil, "N-200", 6), line(nil, "B-100", 5)},
+			`ORDERITEMS_SUBFORM(1) PARTNAME "B-100"->"N-200" TQUANT 5->6; ORDERITEMS_SUBFORM(2) PARTNAME "N-200"->"B-100" TQUANT 6->5`},
+		{"by place when a line gives no key", loadedWith(line(1, "B-100", 5), line(2, "N-200", 6)),
+			[]*transform.Child{line(1, "B-100", 5), line(nil, "N-200", 8)},
+			`ORDERITEMS_SUBFORM(2) TQUANT 6->8`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: tt.now}
+			lines, unsent := kidsDelta(md, orders, tt.prev, rec)
+			if got := show(lines); got != tt.want || len(unsent) > 0 {
+				t.Errorf("kidsDelta = %s, %q\nwant %s", got, unsent, tt.want)
 			}
 		})
 	}

@@ -315,7 +315,8 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, fieldsLeft(s), s.Before)
-		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1 && s.ResultKey != "":
+		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && depth(s.Path) == 1 && s.ResultKey != "":
+			// A line the run added, a delta load's PATCH of it since too.
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
 				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, fieldsLeft(s), nil)
 		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1:

@@ -69,6 +69,9 @@ func wantOf(rec *journal.RecordState) recordWant {
 		}
 	}
 	sort.Slice(paths, func(i, j int) bool { return pathLess(paths[i], paths[j]) })
+	// under holds, of a carried line a delta load patched on its own since,
+	// what the deep insert wrote: the PATCH stands over it.
+	under := map[string]json.RawMessage{}
 	for _, p := range paths {
 		s := rec.Subs[p]
 		if p == "" {
@@ -82,6 +85,9 @@ func wantOf(rec *journal.RecordState) recordWant {
 			for _, c := range carriedChildren(s) {
 				place[c.Nav]++
 				if own[c.Path] {
+					if s := rec.Subs[c.Path]; s.Op == journal.OpPatch && s.Over == "" {
+						under[c.Path] = c.Match
+					}
 					continue // sent again on its own: its last attempt counts
 				}
 				m, _ := odata.DecodeEntity(c.Match)
@@ -97,7 +103,13 @@ func wantOf(rec *journal.RecordState) recordWant {
 		if key == "" {
 			key = s.Line
 		}
-		w.Kids[s.Nav] = append(w.Kids[s.Nav], wantKid{Path: p, Key: key, Left: leftOf(s), Sent: sentBy(s), Match: s.Match})
+		k := wantKid{Path: p, Key: key, Left: leftOf(s), Sent: sentBy(s), Match: s.Match}
+		if base := under[p]; base != nil {
+			m, _ := odata.DecodeEntity(base)
+			k.Left, k.Sent = overlaid(m, k.Left), overlaid(m, k.Sent)
+			k.Match = journal.Overlay(base, s.Match)
+		}
+		w.Kids[s.Nav] = append(w.Kids[s.Nav], k)
 	}
 	for _, s := range rec.Extra {
 		if s.Op == journal.OpDelete && s.OK() {
@@ -105,6 +117,18 @@ func wantOf(rec *journal.RecordState) recordWant {
 		}
 	}
 	return w
+}
+
+// overlaid is top's members written over a copy of base.
+func overlaid(base, top map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(top))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range top {
+		out[k] = v
+	}
+	return out
 }
 
 // navs are the sub-forms the record's children were written to, sorted.

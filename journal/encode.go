@@ -236,6 +236,7 @@ func (w *jsonWriter) record(r *RecordEntry) {
 		w.raw("wr", r.Wrote)
 		w.raw("wf", r.Filled)
 		w.str("lh", r.LinesHash, true)
+		w.raw("wl", r.WroteKids)
 	})
 }
 

@@ -304,6 +304,76 @@ type RecordEntry struct {
 	// built with (their fields, as sent): a delta load tells a record whose
 	// lines changed by it. Older journals have none.
 	LinesHash string `json:"lh,omitempty"`
+	// WroteKids is what each first-level sub-form child of a committed
+	// record was written with (a JSON list of WroteKid, in path order): a
+	// line's key as the server gave it and its fields as sent, a text's
+	// hash. A delta load patches a line's changed fields by its key and
+	// adds the new lines. Older journals have none: a change of their
+	// lines is listed, not sent.
+	WroteKids json.RawMessage `json:"wl,omitempty"`
+}
+
+// WroteKid is one first-level sub-form child of a committed record, as
+// RecordEntry.WroteKids keeps it.
+type WroteKid struct {
+	Path   string `json:"p"`
+	Nav    string `json:"n"`
+	Single bool   `json:"one,omitempty"` // a single-object sub-form (a text)
+	// Key is a line's key expression as the server gave it (KLINE: "3");
+	// "" when the server's answer gave none.
+	Key string `json:"k,omitempty"`
+	// Wrote is a line's fields as sent (long texts and file contents left
+	// out); Filled what the server answered for those it did not take as
+	// sent, when its answer said.
+	Wrote  json.RawMessage `json:"wr,omitempty"`
+	Filled json.RawMessage `json:"wf,omitempty"`
+	// Hash is a hash of all it was written with, its own sub-forms too.
+	Hash string `json:"h,omitempty"`
+}
+
+// EncodeKids is kids as RecordEntry.WroteKids keeps them: as json.Marshal
+// writes them, by hand where it can (a load journals every line of every
+// document so); nil for none.
+func EncodeKids(kids []WroteKid) json.RawMessage {
+	if len(kids) == 0 {
+		return nil
+	}
+	w := jsonWriter{b: make([]byte, 0, 96*len(kids)), ok: true}
+	w.b = append(w.b, '[')
+	for i := range kids {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		k := &kids[i]
+		w.object(func() {
+			w.str("p", k.Path, false)
+			w.str("n", k.Nav, false)
+			if k.Single {
+				w.key("one")
+				w.b = append(w.b, "true"...)
+			}
+			w.str("k", k.Key, true)
+			w.raw("wr", k.Wrote)
+			w.raw("wf", k.Filled)
+			w.str("h", k.Hash, true)
+		})
+	}
+	w.b = append(w.b, ']')
+	if !w.ok {
+		out, _ := json.Marshal(kids)
+		return out
+	}
+	return w.b
+}
+
+// DecodeKids reads RecordEntry.WroteKids; nil when there are none.
+func DecodeKids(raw json.RawMessage) ([]WroteKid, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var out []WroteKid
+	err := json.Unmarshal(raw, &out)
+	return out, err
 }
 
 // KeyedRow is one source row of a committed record and what it became: the

@@ -163,7 +163,7 @@ func (p *fastParser) record(r *RecordEntry) bool {
 			r.SrcHash, ok = p.str()
 		case "lh":
 			r.LinesHash, ok = p.str()
-		case "hd", "wr", "wf":
+		case "hd", "wr", "wf", "wl":
 			var raw string
 			raw, ok = p.rawValue()
 			switch v := json.RawMessage(raw); k {
@@ -171,6 +171,8 @@ func (p *fastParser) record(r *RecordEntry) bool {
 				r.Held = v
 			case "wr":
 				r.Wrote = v
+			case "wl":
+				r.WroteKids = v
 			default:
 				r.Filled = v
 			}

@@ -37,9 +37,10 @@ import (
 
 const (
 	// indexMagic names the format: MIGIDX2 added each entry's source hash,
-	// MIGIDX3 what it was written with; an index of another format is
+	// MIGIDX3 what it was written with, MIGIDX4 what its sub-form children
+	// were written with; an index of another format is
 	// rebuilt from the log.
-	indexMagic   = "MIGIDX3\n"
+	indexMagic   = "MIGIDX4\n"
 	indexTrailer = "IDX!"
 	footerLen    = 8*4 + 4 + 4
 	blockSize    = 512
@@ -76,6 +77,7 @@ type settled struct {
 	filled   string // RecordEntry.Filled
 	// linesHash: RecordEntry.LinesHash
 	linesHash string
+	wroteKids string // RecordEntry.WroteKids
 	gone      bool
 	// unreadable: the index could not be read; the record is in doubt.
 	unreadable bool
@@ -128,7 +130,8 @@ func appendEntry(dst []byte, e *entry) []byte {
 	dst = appendStr(dst, e.srcHash)
 	dst = appendStr(dst, e.wrote)
 	dst = appendStr(dst, e.filled)
-	return appendStr(dst, e.linesHash)
+	dst = appendStr(dst, e.linesHash)
+	return appendStr(dst, e.wroteKids)
 }
 
 // rawOf is an index's string as the JSON it was (nil for "").
@@ -186,7 +189,7 @@ func decodeEntry(b []byte, e *entry) (int, error) {
 	if i < 0 {
 		return 0, errIndex
 	}
-	for _, s := range []*string{&e.key, &e.rowHash, &e.srcHash, &e.wrote, &e.filled, &e.linesHash} {
+	for _, s := range []*string{&e.key, &e.rowHash, &e.srcHash, &e.wrote, &e.filled, &e.linesHash, &e.wroteKids} {
 		if *s = str(); i < 0 {
 			return 0, errIndex
 		}
@@ -280,8 +283,8 @@ func peekEntry(b []byte) (step int, id []byte, n int, err error) {
 	}
 	i += 2
 	// children, then key, row hash, source hash, what was written and
-	// filled, and the lines' hash.
-	if _, ok := next(); !ok || !skip() || !skip() || !skip() || !skip() || !skip() || !skip() {
+	// filled, the lines' hash and what the children were written with.
+	if _, ok := next(); !ok || !skip() || !skip() || !skip() || !skip() || !skip() || !skip() || !skip() {
 		return 0, nil, 0, errIndex
 	}
 	return int(st), id, i, nil

@@ -216,7 +216,7 @@ func (st *State) settle(rec *RecordState) {
 	ss.dead++
 	e := &settled{status: rec.final, created: rec.Created, children: rec.Children(),
 		key: strings.Clone(rec.Key), rowHash: strings.Clone(rec.RowHash), srcHash: strings.Clone(rec.SrcHash),
-		wrote: string(rec.Wrote), filled: string(rec.Filled), linesHash: strings.Clone(rec.LinesHash)}
+		wrote: string(rec.Wrote), filled: string(rec.Filled), linesHash: strings.Clone(rec.LinesHash), wroteKids: string(rec.WroteKids)}
 	st.over[rec.Step+"\x00"+rec.ID] = e
 	ss.Settled.add(e, 1)
 	if ss.dead > 1024 && ss.dead*2 > len(ss.IDs) {
@@ -232,7 +232,7 @@ func (st *State) unsettle(ss *StepState, id string, e settled) *RecordState {
 	st.over[ss.Name+"\x00"+id] = &settled{gone: true}
 	ss.Settled.add(&e, -1)
 	return &RecordState{Step: ss.Name, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash,
-		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, final: e.status, kids: e.children}
+		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, WroteKids: rawOf(e.wroteKids), final: e.status, kids: e.children}
 }
 
 // tidy drops from IDs the records that settled (and repeats of ones that
@@ -360,6 +360,7 @@ type headSub struct {
 	Location  string          `json:"xl,omitempty"`
 	Error     string          `json:"xe,omitempty"`
 	Filled    json.RawMessage `json:"xf,omitempty"`
+	Over      OpKind          `json:"xo,omitempty"`
 }
 
 type headRec struct {
@@ -386,6 +387,7 @@ type headRec struct {
 	Wrote         json.RawMessage `json:",omitempty"`
 	Filled        json.RawMessage `json:",omitempty"`
 	LinesHash     string          `json:",omitempty"`
+	WroteKids     json.RawMessage `json:",omitempty"`
 }
 
 func (st *State) encodeHead() ([]byte, error) {
@@ -401,7 +403,7 @@ func (st *State) encodeHead() ([]byte, error) {
 		}
 		no[s] = len(h.Subs)
 		h.Subs = append(h.Subs, headSub{Sub: s.Sub, Batch: s.Batch, Status: s.Status, Unknown: s.Unknown,
-			ResultKey: s.ResultKey, Location: s.Location, Error: s.Error, Filled: s.Filled})
+			ResultKey: s.ResultKey, Location: s.Location, Error: s.Error, Filled: s.Filled, Over: s.Over})
 		return no[s]
 	}
 	batches := make([]int, 0, len(st.open))
@@ -434,7 +436,7 @@ func (st *State) encodeHead() ([]byte, error) {
 			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
 				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
 				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash, Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash}
+				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash, Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash, WroteKids: r.WroteKids}
 			for _, s := range r.Extra {
 				hr.Extra = append(hr.Extra, sub(s))
 			}
@@ -517,7 +519,7 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
 		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
 		r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
-		r.Wrote, r.Filled, r.LinesHash = hr.Wrote, hr.Filled, hr.LinesHash
+		r.Wrote, r.Filled, r.LinesHash, r.WroteKids = hr.Wrote, hr.Filled, hr.LinesHash, hr.WroteKids
 		r.Subs, ok1 = subMap(hr.Subs)
 		r.Undo, ok2 = subMap(hr.Undo)
 		if !ok1 || !ok2 {

@@ -207,6 +207,8 @@ type RecordState struct {
 	// Wrote and Filled: RecordEntry's, of the record as committed.
 	Wrote, Filled json.RawMessage
 	LinesHash     string
+	// WroteKids: RecordEntry.WroteKids, of the record as committed.
+	WroteKids json.RawMessage
 	// Held: RecordEntry.Held, of the latest record entry.
 	Held json.RawMessage
 	// Extra holds sub-requests that have no path of their own (reads and
@@ -236,6 +238,11 @@ type SubState struct {
 	Error     string
 	// Filled: Result.Filled.
 	Filled json.RawMessage
+	// Over is, for a PATCH that stands over an earlier sub-request of its
+	// path (a delta's PATCH of a line the run created), that sub-request's
+	// kind: undo deletes a line created and patched, and restores one only
+	// patched.
+	Over OpKind
 }
 
 // Done reports whether the sub-request has an outcome.
@@ -287,7 +294,7 @@ func (s *State) Record(step, id string) *RecordState {
 		return nil
 	}
 	return &RecordState{Step: step, ID: id, Key: e.key, Created: e.created, RowHash: e.rowHash, SrcHash: e.srcHash,
-		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, final: e.status, kids: e.children, unreadable: e.unreadable}
+		Wrote: rawOf(e.wrote), Filled: rawOf(e.filled), LinesHash: e.linesHash, WroteKids: rawOf(e.wroteKids), final: e.status, kids: e.children, unreadable: e.unreadable}
 }
 
 // Counts per status of one step.
@@ -699,7 +706,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
 		if re.Status == Committed {
-			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash = re.SrcHash, re.Wrote, re.Filled, re.LinesHash
+			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash, rec.WroteKids = re.SrcHash, re.Wrote, re.Filled, re.LinesHash, re.WroteKids
 		}
 		if st.report {
 			switch {
@@ -823,6 +830,10 @@ func (st *State) patchOver(s, was *SubState) {
 		st.bases = map[*SubState]*patchBase{}
 	}
 	st.bases[s] = &patchBase{sub: was, own: s.Match}
+	s.Over = was.Op
+	if was.Op == OpPatch && was.Over != "" {
+		s.Over = was.Over
+	}
 	if was.Op == OpPatch {
 		s.Before = Overlay(s.Before, was.Before)
 	}

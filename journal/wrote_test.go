@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,27 +9,32 @@ import (
 	"time"
 )
 
-// What a committed record was written with comes back from every path a
+// What a committed record was written with (its lines too) comes back from every path a
 // state is read by: the full replay, the lean state's memory, the index
 // Close wrote, and the index rebuilt from the log. A record of a journal
 // written before it was kept has none.
 func TestWroteSurvivesTheIndex(t *testing.T) {
 	smallOverlay(t)
+	const kids = `[{"p":"0","n":"GENCUSTNOTES_SUBFORM","k":"1","wr":{"SUBJECT":"a"},"h":"x"}]`
 	path := filepath.Join(t.TempDir(), "run.journal")
 	j, err := CreateIndexed(path, Header{PlanHash: "p"})
 	must(t, err)
 	must(t, j.Append(
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'", SrcHash: "s1", LinesHash: "l1",
-			Wrote: []byte(`{"CUSTDES":"One","CUSTNAME":"C1"}`), Filled: []byte(`{"CUSTDES":"ONE"}`)}},
+			Wrote: []byte(`{"CUSTDES":"One","CUSTNAME":"C1"}`), Filled: []byte(`{"CUSTDES":"ONE"}`), WroteKids: []byte(kids)}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C2", Status: Committed, Key: "'C2'"}},
 		Entry{Kind: KindFinished}))
 	check := func(how string, st *State) {
 		t.Helper()
 		c1 := st.Record("customers", "C1")
-		if c1 == nil || string(c1.Wrote) != `{"CUSTDES":"One","CUSTNAME":"C1"}` || string(c1.Filled) != `{"CUSTDES":"ONE"}` || c1.SrcHash != "s1" || c1.LinesHash != "l1" {
+		if c1 == nil || string(c1.Wrote) != `{"CUSTDES":"One","CUSTNAME":"C1"}` || string(c1.Filled) != `{"CUSTDES":"ONE"}` || c1.SrcHash != "s1" || c1.LinesHash != "l1" ||
+			string(c1.WroteKids) != kids {
 			t.Errorf("%s: C1 = %+v", how, c1)
 		}
-		if c2 := st.Record("customers", "C2"); c2 == nil || c2.Wrote != nil || c2.Filled != nil {
+		if got, err := DecodeKids(c1.WroteKids); err != nil || len(got) != 1 || got[0].Key != "1" || string(got[0].Wrote) != `{"SUBJECT":"a"}` {
+			t.Errorf("%s: C1's lines = %+v, %v", how, got, err)
+		}
+		if c2 := st.Record("customers", "C2"); c2 == nil || c2.Wrote != nil || c2.Filled != nil || c2.WroteKids != nil {
 			t.Errorf("%s: C2 (no record of what it was written with) = %+v", how, c2)
 		}
 	}
@@ -134,5 +140,53 @@ func TestPatchOverCreate(t *testing.T) {
 	must(t, err)
 	if s := full.Record("orders", "O1").Subs[""]; s == nil || s.Op != OpPatch || s.Batch != 2 {
 		t.Errorf("after a PATCH that never took: %+v", s)
+	}
+}
+
+// A delta's PATCH of a line the run created stands over the line's create
+// and says so (Over), so that undo deletes the line; a PATCH of a line the
+// run did not create stands over nothing.
+func TestLinePatchOverItsCreate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{
+		{ID: "1", Step: "customers", Rec: "C1", Path: "0", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS('C1')/GENCUSTNOTES_SUBFORM", Nav: "GENCUSTNOTES_SUBFORM",
+			Match: []byte(`{"SUBJECT":"a","CURDATE":"2026-01-01"}`)}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "1"}}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'"}}))
+	linePatch := func(b int, path string) {
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, Subs: []Sub{{ID: "1", Step: "customers", Rec: "C1", Path: path, Op: OpPatch, Meth: "PATCH",
+			URL: "CUSTOMERS('C1')/GENCUSTNOTES_SUBFORM(1)", Key: "1", Nav: "GENCUSTNOTES_SUBFORM", Line: "1", Before: []byte(`{"SUBJECT":"a"}`), Match: []byte(`{"SUBJECT":"b"}`)}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "1", Status: 200, Key: "1"}}}))
+	}
+	linePatch(2, "0")
+	linePatch(3, "1")
+	must(t, j.Close())
+	st, err := Load(path)
+	must(t, err)
+	rec := st.Record("customers", "C1")
+	if s := rec.Subs["0"]; s.Op != OpPatch || s.Over != OpCreate || s.ResultKey != "1" || string(s.Match) != `{"CURDATE":"2026-01-01","SUBJECT":"b"}` {
+		t.Errorf("the PATCH over the create: %+v", s)
+	}
+	if s := rec.Subs["1"]; s.Over != "" {
+		t.Errorf("a PATCH over nothing: %+v", s)
+	}
+}
+
+// EncodeKids writes what json.Marshal writes, non-ASCII and markup too.
+func TestEncodeKids(t *testing.T) {
+	if EncodeKids(nil) != nil {
+		t.Errorf("EncodeKids(nil) = %s", EncodeKids(nil))
+	}
+	for _, kids := range [][]WroteKid{
+		{{Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1", Wrote: []byte(`{"PARTNAME":"B-100","TQUANT":5}`), Filled: []byte(`{"PDES":"x"}`)}, {Path: "3", Nav: "ORDERSTEXT_SUBFORM", Single: true, Hash: "ab"}},
+		{{Path: "0", Nav: "GENCUSTNOTES_SUBFORM", Key: "'א'", Wrote: []byte(`{"SUBJECT":"<p>שלום & co</p>"}`)}},
+	} {
+		want, err := json.Marshal(kids)
+		must(t, err)
+		if got := EncodeKids(kids); string(got) != string(want) {
+			t.Errorf("EncodeKids wrote\n%s\njson.Marshal\n%s", got, want)
+		}
 	}
 }

@@ -18,13 +18,16 @@ import (
 // TestOneTruthOfADelta is TestOneTruth's case of a delta load: the
 // quickstart loaded, then its sources changed (a customer's name and a
 // part's price changed, a customer and an order for it added, a customer
-// deleted) and a changed customer's field changed on the server too. The
+// deleted, an order's line's quantity changed, a line added to another
+// order) and a changed customer's field changed on the server too. The
 // dry run (`plan --delta --out`) writes the batches `apply --delta` sends,
 // body for body, and counts its calls, sub-requests and API transactions;
 // `diff --delta` counts its creates, updates and conflicts; what apply
-// sends is exactly the new records' creates and a PATCH of the changed
-// fields; `apply --delta --overwrite` sends the conflict; a last `apply
-// --delta` makes no call.
+// sends is exactly the new records' creates, a PATCH of the changed
+// fields, a PATCH of the line's quantity and a POST of the new line;
+// `apply --delta --overwrite` sends the conflict; a last `apply --delta`
+// makes no call; verify then finds nothing, and undo leaves nothing of
+// the load and its deltas.
 func TestOneTruthOfADelta(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -77,6 +80,9 @@ func TestOneTruthOfADelta(t *testing.T) {
 	edit("customers.csv", "Code,Name,Phone,Address\n", "Code,Name,Phone,Address\nC1009,Golan Farms,+972-4-6000009,1 Ridge Rd Katzrin\n")
 	edit("parts.csv", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,52", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,61")
 	edit("orders.csv", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n9,C1009,05/11/2026,B-100,10,0.35,\n")
+	// Order 2's first line's quantity changes; order 4 gets a line more.
+	edit("orders.csv", "2,C1002,04/11/2026,B-102,120,1.10,", "2,C1002,04/11/2026,B-102,130,1.10,")
+	edit("orders.csv", "4,C1004,06/11/2026,T-401,1,24.50,", "4,C1004,06/11/2026,T-401,1,24.50,\n4,C1004,06/11/2026,B-100,7,0.35,")
 	// Someone changes C1002's phone on the server: the delta's conflict.
 	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
 	if err != nil {
@@ -160,19 +166,22 @@ func TestOneTruthOfADelta(t *testing.T) {
 		creates, updates, conflicts = creates+s.Create, updates+s.Update, conflicts+s.Conflict
 	}
 	// New: C1009 and its order 9. Changed: C1001's name (sent), C1002's
-	// phone (the conflict), part B-101's price (sent). Gone: C1004.
-	if d := applied.Delta; d.New != 2 || d.Changed != 3 || d.Gone != 1 || d.Conflicts != 1 || creates != 2 || updates != 2 || conflicts != 1 {
+	// phone (the conflict), part B-101's price (sent), order 2's line (its
+	// quantity patched), order 4 (a line added). Gone: C1004.
+	if d := applied.Delta; d.New != 2 || d.Changed != 5 || d.Gone != 1 || d.Conflicts != 1 || creates != 2 || updates != 4 || conflicts != 1 {
 		t.Errorf("delta %+v; diff: %d creates, %d updates, %d conflicts", d, creates, updates, conflicts)
 	}
 	all := strings.Join(sent, "\n")
 	for _, want := range []string{`"method":"PATCH","url":"CUSTOMERS('C1001')"`, `"body":{"CUSTDES":"Galil Engineering 2026 Ltd"}}`,
-		`"method":"PATCH","url":"LOGPART('B-101')"`, `"body":{"PRICE":0.61}}`, `"CUSTNAME":"C1009"`} {
+		`"method":"PATCH","url":"LOGPART('B-101')"`, `"body":{"PRICE":0.61}}`, `"CUSTNAME":"C1009"`,
+		`"method":"PATCH","url":"ORDERS('SO26000002')/ORDERITEMS_SUBFORM(1)"`, `"body":{"TQUANT":130}}`,
+		`"method":"POST","url":"ORDERS('SO26000004')/ORDERITEMS_SUBFORM"`, `"body":{"PARTNAME":"B-100","PRICE":0.35,"TQUANT":7}}`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("apply --delta did not send %s:\n%s", want, all)
 		}
 	}
-	if strings.Count(all, `"method":"PATCH"`) != 2 || strings.Count(all, `"method":"POST"`) != 2 || strings.Contains(all, `"method":"DELETE"`) || strings.Contains(all, "C1002") {
-		t.Errorf("apply --delta sent more than the creates and the two PATCHes:\n%s", all)
+	if strings.Count(all, `"method":"PATCH"`) != 3 || strings.Count(all, `"method":"POST"`) != 3 || strings.Contains(all, `"method":"DELETE"`) || strings.Contains(all, "C1002") {
+		t.Errorf("apply --delta sent more than the creates, the new line and the three PATCHes:\n%s", all)
 	}
 
 	// --overwrite: predicted and sent alike, the conflict's PATCH only.
@@ -190,5 +199,19 @@ func TestOneTruthOfADelta(t *testing.T) {
 	applied, sent = apply(ExitOK)
 	if len(sent) > 0 || applied.Requests != 0 || dry.Requests != 0 || applied.Delta.New+applied.Delta.Changed != 0 {
 		t.Errorf("a delta with nothing changed: %d batches written, %+v (predicted %+v)", len(sent), applied, dry)
+	}
+
+	// verify finds what the load and the deltas left together, lines
+	// patched and added included; undo takes it all back.
+	if code, out := run("verify", jpath); code != ExitOK {
+		t.Errorf("verify after the deltas: exit %d\n%s", code, out)
+	}
+	if code, out := run("undo", jpath, "--yes"); code != ExitOK {
+		t.Fatalf("undo: exit %d\n%s", code, out)
+	}
+	for set, ents := range sb.Snapshot() {
+		if len(ents) > 0 && set != "CURRENCIES" {
+			t.Errorf("after undo %s holds %d entities", set, len(ents))
+		}
 	}
 }

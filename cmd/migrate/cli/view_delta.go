@@ -38,6 +38,7 @@ type deltaRecordJSON struct {
 	Location string           `json:"location,omitempty"`
 	Key      string           `json:"key,omitempty"`
 	Fields   []deltaFieldJSON `json:"fields,omitempty"`
+	Lines    []deltaLineJSON  `json:"lines,omitempty"`
 	Unsent   string           `json:"not_sent,omitempty"`
 	Error    string           `json:"error,omitempty"`
 }
@@ -48,9 +49,21 @@ type deltaFieldJSON struct {
 	Now   json.RawMessage `json:"now"`
 }
 
+// deltaLineJSON is a line of a changed record: changed (fields), new or
+// gone from the sources.
+type deltaLineJSON struct {
+	Subform  string           `json:"subform"`
+	Key      string           `json:"key,omitempty"`
+	Location string           `json:"location,omitempty"`
+	New      bool             `json:"new,omitempty"`
+	Gone     bool             `json:"gone,omitempty"`
+	Fields   []deltaFieldJSON `json:"fields,omitempty"`
+}
+
 type deltaConflictJSON struct {
 	ID          string          `json:"id"`
 	Key         string          `json:"key"`
+	Line        string          `json:"line,omitempty"`
 	Field       string          `json:"field"`
 	Ours        json.RawMessage `json:"ours"`
 	Theirs      json.RawMessage `json:"theirs"`
@@ -68,8 +81,9 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		l := []deltaRecordJSON{}
 		for _, r := range rs {
 			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
-			for _, f := range r.Fields {
-				j.Fields = append(j.Fields, deltaFieldJSON{Field: f.Field, Was: f.Was, Now: f.Now})
+			j.Fields = fieldsJSON(r.Fields)
+			for _, dl := range r.Lines {
+				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
 			}
 			l = append(l, j)
 		}
@@ -79,9 +93,17 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone),
 			Conflicts: []deltaConflictJSON{}, Unknown: s.Unknown}
 		for _, c := range s.Conflicts {
-			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten})
+			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten})
 		}
 		out.Steps = append(out.Steps, js)
+	}
+	return out
+}
+
+func fieldsJSON(fs []executor.DeltaField) []deltaFieldJSON {
+	var out []deltaFieldJSON
+	for _, f := range fs {
+		out = append(out, deltaFieldJSON{Field: f.Field, Was: f.Was, Now: f.Now})
 	}
 	return out
 }
@@ -91,9 +113,9 @@ func printDelta(w io.Writer, d *deltaJSON) {
 	if d == nil {
 		return
 	}
-	what := "nothing sent; apply --delta sends the new records and the changed fields"
+	what := "nothing sent; apply --delta sends the new records and lines and the changed fields"
 	if d.Sent {
-		what = "sent: the new records created, the changed fields patched"
+		what = "sent: the new records and lines created, the changed fields patched"
 	}
 	if d.New+d.Changed+d.Gone+d.Conflicts == 0 {
 		what = "nothing to send"
@@ -114,6 +136,9 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			for _, f := range r.Fields {
 				fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
 			}
+			for _, l := range r.Lines {
+				fs = append(fs, lineChange(l))
+			}
 			if len(fs) > 0 {
 				fmt.Fprintf(w, ": %s", strings.Join(fs, ", "))
 			}
@@ -130,13 +155,42 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			if c.Overwritten {
 				end = "overwritten (--overwrite)"
 			}
+			field := c.Field
+			if c.Line != "" {
+				field = "line " + c.Line + " " + c.Field
+			}
 			fmt.Fprintf(w, "  %s: conflict %s %s(%s): %s changed on the server since the load: we wrote %s, it holds %s, the source now gives %s; %s\n",
-				s.Name, c.ID, s.Entity, c.Key, c.Field, c.Ours, c.Theirs, c.Now, end)
+				s.Name, c.ID, s.Entity, c.Key, field, c.Ours, c.Theirs, c.Now, end)
 		}
 		if s.Unknown > 0 {
 			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, plural(s.Unknown, "record", "records"))
 		}
 	}
+}
+
+// lineChange is a line of a changed record as printDelta says it:
+// "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) {...}", "line
+// NAV(KEY) gone from the sources (never deleted)".
+func lineChange(l deltaLineJSON) string {
+	name := l.Subform
+	if l.Key != "" {
+		name += "(" + l.Key + ")"
+	}
+	switch {
+	case l.New:
+		var fs []string
+		for _, f := range l.Fields {
+			fs = append(fs, fmt.Sprintf("%s %s", f.Field, f.Now))
+		}
+		return fmt.Sprintf("new line %s (%s) %s", name, l.Location, strings.Join(fs, " "))
+	case l.Gone:
+		return "line " + name + " gone from the sources (never deleted)"
+	}
+	var fs []string
+	for _, f := range l.Fields {
+		fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
+	}
+	return "line " + name + " " + strings.Join(fs, ", ")
 }
 
 // deltaFlags are --delta and --overwrite, of apply and of its predictions

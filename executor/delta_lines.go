@@ -1,0 +1,429 @@
+package executor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// The lines of a delta load (docs/cli.md, Delta loads): the journal keeps,
+// with each committed record, what each of its first-level sub-form
+// children was written with (journal.WroteKid: a line's key as the server
+// gave it and its fields as sent, a text's hash). A line of the sources
+// now is matched with a line as loaded by its key fields, when the source
+// gives every one of them, else by its place among the lines of its
+// sub-form as loaded (the first with the first). A line whose fields
+// changed is patched by its key, the changed fields only, its before-image
+// read first; a line new in the sources is added to its parent's
+// sub-form; a line gone from the sources is listed, never deleted. A text
+// that changed is listed, not sent.
+
+// DeltaLine is one line of a changed record: changed (Fields, patched by
+// its key), new (added to its parent's sub-form), or gone from the sources
+// (listed, never deleted).
+type DeltaLine struct {
+	Nav string
+	// Key is the line's key as the server gave it ("" for a new line).
+	Key string
+	// Loc is the line's source row now ("" for a gone line).
+	Loc       string
+	New, Gone bool
+	// Fields are the fields written differently now: was -> now; of a new
+	// line, every field (was null).
+	Fields []DeltaField
+
+	path  string
+	child *transform.Child
+	was   journal.WroteKid
+}
+
+// sends reports whether apply --delta sends the line: a new line, or a
+// changed one the journal knows the key of.
+func (l DeltaLine) sends() bool { return l.New || len(l.Fields) > 0 && l.Key != "" && !l.Gone }
+
+// Name is the line as a listing names it: NAV(KEY), or NAV for a new one.
+func (l DeltaLine) Name() string {
+	if l.Key == "" {
+		return l.Nav
+	}
+	return l.Nav + "(" + l.Key + ")"
+}
+
+// wroteKids is what a finished record's first-level sub-form children were
+// written with, as the journal keeps it (journal.WroteKid): each line's
+// key as the server gave it, its fields as sent and what the server filled
+// in their place; each text's hash.
+func wroteKids(w *work) json.RawMessage {
+	cs := w.rec.Children
+	if len(cs) == 0 {
+		return nil
+	}
+	var ops []*op
+	if w.root != nil {
+		ops = w.root.kids
+	}
+	out := make([]journal.WroteKid, len(cs))
+	for i, c := range cs {
+		k := journal.WroteKid{Path: strconv.Itoa(i), Nav: c.Nav, Single: c.Single, Hash: kidHash(c)}
+		if !c.Single {
+			k.Wrote = wroteFields(c.Fields)
+			if i < len(ops) && ops[i].nav == c.Nav && ops[i].ok() {
+				k.Key, k.Filled = ops[i].key, ops[i].got
+			}
+		}
+		out[i] = k
+	}
+	return journal.EncodeKids(out)
+}
+
+// kidHash is the hash of what a child was written with that a delta does
+// not compare field by field: a text whole; of a line, its long texts and
+// file contents and its own sub-forms ("" when it has none).
+func kidHash(c *transform.Child) string {
+	fields := c.Fields
+	if !c.Single {
+		fields = nil
+		for k, v := range c.Fields {
+			if v != nil && !matchable(v) {
+				if fields == nil {
+					fields = map[string]any{}
+				}
+				fields[k] = v
+			}
+		}
+		if fields == nil && len(c.Children) == 0 {
+			return ""
+		}
+	}
+	h := sha256.New()
+	body, _ := odata.MarshalBody(fields)
+	fmt.Fprintf(h, "%s %d:%s\n", c.Nav, len(body), body)
+	if s := linesHash(c.Children); s != "" {
+		fmt.Fprintf(h, "kids %s\n", s)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// lineType is the entity type of the lines of t's sub-form nav; nil when
+// the metadata does not say.
+func lineType(md *odata.Metadata, t *odata.EntityType, nav string) *odata.EntityType {
+	if md == nil || t == nil {
+		return nil
+	}
+	if n := t.Navigation(nav); n != nil {
+		return md.Type(n.Type)
+	}
+	return nil
+}
+
+// kidsDelta compares a loaded record's first-level sub-form children with
+// those its rows give now: the lines changed, new and gone, and what of the
+// change a delta does not send (a text, a line's sub-forms, lines of a
+// record the journal keeps no line of).
+func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) ([]DeltaLine, []string) {
+	kids, err := journal.DecodeKids(prev.WroteKids)
+	if err != nil || kids == nil && prev.LinesHash != "" {
+		// Loaded by a version that kept only the lines' hash.
+		if linesHash(rec.Children) != prev.LinesHash {
+			return nil, []string{"its lines or texts changed: the journal keeps no line of it to patch (loaded by an older version), so a delta sends the entity's fields only"}
+		}
+		return nil, nil
+	}
+	var unsent []string
+	// Texts: compared whole, never sent.
+	textsNow, textsWas := map[string]string{}, map[string]string{}
+	for _, c := range rec.Children {
+		if c.Single {
+			textsNow[c.Nav] = kidHash(c)
+		}
+	}
+	for _, k := range kids {
+		if k.Single {
+			textsWas[k.Nav] = k.Hash
+		}
+	}
+	if !maps.Equal(textsNow, textsWas) {
+		unsent = append(unsent, "its texts changed: a delta does not send texts")
+	}
+	// Lines, sub-form by sub-form, in the order the sources give them.
+	var navs []string
+	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
+	next := 0
+	for _, k := range kids {
+		if i, err := strconv.Atoi(k.Path); err == nil && i >= next {
+			next = i + 1
+		}
+		if k.Single {
+			continue
+		}
+		if !slices.Contains(navs, k.Nav) {
+			navs = append(navs, k.Nav)
+		}
+		was[k.Nav] = append(was[k.Nav], k)
+	}
+	for _, c := range rec.Children {
+		if c.Single {
+			continue
+		}
+		if !slices.Contains(navs, c.Nav) {
+			navs = append(navs, c.Nav)
+		}
+		now[c.Nav] = append(now[c.Nav], c)
+	}
+	var out []DeltaLine
+	for _, nav := range navs {
+		lt := lineType(md, t, nav)
+		pairs := pairLines(lt, now[nav], was[nav])
+		taken := make([]bool, len(was[nav]))
+		for i, c := range now[nav] {
+			j := pairs[i]
+			if j < 0 {
+				l := DeltaLine{Nav: nav, Loc: c.Loc.String(), New: true, path: strconv.Itoa(next), child: c}
+				next++
+				for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
+					l.Fields = append(l.Fields, DeltaField{Field: f, Was: json.RawMessage("null"), Now: wire(c.Fields[f])})
+				}
+				out = append(out, l)
+				continue
+			}
+			taken[j] = true
+			k := was[nav][j]
+			fields, keyChanged := lineFields(lt, k, c)
+			name := DeltaLine{Nav: nav, Key: k.Key}.Name()
+			switch {
+			case keyChanged != "":
+				unsent = append(unsent, fmt.Sprintf("the key (%s) of line %s changed: a delta does not move a line", keyChanged, name))
+				continue
+			case len(fields) > 0 && k.Key == "":
+				unsent = append(unsent, fmt.Sprintf("a line of %s changed, and the journal keeps no key for it (the server's answer gave none)", nav))
+				continue
+			case len(fields) == 0 && kidHash(c) != k.Hash:
+				unsent = append(unsent, fmt.Sprintf("line %s: a long text or its own sub-forms changed: a delta does not send them", name))
+				continue
+			case len(fields) == 0:
+				continue
+			}
+			out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
+		}
+		for j, k := range was[nav] {
+			if !taken[j] {
+				out = append(out, DeltaLine{Nav: nav, Key: k.Key, Gone: true, path: k.Path, was: k})
+			}
+		}
+	}
+	return out, unsent
+}
+
+// pairLines pairs the lines of a sub-form now with those loaded: by the
+// line's key fields when the source gives every one of them for every
+// line, else by place. pairs[i] is the loaded line of now[i], -1 for none.
+func pairLines(lt *odata.EntityType, now []*transform.Child, was []journal.WroteKid) []int {
+	pairs := make([]int, len(now))
+	byKey := lt != nil && len(lt.Key) > 0 && len(now) > 0
+	for _, c := range now {
+		if byKey && odata.EntityKey(lt, c.Fields) == "" {
+			byKey = false
+		}
+	}
+	for i, c := range now {
+		pairs[i] = -1
+		if !byKey {
+			if i < len(was) {
+				pairs[i] = i
+			}
+			continue
+		}
+		key := odata.EntityKey(lt, c.Fields)
+		for j, k := range was {
+			if k.Key != "" && odata.CanonicalKey(lt, k.Key) == key {
+				pairs[i] = j
+				break
+			}
+		}
+	}
+	return pairs
+}
+
+// lineFields are the fields of line c written differently now than the
+// journal's line k was; keyChanged names key fields that differ.
+func lineFields(lt *odata.EntityType, k journal.WroteKid, c *transform.Child) (fields []DeltaField, keyChanged string) {
+	was, _ := odata.DecodeEntity(k.Wrote)
+	fields, keys := changedFields(lt, was, c.Fields)
+	return fields, strings.Join(keys, ", ")
+}
+
+// changedFields are the fields of now (an entity's or a line's, of type t)
+// written differently than the journal's was, by compare's rule, and the
+// key fields that differ apart. A long text or a file the journal never
+// kept is not compared (a line's is kidHash's).
+func changedFields(t *odata.EntityType, was, now map[string]any) (fields []DeltaField, keys []string) {
+	for _, f := range slices.Sorted(maps.Keys(now)) {
+		v := now[f]
+		old, kept := was[f]
+		if !kept && v != nil && !matchable(v) {
+			continue
+		}
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(f)
+		}
+		if compare.Value(p, old, v) {
+			continue
+		}
+		if t != nil && t.IsKey(f) {
+			keys = append(keys, f)
+			continue
+		}
+		fields = append(fields, DeltaField{Field: f, Was: wire(old), Now: wire(v)})
+	}
+	return fields, keys
+}
+
+// kidsSent is what a delta's PATCHes and POSTs of lines leave of the
+// journal's children (was, RecordEntry.WroteKids): a line patched holds its
+// new fields, a line added is one more, with the key the server gave it.
+func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
+	kids, err := journal.DecodeKids(was)
+	if err != nil || len(sent) == 0 {
+		return was
+	}
+	at := map[string]int{}
+	for i, k := range kids {
+		at[k.Path] = i
+	}
+	for _, o := range sent {
+		if !o.ok() {
+			continue
+		}
+		c := o.child
+		switch o.kind {
+		case journal.OpPatch:
+			i, ok := at[o.path]
+			if !ok {
+				continue
+			}
+			k := &kids[i]
+			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
+			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
+			k.Hash = kidHash(c)
+		case journal.OpCreate:
+			kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Key: o.key, Wrote: wroteFields(c.Fields), Filled: o.got, Hash: kidHash(c)})
+		}
+	}
+	return encodeKids(kids)
+}
+
+// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order.
+func encodeKids(kids []journal.WroteKid) json.RawMessage {
+	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
+	return journal.EncodeKids(kids)
+}
+
+// pathCompare orders first-level paths by number.
+func pathCompare(a, b string) int {
+	i, errA := strconv.Atoi(a)
+	j, errB := strconv.Atoi(b)
+	if errA != nil || errB != nil {
+		return strings.Compare(a, b)
+	}
+	return i - j
+}
+
+// lineOps are the sub-requests of a changed record's lines, under root (its
+// entity, patched or not): a PATCH of each changed line, by its key, with
+// its changed fields (before: the values read), and a POST of each new line
+// (with its own sub-forms) to the parent's sub-form.
+func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[string]map[string]any) ([]unit, error) {
+	var units []unit
+	for _, l := range lines {
+		if !l.sends() {
+			continue
+		}
+		lt := lineType(sr.r.md, root.typ, l.Nav)
+		if l.New {
+			tmp := &op{}
+			if err := sr.b.childOps(w, tmp, root.typ, []*transform.Child{l.child}, "", false); err != nil {
+				return nil, err
+			}
+			o := tmp.kids[0]
+			renumber(o, l.path)
+			o.parent, o.child = root, l.child
+			root.kids = append(root.kids, o)
+			units = append(units, flatten(o, nil))
+			continue
+		}
+		changed := map[string]any{}
+		for _, f := range l.Fields {
+			changed[f.Field] = l.child.Fields[f.Field]
+		}
+		o := &op{work: w, path: l.path, nav: l.Nav, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
+			fields: changed, key: l.Key, line: l.Key, loc: l.child.Loc, child: l.child}
+		o.abs = root.abs + "/" + l.Nav + "(" + l.Key + ")"
+		o.url = o.abs
+		o.body, _ = odata.MarshalBody(changed)
+		o.patch = o.body
+		o.before, _ = json.Marshal(before[l.path])
+		root.kids = append(root.kids, o)
+		units = append(units, unit{o})
+	}
+	return units, nil
+}
+
+// renumber gives a new line built on its own (childOps, path "0") its path
+// among its record's children, and its own children theirs.
+func renumber(o *op, path string) {
+	o.path = path
+	for i, k := range o.kids {
+		renumber(k, path+"."+strconv.Itoa(i))
+	}
+}
+
+// linesRead finds, in the record as read (body, with the sub-forms of its
+// changed lines expanded), each changed line by its key: what the server
+// holds of it now. A line not found is named.
+func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, lines []DeltaLine) (map[string]map[string]any, string) {
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(body, &raw)
+	out := map[string]map[string]any{}
+	for _, l := range lines {
+		if !l.sends() || l.New {
+			continue
+		}
+		lt := lineType(md, t, l.Nav)
+		var held []json.RawMessage
+		_ = json.Unmarshal(raw[l.Nav], &held)
+		for _, h := range decodeLines(held) {
+			if lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, l.Key) {
+				out[l.path] = h
+				break
+			}
+		}
+		if out[l.path] == nil {
+			return nil, l.Name()
+		}
+	}
+	return out, ""
+}
+
+// oursOf is what the journal says a line holds: its fields as sent, with
+// what the server filled in their place.
+func oursOf(k journal.WroteKid) map[string]any {
+	ours := map[string]any{}
+	if m, err := odata.DecodeEntity(k.Wrote); err == nil {
+		ours = m
+	}
+	if m, err := odata.DecodeEntity(k.Filled); err == nil && len(k.Filled) > 0 {
+		maps.Copy(ours, m)
+	}
+	return ours
+}
