@@ -34,7 +34,10 @@ var (
 // in the quickstart's shapes, bigger. Orders are deep-inserted with their
 // lines and text, keyed by Guids the server numbers; one whose answer a
 // kill lost is found again by its fields among the documents the server
-// stamped (modifiedAt) after the step's watermark. Each round kills apply
+// stamped (modifiedAt) after the step's watermark, while the service
+// holds look-alikes of a third of them (same fields, same lines) made
+// before the rounds, which must be neither taken for the load's own nor
+// touched by undo. Each round kills apply
 // at seeded random moments and resumes it until it exits 0, compares what
 // the service holds with the generated rows exactly (and, after each
 // kill, that nothing is there twice), runs verify, then kills and resumes
@@ -52,6 +55,15 @@ func TestCrashCAP(t *testing.T) {
 	rng := rand.New(rand.NewSource(*crashSeed))
 	var f crashFigures
 	inDoubt := map[string]int{} // records a kill left in doubt, by step
+
+	// What the service holds before every round: orders like the load's,
+	// made by another run, which no round may take for its own.
+	mustRun(t, tg, dir, "apply", l.lookAlikes, "--dialect", "odata")
+	if d := l.diff(t, s.Root, l.held); !d.ok() {
+		t.Fatalf("the look-alike orders: %v", d)
+	}
+	f.LookAlikes = len(l.held["ORDERS"])
+	f.Held = f.LookAlikes
 
 	// Calibrate: an uninterrupted apply, a resume with nothing left to
 	// do, an uninterrupted undo.
@@ -223,6 +235,12 @@ type capLoad struct {
 	plan              string
 	records, children int
 	want              map[string][]string
+	// lookAlikes is a plan of orders with the fields and lines of every
+	// third order of the load, applied before the rounds and never undone;
+	// held is what it leaves in the service, which every round must leave
+	// as it found it.
+	lookAlikes string
+	held       map[string][]string
 }
 
 // capSets are the entity sets the quickstart writes, with what to expand.
@@ -249,7 +267,20 @@ func generateCAP(t testing.TB, dir string, orders, batch int, seed int64) *capLo
 	if text == string(plan) {
 		t.Fatal("examples/plans/quickstart.yaml has no target: block to give a batch_size")
 	}
-	l := &capLoad{plan: filepath.Join(dir, "quickstart.yaml"), want: map[string][]string{}}
+	l := &capLoad{plan: filepath.Join(dir, "quickstart.yaml"), want: map[string][]string{},
+		lookAlikes: filepath.Join(dir, "lookalikes.yaml"), held: map[string][]string{}}
+	// The look-alikes' plan is the quickstart's orders step alone.
+	steps := strings.Index(text, "\nsteps:\n")
+	orderStep := strings.Index(text, "  - name: orders\n")
+	tests := strings.Index(text, "\n# Plan tests")
+	if steps < 0 || orderStep < steps || tests < orderStep {
+		t.Fatal("examples/plans/quickstart.yaml: no steps:, orders step and plan tests in that order")
+	}
+	look := "version: 1\nname: lookalikes\ntarget:\n  timezone: Asia/Jerusalem\nsources:\n  order_lines:\n    file: data/lookalikes.csv\nsteps:\n" +
+		strings.Replace(text[orderStep:tests], "    after: [customers, parts]\n", "", 1)
+	if err := os.WriteFile(l.lookAlikes, []byte(look), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(l.plan, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -318,6 +349,7 @@ func generateCAP(t testing.TB, dir string, orders, batch int, seed int64) *capLo
 	write("customers.csv", ',', customers)
 
 	lines := [][]string{{"OrderNo", "Customer", "Date", "Part", "Qty", "Price", "Remarks"}}
+	looks := [][]string{lines[0]}
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for o := 1; o <= orders; o++ {
 		cust, date := custs[r.Intn(len(custs))], day.AddDate(0, 0, o)
@@ -325,25 +357,39 @@ func generateCAP(t testing.TB, dir string, orders, batch int, seed int64) *capLo
 		if r.Intn(3) == 0 {
 			remark = fmt.Sprintf("Deliver to gate %d, %s", o, words[r.Intn(len(words))])
 		}
+		look := o%3 == 0
 		var items []string
 		for range 1 + r.Intn(5) {
 			part, qty, price := partNos[r.Intn(len(partNos))], fmt.Sprint(1+r.Intn(500)), fmt.Sprintf("%d.%02d", r.Intn(50), r.Intn(100))
-			lines = append(lines, []string{fmt.Sprint(o), cust, date.Format("02/01/2006"), part, qty, price, remark})
+			row := []string{fmt.Sprint(o), cust, date.Format("02/01/2006"), part, qty, price, remark}
+			lines = append(lines, row)
 			item := canonItem(strings.ToUpper(part), qty, price)
 			items = append(items, item)
 			l.want["ORDERITEMS"] = append(l.want["ORDERITEMS"], item)
 			l.children++
+			if look {
+				looks = append(looks, row)
+				l.held["ORDERITEMS"] = append(l.held["ORDERITEMS"], item)
+			}
 		}
+		txt := "no text"
 		if remark != "" {
-			l.want["ORDERS_ORDERSTEXT_SUBFORM"] = append(l.want["ORDERS_ORDERSTEXT_SUBFORM"], canonText(remark, true))
+			txt = canonText(remark, true)
+			l.want["ORDERS_ORDERSTEXT_SUBFORM"] = append(l.want["ORDERS_ORDERSTEXT_SUBFORM"], txt)
 			l.children++
-		} else {
-			remark = "-"
+			if look {
+				l.held["ORDERS_ORDERSTEXT_SUBFORM"] = append(l.held["ORDERS_ORDERSTEXT_SUBFORM"], txt)
+			}
 		}
 		slices.Sort(items)
-		add("ORDERS", cust, date.Format(time.DateOnly), canonText(remark, remark != "-"), strings.Join(items, ";"))
+		order := strings.Join([]string{cust, date.Format(time.DateOnly), txt, strings.Join(items, ";")}, "|")
+		l.want["ORDERS"] = append(l.want["ORDERS"], order)
+		if look {
+			l.held["ORDERS"] = append(l.held["ORDERS"], order)
+		}
 	}
 	write("orders.csv", ',', lines)
+	write("lookalikes.csv", ',', looks)
 	for set := range l.want {
 		if set != "ORDERITEMS" && set != "ORDERS_ORDERSTEXT_SUBFORM" {
 			l.records += len(l.want[set])
@@ -365,9 +411,6 @@ func canonItem(part, qty, price string) string {
 }
 
 func canonText(text string, appendTo bool) string {
-	if text == "-" {
-		return "no text"
-	}
 	return fmt.Sprintf("%q append=%v", text, appendTo)
 }
 
@@ -423,19 +466,29 @@ type capDiff struct {
 func (d capDiff) ok() bool { return len(d.Missing)+len(d.Duplicated)+len(d.Extra) == 0 }
 
 func (d capDiff) String() string {
-	return fmt.Sprintf("%d missing %.5q, %d duplicated %.5q, %d different or extra %.5q",
-		len(d.Missing), d.Missing, len(d.Duplicated), d.Duplicated, len(d.Extra), d.Extra)
+	first := func(rows []string) []string { return rows[:min(len(rows), 5)] }
+	return fmt.Sprintf("%d missing %q, %d duplicated %q, %d different or extra %q (the first 5 of each)",
+		len(d.Missing), first(d.Missing), len(d.Duplicated), first(d.Duplicated), len(d.Extra), first(d.Extra))
 }
 
 // compare reads every entity set the load writes from the service at root
-// and compares it with the load, as multisets of canonical rows.
+// and compares it with the load and what the service held before, as
+// multisets of canonical rows.
 func (l *capLoad) compare(t testing.TB, root string) capDiff {
+	return l.diff(t, root, l.want, l.held)
+}
+
+// diff compares what the service at root holds with the rows of wants
+// together, as multisets of canonical rows.
+func (l *capLoad) diff(t testing.TB, root string, wants ...map[string][]string) capDiff {
 	t.Helper()
 	var d capDiff
 	for _, cs := range capSets {
 		want := map[string]int{}
-		for _, w := range l.want[cs.set] {
-			want[w]++
+		for _, ws := range wants {
+			for _, w := range ws[cs.set] {
+				want[w]++
+			}
 		}
 		got := map[string]int{}
 		for _, row := range capRows(t, root, cs.set, cs.expand) {
@@ -461,16 +514,13 @@ func (l *capLoad) compare(t testing.TB, root string) capDiff {
 	return d
 }
 
-// left is what the service still holds of any set the load writes.
+// left is how what the service holds after undo differs from what it
+// held before the load: rows undo left behind, and rows held before that
+// it removed or changed.
 func (l *capLoad) left(t testing.TB, root string) []string {
 	t.Helper()
-	var out []string
-	for _, cs := range capSets {
-		for _, row := range capRows(t, root, cs.set, "") {
-			out = append(out, cs.set+": "+canonCAP(cs.set, row))
-		}
-	}
-	return out
+	d := l.diff(t, root, l.held)
+	return slices.Concat(d.Extra, d.Duplicated, d.Missing)
 }
 
 func capRows(t testing.TB, root, set, expand string) []map[string]any {
