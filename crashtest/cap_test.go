@@ -3,7 +3,6 @@ package crashtest
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,29 +31,45 @@ var (
 // the ERP's: the CAP test service (odata/captest; docs/other-services.md),
 // loaded by the quickstart example plan with --dialect odata from sources
 // in the quickstart's shapes, bigger. Orders are deep-inserted with their
-// lines and text, keyed by Guids the server numbers; one whose answer a
+// lines and text (deep insert), or posted bare, their lines one by one to
+// the order and their text by a PATCH of the order (line by line: the
+// plan's step with deep_insert: false), keyed by Guids the server numbers;
+// one whose answer a
 // kill lost is found again by its fields among the documents the server
 // stamped (modifiedAt) after the step's watermark, while the service
 // holds look-alikes of a third of them (same fields, same lines) made
 // before the rounds, which must be neither taken for the load's own nor
-// touched by undo. Each round kills apply
-// at seeded random moments and resumes it until it exits 0, compares what
-// the service holds with the generated rows exactly (and, after each
-// kill, that nothing is there twice), runs verify, then kills and resumes
-// undo until the service is empty. Under CI=true a service that cannot
-// start fails the test; elsewhere, without `npm ci`, it skips.
+// touched by undo. Each round kills apply at seeded random moments and
+// resumes it until it exits 0, compares what the service holds with the
+// generated rows exactly (and, after each kill, that nothing is there
+// twice), runs verify, then kills and resumes undo until the service
+// holds only the look-alikes. Under CI=true a service that cannot start
+// fails the test; elsewhere, without `npm ci`, it skips.
 func TestCrashCAP(t *testing.T) {
 	if *crashCAP == 0 {
 		t.Skip("-crash.cap=0")
 	}
 	t.Parallel()
+	for _, lineByLine := range []bool{false, true} {
+		name := "deep insert"
+		if lineByLine {
+			name = "line by line"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runCrashCAP(t, name, lineByLine)
+		})
+	}
+}
+
+func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 	s := captest.Require(t)
 	tg := &target{url: s.Root}
 	dir := t.TempDir()
-	l := generateCAP(t, dir, *crashCAPOrders, *crashCAPBatch, *crashSeed)
+	l := generateCAP(t, dir, *crashCAPOrders, *crashCAPBatch, *crashConc, lineByLine, *crashSeed)
 	rng := rand.New(rand.NewSource(*crashSeed))
 	var f crashFigures
-	inDoubt := map[string]int{} // records a kill left in doubt, by step
+	inDoubt := map[string]int{} // sub-requests a kill left in doubt, by step, method and entity
 
 	// What the service holds before every round: orders like the load's,
 	// made by another run, which no round may take for its own.
@@ -132,7 +147,7 @@ func TestCrashCAP(t *testing.T) {
 				}
 				// What the kill left in doubt (sent, its answer lost) the
 				// resume must find again: orders by their fields.
-				for name, n := range statusInDoubt(t, tg, dir, j) {
+				for name, n := range inDoubtSubs(t, j) {
 					inDoubt[name] += n
 				}
 				// Missing documents are expected mid-run; one twice, or
@@ -204,10 +219,10 @@ func TestCrashCAP(t *testing.T) {
 			break
 		}
 	}
-	k := crashKind{name: "CAP service, --dialect odata"}
+	k := crashKind{name: "CAP service, --dialect odata, " + name}
 	t.Logf("%s: %d records (+%d lines and texts), %d rounds, %d kills (%d in apply, %d of them in a resume, %d mid index write; %d in undo), %d runs finished before their kill, %d exits 4",
 		k.name, l.records, l.children, f.Rounds, kills(), f.ApplyKills, f.ResumeKills, f.IndexKills, f.UndoKills, f.Finished, f.Interrupted)
-	t.Logf("%s: records left in doubt by the kills, found again or sent again by the resumes: %v", k.name, inDoubt)
+	t.Logf("%s: sub-requests left in doubt by the kills (summed over the kills), found again or sent again by the resumes: %v", k.name, inDoubt)
 	t.Logf("%s: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, duplicates or extras seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
 		k.name, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
 	appendResults(t, "Crash campaign: "+k.name, crashTable(k, &load{records: l.records, children: l.children}, &f))
@@ -250,22 +265,29 @@ var capSets = []struct{ set, expand string }{
 	{"ORDERS_ORDERSTEXT_SUBFORM", ""},
 }
 
-// generateCAP writes the quickstart plan, with batch_size, and sources in
+// generateCAP writes the quickstart plan, with batch_size and concurrency, and sources in
 // the shapes of the quickstart's (parts with ";" and decimal commas, codes
 // to trim and upper-case, obsolete parts skipped, dates as 02/01/2006,
 // orders as groups of lines with a remark on some) under dir. Each order
 // has its own date, so that its fields tell it from the others (the
 // reconciliation of a document with a Guid key, docs/other-services.md).
-func generateCAP(t testing.TB, dir string, orders, batch int, seed int64) *capLoad {
+func generateCAP(t testing.TB, dir string, orders, batch, concurrency int, lineByLine bool, seed int64) *capLoad {
 	t.Helper()
 	r := rand.New(rand.NewSource(seed))
 	plan, err := os.ReadFile(filepath.Join("..", "examples", "plans", "quickstart.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(plan), "\ntarget:\n", fmt.Sprintf("\ntarget:\n  batch_size: %d\n", batch), 1)
+	text := strings.Replace(string(plan), "\ntarget:\n", fmt.Sprintf("\ntarget:\n  batch_size: %d\n  concurrency: %d\n", batch, concurrency), 1)
 	if text == string(plan) {
 		t.Fatal("examples/plans/quickstart.yaml has no target: block to give a batch_size")
+	}
+	if lineByLine {
+		deep := strings.Replace(text, "\n    id: row.OrderNo\n", "\n    id: row.OrderNo\n    deep_insert: false\n", 1)
+		if deep == text {
+			t.Fatal("examples/plans/quickstart.yaml: no orders step keyed by id: row.OrderNo to give deep_insert: false")
+		}
+		text = deep
 	}
 	l := &capLoad{plan: filepath.Join(dir, "quickstart.yaml"), want: map[string][]string{},
 		lookAlikes: filepath.Join(dir, "lookalikes.yaml"), held: map[string][]string{}}
@@ -534,24 +556,26 @@ func capRows(t testing.TB, root, set, expand string) []map[string]any {
 	return rows
 }
 
-// statusInDoubt is what `migrate status` says is in doubt in the journal,
-// by step; nothing when a kill came before the journal was made.
-func statusInDoubt(t testing.TB, tg *target, dir, j string) map[string]int {
+// inDoubtSubs counts the sub-requests a kill left in doubt (sent, no
+// outcome journaled) in the journal j, by step, method and entity or
+// navigation: what the resume must find again on the service or send
+// again. Nothing when the kill came before the journal was made.
+func inDoubtSubs(t testing.TB, j string) map[string]int {
 	t.Helper()
 	if _, err := os.Stat(j); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	// It exits 4 while the journal is not complete.
-	o := migrate(t, tg, dir, 0, "status", j, "--json")
-	var st journalStatus
-	if err := json.Unmarshal([]byte(o.stdout), &st); err != nil {
-		t.Fatalf("status --json after a kill exited %d: %v\n%s%s", o.code, err, o.stdout, o.stderr)
+	st, err := journal.Load(j)
+	if err != nil {
+		t.Fatalf("reading the journal after a kill: %v", err)
 	}
 	out := map[string]int{}
-	for _, s := range st.Steps {
-		if s.InDoubt > 0 {
-			out[s.Name] = s.InDoubt
+	for _, s := range st.InDoubtSubs() {
+		what := s.Nav
+		if what == "" {
+			what = strings.SplitN(s.URL, "(", 2)[0]
 		}
+		out[s.Step+" "+s.Meth+" "+what]++
 	}
 	return out
 }
