@@ -99,8 +99,8 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 	if left := l.left(t, s.Root); len(left) > 0 {
 		t.Fatalf("an uninterrupted undo left %v", left)
 	}
-	t.Logf("CAP: %d records, %d lines and texts; uninterrupted apply %v, undo %v, resume with nothing to do %v",
-		l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond))
+	t.Logf("CAP, %s: %d records, %d lines and texts; uninterrupted apply %v, undo %v, resume with nothing to do %v",
+		name, l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond))
 
 	perRound := max(*crashPerRound, 2)
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
