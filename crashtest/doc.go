@@ -40,8 +40,9 @@
 // look-alikes, 12 with two runs at once, 6 on a full disk and 12 under
 // quirks at each of two versions, over 300 records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
-// 12 in each of two CAP rounds over 60 orders; each fault at two rates over 250 records: about 70 s on two cores, more
-// with other builds running); long on demand, with the
+// 12 in each of two CAP subtests over 60 orders; each fault at two rates
+// over 250 records: about 70 s on two cores, more with other builds
+// running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
