@@ -208,18 +208,9 @@ func runCrash(t *testing.T, k crashKind) {
 		k.name, l.records, l.children, span.Round(time.Millisecond), undoSpan.Round(time.Millisecond), overhead.Round(time.Millisecond), journalSize)
 
 	// Each round (fresh sandbox, apply, undo) takes about crash.per-round
-	// kills, three quarters in apply. A quarter of them land in the start
-	// of a run (flag parsing, journal replay, reconciliation), the rest
-	// after it, within a stretch of the load sized so that the round's
-	// kills spread over all of it.
+	// kills, three quarters in apply, each landing where killDelay says.
 	perRound := max(*crashPerRound, 2)
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
-	delay := func(span time.Duration, kills int) time.Duration {
-		if c.rng.Intn(4) == 0 {
-			return time.Duration(c.rng.Int63n(int64(overhead))) + time.Millisecond
-		}
-		return overhead + time.Duration(c.rng.Int63n(max(2*int64(span)/int64(kills), 1)))
-	}
 	kills := func() int { return c.f.ApplyKills + c.f.UndoKills }
 
 	f := &c.f
@@ -245,7 +236,7 @@ func runCrash(t *testing.T, k crashKind) {
 			kill := time.Duration(0)
 			// The last round keeps its undo's share of the kills.
 			if kills() < k.points-undoKills && attempt < 2*applyKills {
-				kill = delay(span, applyKills)
+				kill = killDelay(c.rng, overhead, span, applyKills)
 			}
 			killed, done := false, false
 			var outs []outcome

@@ -16,9 +16,14 @@
 //     while the plan copies part families from a template
 //     company (a second sandbox, seven rows a page) that gains and loses
 //     families before and after the copy's position during the runs and
-//     between them (TestCrashChangingSource, changing_test.go), and during a
+//     between them (TestCrashChangingSource, changing_test.go), during a
 //     delta load (apply --delta after the sources changed, TestCrashDelta,
-//     delta_test.go);
+//     delta_test.go), and against a standard OData service that is not the
+//     ERP's: the CAP test service (odata/captest), loaded by the quickstart
+//     plan with --dialect odata, its orders deep-inserted and line by line,
+//     among look-alikes made before the run (TestCrashCAP, cap_test.go;
+//     skipped without `npm ci` in odata/captest/testdata/cap, failed under
+//     CI=true);
 //   - has the sandbox drop connections before and after the commit, answer
 //     500s, storms of 429 with Retry-After and latency spikes past the
 //     client's timeout, at several rates (fault campaign, fault_test.go);
@@ -35,14 +40,16 @@
 // look-alikes, 12 with two runs at once, 6 on a full disk and 12 under
 // quirks at each of two versions, over 300 records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
-// each fault at two rates over 250 records: about 70 s on two cores, more
-// with other builds running); long on demand, with the
+// 12 in each of two CAP subtests over 60 orders; each fault at two rates
+// over 250 records: about 70 s on two cores, more with other builds
+// running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
 //	go test ./crashtest -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
 //	go test ./crashtest -run CrashChangingSource -crash.changing-source=60 -crash.kind-records=1000
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
+//	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300
 //	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
 //	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
 //

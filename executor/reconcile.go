@@ -202,6 +202,14 @@ func (r *runner) reconcile() error {
 			if err != nil {
 				return err
 			}
+			if resp.Status == 204 {
+				// A single-valued navigation that holds nothing: a
+				// standard service answers 204 No Content (a text not
+				// written, docs/other-services.md, What differs).
+				decide(-1, "", "reconciled: absent")
+				absentLine[recKey+"|"+s.Path] = true
+				continue
+			}
 			if resp.Status != 200 {
 				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
 				continue

@@ -2,9 +2,14 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -52,5 +57,72 @@ func TestCrashThenResumeReconcilesLineTexts(t *testing.T) {
 				t.Errorf("%s line %d: text %v, want %q once", id, i+1, txt, want)
 			}
 		}
+	}
+}
+
+// standardTexts answers a read of an order's text as a standard service
+// does when the order has none (204 No Content: a single-valued navigation
+// that holds nothing), and loses the first batch that writes a text before
+// it is sent, as a run killed between its journal's intent and the call.
+type standardTexts struct {
+	inner Client
+	lost  atomic.Bool
+}
+
+func (c *standardTexts) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
+	textRead := map[string]bool{}
+	for _, r := range reqs {
+		switch {
+		case !strings.HasSuffix(r.URL, "/ORDERSTEXT_SUBFORM"):
+		case r.Method == http.MethodGet:
+			textRead[r.ID] = true
+		case c.lost.CompareAndSwap(false, true):
+			return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("killed before sending (simulated)")}
+		}
+	}
+	resps, err := c.inner.Batch(ctx, reqs, opts)
+	for i, r := range resps {
+		var text struct{ TEXT *string }
+		if textRead[r.ID] && (r.Status == http.StatusNotFound || json.Unmarshal(r.Body, &text) == nil && text.TEXT == nil) {
+			resps[i].Status, resps[i].Body = http.StatusNoContent, nil
+		}
+	}
+	return resps, err
+}
+
+// TestResumeSendsTextAnsweredNoContent: an order's text, written on its
+// own after the order (line by line), went in doubt without reaching the
+// server; the resume reads the order's text, which a standard service
+// answers 204 No Content, and sends it: absent, not in doubt forever
+// (found by the crash campaign against CAP: every resume exited 4 with
+// "reading its lines gave status 204").
+func TestResumeSendsTextAnsweredNoContent(t *testing.T) {
+	t.Parallel()
+	env := newSandbox(t, sandbox.Options{})
+	o1 := orderWithLines("O1", 2, "C1", "P1", "P2")
+	o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver to gate 2"}))
+	p, f := ordersPlan(o1)
+	o := loadPartsAndCustomers(t, env, p, f)
+	// Each sub-request a batch of its own: the order is answered, its
+	// text's batch lost.
+	o.BatchSize = 1
+	c := &standardTexts{inner: env.client}
+	o.Client = c
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("first apply: %v", err)
+	}
+	if !c.lost.Load() {
+		t.Fatal("no batch wrote the order's text")
+	}
+	sum, err := runApply(context.Background(), o)
+	if err != nil || !sum.Complete || len(sum.Undecided) != 0 {
+		t.Fatalf("resume: %v complete=%v undecided=%q", err, sum != nil && sum.Complete, sum.Undecided)
+	}
+	ord := env.entities("ORDERS", "DETAILS")["O1"]
+	if n := len(lines(ord, "ORDERITEMS_SUBFORM")); n != 2 {
+		t.Errorf("O1: %d lines, want 2", n)
+	}
+	if txt, _ := ord["ORDERSTEXT_SUBFORM"].(map[string]any); txt == nil || txt["TEXT"] != "Deliver to gate 2" {
+		t.Errorf("O1: text %v, want it once", ord["ORDERSTEXT_SUBFORM"])
 	}
 }

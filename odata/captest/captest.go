@@ -191,11 +191,37 @@ func Require(t testing.TB) *Server {
 // references, the modifiedAt time that is the ETag) shown as "<guid>" and
 // "<time>", and rows in the order of their JSON.
 func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
+	all, err := Rows(ctx, root, set, expand)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]string, 0, len(all))
+	for _, r := range all {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("  ", "  ")
+		if err := enc.Encode(steady(r)); err != nil {
+			return nil, err
+		}
+		rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
+	}
+	slices.Sort(rows)
+	if len(rows) == 0 {
+		return []byte(set + ": []\n"), nil
+	}
+	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+}
+
+// Rows reads all of an entity set, with expand as $expand, page after page
+// by @odata.nextLink, as the service answers it: values as its JSON gives
+// them (Decimals as strings), annotations kept, in the service's order.
+func Rows(ctx context.Context, root, set, expand string) ([]map[string]any, error) {
 	url := root + "/" + set
 	if expand != "" {
 		url += "?$expand=" + expand
 	}
-	var rows []string
+	var rows []map[string]any
 	for pages := 0; url != ""; pages++ {
 		if pages == 1000 {
 			return nil, fmt.Errorf("GET %s: a thousand pages; the next links go round", url)
@@ -204,26 +230,13 @@ func Dump(ctx context.Context, root, set, expand string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range page.Value {
-			var b strings.Builder
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("  ", "  ")
-			if err := enc.Encode(steady(r)); err != nil {
-				return nil, err
-			}
-			rows = append(rows, strings.TrimSuffix(b.String(), "\n"))
-		}
+		rows = append(rows, page.Value...)
 		url = ""
 		if page.NextLink != "" {
 			url = root + "/" + strings.TrimPrefix(page.NextLink, "/")
 		}
 	}
-	slices.Sort(rows)
-	if len(rows) == 0 {
-		return []byte(set + ": []\n"), nil
-	}
-	return []byte(set + ": [\n  " + strings.Join(rows, ",\n  ") + "\n]\n"), nil
+	return rows, nil
 }
 
 // ID is the ID (a Guid the service made up) of the one row of set whose
