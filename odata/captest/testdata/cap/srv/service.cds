@@ -37,6 +37,11 @@ service demo {
           key ID   : UUID;
               NOTE : String(80);
         };
+        // The customer's text: one object, as the order's.
+        CUSTOMERSTEXT_SUBFORM : Composition of one {
+          TEXT   : LargeString;
+          APPEND : Boolean;
+        };
   }
 
   entity ORDERS : tagged {
