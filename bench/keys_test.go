@@ -80,8 +80,8 @@ func BenchmarkHistory(b *testing.B) {
 
 // BenchmarkHistoryApply reports apply's peak memory (peak-MB), time (s)
 // and calls over N keyed customers under --memory 64MB, against a sandbox
-// in this process (its memory not counted): the load issue 28.6 asks to
-// stay within the budget at 10 million rows. Skipped under -short; 10M
+// in this process (its memory not counted): a load of 10 million rows
+// should stay within the budget. Skipped under -short; 10M
 // rows take over half an hour.
 func BenchmarkHistoryApply(b *testing.B) {
 	for _, rows := range []int{1_000_000, 10_000_000} {
