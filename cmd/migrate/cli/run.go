@@ -70,7 +70,7 @@ func commands() []command {
 		{"undo", "delete what a run created and restore what it changed", (*app).undo, false},
 		{"resolve", "list what is in doubt with its candidates; record what became of a record", (*app).resolve, false},
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},
-		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata show ENTITY", (*app).metadata, false},
+		{"metadata", "metadata pull [--out FILE] [--clear] [PLAN] | metadata list [WORD] | metadata show ENTITY", (*app).metadata, false},
 		{"export", "write an entity's rows (or, with --plan, what the plan would touch) to a workbook a plan can read back", (*app).export, false},
 		{"init", "write a starting plan that maps a source's columns onto an entity (or that loads an intake workbook)", (*app).initPlan, false},
 		{"template", "write the intake workbook of an entity a customer fills in: a sheet per level, notes, mandatory fields, value lists", (*app).template, false},
