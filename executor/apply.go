@@ -662,11 +662,18 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
 	sr.gone = failedIDs(r.state, s.Name)
-	if n, ok := r.expectedRows(s); ok {
-		sr.tellTotal(n) // before the start, so that it shows the total
+	ctx := r.ctx
+	wanted := r.opts.Hook != nil
+	if w, ok := r.hook.(TotalsWanted); ok {
+		wanted = w.WantsTotals()
+	}
+	if wanted {
+		if n, ok := r.expectedRows(s); ok {
+			sr.tellTotal(n) // before the start, so that it shows the total
+		}
+		ctx = transform.WithTotal(r.ctx, sr.tellTotal)
 	}
 	r.hook.StepStarted(s.Name, s.Entity)
-	ctx := transform.WithTotal(r.ctx, sr.tellTotal)
 	err := r.opts.records.Records(ctx, s.Name, r.opts.open, r, func(res transform.Result) error {
 		if r.halted() {
 			return errHalt

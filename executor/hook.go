@@ -30,6 +30,15 @@ type Hook interface {
 	Warn(msg string)
 }
 
+// TotalsWanted is a Hook that says whether it shows StepTotal at all: the
+// counts cost a read of each file source (a CSV's lines) or a call to a
+// connection ($count), which a run whose hook shows no total need not pay.
+// A Hook without the method is given the totals; a run without a Hook
+// counts nothing.
+type TotalsWanted interface {
+	WantsTotals() bool
+}
+
 // NopHook does nothing; embed it to implement only some methods.
 type NopHook struct{}
 

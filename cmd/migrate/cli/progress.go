@@ -102,11 +102,15 @@ func (a *app) newHook(asJSON bool) *progressHook {
 	return h
 }
 
+// WantsTotals says whether a bar or events show the steps' totals: without
+// them the engine counts nothing.
+func (h *progressHook) WantsTotals() bool { return h.tty || h.events }
+
 // StepTotal keeps the step's total for its bar and events: before the
 // step starts (rows counted), or while it runs (groups counted), when the
 // bar, a spinner until then, gets its length.
 func (h *progressHook) StepTotal(step string, records int) {
-	if !h.tty && !h.events {
+	if !h.WantsTotals() {
 		return
 	}
 	h.mu.Lock()
