@@ -52,28 +52,7 @@ func BenchmarkHistory(b *testing.B) {
 			if testing.Short() && rows > 100_000 {
 				b.Skip("-short: large files skipped")
 			}
-			dir, err := os.MkdirTemp("", "migrate-history-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			recs, kids, err := keysShape.write(dir, rows)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			var peak int64
-			var secs, cpu float64
-			for i := 0; i < b.N; i++ {
-				hwm, s, c, err := shapePeak(keysShape, dir, recs, kids)
-				if err != nil {
-					b.Fatal(err)
-				}
-				peak, secs, cpu = max(peak, hwm), secs+s, cpu+c
-			}
-			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
-			b.ReportMetric(secs/float64(b.N), "s")
-			b.ReportMetric(cpu/float64(b.N), "cpu-s")
+			benchShape(b, keysShape, rows)
 		})
 	}
 }

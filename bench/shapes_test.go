@@ -219,31 +219,38 @@ func BenchmarkShapes(b *testing.B) {
 				if testing.Short() && rows > 100_000 {
 					b.Skip("-short: 1M rows skipped")
 				}
-				dir, err := os.MkdirTemp("", "migrate-shape-")
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer os.RemoveAll(dir)
-				recs, kids, err := sh.write(dir, rows)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				var peak int64
-				var secs, cpu float64
-				for i := 0; i < b.N; i++ {
-					hwm, s, c, err := shapePeak(sh, dir, recs, kids)
-					if err != nil {
-						b.Fatal(err)
-					}
-					peak, secs, cpu = max(peak, hwm), secs+s, cpu+c
-				}
-				b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
-				b.ReportMetric(secs/float64(b.N), "s")
-				b.ReportMetric(cpu/float64(b.N), "cpu-s")
+				benchShape(b, sh, rows)
 			})
 		}
 	}
+}
+
+// benchShape writes sh's files for rows rows and reports the command's
+// peak memory (peak-MB), time (s) and CPU time (cpu-s), each run a child
+// process (shapePeak).
+func benchShape(b *testing.B, sh shape, rows int) {
+	dir, err := os.MkdirTemp("", "migrate-shape-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	recs, kids, err := sh.write(dir, rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var peak int64
+	var secs, cpu float64
+	for i := 0; i < b.N; i++ {
+		hwm, s, c, err := shapePeak(sh, dir, recs, kids)
+		if err != nil {
+			b.Fatal(err)
+		}
+		peak, secs, cpu = max(peak, hwm), secs+s, cpu+c
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+	b.ReportMetric(secs/float64(b.N), "s")
+	b.ReportMetric(cpu/float64(b.N), "cpu-s")
 }
 
 func shapeArgs(sh shape, dir string) []string {
