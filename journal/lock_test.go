@@ -87,17 +87,13 @@ func TestStaleLockFile(t *testing.T) {
 	must(t, j.Close())
 }
 
-// TestRefusalNamesTheLiveHolder: a run killed with SIGKILL leaves its pid
-// in the lock file; the next run locks the file and only then writes
-// itself over it. A run refused in between must not name the dead one
-// (two runs started at once did, in the crash campaign): the holder is
-// read again after a pause, and named once it reads the same twice.
-func TestRefusalNamesTheLiveHolder(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "run.journal")
+// refusedWhileRewritten is the refusal of a run that finds the journal at
+// path locked by a new holder whose lock file still names dead; the holder
+// writes live over it at the refused run's pause number writeAt. It gives
+// the refusal and the pauses taken.
+func refusedWhileRewritten(t *testing.T, path, dead, live string, writeAt int) (*LockedError, int) {
+	t.Helper()
 	writeRun(t, path)
-	dead := `{"pid":99999,"host":"gone","started":"2026-11-23T11:00:00Z"}` + "\n"
-	live := `{"pid":12345,"host":"here","started":"2026-11-23T12:00:00Z"}` + "\n"
 	must(t, os.WriteFile(LockPath(path), []byte(dead), 0o600))
 	// The new holder: the file locked, the dead holder's pid still in it.
 	f, err := os.OpenFile(LockPath(path), os.O_RDWR, 0)
@@ -109,7 +105,7 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 	pauses := 0
 	_, err = acquireWaiting(path, func() {
 		// It writes itself over the file while the refused run pauses.
-		if pauses++; pauses == 1 {
+		if pauses++; pauses == writeAt {
 			must(t, f.Truncate(0))
 			_, err := f.WriteAt([]byte(live), 0)
 			must(t, err)
@@ -119,6 +115,19 @@ func TestRefusalNamesTheLiveHolder(t *testing.T) {
 	if !errors.As(err, &le) {
 		t.Fatalf("acquire while locked: %v, want a *LockedError", err)
 	}
+	return le, pauses
+}
+
+// TestRefusalNamesTheLiveHolder: a run killed with SIGKILL leaves its pid
+// in the lock file; the next run locks the file and only then writes
+// itself over it. A run refused in between must not name the dead one
+// (two runs started at once did, in the crash campaign): the holder is
+// read again after a pause, and named once it reads the same twice.
+func TestRefusalNamesTheLiveHolder(t *testing.T) {
+	t.Parallel()
+	dead := `{"pid":99999,"host":"gone","started":"2026-11-23T11:00:00Z"}` + "\n"
+	live := `{"pid":12345,"host":"here","started":"2026-11-23T12:00:00Z"}` + "\n"
+	le, pauses := refusedWhileRewritten(t, filepath.Join(t.TempDir(), "run.journal"), dead, live, 1)
 	if le.Holder.PID != 12345 || !strings.Contains(le.Error(), "pid 12345 on here") {
 		t.Errorf("the refusal names %+v (%v), want the live holder, pid 12345", le.Holder, le)
 	}
@@ -136,33 +145,13 @@ func TestRefusalSkipsAKilledHoldersName(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the dead pid is found by the unix kill(pid, 0)")
 	}
-	path := filepath.Join(t.TempDir(), "run.journal")
-	writeRun(t, path)
 	gone := exec.Command(os.Args[0], "-test.run=^$")
 	must(t, gone.Run()) // a process of this machine, exited
 	host, _ := os.Hostname()
 	dead := fmt.Sprintf(`{"pid":%d,"host":%q,"started":"2026-11-23T11:00:00Z"}`+"\n", gone.Process.Pid, host)
 	live := fmt.Sprintf(`{"pid":%d,"host":%q,"started":"2026-11-23T12:00:00Z"}`+"\n", os.Getpid(), host)
-	must(t, os.WriteFile(LockPath(path), []byte(dead), 0o600))
-	f, err := os.OpenFile(LockPath(path), os.O_RDWR, 0)
-	must(t, err)
-	defer f.Close()
-	must(t, lockFile(f, true))
-	defer unlockFile(f)
-
-	pauses := 0
-	_, err = acquireWaiting(path, func() {
-		// The live holder writes itself only after five looks.
-		if pauses++; pauses == 5 {
-			must(t, f.Truncate(0))
-			_, err := f.WriteAt([]byte(live), 0)
-			must(t, err)
-		}
-	})
-	var le *LockedError
-	if !errors.As(err, &le) {
-		t.Fatalf("acquire while locked: %v, want a *LockedError", err)
-	}
+	// The live holder writes itself only after five looks.
+	le, _ := refusedWhileRewritten(t, filepath.Join(t.TempDir(), "run.journal"), dead, live, 5)
 	if le.Holder.PID != os.Getpid() {
 		t.Errorf("the refusal names %+v (%v), want the live holder, pid %d", le.Holder, le, os.Getpid())
 	}
