@@ -114,7 +114,7 @@ func groupText(p *odata.Property, v any) string {
 	if v == nil {
 		return ""
 	}
-	if p != nil && plan.Numeric(p.Type) {
+	if p != nil && p.Type.Numeric() {
 		if n, ok := compare.Number(p, v); ok {
 			return n.String()
 		}

@@ -140,9 +140,6 @@ func (t *Total) at(col int) Pos {
 	return p
 }
 
-// Numeric reports whether a field of type typ holds a number a total can
-// sum.
-func Numeric(typ odata.EdmType) bool { return typ.Numeric() }
 
 // totals checks a step's totals against the metadata: each sub-form one
 // of the step's collections that it writes lines to, each field one it
@@ -165,7 +162,7 @@ func (c *mdChecker) totals(t *odata.EntityType, s *Step, written map[string]bool
 			if tot.Nav != "" {
 				where = tot.Nav
 			}
-			if p := c.totalField(lineType, lineWritten, where, tot.Field, tot.at(tot.fieldCol), tw); p != nil && !Numeric(p.Type) {
+			if p := c.totalField(lineType, lineWritten, where, tot.Field, tot.at(tot.fieldCol), tw); p != nil && !p.Type.Numeric() {
 				c.d.errorf(tot.at(tot.fieldCol), "%s: %s.%s is %s, not a number: sum adds up numbers (count() counts records, count(NAV) lines)", tw, where, tot.Field, typeWords(p.Type))
 			}
 		}
