@@ -140,7 +140,6 @@ func (t *Total) at(col int) Pos {
 	return p
 }
 
-
 // totals checks a step's totals against the metadata: each sub-form one
 // of the step's collections that it writes lines to, each field one it
 // writes (a total is of what the plan writes, so that the source, what
