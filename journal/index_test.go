@@ -2,8 +2,10 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -186,7 +188,7 @@ func TestLeanIsFull(t *testing.T) {
 	}
 	fromIndex, err := LoadIndexed(path)
 	must(t, err)
-	if fromIndex.tbl == nil || fromIndex.tblN == 0 {
+	if fromIndex.idx.count() == 0 {
 		t.Fatal("the second load did not use the index")
 	}
 	sameAsFull(t, fromIndex, full)
@@ -214,6 +216,28 @@ func TestIndexIsOnlyACache(t *testing.T) {
 			must(t, os.WriteFile(IndexPath(path), b, 0o600))
 		}},
 		{"empty", func(t *testing.T, path string, _ []int64) { must(t, os.WriteFile(IndexPath(path), nil, 0o600)) }},
+		{"a run deleted", func(t *testing.T, path string, _ []int64) { must(t, os.Remove(someRun(t, path))) }},
+		{"a byte of a run changed", func(t *testing.T, path string, _ []int64) {
+			run := someRun(t, path)
+			b, err := os.ReadFile(run)
+			must(t, err)
+			b[len(b)/2] ^= 0x20
+			must(t, os.WriteFile(run, b, 0o600))
+		}},
+		{"a run replaced by another of the same length", func(t *testing.T, path string, _ []int64) {
+			run := someRun(t, path)
+			b, err := os.ReadFile(run)
+			must(t, err)
+			// Another journal's run: its own checksum holds, the head's
+			// does not.
+			was := bytes.Clone(b)
+			if b = bytes.Replace(b, []byte("R0"), []byte("Q0"), 1); bytes.Equal(b, was) {
+				t.Fatal("the run holds no R0 to change")
+			}
+			sum := crc32.Checksum(b[:len(b)-8], castagnoli)
+			binary.LittleEndian.PutUint32(b[len(b)-8:], sum)
+			must(t, os.WriteFile(run, b, 0o600))
+		}},
 		{"crash mid-write", func(t *testing.T, path string, _ []int64) {
 			// The temporary file of a write that never got to its rename,
 			// and no index: what a kill during the write leaves.
@@ -438,8 +462,8 @@ func TestHeldKeys(t *testing.T) {
 			}
 		}
 	}
-	if j.live.tbl == nil || checked == 0 {
-		t.Fatalf("nothing came from the index (%v) or nothing was held (%d)", j.live.tbl != nil, checked)
+	if j.live.idx.count() == 0 || checked == 0 {
+		t.Fatalf("nothing came from the index (%v) or nothing was held (%d)", j.live.idx.count(), checked)
 	}
 }
 
@@ -469,4 +493,75 @@ func lineEntry(t *testing.T, l []byte) Entry {
 		must(t, json.Unmarshal(l[9:len(l)-1], &e))
 	}
 	return e
+}
+
+// someRun is the path of one of the index's runs (the oldest).
+func someRun(t *testing.T, path string) string {
+	t.Helper()
+	head, err := readHead(IndexPath(path))
+	must(t, err)
+	var h indexHead
+	must(t, json.Unmarshal(head, &h))
+	if len(h.Tables) == 0 {
+		t.Fatal("the index names no run")
+	}
+	return filepath.Join(filepath.Dir(path), h.Tables[0].Name)
+}
+
+// TestIndexRuns: records settled a few at a time go to runs that are
+// merged as they fill a level; the folder holds the head and the runs it
+// names, no more (the merged ones and the temporaries gone), and each
+// record is found in them.
+func TestIndexRuns(t *testing.T) {
+	smallOverlay(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.journal")
+	j, err := CreateIndexed(path, Header{Plan: "p", Steps: []Step{{Name: "s", Entity: "E"}}})
+	must(t, err)
+	const n = 3000
+	for i := range n {
+		id := fmt.Sprintf("%d", (i*7919)%10007)
+		must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: id, Status: Committed, Key: "'" + id + "'"}}))
+	}
+	must(t, j.Close())
+	head, err := readHead(IndexPath(path))
+	must(t, err)
+	var h indexHead
+	must(t, json.Unmarshal(head, &h))
+	// 3000 records 16 at a time, 8 runs of a level merged: a few runs of
+	// each level, never 3000/16.
+	if len(h.Tables) == 0 || len(h.Tables) > 3*(mergeWidth-1) {
+		t.Fatalf("%d runs, want between 1 and %d", len(h.Tables), 3*(mergeWidth-1))
+	}
+	want := map[string]bool{"run.journal": true, "run.journal.idx": true}
+	total := 0
+	for _, r := range h.Tables {
+		want[r.Name] = true
+		total += r.N
+	}
+	if total != n {
+		t.Errorf("the runs hold %d entries, want %d (each record once: none was settled twice)", total, n)
+	}
+	des, err := os.ReadDir(dir)
+	must(t, err)
+	for _, de := range des {
+		if !want[de.Name()] {
+			t.Errorf("%s is left in the folder: no head names it", de.Name())
+		}
+		delete(want, de.Name())
+	}
+	if len(want) > 0 {
+		t.Errorf("missing from the folder: %v", want)
+	}
+	st, err := LoadIndexed(path)
+	must(t, err)
+	for i := range n {
+		id := fmt.Sprintf("%d", (i*7919)%10007)
+		if r := st.Record("s", id); r == nil || r.Key != "'"+id+"'" || r.Status() != Committed {
+			t.Fatalf("record %s: %+v", id, r)
+		}
+	}
+	if r := st.Record("s", "nope"); r != nil {
+		t.Fatalf("a record never written is found: %+v", r)
+	}
 }

@@ -162,6 +162,7 @@ func create(path string, h Header, lean bool) (*Journal, error) {
 		// An index left by an earlier journal of this name describes
 		// another log: its checksums would refuse it, but it goes now.
 		os.Remove(IndexPath(path))
+		removeStaleIndex(path, nil)
 		j.live.lean, j.live.over, j.live.idxPath = true, map[string]*settled{}, IndexPath(path)
 	}
 	if err := j.Append(Entry{Kind: KindHeader, Header: &h}); err != nil {
@@ -216,8 +217,10 @@ func open(path string, lean bool) (*Journal, *State, error) {
 	}
 	var st *State
 	if lean {
-		removeStaleTemps(IndexPath(path))
 		st, err = loadLean(f, path, true)
+		if err == nil && st.lean {
+			removeStaleIndex(path, st.idx)
+		}
 	} else {
 		st, err = replay(f, path)
 	}

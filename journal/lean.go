@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -83,7 +84,7 @@ func (s *State) EachSettled(fn func(SettledRecord) error) error {
 		return fn(SettledRecord{Step: s.StepNames[e.step], ID: e.id, Status: e.status, Key: e.key,
 			RowHash: e.rowHash, Created: e.created, Children: e.children})
 	}
-	err := s.tbl.each(func(e *entry) error {
+	err := s.idx.each(func(e *entry) error {
 		for ; i < len(over) && over[i].less(e.tkey); i++ {
 			if err := emit(&over[i]); err != nil {
 				return err
@@ -136,7 +137,7 @@ func (s *State) heldKeys(step string, keys []string) (map[string]bool, error) {
 	if !known {
 		return held, nil
 	}
-	err := s.tbl.eachFrom(no, func(e *entry) error {
+	err := s.idx.eachFrom(no, func(e *entry) error {
 		switch {
 		case e.step > no:
 			return errStop
@@ -177,10 +178,10 @@ func (s *State) settledOf(step, id string) (e settled, ok bool) {
 		return *v, !v.gone
 	}
 	no, known := s.stepNo[step]
-	if !known || s.tbl == nil {
+	if !known || s.idx == nil {
 		return settled{}, false
 	}
-	e, ok, err := s.tbl.lookup(no, id)
+	e, ok, err := s.idx.lookup(no, id)
 	if err != nil {
 		if s.ioErr == nil {
 			s.ioErr = fmt.Errorf("reading the journal's index %s: %w", s.idxPath, err)
@@ -283,7 +284,7 @@ func (st *State) tailSum() (uint32, int) {
 
 // maybeIndex writes the index once enough records settled since the last.
 func (st *State) maybeIndex() {
-	if st.lean && st.idxPath != "" && len(st.over) >= max(overlayMin, st.tblN/8) {
+	if st.lean && st.idxPath != "" && len(st.over) >= overlayMin {
 		st.writeIndex()
 	}
 }
@@ -295,12 +296,34 @@ func (st *State) writeIndex() {
 	if !st.lean || st.idxPath == "" {
 		return
 	}
-	head, err := st.encodeHead()
+	dir := filepath.Dir(st.idxPath)
+	next := st.nextRun
+	x, dropped, err := st.idx.flush(dir, filepath.Base(st.idxPath)+".r", &next, st.overEntries())
 	if err == nil {
-		var t *table
-		if t, err = writeIndex(st.idxPath, st.tbl, st.overEntries(), head); err == nil {
-			st.tbl, st.tblN, st.over, st.indexed = t, t.n, map[string]*settled{}, st.Entries
+		var head []byte
+		if head, err = st.encodeHead(x, next); err == nil {
+			err = writeHead(st.idxPath, head)
+		}
+		if err == nil {
+			st.idx, st.nextRun, st.over, st.indexed = x, next, map[string]*settled{}, st.Entries
+			// No head names them now. A copy of the state (Snapshot) may
+			// still read them: their files go, their handles stay open
+			// until it is done with them.
+			for _, t := range dropped {
+				os.Remove(filepath.Join(dir, t.name))
+			}
 			return
+		}
+		// The head was not written: the runs this write made go.
+		var had []*table
+		if st.idx != nil {
+			had = st.idx.list
+		}
+		for _, t := range x.list {
+			if !slices.Contains(had, t) {
+				t.close()
+				os.Remove(filepath.Join(dir, t.name))
+			}
 		}
 	}
 	st.idxPath = ""
@@ -309,19 +332,22 @@ func (st *State) writeIndex() {
 // indexHead is the head of an index: the journal prefix it covers and the
 // state's unsettled part, in full.
 type indexHead struct {
-	Covers    int64             `json:"covers"`
-	HeaderCRC uint32            `json:"header_crc"`
-	TailCRC   uint32            `json:"tail_crc"`
-	TailLen   int               `json:"tail_len"`
-	Entries   int               `json:"entries"`
-	LastBatch int               `json:"last_batch"`
-	Settled   int               `json:"settled"`
-	Mended    []int             `json:"mended,omitempty"`
-	Steps     []headStep        `json:"steps"`
-	Marks     map[string][]Mark `json:"marks,omitempty"`
-	Subs      []headSub         `json:"subs,omitempty"`
-	Open      []headOpen        `json:"open,omitempty"`
-	Records   []headRec         `json:"records,omitempty"`
+	Covers    int64  `json:"covers"`
+	HeaderCRC uint32 `json:"header_crc"`
+	TailCRC   uint32 `json:"tail_crc"`
+	TailLen   int    `json:"tail_len"`
+	Entries   int    `json:"entries"`
+	LastBatch int    `json:"last_batch"`
+	// Tables are the runs of settled records, oldest first; NextRun
+	// numbers the last run written.
+	Tables  []runRef          `json:"tables,omitempty"`
+	NextRun int               `json:"next_run,omitempty"`
+	Mended  []int             `json:"mended,omitempty"`
+	Steps   []headStep        `json:"steps"`
+	Marks   map[string][]Mark `json:"marks,omitempty"`
+	Subs    []headSub         `json:"subs,omitempty"`
+	Open    []headOpen        `json:"open,omitempty"`
+	Records []headRec         `json:"records,omitempty"`
 	// MarksFinish and Finished are State's marks and finished: whether the
 	// journal ends its finished applies with a line saying so, and whether
 	// the last one did.
@@ -390,11 +416,11 @@ type headRec struct {
 	WroteKids     json.RawMessage `json:",omitempty"`
 }
 
-func (st *State) encodeHead() ([]byte, error) {
+func (st *State) encodeHead(x *runs, nextRun int) ([]byte, error) {
 	st.tidy()
 	tc, tl := st.tailSum()
 	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
-		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Settled: st.tblN + len(st.over),
+		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Tables: x.refs(), NextRun: nextRun,
 		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done, Accepted: st.accepted, Gone: st.Gone}
 	no := map[*SubState]int{}
 	sub := func(s *SubState) int {
@@ -448,7 +474,7 @@ func (st *State) encodeHead() ([]byte, error) {
 
 // restore makes st the state an index's head describes, once the journal
 // f proves to hold the prefix it covers; false when it does not.
-func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
+func (st *State) restore(f *os.File, path string, head []byte) bool {
 	var h indexHead
 	if json.Unmarshal(head, &h) != nil || h.Covers <= 0 || h.TailLen > tailSpan || int64(h.TailLen) > h.Covers {
 		return false
@@ -532,7 +558,11 @@ func (st *State) restore(f *os.File, path string, t *table, head []byte) bool {
 			r.Extra = append(r.Extra, at(i))
 		}
 	}
-	st.tbl, st.tblN, st.indexed = t, h.Settled, h.Entries
+	x, err := openRuns(filepath.Dir(IndexPath(path)), h.Tables)
+	if err != nil {
+		return false
+	}
+	st.idx, st.nextRun, st.indexed = x, h.NextRun, h.Entries
 	st.marks, st.finished = st.marks || h.MarksFinish, h.Finished
 	st.Runs, st.LastRun = h.Runs, h.LastRun
 	if h.Done != nil {
@@ -562,9 +592,9 @@ func loadLean(f *os.File, path string, write bool) (*State, error) {
 		return st
 	}
 	st := fresh()
-	if t, head, err := readIndex(IndexPath(path)); err == nil {
-		if !st.restore(f, path, t, head) {
-			t.close()
+	if head, err := readHead(IndexPath(path)); err == nil {
+		if !st.restore(f, path, head) {
+			st.idx.close()
 			st = fresh()
 		}
 	}
@@ -597,14 +627,18 @@ func loadLean(f *os.File, path string, write bool) (*State, error) {
 func OpenIndexed(path string) (*Journal, *State, error) { return open(path, true) }
 
 // LoadIndexed is Load with a lean state: what status needs. It writes the
-// index when it had to read much of the log without one.
+// index when it had to read much of the log without one, and no run holds
+// the journal.
 func LoadIndexed(path string) (*State, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := loadLean(f, path, true)
+	// A run that holds the journal writes its index itself: a status
+	// beside it only reads.
+	_, busy := InUse(path)
+	st, err := loadLean(f, path, !busy)
 	if err != nil {
 		return nil, err
 	}

@@ -78,8 +78,8 @@ type State struct {
 	// lean: settled records are in the index (lean.go, index.go).
 	lean     bool
 	idxPath  string              // where the index is written; "" not at all
-	tbl      *table              // the index's settled records
-	tblN     int                 // how many
+	idx      *runs               // the index's settled records
+	nextRun  int                 // the number of the last run written
 	over     map[string]*settled // settled since, by step NUL id
 	stepNo   map[string]int      // step name → its place in StepNames
 	indexed  int                 // Entries when the index was last written
@@ -939,7 +939,7 @@ func (s *State) Clone() *State {
 	}
 	if s.lean {
 		s.tidy()
-		c.lean, c.idxPath, c.tbl, c.tblN, c.over = true, s.idxPath, s.tbl, s.tblN, maps.Clone(s.over)
+		c.lean, c.idxPath, c.idx, c.nextRun, c.over = true, s.idxPath, s.idx, s.nextRun, maps.Clone(s.over)
 		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
 	}
 	c.stepNo = maps.Clone(s.stepNo)

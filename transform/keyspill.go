@@ -8,22 +8,22 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/migrate-tool/migrate/internal/bloom"
 )
 
 // The keys a step's rows gave, past what memory may hold (seenKeys.max),
 // go to sorted runs in temporary files, as the grouped rows do (spill.go).
-// Each run keeps in memory a blocked Bloom filter (10 bits a key) and the
+// Each run keeps in memory a Bloom filter (internal/bloom: 10 bits a key) and the
 // first key of each block (16 bytes a 204 keys): about 1.4 bytes a key in
 // all, so that ten million keys take some 14 MB. A lookup reads one block
 // of each run whose filter admits the key (1 in 100 of the others do), and
 // runs are merged eight of a size at a time, so that few are looked in.
 
 const (
-	keyEntrySize   = 20  // a key's two hashes and its line, little-endian
-	keyBlockLen    = 204 // keys a block holds: 4,080 bytes, one read
-	keyMergeWidth  = 8   // runs of one level merged into one of the next
-	keyBloomBits   = 10  // filter bits a key: about 1 % false positives
-	keyBloomProbes = 7
+	keyEntrySize  = 20  // a key's two hashes and its line, little-endian
+	keyBlockLen   = 204 // keys a block holds: 4,080 bytes, one read
+	keyMergeWidth = 8   // runs of one level merged into one of the next
 )
 
 // keyEntry is a key's hash and the line of the row that gave it.
@@ -41,38 +41,12 @@ type keyRun struct {
 	n       int
 	level   int
 	index   [][2]uint64 // the first key of each block
-	bloom   []uint64    // 8 words (512 bits) a block of the filter
-}
-
-// mayHave says whether the run may hold h: false is certain.
-func (k *keyRun) mayHave(h [2]uint64) bool {
-	blocks := uint64(len(k.bloom) / 8)
-	b := int(h[0]%blocks) * 8
-	x := h[1]
-	for range keyBloomProbes {
-		bit := x & 511
-		x >>= 9
-		if k.bloom[b+int(bit>>6)]&(1<<(bit&63)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func (k *keyRun) remember(h [2]uint64) {
-	blocks := uint64(len(k.bloom) / 8)
-	b := int(h[0]%blocks) * 8
-	x := h[1]
-	for range keyBloomProbes {
-		bit := x & 511
-		x >>= 9
-		k.bloom[b+int(bit>>6)] |= 1 << (bit & 63)
-	}
+	bloom   *bloom.Filter
 }
 
 // find looks h up: the line of the row that gave it.
 func (k *keyRun) find(h [2]uint64, buf []byte) (uint32, bool, error) {
-	if !k.mayHave(h) {
+	if !k.bloom.MayHave(h) {
 		return 0, false, nil
 	}
 	blk := sort.Search(len(k.index), func(i int) bool { return hashLess(h, k.index[i]) }) - 1
@@ -117,8 +91,7 @@ func newKeyRunWriter(n, level int) (*keyRunWriter, error) {
 	}
 	// As the rows' store: removed at once where an open file may be.
 	removed := os.Remove(f.Name()) == nil
-	blocks := max(1, (n*keyBloomBits+511)/512)
-	return &keyRunWriter{run: &keyRun{f: f, removed: removed, level: level, bloom: make([]uint64, blocks*8)},
+	return &keyRunWriter{run: &keyRun{f: f, removed: removed, level: level, bloom: bloom.New(n)},
 		w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
@@ -128,7 +101,7 @@ func (w *keyRunWriter) add(e keyEntry) error {
 		k.index = append(k.index, e.h)
 	}
 	k.n++
-	k.remember(e.h)
+	k.bloom.Add(e.h)
 	binary.LittleEndian.PutUint64(w.enc[0:], e.h[0])
 	binary.LittleEndian.PutUint64(w.enc[8:], e.h[1])
 	binary.LittleEndian.PutUint32(w.enc[16:], e.line)
@@ -276,7 +249,7 @@ func mergeKeyRuns(runs []*keyRun, level int) (*keyRun, error) {
 func (s *keyRuns) memBytes() int64 {
 	var n int64
 	for _, r := range s.runs {
-		n += int64(len(r.bloom))*8 + int64(len(r.index))*16
+		n += int64(r.bloom.Bytes()) + int64(len(r.index))*16
 	}
 	return n
 }
