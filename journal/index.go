@@ -252,8 +252,9 @@ func peekEntry(b []byte) (step int, id []byte, n int, err error) {
 // table is one run: settled records sorted by step number and record id,
 // in blocks of about blockSize.
 type table struct {
-	f     *os.File
-	name  string // in the journal's folder
+	f     *os.File // nil until read, and after release
+	dir   string   // the journal's folder
+	name  string
 	level int
 	n     int // entries, gone ones included
 	size  int64
@@ -311,8 +312,12 @@ func (t *table) block(i int) ([]byte, error) {
 	if c.b != nil && c.i == i {
 		return c.b, nil
 	}
+	f, err := t.fileLocked()
+	if err != nil {
+		return nil, err
+	}
 	b := make([]byte, t.offs[i+1]-t.offs[i])
-	if _, err := t.f.ReadAt(b, t.offs[i]); err != nil {
+	if _, err := f.ReadAt(b, t.offs[i]); err != nil {
 		return nil, err
 	}
 	c.i, c.b = i, b
@@ -368,19 +373,52 @@ type cursor struct {
 	age int  // the run's place: higher is newer
 }
 
-// from starts the cursor at the block that holds the first entry of step
+// cursor starts a cursor at the block that holds the first entry of step
 // (the entries of earlier steps in that block come too).
-func (t *table) cursor(step, age int) *cursor {
+func (t *table) cursor(step, age int) (*cursor, error) {
 	first := 0
 	if step >= 0 {
 		first = max(sort.Search(len(t.keyAt), func(i int) bool { s, _ := t.first(i); return s >= step })-1, 0)
 	}
 	c := &cursor{t: t, blk: first, age: age}
 	if first < len(t.keyAt) {
+		f, err := t.file()
+		if err != nil {
+			return nil, err
+		}
 		end := t.offs[len(t.offs)-1]
-		c.r = bufio.NewReaderSize(io.NewSectionReader(t.f, t.offs[first], end-t.offs[first]), 64<<10)
+		c.r = bufio.NewReaderSize(io.NewSectionReader(f, t.offs[first], end-t.offs[first]), 64<<10)
 	}
-	return c
+	return c, nil
+}
+
+// file is the run's file, opened when first read.
+func (t *table) file() (*os.File, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.fileLocked()
+}
+
+func (t *table) fileLocked() (*os.File, error) {
+	if t.f == nil {
+		f, err := atomicfile.OpenFile(filepath.Join(t.dir, t.name), os.O_RDONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		t.f = f
+	}
+	return t.f, nil
+}
+
+// release closes the run's file; the next read opens it again. Only for a
+// run a head names: the file of one a merge replaced is gone.
+func (t *table) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
+	}
 }
 
 // next moves to the next entry; c.ok is false at the end.
@@ -448,7 +486,10 @@ func (x *runs) lookup(step int, id string) (settled, bool, error) {
 func merge(tables []*table, step int, keepGone bool, fn func(*entry) error) error {
 	cs := make([]*cursor, 0, len(tables))
 	for age, t := range tables {
-		c := t.cursor(step, age)
+		c, err := t.cursor(step, age)
+		if err != nil {
+			return err
+		}
 		if err := c.next(); err != nil {
 			return err
 		}
@@ -516,7 +557,7 @@ func newRunWriter(dir, name string, level, n int) (*runWriter, error) {
 	}
 	sum := crc32.New(castagnoli)
 	w := &runWriter{f: f, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(f, sum), 256<<10), blockAt: -1,
-		t: &table{name: name, level: level, bloom: bloom.New(n)}}
+		t: &table{dir: dir, name: name, level: level, bloom: bloom.New(n)}}
 	w.w.WriteString(runMagic)
 	w.off = int64(len(runMagic))
 	return w, nil
@@ -592,12 +633,14 @@ func openRun(dir string, ref runRef) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Opened again when first read: a state that never reads it (status)
+	// holds no file open.
+	defer f.Close()
 	t, err := checkRun(f, ref)
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("%s: %w", ref.Name, err)
 	}
-	t.f, t.name, t.level = f, ref.Name, ref.Level
+	t.dir, t.name, t.level = dir, ref.Name, ref.Level
 	return t, nil
 }
 
@@ -717,7 +760,7 @@ func (x *runs) flush(dir, base string, next *int, over []entry) (*runs, []*table
 	var made, dropped []*table
 	fail := func(err error) (*runs, []*table, error) {
 		for _, t := range made {
-			t.close()
+			t.release()
 			os.Remove(filepath.Join(dir, t.name))
 		}
 		return nil, nil, err
@@ -782,14 +825,13 @@ func (x *runs) flush(dir, base string, next *int, over []entry) (*runs, []*table
 	return &runs{list: list}, dropped, nil
 }
 
-// open opens the runs the head names, in dir; an error when any is not
-// there or not as named.
+// openRuns checks the runs the head names, in dir; an error when any is
+// not there or not as named.
 func openRuns(dir string, refs []runRef) (*runs, error) {
 	x := &runs{}
 	for _, ref := range refs {
 		t, err := openRun(dir, ref)
 		if err != nil {
-			x.close()
 			return nil, err
 		}
 		x.list = append(x.list, t)
@@ -808,17 +850,13 @@ func (x *runs) refs() []runRef {
 	return out
 }
 
-func (x *runs) close() {
+// release closes the runs' files (Journal.Close); a later read opens them
+// again.
+func (x *runs) release() {
 	if x != nil {
 		for _, t := range x.list {
-			t.close()
+			t.release()
 		}
-	}
-}
-
-func (t *table) close() {
-	if t != nil && t.f != nil {
-		t.f.Close()
 	}
 }
 

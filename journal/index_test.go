@@ -565,3 +565,48 @@ func TestIndexRuns(t *testing.T) {
 		t.Fatalf("a record never written is found: %+v", r)
 	}
 }
+
+// TestSnapshotOutlivesMerge: a copy of the state taken before a merge
+// replaced its runs still finds its records in them, the files gone, and
+// so does the journal's own state after Close released its runs.
+func TestSnapshotOutlivesMerge(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, Header{Plan: "p", Steps: []Step{{Name: "s", Entity: "E"}}})
+	must(t, err)
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("%05d", i)
+			must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: id, Status: Committed, Key: "'" + id + "'"}}))
+		}
+	}
+	put(0, 100)
+	snap := j.Snapshot()
+	before := snap.idx.list
+	if len(before) == 0 {
+		t.Fatal("no run written yet")
+	}
+	put(100, 600)
+	for _, r := range before {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), r.name)); err == nil {
+			t.Fatalf("%s is still there: no merge replaced it", r.name)
+		}
+	}
+	must(t, j.Close())
+	for i := range 100 {
+		id := fmt.Sprintf("%05d", i)
+		if r := snap.Record("s", id); r == nil || r.Key != "'"+id+"'" {
+			t.Fatalf("the snapshot lost record %s: %+v", id, r)
+		}
+	}
+	if snap.ioErr != nil {
+		t.Fatal(snap.ioErr)
+	}
+	st := j.State()
+	for i := range 600 {
+		id := fmt.Sprintf("%05d", i)
+		if r := st.Record("s", id); r == nil || r.Key != "'"+id+"'" {
+			t.Fatalf("after Close, record %s: %+v", id, r)
+		}
+	}
+}

@@ -487,6 +487,10 @@ func (j *Journal) Close() error {
 		// What the next resume or status reads first.
 		j.live.writeIndex()
 	}
+	// The runs are named by the index: read again, they open again.
+	// Closed, the folder can be removed (Windows keeps a file that is
+	// open).
+	j.live.idx.release()
 	j.f = nil
 	j.lock.release()
 	return err

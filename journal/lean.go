@@ -307,10 +307,13 @@ func (st *State) writeIndex() {
 		if err == nil {
 			st.idx, st.nextRun, st.over, st.indexed = x, next, map[string]*settled{}, st.Entries
 			// No head names them now. A copy of the state (Snapshot) may
-			// still read them: their files go, their handles stay open
-			// until it is done with them.
+			// still read them: their files go, held open (the names gone,
+			// and on Windows, where they were opened to allow it, going
+			// once the last handle closes) until it is done with them.
 			for _, t := range dropped {
-				os.Remove(filepath.Join(dir, t.name))
+				if _, err := t.file(); err == nil {
+					os.Remove(filepath.Join(dir, t.name))
+				}
 			}
 			return
 		}
@@ -321,7 +324,7 @@ func (st *State) writeIndex() {
 		}
 		for _, t := range x.list {
 			if !slices.Contains(had, t) {
-				t.close()
+				t.release()
 				os.Remove(filepath.Join(dir, t.name))
 			}
 		}
@@ -594,7 +597,6 @@ func loadLean(f *os.File, path string, write bool) (*State, error) {
 	st := fresh()
 	if head, err := readHead(IndexPath(path)); err == nil {
 		if !st.restore(f, path, head) {
-			st.idx.close()
 			st = fresh()
 		}
 	}
