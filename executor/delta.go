@@ -652,8 +652,9 @@ func (w *work) journaled(re *journal.RecordEntry) {
 		return
 	}
 	// The rows and keys the load journaled stay the record's (report
-	// --created).
-	re.Keyed = nil
+	// --created); the rows of the lines the delta added are journaled to
+	// be added to them.
+	re.Keyed = addedRows(re.Keyed)
 	re.LinesHash = d.lines
 	if d.src != "" {
 		re.SrcHash = d.src
@@ -668,6 +669,27 @@ func (w *work) journaled(re *journal.RecordEntry) {
 		return
 	}
 	re.Filled = journal.Overlay(d.filled, re.Filled)
+}
+
+// addedRows are, of a delta's record's keyed rows (keyedRows), those of
+// the lines it added: the entity's row is the load's. The first keeps its
+// header, as the journal's replay adds them after the load's rows.
+func addedRows(rows []journal.KeyedRow) []journal.KeyedRow {
+	var out []journal.KeyedRow
+	var header []string
+	for _, kr := range rows {
+		if kr.Header != nil {
+			header = kr.Header
+		}
+		if kr.Path == "" {
+			continue
+		}
+		if len(out) == 0 && kr.Header == nil {
+			kr.Header = header
+		}
+		out = append(out, kr)
+	}
+	return out
 }
 
 // deltaListing reports an apply without --delta over a journal whose last
