@@ -468,8 +468,8 @@ func (sr *stepRun) deltaPending() error {
 			sel[f.Field] = true
 		}
 		for _, l := range dw.lines {
-			if l.sends() && !l.New {
-				exp[l.Nav] = true
+			if l.sends() && (!l.New || l.Text) {
+				exp[l.Nav] = true // a new text too: the server must hold none
 			}
 		}
 	}
@@ -554,7 +554,26 @@ func (sr *stepRun) deltaPending() error {
 		}
 		lineBefore := map[string]map[string]any{}
 		for _, l := range dw.lines {
-			if !l.sends() || l.New {
+			if !l.sends() || !l.Text {
+				continue
+			}
+			// A text: what the server holds must be what the journal
+			// wrote (a new one: none), by its content.
+			held, _ := curLines[l.path]["TEXT"].(string)
+			now := l.child.Fields["TEXT"]
+			same := odata.TextContent(held) == ""
+			if !l.New {
+				same = r.offline || textHash(held) == l.was.TextHash
+			}
+			if !same {
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav,
+					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
+			}
+			lineBefore[l.path] = map[string]any{"TEXT": held}
+			shown[l.Nav+"/TEXT"], was[l.Nav+"/TEXT"] = now, odata.TextContent(held)
+		}
+		for _, l := range dw.lines {
+			if !l.sends() || l.New || l.Text {
 				continue
 			}
 			lt := lineType(r.md, t, l.Nav)
@@ -609,11 +628,12 @@ func (sr *stepRun) deltaPending() error {
 	return nil
 }
 
-// newKids are the lines a delta adds under root.
+// newKids are the lines a delta adds under root (a text added is shown
+// as its TEXT's change).
 func newKids(root *op) []*op {
 	var out []*op
 	for _, k := range root.kids {
-		if k.kind == journal.OpCreate {
+		if k.kind == journal.OpCreate && !k.single {
 			out = append(out, k)
 		}
 	}
