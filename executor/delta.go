@@ -64,8 +64,9 @@ type DeltaRecord struct {
 	Fields       []DeltaField
 	// Lines are its lines changed, new and gone (delta_lines.go).
 	Lines []DeltaLine
-	// Unsent says what of a changed record a delta does not send (its
-	// texts changed, a line it keeps no key of, or a key field).
+	// Unsent says what of a changed record a delta does not send (a text
+	// the journal keeps no content hash of, a line it keeps no key of, or
+	// a key field).
 	Unsent string
 	// Error is why a new record could not be built (its row's error).
 	Error string

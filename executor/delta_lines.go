@@ -198,9 +198,9 @@ func lineType(md *odata.Metadata, t *odata.EntityType, nav string) *odata.Entity
 }
 
 // kidsDelta compares a loaded record's first-level sub-form children with
-// those its rows give now: the lines changed, new and gone, and what of the
-// change a delta does not send (a text, a line's sub-forms, lines of a
-// record the journal keeps no line of).
+// those its rows give now: the texts and lines changed, new and gone, and
+// what of the change a delta does not send (a text of an older journal, a
+// line's sub-forms, lines of a record the journal keeps no line of).
 func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) ([]DeltaLine, []string) {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || kids == nil && prev.LinesHash != "" {
