@@ -317,7 +317,7 @@ func loaded(prev *journal.RecordState) bool {
 // patchedView is a record a delta's PATCH left pending, as the journal
 // would hold it committed: what it was written with, with what the PATCH
 // wrote when it took.
-func patchedView(prev *journal.RecordState) *journal.RecordState {
+func patchedView(prev *journal.RecordState, rec *transform.Record) *journal.RecordState {
 	p := *prev
 	if s := prev.Subs[""]; s != nil && s.Op == journal.OpPatch && s.OK() {
 		// Its Match is what the load and the PATCH wrote together (the
@@ -336,14 +336,20 @@ func patchedView(prev *journal.RecordState) *journal.RecordState {
 		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
-	p.WroteKids = kidsTaken(prev)
+	texts := map[string]bool{}
+	for _, c := range rec.Children {
+		if c.Single {
+			texts[c.Nav] = true
+		}
+	}
+	p.WroteKids = kidsTaken(prev, texts)
 	return &p
 }
 
 // kidsTaken is the children of a record a delta left pending as the
-// journal would hold them committed: the lines its PATCHes and POSTs
-// wrote, where they took.
-func kidsTaken(prev *journal.RecordState) json.RawMessage {
+// journal would hold them committed: the lines and texts (of the sub-forms
+// texts names) its PATCHes and POSTs wrote, where they took.
+func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
 		return prev.WroteKids
@@ -360,6 +366,18 @@ func kidsTaken(prev *journal.RecordState) json.RawMessage {
 		}
 		i, known := at[path]
 		switch {
+		case texts[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
+			// A text replaced or added: its content is what the next
+			// delta compares.
+			var sent struct{ TEXT any }
+			_ = json.Unmarshal(s.Match, &sent)
+			k := journal.WroteKid{Path: path, Nav: s.Nav, Single: true, Wrote: s.Match, TextHash: textHash(sent.TEXT)}
+			if known {
+				kids[i] = k
+			} else {
+				kids = append(kids, k)
+			}
+			changed = true
 		case s.Op == journal.OpPatch && known:
 			var sent map[string]json.RawMessage
 			_ = json.Unmarshal(s.Match, &sent)
@@ -387,7 +405,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	ds := d.step(sr.step.Name, sr.entity)
 	settled := prev.Status() == journal.Committed
 	if !settled {
-		prev = patchedView(prev)
+		prev = patchedView(prev, rec)
 	}
 	ch := deltaOf(sr.r.md, sr.entityType(), prev, rec)
 	if sr.r.dry {
