@@ -125,8 +125,11 @@ func (a *app) diff(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
-	// Kept beside the journal for the evidence, --html given or not.
-	a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) })
+	if !d.delta {
+		// Kept beside the journal for the evidence, --html given or not (a
+		// delta's diff is made after the load).
+		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) })
+	}
 	view := diffDoc(res)
 	if len(unresolved) > 0 {
 		view.Errors = append(errorsOf(unresolved), view.Errors...)

@@ -103,9 +103,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
-	if *limit == 0 {
+	if *limit == 0 && !d.delta {
 		// The dry run of the whole load: kept beside its journal for the
-		// evidence (a sample of --limit is not the load's).
+		// evidence (a sample of --limit is not the load's, nor a delta's,
+		// made after it, the run before it).
 		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDryRun, func(w io.Writer) error { return executor.WriteHTML(w, page) })
 	}
 	view := summaryJSON(sum)
