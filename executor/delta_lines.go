@@ -160,8 +160,13 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 		}
 		seen[c.Nav] = true
 		k, had := was[c.Nav]
-		now := c.Fields["TEXT"]
+		now, text := c.Fields["TEXT"]
 		switch {
+		case !text:
+			// Another single object (a ship-to address): compared whole.
+			if !had || kidHash(c) != k.Hash {
+				unsent = append(unsent, fmt.Sprintf("its %s changed: a delta sends no single-object sub-form but a text", c.Nav))
+			}
 		case !had:
 			out = append(out, DeltaLine{Nav: c.Nav, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
 				Fields: []DeltaField{{Field: "TEXT", Was: json.RawMessage("null"), Now: wire(now)}}})
@@ -178,9 +183,14 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 		}
 	}
 	for _, k := range kids {
-		if k.Single && !seen[k.Nav] {
-			out = append(out, DeltaLine{Nav: k.Nav, Text: true, Gone: true, path: k.Path, was: k})
+		if !k.Single || seen[k.Nav] {
+			continue
 		}
+		if wrote, _ := odata.DecodeEntity(k.Wrote); k.Wrote != nil && wrote["TEXT"] == nil && k.TextHash == "" {
+			unsent = append(unsent, fmt.Sprintf("its %s is gone from the sources (never deleted)", k.Nav))
+			continue
+		}
+		out = append(out, DeltaLine{Nav: k.Nav, Text: true, Gone: true, path: k.Path, was: k})
 	}
 	return out, unsent
 }
@@ -455,7 +465,9 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 // held (held), written back whole by undo.
 func textOp(w *work, root *op, lt *odata.EntityType, l DeltaLine, held map[string]any) *op {
 	fields := maps.Clone(l.child.Fields)
-	fields["APPEND"] = false
+	if lt == nil || lt.Property("APPEND") != nil {
+		fields["APPEND"] = false // a service without it replaces a text PATCHed
+	}
 	kind, method := journal.OpPatch, "PATCH"
 	if l.New {
 		kind, method = journal.OpCreate, "POST"
