@@ -64,8 +64,9 @@ type DeltaRecord struct {
 	Fields       []DeltaField
 	// Lines are its lines changed, new and gone (delta_lines.go).
 	Lines []DeltaLine
-	// Unsent says what of a changed record a delta does not send (its
-	// texts changed, a line it keeps no key of, or a key field).
+	// Unsent says what of a changed record a delta does not send (a text
+	// the journal keeps no content hash of, a line it keeps no key of, or
+	// a key field).
 	Unsent string
 	// Error is why a new record could not be built (its row's error).
 	Error string
@@ -316,7 +317,7 @@ func loaded(prev *journal.RecordState) bool {
 // patchedView is a record a delta's PATCH left pending, as the journal
 // would hold it committed: what it was written with, with what the PATCH
 // wrote when it took.
-func patchedView(prev *journal.RecordState) *journal.RecordState {
+func patchedView(prev *journal.RecordState, rec *transform.Record) *journal.RecordState {
 	p := *prev
 	if s := prev.Subs[""]; s != nil && s.Op == journal.OpPatch && s.OK() {
 		// Its Match is what the load and the PATCH wrote together (the
@@ -335,14 +336,20 @@ func patchedView(prev *journal.RecordState) *journal.RecordState {
 		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
-	p.WroteKids = kidsTaken(prev)
+	texts := map[string]bool{}
+	for _, c := range rec.Children {
+		if c.Single {
+			texts[c.Nav] = true
+		}
+	}
+	p.WroteKids = kidsTaken(prev, texts)
 	return &p
 }
 
 // kidsTaken is the children of a record a delta left pending as the
-// journal would hold them committed: the lines its PATCHes and POSTs
-// wrote, where they took.
-func kidsTaken(prev *journal.RecordState) json.RawMessage {
+// journal would hold them committed: the lines and texts (of the sub-forms
+// texts names) its PATCHes and POSTs wrote, where they took.
+func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
 		return prev.WroteKids
@@ -359,6 +366,18 @@ func kidsTaken(prev *journal.RecordState) json.RawMessage {
 		}
 		i, known := at[path]
 		switch {
+		case texts[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
+			// A text replaced or added: its content is what the next
+			// delta compares.
+			var sent struct{ TEXT any }
+			_ = json.Unmarshal(s.Match, &sent)
+			k := journal.WroteKid{Path: path, Nav: s.Nav, Single: true, Wrote: s.Match, TextHash: textHash(sent.TEXT)}
+			if known {
+				kids[i] = k
+			} else {
+				kids = append(kids, k)
+			}
+			changed = true
 		case s.Op == journal.OpPatch && known:
 			var sent map[string]json.RawMessage
 			_ = json.Unmarshal(s.Match, &sent)
@@ -386,7 +405,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	ds := d.step(sr.step.Name, sr.entity)
 	settled := prev.Status() == journal.Committed
 	if !settled {
-		prev = patchedView(prev)
+		prev = patchedView(prev, rec)
 	}
 	ch := deltaOf(sr.r.md, sr.entityType(), prev, rec)
 	if sr.r.dry {
@@ -468,8 +487,8 @@ func (sr *stepRun) deltaPending() error {
 			sel[f.Field] = true
 		}
 		for _, l := range dw.lines {
-			if l.sends() && !l.New {
-				exp[l.Nav] = true
+			if l.sends() && (!l.New || l.Text) {
+				exp[l.Nav] = true // a new text too: the server must hold none
 			}
 		}
 	}
@@ -554,7 +573,26 @@ func (sr *stepRun) deltaPending() error {
 		}
 		lineBefore := map[string]map[string]any{}
 		for _, l := range dw.lines {
-			if !l.sends() || l.New {
+			if !l.sends() || !l.Text {
+				continue
+			}
+			// A text: what the server holds must be what the journal
+			// wrote (a new one: none), by its content.
+			held, _ := curLines[l.path]["TEXT"].(string)
+			now := l.child.Fields["TEXT"]
+			same := odata.TextContent(held) == ""
+			if !l.New {
+				same = r.offline || textHash(held) == l.was.TextHash
+			}
+			if !same {
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav,
+					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
+			}
+			lineBefore[l.path] = map[string]any{"TEXT": held}
+			shown[l.Nav+"/TEXT"], was[l.Nav+"/TEXT"] = now, odata.TextContent(held)
+		}
+		for _, l := range dw.lines {
+			if !l.sends() || l.New || l.Text {
 				continue
 			}
 			lt := lineType(r.md, t, l.Nav)
@@ -609,11 +647,12 @@ func (sr *stepRun) deltaPending() error {
 	return nil
 }
 
-// newKids are the lines a delta adds under root.
+// newKids are the lines a delta adds under root (a text added is shown
+// as its TEXT's change).
 func newKids(root *op) []*op {
 	var out []*op
 	for _, k := range root.kids {
-		if k.kind == journal.OpCreate {
+		if k.kind == journal.OpCreate && !k.single {
 			out = append(out, k)
 		}
 	}
@@ -652,8 +691,9 @@ func (w *work) journaled(re *journal.RecordEntry) {
 		return
 	}
 	// The rows and keys the load journaled stay the record's (report
-	// --created).
-	re.Keyed = nil
+	// --created); the rows of the lines the delta added are journaled to
+	// be added to them.
+	re.Keyed = addedRows(re.Keyed)
 	re.LinesHash = d.lines
 	if d.src != "" {
 		re.SrcHash = d.src
@@ -668,6 +708,27 @@ func (w *work) journaled(re *journal.RecordEntry) {
 		return
 	}
 	re.Filled = journal.Overlay(d.filled, re.Filled)
+}
+
+// addedRows are, of a delta's record's keyed rows (keyedRows), those of
+// the lines it added: the entity's row is the load's. The first keeps its
+// header, as the journal's replay adds them after the load's rows.
+func addedRows(rows []journal.KeyedRow) []journal.KeyedRow {
+	var out []journal.KeyedRow
+	var header []string
+	for _, kr := range rows {
+		if kr.Header != nil {
+			header = kr.Header
+		}
+		if kr.Path == "" {
+			continue
+		}
+		if len(out) == 0 && kr.Header == nil {
+			kr.Header = header
+		}
+		out = append(out, kr)
+	}
+	return out
 }
 
 // deltaListing reports an apply without --delta over a journal whose last

@@ -26,13 +26,18 @@ import (
 // changed is patched by its key, the changed fields only, its before-image
 // read first; a line new in the sources is added to its parent's
 // sub-form; a line gone from the sources is listed, never deleted. A text
-// that changed is listed, not sent.
+// whose content changed is replaced whole (APPEND false: docs/service.md,
+// Text sub-forms), the text the server held its before-image; a text new
+// in the sources is added the same way; one gone is listed, never deleted.
 
 // DeltaLine is one line of a changed record: changed (Fields, patched by
 // its key), new (added to its parent's sub-form), or gone from the sources
 // (listed, never deleted).
 type DeltaLine struct {
 	Nav string
+	// Text is set for a text sub-form (a single object): its one field is
+	// TEXT, compared by its content.
+	Text bool
 	// Key is the line's key as the server gave it ("" for a new line).
 	Key string
 	// Loc is the line's source row now ("" for a gone line).
@@ -49,7 +54,9 @@ type DeltaLine struct {
 
 // sends reports whether apply --delta sends the line: a new line, or a
 // changed one the journal knows the key of.
-func (l DeltaLine) sends() bool { return l.New || len(l.Fields) > 0 && l.Key != "" && !l.Gone }
+func (l DeltaLine) sends() bool {
+	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Text) && !l.Gone
+}
 
 // Name is the line as a listing names it: NAV(KEY), or NAV for a new one.
 func (l DeltaLine) Name() string {
@@ -75,7 +82,9 @@ func wroteKids(w *work) json.RawMessage {
 	out := make([]journal.WroteKid, len(cs))
 	for i, c := range cs {
 		k := journal.WroteKid{Path: strconv.Itoa(i), Nav: c.Nav, Single: c.Single, Hash: kidHash(c)}
-		if !c.Single {
+		if c.Single {
+			k.Wrote, k.TextHash = wroteFields(c.Fields), textHash(c.Fields["TEXT"])
+		} else {
 			k.Wrote = wroteFields(c.Fields)
 			if i < len(ops) && ops[i].nav == c.Nav && ops[i].ok() {
 				k.Key, k.Filled = ops[i].key, ops[i].got
@@ -114,6 +123,78 @@ func kidHash(c *transform.Child) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// textHash is what the journal keeps of a text's TEXT to find it changed
+// on the server (journal.WroteKid.TextHash): a hash of its content as
+// compare reads texts (odata.TextContent); "" for a TEXT that is no string.
+func textHash(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return ""
+	}
+	h := sha256.Sum256([]byte(odata.TextContent(s)))
+	return hex.EncodeToString(h[:8])
+}
+
+// textWas is a text as the journal kept it written (long texts are not):
+// null when it kept none.
+func textWas(k journal.WroteKid) json.RawMessage {
+	was, _ := odata.DecodeEntity(k.Wrote)
+	return wire(was["TEXT"])
+}
+
+// textsDelta compares a loaded record's texts with those its rows give
+// now: a text whose content changed (replaced), one new (added), one gone
+// from the sources (listed, never deleted); next is the path a new child
+// takes. What cannot be sent is said.
+func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out []DeltaLine, unsent []string) {
+	was := map[string]journal.WroteKid{}
+	for _, k := range kids {
+		if k.Single {
+			was[k.Nav] = k
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range rec.Children {
+		if !c.Single {
+			continue
+		}
+		seen[c.Nav] = true
+		k, had := was[c.Nav]
+		now, text := c.Fields["TEXT"]
+		switch {
+		case !text:
+			// Another single object (a ship-to address): compared whole.
+			if !had || kidHash(c) != k.Hash {
+				unsent = append(unsent, fmt.Sprintf("its %s changed: a delta sends no single-object sub-form but a text", c.Nav))
+			}
+		case !had:
+			out = append(out, DeltaLine{Nav: c.Nav, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
+				Fields: []DeltaField{{Field: "TEXT", Was: json.RawMessage("null"), Now: wire(now)}}})
+			*next++
+		case kidHash(c) == k.Hash:
+		case k.TextHash == "":
+			unsent = append(unsent, fmt.Sprintf("its text %s changed, and the journal keeps nothing of the text it wrote to tell a change made on the server since (loaded by an older version)", c.Nav))
+		case textHash(now) == k.TextHash:
+			// The same content, written otherwise (APPEND, markup): as the
+			// server reads it back, no change.
+		default:
+			out = append(out, DeltaLine{Nav: c.Nav, Text: true, Loc: c.Loc.String(), path: k.Path, child: c, was: k,
+				Fields: []DeltaField{{Field: "TEXT", Was: textWas(k), Now: wire(now)}}})
+		}
+	}
+	for _, k := range kids {
+		if !k.Single || seen[k.Nav] {
+			continue
+		}
+		if wrote, _ := odata.DecodeEntity(k.Wrote); k.Wrote != nil && wrote["TEXT"] == nil && k.TextHash == "" {
+			unsent = append(unsent, fmt.Sprintf("its %s is gone from the sources (never deleted)", k.Nav))
+			continue
+		}
+		out = append(out, DeltaLine{Nav: k.Nav, Text: true, Gone: true, path: k.Path, was: k})
+	}
+	return out, unsent
+}
+
 // lineType is the entity type of the lines of t's sub-form nav; nil when
 // the metadata does not say.
 func lineType(md *odata.Metadata, t *odata.EntityType, nav string) *odata.EntityType {
@@ -127,9 +208,9 @@ func lineType(md *odata.Metadata, t *odata.EntityType, nav string) *odata.Entity
 }
 
 // kidsDelta compares a loaded record's first-level sub-form children with
-// those its rows give now: the lines changed, new and gone, and what of the
-// change a delta does not send (a text, a line's sub-forms, lines of a
-// record the journal keeps no line of).
+// those its rows give now: the texts and lines changed, new and gone, and
+// what of the change a delta does not send (a text of an older journal, a
+// line's sub-forms, lines of a record the journal keeps no line of).
 func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState, rec *transform.Record) ([]DeltaLine, []string) {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || kids == nil && prev.LinesHash != "" {
@@ -139,30 +220,17 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		}
 		return nil, nil
 	}
-	var unsent []string
-	// Texts: compared whole, never sent.
-	textsNow, textsWas := map[string]string{}, map[string]string{}
-	for _, c := range rec.Children {
-		if c.Single {
-			textsNow[c.Nav] = kidHash(c)
-		}
-	}
-	for _, k := range kids {
-		if k.Single {
-			textsWas[k.Nav] = k.Hash
-		}
-	}
-	if !maps.Equal(textsNow, textsWas) {
-		unsent = append(unsent, "its texts changed: a delta does not send texts")
-	}
-	// Lines, sub-form by sub-form, in the order the sources give them.
-	var navs []string
-	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
 	next := 0
 	for _, k := range kids {
 		if i, err := strconv.Atoi(k.Path); err == nil && i >= next {
 			next = i + 1
 		}
+	}
+	out, unsent := textsDelta(kids, rec, &next)
+	// Lines, sub-form by sub-form, in the order the sources give them.
+	var navs []string
+	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
+	for _, k := range kids {
 		if k.Single {
 			continue
 		}
@@ -180,7 +248,6 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		}
 		now[c.Nav] = append(now[c.Nav], c)
 	}
-	var out []DeltaLine
 	for _, nav := range navs {
 		lt := lineType(md, t, nav)
 		pairs := pairLines(lt, now[nav], was[nav])
@@ -313,10 +380,18 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 				continue
 			}
 			k := &kids[i]
+			if o.single {
+				k.Wrote, k.Hash, k.TextHash = wroteFields(c.Fields), kidHash(c), textHash(c.Fields["TEXT"])
+				continue
+			}
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
 			k.Hash = kidHash(c)
 		case journal.OpCreate:
+			if o.single {
+				kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Single: true, Wrote: wroteFields(c.Fields), Hash: kidHash(c), TextHash: textHash(c.Fields["TEXT"])})
+				continue
+			}
 			kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Key: o.key, Wrote: wroteFields(c.Fields), Filled: o.got, Hash: kidHash(c)})
 		}
 	}
@@ -350,6 +425,10 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 			continue
 		}
 		lt := lineType(sr.r.md, root.typ, l.Nav)
+		if l.Text {
+			units = append(units, unit{textOp(w, root, lt, l, before[l.path])})
+			continue
+		}
 		if l.New {
 			tmp := &op{}
 			if err := sr.b.childOps(w, tmp, root.typ, []*transform.Child{l.child}, "", false); err != nil {
@@ -379,6 +458,32 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 	return units, nil
 }
 
+// textOp is the sub-request of a text a delta sends under root: the text
+// the source gives now, replacing what the server holds (APPEND false:
+// docs/service.md, Text sub-forms); a PATCH of a text loaded, a POST of a
+// new one, alike to the service. Its before-image is the text the server
+// held (held), written back whole by undo.
+func textOp(w *work, root *op, lt *odata.EntityType, l DeltaLine, held map[string]any) *op {
+	fields := maps.Clone(l.child.Fields)
+	if lt == nil || lt.Property("APPEND") != nil {
+		fields["APPEND"] = false // a service without it replaces a text PATCHed
+	}
+	kind, method := journal.OpPatch, "PATCH"
+	if l.New {
+		kind, method = journal.OpCreate, "POST"
+	}
+	o := &op{work: w, path: l.path, nav: l.Nav, single: true, parent: root, kind: kind, method: method, typ: lt,
+		fields: fields, loc: l.child.Loc, child: l.child}
+	o.abs = root.abs + "/" + l.Nav
+	o.body, _ = odata.MarshalBody(fields)
+	if kind == journal.OpPatch {
+		o.patch = o.body
+		o.before, _ = odata.MarshalBody(map[string]any{"TEXT": held["TEXT"], "APPEND": false})
+	}
+	root.kids = append(root.kids, o)
+	return o
+}
+
 // renumber gives a new line built on its own (childOps, path "0") its path
 // among its record's children, and its own children theirs.
 func renumber(o *op, path string) {
@@ -396,6 +501,10 @@ func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, li
 	_ = json.Unmarshal(body, &raw)
 	out := map[string]map[string]any{}
 	for _, l := range lines {
+		if l.Text && l.sends() {
+			out[l.path] = map[string]any{"TEXT": heldText(raw[l.Nav])}
+			continue
+		}
 		if !l.sends() || l.New {
 			continue
 		}
@@ -413,6 +522,16 @@ func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, li
 		}
 	}
 	return out, ""
+}
+
+// heldText is the TEXT of a text sub-form as read expanded: "" for none
+// (null, or [] as some servers answer an empty one: docs/servers.md, Reading).
+func heldText(raw json.RawMessage) string {
+	var one struct{ TEXT *string }
+	if json.Unmarshal(raw, &one) != nil || one.TEXT == nil {
+		return ""
+	}
+	return *one.TEXT
 }
 
 // oursOf is what the journal says a line holds: its fields as sent, with

@@ -315,6 +315,14 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, fieldsLeft(s), s.Before)
+		case s.Path != "" && depth(s.Path) == 1 && s.Op == journal.OpPatch && s.Line == "" && s.ResultKey == "" && len(s.Before) > 0:
+			// A text a delta load replaced (a line's PATCH names its line):
+			// written back whole as the server held it, APPEND false.
+			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", Path: s.Path, Nav: s.Nav, URL: base + "/" + s.Nav, Key: rec.Key, Before: s.Before},
+				"restore the text the run replaced", s.Before, nil, nil)
+			if s.Over == journal.OpCreate {
+				*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back: it gets the text back that it held before the delta load replaced it", rec.Step, rec.ID, s.Nav))
+			}
 		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && depth(s.Path) == 1 && s.ResultKey != "":
 			// A line the run added, a delta load's PATCH of it since too.
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,

@@ -329,6 +329,11 @@ type WroteKid struct {
 	Filled json.RawMessage `json:"wf,omitempty"`
 	// Hash is a hash of all it was written with, its own sub-forms too.
 	Hash string `json:"h,omitempty"`
+	// TextHash, of a text, is a hash of its TEXT's content as a reader
+	// compares it (markup stripped, spaces collapsed): a delta load finds
+	// by it a text someone changed on the server since. Older journals
+	// have none.
+	TextHash string `json:"th,omitempty"`
 }
 
 // EncodeKids is kids as RecordEntry.WroteKids keeps them: as json.Marshal
@@ -356,6 +361,7 @@ func EncodeKids(kids []WroteKid) json.RawMessage {
 			w.raw("wr", k.Wrote)
 			w.raw("wf", k.Filled)
 			w.str("h", k.Hash, true)
+			w.str("th", k.TextHash, true)
 		})
 	}
 	w.b = append(w.b, ']')

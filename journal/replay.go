@@ -710,6 +710,10 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		if st.report {
 			switch {
+			case len(re.Keyed) > 0 && re.Status == Committed && re.Keyed[0].Path != "" && len(rec.Keyed) > 0:
+				// A delta's rows of the lines it added to a record loaded
+				// before (a load's rows begin with the entity's own).
+				rec.Keyed = append(rec.Keyed, re.Keyed...)
 			case len(re.Keyed) > 0 && re.Status == Committed:
 				rec.Keyed = re.Keyed
 			case rec.SrcHash == "":

@@ -186,7 +186,7 @@ func TestBasicWarningOnce(t *testing.T) {
 	env := map[string]string{"MIGRATE_TARGET": target, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}
 	env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
 	for _, args := range [][]string{
-		{"info"}, {"validate", quickstart}, {"plan", quickstart}, {"apply", quickstart, "--journal", journal},
+		{"info"}, {"validate", quickstart}, {"plan", quickstart, "--journal", journal}, {"apply", quickstart, "--journal", journal},
 		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
 	} {
 		var out, errb bytes.Buffer

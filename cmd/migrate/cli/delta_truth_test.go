@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -81,7 +82,13 @@ func TestOneTruthOfADelta(t *testing.T) {
 	edit("parts.csv", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,52", "b-101;Hex bolt M8x30;BOLT;7290000000024;0,61")
 	edit("orders.csv", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n", "OrderNo,Customer,Date,Part,Qty,Price,Remarks\n9,C1009,05/11/2026,B-100,10,0.35,\n")
 	// Order 2's first line's quantity changes; order 4 gets a line more.
-	edit("orders.csv", "2,C1002,04/11/2026,B-102,120,1.10,", "2,C1002,04/11/2026,B-102,130,1.10,")
+	edit("orders.csv", "2,C1002,04/11/2026,B-102,120,1.10,", "2,C1002,04/11/2026,B-102,130,1.10,Ring first")
+	// Texts: order 1's is rewritten (replaced, not appended), order 2 gets
+	// one (above), and order 3's changes in the source and on the server.
+	for range 3 {
+		edit("orders.csv", ",Deliver to gate 2", ",Deliver to gate 5")
+	}
+	edit("orders.csv", ",Call before delivery", ",Call before delivery and after")
 	edit("orders.csv", "4,C1004,06/11/2026,T-401,1,24.50,", "4,C1004,06/11/2026,T-401,1,24.50,\n4,C1004,06/11/2026,B-100,7,0.35,")
 	// Someone changes C1002's phone on the server: the delta's conflict.
 	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
@@ -89,6 +96,9 @@ func TestOneTruthOfADelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := cl.Patch(context.Background(), "CUSTOMERS('C1002')", []byte(`{"PHONE":"+972-8-1234567"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Patch(context.Background(), "ORDERS('SO26000003')/ORDERSTEXT_SUBFORM", []byte(`{"TEXT":"Call the site manager","APPEND":false}`), nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -154,6 +164,14 @@ func TestOneTruthOfADelta(t *testing.T) {
 	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil || code != ExitData {
 		t.Fatalf("diff --delta (a conflict): exit %d, %v\n%s", code, err, out)
 	}
+	// diff shows a text's change as its TEXT's: old (as the server holds
+	// it, by its content) → new.
+	for _, want := range []string{`"ORDERSTEXT_SUBFORM/TEXT": \{\s*"old": "Deliver to gate 2",\s*"new": "Deliver to gate 5"`,
+		`"ORDERSTEXT_SUBFORM/TEXT": \{\s*"old": "",\s*"new": "Ring first"`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("diff --delta does not show %s:\n%s", want, out)
+		}
+	}
 	applied, sent := apply(ExitData)
 	if err := sameBatches(planned, sent); err != nil {
 		t.Errorf("the dry run's batches are not apply --delta's: %v", err)
@@ -167,28 +185,45 @@ func TestOneTruthOfADelta(t *testing.T) {
 	}
 	// New: C1009 and its order 9. Changed: C1001's name (sent), C1002's
 	// phone (the conflict), part B-101's price (sent), order 2's line (its
-	// quantity patched), order 4 (a line added). Gone: C1004.
-	if d := applied.Delta; d.New != 2 || d.Changed != 5 || d.Gone != 1 || d.Conflicts != 1 || creates != 2 || updates != 4 || conflicts != 1 {
+	// quantity patched) and text (added), order 4 (a line added), order 1's
+	// text (replaced), order 3's text (the conflict). Gone: C1004.
+	if d := applied.Delta; d.New != 2 || d.Changed != 7 || d.Gone != 1 || d.Conflicts != 2 || creates != 2 || updates != 5 || conflicts != 2 {
 		t.Errorf("delta %+v; diff: %d creates, %d updates, %d conflicts", d, creates, updates, conflicts)
 	}
 	all := strings.Join(sent, "\n")
 	for _, want := range []string{`"method":"PATCH","url":"CUSTOMERS('C1001')"`, `"body":{"CUSTDES":"Galil Engineering 2026 Ltd"}}`,
 		`"method":"PATCH","url":"LOGPART('B-101')"`, `"body":{"PRICE":0.61}}`, `"CUSTNAME":"C1009"`,
 		`"method":"PATCH","url":"ORDERS('SO26000002')/ORDERITEMS_SUBFORM(1)"`, `"body":{"TQUANT":130}}`,
-		`"method":"POST","url":"ORDERS('SO26000004')/ORDERITEMS_SUBFORM"`, `"body":{"PARTNAME":"B-100","PRICE":0.35,"TQUANT":7}}`} {
+		`"method":"POST","url":"ORDERS('SO26000004')/ORDERITEMS_SUBFORM"`, `"body":{"PARTNAME":"B-100","PRICE":0.35,"TQUANT":7}}`,
+		`"method":"PATCH","url":"ORDERS('SO26000001')/ORDERSTEXT_SUBFORM"`, `"body":{"APPEND":false,"TEXT":"Deliver to gate 5"}}`,
+		`"method":"POST","url":"ORDERS('SO26000002')/ORDERSTEXT_SUBFORM"`, `"body":{"APPEND":false,"TEXT":"Ring first"}}`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("apply --delta did not send %s:\n%s", want, all)
 		}
 	}
-	if strings.Count(all, `"method":"PATCH"`) != 3 || strings.Count(all, `"method":"POST"`) != 3 || strings.Contains(all, `"method":"DELETE"`) || strings.Contains(all, "C1002") {
-		t.Errorf("apply --delta sent more than the creates, the new line and the three PATCHes:\n%s", all)
+	if strings.Count(all, `"method":"PATCH"`) != 4 || strings.Count(all, `"method":"POST"`) != 4 || strings.Contains(all, `"method":"DELETE"`) || strings.Contains(all, "C1002") || strings.Contains(all, "SO26000003") {
+		t.Errorf("apply --delta sent more than the creates, the new line and text and the four PATCHes:\n%s", all)
+	}
+	// The text the server held is the replaced text's before-image, for undo.
+	if j, err := os.ReadFile(jpath); err != nil || !regexp.MustCompile(`"u":"ORDERS\('SO26000001'\)/ORDERSTEXT_SUBFORM",[^\n]*"bf":\{"APPEND":false,"TEXT":"[^"]*Deliver to gate 2"\}`).Match(j) {
+		t.Errorf("the text's PATCH and its before-image are not journaled (%v)", err)
+	}
+	for key, want := range map[string]string{"SO26000001": "Deliver to gate 5", "SO26000002": "Ring first", "SO26000003": "Call the site manager"} {
+		if got := textOf(t, sb, key); got != want {
+			t.Errorf("after apply --delta ORDERS('%s') holds the text %q, want %q", key, got, want)
+		}
 	}
 
-	// --overwrite: predicted and sent alike, the conflict's PATCH only.
+	// --overwrite: predicted and sent alike, the conflicts' PATCHes only.
 	dry, planned = predict("--overwrite")
 	applied, sent = apply(ExitOK, "--overwrite")
-	if err := sameBatches(planned, sent); err != nil || len(sent) != 1 || !strings.Contains(sent[0], `"url":"CUSTOMERS('C1002')"`) || !strings.Contains(sent[0], `"body":{"PHONE":"+972-8-6000099"}}`) {
+	all = strings.Join(sent, "\n")
+	if err := sameBatches(planned, sent); err != nil || len(sent) != 2 || !strings.Contains(all, `"url":"CUSTOMERS('C1002')"`) || !strings.Contains(all, `"body":{"PHONE":"+972-8-6000099"}}`) ||
+		!strings.Contains(all, `"url":"ORDERS('SO26000003')/ORDERSTEXT_SUBFORM"`) || !strings.Contains(all, `"body":{"APPEND":false,"TEXT":"Call before delivery and after"}}`) {
 		t.Errorf("apply --delta --overwrite sent %v (predicted: %v)", sent, err)
+	}
+	if got := textOf(t, sb, "SO26000003"); got != "Call before delivery and after" {
+		t.Errorf("after --overwrite ORDERS('SO26000003') holds the text %q", got)
 	}
 	if dry.counts != applied.counts {
 		t.Errorf("the dry run predicted %+v, apply --delta --overwrite did %+v", dry.counts, applied.counts)
@@ -214,4 +249,19 @@ func TestOneTruthOfADelta(t *testing.T) {
 			t.Errorf("after undo %s holds %d entities", set, len(ents))
 		}
 	}
+}
+
+// textOf is the text the sandbox holds of order key.
+func textOf(t *testing.T, sb *sandbox.Server, key string) string {
+	t.Helper()
+	for _, o := range sb.Snapshot()["ORDERS"] {
+		if o["ORDNAME"] != key {
+			continue
+		}
+		txt, _ := o["ORDERSTEXT_SUBFORM"].(map[string]any)
+		s, _ := txt["TEXT"].(string)
+		return odata.TextContent(s)
+	}
+	t.Fatalf("the sandbox holds no order %s", key)
+	return ""
 }

@@ -114,15 +114,21 @@ func (a *app) diff(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 	}
+	// The page names who compared: a server that cannot say leaves it
+	// unrecorded, which stops nothing.
+	user, _ := c.conn.client.LoginName(ctx)
+	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
+		User: user, ToolVersion: Version, Start: compared}
+	page := executor.DiffReportOf(res, info, unresolved)
 	if *html != "" {
-		// The page names who compared: a server that cannot say leaves it
-		// unrecorded, which stops nothing.
-		user, _ := c.conn.client.LoginName(ctx)
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
-			User: user, ToolVersion: Version, Start: compared}
-		if err := executor.WriteDiffHTMLFile(*html, executor.DiffReportOf(res, info, unresolved)); err != nil {
+		if err := executor.WriteDiffHTMLFile(*html, page); err != nil {
 			return withCode(ExitUsage, err)
 		}
+	}
+	if !d.delta {
+		// Kept beside the journal for the evidence, --html given or not (a
+		// delta's diff is made after the load).
+		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) })
 	}
 	view := diffDoc(res)
 	if len(unresolved) > 0 {

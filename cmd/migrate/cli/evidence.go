@@ -24,10 +24,10 @@ type evidenceFlags struct {
 }
 
 func (f *evidenceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "evidence", "", "FILE.zip: the evidence of the run in one file: the plan, the sources' hashes, the journal, the run report, the failed rows, the created keys, the verify result (with a target) and the pages given by --dry-run and --diff, each hashed in its manifest")
+	fs.StringVar(&f.file, "evidence", "", "FILE.zip: the evidence of the run in one file: the plan, the sources' hashes, the journal, the run report, the failed rows, the created keys, the verify result (with a target) and the pages made before the load, each hashed in its manifest")
 	fs.StringVar(&f.plan, "plan", "", "with --evidence: the plan the run was made from (default: the path the journal recorded); its hash must be the one the journal recorded")
-	fs.StringVar(&f.dryRun, "dry-run", "", "with --evidence: FILE.html, the dry run's page made before the load (migrate plan --html), to put into the evidence")
-	fs.StringVar(&f.diff, "diff", "", "with --evidence: FILE.html or FILE.xlsx, the diff made before the load (migrate diff --html or --out), to put into the evidence")
+	fs.StringVar(&f.dryRun, "dry-run", "", "with --evidence: FILE.html, the dry run's page made before the load (migrate plan --html), to put into the evidence instead of the one plan kept beside the journal")
+	fs.StringVar(&f.diff, "diff", "", "with --evidence: FILE.html or FILE.xlsx, the diff made before the load (migrate diff --html or --out), to put into the evidence instead of the one diff kept beside the journal")
 	f.conn.register(fs, false)
 }
 
@@ -135,11 +135,27 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		}
 		members = append(members, executor.EvidenceMember{Name: d.name, What: d.what, Data: b})
 	}
-	if f.dryRun == "" {
-		m.NotIncluded = append(m.NotIncluded, "the dry run's page: give the one made before the load (plan --html) with --dry-run")
-	}
-	if f.diff == "" {
-		m.NotIncluded = append(m.NotIncluded, "the diff: give the one made before the load (diff --html or --out) with --diff")
+	// The pages made before the load that were not given: those plan and
+	// diff kept beside the journal, from the plan and sources the run
+	// recorded, before it began.
+	for _, k := range []struct{ given, kind, what, flag, made string }{
+		{f.dryRun, executor.PageDryRun, "the dry run's page", "--dry-run", "plan --html"},
+		{f.diff, executor.PageDiff, "the diff", "--diff", "diff --html or --out"},
+	} {
+		if k.given != "" {
+			continue
+		}
+		kept, why := executor.FindPage(jpath, k.kind, m.PlanHash, m.Sources, hdr.Created)
+		if kept == nil {
+			m.NotIncluded = append(m.NotIncluded, fmt.Sprintf("%s: %s; give the one made before the load (%s) with %s", k.what, why, k.made, k.flag))
+			continue
+		}
+		b, err := os.ReadFile(kept.Path())
+		if err != nil {
+			return withCode(ExitUsage, err)
+		}
+		members = append(members, executor.EvidenceMember{Name: k.kind + ".html", Data: b,
+			What: fmt.Sprintf("%s made at %s, before the run, from its plan and sources (kept beside the journal: %s)", k.what, kept.Made.Format("2006-01-02 15:04:05 UTC"), kept.Path())})
 	}
 	m.ToolVersion, m.Made = Version, a.now().UTC()
 	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the company"

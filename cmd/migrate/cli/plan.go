@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -91,15 +92,22 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	// One result, which every view renders: the text, the JSON and the page
 	// show the same problems and the same counts.
 	sum.AddReferences(refs)
+	where, _ := a.targetURL(f.conn.target, c.plan)
+	if c.conn != nil {
+		where = c.conn.url // --sandbox: the one it started
+	}
+	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
+	page := executor.DryRunReport(sum, info, rate)
 	if *html != "" {
-		where, _ := a.targetURL(f.conn.target, c.plan)
-		if c.conn != nil {
-			where = c.conn.url // --sandbox: the one it started
-		}
-		info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
-		if err := executor.WriteHTMLFile(*html, executor.DryRunReport(sum, info, rate)); err != nil {
+		if err := executor.WriteHTMLFile(*html, page); err != nil {
 			return withCode(ExitUsage, err)
 		}
+	}
+	if *limit == 0 && !d.delta {
+		// The dry run of the whole load: kept beside its journal for the
+		// evidence (a sample of --limit is not the load's, nor a delta's,
+		// made after it, the run before it).
+		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDryRun, func(w io.Writer) error { return executor.WriteHTML(w, page) })
 	}
 	view := summaryJSON(sum)
 	total := sum.Total()

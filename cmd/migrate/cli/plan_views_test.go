@@ -28,7 +28,10 @@ func TestPlanViewsAgree(t *testing.T) {
 	run := runIn(t, map[string]string{"MIGRATE_TARGET": target, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"})
 	const wantLoad, wantNot = 2, 4 // C1 and O1; C2, O2, O3 and O4
 
-	code, text := run("plan", planPath)
+	// A journal of the test's own: plan keeps its page beside it, not
+	// beside the plan in testdata.
+	jpath := filepath.Join(dir, "plan.journal")
+	code, text := run("plan", planPath, "--journal", jpath)
 	if code != ExitData {
 		t.Fatalf("plan: exit %d, want %d\n%s", code, ExitData, text)
 	}
@@ -39,7 +42,7 @@ func TestPlanViewsAgree(t *testing.T) {
 	textLoad, _ := strconv.Atoi(m[1])
 	textNot, _ := strconv.Atoi(m[3])
 
-	code, doc := run("plan", planPath, "--json")
+	code, doc := run("plan", planPath, "--json", "--journal", jpath)
 	if code != ExitData {
 		t.Fatalf("plan --json: exit %d\n%s", code, doc)
 	}
@@ -56,7 +59,7 @@ func TestPlanViewsAgree(t *testing.T) {
 	}
 
 	page := filepath.Join(dir, "plan.html")
-	if code, out := run("plan", planPath, "--html", page); code != ExitData {
+	if code, out := run("plan", planPath, "--html", page, "--journal", jpath); code != ExitData {
 		t.Fatalf("plan --html: exit %d\n%s", code, out)
 	}
 	b, err := os.ReadFile(page)

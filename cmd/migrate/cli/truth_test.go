@@ -147,7 +147,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	// What a fresh run would write, whatever the state: the fields a user
 	// may change behind its back.
 	fresh := filepath.Join(dir, "fresh")
-	if code, out := run("plan", planPath, "--out", fresh); code != ExitOK {
+	if code, out := run("plan", planPath, "--out", fresh, "--journal", filepath.Join(dir, "fresh.journal")); code != ExitOK {
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
 	written := writtenFields(t, batchesIn(t, fresh))

@@ -52,7 +52,9 @@ type deltaFieldJSON struct {
 // deltaLineJSON is a line of a changed record: changed (fields), new or
 // gone from the sources.
 type deltaLineJSON struct {
-	Subform  string           `json:"subform"`
+	Subform string `json:"subform"`
+	// Text: a text sub-form, its one field TEXT.
+	Text     bool             `json:"text,omitempty"`
 	Key      string           `json:"key,omitempty"`
 	Location string           `json:"location,omitempty"`
 	New      bool             `json:"new,omitempty"`
@@ -83,7 +85,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
 			j.Fields = fieldsJSON(r.Fields)
 			for _, dl := range r.Lines {
-				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
+				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
 			}
 			l = append(l, j)
 		}
@@ -156,7 +158,10 @@ func printDelta(w io.Writer, d *deltaJSON) {
 				end = "overwritten (--overwrite)"
 			}
 			field := c.Field
-			if c.Line != "" {
+			switch {
+			case c.Line != "" && !strings.Contains(c.Line, "("):
+				field = "text " + c.Line // a text sub-form: no key
+			case c.Line != "":
 				field = "line " + c.Line + " " + c.Field
 			}
 			fmt.Fprintf(w, "  %s: conflict %s %s(%s): %s changed on the server since the load: we wrote %s, it holds %s, the source now gives %s; %s\n",
@@ -172,6 +177,9 @@ func printDelta(w io.Writer, d *deltaJSON) {
 // "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) {...}", "line
 // NAV(KEY) gone from the sources (never deleted)".
 func lineChange(l deltaLineJSON) string {
+	if l.Text {
+		return textChange(l)
+	}
 	name := l.Subform
 	if l.Key != "" {
 		name += "(" + l.Key + ")"
@@ -191,6 +199,21 @@ func lineChange(l deltaLineJSON) string {
 		fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
 	}
 	return "line " + name + " " + strings.Join(fs, ", ")
+}
+
+// textChange is a text of a changed record as printDelta says it: "text
+// NAV was -> now", "new text NAV (file:row) now", "text NAV gone from the
+// sources (never deleted)".
+func textChange(l deltaLineJSON) string {
+	switch {
+	case l.Gone:
+		return "text " + l.Subform + " gone from the sources (never deleted)"
+	case len(l.Fields) == 0:
+		return "text " + l.Subform
+	case l.New:
+		return fmt.Sprintf("new text %s (%s) %s", l.Subform, l.Location, l.Fields[0].Now)
+	}
+	return fmt.Sprintf("text %s %s -> %s", l.Subform, l.Fields[0].Was, l.Fields[0].Now)
 }
 
 // deltaFlags are --delta and --overwrite, of apply and of its predictions
