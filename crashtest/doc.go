@@ -23,7 +23,9 @@
 //     plan with --dialect odata, its orders deep-inserted and line by line,
 //     among look-alikes made before the run (TestCrashCAP, cap_test.go;
 //     skipped without `npm ci` in odata/captest/testdata/cap, failed under
-//     CI=true);
+//     CI=true), and the Windows build under Wine, with paths on a drive
+//     letter, killed as TerminateProcess kills (TestCrashWine,
+//     wine_test.go; run when MIGRATE_WINE=1, as CI's Wine step does);
 //   - has the sandbox drop connections before and after the commit, answer
 //     500s, storms of 429 with Retry-After and latency spikes past the
 //     client's timeout, at several rates (fault campaign, fault_test.go);
