@@ -18,10 +18,10 @@ var windowsBinary string
 
 // TestCrashWine is TestCrash with the Windows build of migrate, run under
 // Wine (MIGRATE_WINE=1, `wine` on PATH and WINEPREFIX holding the stand-in
-// bcryptprimitives.dll that .ci/wine/run builds): killed as Windows'
-// TerminateProcess kills (the process ends where it is; the system
-// releases its handles and its lock on the journal), resumed, and compared
-// exactly, undo included. Its paths are Windows paths with a drive letter
+// bcryptprimitives.dll that .ci/wine/run builds): killed with SIGKILL on
+// its Wine process, which ends the Windows process where it is, as
+// TerminateProcess does (Wine releases its handles and its lock on the
+// journal), resumed, and compared exactly, undo included. Its paths are Windows paths with a drive letter
 // (Z:\...), as a consultant's laptop has them.
 func TestCrashWine(t *testing.T) {
 	if os.Getenv("MIGRATE_WINE") != "1" {
