@@ -5,5 +5,6 @@
 // newer way with an error Go does not expect, so every test's temporary
 // folder would be left behind and its test failed; real Windows keeps the
 // older way too. The test binary must be linked with
-// -ldflags=-checklinkname=0 (.ci/wine/run does).
+// -ldflags=-checklinkname=0 (.ci/wine/run does). HoldAsExcel holds a file
+// open as Excel holds a workbook.
 package winetest
