@@ -52,6 +52,7 @@
 //	go test ./crashtest -run CrashChangingSource -crash.changing-source=60 -crash.kind-records=1000
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
 //	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300
+//	MIGRATE_WINE=1 WINEPREFIX=... go test ./crashtest -run CrashWine -crash.wine=24 -crash.kind-records=1000
 //	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
 //	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
 //
