@@ -91,7 +91,7 @@ type target struct {
 	// env is added to every run's environment (MIGRATE_SYSTEM_VERSION for
 	// a server without a version function).
 	env []string
-	// windows: the runs are the Windows build under Wine (wine.go).
+	// windows: the runs are the Windows build under Wine (wine_test.go).
 	windows bool
 }
 

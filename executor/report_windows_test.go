@@ -36,7 +36,7 @@ func TestReportHeldByExcel(t *testing.T) {
 		}
 		closeInExcel := winetest.HoldAsExcel(t, out)
 		_, _, err = Report(o.Journal, out)
-		if err == nil || !strings.Contains(err.Error(), out+" is open in another program") || !strings.Contains(err.Error(), "close it in Excel") {
+		if err == nil || !strings.Contains(err.Error(), out+" cannot be replaced") || !strings.Contains(err.Error(), "close it in Excel") {
 			t.Errorf("%s: report while Excel holds it: %v, want the advice to close it in Excel", name, err)
 		}
 		if after, _ := os.ReadFile(out); !bytes.Equal(after, before) {

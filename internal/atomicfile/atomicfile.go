@@ -78,7 +78,7 @@ func (f *File) CommitOpen() (*os.File, error) {
 			if errors.As(err, &le) {
 				err = le.Err
 			}
-			return nil, fmt.Errorf("%s is open in another program and cannot be replaced (%w): close it in Excel (or the program that has it open) and run again; the file was left as it was", f.path, err)
+			return nil, fmt.Errorf("%s cannot be replaced (%w): another program has it open, most likely; close it in Excel (or the program that has it open) and run again; the file was left as it was", f.path, err)
 		}
 		return nil, err
 	}
