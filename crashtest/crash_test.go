@@ -66,6 +66,10 @@ type crashKind struct {
 	// server before 22.1 has no version function).
 	quirks            bool
 	version, declared string
+	// windows: the runs are the Windows build under Wine (wine_test.go);
+	// perRound, when set, is the round's kills in place of crash.per-round.
+	windows  bool
+	perRound int
 }
 
 // crashFigures are the results a crash campaign reports.
@@ -210,6 +214,9 @@ func runCrash(t *testing.T, k crashKind) {
 	// Each round (fresh sandbox, apply, undo) takes about crash.per-round
 	// kills, three quarters in apply, each landing where killDelay says.
 	perRound := max(*crashPerRound, 2)
+	if k.perRound > 0 {
+		perRound = max(k.perRound, 2)
+	}
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
 	kills := func() int { return c.f.ApplyKills + c.f.UndoKills }
 
@@ -415,6 +422,7 @@ func (c *crasher) sandbox(seed int64) *target {
 		wrap = c.writers.wrap
 	}
 	tg := startSandbox(c.t, opts, wrap)
+	tg.windows = c.kind.windows
 	if c.kind.declared != "" {
 		tg.env = []string{"MIGRATE_SYSTEM_VERSION=" + c.kind.declared}
 	}

@@ -23,7 +23,9 @@
 //     plan with --dialect odata, its orders deep-inserted and line by line,
 //     among look-alikes made before the run (TestCrashCAP, cap_test.go;
 //     skipped without `npm ci` in odata/captest/testdata/cap, failed under
-//     CI=true);
+//     CI=true), and the Windows build under Wine, with paths on a drive
+//     letter, killed as TerminateProcess kills (TestCrashWine,
+//     wine_test.go; run when MIGRATE_WINE=1, as CI's Wine step does);
 //   - has the sandbox drop connections before and after the commit, answer
 //     500s, storms of 429 with Retry-After and latency spikes past the
 //     client's timeout, at several rates (fault campaign, fault_test.go);
@@ -50,6 +52,7 @@
 //	go test ./crashtest -run CrashChangingSource -crash.changing-source=60 -crash.kind-records=1000
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
 //	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300
+//	MIGRATE_WINE=1 WINEPREFIX=... go test ./crashtest -run CrashWine -crash.wine=24 -crash.kind-records=1000
 //	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
 //	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
 //

@@ -91,6 +91,8 @@ type target struct {
 	// env is added to every run's environment (MIGRATE_SYSTEM_VERSION for
 	// a server without a version function).
 	env []string
+	// windows: the runs are the Windows build under Wine (wine_test.go).
+	windows bool
 }
 
 func startSandbox(t testing.TB, opts sandbox.Options, wrap func(http.Handler) http.Handler) *target {
@@ -143,11 +145,17 @@ type proc struct {
 func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), args: args, done: make(chan error, 1)}
+	if tg.windows {
+		p.cmd = wineCommand(args)
+	}
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(),
 		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER="+user, "MIGRATE_PASSWORD="+user, "MIGRATE_AUTH=basic",
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "MIGRATE_INDEX_EVERY="+strconv.Itoa(*crashIndexEvery))
 	p.cmd.Env = append(p.cmd.Env, tg.env...)
+	if tg.windows {
+		p.cmd.Env = append(p.cmd.Env, "WINEDEBUG=-all")
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.start = time.Now()
 	if err := p.cmd.Start(); err != nil {

@@ -45,8 +45,10 @@ func TestPrepare(t *testing.T) {
 				t.Fatalf("diagnostics %q, want %d: %q", ds, len(tt.want), tt.want)
 			}
 			for i, d := range ds {
-				if got := strings.ReplaceAll(d.String(), dir, "DIR"); got != "DIR/"+tt.want[i] {
-					t.Errorf("diagnostic %q, want %q", got, "DIR/"+tt.want[i])
+				// The paths in it are the system's: DIR\plan.yaml on Windows.
+				want := filepath.FromSlash("DIR/" + tt.want[i])
+				if got := strings.ReplaceAll(d.String(), dir, "DIR"); got != want {
+					t.Errorf("diagnostic %q, want %q", got, want)
 				}
 			}
 			if len(tt.want) > 0 {

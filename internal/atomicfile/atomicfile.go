@@ -70,10 +70,15 @@ func (f *File) CommitOpen() (*os.File, error) {
 	}
 	if err := rename(f.Name(), f.path); err != nil {
 		f.Abort()
-		if errors.Is(err, fs.ErrPermission) {
+		if heldOpen(err) {
 			// Windows refuses to replace a file another program holds
-			// open: a report or workbook open in Excel.
-			return nil, fmt.Errorf("%s cannot be replaced (%w): if it is open in a program (Excel locks a workbook it has open), close it there and run again; the file was left as it was", f.path, err)
+			// open: a report or workbook open in Excel. The temporary
+			// name is gone: the message names the target only.
+			var le *os.LinkError
+			if errors.As(err, &le) {
+				err = le.Err
+			}
+			return nil, fmt.Errorf("%s cannot be replaced (%w): another program has it open, most likely; close it in Excel (or the program that has it open) and run again; the file was left as it was", f.path, err)
 		}
 		return nil, err
 	}

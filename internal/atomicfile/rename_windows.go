@@ -4,6 +4,8 @@ package atomicfile
 
 import (
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -20,6 +22,13 @@ func renameOver(from, to string) error {
 		return nil
 	}
 	return os.Rename(from, to)
+}
+
+// heldOpen says whether a rename failed because another program holds the
+// target open without letting it be deleted (Excel with a workbook):
+// "Access is denied", or a sharing violation.
+func heldOpen(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)
 }
 
 const (
