@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/internal/bloom"
@@ -265,6 +266,9 @@ type table struct {
 	bloom *bloom.Filter
 	mu    sync.Mutex
 	cache [cacheSlots]cblock
+	// shared: a copy of the state (Clone) reads the run too; removed: its
+	// name is gone (a merge replaced it) and only its open file reads it.
+	shared, removed atomic.Bool
 }
 
 type cblock struct {
@@ -413,6 +417,9 @@ func (t *table) fileLocked() (*os.File, error) {
 // release closes the run's file; the next read opens it again. Only for a
 // run a head names: the file of one a merge replaced is gone.
 func (t *table) release() {
+	if t.removed.Load() {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.f != nil {
@@ -848,6 +855,31 @@ func (x *runs) refs() []runRef {
 		out[i] = t.ref()
 	}
 	return out
+}
+
+// share marks the runs as read by a copy of the state too.
+func (x *runs) share() {
+	if x != nil {
+		for _, t := range x.list {
+			t.shared.Store(true)
+		}
+	}
+}
+
+// drop removes the file of a run a merge replaced. A copy of the state
+// that reads it keeps it open first: on Unix the name goes and the file
+// stays; on Windows, where it was opened to allow this, it goes once the
+// last handle closes. Otherwise it is closed and goes at once.
+func (t *table) drop() {
+	if t.shared.Load() {
+		if _, err := t.file(); err != nil {
+			return // left for the next run to remove
+		}
+		t.removed.Store(true)
+	} else {
+		t.release()
+	}
+	os.Remove(filepath.Join(t.dir, t.name))
 }
 
 // release closes the runs' files (Journal.Close); a later read opens them

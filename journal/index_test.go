@@ -180,13 +180,13 @@ func TestLeanIsFull(t *testing.T) {
 	writeMixed(t, path, 2000, 1)
 	full, err := Load(path)
 	must(t, err)
-	built, err := LoadIndexed(path)
+	built, err := loadIndexed(t, path)
 	must(t, err)
 	sameAsFull(t, built, full)
 	if _, err := os.Stat(IndexPath(path)); err != nil {
 		t.Fatalf("no index written: %v", err)
 	}
-	fromIndex, err := LoadIndexed(path)
+	fromIndex, err := loadIndexed(t, path)
 	must(t, err)
 	if fromIndex.idx.count() == 0 {
 		t.Fatal("the second load did not use the index")
@@ -282,16 +282,16 @@ func TestIndexIsOnlyACache(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.journal")
 			ends := writeMixed(t, path, 600, 2)
-			_, err := LoadIndexed(path) // writes the index
+			_, err := loadIndexed(t, path) // writes the index
 			must(t, err)
 			c.harm(t, path, ends)
 			full, err := Load(path)
 			must(t, err)
-			lean, err := LoadIndexed(path)
+			lean, err := loadIndexed(t, path)
 			must(t, err)
 			sameAsFull(t, lean, full)
 			// And once more, from whatever the load left.
-			lean, err = LoadIndexed(path)
+			lean, err = loadIndexed(t, path)
 			must(t, err)
 			sameAsFull(t, lean, full)
 			j, st, err := OpenIndexed(path)
@@ -322,7 +322,7 @@ func TestLiveLeanIsReplay(t *testing.T) {
 		if i%97 == 0 || i == len(lines)-1 {
 			full, err := Load(path)
 			must(t, err)
-			sameAsFull(t, j.Snapshot(), full)
+			sameAsFull(t, snapshot(t, j), full)
 		}
 	}
 	for _, id := range []string{"R00001", "R00100"} {
@@ -335,7 +335,7 @@ func TestLiveLeanIsReplay(t *testing.T) {
 	must(t, j.Close())
 	full, err := Load(path)
 	must(t, err)
-	lean, err := LoadIndexed(path)
+	lean, err := loadIndexed(t, path)
 	must(t, err)
 	if lean.indexed != full.Entries {
 		t.Fatalf("Close left an index of %d entries, want %d", lean.indexed, full.Entries)
@@ -349,7 +349,7 @@ func TestLeanAfterUndo(t *testing.T) {
 	smallOverlay(t)
 	path := filepath.Join(t.TempDir(), "run.journal")
 	writeMixed(t, path, 300, 4)
-	_, err := LoadIndexed(path)
+	_, err := loadIndexed(t, path)
 	must(t, err)
 	full, err := Load(path)
 	must(t, err)
@@ -370,7 +370,7 @@ func TestLeanAfterUndo(t *testing.T) {
 		f.Write(l)
 	}
 	must(t, f.Close())
-	st, err := LoadIndexed(path)
+	st, err := loadIndexed(t, path)
 	must(t, err)
 	full, err = Load(path)
 	must(t, err)
@@ -396,7 +396,7 @@ func TestIndexKeepsFinished(t *testing.T) {
 		t.Helper()
 		full, err := Load(path)
 		must(t, err)
-		lean, err := LoadIndexed(path)
+		lean, err := loadIndexed(t, path)
 		must(t, err)
 		if full.Finished() != want || lean.Finished() != want || lean.Complete() != full.Complete() {
 			t.Fatalf("finished: full %v, lean %v, want %v; complete: full %v, lean %v", full.Finished(), lean.Finished(), want, full.Complete(), lean.Complete())
@@ -483,6 +483,7 @@ func openMixed(t *testing.T, n int, seed uint64) (j *Journal, st *State, path st
 	must(t, os.WriteFile(path, lines[0], 0o600))
 	j, st, err = OpenIndexed(path)
 	must(t, err)
+	t.Cleanup(func() { closeFiles(st) })
 	return j, st, path, lines[1:]
 }
 
@@ -553,7 +554,7 @@ func TestIndexRuns(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing from the folder: %v", want)
 	}
-	st, err := LoadIndexed(path)
+	st, err := loadIndexed(t, path)
 	must(t, err)
 	for i := range n {
 		id := fmt.Sprintf("%d", (i*7919)%10007)
@@ -581,15 +582,16 @@ func TestSnapshotOutlivesMerge(t *testing.T) {
 		}
 	}
 	put(0, 100)
-	snap := j.Snapshot()
+	snap := snapshot(t, j)
+	t.Cleanup(func() { closeFiles(snap) })
 	before := snap.idx.list
 	if len(before) == 0 {
 		t.Fatal("no run written yet")
 	}
 	put(100, 600)
 	for _, r := range before {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(path), r.name)); err == nil {
-			t.Fatalf("%s is still there: no merge replaced it", r.name)
+		if !r.removed.Load() {
+			t.Fatalf("%s is still named: no merge replaced it", r.name)
 		}
 	}
 	must(t, j.Close())
@@ -603,10 +605,42 @@ func TestSnapshotOutlivesMerge(t *testing.T) {
 		t.Fatal(snap.ioErr)
 	}
 	st := j.State()
+	t.Cleanup(func() { closeFiles(st) })
 	for i := range 600 {
 		id := fmt.Sprintf("%05d", i)
 		if r := st.Record("s", id); r == nil || r.Key != "'"+id+"'" {
 			t.Fatalf("after Close, record %s: %+v", id, r)
 		}
 	}
+}
+
+// loadIndexed is LoadIndexed whose runs' files are closed when the test
+// ends, so that its folder can be removed under Windows too (where an open
+// file keeps its name).
+func loadIndexed(t testing.TB, path string) (*State, error) {
+	st, err := LoadIndexed(path)
+	if err == nil {
+		t.Cleanup(func() { closeFiles(st) })
+	}
+	return st, err
+}
+
+// closeFiles closes the files of every run st reads, a merge's replaced
+// ones too.
+func closeFiles(st *State) {
+	if st.idx == nil {
+		return
+	}
+	for _, r := range st.idx.list {
+		r.removed.Store(false)
+		r.release()
+	}
+}
+
+// snapshot is j.Snapshot() whose runs' files are closed when the test
+// ends (loadIndexed).
+func snapshot(t testing.TB, j *Journal) *State {
+	st := j.Snapshot()
+	t.Cleanup(func() { closeFiles(st) })
+	return st
 }

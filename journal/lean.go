@@ -306,14 +306,9 @@ func (st *State) writeIndex() {
 		}
 		if err == nil {
 			st.idx, st.nextRun, st.over, st.indexed = x, next, map[string]*settled{}, st.Entries
-			// No head names them now. A copy of the state (Snapshot) may
-			// still read them: their files go, held open (the names gone,
-			// and on Windows, where they were opened to allow it, going
-			// once the last handle closes) until it is done with them.
+			// No head names them now.
 			for _, t := range dropped {
-				if _, err := t.file(); err == nil {
-					os.Remove(filepath.Join(dir, t.name))
-				}
+				t.drop()
 			}
 			return
 		}
@@ -605,15 +600,19 @@ func loadLean(f *os.File, path string, write bool) (*State, error) {
 	}
 	st, err := st.replay(f, path)
 	if err == nil && st.promoted {
+		st.idx.release() // read while replaying, dropped now
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
 		return replay(f, path)
 	}
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = st.ioErr
 	}
-	if err := st.ioErr; err != nil {
+	if err != nil {
+		if st != nil {
+			st.idx.release()
+		}
 		return nil, err
 	}
 	if st.Entries-st.indexed >= 1024 && !st.Torn {

@@ -27,7 +27,7 @@ func TestLiveStateIsReplay(t *testing.T) {
 	j, st, err := Open(path)
 	must(t, err)
 	defer j.Close()
-	if !reflect.DeepEqual(normalize(j.Snapshot()), normalize(st)) {
+	if !reflect.DeepEqual(normalize(snapshot(t, j)), normalize(st)) {
 		t.Fatal("live state after Open differs from the replay")
 	}
 	steps := []Entry{
@@ -40,7 +40,7 @@ func TestLiveStateIsReplay(t *testing.T) {
 		must(t, j.Append(e))
 		want, err := Load(path)
 		must(t, err)
-		if got := normalize(j.Snapshot()); !reflect.DeepEqual(got, normalize(want)) {
+		if got := normalize(snapshot(t, j)); !reflect.DeepEqual(got, normalize(want)) {
 			t.Fatalf("after append %d the live state differs from the replay:\n%+v\n%+v", i, got, want)
 		}
 	}
@@ -56,17 +56,17 @@ func TestLiveStateOfNewJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "new.journal")
 	j, err := Create(path, testHeader())
 	must(t, err)
-	before := j.Snapshot()
+	before := snapshot(t, j)
 	must(t, j.Append(Entry{Kind: KindIntent, Batch: j.NextBatch(), Subs: []Sub{{ID: "r1", Step: "customers", Rec: "C9", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS"}}}))
 	if before.Record("customers", "C9") != nil {
 		t.Fatal("a snapshot changed after a later append")
 	}
-	mid := j.Snapshot()
+	mid := snapshot(t, j)
 	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "r1", Status: 201, Key: "'C9'"}}}))
 	if got := mid.Record("customers", "C9"); got.Status() != InDoubt || got.Key != "" || got.Subs[""].Status != 0 {
 		t.Fatalf("a snapshot taken while batch 1 was open saw its outcome: %s %q", got.Status(), got.Key)
 	}
-	if got := j.Snapshot().Record("customers", "C9"); got.Subs[""].Status != 201 || got.Key != "'C9'" {
+	if got := snapshot(t, j).Record("customers", "C9"); got.Subs[""].Status != 201 || got.Key != "'C9'" {
 		t.Fatalf("the live state missed batch 1's outcome: %+v", got.Subs[""])
 	}
 	must(t, j.Close())

@@ -943,6 +943,7 @@ func (s *State) Clone() *State {
 	}
 	if s.lean {
 		s.tidy()
+		s.idx.share()
 		c.lean, c.idxPath, c.idx, c.nextRun, c.over = true, s.idxPath, s.idx, s.nextRun, maps.Clone(s.over)
 		c.indexed, c.promoted, c.headCRC, c.tail, c.ioErr = s.indexed, s.promoted, s.headCRC, append([]byte(nil), s.tail...), s.ioErr
 	}

@@ -36,7 +36,7 @@ func TestReplayRuns(t *testing.T) {
 			j, err := Create(path, testHeader())
 			must(t, err)
 			must(t, j.Append(tt.entries...))
-			live := j.Snapshot()
+			live := snapshot(t, j)
 			must(t, j.Close())
 			st, err := Load(path)
 			must(t, err)

@@ -32,7 +32,7 @@ func TestWaive(t *testing.T) {
 	j, _, err = OpenIndexed(path)
 	must(t, err)
 	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "orders.csv:9", Status: Waived, Reason: "the export's total line"}}))
-	live := j.Snapshot()
+	live := snapshot(t, j)
 	must(t, j.Close())
 	check := func(name string, st *State) {
 		t.Helper()
@@ -51,11 +51,11 @@ func TestWaive(t *testing.T) {
 	must(t, err)
 	check("log", full)
 	check("live", live)
-	lean, err := LoadIndexed(path)
+	lean, err := loadIndexed(t, path)
 	must(t, err)
 	check("index", lean)
 	must(t, os.Remove(IndexPath(path)))
-	lean, err = LoadIndexed(path)
+	lean, err = loadIndexed(t, path)
 	must(t, err)
 	check("index rebuilt", lean)
 }
@@ -99,11 +99,11 @@ func TestSrcHash(t *testing.T) {
 	j, err := CreateIndexed(path, testHeader())
 	must(t, err)
 	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: "C1", Status: Committed, Key: "'C1'", SrcHash: "5ca1ab1e"}}))
-	live := j.Snapshot()
+	live := snapshot(t, j)
 	must(t, j.Close())
 	full, err := Load(path)
 	must(t, err)
-	lean, err := LoadIndexed(path) // from the index Close wrote
+	lean, err := loadIndexed(t, path) // from the index Close wrote
 	must(t, err)
 	for name, st := range map[string]*State{"live": live, "log": full, "index": lean} {
 		if r := st.Record("customers", "C1"); r == nil || r.SrcHash != "5ca1ab1e" {

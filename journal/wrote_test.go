@@ -38,16 +38,16 @@ func TestWroteSurvivesTheIndex(t *testing.T) {
 			t.Errorf("%s: C2 (no record of what it was written with) = %+v", how, c2)
 		}
 	}
-	check("live", j.Snapshot())
+	check("live", snapshot(t, j))
 	must(t, j.Close())
 	full, err := Load(path)
 	must(t, err)
 	check("replay", full)
-	lean, err := LoadIndexed(path)
+	lean, err := loadIndexed(t, path)
 	must(t, err)
 	check("index", lean)
 	must(t, os.Remove(IndexPath(path)))
-	rebuilt, err := LoadIndexed(path)
+	rebuilt, err := loadIndexed(t, path)
 	must(t, err)
 	check("rebuilt", rebuilt)
 }
@@ -128,7 +128,7 @@ func TestPatchOverCreate(t *testing.T) {
 		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "1", Status: status}}}))
 	}
 	patch(2, 204)
-	st := j.Snapshot()
+	st := snapshot(t, j)
 	s := st.Record("orders", "O1").Subs[""]
 	if s.Op != OpPatch || string(s.Match) != `{"CUSTNAME":"c1","DETAILS":"b"}` || string(s.Filled) != `{"CUSTNAME":"C1"}` ||
 		string(s.Lines) != `{"ORDERITEMS_SUBFORM":[{"TQUANT":1}]}` || s.Nested != 1 || !st.Record("orders", "O1").Created {
