@@ -667,7 +667,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	if now == nil {
 		now = time.Now
 	}
-	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
+	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: new(now().UTC())}); err != nil {
 		return err
 	}
 	var calls odata.CallStats

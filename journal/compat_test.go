@@ -36,7 +36,7 @@ func everyKind(t *testing.T, path string) {
 	must(t, j.Append(Entry{Kind: KindWatermark, Mark: &Watermark{Step: "orders", Field: "ORD", Value: "12"}}))
 	must(t, j.Append(Entry{Kind: KindWatermark, Mark: &Watermark{Step: "customers", Field: "CUST"}}))
 	b := j.NextBatch()
-	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: at, Subs: []Sub{
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: new(at), Subs: []Sub{
 		{ID: "r1", Step: "customers", Rec: compatText, Op: OpCreate, Meth: "POST", URL: "CUSTOMERS", Hash: "ab12", Key: "'C1'",
 			Match: json.RawMessage(`{"CUSTNAME":"C1"}`), RowHash: "rh1"},
 		{ID: "r2", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Hash: "cd34",
@@ -46,7 +46,7 @@ func everyKind(t *testing.T, path string) {
 		{ID: "r4", Step: "orders", Rec: "O0", Op: OpRead, Meth: "GET", URL: "ORDERS('SO0')"},
 		{ID: "r5", Step: "orders", Rec: "O0", Path: "1", Op: OpDelete, Meth: "DELETE", URL: "ORDERS('SO0')/ORDERITEMS_SUBFORM(3)", Line: "3", Before: json.RawMessage(`{"KLINE":3}`)},
 	}}))
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: at.Add(time.Second), Calls: 3, Throttled: 2, WaitMS: 61500, Results: []SubResult{
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: new(at.Add(time.Second)), Calls: 3, Throttled: 2, WaitMS: 61500, Results: []SubResult{
 		{ID: "r1", Status: 201, Key: "'C1'", Location: "CUSTOMERS('C1')", Filled: json.RawMessage(`{"CUSTDES": "Acme &amp;"}`)},
 		{ID: "r2", Status: 201, Key: "'SO1'"},
 		{ID: "r3", Status: 200},
@@ -68,10 +68,10 @@ func everyKind(t *testing.T, path string) {
 			Rows:   []Row{{Header: []string{"No"}, Cells: []string{"O0"}}, {Header: []string{"No"}, Cells: []string{"O0b"}, Loc: "o.csv:5"}}}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "o.csv:9", Status: Waived, Reason: "the \"total\" line"}},
 	))
-	must(t, j.Append(Entry{Kind: KindReads, At: at.Add(2 * time.Second), Gets: 4}))
+	must(t, j.Append(Entry{Kind: KindReads, At: new(at.Add(2 * time.Second)), Gets: 4}))
 	must(t, j.Append(Entry{Kind: KindDone, Done: "customers"}, Entry{Kind: KindDone, Done: "orders", Gone: []string{"o.csv:9", "o.csv:10"}}))
 	b = j.NextBatch()
-	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: time.Date(2026, 11, 27, 11, 0, 0, 0, time.FixedZone("IL", 7200)), Subs: []Sub{
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: new(time.Date(2026, 11, 27, 11, 0, 0, 0, time.FixedZone("IL", 7200))), Subs: []Sub{
 		{ID: "u1", Step: "orders", Rec: "O1", Path: "0", Op: OpUndoDelete, Meth: "DELETE", URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM(1)", Line: "1"},
 		{ID: "u2", Step: "orders", Rec: "O0", Path: "0.1", Op: OpUndoPatch, Meth: "PATCH", URL: "ORDERS('SO0')/ORDERITEMS_SUBFORM(2)", Line: "2", Match: raw},
 		{ID: "u3", Step: "orders", Rec: "O0", Path: "1", Op: OpUndoCreate, Meth: "POST", URL: "ORDERS('SO0')/ORDERITEMS_SUBFORM", Nav: "ORDERITEMS_SUBFORM", Line: "3",
@@ -81,10 +81,10 @@ func everyKind(t *testing.T, path string) {
 	must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, Results: []SubResult{{ID: "u1", Status: 204}, {ID: "u2", Status: 200, By: "user"}, {ID: "u3", Status: -1}}}))
 	must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Undo: true}}))
 	must(t, j.Append(Entry{Kind: KindAccept, Accept: &Accepted{PlanHash: "def", Sources: map[string]string{"b.xlsx": "03", "a.csv": "04"}}}))
-	must(t, j.Append(Entry{Kind: KindTotals, At: at, Totals: &Totals{Rows: []TotalRow{
+	must(t, j.Append(Entry{Kind: KindTotals, At: new(at), Totals: &Totals{Rows: []TotalRow{
 		{Step: "orders", Name: "lines", Expr: "count(ORDERITEMS)", Source: "4", Sent: "4", Target: "4"},
 		{Step: "orders", Name: "amount", Expr: "sum(PRICE)", By: "CUSTNAME", Group: "C<1>", Source: "2.5", Sent: "2.5", Target: "2.50"}}}}))
-	must(t, j.Append(Entry{Kind: KindFinished, At: at.Add(3 * time.Second)}))
+	must(t, j.Append(Entry{Kind: KindFinished, At: new(at.Add(3 * time.Second))}))
 	must(t, j.Close())
 }
 
