@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -273,7 +274,7 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 	for start := 0; start < len(reqs); start += per {
 		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
-			chunk[i].ID = itoa(i + 1)
+			chunk[i].ID = strconv.Itoa(i + 1)
 		}
 		resps, err := sr.r.sendReads(sr.ctx, chunk)
 		if err != nil {

@@ -3,6 +3,8 @@ package executor
 import (
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -82,7 +84,7 @@ func DiffReportOf(res *DiffResult, info ReportInfo, unresolved []RecordError) *D
 	for _, g := range diffGroups {
 		grp := DiffGroup{Action: g.actions[0], Title: g.title, Hint: g.hint}
 		for _, r := range res.Records {
-			if !containsString(g.actions, r.Action) {
+			if !slices.Contains(g.actions, r.Action) {
 				continue
 			}
 			if len(grp.Records) == DiffShown {
@@ -160,11 +162,7 @@ func WriteDiffHTMLFile(path string, rep *DiffReport) error {
 // lineShown is a line a diff appends, as the page shows it: each field as
 // FIELD: value, in field order.
 func lineShown(fields map[string]json.RawMessage) string {
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = k + ": " + shownValue(fields[k])

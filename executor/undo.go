@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -444,7 +445,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			continue
 		}
 		idx[i] = len(reqs)
-		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: url})
+		reqs = append(reqs, odata.BatchRequest{ID: strconv.Itoa(len(reqs) + 1), Method: "GET", URL: url})
 	}
 	if len(reqs) == 0 {
 		return plan, nil, nil
@@ -654,7 +655,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	reqs := make([]odata.BatchRequest, len(ops))
 	subs := make([]journal.Sub, len(ops))
 	for i, op := range ops {
-		id := itoa(i + 1)
+		id := strconv.Itoa(i + 1)
 		s := op.sub
 		s.ID = id
 		subs[i] = s
@@ -705,7 +706,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			// again.
 			cold = append(cold, op)
 			set := odata.EntitySetOf(op.sub.URL)
-			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+			warmUps = append(warmUps, odata.BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
 			continue
 		}
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
@@ -752,7 +753,7 @@ func dedupeWarmUps(reqs []odata.BatchRequest) []odata.BatchRequest {
 	for _, r := range reqs {
 		if !seen[r.URL] {
 			seen[r.URL] = true
-			r.ID = itoa(len(out) + 1)
+			r.ID = strconv.Itoa(len(out) + 1)
 			out = append(out, r)
 		}
 	}
