@@ -106,7 +106,7 @@ func (o *op) textsMatch() json.RawMessage {
 	return b
 }
 
-// carried is one first-level child a deep insert wrote inside its body,
+// carriedChild is one first-level child a deep insert wrote inside its body,
 // as the journal keeps it: its path (from Lines and Texts: the children
 // of one sub-form are contiguous, in the order sent), its sub-form and
 // its match fields.

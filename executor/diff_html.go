@@ -34,16 +34,18 @@ type DiffReport struct {
 
 // DiffGroup is the records of one action.
 type DiffGroup struct {
-	Action, Title, Hint string
-	Records             []DiffRow // the first DiffShown
-	More                int       // how many more there are
+	Action      DiffAction
+	Title, Hint string
+	Records     []DiffRow // the first DiffShown
+	More        int       // how many more there are
 }
 
 // DiffRow is one record of a group, its changes in field order.
 type DiffRow struct {
-	Step, Location, Key, Action string
-	Matches                     []string
-	Changes                     []DiffChange
+	Step, Location, Key string
+	Action              DiffAction
+	Matches             []string
+	Changes             []DiffChange
 }
 
 // DiffChange is one field an update changes, each value as the page shows
@@ -56,12 +58,12 @@ type DiffChange struct {
 // stops apply from writing as the plan says comes first.
 var diffGroups = []struct {
 	title, hint string
-	actions     []string
+	actions     []DiffAction
 }{
-	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []string{DiffConflict, DiffAmbiguous}},
-	{"Missing", "Update of a key the target does not hold: apply would fail", []string{DiffMissing}},
-	{"Updates", "Each changed field, as the target holds it → as apply would write it", []string{DiffUpdate}},
-	{"Creates", "Records the target does not hold", []string{DiffCreate}},
+	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []DiffAction{DiffConflict, DiffAmbiguous}},
+	{"Missing", "Update of a key the target does not hold: apply would fail", []DiffAction{DiffMissing}},
+	{"Updates", "Each changed field, as the target holds it → as apply would write it", []DiffAction{DiffUpdate}},
+	{"Creates", "Records the target does not hold", []DiffAction{DiffCreate}},
 }
 
 // DiffReportOf is the page of a diff; unresolved are the exists: values

@@ -11,7 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/golden"
 )
 
-// compatTexts are texts json.Marshal escapes or replaces: markup, quotes
+// compatText holds texts json.Marshal escapes or replaces: markup, quotes
 // and backslashes, controls, Hebrew, a line separator, a byte that is not
 // UTF-8.
 const compatText = "O'Neil & Co <b> \"q\" \\ tab\t שלום \u2028 bad \xff"
