@@ -24,11 +24,11 @@ type DiffAction string
 // The diff actions.
 const (
 	DiffCreate    DiffAction = "create"
-	DiffUpdate               = "update"
-	DiffUnchanged            = "unchanged"
-	DiffConflict             = "conflict"  // insert mode on a key that exists
-	DiffMissing              = "missing"   // update mode on a key that does not
-	DiffAmbiguous            = "ambiguous" // several documents match a server-numbered one
+	DiffUpdate    DiffAction = "update"
+	DiffUnchanged DiffAction = "unchanged"
+	DiffConflict  DiffAction = "conflict"  // insert mode on a key that exists
+	DiffMissing   DiffAction = "missing"   // update mode on a key that does not
+	DiffAmbiguous DiffAction = "ambiguous" // several documents match a server-numbered one
 )
 
 // FieldChange is one field an update changes: the target's value and the
