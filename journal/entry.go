@@ -434,7 +434,7 @@ const (
 	Waived Status = "waived"
 )
 
-// checkTimes refuses the times json.Marshal refuses (a year past 9999):
+// checkTimes refuses the times json.Marshal refuses (a year outside 0-9999):
 // the journal's codec would write them, and no decoder would read the
 // line back.
 func (e *Entry) checkTimes() error {
