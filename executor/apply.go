@@ -292,7 +292,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 		// Every step ran to its end: status tells this run from one
 		// stopped between steps by this line (a trial or a choice of
 		// steps did not).
-		if err := r.jr.Append(journal.Entry{Kind: journal.KindFinished, At: opts.now().UTC()}); err != nil {
+		if err := r.jr.Append(journal.Entry{Kind: journal.KindFinished, At: new(opts.now().UTC())}); err != nil {
 			r.halt(err)
 		}
 	}
@@ -1110,7 +1110,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
-	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: r.opts.now().UTC()}); err != nil {
+	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: new(r.opts.now().UTC())}); err != nil {
 		return err
 	}
 	acquired := false
@@ -1430,7 +1430,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 // stampCalls puts on an outcome when it came and what its call cost, for
 // the run report's chart.
 func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry {
-	e.At = at
+	e.At = &at
 	if c != nil {
 		e.Calls, e.Throttled, e.WaitMS = c.Attempts, c.Throttled, c.Waited.Milliseconds()
 	}

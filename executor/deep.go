@@ -106,7 +106,7 @@ func (o *op) textsMatch() json.RawMessage {
 	return b
 }
 
-// carried is one first-level child a deep insert wrote inside its body,
+// carriedChild is one first-level child a deep insert wrote inside its body,
 // as the journal keeps it: its path (from Lines and Texts: the children
 // of one sub-form are contiguous, in the order sent), its sub-form and
 // its match fields.
@@ -515,7 +515,7 @@ func (sr *stepRun) readDeepPending() error {
 	r := sr.r
 	reqs := make([]odata.BatchRequest, len(rs))
 	for i, x := range rs {
-		reqs[i] = odata.BatchRequest{ID: itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
+		reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
 	}
 	r.subs.Add(int64(len(reqs)))
 	resps, err := r.readBatch(sr.traced(), reqs)

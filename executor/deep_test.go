@@ -498,7 +498,7 @@ func TestDeepAnswerDecodedForKeys(t *testing.T) {
 		`{"PARTNAME":"P2","PDES":"part","TQUANT":2,"KLINE":2,"X_SUBFORM":[{"KLINE":9}]}],"OTHER_SUBFORM":[{"A":1}]}`
 	tests := []struct {
 		name       string
-		left       json.RawMessage // the fields filled compares, as emit sets them
+		matched    json.RawMessage // the fields filled compares, as emit sets them
 		wantFields []string        // of the header, as decoded
 		filled     string
 	}{
@@ -507,7 +507,7 @@ func TestDeepAnswerDecodedForKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ord := &op{kind: journal.OpCreate, typ: orders, fields: map[string]any{"ORDNAME": "SO1", "CUSTNAME": "c1", "DETAILS": "d"}, matched: tt.left}
+			ord := &op{kind: journal.OpCreate, typ: orders, fields: map[string]any{"ORDNAME": "SO1", "CUSTNAME": "c1", "DETAILS": "d"}, matched: tt.matched}
 			for i, part := range []string{"P1", "P2"} {
 				l := &op{parent: ord, nav: "ORDERITEMS_SUBFORM", carried: true, kind: journal.OpCreate, typ: linesType, fields: map[string]any{"PARTNAME": part}}
 				if i == 1 {

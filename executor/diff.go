@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -17,14 +18,17 @@ import (
 // step reads its keys too, so an existing key is a conflict before the
 // server says so.
 
-// Diff actions.
+// DiffAction is what apply would do to a record (DiffRecord.Action).
+type DiffAction string
+
+// The diff actions.
 const (
-	DiffCreate    = "create"
-	DiffUpdate    = "update"
-	DiffUnchanged = "unchanged"
-	DiffConflict  = "conflict"  // insert mode on a key that exists
-	DiffMissing   = "missing"   // update mode on a key that does not
-	DiffAmbiguous = "ambiguous" // several documents match a server-numbered one
+	DiffCreate    DiffAction = "create"
+	DiffUpdate    DiffAction = "update"
+	DiffUnchanged DiffAction = "unchanged"
+	DiffConflict  DiffAction = "conflict"  // insert mode on a key that exists
+	DiffMissing   DiffAction = "missing"   // update mode on a key that does not
+	DiffAmbiguous DiffAction = "ambiguous" // several documents match a server-numbered one
 )
 
 // FieldChange is one field an update changes: the target's value and the
@@ -39,7 +43,7 @@ type DiffRecord struct {
 	ID       string // the record's id (its id: value, else its key or location)
 	Location string // the record's source location
 	Key      string // key expression; empty for a document the server numbers
-	Action   string
+	Action   DiffAction
 	Fields   map[string]FieldChange // update: the fields that change
 	// Matches (conflict, ambiguous of a server-numbered document): the keys
 	// of the documents its match: fields found.
@@ -139,13 +143,13 @@ func Diff(ctx context.Context, run *Prepared, opts Options) (*DiffResult, error)
 
 // classify records what apply would do with w: action, and for an update
 // the changed fields (the record's values and the target's before them).
-func (sr *stepRun) classify(w *work, action string, changed, before map[string]any, matches []string) {
+func (sr *stepRun) classify(w *work, action DiffAction, changed, before map[string]any, matches []string) {
 	if d := sr.r.diff; d != nil {
 		d.add(sr.diffRecord(w, action, changed, before, matches))
 	}
 }
 
-func (sr *stepRun) diffRecord(w *work, action string, changed, before map[string]any, matches []string) DiffRecord {
+func (sr *stepRun) diffRecord(w *work, action DiffAction, changed, before map[string]any, matches []string) DiffRecord {
 	rec := DiffRecord{Step: sr.step.Name, ID: w.id, Location: w.rec.Loc.String(), Action: action, Matches: matches}
 	if w.root != nil {
 		rec.Key = shownKey(w.root.key)
@@ -196,7 +200,7 @@ func jsonValue(v any) json.RawMessage {
 // why, when set, says the lookup proves nothing (the record is then
 // reported as a create with the reason as a warning). read answers the
 // lookup's GET (readMatches read it ahead with the group's others).
-func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, error)) (string, []string, error) {
+func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, error)) (DiffAction, []string, error) {
 	set := sr.r.md.EntitySet(sr.entity)
 	conds, want, why := sr.matchQuery(w)
 	if len(conds) == 0 && why == "" {
@@ -273,7 +277,7 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 	for start := 0; start < len(reqs); start += per {
 		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
-			chunk[i].ID = itoa(i + 1)
+			chunk[i].ID = strconv.Itoa(i + 1)
 		}
 		resps, err := sr.r.sendReads(sr.ctx, chunk)
 		if err != nil {

@@ -3,6 +3,8 @@ package executor
 import (
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,16 +34,18 @@ type DiffReport struct {
 
 // DiffGroup is the records of one action.
 type DiffGroup struct {
-	Action, Title, Hint string
-	Records             []DiffRow // the first DiffShown
-	More                int       // how many more there are
+	Action      DiffAction
+	Title, Hint string
+	Records     []DiffRow // the first DiffShown
+	More        int       // how many more there are
 }
 
 // DiffRow is one record of a group, its changes in field order.
 type DiffRow struct {
-	Step, Location, Key, Action string
-	Matches                     []string
-	Changes                     []DiffChange
+	Step, Location, Key string
+	Action              DiffAction
+	Matches             []string
+	Changes             []DiffChange
 }
 
 // DiffChange is one field an update changes, each value as the page shows
@@ -54,12 +58,12 @@ type DiffChange struct {
 // stops apply from writing as the plan says comes first.
 var diffGroups = []struct {
 	title, hint string
-	actions     []string
+	actions     []DiffAction
 }{
-	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []string{DiffConflict, DiffAmbiguous}},
-	{"Missing", "Update of a key the target does not hold: apply would fail", []string{DiffMissing}},
-	{"Updates", "Each changed field, as the target holds it → as apply would write it", []string{DiffUpdate}},
-	{"Creates", "Records the target does not hold", []string{DiffCreate}},
+	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []DiffAction{DiffConflict, DiffAmbiguous}},
+	{"Missing", "Update of a key the target does not hold: apply would fail", []DiffAction{DiffMissing}},
+	{"Updates", "Each changed field, as the target holds it → as apply would write it", []DiffAction{DiffUpdate}},
+	{"Creates", "Records the target does not hold", []DiffAction{DiffCreate}},
 }
 
 // DiffReportOf is the page of a diff; unresolved are the exists: values
@@ -82,7 +86,7 @@ func DiffReportOf(res *DiffResult, info ReportInfo, unresolved []RecordError) *D
 	for _, g := range diffGroups {
 		grp := DiffGroup{Action: g.actions[0], Title: g.title, Hint: g.hint}
 		for _, r := range res.Records {
-			if !containsString(g.actions, r.Action) {
+			if !slices.Contains(g.actions, r.Action) {
 				continue
 			}
 			if len(grp.Records) == DiffShown {
@@ -160,11 +164,7 @@ func WriteDiffHTMLFile(path string, rep *DiffReport) error {
 // lineShown is a line a diff appends, as the page shows it: each field as
 // FIELD: value, in field order.
 func lineShown(fields map[string]json.RawMessage) string {
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = k + ": " + shownValue(fields[k])

@@ -59,7 +59,7 @@ func diffMatchReadsBatched(t *testing.T, version string) {
 	if filtered > 2 || gets != n {
 		t.Errorf("%d match lookups in %d calls, want %d in at most 2", gets, filtered, n)
 	}
-	conflicts := map[string]string{}
+	conflicts := map[string]DiffAction{}
 	for _, r := range res.Records {
 		if r.Step == "orders" && r.Action != DiffCreate {
 			conflicts[r.Location] = r.Action

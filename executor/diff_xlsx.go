@@ -60,7 +60,7 @@ func WriteDiff(res *DiffResult, out string) error {
 			return err
 		}
 		for j, r := range recs {
-			row := []string{r.Location, r.Key, r.Action}
+			row := []string{r.Location, r.Key, string(r.Action)}
 			if len(r.Matches) > 0 {
 				row[1] = strings.Join(r.Matches, " ")
 			}

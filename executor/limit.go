@@ -356,5 +356,5 @@ func (r *runner) incomplete(step string) string {
 // that status says what is left.
 func (r *runner) runEntry() journal.Entry {
 	return journal.Entry{Kind: journal.KindRun, Run: &journal.Run{Limit: r.opts.Limit, Steps: r.opts.Steps, Delta: r.opts.Delta},
-		At: r.opts.now().UTC()}
+		At: new(r.opts.now().UTC())}
 }

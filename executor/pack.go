@@ -119,7 +119,7 @@ func splitUnits(rest unit) []unit {
 func assemble(batch []*op, seq int) []odata.BatchRequest {
 	reqs := make([]odata.BatchRequest, len(batch))
 	for i, o := range batch {
-		o.id = itoa(i + 1)
+		o.id = strconv.Itoa(i + 1)
 		o.batch = seq
 		r := odata.BatchRequest{ID: o.id, Method: o.method, Body: o.body}
 		switch {
@@ -179,6 +179,3 @@ func standardSingles(batch []*op, reqs []odata.BatchRequest) []odata.BatchReques
 // bodyHeaders are the headers of a sub-request with a body; shared by every
 // one of them, so nothing may write to it.
 var bodyHeaders = map[string]string{"content-type": "application/json", "odata-version": "4.0"}
-
-// itoa writes a sub-request's id in a batch (1, 2, ...).
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func seedCustomers(t *testing.T, env *sandboxEnv, n int) {
 	t.Helper()
 	var reqs []odata.BatchRequest
 	add := func(name string) {
-		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "POST", URL: "CUSTOMERS",
+		reqs = append(reqs, odata.BatchRequest{ID: strconv.Itoa(len(reqs) + 1), Method: "POST", URL: "CUSTOMERS",
 			Headers: map[string]string{"content-type": "application/json"},
 			Body:    []byte(fmt.Sprintf(`{"CUSTNAME":%q,"CUSTDES":"Customer %s"}`, name, name))})
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/compare"
@@ -489,7 +490,7 @@ func (r *runner) prefetch(paths []string) error {
 	for start := 0; start < len(reqs); start += per {
 		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
-			chunk[i].ID = itoa(i + 1)
+			chunk[i].ID = strconv.Itoa(i + 1)
 		}
 		resps, err := r.readBatch(r.ctx, chunk)
 		if err != nil {

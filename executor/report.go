@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,7 +138,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				line := make([]string, len(cols))
 				for i, h := range sh.header {
 					if i < len(cells) {
-						line[indexOf(cols, h)] = cells[i]
+						line[slices.Index(cols, h)] = cells[i]
 					}
 				}
 				w.Write(append(line, r[len(r)-len(extra):]...))
@@ -296,20 +297,11 @@ func neutraliseFormula(c string) string {
 func alignRow(header []string, r *journal.Row) []string {
 	out := make([]string, len(header))
 	for i, h := range r.Header {
-		if j := indexOf(header, h); j >= 0 && i < len(r.Cells) {
+		if j := slices.Index(header, h); j >= 0 && i < len(r.Cells) {
 			out[j] = r.Cells[i]
 		}
 	}
 	return out
-}
-
-func indexOf(l []string, s string) int {
-	for i, x := range l {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // saveWorkbook writes f to out through atomicfile, mode 0600: every

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -290,7 +291,7 @@ func groupFailures(errs []RecordError) []FailureGroup {
 		}
 		g.Count++
 		if len(g.Steps) == 0 || g.Steps[len(g.Steps)-1] != e.Step {
-			if !containsString(g.Steps, e.Step) {
+			if !slices.Contains(g.Steps, e.Step) {
 				g.Steps = append(g.Steps, e.Step)
 			}
 		}
@@ -307,8 +308,6 @@ func groupFailures(errs []RecordError) []FailureGroup {
 	}
 	return out
 }
-
-func containsString(l []string, s string) bool { return indexOf(l, s) >= 0 }
 
 func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 	var u UndoHistory

@@ -185,7 +185,7 @@ func TestRunReportOfOldJournal(t *testing.T) {
 		if err := json.Unmarshal(bytes.TrimSpace(line[9:]), &e); err != nil {
 			t.Fatal(err)
 		}
-		e.At, e.Calls, e.Throttled, e.WaitMS = time.Time{}, 0, 0, 0
+		e.At, e.Calls, e.Throttled, e.WaitMS = nil, 0, 0, 0
 		if e.Header != nil {
 			e.Header.User = ""
 		}
@@ -258,10 +258,10 @@ func TestRunReportPage(t *testing.T) {
 				}
 				res = append(res, journal.SubResult{ID: id, Status: status, Key: fmt.Sprintf("'C%03d'", j)})
 			}
-			add(journal.Entry{Kind: journal.KindIntent, Batch: batch, At: sent, Subs: subs})
-			e := journal.Entry{Kind: journal.KindOutcome, Batch: batch, At: sent.Add(2 * time.Second), Results: res, Calls: 1}
+			add(journal.Entry{Kind: journal.KindIntent, Batch: batch, At: new(sent), Subs: subs})
+			e := journal.Entry{Kind: journal.KindOutcome, Batch: batch, At: new(sent.Add(2 * time.Second)), Results: res, Calls: 1}
 			if batch == 3 {
-				e.Calls, e.Throttled, e.WaitMS, e.At = 2, 1, 30000, sent.Add(32*time.Second)
+				e.Calls, e.Throttled, e.WaitMS, e.At = 2, 1, 30000, new(sent.Add(32*time.Second))
 			}
 			add(e)
 		}
@@ -277,9 +277,9 @@ func TestRunReportPage(t *testing.T) {
 		add(journal.Entry{Kind: journal.KindRecord, Record: rec})
 	}
 	// Undo of the last committed customer.
-	add(journal.Entry{Kind: journal.KindIntent, Batch: batch + 1, At: at.Add(2 * time.Hour),
+	add(journal.Entry{Kind: journal.KindIntent, Batch: batch + 1, At: new(at.Add(2 * time.Hour)),
 		Subs: []journal.Sub{{ID: "1", Step: "customers", Rec: "C069", Op: journal.OpUndoDelete, Meth: "DELETE", URL: "CUSTOMERS('C069')"}}})
-	add(journal.Entry{Kind: journal.KindOutcome, Batch: batch + 1, At: at.Add(2*time.Hour + time.Second), Calls: 1, Results: []journal.SubResult{{ID: "1", Status: 204}}})
+	add(journal.Entry{Kind: journal.KindOutcome, Batch: batch + 1, At: new(at.Add(2*time.Hour + time.Second)), Calls: 1, Results: []journal.SubResult{{ID: "1", Status: 204}}})
 	add(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: "customers", ID: "C069", Status: journal.Committed, Undo: true}})
 	path := filepath.Join(t.TempDir(), "customers.journal")
 	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {

@@ -263,7 +263,7 @@ func RecordTotals(journalPath string, rows []TotalRow, at time.Time) error {
 	for i, r := range rows {
 		tot.Rows[i] = journal.TotalRow(r)
 	}
-	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: at.UTC(), Totals: tot}); err != nil {
+	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: new(at.UTC()), Totals: tot}); err != nil {
 		jr.Close()
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -452,7 +453,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			continue
 		}
 		idx[i] = len(reqs)
-		reqs = append(reqs, odata.BatchRequest{ID: itoa(len(reqs) + 1), Method: "GET", URL: url})
+		reqs = append(reqs, odata.BatchRequest{ID: strconv.Itoa(len(reqs) + 1), Method: "GET", URL: url})
 	}
 	if len(reqs) == 0 {
 		return plan, nil, nil
@@ -662,7 +663,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	reqs := make([]odata.BatchRequest, len(ops))
 	subs := make([]journal.Sub, len(ops))
 	for i, op := range ops {
-		id := itoa(i + 1)
+		id := strconv.Itoa(i + 1)
 		s := op.sub
 		s.ID = id
 		subs[i] = s
@@ -675,7 +676,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 	if now == nil {
 		now = time.Now
 	}
-	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: now().UTC()}); err != nil {
+	if err := u.jr.Append(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: new(now().UTC())}); err != nil {
 		return err
 	}
 	var calls odata.CallStats
@@ -713,7 +714,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			// again.
 			cold = append(cold, op)
 			set := odata.EntitySetOf(op.sub.URL)
-			warmUps = append(warmUps, odata.BatchRequest{ID: itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+			warmUps = append(warmUps, odata.BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
 			continue
 		}
 		good := r.Status >= 200 && r.Status < 300 || r.Status == 404 && op.sub.Op == journal.OpUndoDelete
@@ -760,7 +761,7 @@ func dedupeWarmUps(reqs []odata.BatchRequest) []odata.BatchRequest {
 	for _, r := range reqs {
 		if !seen[r.URL] {
 			seen[r.URL] = true
-			r.ID = itoa(len(out) + 1)
+			r.ID = strconv.Itoa(len(out) + 1)
 			out = append(out, r)
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 
@@ -245,7 +247,7 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 	if len(recs) == 0 {
 		return nil
 	}
-	rd := &read.Keys{Send: send, Set: v.step.Entity, Type: v.t, Select: sortedKeys(fields), Expand: sortedKeys(navs)}
+	rd := &read.Keys{Send: send, Set: v.step.Entity, Type: v.t, Select: slices.Sorted(maps.Keys(fields)), Expand: slices.Sorted(maps.Keys(navs))}
 	if len(rd.Select) == 0 {
 		rd.Select = v.t.Key // nothing written but the key: read no more
 	}
@@ -330,7 +332,7 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 	if v.named != nil {
 		v.named.fromTarget(c.Entity)
 	}
-	for _, nav := range sortedKeys(c.Lines) {
+	for _, nav := range slices.Sorted(maps.Keys(c.Lines)) {
 		n := v.t.Navigation(nav)
 		for _, l := range c.Lines[nav] {
 			v.target.add("lines "+nav, "1")
@@ -389,15 +391,6 @@ func pathLess(a, b string) bool {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // totals are control totals by their What: counts and sums of decimal

@@ -3,6 +3,8 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/migrate-tool/migrate/compare"
@@ -132,7 +134,7 @@ func overlaid(base, top map[string]any) map[string]any {
 }
 
 // navs are the sub-forms the record's children were written to, sorted.
-func (w recordWant) navs() []string { return sortedKeys(w.Kids) }
+func (w recordWant) navs() []string { return slices.Sorted(maps.Keys(w.Kids)) }
 
 // recordCheck is what checkRecord found.
 type recordCheck struct {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -106,7 +105,7 @@ func CheckChain(r io.Reader) (*Chain, error) {
 		js, ok := lineJSON(line)
 		if lineNo == 1 {
 			var e Entry
-			if !ok || json.Unmarshal(js, &e) != nil || e.Kind != KindHeader || e.Header == nil {
+			if !ok || decodeLine(js, &e) != nil || e.Kind != KindHeader || e.Header == nil {
 				return nil, &CorruptError{Line: 1, Reason: "the first line is not a journal header"}
 			}
 			c.Chained, last = e.Header.Chained, 1

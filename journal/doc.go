@@ -33,8 +33,9 @@
 // (OpenIndexed, LoadIndexed) holds in memory only what is not settled. The
 // index is a cache of the log, checked against it and rebuilt from it.
 //
-// The lines a run writes by the thousand (intents, outcomes, committed
-// records) are encoded by hand (encode.go) and decoded by hand
-// (fastdecode.go), byte for byte as encoding/json does, which takes every
-// other line.
+// Lines are encoded and decoded with github.com/segmentio/encoding/json
+// by the entry types' struct tags (the one list of a line's fields), with
+// json.Marshal's bytes: journals written before, by encoding/json and by
+// hand, read the same, and their hash chains go on (codec_test.go,
+// compat_test.go).
 package journal

@@ -1,9 +1,10 @@
 package journal
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 )
 
 // Kind says what an entry records.
@@ -336,40 +337,14 @@ type WroteKid struct {
 	TextHash string `json:"th,omitempty"`
 }
 
-// EncodeKids is kids as RecordEntry.WroteKids keeps them: as json.Marshal
-// writes them, by hand where it can (a load journals every line of every
-// document so); nil for none.
+// EncodeKids is kids as RecordEntry.WroteKids keeps them, as json.Marshal
+// writes them; nil for none.
 func EncodeKids(kids []WroteKid) json.RawMessage {
 	if len(kids) == 0 {
 		return nil
 	}
-	w := jsonWriter{b: make([]byte, 0, 96*len(kids)), ok: true}
-	w.b = append(w.b, '[')
-	for i := range kids {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		k := &kids[i]
-		w.object(func() {
-			w.str("p", k.Path, false)
-			w.str("n", k.Nav, false)
-			if k.Single {
-				w.key("one")
-				w.b = append(w.b, "true"...)
-			}
-			w.str("k", k.Key, true)
-			w.raw("wr", k.Wrote)
-			w.raw("wf", k.Filled)
-			w.str("h", k.Hash, true)
-			w.str("th", k.TextHash, true)
-		})
-	}
-	w.b = append(w.b, ']')
-	if !w.ok {
-		out, _ := json.Marshal(kids)
-		return out
-	}
-	return w.b
+	out, _ := json.Marshal(kids)
+	return out
 }
 
 // DecodeKids reads RecordEntry.WroteKids; nil when there are none.
@@ -425,8 +400,10 @@ type Entry struct {
 	// will never load, and status names resolve --waive for them.
 	Gone []string `json:"gone,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
-	// came; zero in journals written before it was recorded.
-	At time.Time `json:"at,omitzero"`
+	// came; nil in journals written before it was recorded. (A pointer:
+	// the journal's JSON codec leaves out a nil one, but not a zero
+	// time.Time.)
+	At *time.Time `json:"at,omitempty"`
 	// Calls (outcomes) is the HTTP attempts the batch took, Throttled how
 	// many of them the server answered 429, WaitMS the milliseconds spent
 	// waiting before retrying (Retry-After, backoff): the run report's chart.
@@ -437,6 +414,14 @@ type Entry struct {
 	Gets int `json:"gets,omitempty"`
 	// Totals (KindTotals) is what verify found of the plan's totals.
 	Totals *Totals `json:"tot,omitempty"`
+}
+
+// When is e.At, or the zero time when e has none.
+func (e *Entry) When() time.Time {
+	if e.At == nil {
+		return time.Time{}
+	}
+	return *e.At
 }
 
 // Status of a record.
@@ -453,3 +438,20 @@ const (
 	// being complete.
 	Waived Status = "waived"
 )
+
+// checkTimes refuses the times json.Marshal refuses (a year outside 0-9999):
+// the journal's codec would write them, and no decoder would read the
+// line back.
+func (e *Entry) checkTimes() error {
+	if e.At != nil {
+		if _, err := e.At.MarshalJSON(); err != nil {
+			return err
+		}
+	}
+	if e.Header != nil {
+		if _, err := e.Header.Created.MarshalJSON(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -17,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	json "github.com/segmentio/encoding/json"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -422,7 +422,7 @@ func (j *Journal) fold(buf []byte) {
 		i := bytes.IndexByte(buf, '\n')
 		line, whole := buf[:i], buf[:i+1]
 		buf = buf[i+1:]
-		if st.applyLine(line, true) != "" {
+		if st.apply(line) != "" {
 			// Replay would call this line damaged; the state goes on as
 			// replay of the lines before it would. No index covers it.
 			st.Torn = true
@@ -496,17 +496,20 @@ func (j *Journal) Close() error {
 	return err
 }
 
+// lineFlags are json.Marshal's: the bytes of a line are those
+// encoding/json wrote before (a line's hash chains the next one).
+const lineFlags = json.EscapeHTML | json.SortMapKeys
+
 // appendLine encodes one entry as "crc32c-hex SP json LF".
 func appendLine(dst []byte, e *Entry) ([]byte, error) {
 	start := len(dst)
+	if err := e.checkTimes(); err != nil {
+		return dst, fmt.Errorf("journal entry: %w", err)
+	}
 	dst = append(dst, "00000000 "...) // the checksum's place
-	out, ok := appendEntryJSON(dst, e)
-	if !ok {
-		js, err := json.Marshal(e)
-		if err != nil {
-			return dst[:start], fmt.Errorf("journal entry: %w", err)
-		}
-		out = append(dst[:start+9], js...)
+	out, err := json.Append(dst, e, lineFlags)
+	if err != nil {
+		return dst[:start], fmt.Errorf("journal entry: %w", err)
 	}
 	sum := crc32.Checksum(out[start+9:], castagnoli)
 	var hex [8]byte

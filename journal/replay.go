@@ -2,8 +2,6 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -14,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 )
 
 // State is a journal replayed: what the run did so far.
@@ -497,12 +497,7 @@ func isHex(b []byte) bool {
 
 // apply decodes one line and folds it into the state; it returns why the
 // line is damaged, or "".
-func (st *State) apply(line []byte) string { return st.applyLine(line, false) }
-
-// applyLine is apply; written says the line is one appendLine just
-// encoded, whose raw values are valid JSON (it checked them): they are
-// not checked again (checking them was a tenth of a deep apply's CPU).
-func (st *State) applyLine(line []byte, written bool) string {
+func (st *State) apply(line []byte) string {
 	if len(line) < 10 || line[8] != ' ' {
 		return "not a journal line"
 	}
@@ -515,12 +510,8 @@ func (st *State) applyLine(line []byte, written bool) string {
 		return "checksum mismatch"
 	}
 	var e Entry
-	p := fastParser{skipRows: !st.report, written: written}
-	if !p.decode(js, &e) {
-		e = Entry{}
-		if err := json.Unmarshal(js, &e); err != nil {
-			return "undecodable entry: " + err.Error()
-		}
+	if err := decodeLine(js, &e); err != nil {
+		return "undecodable entry: " + err.Error()
 	}
 	if st.Entries == 0 {
 		if e.Kind != KindHeader || e.Header == nil {
@@ -552,7 +543,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		}
 		if st.report {
 			st.batchAt[e.Batch] = len(st.Batches)
-			bc := BatchCall{Batch: e.Batch, Sent: e.At, Subs: len(e.Subs),
+			bc := BatchCall{Batch: e.Batch, Sent: e.When(), Subs: len(e.Subs),
 				Undo: len(e.Subs) > 0 && e.Subs[0].Op.Undo()}
 			for i := range e.Subs {
 				if e.Subs[i].Op != OpRead {
@@ -731,7 +722,7 @@ func (st *State) applyLine(line []byte, written bool) string {
 		st.Marks[e.Mark.Step] = append(st.Marks[e.Mark.Step], Mark{Watermark: *e.Mark, After: st.LastBatch})
 		if st.report && e.Calls > 0 {
 			// The read that found the watermark: a call of the run.
-			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Answered: e.At, Read: true})
+			st.Batches = append(st.Batches, BatchCall{Sent: e.When(), Answered: e.When(), Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
 	case KindRun:
@@ -759,14 +750,14 @@ func (st *State) applyLine(line []byte, written bool) string {
 		st.accept(*e.Accept)
 	case KindReads:
 		if st.report {
-			st.Batches = append(st.Batches, BatchCall{Sent: e.At, Subs: e.Gets, Read: true})
+			st.Batches = append(st.Batches, BatchCall{Sent: e.When(), Subs: e.Gets, Read: true})
 			st.Batches[len(st.Batches)-1].note(&e)
 		}
 	case KindTotals:
 		if e.Totals == nil {
 			return "totals entry without totals"
 		}
-		st.Totals, st.TotalsAt = e.Totals, e.At
+		st.Totals, st.TotalsAt = e.Totals, e.When()
 	case KindHeader:
 		return "a second header"
 	default:
@@ -785,7 +776,7 @@ func (st *State) accept(a Accepted) {
 // answer; a later one (reconciliation) adds only the calls it counted.
 func (b *BatchCall) note(e *Entry) {
 	if b.Answered.IsZero() {
-		b.Answered = e.At
+		b.Answered = e.When()
 	}
 	b.Calls += e.Calls
 	b.Throttled += e.Throttled
@@ -883,6 +874,9 @@ func Without(obj json.RawMessage, names ...string) json.RawMessage {
 	out, _ := json.Marshal(m)
 	return out
 }
+
+// decodeLine decodes a line's JSON (without its checksum).
+func decodeLine(js []byte, e *Entry) error { return json.Unmarshal(js, e) }
 
 func newState() *State {
 	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}, Gone: map[string][]string{}}
@@ -1045,15 +1039,14 @@ func (s *State) Complete() bool {
 	return true
 }
 
-var _ = bytes.MinRead
-
 // timeRun notes e in the runs' times (RunTimes).
 func (st *State) timeRun(e *Entry) {
 	if e.Kind == KindRun && e.Run != nil {
-		st.RunTimes = append(st.RunTimes, RunTime{Run: *e.Run, Start: e.At, End: e.At})
+		st.RunTimes = append(st.RunTimes, RunTime{Run: *e.Run, Start: e.When(), End: e.When()})
 		return
 	}
-	if len(st.RunTimes) == 0 || e.At.IsZero() || len(e.Subs) > 0 && e.Subs[0].Op.Undo() {
+	at := e.When()
+	if len(st.RunTimes) == 0 || at.IsZero() || len(e.Subs) > 0 && e.Subs[0].Op.Undo() {
 		return
 	}
 	if e.Kind == KindOutcome && st.open[e.Batch] != nil && len(st.open[e.Batch].subs) > 0 && st.open[e.Batch].subs[0].Op.Undo() {
@@ -1061,10 +1054,10 @@ func (st *State) timeRun(e *Entry) {
 	}
 	rt := &st.RunTimes[len(st.RunTimes)-1]
 	if rt.Start.IsZero() {
-		rt.Start = e.At
+		rt.Start = at
 	}
-	if e.At.After(rt.End) {
-		rt.End = e.At
+	if at.After(rt.End) {
+		rt.End = at
 	}
 }
 

@@ -19,10 +19,10 @@ func TestLoadReportKeepsTimesAndRows(t *testing.T) {
 		{Loc: "o.csv:2", Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1"}}
 	entries := []Entry{
 		{Kind: KindHeader, Header: &Header{PlanHash: "x", User: "dana"}},
-		{Kind: KindIntent, Batch: 1, At: at, Subs: []Sub{
+		{Kind: KindIntent, Batch: 1, At: new(at), Subs: []Sub{
 			{ID: "1", Step: "orders", Rec: "1", Op: OpCreate}, {ID: "2", Step: "orders", Rec: "1", Path: "0", Op: OpCreate},
 			{ID: "3", Step: "orders", Rec: "2", Op: OpCreate}}},
-		{Kind: KindOutcome, Batch: 1, At: at.Add(40 * time.Second), Calls: 2, Throttled: 1, WaitMS: 30000,
+		{Kind: KindOutcome, Batch: 1, At: new(at.Add(40 * time.Second)), Calls: 2, Throttled: 1, WaitMS: 30000,
 			Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'"}, {ID: "2", Status: 201, Key: "1"}, {ID: "3", Status: 400, Error: "no"}}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "1", Status: Committed, Key: "'SO1'", Keyed: rows}},
 		{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "2", Status: Failed}},
@@ -94,9 +94,9 @@ func TestNestedAndReadsReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
-	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, At: at, Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Nested: 4}}}))
-	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, At: at, Calls: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'"}}}))
-	must(t, j.Append(Entry{Kind: KindReads, At: at, Calls: 2, Gets: 40}))
+	must(t, j.Append(Entry{Kind: KindIntent, Batch: 1, At: new(at), Subs: []Sub{{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Nested: 4}}}))
+	must(t, j.Append(Entry{Kind: KindOutcome, Batch: 1, At: new(at), Calls: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "'SO1'"}}}))
+	must(t, j.Append(Entry{Kind: KindReads, At: new(at), Calls: 2, Gets: 40}))
 	must(t, j.Close())
 	st, err := LoadReport(path)
 	if err != nil {
@@ -123,7 +123,7 @@ func TestTotalsRecorded(t *testing.T) {
 		if at == second {
 			target = "36.5"
 		}
-		must(t, j.Append(Entry{Kind: KindTotals, At: at, Totals: &Totals{Rows: []TotalRow{
+		must(t, j.Append(Entry{Kind: KindTotals, At: new(at), Totals: &Totals{Rows: []TotalRow{
 			{Step: "orders", Name: "quantity", Expr: "sum(ORDERITEMS_SUBFORM.TQUANT)", Source: "31.5", Sent: "31.5", Target: target},
 			{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD", Source: "1", Sent: "1", Target: "1"},
 		}}}))

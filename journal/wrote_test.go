@@ -84,16 +84,16 @@ func TestRunTimes(t *testing.T) {
 	must(t, err)
 	at := func(m int) time.Time { return time.Date(2026, 11, 27, 9, m, 0, 0, time.UTC) }
 	batch := func(b int, op OpKind, sent, answered time.Time) {
-		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: sent, Subs: []Sub{{ID: "1", Step: "s", Rec: fmt.Sprint(b), Op: op, Meth: "POST", URL: "X"}}}))
-		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: answered, Results: []SubResult{{ID: "1", Status: 201}}}))
+		must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: new(sent), Subs: []Sub{{ID: "1", Step: "s", Rec: fmt.Sprint(b), Op: op, Meth: "POST", URL: "X"}}}))
+		must(t, j.Append(Entry{Kind: KindOutcome, Batch: b, At: new(answered), Results: []SubResult{{ID: "1", Status: 201}}}))
 	}
 	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{}})) // an older writer: no time on its run entry
 	batch(1, OpCreate, at(1), at(2))
 	batch(2, OpCreate, at(3), at(5))
-	must(t, j.Append(Entry{Kind: KindFinished, At: at(6)}))
-	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{Delta: true}, At: at(30)}))
+	must(t, j.Append(Entry{Kind: KindFinished, At: new(at(6))}))
+	must(t, j.Append(Entry{Kind: KindRun, Run: &Run{Delta: true}, At: new(at(30))}))
 	batch(3, OpCreate, at(31), at(32))
-	must(t, j.Append(Entry{Kind: KindFinished, At: at(33)}))
+	must(t, j.Append(Entry{Kind: KindFinished, At: new(at(33))}))
 	batch(4, OpUndoDelete, at(50), at(51))
 	must(t, j.Close())
 	st, err := LoadReport(path)

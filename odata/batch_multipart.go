@@ -8,9 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -160,11 +161,7 @@ func writePartHeaders(buf *bytes.Buffer, id string) {
 }
 
 func writeMessageTail(buf *bytes.Buffer, boundary string, n int, id string, headers map[string]string, body []byte) error {
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(headers))
 	for _, k := range names {
 		if !isToken(k) || !noCRLF(headers[k]) {
 			return fmt.Errorf("multipart batch: part %d (id %q): header %q cannot be written", n, id, k)

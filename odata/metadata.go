@@ -146,7 +146,7 @@ func newTerms(refs []xReference) terms {
 	return t
 }
 
-// split returns a term's qualifier and name: "Priority.OData.Description"
+// splitTerm returns a term's qualifier and name: "Priority.OData.Description"
 // gives "Priority.OData", "Description".
 func splitTerm(term string) (prefix, name string) {
 	i := strings.LastIndexByte(term, '.')

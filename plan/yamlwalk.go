@@ -300,7 +300,6 @@ func suggestScalar(n *yaml.Node, choices []string) string {
 	return didYouMean(n.Value, choices)
 }
 
-// integer reads a whole number (written bare or quoted).
 // bounds reads a whole number within the bounds the format table gives
 // the key in block; one outside is a problem said with msg.
 func (w *walker) bounds(e entry, block, msg string) (int, bool) {
@@ -323,6 +322,7 @@ func (w *walker) bounded(e entry, min, max int, msg string) (int, bool) {
 	return v, true
 }
 
+// integer reads a whole number (written bare or quoted).
 func (w *walker) integer(e entry) (int, bool) {
 	n := e.val
 	if n.Kind == yaml.ScalarNode && !isNull(n) {

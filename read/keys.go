@@ -196,7 +196,7 @@ func (kr *Keys) proven(resp odata.BatchResponse, chain []string) (rows map[strin
 	return rows, coll.NextLink != "", true
 }
 
-// window is how many keys fill one call: perBatch GETs of a chain each.
+// Window is how many keys fill one call: perBatch GETs of a chain each.
 func (kr *Keys) Window() int {
 	if len(kr.Expand) > 0 {
 		return kr.perBatch() * ChainExpand

@@ -17,7 +17,6 @@ func Open(opts Options) (Reader, error) {
 	return open(opts, nil)
 }
 
-// open is Open, with the workbooks of files when it is not nil.
 // workbookExts are the extensions of the files read as workbooks; every
 // other file is read as CSV (.csv, .txt, .tsv) or refused.
 var workbookExts = []string{".xlsx", ".xlsm"}
@@ -29,6 +28,7 @@ func IsWorkbook(path string) bool {
 	return slices.Contains(workbookExts, strings.ToLower(filepath.Ext(path)))
 }
 
+// open is Open, with the workbooks of files when it is not nil.
 func open(opts Options, files *Files) (Reader, error) {
 	if opts.Name == "" {
 		opts.Name = opts.Path

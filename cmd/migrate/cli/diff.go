@@ -41,7 +41,7 @@ type diffRecordJSON struct {
 	ID       string                     `json:"id"`
 	Location string                     `json:"location"`
 	Key      string                     `json:"key"`
-	Action   string                     `json:"action"`
+	Action   executor.DiffAction        `json:"action"`
 	Fields   map[string]fieldChangeJSON `json:"fields,omitempty"`
 	Matches  []string                   `json:"matches,omitempty"`
 	Lines    []diffLineJSON             `json:"lines,omitempty"`

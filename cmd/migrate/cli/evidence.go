@@ -31,7 +31,7 @@ func (f *evidenceFlags) register(fs *flag.FlagSet) {
 	f.conn.register(fs, false)
 }
 
-// given reports whether a target was given (flag or environment): then
+// targetGiven reports whether a target was given (flag or environment): then
 // the evidence holds a verify of it.
 func (a *app) targetGiven(cf connFlags) bool {
 	return cf.target != "" || a.getenv("MIGRATE_TARGET") != ""

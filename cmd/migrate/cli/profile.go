@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -366,7 +367,7 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 		tw := newTable(w)
 		fmt.Fprintln(tw, "column\tblank\tdistinct\tlength\tfield\tmost frequent")
 		for _, c := range s.Columns {
-			distinct := itoa(c.Distinct)
+			distinct := strconv.Itoa(c.Distinct)
 			if c.Approximate {
 				distinct = "≈" + distinct
 			}

@@ -444,13 +444,11 @@ func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, e
 // does not say which version wrote it.
 var newest = odata.Version{Major: 25, Minor: 1, Raw: "25.1", From: "assumed: none declared"}
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return itoa(n) + " " + many
+	return strconv.Itoa(n) + " " + many
 }
 
 // busyIsPending is apply's reading of a server that answers but keeps

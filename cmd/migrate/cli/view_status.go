@@ -1,6 +1,9 @@
 package cli
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // statusView shows what journals say: the one asked for, or each of
 // several (a company each) in turn.
@@ -47,7 +50,7 @@ func (v statusHuman) journal(st *statusResult) {
 	case st.busy:
 		fmt.Fprintln(w, "\nnot complete: a run is loading now")
 	case st.code == ExitOK && len(doc.Waived) > 0:
-		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", itoa(len(doc.Waived)))
+		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", strconv.Itoa(len(doc.Waived)))
 	case st.code == ExitOK:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	case st.code == ExitData:
