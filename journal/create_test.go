@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,7 +46,9 @@ func TestCreateAppearsWithItsHeader(t *testing.T) {
 	}
 	fi, err := os.Stat(path)
 	must(err)
-	if fi.Mode().Perm() != 0o600 && runtime.GOOS != "windows" { // Windows has no modes: its folder's ACL guards it
+	// Windows has no modes (its folder's ACL guards it), nor has a FAT or
+	// exFAT volume (every file shows 0777).
+	if fi.Mode().Perm() != 0o600 && runtime.GOOS != "windows" && fi.Mode().Perm() != 0o777 {
 		t.Errorf("mode %v, want 0600 (the journal names the target)", fi.Mode().Perm())
 	}
 	entries, _ := os.ReadDir(dir)
@@ -80,4 +83,50 @@ func TestCreateThatFailsLeavesNothing(t *testing.T) {
 		t.Fatalf("Create after a failed one: %v", err)
 	}
 	j.Close()
+}
+
+// TestCreateOnAVolumeWithoutLinks: where hard links are refused and an
+// open file cannot be renamed (Windows on a FAT or exFAT stick), Create
+// closes its temporary file, renames it and opens it again: the journal
+// appears with its header, takes appends, and no temporary file stays.
+func TestCreateOnAVolumeWithoutLinks(t *testing.T) {
+	oldLink, oldRename := link, renameOpen
+	t.Cleanup(func() { link, renameOpen = oldLink, oldRename })
+	link = func(from, to string) error {
+		return &os.LinkError{Op: "link", Old: from, New: to, Err: errors.ErrUnsupported}
+	}
+	renameOpen = func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: errors.New("The process cannot access the file because it is being used by another process.")}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.journal")
+	for _, lean := range []bool{false, true} {
+		os.Remove(path)
+		var j *Journal
+		var err error
+		if lean {
+			j, err = CreateIndexed(path, Header{Plan: "p"})
+		} else {
+			j, err = Create(path, Header{Plan: "p"})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Append(Entry{Kind: KindIntent, Batch: j.NextBatch(), Subs: []Sub{{ID: "1", Step: "s", Rec: "r", Op: OpCreate, Meth: "POST", URL: "X"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := Load(path)
+		if err != nil || st.Entries != 2 || st.Header.Plan != "p" {
+			t.Fatalf("lean %v: %v, %d entries, header %+v", lean, err, st.Entries, st.Header)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".new-") {
+				t.Errorf("Create left its temporary file %s", e.Name())
+			}
+		}
+	}
 }

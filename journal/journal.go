@@ -173,13 +173,32 @@ func create(path string, h Header, lean bool) (*Journal, error) {
 		return fail(err)
 	}
 	// A hard link refuses an existing path, as O_EXCL did; where links are
-	// not supported, rename (the existence check above stands in).
-	if err := os.Link(tmp, path); err != nil {
+	// not supported (FAT, exFAT), rename (the existence check above stands
+	// in).
+	if err := link(tmp, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fail(fmt.Errorf("%s: %w", path, ErrExists))
 		}
-		if err := os.Rename(tmp, path); err != nil {
-			return fail(fileError(path, "create", err))
+		if err := renameOpen(tmp, path); err != nil {
+			// Where an open file cannot be renamed (Windows on a FAT or
+			// exFAT stick: a sharing violation), it is closed, renamed
+			// and opened again at its name.
+			if err := j.f.Close(); err != nil {
+				return fail(fileError(path, "create", err))
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				os.Remove(tmp)
+				lk.release()
+				return nil, fileError(path, "create", err)
+			}
+			if j.f, err = atomicfile.OpenFile(path, os.O_RDWR, 0o600); err == nil {
+				_, err = j.f.Seek(0, io.SeekEnd)
+			}
+			if err != nil {
+				// The journal holds its header: the next apply opens it.
+				lk.release()
+				return nil, fileError(path, "open", err)
+			}
 		}
 	} else {
 		os.Remove(tmp)
@@ -191,6 +210,10 @@ func create(path string, h Header, lean bool) (*Journal, error) {
 	j.lock = lk
 	return j, nil
 }
+
+// link and renameOpen are os.Link and os.Rename of the open temporary
+// file; tests make them fail as a FAT volume on Windows does.
+var link, renameOpen = os.Link, os.Rename
 
 // Open replays an existing journal and opens it for appending. A torn last
 // line is cut off before the next append.
