@@ -66,13 +66,19 @@ const (
 	headFooter = 8 + 4 + 4   // the head's length, checksum, trailer
 	runFooter  = 8*3 + 4 + 4 // entries' end, filter's start, count, checksum, trailer
 	trailer    = "IDX!"
-	blockSize  = 8 << 10
+	blockSize  = 32 << 10
 	// tailSpan is how much of the covered prefix's end the index checks.
 	tailSpan   = 4 << 10
-	cacheSlots = 16 // blocks of a run kept in memory
+	cacheSlots = 4 // blocks of a run kept in memory
 	// mergeWidth runs of a level are merged into one of the next.
 	mergeWidth = 8
 )
+
+// filterMax is the most entries a run keeps a Bloom filter of. A larger
+// run (a million records and more) is looked in by its range and one read
+// of a block: its filter would hold most of the process's memory at ten
+// million records (1.25 bytes each). (A variable: tests make it small.)
+var filterMax = 1 << 20
 
 // overlayMin is how many settled records are kept in memory before they
 // are written to a run. (A variable: tests write runs of a few records.)
@@ -263,7 +269,8 @@ type table struct {
 	keys  []byte   // each block's first key: step and id, as uvarints and bytes
 	keyAt []uint32 // where each block's first key begins in keys
 	offs  []int64  // each block's offset, then the end of the entries
-	bloom *bloom.Filter
+	bloom *bloom.Filter // nil for a run past filterMax
+	last  []byte        // the last entry's key, as keys holds each first
 	mu    sync.Mutex
 	cache [cacheSlots]cblock
 	// shared: a copy of the state (Clone) reads the run too; removed: its
@@ -294,6 +301,13 @@ func (t *table) first(i int) (int, []byte) {
 	r := reader{b: t.keys[t.keyAt[i]:]}
 	step := int(r.uv())
 	return step, r.bytes()
+}
+
+// after says whether k comes after the run's last entry.
+func (t *table) after(k tkey) bool {
+	r := reader{b: t.last}
+	step := int(r.uv())
+	return cmpKey(step, r.bytes(), k) < 0
 }
 
 // cmpKey compares (step, id) with k.
@@ -330,7 +344,7 @@ func (t *table) block(i int) ([]byte, error) {
 
 // lookup finds the entry of (step, id) in the run; a gone one is found too.
 func (t *table) lookup(k tkey, h [2]uint64) (entry, bool, error) {
-	if len(t.keyAt) == 0 || !t.bloom.MayHave(h) {
+	if len(t.keyAt) == 0 || t.bloom != nil && !t.bloom.MayHave(h) || t.after(k) {
 		return entry{}, false, nil
 	}
 	i := sort.Search(len(t.keyAt), func(i int) bool {
@@ -564,7 +578,10 @@ func newRunWriter(dir, name string, level, n int) (*runWriter, error) {
 	}
 	sum := crc32.New(castagnoli)
 	w := &runWriter{f: f, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(f, sum), 256<<10), blockAt: -1,
-		t: &table{dir: dir, name: name, level: level, bloom: bloom.New(n)}}
+		t: &table{dir: dir, name: name, level: level}}
+	if n <= filterMax {
+		w.t.bloom = bloom.New(n)
+	}
 	w.w.WriteString(runMagic)
 	w.off = int64(len(runMagic))
 	return w, nil
@@ -579,7 +596,11 @@ func (w *runWriter) put(e *entry) error {
 		t.keys = appendStr(t.keys, e.id)
 		t.offs = append(t.offs, w.off)
 	}
-	t.bloom.Add(e.tkey.hash())
+	if t.bloom != nil {
+		t.bloom.Add(e.tkey.hash())
+	}
+	t.last = binary.AppendUvarint(t.last[:0], uint64(e.step))
+	t.last = appendStr(t.last, e.id)
 	w.buf = appendEntry(w.buf[:0], e)
 	w.off += int64(len(w.buf))
 	t.n++
@@ -601,7 +622,9 @@ func (w *runWriter) finish() (*table, error) {
 		buf = binary.AppendUvarint(buf, uint64(t.offs[b]))
 	}
 	bloomAt := entriesEnd + int64(len(buf))
-	buf, _ = t.bloom.AppendBinary(buf)
+	if t.bloom != nil {
+		buf, _ = t.bloom.AppendBinary(buf)
+	}
 	var foot [runFooter]byte
 	binary.LittleEndian.PutUint64(foot[0:], uint64(entriesEnd))
 	binary.LittleEndian.PutUint64(foot[8:], uint64(bloomAt))
@@ -690,8 +713,12 @@ func checkRun(f *os.File, ref runRef) (*table, error) {
 	}
 	sparse, filter := rest[:bloomAt-entriesEnd], rest[bloomAt-entriesEnd:]
 	t := &table{n: int(n), size: size, sum: ref.Sum}
-	var ok bool
-	if t.bloom, ok = bloom.Decode(filter); !ok {
+	if len(filter) > 0 {
+		var ok bool
+		if t.bloom, ok = bloom.Decode(filter); !ok {
+			return nil, errIndex
+		}
+	} else if n <= uint64(filterMax) {
 		return nil, errIndex
 	}
 	r := reader{b: sparse}
@@ -715,6 +742,22 @@ func checkRun(f *os.File, ref runRef) (*table, error) {
 		return nil, errIndex
 	}
 	t.offs = append(t.offs, entriesEnd)
+	if nb > 0 {
+		// The last entry's key, from the last block.
+		b := make([]byte, entriesEnd-t.offs[nb-1])
+		if _, err := f.ReadAt(b, t.offs[nb-1]); err != nil {
+			return nil, err
+		}
+		for len(b) > 0 {
+			step, id, k, err := peekEntry(b)
+			if err != nil {
+				return nil, err
+			}
+			t.last = binary.AppendUvarint(t.last[:0], uint64(step))
+			t.last = appendStr(t.last, string(id))
+			b = b[k:]
+		}
+	}
 	return t, nil
 }
 

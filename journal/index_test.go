@@ -513,6 +513,17 @@ func someRun(t *testing.T, path string) string {
 // record is found in them.
 func TestIndexRuns(t *testing.T) {
 	smallOverlay(t)
+	for _, fm := range []int{1 << 20, 100} {
+		t.Run(fmt.Sprintf("filters up to %d entries", fm), func(t *testing.T) {
+			old := filterMax
+			filterMax = fm
+			t.Cleanup(func() { filterMax = old })
+			indexRuns(t)
+		})
+	}
+}
+
+func indexRuns(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.journal")
 	j, err := CreateIndexed(path, Header{Plan: "p", Steps: []Step{{Name: "s", Entity: "E"}}})
@@ -560,8 +571,11 @@ func TestIndexRuns(t *testing.T) {
 			t.Fatalf("record %s: %+v", id, r)
 		}
 	}
-	if r := st.Record("s", "nope"); r != nil {
-		t.Fatalf("a record never written is found: %+v", r)
+	// Never written: before, among and after the records' ids.
+	for _, id := range []string{"", "0a", "5000x", "99999", "nope"} {
+		if r := st.Record("s", id); r != nil {
+			t.Fatalf("a record never written (%q) is found: %+v", id, r)
+		}
 	}
 }
 
