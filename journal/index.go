@@ -266,9 +266,9 @@ type table struct {
 	n     int // entries, gone ones included
 	size  int64
 	sum   uint32
-	keys  []byte   // each block's first key: step and id, as uvarints and bytes
-	keyAt []uint32 // where each block's first key begins in keys
-	offs  []int64  // each block's offset, then the end of the entries
+	keys  []byte        // each block's first key: step and id, as uvarints and bytes
+	keyAt []uint32      // where each block's first key begins in keys
+	offs  []int64       // each block's offset, then the end of the entries
 	bloom *bloom.Filter // nil for a run past filterMax
 	last  []byte        // the last entry's key, as keys holds each first
 	mu    sync.Mutex
