@@ -116,15 +116,11 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	cn, err := a.connect(ctx, cf, nil)
+	cn, md, err := a.connectMetadata(ctx, cf, nil)
 	if err != nil {
 		return err
 	}
 	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return a.unreachable(cn, err)
-	}
 	opts := executor.ResolveOptions{Client: cn.client, Metadata: md, Hook: v.Hook()}
 	if d.Step != "" {
 		what, err := executor.Resolve(ctx, pos[0], d, opts)

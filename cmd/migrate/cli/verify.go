@@ -136,15 +136,11 @@ func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf conn
 	if err := a.journalTarget(jpath, &cf); err != nil {
 		return nil, err
 	}
-	cn, err := a.connect(ctx, cf, nil)
+	cn, md, err := a.connectMetadata(ctx, cf, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return nil, a.unreachable(cn, err)
-	}
 	pc, err := a.totalsPlan(ctx, jpath, planPath, cf)
 	if err != nil {
 		return nil, err
