@@ -2,10 +2,25 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"time"
 )
+
+// connFlagSet is the flag set of a command that connects to a target, the
+// target's flags (connFlags.register) filling cf.
+func connFlagSet(name string, cf *connFlags, withSandbox bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cf.register(fs, withSandbox)
+	return fs
+}
+
+// jsonFlag registers --json, which every command that has it means the same
+// way.
+func jsonFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, "print one JSON document on stdout")
+}
 
 // countFlag is a whole-number flag that, when given, must be at least min:
 // --concurrency 0 or --calls-per-minute -5 used to be taken.
