@@ -31,9 +31,7 @@ func TestConnEnv(t *testing.T) {
 // login --connection caches a token for the connection's URL, which the
 // connection then logs in with, and logout --connection removes it.
 func TestLoginConnection(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	configHome(t)
 	_, target := loginSandbox(t, sandbox.Options{})
 	_, template := loginSandbox(t, sandbox.Options{})
 	dir := t.TempDir()

@@ -13,9 +13,7 @@ import (
 // under /accounts names and whose token endpoint takes the client secret as
 // a Basic header only; then `info` uses the cached token.
 func TestLoginByDiscovery(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	configHome(t)
 	srv, target := loginSandbox(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkOIDCAccounts: true}})
 	env := map[string]string{"MIGRATE_CLIENT_SECRET": sandbox.OIDCClientSecret}
 	run := loginRunner(t, env, authtest.NewBrowser("demo", "demo"), sandbox.OIDCClientSecret)

@@ -15,6 +15,17 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
+// configHome gives the test a folder of its own as HOME and
+// XDG_CONFIG_HOME, where logins, tokens and trusted hosts are kept; the
+// test must not be parallel.
+func configHome(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	return dir
+}
+
 // loginSandbox starts a sandbox for a login test; the server stops when the
 // test ends.
 func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {
@@ -48,9 +59,7 @@ func loginRunner(t *testing.T, env map[string]string, browser *authtest.Browser,
 // browser filling in its login form: the token is cached (0600, no client
 // secret), later commands use it, and logout removes it.
 func TestLoginLogout(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	cfg := configHome(t)
 	_, target := loginSandbox(t, sandbox.Options{})
 	const secret = "demo-secret"
 	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
@@ -108,9 +117,7 @@ func TestLoginLogout(t *testing.T) {
 // The sandbox's banner names the OIDC application it accepts, and those
 // are what `migrate login` needs: a login with exactly them succeeds.
 func TestSandboxBannerNamesLoginClient(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	configHome(t)
 	ctx, stop := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int)
