@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,12 +42,7 @@ func TestApplyDamagedJournal(t *testing.T) {
 // and names the location and id:. Nothing is sent: the target holds what
 // the first run loaded.
 func TestApplyShiftedSourceExits2(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
+	sb, target := startSandbox(t, sandbox.Options{})
 	dir := t.TempDir()
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -59,7 +53,7 @@ func TestApplyShiftedSourceExits2(t *testing.T) {
 	write("c.csv", "C\nC1\n")
 	write("o.csv", "C,D\nC1,a\nNOPE,b\nC1,c\n")
 	env := map[string]string{"HOME": dir, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}
-	args := []string{"apply", filepath.Join(dir, "p.yaml"), "--target", srv.URL + sandbox.BasePath, "--journal", filepath.Join(dir, "p.journal")}
+	args := []string{"apply", filepath.Join(dir, "p.yaml"), "--target", target, "--journal", filepath.Join(dir, "p.journal")}
 	if code, out, errs := runMain(t, env, args...); code != ExitData {
 		t.Fatalf("first apply: exit %d\n%s%s", code, out, errs)
 	}

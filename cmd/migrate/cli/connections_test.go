@@ -32,8 +32,8 @@ func TestConnEnv(t *testing.T) {
 // connection then logs in with, and logout --connection removes it.
 func TestLoginConnection(t *testing.T) {
 	configHome(t)
-	_, target := loginSandbox(t, sandbox.Options{})
-	_, template := loginSandbox(t, sandbox.Options{})
+	_, target := startSandbox(t, sandbox.Options{})
+	_, template := startSandbox(t, sandbox.Options{})
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(planPath, []byte("version: 1\nconnections:\n  template: {url: \""+template+"\"}\nsources:\n  x: {connection: template, entity: CURRENCIES}\nsteps:\n  - {name: s, entity: CURRENCIES, source: x, fields: {CODE: row.CODE}}\n"), 0o644); err != nil {

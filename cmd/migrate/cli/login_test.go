@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,19 +23,6 @@ func configHome(t *testing.T) string {
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	t.Setenv("HOME", dir)
 	return dir
-}
-
-// loginSandbox starts a sandbox for a login test; the server stops when the
-// test ends.
-func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {
-	t.Helper()
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	return srv, srv.URL + sandbox.BasePath
 }
 
 // loginRunner runs the command line with env and a test browser, and fails
@@ -60,7 +46,7 @@ func loginRunner(t *testing.T, env map[string]string, browser *authtest.Browser,
 // secret), later commands use it, and logout removes it.
 func TestLoginLogout(t *testing.T) {
 	cfg := configHome(t)
-	_, target := loginSandbox(t, sandbox.Options{})
+	_, target := startSandbox(t, sandbox.Options{})
 	const secret = "demo-secret"
 	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
 	browser := authtest.NewBrowser("demo", "demo")
