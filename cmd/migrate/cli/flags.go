@@ -16,10 +16,21 @@ func connFlagSet(name string, cf *connFlags, withSandbox bool) *flag.FlagSet {
 	return fs
 }
 
-// jsonFlag registers --json, which every command that has it means the same
-// way.
+// checkFlagSet is the flag set of a command that checks a plan as
+// validate does, the flags of the check (checkFlags.register) filling f.
+func checkFlagSet(name string, f *checkFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.register(fs)
+	return fs
+}
+
+// jsonUsage is --json's help, which every command that has it means the
+// same way.
+const jsonUsage = "print one JSON document on stdout"
+
+// jsonFlag registers --json.
 func jsonFlag(fs *flag.FlagSet) *bool {
-	return fs.Bool("json", false, "print one JSON document on stdout")
+	return fs.Bool("json", false, jsonUsage)
 }
 
 // countFlag is a whole-number flag that, when given, must be at least min:
