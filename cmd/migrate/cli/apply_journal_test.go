@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,15 +23,12 @@ func TestApplyDamagedJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out, errb bytes.Buffer
-	env := map[string]string{"HOME": dir}
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-	code := a.main(context.Background(), []string{"apply", filepath.Join(dir, "p.yaml"), "--sandbox", "--journal", filepath.Join(dir, "p.journal")})
+	code, out, errb := runMain(t, map[string]string{"HOME": dir}, "apply", filepath.Join(dir, "p.yaml"), "--sandbox", "--journal", filepath.Join(dir, "p.journal"))
 	if code != ExitUsage {
-		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitUsage, out.String(), errb.String())
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitUsage, out, errb)
 	}
-	if !strings.Contains(errb.String(), "p.journal:1: ") || !strings.Contains(errb.String(), "the journal is damaged") {
-		t.Errorf("stderr %q does not name the damaged journal line", errb.String())
+	if !strings.Contains(errb, "p.journal:1: ") || !strings.Contains(errb, "the journal is damaged") {
+		t.Errorf("stderr %q does not name the damaged journal line", errb)
 	}
 }
 

@@ -177,13 +177,12 @@ func TestBasicWarningOnce(t *testing.T) {
 		{"info"}, {"validate", quickstart}, {"plan", quickstart, "--journal", journal}, {"apply", quickstart, "--journal", journal},
 		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
 	} {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		if code := a.main(context.Background(), args); code != ExitOK {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		code, out, errb := runMain(t, env, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
 		}
-		if n := strings.Count(errb.String(), "basic authentication"); n != 1 || strings.Contains(errb.String(), "warning: warning:") {
-			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb.String())
+		if n := strings.Count(errb, "basic authentication"); n != 1 || strings.Contains(errb, "warning: warning:") {
+			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb)
 		}
 	}
 }
