@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,13 +92,7 @@ func TestDiffInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	t.Setenv("MIGRATE_TARGET", srv.URL+sandbox.BasePath)
+	t.Setenv("MIGRATE_TARGET", serveSandbox(t, sandbox.Options{}))
 	t.Setenv("MIGRATE_USER", "demo")
 	t.Setenv("MIGRATE_PASSWORD", "demo")
 	t.Setenv("MIGRATE_AUTH", "basic")

@@ -49,16 +49,10 @@ func TestNoSecretsAnywhere(t *testing.T) {
 	if err := copyDir("../../examples/plans", work); err != nil {
 		t.Fatal(err)
 	}
-	sb, err := sandbox.New(sandbox.Options{
+	target := serveSandbox(t, sandbox.Options{
 		Users:  map[string]string{"loader": secretPassword},
 		Tokens: []string{secretToken},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	target := srv.URL + sandbox.BasePath
 	t.Setenv("HOME", work)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
 	t.Setenv("MIGRATE_TARGET", target)
@@ -196,16 +190,23 @@ steps:
 	}
 }
 
-// TestSandboxRefusesUnauthenticated walks the sandbox's routes without
-// credentials: every one is refused.
-func TestSandboxRefusesUnauthenticated(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Options{})
+// serveSandbox serves a sandbox made with opts until the test ends and
+// returns its service root.
+func serveSandbox(t *testing.T, opts sandbox.Options) string {
+	t.Helper()
+	sb, err := sandbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(sb)
-	defer srv.Close()
-	base := srv.URL + sandbox.BasePath
+	t.Cleanup(srv.Close)
+	return srv.URL + sandbox.BasePath
+}
+
+// TestSandboxRefusesUnauthenticated walks the sandbox's routes without
+// credentials: every one is refused.
+func TestSandboxRefusesUnauthenticated(t *testing.T) {
+	base := serveSandbox(t, sandbox.Options{})
 	reqs := []struct{ method, path, body string }{
 		{"GET", "/", ""},
 		{"GET", "/$metadata", ""},

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,9 +42,8 @@ func (l *stepsFlag) Set(s string) error {
 }
 
 func (a *app) apply(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	var f checkFlags
-	f.register(fs)
+	fs := checkFlagSet("apply", &f)
 	f.memory.register(fs)
 	var o applyFlags
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
@@ -106,14 +104,11 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		}
 	}
 	v := a.applyView(f.json)
-	c, err := a.check(ctx, planPath, f, true)
+	c, err := a.checkToRun(ctx, planPath, f, true, v)
 	if err != nil {
 		return busyIsPending(err)
 	}
 	defer c.Close()
-	if err := a.printProblems(c, v); err != nil {
-		return err
-	}
 	if refs, err := a.readyToRun(ctx, c, v); err != nil {
 		return err
 	} else if unresolved := refs.Unresolved; len(unresolved) > 0 {

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,15 +23,12 @@ func TestApplyDamagedJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out, errb bytes.Buffer
-	env := map[string]string{"HOME": dir}
-	a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-	code := a.main(context.Background(), []string{"apply", filepath.Join(dir, "p.yaml"), "--sandbox", "--journal", filepath.Join(dir, "p.journal")})
+	code, out, errb := runMain(t, map[string]string{"HOME": dir}, "apply", filepath.Join(dir, "p.yaml"), "--sandbox", "--journal", filepath.Join(dir, "p.journal"))
 	if code != ExitUsage {
-		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitUsage, out.String(), errb.String())
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, ExitUsage, out, errb)
 	}
-	if !strings.Contains(errb.String(), "p.journal:1: ") || !strings.Contains(errb.String(), "the journal is damaged") {
-		t.Errorf("stderr %q does not name the damaged journal line", errb.String())
+	if !strings.Contains(errb, "p.journal:1: ") || !strings.Contains(errb, "the journal is damaged") {
+		t.Errorf("stderr %q does not name the damaged journal line", errb)
 	}
 }
 
@@ -43,12 +37,7 @@ func TestApplyDamagedJournal(t *testing.T) {
 // and names the location and id:. Nothing is sent: the target holds what
 // the first run loaded.
 func TestApplyShiftedSourceExits2(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
+	sb, target := startSandbox(t, sandbox.Options{})
 	dir := t.TempDir()
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -59,7 +48,7 @@ func TestApplyShiftedSourceExits2(t *testing.T) {
 	write("c.csv", "C\nC1\n")
 	write("o.csv", "C,D\nC1,a\nNOPE,b\nC1,c\n")
 	env := map[string]string{"HOME": dir, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}
-	args := []string{"apply", filepath.Join(dir, "p.yaml"), "--target", srv.URL + sandbox.BasePath, "--journal", filepath.Join(dir, "p.journal")}
+	args := []string{"apply", filepath.Join(dir, "p.yaml"), "--target", target, "--journal", filepath.Join(dir, "p.journal")}
 	if code, out, errs := runMain(t, env, args...); code != ExitData {
 		t.Fatalf("first apply: exit %d\n%s%s", code, out, errs)
 	}

@@ -23,23 +23,11 @@ import (
 // TestExitCodes holds docs/cli.md's exit codes to their meaning, for the cases
 // that need no data.
 func TestExitCodes(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close) // the subtests run in parallel, after this function returns
-	good := srv.URL + sandbox.BasePath
-	failing, err := sandbox.New(sandbox.Options{Faults: map[string]float64{sandbox.FaultError500: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	failingSrv := httptest.NewServer(failing)
-	t.Cleanup(failingSrv.Close)
-	quickstart, err := filepath.Abs("../../../examples/plans/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The servers stop when the test ends: the subtests run in parallel,
+	// after this function returns.
+	_, good := startSandbox(t, sandbox.Options{})
+	_, failing := startSandbox(t, sandbox.Options{Faults: map[string]float64{sandbox.FaultError500: 1}})
+	quickstart := quickstartPlan(t)
 	tests := []struct {
 		name   string
 		args   []string
@@ -66,10 +54,10 @@ func TestExitCodes(t *testing.T) {
 		{"bad fault", []string{"sandbox", "--fault", "explode=0.5"}, nil, ExitUsage, "", `--fault "explode=0.5": unknown kind`},
 		{"bad quirk", []string{"sandbox", "--quirks", "cold-forms,hot-forms"}, nil, ExitUsage, "", `quirk "hot-forms": unknown (want all or some of multipart-ids`},
 		{"server failing at every call: apply is pending, not unreachable",
-			[]string{"apply", quickstart, "--target", failingSrv.URL + sandbox.BasePath, "--journal", filepath.Join(t.TempDir(), "q.journal")},
+			[]string{"apply", quickstart, "--target", failing, "--journal", filepath.Join(t.TempDir(), "q.journal")},
 			map[string]string{"MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo"}, ExitInterrupted, "", "run apply again to resume"},
 		{"server failing at every call: info says so with exit 3",
-			[]string{"info", "--target", failingSrv.URL + sandbox.BasePath},
+			[]string{"info", "--target", failing},
 			map[string]string{"MIGRATE_TOKEN": "demo-pat"}, ExitUnreachable, "", "HTTP 500"},
 		// A password in the target URL is never echoed, whatever fails.
 		{"password in the URL, unreachable", []string{"info", "--target", "http://demo:s3cretpw@127.0.0.1:1/odata/Priority/tabula.ini/demo"},
@@ -189,13 +177,12 @@ func TestBasicWarningOnce(t *testing.T) {
 		{"info"}, {"validate", quickstart}, {"plan", quickstart, "--journal", journal}, {"apply", quickstart, "--journal", journal},
 		{"metadata", "show", "CUSTOMERS"}, {"undo", journal, "--yes"},
 	} {
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		if code := a.main(context.Background(), args); code != ExitOK {
-			t.Fatalf("%v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		code, out, errb := runMain(t, env, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errb)
 		}
-		if n := strings.Count(errb.String(), "basic authentication"); n != 1 || strings.Contains(errb.String(), "warning: warning:") {
-			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb.String())
+		if n := strings.Count(errb, "basic authentication"); n != 1 || strings.Contains(errb, "warning: warning:") {
+			t.Errorf("%v: the Basic warning came %d times:\n%s", args, n, errb)
 		}
 	}
 }

@@ -31,11 +31,9 @@ func TestConnEnv(t *testing.T) {
 // login --connection caches a token for the connection's URL, which the
 // connection then logs in with, and logout --connection removes it.
 func TestLoginConnection(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
-	_, target := loginSandbox(t, sandbox.Options{})
-	_, template := loginSandbox(t, sandbox.Options{})
+	configHome(t)
+	_, target := startSandbox(t, sandbox.Options{})
+	_, template := startSandbox(t, sandbox.Options{})
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(planPath, []byte("version: 1\nconnections:\n  template: {url: \""+template+"\"}\nsources:\n  x: {connection: template, entity: CURRENCIES}\nsteps:\n  - {name: s, entity: CURRENCIES, source: x, fields: {CODE: row.CODE}}\n"), 0o644); err != nil {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,17 +47,8 @@ func TestOneTruthOfADelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &writeRecorder{}
-	srv := httptest.NewServer(rec.wrap(sb))
-	t.Cleanup(func() { srv.Close(); sb.Close() })
-	env := map[string]string{"HOME": dir, "MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_AUTH": "basic"}
-	run := func(args ...string) (int, string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		code := a.main(context.Background(), args)
-		return code, out.String() + errb.String()
-	}
+	rec, env := recordedTarget(t, sb, dir)
+	run := mainRunner(t, env)
 	planPath, jpath := filepath.Join(dir, "quickstart.yaml"), filepath.Join(dir, "run.journal")
 	if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
 		t.Fatalf("the load: exit %d\n%s", code, out)
@@ -91,7 +80,7 @@ func TestOneTruthOfADelta(t *testing.T) {
 	edit("orders.csv", ",Call before delivery", ",Call before delivery and after")
 	edit("orders.csv", "4,C1004,06/11/2026,T-401,1,24.50,", "4,C1004,06/11/2026,T-401,1,24.50,\n4,C1004,06/11/2026,B-100,7,0.35,")
 	// Someone changes C1002's phone on the server: the delta's conflict.
-	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+	cl, err := odata.NewClient(odata.Config{BaseURL: env["MIGRATE_TARGET"], Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
 	if err != nil {
 		t.Fatal(err)
 	}

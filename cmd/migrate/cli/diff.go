@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -60,9 +59,8 @@ type fieldChangeJSON struct {
 }
 
 func (a *app) diff(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	var f checkFlags
-	f.register(fs)
+	fs := checkFlagSet("diff", &f)
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
 	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
 	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
@@ -83,14 +81,11 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	v := a.diffView(f.json)
 	// A diff compares with the target: it connects whatever --metadata says.
-	c, err := a.check(ctx, pos[0], f, true)
+	c, err := a.checkToRun(ctx, pos[0], f, true, v)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := a.printProblems(c, v); err != nil {
-		return err
-	}
 	refs, err := a.readyToRun(ctx, c, nil)
 	if err != nil {
 		return err

@@ -36,6 +36,15 @@ func runMain(t *testing.T, env map[string]string, args ...string) (code int, std
 	return code, out.String(), errb.String()
 }
 
+// mainRunner is runMain bound to env, with stdout and stderr as one text.
+func mainRunner(t *testing.T, env map[string]string) func(args ...string) (int, string) {
+	return func(args ...string) (int, string) {
+		t.Helper()
+		code, out, errb := runMain(t, env, args...)
+		return code, out + errb
+	}
+}
+
 // The big example of docs/plan-format.md is a plan that works: `validate`
 // finds no problem and the dry run no row error, against the sandbox's
 // demo schema saved the way a user saves a target's (metadata pull), with

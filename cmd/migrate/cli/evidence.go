@@ -239,10 +239,9 @@ type evidenceJournalJSON struct {
 }
 
 func (a *app) verifyEvidence(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("verify-evidence", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, false)
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	fs := connFlagSet("verify-evidence", &cf, false)
+	asJSON := jsonFlag(fs)
 	pos, err := a.parse(fs, args, "FILE.zip", 1, 1)
 	if err != nil {
 		return err

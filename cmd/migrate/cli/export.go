@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -18,9 +17,8 @@ import (
 // to a workbook a plan can read back; with --plan, the
 // current state of every record the plan would touch (a before-image).
 func (a *app) export(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("export", &cf, true)
 	out := fs.String("out", "", "the file to write: FILE.xlsx (a sheet per level) or FILE.csv (a file per level); required")
 	connection := fs.String("connection", "", "read this connection (the plan's, with --plan; else MIGRATE_<NAME>_TARGET and its variables) instead of the target")
 	planPath := fs.String("plan", "", "the plan whose connections --connection names; without ENTITY, export what the plan would touch, as it is now (a before-image)")

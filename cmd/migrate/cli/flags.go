@@ -2,10 +2,36 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"time"
 )
+
+// connFlagSet is the flag set of a command that connects to a target, the
+// target's flags (connFlags.register) filling cf.
+func connFlagSet(name string, cf *connFlags, withSandbox bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cf.register(fs, withSandbox)
+	return fs
+}
+
+// checkFlagSet is the flag set of a command that checks a plan as
+// validate does, the flags of the check (checkFlags.register) filling f.
+func checkFlagSet(name string, f *checkFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.register(fs)
+	return fs
+}
+
+// jsonUsage is --json's help, which every command that has it means the
+// same way.
+const jsonUsage = "print one JSON document on stdout"
+
+// jsonFlag registers --json.
+func jsonFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("json", false, jsonUsage)
+}
 
 // countFlag is a whole-number flag that, when given, must be at least min:
 // --concurrency 0 or --calls-per-minute -5 used to be taken.

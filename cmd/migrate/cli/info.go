@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"strings"
 
@@ -29,10 +28,9 @@ type infoJSON struct {
 }
 
 func (a *app) info(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	fs := connFlagSet("info", &cf, true)
+	asJSON := jsonFlag(fs)
 	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
 	if err != nil {
 		return err

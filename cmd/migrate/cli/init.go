@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,9 +18,8 @@ import (
 // initPlan writes a starting plan that maps a source's columns onto an
 // entity's fields by name, case and spacing forgiven.
 func (a *app) initPlan(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("init", &cf, true)
 	entity := fs.String("entity", "", "the entity set to load (required)")
 	src := fs.String("source", "", "the CSV or XLSX file (required)")
 	mdFile := fs.String("metadata", "", "a saved $metadata file")

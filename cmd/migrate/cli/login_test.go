@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,17 +14,15 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// loginSandbox starts a sandbox for a login test; the server stops when the
-// test ends.
-func loginSandbox(t *testing.T, opts sandbox.Options) (*httptest.Server, string) {
+// configHome gives the test a folder of its own as HOME and
+// XDG_CONFIG_HOME, where logins, tokens and trusted hosts are kept; the
+// test must not be parallel.
+func configHome(t *testing.T) string {
 	t.Helper()
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	return srv, srv.URL + sandbox.BasePath
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	return dir
 }
 
 // loginRunner runs the command line with env and a test browser, and fails
@@ -48,10 +45,8 @@ func loginRunner(t *testing.T, env map[string]string, browser *authtest.Browser,
 // browser filling in its login form: the token is cached (0600, no client
 // secret), later commands use it, and logout removes it.
 func TestLoginLogout(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
-	_, target := loginSandbox(t, sandbox.Options{})
+	cfg := configHome(t)
+	_, target := startSandbox(t, sandbox.Options{})
 	const secret = "demo-secret"
 	env := map[string]string{"MIGRATE_CLIENT_SECRET": secret}
 	browser := authtest.NewBrowser("demo", "demo")
@@ -108,9 +103,7 @@ func TestLoginLogout(t *testing.T) {
 // The sandbox's banner names the OIDC application it accepts, and those
 // are what `migrate login` needs: a login with exactly them succeeds.
 func TestSandboxBannerNamesLoginClient(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	configHome(t)
 	ctx, stop := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan int)

@@ -97,15 +97,11 @@ func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map
 	if !named {
 		return nil, nil
 	}
-	cn, err := a.connect(ctx, cf, p)
+	cn, md, err := a.connectMetadata(ctx, cf, p)
 	if err != nil {
 		return nil, err
 	}
 	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return nil, a.unreachable(cn, err)
-	}
 	codes, err := executor.TargetCodes(ctx, cn.client, md, p)
 	if err != nil {
 		return nil, a.unreachable(cn, err)

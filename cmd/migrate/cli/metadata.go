@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -30,9 +29,8 @@ func (a *app) metadata(ctx context.Context, args []string) error {
 }
 
 func (a *app) metadataPull(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata pull", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("metadata pull", &cf, true)
 	out := fs.String("out", "", "file to write (default: the plan's target.metadata, else metadata.xml)")
 	clear := fs.Bool("clear", false, "first rebuild the server's metadata of the plan's entities (ClearEntityMetadata, from 22.0)")
 	pos, err := a.parse(fs, args, "[PLAN]", 0, 1)
@@ -122,11 +120,10 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 // description, those whose name or description holds WORD (any case) when
 // one is given: how a consultant finds CUSTOMERS among a thousand forms.
 func (a *app) metadataList(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata list", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("metadata list", &cf, true)
 	mdFile := fs.String("metadata", "", "a saved $metadata file")
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	asJSON := jsonFlag(fs)
 	pos, err := a.parse(fs, args, "[WORD]", 0, 1)
 	if err != nil {
 		return err
@@ -170,9 +167,8 @@ func (a *app) metadataList(ctx context.Context, args []string) error {
 }
 
 func (a *app) metadataShow(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("metadata show", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("metadata show", &cf, true)
 	mdFile := fs.String("metadata", "", "a saved $metadata file")
 	pos, err := a.parse(fs, args, "ENTITY", 1, 1)
 	if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"os"
 
@@ -16,9 +15,8 @@ import (
 const hostedCallsPerMinute = 100
 
 func (a *app) plan(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var f checkFlags
-	f.register(fs)
+	fs := checkFlagSet("plan", &f)
 	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
 	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
@@ -40,14 +38,11 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	f.memory.apply()
 	v := a.planView(f.json)
-	c, err := a.check(ctx, pos[0], f, false)
+	c, err := a.checkToRun(ctx, pos[0], f, false, v)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := a.printProblems(c, v); err != nil {
-		return err
-	}
 	rate := *cpm
 	if rate == 0 {
 		rate = c.plan.Target.CallsPerMinute

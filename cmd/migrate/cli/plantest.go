@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -14,9 +13,8 @@ import (
 // sending nothing. Exit 0 when all pass, 1 when one fails, 2 for a plan
 // (or its tests) with problems.
 func (a *app) test(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	var f checkFlags
-	f.register(fs)
+	fs := checkFlagSet("test", &f)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -122,11 +121,10 @@ type profileMissingJSON struct {
 }
 
 func (a *app) profile(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("profile", &cf, true)
 	metadata := fs.String("metadata", "", "a saved $metadata file: the fields' types and MaxLength (default: the plan's target.metadata, else the target's)")
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	asJSON := jsonFlag(fs)
 	html := fs.String("html", "", "FILE.html: also write the profile as a self-contained page, in the run report's style")
 	sheet := fs.String("sheet", "", "FILE only: the workbook's sheet to read (default: the first)")
 	delimiter := fs.String("delimiter", "", "FILE only: the CSV delimiter (default \",\"; \\t for tab)")

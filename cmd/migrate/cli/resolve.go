@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -65,10 +64,9 @@ type decisionJSON struct {
 }
 
 func (a *app) resolve(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("resolve", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, false)
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	fs := connFlagSet("resolve", &cf, false)
+	asJSON := jsonFlag(fs)
 	record := fs.String("record", "", "STEP/ID: the record in doubt to decide, as the list names it")
 	key := fs.String("key", "", "with --record: the key of the document that is the record's (one of its candidates)")
 	notCreated := fs.Bool("not-created", false, "with --record: its document was not created; the next apply sends it again")
@@ -116,15 +114,11 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	cn, err := a.connect(ctx, cf, nil)
+	cn, md, err := a.connectMetadata(ctx, cf, nil)
 	if err != nil {
 		return err
 	}
 	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return a.unreachable(cn, err)
-	}
 	opts := executor.ResolveOptions{Client: cn.client, Metadata: md, Hook: v.Hook()}
 	if d.Step != "" {
 		what, err := executor.Resolve(ctx, pos[0], d, opts)

@@ -15,7 +15,7 @@ import (
 
 func (a *app) status(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	asJSON := jsonFlag(fs)
 	pos, err := a.parse(fs, args, "JOURNAL... | PLAN", 1, 1<<20)
 	if err != nil {
 		return err

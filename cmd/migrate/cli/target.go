@@ -245,6 +245,22 @@ func rawTarget(getenv func(string) string, flagURL string, p *plan.Plan) string 
 	return ""
 }
 
+// connectMetadata connects as connect does and reads the target's
+// $metadata; the caller closes the conn. When the read fails, the conn is
+// closed and the error says the target is unreachable.
+func (a *app) connectMetadata(ctx context.Context, f connFlags, p *plan.Plan) (*conn, *odata.Metadata, error) {
+	cn, err := a.connect(ctx, f, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, _, err := cn.client.Metadata(ctx)
+	if err != nil {
+		cn.Close()
+		return nil, nil, a.unreachable(cn, err)
+	}
+	return cn, md, nil
+}
+
 // connect builds the client for a command. With --sandbox it starts an
 // in-process sandbox on a loopback port and logs in as its demo user.
 func (a *app) connect(ctx context.Context, f connFlags, p *plan.Plan) (*conn, error) {
@@ -475,14 +491,11 @@ func (a *app) metadataOf(ctx context.Context, cf connFlags, file string) (*odata
 	case cf.sandbox:
 		return sandbox.DemoMetadata(), nil
 	}
-	c, err := a.connect(ctx, cf, nil)
+	c, md, err := a.connectMetadata(ctx, cf, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	if md, _, err = c.client.Metadata(ctx); err != nil {
-		return nil, a.unreachable(c, err)
-	}
+	c.Close()
 	return md, nil
 }
 

@@ -29,6 +29,21 @@ func (a *app) printProblems(c *checked, v runView) error {
 	return silent(ExitData)
 }
 
+// checkToRun is how plan, apply and diff begin: the plan checked (check)
+// and its problems shown (printProblems), which stop the command. The
+// caller closes what it returns.
+func (a *app) checkToRun(ctx context.Context, path string, f checkFlags, needConn bool, v runView) (*checked, error) {
+	c, err := a.check(ctx, path, f, needConn)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.printProblems(c, v); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
 // readyToRun is what plan, apply and diff do between checking the plan
 // and running it, in this order: the lookup tables built (buildLookups),
 // the values of file maps that no mapping file confirms refused when

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -15,9 +14,8 @@ import (
 // template writes the intake workbook of an entity: the workbook a
 // customer fills in, which migrate init --source then writes the plan of.
 func (a *app) template(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("template", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, true)
+	fs := connFlagSet("template", &cf, true)
 	out := fs.String("out", "", "the workbook to write, FILE.xlsx (required; refuses to overwrite)")
 	mdFile := fs.String("metadata", "", "a saved $metadata file: no target is read, so the workbook has no value lists unless --target is given too")
 	var expand listFlag

@@ -19,9 +19,7 @@ import (
 // only when the user approved the host. The server
 // counts every request that reached it: a refusal sends nothing at all.
 func TestCredentialsOnlyToApprovedHosts(t *testing.T) {
-	cfg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", cfg)
-	t.Setenv("HOME", cfg)
+	cfg := configHome(t)
 	sb, err := sandbox.New(sandbox.Options{})
 	if err != nil {
 		t.Fatal(err)

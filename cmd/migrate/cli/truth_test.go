@@ -95,6 +95,16 @@ var writeMethod = regexp.MustCompile(`"method":"(POST|PATCH|PUT|DELETE)"`)
 
 func writes(body string) bool { return writeMethod.MatchString(body) }
 
+// recordedTarget serves sb until the test ends, recording the writes it
+// takes; env signs in to it as the demo user, with HOME dir.
+func recordedTarget(t *testing.T, sb *sandbox.Server, dir string) (*writeRecorder, map[string]string) {
+	rec := &writeRecorder{}
+	srv := httptest.NewServer(rec.wrap(sb))
+	t.Cleanup(func() { srv.Close(); sb.Close() })
+	env := map[string]string{"HOME": dir, "MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_AUTH": "basic"}
+	return rec, env
+}
+
 // oneTruth runs the checks of TestOneTruth on a company in state: empty;
 // holding its data (loaded before by another journal: keyed records
 // conflict); after a trial (`apply --limit 1` on the journal the run then
@@ -123,18 +133,9 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &writeRecorder{}
-	srv := httptest.NewServer(rec.wrap(sb))
-	t.Cleanup(func() { srv.Close(); sb.Close() })
 	dir := t.TempDir()
-	env := map[string]string{"HOME": dir, "MIGRATE_TARGET": srv.URL + sandbox.BasePath, "MIGRATE_USER": "demo", "MIGRATE_PASSWORD": "demo", "MIGRATE_AUTH": "basic"}
-	run := func(args ...string) (int, string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }}
-		code := a.main(context.Background(), args)
-		return code, out.String() + errb.String()
-	}
+	rec, env := recordedTarget(t, sb, dir)
+	run := mainRunner(t, env)
 	jpath := filepath.Join(dir, "run.journal")
 	if loaded {
 		// The company holds what the plan loads already (an earlier load,
@@ -307,7 +308,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 
 	// A field changed behind the run's back is verify's one finding.
-	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
+	cl, err := odata.NewClient(odata.Config{BaseURL: env["MIGRATE_TARGET"], Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
 	if err != nil {
 		t.Fatal(err)
 	}

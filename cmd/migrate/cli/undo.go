@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
@@ -43,12 +42,11 @@ func undoDoc(sum *executor.UndoSummary) undoJSON {
 }
 
 func (a *app) undo(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, false)
+	fs := connFlagSet("undo", &cf, false)
 	yes := fs.Bool("yes", false, "do it; without --yes undo only shows what it would do")
 	force := fs.Bool("force", false, "undo records changed since the run too (without it they are left alone)")
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	asJSON := jsonFlag(fs)
 	pos, err := a.parse(fs, args, "JOURNAL", 1, 1)
 	if err != nil {
 		return err

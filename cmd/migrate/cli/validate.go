@@ -21,7 +21,7 @@ type checkFlags struct {
 func (c *checkFlags) register(fs *flag.FlagSet) {
 	c.conn.register(fs, true)
 	fs.StringVar(&c.metadata, "metadata", "", "a saved $metadata file: check offline against it")
-	fs.BoolVar(&c.json, "json", false, "print one JSON document on stdout")
+	fs.BoolVar(&c.json, "json", false, jsonUsage)
 }
 
 // checked is a plan with everything validate found out about it: the
@@ -146,9 +146,8 @@ type validateJSON struct {
 }
 
 func (a *app) validate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	var f checkFlags
-	f.register(fs)
+	fs := checkFlagSet("validate", &f)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err

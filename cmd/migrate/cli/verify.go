@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -74,10 +73,9 @@ type verifyFindingJSON struct {
 }
 
 func (a *app) verify(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	var cf connFlags
-	cf.register(fs, false)
-	asJSON := fs.Bool("json", false, "print one JSON document on stdout")
+	fs := connFlagSet("verify", &cf, false)
+	asJSON := jsonFlag(fs)
 	out := fs.String("out", "", "also write the findings and control totals to this workbook (.xlsx)")
 	planFlag := fs.String("plan", "", "the plan the run loaded, for its totals: (default: the plan the journal names, when it is there)")
 	html := fs.String("html", "", "FILE.html: also write the run report with the plan's totals as verify found them")
@@ -136,15 +134,11 @@ func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf conn
 	if err := a.journalTarget(jpath, &cf); err != nil {
 		return nil, err
 	}
-	cn, err := a.connect(ctx, cf, nil)
+	cn, md, err := a.connectMetadata(ctx, cf, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer cn.Close()
-	md, _, err := cn.client.Metadata(ctx)
-	if err != nil {
-		return nil, a.unreachable(cn, err)
-	}
 	pc, err := a.totalsPlan(ctx, jpath, planPath, cf)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,5 @@
 package cli
 
-import "fmt"
-
 // diffView shows what apply would do to each record against the target.
 type diffView interface {
 	runView
@@ -19,12 +17,8 @@ type diffHuman struct{ humanView }
 
 func (v diffHuman) Diff(doc diffJSON, out, html string) error {
 	printDiff(v.a.stdout, doc)
-	if out != "" {
-		fmt.Fprintf(v.a.stdout, "the diff is in %s\n", out)
-	}
-	if html != "" {
-		fmt.Fprintf(v.a.stdout, "the diff's page is %s\n", html)
-	}
+	v.wrote("the diff is in %s\n", out)
+	v.wrote("the diff's page is %s\n", html)
 	return nil
 }
 

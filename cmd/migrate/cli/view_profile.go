@@ -1,10 +1,6 @@
 package cli
 
-import (
-	"fmt"
-
-	"github.com/migrate-tool/migrate/profile"
-)
+import "github.com/migrate-tool/migrate/profile"
 
 // profileView shows what profile found: per source a table of its
 // columns, then each finding with its cells.
@@ -23,9 +19,7 @@ type profileHuman struct{ humanView }
 
 func (v profileHuman) Profile(res *profile.Result, doc profileJSON, html string) error {
 	printProfile(v.a.stdout, res, doc)
-	if html != "" {
-		fmt.Fprintf(v.a.stdout, "the page is %s\n", html)
-	}
+	v.wrote("the page is %s\n", html)
 	return nil
 }
 

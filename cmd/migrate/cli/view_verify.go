@@ -1,7 +1,5 @@
 package cli
 
-import "fmt"
-
 // verifyView shows what verify read back: the counts, the control totals
 // and each finding.
 type verifyView interface {
@@ -19,12 +17,8 @@ type verifyHuman struct{ humanView }
 
 func (v verifyHuman) Verify(doc verifyJSON, out, html string) error {
 	printVerify(v.a.stdout, doc)
-	if out != "" {
-		fmt.Fprintf(v.a.stdout, "the findings are in %s\n", out)
-	}
-	if html != "" {
-		fmt.Fprintf(v.a.stdout, "wrote %s: the run report with the totals verify found, to open in a browser\n", html)
-	}
+	v.wrote("the findings are in %s\n", out)
+	v.wrote("wrote %s: the run report with the totals verify found, to open in a browser\n", html)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/plan"
 )
@@ -29,6 +31,14 @@ func (a *app) human() humanView {
 }
 
 func (v humanView) Hook() *progressHook { return v.a.newHook(false) }
+
+// wrote says where a file the command wrote is, format holding its name's
+// one %s; it says nothing when file is "" (not asked for).
+func (v humanView) wrote(format, file string) {
+	if file != "" {
+		fmt.Fprintf(v.a.stdout, format, file)
+	}
+}
 
 // Problems: a person read the problems on stderr already.
 func (humanView) Problems(*plan.Plan, plan.Diagnostics) error { return nil }
