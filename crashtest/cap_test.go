@@ -128,9 +128,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			} else {
 				o = migrate(t, tg, dir, kill, args...)
 			}
-			if *crashVerbose {
-				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
+			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
 				break
@@ -189,9 +187,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 				kill = time.Duration(rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
 			}
 			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
-			if *crashVerbose {
-				t.Logf("round %d undo %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
+			o.log(t, f.Rounds, "undo", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
 				break

@@ -459,9 +459,7 @@ func TestCrashChangingSource(t *testing.T) {
 			l.arm(2 + rng.Intn(max(f.Pages-3, 1)))
 			started = l.families()
 			o := migrate(t, tg, dir, kill, "apply", planPath, "--journal", j)
-			if *crashVerbose {
-				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
+			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
 				break

@@ -256,9 +256,7 @@ func runCrash(t *testing.T, k crashKind) {
 				outs = c.run(tg, kill, "apply", l.plan, "--journal", j)
 			}
 			for _, o := range outs {
-				if *crashVerbose {
-					t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-				}
+				o.log(t, f.Rounds, "apply", attempt, kill)
 				switch {
 				case o.killed:
 					killed = true

@@ -124,6 +124,15 @@ type outcome struct {
 	stderr string
 }
 
+// log tells, with -crash.verbose, how attempt of a round's command went
+// and what it printed on stderr.
+func (o outcome) log(t testing.TB, round int, command string, attempt int, kill time.Duration) {
+	t.Helper()
+	if *crashVerbose {
+		t.Logf("round %d %s %d: kill %v killed %v code %d took %v\n%s", round, command, attempt, kill, o.killed, o.code, o.took, o.stderr)
+	}
+}
+
 // migrate runs the binary against tg. With kill > 0 it sends SIGKILL after
 // that delay unless the process finished first.
 func migrate(t testing.TB, tg *target, dir string, kill time.Duration, args ...string) outcome {
