@@ -221,7 +221,6 @@ func runCrash(t *testing.T, k crashKind) {
 	kills := func() int { return c.f.ApplyKills + c.f.UndoKills }
 
 	f := &c.f
-	const maxAttempts = 400 // per phase of a round; a resume loop past it is a bug
 	for kills() < k.points {
 		f.Rounds++
 		tg := c.sandbox(c.rng.Int63())
