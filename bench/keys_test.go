@@ -18,13 +18,7 @@ var keysShape = shape{name: "keys-64MB", args: []string{"plan", "--sandbox", "--
 		}
 		return rows, 0, writePlan(dir, `sources:
   customers: {file: customers.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: row.Name
+`+customersSteps+`      CUSTDES: row.Name
 `)
 	}}
 

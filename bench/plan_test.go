@@ -88,13 +88,7 @@ sources:
 lookups:
   agent: {source: agents, key: row.Old, value: row.New, missing: error}
   city: {source: cities, key: row.Code, value: row.Name, missing: error}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: trim(row.Name)
+` + customersSteps + `      CUSTDES: trim(row.Name)
       PHONE: row.Phone
       ADDRESS: row.Address
       STATE: lookup("city", row.City)

@@ -37,13 +37,7 @@ func writeScale(dir string, sh scaleShape, rows int, target string) error {
 	plan := planHeadAt("bench-scale", target) + `sources:
   customers: {file: customers.csv}
   orders: {file: orders.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: row.Name
+` + customersSteps + `      CUSTDES: row.Name
 `
 	if sh.steps == 2 {
 		// Each order's customer is another's, all over the file: ref()

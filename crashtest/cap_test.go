@@ -105,7 +105,6 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 	perRound := max(*crashPerRound, 2)
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
 	kills := func() int { return f.ApplyKills + f.UndoKills }
-	const maxAttempts = 400
 	for kills() < *crashCAP {
 		f.Rounds++
 		j := filepath.Join(dir, fmt.Sprintf("round-%d.journal", f.Rounds))
@@ -128,9 +127,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			} else {
 				o = migrate(t, tg, dir, kill, args...)
 			}
-			if *crashVerbose {
-				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
+			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
 				break
@@ -180,31 +177,10 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			t.Errorf("round %d: verify found differences:\n%s", f.Rounds, v.stdout)
 		}
 
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if kills() < *crashCAP && attempt < 2*undoKills {
-				kill = time.Duration(rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
-			}
-			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
-			if *crashVerbose {
-				t.Logf("round %d undo %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
-			if o.code == 0 {
-				f.Finished++
-				break
-			}
-			switch {
-			case o.killed:
-				f.UndoKills++
-			case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
-				f.UndoInDoubt++
-			default:
-				t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-		}
+		undoAll(t, tg, dir, j, f.Rounds, rng, undoSpan,
+			func(attempt int) bool { return kills() < *crashCAP && attempt < 2*undoKills },
+			&f.UndoKills, &f.UndoInDoubt)
+		f.Finished++
 		if ch, err := journal.CheckChainFile(j); err != nil || !ch.Intact() {
 			t.Errorf("round %d: the journal's chain after the kills: %+v %v", f.Rounds, ch, err)
 		}

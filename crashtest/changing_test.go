@@ -437,7 +437,6 @@ func TestCrashChangingSource(t *testing.T) {
 		return overhead + time.Duration(rng.Int63n(max(2*int64(span)/int64(applyKills), 1)))
 	}
 	kills := func() int { return f.ApplyKills + f.UndoKills }
-	const maxAttempts = 400
 	for kills() < *crashChanging {
 		f.Rounds++
 		l, tg := startTemplate(t, n, rng.Int63(), faults, f)
@@ -459,9 +458,7 @@ func TestCrashChangingSource(t *testing.T) {
 			l.arm(2 + rng.Intn(max(f.Pages-3, 1)))
 			started = l.families()
 			o := migrate(t, tg, dir, kill, "apply", planPath, "--journal", j)
-			if *crashVerbose {
-				t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-			}
+			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
 				break
@@ -546,28 +543,11 @@ func TestCrashChangingSource(t *testing.T) {
 		}
 
 		// Undo, killed and resumed until it exits 0.
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if kills() < *crashChanging && attempt < 2*undoKills {
-				kill = time.Duration(rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
-			}
-			o := migrate(t, tg, dir, kill, "undo", j, "--yes")
-			if o.code == 0 {
-				f.Finished++
-				break
-			}
-			if o.code == 4 && strings.Contains(o.stderr, "run undo again") {
-				f.Interrupted++ // an undo batch in doubt (-crash.faults)
-				continue
-			}
-			if !o.killed {
-				t.Fatalf("round %d: undo exited %d\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-			f.UndoKills++
-		}
+		// An undo batch in doubt (-crash.faults) counts as interrupted.
+		undoAll(t, tg, dir, j, f.Rounds, rng, undoSpan,
+			func(attempt int) bool { return kills() < *crashChanging && attempt < 2*undoKills },
+			&f.UndoKills, &f.Interrupted)
+		f.Finished++
 		if after := targetFamilies(tg); canonical(after) != canonical(before) {
 			f.Leftovers += max(len(after)-len(before), 1)
 			t.Errorf("round %d: undo left the target with %d families, it held %d before", f.Rounds, len(after), len(before))

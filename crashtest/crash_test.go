@@ -221,7 +221,6 @@ func runCrash(t *testing.T, k crashKind) {
 	kills := func() int { return c.f.ApplyKills + c.f.UndoKills }
 
 	f := &c.f
-	const maxAttempts = 400 // per phase of a round; a resume loop past it is a bug
 	for kills() < k.points {
 		f.Rounds++
 		tg := c.sandbox(c.rng.Int63())
@@ -256,9 +255,7 @@ func runCrash(t *testing.T, k crashKind) {
 				outs = c.run(tg, kill, "apply", l.plan, "--journal", j)
 			}
 			for _, o := range outs {
-				if *crashVerbose {
-					t.Logf("round %d apply %d: kill %v killed %v code %d took %v\n%s", f.Rounds, attempt, kill, o.killed, o.code, o.took, o.stderr)
-				}
+				o.log(t, f.Rounds, "apply", attempt, kill)
 				switch {
 				case o.killed:
 					killed = true

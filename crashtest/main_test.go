@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,6 +123,49 @@ type outcome struct {
 	took   time.Duration
 	stdout string
 	stderr string
+}
+
+// log tells, with -crash.verbose, how attempt of a round's command went
+// and what it printed on stderr.
+func (o outcome) log(t testing.TB, round int, command string, attempt int, kill time.Duration) {
+	t.Helper()
+	if *crashVerbose {
+		t.Logf("round %d %s %d: kill %v killed %v code %d took %v\n%s", round, command, attempt, kill, o.killed, o.code, o.took, o.stderr)
+	}
+}
+
+// maxAttempts bounds the runs of one phase of a round (an apply and its
+// resumes, an undo and its resumes): a resume loop past it is a bug.
+const maxAttempts = 400
+
+// undoAll runs undo of journal j until it exits 0. While mayKill(attempt)
+// holds, each run is killed after a random delay below span; the kills
+// that land count in *killed and the runs that leave a batch in doubt
+// (exit 4, "run undo again", as docs/cli.md says) in *inDoubt. Any other
+// exit fails the test, as does an undo that never finishes.
+func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		if attempt == maxAttempts {
+			t.Fatalf("round %d: undo did not finish in %d attempts", round, maxAttempts)
+		}
+		kill := time.Duration(0)
+		if mayKill(attempt) {
+			kill = time.Duration(rng.Int63n(max(int64(span)*9/10, 1))) + time.Millisecond
+		}
+		o := migrate(t, tg, dir, kill, "undo", j, "--yes")
+		o.log(t, round, "undo", attempt, kill)
+		switch {
+		case o.code == 0:
+			return
+		case o.killed:
+			*killed++
+		case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
+			*inDoubt++
+		default:
+			t.Fatalf("round %d: undo exited %d\nstdout:\n%.3000s\nstderr:\n%s", round, o.code, o.stdout, o.stderr)
+		}
+	}
 }
 
 // migrate runs the binary against tg. With kill > 0 it sends SIGKILL after

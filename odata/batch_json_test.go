@@ -119,14 +119,7 @@ func TestBatchHeaderLookupIgnoresCase(t *testing.T) {
 
 func TestDecodeJSONBatchErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		in       string
-		resp     bool
-		part     int
-		line     int
-		contains string
-	}{
+	tests := []batchSyntaxCase{
 		{"not json", "{\n\"requests\": [,]}", false, 0, 2, "not valid JSON"},
 		{"no requests", `{"reqs":[]}`, false, 0, 0, `no "requests"`},
 		{"no method", `{"requests":[{"id":"1","url":"X"},{"id":"2","url":"Y"}]}`, false, 1, 0, `no "method"`},
@@ -139,21 +132,42 @@ func TestDecodeJSONBatchErrors(t *testing.T) {
 		{"bad status", `{"responses":[{"id":"1","status":2}]}`, true, 1, 0, "not an HTTP status"},
 		{"status string", `{"responses":[{"id":"1","status":"200"}]}`, true, 1, 0, "status"},
 	}
+	checkBatchSyntax(t, tests, func(in string, resp bool) error {
+		var err error
+		if resp {
+			_, err = odata.DecodeJSONBatchResponse(strings.NewReader(in))
+		} else {
+			_, err = odata.DecodeJSONBatchRequest(strings.NewReader(in))
+		}
+		return err
+	})
+}
+
+// batchSyntaxCase is a batch body that a decoder must refuse with a
+// *BatchSyntaxError at part and line whose message holds contains.
+type batchSyntaxCase struct {
+	name     string
+	in       string
+	resp     bool // decode in as a response, not a request
+	part     int
+	line     int
+	contains string
+}
+
+// checkBatchSyntax runs each case through decode (a request or response
+// decoder of one batch format) and checks where the error points.
+func checkBatchSyntax(t *testing.T, tests []batchSyntaxCase, decode func(in string, resp bool) error) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var err error
-			if tt.resp {
-				_, err = odata.DecodeJSONBatchResponse(strings.NewReader(tt.in))
-			} else {
-				_, err = odata.DecodeJSONBatchRequest(strings.NewReader(tt.in))
-			}
+			err := decode(tt.in, tt.resp)
 			var se *odata.BatchSyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("error %v: want a *BatchSyntaxError", err)
 			}
 			if se.Part != tt.part || se.Line != tt.line || !strings.Contains(se.Msg, tt.contains) {
-				t.Errorf("got part %d line %d %q; want part %d line %d containing %q", se.Part, se.Line, se.Msg, tt.part, tt.line, tt.contains)
+				t.Errorf("got %q (part %d line %d); want part %d line %d containing %q", se.Error(), se.Part, se.Line, tt.part, tt.line, tt.contains)
 			}
 		})
 	}

@@ -200,14 +200,7 @@ func TestDecodeMultipartErrors(t *testing.T) {
 	part := func(first string) string {
 		return "--b\r\nContent-Type: application/http\r\n\r\n" + first + "\r\n\r\n"
 	}
-	tests := []struct {
-		name     string
-		in       string
-		resp     bool
-		part     int
-		line     int
-		contains string
-	}{
+	tests := []batchSyntaxCase{
 		{"no boundary", "hello\r\n", false, 0, 1, "no boundary line"},
 		{"no closing", part("GET X HTTP/1.1"), false, 1, 6, "no closing boundary"},
 		{"bad request line", part("GET X") + "--b--\r\n", false, 1, 4, "want METHOD URL HTTP/1.1"},
@@ -223,24 +216,15 @@ func TestDecodeMultipartErrors(t *testing.T) {
 		{"bad status line", part("HTTP/1.1 OK") + "--b--\r\n", true, 1, 4, "want HTTP/1.1 CODE TEXT"},
 		{"status too low", part("HTTP/1.1 099 Low") + "--b--\r\n", true, 1, 4, "not a status code"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var err error
-			if tt.resp {
-				_, err = odata.DecodeMultipartBatchResponse(strings.NewReader(tt.in), "b")
-			} else {
-				_, err = odata.DecodeMultipartBatchRequest(strings.NewReader(tt.in), "b")
-			}
-			var se *odata.BatchSyntaxError
-			if !errors.As(err, &se) {
-				t.Fatalf("error %v: want a *BatchSyntaxError", err)
-			}
-			if se.Part != tt.part || se.Line != tt.line || !strings.Contains(se.Msg, tt.contains) {
-				t.Errorf("got %q (part %d line %d); want part %d line %d containing %q", se.Error(), se.Part, se.Line, tt.part, tt.line, tt.contains)
-			}
-		})
-	}
+	checkBatchSyntax(t, tests, func(in string, resp bool) error {
+		var err error
+		if resp {
+			_, err = odata.DecodeMultipartBatchResponse(strings.NewReader(in), "b")
+		} else {
+			_, err = odata.DecodeMultipartBatchRequest(strings.NewReader(in), "b")
+		}
+		return err
+	})
 }
 
 func TestDecodeMultipartLimits(t *testing.T) {

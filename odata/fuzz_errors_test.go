@@ -2,8 +2,6 @@ package odata
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,11 +10,8 @@ import (
 // FuzzParseError feeds untrusted error bodies to ParseError: it must never
 // panic, always say something, and never carry more than a snippet.
 func FuzzParseError(f *testing.F) {
-	files, _ := filepath.Glob("testdata/errors/*")
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(400, "", b)
-		}
+	for _, b := range seedFiles("testdata/errors/*") {
+		f.Add(400, "", b)
 	}
 	f.Add(429, "text/html", []byte("<html><title>x"))
 	f.Add(500, "application/json", []byte(`{"FORM":{"InterfaceErrors":[[1],{"text":[null,{"#text":2}]}]}}`))

@@ -244,9 +244,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 				}
 			}
 		case "name":
-			if s, ok := w.text(e); ok {
-				p.Name = s
-			}
+			set(&p.Name)(w.text(e))
 		case "target":
 			w.decodeTarget(&p.Target, e)
 		case "connections":
@@ -291,21 +289,13 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 	for _, e := range f.entries {
 		switch e.key {
 		case "url":
-			if s, ok := w.serviceURL(e, "MIGRATE_"); ok {
-				t.URL = s
-			}
+			set(&t.URL)(w.serviceURL(e, "MIGRATE_"))
 		case "dialect":
-			if s, ok := w.choice(e, "target"); ok {
-				t.Dialect = s
-			}
+			set(&t.Dialect)(w.choice(e, "target"))
 		case "language":
-			if v, ok := w.bounds(e, "target", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
-				t.Language = v
-			}
+			set(&t.Language)(w.bounds(e, "target", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"))
 		case "metadata":
-			if s, ok := w.text(e); ok {
-				t.Metadata = s
-			}
+			set(&t.Metadata)(w.text(e))
 		case "system_version":
 			if s, ok := w.text(e); ok {
 				v, err := odata.ParseVersion(s)
@@ -316,31 +306,21 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "auth":
-			if s, ok := w.choice(e, "target"); ok {
-				t.Auth = s
-			}
+			set(&t.Auth)(w.choice(e, "target"))
 		case "token_url":
-			if s, ok := w.tokenURL(e); ok {
-				t.TokenURL = s
-			}
+			set(&t.TokenURL)(w.tokenURL(e))
 		case "scopes":
 			t.Scopes = w.scopes(e, "\"target\"")
 		case "batch_size":
-			if v, ok := w.bounds(e, "target", "\"batch_size\" must be between 1 and 1000, not %d"); ok {
-				t.BatchSize = v
-			}
+			set(&t.BatchSize)(w.bounds(e, "target", "\"batch_size\" must be between 1 and 1000, not %d"))
 		case "concurrency":
-			if v, ok := w.bounds(e, "target", "\"concurrency\" must be at least 1, not %d"); ok {
-				t.Concurrency = v
-			}
+			set(&t.Concurrency)(w.bounds(e, "target", "\"concurrency\" must be at least 1, not %d"))
 		case "transactions_left":
 			if v, ok := w.bounds(e, "target", "\"transactions_left\" must be 0 or more, not %d"); ok {
 				t.TransactionsLeft, t.HasTransactionsLeft = v, true
 			}
 		case "calls_per_minute":
-			if v, ok := w.bounds(e, "target", "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"); ok {
-				t.CallsPerMinute = v
-			}
+			set(&t.CallsPerMinute)(w.bounds(e, "target", "\"calls_per_minute\" must be at least 1 (leave it out for no limit), not %d"))
 		case "companies":
 			names, pos := w.names(e, "\"target\"", "company names")
 			seen := map[string]bool{}
@@ -356,9 +336,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "max_same_errors":
-			if v, ok := w.bounds(e, "target", "\"max_same_errors\" must be at least 1, not %d"); ok {
-				t.MaxSameErrors = v
-			}
+			set(&t.MaxSameErrors)(w.bounds(e, "target", "\"max_same_errors\" must be at least 1, not %d"))
 		case "timezone":
 			if s, ok := w.text(e); ok {
 				if _, err := time.LoadLocation(s); err != nil || s == "" || strings.EqualFold(s, "local") {
@@ -368,16 +346,14 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 				}
 			}
 		case "decimal_separator":
-			if s, ok := w.choice(e, "target"); ok {
-				t.DecimalSeparator = s
-			}
+			set(&t.DecimalSeparator)(w.choice(e, "target"))
 		case "empty":
 			if isNull(e.val) && e.val.Value != "" {
 				// `empty: null` and `empty: ~` are YAML nulls; they can
 				// only mean the null policy.
 				t.Empty = "null"
-			} else if s, ok := w.choice(e, "target"); ok {
-				t.Empty = s
+			} else {
+				set(&t.Empty)(w.choice(e, "target"))
 			}
 		}
 	}
@@ -396,10 +372,7 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 }
 
 func (w *walker) decodeSources(p *Plan, e entry) {
-	if isNull(e.val) {
-		return
-	}
-	f, ok := w.mapping(e.val, "\"sources\"", nil)
+	f, ok := w.optMapping(e, "\"sources\"")
 	if !ok {
 		return
 	}
@@ -489,37 +462,23 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 					}
 				}
 			case "lazy_quotes":
-				if v, ok := w.boolean(ke); ok {
-					s.LazyQuotes = v
-				}
+				set(&s.LazyQuotes)(w.boolean(ke))
 			case "decimal_separator":
-				if v, ok := w.choice(ke, "source"); ok {
-					s.DecimalSeparator = v
-				}
+				set(&s.DecimalSeparator)(w.choice(ke, "source"))
 			case "sheet":
-				if v, ok := w.text(ke); ok {
-					s.Sheet = v
-				}
+				set(&s.Sheet)(w.text(ke))
 			case "header_row":
-				if v, ok := w.bounds(ke, "source", "\"header_row\" must be 1 or more, not %d"); ok {
-					s.HeaderRow = v
-				}
+				set(&s.HeaderRow)(w.bounds(ke, "source", "\"header_row\" must be 1 or more, not %d"))
 			case "connection":
-				if v, ok := w.text(ke); ok {
-					s.Connection, s.ConnectionPos = v, w.pos(ke.val)
-				}
+				w.textAt(ke, &s.Connection, &s.ConnectionPos)
 			case "entity":
-				if v, ok := w.text(ke); ok {
-					s.Entity, s.EntityPos = v, w.pos(ke.val)
-				}
+				w.textAt(ke, &s.Entity, &s.EntityPos)
 			case "select":
 				s.Select, _ = w.names(ke, fmt.Sprintf("\"select\" of %s", what), "field")
 			case "expand":
 				s.Expand, _ = w.names(ke, fmt.Sprintf("\"expand\" of %s", what), "sub-form")
 			case "filter":
-				if v, ok := w.text(ke); ok {
-					s.Filter, s.FilterPos = v, w.pos(ke.val)
-				}
+				w.textAt(ke, &s.Filter, &s.FilterPos)
 			}
 		}
 		p.Sources = append(p.Sources, s)
@@ -527,10 +486,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 }
 
 func (w *walker) decodeLookups(p *Plan, e entry) {
-	if isNull(e.val) {
-		return
-	}
-	f, ok := w.mapping(e.val, "\"lookups\"", nil)
+	f, ok := w.optMapping(e, "\"lookups\"")
 	if !ok {
 		return
 	}
@@ -562,33 +518,23 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 					l.Source, l.SourcePos = v, w.pos(ke.val)
 				}
 			case "entity":
-				if v, ok := w.text(ke); ok {
-					l.Entity, l.EntityPos = v, w.pos(ke.val)
-				}
+				w.textAt(ke, &l.Entity, &l.EntityPos)
 			case "filter":
-				if v, ok := w.text(ke); ok {
-					l.Filter, l.FilterPos = v, w.pos(ke.val)
-				}
+				w.textAt(ke, &l.Filter, &l.FilterPos)
 			case "key":
 				if target {
-					if v, ok := w.text(ke); ok {
-						l.KeyField = v
-					}
-				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)); ok {
-					l.Key = x
+					set(&l.KeyField)(w.text(ke))
+				} else {
+					set(&l.Key)(w.expr(ke.val, fmt.Sprintf("\"key\" of %s", what)))
 				}
 			case "value":
 				if target {
-					if v, ok := w.text(ke); ok {
-						l.ValueField = v
-					}
-				} else if x, ok := w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)); ok {
-					l.Value = x
+					set(&l.ValueField)(w.text(ke))
+				} else {
+					set(&l.Value)(w.expr(ke.val, fmt.Sprintf("\"value\" of %s", what)))
 				}
 			case "missing":
-				if v, ok := w.choice(ke, "lookup"); ok {
-					l.Missing = v
-				}
+				set(&l.Missing)(w.choice(ke, "lookup"))
 			}
 		}
 		p.Lookups = append(p.Lookups, l)
@@ -599,10 +545,7 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 // Each key is a source value as text (a number as written) and each value
 // the target value it becomes.
 func (w *walker) decodeMaps(p *Plan, e entry) {
-	if isNull(e.val) {
-		return
-	}
-	f, ok := w.mapping(e.val, "\"maps\"", nil)
+	f, ok := w.optMapping(e, "\"maps\"")
 	if !ok {
 		return
 	}
@@ -693,10 +636,7 @@ func connectionOf(f *fields) string {
 // (a template company, another installation). Their secrets come from the
 // environment, never the plan.
 func (w *walker) decodeConnections(p *Plan, e entry) {
-	if isNull(e.val) {
-		return
-	}
-	f, ok := w.mapping(e.val, "\"connections\"", nil)
+	f, ok := w.optMapping(e, "\"connections\"")
 	if !ok {
 		return
 	}
@@ -721,23 +661,15 @@ func (w *walker) decodeConnections(p *Plan, e entry) {
 					c.refused = true
 				}
 			case "auth":
-				if v, ok := w.choice(ke, "connection"); ok {
-					c.Auth = v
-				}
+				set(&c.Auth)(w.choice(ke, "connection"))
 			case "token_url":
-				if v, ok := w.tokenURL(ke); ok {
-					c.TokenURL = v
-				}
+				set(&c.TokenURL)(w.tokenURL(ke))
 			case "scopes":
 				c.Scopes = w.scopes(ke, what)
 			case "dialect":
-				if v, ok := w.choice(ke, "connection"); ok {
-					c.Dialect = v
-				}
+				set(&c.Dialect)(w.choice(ke, "connection"))
 			case "language":
-				if v, ok := w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"); ok {
-					c.Language = v
-				}
+				set(&c.Language)(w.bounds(ke, "connection", "\"language\" must be a language code of 1 or more (leave it out for none), not %d"))
 			}
 		}
 		p.Connections = append(p.Connections, c)
@@ -900,33 +832,23 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 				}
 			}
 		case "source":
-			if v, ok := w.text(e); ok {
-				s.Source, s.SourcePos = v, w.pos(e.val)
-			}
+			w.textAt(e, &s.Source, &s.SourcePos)
 		case "after":
 			s.After, s.AfterPos = w.names(e, what, "step names")
 		case "when":
-			if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
-				s.When = &x
-			}
+			w.exprAt(e, what, &s.When)
 		case "mode":
 			if v, ok := w.choice(e, "step"); ok {
 				s.Mode, s.ModePos = Mode(v), w.pos(e.val)
 			}
 		case "id":
-			if x, ok := w.expr(e.val, fmt.Sprintf("\"id\" of %s", what)); ok {
-				s.ID = &x
-			}
+			w.exprAt(e, what, &s.ID)
 		case "group_by":
-			if x, ok := w.expr(e.val, fmt.Sprintf("\"group_by\" of %s", what)); ok {
-				s.GroupBy = &x
-			}
+			w.exprAt(e, what, &s.GroupBy)
 		case "match":
 			s.Match, s.MatchPos = w.names(e, what, "field names")
 		case "deep_insert":
-			if v, ok := w.boolean(e); ok {
-				s.DeepInsert = v
-			}
+			set(&s.DeepInsert)(w.boolean(e))
 		case "fields":
 			s.Fields = w.decodeFields(e, what)
 		case "subforms":
@@ -957,10 +879,7 @@ func (w *walker) needFields(f *fields, nFields, nSubforms int, what string) {
 }
 
 func (w *walker) decodeFields(e entry, what string) []*Field {
-	if isNull(e.val) {
-		return nil
-	}
-	f, ok := w.mapping(e.val, fmt.Sprintf("\"fields\" of %s", what), nil)
+	f, ok := w.optMapping(e, fmt.Sprintf("\"fields\" of %s", what))
 	if !ok {
 		return nil
 	}
@@ -986,10 +905,7 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 
 // decodeExists reads exists: {FIELD: ENTITY, ...}.
 func (w *walker) decodeExists(e entry, what string) []*Exists {
-	if isNull(e.val) {
-		return nil
-	}
-	f, ok := w.mapping(e.val, fmt.Sprintf("\"exists\" of %s", what), nil)
+	f, ok := w.optMapping(e, fmt.Sprintf("\"exists\" of %s", what))
 	if !ok {
 		return nil
 	}
@@ -1030,18 +946,14 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 		for _, e := range f.entries {
 			switch e.key {
 			case "name":
-				if v, ok := w.text(e); ok {
-					sf.Name, sf.NamePos = v, w.pos(e.val)
-				}
+				w.textAt(e, &sf.Name, &sf.NamePos)
 			case "source":
 				if isNull(e.val) {
 					// source: (empty) is the same as no source.
 					sf.SourcePos = w.pos(e.val)
 					break
 				}
-				if v, ok := w.text(e); ok {
-					sf.Source, sf.SourcePos = v, w.pos(e.val)
-				}
+				w.textAt(e, &sf.Source, &sf.SourcePos)
 			case "link":
 				sf.linkWritten = true
 				lw := fmt.Sprintf("\"link\" of %s", what)
@@ -1062,13 +974,9 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 					sf.Link = l
 				}
 			case "each":
-				if x, ok := w.expr(e.val, fmt.Sprintf("\"each\" of %s", what)); ok {
-					sf.Each = &x
-				}
+				w.exprAt(e, what, &sf.Each)
 			case "when":
-				if x, ok := w.expr(e.val, fmt.Sprintf("\"when\" of %s", what)); ok {
-					sf.When = &x
-				}
+				w.exprAt(e, what, &sf.When)
 			case "lines":
 				if v, ok := w.choice(e, "subform"); ok {
 					sf.Lines, sf.LinesPos = Lines(v), w.pos(e.val)

@@ -35,21 +35,16 @@ func (ds Diagnostics) HasErrors() bool {
 }
 
 // Errors returns only the errors.
-func (ds Diagnostics) Errors() Diagnostics {
-	var out Diagnostics
-	for _, d := range ds {
-		if d.Severity == SeverityError {
-			out = append(out, d)
-		}
-	}
-	return out
-}
+func (ds Diagnostics) Errors() Diagnostics { return ds.of(SeverityError) }
 
 // Warnings returns only the warnings.
-func (ds Diagnostics) Warnings() Diagnostics {
+func (ds Diagnostics) Warnings() Diagnostics { return ds.of(SeverityWarning) }
+
+// of returns the diagnostics of one severity.
+func (ds Diagnostics) of(sev Severity) Diagnostics {
 	var out Diagnostics
 	for _, d := range ds {
-		if d.Severity == SeverityWarning {
+		if d.Severity == sev {
 			out = append(out, d)
 		}
 	}

@@ -398,11 +398,7 @@ func withoutMatchHint(ds Diagnostics) Diagnostics {
 // suggestion built from its fields.
 func TestCheckMetadataMatch(t *testing.T) {
 	t.Parallel()
-	md := demoMetadata()
-	tests := []struct {
-		name, body string
-		want       []string
-	}{
+	tests := []metadataCase{
 		{"orders without match or id", `
   - name: o
     entity: ORDERS
@@ -447,10 +443,24 @@ func TestCheckMetadataMatch(t *testing.T) {
 			`plan.yaml:10:22: match of step "o": "CURDATE" is not written by the step; match names fields the step writes (add it to fields, or remove it from match)`,
 		}},
 	}
+	checkMetadataCases(t, tests, func(ds Diagnostics) Diagnostics { return ds })
+}
+
+// metadataCase is a plan's steps and the diagnostics CheckMetadata gives
+// them against demoMetadata at version 25.1.
+type metadataCase struct {
+	name, body string
+	want       []string
+}
+
+// checkMetadataCases checks each case's diagnostics, as keep leaves them.
+func checkMetadataCases(t *testing.T, tests []metadataCase, keep func(Diagnostics) Diagnostics) {
+	t.Helper()
+	md := demoMetadata()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assertDiags(t, planOf(t, tt.body).CheckMetadata(md, mustVersion(t, "25.1")), tt.want)
+			assertDiags(t, keep(planOf(t, tt.body).CheckMetadata(md, mustVersion(t, "25.1"))), tt.want)
 		})
 	}
 }
@@ -467,11 +477,7 @@ func TestCheckMetadataNil(t *testing.T) {
 // sets with a key of one field.
 func TestCheckMetadataExists(t *testing.T) {
 	t.Parallel()
-	md := demoMetadata()
-	tests := []struct {
-		name, body string
-		want       []string
-	}{
+	tests := []metadataCase{
 		{"on a step and a sub-form", `
   - name: o
     entity: ORDERS
@@ -503,12 +509,7 @@ func TestCheckMetadataExists(t *testing.T) {
 			`plan.yaml:15:18: exists of sub-form "ORDERITEMS_SUBFORM" of step "o": "PRICE" is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)`,
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			assertDiags(t, withoutMatchHint(planOf(t, tt.body).CheckMetadata(md, mustVersion(t, "25.1"))), tt.want)
-		})
-	}
+	checkMetadataCases(t, tests, withoutMatchHint)
 }
 
 // A standard service's keys (docs/other-services.md): a Guid key the

@@ -188,10 +188,7 @@ func (w *walker) decodeTest(n *yaml.Node, index int) *Test {
 }
 
 func (w *walker) decodeGiven(e entry, what string) []*Given {
-	if isNull(e.val) {
-		return nil
-	}
-	f, ok := w.mapping(e.val, fmt.Sprintf("\"given\" of %s", what), nil)
+	f, ok := w.optMapping(e, fmt.Sprintf("\"given\" of %s", what))
 	if !ok {
 		return nil
 	}

@@ -99,10 +99,7 @@ func parseTotal(name, text string) (*Total, error) {
 
 // decodeTotals reads totals: {NAME: EXPRESSION, ...}.
 func (w *walker) decodeTotals(e entry, what string) []*Total {
-	if isNull(e.val) {
-		return nil
-	}
-	f, ok := w.mapping(e.val, fmt.Sprintf("\"totals\" of %s", what), nil)
+	f, ok := w.optMapping(e, fmt.Sprintf("\"totals\" of %s", what))
 	if !ok {
 		return nil
 	}

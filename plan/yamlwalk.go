@@ -487,3 +487,39 @@ func orList(choices []string) string {
 // secretKeys are keys a plan may be given in the belief that a secret goes
 // there: refused without a suggestion.
 var secretKeys = map[string]bool{"token": true, "password": true, "secret": true, "client_secret": true, "access_token": true, "app_key": true}
+
+// textAt reads a scalar as text into *dst and its position into *pos,
+// leaving both as they were when it is not text.
+func (w *walker) textAt(e entry, dst *string, pos *Pos) {
+	if v, ok := w.text(e); ok {
+		*dst, *pos = v, w.pos(e.val)
+	}
+}
+
+// optMapping reads a block that may be left empty (null): the mapping,
+// or false when it is empty or not a mapping (reported).
+func (w *walker) optMapping(e entry, what string) (*fields, bool) {
+	if isNull(e.val) {
+		return nil, false
+	}
+	return w.mapping(e.val, what, nil)
+}
+
+// exprAt reads an expression into *dst, which keeps its value when the
+// expression is wrong (reported).
+func (w *walker) exprAt(e entry, what string, dst **Expr) {
+	if x, ok := w.expr(e.val, fmt.Sprintf("%s of %s", quote(e.key), what)); ok {
+		*dst = &x
+	}
+}
+
+// set stores what a reader returns in *dst when it read well:
+// set(&s.Sheet)(w.text(e)). A value that did not read (reported) leaves
+// *dst as it was.
+func set[T any](dst *T) func(T, bool) {
+	return func(v T, ok bool) {
+		if ok {
+			*dst = v
+		}
+	}
+}

@@ -272,14 +272,9 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 	if start.hasS {
 		style = atoiBytes(start.s)
 	}
-	var (
-		v, formula, hasV bool
-		inIS, inT        bool
-		skip             int
-	)
+	var c cellTags
 	s.vbuf = s.vbuf[:0]
 	s.inl = s.inl[:0]
-	depth := 0
 	for {
 		if i >= len(b) {
 			return 0, scanMore
@@ -288,9 +283,9 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 			var j int
 			var st scanStatus
 			switch {
-			case v && depth == 1:
+			case c.inValue():
 				j, st = s.scanText(b, i, &s.vbuf)
-			case inT:
+			case c.inT:
 				j, st = s.scanText(b, i, &s.inl)
 			default:
 				j, st = s.scanText(b, i, nil)
@@ -308,43 +303,20 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 		}
 		i = j
 		if !t.end {
-			depth++
-			switch string(t.local) {
-			case "v":
-				if depth == 1 {
-					hasV = true
-					v = true
-				}
-			case "f":
-				formula = true
-			case "is":
-				inIS = true
-			case "rPh", "phoneticPr":
-				skip++
-			case "t":
-				inT = inIS && skip == 0
-			}
+			c.open(string(t.local))
 			if !t.empty {
 				continue
 			}
 		}
 		// An end tag, or the end half of <x/>.
-		if depth == 0 {
+		if c.depth == 0 {
 			if string(t.local) == "c" {
-				s.finishBytes(col, row, cellType(start.t), style, formula, hasV, inIS)
+				s.finishBytes(col, row, cellType(start.t), style, c.formula, c.hasV, c.inIS)
 				return i, scanRow
 			}
 			return 0, scanSlow // encoding/xml words the error
 		}
-		depth--
-		switch string(t.local) {
-		case "v":
-			v = false
-		case "rPh", "phoneticPr":
-			skip--
-		case "t":
-			inT = false
-		}
+		c.close(string(t.local))
 	}
 }
 

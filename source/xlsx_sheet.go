@@ -226,6 +226,51 @@ func (s *sheetStream) readCells(n int) error {
 	}
 }
 
+// cellTags follows the elements inside one <c> as they open and close:
+// its value <v> (directly inside the cell), a formula, an inline string
+// <is> and the <t> text of it that is not a phonetic run. readCell (from
+// tokens) and scanCell (from bytes) share it.
+type cellTags struct {
+	depth                       int // elements open inside the cell
+	skip                        int // phonetic runs open
+	v, formula, hasV, inIS, inT bool
+}
+
+// open notes the start of element local.
+func (c *cellTags) open(local string) {
+	c.depth++
+	switch local {
+	case "v":
+		if c.depth == 1 {
+			c.hasV, c.v = true, true
+		}
+	case "f":
+		c.formula = true
+	case "is":
+		c.inIS = true
+	case "rPh", "phoneticPr":
+		c.skip++
+	case "t":
+		c.inT = c.inIS && c.skip == 0
+	}
+}
+
+// close notes the end of element local, below the cell itself.
+func (c *cellTags) close(local string) {
+	c.depth--
+	switch local {
+	case "v":
+		c.v = false
+	case "rPh", "phoneticPr":
+		c.skip--
+	case "t":
+		c.inT = false
+	}
+}
+
+// inValue: text here is the cell's value.
+func (c *cellTags) inValue() bool { return c.v && c.depth == 1 }
+
 // readCell reads one <c> element and appends it when it holds something.
 func (s *sheetStream) readCell(start xml.StartElement, col, row int) error {
 	typ, _ := attr(start, "t")
@@ -234,14 +279,10 @@ func (s *sheetStream) readCell(start xml.StartElement, col, row int) error {
 		style, _ = strconv.Atoi(v)
 	}
 	var (
-		v, formula, hasV bool
-		inline           strings.Builder
-		inIS             bool
-		inT              bool
-		skip             int
+		c      cellTags
+		inline strings.Builder
 	)
 	s.buf.Reset()
-	depth := 0
 	for {
 		tok, err := s.d.RawToken()
 		if err != nil {
@@ -252,43 +293,20 @@ func (s *sheetStream) readCell(start xml.StartElement, col, row int) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
-			switch t.Name.Local {
-			case "v":
-				if depth == 1 {
-					hasV = true
-					v = true
-				}
-			case "f":
-				formula = true
-			case "is":
-				inIS = true
-			case "rPh", "phoneticPr":
-				skip++
-			case "t":
-				inT = inIS && skip == 0
-			}
+			c.open(t.Name.Local)
 		case xml.EndElement:
-			if depth == 0 {
+			if c.depth == 0 {
 				if t.Name.Local == "c" {
-					s.finish(col, row, typ, style, formula, hasV, inIS, inline.String())
+					s.finish(col, row, typ, style, c.formula, c.hasV, c.inIS, inline.String())
 					return nil
 				}
 				return fmt.Errorf("cell %s%d: unexpected </%s>; the worksheet is damaged", ColumnName(col), row, t.Name.Local)
 			}
-			depth--
-			switch t.Name.Local {
-			case "v":
-				v = false
-			case "rPh", "phoneticPr":
-				skip--
-			case "t":
-				inT = false
-			}
+			c.close(t.Name.Local)
 		case xml.CharData:
-			if v && depth == 1 {
+			if c.inValue() {
 				s.buf.Write(t)
-			} else if inT {
+			} else if c.inT {
 				inline.Write(t)
 			}
 		}

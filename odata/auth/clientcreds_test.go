@@ -214,16 +214,7 @@ func TestResolveClientCredentials(t *testing.T) {
 	t.Parallel()
 	const target = "https://s4.example.com/sap/opu/odata4/api"
 	full := map[string]string{EnvTokenURL: "https://idp.example.com/oauth/token", EnvClientID: "app", EnvClientSecret: "client-s3cret"}
-	with := func(kv ...string) map[string]string {
-		out := map[string]string{}
-		for k, v := range full {
-			out[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			out[kv[i]] = kv[i+1]
-		}
-		return out
-	}
+	with := func(kv ...string) map[string]string { return withEnv(full, kv...) }
 	for _, tc := range []struct {
 		name         string
 		flag         string

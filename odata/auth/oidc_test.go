@@ -282,9 +282,7 @@ func TestLoginRefusals(t *testing.T) {
 					t.Errorf("error or output holds %q: %v\n%s", secret, err, f.out)
 				}
 			}
-			if cached, _ := LoadToken(f.opts.CacheDir, f.target); cached != nil {
-				t.Errorf("a token was cached after a refused login")
-			}
+			assertNothingCached(t, f.opts.CacheDir, f.target)
 		})
 	}
 }
@@ -389,5 +387,14 @@ func TestDefaultOpenBrowserWithoutOpener(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no xdg-open, no open
 	if err := DefaultOpenBrowser("http://127.0.0.1:1/x"); err == nil || !strings.Contains(err.Error(), "no browser opener") {
 		t.Errorf("DefaultOpenBrowser = %v, want an error saying there is no opener", err)
+	}
+}
+
+// assertNothingCached fails t when a token for target is in the cache
+// dir: a refused login must leave none.
+func assertNothingCached(t *testing.T, dir, target string) {
+	t.Helper()
+	if cached, _ := LoadToken(dir, target); cached != nil {
+		t.Errorf("a token was cached after a refused login")
 	}
 }

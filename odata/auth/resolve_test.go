@@ -12,6 +12,19 @@ import (
 
 func emptyEnv(string) string { return "" }
 
+// withEnv is a copy of m with the pairs kv (name, value, name, value…) set
+// over it.
+func withEnv(m map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestResolvePrecedence(t *testing.T) {
@@ -20,16 +33,7 @@ func TestResolvePrecedence(t *testing.T) {
 	valid := NewToken(target, "cached-access-token", fixedNow.Add(time.Hour))
 	expired := NewToken(target, "old-access-token", fixedNow.Add(-time.Minute))
 	all := map[string]string{EnvToken: "pat-value", EnvUser: "alice", EnvPassword: "alice-password"}
-	with := func(m map[string]string, kv ...string) map[string]string {
-		out := map[string]string{}
-		for k, v := range m {
-			out[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			out[kv[i]] = kv[i+1]
-		}
-		return out
-	}
+	with := withEnv
 	for _, tc := range []struct {
 		name       string
 		flag, plan string
