@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -643,14 +642,7 @@ func TestDeepInsertFailedLineWithBatchesInFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sb, err := sandbox.New(sandbox.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(gateBadBatch(sb, tc.hold))
-			t.Cleanup(srv.Close)
-			env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata()}
-			env.ver, _ = odata.ParseVersion("25.1")
+			env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler { return gateBadBatch(sb, tc.hold) })
 			var orders []transform.Result
 			for i := 1; i <= 6; i++ {
 				parts := []string{"P1", "P2"}

@@ -61,11 +61,18 @@ type sandboxEnv struct {
 
 func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
 	t.Helper()
+	return newSandboxBehind(t, opts, func(sb *sandbox.Server) http.Handler { return sb })
+}
+
+// newSandboxBehind is newSandbox with front's handler (a fault, a gate, a
+// restart) between the client and the sandbox.
+func newSandboxBehind(t testing.TB, opts sandbox.Options, front func(sb *sandbox.Server) http.Handler) *sandboxEnv {
+	t.Helper()
 	sb, err := sandbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sb)
+	srv := httptest.NewServer(front(sb))
 	t.Cleanup(srv.Close)
 	v := opts.SystemVersion
 	if v == "" {
