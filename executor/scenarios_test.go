@@ -278,11 +278,7 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := env.sb.Snapshot()
-	p, f := demoLoad()
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o := env.applyDemo(t)
 	list, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{})
 	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
 		t.Fatalf("listing: %v %+v", err, list)

@@ -49,11 +49,7 @@ func TestCheckTarget(t *testing.T) {
 func TestUndoRefusesAnotherTarget(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := demoLoad()
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o := env.applyDemo(t)
 	loaded := env.sb.Snapshot()
 	calls := env.client.calls.Load()
 	other := env.srv.URL + "/odata/Priority/tabula.ini/other"
