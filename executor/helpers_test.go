@@ -214,3 +214,13 @@ func equalJSON(a, b any) bool {
 func metadataOf(md *odata.Metadata) func(context.Context) (*odata.Metadata, error) {
 	return func(context.Context) (*odata.Metadata, error) { return md, nil }
 }
+
+// checkEach holds fn, named name, to the output it gives each input.
+func checkEach(t *testing.T, name string, fn func(string) string, want map[string]string) {
+	t.Helper()
+	for in, w := range want {
+		if got := fn(in); got != w {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, w)
+		}
+	}
+}

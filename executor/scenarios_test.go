@@ -349,7 +349,7 @@ func TestReportCSVNeutralisesFormulas(t *testing.T) {
 
 func TestNeutraliseFormula(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
+	checkEach(t, "neutraliseFormula", neutraliseFormula, map[string]string{
 		"":              "",
 		"plain":         "plain",
 		"=1+1":          "'=1+1",
@@ -360,9 +360,5 @@ func TestNeutraliseFormula(t *testing.T) {
 		"-5":            "-5",
 		"+3.5":          "+3.5",
 		"a=b":           "a=b",
-	} {
-		if got := neutraliseFormula(in); got != want {
-			t.Errorf("neutraliseFormula(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
