@@ -224,3 +224,14 @@ func checkEach(t *testing.T, name string, fn func(string) string, want map[strin
 		}
 	}
 }
+
+// seedParts loads parts into the sandbox by a run of their own (its plan
+// hashed "seed"): what the target held before the run a test makes.
+func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
+	t.Helper()
+	seed := testPlan(step("parts", "LOGPART"))
+	seed.Hash = "seed"
+	if _, err := runApply(context.Background(), e.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": parts}})); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -191,12 +191,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
-			seed := testPlan(step("parts", "LOGPART"))
-			seed.Hash = "seed"
-			if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
-				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"})}}})); err != nil {
-				t.Fatal(err)
-			}
+			env.seedParts(t, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}))
 			up := step("parts", "LOGPART")
 			up.Mode = plan.ModeUpdate
 			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {

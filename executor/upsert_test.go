@@ -18,15 +18,10 @@ import (
 func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	seed := testPlan(step("parts", "LOGPART"))
-	seed.Hash = "seed"
-	sf := &fakeRecords{results: map[string][]transform.Result{"parts": {
+	env.seedParts(t,
 		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}),
 		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),
-	}}}
-	if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
-		t.Fatal(err)
-	}
+	)
 	before := env.sb.Snapshot()
 	up := step("parts", "LOGPART")
 	up.Mode = plan.ModeUpsert
