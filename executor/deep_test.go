@@ -357,19 +357,9 @@ func deepInsertFaults(t *testing.T, seed int64) {
 	o := env.opts(t, p, f)
 	o.Client = c
 	o.BatchSize = 20
-	var sum *Summary
-	var err error
-	for runs := 1; ; runs++ {
-		sum, err = runApply(context.Background(), o)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
-			t.Logf("run %d: %v", runs, err)
-		}
-		if runs == 40 {
-			t.Fatalf("still %v after %d runs", err, runs)
-		}
+	sum, runs, err := resumeUntil(t, o, 40, nil)
+	if err != nil {
+		t.Fatalf("still %v after %d runs", err, runs)
 	}
 	got := env.entities("ORDERS", "DETAILS")
 	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
