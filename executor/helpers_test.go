@@ -235,3 +235,14 @@ func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
 		t.Fatal(err)
 	}
 }
+
+// barcodeRun seeds part P1 with BARCODE 111 and returns, not yet applied,
+// a run whose one step, in mode, writes its BARCODE 999.
+func (e *sandboxEnv) barcodeRun(t testing.TB, mode plan.Mode) testRun {
+	t.Helper()
+	e.seedParts(t, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}))
+	s := step("parts", "LOGPART")
+	s.Mode = mode
+	return e.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
+}

@@ -191,11 +191,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
-			env.seedParts(t, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}))
-			up := step("parts", "LOGPART")
-			up.Mode = plan.ModeUpdate
-			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {
-				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
+			o := env.barcodeRun(t, plan.ModeUpdate)
 			if _, err := runApply(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}

@@ -333,12 +333,7 @@ func TestUpsertLostPatchReconciled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
-			env.seedParts(t, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}))
-			up := step("parts", "LOGPART")
-			up.Mode = plan.ModeUpsert
-			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {
-				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "999"}),
-			}}})
+			o := env.barcodeRun(t, plan.ModeUpsert)
 			env.client.failNext.Store(true) // the PATCH commits, its answer is lost
 			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v, want ErrInDoubt", err)
