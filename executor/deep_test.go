@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -358,19 +357,9 @@ func deepInsertFaults(t *testing.T, seed int64) {
 	o := env.opts(t, p, f)
 	o.Client = c
 	o.BatchSize = 20
-	var sum *Summary
-	var err error
-	for runs := 1; ; runs++ {
-		sum, err = runApply(context.Background(), o)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
-			t.Logf("run %d: %v", runs, err)
-		}
-		if runs == 40 {
-			t.Fatalf("still %v after %d runs", err, runs)
-		}
+	sum, runs, err := resumeUntil(t, o, 40, nil)
+	if err != nil {
+		t.Fatalf("still %v after %d runs", err, runs)
 	}
 	got := env.entities("ORDERS", "DETAILS")
 	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
@@ -643,14 +632,7 @@ func TestDeepInsertFailedLineWithBatchesInFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sb, err := sandbox.New(sandbox.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(gateBadBatch(sb, tc.hold))
-			t.Cleanup(srv.Close)
-			env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata()}
-			env.ver, _ = odata.ParseVersion("25.1")
+			env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler { return gateBadBatch(sb, tc.hold) })
 			var orders []transform.Result
 			for i := 1; i <= 6; i++ {
 				parts := []string{"P1", "P2"}

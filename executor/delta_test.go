@@ -113,21 +113,8 @@ func TestDeltaOf(t *testing.T) {
 			for _, f := range ch.fields {
 				names = append(names, f.Field)
 			}
-			var lines []string
-			for _, l := range ch.lines {
-				what := l.Name()
-				switch {
-				case l.New:
-					what = "new " + l.Nav + "@" + l.path
-				case l.Gone:
-					what = "gone " + what
-				}
-				for _, f := range l.Fields {
-					what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
-				}
-				lines = append(lines, what)
-			}
-			if ch.kind != tt.kind || ch.unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] || strings.Join(lines, "; ") != tt.lines {
+			lines := showDeltaLines(ch.lines)
+			if ch.kind != tt.kind || ch.unsent != tt.unsent || len(names) != len(tt.fields) || len(names) > 0 && names[0] != tt.fields[0] || lines != tt.lines {
 				t.Errorf("deltaOf = %v, %v, %q, lines %q; want %v, %v, %q, lines %q", ch.kind, names, ch.unsent, lines, tt.kind, tt.fields, tt.unsent, tt.lines)
 			}
 		})
@@ -156,23 +143,6 @@ func TestKidsDeltaPairsLines(t *testing.T) {
 		}
 		return &journal.RecordState{Key: "'SO1'", LinesHash: linesHash(kids), WroteKids: wroteKids(&work{rec: rec, root: &op{kids: ops}})}
 	}
-	show := func(lines []DeltaLine) string {
-		var out []string
-		for _, l := range lines {
-			what := l.Name()
-			switch {
-			case l.New:
-				what = "new " + l.Nav + "@" + l.path
-			case l.Gone:
-				what = "gone " + what
-			}
-			for _, f := range l.Fields {
-				what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
-			}
-			out = append(out, what)
-		}
-		return strings.Join(out, "; ")
-	}
 	tests := []struct {
 		name string
 		prev *journal.RecordState
@@ -196,9 +166,29 @@ func TestKidsDeltaPairsLines(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: tt.now}
 			lines, unsent := kidsDelta(md, orders, tt.prev, rec)
-			if got := show(lines); got != tt.want || len(unsent) > 0 {
+			if got := showDeltaLines(lines); got != tt.want || len(unsent) > 0 {
 				t.Errorf("kidsDelta = %s, %q\nwant %s", got, unsent, tt.want)
 			}
 		})
 	}
+}
+
+// showDeltaLines writes the lines of a delta one after another: a line new
+// at its path, a line gone, each with its fields' old and new values.
+func showDeltaLines(lines []DeltaLine) string {
+	var out []string
+	for _, l := range lines {
+		what := l.Name()
+		switch {
+		case l.New:
+			what = "new " + l.Nav + "@" + l.path
+		case l.Gone:
+			what = "gone " + what
+		}
+		for _, f := range l.Fields {
+			what += fmt.Sprintf(" %s %s->%s", f.Field, f.Was, f.Now)
+		}
+		out = append(out, what)
+	}
+	return strings.Join(out, "; ")
 }

@@ -43,19 +43,7 @@ func TestFaultsWithODataClient(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.Client = c
 	o.BatchSize = 20
-	var sum *Summary
-	var err error
-	runs := 0
-	for runs < 40 {
-		runs++
-		sum, err = runApply(context.Background(), o)
-		if err == nil && sum.Complete {
-			break
-		}
-		if err != nil && !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
-			t.Logf("run %d: %v", runs, err)
-		}
-	}
+	sum, runs, _ := resumeUntil(t, o, 40, func(sum *Summary) bool { return sum.Complete })
 	if !sum.Complete {
 		t.Fatalf("not complete after %d runs: %+v", runs, sum)
 	}
@@ -71,4 +59,27 @@ func TestFaultsWithODataClient(t *testing.T) {
 	// Orders resumed after a lost answer, reconciled, keep their keys too.
 	checkCreatedKeys(t, env, o.Journal)
 	t.Logf("complete after %d runs; sandbox faults %d", runs, env.sb.Stats().Faults)
+}
+
+// resumeUntil applies o again and again, as a user resumes a run that
+// faults interrupt, until a run ends without error and done (nil: any)
+// holds of its summary, or max runs are made. It logs the errors other
+// than in doubt or interrupted and returns the last run's summary and
+// error with the number of runs.
+func resumeUntil(t *testing.T, o testRun, max int, done func(*Summary) bool) (*Summary, int, error) {
+	t.Helper()
+	var sum *Summary
+	var err error
+	runs := 0
+	for runs < max {
+		runs++
+		sum, err = runApply(context.Background(), o)
+		if err == nil && (done == nil || done(sum)) {
+			break
+		}
+		if err != nil && !errors.Is(err, ErrInDoubt) && !errors.Is(err, ErrInterrupted) {
+			t.Logf("run %d: %v", runs, err)
+		}
+	}
+	return sum, runs, err
 }

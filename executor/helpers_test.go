@@ -61,11 +61,18 @@ type sandboxEnv struct {
 
 func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
 	t.Helper()
+	return newSandboxBehind(t, opts, func(sb *sandbox.Server) http.Handler { return sb })
+}
+
+// newSandboxBehind is newSandbox with front's handler (a fault, a gate, a
+// restart) between the client and the sandbox.
+func newSandboxBehind(t testing.TB, opts sandbox.Options, front func(sb *sandbox.Server) http.Handler) *sandboxEnv {
+	t.Helper()
 	sb, err := sandbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sb)
+	srv := httptest.NewServer(front(sb))
 	t.Cleanup(srv.Close)
 	v := opts.SystemVersion
 	if v == "" {
@@ -206,4 +213,36 @@ func equalJSON(a, b any) bool {
 // as the command line would fetch it.
 func metadataOf(md *odata.Metadata) func(context.Context) (*odata.Metadata, error) {
 	return func(context.Context) (*odata.Metadata, error) { return md, nil }
+}
+
+// checkEach holds fn, named name, to the output it gives each input.
+func checkEach(t *testing.T, name string, fn func(string) string, want map[string]string) {
+	t.Helper()
+	for in, w := range want {
+		if got := fn(in); got != w {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, w)
+		}
+	}
+}
+
+// seedParts loads parts into the sandbox by a run of their own (its plan
+// hashed "seed"): what the target held before the run a test makes.
+func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
+	t.Helper()
+	seed := testPlan(step("parts", "LOGPART"))
+	seed.Hash = "seed"
+	if _, err := runApply(context.Background(), e.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": parts}})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// barcodeRun seeds part P1 with BARCODE 111 and returns, not yet applied,
+// a run whose one step, in mode, writes its BARCODE 999.
+func (e *sandboxEnv) barcodeRun(t testing.TB, mode plan.Mode) testRun {
+	t.Helper()
+	e.seedParts(t, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}))
+	s := step("parts", "LOGPART")
+	s.Mode = mode
+	return e.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": {
+		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
 }

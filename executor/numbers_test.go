@@ -168,11 +168,7 @@ func TestUpsertAndDiffNumbersAsStrings(t *testing.T) {
 					rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "PRICE": dec(p2)}),
 				}
 			}
-			seed := testPlan(step("parts", "LOGPART"))
-			seed.Hash = "seed"
-			if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": parts("2")}})); err != nil {
-				t.Fatal(err)
-			}
+			env.seedParts(t, parts("2")...)
 			up := step("parts", "LOGPART")
 			up.Mode = plan.ModeUpsert
 			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": parts("3")}})

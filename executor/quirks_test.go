@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -33,16 +32,10 @@ func newRestartable(t *testing.T, opts sandbox.Options) *restartable {
 	t.Helper()
 	opts.StatePath = filepath.Join(t.TempDir(), "state.json")
 	r := &restartable{sbOpts: opts}
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.cur.Store(sb)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.cur.Load().ServeHTTP(w, req) }))
-	t.Cleanup(srv.Close)
-	ver, _ := odata.ParseVersion(map[bool]string{true: "25.1", false: opts.SystemVersion}[opts.SystemVersion == ""])
-	r.sandboxEnv = &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()},
-		md: sandbox.DemoMetadata(), ver: ver}
+	r.sandboxEnv = newSandboxBehind(t, opts, func(sb *sandbox.Server) http.Handler {
+		r.cur.Store(sb)
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.cur.Load().ServeHTTP(w, req) })
+	})
 	return r
 }
 

@@ -233,30 +233,6 @@ func (r *runner) reconcile() error {
 				decide(-1, "", "reconciled: absent")
 				absentLine[recKey+"|"+s.Path] = true
 			}
-		case (s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch) && s.Path != "" && s.Line == "":
-			// A text a delta replaced, or undo wrote back (a line's PATCH
-			// names its line): decided by its content, as servers read
-			// texts back normalised (docs/servers.md, Reading).
-			resp, err := r.read(s.URL)
-			if err != nil {
-				return err
-			}
-			if resp.Status != 200 {
-				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
-				continue
-			}
-			held, sent, old := heldText(resp.Body), heldText(s.Match), heldText(s.Before)
-			if s.Op == journal.OpUndoPatch {
-				sent = old
-			}
-			switch {
-			case compare.SameText(held, sent):
-				decide(200, s.Key, "")
-			case s.Op == journal.OpPatch && compare.SameText(held, old):
-				decide(-1, "", "reconciled: not applied")
-			default:
-				decide(0, "", "the text holds neither the old nor the new one")
-			}
 		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
 			resp, err := r.read(s.URL)
 			if err != nil {
@@ -269,6 +245,22 @@ func (r *runner) reconcile() error {
 			want := s.Match
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
+			}
+			if s.Path != "" && s.Line == "" {
+				// A text a delta replaced, or undo wrote back (a line's
+				// PATCH names its line): decided by its content, as
+				// servers read texts back normalised (docs/servers.md,
+				// Reading).
+				held, sent, old := heldText(resp.Body), heldText(want), heldText(s.Before)
+				switch {
+				case compare.SameText(held, sent):
+					decide(200, s.Key, "")
+				case s.Op == journal.OpPatch && compare.SameText(held, old):
+					decide(-1, "", "reconciled: not applied")
+				default:
+					decide(0, "", "the text holds neither the old nor the new one")
+				}
+				continue
 			}
 			// A PATCH applies whole: the fields read back decide it,
 			// each by its type.

@@ -17,13 +17,7 @@ import (
 func TestCheckReferences(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	seed := testPlan(step("parts", "LOGPART"))
-	seed.Hash = "seed"
-	if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
-		rec("parts", "LOGPART", "B-100", 2, map[string]any{"PARTNAME": "B-100", "PARTDES": "Bolt"}),
-	}}})); err != nil {
-		t.Fatal(err)
-	}
+	env.seedParts(t, rec("parts", "LOGPART", "B-100", 2, map[string]any{"PARTNAME": "B-100", "PARTDES": "Bolt"}))
 	parts := step("parts", "LOGPART")
 	orders := step("orders", "ORDERS", "parts")
 	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART", Pos: plan.Pos{File: "p.yaml", Line: 9, Col: 11}}}}}

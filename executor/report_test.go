@@ -174,15 +174,11 @@ func TestReportLines(t *testing.T) {
 // a workbook cell gives its row, anything else stays as it is.
 func TestRowOfCell(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
+	checkEach(t, "rowOfCell", rowOfCell, map[string]string{
 		"book.xlsx!Orders!C17":     "book.xlsx!Orders!17",
 		"book.xlsx!My Sheet!AB3":   "book.xlsx!My Sheet!3",
 		"book.xlsx!Orders!17":      "book.xlsx!Orders!17",
 		"orders.csv:17":            "orders.csv:17",
 		"template:FAMILY_LOG('1')": "template:FAMILY_LOG('1')",
-	} {
-		if got := rowOfCell(in); got != want {
-			t.Errorf("rowOfCell(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }

@@ -278,11 +278,7 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := env.sb.Snapshot()
-	p, f := demoLoad()
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o := env.applyDemo(t)
 	list, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{})
 	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
 		t.Fatalf("listing: %v %+v", err, list)
@@ -353,7 +349,7 @@ func TestReportCSVNeutralisesFormulas(t *testing.T) {
 
 func TestNeutraliseFormula(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
+	checkEach(t, "neutraliseFormula", neutraliseFormula, map[string]string{
 		"":              "",
 		"plain":         "plain",
 		"=1+1":          "'=1+1",
@@ -364,9 +360,5 @@ func TestNeutraliseFormula(t *testing.T) {
 		"-5":            "-5",
 		"+3.5":          "+3.5",
 		"a=b":           "a=b",
-	} {
-		if got := neutraliseFormula(in); got != want {
-			t.Errorf("neutraliseFormula(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
-	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -18,24 +16,19 @@ import (
 // loads everything once. Found by the fault campaign's 429 storms.
 func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var storm atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if storm.Load() {
-			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			_, _ = w.Write([]byte(`{"error":{"code":"TooManyRequests","message":"retry later"}}`))
-			return
-		}
-		sb.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	ver, _ := odata.ParseVersion("25.1")
-	env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata(), ver: ver}
+	env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if storm.Load() {
+				w.Header().Set("Retry-After", "1")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"error":{"code":"TooManyRequests","message":"retry later"}}`))
+				return
+			}
+			sb.ServeHTTP(w, r)
+		})
+	})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
 	o := env.opts(t, p, f)
 	storm.Store(true)
@@ -60,22 +53,17 @@ func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 // fault campaign at drop-before-commit=0.4.
 func TestReconcileUnreadableIsInDoubt(t *testing.T) {
 	t.Parallel()
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var drop atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if drop.Load() {
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			return
-		}
-		sb.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	ver, _ := odata.ParseVersion("25.1")
-	env := &sandboxEnv{sb: sb, srv: srv, client: &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}, md: sandbox.DemoMetadata(), ver: ver}
+	env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if drop.Load() {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close()
+				return
+			}
+			sb.ServeHTTP(w, r)
+		})
+	})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
 	o := env.opts(t, p, f)
 	env.client.failNext.Store(true) // the first batch commits, its answer is lost

@@ -49,11 +49,7 @@ func TestCheckTarget(t *testing.T) {
 func TestUndoRefusesAnotherTarget(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := demoLoad()
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o := env.applyDemo(t)
 	loaded := env.sb.Snapshot()
 	calls := env.client.calls.Load()
 	other := env.srv.URL + "/odata/Priority/tabula.ini/other"
@@ -195,16 +191,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
-			seed := testPlan(step("parts", "LOGPART"))
-			seed.Hash = "seed"
-			if _, err := runApply(context.Background(), env.opts(t, seed, &fakeRecords{results: map[string][]transform.Result{"parts": {
-				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"})}}})); err != nil {
-				t.Fatal(err)
-			}
-			up := step("parts", "LOGPART")
-			up.Mode = plan.ModeUpdate
-			o := env.opts(t, testPlan(up), &fakeRecords{results: map[string][]transform.Result{"parts": {
-				rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
+			o := env.barcodeRun(t, plan.ModeUpdate)
 			if _, err := runApply(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -18,15 +20,10 @@ import (
 func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	seed := testPlan(step("parts", "LOGPART"))
-	seed.Hash = "seed"
-	sf := &fakeRecords{results: map[string][]transform.Result{"parts": {
+	env.seedParts(t,
 		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "111"}),
 		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),
-	}}}
-	if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
-		t.Fatal(err)
-	}
+	)
 	before := env.sb.Snapshot()
 	up := step("parts", "LOGPART")
 	up.Mode = plan.ModeUpsert
@@ -315,5 +312,42 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 			string(d.Records[0].Lines[1].Fields["PARTNAME"]) != `"P3"` || sum.Subrequests != 1+2 {
 			t.Errorf("quirks %v: new lines: diff %+v, %d sub-requests", quirks, d.Records, sum.Subrequests)
 		}
+	}
+}
+
+// An upsert's PATCH whose answer is lost is decided on resume by reading
+// the entity back: held as sent it was applied, held as before it was not
+// and is sent again, held as neither it stays in doubt.
+func TestUpsertLostPatchReconciled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		meanwhile string // BARCODE set behind the run after the lost answer; "" for none
+		want      string // BARCODE the target holds after the resume
+		inDoubt   int
+	}{
+		{"applied", "", "999", 0},
+		{"not applied", "111", "999", 0},
+		{"neither", "555", "555", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := newSandbox(t, sandbox.Options{})
+			o := env.barcodeRun(t, plan.ModeUpsert)
+			env.client.failNext.Store(true) // the PATCH commits, its answer is lost
+			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+				t.Fatalf("first apply: %v, want ErrInDoubt", err)
+			}
+			if tc.meanwhile != "" {
+				behind(t, env, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"` + tc.meanwhile + `"}`)})
+			}
+			sum, err := runApply(context.Background(), o)
+			if sum == nil || stepOf(sum, "parts").InDoubt != tc.inDoubt || tc.inDoubt == 0 && (err != nil || !sum.Complete) {
+				t.Fatalf("resume: %v %+v", err, sum)
+			}
+			if got := env.entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]; got != tc.want {
+				t.Errorf("P1 BARCODE %v after the resume, want %s", got, tc.want)
+			}
+		})
 	}
 }

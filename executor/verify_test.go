@@ -16,11 +16,7 @@ import (
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := demoLoad()
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o := env.applyDemo(t)
 	ctx := context.Background()
 	verify := func(c Client) *VerifyResult {
 		t.Helper()
