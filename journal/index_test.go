@@ -528,7 +528,7 @@ func indexRuns(t *testing.T) {
 	path := filepath.Join(dir, "run.journal")
 	j, err := CreateIndexed(path, Header{Plan: "p", Steps: []Step{{Name: "s", Entity: "E"}}})
 	must(t, err)
-	const n = 3000
+	const n = 1200
 	for i := range n {
 		id := fmt.Sprintf("%d", (i*7919)%10007)
 		must(t, j.Append(Entry{Kind: KindRecord, Record: &RecordEntry{Step: "s", ID: id, Status: Committed, Key: "'" + id + "'"}}))
@@ -538,7 +538,7 @@ func indexRuns(t *testing.T) {
 	must(t, err)
 	var h indexHead
 	must(t, json.Unmarshal(head, &h))
-	// 3000 records 16 at a time, 8 runs of a level merged: a few runs of
+	// 1200 records 16 at a time, 8 runs of a level merged: a few runs of
 	// each level, never 3000/16.
 	if len(h.Tables) == 0 || len(h.Tables) > 3*(mergeWidth-1) {
 		t.Fatalf("%d runs, want between 1 and %d", len(h.Tables), 3*(mergeWidth-1))
