@@ -539,7 +539,7 @@ func indexRuns(t *testing.T) {
 	var h indexHead
 	must(t, json.Unmarshal(head, &h))
 	// 1200 records 16 at a time, 8 runs of a level merged: a few runs of
-	// each level, never 3000/16.
+	// each level, never 1200/16.
 	if len(h.Tables) == 0 || len(h.Tables) > 3*(mergeWidth-1) {
 		t.Fatalf("%d runs, want between 1 and %d", len(h.Tables), 3*(mergeWidth-1))
 	}
