@@ -1,11 +1,9 @@
 package journal
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -73,7 +71,7 @@ const chainWindow = 4096
 // holds it now. A damaged line (its checksum) is a break too; a torn last
 // line is not (a crash leaves it, the next run cuts it off).
 func CheckChain(r io.Reader) (*Chain, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := newLineReader(r)
 	c := &Chain{}
 	var (
 		bySeq   = map[int]seen{} // the chained lines of the window, by number
@@ -81,18 +79,9 @@ func CheckChain(r io.Reader) (*Chain, error) {
 		wanted  = map[int]wantLink{}
 		last    int // the highest number seen
 		head    [sha256.Size]byte
-		long    []byte
 	)
 	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := lr.next()
 		if err != nil && err != io.EOF {
 			return nil, err
 		}

@@ -384,26 +384,43 @@ func LoadReport(path string) (*State, error) {
 	return st.replay(f, path)
 }
 
+// lineReader reads a journal's lines, a line longer than its buffer too.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next is the next line with its newline (without it, a torn last line;
+// empty at the end), valid until the next call, as bufio.Reader.ReadSlice
+// gives it.
+func (l *lineReader) next() ([]byte, error) {
+	line, err := l.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		l.long = append(l.long[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = l.br.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	return line, err
+}
+
 func replay(r io.Reader, path string) (*State, error) { return newState().replay(r, path) }
 
 func (st *State) replay(r io.Reader, path string) (*State, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := newLineReader(r)
 	var (
 		lineNo  = st.Entries // a lean state restored from its index goes on from there
 		off     = st.ValidSize
 		pending error // a damaged line: fatal unless it turns out to be the last
-		long    []byte
 	)
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
+		line, err := lr.next()
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
