@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
@@ -296,11 +297,25 @@ func (t *table) ref() runRef {
 	return runRef{Name: t.name, Level: t.level, N: t.n, Size: t.size, Sum: t.sum}
 }
 
+// key is the first key of block i as keys holds it.
+func (t *table) key(i int) []byte {
+	if i+1 < len(t.keyAt) {
+		return t.keys[t.keyAt[i]:t.keyAt[i+1]]
+	}
+	return t.keys[t.keyAt[i]:]
+}
+
 // first is the first key of block i.
 func (t *table) first(i int) (int, []byte) {
-	r := reader{b: t.keys[t.keyAt[i]:]}
+	r := reader{b: t.key(i)}
 	step := int(r.uv())
 	return step, r.bytes()
+}
+
+// appendKey appends a record's key as a run's blocks' first keys and its
+// last key hold it: the step, then the id.
+func appendKey(dst []byte, step int, id string) []byte {
+	return appendStr(binary.AppendUvarint(dst, uint64(step)), id)
 }
 
 // after says whether k comes after the run's last entry.
@@ -558,16 +573,11 @@ func (x *runs) eachFrom(step int, fn func(*entry) error) error {
 type runWriter struct {
 	f       *atomicfile.File
 	w       *bufio.Writer
-	sum     hash32
+	sum     hash.Hash32
 	t       *table
 	off     int64
 	blockAt int64
 	buf     []byte
-}
-
-type hash32 interface {
-	io.Writer
-	Sum32() uint32
 }
 
 // newRunWriter starts the run named name in dir, of about n entries.
@@ -592,15 +602,12 @@ func (w *runWriter) put(e *entry) error {
 	if w.blockAt < 0 || w.off-w.blockAt >= blockSize {
 		w.blockAt = w.off
 		t.keyAt = append(t.keyAt, uint32(len(t.keys)))
-		t.keys = binary.AppendUvarint(t.keys, uint64(e.step))
-		t.keys = appendStr(t.keys, e.id)
+		t.keys = appendKey(t.keys, e.step, e.id)
 		t.offs = append(t.offs, w.off)
 	}
 	if t.bloom != nil {
 		t.bloom.Add(e.tkey.hash())
 	}
-	t.last = binary.AppendUvarint(t.last[:0], uint64(e.step))
-	t.last = appendStr(t.last, e.id)
 	w.buf = appendEntry(w.buf[:0], e)
 	w.off += int64(len(w.buf))
 	t.n++
@@ -612,13 +619,16 @@ func (w *runWriter) put(e *entry) error {
 // commits the run, open for lookups.
 func (w *runWriter) finish() (*table, error) {
 	t := w.t
+	if t.n > 0 {
+		// w.buf holds the last entry put.
+		step, id, _, _ := peekEntry(w.buf)
+		t.last = appendKey(nil, step, string(id))
+	}
 	t.offs = append(t.offs, w.off)
 	entriesEnd := w.off
 	buf := binary.AppendUvarint(w.buf[:0], uint64(len(t.keyAt)))
 	for b := range t.keyAt {
-		step, id := t.first(b)
-		buf = binary.AppendUvarint(buf, uint64(step))
-		buf = appendStr(buf, string(id))
+		buf = append(buf, t.key(b)...)
 		buf = binary.AppendUvarint(buf, uint64(t.offs[b]))
 	}
 	bloomAt := entriesEnd + int64(len(buf))
@@ -734,8 +744,7 @@ func checkRun(f *os.File, ref runRef) (*table, error) {
 			return nil, errIndex
 		}
 		t.keyAt = append(t.keyAt, uint32(len(t.keys)))
-		t.keys = binary.AppendUvarint(t.keys, step)
-		t.keys = appendStr(t.keys, string(id))
+		t.keys = appendKey(t.keys, int(step), string(id))
 		t.offs = append(t.offs, int64(off))
 	}
 	if r.i != len(sparse) {
@@ -753,8 +762,7 @@ func checkRun(f *os.File, ref runRef) (*table, error) {
 			if err != nil {
 				return nil, err
 			}
-			t.last = binary.AppendUvarint(t.last[:0], uint64(step))
-			t.last = appendStr(t.last, string(id))
+			t.last = appendKey(t.last[:0], step, string(id))
 			b = b[k:]
 		}
 	}
