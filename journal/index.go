@@ -94,8 +94,8 @@ func SetIndexEvery(n int) { overlayMin = max(n, 1) }
 // named after it).
 func IndexPath(journal string) string { return journal + ".idx" }
 
-// runPrefix begins the name of every run of the journal at path.
-func runPrefix(path string) string { return filepath.Base(IndexPath(path)) + ".r" }
+// runPrefix begins the name of every run of the index whose head is idx.
+func runPrefix(idx string) string { return filepath.Base(idx) + ".r" }
 
 // settled is a record that is committed or skipped with nothing in flight.
 // gone marks, in the overlay and in a run, a record of an older run that
@@ -807,21 +807,19 @@ func readHead(path string) ([]byte, error) {
 }
 
 // flush makes the runs of x with over (sorted, gone ones included) written
-// as a new run, then merged as the levels fill. It returns the new runs and
-// the tables it replaced, whose files go once a head no longer names them;
-// on an error nothing written is left.
-func (x *runs) flush(dir, base string, next *int, over []entry) (*runs, []*table, error) {
+// as a new run, then merged as the levels fill, beside the head idx. It
+// returns the new runs, the tables it replaced (whose files go once a head
+// no longer names them: drop) and those it made (whose files go if no head
+// ever names them: discard); on an error nothing written is left.
+func (x *runs) flush(idx string, next *int, over []entry) (_ *runs, dropped, made []*table, _ error) {
 	var list []*table
 	if x != nil {
 		list = append(list, x.list...)
 	}
-	var made, dropped []*table
-	fail := func(err error) (*runs, []*table, error) {
-		for _, t := range made {
-			t.release()
-			os.Remove(filepath.Join(dir, t.name))
-		}
-		return nil, nil, err
+	dir, base := filepath.Dir(idx), runPrefix(idx)
+	fail := func(err error) (*runs, []*table, []*table, error) {
+		discard(made)
+		return nil, nil, nil, err
 	}
 	// write writes a run of about n entries at level, put by fill.
 	write := func(level, n int, fill func(put func(*entry) error) error) error {
@@ -880,7 +878,15 @@ func (x *runs) flush(dir, base string, next *int, over []entry) (*runs, []*table
 		}
 		dropped = append(dropped, merged...)
 	}
-	return &runs{list: list}, dropped, nil
+	return &runs{list: list}, dropped, made, nil
+}
+
+// discard closes and removes runs no head names.
+func discard(tables []*table) {
+	for _, t := range tables {
+		t.release()
+		os.Remove(filepath.Join(t.dir, t.name))
+	}
 }
 
 // openRuns checks the runs the head names, in dir; an error when any is
@@ -961,7 +967,7 @@ func removeStaleIndex(path string, keep *runs) {
 	}
 	dir := filepath.Dir(idx)
 	des, _ := os.ReadDir(dir)
-	prefix := runPrefix(path)
+	prefix := runPrefix(idx)
 	for _, de := range des {
 		name := de.Name()
 		if rest, ok := strings.CutPrefix(name, prefix); ok && !held[name] {

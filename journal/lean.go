@@ -296,9 +296,8 @@ func (st *State) writeIndex() {
 	if !st.lean || st.idxPath == "" {
 		return
 	}
-	dir := filepath.Dir(st.idxPath)
 	next := st.nextRun
-	x, dropped, err := st.idx.flush(dir, filepath.Base(st.idxPath)+".r", &next, st.overEntries())
+	x, dropped, made, err := st.idx.flush(st.idxPath, &next, st.overEntries())
 	if err == nil {
 		var head []byte
 		if head, err = st.encodeHead(x, next); err == nil {
@@ -313,16 +312,7 @@ func (st *State) writeIndex() {
 			return
 		}
 		// The head was not written: the runs this write made go.
-		var had []*table
-		if st.idx != nil {
-			had = st.idx.list
-		}
-		for _, t := range x.list {
-			if !slices.Contains(had, t) {
-				t.release()
-				os.Remove(filepath.Join(dir, t.name))
-			}
-		}
+		discard(made)
 	}
 	st.idxPath = ""
 }
