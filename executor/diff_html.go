@@ -155,12 +155,6 @@ func WriteDiffHTML(w io.Writer, rep *DiffReport) error {
 	return diffPage.Execute(w, rep)
 }
 
-// WriteDiffHTMLFile writes the diff's page to path through a temporary
-// file.
-func WriteDiffHTMLFile(path string, rep *DiffReport) error {
-	return writePageFile(path, func(w io.Writer) error { return WriteDiffHTML(w, rep) })
-}
-
 // lineShown is a line a diff appends, as the page shows it: each field as
 // FIELD: value, in field order.
 func lineShown(fields map[string]json.RawMessage) string {

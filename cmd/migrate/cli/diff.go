@@ -115,15 +115,10 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 		User: user, ToolVersion: Version, Start: compared}
 	page := executor.DiffReportOf(res, info, unresolved)
-	if *html != "" {
-		if err := executor.WriteDiffHTMLFile(*html, page); err != nil {
-			return withCode(ExitUsage, err)
-		}
-	}
-	if !d.delta {
-		// Kept beside the journal for the evidence, --html given or not (a
-		// delta's diff is made after the load).
-		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) })
+	// Kept beside the journal for the evidence, --html given or not (a
+	// delta's diff is made after the load).
+	if err := a.writePage(*html, !d.delta, c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) }); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	view := diffDoc(res)
 	if len(unresolved) > 0 {

@@ -93,16 +93,12 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := executor.DryRunReport(sum, info, rate)
-	if *html != "" {
-		if err := executor.WriteHTMLFile(*html, page); err != nil {
-			return withCode(ExitUsage, err)
-		}
-	}
-	if *limit == 0 && !d.delta {
-		// The dry run of the whole load: kept beside its journal for the
-		// evidence (a sample of --limit is not the load's, nor a delta's,
-		// made after it, the run before it).
-		a.keepPage(c.plan, pos[0], f, *journalFlag, executor.PageDryRun, func(w io.Writer) error { return executor.WriteHTML(w, page) })
+	// The dry run of the whole load is kept beside its journal for the
+	// evidence (a sample of --limit is not the load's, nor a delta's, made
+	// after it, the run before it).
+	keep := *limit == 0 && !d.delta
+	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, executor.PageDryRun, func(w io.Writer) error { return executor.WriteHTML(w, page) }); err != nil {
+		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
 	total := sum.Total()
