@@ -61,12 +61,13 @@ func KeepPage(journalPath, kind string, page []byte, planHash string, sources ma
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	stem := kind + "." + made.UTC().Format("20060102T150405.000000000Z")
+	at := kind + "." + made.UTC().Format("20060102T150405.000000000Z")
+	stem := at
 	for n := 2; ; n++ { // two made in one tick of a coarse clock
 		if _, err := os.Lstat(filepath.Join(dir, stem+".json")); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		stem = fmt.Sprintf("%s.%s-%d", kind, made.UTC().Format("20060102T150405.000000000Z"), n)
+		stem = fmt.Sprintf("%s-%d", at, n)
 	}
 	rec := KeptPage{Kind: kind, Made: made.UTC(), PlanHash: planHash, Sources: sources, Page: stem + ".html"}
 	if rec.Sources == nil {
