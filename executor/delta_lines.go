@@ -81,18 +81,24 @@ func wroteKids(w *work) json.RawMessage {
 	}
 	out := make([]journal.WroteKid, len(cs))
 	for i, c := range cs {
-		k := journal.WroteKid{Path: strconv.Itoa(i), Nav: c.Nav, Single: c.Single, Hash: kidHash(c)}
-		if c.Single {
-			k.Wrote, k.TextHash = wroteFields(c.Fields), textHash(c.Fields["TEXT"])
-		} else {
-			k.Wrote = wroteFields(c.Fields)
-			if i < len(ops) && ops[i].nav == c.Nav && ops[i].ok() {
-				k.Key, k.Filled = ops[i].key, ops[i].got
-			}
+		k := wroteKid(strconv.Itoa(i), c)
+		if !c.Single && i < len(ops) && ops[i].nav == c.Nav && ops[i].ok() {
+			k.Key, k.Filled = ops[i].key, ops[i].got
 		}
 		out[i] = k
 	}
 	return journal.EncodeKids(out)
+}
+
+// wroteKid is the child c at path as the journal keeps what it was written
+// with (journal.WroteKid); a line's key and what the server filled in are
+// the caller's to add.
+func wroteKid(path string, c *transform.Child) journal.WroteKid {
+	k := journal.WroteKid{Path: path, Nav: c.Nav, Single: c.Single, Wrote: wroteFields(c.Fields), Hash: kidHash(c)}
+	if c.Single {
+		k.TextHash = textHash(c.Fields["TEXT"])
+	}
+	return k
 }
 
 // kidHash is the hash of what a child was written with that a delta does
@@ -381,18 +387,18 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			}
 			k := &kids[i]
 			if o.single {
-				k.Wrote, k.Hash, k.TextHash = wroteFields(c.Fields), kidHash(c), textHash(c.Fields["TEXT"])
+				*k = wroteKid(k.Path, c)
 				continue
 			}
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
 			k.Hash = kidHash(c)
 		case journal.OpCreate:
-			if o.single {
-				kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Single: true, Wrote: wroteFields(c.Fields), Hash: kidHash(c), TextHash: textHash(c.Fields["TEXT"])})
-				continue
+			k := wroteKid(o.path, c)
+			if !o.single {
+				k.Key, k.Filled = o.key, o.got
 			}
-			kids = append(kids, journal.WroteKid{Path: o.path, Nav: o.nav, Key: o.key, Wrote: wroteFields(c.Fields), Filled: o.got, Hash: kidHash(c)})
+			kids = append(kids, k)
 		}
 	}
 	return encodeKids(kids)
