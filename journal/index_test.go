@@ -677,6 +677,7 @@ func FuzzRunFile(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	seed.release() // its folder goes when the fuzz ends (Windows keeps an open file)
 	b, err := os.ReadFile(filepath.Join(dir, seed.name))
 	if err != nil {
 		f.Fatal(err)
