@@ -589,8 +589,13 @@ func newRunWriter(dir, name string, level, n int) (*runWriter, error) {
 	sum := crc32.New(castagnoli)
 	w := &runWriter{f: f, sum: sum, w: bufio.NewWriterSize(io.MultiWriter(f, sum), 256<<10), blockAt: -1,
 		t: &table{dir: dir, name: name, level: level}}
-	if n <= filterMax {
-		w.t.bloom = bloom.New(n)
+	switch {
+	case n <= filterMax/mergeWidth:
+		w.t.bloom = bloom.New(n, bloom.BitsPerKey)
+	case n <= filterMax:
+		// The largest runs with a filter hold most of the entries that
+		// have one: a leaner filter halves what they keep in memory.
+		w.t.bloom = bloom.New(n, bloom.LeanBitsPerKey)
 	}
 	w.w.WriteString(runMagic)
 	w.off = int64(len(runMagic))

@@ -16,8 +16,8 @@ import (
 // Memory: a key is kept as a 128-bit hash and the line of its first row
 // (the step's rows all come from one file and sheet): with the map's
 // overhead about 56 bytes a key (BenchmarkSeenKeys). Past max keys in
-// memory, they go to sorted runs on disk (keyspill.go), which keep about
-// 1.4 bytes a key in memory. Two different keys share a hash with odds of
+// memory, they go to sorted runs on disk (keyspill.go), which keep under a
+// byte a key in memory. Two different keys share a hash with odds of
 // about 1 in 10^26 at a million keys.
 type seenKeys struct {
 	seeds  [2]maphash.Seed

@@ -14,11 +14,13 @@ import (
 
 // The keys a step's rows gave, past what memory may hold (seenKeys.max),
 // go to sorted runs in temporary files, as the grouped rows do (spill.go).
-// Each run keeps in memory a Bloom filter (internal/bloom: 10 bits a key) and the
-// first key of each block (16 bytes a 204 keys): about 1.4 bytes a key in
-// all, so that ten million keys take some 14 MB. A lookup reads one block
-// of each run whose filter admits the key (1 in 100 of the others do), and
-// runs are merged eight of a size at a time, so that few are looked in.
+// Each run keeps in memory a Bloom filter (internal/bloom: 10 bits a key
+// in a run written from memory, 6 in a merged one, which holds the most
+// keys) and the first key of each block (16 bytes a 204 keys): under a
+// byte a key in all, so that ten million keys take some 9 MB. A lookup
+// reads one block of each run whose filter admits the key (1 in 100 of the
+// others do, 1 in 13 in a merged run), and runs are merged eight of a size
+// at a time, so that few are looked in.
 
 const (
 	keyEntrySize  = 20  // a key's two hashes and its line, little-endian
@@ -91,8 +93,16 @@ func newKeyRunWriter(n, level int) (*keyRunWriter, error) {
 	}
 	// As the rows' store: removed at once where an open file may be.
 	removed := os.Remove(f.Name()) == nil
-	return &keyRunWriter{run: &keyRun{f: f, removed: removed, level: level, bloom: bloom.New(n)},
+	return &keyRunWriter{run: &keyRun{f: f, removed: removed, level: level, bloom: bloom.New(n, keyFilterBits(level))},
 		w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// keyFilterBits is what the filter of a run of level spends a key.
+func keyFilterBits(level int) int {
+	if level == 0 {
+		return bloom.BitsPerKey
+	}
+	return bloom.LeanBitsPerKey
 }
 
 func (w *keyRunWriter) add(e keyEntry) error {

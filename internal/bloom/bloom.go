@@ -1,21 +1,27 @@
 // Package bloom is the one Bloom filter of the tree: a set of keys' hashes
-// that answers "certainly not" or "perhaps", in about 10 bits a key. The
+// that answers "certainly not" or "perhaps", in 10 or 6 bits a key. The
 // sorted runs on disk keep one each (the duplicate-key spill of transform,
 // the journal's index), so that a key a run does not hold costs no read of
 // it.
 //
 // It is blocked: a key's bits all fall in one 512-bit block (one cache
 // line pair), chosen by the first half of its hash; the second half picks
-// the bits. About 1 % of the keys a filter was not given pass it.
+// the bits. About 1 % of the keys a filter was not given pass it at
+// BitsPerKey, about 8 % at LeanBitsPerKey.
 package bloom
 
 import "encoding/binary"
 
 const (
-	// BitsPerKey is what a filter spends a key.
+	// BitsPerKey is what a filter spends a key where few false passes
+	// matter: a small run, looked in first and most often.
 	BitsPerKey = 10
-	probes     = 7
-	blockWords = 8 // 512 bits
+	// LeanBitsPerKey is what a filter of a large run spends a key: at
+	// millions of keys its filter is most of what the process keeps, and
+	// a false pass costs only one read of a block.
+	LeanBitsPerKey = 6
+	probes         = 7
+	blockWords     = 8 // 512 bits
 )
 
 // Filter is a blocked Bloom filter.
@@ -23,9 +29,10 @@ type Filter struct {
 	words []uint64
 }
 
-// New is an empty filter sized for n keys.
-func New(n int) *Filter {
-	blocks := max(1, (n*BitsPerKey+511)/512)
+// New is an empty filter sized for n keys at bitsPerKey bits each
+// (BitsPerKey or LeanBitsPerKey).
+func New(n, bitsPerKey int) *Filter {
+	blocks := max(1, (n*bitsPerKey+511)/512)
 	return &Filter{words: make([]uint64, blocks*blockWords)}
 }
 
