@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/read"
@@ -63,7 +64,7 @@ func WriteExport(out string, es ...Export) ([]int, error) {
 	var err error
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".xlsx":
-		w, err = newXLSXExport(uniqueNames(names, sheetName), headers, out)
+		w, err = newXLSXExport(uniqueNames(names, workbook.SheetName), headers, out)
 	case ".csv":
 		w, err = newCSVExport(uniqueNames(names, func(s string) string { return s }), headers, out)
 	default:
@@ -183,7 +184,7 @@ func (e Export) headers() [][]string {
 
 type xlsxExport struct {
 	f     *excelize.File
-	g     *cellGuard
+	g     *workbook.Guard
 	names []string
 	sw    []*excelize.StreamWriter
 	next  []int // the next row of each sheet
@@ -192,7 +193,7 @@ type xlsxExport struct {
 
 func newXLSXExport(names []string, headers [][]string, out string) (*xlsxExport, error) {
 	x := &xlsxExport{f: excelize.NewFile(), out: out, names: names}
-	x.g = newCellGuard(x.f)
+	x.g = workbook.NewGuard(x.f)
 	for i, h := range headers {
 		name := names[i]
 		var err error
@@ -230,8 +231,8 @@ func (x *xlsxExport) row(sheet int, cells []any) error {
 		vals[i] = xlsxValue(c)
 		// A streamed cell is marked as it is written: it cannot be later.
 		if s, ok := vals[i].(string); ok {
-			if held, changed := x.g.value(x.names[sheet], i+1, x.next[sheet], s); changed {
-				style, err := x.g.mark()
+			if held, changed := x.g.Value(x.names[sheet], i+1, x.next[sheet], s); changed {
+				style, err := x.g.Mark()
 				if err != nil {
 					return err
 				}
@@ -281,7 +282,7 @@ func (x *xlsxExport) commit() error {
 			return err
 		}
 	}
-	return x.g.save(x.out, true)
+	return x.g.Save(x.out, true)
 }
 
 func (x *xlsxExport) abort() { x.f.Close() }
@@ -307,7 +308,7 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 			return nil, err
 		}
 		c.files = append(c.files, f)
-		c.w = append(c.w, newCSVWriter(f))
+		c.w = append(c.w, workbook.NewCSVWriter(f))
 		if err := c.w[i].Write(h); err != nil {
 			c.abort()
 			return nil, err

@@ -1,8 +1,7 @@
-package executor
+package report
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,12 +17,7 @@ import (
 // no temporary file beside it; once closed, the same report is written.
 func TestReportHeldByExcel(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "NOSUCH-PART"))
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o, _ := newTarget(t, sandbox.Options{}).load(t, ordersFiles(3, false, "O1,C1,NOSUCH-PART,1"))
 	for _, name := range []string{"failed rows.xlsx", "failed.csv"} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, name)
