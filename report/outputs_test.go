@@ -8,7 +8,7 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/export"
 	"github.com/migrate-tool/migrate/internal/atomicfile/linktest"
 	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/source"
@@ -68,7 +68,7 @@ func TestOutputsDoNotFollowLinks(t *testing.T) {
 
 // exportOneRow exports one row of one column to out.
 func exportOneRow(out string) error {
-	_, err := executor.WriteExport(out, executor.Export{Rows: source.NewMemory("orders", []string{"ORDNAME"}, [][]source.Cell{{"SO1"}}),
-		Key: []string{"ORDNAME"}, Entity: executor.ExportSheet{Name: "orders", Columns: []string{"ORDNAME"}}})
+	_, err := export.Write(out, export.Export{Rows: source.NewMemory("orders", []string{"ORDNAME"}, [][]source.Cell{{"SO1"}}),
+		Key: []string{"ORDNAME"}, Entity: export.Sheet{Name: "orders", Columns: []string{"ORDNAME"}}})
 	return err
 }

