@@ -12,5 +12,6 @@
 //
 // It sends nothing and writes no journal; the engine (package executor)
 // never imports it. Every workbook and CSV goes through package
-// internal/workbook, every file through internal/atomicfile.
+// internal/workbook, every file it writes for a person through
+// internal/atomicfile.
 package report
