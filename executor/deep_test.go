@@ -133,7 +133,7 @@ func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 	if s := sum.Steps[2]; s.Children != 1250 {
 		t.Errorf("orders step: %d lines counted, want 1250", s.Children)
 	}
-	checkCreatedKeys(t, env, o.Journal)
+	checkJournalKeys(t, env, o.Journal)
 }
 
 // TestDeepInsertFailedLine: the server keeps what a deep insert stored
@@ -194,7 +194,7 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			if parts := linePartsOf(env.entities("ORDERS", "DETAILS")["O1"]); parts != "P1,P2,X9" {
 				t.Fatalf("after the retry O1 holds %s", parts)
 			}
-			checkCreatedKeys(t, env, o.Journal)
+			checkJournalKeys(t, env, o.Journal)
 		})
 	}
 }
@@ -252,7 +252,7 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 			t.Errorf("%s holds %s", id, parts)
 		}
 	}
-	checkCreatedKeys(t, env, o.Journal)
+	checkJournalKeys(t, env, o.Journal)
 }
 
 // deepOrdersInDoubt loads parts and customers into env, then five orders

@@ -4,8 +4,8 @@
 // sources' headers, compiles the plan (package transform) and checks it
 // against the metadata; the Prepared run it returns is what DryRun, Diff,
 // Apply, CheckReferences, CheckMaps (values of a file map its mapping file
-// does not confirm), MapValues (the values migrate mapping lists) and the
-// before-image of an export run on.
+// does not confirm), MapValues (the values migrate mapping lists) and
+// StepKeys (the before-image of an export, package export) run on.
 //
 // It turns records into $batch requests and sends them
 // (docs/design.md, The executor): one sub-request per entity and per sub-form
@@ -14,18 +14,19 @@
 // steps in dependency order; bounded concurrency; a write-ahead journal
 // (package journal) before and after every batch so that a resumed run
 // reconciles what is in doubt and sends nothing twice; upsert and update
-// with before-images; undo; status and the failure report; and the dry run
+// with before-images; undo; status; and the dry run
 // (DryRun), which is the same loop over a simulated service that answers the
 // writes and passes the reads to the target. Diff is that dry run with
 // every step reading, each record classified against what the target
 // holds; CheckReferences checks exists: before anything is sent;
-// TargetLookups reads the lookups that read the target; and WriteExport
-// writes an entity's rows (export.go) as workbooks a plan reads
-// back. RunTests (plantest.go) runs a plan's tests: it compiles the plan
+// TargetLookups reads the lookups that read the target; and StepKeys
+// gives the keys of a step's records (what package export's before-image
+// reads). RunTests (plantest.go) runs a plan's tests: it compiles the plan
 // without opening a source file and builds a test's step from the rows
 // the test gives, comparing with compare.Value.
 //
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from
-// odata.
+// odata. What reads its results (the reports, the pages, the evidence:
+// package report; the exports: package export) is not imported here.
 package executor

@@ -57,7 +57,7 @@ func TestFaultsWithODataClient(t *testing.T) {
 		}
 	}
 	// Orders resumed after a lost answer, reconciled, keep their keys too.
-	checkCreatedKeys(t, env, o.Journal)
+	checkJournalKeys(t, env, o.Journal)
 	t.Logf("complete after %d runs; sandbox faults %d", runs, env.sb.Stats().Faults)
 }
 

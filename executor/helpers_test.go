@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -215,16 +217,6 @@ func metadataOf(md *odata.Metadata) func(context.Context) (*odata.Metadata, erro
 	return func(context.Context) (*odata.Metadata, error) { return md, nil }
 }
 
-// checkEach holds fn, named name, to the output it gives each input.
-func checkEach(t *testing.T, name string, fn func(string) string, want map[string]string) {
-	t.Helper()
-	for in, w := range want {
-		if got := fn(in); got != w {
-			t.Errorf("%s(%q) = %q, want %q", name, in, got, w)
-		}
-	}
-}
-
 // seedParts loads parts into the sandbox by a run of their own (its plan
 // hashed "seed"): what the target held before the run a test makes.
 func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
@@ -245,4 +237,66 @@ func (e *sandboxEnv) barcodeRun(t testing.TB, mode plan.Mode) testRun {
 	s.Mode = mode
 	return e.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": {
 		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "BARCODE": "999"})}}})
+}
+
+// checkJournalKeys holds the keys a journal kept for its committed orders
+// (what report.CreatedKeys writes out) to the sandbox: every order it holds
+// (by DETAILS, the record id) with its ORDNAME, every line (by the Part
+// cell of its row) with its KLINE.
+func checkJournalKeys(t *testing.T, env *sandboxEnv, journalPath string) {
+	t.Helper()
+	st, err := journal.LoadReport(journalPath) // with the rows and their keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := env.entities("ORDERS", "DETAILS")
+	if len(orders) == 0 {
+		t.Fatal("the sandbox holds no order")
+	}
+	for id, ent := range orders {
+		rec := st.Record("orders", id)
+		if rec == nil || rec.Status() != journal.Committed || fmt.Sprint(keyValue(rec.Key)) != fmt.Sprint(ent["ORDNAME"]) {
+			t.Errorf("order %s: the journal keeps %+v, the sandbox ORDNAME %v", id, rec, ent["ORDNAME"])
+			continue
+		}
+		var header []string
+		part := map[string]string{} // a row's location → its Part cell
+		got := map[string]string{}  // Part → the line's key
+		for _, kr := range rec.Keyed {
+			if kr.Header != nil {
+				header = kr.Header
+			}
+			if i := slices.Index(header, "Part"); i >= 0 && i < len(kr.Cells) {
+				part[kr.Loc] = kr.Cells[i]
+			}
+			if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
+				got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
+			}
+		}
+		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+			if k := got[fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
+				t.Errorf("order %s line %v: the journal keeps %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
+			}
+		}
+	}
+}
+
+// failedRows are a failed record as a journal keeps it, and its source
+// rows.
+func failedRows(t *testing.T, journalPath, step, id string) (*journal.RecordState, []journal.Row) {
+	t.Helper()
+	st, err := journal.Load(journalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := st.Record(step, id)
+	switch {
+	case rec == nil || rec.Status() != journal.Failed:
+		t.Fatalf("%s/%s is not failed: %+v", step, id, rec)
+	case len(rec.Rows) > 0:
+		return rec, rec.Rows
+	case rec.Row != nil:
+		return rec, []journal.Row{*rec.Row}
+	}
+	return rec, nil
 }

@@ -1,10 +1,14 @@
 package executor
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/transform"
 )
 
 // keyFromLocation takes the key expression from a Location header such as
@@ -31,6 +35,10 @@ func shownKey(key string) string {
 	return key
 }
 
+// KeyValue is a journaled key expression as a value: a single key's
+// value (string, int64 or Decimal), or a map of a composite key's values.
+func KeyValue(key string) any { return keyValue(key) }
+
 // keyValue turns a key expression back into a value for ref(): a single
 // key's value (string, int64 or Decimal), or a map of a composite key's
 // values.
@@ -50,4 +58,38 @@ func keyValue(key string) any {
 		m[p.Name] = p.Value
 	}
 	return m
+}
+
+// StepKeys are the keys of the records step would write, each once, in
+// source order: the records whose every key field the plan gives (a
+// document the server numbers has none yet, and nothing to keep): what
+// an export's before-image reads from the target.
+func (run *Prepared) StepKeys(ctx context.Context, st *plan.Step) ([][]any, error) {
+	es := run.Metadata.EntitySet(st.Entity)
+	if es == nil || es.Type == nil {
+		return nil, fmt.Errorf("step %s: unknown entity %s", st.Name, st.Entity)
+	}
+	key := es.Type.Key
+	seen := map[string]bool{}
+	var out [][]any
+	err := run.records.Records(ctx, st.Name, run.open, nil, func(res transform.Result) error {
+		if res.Record == nil {
+			return nil
+		}
+		vals := make([]any, len(key))
+		for i, k := range key {
+			v, ok := res.Record.Fields[k]
+			if !ok || v == nil {
+				return nil
+			}
+			vals[i] = v
+		}
+		id := fmt.Sprint(vals...)
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, vals)
+		}
+		return nil
+	})
+	return out, err
 }

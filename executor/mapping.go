@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/migrate-tool/migrate/internal/didyoumean"
@@ -129,23 +128,6 @@ func TargetCodes(ctx context.Context, client *odata.Client, md *odata.Metadata, 
 		}
 	}
 	return out, nil
-}
-
-// WriteMapping writes rows to out, a .xlsx (one sheet) or a .csv, through
-// a temporary file, mode 0600: it holds the customer's values.
-func WriteMapping(out string, rows []MappingRow) error {
-	t := &table{name: "mapping", header: MappingColumns}
-	for _, r := range rows {
-		confirmed, count := "", ""
-		if r.Confirmed {
-			confirmed = "yes"
-		}
-		if r.Count > 0 {
-			count = strconv.Itoa(r.Count)
-		}
-		t.rows = append(t.rows, []string{r.Map, r.Source, count, r.Cells, r.Target, confirmed, r.Note})
-	}
-	return writeTables(out, []*table{t}, nil)
 }
 
 // ReadMapping reads the mapping file written before at out, if there is

@@ -82,7 +82,7 @@ func TestDeepInsertNumbersAsStrings(t *testing.T) {
 			if c := st.Counts("orders"); c != (journal.Counts{Committed: len(want)}) {
 				t.Errorf("journal: %+v, want %d committed", c, len(want))
 			}
-			checkCreatedKeys(t, env, o.Journal)
+			checkJournalKeys(t, env, o.Journal)
 			// verify reads the lines back as strings too: each the same as
 			// sent, and the control totals agree.
 			res, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/source"
 )
 
 // seedCustomers posts n customers C00000.. to the sandbox, plus O'Brien.
@@ -133,39 +131,5 @@ func TestKeyFilter(t *testing.T) {
 	}
 	if _, err := read.KeyFilter(md.Type("AINVOICES"), "'IV1'"); err == nil {
 		t.Error("a single value for a composite key was taken")
-	}
-}
-
-// The before-image of export --plan reads its keys as diff does: 2,000
-// customers are 50 GETs of 40 keys, one $batch call; keys the target does
-// not hold are left out, and the rows come in the keys' order.
-func TestKeyedExportReadsInOneCall(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	seedCustomers(t, env, 2000)
-	var keys []string
-	for i := 1999; i >= 0; i-- {
-		keys = append(keys, fmt.Sprintf("'C%05d'", i))
-	}
-	keys = append(keys, "'GONE'")
-	typ := env.md.EntitySet("CUSTOMERS").Type
-	rd := &read.Keys{Send: read.Via(env.client), Set: "CUSTOMERS", Type: typ}
-	rows := &keyedExport{ctx: context.Background(), rd: rd, md: env.md, header: source.NewHeader([]string{"CUSTNAME", "CUSTDES"}), keys: keys, window: rd.Window()}
-	var got []string
-	for {
-		row, err := rows.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, row.Get("CUSTNAME").(string))
-	}
-	if len(got) != 2000 || got[0] != "C01999" || got[1999] != "C00000" {
-		t.Errorf("%d rows, from %s to %s", len(got), got[0], got[len(got)-1])
-	}
-	if rd.Calls != 1 {
-		t.Errorf("%d calls, want 1: 2,001 keys fit one window of 100 GETs of 40 keys", rd.Calls)
 	}
 }

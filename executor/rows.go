@@ -103,6 +103,10 @@ func childOf(rec *transform.Record, path string) *transform.Child {
 	return c
 }
 
+// SourceHashes are the SHA-256 of the plan's source files, as a journal's
+// header records them (file as the plan names it → hex).
+func SourceHashes(p *plan.Plan) map[string]string { return sourceHashes(p) }
+
 // sourceHashes hashes every source file of the plan, for the journal
 // header: a resume against changed data is then noticed.
 func sourceHashes(p *plan.Plan) map[string]string {

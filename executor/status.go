@@ -69,6 +69,10 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 	return sum
 }
 
+// StatusOf is the Summary of a journal's state already loaded, as
+// Status gives it.
+func StatusOf(st *journal.State) *Summary { return summarize(st, nil) }
+
 // Status replays a journal: per step committed, failed, skipped, pending
 // and in doubt, whether the run is complete, and every problem.
 func Status(journalPath string) (*Summary, error) {

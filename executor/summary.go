@@ -106,6 +106,23 @@ type StepSummary struct {
 // Total is the steps' counts added up, named "total".
 func (s *Summary) Total() StepSummary { return totalOf(s.Steps) }
 
+func totalOf(steps []StepSummary) StepSummary {
+	t := StepSummary{Name: "total"}
+	for _, s := range steps {
+		t.Records += s.Records
+		t.Children += s.Children
+		t.Skipped += s.Skipped
+		t.Errors += s.Errors
+		t.Unresolved += s.Unresolved
+		t.Committed += s.Committed
+		t.Failed += s.Failed
+		t.Pending += s.Pending
+		t.InDoubt += s.InDoubt
+		t.Waived += s.Waived
+	}
+	return t
+}
+
 // ToLoad (dry run) is how many of the step's records apply would load:
 // those built, less those with row errors and those that give an
 // unresolved exists: value.

@@ -269,15 +269,3 @@ func RecordTotals(journalPath string, rows []TotalRow, at time.Time) error {
 	}
 	return jr.Close()
 }
-
-// recordedTotals are the totals a journal's verify recorded last.
-func recordedTotals(st *journal.State) []TotalRow {
-	if st.Totals == nil {
-		return nil
-	}
-	out := make([]TotalRow, len(st.Totals.Rows))
-	for i, r := range st.Totals.Rows {
-		out[i] = TotalRow(r)
-	}
-	return out
-}

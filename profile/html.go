@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/report"
 )
 
 //go:embed profile.html.tmpl
@@ -152,8 +152,8 @@ func quoteAll(vs []string) string {
 // WriteHTML writes the profile as one self-contained page, styled as the
 // run report.
 func WriteHTML(w io.Writer, r *Result, info PageInfo) error {
-	ri := executor.ReportInfo{Target: info.Target}
-	d := pageData{PageInfo: info, Host: ri.Host(), Company: ri.Company(), Blocking: r.Blocking(), Style: executor.PageStyle(), Cells: r.Cells}
+	ri := report.ReportInfo{Target: info.Target}
+	d := pageData{PageInfo: info, Host: ri.Host(), Company: ri.Company(), Blocking: r.Blocking(), Style: report.PageStyle(), Cells: r.Cells}
 	for _, s := range r.Sources {
 		ps := pageSource{Source: s}
 		d.Rows += s.Rows

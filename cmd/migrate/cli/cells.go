@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/internal/workbook"
 )
 
 // workbookWritten is err of a writer of workbooks (report, diff, verify,
@@ -14,7 +14,7 @@ import (
 // are said on stderr, whatever the view, with the CSV that keeps their
 // whole values. The engine reports them; this prints.
 func (a *app) workbookWritten(err error) error {
-	var cc *executor.CellsChanged
+	var cc *workbook.CellsChanged
 	if !errors.As(err, &cc) {
 		return err
 	}

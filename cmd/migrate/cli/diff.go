@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // diffJSON is docs/cli.md's output of diff --json.
@@ -105,19 +106,19 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	if *out != "" {
-		if err := a.workbookWritten(executor.WriteDiff(res, *out)); err != nil {
+		if err := a.workbookWritten(report.WriteDiff(res, *out)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
 	// The page names who compared: a server that cannot say leaves it
 	// unrecorded, which stops nothing.
 	user, _ := c.conn.client.LoginName(ctx)
-	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
+	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 		User: user, ToolVersion: Version, Start: compared}
-	page := executor.DiffReportOf(res, info, unresolved)
+	page := report.DiffReportOf(res, info, unresolved)
 	// Kept beside the journal for the evidence, --html given or not (a
 	// delta's diff is made after the load).
-	if err := a.writePage(*html, !d.delta, c.plan, pos[0], f, *journalFlag, executor.PageDiff, func(w io.Writer) error { return executor.WriteDiffHTML(w, page) }); err != nil {
+	if err := a.writePage(*html, !d.delta, c.plan, pos[0], f, *journalFlag, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := diffDoc(res)

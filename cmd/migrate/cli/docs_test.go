@@ -15,8 +15,8 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/userdocs"
+	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -223,7 +223,7 @@ func TestDocsNameEveryJSONField(t *testing.T) {
 		companiesJSON{}, companyRunJSON{}, statusesJSON{}, journalStatus{}, stepStatus{}, rangeJSON{}, posJSON{},
 		profileJSON{}, profileSourceJSON{}, profileColumnJSON{}, profileCountJSON{}, profileSampleJSON{}, profileKindsJSON{},
 		profileFieldJSON{}, profileFindingJSON{}, profileLayoutJSON{}, profileGroupJSON{}, profileMissingJSON{},
-		testJSON{}, testCaseJSON{}, testFailureJSON{}, verifyEvidenceJSON{}, evidenceJournalJSON{}, executor.EvidenceProblem{}} {
+		testJSON{}, testCaseJSON{}, testFailureJSON{}, verifyEvidenceJSON{}, evidenceJournalJSON{}, report.EvidenceProblem{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)

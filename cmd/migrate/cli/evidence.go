@@ -15,6 +15,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // evidenceFlags are report's flags for --evidence.
@@ -58,9 +59,9 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
 		data = data[:i+1] // a torn last line is no part of the run
 	}
-	m, err := executor.NewManifest(jpath, data)
+	m, err := report.NewManifest(jpath, data)
 	if err != nil {
-		var ce *executor.ChainError
+		var ce *report.ChainError
 		if errors.As(err, &ce) {
 			return withCode(ExitData, fmt.Errorf("%v\nno evidence was written: a journal changed after the run proves nothing", err))
 		}
@@ -92,36 +93,36 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 			planPath, jpath, hex.EncodeToString(sum[:]), m.PlanHash)
 	}
 	m.PlanFile = "plan/" + filepath.Base(planPath)
-	members := []executor.EvidenceMember{
+	members := []report.EvidenceMember{
 		{Name: m.PlanFile, What: "the plan the run was made from", Data: planData},
-		{Name: executor.EvidenceJournal, What: "the journal, hash-chained line by line", Data: data},
+		{Name: report.EvidenceJournal, What: "the journal, hash-chained line by line", Data: data},
 	}
 	dir, err := os.MkdirTemp("", "migrate-evidence-")
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	defer os.RemoveAll(dir)
-	rep, err := executor.RunReportOf(jpath)
+	rep, err := report.RunReportOf(jpath)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	var page bytes.Buffer
-	if err := executor.WriteHTML(&page, rep); err != nil {
+	if err := report.WriteHTML(&page, rep); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	members = append(members, executor.EvidenceMember{Name: executor.EvidenceReport, What: "the run report (report --html)", Data: page.Bytes()})
-	failed := filepath.Join(dir, executor.EvidenceFailed)
-	if _, _, err := executor.Report(jpath, failed); err != nil {
+	members = append(members, report.EvidenceMember{Name: report.EvidenceReport, What: "the run report (report --html)", Data: page.Bytes()})
+	failed := filepath.Join(dir, report.EvidenceFailed)
+	if _, _, err := report.Report(jpath, failed); err != nil {
 		return withCode(ExitUsage, err)
 	}
-	created := filepath.Join(dir, executor.EvidenceCreated)
-	cs, err := executor.CreatedKeys(jpath, created)
+	created := filepath.Join(dir, report.EvidenceCreated)
+	cs, err := report.CreatedKeys(jpath, created)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	for _, d := range []struct{ file, name, what string }{
-		{failed, executor.EvidenceFailed, "the failed rows as they were in the source, with the server's message (report --out)"},
-		{created, executor.EvidenceCreated, fmt.Sprintf("%s of %s beside the keys the server assigned (report --created)",
+		{failed, report.EvidenceFailed, "the failed rows as they were in the source, with the server's message (report --out)"},
+		{created, report.EvidenceCreated, fmt.Sprintf("%s of %s beside the keys the server assigned (report --created)",
 			plural(cs.Rows, "source row", "source rows"), plural(cs.Records, "committed record", "committed records"))},
 		{f.dryRun, "dry-run" + strings.ToLower(filepath.Ext(f.dryRun)), "the dry run's page, given by --dry-run " + f.dryRun},
 		{f.diff, "diff" + strings.ToLower(filepath.Ext(f.diff)), "the diff, given by --diff " + f.diff},
@@ -133,19 +134,19 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		members = append(members, executor.EvidenceMember{Name: d.name, What: d.what, Data: b})
+		members = append(members, report.EvidenceMember{Name: d.name, What: d.what, Data: b})
 	}
 	// The pages made before the load that were not given: those plan and
 	// diff kept beside the journal, from the plan and sources the run
 	// recorded, before it began.
 	for _, k := range []struct{ given, kind, what, flag, made string }{
-		{f.dryRun, executor.PageDryRun, "the dry run's page", "--dry-run", "plan --html"},
-		{f.diff, executor.PageDiff, "the diff", "--diff", "diff --html or --out"},
+		{f.dryRun, report.PageDryRun, "the dry run's page", "--dry-run", "plan --html"},
+		{f.diff, report.PageDiff, "the diff", "--diff", "diff --html or --out"},
 	} {
 		if k.given != "" {
 			continue
 		}
-		kept, why := executor.FindPage(jpath, k.kind, m.PlanHash, m.Sources, hdr.Created)
+		kept, why := report.FindPage(jpath, k.kind, m.PlanHash, m.Sources, hdr.Created)
 		if kept == nil {
 			m.NotIncluded = append(m.NotIncluded, fmt.Sprintf("%s: %s; give the one made before the load (%s) with %s", k.what, why, k.made, k.flag))
 			continue
@@ -154,7 +155,7 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		members = append(members, executor.EvidenceMember{Name: k.kind + ".html", Data: b,
+		members = append(members, report.EvidenceMember{Name: k.kind + ".html", Data: b,
 			What: fmt.Sprintf("%s made at %s, before the run, from its plan and sources (kept beside the journal: %s)", k.what, kept.Made.Format("2006-01-02 15:04:05 UTC"), kept.Path())})
 	}
 	m.ToolVersion, m.Made = Version, a.now().UTC()
@@ -172,14 +173,14 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		}
 		printVerify(&text, doc)
 		members = append(members,
-			executor.EvidenceMember{Name: "verify.json", What: "verify --json of the target", Data: js.Bytes()},
-			executor.EvidenceMember{Name: "verify.txt", What: "verify of the target, as it prints", Data: text.Bytes()})
+			report.EvidenceMember{Name: "verify.json", What: "verify --json of the target", Data: js.Bytes()},
+			report.EvidenceMember{Name: "verify.txt", What: "verify of the target, as it prints", Data: text.Bytes()})
 		m.Verified = verifiedText(res, m.Made.Format("2006-01-02 15:04:05 UTC"))
 		if res.Differences() > 0 || res.TotalsDiffer() {
 			differ = withCode(ExitData, fmt.Errorf("verify found the target differing from what the run wrote: the evidence records it (verify.txt)"))
 		}
 	}
-	if err := executor.WriteEvidence(f.file, m, members); err != nil {
+	if err := report.WriteEvidence(f.file, m, members); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	chain := "not chained (written before migrate chained its journals): its hash pins it"
@@ -226,8 +227,8 @@ type verifyEvidenceJSON struct {
 	NotIncluded []string `json:"not_included"`
 	// Target is what the target holds now, when one was given; null when
 	// none was.
-	Target   *verifyJSON                `json:"target"`
-	Problems []executor.EvidenceProblem `json:"problems"`
+	Target   *verifyJSON              `json:"target"`
+	Problems []report.EvidenceProblem `json:"problems"`
 }
 
 // evidenceJournalJSON is the journal of an evidence file, as read back.
@@ -246,7 +247,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ev, err := executor.ReadEvidence(pos[0])
+	ev, err := report.ReadEvidence(pos[0])
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -261,7 +262,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 	}
 	m := ev.Manifest
 	doc := verifyEvidenceJSON{Evidence: pos[0], Made: m.Made.UTC().Format("2006-01-02 15:04:05 UTC"), Plan: m.Plan, PlanHash: m.PlanHash,
-		Members: chk.Members, CreatedRows: chk.Created, Verified: m.Verified, NotIncluded: append([]string{}, m.NotIncluded...), Problems: append([]executor.EvidenceProblem{}, chk.Problems...)}
+		Members: chk.Members, CreatedRows: chk.Created, Verified: m.Verified, NotIncluded: append([]string{}, m.NotIncluded...), Problems: append([]report.EvidenceProblem{}, chk.Problems...)}
 	doc.Journal.Member = m.Journal.Member
 	if chk.Chain != nil {
 		doc.Journal.Lines, doc.Journal.Chained, doc.Journal.ChainHead = chk.Chain.Lines, chk.Chain.Chained, chk.Chain.Head
@@ -278,12 +279,12 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 			if f.Problem == executor.VerifyNotReadable || f.Problem == executor.VerifyNotVerifiable {
 				continue // said by verify, not a difference
 			}
-			doc.Problems = append(doc.Problems, executor.EvidenceProblem{Member: "target", Problem: findingLine(f)})
+			doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: "target", Problem: findingLine(f)})
 		}
 		for _, s := range v.Steps {
 			for _, t := range s.Totals {
 				if t.Source != t.Target {
-					doc.Problems = append(doc.Problems, executor.EvidenceProblem{Member: "target",
+					doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: "target",
 						Problem: fmt.Sprintf("%s: control total %s: the run sent %s, the target holds %s", s.Name, t.What, t.Source, t.Target)})
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/export"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -58,7 +58,7 @@ func (a *app) export(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cn.conn.Close()
-	e, err := executor.OpenExport(ctx, executor.ExportQuery{Client: cn.conn.client, Metadata: cn.md, Service: *connection,
+	e, err := export.Open(ctx, export.Query{Client: cn.conn.client, Metadata: cn.md, Service: *connection,
 		Entity: pos[0], Select: splitList(*sel), Expand: splitList(*expand), Filter: *filter, Memory: mem.bytes})
 	if err != nil {
 		return exportErr(err)
@@ -100,8 +100,8 @@ func (a *app) exportConn(ctx context.Context, cf connFlags, p *plan.Plan, name s
 // the metadata refuses is the command line's (2), a service that cannot be
 // read is 3.
 func exportErr(err error) error {
-	var qe *executor.QueryError
-	var se *executor.StepRowsError
+	var qe *export.QueryError
+	var se *export.StepRowsError
 	switch {
 	case errors.As(err, &qe):
 		return withCode(ExitUsage, err)
@@ -113,7 +113,7 @@ func exportErr(err error) error {
 
 // writeExport writes the exports with a progress bar on a terminal and
 // says what it wrote.
-func (a *app) writeExport(out string, es ...executor.Export) error {
+func (a *app) writeExport(out string, es ...export.Export) error {
 	var bar *progressbar.ProgressBar
 	if f, ok := a.stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("export"),
@@ -129,7 +129,7 @@ func (a *app) writeExport(out string, es ...executor.Export) error {
 			}
 		}
 	}
-	counts, err := executor.WriteExport(out, es...)
+	counts, err := export.Write(out, es...)
 	err = a.workbookWritten(err)
 	for _, e := range es {
 		e.Rows.Close()
@@ -149,7 +149,7 @@ func (a *app) writeExport(out string, es ...executor.Export) error {
 // exportCode: a service that failed the reading is exit 3; a file that
 // cannot be written, 2.
 func exportCode(err error) int {
-	if executor.IsReadError(err) {
+	if export.IsReadError(err) {
 		return ExitUnreachable
 	}
 	return ExitUsage
@@ -171,7 +171,7 @@ func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) 
 		}
 		return usageErr("the plan has problems; run `migrate validate %s`", path)
 	}
-	es, err := executor.BeforeImage(ctx, c.run, c.conn.client)
+	es, err := export.BeforeImage(ctx, c.run, c.conn.client)
 	if err != nil {
 		return exportErr(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // mapping writes the mapping file of the plan's value maps:
@@ -74,7 +75,7 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 		return err
 	}
 	rows := executor.Mapping(p, values, old, before, codes)
-	if err := executor.WriteMapping(*out, rows); err != nil {
+	if err := report.WriteMapping(*out, rows); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	return a.mappingView(*asJSON).Mapping(mappingDoc(*out, p, values, rows))

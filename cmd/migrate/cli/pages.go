@@ -8,6 +8,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // writePage renders a page once, for the --html file (out, when given)
@@ -49,7 +50,7 @@ func (a *app) keepPage(p *plan.Plan, planPath string, f checkFlags, named, kind 
 		}
 	}
 	if err == nil {
-		_, err = executor.KeepPage(jpath, kind, page, p.Hash, executor.SourceHashes(p), a.now())
+		_, err = report.KeepPage(jpath, kind, page, p.Hash, executor.SourceHashes(p), a.now())
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "warning: the %s page was not kept beside %s for report --evidence: %v\n", kind, jpath, err)

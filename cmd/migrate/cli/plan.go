@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // hostedCallsPerMinute is what hosted installations allow (docs/servers.md,
@@ -91,13 +92,13 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if c.conn != nil {
 		where = c.conn.url // --sandbox: the one it started
 	}
-	info := executor.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
-	page := executor.DryRunReport(sum, info, rate)
+	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
+	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the
 	// evidence (a sample of --limit is not the load's, nor a delta's, made
 	// after it, the run before it).
 	keep := *limit == 0 && !d.delta
-	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, executor.PageDryRun, func(w io.Writer) error { return executor.WriteHTML(w, page) }); err != nil {
+	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, report.PageDryRun, func(w io.Writer) error { return report.WriteHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/report"
 )
 
 func (a *app) report(ctx context.Context, args []string) error {
@@ -34,17 +34,17 @@ func (a *app) report(ctx context.Context, args []string) error {
 		return err
 	}
 	if *html != "" {
-		rep, err := executor.RunReportOf(pos[0])
+		rep, err := report.RunReportOf(pos[0])
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
-		if err := executor.WriteHTMLFile(*html, rep); err != nil {
+		if err := report.WriteHTMLFile(*html, rep); err != nil {
 			return withCode(ExitUsage, err)
 		}
 		fmt.Fprintf(a.stdout, "wrote %s: the run report, to open in a browser\n", *html)
 	}
 	if *created != "" {
-		cs, err := executor.CreatedKeys(pos[0], *created)
+		cs, err := report.CreatedKeys(pos[0], *created)
 		if err = a.workbookWritten(err); err != nil {
 			return withCode(ExitUsage, err)
 		}
@@ -67,7 +67,7 @@ func (a *app) report(ctx context.Context, args []string) error {
 	if file == "" {
 		file = strings.TrimSuffix(pos[0], filepath.Ext(pos[0])) + ".failed.xlsx"
 	}
-	n, waived, err := executor.Report(pos[0], file)
+	n, waived, err := report.Report(pos[0], file)
 	if err = a.workbookWritten(err); err != nil {
 		return withCode(ExitUsage, err)
 	}

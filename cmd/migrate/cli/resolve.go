@@ -9,6 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // resolveJSON is `resolve --json` listing what is in doubt.
@@ -224,4 +225,4 @@ func (a *app) confirmRecord(journalPath, what string) error {
 }
 
 // fieldsText is a candidate's fields as NAME=value, in name order.
-func fieldsText(m map[string]any) string { return executor.FieldsText(m, " ") }
+func fieldsText(m map[string]any) string { return report.FieldsText(m, " ") }

@@ -19,9 +19,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -282,7 +282,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	// The run report counts what apply counted (one run in the journal:
 	// the report counts every run's calls).
 	if state == "empty" || loaded {
-		rep, err := executor.RunReportOf(jpath)
+		rep, err := report.RunReportOf(jpath)
 		if err != nil {
 			t.Fatal(err)
 		}

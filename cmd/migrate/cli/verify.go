@@ -12,6 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // verifyJSON is docs/cli.md's output of verify --json.
@@ -96,7 +97,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		return err
 	}
 	if *out != "" {
-		if err := a.workbookWritten(executor.WriteVerify(res, *out)); err != nil {
+		if err := a.workbookWritten(report.WriteVerify(res, *out)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
@@ -108,12 +109,12 @@ func (a *app) verify(ctx context.Context, args []string) error {
 		}
 	}
 	if *html != "" {
-		rep, err := executor.RunReportOf(pos[0])
+		rep, err := report.RunReportOf(pos[0])
 		if err != nil {
 			return withCode(ExitUsage, err)
 		}
 		rep.Totals, rep.Verified = res.Totals, verified
-		if err := executor.WriteHTMLFile(*html, rep); err != nil {
+		if err := report.WriteHTMLFile(*html, rep); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/report"
 )
 
 // TestViews is the views' conformance suite: whichever the command, its
@@ -72,7 +73,7 @@ func TestViews(t *testing.T) {
 			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "", "")
 		}, `"target"`, "0 records differ; 0 calls\n"},
 		{"verify-evidence", func(a *app, j bool) error {
-			return a.verifyEvidenceView(j).Evidence(verifyEvidenceJSON{Evidence: "ev.zip", Holds: true, Problems: []executor.EvidenceProblem{}})
+			return a.verifyEvidenceView(j).Evidence(verifyEvidenceJSON{Evidence: "ev.zip", Holds: true, Problems: []report.EvidenceProblem{}})
 		}, `"evidence"`, "the evidence holds\n"},
 		{"resolve", func(a *app, j bool) error {
 			return a.resolveView(j).InDoubt(nil, "p.journal")

@@ -1,4 +1,4 @@
-package executor
+package workbook
 
 import (
 	"encoding/csv"
@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -22,7 +23,7 @@ import (
 // longer value. XML cannot carry control characters other than tab, line
 // feed and carriage return, nor bytes that are not UTF-8: excelize writes
 // U+FFFD for them. Both used to happen without a word. Every string a
-// workbook of ours gets passes through cellGuard.value, which makes the
+// workbook of ours gets passes through Guard.Value, which makes the
 // change itself, marks the cell, lists it on a sheet of its own and keeps
 // the whole value in a CSV beside the workbook; the writer returns
 // *CellsChanged, for the command to say so.
@@ -31,8 +32,8 @@ import (
 // (excelize.TotalCellChars, Excel's limit).
 const MaxCellChars = excelize.TotalCellChars
 
-// notesSheet lists the cells a workbook could not hold whole.
-const notesSheet = "cells not held whole"
+// NotesSheet lists the cells a workbook could not hold whole.
+const NotesSheet = "cells not held whole"
 
 // CellLoss is a value a workbook cell could not hold as it is.
 type CellLoss struct {
@@ -98,18 +99,19 @@ func FullValuesPath(out string) string {
 	return strings.TrimSuffix(out, filepath.Ext(out)) + ".full.csv"
 }
 
-// cellGuard is the one way a string reaches a workbook of ours.
-type cellGuard struct {
+// Guard is the one way a string reaches a workbook of ours.
+type Guard struct {
 	f      *excelize.File
 	style  int // the mark of a changed cell, made with the first one
 	losses []CellLoss
 }
 
-func newCellGuard(f *excelize.File) *cellGuard { return &cellGuard{f: f} }
+// NewGuard guards the cells written to f.
+func NewGuard(f *excelize.File) *Guard { return &Guard{f: f} }
 
-// mark is the style of a changed cell. It is made only when a cell
+// Mark is the style of a changed cell. It is made only when a cell
 // changes, so that a workbook that holds every value keeps its styles.
-func (g *cellGuard) mark() (int, error) {
+func (g *Guard) Mark() (int, error) {
 	if g.style != 0 {
 		return g.style, nil
 	}
@@ -121,10 +123,10 @@ func (g *cellGuard) mark() (int, error) {
 	return g.style, err
 }
 
-// value is s as the cell at col, row (1-based) of sheet can hold it, the
+// Value is s as the cell at col, row (1-based) of sheet can hold it, the
 // change noted.
-func (g *cellGuard) value(sheet string, col, row int, s string) (string, bool) {
-	held, cut, replaced := WorkbookText(s)
+func (g *Guard) Value(sheet string, col, row int, s string) (string, bool) {
+	held, cut, replaced := Text(s)
 	if !cut && !replaced {
 		return s, false
 	}
@@ -133,11 +135,11 @@ func (g *cellGuard) value(sheet string, col, row int, s string) (string, bool) {
 	return held, true
 }
 
-// setRow writes cells as row of sheet, each through value.
-func (g *cellGuard) setRow(sheet string, row int, cells []string) error {
+// SetRow writes cells as row of sheet, each through Value.
+func (g *Guard) SetRow(sheet string, row int, cells []string) error {
 	vals := make([]any, len(cells))
 	for i, c := range cells {
-		vals[i], _ = g.value(sheet, i+1, row, c)
+		vals[i], _ = g.Value(sheet, i+1, row, c)
 	}
 	cell, err := excelize.CoordinatesToCellName(1, row)
 	if err != nil {
@@ -146,10 +148,10 @@ func (g *cellGuard) setRow(sheet string, row int, cells []string) error {
 	return g.f.SetSheetRow(sheet, cell, &vals)
 }
 
-// WorkbookText is s as a workbook cell holds it: characters XML cannot
+// Text is s as a workbook cell holds it: characters XML cannot
 // carry replaced by U+FFFD (replaced), then cut to MaxCellChars UTF-16
 // units, never inside a pair (cut).
-func WorkbookText(s string) (held string, cut, replaced bool) {
+func Text(s string) (held string, cut, replaced bool) {
 	units := 0
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -183,16 +185,16 @@ func xmlChar(r rune) bool {
 		r >= 0x10000 && r <= 0x10FFFF
 }
 
-// save marks the changed cells (over any other style: the change matters
+// Save marks the changed cells (over any other style: the change matters
 // more), lists them on a sheet of their own, writes the workbook and the
 // CSV of whole values beside it (both 0600), and returns *CellsChanged
 // when anything changed. marked says the cells were marked as written
 // (streamed sheets, which cannot be styled afterwards).
-func (g *cellGuard) save(out string, marked bool) error {
-	notes := notesSheet
+func (g *Guard) Save(out string, marked bool) error {
+	notes := NotesSheet
 	if len(g.losses) > 0 {
 		if !marked {
-			style, err := g.mark()
+			style, err := g.Mark()
 			if err != nil {
 				return err
 			}
@@ -219,7 +221,7 @@ func (g *cellGuard) save(out string, marked bool) error {
 			}
 		}
 	}
-	if err := saveWorkbook(g.f, out); err != nil {
+	if err := Save(g.f, out); err != nil {
 		return err
 	}
 	full := FullValuesPath(out)
@@ -232,7 +234,7 @@ func (g *cellGuard) save(out string, marked bool) error {
 		return nil
 	}
 	err := atomicfile.Write(full, 0o600, func(w io.Writer) error {
-		cw := &safeCSV{newCSVWriter(w)}
+		cw := &SafeCSV{NewCSVWriter(w)}
 		cw.Write([]string{"sheet", "cell", "value"})
 		for _, l := range g.losses {
 			cw.Write([]string{l.Sheet, l.Cell, l.Value})
@@ -246,13 +248,80 @@ func (g *cellGuard) save(out string, marked bool) error {
 	return &CellsChanged{Workbook: out, Notes: notes, Full: full, Cells: g.losses}
 }
 
-// utf8BOM starts every CSV we write: without it Excel reads UTF-8 as the
+// BOM starts every CSV we write: without it Excel reads UTF-8 as the
 // machine's code page, and Hebrew comes out as mojibake. Our readers (package
 // source) drop it.
-const utf8BOM = "\uFEFF"
+const BOM = "\uFEFF"
 
-// newCSVWriter is a CSV writer on w that has written the BOM first.
-func newCSVWriter(w io.Writer) *csv.Writer {
-	_, _ = io.WriteString(w, utf8BOM) // an error stays with w: csv.Writer.Error reports the next
+// NewCSVWriter is a CSV writer on w that has written the BOM first.
+func NewCSVWriter(w io.Writer) *csv.Writer {
+	_, _ = io.WriteString(w, BOM) // an error stays with w: csv.Writer.Error reports the next
 	return csv.NewWriter(w)
+}
+
+// SafeCSV writes cells that a spreadsheet program would run as a formula
+// (=, +, -, @, and tab or carriage return before one) with a leading
+// apostrophe: the report holds the customer's own cells and the server's
+// messages, and opening it must never run what they contain (CSV
+// injection). A cell that is a plain number ("-5", "+3.5") is written as
+// it is, so that a corrected report reads back the same values.
+type SafeCSV struct{ *csv.Writer }
+
+// Write writes cells as one record, each neutralised; an error stays in
+// the writer: Error() after Flush.
+func (w *SafeCSV) Write(cells []string) {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = neutraliseFormula(c)
+	}
+	_ = w.Writer.Write(out) // the error stays in the writer: Error() after Flush
+}
+
+func neutraliseFormula(c string) string {
+	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+		return c
+	}
+	if _, err := strconv.ParseFloat(c, 64); err == nil && c[0] != '\t' && c[0] != '\r' {
+		return c
+	}
+	return "'" + c
+}
+
+// Save writes f to out through atomicfile, mode 0600: every
+// workbook the tool writes (reports, diffs, exports, created keys) holds
+// the customer's data.
+func Save(f *excelize.File, out string) error {
+	return atomicfile.Write(out, 0o600, func(w io.Writer) error {
+		_, err := f.WriteTo(w)
+		return err
+	})
+}
+
+func setRow(f *excelize.File, sheet string, row int, cells []string) error {
+	vals := make([]any, len(cells))
+	for i, c := range cells {
+		vals[i] = c
+	}
+	cell, err := excelize.CoordinatesToCellName(1, row)
+	if err != nil {
+		return err
+	}
+	return f.SetSheetRow(sheet, cell, &vals)
+}
+
+// SheetName makes a step name a valid sheet name (31 characters, no []:*?/\).
+func SheetName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if strings.ContainsRune(`[]:*?/\`, r) {
+			return '_'
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 31 {
+		s = string(r[:31])
+	}
+	if s == "" {
+		s = "step"
+	}
+	return s
 }

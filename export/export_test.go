@@ -1,4 +1,4 @@
-package executor
+package export
 
 import (
 	"io"
@@ -10,42 +10,25 @@ import (
 	"github.com/migrate-tool/migrate/source"
 )
 
-// rowsOf is a source.Reader over fixed rows.
-type rowsOf struct {
-	h    *source.Header
-	rows [][]source.Cell
-}
-
-func (r *rowsOf) Header() *source.Header { return r.h }
-func (r *rowsOf) Close() error           { return nil }
-func (r *rowsOf) Next() (source.Row, error) {
-	if len(r.rows) == 0 {
-		return source.Row{}, io.EOF
-	}
-	row := source.Row{Header: r.h, Cells: r.rows[0]}
-	r.rows = r.rows[1:]
-	return row, nil
-}
-
 // An export read back by the source readers gives the values it was
 // given: numbers (a 16-digit one as its text), dates, blanks, and the
 // lines of a sub-form keyed by their parent.
 func TestWriteExportReadsBack(t *testing.T) {
 	t.Parallel()
 	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	rows := func() *rowsOf {
-		return &rowsOf{h: source.NewHeader([]string{"ORDNAME", "PRICE", "BIG", "CURDATE", "NOTE", "ORDERITEMS_SUBFORM"}), rows: [][]source.Cell{
+	rows := func() source.Reader {
+		return source.NewMemory("orders", []string{"ORDNAME", "PRICE", "BIG", "CURDATE", "NOTE", "ORDERITEMS_SUBFORM"}, [][]source.Cell{
 			{"SO1", source.Number("12.10"), source.Number("1234567890123456"), day, "", []any{
 				map[string]any{"PARTNAME": "P1", "TQUANT": source.Number("2")},
 				map[string]any{"PARTNAME": "P2", "TQUANT": source.Number("0.5")},
 			}},
 			{"SO2", source.Number("-3"), "", "", "=1+1", []any{}},
-		}}
+		})
 	}
 	e := func() Export {
 		return Export{Rows: rows(), Key: []string{"ORDNAME"},
-			Entity: ExportSheet{Name: "ORDERS", Columns: []string{"ORDNAME", "PRICE", "BIG", "CURDATE", "NOTE"}},
-			Subs:   []ExportSheet{{Name: "ORDERITEMS_SUBFORM", Columns: []string{"PARTNAME", "TQUANT"}}}}
+			Entity: Sheet{Name: "ORDERS", Columns: []string{"ORDNAME", "PRICE", "BIG", "CURDATE", "NOTE"}},
+			Subs:   []Sheet{{Name: "ORDERITEMS_SUBFORM", Columns: []string{"PARTNAME", "TQUANT"}}}}
 	}
 	for _, tc := range []struct {
 		file                string
@@ -62,9 +45,9 @@ func TestWriteExportReadsBack(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, tc.file)
-			counts, err := WriteExport(out, e())
+			counts, err := Write(out, e())
 			if err != nil || !reflect.DeepEqual(counts, []int{2}) {
-				t.Fatalf("WriteExport: %v %v", counts, err)
+				t.Fatalf("Write: %v %v", counts, err)
 			}
 			read := func(o source.Options, defName string) (*source.Header, [][]source.Cell) {
 				if o.Name == "" {
@@ -102,7 +85,7 @@ func TestWriteExportReadsBack(t *testing.T) {
 			}
 		})
 	}
-	if _, err := WriteExport(filepath.Join(t.TempDir(), "out.txt"), e()); err == nil {
+	if _, err := Write(filepath.Join(t.TempDir(), "out.txt"), e()); err == nil {
 		t.Error("an export to .txt was written")
 	}
 }

@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"archive/zip"

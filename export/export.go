@@ -1,4 +1,4 @@
-package executor
+package export
 
 import (
 	"context"
@@ -13,19 +13,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/source/odatasource"
-	"github.com/migrate-tool/migrate/transform"
 	"github.com/xuri/excelize/v2"
 )
 
-// ExportSheet is one level of an export: the entity's rows, or the lines
+// Sheet is one level of an export: the entity's rows, or the lines
 // of one of its sub-forms.
-type ExportSheet struct {
+type Sheet struct {
 	Name    string   // the entity set, or the navigation property
 	Columns []string // the fields written, in order
 }
@@ -37,19 +37,19 @@ type ExportSheet struct {
 // link: {parent: row.FAMILYNAME, child: row.FAMILYNAME}.
 type Export struct {
 	Rows   source.Reader
-	Entity ExportSheet
-	Key    []string      // the entity's key fields
-	Subs   []ExportSheet // the expanded sub-forms, each a column of Rows
+	Entity Sheet
+	Key    []string // the entity's key fields
+	Subs   []Sheet  // the expanded sub-forms, each a column of Rows
 	// Row, when set, is called after each row is written (a progress bar).
 	Row func(n int)
 }
 
-// WriteExport writes es to out, one after the other: .xlsx (a sheet per
+// Write writes es to out, one after the other: .xlsx (a sheet per
 // level, streamed, so memory does not grow with the rows; a name that
 // comes twice gets a suffix), or .csv (the first level in out, each other
 // in OUT.NAME.csv beside it). Files are written to temporary ones and
 // renamed. It returns the rows of each export written.
-func WriteExport(out string, es ...Export) ([]int, error) {
+func Write(out string, es ...Export) ([]int, error) {
 	var names []string
 	var headers [][]string
 	for _, e := range es {
@@ -63,7 +63,7 @@ func WriteExport(out string, es ...Export) ([]int, error) {
 	var err error
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".xlsx":
-		w, err = newXLSXExport(uniqueNames(names, sheetName), headers, out)
+		w, err = newXLSXExport(uniqueNames(names, workbook.SheetName), headers, out)
 	case ".csv":
 		w, err = newCSVExport(uniqueNames(names, func(s string) string { return s }), headers, out)
 	default:
@@ -183,7 +183,7 @@ func (e Export) headers() [][]string {
 
 type xlsxExport struct {
 	f     *excelize.File
-	g     *cellGuard
+	g     *workbook.Guard
 	names []string
 	sw    []*excelize.StreamWriter
 	next  []int // the next row of each sheet
@@ -192,7 +192,7 @@ type xlsxExport struct {
 
 func newXLSXExport(names []string, headers [][]string, out string) (*xlsxExport, error) {
 	x := &xlsxExport{f: excelize.NewFile(), out: out, names: names}
-	x.g = newCellGuard(x.f)
+	x.g = workbook.NewGuard(x.f)
 	for i, h := range headers {
 		name := names[i]
 		var err error
@@ -230,8 +230,8 @@ func (x *xlsxExport) row(sheet int, cells []any) error {
 		vals[i] = xlsxValue(c)
 		// A streamed cell is marked as it is written: it cannot be later.
 		if s, ok := vals[i].(string); ok {
-			if held, changed := x.g.value(x.names[sheet], i+1, x.next[sheet], s); changed {
-				style, err := x.g.mark()
+			if held, changed := x.g.Value(x.names[sheet], i+1, x.next[sheet], s); changed {
+				style, err := x.g.Mark()
 				if err != nil {
 					return err
 				}
@@ -281,7 +281,7 @@ func (x *xlsxExport) commit() error {
 			return err
 		}
 	}
-	return x.g.save(x.out, true)
+	return x.g.Save(x.out, true)
 }
 
 func (x *xlsxExport) abort() { x.f.Close() }
@@ -307,7 +307,7 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 			return nil, err
 		}
 		c.files = append(c.files, f)
-		c.w = append(c.w, newCSVWriter(f))
+		c.w = append(c.w, workbook.NewCSVWriter(f))
 		if err := c.w[i].Write(h); err != nil {
 			c.abort()
 			return nil, err
@@ -331,7 +331,7 @@ func csvText(v any) string {
 	if t, ok := v.(time.Time); ok {
 		return odata.FormatDateTime(t)
 	}
-	return cellText(v)
+	return executor.CellText(v)
 }
 
 func (c *csvExport) commit() error {
@@ -357,39 +357,6 @@ func (c *csvExport) abort() {
 	for _, f := range c.files {
 		f.Abort()
 	}
-}
-
-// stepKeys are the keys of the records step would write, each once, in
-// source order: the records whose every key field the plan gives (a
-// document the server numbers has none yet, and nothing to keep).
-func stepKeys(ctx context.Context, run *Prepared, st *plan.Step) ([][]any, error) {
-	es := run.Metadata.EntitySet(st.Entity)
-	if es == nil || es.Type == nil {
-		return nil, fmt.Errorf("step %s: unknown entity %s", st.Name, st.Entity)
-	}
-	key := es.Type.Key
-	seen := map[string]bool{}
-	var out [][]any
-	err := run.records.Records(ctx, st.Name, run.open, nil, func(res transform.Result) error {
-		if res.Record == nil {
-			return nil
-		}
-		vals := make([]any, len(key))
-		for i, k := range key {
-			v, ok := res.Record.Fields[k]
-			if !ok || v == nil {
-				return nil
-			}
-			vals[i] = v
-		}
-		id := fmt.Sprint(vals...)
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, vals)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // keyedExport gives the entities of keys, in their order, as an OData

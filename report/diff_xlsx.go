@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/xuri/excelize/v2"
 )
 
@@ -14,19 +16,19 @@ import (
 // record (location, key, action, then one column per field any update of
 // the step changes), each changed cell holding "old → new" on a yellow
 // fill. The file is written to a temporary one and renamed.
-func WriteDiff(res *DiffResult, out string) error {
+func WriteDiff(res *executor.DiffResult, out string) error {
 	if !strings.EqualFold(filepath.Ext(out), ".xlsx") {
 		return fmt.Errorf("%s: the diff is written as .xlsx", out)
 	}
 	f := excelize.NewFile()
 	defer f.Close()
-	g := newCellGuard(f)
+	g := workbook.NewGuard(f)
 	changed, err := f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB84"}}})
 	if err != nil {
 		return err
 	}
 	for i, st := range res.Steps {
-		name := sheetName(st.Name)
+		name := workbook.SheetName(st.Name)
 		if i == 0 {
 			err = f.SetSheetName("Sheet1", name)
 		} else {
@@ -35,7 +37,7 @@ func WriteDiff(res *DiffResult, out string) error {
 		if err != nil {
 			return err
 		}
-		var recs []DiffRecord
+		var recs []executor.DiffRecord
 		seen := map[string]bool{}
 		var fields []string
 		for _, r := range res.Records {
@@ -52,11 +54,11 @@ func WriteDiff(res *DiffResult, out string) error {
 		}
 		sort.Strings(fields)
 		header := append([]string{"location", "key", "action"}, fields...)
-		withLines := slices.ContainsFunc(recs, func(r DiffRecord) bool { return len(r.Lines) > 0 })
+		withLines := slices.ContainsFunc(recs, func(r executor.DiffRecord) bool { return len(r.Lines) > 0 })
 		if withLines {
 			header = append(header, "lines added")
 		}
-		if err := g.setRow(name, 1, header); err != nil {
+		if err := g.SetRow(name, 1, header); err != nil {
 			return err
 		}
 		for j, r := range recs {
@@ -79,7 +81,7 @@ func WriteDiff(res *DiffResult, out string) error {
 				}
 				row = append(row, strings.Join(added, "\n"))
 			}
-			if err := g.setRow(name, j+2, row); err != nil {
+			if err := g.SetRow(name, j+2, row); err != nil {
 				return err
 			}
 			for col, k := range fields {
@@ -96,19 +98,19 @@ func WriteDiff(res *DiffResult, out string) error {
 			}
 		}
 	}
-	return g.save(out, false)
+	return g.Save(out, false)
 }
 
 // WriteVerify writes what verify found as a workbook: a sheet of control
 // totals (a total that differs on a yellow fill) and a sheet of findings,
 // a row each.
-func WriteVerify(res *VerifyResult, out string) error {
+func WriteVerify(res *executor.VerifyResult, out string) error {
 	if !strings.EqualFold(filepath.Ext(out), ".xlsx") {
 		return fmt.Errorf("%s: verify writes its workbook as .xlsx", out)
 	}
 	f := excelize.NewFile()
 	defer f.Close()
-	g := newCellGuard(f)
+	g := workbook.NewGuard(f)
 	differs, err := f.NewStyle(&excelize.Style{Fill: excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"FFEB84"}}})
 	if err != nil {
 		return err
@@ -116,13 +118,13 @@ func WriteVerify(res *VerifyResult, out string) error {
 	if err := f.SetSheetName("Sheet1", "totals"); err != nil {
 		return err
 	}
-	if err := g.setRow("totals", 1, []string{"step", "entity", "control total", "sent", "target"}); err != nil {
+	if err := g.SetRow("totals", 1, []string{"step", "entity", "control total", "sent", "target"}); err != nil {
 		return err
 	}
 	row := 2
 	for _, st := range res.Steps {
 		for _, t := range st.Totals {
-			if err := g.setRow("totals", row, []string{st.Name, st.Entity, t.What, t.Source, t.Target}); err != nil {
+			if err := g.SetRow("totals", row, []string{st.Name, st.Entity, t.What, t.Source, t.Target}); err != nil {
 				return err
 			}
 			if t.Source != t.Target {
@@ -136,11 +138,11 @@ func WriteVerify(res *VerifyResult, out string) error {
 	if _, err := f.NewSheet("findings"); err != nil {
 		return err
 	}
-	if err := g.setRow("findings", 1, []string{"step", "record", "location", "url", "field", "problem", "sent", "found", "detail"}); err != nil {
+	if err := g.SetRow("findings", 1, []string{"step", "record", "location", "url", "field", "problem", "sent", "found", "detail"}); err != nil {
 		return err
 	}
 	for i, fd := range res.Findings {
-		if err := g.setRow("findings", i+2, []string{fd.Step, fd.Record, fd.Location, fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail}); err != nil {
+		if err := g.SetRow("findings", i+2, []string{fd.Step, fd.Record, fd.Location, fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail}); err != nil {
 			return err
 		}
 	}
@@ -149,21 +151,21 @@ func WriteVerify(res *VerifyResult, out string) error {
 			return err
 		}
 	}
-	return g.save(out, false)
+	return g.Save(out, false)
 }
 
 // writeTotalsSheet writes the plan's totals: on a sheet of their own, a
 // total whose sides differ marked.
-func writeTotalsSheet(f *excelize.File, g *cellGuard, rows []TotalRow, differs int) error {
+func writeTotalsSheet(f *excelize.File, g *workbook.Guard, rows []executor.TotalRow, differs int) error {
 	const sheet = "plan totals"
 	if _, err := f.NewSheet(sheet); err != nil {
 		return err
 	}
-	if err := g.setRow(sheet, 1, []string{"step", "total", "expression", "by", "group", "source", "sent", "target"}); err != nil {
+	if err := g.SetRow(sheet, 1, []string{"step", "total", "expression", "by", "group", "source", "sent", "target"}); err != nil {
 		return err
 	}
 	for i, t := range rows {
-		if err := g.setRow(sheet, i+2, []string{t.Step, t.Name, t.Expr, t.By, t.Group, t.Source, t.Sent, t.Target}); err != nil {
+		if err := g.SetRow(sheet, i+2, []string{t.Step, t.Name, t.Expr, t.By, t.Group, t.Source, t.Sent, t.Target}); err != nil {
 			return err
 		}
 		if t.Differs() {

@@ -1,4 +1,4 @@
-package executor
+package export
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/read"
@@ -13,9 +14,9 @@ import (
 	"github.com/migrate-tool/migrate/source/odatasource"
 )
 
-// ExportQuery is what an export reads: an entity of a service (the target
+// Query is what an export reads: an entity of a service (the target
 // or one of the plan's connections), the fields, sub-forms and rows.
-type ExportQuery struct {
+type Query struct {
 	Client   *odata.Client
 	Metadata *odata.Metadata // the service's own
 	// Service names it in locations and messages: a connection's name,
@@ -25,8 +26,8 @@ type ExportQuery struct {
 	Select  []string // the fields; empty: every field
 	Expand  []string // the sub-forms, each on a sheet of its own
 	Filter  string   // a $filter, "" for every row
-	// Memory is the budget the pages are read within (PageBytes); 0:
-	// DefaultMemory.
+	// Memory is the budget the pages are read within (executor.PageBytes); 0:
+	// executor.DefaultMemory.
 	Memory int64
 }
 
@@ -47,11 +48,11 @@ type ReadError struct{ Err error }
 func (e *ReadError) Error() string { return e.Err.Error() }
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// OpenExport opens the rows of q for WriteExport. The key is always read,
+// Open opens the rows of q for Write. The key is always read,
 // so that the sub-forms' sheets can name their parent. A query the
 // metadata refuses is a *QueryError, a service that cannot be read a
 // *ReadError.
-func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
+func Open(ctx context.Context, q Query) (Export, error) {
 	where := q.Service
 	if where == "" {
 		where = "target"
@@ -72,16 +73,16 @@ func OpenExport(ctx context.Context, q ExportQuery) (Export, error) {
 			}
 		}
 	}
-	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter, PageBytes: PageBytes(q.Memory)})
+	rd, err := odatasource.Open(ctx, odatasource.Options{Client: q.Client, Metadata: q.Metadata, Connection: where, Entity: q.Entity, Select: sel, Expand: q.Expand, Filter: q.Filter, PageBytes: executor.PageBytes(q.Memory)})
 	if err != nil {
 		return Export{}, &ReadError{Err: err}
 	}
-	return Export{Rows: rd, Key: t.Key, Entity: ExportSheet{Name: q.Entity, Columns: odatasource.Columns(t, sel, nil)}, Subs: subSheets(q.Metadata, t, q.Expand)}, nil
+	return Export{Rows: rd, Key: t.Key, Entity: Sheet{Name: q.Entity, Columns: odatasource.Columns(t, sel, nil)}, Subs: subSheets(q.Metadata, t, q.Expand)}, nil
 }
 
 // subSheets are the sheets of t's sub-forms expand: each line's fields.
-func subSheets(md *odata.Metadata, t *odata.EntityType, expand []string) []ExportSheet {
-	var out []ExportSheet
+func subSheets(md *odata.Metadata, t *odata.EntityType, expand []string) []Sheet {
+	var out []Sheet
 	for _, n := range expand {
 		var cols []string
 		if lt := md.Type(t.Navigation(n).Type); lt != nil {
@@ -89,7 +90,7 @@ func subSheets(md *odata.Metadata, t *odata.EntityType, expand []string) []Expor
 				cols = append(cols, p.Name)
 			}
 		}
-		out = append(out, ExportSheet{Name: n, Columns: cols})
+		out = append(out, Sheet{Name: n, Columns: cols})
 	}
 	return out
 }
@@ -107,7 +108,7 @@ func (e *StepRowsError) Unwrap() error { return e.Err }
 // writes. Records not on the target are not in it (there is nothing to
 // keep of them); none at all is an empty list. A step's rows that cannot
 // be read are a *StepRowsError.
-func BeforeImage(ctx context.Context, run *Prepared, client *odata.Client) ([]Export, error) {
+func BeforeImage(ctx context.Context, run *executor.Prepared, client *odata.Client) ([]Export, error) {
 	var es []Export
 	for _, st := range run.Plan.Steps {
 		e, ok, err := stepBeforeImage(ctx, run, client, st)
@@ -124,8 +125,8 @@ func BeforeImage(ctx context.Context, run *Prepared, client *odata.Client) ([]Ex
 	return es, nil
 }
 
-func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, st *plan.Step) (Export, bool, error) {
-	keys, err := stepKeys(ctx, run, st)
+func stepBeforeImage(ctx context.Context, run *executor.Prepared, client *odata.Client, st *plan.Step) (Export, bool, error) {
+	keys, err := run.StepKeys(ctx, st)
 	if err != nil {
 		return Export{}, false, &StepRowsError{Err: err}
 	}
@@ -148,10 +149,10 @@ func stepBeforeImage(ctx context.Context, run *Prepared, client *odata.Client, s
 	}
 	rd := &read.Keys{Send: read.Via(client), Set: st.Entity, Type: t, Expand: expand}
 	rows := &keyedExport{ctx: ctx, rd: rd, md: run.Metadata, header: source.NewHeader(odatasource.Columns(t, nil, expand)), keys: exprs, window: rd.Window()}
-	return Export{Rows: rows, Key: t.Key, Entity: ExportSheet{Name: st.Entity, Columns: odatasource.Columns(t, nil, nil)}, Subs: subSheets(run.Metadata, t, expand)}, true, nil
+	return Export{Rows: rows, Key: t.Key, Entity: Sheet{Name: st.Entity, Columns: odatasource.Columns(t, nil, nil)}, Subs: subSheets(run.Metadata, t, expand)}, true, nil
 }
 
-// IsReadError reports whether err (from WriteExport) is a service that
+// IsReadError reports whether err (from Write) is a service that
 // failed the reading of the rows, rather than a file that could not be
 // written.
 func IsReadError(err error) bool {

@@ -1,7 +1,8 @@
-package executor
+package report
 
 import (
 	"encoding/json"
+	"github.com/migrate-tool/migrate/executor"
 	"io"
 	"maps"
 	"slices"
@@ -21,20 +22,20 @@ const DiffShown = 1000
 // DiffReport is what the diff's page shows.
 type DiffReport struct {
 	ReportInfo
-	Steps []DiffStep
-	Total DiffStep
+	Steps []executor.DiffStep
+	Total executor.DiffStep
 	// Groups are the records apply would not leave as they are, by what
 	// it would do: conflicts first, then missing keys, updates, creates.
 	Groups []DiffGroup
 	// References are the values of exists: fields on neither the target
 	// nor an earlier step, each at the first cell that gives it.
-	References []RecordError
+	References []executor.RecordError
 	Failures   []FailureGroup // the row errors, by message
 }
 
 // DiffGroup is the records of one action.
 type DiffGroup struct {
-	Action      DiffAction
+	Action      executor.DiffAction
 	Title, Hint string
 	Records     []DiffRow // the first DiffShown
 	More        int       // how many more there are
@@ -43,7 +44,7 @@ type DiffGroup struct {
 // DiffRow is one record of a group, its changes in field order.
 type DiffRow struct {
 	Step, Location, Key string
-	Action              DiffAction
+	Action              executor.DiffAction
 	Matches             []string
 	Changes             []DiffChange
 }
@@ -58,18 +59,18 @@ type DiffChange struct {
 // stops apply from writing as the plan says comes first.
 var diffGroups = []struct {
 	title, hint string
-	actions     []DiffAction
+	actions     []executor.DiffAction
 }{
-	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []DiffAction{DiffConflict, DiffAmbiguous}},
-	{"Missing", "Update of a key the target does not hold: apply would fail", []DiffAction{DiffMissing}},
-	{"Updates", "Each changed field, as the target holds it → as apply would write it", []DiffAction{DiffUpdate}},
-	{"Creates", "Records the target does not hold", []DiffAction{DiffCreate}},
+	{"Conflicts", "Insert on a key the target already holds (apply would fail), or a document the server numbers whose match: fields find one or more already there (apply would make another)", []executor.DiffAction{executor.DiffConflict, executor.DiffAmbiguous}},
+	{"Missing", "Update of a key the target does not hold: apply would fail", []executor.DiffAction{executor.DiffMissing}},
+	{"Updates", "Each changed field, as the target holds it → as apply would write it", []executor.DiffAction{executor.DiffUpdate}},
+	{"Creates", "Records the target does not hold", []executor.DiffAction{executor.DiffCreate}},
 }
 
 // DiffReportOf is the page of a diff; unresolved are the exists: values
 // CheckReferences found on neither the target nor an earlier step.
-func DiffReportOf(res *DiffResult, info ReportInfo, unresolved []RecordError) *DiffReport {
-	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: DiffStep{Name: "total"}}
+func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []executor.RecordError) *DiffReport {
+	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: executor.DiffStep{Name: "total"}}
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
 		if rep.Plan == "" {
@@ -102,7 +103,7 @@ func DiffReportOf(res *DiffResult, info ReportInfo, unresolved []RecordError) *D
 	return rep
 }
 
-func diffRow(r DiffRecord) DiffRow {
+func diffRow(r executor.DiffRecord) DiffRow {
 	row := DiffRow{Step: r.Step, Location: r.Location, Key: r.Key, Action: r.Action, Matches: r.Matches}
 	for k, c := range r.Fields {
 		row.Changes = append(row.Changes, DiffChange{Field: k, Old: shownValue(c.Old), New: shownValue(c.New)})

@@ -1,13 +1,13 @@
-package executor
+package report
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/internal/atomicfile/winetest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -18,12 +18,7 @@ import (
 // no temporary file beside it; once closed, the same report is written.
 func TestReportHeldByExcel(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "NOSUCH-PART"))
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o, _ := executortest.NewTarget(t, sandbox.Options{}).Load(t, ordersFiles(3, false, "O1,C1,NOSUCH-PART,1"))
 	for _, name := range []string{"failed rows.xlsx", "failed.csv"} {
 		dir := t.TempDir()
 		out := filepath.Join(dir, name)

@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"encoding/json"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // The pages made before a load (docs/cli.md, Evidence): migrate plan and
@@ -47,10 +46,6 @@ func (k KeptPage) Path() string { return filepath.Join(k.dir, k.Page) }
 // PagesDir is the folder beside a journal that holds the pages made for
 // its plan: JOURNAL.pages.
 func PagesDir(journalPath string) string { return journalPath + ".pages" }
-
-// SourceHashes are the SHA-256 of the plan's source files, as a journal's
-// header records them (file as the plan names it → hex).
-func SourceHashes(p *plan.Plan) map[string]string { return sourceHashes(p) }
 
 // KeepPage keeps page, of kind, beside the journal at journalPath, with a
 // record of the plan hash and sources it was made from and when: a new

@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"bytes"
@@ -12,38 +12,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // throttledLoad loads six orders of two lines through the real client
 // into a sandbox that allows three calls a minute, one batch at a time:
 // the server answers 429 and the client waits as told.
-func throttledLoad(t *testing.T) (*sandboxEnv, testRun) {
+func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 	t.Helper()
-	clock := odatatest.NewClock(time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC))
-	env := newSandbox(t, sandbox.Options{CallsPerMinute: 3, Now: clock.Now})
-	client, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var orders []transform.Result
+	tg := executortest.NewTarget(t, sandbox.Options{CallsPerMinute: 3})
+	var rows []string
 	for i := 1; i <= 6; i++ {
-		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", "P1", fmt.Sprintf("P%d", i%2+2)))
+		rows = append(rows, fmt.Sprintf("O%d,C1,P1,1", i), fmt.Sprintf("O%d,C1,P%d,1", i, i%2+2))
 	}
-	p, f := ordersPlan(orders...)
-	o := env.opts(t, p, f)
-	o.Client, o.Now, o.Concurrency, o.BatchSize, o.User = client, clock.Now, 1, 3, "תומר"
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("apply: %v %+v", err, sum)
+	o := tg.Prepare(t, ordersFiles(3, false, rows...))
+	o.Concurrency, o.BatchSize, o.User = 1, 3, "תומר"
+	if sum := o.Apply(t); !sum.Complete {
+		t.Fatalf("apply: %+v", sum)
 	}
-	return env, o
+	return tg, o
 }
 
 // TestRunReportOfThrottledLoad: the report's figures are what the sandbox
@@ -51,12 +42,12 @@ func throttledLoad(t *testing.T) (*sandboxEnv, testRun) {
 // holds; the chart marks the 429s and the waits; the page fetches nothing.
 func TestRunReportOfThrottledLoad(t *testing.T) {
 	t.Parallel()
-	env, o := throttledLoad(t)
+	tg, o := throttledLoad(t)
 	rep, err := RunReportOf(o.Journal)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := env.sb.Stats()
+	stats := tg.Sandbox.Stats()
 	if stats.Throttled == 0 {
 		t.Fatalf("the sandbox throttled nothing (%+v): the test proves nothing", stats)
 	}
@@ -67,8 +58,8 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	}
 	held := 0
 	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range env.sb.Snapshot()[set] {
-			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		for _, ent := range tg.Sandbox.Snapshot()[set] {
+			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
 		}
 	}
 	if rep.Transactions != held {
@@ -112,20 +103,19 @@ func assertSelfContained(t *testing.T, page []byte) {
 // the KLINE the sandbox holds for that line.
 func TestCreatedKeysMapEveryOrder(t *testing.T) {
 	t.Parallel()
-	env, o := throttledLoad(t)
+	tg, o := throttledLoad(t)
 	st, err := CreatedKeys(o.Journal, filepath.Join(t.TempDir(), "created.xlsx"))
-	// 3 parts, 1 customer, 6 orders with 2 line rows each (the order's own
-	// row, then one per line).
-	if err != nil || st.Records != 10 || st.Rows != 3+1+6*3 || st.NoRows != 0 {
+	// 3 parts, 1 customer, 6 orders of 2 rows each (a row a line).
+	if err != nil || st.Records != 10 || st.Rows != 3+1+6*2 || st.NoRows != 0 {
 		t.Fatalf("xlsx: %+v %v", st, err)
 	}
-	checkCreatedKeys(t, env, o.Journal)
+	checkCreatedKeys(t, tg, o.Journal)
 }
 
 // checkCreatedKeys writes the created keys of a journal as CSV and holds
 // them to the sandbox: every order it holds (by DETAILS, the record id)
 // with its ORDNAME, every line (by PARTNAME) with its KLINE.
-func checkCreatedKeys(t *testing.T, env *sandboxEnv, journalPath string) {
+func checkCreatedKeys(t *testing.T, tg *executortest.Target, journalPath string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "created.csv")
 	if _, err := CreatedKeys(journalPath, out); err != nil {
@@ -150,7 +140,7 @@ func checkCreatedKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 			got[id+" line "+r[col["Part"]]] = r[col["line key"]]
 		}
 	}
-	orders := env.entities("ORDERS", "DETAILS")
+	orders := tg.Entities("ORDERS", "DETAILS")
 	if len(orders) == 0 {
 		t.Fatal("the sandbox holds no order")
 	}
@@ -158,7 +148,7 @@ func checkCreatedKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 		if got[id] == "" || got[id] != fmt.Sprint(ent["ORDNAME"]) {
 			t.Errorf("order %s: created keys say %q, the sandbox %v", id, got[id], ent["ORDNAME"])
 		}
-		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
+		for _, l := range executortest.Lines(ent, "ORDERITEMS_SUBFORM") {
 			if k := got[id+" line "+fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
 				t.Errorf("order %s line %v: created keys say %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
 			}
@@ -295,7 +285,7 @@ func TestRunReportPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSelfContained(t, page.Bytes())
-	golden.Check(t, "testdata/report/customers.html", page.Bytes())
+	golden.Check(t, "testdata/customers.html", page.Bytes())
 	if len(rep.Failures) != 2 || rep.Failures[0].Count != 51 || len(rep.Failures[0].Cells) != FailureCells || rep.Failures[0].More != 1 {
 		t.Errorf("failure groups %+v", rep.Failures)
 	}
@@ -311,8 +301,8 @@ func TestRunReportPage(t *testing.T) {
 // and the server's text; markup in them is shown, never run or loaded.
 func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 	t.Parallel()
-	sum := &Summary{Plan: "p", Steps: []StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
-		Errors: []RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
+	sum := &executor.Summary{Plan: "p", Steps: []executor.StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
+		Errors: []executor.RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
 			Message: `<script>alert(1)</script> see javascript:alert(2)`}}}
 	var page bytes.Buffer
 	if err := WriteHTML(&page, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100)); err != nil {
@@ -337,21 +327,22 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 // back after a later apply loaded it again.
 func TestRunReportCountsAsTheRunDid(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	var orders []transform.Result
+	tg := executortest.NewTarget(t, sandbox.Options{})
+	var rows []string
 	for i := 1; i <= 4; i++ {
-		orders = append(orders, orderWithLines(fmt.Sprintf("O%d", i), i+1, "C1", "P1", "P2", "P3"))
+		for _, p := range []string{"P1", "P2", "P3"} {
+			rows = append(rows, fmt.Sprintf("O%d,C1,%s,1", i, p))
+		}
 	}
-	p, f := deepOrders(orders...)
-	o := env.opts(t, p, f)
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("apply: %v %+v", err, sum)
+	o := tg.Prepare(t, ordersFiles(5, true, rows...))
+	sum := o.Apply(t)
+	if !sum.Complete {
+		t.Fatalf("apply: %+v", sum)
 	}
 	held := 0
 	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range env.sb.Snapshot()[set] {
-			held += 1 + len(lines(ent, "ORDERITEMS_SUBFORM"))
+		for _, ent := range tg.Sandbox.Snapshot()[set] {
+			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
 		}
 	}
 	rep, err := RunReportOf(o.Journal)
@@ -363,11 +354,11 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
 	}
 
-	if _, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true}); err != nil {
+	if _, err := executor.Undo(context.Background(), o.Journal, tg.Client, executor.UndoOptions{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if sum, err = runApply(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("apply again: %v %+v", err, sum)
+	if sum = o.Apply(t); !sum.Complete {
+		t.Fatalf("apply again: %+v", sum)
 	}
 	if rep, err = RunReportOf(o.Journal); err != nil {
 		t.Fatal(err)
@@ -410,7 +401,7 @@ func TestRunReportCountsABatchInDoubt(t *testing.T) {
 func TestRunReportTotals(t *testing.T) {
 	t.Parallel()
 	when := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
-	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []TotalRow{
+	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []executor.TotalRow{
 		{Step: "orders", Name: "lines", Expr: "count(ORDERITEMS_SUBFORM)", Source: "3", Sent: "3", Target: "3"},
 		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
 			Source: "190.25", Sent: "190.25", Target: "190.26"},

@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	"bytes"
@@ -9,48 +9,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/export"
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/source"
 )
 
-func TestWorkbookText(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("א", MaxCellChars+5)
-	// An emoji is two UTF-16 units: one that would end past the limit is
-	// left out whole, never half a pair.
-	pair := strings.Repeat("a", MaxCellChars-1) + "😀b"
-	for _, c := range []struct {
-		name, in, want string
-		cut, replaced  bool
-	}{
-		{"plain", "שלום, world", "שלום, world", false, false},
-		{"tab, line feed, carriage return", "a\tb\nc\rd", "a\tb\nc\rd", false, false},
-		{"at the limit", long[:MaxCellChars*2], long[:MaxCellChars*2], false, false},
-		{"past the limit", long, long[:MaxCellChars*2], true, false},
-		{"a pair across the limit", pair, strings.Repeat("a", MaxCellChars-1), true, false},
-		{"control characters", "a\x00b\x1bc\x0bd", "a\uFFFDb\uFFFDc\uFFFDd", false, true},
-		{"not UTF-8", "a\xffb", "a\uFFFDb", false, true},
-		{"U+FFFE", "a\uFFFEb", "a\uFFFDb", false, true},
-		{"both", "\x07" + long, "\uFFFD" + long[:(MaxCellChars-1)*2], true, true},
-	} {
-		got, cut, replaced := WorkbookText(c.in)
-		if got != c.want || cut != c.cut || replaced != c.replaced {
-			t.Errorf("%s: got %d units (cut %v, replaced %v), want %d (cut %v, replaced %v)", c.name,
-				len(utf16.Encode([]rune(got))), cut, replaced, len(utf16.Encode([]rune(c.want))), c.cut, c.replaced)
-		}
-	}
-}
-
 // Every workbook we write says what it could not hold: the cell marked,
 // a sheet listing it, the whole value in OUT.full.csv (0600, with a BOM),
-// and *CellsChanged for the command to say so. Before,
+// and *workbook.CellsChanged for the command to say so. Before,
 // excelize cut and replaced without a word.
 func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("ש", MaxCellChars+10)
+	long := strings.Repeat("ש", workbook.MaxCellChars+10)
 	ctrl := "bell\x07here"
 	for _, w := range []struct {
 		name  string
@@ -61,14 +35,14 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			return writeTables(out, []*table{{name: "orders", header: []string{"NOTE", "TEXT"}, rows: [][]string{{long, ctrl, "orders", "orders.csv:2", "", "refused"}}}}, reportColumns)
 		}},
 		{"diff", "orders", func(out string) error {
-			return WriteDiff(&DiffResult{Steps: []DiffStep{{Name: "orders"}}, Records: []DiffRecord{{Step: "orders", Location: long, Key: ctrl, Action: DiffUpdate}}}, out)
+			return WriteDiff(&executor.DiffResult{Steps: []executor.DiffStep{{Name: "orders"}}, Records: []executor.DiffRecord{{Step: "orders", Location: long, Key: ctrl, Action: executor.DiffUpdate}}}, out)
 		}},
 		{"verify", "findings", func(out string) error {
-			return WriteVerify(&VerifyResult{Findings: []VerifyFinding{{Step: long, Record: ctrl}}}, out)
+			return WriteVerify(&executor.VerifyResult{Findings: []executor.VerifyFinding{{Step: long, Record: ctrl}}}, out)
 		}},
 		{"export", "ORDERS", func(out string) error {
-			_, err := WriteExport(out, Export{Rows: &rowsOf{h: source.NewHeader([]string{"NOTE", "TEXT"}), rows: [][]source.Cell{{long, ctrl}}},
-				Key: []string{"NOTE"}, Entity: ExportSheet{Name: "ORDERS", Columns: []string{"NOTE", "TEXT"}}})
+			_, err := export.Write(out, export.Export{Rows: source.NewMemory("rows", []string{"NOTE", "TEXT"}, [][]source.Cell{{long, ctrl}}),
+				Key: []string{"NOTE"}, Entity: export.Sheet{Name: "ORDERS", Columns: []string{"NOTE", "TEXT"}}})
 			return err
 		}},
 	} {
@@ -76,11 +50,11 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), w.name+".xlsx")
 			err := w.write(out)
-			var cc *CellsChanged
+			var cc *workbook.CellsChanged
 			if !errors.As(err, &cc) {
-				t.Fatalf("err %v, want *CellsChanged", err)
+				t.Fatalf("err %v, want *workbook.CellsChanged", err)
 			}
-			if len(cc.Cells) != 2 || cc.Cells[0].Cell != "A2" || !cc.Cells[0].Cut || cc.Cells[1].Cell != "B2" || !cc.Cells[1].Replaced || cc.Full != FullValuesPath(out) {
+			if len(cc.Cells) != 2 || cc.Cells[0].Cell != "A2" || !cc.Cells[0].Cut || cc.Cells[1].Cell != "B2" || !cc.Cells[1].Replaced || cc.Full != workbook.FullValuesPath(out) {
 				var where []string
 				for _, c := range cc.Cells {
 					where = append(where, fmt.Sprintf("%s!%s cut %v replaced %v", c.Sheet, c.Cell, c.Cut, c.Replaced))
@@ -97,7 +71,7 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			defer f.Close()
 			a2, _ := f.GetCellValue(w.sheet, "A2")
 			b2, _ := f.GetCellValue(w.sheet, "B2")
-			if a2 != long[:MaxCellChars*2] || b2 != "bell\uFFFDhere" {
+			if a2 != long[:workbook.MaxCellChars*2] || b2 != "bell\uFFFDhere" {
 				t.Errorf("cells hold %d characters and %q", len([]rune(a2)), b2)
 			}
 			for _, c := range []string{"A2", "B2"} {
@@ -105,7 +79,7 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 					t.Errorf("%s!%s is not marked", w.sheet, c)
 				}
 			}
-			notes, err := f.GetRows(notesSheet)
+			notes, err := f.GetRows(workbook.NotesSheet)
 			if err != nil || len(notes) != 3 || notes[1][0] != w.sheet || notes[1][1] != "A2" || !strings.Contains(notes[1][2], "cut to 32767 of its 32777 characters") || !strings.Contains(notes[2][2], "U+FFFD") {
 				t.Errorf("notes sheet %q, %v", notes, err)
 			}
@@ -133,13 +107,13 @@ func TestWorkbookWholeHasNoNotes(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "diff.xlsx")
 	// One left by an earlier diff of this name goes: it would speak of
 	// cells this workbook does not have.
-	if err := os.WriteFile(FullValuesPath(out), []byte("sheet,cell,value\n"), 0o600); err != nil {
+	if err := os.WriteFile(workbook.FullValuesPath(out), []byte("sheet,cell,value\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteDiff(&DiffResult{Steps: []DiffStep{{Name: "orders"}}, Records: []DiffRecord{{Step: "orders", Location: "a\tb\nשלום", Action: DiffCreate}}}, out); err != nil {
+	if err := WriteDiff(&executor.DiffResult{Steps: []executor.DiffStep{{Name: "orders"}}, Records: []executor.DiffRecord{{Step: "orders", Location: "a\tb\nשלום", Action: executor.DiffCreate}}}, out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(FullValuesPath(out)); !os.IsNotExist(err) {
+	if _, err := os.Stat(workbook.FullValuesPath(out)); !os.IsNotExist(err) {
 		t.Errorf("a CSV of whole values beside a whole workbook: %v", err)
 	}
 	f, err := excelize.OpenFile(out)
@@ -147,7 +121,7 @@ func TestWorkbookWholeHasNoNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if idx, _ := f.GetSheetIndex(notesSheet); idx >= 0 {
+	if idx, _ := f.GetSheetIndex(workbook.NotesSheet); idx >= 0 {
 		t.Error("a notes sheet in a whole workbook")
 	}
 }
@@ -157,9 +131,9 @@ func TestWorkbookWholeHasNoNotes(t *testing.T) {
 func TestWorkbookNotesBesideAStepOfTheirName(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report.xlsx")
-	err := writeTables(out, []*table{{name: notesSheet, header: []string{"NOTE"}, rows: [][]string{{"a\x00b", notesSheet, "x.csv:2", "", "refused"}}}}, reportColumns)
-	var cc *CellsChanged
-	if !errors.As(err, &cc) || cc.Notes != notesSheet+"_" || !strings.Contains(cc.Error(), `sheet "`+notesSheet+`_"`) {
+	err := writeTables(out, []*table{{name: workbook.NotesSheet, header: []string{"NOTE"}, rows: [][]string{{"a\x00b", workbook.NotesSheet, "x.csv:2", "", "refused"}}}}, reportColumns)
+	var cc *workbook.CellsChanged
+	if !errors.As(err, &cc) || cc.Notes != workbook.NotesSheet+"_" || !strings.Contains(cc.Error(), `sheet "`+workbook.NotesSheet+`_"`) {
 		t.Fatalf("err %v", err)
 	}
 	f, err := excelize.OpenFile(out)
@@ -167,10 +141,10 @@ func TestWorkbookNotesBesideAStepOfTheirName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if v, _ := f.GetCellValue(notesSheet, "B2"); v != notesSheet {
+	if v, _ := f.GetCellValue(workbook.NotesSheet, "B2"); v != workbook.NotesSheet {
 		t.Errorf("the step's sheet was overwritten: B2 %q", v)
 	}
-	if v, _ := f.GetCellValue(notesSheet+"_", "B2"); v != "A2" {
+	if v, _ := f.GetCellValue(workbook.NotesSheet+"_", "B2"); v != "A2" {
 		t.Errorf("notes: B2 %q, want A2", v)
 	}
 }

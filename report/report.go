@@ -1,9 +1,7 @@
-package executor
+package report
 
 import (
-	"encoding/csv"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -82,10 +81,10 @@ func writeTables(out string, sheets []*table, extra []string) error {
 	case ".xlsx":
 		f := excelize.NewFile()
 		defer f.Close()
-		g := newCellGuard(f)
+		g := workbook.NewGuard(f)
 		first := true
 		for _, sh := range sheets {
-			name := sheetName(sh.name)
+			name := workbook.SheetName(sh.name)
 			if first {
 				if err := f.SetSheetName("Sheet1", name); err != nil {
 					return err
@@ -95,7 +94,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				return err
 			}
 			hdr := append(append([]string(nil), sh.header...), extra...)
-			if err := g.setRow(name, 1, hdr); err != nil {
+			if err := g.SetRow(name, 1, hdr); err != nil {
 				return err
 			}
 			for i, r := range sh.rows {
@@ -103,17 +102,17 @@ func writeTables(out string, sheets []*table, extra []string) error {
 				if len(r) < len(hdr) {
 					r = append(make([]string, len(hdr)-len(r)), r...)
 				}
-				if err := g.setRow(name, i+2, r); err != nil {
+				if err := g.SetRow(name, i+2, r); err != nil {
 					return err
 				}
 			}
 		}
 		if first {
-			if err := g.setRow("Sheet1", 1, extra); err != nil {
+			if err := g.SetRow("Sheet1", 1, extra); err != nil {
 				return err
 			}
 		}
-		return g.save(out, false)
+		return g.Save(out, false)
 	case ".csv":
 		var cols []string
 		seen := map[string]bool{}
@@ -130,7 +129,7 @@ func writeTables(out string, sheets []*table, extra []string) error {
 			return err
 		}
 		defer fh.Abort()
-		w := &safeCSV{newCSVWriter(fh)}
+		w := &workbook.SafeCSV{Writer: workbook.NewCSVWriter(fh)}
 		w.Write(append(append([]string(nil), cols...), extra...))
 		for _, sh := range sheets {
 			for _, r := range sh.rows {
@@ -268,32 +267,6 @@ func rowOfCell(cell string) string {
 	return r.File + "!" + r.Sheet + "!" + strconv.Itoa(r.Start.Line)
 }
 
-// safeCSV writes cells that a spreadsheet program would run as a formula
-// (=, +, -, @, and tab or carriage return before one) with a leading
-// apostrophe: the report holds the customer's own cells and the server's
-// messages, and opening it must never run what they contain (CSV
-// injection). A cell that is a plain number ("-5", "+3.5") is written as
-// it is, so that a corrected report reads back the same values.
-type safeCSV struct{ *csv.Writer }
-
-func (w *safeCSV) Write(cells []string) {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		out[i] = neutraliseFormula(c)
-	}
-	_ = w.Writer.Write(out) // the error stays in the writer: Error() after Flush
-}
-
-func neutraliseFormula(c string) string {
-	if c == "" || !strings.ContainsRune("=+-@\t\r", rune(c[0])) {
-		return c
-	}
-	if _, err := strconv.ParseFloat(c, 64); err == nil && c[0] != '\t' && c[0] != '\r' {
-		return c
-	}
-	return "'" + c
-}
-
 func alignRow(header []string, r *journal.Row) []string {
 	out := make([]string, len(header))
 	for i, h := range r.Header {
@@ -302,43 +275,4 @@ func alignRow(header []string, r *journal.Row) []string {
 		}
 	}
 	return out
-}
-
-// saveWorkbook writes f to out through atomicfile, mode 0600: every
-// workbook the tool writes (reports, diffs, exports, created keys) holds
-// the customer's data.
-func saveWorkbook(f *excelize.File, out string) error {
-	return atomicfile.Write(out, 0o600, func(w io.Writer) error {
-		_, err := f.WriteTo(w)
-		return err
-	})
-}
-
-func setRow(f *excelize.File, sheet string, row int, cells []string) error {
-	vals := make([]any, len(cells))
-	for i, c := range cells {
-		vals[i] = c
-	}
-	cell, err := excelize.CoordinatesToCellName(1, row)
-	if err != nil {
-		return err
-	}
-	return f.SetSheetRow(sheet, cell, &vals)
-}
-
-// sheetName makes a step name a valid sheet name (31 characters, no []:*?/\).
-func sheetName(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if strings.ContainsRune(`[]:*?/\`, r) {
-			return '_'
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 31 {
-		s = string(r[:31])
-	}
-	if s == "" {
-		s = "step"
-	}
-	return s
 }

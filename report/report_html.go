@@ -1,4 +1,4 @@
-package executor
+package report
 
 import (
 	_ "embed"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/journal"
 )
@@ -58,8 +59,8 @@ type RunReport struct {
 	Complete bool
 	// Stopped: the last apply stopped before it ran every step.
 	Stopped bool
-	Steps   []StepSummary
-	Total   StepSummary
+	Steps   []executor.StepSummary
+	Total   executor.StepSummary
 	// Requests are HTTP calls ($batch posts, with their retries),
 	// Subrequests the operations in them, Transactions the API
 	// transactions as the service meters them: every entity and line
@@ -80,11 +81,11 @@ type RunReport struct {
 	// Warnings (dry run) are what the run would load otherwise than the
 	// customer sees it, each as a line (Summary.Warnings).
 	Warnings []string
-	Waived   []WaivedRecord // closed by resolve --waive, with their reasons
+	Waived   []executor.WaivedRecord // closed by resolve --waive, with their reasons
 	Undo     *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
-	Totals   []TotalRow
+	Totals   []executor.TotalRow
 	Verified time.Time
 	// Runs are the journal's applies in order, each with its times: what
 	// the freeze window of a cut-over (a delta load) is planned by.
@@ -210,9 +211,9 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	h := st.Header
 	rep := &RunReport{ReportInfo: ReportInfo{Plan: h.Plan, PlanPath: h.PlanPath, Target: h.Target,
 		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
-	sum := summarize(st, nil)
+	sum := executor.StatusOf(st)
 	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
-	rep.Total = totalOf(sum.Steps)
+	rep.Total = sum.Total()
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed
 	}
@@ -246,8 +247,8 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 
 // DryRunReport is the page of a dry run: what apply would load, and the
 // problems found.
-func DryRunReport(sum *Summary, info ReportInfo, callsPerMinute int) *RunReport {
-	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: totalOf(sum.Steps),
+func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *RunReport {
+	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: sum.Total(),
 		Requests: sum.Requests, Subrequests: sum.Subrequests, Transactions: sum.Transactions,
 		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors)}
 	for _, w := range sum.Warnings {
@@ -260,26 +261,9 @@ func DryRunReport(sum *Summary, info ReportInfo, callsPerMinute int) *RunReport 
 	return rep
 }
 
-func totalOf(steps []StepSummary) StepSummary {
-	t := StepSummary{Name: "total"}
-	for _, s := range steps {
-		t.Records += s.Records
-		t.Children += s.Children
-		t.Skipped += s.Skipped
-		t.Errors += s.Errors
-		t.Unresolved += s.Unresolved
-		t.Committed += s.Committed
-		t.Failed += s.Failed
-		t.Pending += s.Pending
-		t.InDoubt += s.InDoubt
-		t.Waived += s.Waived
-	}
-	return t
-}
-
 // groupFailures groups problems by message, most frequent first; each
 // keeps its first FailureCells places.
-func groupFailures(errs []RecordError) []FailureGroup {
+func groupFailures(errs []executor.RecordError) []FailureGroup {
 	byMsg := map[string]*FailureGroup{}
 	var order []*FailureGroup
 	for _, e := range errs {
@@ -353,6 +337,18 @@ func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 		return nil
 	}
 	return &u
+}
+
+// recordedTotals are the totals a journal's verify recorded last.
+func recordedTotals(st *journal.State) []executor.TotalRow {
+	if st.Totals == nil {
+		return nil
+	}
+	out := make([]executor.TotalRow, len(st.Totals.Rows))
+	for i, r := range st.Totals.Rows {
+		out[i] = executor.TotalRow(r)
+	}
+	return out
 }
 
 // WriteHTML renders the page to w.
