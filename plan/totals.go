@@ -99,12 +99,8 @@ func parseTotal(name, text string) (*Total, error) {
 
 // decodeTotals reads totals: {NAME: EXPRESSION, ...}.
 func (w *walker) decodeTotals(e entry, what string) []*Total {
-	f, ok := w.optMapping(e, fmt.Sprintf("\"totals\" of %s", what))
-	if !ok {
-		return nil
-	}
 	var out []*Total
-	for _, fe := range f.entries {
+	for _, fe := range w.optEntries(e, fmt.Sprintf("\"totals\" of %s", what)) {
 		if strings.TrimSpace(fe.key) == "" {
 			w.errorf(fe.kpos, "a total's name in %s is empty", what)
 			continue

@@ -496,13 +496,24 @@ func (w *walker) textAt(e entry, dst *string, pos *Pos) {
 	}
 }
 
-// optMapping reads a block that may be left empty (null): the mapping,
-// or false when it is empty or not a mapping (reported).
-func (w *walker) optMapping(e entry, what string) (*fields, bool) {
+// optEntries reads a block that may be left empty (null): the entries of
+// the mapping, or none when it is empty or not a mapping (reported).
+func (w *walker) optEntries(e entry, what string) []entry {
 	if isNull(e.val) {
-		return nil, false
+		return nil
 	}
-	return w.mapping(e.val, what, nil)
+	if f, ok := w.mapping(e.val, what, nil); ok {
+		return f.entries
+	}
+	return nil
+}
+
+// checkName reports the name of a source, lookup or map (kind) that holds
+// other than letters, digits, "_" and "-".
+func (w *walker) checkName(e entry, kind string) {
+	if !nameRE.MatchString(e.key) {
+		w.errorf(e.kpos, "%s name %s may hold only letters, digits, \"_\" and \"-\"", kind, quote(e.key))
+	}
 }
 
 // exprAt reads an expression into *dst, which keeps its value when the
