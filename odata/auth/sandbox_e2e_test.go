@@ -10,28 +10,16 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-type sandboxClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *sandboxClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *sandboxClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type sandboxFixture struct {
-	clock   *sandboxClock
+	clock   *odatatest.Clock
 	srv     *httptest.Server
 	target  string
 	browser *authtest.Browser
@@ -43,7 +31,7 @@ type sandboxFixture struct {
 // lives at TARGET_HOST/oauth2, the default auth URL derived from the target.
 func newSandboxFixture(t *testing.T) *sandboxFixture {
 	t.Helper()
-	clock := &sandboxClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	sb, err := sandbox.New(sandbox.Options{Now: clock.Now, RedirectURIs: []string{"https://app.example.com/callback"}})
 	if err != nil {
 		t.Fatal(err)
