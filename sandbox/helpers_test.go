@@ -20,6 +20,15 @@ func newClock() *odatatest.Clock {
 	return odatatest.NewClock(time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC))
 }
 
+// quirkIf is Options.Quirks with quirk on, or none when on is false: a
+// test's case of the real server's behaviour and its case of the spec's.
+func quirkIf(on bool, quirk string) map[string]bool {
+	if !on {
+		return nil
+	}
+	return map[string]bool{quirk: true}
+}
+
 // tc is a test client of one sandbox.
 type tc struct {
 	t    *testing.T

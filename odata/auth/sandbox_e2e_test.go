@@ -229,14 +229,7 @@ func TestSandboxOIDCRefusals(t *testing.T) {
 func TestSandboxPasteRegisteredRedirect(t *testing.T) {
 	t.Parallel()
 	f := newSandboxFixture(t)
-	f.opts.RedirectURI = "https://app.example.com/callback"
-	stdin := &bytes.Buffer{}
-	f.opts.Stdin = stdin
-	f.opts.OpenBrowser = func(u string) error {
-		err := f.browser.Open(u)
-		stdin.WriteString(f.browser.LastRedirect + "\n")
-		return err
-	}
+	pasteRedirect(&f.opts, f.browser, func(r string) string { return r })
 	tok, err := Login(context.Background(), f.opts)
 	if err != nil {
 		t.Fatalf("Login: %v\n%s", err, f.out)
