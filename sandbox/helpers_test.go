@@ -15,20 +15,6 @@ import (
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// newClock is an injectable clock tests move by hand (Advance).
-func newClock() *odatatest.Clock {
-	return odatatest.NewClock(time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC))
-}
-
-// quirkIf is Options.Quirks with quirk on, or none when on is false: a
-// test's case of the real server's behaviour and its case of the spec's.
-func quirkIf(on bool, quirk string) map[string]bool {
-	if !on {
-		return nil
-	}
-	return map[string]bool{quirk: true}
-}
-
 // tc is a test client of one sandbox.
 type tc struct {
 	t    *testing.T
@@ -149,3 +135,17 @@ func field(m map[string]any, path ...string) any {
 }
 
 func httpServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// newClock is an injectable clock tests move by hand (Advance).
+func newClock() *odatatest.Clock {
+	return odatatest.NewClock(time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC))
+}
+
+// quirkIf is Options.Quirks with quirk on, or none when on is false: a
+// test's case of the real server's behaviour and its case of the spec's.
+func quirkIf(on bool, quirk string) map[string]bool {
+	if !on {
+		return nil
+	}
+	return map[string]bool{quirk: true}
+}
