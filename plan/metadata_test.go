@@ -487,51 +487,16 @@ func TestCheckMetadataExists(t *testing.T) {
 // server computes when none is given (Core.ComputedDefaultValue), and a
 // line's key field that holds its parent's by a referential constraint
 // (a CAP composition's up__CUSTNAME), need not be written; a line's key
-// of its own, without either, must be.
+// of its own, without either, must be. The service's document is
+// testdata/standard-keys.xml.
 func TestCheckMetadataStandardKeys(t *testing.T) {
 	t.Parallel()
-	md, err := odata.ParseMetadata(strings.NewReader(`<?xml version="1.0" encoding="utf-8"?>
-<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">
-  <edmx:DataServices>
-    <Schema Namespace="demo" xmlns="http://docs.oasis-open.org/odata/ns/edm">
-      <EntityContainer Name="EntityContainer">
-        <EntitySet Name="CUSTOMERS" EntityType="demo.CUSTOMERS"/>
-        <EntitySet Name="ORDERS" EntityType="demo.ORDERS"/>
-      </EntityContainer>
-      <EntityType Name="CUSTOMERS">
-        <Key><PropertyRef Name="CUSTNAME"/></Key>
-        <Property Name="CUSTNAME" Type="Edm.String" Nullable="false"/>
-        <NavigationProperty Name="NOTES" Type="Collection(demo.NOTES)" Partner="up_"/>
-        <NavigationProperty Name="TAGS" Type="Collection(demo.TAGS)"/>
-      </EntityType>
-      <EntityType Name="NOTES">
-        <Key><PropertyRef Name="up__CUSTNAME"/><PropertyRef Name="ID"/></Key>
-        <NavigationProperty Name="up_" Type="demo.CUSTOMERS" Partner="NOTES">
-          <ReferentialConstraint Property="up__CUSTNAME" ReferencedProperty="CUSTNAME"/>
-        </NavigationProperty>
-        <Property Name="up__CUSTNAME" Type="Edm.String" Nullable="false"/>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="NOTE" Type="Edm.String"/>
-      </EntityType>
-      <EntityType Name="TAGS">
-        <Key><PropertyRef Name="TAG"/></Key>
-        <Property Name="TAG" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="NOTE" Type="Edm.String"/>
-      </EntityType>
-      <EntityType Name="ORDERS">
-        <Key><PropertyRef Name="ID"/></Key>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="CUSTNAME" Type="Edm.String"/>
-      </EntityType>
-      <Annotations Target="demo.NOTES/ID" xmlns="http://docs.oasis-open.org/odata/ns/edm">
-        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
-      </Annotations>
-      <Annotations Target="demo.ORDERS/ID">
-        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
-      </Annotations>
-    </Schema>
-  </edmx:DataServices>
-</edmx:Edmx>`))
+	f, err := os.Open("testdata/standard-keys.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	md, err := odata.ParseMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
