@@ -874,11 +874,7 @@ func (w *walker) needFields(f *fields, nFields, nSubforms int, what string) {
 
 func (w *walker) decodeFields(e entry, what string) []*Field {
 	var out []*Field
-	for _, fe := range w.optEntries(e, fmt.Sprintf("\"fields\" of %s", what)) {
-		if strings.TrimSpace(fe.key) == "" {
-			w.errorf(fe.kpos, "a field name in %s is empty", what)
-			continue
-		}
+	for _, fe := range w.namedEntries(e, fmt.Sprintf("\"fields\" of %s", what), fmt.Sprintf("a field name in %s is empty", what)) {
 		if e.val.Style&yaml.FlowStyle != 0 && strings.ContainsAny(fe.key, "()\"' ") {
 			// {A: ref("a", row.B)} splits at the comma into A and `row.B)`.
 			w.errorf(fe.kpos, "%s looks like the rest of an expression, not a field name: inside {...} a comma ends a value; put the expression in single quotes", quote(fe.key))
@@ -896,11 +892,8 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 // decodeExists reads exists: {FIELD: ENTITY, ...}.
 func (w *walker) decodeExists(e entry, what string) []*Exists {
 	var out []*Exists
-	for _, fe := range w.optEntries(e, fmt.Sprintf("\"exists\" of %s", what)) {
-		if strings.TrimSpace(fe.key) == "" {
-			w.errorf(fe.kpos, "a field name in \"exists\" of %s is empty", what)
-			continue
-		}
+	block := fmt.Sprintf("\"exists\" of %s", what)
+	for _, fe := range w.namedEntries(e, block, "a field name in "+block+" is empty") {
 		if fe.val.Kind != yaml.ScalarNode || isNull(fe.val) || fe.val.Value == "" {
 			w.errorf(w.pos(fe.val), "exists of %s: %s must name the entity its values are keys of (exists: {PARTNAME: LOGPART}), not %s", what, quote(fe.key), describe(fe.val))
 			continue

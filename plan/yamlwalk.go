@@ -508,6 +508,20 @@ func (w *walker) optEntries(e entry, what string) []entry {
 	return nil
 }
 
+// namedEntries is optEntries less the entries whose name is empty, each
+// reported with the message empty.
+func (w *walker) namedEntries(e entry, what, empty string) []entry {
+	var out []entry
+	for _, fe := range w.optEntries(e, what) {
+		if strings.TrimSpace(fe.key) == "" {
+			w.errorf(fe.kpos, "%s", empty)
+			continue
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
 // checkName reports the name of a source, lookup or map (kind) that holds
 // other than letters, digits, "_" and "-".
 func (w *walker) checkName(e entry, kind string) {
