@@ -28,25 +28,7 @@ import (
 // false): these benchmarks measure packing operations into calls, and
 // their naive load is one request per entity and per line; deep inserts
 // are measured in deep_test.go.
-var notesPlan = planHead("bench-notes") + `sources:
-  notes: {file: notes.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: notes
-    group_by: row.Code
-    id: row.Code
-    deep_insert: false
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: row.Name
-    subforms:
-      - name: GENCUSTNOTES_SUBFORM
-        source: group
-        when: row.Subject != ""
-        fields:
-          SUBJECT: row.Subject
-`
+const notesPlan = "notes.yaml"
 
 // linesOf is the number of notes of customer i: 0 to 5, 2.5 on average.
 func linesOf(i int) int { return (i * 7) % 6 }
@@ -82,7 +64,7 @@ func writeNotes(dir string, n int) (string, int, error) {
 		return "", 0, err
 	}
 	p := filepath.Join(dir, "plan.yaml")
-	return p, ops, os.WriteFile(p, []byte(notesPlan), 0o644)
+	return p, ops, copyPlan(notesPlan, p)
 }
 
 // target is a sandbox behind httptest and a real odata.Client to it.

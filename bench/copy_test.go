@@ -20,39 +20,13 @@ import (
 // template company is loaded first (in this process); the copy is the real
 // command in a child process, so its peak resident set is the whole copy's.
 
-const copyPlan = `version: 1
-name: copy-families
-connections:
-  template: {url: "http://template.invalid/odata/Priority/tabula.ini/demo"}
-sources:
-  families: {connection: template, entity: FAMILY_LOG, select: [FAMILYNAME, FAMILYDESC], expand: FAMILYMALF_SUBFORM}
-steps:
-  - name: families
-    entity: FAMILY_LOG
-    source: families
-    fields: {FAMILYNAME: row.FAMILYNAME, FAMILYDESC: row.FAMILYDESC}
-    subforms:
-      - name: FAMILYMALF_SUBFORM
-        each: row.FAMILYMALF_SUBFORM
-        fields: {MALFCODE: row.MALFCODE, MALFDES: row.MALFDES}
-`
-
-const seedPlan = `version: 1
-name: seed-template
-sources:
-  families: {file: families.csv}
-  malf: {file: malf.csv}
-steps:
-  - name: families
-    entity: FAMILY_LOG
-    source: families
-    fields: {FAMILYNAME: row.Name, FAMILYDESC: row.Desc}
-    subforms:
-      - name: FAMILYMALF_SUBFORM
-        source: malf
-        link: {parent: row.Name, child: row.Name}
-        fields: {MALFCODE: row.Code, MALFDES: row.Desc}
-`
+// familiesSeed loads families with their malfunction lines
+// (FAMILYMALF_SUBFORM) from two files into the template company;
+// familiesCopy copies them, lines and all, from the template connection.
+const (
+	familiesSeed = "seed-families.yaml"
+	familiesCopy = "copy-families.yaml"
+)
 
 // malfOf is how many malfunction lines family i has: 0, 1 or 2.
 func malfOf(i int) int { return i % 3 }
@@ -78,8 +52,8 @@ func writeFamilies(tb testing.TB, dir string, n int) {
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	for f, body := range map[string]string{"seed.yaml": seedPlan, "copy.yaml": copyPlan} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+	for f, plan := range map[string]string{"seed.yaml": familiesSeed, "copy.yaml": familiesCopy} {
+		if err := copyPlan(plan, filepath.Join(dir, f)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -213,22 +187,7 @@ func BenchmarkCopyBigRows(b *testing.B) {
 			}
 		}
 		dest := newTarget(b, sandbox.Options{}, odata.Config{})
-		plan := `version: 1
-name: copy-customers
-connections:
-  template: {url: "http://template.invalid/odata/Priority/tabula.ini/demo"}
-sources:
-  customers: {connection: template, entity: CUSTOMERS, select: [CUSTNAME, CUSTDES], expand: CUSTOMERSTEXT_SUBFORM}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields: {CUSTNAME: row.CUSTNAME, CUSTDES: row.CUSTDES}
-    subforms:
-      - name: CUSTOMERSTEXT_SUBFORM
-        fields: {TEXT: row.CUSTOMERSTEXT_SUBFORM.TEXT}
-`
-		if err := os.WriteFile(filepath.Join(dir, "copy.yaml"), []byte(plan), 0o644); err != nil {
+		if err := copyPlan("copy-customers.yaml", filepath.Join(dir, "copy.yaml")); err != nil {
 			b.Fatal(err)
 		}
 		env := []string{

@@ -49,29 +49,15 @@ func writeOrders(dir string, n int) error {
 	if err != nil {
 		return err
 	}
-	steps := `sources:
-  orders: {file: orders.csv}
-steps:
-  - name: orders
-    entity: ORDERS
-    source: orders
-    group_by: row.OrderNo
-    id: row.OrderNo
-    fields:
-      ORDNAME: row.OrderNo
-      CUSTNAME: row.Customer
-      DETAILS: row.OrderNo
-    subforms:
-      - name: ORDERITEMS_SUBFORM
-        source: group
-        fields:
-          PARTNAME: row.Part
-          TQUANT: row.Qty
-`
-	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(planHead("bench-deep")+steps), 0o644); err != nil {
+	plan, err := os.ReadFile(filepath.Join("testdata", "deep.yaml"))
+	if err != nil {
 		return err
 	}
-	naive := planHead("bench-deep") + "  batch_size: 1\n  concurrency: 1\n" + steps
+	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), plan, 0o644); err != nil {
+		return err
+	}
+	// The naive load: one sub-request a call, one call at a time.
+	naive := strings.Replace(string(plan), "  auth: basic\n", "  auth: basic\n  batch_size: 1\n  concurrency: 1\n", 1)
 	return os.WriteFile(filepath.Join(dir, "naive.yaml"), []byte(naive), 0o644)
 }
 

@@ -24,18 +24,7 @@ import (
 // whose call statistics count what the command cost.
 
 // diffPlan upserts customers: what diff reads and classifies.
-var diffPlan = planHead("bench-diff") + `sources:
-  customers: {file: customers.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    mode: upsert
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: row.Name
-      PHONE: row.Phone
-`
+const diffPlan = "diff.yaml"
 
 // phoneOf is customer i's phone; the file changes every tenth.
 func phoneOf(i int, file bool) string {
@@ -73,7 +62,7 @@ func writeCompany(dir string, n int) (state, planPath string, err error) {
 		return "", "", err
 	}
 	planPath = filepath.Join(dir, "plan.yaml")
-	return state, planPath, os.WriteFile(planPath, []byte(diffPlan), 0o644)
+	return state, planPath, copyPlan(diffPlan, planPath)
 }
 
 // childRun is one command run in a child process against a sandbox.
@@ -150,26 +139,7 @@ func BenchmarkDiffCustomers(b *testing.B) {
 
 // ordersPlan loads orders of three lines each for the customers and parts
 // seedOrders makes.
-var ordersPlan = planHead("bench-orders") + `sources:
-  lines: {file: lines.csv}
-steps:
-  - name: orders
-    entity: ORDERS
-    source: lines
-    group_by: row.Order
-    id: row.Order
-    fields:
-      ORDNAME: row.Order
-      CUSTNAME: row.Customer
-      CURDATE: date(row.Date, "2006-01-02")
-    subforms:
-      - name: ORDERITEMS_SUBFORM
-        source: group
-        fields:
-          PARTNAME: row.Part
-          TQUANT: row.Qty
-          PRICE: row.Price
-`
+const ordersPlan = "orders.yaml"
 
 // BenchmarkVerifyOrders loads 10,000 orders of three lines each, then
 // verifies the load, and checks every record and line matched.
@@ -195,7 +165,7 @@ func BenchmarkVerifyOrders(b *testing.B) {
 		b.Fatal(err)
 	}
 	planPath := filepath.Join(dir, "plan.yaml")
-	if err := os.WriteFile(planPath, []byte(ordersPlan), 0o644); err != nil {
+	if err := copyPlan(ordersPlan, planPath); err != nil {
 		b.Fatal(err)
 	}
 	var r childRun

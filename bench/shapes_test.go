@@ -164,6 +164,15 @@ func sharedShape(name string, args []string) shape {
 	}}
 }
 
+// copyPlan writes the plan testdata/name to path.
+func copyPlan(name, path string) error {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
 func writePlan(dir, rest string) error {
 	return os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(planHead("bench-shape")+rest), 0o644)
 }

@@ -39,6 +39,20 @@ type seen struct {
 	Body                []byte
 }
 
+// failTwice is a server that answers its first two calls with fail and
+// every later one with ok.
+func failTwice(t *testing.T, fail, ok func(w http.ResponseWriter)) (*httptest.Server, func() []seen) {
+	t.Helper()
+	var n atomic.Int32
+	return newServer(t, func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		if n.Add(1) <= 2 {
+			fail(w)
+			return
+		}
+		ok(w)
+	})
+}
+
 // newServer starts a server whose handler also records requests.
 func newServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, body []byte)) (*httptest.Server, func() []seen) {
 	t.Helper()
@@ -308,12 +322,7 @@ func TestClientGetRetries(t *testing.T) {
 // the version read made apply exit 3 before it sent anything).
 func TestClientGetRetries500(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int32
-	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
-		if n.Add(1) <= 2 {
-			w.WriteHeader(500)
-			return
-		}
+	srv, log := failTwice(t, func(w http.ResponseWriter) { w.WriteHeader(500) }, func(w http.ResponseWriter) {
 		writeJSONAnswer(w, 200, map[string]any{"value": []any{}})
 	})
 	c, clk := newTestClient(t, srv, nil)
@@ -980,13 +989,10 @@ func TestClientHook(t *testing.T) {
 // learns what its calls cost: two 429s waited out as told, then success.
 func TestCallStatsCountAttemptsThrottlesAndWaits(t *testing.T) {
 	t.Parallel()
-	var n atomic.Int32
-	srv, log := newServer(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
-		if n.Add(1) <= 2 {
-			w.Header().Set("Retry-After", "7")
-			w.WriteHeader(429)
-			return
-		}
+	srv, log := failTwice(t, func(w http.ResponseWriter) {
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(429)
+	}, func(w http.ResponseWriter) {
 		writeJSONAnswer(w, 201, map[string]string{"ORDNAME": "SO1"})
 	})
 	c, _ := newTestClient(t, srv, nil)

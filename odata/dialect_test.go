@@ -162,28 +162,6 @@ func TestStandardBatchHeaders(t *testing.T) {
 	}
 }
 
-const etagMetadata = `<?xml version="1.0" encoding="utf-8"?>
-<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">
-  <edmx:DataServices>
-    <Schema Namespace="demo" xmlns="http://docs.oasis-open.org/odata/ns/edm">
-      <EntityContainer Name="EntityContainer">
-        <EntitySet Name="ORDERS" EntityType="demo.ORDERS"/>
-      </EntityContainer>
-      <EntityType Name="ORDERS">
-        <Key><PropertyRef Name="ID"/></Key>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="CUSTNAME" Type="Edm.String"/>
-        <NavigationProperty Name="ORDERITEMS_SUBFORM" Type="Collection(demo.ORDERITEMS)"/>
-      </EntityType>
-      <EntityType Name="ORDERITEMS">
-        <Key><PropertyRef Name="ID"/></Key>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="PARTNAME" Type="Edm.String"/>
-      </EntityType>
-    </Schema>
-  </edmx:DataServices>
-</edmx:Edmx>`
-
 // TestETags: the client of the odata dialect sends, with each PATCH and
 // DELETE of an entity, the ETag it last read of it (from a read, a create,
 // the lines nested in either, a PATCH's answer), and * for one it never
@@ -228,11 +206,7 @@ func TestETags(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"responses": ans})
 	})
 	c, _ := newTestClient(t, srv, func(c *Config) { c.BaseURL, c.Dialect = srv.URL+"/odata/v4/demo", DialectOData })
-	md, err := ParseMetadata(strings.NewReader(etagMetadata))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetMetadata(md)
+	c.SetMetadata(loadMetadata(t, "testdata/metadata/etags.xml"))
 	ctx := context.Background()
 	send := func(reqs ...BatchRequest) {
 		t.Helper()

@@ -63,31 +63,16 @@ type analysis struct {
 }
 
 func (p *Plan) sourceByName(name string) *Source {
-	for _, s := range p.Sources {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return byName(p.Sources, name, func(s *Source) string { return s.Name })
 }
 
 func (p *Plan) lookupByName(name string) *Lookup {
-	for _, l := range p.Lookups {
-		if l.Name == name {
-			return l
-		}
-	}
-	return nil
+	return byName(p.Lookups, name, func(l *Lookup) string { return l.Name })
 }
 
 // Step returns the first step of that name, or nil.
 func (p *Plan) Step(name string) *Step {
-	for _, s := range p.Steps {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return byName(p.Steps, name, func(s *Step) string { return s.Name })
 }
 
 // Source returns the source of that name, or nil.

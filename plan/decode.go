@@ -372,17 +372,11 @@ func (w *walker) decodeTarget(t *Target, e entry) {
 }
 
 func (w *walker) decodeSources(p *Plan, e entry) {
-	f, ok := w.optMapping(e, "\"sources\"")
-	if !ok {
-		return
-	}
-	for _, se := range f.entries {
+	for _, se := range w.optEntries(e, "\"sources\"") {
 		s := &Source{Name: se.key, Pos: se.kpos}
 		what := fmt.Sprintf("source %q", se.key)
-		switch {
-		case !nameRE.MatchString(se.key):
-			w.errorf(se.kpos, "source name %s may hold only letters, digits, \"_\" and \"-\"", quote(se.key))
-		case se.key == "group":
+		w.checkName(se, "source")
+		if se.key == "group" {
 			w.errorf(se.kpos, "a source may not be called \"group\": \"source: group\" means the rows of the parent's group")
 		}
 		sf, ok := w.mapping(se.val, what, sourceKeys)
@@ -486,16 +480,10 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 }
 
 func (w *walker) decodeLookups(p *Plan, e entry) {
-	f, ok := w.optMapping(e, "\"lookups\"")
-	if !ok {
-		return
-	}
-	for _, le := range f.entries {
+	for _, le := range w.optEntries(e, "\"lookups\"") {
 		l := &Lookup{Name: le.key, Pos: le.kpos, Missing: "error"}
 		what := fmt.Sprintf("lookup %q", le.key)
-		if !nameRE.MatchString(le.key) {
-			w.errorf(le.kpos, "lookup name %s may hold only letters, digits, \"_\" and \"-\"", quote(le.key))
-		}
+		w.checkName(le, "lookup")
 		lf, ok := w.mapping(le.val, what, lookupKeys)
 		_, target := lf.get("entity")
 		switch {
@@ -545,16 +533,10 @@ func (w *walker) decodeLookups(p *Plan, e entry) {
 // Each key is a source value as text (a number as written) and each value
 // the target value it becomes.
 func (w *walker) decodeMaps(p *Plan, e entry) {
-	f, ok := w.optMapping(e, "\"maps\"")
-	if !ok {
-		return
-	}
-	for _, me := range f.entries {
+	for _, me := range w.optEntries(e, "\"maps\"") {
 		m := &ValueMap{Name: me.key, Pos: me.kpos}
 		what := fmt.Sprintf("map %s", quote(me.key))
-		if !nameRE.MatchString(me.key) {
-			w.errorf(me.kpos, "map name %s may hold only letters, digits, \"_\" and \"-\"", quote(me.key))
-		}
+		w.checkName(me, "map")
 		p.Maps = append(p.Maps, m) // even when wrong: its uses are not unknown
 		mf, ok := w.mapping(me.val, what, nil)
 		if !ok {
@@ -636,11 +618,7 @@ func connectionOf(f *fields) string {
 // (a template company, another installation). Their secrets come from the
 // environment, never the plan.
 func (w *walker) decodeConnections(p *Plan, e entry) {
-	f, ok := w.optMapping(e, "\"connections\"")
-	if !ok {
-		return
-	}
-	for _, ce := range f.entries {
+	for _, ce := range w.optEntries(e, "\"connections\"") {
 		c := &Connection{Name: ce.key, Pos: ce.kpos}
 		what := fmt.Sprintf("connection %q", ce.key)
 		if !connNameRE.MatchString(ce.key) {
@@ -715,6 +693,23 @@ func (w *walker) connectionVariables(cs []*Connection) {
 // name and password in it. env is the prefix of the variables that hold
 // its secrets.
 func (w *walker) serviceURL(e entry, env string) (string, bool) {
+	return w.httpURL(e, "url",
+		fmt.Sprintf("%sTOKEN, or %sUSER and %sPASSWORD", env, env, env),
+		"an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo")
+}
+
+// tokenURL is a token_url: an http(s) address without a user name and
+// password (the client secret never goes in the plan).
+func (w *walker) tokenURL(e entry) (string, bool) {
+	return w.httpURL(e, "token_url",
+		"MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET",
+		"the token endpoint's http:// or https:// address, such as https://login.example.com/oauth2/token")
+}
+
+// httpURL reads the address under key: http(s) with a host, and never
+// with a user name and password in it (secrets names the variables that
+// hold them instead); want says what a good one is.
+func (w *walker) httpURL(e entry, key, secrets, want string) (string, bool) {
 	s, ok := w.text(e)
 	if !ok {
 		return "", false
@@ -723,28 +718,9 @@ func (w *walker) serviceURL(e entry, env string) (string, bool) {
 	switch {
 	case odata.StripUserinfo(s) != s:
 		// Never echoed: the value holds a password.
-		w.errorf(w.pos(e.val), "\"url\" carries a user name and password; secrets never go in the plan: remove them and set %sTOKEN, or %sUSER and %sPASSWORD", env, env, env)
+		w.errorf(w.pos(e.val), "%q carries a user name and password; secrets never go in the plan: remove them and set %s", key, secrets)
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		w.errorf(w.pos(e.val), "\"url\" must be an http:// or https:// address such as https://erp.example.com/odata/Priority/tabula.ini/demo, not %s", describe(e.val))
-	default:
-		return s, true
-	}
-	return "", false
-}
-
-// tokenURL is a token_url: an http(s) address without a user name and
-// password (the client secret never goes in the plan).
-func (w *walker) tokenURL(e entry) (string, bool) {
-	s, ok := w.text(e)
-	if !ok {
-		return "", false
-	}
-	u, err := url.Parse(s)
-	switch {
-	case odata.StripUserinfo(s) != s:
-		w.errorf(w.pos(e.val), "\"token_url\" carries a user name and password; secrets never go in the plan: remove them and set MIGRATE_CLIENT_ID and MIGRATE_CLIENT_SECRET")
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		w.errorf(w.pos(e.val), "\"token_url\" must be the token endpoint's http:// or https:// address, such as https://login.example.com/oauth2/token, not %s", describe(e.val))
+		w.errorf(w.pos(e.val), "%q must be %s, not %s", key, want, describe(e.val))
 	default:
 		return s, true
 	}
@@ -806,15 +782,9 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 		w.errorf(w.pos(n), "step %d must be a mapping of keys (name, entity, source, fields), not %s", index, describe(n))
 		return nil
 	}
-	// A first pass without key checks finds the name for messages.
-	probe := &walker{file: w.file}
-	pf, _ := probe.mapping(n, "", nil)
-	what := stepWhat(pf, index)
-
-	f, _ := w.mapping(n, what, stepKeys)
-	s.Pos = f.pos
-	s.Spans = w.spans(f)
-	w.require(f, what, requiredKeys("step")...)
+	what := stepWhat(w.probe(n), index)
+	f := w.form(n, what, stepKeys, "step")
+	s.Pos, s.Spans = f.pos, w.spans(f)
 	for _, e := range f.entries {
 		switch e.key {
 		case "name":
@@ -849,18 +819,42 @@ func (w *walker) decodeStep(n *yaml.Node, index int) *Step {
 			s.Match, s.MatchPos = w.names(e, what, "field names")
 		case "deep_insert":
 			set(&s.DeepInsert)(w.boolean(e))
-		case "fields":
-			s.Fields = w.decodeFields(e, what)
-		case "subforms":
-			s.Subforms = w.decodeSubforms(e, what)
-		case "exists":
-			s.Exists = w.decodeExists(e, what)
 		case "totals":
 			s.Totals = w.decodeTotals(e, what)
+		default:
+			w.formKey(e, what, &s.Fields, &s.Subforms, &s.Exists)
 		}
 	}
 	w.needFields(f, len(s.Fields), len(s.Subforms), what)
 	return s
+}
+
+// probe reads n's keys without checking them or reporting anything: a
+// first pass that finds a step's or sub-form's name for messages.
+func (w *walker) probe(n *yaml.Node) *fields {
+	pf, _ := (&walker{file: w.file}).mapping(n, "", nil)
+	return pf
+}
+
+// form reads the mapping of a step or sub-form (kind "step" or "subform"):
+// its keys checked against allowed, a missing required key reported.
+func (w *walker) form(n *yaml.Node, what string, allowed []string, kind string) *fields {
+	f, _ := w.mapping(n, what, allowed)
+	w.require(f, what, requiredKeys(kind)...)
+	return f
+}
+
+// formKey reads a key that a step and a sub-form share (fields, subforms,
+// exists) into its place.
+func (w *walker) formKey(e entry, what string, fields *[]*Field, subforms *[]*Subform, exists *[]*Exists) {
+	switch e.key {
+	case "fields":
+		*fields = w.decodeFields(e, what)
+	case "subforms":
+		*subforms = w.decodeSubforms(e, what)
+	case "exists":
+		*exists = w.decodeExists(e, what)
+	}
 }
 
 // needFields reports a step or sub-form that writes nothing: at least one
@@ -879,16 +873,8 @@ func (w *walker) needFields(f *fields, nFields, nSubforms int, what string) {
 }
 
 func (w *walker) decodeFields(e entry, what string) []*Field {
-	f, ok := w.optMapping(e, fmt.Sprintf("\"fields\" of %s", what))
-	if !ok {
-		return nil
-	}
 	var out []*Field
-	for _, fe := range f.entries {
-		if strings.TrimSpace(fe.key) == "" {
-			w.errorf(fe.kpos, "a field name in %s is empty", what)
-			continue
-		}
+	for _, fe := range w.namedEntries(e, fmt.Sprintf("\"fields\" of %s", what), fmt.Sprintf("a field name in %s is empty", what)) {
 		if e.val.Style&yaml.FlowStyle != 0 && strings.ContainsAny(fe.key, "()\"' ") {
 			// {A: ref("a", row.B)} splits at the comma into A and `row.B)`.
 			w.errorf(fe.kpos, "%s looks like the rest of an expression, not a field name: inside {...} a comma ends a value; put the expression in single quotes", quote(fe.key))
@@ -905,16 +891,9 @@ func (w *walker) decodeFields(e entry, what string) []*Field {
 
 // decodeExists reads exists: {FIELD: ENTITY, ...}.
 func (w *walker) decodeExists(e entry, what string) []*Exists {
-	f, ok := w.optMapping(e, fmt.Sprintf("\"exists\" of %s", what))
-	if !ok {
-		return nil
-	}
 	var out []*Exists
-	for _, fe := range f.entries {
-		if strings.TrimSpace(fe.key) == "" {
-			w.errorf(fe.kpos, "a field name in \"exists\" of %s is empty", what)
-			continue
-		}
+	block := fmt.Sprintf("\"exists\" of %s", what)
+	for _, fe := range w.namedEntries(e, block, "a field name in "+block+" is empty") {
 		if fe.val.Kind != yaml.ScalarNode || isNull(fe.val) || fe.val.Value == "" {
 			w.errorf(w.pos(fe.val), "exists of %s: %s must name the entity its values are keys of (exists: {PARTNAME: LOGPART}), not %s", what, quote(fe.key), describe(fe.val))
 			continue
@@ -932,17 +911,13 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 			w.errorf(w.pos(it), "sub-form %d of %s must be a mapping of keys (name, fields), not %s", i+1, parent, describe(it))
 			continue
 		}
-		probe := &walker{file: w.file}
-		pf, _ := probe.mapping(it, "", nil)
 		what := fmt.Sprintf("sub-form %d of %s", i+1, parent)
-		if ne, ok := pf.get("name"); ok && ne.val.Kind == yaml.ScalarNode && !isNull(ne.val) && ne.val.Value != "" {
+		if ne, ok := w.probe(it).get("name"); ok && ne.val.Kind == yaml.ScalarNode && !isNull(ne.val) && ne.val.Value != "" {
 			what = fmt.Sprintf("sub-form %s of %s", quote(ne.val.Value), parent)
 		}
 		sf := &Subform{Lines: LinesAppend}
-		f, _ := w.mapping(it, what, subformKeys)
-		sf.Pos = f.pos
-		sf.Spans = w.spans(f)
-		w.require(f, what, requiredKeys("subform")...)
+		f := w.form(it, what, subformKeys, "subform")
+		sf.Pos, sf.Spans = f.pos, w.spans(f)
 		for _, e := range f.entries {
 			switch e.key {
 			case "name":
@@ -981,12 +956,8 @@ func (w *walker) decodeSubforms(e entry, parent string) []*Subform {
 				if v, ok := w.choice(e, "subform"); ok {
 					sf.Lines, sf.LinesPos = Lines(v), w.pos(e.val)
 				}
-			case "fields":
-				sf.Fields = w.decodeFields(e, what)
-			case "subforms":
-				sf.Subforms = w.decodeSubforms(e, what)
-			case "exists":
-				sf.Exists = w.decodeExists(e, what)
+			default:
+				w.formKey(e, what, &sf.Fields, &sf.Subforms, &sf.Exists)
 			}
 		}
 		w.needFields(f, len(sf.Fields), len(sf.Subforms), what)

@@ -157,6 +157,15 @@ func planOf(t *testing.T, body string) *Plan {
 	return p
 }
 
+// ordersWith begins a step "o" of ORDERS from source s, up to its
+// "subforms:"; groupedOrders groups s's rows by order too. The sub-forms a
+// case goes on with start on line 12 of the plan planOf makes (13 after
+// groupedOrders).
+const (
+	ordersWith    = "\n  - name: o\n    entity: ORDERS\n    source: s\n    fields: {CUSTNAME: row.C}\n    subforms:\n"
+	groupedOrders = "\n  - name: o\n    entity: ORDERS\n    source: s\n    group_by: row.No\n    fields: {CUSTNAME: row.C}\n    subforms:\n"
+)
+
 func TestCheckMetadata(t *testing.T) {
 	t.Parallel()
 	md := demoMetadata()
@@ -189,14 +198,7 @@ func TestCheckMetadata(t *testing.T) {
 		{"mandatory not needed for update", "25.1", `
   - {name: a, entity: CUSTOMERS, source: s, mode: update, fields: {CUSTNAME: row.A}}
 `, nil},
-		{"fields at every depth", "25.1", `
-  - name: o
-    entity: ORDERS
-    source: s
-    group_by: row.No
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - name: ORDERITEMS_SUBFORM
+		{"fields at every depth", "25.1", groupedOrders + `      - name: ORDERITEMS_SUBFORM
         source: group
         fields: {PARTNAM: row.P}
         subforms:
@@ -226,24 +228,11 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:13:17: SHIPTO2_SUBFORM is a single-object sub-form of CUSTOMERS: it takes one object built from the parent's row, not lines from source "t"; remove "source"`,
 			`plan.yaml:15:16: "lines" means nothing for SHIPTO2_SUBFORM, a single-object sub-form of CUSTOMERS; remove it`,
 		}},
-		{"single-object sub-form fed by the group", "25.1", `
-  - name: o
-    entity: ORDERS
-    source: s
-    group_by: row.No
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - {name: ORDERSTEXT_SUBFORM, source: group, fields: {TEXT: row.T}}
+		{"single-object sub-form fed by the group", "25.1", groupedOrders + `      - {name: ORDERSTEXT_SUBFORM, source: group, fields: {TEXT: row.T}}
 `, []string{
 			`plan.yaml:13:44: ORDERSTEXT_SUBFORM is a single-object sub-form of ORDERS: it takes one object built from the parent's row, not lines from the group; remove "source"`,
 		}},
-		{"text sub-form without TEXT", "25.1", `
-  - name: o
-    entity: ORDERS
-    source: s
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - {name: ORDERSTEXT_SUBFORM, fields: {APPEND: true, SIGNATURE: false}}
+		{"text sub-form without TEXT", "25.1", ordersWith + `      - {name: ORDERSTEXT_SUBFORM, fields: {APPEND: true, SIGNATURE: false}}
 `, []string{
 			`plan.yaml:12:16: sub-form "ORDERSTEXT_SUBFORM" of step "o" is a text sub-form written without TEXT, the text itself; map TEXT in fields`,
 		}},
@@ -264,13 +253,7 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:14:7: "FAMILY_LOGPART_SUBFORM" is a sub-form of FAMILY_LOG, not a field; list it under subforms`,
 			`plan.yaml:16:15: "DEBITFLAG" is a field of FAMILY_LOG, not a sub-form; map it under fields`,
 		}},
-		{"read-only field (Core.Permissions Read)", "25.1", `
-  - name: o
-    entity: ORDERS
-    source: s
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - name: ORDERITEMS_SUBFORM
+		{"read-only field (Core.Permissions Read)", "25.1", ordersWith + `      - name: ORDERITEMS_SUBFORM
         fields: {PARTNAME: row.P, PDES: row.D}
 `, []string{
 			`plan.yaml:13:35: ORDERITEMS_SUBFORM.PDES is read-only through the API (Core.Permissions Read in the metadata); remove it from fields`,
@@ -297,13 +280,7 @@ func TestCheckMetadata(t *testing.T) {
 			`plan.yaml:7:48: step "o": mode update finds each record by its key; map the key field ORDNAME of ORDERS`,
 			`plan.yaml:8:49: step "p": mode upsert finds each record by its key; map the key field PARTNAME of LOGPART`,
 		}},
-		{"SUFFIX needs 22.0", "21.0", `
-  - name: o
-    entity: ORDERS
-    source: s
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - name: EXTFILES_SUBFORM
+		{"SUFFIX needs 22.0", "21.0", ordersWith + `      - name: EXTFILES_SUBFORM
         fields:
           EXTFILENAME: file(row.Path)
           SUFFIX: {value: .pdf}
@@ -347,13 +324,7 @@ func TestCheckMetadata(t *testing.T) {
 		// A server without a version function is older than 22.0: a text
 		// refused after its order was committed leaves half an order, so
 		// what a server before 22.0 may lack waits for a declared version.
-		{"unknown version refuses what it may lack", "", `
-  - name: o
-    entity: ORDERS
-    source: s
-    fields: {CUSTNAME: row.C}
-    subforms:
-      - {name: ORDERSTEXT_SUBFORM, fields: {TEXT: row.T}}
+		{"unknown version refuses what it may lack", "", ordersWith + `      - {name: ORDERSTEXT_SUBFORM, fields: {TEXT: row.T}}
       - {name: EXTFILES_SUBFORM, fields: {EXTFILENAME: file(row.F), SUFFIX: row.X}}
 `, []string{
 			`plan.yaml:12:16: writing the text sub-form ORDERSTEXT_SUBFORM needs system version 20.0; the target has no version function, so it is older than 22.0 and may be older than 20.0: ` + DeclareVersion,
@@ -516,51 +487,16 @@ func TestCheckMetadataExists(t *testing.T) {
 // server computes when none is given (Core.ComputedDefaultValue), and a
 // line's key field that holds its parent's by a referential constraint
 // (a CAP composition's up__CUSTNAME), need not be written; a line's key
-// of its own, without either, must be.
+// of its own, without either, must be. The service's document is
+// testdata/standard-keys.xml.
 func TestCheckMetadataStandardKeys(t *testing.T) {
 	t.Parallel()
-	md, err := odata.ParseMetadata(strings.NewReader(`<?xml version="1.0" encoding="utf-8"?>
-<edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx">
-  <edmx:DataServices>
-    <Schema Namespace="demo" xmlns="http://docs.oasis-open.org/odata/ns/edm">
-      <EntityContainer Name="EntityContainer">
-        <EntitySet Name="CUSTOMERS" EntityType="demo.CUSTOMERS"/>
-        <EntitySet Name="ORDERS" EntityType="demo.ORDERS"/>
-      </EntityContainer>
-      <EntityType Name="CUSTOMERS">
-        <Key><PropertyRef Name="CUSTNAME"/></Key>
-        <Property Name="CUSTNAME" Type="Edm.String" Nullable="false"/>
-        <NavigationProperty Name="NOTES" Type="Collection(demo.NOTES)" Partner="up_"/>
-        <NavigationProperty Name="TAGS" Type="Collection(demo.TAGS)"/>
-      </EntityType>
-      <EntityType Name="NOTES">
-        <Key><PropertyRef Name="up__CUSTNAME"/><PropertyRef Name="ID"/></Key>
-        <NavigationProperty Name="up_" Type="demo.CUSTOMERS" Partner="NOTES">
-          <ReferentialConstraint Property="up__CUSTNAME" ReferencedProperty="CUSTNAME"/>
-        </NavigationProperty>
-        <Property Name="up__CUSTNAME" Type="Edm.String" Nullable="false"/>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="NOTE" Type="Edm.String"/>
-      </EntityType>
-      <EntityType Name="TAGS">
-        <Key><PropertyRef Name="TAG"/></Key>
-        <Property Name="TAG" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="NOTE" Type="Edm.String"/>
-      </EntityType>
-      <EntityType Name="ORDERS">
-        <Key><PropertyRef Name="ID"/></Key>
-        <Property Name="ID" Type="Edm.Guid" Nullable="false"/>
-        <Property Name="CUSTNAME" Type="Edm.String"/>
-      </EntityType>
-      <Annotations Target="demo.NOTES/ID" xmlns="http://docs.oasis-open.org/odata/ns/edm">
-        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
-      </Annotations>
-      <Annotations Target="demo.ORDERS/ID">
-        <Annotation Term="Core.ComputedDefaultValue" Bool="true"/>
-      </Annotations>
-    </Schema>
-  </edmx:DataServices>
-</edmx:Edmx>`))
+	f, err := os.Open("testdata/standard-keys.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	md, err := odata.ParseMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,14 +153,19 @@ func (p *Plan) ConnectionsRefused() bool {
 	return false
 }
 
-// Connection returns the plan's connection of that name, or nil.
-func (p *Plan) Connection(name string) *Connection {
-	for _, c := range p.Connections {
-		if c.Name == name {
-			return c
+// byName is the first of items whose name is name, or nil.
+func byName[T any](items []*T, name string, nameOf func(*T) string) *T {
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
 		}
 	}
 	return nil
+}
+
+// Connection returns the plan's connection of that name, or nil.
+func (p *Plan) Connection(name string) *Connection {
+	return byName(p.Connections, name, func(c *Connection) string { return c.Name })
 }
 
 // Source is a named input: a file, or an entity of a connection.
@@ -240,12 +245,7 @@ type MapEntry struct {
 
 // Map returns the value map of that name, or nil.
 func (p *Plan) Map(name string) *ValueMap {
-	for _, m := range p.Maps {
-		if m.Name == name {
-			return m
-		}
-	}
-	return nil
+	return byName(p.Maps, name, func(m *ValueMap) string { return m.Name })
 }
 
 func (p *Plan) mapNames() []string {

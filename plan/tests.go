@@ -188,12 +188,8 @@ func (w *walker) decodeTest(n *yaml.Node, index int) *Test {
 }
 
 func (w *walker) decodeGiven(e entry, what string) []*Given {
-	f, ok := w.optMapping(e, fmt.Sprintf("\"given\" of %s", what))
-	if !ok {
-		return nil
-	}
 	var out []*Given
-	for _, se := range f.entries {
+	for _, se := range w.optEntries(e, fmt.Sprintf("\"given\" of %s", what)) {
 		g := &Given{Source: se.key, Pos: se.kpos}
 		rows, _ := w.sequence(se.val, fmt.Sprintf("the rows given to %s", quote(se.key)))
 		for i, rn := range rows {

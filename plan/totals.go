@@ -99,16 +99,8 @@ func parseTotal(name, text string) (*Total, error) {
 
 // decodeTotals reads totals: {NAME: EXPRESSION, ...}.
 func (w *walker) decodeTotals(e entry, what string) []*Total {
-	f, ok := w.optMapping(e, fmt.Sprintf("\"totals\" of %s", what))
-	if !ok {
-		return nil
-	}
 	var out []*Total
-	for _, fe := range f.entries {
-		if strings.TrimSpace(fe.key) == "" {
-			w.errorf(fe.kpos, "a total's name in %s is empty", what)
-			continue
-		}
+	for _, fe := range w.namedEntries(e, fmt.Sprintf("\"totals\" of %s", what), fmt.Sprintf("a total's name in %s is empty", what)) {
 		if fe.val.Kind != yaml.ScalarNode || isNull(fe.val) || fe.val.ShortTag() != "!!str" {
 			w.errorf(w.pos(fe.val), "total %s of %s must be %s, not %s", quote(fe.key), what, totalGrammar, describe(fe.val))
 			continue

@@ -496,13 +496,38 @@ func (w *walker) textAt(e entry, dst *string, pos *Pos) {
 	}
 }
 
-// optMapping reads a block that may be left empty (null): the mapping,
-// or false when it is empty or not a mapping (reported).
-func (w *walker) optMapping(e entry, what string) (*fields, bool) {
+// optEntries reads a block that may be left empty (null): the entries of
+// the mapping, or none when it is empty or not a mapping (reported).
+func (w *walker) optEntries(e entry, what string) []entry {
 	if isNull(e.val) {
-		return nil, false
+		return nil
 	}
-	return w.mapping(e.val, what, nil)
+	if f, ok := w.mapping(e.val, what, nil); ok {
+		return f.entries
+	}
+	return nil
+}
+
+// namedEntries is optEntries less the entries whose name is empty, each
+// reported with the message empty.
+func (w *walker) namedEntries(e entry, what, empty string) []entry {
+	var out []entry
+	for _, fe := range w.optEntries(e, what) {
+		if strings.TrimSpace(fe.key) == "" {
+			w.errorf(fe.kpos, "%s", empty)
+			continue
+		}
+		out = append(out, fe)
+	}
+	return out
+}
+
+// checkName reports the name of a source, lookup or map (kind) that holds
+// other than letters, digits, "_" and "-".
+func (w *walker) checkName(e entry, kind string) {
+	if !nameRE.MatchString(e.key) {
+		w.errorf(e.kpos, "%s name %s may hold only letters, digits, \"_\" and \"-\"", kind, quote(e.key))
+	}
 }
 
 // exprAt reads an expression into *dst, which keeps its value when the

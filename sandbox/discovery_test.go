@@ -28,11 +28,7 @@ func TestOIDCDiscovery(t *testing.T) {
 		{true, "/.well-known/openid-configuration", 200, "/accounts/connect", []string{"client_secret_basic"}, "/oauth2/.well-known/openid-configuration"},
 	}
 	for _, tt := range tests {
-		opts := sandbox.Options{}
-		if tt.quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkOIDCAccounts: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{Quirks: quirkIf(tt.quirk, sandbox.QuirkOIDCAccounts)})
 		r := c.must(tt.status, "GET", c.srv.URL+tt.doc, nil)
 		var d struct {
 			Authorize string   `json:"authorization_endpoint"`

@@ -8,32 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
-
-// fakeClock is an injectable clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // tc is a test client of one sandbox.
 type tc struct {
@@ -155,3 +135,17 @@ func field(m map[string]any, path ...string) any {
 }
 
 func httpServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// newClock is an injectable clock tests move by hand (Advance).
+func newClock() *odatatest.Clock {
+	return odatatest.NewClock(time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC))
+}
+
+// quirkIf is Options.Quirks with quirk on, or none when on is false: a
+// test's case of the real server's behaviour and its case of the spec's.
+func quirkIf(on bool, quirk string) map[string]bool {
+	if !on {
+		return nil
+	}
+	return map[string]bool{quirk: true}
+}

@@ -26,11 +26,7 @@ func TestUnpermittedForm(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := sandbox.Options{Unpermitted: []string{"CUSTOMERS"}}
-			if tt.quirk {
-				opts.Quirks = map[string]bool{sandbox.QuirkPermission400: true}
-			}
-			c := start(t, opts)
+			c := start(t, sandbox.Options{Unpermitted: []string{"CUSTOMERS"}, Quirks: quirkIf(tt.quirk, sandbox.QuirkPermission400)})
 			path := strings.Replace(tt.path, "http:HEBREW", c.srv.URL+strings.Replace(sandbox.BasePath, "tabula.ini", "tabula.ini,2", 1), 1)
 			r := c.must(tt.status, "POST", path, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})
 			if !strings.Contains(r.String(), tt.want) {

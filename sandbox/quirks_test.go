@@ -56,11 +56,7 @@ func TestQuirkMultipartIDs(t *testing.T) {
 		{"22.1", true, "g1:201 g2:200 g3:200"},
 	}
 	for _, tt := range tests {
-		opts := sandbox.Options{SystemVersion: tt.version}
-		if tt.quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkMultipartIDs: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{SystemVersion: tt.version, Quirks: quirkIf(tt.quirk, sandbox.QuirkMultipartIDs)})
 		c.seed()
 		_, rs := c.batch("json", reqs(c))
 		if got := statuses(rs); got != tt.want {
@@ -100,11 +96,7 @@ func TestQuirkJSONErrors(t *testing.T) {
 		{"25.1", true, true},
 	}
 	for _, tt := range tests {
-		opts := sandbox.Options{SystemVersion: tt.version}
-		if tt.quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkJSONErrors: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{SystemVersion: tt.version, Quirks: quirkIf(tt.quirk, sandbox.QuirkJSONErrors)})
 		r := c.must(400, "POST", "/FAMILY_LOG", map[string]any{"FAMILYNAME": "F9", "FAMILYDESC": "x", "DEBITFLAG": "Q"})
 		isJSON := strings.HasPrefix(r.header.Get("Content-Type"), "application/json")
 		if isJSON != tt.json {
@@ -175,11 +167,7 @@ func TestQuirkColdForms(t *testing.T) {
 func TestQuirkNormalisedTexts(t *testing.T) {
 	t.Parallel()
 	for _, quirk := range []bool{false, true} {
-		opts := sandbox.Options{}
-		if quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkNormalisedTexts: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{Quirks: quirkIf(quirk, sandbox.QuirkNormalisedTexts)})
 		c.seed()
 		r := c.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C100"})
 		ord := r.json(t)["ORDNAME"].(string)
@@ -247,11 +235,7 @@ func TestQuirkIgnoredFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := sandbox.Options{HiddenFields: []string{"LOGPART.PARTDES"}}
-			if tt.quirk {
-				opts.Quirks = map[string]bool{sandbox.QuirkIgnoredFilters: true}
-			}
-			c := start(t, opts)
+			c := start(t, sandbox.Options{HiddenFields: []string{"LOGPART.PARTDES"}, Quirks: quirkIf(tt.quirk, sandbox.QuirkIgnoredFilters)})
 			c.seed()
 			r := c.must(tt.status, "GET", tt.path, nil)
 			if tt.status != 200 {
@@ -297,11 +281,7 @@ func TestQuirkIgnoredFilters(t *testing.T) {
 func TestQuirkNumbersAsStrings(t *testing.T) {
 	t.Parallel()
 	for _, quirk := range []bool{true, false} {
-		opts := sandbox.Options{}
-		if quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkNumbersAsStrings: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{Quirks: quirkIf(quirk, sandbox.QuirkNumbersAsStrings)})
 		c.seed()
 		echo := c.must(201, "POST", "/ORDERS", map[string]any{"CUSTNAME": "C100",
 			"ORDERITEMS_SUBFORM": []any{map[string]any{"PARTNAME": "P1", "TQUANT": json.Number("2"), "PRICE": json.Number("500.5")}}}).json(t)

@@ -15,11 +15,7 @@ import (
 func TestQuirkRealMetadataDocument(t *testing.T) {
 	t.Parallel()
 	for _, quirk := range []bool{false, true} {
-		opts := sandbox.Options{}
-		if quirk {
-			opts.Quirks = map[string]bool{sandbox.QuirkRealMetadata: true}
-		}
-		c := start(t, opts)
+		c := start(t, sandbox.Options{Quirks: quirkIf(quirk, sandbox.QuirkRealMetadata)})
 		doc := c.must(200, "GET", "/$metadata", nil).body
 		m, err := odata.ParseMetadata(bytes.NewReader(doc))
 		if err != nil {

@@ -206,23 +206,15 @@ func (s *sheetStream) scanRow(start *tag, i int) (int, scanStatus) {
 		col := -1
 	cells:
 		for {
-			if i >= len(b) {
-				return 0, scanMore
-			}
-			if b[i] != '<' {
-				j, st := s.scanText(b, i, nil)
-				if st != scanRow {
-					return 0, st
-				}
-				i = j
-				continue
-			}
 			var t tag
-			j, st := scanTag(b, i, &t)
+			j, isTag, st := s.scanNext(b, i, nil, &t)
 			if st != scanRow {
 				return 0, st
 			}
 			i = j
+			if !isTag {
+				continue
+			}
 			if t.end || t.empty {
 				if string(t.local) == "row" {
 					if t.empty {
@@ -276,32 +268,22 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 	s.vbuf = s.vbuf[:0]
 	s.inl = s.inl[:0]
 	for {
-		if i >= len(b) {
-			return 0, scanMore
-		}
-		if b[i] != '<' {
-			var j int
-			var st scanStatus
-			switch {
-			case c.inValue():
-				j, st = s.scanText(b, i, &s.vbuf)
-			case c.inT:
-				j, st = s.scanText(b, i, &s.inl)
-			default:
-				j, st = s.scanText(b, i, nil)
-			}
-			if st != scanRow {
-				return 0, st
-			}
-			i = j
-			continue
+		var text *[]byte // where the cell's character data goes, if kept
+		switch {
+		case c.inValue():
+			text = &s.vbuf
+		case c.inT:
+			text = &s.inl
 		}
 		var t tag
-		j, st := scanTag(b, i, &t)
+		j, isTag, st := s.scanNext(b, i, text, &t)
 		if st != scanRow {
 			return 0, st
 		}
 		i = j
+		if !isTag {
+			continue
+		}
 		if !t.end {
 			c.open(string(t.local))
 			if !t.empty {
@@ -318,6 +300,22 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 		}
 		c.close(string(t.local))
 	}
+}
+
+// scanNext reads what comes next from i inside an element: character data
+// up to the next '<' (appended to *text when text is not nil, as scanText
+// does), or else a tag into t; isTag says which. It returns scanMore when
+// the input ends first.
+func (s *sheetStream) scanNext(b []byte, i int, text *[]byte, t *tag) (j int, isTag bool, st scanStatus) {
+	if i >= len(b) {
+		return 0, false, scanMore
+	}
+	if b[i] != '<' {
+		j, st = s.scanText(b, i, text)
+		return j, false, st
+	}
+	j, st = scanTag(b, i, t)
+	return j, true, st
 }
 
 // scanText reads character data from i up to the next '<'. With out, it

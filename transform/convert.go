@@ -151,13 +151,7 @@ func (c *converter) convert(v any, prop *odata.Property) (out any, omit bool, er
 // and for non-text types text of spaces only too.
 func isEmptyFor(v any, typ odata.EdmType) bool {
 	if typ == odata.EdmString || typ == "" {
-		switch x := v.(type) {
-		case nil:
-			return true
-		case string:
-			return x == ""
-		}
-		return false
+		return isEmptyValue(v)
 	}
 	return isBlank(v)
 }

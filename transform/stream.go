@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 
@@ -298,25 +299,9 @@ func evalPlace(err error, c *compiled) string {
 // stream makes one record per row.
 func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 	lv := r.level(0)
-	for n := 0; ; n++ {
-		if n%256 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		row, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if res := r.rowOnly(row, err); res != nil {
-				if err := r.emit(fn, res); err != nil {
-					return err
-				}
-				continue
-			}
-			return fmt.Errorf("step %s: %w", r.st.name, err)
-		}
+	var readErr error
+	bad := func(res *Result) error { return r.emit(fn, res) }
+	for row := range r.rows(rd, "step "+r.st.name, bad, &readErr) {
 		m := lv.row.fill(row, r.p.wholeRow)
 		res := r.filter(m, row)
 		if res != nil && !res.Skipped {
@@ -327,6 +312,43 @@ func (r *run) stream(rd source.Reader, fn func(Result) error) error {
 		}
 		if err := r.emit(fn, res); err != nil {
 			return err
+		}
+	}
+	return readErr
+}
+
+// rows yields rd's rows to its end, seeing every 256 rows whether the run
+// was cancelled. A row that does not read but is a record of its own (a
+// source.Error that is RowOnly) goes to bad as its Result instead. Any
+// other error of reading, as "what: error", the cancellation, or an error
+// bad returns ends the rows and is left in *errp.
+func (r *run) rows(rd source.Reader, what string, bad func(*Result) error, errp *error) iter.Seq[source.Row] {
+	return func(yield func(source.Row) bool) {
+		for n := 0; ; n++ {
+			if n%256 == 0 {
+				if err := r.ctx.Err(); err != nil {
+					*errp = err
+					return
+				}
+			}
+			row, err := rd.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if res := r.rowOnly(row, err); res != nil {
+					if err := bad(res); err != nil {
+						*errp = err
+						return
+					}
+					continue
+				}
+				*errp = fmt.Errorf("%s: %w", what, err)
+				return
+			}
+			if !yield(row) {
+				return
+			}
 		}
 	}
 }
@@ -408,25 +430,9 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 	defer func() { store.close() }()
 	limit := r.p.memory() / spillShare
 	env := r.level(0).env
-	for n := 0; ; n++ {
-		if n%256 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		row, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if res := r.rowOnly(row, err); res != nil {
-				if err := fn(*res); err != nil {
-					return err
-				}
-				continue
-			}
-			return fmt.Errorf("step %s: %w", r.st.name, err)
-		}
+	var readErr error
+	bad := func(res *Result) error { return fn(*res) }
+	for row := range r.rows(rd, "step "+r.st.name, bad, &readErr) {
 		var m map[string]any
 		if store == nil {
 			row = own(row)
@@ -500,6 +506,9 @@ func (r *run) grouped(rd source.Reader, fn func(Result) error) error {
 			}
 			held = 0
 		}
+	}
+	if readErr != nil {
+		return readErr
 	}
 	byKey, last = nil, nil // only the groups' order is needed from here on
 	fn = give
@@ -970,23 +979,12 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 	}
 	m := make(map[string]any)
 	env := map[string]any{"row": m, "ref": r.refFn}
-	for n := 0; ; n++ {
-		if n%256 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		row, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if res := r.rowOnly(row, err); res != nil {
-				r.pending = append(r.pending, *res)
-				continue
-			}
-			return nil, fmt.Errorf("%s: %w", sub.name, err)
-		}
+	var readErr error
+	pend := func(res *Result) error {
+		r.pending = append(r.pending, *res)
+		return nil
+	}
+	for row := range r.rows(rd, sub.name, pend, &readErr) {
 		if r.p.wholeRow {
 			fillRow(m, row)
 		}
@@ -1005,6 +1003,9 @@ func (r *run) linkIndex(sub *subform) (*linkIndex, error) {
 		}
 		// Reported once, as rows of their own: every parent would repeat them.
 		r.pending = append(r.pending, Result{Loc: row.Loc, Errors: []*RowError{r.exprError(row, sub.linkChild, msg)}})
+	}
+	if readErr != nil {
+		return nil, readErr
 	}
 	built = true
 	r.links[sub.linkID] = idx

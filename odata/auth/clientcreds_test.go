@@ -6,36 +6,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/auth/authtest"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 )
-
-// ccClock is a clock the test moves by hand.
-type ccClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *ccClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *ccClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // noWait is the odata client's clock: the test's time, waits that
 // return at once.
-type noWait struct{ c *ccClock }
+type noWait struct{ c *odatatest.Clock }
 
 func (n noWait) Now() time.Time { return n.c.Now() }
 
@@ -52,7 +34,7 @@ type ccWorld struct {
 	client      *odata.Client
 }
 
-func newCCWorld(t *testing.T, ts *authtest.TokenServer, secret string, clock *ccClock, service http.Handler) *ccWorld {
+func newCCWorld(t *testing.T, ts *authtest.TokenServer, secret string, clock *odatatest.Clock, service http.Handler) *ccWorld {
 	t.Helper()
 	w := &ccWorld{ts: ts}
 	idp := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -91,7 +73,7 @@ func newCCWorld(t *testing.T, ts *authtest.TokenServer, secret string, clock *cc
 
 func TestClientCredentialsCachesAndRefreshesOnExpiry(t *testing.T) {
 	t.Parallel()
-	clock := &ccClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	w := newCCWorld(t, &authtest.TokenServer{ClientID: "app", Secret: "client-s3cret", TTL: 100 * time.Second, Now: clock.Now}, "client-s3cret", clock, nil)
 	ctx := context.Background()
 	for range 3 {
@@ -103,14 +85,14 @@ func TestClientCredentialsCachesAndRefreshesOnExpiry(t *testing.T) {
 		t.Fatalf("3 reads within the token's life fetched %d tokens, want 1", got)
 	}
 	// 100s of life, fetched again a tenth before its end: at 90s.
-	clock.add(89 * time.Second)
+	clock.Advance(89 * time.Second)
 	if err := w.client.Get(ctx, "ORDERS", odata.Query{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.ts.Issued(); got != 1 {
 		t.Fatalf("at 89s of 100 a new token was fetched (%d issued), want the first still", got)
 	}
-	clock.add(time.Second)
+	clock.Advance(time.Second)
 	if err := w.client.Post(ctx, "ORDERS", []byte(`{"ORDNAME":"SO1"}`), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +106,7 @@ func TestClientCredentialsCachesAndRefreshesOnExpiry(t *testing.T) {
 
 func TestClientCredentialsRenewsOnceAfter401(t *testing.T) {
 	t.Parallel()
-	clock := &ccClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	// No lifetime given: only the service knows the token is over, after
 	// 2 requests.
 	w := newCCWorld(t, &authtest.TokenServer{ClientID: "app", Secret: "client-s3cret", Uses: 2}, "client-s3cret", clock, nil)
@@ -148,7 +130,7 @@ func TestClientCredentialsRenewsOnceAfter401(t *testing.T) {
 
 func TestClientCredentialsSecond401IsTheError(t *testing.T) {
 	t.Parallel()
-	clock := &ccClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	deny := http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		rw.WriteHeader(http.StatusUnauthorized)
 		_, _ = rw.Write([]byte(`{"error":{"code":"401","message":"this client may not read ORDERS"}}`))
@@ -165,7 +147,7 @@ func TestClientCredentialsSecond401IsTheError(t *testing.T) {
 
 func TestClientCredentialsWrongSecret(t *testing.T) {
 	t.Parallel()
-	clock := &ccClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	w := newCCWorld(t, &authtest.TokenServer{ClientID: "app", Secret: "the-right-one"}, "client-s3cret", clock, nil)
 	err := w.client.Get(context.Background(), "ORDERS", odata.Query{}, nil)
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata/auth/authtest"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -28,7 +29,7 @@ func TestLoginByDiscoveryOnPremise(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clock := &sandboxClock{t: fixedNow}
+			clock := odatatest.NewClock(fixedNow)
 			sb, err := sandbox.New(sandbox.Options{Now: clock.Now, Quirks: map[string]bool{sandbox.QuirkOIDCAccounts: true}})
 			if err != nil {
 				t.Fatal(err)

@@ -28,6 +28,20 @@ type loginFixture struct {
 	ctx     context.Context // nil: context.Background()
 }
 
+// pasteRedirect makes opts log in by pasting, at the registered HTTPS
+// redirect URI: the browser logs in, and paste of the address it ended on
+// is what the user pastes on stdin.
+func pasteRedirect(opts *LoginOptions, b *authtest.Browser, paste func(string) string) {
+	opts.RedirectURI = "https://app.example.com/callback"
+	stdin := &bytes.Buffer{}
+	opts.Stdin = stdin
+	opts.OpenBrowser = func(u string) error {
+		err := b.Open(u)
+		stdin.WriteString(paste(b.LastRedirect) + "\n")
+		return err
+	}
+}
+
 // newLoginFixture starts a fake authorization server and returns options
 // whose browser is the test browser and whose environment holds only the
 // client secret.
@@ -194,14 +208,7 @@ func TestLoginPasteCode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newLoginFixture(t)
-			f.opts.RedirectURI = "https://app.example.com/callback"
-			stdin := &bytes.Buffer{}
-			f.opts.Stdin = stdin
-			f.opts.OpenBrowser = func(u string) error {
-				err := f.browser.Open(u)
-				stdin.WriteString(tc.paste(f.browser.LastRedirect) + "\n")
-				return err
-			}
+			pasteRedirect(&f.opts, f.browser, tc.paste)
 			tok, err := Login(context.Background(), f.opts)
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (tok != nil) {
 				t.Fatalf("Login = %v, %v; want error %v", tok, err, tc.wantErr)

@@ -10,28 +10,16 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-type sandboxClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *sandboxClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *sandboxClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 type sandboxFixture struct {
-	clock   *sandboxClock
+	clock   *odatatest.Clock
 	srv     *httptest.Server
 	target  string
 	browser *authtest.Browser
@@ -43,7 +31,7 @@ type sandboxFixture struct {
 // lives at TARGET_HOST/oauth2, the default auth URL derived from the target.
 func newSandboxFixture(t *testing.T) *sandboxFixture {
 	t.Helper()
-	clock := &sandboxClock{t: fixedNow}
+	clock := odatatest.NewClock(fixedNow)
 	sb, err := sandbox.New(sandbox.Options{Now: clock.Now, RedirectURIs: []string{"https://app.example.com/callback"}})
 	if err != nil {
 		t.Fatal(err)
@@ -241,14 +229,7 @@ func TestSandboxOIDCRefusals(t *testing.T) {
 func TestSandboxPasteRegisteredRedirect(t *testing.T) {
 	t.Parallel()
 	f := newSandboxFixture(t)
-	f.opts.RedirectURI = "https://app.example.com/callback"
-	stdin := &bytes.Buffer{}
-	f.opts.Stdin = stdin
-	f.opts.OpenBrowser = func(u string) error {
-		err := f.browser.Open(u)
-		stdin.WriteString(f.browser.LastRedirect + "\n")
-		return err
-	}
+	pasteRedirect(&f.opts, f.browser, func(r string) string { return r })
 	tok, err := Login(context.Background(), f.opts)
 	if err != nil {
 		t.Fatalf("Login: %v\n%s", err, f.out)

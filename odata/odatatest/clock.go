@@ -1,6 +1,6 @@
 // Package odatatest holds what tests of the client and its users share: a
 // clock on which the client's pauses (retry backoff, a 429's Retry-After,
-// its own pace) pass at once. It does not import odata, so odata's own
+// its own pace) pass at once, and which a test moves on by hand. It does not import odata, so odata's own
 // tests use it too; production code never imports it.
 package odatatest
 
@@ -36,6 +36,14 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	c.sleeps = append(c.sleeps, d)
 	c.now = c.now.Add(d)
 	return ctx.Err()
+}
+
+// Advance moves the clock on by d without a pause: time that passes
+// outside the client (a token ages, a minute of calls is over).
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // Sleeps are the pauses taken so far, in order.
