@@ -84,7 +84,7 @@ type RunReport struct {
 	Undo     *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
-	Totals   []TotalRow
+	Totals   []journal.TotalRow
 	Verified time.Time
 	// Runs are the journal's applies in order, each with its times: what
 	// the freeze window of a cut-over (a delta load) is planned by.
@@ -240,7 +240,10 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	}
 	rep.Chart = callChart(runCalls) // the run's: undo's are counted under Undo
 	rep.Undo = undoHistory(st, undoCalls)
-	rep.Totals, rep.Verified = recordedTotals(st), st.TotalsAt
+	rep.Verified = st.TotalsAt
+	if st.Totals != nil {
+		rep.Totals = st.Totals.Rows
+	}
 	return rep, nil
 }
 

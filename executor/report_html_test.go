@@ -363,7 +363,7 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
 	}
 
-	if _, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true}); err != nil {
+	if _, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
 	if sum, err = runApply(context.Background(), o); err != nil || !sum.Complete {
@@ -410,7 +410,7 @@ func TestRunReportCountsABatchInDoubt(t *testing.T) {
 func TestRunReportTotals(t *testing.T) {
 	t.Parallel()
 	when := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
-	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []TotalRow{
+	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []journal.TotalRow{
 		{Step: "orders", Name: "lines", Expr: "count(ORDERITEMS_SUBFORM)", Source: "3", Sent: "3", Target: "3"},
 		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
 			Source: "190.25", Sent: "190.25", Target: "190.26"},

@@ -256,3 +256,26 @@ func newCSVWriter(w io.Writer) *csv.Writer {
 	_, _ = io.WriteString(w, utf8BOM) // an error stays with w: csv.Writer.Error reports the next
 	return csv.NewWriter(w)
 }
+
+// Workbook is a workbook written through the cell guard, for a package
+// that writes one of its own (verify's): every string as a cell can hold
+// it, and what changed marked, listed and kept whole when it is saved.
+type Workbook struct {
+	*excelize.File
+	g *cellGuard
+}
+
+// NewWorkbook is an empty workbook, its one sheet Sheet1.
+func NewWorkbook() *Workbook {
+	f := excelize.NewFile()
+	return &Workbook{File: f, g: newCellGuard(f)}
+}
+
+// SetRow writes cells as row (from 1) of sheet, each as a cell can hold it.
+func (w *Workbook) SetRow(sheet string, row int, cells []string) error {
+	return w.g.setRow(sheet, row, cells)
+}
+
+// Save writes the workbook to out; *CellsChanged when a cell could not
+// hold its value (see cellGuard.save).
+func (w *Workbook) Save(out string) error { return w.g.save(out, false) }

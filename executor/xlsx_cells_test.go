@@ -63,9 +63,6 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 		{"diff", "orders", func(out string) error {
 			return WriteDiff(&DiffResult{Steps: []DiffStep{{Name: "orders"}}, Records: []DiffRecord{{Step: "orders", Location: long, Key: ctrl, Action: DiffUpdate}}}, out)
 		}},
-		{"verify", "findings", func(out string) error {
-			return WriteVerify(&VerifyResult{Findings: []VerifyFinding{{Step: long, Record: ctrl}}}, out)
-		}},
 		{"export", "ORDERS", func(out string) error {
 			_, err := WriteExport(out, Export{Rows: &rowsOf{h: source.NewHeader([]string{"NOTE", "TEXT"}), rows: [][]source.Cell{{long, ctrl}}},
 				Key: []string{"NOTE"}, Entity: ExportSheet{Name: "ORDERS", Columns: []string{"NOTE", "TEXT"}}})
