@@ -14,18 +14,6 @@ import (
 	"github.com/migrate-tool/migrate/transform"
 )
 
-// applyDemo applies demoLoad to the sandbox and returns the run, for the
-// tests that start from a company the run loaded.
-func (e *sandboxEnv) applyDemo(t testing.TB) testRun {
-	t.Helper()
-	p, f := demoLoad()
-	o := e.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
-
 func TestApplyDemoLoad(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -19,32 +19,31 @@ import (
 // The fixtures shared with the tests of verify and undo are
 // executortest's; these names are theirs in this package's tests.
 type (
-	httpClient  = executortest.Client
-	fakeRecords = executortest.Records
+	httpClient  = fixture.Client
+	fakeRecords = fixture.Records
 )
 
 var (
-	loc        = executortest.Loc
-	row        = executortest.Row
-	rec        = executortest.Rec
-	line       = executortest.Line
-	single     = executortest.Single
-	dec        = executortest.Dec
-	testPlan   = executortest.Plan
-	step       = executortest.Step
-	lines      = executortest.Lines
-	metadataOf = executortest.MetadataOf
-	equalJSON  = executortest.EqualJSON
+	loc        = fixture.Loc
+	rec        = fixture.Rec
+	line       = fixture.Line
+	single     = fixture.Single
+	dec        = fixture.Dec
+	testPlan   = fixture.Plan
+	step       = fixture.Step
+	lines      = fixture.Lines
+	metadataOf = fixture.MetadataOf
+	equalJSON  = fixture.EqualJSON
 
-	partsAndCustomers = executortest.PartsAndCustomers
-	orderWithLines    = executortest.OrderWithLines
-	ordersPlan        = executortest.OrdersPlan
-	deepOrders        = executortest.DeepOrders
-	partsPlan         = executortest.PartsPlan
-	part              = executortest.Part
-	demoLoad          = executortest.DemoLoad
-	keyed             = executortest.Keyed
-	linePartsOf       = executortest.LineParts
+	partsAndCustomers = fixture.PartsAndCustomers
+	orderWithLines    = fixture.OrderWithLines
+	ordersPlan        = fixture.OrdersPlan
+	deepOrders        = fixture.DeepOrders
+	partsPlan         = fixture.PartsPlan
+	part              = fixture.Part
+	demoLoad          = fixture.DemoLoad
+	keyed             = fixture.Keyed
+	linePartsOf       = fixture.LineParts
 )
 
 type sandboxEnv struct {
@@ -58,7 +57,7 @@ type sandboxEnv struct {
 // behind sends writes to the sandbox as a user would, outside the run.
 func (e *sandboxEnv) behind(t testing.TB, reqs ...odata.BatchRequest) {
 	t.Helper()
-	executortest.Behind(t, e.client, reqs...)
+	fixture.Behind(t, e.client, reqs...)
 }
 
 func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
@@ -70,7 +69,7 @@ func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
 // restart) between the client and the sandbox.
 func newSandboxBehind(t testing.TB, opts sandbox.Options, front func(sb *sandbox.Server) http.Handler) *sandboxEnv {
 	t.Helper()
-	e := executortest.NewBehind(t, opts, front)
+	e := fixture.NewBehind(t, opts, front)
 	return &sandboxEnv{sb: e.SB, srv: e.Srv, client: e.Client, md: e.MD, ver: e.Ver}
 }
 
@@ -105,7 +104,7 @@ func runCheckReferences(ctx context.Context, o testRun) (*References, error) {
 
 // entities returns the sandbox's entities of set by a key field.
 func (e *sandboxEnv) entities(set, key string) map[string]map[string]any {
-	return executortest.Entities(e.sb, set, key)
+	return fixture.Entities(e.sb, set, key)
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
@@ -126,7 +125,7 @@ func checkEach(t *testing.T, name string, fn func(string) string, want map[strin
 // the target held before the run a test makes.
 func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
 	t.Helper()
-	p, f := executortest.Seed(parts...)
+	p, f := fixture.Seed(parts...)
 	if _, err := runApply(context.Background(), e.opts(t, p, f)); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +135,7 @@ func (e *sandboxEnv) seedParts(t testing.TB, parts ...transform.Result) {
 // a run whose one step, in mode, writes its BARCODE 999.
 func (e *sandboxEnv) barcodeRun(t testing.TB, mode plan.Mode) testRun {
 	t.Helper()
-	e.seedParts(t, executortest.BarcodeSeed)
-	p, f := executortest.BarcodePlan(mode)
+	e.seedParts(t, fixture.BarcodeSeed)
+	p, f := fixture.BarcodePlan(mode)
 	return e.opts(t, p, f)
 }

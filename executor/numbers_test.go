@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -109,7 +109,7 @@ func TestDeepInsertNumbersAsStrings(t *testing.T) {
 // with the Scale of each decimal), as the CLI reads it before a run.
 func servedMetadata(t *testing.T, env *sandboxEnv) *odata.Metadata {
 	t.Helper()
-	return executortest.ServedMetadata(t, env.client)
+	return fixture.ServedMetadata(t, env.client)
 }
 
 // loseOrders loses the answer of the first batch that creates orders,

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
@@ -213,7 +213,7 @@ func answerProxy(t *testing.T, env *sandboxEnv, multipart bool, mangle func(req 
 		w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(srv.Close)
-	return executortest.NewClient(srv.URL+sandbox.BasePath, srv.Client())
+	return fixture.NewClient(srv.URL+sandbox.BasePath, srv.Client())
 }
 
 func writeBatchAnswer(t *testing.T, w http.ResponseWriter, resps []odata.BatchResponse, multipart bool) {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -75,7 +75,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		env := newRestartable(t, cold)
 		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
 		o := env.opts(t, p, f)
-		o.Client = &executortest.LoseOnce{Batcher: env.client, Lose: func([]odata.BatchRequest) bool { return true }}
+		o.Client = &fixture.LoseOnce{Batcher: env.client, Lose: func([]odata.BatchRequest) bool { return true }}
 		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
 			t.Fatalf("first apply: %v, want in doubt", err)
 		}
@@ -256,7 +256,7 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 		o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": text, "APPEND": true}))
 		p, f := ordersPlan(o1)
 		o := env.opts(t, p, f)
-		o.Client = &executortest.LoseOnce{Batcher: env.client, Lose: func(reqs []odata.BatchRequest) bool {
+		o.Client = &fixture.LoseOnce{Batcher: env.client, Lose: func(reqs []odata.BatchRequest) bool {
 			for _, r := range reqs {
 				if strings.HasSuffix(r.URL, "ORDERSTEXT_SUBFORM") {
 					return true

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor/executortest"
-	"github.com/migrate-tool/migrate/executor/executortest/runs"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -17,23 +17,23 @@ import (
 // that existed before are deleted by undo; the order stays.
 func TestUndoLinesAppendedToExisting(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	p, f := executortest.OrdersPlan(executortest.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		executortest.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": executortest.Dec("1")})))
-	if _, err := runs.Apply(context.Background(), runs.New(t, env, p, f)); err != nil {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1")})))
+	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.SB.Snapshot()
-	up := executortest.Step("orders", "ORDERS")
+	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpsert
-	f2 := &executortest.Records{Results: map[string][]transform.Result{"orders": {executortest.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		executortest.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": executortest.Dec("2")}),
-		executortest.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P3", "TQUANT": executortest.Dec("3")}))}}}
-	o := runs.New(t, env, executortest.Plan(up), f2)
-	if sum, err := runs.Apply(context.Background(), o); err != nil || !sum.Complete {
+	f2 := &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("2")}),
+		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P3", "TQUANT": fixture.Dec("3")}))}}}
+	o := executortest.Handmade(t, env, fixture.Plan(up), f2)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
-	if n := len(executortest.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 3 {
+	if n := len(fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 3 {
 		t.Fatalf("%d lines after upsert", n)
 	}
 	st, _ := journal.Load(o.Journal)
@@ -44,7 +44,7 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	if err != nil || us.Done != 2 {
 		t.Fatalf("%v %+v", err, us)
 	}
-	if after := env.SB.Snapshot(); !executortest.EqualJSON(before, after) {
+	if after := env.SB.Snapshot(); !fixture.EqualJSON(before, after) {
 		t.Fatalf("undo left %v", after["ORDERS"])
 	}
 }
@@ -54,22 +54,22 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 // fails, and the document keeps its lines.
 func TestDeepInsertKeyExists(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	p, f := executortest.DeepOrders(executortest.Keyed(executortest.OrderWithLines("O1", 2, "C1", "P1"), "SO-1"))
-	if _, err := runs.Apply(context.Background(), runs.New(t, env, p, f)); err != nil {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.DeepOrders(fixture.Keyed(fixture.OrderWithLines("O1", 2, "C1", "P1"), "SO-1"))
+	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
 		t.Fatal(err)
 	}
-	st := executortest.Step("orders", "ORDERS")
+	st := fixture.Step("orders", "ORDERS")
 	st.DeepInsert = true
-	o := runs.New(t, env, executortest.Plan(st), &executortest.Records{Results: map[string][]transform.Result{"orders": {executortest.Keyed(executortest.OrderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
-	sum, err := runs.Apply(context.Background(), o)
+	o := executortest.Handmade(t, env, fixture.Plan(st), &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Keyed(fixture.OrderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
+	sum, err := executortest.ApplyRun(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := sum.Steps[0]; s.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Partly != "" {
 		t.Fatalf("%+v %+v", s, sum.Errors)
 	}
-	if parts := executortest.LineParts(env.Entities("ORDERS", "ORDNAME")["SO-1"]); parts != "P1" {
+	if parts := fixture.LineParts(env.Entities("ORDERS", "ORDNAME")["SO-1"]); parts != "P1" {
 		t.Errorf("SO-1 holds %s", parts)
 	}
 	if us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true}); err != nil || us.Done != 0 {
@@ -86,16 +86,16 @@ func TestDeepInsertKeyExists(t *testing.T) {
 // (rounded), so undo, which has no metadata, finds nothing changed.
 func TestUndoAfterRounding(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkNumbersAsStrings: true, sandbox.QuirkRealMetadata: true}})
-	env.MD = executortest.ServedMetadata(t, env.Client)
-	p := executortest.Plan(executortest.Step("parts", "LOGPART"))
-	o := runs.New(t, env, p, &executortest.Records{Results: map[string][]transform.Result{"parts": {
-		executortest.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": executortest.Dec("1.254")}),
+	env := fixture.New(t, sandbox.Options{Quirks: map[string]bool{sandbox.QuirkNumbersAsStrings: true, sandbox.QuirkRealMetadata: true}})
+	env.MD = fixture.ServedMetadata(t, env.Client)
+	p := fixture.Plan(fixture.Step("parts", "LOGPART"))
+	o := executortest.Handmade(t, env, p, &fixture.Records{Results: map[string][]transform.Result{"parts": {
+		fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": fixture.Dec("1.254")}),
 	}}})
-	if _, err := runs.Apply(context.Background(), o); err != nil {
+	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	u, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: executortest.MetadataOf(o.Prepared.Metadata)})
+	u, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(o.Prepared.Metadata)})
 	if err != nil || len(u.Skipped) > 0 || u.Done != 1 {
 		t.Fatalf("undo: %v, done %d, skipped %q", err, u.Done, u.Skipped)
 	}
@@ -107,25 +107,25 @@ func TestUndoAfterRounding(t *testing.T) {
 // (upsert-free resume) and deleted by undo.
 func TestOddKeysRoundTrip(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
+	env := fixture.New(t, sandbox.Options{})
 	before := len(env.SB.Snapshot()["CUSTOMERS"])
 	keys := []string{"O'Neil & Co", "50% + x/y#z?", "לקוח 1", "a''b,c=d"}
 	var recs []transform.Result
 	for i, k := range keys {
-		recs = append(recs, executortest.Rec("customers", "CUSTOMERS", string(rune('a'+i)), i+2, map[string]any{"CUSTNAME": k, "CUSTDES": "x"},
-			executortest.Line("GENCUSTNOTES_SUBFORM", i+2, map[string]any{"SUBJECT": "hello " + k})))
+		recs = append(recs, fixture.Rec("customers", "CUSTOMERS", string(rune('a'+i)), i+2, map[string]any{"CUSTNAME": k, "CUSTDES": "x"},
+			fixture.Line("GENCUSTNOTES_SUBFORM", i+2, map[string]any{"SUBJECT": "hello " + k})))
 	}
-	p := executortest.Plan(executortest.Step("customers", "CUSTOMERS"))
-	f := &executortest.Records{Results: map[string][]transform.Result{"customers": recs}}
-	o := runs.New(t, env, p, f)
+	p := fixture.Plan(fixture.Step("customers", "CUSTOMERS"))
+	f := &fixture.Records{Results: map[string][]transform.Result{"customers": recs}}
+	o := executortest.Handmade(t, env, p, f)
 	o.BatchSize = 1 // each note follows in its own batch, addressed by the key
-	sum, err := runs.Apply(context.Background(), o)
+	sum, err := executortest.ApplyRun(context.Background(), o)
 	if err != nil || !sum.Complete {
 		t.Fatalf("%v %+v", err, sum)
 	}
 	held := env.Entities("CUSTOMERS", "CUSTNAME")
 	for _, k := range keys {
-		notes := executortest.Lines(held[k], "GENCUSTNOTES_SUBFORM")
+		notes := fixture.Lines(held[k], "GENCUSTNOTES_SUBFORM")
 		if len(notes) != 1 || notes[0]["SUBJECT"] != "hello "+k {
 			t.Errorf("customer %q holds %v", k, held[k])
 		}
@@ -138,15 +138,15 @@ func TestOddKeysRoundTrip(t *testing.T) {
 
 func TestUndoRestoresSnapshot(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
+	env := fixture.New(t, sandbox.Options{})
 	// Something that was there before the run stays.
-	pre := executortest.Plan(executortest.Step("customers", "CUSTOMERS"))
-	pf := &executortest.Records{Results: map[string][]transform.Result{"customers": {executortest.Rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
-	if _, err := runs.Apply(context.Background(), runs.New(t, env, pre, pf)); err != nil {
+	pre := fixture.Plan(fixture.Step("customers", "CUSTOMERS"))
+	pf := &fixture.Records{Results: map[string][]transform.Result{"customers": {fixture.Rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
+	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, pre, pf)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.SB.Snapshot()
-	o := runs.Demo(t, env)
+	o := executortest.Demo(t, env)
 	list, err := Undo(context.Background(), o.Journal, env.Client, Options{})
 	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
 		t.Fatalf("listing: %v %+v", err, list)

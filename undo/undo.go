@@ -1,3 +1,9 @@
+// Package undo takes a run back from its journal: what it created is
+// deleted, what it changed restored, the lines lines: replace deleted
+// re-created, each record read first. It reads the journal and the
+// service, journals in the run's journal, and borrows the engine's
+// reconciliation for work in doubt (executor.Settle); the engine does not
+// import it.
 package undo
 
 import (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
-	"github.com/migrate-tool/migrate/executor/executortest/runs"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -51,8 +51,8 @@ func TestCheckTarget(t *testing.T) {
 // undo --yes. Nothing is sent, nothing changes, the error names both.
 func TestUndoRefusesAnotherTarget(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	o := runs.Demo(t, env)
+	env := fixture.New(t, sandbox.Options{})
+	o := executortest.Demo(t, env)
 	loaded := env.SB.Snapshot()
 	calls := env.Client.Calls.Load()
 	other := env.Srv.URL + "/odata/Priority/tabula.ini/other"
@@ -69,7 +69,7 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	// A resume of the run there is refused too (apply --retry-failed).
 	o2 := o
 	o2.Target, o2.RetryFailed, o2.AllowPlanChange = other, true, true
-	if _, err := runs.Apply(context.Background(), o2); !errors.As(err, new(*executor.TargetError)) {
+	if _, err := executortest.ApplyRun(context.Background(), o2); !errors.As(err, new(*executor.TargetError)) {
 		t.Fatalf("apply against another target: %v", err)
 	}
 	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
@@ -78,52 +78,29 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	}
 }
 
-// loseOnce passes batches to the client; the first that lose picks is
-// lost in doubt, as a dropped connection loses it: after the server
-// committed it, or (unsent) before it arrived.
-type loseOnce struct {
-	executor.Client
-	lose   func([]odata.BatchRequest) bool
-	unsent bool
-	lost   bool
-}
-
-func (c *loseOnce) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
-	if !c.lost && c.lose(reqs) {
-		c.lost = true
-		if !c.unsent {
-			if _, err := c.Client.Batch(ctx, reqs, opts); err != nil {
-				return nil, err
-			}
-		}
-		return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("connection reset (simulated)")}
-	}
-	return c.Client.Batch(ctx, reqs, opts)
-}
-
 // replaceRun loads order SO1 with two lines, then (in a journal of its
 // own) replaces them with one and changes DETAILS. It returns the
 // sandbox's state before the replace and the replace's journal.
-func replaceRun(t *testing.T, env *executortest.Env) (map[string][]map[string]any, string) {
+func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, string) {
 	t.Helper()
-	p, f := executortest.OrdersPlan(executortest.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		executortest.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": executortest.Dec("1"), "PRICE": executortest.Dec("2.50")}),
-		executortest.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": executortest.Dec("4")})))
-	if _, err := runs.Apply(context.Background(), runs.New(t, env, p, f)); err != nil {
+	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1"), "PRICE": fixture.Dec("2.50")}),
+		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("4")})))
+	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
 		t.Fatal(err)
 	}
 	before := env.SB.Snapshot()
-	up := executortest.Step("orders", "ORDERS")
+	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpdate
-	l := executortest.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": executortest.Dec("5")})
+	l := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("5")})
 	l.Replace = true
-	rf := &executortest.Records{Results: map[string][]transform.Result{"orders": {
-		executortest.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
-	o := runs.New(t, env, executortest.Plan(up), rf)
-	if sum, err := runs.Apply(context.Background(), o); err != nil || !sum.Complete {
+	rf := &fixture.Records{Results: map[string][]transform.Result{"orders": {
+		fixture.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
+	o := executortest.Handmade(t, env, fixture.Plan(up), rf)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("replace: %v %+v", err, sum)
 	}
-	if got := executortest.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
+	if got := fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
 		t.Fatalf("after replace: %v", got)
 	}
 	return before, o.Journal
@@ -142,13 +119,13 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lose := c.lose
 			t.Parallel()
-			env := executortest.New(t, sandbox.Options{})
+			env := fixture.New(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
 			list, err := Undo(context.Background(), jpath, env.Client, Options{})
 			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
 				t.Fatalf("listing: %v %+v", err, list)
 			}
-			client := &executortest.LoseOnce{Batcher: env.Client, Unsent: c.unsent, Lose: func(reqs []odata.BatchRequest) bool {
+			client := &fixture.LoseOnce{Batcher: env.Client, Unsent: c.unsent, Lose: func(reqs []odata.BatchRequest) bool {
 				return lose && reqs[0].Method == "POST"
 			}}
 			opts := Options{Yes: true, Target: env.Srv.URL + sandbox.BasePath}
@@ -193,9 +170,9 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := executortest.New(t, sandbox.Options{})
-			o := runs.Barcode(t, env, plan.ModeUpdate)
-			if _, err := runs.Apply(context.Background(), o); err != nil {
+			env := fixture.New(t, sandbox.Options{})
+			o := executortest.Barcode(t, env, plan.ModeUpdate)
+			if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}
 			if c.patch != "" {
@@ -228,10 +205,10 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 // left, not a change made since: undo deletes the order.
 func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	p, f := executortest.OrdersPlan(executortest.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
-	o := runs.New(t, env, p, f)
-	if _, err := runs.Apply(context.Background(), o); err != nil {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
+	o := executortest.Handmade(t, env, p, f)
+	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if got := env.Entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {

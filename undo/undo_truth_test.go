@@ -10,7 +10,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
-	"github.com/migrate-tool/migrate/executor/executortest/runs"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -38,15 +38,15 @@ func TestUndoLeavesADocumentWhoseLinesOrTextChanged(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env, o, ord := runs.Retried(t)
+			env, o, ord := executortest.Retried(t)
 			var kline string
-			for _, l := range executortest.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
+			for _, l := range fixture.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
 				if l["PARTNAME"] == "P2" {
 					kline = fmt.Sprint(l["KLINE"])
 				}
 			}
 			env.Behind(t, c.change("ORDERS('"+ord+"')", kline))
-			opts := Options{Target: o.Target, Metadata: executortest.MetadataOf(env.MD)}
+			opts := Options{Target: o.Target, Metadata: fixture.MetadataOf(env.MD)}
 			preview, err := Undo(context.Background(), o.Journal, env.Client, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -80,8 +80,8 @@ func TestUndoLeavesADocumentWhoseLinesOrTextChanged(t *testing.T) {
 // insert) is undone whole, by the one comparison.
 func TestUndoUnchangedDeepInsertAfterRetry(t *testing.T) {
 	t.Parallel()
-	env, o, _ := runs.Retried(t)
-	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: executortest.MetadataOf(env.MD)})
+	env, o, _ := executortest.Retried(t)
+	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 	if err != nil || len(sum.Skipped) != 0 || sum.Failed != 0 {
 		t.Fatalf("%v %+v", err, sum)
 	}
@@ -98,17 +98,17 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 	for _, preview := range []bool{true, false} {
 		t.Run(fmt.Sprint("preview=", preview), func(t *testing.T) {
 			t.Parallel()
-			env := executortest.New(t, sandbox.Options{})
-			p, f := executortest.OrdersPlan(executortest.OrderWithLines("O1", 2, "C1", "P1", "P2"), executortest.OrderWithLines("O2", 3, "C1", "P3"))
-			o := runs.PartsAndCustomersFirst(t, env, p, f)
+			env := fixture.New(t, sandbox.Options{})
+			p, f := fixture.OrdersPlan(fixture.OrderWithLines("O1", 2, "C1", "P1", "P2"), fixture.OrderWithLines("O2", 3, "C1", "P3"))
+			o := executortest.PartsAndCustomersFirst(t, env, p, f)
 			env.Client.FailNext.Store(true) // the orders' answer is lost
-			if _, err := runs.Apply(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+			if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
 				t.Fatalf("apply: %v", err)
 			}
 			if st, _ := journal.Load(o.Journal); len(st.InDoubtSubs()) == 0 {
 				t.Fatal("nothing in doubt")
 			}
-			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: !preview, Target: o.Target, Metadata: executortest.MetadataOf(env.MD)})
+			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: !preview, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 			if err != nil || len(sum.InDoubt) != 0 {
 				t.Fatalf("undo: %v %+v", err, sum)
 			}
@@ -144,8 +144,8 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 // as apply's reconciliation finds them, and the order is undone.
 func TestUndoLinesWithAHiddenField(t *testing.T) {
 	t.Parallel()
-	env, o, _ := runs.Retried(t)
-	sum, err := Undo(context.Background(), o.Journal, executortest.Hiding{Batcher: env.Client, Field: "PRICE"}, Options{Yes: true, Target: o.Target, Metadata: executortest.MetadataOf(env.MD)})
+	env, o, _ := executortest.Retried(t)
+	sum, err := Undo(context.Background(), o.Journal, fixture.Hiding{Batcher: env.Client, Field: "PRICE"}, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 	if err != nil || len(sum.Skipped) != 0 {
 		t.Fatalf("%v %+v", err, sum)
 	}

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -55,7 +55,7 @@ func TestStepTotals(t *testing.T) {
 		{
 			name:   "decimals add up exactly",
 			totals: []*plan.Total{records, count, qty},
-			source: []totalsOrder{o("C1", l(executortest.Dec("0.1"), nil, ""), l(executortest.Dec("0.2"), nil, "")), o("C2", l(executortest.Dec("0.7"), nil, ""))},
+			source: []totalsOrder{o("C1", l(fixture.Dec("0.1"), nil, ""), l(fixture.Dec("0.2"), nil, "")), o("C2", l(fixture.Dec("0.7"), nil, ""))},
 			sent:   []totalsOrder{o("C1", l(num("0.1"), nil, ""), l(num("0.2"), nil, "")), o("C2", l(num("0.7"), nil, ""))},
 			target: []totalsOrder{o("C1", l("0.10", nil, ""), l("0.2000", nil, "")), o("C2", l(num("0.7"), nil, ""))},
 			want: []journal.TotalRow{
@@ -67,7 +67,7 @@ func TestStepTotals(t *testing.T) {
 		{
 			name:   "a sum per currency",
 			totals: []*plan.Total{perCurrency},
-			source: []totalsOrder{o("C1", l(nil, executortest.Dec("10.50"), "USD"), l(nil, executortest.Dec("3"), "EUR")), o("C2", l(nil, executortest.Dec("4.25"), "USD"))},
+			source: []totalsOrder{o("C1", l(nil, fixture.Dec("10.50"), "USD"), l(nil, fixture.Dec("3"), "EUR")), o("C2", l(nil, fixture.Dec("4.25"), "USD"))},
 			sent:   []totalsOrder{o("C1", l(nil, num("10.5"), "USD"), l(nil, num("3"), "EUR")), o("C2", l(nil, num("4.25"), "USD"))},
 			target: []totalsOrder{o("C1", l(nil, num("10.5"), "USD"), l(nil, num("3"), "EUR")), o("C2", l(nil, num("4.26"), "USD"))},
 			want: []journal.TotalRow{
@@ -89,7 +89,7 @@ func TestStepTotals(t *testing.T) {
 		{
 			name:   "nothing on a side is 0, and nothing anywhere still shows",
 			totals: []*plan.Total{records, qty},
-			source: []totalsOrder{o("C1", l(executortest.Dec("2.5"), nil, ""))},
+			source: []totalsOrder{o("C1", l(fixture.Dec("2.5"), nil, ""))},
 			want: []journal.TotalRow{
 				{Name: "orders", Expr: "count()", Source: "1", Sent: "0", Target: "0"},
 				{Name: "quantity", Expr: "sum(ORDERITEMS_SUBFORM.TQUANT)", Source: "2.5", Sent: "0.0", Target: "0.0"},

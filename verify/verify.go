@@ -1,3 +1,8 @@
+// Package verify reads back every record a run committed and compares
+// it, field by field, with what the run left (the journal's Sub.Match and
+// the values the server filled in), with the comparison undo's change
+// check uses (compare.Fields), and adds control totals from both sides.
+// It reads the journal and the service; the engine does not import it.
 package verify
 
 import (
@@ -16,11 +21,6 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 )
-
-// Verify reads back every record a run committed and compares
-// it, field by field, with what the run left (the journal's Sub.Match and
-// the values the server filled in), with the comparison undo's change
-// check uses (compare.Fields), and adds control totals from both sides.
 
 // Verify problems.
 const (

@@ -2,13 +2,12 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
-	"github.com/migrate-tool/migrate/executor/executortest/runs"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -18,8 +17,8 @@ import (
 // a user changed a field and deleted a line.
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	o := runs.Demo(t, env)
+	env := fixture.New(t, sandbox.Options{})
+	o := executortest.Demo(t, env)
 	ctx := context.Background()
 	verify := func(c executor.Client) *Result {
 		t.Helper()
@@ -52,7 +51,7 @@ func TestVerify(t *testing.T) {
 
 	// Field-level permissions: PARTDES never comes back. Not a difference;
 	// a part wrote nothing else but its key, so it is not verifiable.
-	res = verify(executortest.Hiding{Batcher: env.Client, Field: "PARTDES"})
+	res = verify(fixture.Hiding{Batcher: env.Client, Field: "PARTDES"})
 	if res.Differences() != 0 || len(res.Findings) != 4 || res.Steps[0].NotVerifiable != 2 {
 		t.Fatalf("hidden field: %+v", res.Findings)
 	}
@@ -85,37 +84,4 @@ func TestVerify(t *testing.T) {
 	if s := res.Steps[2]; s.Differ != 1 || s.Totals[2].Target != "1" || s.Totals[4].Target != "2" {
 		t.Fatalf("orders: %+v", s)
 	}
-}
-
-// hiding is a client whose answers lack a field, as the service's answers
-// lack a field hidden by field-level permissions (docs/servers.md, Reading).
-type hiding struct {
-	executor.Client
-	field string
-}
-
-func (h hiding) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
-	got, err := h.Client.Batch(ctx, reqs, opts)
-	for i := range got {
-		var v any
-		if json.Unmarshal(got[i].Body, &v) == nil {
-			got[i].Body, _ = json.Marshal(h.strip(v))
-		}
-	}
-	return got, err
-}
-
-func (h hiding) strip(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, h.field)
-		for k, e := range x {
-			x[k] = h.strip(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = h.strip(e)
-		}
-	}
-	return v
 }

@@ -6,72 +6,20 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
-	"github.com/migrate-tool/migrate/executor/executortest/runs"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // What verify compares is what the run finally left, each
 // line by its content, texts included, and what it cannot read is said.
 
-// behind sends writes to the sandbox as a user would, outside the run.
-func behind(t *testing.T, env *executortest.Env, reqs ...odata.BatchRequest) {
-	t.Helper()
-	for i := range reqs {
-		reqs[i].ID = fmt.Sprint(i + 1)
-		if reqs[i].Body != nil {
-			reqs[i].Headers = map[string]string{"content-type": "application/json"}
-		}
-	}
-	resps, err := env.Client.Batch(context.Background(), reqs, executor.BatchOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range resps {
-		if r.Status >= 300 {
-			t.Fatalf("behind the run's back: %d %s", r.Status, r.Body)
-		}
-	}
-}
-
-// retriedOrder is an order sent as one deep insert whose second line names
-// a part that does not exist (it fails, the order is partly loaded), then
-// corrected in place and loaded with apply --retry-failed.
-func retriedOrder(t *testing.T) (*executortest.Env, runs.Run, string) {
-	t.Helper()
-	env := executortest.New(t, sandbox.Options{})
-	order := func(part string) transform.Result {
-		return executortest.Rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1", "DETAILS": "O1"},
-			executortest.Line("ORDERITEMS_SUBFORM", 2001, map[string]any{"PARTNAME": "P1", "TQUANT": executortest.Dec("1"), "PRICE": executortest.Dec("2")}),
-			executortest.Line("ORDERITEMS_SUBFORM", 2002, map[string]any{"PARTNAME": part, "TQUANT": executortest.Dec("1"), "PRICE": executortest.Dec("4")}),
-			executortest.Line("ORDERITEMS_SUBFORM", 2003, map[string]any{"PARTNAME": "P2", "TQUANT": executortest.Dec("1"), "PRICE": executortest.Dec("2")}),
-			executortest.Single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver fast"}))
-	}
-	p, f := executortest.DeepOrders(order("X9"))
-	o := runs.New(t, env, p, f)
-	if sum, err := runs.Apply(context.Background(), o); err != nil || sum.Complete {
-		t.Fatalf("first load: %v %+v", err, sum)
-	}
-	f.Results["orders"] = []transform.Result{order("P3")}
-	o.RetryFailed = true
-	if sum, err := runs.Apply(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("retry: %v %+v", err, sum)
-	}
-	var key string
-	for _, ord := range env.SB.Snapshot()["ORDERS"] {
-		key = fmt.Sprint(ord["ORDNAME"])
-	}
-	return env, o, key
-}
-
 func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 	t.Parallel()
-	env, o, ord := runs.Retried(t)
+	env, o, ord := executortest.Retried(t)
 	verify := func() *Result {
 		t.Helper()
 		res, err := Verify(context.Background(), o.Journal, env.Client, Options{Target: o.Target, Metadata: env.MD})
@@ -101,13 +49,13 @@ func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 	// A user changes the text inside the deep insert, a line's price, and
 	// adds a line the run never wrote.
 	var kline any
-	for _, l := range executortest.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
+	for _, l := range fixture.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
 		if l["PARTNAME"] == "P2" {
 			kline = l["KLINE"]
 		}
 	}
 	doc := "ORDERS('" + ord + "')"
-	behind(t, env,
+	env.Behind(t,
 		odata.BatchRequest{Method: "PATCH", URL: doc + "/ORDERSTEXT_SUBFORM", Body: []byte(`{"TEXT":"Deliver slowly"}`)},
 		odata.BatchRequest{Method: "PATCH", URL: fmt.Sprintf("%s/ORDERITEMS_SUBFORM(%v)", doc, kline), Body: []byte(`{"PRICE":7}`)},
 		odata.BatchRequest{Method: "POST", URL: doc + "/ORDERITEMS_SUBFORM", Body: []byte(`{"PARTNAME":"P1","TQUANT":1,"PRICE":2}`)},
@@ -141,14 +89,14 @@ func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 // afterwards is a difference all the same.
 func TestVerifyUpsertUnchanged(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	seed, sf := executortest.PartsPlan(plan.ModeInsert, executortest.Part("P1", 2, "111"))
-	if sum, err := runs.Apply(context.Background(), runs.New(t, env, seed, sf)); err != nil || !sum.Complete {
+	env := fixture.New(t, sandbox.Options{})
+	seed, sf := fixture.PartsPlan(plan.ModeInsert, fixture.Part("P1", 2, "111"))
+	if sum, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, seed, sf)); err != nil || !sum.Complete {
 		t.Fatalf("seed: %v", err)
 	}
-	up, uf := executortest.PartsPlan(plan.ModeUpsert, executortest.Part("P1", 2, "111"))
-	o := runs.New(t, env, up, uf)
-	if sum, err := runs.Apply(context.Background(), o); err != nil || !sum.Complete {
+	up, uf := fixture.PartsPlan(plan.ModeUpsert, fixture.Part("P1", 2, "111"))
+	o := executortest.Handmade(t, env, up, uf)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("upsert: %v %+v", err, sum)
 	}
 	env.Behind(t, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"555"}`)})
@@ -166,13 +114,13 @@ func TestVerifyUpsertUnchanged(t *testing.T) {
 // hides from its answers is not "matched": nothing of it was compared.
 func TestVerifyNotVerifiable(t *testing.T) {
 	t.Parallel()
-	env := executortest.New(t, sandbox.Options{})
-	p, f := executortest.PartsPlan(plan.ModeInsert, executortest.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}))
-	o := runs.New(t, env, p, f)
-	if sum, err := runs.Apply(context.Background(), o); err != nil || !sum.Complete {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.PartsPlan(plan.ModeInsert, fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}))
+	o := executortest.Handmade(t, env, p, f)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("load: %v", err)
 	}
-	res, err := Verify(context.Background(), o.Journal, executortest.Hiding{Batcher: env.Client, Field: "PARTDES"}, Options{Target: o.Target, Metadata: env.MD})
+	res, err := Verify(context.Background(), o.Journal, fixture.Hiding{Batcher: env.Client, Field: "PARTDES"}, Options{Target: o.Target, Metadata: env.MD})
 	if err != nil {
 		t.Fatal(err)
 	}

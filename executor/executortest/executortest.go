@@ -1,0 +1,116 @@
+// Package executortest applies a plan and its sources to the sandbox
+// through the engine's own API (plan.Load, executor.Prepare,
+// executor.Apply), as the command line does: the runs, and the journals
+// they leave, of the tests of the packages that read what a run leaves
+// (report, export).
+package executortest
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/odata/odatatest"
+	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/sandbox"
+)
+
+// Target is a sandbox served over HTTP and a client of it whose pauses
+// (backoff, Retry-After) pass at once on Clock, the sandbox's clock too.
+type Target struct {
+	Sandbox *sandbox.Server
+	URL     string // the service root
+	Client  *odata.Client
+	Clock   *odatatest.Clock
+}
+
+// NewTarget starts a sandbox of opts, closed when the test ends.
+func NewTarget(t testing.TB, opts sandbox.Options) *Target {
+	t.Helper()
+	clock := odatatest.NewClock(time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC))
+	if opts.Now == nil {
+		opts.Now = clock.Now
+	}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	url := srv.URL + sandbox.BasePath
+	client, err := odata.NewClient(odata.Config{BaseURL: url, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
+		HTTPClient: srv.Client(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Target{Sandbox: sb, URL: url, Client: client, Clock: clock}
+}
+
+// Run is a prepared plan and the options it is applied with (the
+// journal in the plan's folder).
+type Run struct {
+	*executor.Prepared
+	executor.Options
+}
+
+// Prepare writes files (plan.yaml and its sources) to a folder of the
+// test's and prepares the plan against the sandbox's metadata; a
+// diagnostic fails the test.
+func (tg *Target) Prepare(t testing.TB, files map[string]string) Run {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ver, err := odata.ParseVersion("25.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ds := plan.Load(filepath.Join(dir, "plan.yaml"))
+	pr, ds := executor.Prepare(context.Background(), executor.Setup{Plan: p, Diagnostics: ds, Metadata: sandbox.DemoMetadata(), Version: ver})
+	if len(ds) > 0 {
+		t.Fatalf("prepare: %v", ds)
+	}
+	t.Cleanup(func() { pr.Close() })
+	return Run{pr, executor.Options{Client: tg.Client, Journal: filepath.Join(dir, "run.journal"), Target: tg.URL, ToolVersion: "test", Now: tg.Clock.Now}}
+}
+
+// Apply applies r; an error fails the test.
+func (r Run) Apply(t testing.TB) *executor.Summary {
+	t.Helper()
+	sum, err := executor.Apply(context.Background(), r.Prepared, r.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// Load prepares files and applies them.
+func (tg *Target) Load(t testing.TB, files map[string]string) (Run, *executor.Summary) {
+	t.Helper()
+	r := tg.Prepare(t, files)
+	return r, r.Apply(t)
+}
+
+// Entities are the sandbox's entities of set by a key field.
+func (tg *Target) Entities(set, key string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, ent := range tg.Sandbox.Snapshot()[set] {
+		out[fmt.Sprint(ent[key])] = ent
+	}
+	return out
+}
+
+// Lines are a collection sub-form of an entity of the sandbox's Snapshot.
+func Lines(ent map[string]any, nav string) []map[string]any {
+	l, _ := ent[nav].([]map[string]any)
+	return l
+}
