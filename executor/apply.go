@@ -150,7 +150,7 @@ func (r *runner) journalReads(reqs []odata.BatchRequest, c *odata.CallStats) {
 	if r.dry || r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
 		return
 	}
-	if err := r.appendUnsynced(stampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c)); err != nil {
+	if err := r.appendUnsynced(StampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c)); err != nil {
 		r.halt(err) // the journal failed (a full disk): the run stops, resumable
 	}
 }
@@ -335,7 +335,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 
 func (r *runner) openJournal(waves [][]*plan.Step) error {
 	hdr := journal.Header{Plan: r.opts.Plan.Name, PlanPath: r.opts.Plan.Path, PlanHash: r.opts.Plan.Hash,
-		Sources: sourceHashes(r.opts.Plan), Target: redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
+		Sources: sourceHashes(r.opts.Plan), Target: Redact(r.opts.Target), SystemVersion: r.opts.Version.Raw,
 		ToolVersion: r.opts.ToolVersion, User: r.opts.User, Created: r.opts.now().UTC(), MarksFinish: true}
 	if hdr.SystemVersion == "" && r.opts.Version.Major > 0 {
 		hdr.SystemVersion = r.opts.Version.String()
@@ -461,7 +461,7 @@ func (e *TargetError) Error() string {
 // not make another company. A journal that names no target (written before
 // targets were journaled) is let through.
 func CheckTarget(journalPath string, hdr journal.Header, target string) error {
-	was, now := redact(hdr.Target), redact(target)
+	was, now := Redact(hdr.Target), Redact(target)
 	if was == "" || now == "" || serviceRoot(was) == serviceRoot(now) {
 		return nil
 	}
@@ -820,7 +820,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Skipped), Location: id})
 		return nil
 	case len(res.Errors) > 0 || res.Record == nil:
-		id := rejectedID(res)
+		id := RejectedID(res)
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
 		prev := r.state.Record(name, id)
@@ -1147,7 +1147,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		r.txns.Add(int64(txns))
 		var calls odata.CallStats
 		start := r.opts.now()
-		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, batchOptions)
+		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, BatchOptions)
 		if !r.dry {
 			r.sizer.observe(len(reqs), attemptTime(r.opts.now().Sub(start), &calls))
 		}
@@ -1246,7 +1246,7 @@ func (sr *stepRun) traced() context.Context {
 func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, sendErr error, calls *odata.CallStats) error {
 	r := sr.r
 	answered := r.opts.now().UTC()
-	outcome := func(e journal.Entry) journal.Entry { return stampCalls(e, answered, calls) }
+	outcome := func(e journal.Entry) journal.Entry { return StampCalls(e, answered, calls) }
 	if sendErr != nil {
 		var ns *odata.NotSentError
 		if errors.As(sendErr, &ns) {
@@ -1427,9 +1427,9 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 	return nil
 }
 
-// stampCalls puts on an outcome when it came and what its call cost, for
+// StampCalls puts on an outcome when it came and what its call cost, for
 // the run report's chart.
-func stampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry {
+func StampCalls(e journal.Entry, at time.Time, c *odata.CallStats) journal.Entry {
 	e.At = &at
 	if c != nil {
 		e.Calls, e.Throttled, e.WaitMS = c.Attempts, c.Throttled, c.Waited.Milliseconds()

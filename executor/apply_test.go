@@ -10,47 +10,9 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-// demoLoad: parts and customers, then orders (server-numbered) with lines,
-// a text and an attachment.
-func demoLoad() (*plan.Plan, *fakeRecords) {
-	p := testPlan(step("parts", "LOGPART"), step("customers", "CUSTOMERS"), step("orders", "ORDERS", "parts", "customers"))
-	f := &fakeRecords{results: map[string][]transform.Result{
-		"parts": {
-			rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}),
-			rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut"}),
-		},
-		"customers": {
-			rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"}),
-			{Skipped: true, Loc: loc("customers.csv", 3)},
-		},
-		"orders": {
-			rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1", "DETAILS": "first"},
-				line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("2"), "PRICE": dec("1.50")}),
-				line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("3")}),
-				single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver fast", "APPEND": true}),
-				&transform.Child{Nav: "EXTFILES_SUBFORM", Fields: map[string]any{"EXTFILEDES": "drawing", "EXTFILENAME": "data:text/plain;base64,aGVsbG8=", "SUFFIX": ".txt"}},
-			),
-		},
-	}}
-	return p, f
-}
-
-// applyDemo applies demoLoad to the sandbox and returns the run, for the
-// tests that start from a company the run loaded.
-func (e *sandboxEnv) applyDemo(t testing.TB) testRun {
-	t.Helper()
-	p, f := demoLoad()
-	o := e.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	return o
-}
 
 func TestApplyDemoLoad(t *testing.T) {
 	t.Parallel()
@@ -107,10 +69,10 @@ func TestApplyDemoLoad(t *testing.T) {
 		t.Errorf("requests %d (the server saw %d) subrequests %d", sum.Requests, env.sb.Stats().Calls, sum.Subrequests)
 	}
 	// A second apply finds everything done and sends nothing.
-	before := env.client.calls.Load()
+	before := env.client.Calls.Load()
 	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete || env.client.calls.Load() != before {
-		t.Fatalf("rerun: %v %+v calls %d→%d", err, sum, before, env.client.calls.Load())
+	if err != nil || !sum.Complete || env.client.Calls.Load() != before {
+		t.Fatalf("rerun: %v %+v calls %d→%d", err, sum, before, env.client.Calls.Load())
 	}
 	// No secret in the journal.
 	data, _ := os.ReadFile(o.Journal)
@@ -128,7 +90,7 @@ func TestApplyRefs(t *testing.T) {
 	// A step after orders reads the server-assigned order number via ref().
 	p.Steps = append(p.Steps, step("more", "ORDERS", "orders"))
 	var got any
-	f.build = map[string]func(transform.Refs) []transform.Result{"more": func(refs transform.Refs) []transform.Result {
+	f.Build = map[string]func(transform.Refs) []transform.Result{"more": func(refs transform.Refs) []transform.Result {
 		got, _ = refs.Ref("orders", "O1")
 		return nil
 	}}

@@ -51,7 +51,7 @@ func TestBreakerStopsOnRepeatedScreenError(t *testing.T) {
 			if want == 0 {
 				want = 20
 			}
-			recs := &fakeRecords{results: map[string][]transform.Result{"customers": customers(60)}}
+			recs := &fakeRecords{Results: map[string][]transform.Result{"customers": customers(60)}}
 			o := env.opts(t, p, recs)
 			o.BatchSize, o.Concurrency = tt.batchSize, 1
 			sum, err := runApply(context.Background(), o)
@@ -98,7 +98,7 @@ func TestBreakerResetsOnSuccess(t *testing.T) {
 	for i := 0; i < 12; i += 2 {
 		results[i].Record.Fields["AGENTCODE"] = "TOOLONGCODE" // one and the same screen error
 	}
-	o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": results}})
+	o := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": results}})
 	o.BatchSize, o.Concurrency = 5, 1
 	sum, err := runApply(context.Background(), o)
 	if err != nil {

@@ -360,12 +360,12 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 	}
 	sent := map[string][]json.RawMessage{} // collection nav → lines' match fields
 	for path, sub := range rec.Subs {
-		if path == "" || depth(path) != 1 || sub.Op != journal.OpCreate || len(sub.Match) == 0 {
+		if path == "" || journal.Depth(path) != 1 || sub.Op != journal.OpCreate || len(sub.Match) == 0 {
 			continue
 		}
 		sent[sub.Nav] = append(sent[sub.Nav], sub.Match)
 	}
-	for nav, l := range carriedLines(rec.Subs[""]) {
+	for nav, l := range rec.Subs[""].CarriedLines() {
 		sent[nav] = append(sent[nav], l...)
 	}
 	set := r.md.EntitySet(ent)

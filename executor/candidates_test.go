@@ -96,12 +96,12 @@ func TestReconcileServerNumbered(t *testing.T) {
 			o := loadPartsAndCustomers(t, env, p, f)
 			for _, h := range tt.handMade {
 				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
-					Body: mustJSON(t, h), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+					Body: mustJSON(t, h), Headers: map[string]string{"content-type": "application/json"}}}, BatchOptions); err != nil {
 					t.Fatal(err)
 				}
 			}
 			before := len(env.sb.Snapshot()["ORDERS"])
-			env.client.failNext.Store(true)
+			env.client.FailNext.Store(true)
 			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v", err)
 			}

@@ -15,10 +15,10 @@ type Client interface {
 	Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error)
 }
 
-// batchOptions: continue-on-error always, and said explicitly (the two
+// BatchOptions are continue-on-error always, and said explicitly (the two
 // formats have opposite defaults, and the documented example sends false),
 // so that one bad record does not stop the others.
-var batchOptions = odata.BatchOptions{ContinueOnError: true}
+var BatchOptions = odata.BatchOptions{ContinueOnError: true}
 
 // ErrInterrupted is returned (wrapped) when Options.Stop or ctx stopped the
 // run: in-flight batches were finished and journaled; run apply again to
@@ -30,8 +30,8 @@ var ErrInterrupted = errors.New("interrupted: run apply again to resume")
 // sent; run apply again: it reconciles what is in doubt before sending.
 var ErrInDoubt = errors.New("a batch's outcome is unknown: run apply again to reconcile it")
 
-// redact strips credentials from a target URL for the journal.
-func redact(target string) string {
+// Redact strips credentials from a target URL for the journal.
+func Redact(target string) string {
 	u, err := url.Parse(target)
 	if err != nil {
 		return ""

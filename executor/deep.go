@@ -1,11 +1,9 @@
 package executor
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math/big"
 	"net/http"
 	"slices"
@@ -104,86 +102,6 @@ func (o *op) textsMatch() json.RawMessage {
 	}
 	b, _ := json.Marshal(out)
 	return b
-}
-
-// carriedChild is one first-level child a deep insert wrote inside its body,
-// as the journal keeps it: its path (from Lines and Texts: the children
-// of one sub-form are contiguous, in the order sent), its sub-form and
-// its match fields.
-type carriedChild struct {
-	Path, Nav string
-	Single    bool
-	Match     json.RawMessage
-}
-
-// carriedChildren lists the first-level children deep insert s carried,
-// in path order. A journal written before Texts has no texts, so a
-// document that carried one gets its lines' paths from 0: only a line
-// sent again on its own is then misplaced.
-func carriedChildren(s *journal.SubState) []carriedChild {
-	if s == nil || len(s.Lines) == 0 && len(s.Texts) == 0 {
-		return nil
-	}
-	var texts map[string]map[string]json.RawMessage
-	_ = json.Unmarshal(s.Texts, &texts)
-	byPath := map[int]carriedChild{}
-	for p, m := range texts {
-		i, err := strconv.Atoi(p)
-		if err != nil {
-			continue
-		}
-		for nav, f := range m {
-			byPath[i] = carriedChild{Path: p, Nav: nav, Single: true, Match: f}
-		}
-	}
-	lines := carriedLines(s)
-	at := 0
-	for _, nav := range objectKeys(s.Lines) {
-		for _, l := range lines[nav] {
-			for byPath[at].Nav != "" {
-				at++
-			}
-			byPath[at] = carriedChild{Path: strconv.Itoa(at), Nav: nav, Match: l}
-		}
-	}
-	out := make([]carriedChild, 0, len(byPath))
-	for _, i := range slices.Sorted(maps.Keys(byPath)) {
-		out = append(out, byPath[i])
-	}
-	return out
-}
-
-// objectKeys are the keys of a JSON object in the order written.
-func objectKeys(raw json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		k, _ := t.(string)
-		keys = append(keys, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-	}
-	return keys
-}
-
-// carriedLines reads journal.Sub.Lines: the match fields of the lines a
-// deep insert carried, by sub-form; none when s is not one.
-func carriedLines(s *journal.SubState) map[string][]json.RawMessage {
-	if s == nil || len(s.Lines) == 0 {
-		return nil
-	}
-	var out map[string][]json.RawMessage
-	_ = json.Unmarshal(s.Lines, &out)
-	return out
 }
 
 // carriedOK counts the children o's deep insert wrote inside its body,

@@ -361,7 +361,7 @@ func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage
 	changed := false
 	for _, path := range slices.Sorted(maps.Keys(prev.Subs)) {
 		s := prev.Subs[path]
-		if path == "" || depth(path) != 1 || !s.OK() {
+		if path == "" || journal.Depth(path) != 1 || !s.OK() {
 			continue
 		}
 		i, known := at[path]

@@ -517,7 +517,7 @@ func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, li
 		lt := lineType(md, t, l.Nav)
 		var held []json.RawMessage
 		_ = json.Unmarshal(raw[l.Nav], &held)
-		for _, h := range decodeLines(held) {
+		for _, h := range odata.DecodeEntities(held) {
 			if lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, l.Key) {
 				out[l.path] = h
 				break

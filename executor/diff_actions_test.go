@@ -36,7 +36,7 @@ func TestDiffOfEveryAction(t *testing.T) {
 	p.Name = "חלקים"
 	bad := transform.Result{Loc: loc("parts.csv", 5), Errors: []*transform.RowError{{Step: "parts", Loc: loc("parts.csv", 5),
 		Cell: "parts.csv:5", Field: "BARCODE", Value: "<b>x</b>", Message: "BARCODE: longer than MaxLength 16"}}}
-	recs := &fakeRecords{results: map[string][]transform.Result{
+	recs := &fakeRecords{Results: map[string][]transform.Result{
 		"parts": {
 			rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "בורג משושה", "BARCODE": "1"}),
 			rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "part P2", "BARCODE": "2"}),

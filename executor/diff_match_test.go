@@ -37,7 +37,7 @@ func diffMatchReadsBatched(t *testing.T, version string) {
 	o := loadPartsAndCustomers(t, env, p, f)
 	// The company already holds O007's order.
 	if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
-		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O007"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O007"}), Headers: map[string]string{"content-type": "application/json"}}}, BatchOptions); err != nil {
 		t.Fatal(err)
 	}
 	log := &callLog{Client: env.client}
@@ -81,7 +81,7 @@ func TestDiffMatchFieldNotRead(t *testing.T) {
 	p.Steps[2].Match = []string{"CUSTNAME", "DETAILS"}
 	o := loadPartsAndCustomers(t, env, p, f)
 	if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
-		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O1"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+		Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "O1"}), Headers: map[string]string{"content-type": "application/json"}}}, BatchOptions); err != nil {
 		t.Fatal(err)
 	}
 	w := &warnings{}

@@ -14,7 +14,7 @@
 // steps in dependency order; bounded concurrency; a write-ahead journal
 // (package journal) before and after every batch so that a resumed run
 // reconciles what is in doubt and sends nothing twice; upsert and update
-// with before-images; undo; status; and the dry run
+// with before-images; status; and the dry run
 // (DryRun), which is the same loop over a simulated service that answers the
 // writes and passes the reads to the target. Diff is that dry run with
 // every step reading, each record classified against what the target
@@ -28,5 +28,7 @@
 // The engine never prints: progress goes through Hook. It parses no YAML
 // and no spreadsheet: records come from transform, the wire format from
 // odata. What reads its results (the reports, the pages, the evidence:
-// package report; the exports: package export) is not imported here.
+// package report; the exports: package export) and what reads a run back
+// from its journal and the service (package verify; package undo, which
+// settles work in doubt with Settle) is not imported here.
 package executor

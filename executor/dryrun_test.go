@@ -104,9 +104,9 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			if tc.seed != nil {
 				seed, sf := ordersPlan()
-				sf.results = map[string][]transform.Result{}
+				sf.Results = map[string][]transform.Result{}
 				for k, v := range tc.seed {
-					sf.results[k] = v
+					sf.Results[k] = v
 				}
 				seed.Hash = "seed"
 				if sum, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil || !sum.Complete {
@@ -115,7 +115,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			}
 			before := env.sb.Snapshot()
 			p := testPlan(tc.steps...)
-			o := env.opts(t, p, &fakeRecords{results: tc.recs})
+			o := env.opts(t, p, &fakeRecords{Results: tc.recs})
 			o.BatchSize = 4
 			planDir := filepath.Join(t.TempDir(), "plan")
 			o.OutDir = planDir
@@ -132,7 +132,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 			os.MkdirAll(sent, 0o755)
 			// apply is another process: a client of its own, whose forms
 			// the dry run's reads have not warmed.
-			o.Client = &recorder{inner: &httpClient{url: env.client.url, hc: env.client.hc}, dir: sent}
+			o.Client = &recorder{inner: env.client.Another(), dir: sent}
 			as, err := runApply(context.Background(), o)
 			if err != nil || !as.Complete {
 				t.Fatalf("apply: %v %+v", err, as)
@@ -197,7 +197,7 @@ func TestDryRunOffline(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			s := step("parts", "LOGPART")
 			s.Mode = tc.mode
-			o := env.opts(t, testPlan(s), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
+			o := env.opts(t, testPlan(s), &fakeRecords{Results: map[string][]transform.Result{"parts": parts}})
 			o.Client = nil
 			o.OutDir = t.TempDir()
 			sum, err := runDryRun(context.Background(), o)

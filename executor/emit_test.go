@@ -48,7 +48,7 @@ func TestIntentJournaledBeforeItsSlot(t *testing.T) {
 		custs = append(custs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "x"}))
 	}
 	p := testPlan(step("customers", "CUSTOMERS"))
-	o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": custs}})
+	o := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": custs}})
 	o.Concurrency, o.BatchSize = 1, 100
 	sc := &stallingClient{inner: env.client, pass: 1, stalled: make(chan struct{})}
 	o.Client = sc

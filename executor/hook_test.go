@@ -40,7 +40,7 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	for _, code := range []string{"P1", "P2", "P3"} {
 		parts = append(parts, rec("parts", "LOGPART", code, 2, map[string]any{"PARTNAME": code, "PARTDES": "part " + code}))
 	}
-	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{results: map[string][]transform.Result{"parts": parts}})
+	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{Results: map[string][]transform.Result{"parts": parts}})
 	hook := &waitHook{}
 	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
 	sum, err := runApply(context.Background(), o)

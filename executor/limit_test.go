@@ -23,7 +23,7 @@ func stepsPlan() (*plan.Plan, *fakeRecords) {
 	cust := step("customers", "CUSTOMERS", "families")
 	orders := step("orders", "ORDERS", "customers")
 	orders.Exists = []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART"}}
-	f := &fakeRecords{results: map[string][]transform.Result{
+	f := &fakeRecords{Results: map[string][]transform.Result{
 		"families":  {rec("families", "FAMILY_LOG", "F1", 2, map[string]any{"FAMILYNAME": "F1", "FAMILYDESC": "one"})},
 		"parts":     {rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "one", "FAMILYNAME": "F1"})},
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "one"})},
@@ -101,11 +101,11 @@ func TestApplyTrialThenFull(t *testing.T) {
 		return rec("parts", "LOGPART", id, l, map[string]any{"PARTNAME": id, "PARTDES": id, "FAMILYNAME": k})
 	}
 	f := &fakeRecords{
-		results: map[string][]transform.Result{"families": {
+		Results: map[string][]transform.Result{"families": {
 			rec("families", "FAMILY_LOG", "F1", 2, map[string]any{"FAMILYNAME": "F1", "FAMILYDESC": "one"}),
 			rec("families", "FAMILY_LOG", "F2", 3, map[string]any{"FAMILYNAME": "F2", "FAMILYDESC": "two"}),
 		}},
-		build: map[string]func(transform.Refs) []transform.Result{"parts": func(refs transform.Refs) []transform.Result {
+		Build: map[string]func(transform.Refs) []transform.Result{"parts": func(refs transform.Refs) []transform.Result {
 			return []transform.Result{part(refs, "P1", "F2", 2), part(refs, "P2", "F1", 3), part(refs, "P3", "F1", 4)}
 		}},
 	}
@@ -159,10 +159,10 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 		return rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": "C1", "DETAILS": id},
 			line("ORDERITEMS_SUBFORM", l, map[string]any{"PARTNAME": part, "TQUANT": 1}))
 	}
-	recs := &fakeRecords{results: map[string][]transform.Result{
+	recs := &fakeRecords{Results: map[string][]transform.Result{
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Yarden"})},
 		"orders":    {order("O0", 2, "P0"), order("O1", 3, "P1"), order("O2", 4, "P4"), order("O3", 5, "P2")},
-	}, build: map[string]func(transform.Refs) []transform.Result{
+	}, Build: map[string]func(transform.Refs) []transform.Result{
 		"parts": func(refs transform.Refs) []transform.Result {
 			// P0's family is past the trial: its ref() finds nothing.
 			refs.Ref("families", "F9")

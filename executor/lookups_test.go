@@ -132,7 +132,7 @@ func TestTargetLookupsFieldsNotRead(t *testing.T) {
 				{"CUSTNAME": "C3", "CUSTDES": "Gamma", "AGENTCODE": "017", "PHONE": "3"},
 			} {
 				if _, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "POST", URL: "CUSTOMERS",
-					Body: mustJSON(t, c), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+					Body: mustJSON(t, c), Headers: map[string]string{"content-type": "application/json"}}}, BatchOptions); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -120,6 +120,12 @@ func Prepare(ctx context.Context, s Setup) (*Prepared, plan.Diagnostics) {
 	return pr, dedupe(diags)
 }
 
+// WithRecords is p prepared with records of the caller's own (a test's)
+// instead of its sources': nothing is checked or compiled.
+func WithRecords(p *plan.Plan, md *odata.Metadata, v odata.Version, records RecordSource) *Prepared {
+	return &Prepared{Plan: p, Metadata: md, Version: v, records: records}
+}
+
 // Close closes the workbooks the run opened. The services' clients are
 // the caller's.
 func (p *Prepared) Close() error {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
@@ -146,7 +147,7 @@ func TestMalformedReadAnswerStopsTheRun(t *testing.T) {
 	s := step("customers", "CUSTOMERS")
 	s.Mode = "upsert"
 	p := testPlan(s)
-	f := &fakeRecords{results: map[string][]transform.Result{
+	f := &fakeRecords{Results: map[string][]transform.Result{
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})}}}
 	o := env.opts(t, p, f)
 	o.Client = client
@@ -212,7 +213,7 @@ func answerProxy(t *testing.T, env *sandboxEnv, multipart bool, mangle func(req 
 		w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(srv.Close)
-	return &httpClient{url: srv.URL + sandbox.BasePath, hc: srv.Client()}
+	return fixture.NewClient(srv.URL+sandbox.BasePath, srv.Client())
 }
 
 func writeBatchAnswer(t *testing.T, w http.ResponseWriter, resps []odata.BatchResponse, multipart bool) {

@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // The client stays exactly-once on real servers' quirks (docs/servers.md;
@@ -52,14 +52,6 @@ func (r *restartable) restart(t *testing.T) {
 	r.cur.Store(sb)
 }
 
-func partsPlan(mode plan.Mode, parts ...transform.Result) (*plan.Plan, *fakeRecords) {
-	st := step("parts", "LOGPART")
-	st.Mode = mode
-	p := testPlan(st)
-	p.Hash = string(mode)
-	return p, &fakeRecords{results: map[string][]transform.Result{"parts": parts}}
-}
-
 // seedParts loads parts P1 (barcode 1) and P2 (barcode 2).
 func seedParts(t *testing.T, env *sandboxEnv) {
 	t.Helper()
@@ -67,10 +59,6 @@ func seedParts(t *testing.T, env *sandboxEnv) {
 	if sum, err := runApply(context.Background(), env.opts(t, p, f)); err != nil || !sum.Complete {
 		t.Fatalf("seed: %v", err)
 	}
-}
-
-func part(id string, l int, barcode string) transform.Result {
-	return rec("parts", "LOGPART", id, l, map[string]any{"PARTNAME": id, "PARTDES": "part " + id, "BARCODE": barcode})
 }
 
 // TestColdFormsAfterRestart: a server restarted between two runs answers
@@ -87,7 +75,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		env := newRestartable(t, cold)
 		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
 		o := env.opts(t, p, f)
-		o.Client = &loseOnce{Client: env.client, lose: func([]odata.BatchRequest) bool { return true }}
+		o.Client = &fixture.LoseOnce{Batcher: env.client, Lose: func([]odata.BatchRequest) bool { return true }}
 		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
 			t.Fatalf("first apply: %v, want in doubt", err)
 		}
@@ -159,7 +147,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		}
 		// Undo reads each entity to see that it is as the run left it.
 		env.restart(t)
-		us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+		us, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true})
 		if err != nil || us.Done != 2 {
 			t.Fatalf("undo: %v %+v", err, us)
 		}
@@ -181,7 +169,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 			t.Fatalf("apply: %v", err)
 		}
 		env.restart(t)
-		us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Force: true})
+		us, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true, Force: true})
 		if err != nil || us.Done != 3 || us.Failed != 0 {
 			t.Fatalf("undo: %v %+v", err, us)
 		}
@@ -226,11 +214,11 @@ func TestQuirksEveryOneAtOnce(t *testing.T) {
 			}
 			// Verify reads it all back as the run left it: multipart ids,
 			// cold forms and normalised texts are no differences.
-			vr, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})
-			if err != nil || len(vr.Findings) != 0 {
-				t.Fatalf("verify: %v %+v", err, vr)
+			problems, err := VerifyInTest(context.Background(), o.Journal, env.client, o.Target, env.md)
+			if err != nil || len(problems) != 0 {
+				t.Fatalf("verify: %v %q", err, problems)
 			}
-			us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+			us, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true})
 			if err != nil || us.Failed != 0 {
 				t.Fatalf("undo: %v %+v", err, us)
 			}
@@ -268,7 +256,7 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 		o1.Record.Children = append(o1.Record.Children, single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": text, "APPEND": true}))
 		p, f := ordersPlan(o1)
 		o := env.opts(t, p, f)
-		o.Client = &loseOnce{Client: env.client, lose: func(reqs []odata.BatchRequest) bool {
+		o.Client = &fixture.LoseOnce{Batcher: env.client, Lose: func(reqs []odata.BatchRequest) bool {
 			for _, r := range reqs {
 				if strings.HasSuffix(r.URL, "ORDERSTEXT_SUBFORM") {
 					return true

@@ -23,7 +23,7 @@ func seedCustomers(t *testing.T, env *sandboxEnv, n int) {
 			Body:    []byte(fmt.Sprintf(`{"CUSTNAME":%q,"CUSTDES":"Customer %s"}`, name, name))})
 	}
 	flush := func() {
-		resps, err := env.client.Batch(context.Background(), reqs, batchOptions)
+		resps, err := env.client.Batch(context.Background(), reqs, BatchOptions)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,8 +67,8 @@ func (r *runner) reconcile() error {
 	}
 	// Entities first, then their children (a child of an absent parent is
 	// absent; a child's parent key may come from reconciling the parent).
-	sort.SliceStable(subs, func(i, j int) bool { return depth(subs[i].Path) < depth(subs[j].Path) })
-	entity := stepEntities(r.state)
+	sort.SliceStable(subs, func(i, j int) bool { return journal.Depth(subs[i].Path) < journal.Depth(subs[j].Path) })
+	entity := StepEntities(r.state)
 	if r.opts.Plan != nil { // undo settles work in doubt with the journal alone
 		for _, s := range r.opts.Plan.Steps {
 			entity[s.Name] = s.Entity
@@ -111,10 +111,10 @@ func (r *runner) reconcile() error {
 		return ""
 	}
 	for i, s := range subs {
-		if i == 0 || depth(s.Path) != depth(subs[i-1].Path) {
+		if i == 0 || journal.Depth(s.Path) != journal.Depth(subs[i-1].Path) {
 			var paths []string
 			for _, next := range subs[i:] {
-				if depth(next.Path) != depth(s.Path) {
+				if journal.Depth(next.Path) != journal.Depth(s.Path) {
 					break
 				}
 				if p := pathOf(next); p != "" {
@@ -219,7 +219,7 @@ func (r *runner) reconcile() error {
 			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
 				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
 			}
-			line, found, why := matchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
+			line, found, why := MatchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
 			switch {
 			case why != "":
 				decide(0, "", why)
@@ -264,7 +264,7 @@ func (r *runner) reconcile() error {
 			}
 			// A PATCH applies whole: the fields read back decide it,
 			// each by its type.
-			pt := typeAt(r.md, s.URL)
+			pt := TypeAt(r.md, s.URL)
 			read := []json.RawMessage{resp.Body}
 			want, unread := readableMatch(read, want)
 			before, _ := readableMatch(read, s.Before)
@@ -402,10 +402,10 @@ func (r *runner) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[s
 	return url, t, false, ""
 }
 
-// typeAt is the entity type of what path addresses (ORDERS('SO1'),
+// TypeAt is the entity type of what path addresses (ORDERS('SO1'),
 // ORDERS('SO1')/ORDERITEMS_SUBFORM(3)), nil when the metadata does not
 // know it: the type its fields are compared by.
-func typeAt(md *odata.Metadata, path string) *odata.EntityType {
+func TypeAt(md *odata.Metadata, path string) *odata.EntityType {
 	if md == nil {
 		return nil
 	}
@@ -428,13 +428,6 @@ func typeAt(md *odata.Metadata, path string) *odata.EntityType {
 		}
 	}
 	return t
-}
-
-func depth(path string) int {
-	if path == "" {
-		return 0
-	}
-	return strings.Count(path, ".") + 1
 }
 
 func pathLabel(s *journal.SubState) string {
@@ -528,7 +521,7 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 	var err error
 	for attempt := 0; attempt < read.Attempts; attempt++ {
 		var got []odata.BatchResponse
-		got, err = r.opts.Client.Batch(ctx, reqs, batchOptions)
+		got, err = r.opts.Client.Batch(ctx, reqs, BatchOptions)
 		if err == nil {
 			out, problem := read.Answers(reqs, got)
 			if out != nil {
@@ -546,12 +539,12 @@ func (r *runner) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 	return nil, err
 }
 
-// matchLine finds, among a parent's lines (or its single text object), one
+// MatchLine finds, among a parent's lines (or its single text object), one
 // whose fields are the same as match (compare, typed by the lines' type
 // when parent is known) and whose key is not claimed; it returns that
 // line's key. Fields no line carries (not returned on read) are not
 // compared; why says so when none is left to compare.
-func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
+func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
 	var lt *odata.EntityType
 	if parent != nil {
 		if n := parent.Navigation(nav); n != nil {
@@ -589,4 +582,26 @@ func matchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		return k, true, ""
 	}
 	return "", false, ""
+}
+
+// StepEntities is each step's entity: the journal header's, else (a step
+// the plan that began the journal did not have) the entity set its
+// records' entities were sent to.
+func StepEntities(st *journal.State) map[string]string {
+	entity := map[string]string{}
+	for _, s := range st.Header.Steps {
+		entity[s.Name] = s.Entity
+	}
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			if entity[name] != "" {
+				break
+			}
+			if rec := ss.Records[id]; rec != nil && rec.Subs[""] != nil {
+				entity[name] = odata.EntitySetOf(rec.Subs[""].URL)
+			}
+		}
+	}
+	return entity
 }

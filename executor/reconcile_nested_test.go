@@ -31,7 +31,7 @@ func TestCrashThenResumeReconcilesLineTexts(t *testing.T) {
 	}
 	p, f := ordersPlan(withTexts("O1", 2), withTexts("O2", 3))
 	o := loadPartsAndCustomers(t, env, p, f)
-	env.client.failNext.Store(true)
+	env.client.FailNext.Store(true)
 	if sum, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatalf("first apply: %v %+v", err, sum)
 	}

@@ -91,7 +91,7 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 			if es := run.Metadata.EntitySet(s.Entity); es != nil {
 				typ = es.Type
 			}
-			err := run.records.Records(ctx, s.Name, run.open, standInRefs{}, func(r transform.Result) error {
+			err := run.StandInRecords(ctx, s.Name, func(r transform.Result) error {
 				rec := r.Record
 				if rec == nil || len(r.Errors) > 0 {
 					return nil // a row error: the run reports it
@@ -263,3 +263,10 @@ type standInRefs struct{}
 
 func (standInRefs) Ref(step, id string) (any, bool) { return "{" + step + ":" + id + "}", true }
 func (standInRefs) Placeholders() bool              { return true }
+
+// StandInRecords builds step's records from its source rows as every
+// command does, each ref() a stand-in: for what reads the values the plan
+// writes and not its keys (the reference check, verify's totals).
+func (p *Prepared) StandInRecords(ctx context.Context, step string, fn func(transform.Result) error) error {
+	return p.records.Records(ctx, step, p.open, standInRefs{}, fn)
+}

@@ -23,7 +23,7 @@ func TestCheckReferences(t *testing.T) {
 	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART", Pos: plan.Pos{File: "p.yaml", Line: 9, Col: 11}}}}}
 	same := step("same", "ORDERS") // the same wave as parts: not "earlier"
 	same.Subforms = orders.Subforms
-	recs := &fakeRecords{results: map[string][]transform.Result{
+	recs := &fakeRecords{Results: map[string][]transform.Result{
 		"parts": {rec("parts", "LOGPART", "N-200", 2, map[string]any{"PARTNAME": "N-200", "PARTDES": "Nut"})},
 		"orders": {
 			rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"},
@@ -98,7 +98,7 @@ func TestCheckReferencesColdForms(t *testing.T) {
 	env.restart(t)
 	orders := step("orders", "ORDERS")
 	orders.Subforms = []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Exists: []*plan.Exists{{Field: "PARTNAME", Entity: "LOGPART"}}}}
-	recs := &fakeRecords{results: map[string][]transform.Result{"orders": {
+	recs := &fakeRecords{Results: map[string][]transform.Result{"orders": {
 		rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"},
 			line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1"}),
 			line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "X-999"}),
@@ -124,7 +124,7 @@ func TestCheckReferencesReadsPerCall(t *testing.T) {
 	for i := range 150 {
 		kids = append(kids, line("ORDERITEMS_SUBFORM", i+2, map[string]any{"PARTNAME": fmt.Sprintf("X-%03d", i)}))
 	}
-	recs := &fakeRecords{results: map[string][]transform.Result{"orders": {rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"}, kids...)}}}
+	recs := &fakeRecords{Results: map[string][]transform.Result{"orders": {rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1"}, kids...)}}}
 	log := &callLog{Client: env.client}
 	o := env.opts(t, testPlan(orders), recs)
 	o.Client = log

@@ -49,6 +49,20 @@ func resolver(ctx context.Context, st *journal.State, opts ResolveOptions) *runn
 	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
 }
 
+// Settle settles the work in doubt of journal jr (st its state) by
+// reading the server, as apply's reconciliation settles it (found: done;
+// absent: never done), and journals what it found: undo's way, since an
+// apply would also re-create what undo deletes. It returns the state
+// settled.
+func Settle(ctx context.Context, jr *journal.Journal, st *journal.State, opts ResolveOptions) (*journal.State, error) {
+	r := resolver(ctx, st, opts)
+	r.jr = journalLedger{jr}
+	if err := r.reconcile(); err != nil {
+		return nil, err
+	}
+	return r.state, nil
+}
+
 // InDoubt lists every record of the journal whose work is in doubt, in
 // journal order, with the documents that may be its own.
 func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]InDoubtRecord, error) {
@@ -109,7 +123,7 @@ func (r *runner) describe(rec *journal.RecordState, claimed map[string]bool) (In
 		}
 	}
 	root := rec.Subs[""]
-	for _, l := range carriedLines(root) {
+	for _, l := range root.CarriedLines() {
 		d.Lines += len(l)
 	}
 	if d.Entity == "" && root != nil && root.Op == journal.OpCreate {

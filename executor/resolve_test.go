@@ -22,7 +22,7 @@ func lookAlikesInDoubt(t *testing.T, env *sandboxEnv, before func()) testRun {
 	if before != nil {
 		before()
 	}
-	env.client.failNext.Store(true) // the orders' answer is lost
+	env.client.FailNext.Store(true) // the orders' answer is lost
 	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestResolveAndUndoAroundDoubt(t *testing.T) {
 		}
 	}
 
-	sum, err := Undo(ctx, o.Journal, env.client, UndoOptions{Yes: true})
+	sum, err := UndoInTest(ctx, o.Journal, env.client, UndoInTestOptions{Yes: true})
 	if !errors.Is(err, ErrInDoubt) || strings.Join(sum.InDoubt, ",") != "orders/O1,orders/O2" {
 		t.Fatalf("undo: %v %+v", err, sum)
 	}
@@ -100,7 +100,7 @@ func TestResolveKeyAmongCandidates(t *testing.T) {
 	o := lookAlikesInDoubt(t, env, func() {
 		// An order of the customer's made before the run: never the run's own.
 		if _, err := env.client.Batch(ctx, []odata.BatchRequest{{ID: "1", Method: "POST", URL: "ORDERS",
-			Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions); err != nil {
+			Body: mustJSON(t, map[string]any{"CUSTNAME": "C1", "DETAILS": "same"}), Headers: map[string]string{"content-type": "application/json"}}}, BatchOptions); err != nil {
 			t.Fatal(err)
 		}
 		before = env.entities("ORDERS", "ORDNAME")

@@ -68,12 +68,12 @@ steps:
 			}
 			rc := &readCounter{RecordSource: o.records}
 			o.records = rc
-			calls := env.client.calls.Load()
+			calls := env.client.Calls.Load()
 			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete || stepOf(sum, "customers").Committed != 3 || sum.Subrequests != 0 {
 				t.Fatalf("resume: %v %+v", err, sum)
 			}
-			if got := env.client.calls.Load() - calls; got != 0 {
+			if got := env.client.Calls.Load() - calls; got != 0 {
 				t.Errorf("the resume made %d calls", got)
 			}
 			if got := rc.steps.Load(); got != c.reads {
@@ -106,7 +106,7 @@ func TestResumeWithoutRowsInDoubt(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
 			o, orders := deepOrdersInDoubt(t, env, c.fault, "P1", "P2")                            // the first batch (O0-O2) is in doubt
-			o.records = &fakeRecords{results: map[string][]transform.Result{"orders": orders[1:]}} // O0 is gone
+			o.records = &fakeRecords{Results: map[string][]transform.Result{"orders": orders[1:]}} // O0 is gone
 			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
@@ -121,7 +121,7 @@ func TestResumeWithoutRowsInDoubt(t *testing.T) {
 			if r := js.Record("orders", "O0"); r == nil || r.Status() != c.want {
 				t.Fatalf("O0: %+v, want %s", r, c.want)
 			}
-			if _, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target}); err != nil {
+			if _, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true, Target: o.Target}); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {

@@ -135,9 +135,9 @@ func sortStrings(s []string) { sort.Strings(s) }
 // reads: orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE): message.
 func (e RecordError) String() string { return e.Diagnostic().String() }
 
-// rejectedID is the identity a record the plan's row errors reject is
+// RejectedID is the identity a record the plan's row errors reject is
 // journaled under: its id when it could be worked out, else its location.
-func rejectedID(res transform.Result) string {
+func RejectedID(res transform.Result) string {
 	switch {
 	case res.Record != nil && res.Record.ID != "":
 		return res.Record.ID

@@ -9,36 +9,9 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
-	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
-
-func partsAndCustomers(n int) []transform.Result {
-	var out []transform.Result
-	for i := 1; i <= n; i++ {
-		id := fmt.Sprintf("P%d", i)
-		out = append(out, rec("parts", "LOGPART", id, i+1, map[string]any{"PARTNAME": id, "PARTDES": "part " + id}))
-	}
-	return out
-}
-
-func orderWithLines(id string, l int, cust string, parts ...string) transform.Result {
-	var kids []*transform.Child
-	for i, p := range parts {
-		kids = append(kids, line("ORDERITEMS_SUBFORM", l*1000+i, map[string]any{"PARTNAME": p, "TQUANT": dec("1")}))
-	}
-	return rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": cust, "DETAILS": id}, kids...)
-}
-
-func ordersPlan(orders ...transform.Result) (*plan.Plan, *fakeRecords) {
-	p := testPlan(step("parts", "LOGPART"), step("customers", "CUSTOMERS"), step("orders", "ORDERS", "parts", "customers"))
-	return p, &fakeRecords{results: map[string][]transform.Result{
-		"parts":     partsAndCustomers(3),
-		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Acme"})},
-		"orders":    orders,
-	}}
-}
 
 func TestParentWith250Lines(t *testing.T) {
 	t.Parallel()
@@ -137,7 +110,7 @@ func TestCrashThenResumeReconciles(t *testing.T) {
 	// Load parts and customers first, then lose the orders' answer after the
 	// server committed it.
 	o := loadPartsAndCustomers(t, env, p, f)
-	env.client.failNext.Store(true)
+	env.client.FailNext.Store(true)
 	sum, err := runApply(context.Background(), o)
 	if !errors.Is(err, ErrInDoubt) || stepOf(sum, "orders").InDoubt != 2 {
 		t.Fatalf("first apply: %v %+v", err, sum)
@@ -168,7 +141,7 @@ func TestCrashBeforeCommitResends(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p := testPlan(step("customers", "CUSTOMERS"))
-	f := &fakeRecords{results: map[string][]transform.Result{"customers": {
+	f := &fakeRecords{Results: map[string][]transform.Result{"customers": {
 		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One"}),
 		rec("customers", "CUSTOMERS", "C2", 3, map[string]any{"CUSTNAME": "C2", "CUSTDES": "Two"}),
 	}}}
@@ -176,7 +149,7 @@ func TestCrashBeforeCommitResends(t *testing.T) {
 	// A cancelled context: the intent is journaled, nothing reaches the server.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Steps: []journal.Step{{Name: "customers", Entity: "CUSTOMERS"}}})
+	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: Redact(o.Target), Steps: []journal.Step{{Name: "customers", Entity: "CUSTOMERS"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +182,7 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Correct the source; without RetryFailed nothing is resent.
-	f.results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
+	f.Results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
 	sum, err := runApply(context.Background(), o)
 	if err != nil || sum.Requests != 0 || stepOf(sum, "orders").Failed != 2 {
 		t.Fatalf("without retry: %v %+v", err, sum)
@@ -238,38 +211,6 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 	}
 }
 
-func TestUndoRestoresSnapshot(t *testing.T) {
-	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	// Something that was there before the run stays.
-	pre := testPlan(step("customers", "CUSTOMERS"))
-	pf := &fakeRecords{results: map[string][]transform.Result{"customers": {rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
-	if _, err := runApply(context.Background(), env.opts(t, pre, pf)); err != nil {
-		t.Fatal(err)
-	}
-	before := env.sb.Snapshot()
-	o := env.applyDemo(t)
-	list, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{})
-	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
-		t.Fatalf("listing: %v %+v", err, list)
-	}
-	if reflect.DeepEqual(before, env.sb.Snapshot()) {
-		t.Fatal("listing must not change anything")
-	}
-	us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
-	if err != nil || us.Done != 4 {
-		t.Fatalf("undo: %v %+v", err, us)
-	}
-	if after := env.sb.Snapshot(); !reflect.DeepEqual(before, after) {
-		t.Fatalf("after undo:\n%v\nbefore:\n%v", after, before)
-	}
-	// Undo again: nothing left to do.
-	us, err = Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
-	if err != nil || len(us.Actions) != 0 {
-		t.Fatalf("second undo: %v %+v", err, us)
-	}
-}
-
 func TestOldServers(t *testing.T) {
 	t.Parallel()
 	for _, v := range []struct {
@@ -285,7 +226,7 @@ func TestOldServers(t *testing.T) {
 				id := fmt.Sprintf("C%03d", i)
 				rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
 			}

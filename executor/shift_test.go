@@ -69,7 +69,7 @@ func TestRefuseShiftedSource(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, "c.csv"), []byte(strings.Join(codes, "\n")), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				return &fakeRecords{results: map[string][]transform.Result{"c": rs}}
+				return &fakeRecords{Results: map[string][]transform.Result{"c": rs}}
 			}
 			o := env.opts(t, p, results(tt.before))
 			if _, err := runApply(context.Background(), o); err != nil {

@@ -30,7 +30,7 @@ func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p := testPlan(step("parts", "LOGPART"), step("customers", "CUSTOMERS", "parts"))
-	recs := &fakeRecords{results: map[string][]transform.Result{
+	recs := &fakeRecords{Results: map[string][]transform.Result{
 		"parts":     {part("P1", 2, "1"), part("P2", 3, "2")},
 		"customers": {rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"})},
 	}}

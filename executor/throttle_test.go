@@ -66,7 +66,7 @@ func TestReconcileUnreadableIsInDoubt(t *testing.T) {
 	})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
 	o := env.opts(t, p, f)
-	env.client.failNext.Store(true) // the first batch commits, its answer is lost
+	env.client.FailNext.Store(true) // the first batch commits, its answer is lost
 	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 		t.Fatalf("first apply: %v, want ErrInDoubt", err)
 	}

@@ -1,12 +1,14 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
@@ -213,7 +215,7 @@ func (sr *stepRun) readPending() error {
 					continue
 				}
 				// What undo re-creates the line from.
-				before, err := lineBody(raw, lt)
+				before, err := LineBody(raw, lt)
 				if err != nil {
 					before = raw
 				}
@@ -312,25 +314,13 @@ func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage
 		for i, k := range kids {
 			want[i] = k.fields
 		}
-		m := compare.Lines(lt, decodeLines(raws), want)
+		m := compare.Lines(lt, odata.DecodeEntities(raws), want)
 		for i, j := range m.Held {
 			if j >= 0 {
 				held[kids[i]] = true
 			}
 		}
 	}
-}
-
-// decodeLines decodes the lines of an expanded sub-form; a line that is
-// not an entity is none.
-func decodeLines(raws []json.RawMessage) []map[string]any {
-	out := make([]map[string]any, 0, len(raws))
-	for _, raw := range raws {
-		if e, err := odata.DecodeEntity(raw); err == nil {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // diffFields returns the record's fields whose value differs from the
@@ -382,4 +372,35 @@ func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]od
 	<-r.sem
 	r.hook.BatchSent(len(reqs))
 	return got, err
+}
+
+// LineBody is what re-creates a line, from the line as the server gave it
+// when lines: replace read it before the delete: its fields, with the line
+// key (so that it gets its old number back where the server lets a client
+// choose it), without annotations, sub-forms, empty fields and, when its
+// type t is known, the fields the server computes (docs/service.md, Keys:
+// read-only). Apply journals it so (it knows the metadata); undo applies it
+// again to journals written before.
+func LineBody(before json.RawMessage, t *odata.EntityType) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(before))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		v = bytes.TrimSpace(v)
+		switch {
+		case strings.Contains(k, "@"), len(v) == 0, string(v) == "null", v[0] == '{', v[0] == '[':
+			delete(fields, k)
+		case t != nil && t.Navigation(k) != nil:
+			delete(fields, k)
+		case t != nil && t.Property(k) != nil && t.Property(k).Computed:
+			delete(fields, k)
+		}
+	}
+	if len(fields) == 0 {
+		return nil, errors.New("no fields")
+	}
+	return json.Marshal(fields)
 }

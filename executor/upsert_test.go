@@ -28,7 +28,7 @@ func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 	up := step("parts", "LOGPART")
 	up.Mode = plan.ModeUpsert
 	p := testPlan(up)
-	f := &fakeRecords{results: map[string][]transform.Result{"parts": {
+	f := &fakeRecords{Results: map[string][]transform.Result{"parts": {
 		rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "BARCODE": "999"}), // one field changed
 		rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "PARTDES": "Nut", "BARCODE": "222"}),  // unchanged
 		rec("parts", "LOGPART", "P3", 4, map[string]any{"PARTNAME": "P3", "PARTDES": "New"}),                    // absent: inserted
@@ -55,7 +55,7 @@ func TestUpsertChangesOnlyChangedFieldsAndUndoRestores(t *testing.T) {
 	if sum.Requests != 2 || sum.Subrequests != 1+2 {
 		t.Errorf("requests %d subrequests %d", sum.Requests, sum.Subrequests)
 	}
-	us, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true})
+	us, err := UndoInTest(context.Background(), o.Journal, env.client, UndoInTestOptions{Yes: true})
 	if err != nil || us.Done != 2 {
 		t.Fatalf("undo %v %+v", err, us)
 	}
@@ -69,7 +69,7 @@ func TestUpdateAbsentFails(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	up := step("parts", "LOGPART")
 	up.Mode = plan.ModeUpdate
-	f := &fakeRecords{results: map[string][]transform.Result{"parts": {
+	f := &fakeRecords{Results: map[string][]transform.Result{"parts": {
 		rec("parts", "LOGPART", "P9", 2, map[string]any{"PARTNAME": "P9", "PARTDES": "x"})}}}
 	sum, err := runApply(context.Background(), env.opts(t, testPlan(up), f))
 	if err != nil || len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Message, "does not exist") || len(env.sb.Snapshot()["LOGPART"]) != 0 {
@@ -93,7 +93,7 @@ func TestUpsertReplaceLines(t *testing.T) {
 	p2 := testPlan(p.Steps[0], p.Steps[1], up)
 	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P3", "TQUANT": dec("5")})
 	l.Replace = true
-	f.results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
+	f.Results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
 	o2 := env.opts(t, p2, f)
 	o2.Journal = o1.Journal
 	sum, err := runApply(context.Background(), o2)
@@ -112,7 +112,7 @@ func TestStopFinishesInFlight(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	stop := make(chan struct{})
 	p := testPlan(step("customers", "CUSTOMERS"))
-	f := &fakeRecords{build: map[string]func(transform.Refs) []transform.Result{}}
+	f := &fakeRecords{Build: map[string]func(transform.Refs) []transform.Result{}}
 	var rs []transform.Result
 	for i := 0; i < 500; i++ {
 		id := fmt.Sprintf("C%03d", i)
@@ -131,7 +131,7 @@ func TestStopFinishesInFlight(t *testing.T) {
 	}
 	_ = f
 	o.Stop = nil
-	o.records = &fakeRecords{results: map[string][]transform.Result{"customers": rs}}
+	o.records = &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}
 	sum, err = runApply(context.Background(), o)
 	if err != nil || !sum.Complete || len(env.sb.Snapshot()["CUSTOMERS"]) != 500 {
 		t.Fatalf("resume: %v %+v", err, sum)
@@ -165,7 +165,7 @@ func TestPlanDryRun(t *testing.T) {
 		parts[i] = "P1"
 	}
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
-	f.results["customers"] = append(f.results["customers"], transform.Result{Errors: []*transform.RowError{{Cell: "customers.csv:3", Field: "CUSTDES", Value: "x", Message: "longer than MaxLength 48"}}})
+	f.Results["customers"] = append(f.Results["customers"], transform.Result{Errors: []*transform.RowError{{Cell: "customers.csv:3", Field: "CUSTDES", Value: "x", Message: "longer than MaxLength 48"}}})
 	o := env.opts(t, p, f)
 	o.OutDir = filepath.Join(t.TempDir(), "batches")
 	o.CallsPerMinute = 100
@@ -176,7 +176,7 @@ func TestPlanDryRun(t *testing.T) {
 	// 5 batches, the warm-ups apply's client makes before its first write
 	// to each of the three forms (a read found none warm: the dry run has
 	// none), and the orders' watermark read, which warms ORDERS.
-	if sum.Requests != 5+2+1 || sum.Subrequests != 3+1+253 || sum.Transactions != 257 || env.client.calls.Load() != 0 {
+	if sum.Requests != 5+2+1 || sum.Subrequests != 3+1+253 || sum.Transactions != 257 || env.client.Calls.Load() != 0 {
 		t.Fatalf("%+v", sum)
 	}
 	if s := stepOf(sum, "orders"); s.Records != 2 || s.Children != 251 {
@@ -226,7 +226,7 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 				rs = append(rs, rec("customers", "CUSTOMERS", c, i+2, map[string]any{"CUSTNAME": c, "CUSTDES": "Customer " + c},
 					single("CUSTOMERSTEXT_SUBFORM", map[string]any{"TEXT": texts[c], "APPEND": appendText})))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"customers": rs}}))
+			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
 			}
@@ -284,12 +284,12 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 			up.Mode = plan.ModeUpsert
 			p := testPlan(up)
 			p.Hash = hash
-			o := env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"orders": order(parts...)}})
+			o := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"orders": order(parts...)}})
 			d, err := runDiff(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o = env.opts(t, p, &fakeRecords{results: map[string][]transform.Result{"orders": order(parts...)}})
+			o = env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"orders": order(parts...)}})
 			sum, err := runApply(context.Background(), o)
 			if err != nil || !sum.Complete {
 				t.Fatalf("%v %+v", err, sum)
@@ -334,12 +334,12 @@ func TestUpsertLostPatchReconciled(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
 			o := env.barcodeRun(t, plan.ModeUpsert)
-			env.client.failNext.Store(true) // the PATCH commits, its answer is lost
+			env.client.FailNext.Store(true) // the PATCH commits, its answer is lost
 			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v, want ErrInDoubt", err)
 			}
 			if tc.meanwhile != "" {
-				behind(t, env, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"` + tc.meanwhile + `"}`)})
+				env.behind(t, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"` + tc.meanwhile + `"}`)})
 			}
 			sum, err := runApply(context.Background(), o)
 			if sum == nil || stepOf(sum, "parts").InDoubt != tc.inDoubt || tc.inDoubt == 0 && (err != nil || !sum.Complete) {

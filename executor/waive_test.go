@@ -18,7 +18,7 @@ func TestWaive(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	total := transform.Result{Loc: loc("customers.csv", 9), Errors: []*transform.RowError{{Cell: "customers.csv:9", Field: "CUSTNAME", Message: "required"}}}
-	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {
+	recs := &fakeRecords{Results: map[string][]transform.Result{"customers": {
 		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"}), total}}}
 	o := env.opts(t, testPlan(step("customers", "CUSTOMERS")), recs)
 	if sum, err := runApply(context.Background(), o); err != nil || sum.Complete || sum.Steps[0].Failed != 1 {
@@ -64,7 +64,7 @@ func TestWaive(t *testing.T) {
 	}
 
 	// The row now gives a record under the same id: still never sent.
-	recs.results["customers"][1] = rec("customers", "CUSTOMERS", "customers.csv:9", 9, map[string]any{"CUSTNAME": "TOTAL", "CUSTDES": "Total"})
+	recs.Results["customers"][1] = rec("customers", "CUSTOMERS", "customers.csv:9", 9, map[string]any{"CUSTNAME": "TOTAL", "CUSTDES": "Total"})
 	o.RetryFailed = true
 	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete || sum.Steps[0].Waived != 1 {
 		t.Fatalf("apply --retry-failed: %v %+v", err, sum)
@@ -73,7 +73,7 @@ func TestWaive(t *testing.T) {
 		t.Error("apply --retry-failed sent the waived record")
 	}
 	// A row error again: the record stays waived, not failed.
-	recs.results["customers"][1] = total
+	recs.Results["customers"][1] = total
 	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete || sum.Steps[0].Waived != 1 || sum.Steps[0].Failed != 0 {
 		t.Fatalf("apply --retry-failed over the same row error: %v %+v", err, sum)
 	}
@@ -89,7 +89,7 @@ func TestWaive(t *testing.T) {
 func TestAllowPlanChangeOnce(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {
+	recs := &fakeRecords{Results: map[string][]transform.Result{"customers": {
 		rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"})}}}
 	p := testPlan(step("customers", "CUSTOMERS"))
 	o := env.opts(t, p, recs)
@@ -130,7 +130,7 @@ func TestChangedAndGone(t *testing.T) {
 	c1 := rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha"})
 	c2 := rec("customers", "CUSTOMERS", "C2", 3, map[string]any{"CUSTNAME": "C2", "CUSTDES": "Beta"})
 	total := transform.Result{Loc: loc("customers.csv", 9), Errors: []*transform.RowError{{Cell: "customers.csv:9", Field: "CUSTNAME", Message: "required"}}}
-	recs := &fakeRecords{results: map[string][]transform.Result{"customers": {c1, c2, total}}}
+	recs := &fakeRecords{Results: map[string][]transform.Result{"customers": {c1, c2, total}}}
 	o := env.opts(t, testPlan(step("customers", "CUSTOMERS")), recs)
 	if sum, err := runApply(context.Background(), o); err != nil || sum.Steps[0].Changed != 0 {
 		t.Fatalf("apply: %v %+v", err, sum)
@@ -142,7 +142,7 @@ func TestChangedAndGone(t *testing.T) {
 	// C1's row changed, the total line was deleted.
 	changed := rec("customers", "CUSTOMERS", "C1", 2, map[string]any{"CUSTNAME": "C1", "CUSTDES": "Alpha 2"})
 	changed.Record.Row.Cells[1] = "Alpha 2"
-	recs.results["customers"] = []transform.Result{changed, c2}
+	recs.Results["customers"] = []transform.Result{changed, c2}
 	sum, err := runApply(context.Background(), o)
 	if err != nil || sum.Steps[0].Changed != 1 || sum.Steps[0].Committed != 2 {
 		t.Fatalf("resume: %v %+v", err, sum)

@@ -138,7 +138,7 @@ func (r *runner) journalWatermark(step, entity string) error {
 		return nil
 	}
 	wm := journal.Watermark{Step: step, Field: field, Value: value}
-	if err := r.appendWith(stampCalls(journal.Entry{Kind: journal.KindWatermark, Mark: &wm}, r.opts.now().UTC(), &calls)); err != nil {
+	if err := r.appendWith(StampCalls(journal.Entry{Kind: journal.KindWatermark, Mark: &wm}, r.opts.now().UTC(), &calls)); err != nil {
 		return err
 	}
 	// A failed deep insert is looked up during the run (deep.go), above

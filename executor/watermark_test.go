@@ -83,17 +83,17 @@ func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *
 		{ID: "1", Method: "POST", URL: "CUSTOMERS", Body: []byte(`{"CUSTNAME":"C1","CUSTDES":"One"}`), Headers: map[string]string{"content-type": "application/json"}},
 		{ID: "2", Method: "POST", URL: "ORDERS", Body: []byte(`{"CUSTNAME":"C1","DETAILS":"same"}`), Headers: map[string]string{"content-type": "application/json"}},
 	} {
-		if _, err := env.client.Batch(ctx, []odata.BatchRequest{r}, batchOptions); err != nil {
+		if _, err := env.client.Batch(ctx, []odata.BatchRequest{r}, BatchOptions); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p := testPlan(step("orders", "ORDERS"))
-	f := &fakeRecords{results: map[string][]transform.Result{"orders": {sameHeaderOrder("O1", 2)}}}
+	f := &fakeRecords{Results: map[string][]transform.Result{"orders": {sameHeaderOrder("O1", 2)}}}
 	o := env.opts(t, p, f)
 	if adjust != nil {
 		adjust(env, &o)
 	}
-	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: redact(o.Target), Dialect: dialect, Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
+	j, err := journal.Create(o.Journal, journal.Header{PlanHash: p.Hash, Target: Redact(o.Target), Dialect: dialect, Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,9 @@ type TotalRow struct {
 	Source, Sent, Target string
 }
 
+// Differs reports whether the three sides are not the same.
+func (r TotalRow) Differs() bool { return r.Source != r.Sent || r.Sent != r.Target }
+
 // Accepted is what an entry of KindAccept records: the plan and sources a
 // resume went on with, hashed as the header hashes them.
 type Accepted struct {

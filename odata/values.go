@@ -257,6 +257,18 @@ func plainJSON(s string) bool {
 // that no Int64 or Decimal passes through float64.
 func DecodeEntity(data []byte) (map[string]any, error) { return DecodeEntityOnly(data, nil) }
 
+// DecodeEntities decodes entities, the lines of an expanded sub-form as
+// one; what is not an entity is left out.
+func DecodeEntities(raws []json.RawMessage) []map[string]any {
+	out := make([]map[string]any, 0, len(raws))
+	for _, raw := range raws {
+		if e, err := DecodeEntity(raw); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // DecodeEntityOnly is DecodeEntity keeping only what keep projects of the
 // object (everything when keep is nil): the answer to a deep insert holds
 // every field of every line, of which the engine needs the keys.

@@ -7,9 +7,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/xuri/excelize/v2"
+
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/workbook"
-	"github.com/xuri/excelize/v2"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/verify"
 )
 
 // WriteDiff writes a diff as a workbook: a sheet per step, a row per
@@ -104,7 +107,7 @@ func WriteDiff(res *executor.DiffResult, out string) error {
 // WriteVerify writes what verify found as a workbook: a sheet of control
 // totals (a total that differs on a yellow fill) and a sheet of findings,
 // a row each.
-func WriteVerify(res *executor.VerifyResult, out string) error {
+func WriteVerify(res *verify.Result, out string) error {
 	if !strings.EqualFold(filepath.Ext(out), ".xlsx") {
 		return fmt.Errorf("%s: verify writes its workbook as .xlsx", out)
 	}
@@ -156,7 +159,7 @@ func WriteVerify(res *executor.VerifyResult, out string) error {
 
 // writeTotalsSheet writes the plan's totals: on a sheet of their own, a
 // total whose sides differ marked.
-func writeTotalsSheet(f *excelize.File, g *workbook.Guard, rows []executor.TotalRow, differs int) error {
+func writeTotalsSheet(f *excelize.File, g *workbook.Guard, rows []journal.TotalRow, differs int) error {
 	const sheet = "plan totals"
 	if _, err := f.NewSheet(sheet); err != nil {
 		return err

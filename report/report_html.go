@@ -85,7 +85,7 @@ type RunReport struct {
 	Undo     *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
-	Totals   []executor.TotalRow
+	Totals   []journal.TotalRow
 	Verified time.Time
 	// Runs are the journal's applies in order, each with its times: what
 	// the freeze window of a cut-over (a delta load) is planned by.
@@ -241,7 +241,10 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	}
 	rep.Chart = callChart(runCalls) // the run's: undo's are counted under Undo
 	rep.Undo = undoHistory(st, undoCalls)
-	rep.Totals, rep.Verified = recordedTotals(st), st.TotalsAt
+	rep.Verified = st.TotalsAt
+	if st.Totals != nil {
+		rep.Totals = st.Totals.Rows
+	}
 	return rep, nil
 }
 
@@ -337,18 +340,6 @@ func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 		return nil
 	}
 	return &u
-}
-
-// recordedTotals are the totals a journal's verify recorded last.
-func recordedTotals(st *journal.State) []executor.TotalRow {
-	if st.Totals == nil {
-		return nil
-	}
-	out := make([]executor.TotalRow, len(st.Totals.Rows))
-	for i, r := range st.Totals.Rows {
-		out[i] = executor.TotalRow(r)
-	}
-	return out
 }
 
 // WriteHTML renders the page to w.

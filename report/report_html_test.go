@@ -17,6 +17,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/undo"
 )
 
 // throttledLoad loads six orders of two lines through the real client
@@ -354,7 +355,7 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
 	}
 
-	if _, err := executor.Undo(context.Background(), o.Journal, tg.Client, executor.UndoOptions{Yes: true}); err != nil {
+	if _, err := undo.Undo(context.Background(), o.Journal, tg.Client, undo.Options{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
 	if sum = o.Apply(t); !sum.Complete {
@@ -401,7 +402,7 @@ func TestRunReportCountsABatchInDoubt(t *testing.T) {
 func TestRunReportTotals(t *testing.T) {
 	t.Parallel()
 	when := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
-	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []executor.TotalRow{
+	rep := &RunReport{ReportInfo: ReportInfo{Plan: "orders"}, Verified: when, Totals: []journal.TotalRow{
 		{Step: "orders", Name: "lines", Expr: "count(ORDERITEMS_SUBFORM)", Source: "3", Sent: "3", Target: "3"},
 		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
 			Source: "190.25", Sent: "190.25", Target: "190.26"},

@@ -15,7 +15,9 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/export"
 	"github.com/migrate-tool/migrate/internal/workbook"
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/source"
+	"github.com/migrate-tool/migrate/verify"
 )
 
 // Every workbook we write says what it could not hold: the cell marked,
@@ -38,7 +40,7 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			return WriteDiff(&executor.DiffResult{Steps: []executor.DiffStep{{Name: "orders"}}, Records: []executor.DiffRecord{{Step: "orders", Location: long, Key: ctrl, Action: executor.DiffUpdate}}}, out)
 		}},
 		{"verify", "findings", func(out string) error {
-			return WriteVerify(&executor.VerifyResult{Findings: []executor.VerifyFinding{{Step: long, Record: ctrl}}}, out)
+			return WriteVerify(&verify.Result{Findings: []verify.Finding{{Step: long, Record: ctrl}}}, out)
 		}},
 		{"export", "ORDERS", func(out string) error {
 			_, err := export.Write(out, export.Export{Rows: source.NewMemory("rows", []string{"NOTE", "TEXT"}, [][]source.Cell{{long, ctrl}}),
@@ -146,5 +148,37 @@ func TestWorkbookNotesBesideAStepOfTheirName(t *testing.T) {
 	}
 	if v, _ := f.GetCellValue(workbook.NotesSheet+"_", "B2"); v != "A2" {
 		t.Errorf("notes: B2 %q, want A2", v)
+	}
+}
+
+// A total whose sides differ is on a yellow fill; the plan's totals: have
+// a sheet of their own.
+func TestVerifyWorkbookMarksTotalsThatDiffer(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "verify.xlsx")
+	res := &verify.Result{Steps: []verify.Step{{Name: "orders", Entity: "ORDERS", Totals: []verify.ControlTotal{
+		{What: "records", Source: "2", Target: "2"},
+		{What: "sum PRICE", Source: "3.00", Target: "2.50"},
+	}}}}
+	res.Totals = []journal.TotalRow{{Step: "orders", Name: "value", Expr: "sum(PRICE)", Source: "9", Sent: "9", Target: "8"}}
+	if err := WriteVerify(res, out); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct {
+		sheet, cell string
+		marked      bool
+	}{{"totals", "E2", false}, {"totals", "E3", true}, {"plan totals", "H2", true}} {
+		id, _ := f.GetCellStyle(c.sheet, c.cell)
+		if (id != 0) != c.marked {
+			t.Errorf("%s!%s style %d, want marked %v", c.sheet, c.cell, id, c.marked)
+		}
+	}
+	if v, _ := f.GetCellValue("plan totals", "H2"); v != "8" {
+		t.Errorf("plan totals!H2 = %q", v)
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/report"
+	"github.com/migrate-tool/migrate/verify"
 )
 
 // evidenceFlags are report's flags for --evidence.
@@ -196,7 +196,7 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 }
 
 // verifiedText is the manifest's verified: what verify found, and where.
-func verifiedText(res *executor.VerifyResult, at string) string {
+func verifiedText(res *verify.Result, at string) string {
 	records, matched := 0, 0
 	for _, s := range res.Steps {
 		records += s.Records
@@ -276,7 +276,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 		v := verifyDoc(res)
 		doc.Target = &v
 		for _, f := range v.Findings {
-			if f.Problem == executor.VerifyNotReadable || f.Problem == executor.VerifyNotVerifiable {
+			if f.Problem == verify.NotReadable || f.Problem == verify.NotVerifiable {
 				continue // said by verify, not a difference
 			}
 			doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: "target", Problem: findingLine(f)})

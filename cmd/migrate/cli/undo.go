@@ -7,6 +7,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/undo"
 )
 
 // undoJSON is docs/cli.md's output of undo --json.
@@ -32,7 +33,7 @@ type undoActionJSON struct {
 
 // undoDoc is the engine's undo summary as docs/cli.md documents it: its own
 // names, and lists that are [] when empty, as the other commands' JSON.
-func undoDoc(sum *executor.UndoSummary) undoJSON {
+func undoDoc(sum *undo.Summary) undoJSON {
 	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
 		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...)}
 	for _, a := range sum.Actions {
@@ -68,7 +69,7 @@ func (a *app) undo(ctx context.Context, args []string) error {
 		md, _, err := cn.client.Metadata(ctx)
 		return md, err
 	}
-	sum, err := executor.Undo(ctx, pos[0], lc, executor.UndoOptions{Yes: *yes, Force: *force, Target: cf.target, Metadata: metadata})
+	sum, err := undo.Undo(ctx, pos[0], lc, undo.Options{Yes: *yes, Force: *force, Target: cf.target, Metadata: metadata})
 	if lc.err != nil {
 		return lc.err // the target cannot be reached or refuses the credentials
 	}

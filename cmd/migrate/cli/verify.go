@@ -13,6 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
+	"github.com/migrate-tool/migrate/verify"
 )
 
 // verifyJSON is docs/cli.md's output of verify --json.
@@ -104,7 +105,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if len(res.Totals) > 0 {
 		// For the run report; a journal another run holds, or one on a
 		// medium that cannot be written, still verifies.
-		if err := executor.RecordTotals(pos[0], res.Totals, verified); err != nil {
+		if err := verify.RecordTotals(pos[0], res.Totals, verified); err != nil {
 			fmt.Fprintf(a.stderr, "note: the totals were not recorded in %s for the run report: %v\n", pos[0], err)
 		}
 	}
@@ -131,7 +132,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 // from the target the flags (or the environment) name, else the journal's
 // own, with the totals of the plan at planPath (else the one the journal
 // names, when it is there); errors carry their exit codes.
-func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf connFlags) (*executor.VerifyResult, error) {
+func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf connFlags) (*verify.Result, error) {
 	if err := a.journalTarget(jpath, &cf); err != nil {
 		return nil, err
 	}
@@ -144,12 +145,12 @@ func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf conn
 	if err != nil {
 		return nil, err
 	}
-	opts := executor.VerifyOptions{Target: cf.target, Metadata: md}
+	opts := verify.Options{Target: cf.target, Metadata: md}
 	if pc != nil {
 		defer pc.Close()
 		opts.Plan = pc.run
 	}
-	res, err := executor.Verify(ctx, jpath, cn.client, opts)
+	res, err := verify.Verify(ctx, jpath, cn.client, opts)
 	if err != nil {
 		if jerr := journalErr(err); jerr != nil {
 			return nil, jerr
@@ -240,7 +241,7 @@ func hasTotals(p *plan.Plan) bool {
 }
 
 // verifyDoc is what verify found as docs/cli.md's document.
-func verifyDoc(res *executor.VerifyResult) verifyJSON {
+func verifyDoc(res *verify.Result) verifyJSON {
 	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
@@ -315,13 +316,13 @@ func findingLine(f verifyFindingJSON) string {
 	}
 	b.WriteString(" " + f.Problem)
 	switch f.Problem {
-	case executor.VerifyDiffers:
+	case verify.Differs:
 		found := f.Found
 		if found == "" {
 			found = "empty"
 		}
 		fmt.Fprintf(&b, ": sent %s, found %s", f.Sent, found)
-	case executor.VerifyNotReadable:
+	case verify.NotReadable:
 		b.WriteString(" (the service does not return it: field-level permissions?); not compared")
 	}
 	if f.Detail != "" {

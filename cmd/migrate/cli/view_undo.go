@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 
-	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/undo"
 )
 
 // undoView shows what undo would do, or did (yes).
 type undoView interface {
-	Undo(sum *executor.UndoSummary, yes bool) error
+	Undo(sum *undo.Summary, yes bool) error
 }
 
 func (a *app) undoView(asJSON bool) undoView {
@@ -20,7 +20,7 @@ func (a *app) undoView(asJSON bool) undoView {
 
 type undoHuman struct{ humanView }
 
-func (v undoHuman) Undo(sum *executor.UndoSummary, yes bool) error {
+func (v undoHuman) Undo(sum *undo.Summary, yes bool) error {
 	w := v.a.stdout
 	target := sum.Target
 	if target == "" {
@@ -64,6 +64,6 @@ func (v undoHuman) Undo(sum *executor.UndoSummary, yes bool) error {
 
 type undoJSONView struct{ jsonView }
 
-func (v undoJSONView) Undo(sum *executor.UndoSummary, _ bool) error {
+func (v undoJSONView) Undo(sum *undo.Summary, _ bool) error {
 	return writeJSON(v.a.stdout, undoDoc(sum))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
+	"github.com/migrate-tool/migrate/undo"
 )
 
 // TestViews is the views' conformance suite: whichever the command, its
@@ -67,7 +68,7 @@ func TestViews(t *testing.T) {
 			return v.Done()
 		}, `"journals"`, "== company b: p.b.journal ==\n"},
 		{"undo", func(a *app, j bool) error {
-			return a.undoView(j).Undo(&executor.UndoSummary{Target: "https://erp/odata/demo"}, false)
+			return a.undoView(j).Undo(&undo.Summary{Target: "https://erp/odata/demo"}, false)
 		}, `"target"`, "0 actions on https://erp/odata/demo; run again with --yes to do it\n"},
 		{"verify", func(a *app, j bool) error {
 			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "", "")

@@ -1,4 +1,4 @@
-package executor
+package undo
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -35,28 +38,28 @@ func TestUndoLeavesADocumentWhoseLinesOrTextChanged(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env, o, ord := retriedOrder(t)
+			env, o, ord := executortest.Retried(t)
 			var kline string
-			for _, l := range lines(env.entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
+			for _, l := range fixture.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
 				if l["PARTNAME"] == "P2" {
 					kline = fmt.Sprint(l["KLINE"])
 				}
 			}
-			behind(t, env, c.change("ORDERS('"+ord+"')", kline))
-			opts := UndoOptions{Target: o.Target, Metadata: metadataOf(env.md)}
-			preview, err := Undo(context.Background(), o.Journal, env.client, opts)
+			env.Behind(t, c.change("ORDERS('"+ord+"')", kline))
+			opts := Options{Target: o.Target, Metadata: fixture.MetadataOf(env.MD)}
+			preview, err := Undo(context.Background(), o.Journal, env.Client, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			opts.Yes = true
-			sum, err := Undo(context.Background(), o.Journal, env.client, opts)
+			sum, err := Undo(context.Background(), o.Journal, env.Client, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(sum.Skipped) != 1 || !strings.HasPrefix(sum.Skipped[0], "orders O1: ORDERS('"+ord+"') changed since the run: ") || !strings.Contains(sum.Skipped[0], c.says) {
 				t.Fatalf("skipped %q, want the order named with %q", sum.Skipped, c.says)
 			}
-			if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
+			if n := len(env.SB.Snapshot()["ORDERS"]); n != 1 {
 				t.Fatalf("undo deleted the changed order: %d left", n)
 			}
 			// The preview listed exactly what --yes did.
@@ -77,12 +80,12 @@ func TestUndoLeavesADocumentWhoseLinesOrTextChanged(t *testing.T) {
 // insert) is undone whole, by the one comparison.
 func TestUndoUnchangedDeepInsertAfterRetry(t *testing.T) {
 	t.Parallel()
-	env, o, _ := retriedOrder(t)
-	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target, Metadata: metadataOf(env.md)})
+	env, o, _ := executortest.Retried(t)
+	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 	if err != nil || len(sum.Skipped) != 0 || sum.Failed != 0 {
 		t.Fatalf("%v %+v", err, sum)
 	}
-	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+	if n := len(env.SB.Snapshot()["ORDERS"]); n != 0 {
 		t.Fatalf("%d orders left", n)
 	}
 }
@@ -95,17 +98,17 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 	for _, preview := range []bool{true, false} {
 		t.Run(fmt.Sprint("preview=", preview), func(t *testing.T) {
 			t.Parallel()
-			env := newSandbox(t, sandbox.Options{})
-			p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3"))
-			o := loadPartsAndCustomers(t, env, p, f)
-			env.client.failNext.Store(true) // the orders' answer is lost
-			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+			env := fixture.New(t, sandbox.Options{})
+			p, f := fixture.OrdersPlan(fixture.OrderWithLines("O1", 2, "C1", "P1", "P2"), fixture.OrderWithLines("O2", 3, "C1", "P3"))
+			o := executortest.PartsAndCustomersFirst(t, env, p, f)
+			env.Client.FailNext.Store(true) // the orders' answer is lost
+			if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
 				t.Fatalf("apply: %v", err)
 			}
 			if st, _ := journal.Load(o.Journal); len(st.InDoubtSubs()) == 0 {
 				t.Fatal("nothing in doubt")
 			}
-			sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: !preview, Target: o.Target, Metadata: metadataOf(env.md)})
+			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: !preview, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 			if err != nil || len(sum.InDoubt) != 0 {
 				t.Fatalf("undo: %v %+v", err, sum)
 			}
@@ -118,7 +121,7 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 			if deletes != 2 {
 				t.Fatalf("actions %+v: want both orders deleted", sum.Actions)
 			}
-			snap := env.sb.Snapshot()
+			snap := env.SB.Snapshot()
 			st, err := journal.Load(o.Journal)
 			if err != nil {
 				t.Fatal(err)
@@ -141,12 +144,12 @@ func TestUndoSettlesWorkInDoubt(t *testing.T) {
 // as apply's reconciliation finds them, and the order is undone.
 func TestUndoLinesWithAHiddenField(t *testing.T) {
 	t.Parallel()
-	env, o, _ := retriedOrder(t)
-	sum, err := Undo(context.Background(), o.Journal, hiding{env.client, "PRICE"}, UndoOptions{Yes: true, Target: o.Target, Metadata: metadataOf(env.md)})
+	env, o, _ := executortest.Retried(t)
+	sum, err := Undo(context.Background(), o.Journal, fixture.Hiding{Batcher: env.Client, Field: "PRICE"}, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(env.MD)})
 	if err != nil || len(sum.Skipped) != 0 {
 		t.Fatalf("%v %+v", err, sum)
 	}
-	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
+	if n := len(env.SB.Snapshot()["ORDERS"]); n != 0 {
 		t.Fatalf("%d orders left", n)
 	}
 }

@@ -1,10 +1,12 @@
-package executor
+package verify
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -48,15 +50,15 @@ func TestStepTotals(t *testing.T) {
 		name                 string
 		totals               []*plan.Total
 		source, sent, target []totalsOrder
-		want                 []TotalRow
+		want                 []journal.TotalRow
 	}{
 		{
 			name:   "decimals add up exactly",
 			totals: []*plan.Total{records, count, qty},
-			source: []totalsOrder{o("C1", l(dec("0.1"), nil, ""), l(dec("0.2"), nil, "")), o("C2", l(dec("0.7"), nil, ""))},
+			source: []totalsOrder{o("C1", l(fixture.Dec("0.1"), nil, ""), l(fixture.Dec("0.2"), nil, "")), o("C2", l(fixture.Dec("0.7"), nil, ""))},
 			sent:   []totalsOrder{o("C1", l(num("0.1"), nil, ""), l(num("0.2"), nil, "")), o("C2", l(num("0.7"), nil, ""))},
 			target: []totalsOrder{o("C1", l("0.10", nil, ""), l("0.2000", nil, "")), o("C2", l(num("0.7"), nil, ""))},
-			want: []TotalRow{
+			want: []journal.TotalRow{
 				{Name: "orders", Expr: "count()", Source: "2", Sent: "2", Target: "2"},
 				{Name: "lines", Expr: "count(ORDERITEMS_SUBFORM)", Source: "3", Sent: "3", Target: "3"},
 				{Name: "quantity", Expr: "sum(ORDERITEMS_SUBFORM.TQUANT)", Source: "1.0000", Sent: "1.0000", Target: "1.0000"},
@@ -65,10 +67,10 @@ func TestStepTotals(t *testing.T) {
 		{
 			name:   "a sum per currency",
 			totals: []*plan.Total{perCurrency},
-			source: []totalsOrder{o("C1", l(nil, dec("10.50"), "USD"), l(nil, dec("3"), "EUR")), o("C2", l(nil, dec("4.25"), "USD"))},
+			source: []totalsOrder{o("C1", l(nil, fixture.Dec("10.50"), "USD"), l(nil, fixture.Dec("3"), "EUR")), o("C2", l(nil, fixture.Dec("4.25"), "USD"))},
 			sent:   []totalsOrder{o("C1", l(nil, num("10.5"), "USD"), l(nil, num("3"), "EUR")), o("C2", l(nil, num("4.25"), "USD"))},
 			target: []totalsOrder{o("C1", l(nil, num("10.5"), "USD"), l(nil, num("3"), "EUR")), o("C2", l(nil, num("4.26"), "USD"))},
-			want: []TotalRow{
+			want: []journal.TotalRow{
 				{Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "EUR", Source: "3", Sent: "3", Target: "3"},
 				{Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD", Source: "14.75", Sent: "14.75", Target: "14.76"},
 			},
@@ -79,7 +81,7 @@ func TestStepTotals(t *testing.T) {
 			source: []totalsOrder{o("C1", l(nil, nil, ""), l(nil, nil, "")), o("C2", l(nil, nil, ""))},
 			sent:   []totalsOrder{o("C1", l(nil, nil, ""), l(nil, nil, ""))},
 			target: []totalsOrder{o("C1", l(nil, nil, ""), l(nil, nil, ""), l(nil, nil, ""))},
-			want: []TotalRow{
+			want: []journal.TotalRow{
 				{Name: "lines per customer", Expr: "count(ORDERITEMS_SUBFORM) by CUSTNAME", By: "CUSTNAME", Group: "C1", Source: "2", Sent: "2", Target: "3"},
 				{Name: "lines per customer", Expr: "count(ORDERITEMS_SUBFORM) by CUSTNAME", By: "CUSTNAME", Group: "C2", Source: "1", Sent: "0", Target: "0"},
 			},
@@ -87,8 +89,8 @@ func TestStepTotals(t *testing.T) {
 		{
 			name:   "nothing on a side is 0, and nothing anywhere still shows",
 			totals: []*plan.Total{records, qty},
-			source: []totalsOrder{o("C1", l(dec("2.5"), nil, ""))},
-			want: []TotalRow{
+			source: []totalsOrder{o("C1", l(fixture.Dec("2.5"), nil, ""))},
+			want: []journal.TotalRow{
 				{Name: "orders", Expr: "count()", Source: "1", Sent: "0", Target: "0"},
 				{Name: "quantity", Expr: "sum(ORDERITEMS_SUBFORM.TQUANT)", Source: "2.5", Sent: "0.0", Target: "0.0"},
 			},

@@ -1,4 +1,4 @@
-package executor
+package undo
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -32,8 +35,8 @@ func TestCheckTarget(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			err := CheckTarget("run.journal", journal.Header{Target: c.journal}, c.now)
-			var te *TargetError
+			err := executor.CheckTarget("run.journal", journal.Header{Target: c.journal}, c.now)
+			var te *executor.TargetError
 			if got := errors.As(err, &te); got != c.refused {
 				t.Fatalf("refused %v, want %v (%v)", got, c.refused, err)
 			}
@@ -48,79 +51,56 @@ func TestCheckTarget(t *testing.T) {
 // undo --yes. Nothing is sent, nothing changes, the error names both.
 func TestUndoRefusesAnotherTarget(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	o := env.applyDemo(t)
-	loaded := env.sb.Snapshot()
-	calls := env.client.calls.Load()
-	other := env.srv.URL + "/odata/Priority/tabula.ini/other"
+	env := fixture.New(t, sandbox.Options{})
+	o := executortest.Demo(t, env)
+	loaded := env.SB.Snapshot()
+	calls := env.Client.Calls.Load()
+	other := env.Srv.URL + "/odata/Priority/tabula.ini/other"
 	for _, yes := range []bool{false, true} {
-		sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: yes, Target: other})
-		var te *TargetError
+		sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: yes, Target: other})
+		var te *executor.TargetError
 		if !errors.As(err, &te) || sum != nil || te.Was != o.Target || te.Now != other {
 			t.Fatalf("yes=%v: %v %+v", yes, err, sum)
 		}
 	}
-	if env.client.calls.Load() != calls || !reflect.DeepEqual(loaded, env.sb.Snapshot()) {
+	if env.Client.Calls.Load() != calls || !reflect.DeepEqual(loaded, env.SB.Snapshot()) {
 		t.Fatal("undo against another target sent something")
 	}
 	// A resume of the run there is refused too (apply --retry-failed).
 	o2 := o
 	o2.Target, o2.RetryFailed, o2.AllowPlanChange = other, true, true
-	if _, err := runApply(context.Background(), o2); !errors.As(err, new(*TargetError)) {
+	if _, err := executortest.ApplyRun(context.Background(), o2); !errors.As(err, new(*executor.TargetError)) {
 		t.Fatalf("apply against another target: %v", err)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
+	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
 	if err != nil || sum.Done != 4 || sum.Target != o.Target {
 		t.Fatalf("undo on its own target: %v %+v", err, sum)
 	}
 }
 
-// loseOnce passes batches to the client; the first that lose picks is
-// lost in doubt, as a dropped connection loses it: after the server
-// committed it, or (unsent) before it arrived.
-type loseOnce struct {
-	Client
-	lose   func([]odata.BatchRequest) bool
-	unsent bool
-	lost   bool
-}
-
-func (c *loseOnce) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
-	if !c.lost && c.lose(reqs) {
-		c.lost = true
-		if !c.unsent {
-			if _, err := c.Client.Batch(ctx, reqs, opts); err != nil {
-				return nil, err
-			}
-		}
-		return nil, &odata.InDoubtError{Op: "POST $batch", Err: errors.New("connection reset (simulated)")}
-	}
-	return c.Client.Batch(ctx, reqs, opts)
-}
-
 // replaceRun loads order SO1 with two lines, then (in a journal of its
 // own) replaces them with one and changes DETAILS. It returns the
 // sandbox's state before the replace and the replace's journal.
-func replaceRun(t *testing.T, env *sandboxEnv) (map[string][]map[string]any, string) {
+func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, string) {
 	t.Helper()
-	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1"), "PRICE": dec("2.50")}),
-		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("4")})))
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
+	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1"), "PRICE": fixture.Dec("2.50")}),
+		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("4")})))
+	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
 		t.Fatal(err)
 	}
-	before := env.sb.Snapshot()
-	up := step("orders", "ORDERS")
+	before := env.SB.Snapshot()
+	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpdate
-	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": dec("5")})
+	l := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("5")})
 	l.Replace = true
-	rf := &fakeRecords{results: map[string][]transform.Result{"orders": {
-		rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
-	o := env.opts(t, testPlan(up), rf)
-	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
+	rf := &fixture.Records{Results: map[string][]transform.Result{"orders": {
+		fixture.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
+	o := executortest.Handmade(t, env, fixture.Plan(up), rf)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("replace: %v %+v", err, sum)
 	}
-	if got := lines(env.entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
+	if got := fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
 		t.Fatalf("after replace: %v", got)
 	}
 	return before, o.Journal
@@ -139,19 +119,19 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lose := c.lose
 			t.Parallel()
-			env := newSandbox(t, sandbox.Options{})
+			env := fixture.New(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
-			list, err := Undo(context.Background(), jpath, env.client, UndoOptions{})
+			list, err := Undo(context.Background(), jpath, env.Client, Options{})
 			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
 				t.Fatalf("listing: %v %+v", err, list)
 			}
-			client := &loseOnce{Client: env.client, unsent: c.unsent, lose: func(reqs []odata.BatchRequest) bool {
+			client := &fixture.LoseOnce{Batcher: env.Client, Unsent: c.unsent, Lose: func(reqs []odata.BatchRequest) bool {
 				return lose && reqs[0].Method == "POST"
 			}}
-			opts := UndoOptions{Yes: true, Target: env.srv.URL + sandbox.BasePath}
+			opts := Options{Yes: true, Target: env.Srv.URL + sandbox.BasePath}
 			sum, err := Undo(context.Background(), jpath, client, opts)
 			if lose {
-				if !errors.Is(err, ErrInDoubt) {
+				if !errors.Is(err, executor.ErrInDoubt) {
 					t.Fatalf("lost answer: %v %+v", err, sum)
 				}
 				sum, err = Undo(context.Background(), jpath, client, opts)
@@ -159,7 +139,7 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			if err != nil || sum.Failed != 0 {
 				t.Fatalf("undo: %v %+v", err, sum)
 			}
-			if after := env.sb.Snapshot(); !reflect.DeepEqual(before["ORDERS"], after["ORDERS"]) {
+			if after := env.SB.Snapshot(); !reflect.DeepEqual(before["ORDERS"], after["ORDERS"]) {
 				t.Fatalf("after undo:\n%v\nbefore:\n%v", after["ORDERS"], before["ORDERS"])
 			}
 			if again, err := Undo(context.Background(), jpath, client, opts); err != nil || len(again.Actions) != 0 {
@@ -190,23 +170,23 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := newSandbox(t, sandbox.Options{})
-			o := env.barcodeRun(t, plan.ModeUpdate)
-			if _, err := runApply(context.Background(), o); err != nil {
+			env := fixture.New(t, sandbox.Options{})
+			o := executortest.Barcode(t, env, plan.ModeUpdate)
+			if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}
 			if c.patch != "" {
-				resps, err := env.client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "PATCH", URL: "LOGPART('P1')",
-					Body: []byte(c.patch), Headers: map[string]string{"content-type": "application/json"}}}, batchOptions)
+				resps, err := env.Client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "PATCH", URL: "LOGPART('P1')",
+					Body: []byte(c.patch), Headers: map[string]string{"content-type": "application/json"}}}, executor.BatchOptions)
 				if err != nil || resps[0].Status != 200 {
 					t.Fatalf("patch behind the run's back: %v %+v", err, resps)
 				}
 			}
-			sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Force: c.force, Target: o.Target})
+			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Force: c.force, Target: o.Target})
 			if err != nil {
 				t.Fatal(err)
 			}
-			barcode := env.entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]
+			barcode := env.Entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]
 			if c.skipped == "" {
 				if len(sum.Skipped) != 0 || sum.Done != 1 || barcode != "111" {
 					t.Fatalf("want undone: %+v, BARCODE %v", sum, barcode)
@@ -225,13 +205,13 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 // left, not a change made since: undo deletes the order.
 func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
-	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
+	o := executortest.Handmade(t, env, p, f)
+	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if got := env.entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
+	if got := env.Entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
 		t.Fatalf("the sandbox no longer fills CDES (%v): this test needs another filled field", got)
 	}
 	st, err := journal.Load(o.Journal)
@@ -241,8 +221,8 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	if s := st.Record("orders", "O1").Subs[""]; string(s.Filled) != `{"CDES":"Acme"}` {
 		t.Fatalf("journaled as filled: %s", s.Filled)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.client, UndoOptions{Yes: true, Target: o.Target})
-	if err != nil || len(sum.Skipped) != 0 || len(env.sb.Snapshot()["ORDERS"]) != 0 {
+	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
+	if err != nil || len(sum.Skipped) != 0 || len(env.SB.Snapshot()["ORDERS"]) != 0 {
 		t.Fatalf("undo: %v %+v", err, sum)
 	}
 }

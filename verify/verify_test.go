@@ -1,11 +1,13 @@
-package executor
+package verify
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -15,19 +17,19 @@ import (
 // a user changed a field and deleted a line.
 func TestVerify(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	o := env.applyDemo(t)
+	env := fixture.New(t, sandbox.Options{})
+	o := executortest.Demo(t, env)
 	ctx := context.Background()
-	verify := func(c Client) *VerifyResult {
+	verify := func(c executor.Client) *Result {
 		t.Helper()
-		res, err := Verify(ctx, o.Journal, c, VerifyOptions{Target: o.Target, Metadata: env.md})
+		res, err := Verify(ctx, o.Journal, c, Options{Target: o.Target, Metadata: env.MD})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
 
-	res := verify(env.client)
+	res := verify(env.Client)
 	if len(res.Findings) != 0 {
 		t.Fatalf("clean load: %+v", res.Findings)
 	}
@@ -49,32 +51,32 @@ func TestVerify(t *testing.T) {
 
 	// Field-level permissions: PARTDES never comes back. Not a difference;
 	// a part wrote nothing else but its key, so it is not verifiable.
-	res = verify(hiding{env.client, "PARTDES"})
+	res = verify(fixture.Hiding{Batcher: env.Client, Field: "PARTDES"})
 	if res.Differences() != 0 || len(res.Findings) != 4 || res.Steps[0].NotVerifiable != 2 {
 		t.Fatalf("hidden field: %+v", res.Findings)
 	}
 	for i, fd := range res.Findings {
-		want := VerifyNotReadable
+		want := NotReadable
 		if i%2 == 1 {
-			want = VerifyNotVerifiable
+			want = NotVerifiable
 		}
-		if fd.Problem != want || fd.Problem == VerifyNotReadable && fd.Field != "PARTDES" || fd.Step != "parts" {
+		if fd.Problem != want || fd.Problem == NotReadable && fd.Field != "PARTDES" || fd.Step != "parts" {
 			t.Errorf("hidden field: %+v", fd)
 		}
 	}
 
 	// A user changes the order's details and deletes its second line.
-	_, err := env.client.Batch(ctx, []odata.BatchRequest{
+	_, err := env.Client.Batch(ctx, []odata.BatchRequest{
 		{ID: "1", Method: "PATCH", URL: "ORDERS('SO26000001')", Body: []byte(`{"DETAILS":"changed"}`), Headers: map[string]string{"content-type": "application/json"}},
 		{ID: "2", Method: "DELETE", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)"},
-	}, batchOptions)
+	}, executor.BatchOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = verify(env.client)
-	want := []VerifyFinding{
-		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')", Field: "DETAILS", Problem: VerifyDiffers, Sent: `"first"`, Found: `"changed"`},
-		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)", Problem: VerifyGone},
+	res = verify(env.Client)
+	want := []Finding{
+		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')", Field: "DETAILS", Problem: Differs, Sent: `"first"`, Found: `"changed"`},
+		{Step: "orders", Record: "O1", Location: "orders.csv:2", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)", Problem: Gone},
 	}
 	if !reflect.DeepEqual(res.Findings, want) {
 		t.Fatalf("findings:\n got %+v\nwant %+v", res.Findings, want)
@@ -82,37 +84,4 @@ func TestVerify(t *testing.T) {
 	if s := res.Steps[2]; s.Differ != 1 || s.Totals[2].Target != "1" || s.Totals[4].Target != "2" {
 		t.Fatalf("orders: %+v", s)
 	}
-}
-
-// hiding is a client whose answers lack a field, as the service's answers
-// lack a field hidden by field-level permissions (docs/servers.md, Reading).
-type hiding struct {
-	Client
-	field string
-}
-
-func (h hiding) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
-	got, err := h.Client.Batch(ctx, reqs, opts)
-	for i := range got {
-		var v any
-		if json.Unmarshal(got[i].Body, &v) == nil {
-			got[i].Body, _ = json.Marshal(h.strip(v))
-		}
-	}
-	return got, err
-}
-
-func (h hiding) strip(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, h.field)
-		for k, e := range x {
-			x[k] = h.strip(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = h.strip(e)
-		}
-	}
-	return v
 }

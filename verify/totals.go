@@ -1,4 +1,4 @@
-package executor
+package verify
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -21,24 +22,6 @@ import (
 // holds of those records (verify's read). Sums are exact (big.Rat, each
 // value as its field stores it: compare.Number), so that 0.1 + 0.2 is 0.3
 // on every side. Verify's result carries the rows; every view renders them.
-
-// TotalRow is one total of a step's totals: (a row for each value of
-// its by field), from each side, as text with the most digits after the
-// point any side has.
-type TotalRow struct {
-	Step, Name string
-	// Expr is the total as the plan writes it: sum(ORDERITEMS_SUBFORM.TQUANT).
-	Expr string
-	// By is the field it is grouped by (NAV.FIELD for a line's) and Group
-	// that field's value; both "" without by.
-	By, Group string
-	// Source is from the plan's records, Sent from the records the
-	// journal holds loaded, Target from what the target holds of them.
-	Source, Sent, Target string
-}
-
-// Differs reports whether the three sides are not the same.
-func (r TotalRow) Differs() bool { return r.Source != r.Sent || r.Sent != r.Target }
 
 // stepTotals are one step's totals on the three sides.
 type stepTotals struct {
@@ -134,8 +117,8 @@ func (st *stepTotals) rejected() {
 }
 
 // rows are the step's totals, in the plan's order, each group sorted.
-func (st *stepTotals) rows() []TotalRow {
-	var out []TotalRow
+func (st *stepTotals) rows() []journal.TotalRow {
+	var out []journal.TotalRow
 	for _, tot := range st.step.Totals {
 		prefix := totalKey(tot.Name, "")
 		seen := map[string]bool{}
@@ -156,7 +139,7 @@ func (st *stepTotals) rows() []TotalRow {
 		for _, g := range groups {
 			k := prefix + g
 			sc := max(st.source.scale[k], st.sent.scale[k], st.target.scale[k])
-			out = append(out, TotalRow{Step: st.step.Name, Name: tot.Name, Expr: tot.Expr(), By: by, Group: g,
+			out = append(out, journal.TotalRow{Step: st.step.Name, Name: tot.Name, Expr: tot.Expr(), By: by, Group: g,
 				Source: st.source.text(k, sc), Sent: st.sent.text(k, sc), Target: st.target.text(k, sc)})
 		}
 	}
@@ -167,7 +150,7 @@ func (st *stepTotals) rows() []TotalRow {
 // rows, as every command builds them (ref() stands in: a total is of
 // what the plan writes, not of keys). Records resolve --waive closed
 // are left out, as the customer closed them.
-func (st *stepTotals) fromSource(ctx context.Context, run *Prepared, ss *journal.StepState) error {
+func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss *journal.StepState) error {
 	waived := func(id string) bool {
 		if ss == nil {
 			return false
@@ -175,12 +158,12 @@ func (st *stepTotals) fromSource(ctx context.Context, run *Prepared, ss *journal
 		rec := ss.Records[id]
 		return rec != nil && rec.Status() == journal.Waived
 	}
-	return run.records.Records(ctx, st.step.Name, run.open, standInRefs{}, func(res transform.Result) error {
+	return run.StandInRecords(ctx, st.step.Name, func(res transform.Result) error {
 		switch {
 		case res.Skipped:
 			return nil
 		case len(res.Errors) > 0 || res.Record == nil:
-			if waived(rejectedID(res)) {
+			if waived(executor.RejectedID(res)) {
 				st.Waived++
 				return nil
 			}
@@ -211,7 +194,7 @@ func (st *stepTotals) fromSource(ctx context.Context, run *Prepared, ss *journal
 
 // fromSent adds a record the journal holds loaded: what the run sent of
 // it and its lines, and what it found held (an upsert's unchanged fields).
-func (st *stepTotals) fromSent(w recordWant) {
+func (st *stepTotals) fromSent(w Want) {
 	st.add(&st.sent, w.Sent, func(nav string) []map[string]any {
 		var out []map[string]any
 		for _, k := range w.Kids[nav] {
@@ -252,17 +235,14 @@ func (st *stepTotals) reads(fields, navs map[string]bool) {
 }
 
 // RecordTotals journals the plan's totals as verify found them at at, so
-// that the run report shows them (RunReportOf): the journal is the run's
+// that the run report shows them (executor.RunReportOf): the journal is the run's
 // record, and the report is made from it alone, offline.
-func RecordTotals(journalPath string, rows []TotalRow, at time.Time) error {
+func RecordTotals(journalPath string, rows []journal.TotalRow, at time.Time) error {
 	jr, _, err := journal.Open(journalPath)
 	if err != nil {
 		return err
 	}
-	tot := &journal.Totals{Rows: make([]journal.TotalRow, len(rows))}
-	for i, r := range rows {
-		tot.Rows[i] = journal.TotalRow(r)
-	}
+	tot := &journal.Totals{Rows: rows}
 	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: new(at.UTC()), Totals: tot}); err != nil {
 		jr.Close()
 		return err

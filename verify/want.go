@@ -1,4 +1,4 @@
-package executor
+package verify
 
 import (
 	"encoding/json"
@@ -17,14 +17,14 @@ import (
 // different parts of the journal (verify from the first payload of a
 // retried deep insert, line by position; undo from the header alone). A
 // record's wanted state is worked out once here, from the last attempt at
-// each path, and compared once (checkRecord), by compare's rule.
+// each path, and compared once (CheckRecord), by compare's rule.
 
-// recordWant is what a record's entity should hold after the run: the
+// Want is what a record's entity should hold after the run: the
 // fields it left (its create or patch, with what the server filled in) and
 // those an upsert found held already, and every first-level child it
 // wrote, the last attempt at each path (a retry's line replaces the
 // payload that failed), a deep insert's lines and texts included.
-type recordWant struct {
+type Want struct {
 	// Fields is what the entity should hold; Sent is what the run sent of
 	// it, and held (the source side of the control totals).
 	Fields, Sent map[string]any
@@ -52,9 +52,9 @@ type wantKid struct {
 	Carried int
 }
 
-// wantOf is the wanted state of rec from the journal.
-func wantOf(rec *journal.RecordState) recordWant {
-	w := recordWant{Fields: map[string]any{}, Sent: map[string]any{}, Kids: map[string][]wantKid{}, Whole: rec.Created}
+// WantOf is the wanted state of rec from the journal.
+func WantOf(rec *journal.RecordState) Want {
+	w := Want{Fields: map[string]any{}, Sent: map[string]any{}, Kids: map[string][]wantKid{}, Whole: rec.Created}
 	if held, err := odata.DecodeEntity(rec.Held); err == nil {
 		for k, v := range held {
 			w.Fields[k], w.Sent[k] = v, v
@@ -63,7 +63,7 @@ func wantOf(rec *journal.RecordState) recordWant {
 	own := map[string]bool{}
 	var paths []string
 	for p, s := range rec.Subs {
-		if p != "" && depth(p) == 1 {
+		if p != "" && journal.Depth(p) == 1 {
 			own[p] = true
 		}
 		if written(s) {
@@ -77,14 +77,14 @@ func wantOf(rec *journal.RecordState) recordWant {
 	for _, p := range paths {
 		s := rec.Subs[p]
 		if p == "" {
-			for k, v := range leftOf(s) {
+			for k, v := range Left(s) {
 				w.Fields[k] = v
 			}
 			for k, v := range sentBy(s) {
 				w.Sent[k] = v
 			}
 			place := map[string]int{}
-			for _, c := range carriedChildren(s) {
+			for _, c := range s.Carried() {
 				place[c.Nav]++
 				if own[c.Path] {
 					if s := rec.Subs[c.Path]; s.Op == journal.OpPatch && s.Over == "" {
@@ -105,7 +105,7 @@ func wantOf(rec *journal.RecordState) recordWant {
 		if key == "" {
 			key = s.Line
 		}
-		k := wantKid{Path: p, Key: key, Left: leftOf(s), Sent: sentBy(s), Match: s.Match}
+		k := wantKid{Path: p, Key: key, Left: Left(s), Sent: sentBy(s), Match: s.Match}
 		if base := under[p]; base != nil {
 			m, _ := odata.DecodeEntity(base)
 			k.Left, k.Sent = overlaid(m, k.Left), overlaid(m, k.Sent)
@@ -134,11 +134,11 @@ func overlaid(base, top map[string]any) map[string]any {
 }
 
 // navs are the sub-forms the record's children were written to, sorted.
-func (w recordWant) navs() []string { return slices.Sorted(maps.Keys(w.Kids)) }
+func (w Want) Navs() []string { return slices.Sorted(maps.Keys(w.Kids)) }
 
-// recordCheck is what checkRecord found.
-type recordCheck struct {
-	Findings []kidFinding
+// RecordCheck is what CheckRecord found.
+type RecordCheck struct {
+	Findings []RecordFinding
 	// Entity is the entity as read; Lines, by sub-form, the lines that
 	// count as the record's (every one held where the record is Whole,
 	// else those paired with a line written): the target side of the
@@ -150,8 +150,8 @@ type recordCheck struct {
 	Compared int
 }
 
-// kidFinding is one field, line or text not as the run left it.
-type kidFinding struct {
+// RecordFinding is one field, line or text not as the run left it.
+type RecordFinding struct {
 	// URL is the path below the entity: "" the entity itself,
 	// "/NAV" a text, "/NAV(KEY)" a line.
 	URL          string
@@ -163,17 +163,17 @@ type kidFinding struct {
 }
 
 // Extra is a problem: a line the entity holds that the run did not write.
-const VerifyExtra = "extra"
+const Extra = "extra"
 
-// checkRecord compares the entity read (body, with its sub-forms
+// CheckRecord compares the entity read (body, with its sub-forms
 // expanded) with what w wants, by compare's rule: typed by t and md where
 // they are known (verify), untyped where not (undo reads no metadata).
 // A line the server gave a key (one sent on its own) is the line of that
 // key; the others (a deep insert's, whose keys the journal lacks) are
 // paired by content (compare.Lines), else with a held line no other took,
 // in order, whose fields are then named; with neither a line is gone.
-func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []byte) (recordCheck, error) {
-	var c recordCheck
+func CheckRecord(md *odata.Metadata, t *odata.EntityType, w Want, body []byte) (RecordCheck, error) {
+	var c RecordCheck
 	got, err := odata.DecodeEntity(body)
 	var raw map[string]json.RawMessage
 	if err == nil {
@@ -184,7 +184,7 @@ func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []b
 	}
 	c.Entity = got
 	for _, d := range compare.Fields(t, got, w.Fields) {
-		c.Findings = append(c.Findings, kidFinding{Field: d.Field, Problem: problemOf(d), Sent: d.Left, Found: d.Found})
+		c.Findings = append(c.Findings, RecordFinding{Field: d.Field, Problem: problemOf(d), Sent: d.Left, Found: d.Found})
 	}
 	for k := range w.Fields {
 		if _, ok := got[k]; ok && (t == nil || !t.IsKey(k)) {
@@ -192,7 +192,7 @@ func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []b
 		}
 	}
 	c.Lines = map[string][]map[string]any{}
-	for _, nav := range w.navs() {
+	for _, nav := range w.Navs() {
 		var lt *odata.EntityType
 		collection := len(raw[nav]) > 0 && raw[nav][0] == '['
 		if t != nil {
@@ -213,7 +213,7 @@ func checkRecord(md *odata.Metadata, t *odata.EntityType, w recordWant, body []b
 
 // texts compares the single sub-form nav (a text: read back normalised,
 // holding every text appended to it) with what was written to it.
-func (c *recordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, held json.RawMessage) {
+func (c *RecordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, held json.RawMessage) {
 	for _, k := range kids {
 		if len(k.Left) == 0 {
 			continue // nothing of it journaled to compare (a text too long)
@@ -225,17 +225,17 @@ func (c *recordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, he
 		var want, have struct{ TEXT string }
 		_ = json.Unmarshal(k.Match, &want)
 		_ = json.Unmarshal(held, &have)
-		c.Findings = append(c.Findings, kidFinding{URL: "/" + nav, Field: "TEXT", Problem: VerifyDiffers, Single: true,
+		c.Findings = append(c.Findings, RecordFinding{URL: "/" + nav, Field: "TEXT", Problem: Differs, Single: true,
 			Sent: odata.TextContent(want.TEXT), Found: odata.TextContent(have.TEXT)})
 	}
 }
 
 // lines compares the lines of sub-form nav (held, as read) with those
 // written.
-func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, body json.RawMessage, whole bool) {
+func (c *RecordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, body json.RawMessage, whole bool) {
 	var raws []json.RawMessage
 	_ = json.Unmarshal(body, &raws)
-	held := decodeLines(raws)
+	held := odata.DecodeEntities(raws)
 	// A field the server leaves out of its answers (field-level
 	// permissions) is not paired on: every line would look gone.
 	readable := map[string]bool{}
@@ -318,7 +318,7 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 	for i, k := range kids {
 		j := pairedTo[i]
 		if j < 0 {
-			f := kidFinding{URL: lineURL(nil, k.Key), Problem: VerifyGone, Line: true}
+			f := RecordFinding{URL: lineURL(nil, k.Key), Problem: Gone, Line: true}
 			if k.Carried > 0 {
 				f.Detail = fmt.Sprintf("line %d of the deep insert", k.Carried)
 			}
@@ -330,7 +330,7 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 			c.Lines[nav] = append(c.Lines[nav], pick(held[j], k.Sent))
 		}
 		for _, d := range compare.Fields(lt, held[j], k.Left) {
-			c.Findings = append(c.Findings, kidFinding{URL: lineURL(held[j], k.Key), Field: d.Field, Problem: problemOf(d), Sent: d.Left, Found: d.Found, Line: true})
+			c.Findings = append(c.Findings, RecordFinding{URL: lineURL(held[j], k.Key), Field: d.Field, Problem: problemOf(d), Sent: d.Left, Found: d.Found, Line: true})
 		}
 	}
 	if !whole {
@@ -345,8 +345,22 @@ func (c *recordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 	for j, h := range held {
 		c.Lines[nav] = append(c.Lines[nav], pick(h, written))
 		if !taken[j] {
-			c.Findings = append(c.Findings, kidFinding{URL: lineURL(h, ""), Problem: VerifyExtra, Found: h, Line: true,
+			c.Findings = append(c.Findings, RecordFinding{URL: lineURL(h, ""), Problem: Extra, Found: h, Line: true,
 				Detail: "a line the run did not write"})
 		}
 	}
+}
+
+// leftBy is what sub-request s left on the server: the fields it wrote,
+// with the server's values where it did not take them as sent.
+func leftBy(s *journal.SubState) json.RawMessage {
+	if len(s.Filled) == 0 {
+		return s.Match
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(s.Match, &m) != nil || json.Unmarshal(s.Filled, &m) != nil {
+		return s.Match
+	}
+	b, _ := json.Marshal(m)
+	return b
 }

@@ -1,4 +1,4 @@
-package executor
+package verify
 
 import (
 	"context"
@@ -6,72 +6,23 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
-	"github.com/migrate-tool/migrate/transform"
 )
 
 // What verify compares is what the run finally left, each
 // line by its content, texts included, and what it cannot read is said.
 
-// behind sends writes to the sandbox as a user would, outside the run.
-func behind(t *testing.T, env *sandboxEnv, reqs ...odata.BatchRequest) {
-	t.Helper()
-	for i := range reqs {
-		reqs[i].ID = fmt.Sprint(i + 1)
-		if reqs[i].Body != nil {
-			reqs[i].Headers = map[string]string{"content-type": "application/json"}
-		}
-	}
-	resps, err := env.client.Batch(context.Background(), reqs, batchOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range resps {
-		if r.Status >= 300 {
-			t.Fatalf("behind the run's back: %d %s", r.Status, r.Body)
-		}
-	}
-}
-
-// retriedOrder is an order sent as one deep insert whose second line names
-// a part that does not exist (it fails, the order is partly loaded), then
-// corrected in place and loaded with apply --retry-failed.
-func retriedOrder(t *testing.T) (*sandboxEnv, testRun, string) {
-	t.Helper()
-	env := newSandbox(t, sandbox.Options{})
-	order := func(part string) transform.Result {
-		return rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1", "DETAILS": "O1"},
-			line("ORDERITEMS_SUBFORM", 2001, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1"), "PRICE": dec("2")}),
-			line("ORDERITEMS_SUBFORM", 2002, map[string]any{"PARTNAME": part, "TQUANT": dec("1"), "PRICE": dec("4")}),
-			line("ORDERITEMS_SUBFORM", 2003, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1"), "PRICE": dec("2")}),
-			single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": "Deliver fast"}))
-	}
-	p, f := deepOrders(order("X9"))
-	o := env.opts(t, p, f)
-	if sum, err := runApply(context.Background(), o); err != nil || sum.Complete {
-		t.Fatalf("first load: %v %+v", err, sum)
-	}
-	f.results["orders"] = []transform.Result{order("P3")}
-	o.RetryFailed = true
-	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("retry: %v %+v", err, sum)
-	}
-	var key string
-	for _, ord := range env.sb.Snapshot()["ORDERS"] {
-		key = fmt.Sprint(ord["ORDNAME"])
-	}
-	return env, o, key
-}
-
 func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 	t.Parallel()
-	env, o, ord := retriedOrder(t)
-	verify := func() *VerifyResult {
+	env, o, ord := executortest.Retried(t)
+	verify := func() *Result {
 		t.Helper()
-		res, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})
+		res, err := Verify(context.Background(), o.Journal, env.Client, Options{Target: o.Target, Metadata: env.MD})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,13 +49,13 @@ func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 	// A user changes the text inside the deep insert, a line's price, and
 	// adds a line the run never wrote.
 	var kline any
-	for _, l := range lines(env.entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
+	for _, l := range fixture.Lines(env.Entities("ORDERS", "ORDNAME")[ord], "ORDERITEMS_SUBFORM") {
 		if l["PARTNAME"] == "P2" {
 			kline = l["KLINE"]
 		}
 	}
 	doc := "ORDERS('" + ord + "')"
-	behind(t, env,
+	env.Behind(t,
 		odata.BatchRequest{Method: "PATCH", URL: doc + "/ORDERSTEXT_SUBFORM", Body: []byte(`{"TEXT":"Deliver slowly"}`)},
 		odata.BatchRequest{Method: "PATCH", URL: fmt.Sprintf("%s/ORDERITEMS_SUBFORM(%v)", doc, kline), Body: []byte(`{"PRICE":7}`)},
 		odata.BatchRequest{Method: "POST", URL: doc + "/ORDERITEMS_SUBFORM", Body: []byte(`{"PARTNAME":"P1","TQUANT":1,"PRICE":2}`)},
@@ -138,22 +89,22 @@ func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 // afterwards is a difference all the same.
 func TestVerifyUpsertUnchanged(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	seed, sf := partsPlan(plan.ModeInsert, part("P1", 2, "111"))
-	if sum, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil || !sum.Complete {
+	env := fixture.New(t, sandbox.Options{})
+	seed, sf := fixture.PartsPlan(plan.ModeInsert, fixture.Part("P1", 2, "111"))
+	if sum, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, seed, sf)); err != nil || !sum.Complete {
 		t.Fatalf("seed: %v", err)
 	}
-	up, uf := partsPlan(plan.ModeUpsert, part("P1", 2, "111"))
-	o := env.opts(t, up, uf)
-	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
+	up, uf := fixture.PartsPlan(plan.ModeUpsert, fixture.Part("P1", 2, "111"))
+	o := executortest.Handmade(t, env, up, uf)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("upsert: %v %+v", err, sum)
 	}
-	behind(t, env, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"555"}`)})
-	res, err := Verify(context.Background(), o.Journal, env.client, VerifyOptions{Target: o.Target, Metadata: env.md})
+	env.Behind(t, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"555"}`)})
+	res, err := Verify(context.Background(), o.Journal, env.Client, Options{Target: o.Target, Metadata: env.MD})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []VerifyFinding{{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "BARCODE", Problem: VerifyDiffers, Sent: `"111"`, Found: `"555"`}}
+	want := []Finding{{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "BARCODE", Problem: Differs, Sent: `"111"`, Found: `"555"`}}
 	if !reflect.DeepEqual(res.Findings, want) || res.Steps[0].Differ != 1 {
 		t.Fatalf("findings %+v, step %+v", res.Findings, res.Steps[0])
 	}
@@ -163,22 +114,22 @@ func TestVerifyUpsertUnchanged(t *testing.T) {
 // hides from its answers is not "matched": nothing of it was compared.
 func TestVerifyNotVerifiable(t *testing.T) {
 	t.Parallel()
-	env := newSandbox(t, sandbox.Options{})
-	p, f := partsPlan(plan.ModeInsert, rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}))
-	o := env.opts(t, p, f)
-	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.PartsPlan(plan.ModeInsert, fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}))
+	o := executortest.Handmade(t, env, p, f)
+	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
 		t.Fatalf("load: %v", err)
 	}
-	res, err := Verify(context.Background(), o.Journal, hiding{env.client, "PARTDES"}, VerifyOptions{Target: o.Target, Metadata: env.md})
+	res, err := Verify(context.Background(), o.Journal, fixture.Hiding{Batcher: env.Client, Field: "PARTDES"}, Options{Target: o.Target, Metadata: env.MD})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := res.Steps[0]; s.Matched != 0 || s.Differ != 0 || s.NotVerifiable != 1 || res.Differences() != 0 {
 		t.Fatalf("step %+v, findings %+v", s, res.Findings)
 	}
-	want := []VerifyFinding{
-		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "PARTDES", Problem: VerifyNotReadable, Sent: `"Bolt"`},
-		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Problem: VerifyNotVerifiable, Detail: "nothing the run wrote is returned on read (field-level permissions)"},
+	want := []Finding{
+		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "PARTDES", Problem: NotReadable, Sent: `"Bolt"`},
+		{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Problem: NotVerifiable, Detail: "nothing the run wrote is returned on read (field-level permissions)"},
 	}
 	if !reflect.DeepEqual(res.Findings, want) {
 		t.Fatalf("findings:\n got %+v\nwant %+v", res.Findings, want)
@@ -196,7 +147,7 @@ func TestCarriedChildrenPaths(t *testing.T) {
 		Texts: []byte(`{"0":{"ORDERSTEXT_SUBFORM":{}},"3":{"ORDERSTEXT2":{"TEXT":"x"}}}`),
 	}}
 	var got []string
-	for _, c := range carriedChildren(s) {
+	for _, c := range s.Carried() {
 		got = append(got, c.Path+" "+c.Nav)
 	}
 	want := []string{"0 ORDERSTEXT_SUBFORM", "1 ORDERITEMS_SUBFORM", "2 ORDERITEMS_SUBFORM", "3 ORDERSTEXT2", "4 EXTFILES_SUBFORM"}

@@ -1,4 +1,9 @@
-package executor
+// Package verify reads back every record a run committed and compares
+// it, field by field, with what the run left (the journal's Sub.Match and
+// the values the server filled in), with the comparison undo's change
+// check uses (compare.Fields), and adds control totals from both sides.
+// It reads the journal and the service; the engine does not import it.
+package verify
 
 import (
 	"context"
@@ -11,29 +16,25 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 )
 
-// Verify reads back every record a run committed and compares
-// it, field by field, with what the run left (the journal's Sub.Match and
-// the values the server filled in), with the comparison undo's change
-// check uses (compare.Fields), and adds control totals from both sides.
-
 // Verify problems.
 const (
-	VerifyDiffers     = "differs"
-	VerifyGone        = "gone"         // the entity or line the run wrote is not there
-	VerifyNotReadable = "not readable" // the field is missing from read answers: not a difference
-	VerifyUnreadable  = "cannot be read"
-	// VerifyNotVerifiable is a record none of whose fields, lines or texts
+	Differs     = "differs"
+	Gone        = "gone"         // the entity or line the run wrote is not there
+	NotReadable = "not readable" // the field is missing from read answers: not a difference
+	Unreadable  = "cannot be read"
+	// NotVerifiable is a record none of whose fields, lines or texts
 	// written could be read back: neither matched nor a difference.
-	VerifyNotVerifiable = "not verifiable"
+	NotVerifiable = "not verifiable"
 )
 
-// VerifyOptions drive Verify.
-type VerifyOptions struct {
+// Options drive Verify.
+type Options struct {
 	// Target is the service root the client talks to; a journal written to
 	// another service is refused (CheckTarget).
 	Target   string
@@ -41,22 +42,22 @@ type VerifyOptions struct {
 	// Plan is the plan the run loaded, prepared: its steps' totals: are
 	// computed from its source rows, from the journal and from the target
 	// (nil: no totals).
-	Plan *Prepared
+	Plan *executor.Prepared
 }
 
-// VerifyResult is what Verify found.
-type VerifyResult struct {
+// Result is what Verify found.
+type Result struct {
 	Target   string
-	Steps    []VerifyStep
-	Findings []VerifyFinding
+	Steps    []Step
+	Findings []Finding
 	// Totals are the plan's totals: of its steps, in plan order.
-	Totals []TotalRow
+	Totals []journal.TotalRow
 	// Calls counts the $batch calls the reads took.
 	Calls int
 }
 
-// VerifyStep is one step's records and control totals.
-type VerifyStep struct {
+// Step is one step's records and control totals.
+type Step struct {
 	Name, Entity string
 	// Records are the committed records read back; Matched hold what the
 	// run left; Differ have a difference (or are gone, or unreadable).
@@ -83,8 +84,8 @@ type ControlTotal struct {
 	Source, Target string
 }
 
-// VerifyFinding is one field, line or record not as the run left it.
-type VerifyFinding struct {
+// Finding is one field, line or record not as the run left it.
+type Finding struct {
 	Step, Record, Location string
 	// URL is what was read: ENTITY(key), ENTITY(key)/NAV(line).
 	URL     string
@@ -98,7 +99,7 @@ type VerifyFinding struct {
 
 // Differences counts the findings that are differences (a field that is
 // not readable is not one).
-func (r *VerifyResult) Differences() int {
+func (r *Result) Differences() int {
 	n := 0
 	for _, f := range r.Findings {
 		if difference(f.Problem) {
@@ -111,22 +112,22 @@ func (r *VerifyResult) Differences() int {
 // difference reports whether a finding's problem is a difference: what
 // could not be read is said, not counted.
 func difference(problem string) bool {
-	return problem != VerifyNotReadable && problem != VerifyNotVerifiable
+	return problem != NotReadable && problem != NotVerifiable
 }
 
 // Verify reads back what the run of journalPath committed. Reads go
 // through the Reader (or-chains of keys, 100 GETs a call) with their lines
-// expanded; a 404 is confirmed as undo's are (confirmAbsent: a cold form's
+// expanded; a 404 is confirmed as undo's are (read.Warmth.ConfirmAbsent: a cold form's
 // first answer is no proof).
-func Verify(ctx context.Context, journalPath string, client Client, opts VerifyOptions) (*VerifyResult, error) {
+func Verify(ctx context.Context, journalPath string, client executor.Client, opts Options) (*Result, error) {
 	st, err := journal.Load(journalPath)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckTarget(journalPath, st.Header, opts.Target); err != nil {
+	if err := executor.CheckTarget(journalPath, st.Header, opts.Target); err != nil {
 		return nil, err
 	}
-	res := &VerifyResult{Target: redact(opts.Target)}
+	res := &Result{Target: executor.Redact(opts.Target)}
 	if res.Target == "" {
 		res.Target = st.Header.Target
 	}
@@ -156,7 +157,7 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 		if set == nil || set.Type == nil {
 			return nil, fmt.Errorf("step %s: the target has no entity set %s", hs.Name, hs.Entity)
 		}
-		v := &stepVerify{md: opts.Metadata, t: set.Type, step: VerifyStep{Name: hs.Name, Entity: hs.Entity}, named: named[hs.Name]}
+		v := &stepVerify{md: opts.Metadata, t: set.Type, step: Step{Name: hs.Name, Entity: hs.Entity}, named: named[hs.Name]}
 		if err := v.run(ctx, ss, send); err != nil {
 			return nil, err
 		}
@@ -178,7 +179,7 @@ func Verify(ctx context.Context, journalPath string, client Client, opts VerifyO
 
 // planTotals are the totals: of the plan's steps with their source side
 // computed, by step name; none without a plan.
-func planTotals(ctx context.Context, opts VerifyOptions, st *journal.State) (map[string]*stepTotals, error) {
+func planTotals(ctx context.Context, opts Options, st *journal.State) (map[string]*stepTotals, error) {
 	named := map[string]*stepTotals{}
 	if opts.Plan == nil {
 		return named, nil
@@ -204,8 +205,8 @@ func planTotals(ctx context.Context, opts VerifyOptions, st *journal.State) (map
 type stepVerify struct {
 	md       *odata.Metadata
 	t        *odata.EntityType
-	step     VerifyStep
-	findings []VerifyFinding
+	step     Step
+	findings []Finding
 	// source and target are the totals of each side, by their What.
 	source, target totals
 	// named are the step's totals: (nil: none).
@@ -216,12 +217,12 @@ type stepVerify struct {
 // entity or a line (sub-form child of the first level) it created or
 // patched.
 func written(s *journal.SubState) bool {
-	return s.OK() && depth(s.Path) <= 1 && len(s.Match) > 0 && (s.Op == journal.OpCreate || s.Op == journal.OpPatch)
+	return s.OK() && journal.Depth(s.Path) <= 1 && len(s.Match) > 0 && (s.Op == journal.OpCreate || s.Op == journal.OpPatch)
 }
 
 func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.Send) error {
 	var recs []*journal.RecordState
-	var wants []recordWant
+	var wants []Want
 	fields, navs := map[string]bool{}, map[string]bool{}
 	for _, id := range ss.IDs {
 		rec := ss.Records[id]
@@ -229,12 +230,12 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 			v.step.NotVerified++
 			continue
 		}
-		w := wantOf(rec)
+		w := WantOf(rec)
 		recs, wants = append(recs, rec), append(wants, w)
 		for f := range w.Fields {
 			fields[f] = true
 		}
-		for _, nav := range w.navs() {
+		for _, nav := range w.Navs() {
 			if v.t.Navigation(nav) != nil {
 				navs[nav] = true
 			}
@@ -289,10 +290,10 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 // record compares one record with what the target answered for its key.
 // It reports false when nothing the run wrote could be read back to be
 // compared (every field hidden from the reader): not verifiable.
-func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found) bool {
+func (v *stepVerify) record(rec *journal.RecordState, w Want, f read.Found) bool {
 	url := v.step.Entity + "(" + rec.Key + ")"
 	add := func(url, field, problem string, sent, got any, detail string) {
-		fd := VerifyFinding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
+		fd := Finding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
 		if sent != nil {
 			fd.Sent = jsonString(sent)
 		}
@@ -306,7 +307,7 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 	if v.named != nil {
 		v.named.fromSent(w)
 	}
-	for _, nav := range w.navs() {
+	for _, nav := range w.Navs() {
 		if n := v.t.Navigation(nav); n != nil && n.Collection {
 			for _, k := range w.Kids[nav] {
 				v.source.add("lines "+nav, "1")
@@ -316,15 +317,15 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 	}
 	switch {
 	case f.Status == 404:
-		add(url, "", VerifyGone, nil, nil, "")
+		add(url, "", Gone, nil, nil, "")
 		return true
 	case f.Status != 200:
-		add(url, "", VerifyUnreadable, nil, nil, odata.ParseError(f.Status, nil, f.Body).Error())
+		add(url, "", Unreadable, nil, nil, odata.ParseError(f.Status, nil, f.Body).Error())
 		return true
 	}
-	c, err := checkRecord(v.md, v.t, w, f.Body)
+	c, err := CheckRecord(v.md, v.t, w, f.Body)
 	if err != nil {
-		add(url, "", VerifyUnreadable, nil, nil, err.Error())
+		add(url, "", Unreadable, nil, nil, err.Error())
 		return true
 	}
 	v.target.add("records", "1")
@@ -343,7 +344,7 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 		add(url+fd.URL, fd.Field, fd.Problem, fd.Sent, fd.Found, fd.Detail)
 	}
 	if c.Compared == 0 && len(c.Findings) > 0 {
-		add(url, "", VerifyNotVerifiable, nil, nil, "nothing the run wrote is returned on read (field-level permissions)")
+		add(url, "", NotVerifiable, nil, nil, "nothing the run wrote is returned on read (field-level permissions)")
 		return false
 	}
 	return true
@@ -351,13 +352,13 @@ func (v *stepVerify) record(rec *journal.RecordState, w recordWant, f read.Found
 
 func problemOf(d compare.Diff) string {
 	if d.Absent {
-		return VerifyNotReadable
+		return NotReadable
 	}
-	return VerifyDiffers
+	return Differs
 }
 
-// leftOf is leftBy decoded: the fields sub-request s left on the server.
-func leftOf(s *journal.SubState) map[string]any {
+// Left is leftBy decoded: the fields sub-request s left on the server.
+func Left(s *journal.SubState) map[string]any {
 	m, _ := odata.DecodeEntity(leftBy(s))
 	return m
 }
@@ -485,7 +486,7 @@ func (t totals) text(what string, scale int) string {
 // TotalsDiffer reports whether a control total of some step is not the
 // same on both sides, or a total of the plan's on all three: a line too
 // many is a difference, whatever else.
-func (r *VerifyResult) TotalsDiffer() bool {
+func (r *Result) TotalsDiffer() bool {
 	for _, t := range r.Totals {
 		if t.Differs() {
 			return true

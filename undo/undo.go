@@ -1,7 +1,12 @@
-package executor
+// Package undo takes a run back from its journal: what it created is
+// deleted, what it changed restored, the lines lines: replace deleted
+// re-created, each record read first. It reads the journal and the
+// service, journals in the run's journal, and borrows the engine's
+// reconciliation for work in doubt (executor.Settle); the engine does not
+// import it.
+package undo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,13 +21,15 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
+	"github.com/migrate-tool/migrate/verify"
 )
 
-// UndoOptions drive Undo.
-type UndoOptions struct {
+// Options drive Undo.
+type Options struct {
 	// Yes does it; without it Undo only lists what it would do.
 	Yes bool
 	// Target is the service root the client talks to. A journal written to
@@ -30,9 +37,9 @@ type UndoOptions struct {
 	// (CheckTarget): undo must touch the journal's company and no other.
 	Target string
 	// Force undoes records that changed since the run too; without it they
-	// are left alone and listed in UndoSummary.Skipped.
+	// are left alone and listed in Summary.Skipped.
 	Force bool
-	Hook  Hook
+	Hook  executor.Hook
 	// BatchSize caps sub-requests per batch (0: 100, the limit of every
 	// server from 21.0 and within the older 1,000).
 	BatchSize int
@@ -48,9 +55,9 @@ type UndoOptions struct {
 	Metadata func(context.Context) (*odata.Metadata, error)
 }
 
-// UndoAction is one thing undo does: delete an entity or a line the run
+// Action is one thing undo does: delete an entity or a line the run
 // created, restore a before-image, or re-create a line the run deleted.
-type UndoAction struct {
+type Action struct {
 	Step, Record string
 	Method, URL  string
 	What         string // "delete the entity the run created", ...
@@ -58,11 +65,11 @@ type UndoAction struct {
 	Error        string
 }
 
-// UndoSummary lists every action and what became of it.
-type UndoSummary struct {
+// Summary lists every action and what became of it.
+type Summary struct {
 	// Target is the service undo touches (without credentials).
 	Target   string
-	Actions  []UndoAction
+	Actions  []Action
 	Done     int
 	Failed   int
 	Skipped  []string // records changed since the run, left alone (without Force)
@@ -81,10 +88,10 @@ type UndoSummary struct {
 // deletes and restores are idempotent (a 404 on delete is done), and a
 // re-created line whose outcome was lost is looked for before it is sent
 // again.
-func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptions) (*UndoSummary, error) {
+func Undo(ctx context.Context, journalPath string, client executor.Client, opts Options) (*Summary, error) {
 	hook := opts.Hook
 	if hook == nil {
-		hook = NopHook{}
+		hook = executor.NopHook{}
 	}
 	var (
 		jr  *journal.Journal
@@ -100,7 +107,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	} else if st, err = journal.Load(journalPath); err != nil {
 		return nil, err
 	}
-	if err := CheckTarget(journalPath, st.Header, opts.Target); err != nil {
+	if err := executor.CheckTarget(journalPath, st.Header, opts.Target); err != nil {
 		return nil, err
 	}
 	if !opts.Yes {
@@ -124,12 +131,9 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		if err != nil {
 			return nil, err
 		}
-		r := resolver(ctx, st, ResolveOptions{Client: client, Metadata: md, Hook: hook})
-		r.jr = journalLedger{jr}
-		if err := r.reconcile(); err != nil {
+		if st, err = executor.Settle(ctx, jr, st, executor.ResolveOptions{Client: client, Metadata: md, Hook: hook}); err != nil {
 			return nil, undoInDoubt{fmt.Errorf("settling the run's work in doubt: %w", err)}
 		}
-		st = r.state
 	}
 	// Records whose own work is still in doubt are left as they are
 	// (undoing a document that may not be the run's would delete someone
@@ -149,7 +153,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
-	entity := stepEntities(st)
+	entity := executor.StepEntities(st)
 	wave := map[string]int{}
 	for _, s := range st.Header.Steps {
 		wave[s.Name] = s.Wave
@@ -165,7 +169,7 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 		}
 		return order[steps[i]] > order[steps[j]]
 	})
-	sum := &UndoSummary{Target: redact(opts.Target), InDoubt: left}
+	sum := &Summary{Target: executor.Redact(opts.Target), InDoubt: left}
 	if sum.Target == "" {
 		sum.Target = st.Header.Target
 	}
@@ -235,15 +239,15 @@ func Undo(ctx context.Context, journalPath string, client Client, opts UndoOptio
 }
 
 // leftInDoubt is undo finished except for records in doubt; errors.Is
-// finds ErrInDoubt in it (exit 4).
+// finds executor.ErrInDoubt in it (exit 4).
 type leftInDoubt string
 
 func (e leftInDoubt) Error() string { return string(e) }
 
-func (e leftInDoubt) Unwrap() error { return ErrInDoubt }
+func (e leftInDoubt) Unwrap() error { return executor.ErrInDoubt }
 
 // tally counts the actions done and failed.
-func (sum *UndoSummary) tally() *UndoSummary {
+func (sum *Summary) tally() *Summary {
 	sum.Done, sum.Failed = 0, 0
 	for _, a := range sum.Actions {
 		switch {
@@ -260,13 +264,13 @@ type undoOp struct {
 	sub  journal.Sub
 	rec  *journal.RecordState
 	body []byte
-	act  *UndoAction
+	act  *Action
 	// want is what the run left at sub.URL (the fields it wrote; of an
 	// entity it created, its lines and texts too), to be compared with
 	// what read (sub.URL, with the sub-forms expanded) finds there now;
 	// restored is what a restore puts back (a lost restore may have
 	// happened).
-	want     *recordWant
+	want     *verify.Want
 	read     string
 	restored json.RawMessage
 	// redo is a re-create whose earlier attempt's outcome was lost.
@@ -276,14 +280,14 @@ type undoOp struct {
 // undoOps lists what undoing one record takes.
 func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	var out []undoOp
-	add := func(s journal.Sub, what string, body json.RawMessage, want *recordWant, restored json.RawMessage) {
+	add := func(s journal.Sub, what string, body json.RawMessage, want *verify.Want, restored json.RawMessage) {
 		s.Step, s.Rec = rec.Step, rec.ID
 		prev := rec.Undo[s.UndoKey()]
 		if prev != nil && (prev.OK() || prev.Status == 404 && s.Op == journal.OpUndoDelete) {
 			return
 		}
 		op := undoOp{sub: s, rec: rec, body: body, want: want, read: s.URL, restored: restored,
-			act: &UndoAction{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}}
+			act: &Action{Step: rec.Step, Record: rec.ID, Method: s.Meth, URL: s.URL, What: what}}
 		if prev != nil && prev.InDoubt() && s.Op == journal.OpUndoCreate {
 			op.redo = prev // deletes and restores are safe to repeat; a POST is not
 		}
@@ -296,9 +300,9 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	if rec.Created {
 		// The document is deleted whole, so every field the run
 		// wrote into it counts, its lines' and texts' too.
-		w := wantOf(rec)
+		w := verify.WantOf(rec)
 		add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", URL: base, Key: rec.Key}, "delete the entity the run created", nil, &w, nil)
-		if navs := w.navs(); len(out) > 0 && len(navs) > 0 {
+		if navs := w.Navs(); len(out) > 0 && len(navs) > 0 {
 			out[len(out)-1].read = base + "?$expand=" + strings.Join(navs, ",")
 		}
 		return out
@@ -316,7 +320,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		switch {
 		case s.Path == "" && s.Op == journal.OpPatch && len(s.Before) > 0:
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, fieldsLeft(s), s.Before)
-		case s.Path != "" && depth(s.Path) == 1 && s.Op == journal.OpPatch && s.Line == "" && s.ResultKey == "" && len(s.Before) > 0:
+		case s.Path != "" && journal.Depth(s.Path) == 1 && s.Op == journal.OpPatch && s.Line == "" && s.ResultKey == "" && len(s.Before) > 0:
 			// A text a delta load replaced (a line's PATCH names its line):
 			// written back whole as the server held it, APPEND false.
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", Path: s.Path, Nav: s.Nav, URL: base + "/" + s.Nav, Key: rec.Key, Before: s.Before},
@@ -324,11 +328,11 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 			if s.Over == journal.OpCreate {
 				*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back: it gets the text back that it held before the delta load replaced it", rec.Step, rec.ID, s.Nav))
 			}
-		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && depth(s.Path) == 1 && s.ResultKey != "":
+		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && journal.Depth(s.Path) == 1 && s.ResultKey != "":
 			// A line the run added, a delta load's PATCH of it since too.
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
 				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, fieldsLeft(s), nil)
-		case s.Path != "" && s.Op == journal.OpCreate && depth(s.Path) == 1:
+		case s.Path != "" && s.Op == journal.OpCreate && journal.Depth(s.Path) == 1:
 			*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back", rec.Step, rec.ID, s.Nav))
 		}
 	}
@@ -336,7 +340,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		if s.Op != journal.OpDelete || !s.OK() {
 			continue
 		}
-		body, err := lineBody(s.Before, nil)
+		body, err := executor.LineBody(s.Before, nil)
 		if err != nil {
 			*warn = append(*warn, fmt.Sprintf("%s %s: line %s of %s was deleted by lines: replace, and its journaled content cannot be read back: %v", rec.Step, rec.ID, s.Line, s.Nav, err))
 			continue
@@ -349,66 +353,21 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 
 // fieldsLeft is what sub-request s left on the server as a wanted state
 // of its own: nil when the journal knows nothing of it to compare.
-func fieldsLeft(s *journal.SubState) *recordWant {
-	m := leftOf(s)
+func fieldsLeft(s *journal.SubState) *verify.Want {
+	m := verify.Left(s)
 	if len(m) == 0 {
 		return nil
 	}
-	return &recordWant{Fields: m}
-}
-
-// leftBy is what sub-request s left on the server: the fields it wrote,
-// with the server's values where it did not take them as sent.
-func leftBy(s *journal.SubState) json.RawMessage {
-	if len(s.Filled) == 0 {
-		return s.Match
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(s.Match, &m) != nil || json.Unmarshal(s.Filled, &m) != nil {
-		return s.Match
-	}
-	b, _ := json.Marshal(m)
-	return b
-}
-
-// lineBody is what re-creates a line, from the line as the server gave it
-// when lines: replace read it before the delete: its fields, with the line
-// key (so that it gets its old number back where the server lets a client
-// choose it), without annotations, sub-forms, empty fields and, when its
-// type t is known, the fields the server computes (docs/service.md, Keys:
-// read-only). Apply journals it so (it knows the metadata); undo applies it
-// again to journals written before.
-func lineBody(before json.RawMessage, t *odata.EntityType) ([]byte, error) {
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(before))
-	dec.UseNumber()
-	if err := dec.Decode(&fields); err != nil {
-		return nil, err
-	}
-	for k, v := range fields {
-		v = bytes.TrimSpace(v)
-		switch {
-		case strings.Contains(k, "@"), len(v) == 0, string(v) == "null", v[0] == '{', v[0] == '[':
-			delete(fields, k)
-		case t != nil && t.Navigation(k) != nil:
-			delete(fields, k)
-		case t != nil && t.Property(k) != nil && t.Property(k).Computed:
-			delete(fields, k)
-		}
-	}
-	if len(fields) == 0 {
-		return nil, errors.New("no fields")
-	}
-	return json.Marshal(fields)
+	return &verify.Want{Fields: m}
 }
 
 // undoRun is one Undo with --yes.
 type undoRun struct {
 	ctx    context.Context
 	jr     *journal.Journal
-	client Client
-	hook   Hook
-	opts   *UndoOptions
+	client executor.Client
+	hook   executor.Hook
+	opts   *Options
 	limit  int
 	// left counts each record's actions without an outcome; failed marks a
 	// record one of whose actions failed. A record is journaled as undone
@@ -416,7 +375,7 @@ type undoRun struct {
 	// in a later batch than the deletes of its record.
 	left   map[*journal.RecordState]int
 	failed map[*journal.RecordState]bool
-	warm   read.Warmth // entity sets whose 404 is the truth (reads.go)
+	warm   read.Warmth // entity sets whose 404 is the truth
 	// md is the target's metadata once asked for (metadata).
 	md    *odata.Metadata
 	mdErr error
@@ -481,7 +440,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// Settle the lost attempt either way, so that nothing is left
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
-			_, found, unreadable := matchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			_, found, unreadable := executor.MatchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
 			res := journal.SubResult{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
@@ -549,7 +508,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 	}
 	for _, rec := range finished {
 		if u.opts.Yes {
-			u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
+			u.hook.RecordDone(rec.Step, executor.Outcome{ID: rec.ID, Status: "undone"})
 		}
 	}
 	return kept, skipped, nil
@@ -564,10 +523,10 @@ func undoneEntry(rec *journal.RecordState) journal.Entry {
 
 // changes lists, as "FIELD is now X, the run wrote Y", what of w the
 // entity at url (body, as read with its sub-forms expanded) no longer
-// holds: the one comparison verify makes (checkRecord), typed by md where
+// holds: the one comparison verify makes (verify.CheckRecord), typed by md where
 // given. A body that cannot be read is one change.
-func changes(md *odata.Metadata, url string, body []byte, w recordWant) []string {
-	c, err := checkRecord(md, typeAt(md, url), w, body)
+func changes(md *odata.Metadata, url string, body []byte, w verify.Want) []string {
+	c, err := verify.CheckRecord(md, executor.TypeAt(md, url), w, body)
 	if err != nil {
 		return []string{"cannot be read: " + err.Error()}
 	}
@@ -578,21 +537,21 @@ func changes(md *odata.Metadata, url string, body []byte, w recordWant) []string
 			where = strings.TrimPrefix(f.URL, "/") + " "
 		}
 		switch {
-		case f.Problem == VerifyNotReadable && f.Line:
+		case f.Problem == verify.NotReadable && f.Line:
 			// A line is found by the fields read back, as apply's
 			// reconciliation finds it: one the server hides from every
 			// line (field-level permissions) is no sign of a change.
-		case f.Problem == VerifyNotReadable:
+		case f.Problem == verify.NotReadable:
 			// Field-level permissions: what it holds now is
 			// unknown, so undo must not write over it.
 			out = append(out, fmt.Sprintf("%s%s is not returned on read (a field-level permission), so whether it changed cannot be told", where, f.Field))
-		case f.Problem == VerifyGone:
+		case f.Problem == verify.Gone:
 			what := "a line the run wrote"
 			if f.Detail != "" {
 				what = f.Detail
 			}
 			out = append(out, fmt.Sprintf("%s%s is gone", where, what))
-		case f.Problem == VerifyExtra:
+		case f.Problem == verify.Extra:
 			out = append(out, where+"is a line the run did not write")
 		default:
 			out = append(out, fmt.Sprintf("%s%s is now %s, the run wrote %s", where, f.Field, shortValue(f.Found), shortValue(f.Sent)))
@@ -614,9 +573,9 @@ func shortValue(v any) string {
 
 // readBatches sends GETs in batches of at most limit; reads change
 // nothing, so a batch whose answer was lost, or broke the $batch protocol,
-// is sent again. A 404 is confirmed first (confirmAbsent): undo must not
+// is sent again. A 404 is confirmed first (read.Warmth.ConfirmAbsent): undo must not
 // take a cold form for a record that is gone.
-func readBatches(ctx context.Context, client Client, reqs []odata.BatchRequest, limit int, hook Hook, warm *read.Warmth) (map[string]odata.BatchResponse, error) {
+func readBatches(ctx context.Context, client executor.Client, reqs []odata.BatchRequest, limit int, hook executor.Hook, warm *read.Warmth) (map[string]odata.BatchResponse, error) {
 	send := read.Via(client)
 	once := func(chunk []odata.BatchRequest) ([]odata.BatchResponse, error) { return send(ctx, chunk) }
 	out := make(map[string]odata.BatchResponse, len(reqs))
@@ -680,7 +639,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 		return err
 	}
 	var calls odata.CallStats
-	resps, err := u.client.Batch(odata.WithCallStats(u.ctx, &calls), reqs, batchOptions)
+	resps, err := u.client.Batch(odata.WithCallStats(u.ctx, &calls), reqs, executor.BatchOptions)
 	answered := now().UTC()
 	u.hook.BatchSent(len(reqs))
 	if err != nil {
@@ -689,10 +648,10 @@ func (u *undoRun) batch(ops []undoOp) error {
 			for i := range ops {
 				res[i] = journal.SubResult{ID: subs[i].ID, Status: -1}
 			}
-			_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
+			_ = u.jr.Append(executor.StampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls))
 			return fmt.Errorf("undo: the server refused a batch: %w", err)
 		}
-		_ = u.jr.Append(stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
+		_ = u.jr.Append(executor.StampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: err.Error()}, answered, &calls))
 		// The batch may have been applied: in doubt, as apply's are.
 		return undoInDoubt{err}
 	}
@@ -731,7 +690,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 			finished = append(finished, op.rec)
 		}
 	}
-	entries := []journal.Entry{stampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
+	entries := []journal.Entry{executor.StampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}
 	for _, rec := range finished {
 		entries = append(entries, undoneEntry(rec))
 	}
@@ -739,7 +698,7 @@ func (u *undoRun) batch(ops []undoOp) error {
 		return err
 	}
 	for _, rec := range finished {
-		u.hook.RecordDone(rec.Step, Outcome{ID: rec.ID, Status: "undone"})
+		u.hook.RecordDone(rec.Step, executor.Outcome{ID: rec.ID, Status: "undone"})
 	}
 	if len(res)+len(cold) != len(ops) {
 		return errors.New("undo: the server's answer lacks some sub-requests: run undo again")
@@ -769,14 +728,14 @@ func dedupeWarmUps(reqs []odata.BatchRequest) []odata.BatchRequest {
 }
 
 // undoInDoubt is an undo batch whose outcome is unknown. errors.Is finds
-// ErrInDoubt in it; its advice is undo's own, not apply's.
+// executor.ErrInDoubt in it; its advice is undo's own, not apply's.
 type undoInDoubt struct{ err error }
 
 func (e undoInDoubt) Error() string {
 	return "undo: " + e.err.Error() + " (run undo again: its actions are safe to repeat)"
 }
 
-func (e undoInDoubt) Unwrap() []error { return []error{e.err, ErrInDoubt} }
+func (e undoInDoubt) Unwrap() []error { return []error{e.err, executor.ErrInDoubt} }
 
 // scratchJournal opens a copy of the journal at path in a temporary
 // folder: undo's preview journals there what --yes would journal (the
@@ -824,26 +783,4 @@ func runInDoubt(st *journal.State) bool {
 		}
 	}
 	return false
-}
-
-// stepEntities is each step's entity: the journal header's, else (a step
-// the plan that began the journal did not have) the entity set its
-// records' entities were sent to.
-func stepEntities(st *journal.State) map[string]string {
-	entity := map[string]string{}
-	for _, s := range st.Header.Steps {
-		entity[s.Name] = s.Entity
-	}
-	for _, name := range st.StepNames {
-		ss := st.Steps[name]
-		for _, id := range ss.IDs {
-			if entity[name] != "" {
-				break
-			}
-			if rec := ss.Records[id]; rec != nil && rec.Subs[""] != nil {
-				entity[name] = odata.EntitySetOf(rec.Subs[""].URL)
-			}
-		}
-	}
-	return entity
 }
