@@ -85,8 +85,11 @@ type DeltaField struct {
 // set when --overwrite sent Now anyway.
 type DeltaConflict struct {
 	ID, Key, Field string
-	// Line names the line the field is of (NAV(KEY)); "" the entity's.
-	Line              string
+	// Line names the line the field is of (NAV(KEY)), or its single-object
+	// sub-form (NAV); "" the entity's.
+	Line string
+	// Text is set for a text's content (Field TEXT, Line its sub-form).
+	Text              bool
 	Ours, Theirs, Now json.RawMessage
 	Overwritten       bool
 }
@@ -336,20 +339,22 @@ func patchedView(prev *journal.RecordState, rec *transform.Record) *journal.Reco
 		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
-	texts := map[string]bool{}
+	singles := map[string]bool{} // true: a text
 	for _, c := range rec.Children {
 		if c.Single {
-			texts[c.Nav] = true
+			_, text := c.Fields["TEXT"]
+			singles[c.Nav] = text
 		}
 	}
-	p.WroteKids = kidsTaken(prev, texts)
+	p.WroteKids = kidsTaken(prev, singles)
 	return &p
 }
 
 // kidsTaken is the children of a record a delta left pending as the
-// journal would hold them committed: the lines and texts (of the sub-forms
-// texts names) its PATCHes and POSTs wrote, where they took.
-func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage {
+// journal would hold them committed: the lines, single objects and texts
+// (singles names the single-object sub-forms, true for a text) its
+// PATCHes and POSTs wrote, where they took.
+func kidsTaken(prev *journal.RecordState, singles map[string]bool) json.RawMessage {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
 		return prev.WroteKids
@@ -366,7 +371,7 @@ func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage
 		}
 		i, known := at[path]
 		switch {
-		case texts[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
+		case singles[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
 			// A text replaced or added: its content is what the next
 			// delta compares.
 			var sent struct{ TEXT any }
@@ -385,7 +390,8 @@ func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage
 			kids[i].Filled = journal.Without(kids[i].Filled, slices.Collect(maps.Keys(sent))...)
 			changed = true
 		case s.Op == journal.OpCreate && !known:
-			kids = append(kids, journal.WroteKid{Path: path, Nav: s.Nav, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
+			_, single := singles[s.Nav]
+			kids = append(kids, journal.WroteKid{Path: path, Nav: s.Nav, Single: single, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
 			changed = true
 		}
 	}
@@ -487,8 +493,8 @@ func (sr *stepRun) deltaPending() error {
 			sel[f.Field] = true
 		}
 		for _, l := range dw.lines {
-			if l.sends() && (!l.New || l.Text) {
-				exp[l.Nav] = true // a new text too: the server must hold none
+			if l.sends() && (!l.New || l.Single) {
+				exp[l.Nav] = true // a new text or single object too: the server must hold none
 			}
 		}
 	}
@@ -585,16 +591,19 @@ func (sr *stepRun) deltaPending() error {
 				same = r.offline || textHash(held) == l.was.TextHash
 			}
 			if !same {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav,
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav, Text: true,
 					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
 			}
 			lineBefore[l.path] = map[string]any{"TEXT": held}
 			shown[l.Nav+"/TEXT"], was[l.Nav+"/TEXT"] = now, odata.TextContent(held)
 		}
 		for _, l := range dw.lines {
-			if !l.sends() || l.New || l.Text {
+			if !l.sends() || l.Text || l.New && !l.Single {
 				continue
 			}
+			// A line, or a single object (a ship-to address): each field
+			// sent must be on the server what the journal wrote (of a new
+			// single object: none).
 			lt := lineType(r.md, t, l.Nav)
 			ours, theirs := oursOf(l.was), curLines[l.path]
 			lineBefore[l.path] = map[string]any{}
@@ -608,6 +617,10 @@ func (sr *stepRun) deltaPending() error {
 				shown[l.Name()+"/"+f.Field], was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 			}
 		}
+		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
+		root.abs = sr.entity + "(" + prev.Key + ")"
+		root.url = root.abs
+		w.root = root // diff names the record by its key, a conflict too
 		if len(conflicts) > 0 {
 			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
 			if !r.delta.overwrite {
@@ -615,10 +628,6 @@ func (sr *stepRun) deltaPending() error {
 				continue // listed; the record stays as the journal has it
 			}
 		}
-		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
-		root.abs = sr.entity + "(" + prev.Key + ")"
-		root.url = root.abs
-		w.root = root
 		var units []unit
 		if len(changed) > 0 {
 			root.body, _ = odata.MarshalBody(changed)

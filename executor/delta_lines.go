@@ -35,6 +35,9 @@ import (
 // (listed, never deleted).
 type DeltaLine struct {
 	Nav string
+	// Single is set for a single-object sub-form (a ship-to address, a
+	// text): it has no key, and is addressed as PARENT/NAV.
+	Single bool
 	// Text is set for a text sub-form (a single object): its one field is
 	// TEXT, compared by its content.
 	Text bool
@@ -53,9 +56,9 @@ type DeltaLine struct {
 }
 
 // sends reports whether apply --delta sends the line: a new line, or a
-// changed one the journal knows the key of.
+// changed one the journal knows the key of (a single object has none).
 func (l DeltaLine) sends() bool {
-	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Text) && !l.Gone
+	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Single) && !l.Gone
 }
 
 // Name is the line as a listing names it: NAV(KEY), or NAV for a new one.
@@ -148,11 +151,12 @@ func textWas(k journal.WroteKid) json.RawMessage {
 	return wire(was["TEXT"])
 }
 
-// textsDelta compares a loaded record's texts with those its rows give
-// now: a text whose content changed (replaced), one new (added), one gone
-// from the sources (listed, never deleted); next is the path a new child
-// takes. What cannot be sent is said.
-func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out []DeltaLine, unsent []string) {
+// singlesDelta compares a loaded record's single-object sub-forms with
+// those its rows give now: a text whose content changed (replaced), one
+// new (added), one gone from the sources (listed, never deleted); another
+// single object (a ship-to address) by its fields (objectDelta); next is
+// the path a new child takes. What cannot be sent is said.
+func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteKid, rec *transform.Record, next *int) (out []DeltaLine, unsent []string) {
 	was := map[string]journal.WroteKid{}
 	for _, k := range kids {
 		if k.Single {
@@ -169,12 +173,15 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 		now, text := c.Fields["TEXT"]
 		switch {
 		case !text:
-			// Another single object (a ship-to address): compared whole.
-			if !had || kidHash(c) != k.Hash {
-				unsent = append(unsent, fmt.Sprintf("its %s changed: a delta sends no single-object sub-form but a text", c.Nav))
+			l, why := objectDelta(lineType(md, t, c.Nav), k, had, c, next)
+			if why != "" {
+				unsent = append(unsent, why)
+			}
+			if l != nil {
+				out = append(out, *l)
 			}
 		case !had:
-			out = append(out, DeltaLine{Nav: c.Nav, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
+			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
 				Fields: []DeltaField{{Field: "TEXT", Was: json.RawMessage("null"), Now: wire(now)}}})
 			*next++
 		case kidHash(c) == k.Hash:
@@ -184,7 +191,7 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 			// The same content, written otherwise (APPEND, markup): as the
 			// server reads it back, no change.
 		default:
-			out = append(out, DeltaLine{Nav: c.Nav, Text: true, Loc: c.Loc.String(), path: k.Path, child: c, was: k,
+			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, Loc: c.Loc.String(), path: k.Path, child: c, was: k,
 				Fields: []DeltaField{{Field: "TEXT", Was: textWas(k), Now: wire(now)}}})
 		}
 	}
@@ -196,9 +203,65 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 			unsent = append(unsent, fmt.Sprintf("its %s is gone from the sources (never deleted)", k.Nav))
 			continue
 		}
-		out = append(out, DeltaLine{Nav: k.Nav, Text: true, Gone: true, path: k.Path, was: k})
+		out = append(out, DeltaLine{Nav: k.Nav, Single: true, Text: true, Gone: true, path: k.Path, was: k})
 	}
 	return out, unsent
+}
+
+// objectDelta compares a single-object sub-form other than a text (a
+// ship-to address; lt its type) with what the journal kept of it (k, when
+// had): its fields written differently now, by compare's rule, patched on
+// PARENT/NAV; one new in the sources is added (a POST, as a text is).
+// What a delta does not send is said instead: a change of its key, of its
+// long texts or own sub-forms, or of one the journal keeps none of the
+// fields it wrote to (loaded by an older version).
+func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transform.Child, next *int) (*DeltaLine, string) {
+	if !had {
+		l := &DeltaLine{Nav: c.Nav, Single: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c, Fields: allFields(c)}
+		*next++
+		return l, ""
+	}
+	if kidHash(c) == k.Hash {
+		return nil, ""
+	}
+	was, err := odata.DecodeEntity(k.Wrote)
+	if err != nil || k.Wrote == nil {
+		return nil, fmt.Sprintf("its %s changed, and the journal keeps nothing of the fields it wrote to it to tell a change made on the server since (loaded by an older version)", c.Nav)
+	}
+	fields, keys := changedFields(lt, was, c.Fields)
+	switch {
+	case len(keys) > 0:
+		return nil, fmt.Sprintf("the key (%s) of its %s changed: a delta does not move a sub-form", strings.Join(keys, ", "), c.Nav)
+	case len(fields) == 0 && hidden(c):
+		return nil, fmt.Sprintf("its %s: a long text or its own sub-forms changed: a delta does not send them", c.Nav)
+	case len(fields) == 0:
+		return nil, ""
+	}
+	return &DeltaLine{Nav: c.Nav, Single: true, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k}, ""
+}
+
+// hidden reports a child holding what a delta does not compare field by
+// field: a long text or a file's content, or sub-forms of its own.
+func hidden(c *transform.Child) bool {
+	if len(c.Children) > 0 {
+		return true
+	}
+	for _, v := range c.Fields {
+		if v != nil && !matchable(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// allFields are the fields of a child new in the sources, in name order:
+// each was null.
+func allFields(c *transform.Child) []DeltaField {
+	var out []DeltaField
+	for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
+		out = append(out, DeltaField{Field: f, Was: json.RawMessage("null"), Now: wire(c.Fields[f])})
+	}
+	return out
 }
 
 // lineType is the entity type of the lines of t's sub-form nav; nil when
@@ -232,7 +295,7 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 			next = i + 1
 		}
 	}
-	out, unsent := textsDelta(kids, rec, &next)
+	out, unsent := singlesDelta(md, t, kids, rec, &next)
 	// Lines, sub-form by sub-form, in the order the sources give them.
 	var navs []string
 	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
@@ -261,12 +324,8 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		for i, c := range now[nav] {
 			j := pairs[i]
 			if j < 0 {
-				l := DeltaLine{Nav: nav, Loc: c.Loc.String(), New: true, path: strconv.Itoa(next), child: c}
+				out = append(out, DeltaLine{Nav: nav, Loc: c.Loc.String(), New: true, path: strconv.Itoa(next), child: c, Fields: allFields(c)})
 				next++
-				for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
-					l.Fields = append(l.Fields, DeltaField{Field: f, Was: json.RawMessage("null"), Now: wire(c.Fields[f])})
-				}
-				out = append(out, l)
 				continue
 			}
 			taken[j] = true
@@ -421,9 +480,10 @@ func pathCompare(a, b string) int {
 }
 
 // lineOps are the sub-requests of a changed record's lines, under root (its
-// entity, patched or not): a PATCH of each changed line, by its key, with
-// its changed fields (before: the values read), and a POST of each new line
-// (with its own sub-forms) to the parent's sub-form.
+// entity, patched or not): a PATCH of each changed line, by its key (of a
+// single object, PARENT/NAV), with its changed fields (before: the values
+// read), and a POST of each new line or single object (with its own
+// sub-forms) to the parent's sub-form.
 func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[string]map[string]any) ([]unit, error) {
 	var units []unit
 	for _, l := range lines {
@@ -451,9 +511,9 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		for _, f := range l.Fields {
 			changed[f.Field] = l.child.Fields[f.Field]
 		}
-		o := &op{work: w, path: l.path, nav: l.Nav, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
+		o := &op{work: w, path: l.path, nav: l.Nav, single: l.Single, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
 			fields: changed, key: l.Key, line: l.Key, loc: l.child.Loc, child: l.child}
-		o.abs = root.abs + "/" + l.Nav + "(" + l.Key + ")"
+		o.abs = root.abs + "/" + l.Name() // a single object: PARENT/NAV
 		o.url = o.abs
 		o.body, _ = odata.MarshalBody(changed)
 		o.patch = o.body
@@ -500,18 +560,27 @@ func renumber(o *op, path string) {
 }
 
 // linesRead finds, in the record as read (body, with the sub-forms of its
-// changed lines expanded), each changed line by its key: what the server
-// holds of it now. A line not found is named.
+// changed lines expanded), each changed line by its key, each single
+// object by its sub-form: what the server holds of it now. A line or a
+// single object (other than a text) not found is named; a new single
+// object the server holds none of reads as nil.
 func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, lines []DeltaLine) (map[string]map[string]any, string) {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(body, &raw)
 	out := map[string]map[string]any{}
 	for _, l := range lines {
-		if l.Text && l.sends() {
+		switch {
+		case l.Text && l.sends():
 			out[l.path] = map[string]any{"TEXT": heldText(raw[l.Nav])}
 			continue
-		}
-		if !l.sends() || l.New {
+		case l.Single && l.sends():
+			held := heldObject(raw[l.Nav])
+			if held == nil && !l.New {
+				return nil, l.Name()
+			}
+			out[l.path] = held
+			continue
+		case !l.sends() || l.New:
 			continue
 		}
 		lt := lineType(md, t, l.Nav)
@@ -538,6 +607,33 @@ func heldText(raw json.RawMessage) string {
 		return ""
 	}
 	return *one.TEXT
+}
+
+// writesText reports whether a single object's PATCH, as journaled (its
+// match or before-image), writes a TEXT: a text, decided by its content;
+// another single object (a ship-to address) is decided by its fields.
+func writesText(body json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return true // as before single objects other than texts were sent
+	}
+	_, ok := m["TEXT"]
+	return ok
+}
+
+// heldObject is a single-object sub-form as read expanded: nil for none
+// (null, absent, or [] as some servers answer an empty one:
+// docs/servers.md, Reading).
+func heldObject(raw json.RawMessage) map[string]any {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil || probe == nil {
+		return nil
+	}
+	m, err := odata.DecodeEntity(raw)
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // oursOf is what the journal says a line holds: its fields as sent, with

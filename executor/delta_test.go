@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,10 +81,10 @@ func TestDeltaOf(t *testing.T) {
 		{"a text gone", &keptText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3)), deltaChanged, nil, "",
 			"gone TEXTS"},
-		{"another single object", &keptText,
+		{"another single object, new", &keptText,
 			record([]source.Cell{"C1", "One", "1.50"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3), text,
 				&transform.Child{Nav: "SHIPTO", Single: true, Fields: map[string]any{"ADDRESS": "1 Main St"}}), deltaChanged, nil,
-			"its SHIPTO changed: a delta sends no single-object sub-form but a text", ""},
+			"", `new SHIPTO@2 ADDRESS null->"1 Main St"`},
 		{"a text of an older journal", &olderText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3),
 				txt("bye")), deltaChanged, nil,
@@ -191,4 +192,67 @@ func showDeltaLines(lines []DeltaLine) string {
 		out = append(out, what)
 	}
 	return strings.Join(out, "; ")
+}
+
+// A single-object sub-form other than a text (a customer's ship-to
+// address) is compared field by field with what the journal wrote to it:
+// a changed field is sent (a PATCH of PARENT/NAV), one new in the sources
+// is added; a change of its key, of a long text of it, or of one the
+// journal keeps no fields of (loaded by an older version, which kept its
+// hash only) is said, not sent; a gone one is listed, never deleted.
+func TestSinglesDeltaOfAShipTo(t *testing.T) {
+	md := sandbox.DemoMetadata()
+	customers := md.EntitySet("CUSTOMERS").Type
+	ship := func(fields map[string]any) *transform.Child {
+		return &transform.Child{Nav: "SHIPTO2_SUBFORM", Single: true, Fields: fields, Loc: source.Location{File: "c.csv", Line: 2}}
+	}
+	loadedWith := func(kids ...*transform.Child) *journal.RecordState {
+		rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: kids}
+		return &journal.RecordState{Key: "'C1'", LinesHash: linesHash(kids), WroteKids: wroteKids(&work{rec: rec})}
+	}
+	loaded := loadedWith(ship(map[string]any{"ADDRESS": "1 Main St", "STATE": "Haifa"}))
+	older := *loaded
+	kids, _ := journal.DecodeKids(loaded.WroteKids)
+	kids[0].Wrote = nil // kept its hash only
+	older.WroteKids = journal.EncodeKids(kids)
+	long := strings.Repeat("x", 201)
+	tests := []struct {
+		name          string
+		prev          *journal.RecordState
+		now           []*transform.Child
+		lines, unsent string
+		sends         bool
+	}{
+		{"a field changed", loaded, []*transform.Child{ship(map[string]any{"ADDRESS": "5 Harbour Rd", "STATE": "Haifa"})},
+			`SHIPTO2_SUBFORM ADDRESS "1 Main St"->"5 Harbour Rd"`, "", true},
+		{"a field emptied", loaded, []*transform.Child{ship(map[string]any{"ADDRESS": "1 Main St", "STATE": nil})},
+			`SHIPTO2_SUBFORM STATE "Haifa"->null`, "", true},
+		{"the same, a blank as null", loadedWith(ship(map[string]any{"ADDRESS": "1 Main St", "STATE": nil})),
+			[]*transform.Child{ship(map[string]any{"ADDRESS": "1 Main St", "STATE": ""})}, "", "", false},
+		{"new in the sources", loadedWith(), []*transform.Child{ship(map[string]any{"ADDRESS": "3 Lake Rd"})},
+			`new SHIPTO2_SUBFORM@0 ADDRESS null->"3 Lake Rd"`, "", true},
+		{"gone from the sources", loaded, nil, "", "its SHIPTO2_SUBFORM is gone from the sources (never deleted)", false},
+		{"its key", loaded, []*transform.Child{ship(map[string]any{"ADDRESS": "1 Main St", "STATE": "Haifa", "CUSTNAME": "C9"})},
+			"", "the key (CUSTNAME) of its SHIPTO2_SUBFORM changed: a delta does not move a sub-form", false},
+		{"a long text of it", loadedWith(ship(map[string]any{"ADDRESS": "1 Main St", "NAME": long})),
+			[]*transform.Child{ship(map[string]any{"ADDRESS": "1 Main St", "NAME": long + "y"})},
+			"", "its SHIPTO2_SUBFORM: a long text or its own sub-forms changed: a delta does not send them", false},
+		{"loaded by an older version", &older, []*transform.Child{ship(map[string]any{"ADDRESS": "5 Harbour Rd", "STATE": "Haifa"})},
+			"", "its SHIPTO2_SUBFORM changed, and the journal keeps nothing of the fields it wrote to it to tell a change made on the server since (loaded by an older version)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &transform.Record{Fields: map[string]any{"CUSTNAME": "C1"}, Children: tt.now}
+			lines, unsent := kidsDelta(md, customers, tt.prev, rec)
+			sends := slices.ContainsFunc(lines, DeltaLine.sends)
+			if got := showDeltaLines(lines); got != tt.lines || strings.Join(unsent, "; ") != tt.unsent || sends != tt.sends {
+				t.Errorf("kidsDelta = %s, %q, sends %v\nwant %s, %q, sends %v", got, unsent, sends, tt.lines, tt.unsent, tt.sends)
+			}
+			for _, l := range lines {
+				if !l.Single || l.Text {
+					t.Errorf("%s: Single %v, Text %v; want a single object, no text", l.Name(), l.Single, l.Text)
+				}
+			}
+		})
+	}
 }

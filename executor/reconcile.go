@@ -246,9 +246,10 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
-			if s.Path != "" && s.Line == "" {
+			if s.Path != "" && s.Line == "" && writesText(want) {
 				// A text a delta replaced, or undo wrote back (a line's
-				// PATCH names its line): decided by its content, as
+				// PATCH names its line; another single object, a ship-to
+				// address, writes no TEXT): decided by its content, as
 				// servers read texts back normalised (docs/servers.md,
 				// Reading).
 				held, sent, old := heldText(resp.Body), heldText(want), heldText(s.Before)

@@ -53,6 +53,8 @@ type deltaFieldJSON struct {
 // gone from the sources.
 type deltaLineJSON struct {
 	Subform string `json:"subform"`
+	// Single: a single-object sub-form (a ship-to address, a text), no key.
+	Single bool `json:"single,omitempty"`
 	// Text: a text sub-form, its one field TEXT.
 	Text     bool             `json:"text,omitempty"`
 	Key      string           `json:"key,omitempty"`
@@ -71,6 +73,7 @@ type deltaConflictJSON struct {
 	Theirs      json.RawMessage `json:"theirs"`
 	Now         json.RawMessage `json:"now"`
 	Overwritten bool            `json:"overwritten"`
+	text        bool            // a text's content: said as "text NAV"
 }
 
 func deltaOf(d *executor.Delta) *deltaJSON {
@@ -85,7 +88,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
 			j.Fields = fieldsJSON(r.Fields)
 			for _, dl := range r.Lines {
-				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
+				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Single: dl.Single, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
 			}
 			l = append(l, j)
 		}
@@ -95,7 +98,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone),
 			Conflicts: []deltaConflictJSON{}, Unknown: s.Unknown}
 		for _, c := range s.Conflicts {
-			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten})
+			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten, text: c.Text})
 		}
 		out.Steps = append(out.Steps, js)
 	}
@@ -159,8 +162,10 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			}
 			field := c.Field
 			switch {
-			case c.Line != "" && !strings.Contains(c.Line, "("):
+			case c.text:
 				field = "text " + c.Line // a text sub-form: no key
+			case c.Line != "" && !strings.Contains(c.Line, "("):
+				field = "sub-form " + c.Line + " " + c.Field // a single object: no key
 			case c.Line != "":
 				field = "line " + c.Line + " " + c.Field
 			}
@@ -174,13 +179,18 @@ func printDelta(w io.Writer, d *deltaJSON) {
 }
 
 // lineChange is a line of a changed record as printDelta says it:
-// "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) {...}", "line
-// NAV(KEY) gone from the sources (never deleted)".
+// "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) FIELD now ...",
+// "line NAV(KEY) gone from the sources (never deleted)"; a single object
+// (a ship-to address) likewise as "sub-form NAV FIELD was -> now", "new
+// sub-form NAV (file:row) FIELD now ...".
 func lineChange(l deltaLineJSON) string {
 	if l.Text {
 		return textChange(l)
 	}
-	name := l.Subform
+	what, name := "line", l.Subform
+	if l.Single {
+		what = "sub-form"
+	}
 	if l.Key != "" {
 		name += "(" + l.Key + ")"
 	}
@@ -190,15 +200,15 @@ func lineChange(l deltaLineJSON) string {
 		for _, f := range l.Fields {
 			fs = append(fs, fmt.Sprintf("%s %s", f.Field, f.Now))
 		}
-		return fmt.Sprintf("new line %s (%s) %s", name, l.Location, strings.Join(fs, " "))
+		return fmt.Sprintf("new %s %s (%s) %s", what, name, l.Location, strings.Join(fs, " "))
 	case l.Gone:
-		return "line " + name + " gone from the sources (never deleted)"
+		return what + " " + name + " gone from the sources (never deleted)"
 	}
 	var fs []string
 	for _, f := range l.Fields {
 		fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
 	}
-	return "line " + name + " " + strings.Join(fs, ", ")
+	return what + " " + name + " " + strings.Join(fs, ", ")
 }
 
 // textChange is a text of a changed record as printDelta says it: "text
