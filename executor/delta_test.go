@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -254,5 +255,46 @@ func TestSinglesDeltaOfAShipTo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// linesRead finds a single object as the record is read with it expanded:
+// its fields; none held (null, [] as some servers answer, absent) names a
+// changed one (it is gone from the server) and is nil for a new one. A
+// PATCH that writes TEXT is a text's, decided by its content; another
+// single object's by its fields.
+func TestLinesReadSingleObjects(t *testing.T) {
+	md := sandbox.DemoMetadata()
+	customers := md.EntitySet("CUSTOMERS").Type
+	changed := DeltaLine{Nav: "SHIPTO2_SUBFORM", Single: true, Fields: []DeltaField{{Field: "ADDRESS"}}, path: "0"}
+	added := DeltaLine{Nav: "SHIPTO2_SUBFORM", Single: true, New: true, Fields: []DeltaField{{Field: "ADDRESS"}}, path: "1"}
+	tests := []struct {
+		name, body string
+		line       DeltaLine
+		want       string // the fields read, as JSON; "gone NAME" for a line named gone
+	}{
+		{"held", `{"CUSTNAME":"C1","SHIPTO2_SUBFORM":{"ADDRESS":"1 Main St","STATE":null}}`, changed, `{"ADDRESS":"1 Main St","STATE":null}`},
+		{"null, changed", `{"CUSTNAME":"C1","SHIPTO2_SUBFORM":null}`, changed, "gone SHIPTO2_SUBFORM"},
+		{"an empty list, changed", `{"CUSTNAME":"C1","SHIPTO2_SUBFORM":[]}`, changed, "gone SHIPTO2_SUBFORM"},
+		{"absent, new", `{"CUSTNAME":"C1"}`, added, `null`},
+		{"held, new", `{"CUSTNAME":"C1","SHIPTO2_SUBFORM":{"ADDRESS":"9 Old Rd"}}`, added, `{"ADDRESS":"9 Old Rd"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, gone := linesRead(md, customers, []byte(tt.body), []DeltaLine{tt.line})
+			got := "gone " + gone
+			if gone == "" {
+				b, _ := json.Marshal(out[tt.line.path])
+				got = string(b)
+			}
+			if got != tt.want {
+				t.Errorf("linesRead = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	for body, want := range map[string]bool{`{"TEXT":"x","APPEND":false}`: true, `{"ADDRESS":"x"}`: false, `{"TEXT":null}`: true} {
+		if got := writesText(json.RawMessage(body)); got != want {
+			t.Errorf("writesText(%s) = %v, want %v", body, got, want)
+		}
 	}
 }
