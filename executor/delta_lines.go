@@ -339,10 +339,13 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 			case len(fields) > 0 && k.Key == "":
 				unsent = append(unsent, fmt.Sprintf("a line of %s changed, and the journal keeps no key for it (the server's answer gave none)", nav))
 				continue
-			case len(fields) == 0 && kidHash(c) != k.Hash:
+			}
+			if kidHash(c) != k.Hash {
+				// Said whether or not its fields changed too: a PATCH of
+				// them leaves the rest as the journal has it (kidsSent).
 				unsent = append(unsent, fmt.Sprintf("line %s: a long text or its own sub-forms changed: a delta does not send them", name))
-				continue
-			case len(fields) == 0:
+			}
+			if len(fields) == 0 {
 				continue
 			}
 			out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
@@ -449,9 +452,10 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 				*k = wroteKid(k.Path, c)
 				continue
 			}
+			// Its Hash stays: what it covers (long texts, its own
+			// sub-forms) a PATCH of its fields does not send.
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
-			k.Hash = kidHash(c)
 		case journal.OpCreate:
 			k := wroteKid(o.path, c)
 			if !o.single {

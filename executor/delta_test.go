@@ -52,6 +52,16 @@ func TestDeltaOf(t *testing.T) {
 		}
 	}
 	olderText.WroteKids = journal.EncodeKids(kids)
+	// A line with its own text (a sub-form of the line).
+	lineText := func(qty int, note string) *transform.Child {
+		l := line(qty)
+		l.Children = []*transform.Child{{Nav: "LINETEXT", Single: true, Fields: map[string]any{"TEXT": note},
+			Row: source.Row{Header: &source.Header{Names: []string{"Note"}}, Cells: []source.Cell{note}}}}
+		return l
+	}
+	withLineText := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "fragile"))
+	keptLineText := journal.RecordState{Key: "'C1'", SrcHash: srcHash(withLineText), Wrote: wroteFields(withLineText.Fields), LinesHash: linesHash(withLineText.Children),
+		WroteKids: wroteKids(&work{rec: withLineText, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}}}})}
 	tests := []struct {
 		name   string
 		prev   *journal.RecordState
@@ -90,6 +100,15 @@ func TestDeltaOf(t *testing.T) {
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, line(3),
 				txt("bye")), deltaChanged, nil,
 			"its text TEXTS changed, and the journal keeps nothing of the text it wrote to tell a change made on the server since (loaded by an older version)", ""},
+		{"a line's own text", &keptLineText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "handle with care")), deltaChanged, nil,
+			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", ""},
+		{"a line's own text and its field", &keptLineText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "handle with care")), deltaChanged, nil,
+			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", "LINES(1) QTY 3->4"},
+		{"a line's field, its own text the same", &keptLineText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "fragile")), deltaChanged, nil,
+			"", "LINES(1) QTY 3->4"},
 		{"the same rows", loaded, was, deltaSame, nil, "", ""},
 		{"a column no field takes", loaded,
 			record([]source.Cell{"C1", "One", "1.50"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.50}, line(3)), deltaSame, nil, "", ""},
@@ -296,5 +315,49 @@ func TestLinesReadSingleObjects(t *testing.T) {
 		if got := writesText(json.RawMessage(body)); got != want {
 			t.Errorf("writesText(%s) = %v, want %v", body, got, want)
 		}
+	}
+}
+
+// kidsSent lays what a delta's PATCHes and POSTs wrote over the journal's
+// children: a line patched holds its new fields and keeps the hash of what
+// the PATCH did not send (its own text), so the next delta still finds
+// that changed; a single object patched holds what the source gives now;
+// a line added is one more, with its key.
+func TestKidsSent(t *testing.T) {
+	line := func(qty int, note string) *transform.Child {
+		return &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": qty},
+			Children: []*transform.Child{{Nav: "LINETEXT", Single: true, Fields: map[string]any{"TEXT": note}}}}
+	}
+	ship := func(addr string) *transform.Child {
+		return &transform.Child{Nav: "SHIPTO", Single: true, Fields: map[string]any{"ADDRESS": addr, "STATE": "Haifa"}}
+	}
+	was := &transform.Record{Children: []*transform.Child{line(3, "fragile"), ship("1 Main St")}}
+	kept := wroteKids(&work{rec: was, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}, {nav: "SHIPTO", single: true, status: 201}}}})
+	now, shipNow, added := line(4, "handle with care"), ship("5 Harbour Rd"), &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": 7}}
+	sent := []*op{
+		{kind: journal.OpPatch, path: "0", nav: "LINES", key: "1", fields: map[string]any{"QTY": 4}, child: now, status: 200},
+		{kind: journal.OpPatch, path: "1", nav: "SHIPTO", single: true, fields: map[string]any{"ADDRESS": "5 Harbour Rd"}, child: shipNow, status: 200},
+		{kind: journal.OpCreate, path: "2", nav: "LINES", key: "2", fields: added.Fields, child: added, status: 201},
+		{kind: journal.OpCreate, path: "3", nav: "LINES", fields: added.Fields, child: added, status: 400},
+	}
+	kids, err := journal.DecodeKids(kidsSent(kept, sent))
+	if err != nil || len(kids) != 3 {
+		t.Fatalf("kidsSent = %+v, %v; want 3 children", kids, err)
+	}
+	before, _ := journal.DecodeKids(kept)
+	want := []struct {
+		wrote, key, hash string
+	}{
+		{`{"QTY":4}`, "1", before[0].Hash},
+		{`{"ADDRESS":"5 Harbour Rd","STATE":"Haifa"}`, "", kidHash(shipNow)},
+		{`{"QTY":7}`, "2", ""},
+	}
+	for i, w := range want {
+		if k := kids[i]; string(k.Wrote) != w.wrote || k.Key != w.key || k.Hash != w.hash {
+			t.Errorf("child %d = wrote %s key %q hash %q; want %s %q %q", i, k.Wrote, k.Key, k.Hash, w.wrote, w.key, w.hash)
+		}
+	}
+	if kids[0].Hash == kidHash(now) {
+		t.Errorf("the patched line's hash is its text's now: the next delta would not find the text changed")
 	}
 }
