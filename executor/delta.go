@@ -340,12 +340,18 @@ func patchedView(prev *journal.RecordState, rec *transform.Record) *journal.Reco
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
 	singles := map[string]bool{} // true: a text
-	for _, c := range rec.Children {
-		if c.Single {
-			_, text := c.Fields["TEXT"]
-			singles[c.Nav] = text
+	var note func(cs []*transform.Child)
+	note = func(cs []*transform.Child) {
+		for _, c := range cs {
+			if c.Single {
+				_, text := c.Fields["TEXT"]
+				singles[c.Nav] = text
+			} else {
+				note(c.Children) // a line's own text
+			}
 		}
 	}
+	note(rec.Children)
 	p.WroteKids = kidsTaken(prev, singles)
 	return &p
 }
@@ -359,18 +365,16 @@ func kidsTaken(prev *journal.RecordState, singles map[string]bool) json.RawMessa
 	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
 		return prev.WroteKids
 	}
-	at := map[string]int{}
-	for i, k := range kids {
-		at[k.Path] = i
-	}
 	changed := false
-	for _, path := range slices.Sorted(maps.Keys(prev.Subs)) {
+	for _, path := range slices.SortedFunc(maps.Keys(prev.Subs), func(a, b string) int { return depth(a) - depth(b) }) {
 		s := prev.Subs[path]
-		if path == "" || depth(path) != 1 || !s.OK() {
+		if path == "" || depth(path) > 2 || !s.OK() {
 			continue
 		}
-		i, known := at[path]
+		list, i := kidList(&kids, path)
+		known := i >= 0
 		switch {
+		case list == nil:
 		case singles[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
 			// A text replaced or added: its content is what the next
 			// delta compares.
@@ -378,20 +382,20 @@ func kidsTaken(prev *journal.RecordState, singles map[string]bool) json.RawMessa
 			_ = json.Unmarshal(s.Match, &sent)
 			k := journal.WroteKid{Path: path, Nav: s.Nav, Single: true, Wrote: s.Match, TextHash: textHash(sent.TEXT)}
 			if known {
-				kids[i] = k
+				(*list)[i] = k
 			} else {
-				kids = append(kids, k)
+				*list = append(*list, k)
 			}
 			changed = true
 		case s.Op == journal.OpPatch && known:
 			var sent map[string]json.RawMessage
 			_ = json.Unmarshal(s.Match, &sent)
-			kids[i].Wrote = journal.Overlay(kids[i].Wrote, s.Match)
-			kids[i].Filled = journal.Without(kids[i].Filled, slices.Collect(maps.Keys(sent))...)
+			(*list)[i].Wrote = journal.Overlay((*list)[i].Wrote, s.Match)
+			(*list)[i].Filled = journal.Without((*list)[i].Filled, slices.Collect(maps.Keys(sent))...)
 			changed = true
-		case s.Op == journal.OpCreate && !known:
+		case s.Op == journal.OpCreate && !known && (depth(path) == 1 || singles[s.Nav]):
 			_, single := singles[s.Nav]
-			kids = append(kids, journal.WroteKid{Path: path, Nav: s.Nav, Single: single, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
+			*list = append(*list, journal.WroteKid{Path: path, Nav: s.Nav, Single: single, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
 			changed = true
 		}
 	}
@@ -486,22 +490,36 @@ func (sr *stepRun) deltaPending() error {
 	r := sr.r
 	t := sr.entityType()
 	var keys []string
-	sel, exp := map[string]bool{}, map[string]bool{}
+	sel, exp := map[string]bool{}, map[string]map[string]bool{}
 	for _, dw := range ds {
 		keys = append(keys, dw.prev.Key)
 		for _, f := range dw.fields {
 			sel[f.Field] = true
 		}
 		for _, l := range dw.lines {
-			if l.sends() && (!l.New || l.Single) {
-				exp[l.Nav] = true // a new text or single object too: the server must hold none
+			if !l.sends() || l.New && !l.Single {
+				continue // a new text or single object is read too: the server must hold none
 			}
+			if l.Parent == "" {
+				exp[l.Nav] = mapOr(exp[l.Nav])
+				continue
+			}
+			exp[l.pnav] = mapOr(exp[l.pnav]) // a line's own: read with its lines
+			exp[l.pnav][l.Nav] = true
 		}
 	}
 	if len(sel) == 0 && t != nil && len(t.Key) > 0 {
 		sel[t.Key[0]] = true // the key alone: the record's lines or existence are what is read
 	}
-	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: slices.Sorted(maps.Keys(exp)), PerBatch: r.limit}
+	var expand []string
+	for _, nav := range slices.Sorted(maps.Keys(exp)) {
+		if len(exp[nav]) == 0 {
+			expand = append(expand, nav)
+			continue
+		}
+		expand = append(expand, nav+"($expand="+strings.Join(slices.Sorted(maps.Keys(exp[nav])), ",")+")")
+	}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: expand, PerBatch: r.limit}
 	var found map[string]read.Found
 	var err error
 	if !r.offline {
@@ -591,11 +609,11 @@ func (sr *stepRun) deltaPending() error {
 				same = r.offline || textHash(held) == l.was.TextHash
 			}
 			if !same {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav, Text: true,
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
 					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
 			}
 			lineBefore[l.path] = map[string]any{"TEXT": held}
-			shown[l.Nav+"/TEXT"], was[l.Nav+"/TEXT"] = now, odata.TextContent(held)
+			shown[l.Name()+"/TEXT"], was[l.Name()+"/TEXT"] = now, odata.TextContent(held)
 		}
 		for _, l := range dw.lines {
 			if !l.sends() || l.Text || l.New && !l.Single {
@@ -605,6 +623,9 @@ func (sr *stepRun) deltaPending() error {
 			// sent must be on the server what the journal wrote (of a new
 			// single object: none).
 			lt := lineType(r.md, t, l.Nav)
+			if l.Parent != "" {
+				lt = lineType(r.md, lineType(r.md, t, l.pnav), l.Nav)
+			}
 			ours, theirs := oursOf(l.was), curLines[l.path]
 			lineBefore[l.path] = map[string]any{}
 			for _, f := range l.Fields {
@@ -882,3 +903,11 @@ func (d deltaRefs) Ref(step, id string) (any, bool) {
 }
 
 func (deltaRefs) Placeholders() bool { return true }
+
+// mapOr is m, or a new map when m is nil.
+func mapOr(m map[string]bool) map[string]bool {
+	if m == nil {
+		return map[string]bool{}
+	}
+	return m
+}

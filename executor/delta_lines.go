@@ -35,6 +35,9 @@ import (
 // (listed, never deleted).
 type DeltaLine struct {
 	Nav string
+	// Parent names the line a line's own sub-form is of (NAV(KEY)); ""
+	// for the record's.
+	Parent string
 	// Single is set for a single-object sub-form (a ship-to address, a
 	// text): it has no key, and is addressed as PARENT/NAV.
 	Single bool
@@ -53,6 +56,8 @@ type DeltaLine struct {
 	path  string
 	child *transform.Child
 	was   journal.WroteKid
+	// pnav and pkey are the sub-form and key of Parent.
+	pnav, pkey string
 }
 
 // sends reports whether apply --delta sends the line: a new line, or a
@@ -61,12 +66,17 @@ func (l DeltaLine) sends() bool {
 	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Single) && !l.Gone
 }
 
-// Name is the line as a listing names it: NAV(KEY), or NAV for a new one.
+// Name is the line as a listing names it: NAV(KEY), or NAV for a new one
+// or a single object; a line's own sub-form below it (NAV(KEY)/NAV).
 func (l DeltaLine) Name() string {
-	if l.Key == "" {
-		return l.Nav
+	name := l.Nav
+	if l.Key != "" {
+		name += "(" + l.Key + ")"
 	}
-	return l.Nav + "(" + l.Key + ")"
+	if l.Parent != "" {
+		name = l.Parent + "/" + name
+	}
+	return name
 }
 
 // wroteKids is what a finished record's first-level sub-form children were
@@ -100,15 +110,27 @@ func wroteKid(path string, c *transform.Child) journal.WroteKid {
 	k := journal.WroteKid{Path: path, Nav: c.Nav, Single: c.Single, Wrote: wroteFields(c.Fields), Hash: kidHash(c)}
 	if c.Single {
 		k.TextHash = textHash(c.Fields["TEXT"])
+		return k
+	}
+	for i, g := range c.Children {
+		if g.Single {
+			k.Kids = append(k.Kids, wroteKid(path+"."+strconv.Itoa(i), g))
+		}
 	}
 	return k
 }
 
 // kidHash is the hash of what a child was written with that a delta does
-// not compare field by field: a text whole; of a line, its long texts and
-// file contents and its own sub-forms ("" when it has none).
-func kidHash(c *transform.Child) string {
-	fields := c.Fields
+// not compare field by field: a text or another single object whole; of a
+// line, its long texts and file contents and its own sub-forms but its
+// single objects, kept apart (journal.WroteKid.Kids) ("" when it has
+// none).
+func kidHash(c *transform.Child) string { return childHash(c, false) }
+
+// childHash is kidHash; of a line, with its single objects too (all,
+// as journals before WroteKid.Kids hashed it).
+func childHash(c *transform.Child, all bool) string {
+	fields, kids := c.Fields, c.Children
 	if !c.Single {
 		fields = nil
 		for k, v := range c.Fields {
@@ -119,14 +141,22 @@ func kidHash(c *transform.Child) string {
 				fields[k] = v
 			}
 		}
-		if fields == nil && len(c.Children) == 0 {
+		if !all {
+			kids = nil
+			for _, g := range c.Children {
+				if !g.Single {
+					kids = append(kids, g)
+				}
+			}
+		}
+		if fields == nil && len(kids) == 0 {
 			return ""
 		}
 	}
 	h := sha256.New()
 	body, _ := odata.MarshalBody(fields)
 	fmt.Fprintf(h, "%s %d:%s\n", c.Nav, len(body), body)
-	if s := linesHash(c.Children); s != "" {
+	if s := linesHash(kids); s != "" {
 		fmt.Fprintf(h, "kids %s\n", s)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -151,12 +181,13 @@ func textWas(k journal.WroteKid) json.RawMessage {
 	return wire(was["TEXT"])
 }
 
-// singlesDelta compares a loaded record's single-object sub-forms with
-// those its rows give now: a text whose content changed (replaced), one
-// new (added), one gone from the sources (listed, never deleted); another
-// single object (a ship-to address) by its fields (objectDelta); next is
-// the path a new child takes. What cannot be sent is said.
-func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteKid, rec *transform.Record, next *int) (out []DeltaLine, unsent []string) {
+// singlesDelta compares the single-object sub-forms of a loaded record (of
+// type t), or of one of its lines, with those its rows give now
+// (children): a text whose content changed (replaced), one new (added),
+// one gone from the sources (listed, never deleted); another single
+// object (a ship-to address) by its fields (objectDelta); prefix and next
+// are the path a new child takes. What cannot be sent is said.
+func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteKid, children []*transform.Child, prefix string, next *int) (out []DeltaLine, unsent []string) {
 	was := map[string]journal.WroteKid{}
 	for _, k := range kids {
 		if k.Single {
@@ -164,7 +195,7 @@ func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteK
 		}
 	}
 	seen := map[string]bool{}
-	for _, c := range rec.Children {
+	for _, c := range children {
 		if !c.Single {
 			continue
 		}
@@ -173,7 +204,7 @@ func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteK
 		now, text := c.Fields["TEXT"]
 		switch {
 		case !text:
-			l, why := objectDelta(lineType(md, t, c.Nav), k, had, c, next)
+			l, why := objectDelta(lineType(md, t, c.Nav), k, had, c, prefix, next)
 			if why != "" {
 				unsent = append(unsent, why)
 			}
@@ -181,7 +212,7 @@ func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteK
 				out = append(out, *l)
 			}
 		case !had:
-			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
+			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, New: true, Loc: c.Loc.String(), path: prefix + strconv.Itoa(*next), child: c,
 				Fields: []DeltaField{{Field: "TEXT", Was: json.RawMessage("null"), Now: wire(now)}}})
 			*next++
 		case kidHash(c) == k.Hash:
@@ -215,9 +246,9 @@ func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteK
 // What a delta does not send is said instead: a change of its key, of its
 // long texts or own sub-forms, or of one the journal keeps none of the
 // fields it wrote to (loaded by an older version).
-func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transform.Child, next *int) (*DeltaLine, string) {
+func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transform.Child, prefix string, next *int) (*DeltaLine, string) {
 	if !had {
-		l := &DeltaLine{Nav: c.Nav, Single: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c, Fields: allFields(c)}
+		l := &DeltaLine{Nav: c.Nav, Single: true, New: true, Loc: c.Loc.String(), path: prefix + strconv.Itoa(*next), child: c, Fields: allFields(c)}
 		*next++
 		return l, ""
 	}
@@ -295,7 +326,7 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 			next = i + 1
 		}
 	}
-	out, unsent := singlesDelta(md, t, kids, rec, &next)
+	out, unsent := singlesDelta(md, t, kids, rec.Children, "", &next)
 	// Lines, sub-form by sub-form, in the order the sources give them.
 	var navs []string
 	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
@@ -340,15 +371,16 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 				unsent = append(unsent, fmt.Sprintf("a line of %s changed, and the journal keeps no key for it (the server's answer gave none)", nav))
 				continue
 			}
-			if kidHash(c) != k.Hash {
+			if len(fields) > 0 {
+				out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
+			}
+			own, why := lineSingles(md, lt, k, c)
+			out = append(out, own...)
+			if why != "" {
 				// Said whether or not its fields changed too: a PATCH of
 				// them leaves the rest as the journal has it (kidsSent).
-				unsent = append(unsent, fmt.Sprintf("line %s: a long text or its own sub-forms changed: a delta does not send them", name))
+				unsent = append(unsent, fmt.Sprintf("line %s: %s", name, why))
 			}
-			if len(fields) == 0 {
-				continue
-			}
-			out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
 		}
 		for j, k := range was[nav] {
 			if !taken[j] {
@@ -357,6 +389,44 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		}
 	}
 	return out, unsent
+}
+
+// lineSingles compares the own sub-forms of a loaded line (k, of type lt;
+// paired with c now): its single objects (its text) as a record's are
+// (singlesDelta), addressed below the line by its key; what else of it a
+// delta does not compare field by field (its long texts, its own lines),
+// and a change of a line the journal keeps no single object of (loaded
+// by an older version), is said in why.
+func lineSingles(md *odata.Metadata, lt *odata.EntityType, k journal.WroteKid, c *transform.Child) (out []DeltaLine, why string) {
+	switch {
+	case kidHash(c) == k.Hash:
+	case len(k.Kids) == 0 && childHash(c, true) == k.Hash:
+		return nil, "" // an older journal's: its text and the rest the same
+	case len(k.Kids) == 0:
+		return nil, "a long text or its own sub-forms changed: a delta does not send them"
+	default:
+		why = "a long text or its own sub-forms changed: a delta does not send them"
+	}
+	if k.Key == "" {
+		return nil, why // no line to address (listed as a line changed, not sent)
+	}
+	// A new one takes a place after every child the line was loaded with.
+	next := len(c.Children) + len(k.Kids)
+	for _, g := range k.Kids {
+		if i, err := strconv.Atoi(g.Path[strings.LastIndexByte(g.Path, '.')+1:]); err == nil && i >= next {
+			next = i + 1
+		}
+	}
+	own, unsent := singlesDelta(md, lt, k.Kids, c.Children, k.Path+".", &next)
+	for i := range own {
+		own[i].pnav, own[i].pkey = k.Nav, k.Key
+		own[i].Parent = DeltaLine{Nav: k.Nav, Key: k.Key}.Name()
+	}
+	if len(unsent) > 0 {
+		why = strings.Join(append(unsent, why), "; ")
+		why = strings.TrimSuffix(why, "; ")
+	}
+	return own, why
 }
 
 // pairLines pairs the lines of a sub-form now with those loaded: by the
@@ -432,22 +502,16 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 	if err != nil || len(sent) == 0 {
 		return was
 	}
-	at := map[string]int{}
-	for i, k := range kids {
-		at[k.Path] = i
-	}
 	for _, o := range sent {
 		if !o.ok() {
 			continue
 		}
 		c := o.child
-		switch o.kind {
-		case journal.OpPatch:
-			i, ok := at[o.path]
-			if !ok {
-				continue
-			}
-			k := &kids[i]
+		list, i := kidList(&kids, o.path)
+		switch {
+		case list == nil:
+		case o.kind == journal.OpPatch && i >= 0:
+			k := &(*list)[i]
 			if o.single {
 				*k = wroteKid(k.Path, c)
 				continue
@@ -456,27 +520,47 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			// sub-forms) a PATCH of its fields does not send.
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
-		case journal.OpCreate:
+		case o.kind == journal.OpCreate:
 			k := wroteKid(o.path, c)
 			if !o.single {
 				k.Key, k.Filled = o.key, o.got
 			}
-			kids = append(kids, k)
+			*list = append(*list, k)
 		}
 	}
 	return encodeKids(kids)
 }
 
-// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order.
+// kidList is where the journal keeps the child at path among a record's
+// children (kids): the record's list for a first-level path, its line's
+// Kids for one below a line; nil when that line is not kept. i is its
+// index there, -1 when it is not kept yet.
+func kidList(kids *[]journal.WroteKid, path string) (list *[]journal.WroteKid, i int) {
+	list = kids
+	if dot := strings.LastIndexByte(path, '.'); dot >= 0 {
+		j := slices.IndexFunc(*kids, func(k journal.WroteKid) bool { return k.Path == path[:dot] })
+		if j < 0 || strings.Contains(path[:dot], ".") {
+			return nil, -1
+		}
+		list = &(*kids)[j].Kids
+	}
+	return list, slices.IndexFunc(*list, func(k journal.WroteKid) bool { return k.Path == path })
+}
+
+// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order
+// (a line's own too).
 func encodeKids(kids []journal.WroteKid) json.RawMessage {
 	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
+	for _, k := range kids {
+		slices.SortStableFunc(k.Kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
+	}
 	return journal.EncodeKids(kids)
 }
 
-// pathCompare orders first-level paths by number.
+// pathCompare orders paths of the same depth by their last number.
 func pathCompare(a, b string) int {
-	i, errA := strconv.Atoi(a)
-	j, errB := strconv.Atoi(b)
+	i, errA := strconv.Atoi(a[strings.LastIndexByte(a, '.')+1:])
+	j, errB := strconv.Atoi(b[strings.LastIndexByte(b, '.')+1:])
 	if errA != nil || errB != nil {
 		return strings.Compare(a, b)
 	}
@@ -494,19 +578,27 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		if !l.sends() {
 			continue
 		}
-		lt := lineType(sr.r.md, root.typ, l.Nav)
+		ptyp := root.typ
+		if l.Parent != "" {
+			ptyp = lineType(sr.r.md, root.typ, l.pnav) // a line's own sub-form
+		}
+		lt := lineType(sr.r.md, ptyp, l.Nav)
 		if l.Text {
 			units = append(units, unit{textOp(w, root, lt, l, before[l.path])})
 			continue
 		}
 		if l.New {
 			tmp := &op{}
-			if err := sr.b.childOps(w, tmp, root.typ, []*transform.Child{l.child}, "", false); err != nil {
+			if err := sr.b.childOps(w, tmp, ptyp, []*transform.Child{l.child}, "", false); err != nil {
 				return nil, err
 			}
 			o := tmp.kids[0]
 			renumber(o, l.path)
 			o.parent, o.child = root, l.child
+			if l.Parent != "" {
+				o.abs = root.abs + "/" + l.Name() // a line's single object
+				o.url = o.abs
+			}
 			root.kids = append(root.kids, o)
 			units = append(units, flatten(o, nil))
 			continue
@@ -544,7 +636,10 @@ func textOp(w *work, root *op, lt *odata.EntityType, l DeltaLine, held map[strin
 	}
 	o := &op{work: w, path: l.path, nav: l.Nav, single: true, parent: root, kind: kind, method: method, typ: lt,
 		fields: fields, loc: l.child.Loc, child: l.child}
-	o.abs = root.abs + "/" + l.Nav
+	o.abs = root.abs + "/" + l.Name()
+	if l.Parent != "" {
+		o.url = o.abs // a line's text: below the line, by its key
+	}
 	o.body, _ = odata.MarshalBody(fields)
 	if kind == journal.OpPatch {
 		o.patch = o.body
@@ -571,34 +666,47 @@ func renumber(o *op, path string) {
 func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, lines []DeltaLine) (map[string]map[string]any, string) {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(body, &raw)
+	// line is the line of sub-form nav with key as read: decoded, and its
+	// own sub-forms as read (nil when not found).
+	line := func(nav, key string) (map[string]any, map[string]json.RawMessage) {
+		lt := lineType(md, t, nav)
+		var held []json.RawMessage
+		_ = json.Unmarshal(raw[nav], &held)
+		for i, h := range decodeLines(held) {
+			if lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, key) {
+				var own map[string]json.RawMessage
+				_ = json.Unmarshal(held[i], &own)
+				return h, own
+			}
+		}
+		return nil, nil
+	}
 	out := map[string]map[string]any{}
 	for _, l := range lines {
-		switch {
-		case l.Text && l.sends():
-			out[l.path] = map[string]any{"TEXT": heldText(raw[l.Nav])}
+		if !l.sends() || l.New && !l.Single {
 			continue
-		case l.Single && l.sends():
-			held := heldObject(raw[l.Nav])
-			if held == nil && !l.New {
+		}
+		if !l.Single {
+			if out[l.path], _ = line(l.Nav, l.Key); out[l.path] == nil {
 				return nil, l.Name()
 			}
-			out[l.path] = held
-			continue
-		case !l.sends() || l.New:
 			continue
 		}
-		lt := lineType(md, t, l.Nav)
-		var held []json.RawMessage
-		_ = json.Unmarshal(raw[l.Nav], &held)
-		for _, h := range decodeLines(held) {
-			if lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, l.Key) {
-				out[l.path] = h
-				break
+		from := raw // a single object of the record, or of its line
+		if l.Parent != "" {
+			if _, from = line(l.pnav, l.pkey); from == nil {
+				return nil, l.Parent
 			}
 		}
-		if out[l.path] == nil {
+		if l.Text {
+			out[l.path] = map[string]any{"TEXT": heldText(from[l.Nav])}
+			continue
+		}
+		held := heldObject(from[l.Nav])
+		if held == nil && !l.New {
 			return nil, l.Name()
 		}
+		out[l.path] = held
 	}
 	return out, ""
 }

@@ -62,6 +62,22 @@ func TestDeltaOf(t *testing.T) {
 	withLineText := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "fragile"))
 	keptLineText := journal.RecordState{Key: "'C1'", SrcHash: srcHash(withLineText), Wrote: wroteFields(withLineText.Fields), LinesHash: linesHash(withLineText.Children),
 		WroteKids: wroteKids(&work{rec: withLineText, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}}}})}
+	// Loaded by a version that kept no line's own text apart: the line's
+	// hash covers it.
+	olderLineText := keptLineText
+	lkids, _ := journal.DecodeKids(keptLineText.WroteKids)
+	lkids[0].Kids, lkids[0].Hash = nil, childHash(withLineText.Children[0], true)
+	olderLineText.WroteKids = journal.EncodeKids(lkids)
+	// A line with a long text (not compared field by field).
+	lineLong := func(qty int, tail string) *transform.Child {
+		l := line(qty)
+		l.Fields["NOTE"] = strings.Repeat("x", 201) + tail
+		l.Row.Cells = append(l.Row.Cells, tail)
+		return l
+	}
+	withLong := record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineLong(3, ""))
+	keptLineLong := journal.RecordState{Key: "'C1'", SrcHash: srcHash(withLong), Wrote: wroteFields(withLong.Fields), LinesHash: linesHash(withLong.Children),
+		WroteKids: wroteKids(&work{rec: withLong, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}}}})}
 	tests := []struct {
 		name   string
 		prev   *journal.RecordState
@@ -102,11 +118,23 @@ func TestDeltaOf(t *testing.T) {
 			"its text TEXTS changed, and the journal keeps nothing of the text it wrote to tell a change made on the server since (loaded by an older version)", ""},
 		{"a line's own text", &keptLineText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "handle with care")), deltaChanged, nil,
-			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", ""},
+			"", `LINES(1)/LINETEXT TEXT "fragile"->"handle with care"`},
 		{"a line's own text and its field", &keptLineText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "handle with care")), deltaChanged, nil,
-			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", "LINES(1) QTY 3->4"},
+			"", `LINES(1) QTY 3->4; LINES(1)/LINETEXT TEXT "fragile"->"handle with care"`},
 		{"a line's field, its own text the same", &keptLineText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "fragile")), deltaChanged, nil,
+			"", "LINES(1) QTY 3->4"},
+		{"a text added to a line", &kept,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "new")), deltaChanged, nil,
+			"", `new LINETEXT@0.1 TEXT null->"new"`},
+		{"a line's long text and its field", &keptLineLong,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineLong(4, "y")), deltaChanged, nil,
+			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", "LINES(1) QTY 3->4"},
+		{"a line's own text, of an older journal", &olderLineText,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "handle with care")), deltaChanged, nil,
+			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", ""},
+		{"a line's field, its own text the same, of an older journal", &olderLineText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "fragile")), deltaChanged, nil,
 			"", "LINES(1) QTY 3->4"},
 		{"the same rows", loaded, was, deltaSame, nil, "", ""},
@@ -320,44 +348,60 @@ func TestLinesReadSingleObjects(t *testing.T) {
 
 // kidsSent lays what a delta's PATCHes and POSTs wrote over the journal's
 // children: a line patched holds its new fields and keeps the hash of what
-// the PATCH did not send (its own text), so the next delta still finds
-// that changed; a single object patched holds what the source gives now;
-// a line added is one more, with its key.
+// the PATCH did not send (a long text), so the next delta still finds that
+// changed; a line's own text replaced or added holds what the source gives
+// now, below its line; a single object patched likewise; a line added is
+// one more, with its key; what failed is not laid.
 func TestKidsSent(t *testing.T) {
-	line := func(qty int, note string) *transform.Child {
-		return &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": qty},
-			Children: []*transform.Child{{Nav: "LINETEXT", Single: true, Fields: map[string]any{"TEXT": note}}}}
+	line := func(qty int, note, text string) *transform.Child {
+		l := &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": qty, "NOTE": strings.Repeat("x", 201) + note}}
+		if text != "" {
+			l.Children = []*transform.Child{{Nav: "LINETEXT", Single: true, Fields: map[string]any{"TEXT": text}}}
+		}
+		return l
 	}
 	ship := func(addr string) *transform.Child {
 		return &transform.Child{Nav: "SHIPTO", Single: true, Fields: map[string]any{"ADDRESS": addr, "STATE": "Haifa"}}
 	}
-	was := &transform.Record{Children: []*transform.Child{line(3, "fragile"), ship("1 Main St")}}
-	kept := wroteKids(&work{rec: was, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}, {nav: "SHIPTO", single: true, status: 201}}}})
-	now, shipNow, added := line(4, "handle with care"), ship("5 Harbour Rd"), &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": 7}}
+	was := &transform.Record{Children: []*transform.Child{line(3, "", "fragile"), ship("1 Main St"), line(5, "", "")}}
+	kept := wroteKids(&work{rec: was, root: &op{kids: []*op{{nav: "LINES", key: "1", status: 201}, {nav: "SHIPTO", single: true, status: 201}, {nav: "LINES", key: "2", status: 201}}}})
+	now, shipNow, added := line(4, "y", "handle with care"), ship("5 Harbour Rd"), &transform.Child{Nav: "LINES", Fields: map[string]any{"QTY": 7}}
+	text2 := &transform.Child{Nav: "LINETEXT", Single: true, Fields: map[string]any{"TEXT": "top shelf"}}
 	sent := []*op{
 		{kind: journal.OpPatch, path: "0", nav: "LINES", key: "1", fields: map[string]any{"QTY": 4}, child: now, status: 200},
+		{kind: journal.OpPatch, path: "0.0", nav: "LINETEXT", single: true, child: now.Children[0], status: 200},
 		{kind: journal.OpPatch, path: "1", nav: "SHIPTO", single: true, fields: map[string]any{"ADDRESS": "5 Harbour Rd"}, child: shipNow, status: 200},
-		{kind: journal.OpCreate, path: "2", nav: "LINES", key: "2", fields: added.Fields, child: added, status: 201},
-		{kind: journal.OpCreate, path: "3", nav: "LINES", fields: added.Fields, child: added, status: 400},
+		{kind: journal.OpCreate, path: "2.1", nav: "LINETEXT", single: true, child: text2, status: 201},
+		{kind: journal.OpCreate, path: "3", nav: "LINES", key: "3", fields: added.Fields, child: added, status: 201},
+		{kind: journal.OpCreate, path: "4", nav: "LINES", fields: added.Fields, child: added, status: 400},
 	}
 	kids, err := journal.DecodeKids(kidsSent(kept, sent))
-	if err != nil || len(kids) != 3 {
-		t.Fatalf("kidsSent = %+v, %v; want 3 children", kids, err)
+	if err != nil || len(kids) != 4 {
+		t.Fatalf("kidsSent = %+v, %v; want 4 children", kids, err)
 	}
 	before, _ := journal.DecodeKids(kept)
-	want := []struct {
-		wrote, key, hash string
-	}{
-		{`{"QTY":4}`, "1", before[0].Hash},
-		{`{"ADDRESS":"5 Harbour Rd","STATE":"Haifa"}`, "", kidHash(shipNow)},
-		{`{"QTY":7}`, "2", ""},
+	type kid struct{ path, wrote, key, hash string }
+	show := func(k journal.WroteKid) kid { return kid{k.Path, string(k.Wrote), k.Key, k.Hash} }
+	want := []kid{
+		{"0", `{"QTY":4}`, "1", before[0].Hash},
+		{"1", `{"ADDRESS":"5 Harbour Rd","STATE":"Haifa"}`, "", kidHash(shipNow)},
+		{"2", `{"QTY":5}`, "2", before[2].Hash},
+		{"3", `{"QTY":7}`, "3", ""},
 	}
 	for i, w := range want {
-		if k := kids[i]; string(k.Wrote) != w.wrote || k.Key != w.key || k.Hash != w.hash {
-			t.Errorf("child %d = wrote %s key %q hash %q; want %s %q %q", i, k.Wrote, k.Key, k.Hash, w.wrote, w.key, w.hash)
+		if got := show(kids[i]); got != w {
+			t.Errorf("child %d = %+v; want %+v", i, got, w)
 		}
 	}
 	if kids[0].Hash == kidHash(now) {
-		t.Errorf("the patched line's hash is its text's now: the next delta would not find the text changed")
+		t.Errorf("the patched line's hash is its long text's now: the next delta would not find it changed")
+	}
+	texts := []kid{}
+	for _, k := range append(kids[0].Kids, kids[2].Kids...) {
+		texts = append(texts, kid{k.Path, string(k.Wrote), k.TextHash, ""})
+	}
+	wantTexts := []kid{{"0.0", `{"TEXT":"handle with care"}`, textHash("handle with care"), ""}, {"2.1", `{"TEXT":"top shelf"}`, textHash("top shelf"), ""}}
+	if !slices.Equal(texts, wantTexts) {
+		t.Errorf("the lines' own texts = %+v; want %+v", texts, wantTexts)
 	}
 }

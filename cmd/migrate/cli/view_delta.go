@@ -53,6 +53,8 @@ type deltaFieldJSON struct {
 // gone from the sources.
 type deltaLineJSON struct {
 	Subform string `json:"subform"`
+	// Line: the line (NAV(KEY)) a line's own sub-form (its text) is of.
+	Line string `json:"line,omitempty"`
 	// Single: a single-object sub-form (a ship-to address, a text), no key.
 	Single bool `json:"single,omitempty"`
 	// Text: a text sub-form, its one field TEXT.
@@ -88,7 +90,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
 			j.Fields = fieldsJSON(r.Fields)
 			for _, dl := range r.Lines {
-				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Single: dl.Single, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
+				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Line: dl.Parent, Single: dl.Single, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
 			}
 			l = append(l, j)
 		}
@@ -194,6 +196,9 @@ func lineChange(l deltaLineJSON) string {
 	if l.Key != "" {
 		name += "(" + l.Key + ")"
 	}
+	if l.Line != "" {
+		name = l.Line + "/" + name // a line's own sub-form
+	}
 	switch {
 	case l.New:
 		var fs []string
@@ -215,15 +220,19 @@ func lineChange(l deltaLineJSON) string {
 // NAV was -> now", "new text NAV (file:row) now", "text NAV gone from the
 // sources (never deleted)".
 func textChange(l deltaLineJSON) string {
+	name := l.Subform
+	if l.Line != "" {
+		name = l.Line + "/" + name // a line's text
+	}
 	switch {
 	case l.Gone:
-		return "text " + l.Subform + " gone from the sources (never deleted)"
+		return "text " + name + " gone from the sources (never deleted)"
 	case len(l.Fields) == 0:
-		return "text " + l.Subform
+		return "text " + name
 	case l.New:
-		return fmt.Sprintf("new text %s (%s) %s", l.Subform, l.Location, l.Fields[0].Now)
+		return fmt.Sprintf("new text %s (%s) %s", name, l.Location, l.Fields[0].Now)
 	}
-	return fmt.Sprintf("text %s %s -> %s", l.Subform, l.Fields[0].Was, l.Fields[0].Now)
+	return fmt.Sprintf("text %s %s -> %s", name, l.Fields[0].Was, l.Fields[0].Now)
 }
 
 // deltaFlags are --delta and --overwrite, of apply and of its predictions
