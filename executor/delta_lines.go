@@ -733,6 +733,23 @@ func writesText(body json.RawMessage) bool {
 	return ok
 }
 
+// sentBelow is the parent a sub-request of a delta named in its URL (a
+// line's text below the line, by its key: ORDERS('SO1')/ORDERITEMS_SUBFORM(1))
+// with its type, for reconciliation to read when the journal holds no
+// sub-request of that line (a deep insert carried it); "" for a URL that
+// names no entity by its key (a reference to a sub-request, $1/NAV).
+func sentBelow(md *odata.Metadata, s *journal.SubState) (string, *odata.EntityType) {
+	u, ok := strings.CutSuffix(s.URL, "/"+s.Nav)
+	if !ok || strings.HasPrefix(u, "$") || !strings.HasSuffix(u, ")") {
+		return "", nil
+	}
+	t := typeAt(md, u)
+	if t == nil {
+		return "", nil
+	}
+	return u, t
+}
+
 // heldObject is a single-object sub-form as read expanded: nil for none
 // (null, absent, or [] as some servers answer an empty one:
 // docs/servers.md, Reading).

@@ -190,6 +190,9 @@ func (r *runner) reconcile() error {
 			// sub-forms) is read under that line, whose key is journaled or
 			// was found just above.
 			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
+			if u, t := sentBelow(r.md, s); why != "" && u != "" {
+				parentURL, pt, why = u, t, "" // a delta's text below a line a deep insert carried
+			}
 			switch {
 			case gone:
 				decide(-1, "", "reconciled: its parent line is absent")
