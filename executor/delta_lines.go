@@ -407,9 +407,6 @@ func lineSingles(md *odata.Metadata, lt *odata.EntityType, k journal.WroteKid, c
 	default:
 		why = "a long text or its own sub-forms changed: a delta does not send them"
 	}
-	if k.Key == "" {
-		return nil, why // no line to address (listed as a line changed, not sent)
-	}
 	// A new one takes a place after every child the line was loaded with.
 	next := len(c.Children) + len(k.Kids)
 	for _, g := range k.Kids {
@@ -418,6 +415,10 @@ func lineSingles(md *odata.Metadata, lt *odata.EntityType, k journal.WroteKid, c
 		}
 	}
 	own, unsent := singlesDelta(md, lt, k.Kids, c.Children, k.Path+".", &next)
+	if k.Key == "" && len(own) > 0 {
+		// No line to address them below.
+		own, unsent = nil, append(unsent, "its own text or sub-form changed, and the journal keeps no key for the line (the server's answer gave none)")
+	}
 	for i := range own {
 		own[i].pnav, own[i].pkey = k.Nav, k.Key
 		own[i].Parent = DeltaLine{Nav: k.Nav, Key: k.Key}.Name()

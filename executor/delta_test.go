@@ -68,6 +68,8 @@ func TestDeltaOf(t *testing.T) {
 	lkids, _ := journal.DecodeKids(keptLineText.WroteKids)
 	lkids[0].Kids, lkids[0].Hash = nil, childHash(withLineText.Children[0], true)
 	olderLineText.WroteKids = journal.EncodeKids(lkids)
+	keptLineTextNoKey := keptLineText
+	keptLineTextNoKey.WroteKids = wroteKids(&work{rec: withLineText})
 	// A line with a long text (not compared field by field).
 	lineLong := func(qty int, tail string) *transform.Child {
 		l := line(qty)
@@ -134,6 +136,9 @@ func TestDeltaOf(t *testing.T) {
 		{"a line's own text, of an older journal", &olderLineText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "handle with care")), deltaChanged, nil,
 			"line LINES(1): a long text or its own sub-forms changed: a delta does not send them", ""},
+		{"a line's own text, the line's key not kept", &keptLineTextNoKey,
+			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(3, "handle with care")), deltaChanged, nil,
+			"line LINES: its own text or sub-form changed, and the journal keeps no key for the line (the server's answer gave none)", ""},
 		{"a line's field, its own text the same, of an older journal", &olderLineText,
 			record([]source.Cell{"C1", "One", "1.5"}, map[string]any{"CUSTNAME": "C1", "CUSTDES": "One", "PRICE": 1.5}, lineText(4, "fragile")), deltaChanged, nil,
 			"", "LINES(1) QTY 3->4"},
