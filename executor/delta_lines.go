@@ -29,10 +29,16 @@ import (
 // whose content changed is replaced whole (APPEND false: docs/service.md,
 // Text sub-forms), the text the server held its before-image; a text new
 // in the sources is added the same way; one gone is listed, never deleted.
+// Another single-object sub-form (a ship-to address: its fields as sent
+// are kept) is compared field by field and its changed fields patched on
+// PARENT/NAV, the values the server held its before-image. A line's own
+// single-object sub-forms (its text) are kept below it (WroteKid.Kids) and
+// sent as a record's are, below the line by its key.
 
 // DeltaLine is one line of a changed record: changed (Fields, patched by
 // its key), new (added to its parent's sub-form), or gone from the sources
-// (listed, never deleted).
+// (listed, never deleted); or one of its single-object sub-forms (a text,
+// a ship-to address), or a line's.
 type DeltaLine struct {
 	Nav string
 	// Parent names the line a line's own sub-form is of (NAV(KEY)); ""
