@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // TestOneTruthOfADeltaOfSubForms is TestOneTruthOfADelta's case of the
@@ -66,12 +63,7 @@ steps:
 			t.Fatal(err)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, env := recordedTarget(t, sb, dir)
-	run := mainRunner(t, env)
+	_, rec, env, run := deltaTarget(t, dir)
 	cl, err := odata.NewClient(odata.Config{BaseURL: env["MIGRATE_TARGET"], Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,68 +89,23 @@ steps:
 		t.Fatal(err)
 	}
 
-	type counts struct{ Requests, Subrequests, Transactions int }
-	type deltaDoc struct {
-		counts
-		Delta struct{ New, Changed, Gone, Conflicts int }
-	}
-	decode := func(what, out string) deltaDoc {
-		t.Helper()
-		var d deltaDoc
-		if err := json.Unmarshal([]byte(firstJSON(out)), &d); err != nil {
-			t.Fatalf("%s --json: %v\n%s", what, err, out)
-		}
-		return d
-	}
-	predict := func() (deltaDoc, []string) {
-		t.Helper()
-		planned := filepath.Join(t.TempDir(), "planned")
-		code, out := run("plan", planPath, "--journal", jpath, "--out", planned, "--json", "--delta")
-		if code != ExitOK {
-			t.Fatalf("plan --delta: exit %d\n%s", code, out)
-		}
-		return decode("plan", out), batchesIn(t, planned)
-	}
-	apply := func(want int) (deltaDoc, []string) {
-		t.Helper()
-		rec.mu.Lock()
-		rec.on, rec.bodies = true, nil
-		rec.mu.Unlock()
-		code, out := run("apply", planPath, "--journal", jpath, "--json", "--delta")
-		rec.mu.Lock()
-		rec.on = false
-		sent := slices.Clone(rec.bodies)
-		rec.mu.Unlock()
-		if code != want {
-			t.Fatalf("apply --delta: exit %d, want %d\n%s", code, want, out)
-		}
-		return decode("apply", out), sent
-	}
+	dr := deltaRuns{t: t, run: run, rec: rec, plan: planPath, journal: jpath}
 
-	dry, planned := predict()
+	dry, planned := dr.predict()
 	code, out := run("diff", planPath, "--journal", jpath, "--json", "--delta")
-	var diff struct {
-		Steps []struct{ Create, Update, Unchanged, Conflict int }
-	}
-	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil || code != ExitData {
-		t.Fatalf("diff --delta (a conflict): exit %d, %v\n%s", code, err, out)
-	}
 	for _, want := range []string{`"SHIPTO2_SUBFORM/ADDRESS"`, `"SHIPTO2_SUBFORM/STATE"`, `"ORDERITEMS_SUBFORM(1)/ORDERITEMSTEXT_SUBFORM/TEXT"`, `"ORDERITEMS_SUBFORM(2)/ORDERITEMSTEXT_SUBFORM/TEXT"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diff --delta does not show %s:\n%s", want, out)
 		}
 	}
-	applied, sent := apply(ExitData)
+	applied, sent := dr.apply(ExitData)
 	if err := sameBatches(planned, sent); err != nil {
 		t.Errorf("the dry run's batches are not apply --delta's: %v", err)
 	}
 	if dry != applied {
 		t.Errorf("the dry run predicted %+v, apply --delta did %+v", dry, applied)
 	}
-	creates, updates, conflicts := 0, 0, 0
-	for _, s := range diff.Steps {
-		creates, updates, conflicts = creates+s.Create, updates+s.Update, conflicts+s.Conflict
-	}
+	creates, updates, conflicts := diffCounts(t, code, out)
 	// Changed: C1's ship-to (patched), C2's (the conflict), C3's (added),
 	// order 1 (a line's text replaced, another's added).
 	if d := applied.Delta; d.New != 0 || d.Changed != 4 || d.Gone != 0 || d.Conflicts != 1 || creates != 0 || updates != 3 || conflicts != 1 {
@@ -179,15 +126,15 @@ steps:
 	}
 
 	// C2 is the conflict still; nothing else is sent again.
-	dry, planned = predict()
-	applied, sent = apply(ExitData)
+	dry, planned = dr.predict()
+	applied, sent = dr.apply(ExitData)
 	if err := sameBatches(planned, sent); err != nil || len(sent) != 0 || applied.Delta.Changed != 1 || applied.Delta.Conflicts != 1 || dry != applied {
 		t.Errorf("a second delta: sent %v (%v), %+v (predicted %+v)", sent, err, applied, dry)
 	}
 	// --overwrite sends C2's city; then verify finds what the load and the
 	// deltas left together.
-	if code, out := run("apply", planPath, "--journal", jpath, "--delta", "--overwrite"); code != ExitOK || !strings.Contains(out, "overwritten") {
-		t.Fatalf("apply --delta --overwrite: exit %d\n%s", code, out)
+	if applied, _ = dr.apply(ExitOK, "--overwrite"); applied.Delta.Conflicts != 0 {
+		t.Fatalf("apply --delta --overwrite: %+v", applied)
 	}
 	if code, out := run("verify", jpath); code != ExitOK {
 		t.Errorf("verify after the deltas: exit %d\n%s", code, out)
