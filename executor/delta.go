@@ -85,8 +85,11 @@ type DeltaField struct {
 // set when --overwrite sent Now anyway.
 type DeltaConflict struct {
 	ID, Key, Field string
-	// Line names the line the field is of (NAV(KEY)); "" the entity's.
-	Line              string
+	// Line names the line the field is of (NAV(KEY)), or its single-object
+	// sub-form (NAV); "" the entity's.
+	Line string
+	// Text is set for a text's content (Field TEXT, Line its sub-form).
+	Text              bool
 	Ours, Theirs, Now json.RawMessage
 	Overwritten       bool
 }
@@ -336,56 +339,63 @@ func patchedView(prev *journal.RecordState, rec *transform.Record) *journal.Reco
 		p.Wrote = journal.Overlay(prev.Wrote, s.Match)
 		p.Filled = journal.Without(prev.Filled, patched...)
 	}
-	texts := map[string]bool{}
-	for _, c := range rec.Children {
-		if c.Single {
-			texts[c.Nav] = true
+	singles := map[string]bool{} // true: a text
+	var note func(cs []*transform.Child)
+	note = func(cs []*transform.Child) {
+		for _, c := range cs {
+			if c.Single {
+				_, text := c.Fields["TEXT"]
+				singles[c.Nav] = text
+			} else {
+				note(c.Children) // a line's own text
+			}
 		}
 	}
-	p.WroteKids = kidsTaken(prev, texts)
+	note(rec.Children)
+	p.WroteKids = kidsTaken(prev, singles)
 	return &p
 }
 
 // kidsTaken is the children of a record a delta left pending as the
-// journal would hold them committed: the lines and texts (of the sub-forms
-// texts names) its PATCHes and POSTs wrote, where they took.
-func kidsTaken(prev *journal.RecordState, texts map[string]bool) json.RawMessage {
+// journal would hold them committed: the lines, single objects and texts
+// (singles names the single-object sub-forms, true for a text) its
+// PATCHes and POSTs wrote, where they took.
+func kidsTaken(prev *journal.RecordState, singles map[string]bool) json.RawMessage {
 	kids, err := journal.DecodeKids(prev.WroteKids)
 	if err != nil || prev.WroteKids == nil && prev.LinesHash != "" {
 		return prev.WroteKids
 	}
-	at := map[string]int{}
-	for i, k := range kids {
-		at[k.Path] = i
-	}
 	changed := false
-	for _, path := range slices.Sorted(maps.Keys(prev.Subs)) {
+	for _, path := range slices.SortedFunc(maps.Keys(prev.Subs), func(a, b string) int { return journal.Depth(a) - journal.Depth(b) }) {
 		s := prev.Subs[path]
-		if path == "" || journal.Depth(path) != 1 || !s.OK() {
+		if path == "" || journal.Depth(path) > 2 || !s.OK() {
 			continue
 		}
-		i, known := at[path]
+		list, i := kidList(&kids, path)
+		known := i >= 0
 		switch {
-		case texts[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
+		case list == nil:
+		case singles[s.Nav] && (s.Op == journal.OpPatch && known || s.Op == journal.OpCreate && !known):
 			// A text replaced or added: its content is what the next
 			// delta compares.
 			var sent struct{ TEXT any }
 			_ = json.Unmarshal(s.Match, &sent)
 			k := journal.WroteKid{Path: path, Nav: s.Nav, Single: true, Wrote: s.Match, TextHash: textHash(sent.TEXT)}
 			if known {
-				kids[i] = k
+				(*list)[i] = k
 			} else {
-				kids = append(kids, k)
+				*list = append(*list, k)
 			}
 			changed = true
 		case s.Op == journal.OpPatch && known:
 			var sent map[string]json.RawMessage
 			_ = json.Unmarshal(s.Match, &sent)
-			kids[i].Wrote = journal.Overlay(kids[i].Wrote, s.Match)
-			kids[i].Filled = journal.Without(kids[i].Filled, slices.Collect(maps.Keys(sent))...)
+			(*list)[i].Wrote = journal.Overlay((*list)[i].Wrote, s.Match)
+			(*list)[i].Filled = journal.Without((*list)[i].Filled, slices.Collect(maps.Keys(sent))...)
 			changed = true
-		case s.Op == journal.OpCreate && !known:
-			kids = append(kids, journal.WroteKid{Path: path, Nav: s.Nav, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
+		case s.Op == journal.OpCreate && !known && (journal.Depth(path) == 1 || singles[s.Nav]):
+			_, single := singles[s.Nav]
+			*list = append(*list, journal.WroteKid{Path: path, Nav: s.Nav, Single: single, Key: s.ResultKey, Wrote: s.Match, Filled: s.Filled})
 			changed = true
 		}
 	}
@@ -480,22 +490,36 @@ func (sr *stepRun) deltaPending() error {
 	r := sr.r
 	t := sr.entityType()
 	var keys []string
-	sel, exp := map[string]bool{}, map[string]bool{}
+	sel, exp := map[string]bool{}, map[string]map[string]bool{}
 	for _, dw := range ds {
 		keys = append(keys, dw.prev.Key)
 		for _, f := range dw.fields {
 			sel[f.Field] = true
 		}
 		for _, l := range dw.lines {
-			if l.sends() && (!l.New || l.Text) {
-				exp[l.Nav] = true // a new text too: the server must hold none
+			if !l.sends() || l.New && !l.Single {
+				continue // a new text or single object is read too: the server must hold none
 			}
+			if l.Parent == "" {
+				exp[l.Nav] = mapOr(exp[l.Nav])
+				continue
+			}
+			exp[l.pnav] = mapOr(exp[l.pnav]) // a line's own: read with its lines
+			exp[l.pnav][l.Nav] = true
 		}
 	}
 	if len(sel) == 0 && t != nil && len(t.Key) > 0 {
 		sel[t.Key[0]] = true // the key alone: the record's lines or existence are what is read
 	}
-	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: slices.Sorted(maps.Keys(exp)), PerBatch: r.limit}
+	var expand []string
+	for _, nav := range slices.Sorted(maps.Keys(exp)) {
+		if len(exp[nav]) == 0 {
+			expand = append(expand, nav)
+			continue
+		}
+		expand = append(expand, nav+"($expand="+strings.Join(slices.Sorted(maps.Keys(exp[nav])), ",")+")")
+	}
+	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: expand, PerBatch: r.limit}
 	var found map[string]read.Found
 	var err error
 	if !r.offline {
@@ -585,17 +609,23 @@ func (sr *stepRun) deltaPending() error {
 				same = r.offline || textHash(held) == l.was.TextHash
 			}
 			if !same {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Nav,
+				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
 					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
 			}
 			lineBefore[l.path] = map[string]any{"TEXT": held}
-			shown[l.Nav+"/TEXT"], was[l.Nav+"/TEXT"] = now, odata.TextContent(held)
+			shown[l.Name()+"/TEXT"], was[l.Name()+"/TEXT"] = now, odata.TextContent(held)
 		}
 		for _, l := range dw.lines {
-			if !l.sends() || l.New || l.Text {
+			if !l.sends() || l.Text || l.New && !l.Single {
 				continue
 			}
+			// A line, or a single object (a ship-to address): each field
+			// sent must be on the server what the journal wrote (of a new
+			// single object: none).
 			lt := lineType(r.md, t, l.Nav)
+			if l.Parent != "" {
+				lt = lineType(r.md, lineType(r.md, t, l.pnav), l.Nav)
+			}
 			ours, theirs := oursOf(l.was), curLines[l.path]
 			lineBefore[l.path] = map[string]any{}
 			for _, f := range l.Fields {
@@ -608,6 +638,10 @@ func (sr *stepRun) deltaPending() error {
 				shown[l.Name()+"/"+f.Field], was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 			}
 		}
+		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
+		root.abs = sr.entity + "(" + prev.Key + ")"
+		root.url = root.abs
+		w.root = root // diff names the record by its key, a conflict too
 		if len(conflicts) > 0 {
 			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
 			if !r.delta.overwrite {
@@ -615,10 +649,6 @@ func (sr *stepRun) deltaPending() error {
 				continue // listed; the record stays as the journal has it
 			}
 		}
-		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
-		root.abs = sr.entity + "(" + prev.Key + ")"
-		root.url = root.abs
-		w.root = root
 		var units []unit
 		if len(changed) > 0 {
 			root.body, _ = odata.MarshalBody(changed)
@@ -873,3 +903,11 @@ func (d deltaRefs) Ref(step, id string) (any, bool) {
 }
 
 func (deltaRefs) Placeholders() bool { return true }
+
+// mapOr is m, or a new map when m is nil.
+func mapOr(m map[string]bool) map[string]bool {
+	if m == nil {
+		return map[string]bool{}
+	}
+	return m
+}

@@ -29,12 +29,24 @@ import (
 // whose content changed is replaced whole (APPEND false: docs/service.md,
 // Text sub-forms), the text the server held its before-image; a text new
 // in the sources is added the same way; one gone is listed, never deleted.
+// Another single-object sub-form (a ship-to address: its fields as sent
+// are kept) is compared field by field and its changed fields patched on
+// PARENT/NAV, the values the server held its before-image. A line's own
+// single-object sub-forms (its text) are kept below it (WroteKid.Kids) and
+// sent as a record's are, below the line by its key.
 
 // DeltaLine is one line of a changed record: changed (Fields, patched by
 // its key), new (added to its parent's sub-form), or gone from the sources
-// (listed, never deleted).
+// (listed, never deleted); or one of its single-object sub-forms (a text,
+// a ship-to address), or a line's.
 type DeltaLine struct {
 	Nav string
+	// Parent names the line a line's own sub-form is of (NAV(KEY)); ""
+	// for the record's.
+	Parent string
+	// Single is set for a single-object sub-form (a ship-to address, a
+	// text): it has no key, and is addressed as PARENT/NAV.
+	Single bool
 	// Text is set for a text sub-form (a single object): its one field is
 	// TEXT, compared by its content.
 	Text bool
@@ -50,20 +62,27 @@ type DeltaLine struct {
 	path  string
 	child *transform.Child
 	was   journal.WroteKid
+	// pnav and pkey are the sub-form and key of Parent.
+	pnav, pkey string
 }
 
 // sends reports whether apply --delta sends the line: a new line, or a
-// changed one the journal knows the key of.
+// changed one the journal knows the key of (a single object has none).
 func (l DeltaLine) sends() bool {
-	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Text) && !l.Gone
+	return l.New || len(l.Fields) > 0 && (l.Key != "" || l.Single) && !l.Gone
 }
 
-// Name is the line as a listing names it: NAV(KEY), or NAV for a new one.
+// Name is the line as a listing names it: NAV(KEY), or NAV for a new one
+// or a single object; a line's own sub-form below it (NAV(KEY)/NAV).
 func (l DeltaLine) Name() string {
-	if l.Key == "" {
-		return l.Nav
+	name := l.Nav
+	if l.Key != "" {
+		name += "(" + l.Key + ")"
 	}
-	return l.Nav + "(" + l.Key + ")"
+	if l.Parent != "" {
+		name = l.Parent + "/" + name
+	}
+	return name
 }
 
 // wroteKids is what a finished record's first-level sub-form children were
@@ -97,15 +116,27 @@ func wroteKid(path string, c *transform.Child) journal.WroteKid {
 	k := journal.WroteKid{Path: path, Nav: c.Nav, Single: c.Single, Wrote: wroteFields(c.Fields), Hash: kidHash(c)}
 	if c.Single {
 		k.TextHash = textHash(c.Fields["TEXT"])
+		return k
+	}
+	for i, g := range c.Children {
+		if g.Single {
+			k.Kids = append(k.Kids, wroteKid(path+"."+strconv.Itoa(i), g))
+		}
 	}
 	return k
 }
 
 // kidHash is the hash of what a child was written with that a delta does
-// not compare field by field: a text whole; of a line, its long texts and
-// file contents and its own sub-forms ("" when it has none).
-func kidHash(c *transform.Child) string {
-	fields := c.Fields
+// not compare field by field: a text or another single object whole; of a
+// line, its long texts and file contents and its own sub-forms but its
+// single objects, kept apart (journal.WroteKid.Kids) ("" when it has
+// none).
+func kidHash(c *transform.Child) string { return childHash(c, false) }
+
+// childHash is kidHash; of a line, with its single objects too (all,
+// as journals before WroteKid.Kids hashed it).
+func childHash(c *transform.Child, all bool) string {
+	fields, kids := c.Fields, c.Children
 	if !c.Single {
 		fields = nil
 		for k, v := range c.Fields {
@@ -116,14 +147,22 @@ func kidHash(c *transform.Child) string {
 				fields[k] = v
 			}
 		}
-		if fields == nil && len(c.Children) == 0 {
+		if !all {
+			kids = nil
+			for _, g := range c.Children {
+				if !g.Single {
+					kids = append(kids, g)
+				}
+			}
+		}
+		if fields == nil && len(kids) == 0 {
 			return ""
 		}
 	}
 	h := sha256.New()
 	body, _ := odata.MarshalBody(fields)
 	fmt.Fprintf(h, "%s %d:%s\n", c.Nav, len(body), body)
-	if s := linesHash(c.Children); s != "" {
+	if s := linesHash(kids); s != "" {
 		fmt.Fprintf(h, "kids %s\n", s)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
@@ -148,11 +187,13 @@ func textWas(k journal.WroteKid) json.RawMessage {
 	return wire(was["TEXT"])
 }
 
-// textsDelta compares a loaded record's texts with those its rows give
-// now: a text whose content changed (replaced), one new (added), one gone
-// from the sources (listed, never deleted); next is the path a new child
-// takes. What cannot be sent is said.
-func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out []DeltaLine, unsent []string) {
+// singlesDelta compares the single-object sub-forms of a loaded record (of
+// type t), or of one of its lines, with those its rows give now
+// (children): a text whose content changed (replaced), one new (added),
+// one gone from the sources (listed, never deleted); another single
+// object (a ship-to address) by its fields (objectDelta); prefix and next
+// are the path a new child takes. What cannot be sent is said.
+func singlesDelta(md *odata.Metadata, t *odata.EntityType, kids []journal.WroteKid, children []*transform.Child, prefix string, next *int) (out []DeltaLine, unsent []string) {
 	was := map[string]journal.WroteKid{}
 	for _, k := range kids {
 		if k.Single {
@@ -160,7 +201,7 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 		}
 	}
 	seen := map[string]bool{}
-	for _, c := range rec.Children {
+	for _, c := range children {
 		if !c.Single {
 			continue
 		}
@@ -169,12 +210,15 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 		now, text := c.Fields["TEXT"]
 		switch {
 		case !text:
-			// Another single object (a ship-to address): compared whole.
-			if !had || kidHash(c) != k.Hash {
-				unsent = append(unsent, fmt.Sprintf("its %s changed: a delta sends no single-object sub-form but a text", c.Nav))
+			l, why := objectDelta(lineType(md, t, c.Nav), k, had, c, prefix, next)
+			if why != "" {
+				unsent = append(unsent, why)
+			}
+			if l != nil {
+				out = append(out, *l)
 			}
 		case !had:
-			out = append(out, DeltaLine{Nav: c.Nav, Text: true, New: true, Loc: c.Loc.String(), path: strconv.Itoa(*next), child: c,
+			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, New: true, Loc: c.Loc.String(), path: prefix + strconv.Itoa(*next), child: c,
 				Fields: []DeltaField{{Field: "TEXT", Was: json.RawMessage("null"), Now: wire(now)}}})
 			*next++
 		case kidHash(c) == k.Hash:
@@ -184,7 +228,7 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 			// The same content, written otherwise (APPEND, markup): as the
 			// server reads it back, no change.
 		default:
-			out = append(out, DeltaLine{Nav: c.Nav, Text: true, Loc: c.Loc.String(), path: k.Path, child: c, was: k,
+			out = append(out, DeltaLine{Nav: c.Nav, Single: true, Text: true, Loc: c.Loc.String(), path: k.Path, child: c, was: k,
 				Fields: []DeltaField{{Field: "TEXT", Was: textWas(k), Now: wire(now)}}})
 		}
 	}
@@ -196,9 +240,65 @@ func textsDelta(kids []journal.WroteKid, rec *transform.Record, next *int) (out 
 			unsent = append(unsent, fmt.Sprintf("its %s is gone from the sources (never deleted)", k.Nav))
 			continue
 		}
-		out = append(out, DeltaLine{Nav: k.Nav, Text: true, Gone: true, path: k.Path, was: k})
+		out = append(out, DeltaLine{Nav: k.Nav, Single: true, Text: true, Gone: true, path: k.Path, was: k})
 	}
 	return out, unsent
+}
+
+// objectDelta compares a single-object sub-form other than a text (a
+// ship-to address; lt its type) with what the journal kept of it (k, when
+// had): its fields written differently now, by compare's rule, patched on
+// PARENT/NAV; one new in the sources is added (a POST, as a text is).
+// What a delta does not send is said instead: a change of its key, of its
+// long texts or own sub-forms, or of one the journal keeps none of the
+// fields it wrote to (loaded by an older version).
+func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transform.Child, prefix string, next *int) (*DeltaLine, string) {
+	if !had {
+		l := &DeltaLine{Nav: c.Nav, Single: true, New: true, Loc: c.Loc.String(), path: prefix + strconv.Itoa(*next), child: c, Fields: allFields(c)}
+		*next++
+		return l, ""
+	}
+	if kidHash(c) == k.Hash {
+		return nil, ""
+	}
+	was, err := odata.DecodeEntity(k.Wrote)
+	if err != nil || k.Wrote == nil {
+		return nil, fmt.Sprintf("its %s changed, and the journal keeps nothing of the fields it wrote to it to tell a change made on the server since (loaded by an older version)", c.Nav)
+	}
+	fields, keys := changedFields(lt, was, c.Fields)
+	switch {
+	case len(keys) > 0:
+		return nil, fmt.Sprintf("the key (%s) of its %s changed: a delta does not move a sub-form", strings.Join(keys, ", "), c.Nav)
+	case len(fields) == 0 && hidden(c):
+		return nil, fmt.Sprintf("its %s: a long text or its own sub-forms changed: a delta does not send them", c.Nav)
+	case len(fields) == 0:
+		return nil, ""
+	}
+	return &DeltaLine{Nav: c.Nav, Single: true, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k}, ""
+}
+
+// hidden reports a child holding what a delta does not compare field by
+// field: a long text or a file's content, or sub-forms of its own.
+func hidden(c *transform.Child) bool {
+	if len(c.Children) > 0 {
+		return true
+	}
+	for _, v := range c.Fields {
+		if v != nil && !matchable(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// allFields are the fields of a child new in the sources, in name order:
+// each was null.
+func allFields(c *transform.Child) []DeltaField {
+	var out []DeltaField
+	for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
+		out = append(out, DeltaField{Field: f, Was: json.RawMessage("null"), Now: wire(c.Fields[f])})
+	}
+	return out
 }
 
 // lineType is the entity type of the lines of t's sub-form nav; nil when
@@ -232,7 +332,7 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 			next = i + 1
 		}
 	}
-	out, unsent := textsDelta(kids, rec, &next)
+	out, unsent := singlesDelta(md, t, kids, rec.Children, "", &next)
 	// Lines, sub-form by sub-form, in the order the sources give them.
 	var navs []string
 	now, was := map[string][]*transform.Child{}, map[string][]journal.WroteKid{}
@@ -261,12 +361,8 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		for i, c := range now[nav] {
 			j := pairs[i]
 			if j < 0 {
-				l := DeltaLine{Nav: nav, Loc: c.Loc.String(), New: true, path: strconv.Itoa(next), child: c}
+				out = append(out, DeltaLine{Nav: nav, Loc: c.Loc.String(), New: true, path: strconv.Itoa(next), child: c, Fields: allFields(c)})
 				next++
-				for _, f := range slices.Sorted(maps.Keys(c.Fields)) {
-					l.Fields = append(l.Fields, DeltaField{Field: f, Was: json.RawMessage("null"), Now: wire(c.Fields[f])})
-				}
-				out = append(out, l)
 				continue
 			}
 			taken[j] = true
@@ -280,13 +376,17 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 			case len(fields) > 0 && k.Key == "":
 				unsent = append(unsent, fmt.Sprintf("a line of %s changed, and the journal keeps no key for it (the server's answer gave none)", nav))
 				continue
-			case len(fields) == 0 && kidHash(c) != k.Hash:
-				unsent = append(unsent, fmt.Sprintf("line %s: a long text or its own sub-forms changed: a delta does not send them", name))
-				continue
-			case len(fields) == 0:
-				continue
 			}
-			out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
+			if len(fields) > 0 {
+				out = append(out, DeltaLine{Nav: nav, Key: k.Key, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k})
+			}
+			own, why := lineSingles(md, lt, k, c)
+			out = append(out, own...)
+			if why != "" {
+				// Said whether or not its fields changed too: a PATCH of
+				// them leaves the rest as the journal has it (kidsSent).
+				unsent = append(unsent, fmt.Sprintf("line %s: %s", name, why))
+			}
 		}
 		for j, k := range was[nav] {
 			if !taken[j] {
@@ -295,6 +395,45 @@ func kidsDelta(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordStat
 		}
 	}
 	return out, unsent
+}
+
+// lineSingles compares the own sub-forms of a loaded line (k, of type lt;
+// paired with c now): its single objects (its text) as a record's are
+// (singlesDelta), addressed below the line by its key; what else of it a
+// delta does not compare field by field (its long texts, its own lines),
+// and a change of a line the journal keeps no single object of (loaded
+// by an older version), is said in why.
+func lineSingles(md *odata.Metadata, lt *odata.EntityType, k journal.WroteKid, c *transform.Child) (out []DeltaLine, why string) {
+	switch {
+	case kidHash(c) == k.Hash:
+	case len(k.Kids) == 0 && childHash(c, true) == k.Hash:
+		return nil, "" // an older journal's: its text and the rest the same
+	case len(k.Kids) == 0:
+		return nil, "a long text or its own sub-forms changed: a delta does not send them"
+	default:
+		why = "a long text or its own sub-forms changed: a delta does not send them"
+	}
+	// A new one takes a place after every child the line was loaded with.
+	next := len(c.Children) + len(k.Kids)
+	for _, g := range k.Kids {
+		if i, err := strconv.Atoi(g.Path[strings.LastIndexByte(g.Path, '.')+1:]); err == nil && i >= next {
+			next = i + 1
+		}
+	}
+	own, unsent := singlesDelta(md, lt, k.Kids, c.Children, k.Path+".", &next)
+	if k.Key == "" && len(own) > 0 {
+		// No line to address them below.
+		own, unsent = nil, append(unsent, "its own text or sub-form changed, and the journal keeps no key for the line (the server's answer gave none)")
+	}
+	for i := range own {
+		own[i].pnav, own[i].pkey = k.Nav, k.Key
+		own[i].Parent = DeltaLine{Nav: k.Nav, Key: k.Key}.Name()
+	}
+	if len(unsent) > 0 {
+		why = strings.Join(append(unsent, why), "; ")
+		why = strings.TrimSuffix(why, "; ")
+	}
+	return own, why
 }
 
 // pairLines pairs the lines of a sub-form now with those loaded: by the
@@ -370,50 +509,65 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 	if err != nil || len(sent) == 0 {
 		return was
 	}
-	at := map[string]int{}
-	for i, k := range kids {
-		at[k.Path] = i
-	}
 	for _, o := range sent {
 		if !o.ok() {
 			continue
 		}
 		c := o.child
-		switch o.kind {
-		case journal.OpPatch:
-			i, ok := at[o.path]
-			if !ok {
-				continue
-			}
-			k := &kids[i]
+		list, i := kidList(&kids, o.path)
+		switch {
+		case list == nil:
+		case o.kind == journal.OpPatch && i >= 0:
+			k := &(*list)[i]
 			if o.single {
 				*k = wroteKid(k.Path, c)
 				continue
 			}
+			// Its Hash stays: what it covers (long texts, its own
+			// sub-forms) a PATCH of its fields does not send.
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
-			k.Hash = kidHash(c)
-		case journal.OpCreate:
+		case o.kind == journal.OpCreate:
 			k := wroteKid(o.path, c)
 			if !o.single {
 				k.Key, k.Filled = o.key, o.got
 			}
-			kids = append(kids, k)
+			*list = append(*list, k)
 		}
 	}
 	return encodeKids(kids)
 }
 
-// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order.
+// kidList is where the journal keeps the child at path among a record's
+// children (kids): the record's list for a first-level path, its line's
+// Kids for one below a line; nil when that line is not kept. i is its
+// index there, -1 when it is not kept yet.
+func kidList(kids *[]journal.WroteKid, path string) (list *[]journal.WroteKid, i int) {
+	list = kids
+	if dot := strings.LastIndexByte(path, '.'); dot >= 0 {
+		j := slices.IndexFunc(*kids, func(k journal.WroteKid) bool { return k.Path == path[:dot] })
+		if j < 0 || strings.Contains(path[:dot], ".") {
+			return nil, -1
+		}
+		list = &(*kids)[j].Kids
+	}
+	return list, slices.IndexFunc(*list, func(k journal.WroteKid) bool { return k.Path == path })
+}
+
+// encodeKids is kids as RecordEntry.WroteKids keeps them, in path order
+// (a line's own too).
 func encodeKids(kids []journal.WroteKid) json.RawMessage {
 	slices.SortStableFunc(kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
+	for _, k := range kids {
+		slices.SortStableFunc(k.Kids, func(a, b journal.WroteKid) int { return pathCompare(a.Path, b.Path) })
+	}
 	return journal.EncodeKids(kids)
 }
 
-// pathCompare orders first-level paths by number.
+// pathCompare orders paths of the same depth by their last number.
 func pathCompare(a, b string) int {
-	i, errA := strconv.Atoi(a)
-	j, errB := strconv.Atoi(b)
+	i, errA := strconv.Atoi(a[strings.LastIndexByte(a, '.')+1:])
+	j, errB := strconv.Atoi(b[strings.LastIndexByte(b, '.')+1:])
 	if errA != nil || errB != nil {
 		return strings.Compare(a, b)
 	}
@@ -421,28 +575,37 @@ func pathCompare(a, b string) int {
 }
 
 // lineOps are the sub-requests of a changed record's lines, under root (its
-// entity, patched or not): a PATCH of each changed line, by its key, with
-// its changed fields (before: the values read), and a POST of each new line
-// (with its own sub-forms) to the parent's sub-form.
+// entity, patched or not): a PATCH of each changed line, by its key (of a
+// single object, PARENT/NAV), with its changed fields (before: the values
+// read), and a POST of each new line or single object (with its own
+// sub-forms) to the parent's sub-form.
 func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[string]map[string]any) ([]unit, error) {
 	var units []unit
 	for _, l := range lines {
 		if !l.sends() {
 			continue
 		}
-		lt := lineType(sr.r.md, root.typ, l.Nav)
+		ptyp := root.typ
+		if l.Parent != "" {
+			ptyp = lineType(sr.r.md, root.typ, l.pnav) // a line's own sub-form
+		}
+		lt := lineType(sr.r.md, ptyp, l.Nav)
 		if l.Text {
 			units = append(units, unit{textOp(w, root, lt, l, before[l.path])})
 			continue
 		}
 		if l.New {
 			tmp := &op{}
-			if err := sr.b.childOps(w, tmp, root.typ, []*transform.Child{l.child}, "", false); err != nil {
+			if err := sr.b.childOps(w, tmp, ptyp, []*transform.Child{l.child}, "", false); err != nil {
 				return nil, err
 			}
 			o := tmp.kids[0]
 			renumber(o, l.path)
 			o.parent, o.child = root, l.child
+			if l.Parent != "" {
+				o.abs = root.abs + "/" + l.Name() // a line's single object
+				o.url = o.abs
+			}
 			root.kids = append(root.kids, o)
 			units = append(units, flatten(o, nil))
 			continue
@@ -451,9 +614,9 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		for _, f := range l.Fields {
 			changed[f.Field] = l.child.Fields[f.Field]
 		}
-		o := &op{work: w, path: l.path, nav: l.Nav, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
+		o := &op{work: w, path: l.path, nav: l.Nav, single: l.Single, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
 			fields: changed, key: l.Key, line: l.Key, loc: l.child.Loc, child: l.child}
-		o.abs = root.abs + "/" + l.Nav + "(" + l.Key + ")"
+		o.abs = root.abs + "/" + l.Name() // a single object: PARENT/NAV
 		o.url = o.abs
 		o.body, _ = odata.MarshalBody(changed)
 		o.patch = o.body
@@ -480,7 +643,10 @@ func textOp(w *work, root *op, lt *odata.EntityType, l DeltaLine, held map[strin
 	}
 	o := &op{work: w, path: l.path, nav: l.Nav, single: true, parent: root, kind: kind, method: method, typ: lt,
 		fields: fields, loc: l.child.Loc, child: l.child}
-	o.abs = root.abs + "/" + l.Nav
+	o.abs = root.abs + "/" + l.Name()
+	if l.Parent != "" {
+		o.url = o.abs // a line's text: below the line, by its key
+	}
 	o.body, _ = odata.MarshalBody(fields)
 	if kind == journal.OpPatch {
 		o.patch = o.body
@@ -500,32 +666,55 @@ func renumber(o *op, path string) {
 }
 
 // linesRead finds, in the record as read (body, with the sub-forms of its
-// changed lines expanded), each changed line by its key: what the server
-// holds of it now. A line not found is named.
+// changed lines expanded), each changed line by its key, each single
+// object by its sub-form: what the server holds of it now. A line or a
+// single object (other than a text) not found is named; a new single
+// object the server holds none of reads as nil.
 func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, lines []DeltaLine) (map[string]map[string]any, string) {
 	var raw map[string]json.RawMessage
 	_ = json.Unmarshal(body, &raw)
-	out := map[string]map[string]any{}
-	for _, l := range lines {
-		if l.Text && l.sends() {
-			out[l.path] = map[string]any{"TEXT": heldText(raw[l.Nav])}
-			continue
-		}
-		if !l.sends() || l.New {
-			continue
-		}
-		lt := lineType(md, t, l.Nav)
+	// line is the line of sub-form nav with key as read: decoded, and its
+	// own sub-forms as read (nil when not found).
+	line := func(nav, key string) (map[string]any, map[string]json.RawMessage) {
+		lt := lineType(md, t, nav)
 		var held []json.RawMessage
-		_ = json.Unmarshal(raw[l.Nav], &held)
-		for _, h := range odata.DecodeEntities(held) {
-			if lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, l.Key) {
-				out[l.path] = h
-				break
+		_ = json.Unmarshal(raw[nav], &held)
+		for _, one := range held {
+			h, err := odata.DecodeEntity(one)
+			if err == nil && lt != nil && odata.EntityKey(lt, h) == odata.CanonicalKey(lt, key) {
+				var own map[string]json.RawMessage
+				_ = json.Unmarshal(one, &own)
+				return h, own
 			}
 		}
-		if out[l.path] == nil {
+		return nil, nil
+	}
+	out := map[string]map[string]any{}
+	for _, l := range lines {
+		if !l.sends() || l.New && !l.Single {
+			continue
+		}
+		if !l.Single {
+			if out[l.path], _ = line(l.Nav, l.Key); out[l.path] == nil {
+				return nil, l.Name()
+			}
+			continue
+		}
+		from := raw // a single object of the record, or of its line
+		if l.Parent != "" {
+			if _, from = line(l.pnav, l.pkey); from == nil {
+				return nil, l.Parent
+			}
+		}
+		if l.Text {
+			out[l.path] = map[string]any{"TEXT": heldText(from[l.Nav])}
+			continue
+		}
+		held := heldObject(from[l.Nav])
+		if held == nil && !l.New {
 			return nil, l.Name()
 		}
+		out[l.path] = held
 	}
 	return out, ""
 }
@@ -538,6 +727,50 @@ func heldText(raw json.RawMessage) string {
 		return ""
 	}
 	return *one.TEXT
+}
+
+// writesText reports whether a single object's PATCH, as journaled (its
+// match or before-image), writes a TEXT: a text, decided by its content;
+// another single object (a ship-to address) is decided by its fields.
+func writesText(body json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return true // as before single objects other than texts were sent
+	}
+	_, ok := m["TEXT"]
+	return ok
+}
+
+// sentBelow is the parent a sub-request of a delta named in its URL (a
+// line's text below the line, by its key: ORDERS('SO1')/ORDERITEMS_SUBFORM(1))
+// with its type, for reconciliation to read when the journal holds no
+// sub-request of that line (a deep insert carried it); "" for a URL that
+// names no entity by its key (a reference to a sub-request, $1/NAV).
+func sentBelow(md *odata.Metadata, s *journal.SubState) (string, *odata.EntityType) {
+	u, ok := strings.CutSuffix(s.URL, "/"+s.Nav)
+	if !ok || strings.HasPrefix(u, "$") || !strings.HasSuffix(u, ")") {
+		return "", nil
+	}
+	t := TypeAt(md, u)
+	if t == nil {
+		return "", nil
+	}
+	return u, t
+}
+
+// heldObject is a single-object sub-form as read expanded: nil for none
+// (null, absent, or [] as some servers answer an empty one:
+// docs/servers.md, Reading).
+func heldObject(raw json.RawMessage) map[string]any {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(raw, &probe) != nil || probe == nil {
+		return nil
+	}
+	m, err := odata.DecodeEntity(raw)
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // oursOf is what the journal says a line holds: its fields as sent, with

@@ -190,6 +190,9 @@ func (r *runner) reconcile() error {
 			// sub-forms) is read under that line, whose key is journaled or
 			// was found just above.
 			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
+			if u, t := sentBelow(r.md, s); why != "" && u != "" {
+				parentURL, pt, why = u, t, "" // a delta's text below a line a deep insert carried
+			}
 			switch {
 			case gone:
 				decide(-1, "", "reconciled: its parent line is absent")
@@ -246,9 +249,10 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
-			if s.Path != "" && s.Line == "" {
+			if s.Path != "" && s.Line == "" && writesText(want) {
 				// A text a delta replaced, or undo wrote back (a line's
-				// PATCH names its line): decided by its content, as
+				// PATCH names its line; another single object, a ship-to
+				// address, writes no TEXT): decided by its content, as
 				// servers read texts back normalised (docs/servers.md,
 				// Reading).
 				held, sent, old := heldText(resp.Body), heldText(want), heldText(s.Before)

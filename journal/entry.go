@@ -331,13 +331,20 @@ type WroteKid struct {
 	// sent, when its answer said.
 	Wrote  json.RawMessage `json:"wr,omitempty"`
 	Filled json.RawMessage `json:"wf,omitempty"`
-	// Hash is a hash of all it was written with, its own sub-forms too.
+	// Hash is a hash of what it was written with that is not compared
+	// field by field (of a line: its long texts and own sub-forms but
+	// those Kids keeps; of a single object: all of it).
 	Hash string `json:"h,omitempty"`
 	// TextHash, of a text, is a hash of its TEXT's content as a reader
 	// compares it (markup stripped, spaces collapsed): a delta load finds
 	// by it a text someone changed on the server since. Older journals
 	// have none.
 	TextHash string `json:"th,omitempty"`
+	// Kids, of a line, are its own single-object sub-forms (its text), as
+	// a record's are kept, their paths below the line's ("0.1"); its Hash
+	// then leaves them out. Older journals have none, and their Hash
+	// covers them.
+	Kids []WroteKid `json:"l,omitempty"`
 }
 
 // EncodeKids is kids as RecordEntry.WroteKids keeps them, as json.Marshal

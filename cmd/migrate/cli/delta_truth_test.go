@@ -43,12 +43,7 @@ func TestOneTruthOfADelta(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sb, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, env := recordedTarget(t, sb, dir)
-	run := mainRunner(t, env)
+	sb, rec, env, run := deltaTarget(t, dir)
 	planPath, jpath := filepath.Join(dir, "quickstart.yaml"), filepath.Join(dir, "run.journal")
 	if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
 		t.Fatalf("the load: exit %d\n%s", code, out)
@@ -91,46 +86,8 @@ func TestOneTruthOfADelta(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type counts struct{ Requests, Subrequests, Transactions int }
-	type deltaDoc struct {
-		counts
-		Delta struct {
-			Sent                                   bool
-			New, Changed, Gone, Conflicts, Unknown int
-		}
-	}
-	predict := func(extra ...string) (deltaDoc, []string) {
-		t.Helper()
-		planned := filepath.Join(t.TempDir(), "planned")
-		code, out := run(append([]string{"plan", planPath, "--journal", jpath, "--out", planned, "--json", "--delta"}, extra...)...)
-		if code != ExitOK {
-			t.Fatalf("plan --delta: exit %d\n%s", code, out)
-		}
-		var d deltaDoc
-		if err := json.Unmarshal([]byte(firstJSON(out)), &d); err != nil {
-			t.Fatalf("plan --json: %v\n%s", err, out)
-		}
-		return d, batchesIn(t, planned)
-	}
-	apply := func(want int, extra ...string) (deltaDoc, []string) {
-		t.Helper()
-		rec.mu.Lock()
-		rec.on, rec.bodies = true, nil
-		rec.mu.Unlock()
-		code, out := run(append([]string{"apply", planPath, "--journal", jpath, "--json", "--delta"}, extra...)...)
-		rec.mu.Lock()
-		rec.on = false
-		sent := slices.Clone(rec.bodies)
-		rec.mu.Unlock()
-		if code != want {
-			t.Fatalf("apply --delta %v: exit %d, want %d\n%s", extra, code, want, out)
-		}
-		var d deltaDoc
-		if err := json.Unmarshal([]byte(firstJSON(out)), &d); err != nil {
-			t.Fatalf("apply --json: %v\n%s", err, out)
-		}
-		return d, sent
-	}
+	dr := deltaRuns{t: t, run: run, rec: rec, plan: planPath, journal: jpath}
+	predict, apply := dr.predict, dr.apply
 
 	// apply without --delta lists it and sends nothing.
 	rec.mu.Lock()
@@ -147,12 +104,7 @@ func TestOneTruthOfADelta(t *testing.T) {
 
 	dry, planned := predict()
 	code, out = run("diff", planPath, "--journal", jpath, "--json", "--delta")
-	var diff struct {
-		Steps []struct{ Create, Update, Unchanged, Conflict int }
-	}
-	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil || code != ExitData {
-		t.Fatalf("diff --delta (a conflict): exit %d, %v\n%s", code, err, out)
-	}
+	creates, updates, conflicts := diffCounts(t, code, out)
 	// diff shows a text's change as its TEXT's: old (as the server holds
 	// it, by its content) → new.
 	for _, want := range []string{`"ORDERSTEXT_SUBFORM/TEXT": \{\s*"old": "Deliver to gate 2",\s*"new": "Deliver to gate 5"`,
@@ -167,10 +119,6 @@ func TestOneTruthOfADelta(t *testing.T) {
 	}
 	if dry.counts != applied.counts || dry.Delta != applied.Delta {
 		t.Errorf("the dry run predicted %+v, apply --delta did %+v", dry, applied)
-	}
-	creates, updates, conflicts := 0, 0, 0
-	for _, s := range diff.Steps {
-		creates, updates, conflicts = creates+s.Create, updates+s.Update, conflicts+s.Conflict
 	}
 	// New: C1009 and its order 9. Changed: C1001's name (sent), C1002's
 	// phone (the conflict), part B-101's price (sent), order 2's line (its
@@ -253,4 +201,92 @@ func textOf(t *testing.T, sb *sandbox.Server, key string) string {
 	}
 	t.Fatalf("the sandbox holds no order %s", key)
 	return ""
+}
+
+// deltaDoc is what plan --delta and apply --delta say in JSON: their
+// calls and the delta's counts.
+type deltaDoc struct {
+	counts
+	Delta struct {
+		Sent                                   bool
+		New, Changed, Gone, Conflicts, Unknown int
+	}
+}
+
+type counts struct{ Requests, Subrequests, Transactions int }
+
+// deltaRuns runs the dry run and the delta of a plan over its journal,
+// against a recorded target.
+type deltaRuns struct {
+	t             *testing.T
+	run           func(args ...string) (int, string)
+	rec           *writeRecorder
+	plan, journal string
+}
+
+// predict runs plan --delta --out: what it says, and the batches it wrote.
+func (d deltaRuns) predict(extra ...string) (deltaDoc, []string) {
+	t := d.t
+	t.Helper()
+	planned := filepath.Join(t.TempDir(), "planned")
+	code, out := d.run(append([]string{"plan", d.plan, "--journal", d.journal, "--out", planned, "--json", "--delta"}, extra...)...)
+	if code != ExitOK {
+		t.Fatalf("plan --delta: exit %d\n%s", code, out)
+	}
+	var doc deltaDoc
+	if err := json.Unmarshal([]byte(firstJSON(out)), &doc); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	return doc, batchesIn(t, planned)
+}
+
+// apply runs apply --delta, which must exit want: what it says, and the
+// batches the target took.
+func (d deltaRuns) apply(want int, extra ...string) (deltaDoc, []string) {
+	t := d.t
+	t.Helper()
+	d.rec.mu.Lock()
+	d.rec.on, d.rec.bodies = true, nil
+	d.rec.mu.Unlock()
+	code, out := d.run(append([]string{"apply", d.plan, "--journal", d.journal, "--json", "--delta"}, extra...)...)
+	d.rec.mu.Lock()
+	d.rec.on = false
+	sent := slices.Clone(d.rec.bodies)
+	d.rec.mu.Unlock()
+	if code != want {
+		t.Fatalf("apply --delta %v: exit %d, want %d\n%s", extra, code, want, out)
+	}
+	var doc deltaDoc
+	if err := json.Unmarshal([]byte(firstJSON(out)), &doc); err != nil {
+		t.Fatalf("apply --json: %v\n%s", err, out)
+	}
+	return doc, sent
+}
+
+// diffCounts adds up the creates, updates and conflicts of diff --delta
+// --json (out), which exits 1 for its conflicts.
+func diffCounts(t *testing.T, code int, out string) (creates, updates, conflicts int) {
+	t.Helper()
+	var diff struct {
+		Steps []struct{ Create, Update, Unchanged, Conflict int }
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil || code != ExitData {
+		t.Fatalf("diff --delta (a conflict): exit %d, %v\n%s", code, err, out)
+	}
+	for _, s := range diff.Steps {
+		creates, updates, conflicts = creates+s.Create, updates+s.Update, conflicts+s.Conflict
+	}
+	return creates, updates, conflicts
+}
+
+// deltaTarget serves a fresh sandbox for a test in dir, recording the
+// writes it takes: the sandbox, the recorder, the environment that signs
+// in to it and a runner of the tool in that environment.
+func deltaTarget(t *testing.T, dir string) (*sandbox.Server, *writeRecorder, map[string]string, func(args ...string) (int, string)) {
+	sb, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, env := recordedTarget(t, sb, dir)
+	return sb, rec, env, mainRunner(t, env)
 }

@@ -53,6 +53,10 @@ type deltaFieldJSON struct {
 // gone from the sources.
 type deltaLineJSON struct {
 	Subform string `json:"subform"`
+	// Line: the line (NAV(KEY)) a line's own sub-form (its text) is of.
+	Line string `json:"line,omitempty"`
+	// Single: a single-object sub-form (a ship-to address, a text), no key.
+	Single bool `json:"single,omitempty"`
 	// Text: a text sub-form, its one field TEXT.
 	Text     bool             `json:"text,omitempty"`
 	Key      string           `json:"key,omitempty"`
@@ -71,6 +75,7 @@ type deltaConflictJSON struct {
 	Theirs      json.RawMessage `json:"theirs"`
 	Now         json.RawMessage `json:"now"`
 	Overwritten bool            `json:"overwritten"`
+	text        bool            // a text's content: said as "text NAV"
 }
 
 func deltaOf(d *executor.Delta) *deltaJSON {
@@ -85,7 +90,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
 			j.Fields = fieldsJSON(r.Fields)
 			for _, dl := range r.Lines {
-				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
+				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Line: dl.Parent, Single: dl.Single, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
 			}
 			l = append(l, j)
 		}
@@ -95,7 +100,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone),
 			Conflicts: []deltaConflictJSON{}, Unknown: s.Unknown}
 		for _, c := range s.Conflicts {
-			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten})
+			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten, text: c.Text})
 		}
 		out.Steps = append(out.Steps, js)
 	}
@@ -159,8 +164,10 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			}
 			field := c.Field
 			switch {
-			case c.Line != "" && !strings.Contains(c.Line, "("):
+			case c.text:
 				field = "text " + c.Line // a text sub-form: no key
+			case c.Line != "" && !strings.Contains(c.Line, "("):
+				field = "sub-form " + c.Line + " " + c.Field // a single object: no key
 			case c.Line != "":
 				field = "line " + c.Line + " " + c.Field
 			}
@@ -174,15 +181,23 @@ func printDelta(w io.Writer, d *deltaJSON) {
 }
 
 // lineChange is a line of a changed record as printDelta says it:
-// "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) {...}", "line
-// NAV(KEY) gone from the sources (never deleted)".
+// "line NAV(KEY) FIELD was -> now", "new line NAV (file:row) FIELD now ...",
+// "line NAV(KEY) gone from the sources (never deleted)"; a single object
+// (a ship-to address) likewise as "sub-form NAV FIELD was -> now", "new
+// sub-form NAV (file:row) FIELD now ...".
 func lineChange(l deltaLineJSON) string {
 	if l.Text {
 		return textChange(l)
 	}
-	name := l.Subform
+	what, name := "line", l.Subform
+	if l.Single {
+		what = "sub-form"
+	}
 	if l.Key != "" {
 		name += "(" + l.Key + ")"
+	}
+	if l.Line != "" {
+		name = l.Line + "/" + name // a line's own sub-form
 	}
 	switch {
 	case l.New:
@@ -190,30 +205,34 @@ func lineChange(l deltaLineJSON) string {
 		for _, f := range l.Fields {
 			fs = append(fs, fmt.Sprintf("%s %s", f.Field, f.Now))
 		}
-		return fmt.Sprintf("new line %s (%s) %s", name, l.Location, strings.Join(fs, " "))
+		return fmt.Sprintf("new %s %s (%s) %s", what, name, l.Location, strings.Join(fs, " "))
 	case l.Gone:
-		return "line " + name + " gone from the sources (never deleted)"
+		return what + " " + name + " gone from the sources (never deleted)"
 	}
 	var fs []string
 	for _, f := range l.Fields {
 		fs = append(fs, fmt.Sprintf("%s %s -> %s", f.Field, f.Was, f.Now))
 	}
-	return "line " + name + " " + strings.Join(fs, ", ")
+	return what + " " + name + " " + strings.Join(fs, ", ")
 }
 
 // textChange is a text of a changed record as printDelta says it: "text
 // NAV was -> now", "new text NAV (file:row) now", "text NAV gone from the
 // sources (never deleted)".
 func textChange(l deltaLineJSON) string {
+	name := l.Subform
+	if l.Line != "" {
+		name = l.Line + "/" + name // a line's text
+	}
 	switch {
 	case l.Gone:
-		return "text " + l.Subform + " gone from the sources (never deleted)"
+		return "text " + name + " gone from the sources (never deleted)"
 	case len(l.Fields) == 0:
-		return "text " + l.Subform
+		return "text " + name
 	case l.New:
-		return fmt.Sprintf("new text %s (%s) %s", l.Subform, l.Location, l.Fields[0].Now)
+		return fmt.Sprintf("new text %s (%s) %s", name, l.Location, l.Fields[0].Now)
 	}
-	return fmt.Sprintf("text %s %s -> %s", l.Subform, l.Fields[0].Was, l.Fields[0].Now)
+	return fmt.Sprintf("text %s %s -> %s", name, l.Fields[0].Was, l.Fields[0].Now)
 }
 
 // deltaFlags are --delta and --overwrite, of apply and of its predictions
