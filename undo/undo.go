@@ -322,11 +322,17 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", URL: base, Key: rec.Key, Before: s.Before}, "restore the fields the run changed", s.Before, fieldsLeft(s), s.Before)
 		case s.Path != "" && journal.Depth(s.Path) == 1 && s.Op == journal.OpPatch && s.Line == "" && s.ResultKey == "" && len(s.Before) > 0:
 			// A text a delta load replaced (a line's PATCH names its line):
-			// written back whole as the server held it, APPEND false.
+			// written back whole as the server held it, APPEND false; or
+			// the fields a delta changed of another single sub-form (a
+			// ship-to address).
+			what, held := "restore the text the run replaced", "the text"
+			if !isText(s.Before) {
+				what, held = "restore the "+s.Nav+" fields the run changed", "the values"
+			}
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", Path: s.Path, Nav: s.Nav, URL: base + "/" + s.Nav, Key: rec.Key, Before: s.Before},
-				"restore the text the run replaced", s.Before, nil, nil)
+				what, s.Before, nil, nil)
 			if s.Over == journal.OpCreate {
-				*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back: it gets the text back that it held before the delta load replaced it", rec.Step, rec.ID, s.Nav))
+				*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back: it gets %s back that it held before the delta load replaced it", rec.Step, rec.ID, s.Nav, held))
 			}
 		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && journal.Depth(s.Path) == 1 && s.ResultKey != "":
 			// A line the run added, a delta load's PATCH of it since too.
@@ -783,4 +789,13 @@ func runInDoubt(st *journal.State) bool {
 		}
 	}
 	return false
+}
+
+// isText says whether a single sub-form's before-image is a text's: it
+// holds TEXT.
+func isText(before json.RawMessage) bool {
+	var f map[string]json.RawMessage
+	_ = json.Unmarshal(before, &f)
+	_, ok := f["TEXT"]
+	return ok
 }

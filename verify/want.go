@@ -212,7 +212,8 @@ func CheckRecord(md *odata.Metadata, t *odata.EntityType, w Want, body []byte) (
 }
 
 // texts compares the single sub-form nav (a text: read back normalised,
-// holding every text appended to it) with what was written to it.
+// holding every text appended to it; else field by field) with what was
+// written to it.
 func (c *RecordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, held json.RawMessage) {
 	for _, k := range kids {
 		if len(k.Left) == 0 {
@@ -222,11 +223,29 @@ func (c *RecordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, he
 		if compare.TextInJSON(held, k.Match) || compare.SameJSON(lt, held, k.Match) {
 			continue
 		}
+		if _, text := k.Left["TEXT"]; !text {
+			c.single(lt, nav, k, held)
+			continue
+		}
 		var want, have struct{ TEXT string }
 		_ = json.Unmarshal(k.Match, &want)
 		_ = json.Unmarshal(held, &have)
 		c.Findings = append(c.Findings, RecordFinding{URL: "/" + nav, Field: "TEXT", Problem: Differs, Single: true,
 			Sent: odata.TextContent(want.TEXT), Found: odata.TextContent(have.TEXT)})
+	}
+}
+
+// single compares a single sub-form other than a text (a ship-to
+// address) field by field with what was written to it; one the entity
+// no longer holds is gone.
+func (c *RecordCheck) single(lt *odata.EntityType, nav string, k wantKid, held json.RawMessage) {
+	have, err := odata.DecodeEntity(held)
+	if err != nil || have == nil {
+		c.Findings = append(c.Findings, RecordFinding{URL: "/" + nav, Problem: Gone, Single: true})
+		return
+	}
+	for _, d := range compare.Fields(lt, have, k.Left) {
+		c.Findings = append(c.Findings, RecordFinding{URL: "/" + nav, Field: d.Field, Problem: problemOf(d), Sent: d.Left, Found: d.Found, Single: true})
 	}
 }
 
