@@ -1,5 +1,6 @@
 // Package crashtest holds the reliability campaigns of the journal's
-// exactly-once promise (docs/design.md, The journal): the real `migrate` binary
+// exactly-once promise (docs/design.md, The journal): the `migrate` command,
+// in its own processes (the test binary run as main runs it, cli.Run),
 // loads a generated plan (customers, parts, orders with 0-5 lines, line
 // texts, order texts and attachments) into a sandbox served by the test
 // process, while the campaign
