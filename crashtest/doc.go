@@ -60,6 +60,9 @@
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
 // the machine's speed, which is the point. The latency spikes and storms
-// are real time on the server side: they are the faults under test.
+// are real time on the server side: they are the faults under test. For
+// the sandbox's other faults (dropped connections, 500s, 429s) the
+// client's own pauses (backoff, Retry-After) pass at once, every attempt
+// still made, as in cmd/migrate's scripts.
 // RESULTS.md records the figures of a long run and the bugs found.
 package crashtest
