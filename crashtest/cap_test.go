@@ -23,8 +23,8 @@ import (
 
 var (
 	crashCAP       = flag.Int("crash.cap", 12, "crash campaign: kills to land in rounds that load the quickstart plan into the CAP test service with --dialect odata (0: none)")
-	crashCAPOrders = flag.Int("crash.cap-orders", 60, "crash campaign: orders of the CAP rounds' load, in the quickstart's sources (plus 1-5 lines each, and its parts, customers and families)")
-	crashCAPBatch  = flag.Int("crash.cap-batch", 10, "crash campaign: the batch_size given to the quickstart plan in the CAP rounds")
+	crashCAPOrders = flag.Int("crash.cap-orders", 30, "crash campaign: orders of the CAP rounds' load, in the quickstart's sources (plus 1-5 lines each, and its parts, customers and families)")
+	crashCAPBatch  = flag.Int("crash.cap-batch", 5, "crash campaign: the batch_size given to the quickstart plan in the CAP rounds")
 )
 
 // TestCrashCAP is TestCrash against a standard OData service that is not

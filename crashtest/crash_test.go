@@ -573,12 +573,14 @@ func (d *smallDisk) freeAll(t *testing.T) {
 }
 
 // halfWrittenIndex reports a temporary file of the journal's index beside
-// it: a kill landed while the index was being written.
+// it: a kill landed while the index was being written. The index's head
+// (JOURNAL.idx) and its runs (JOURNAL.idx.rN) are written through
+// internal/atomicfile, whose temporaries are .NAME.tmp-*.
 func halfWrittenIndex(journalPath string) bool {
 	des, _ := os.ReadDir(filepath.Dir(journalPath))
-	prefix := "." + filepath.Base(journalPath) + ".idx-"
+	prefix := "." + filepath.Base(journalPath) + ".idx"
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), prefix) {
+		if rest, ok := strings.CutPrefix(de.Name(), prefix); ok && strings.Contains(rest, ".tmp-") {
 			return true
 		}
 	}

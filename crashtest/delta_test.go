@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,8 +63,16 @@ func TestCrashDelta(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(*crashSeed + 28))
 	var f deltaFigures
+	// The server is slow for the deltas only: the whole load before each
+	// one is there to be changed, not killed, and runs at full speed.
+	slow := &latency{}
 	newTarget := func() *target {
-		return startSandbox(t, sandbox.Options{Latency: max(*crashLatency, 15*time.Millisecond), Seed: rng.Int63()}, nil)
+		return startSandbox(t, sandbox.Options{Seed: rng.Int63()}, slow.wrap)
+	}
+	fullLoad := func(tg *target, j string) {
+		slow.set(0)
+		mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
+		slow.set(max(*crashLatency, 15*time.Millisecond))
 	}
 
 	// Calibrate: an uninterrupted delta, and one with nothing left to do.
@@ -71,7 +81,7 @@ func TestCrashDelta(t *testing.T) {
 		tg := newTarget()
 		restore()
 		j := filepath.Join(dir, "calibrate.journal")
-		mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
+		fullLoad(tg, j)
 		want := changeSources(t, l, &f)
 		span = mustRun(t, tg, dir, "apply", l.plan, "--journal", j, "--delta").took
 		if d := compare(want, nil, tg.sb.Snapshot()); !d.ok() {
@@ -88,7 +98,7 @@ func TestCrashDelta(t *testing.T) {
 		tg := newTarget()
 		restore()
 		j := filepath.Join(dir, fmt.Sprintf("delta-%d.journal", f.Rounds))
-		mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
+		fullLoad(tg, j)
 		want := changeSources(t, l, &f)
 	delta:
 		for attempt := 0; ; attempt++ {
@@ -320,4 +330,19 @@ func writeRows(t testing.TB, p string, rows [][]string) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// latency delays every call by a duration that can change between runs
+// (sandbox.Options.Latency is fixed when the sandbox starts).
+type latency struct{ d atomic.Int64 }
+
+func (l *latency) set(d time.Duration) { l.d.Store(int64(d)) }
+
+func (l *latency) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := time.Duration(l.d.Load()); d > 0 {
+			time.Sleep(d)
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -1,5 +1,6 @@
 // Package crashtest holds the reliability campaigns of the journal's
-// exactly-once promise (docs/design.md, The journal): the real `migrate` binary
+// exactly-once promise (docs/design.md, The journal): the `migrate` command,
+// in its own processes (the test binary run as main runs it, cli.Run),
 // loads a generated plan (customers, parts, orders with 0-5 lines, line
 // texts, order texts and attachments) into a sandbox served by the test
 // process, while the campaign
@@ -42,7 +43,7 @@
 // look-alikes, 12 with two runs at once, 6 on a full disk and 12 under
 // quirks at each of two versions, over 300 records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
-// 12 in each of two CAP subtests over 60 orders; each fault at two rates
+// 12 in each of two CAP subtests over 30 orders in batches of 5; each fault at two rates
 // over 250 records: about 70 s on two cores, more with other builds
 // running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
@@ -51,7 +52,7 @@
 //	go test ./crashtest -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
 //	go test ./crashtest -run CrashChangingSource -crash.changing-source=60 -crash.kind-records=1000
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
-//	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300
+//	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300 -crash.cap-batch=10
 //	MIGRATE_WINE=1 WINEPREFIX=... go test ./crashtest -run CrashWine -crash.wine=24 -crash.kind-records=1000
 //	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
 //	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
@@ -59,6 +60,9 @@
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
 // the machine's speed, which is the point. The latency spikes and storms
-// are real time on the server side: they are the faults under test.
+// are real time on the server side: they are the faults under test. For
+// the sandbox's other faults (dropped connections, 500s, 429s) the
+// client's own pauses (backoff, Retry-After) pass at once, every attempt
+// still made, as in cmd/migrate's scripts.
 // RESULTS.md records the figures of a long run and the bugs found.
 package crashtest

@@ -12,19 +12,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
-// binary is the migrate command built once by TestMain.
+// binary is the migrate command: this test binary, which runs as main
+// does (cli.Run, nothing else) when asMigrate is set in its environment,
+// as testscript runs the command in cmd/migrate's scripts. The campaigns
+// need no build of their own.
 var binary string
 
+// asMigrate is the variable that makes the test binary the command.
+const asMigrate = "CRASHTEST_RUN_AS_MIGRATE"
+
+// pausesPass, set to 1 beside asMigrate, gives the command's clients a
+// clock whose pauses pass at once (odatatest.Clock, as cmd/migrate's
+// scripts have it): the backoff before a retry and a 429's Retry-After
+// take no time, and every attempt is still made. For faults that are the
+// client's own waits; never where the server's real time is the fault (a
+// storm, a latency spike).
+const pausesPass = "CRASHTEST_PAUSES_PASS"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asMigrate) == "1" {
+		var opts []cli.Option
+		if os.Getenv(pausesPass) == "1" {
+			opts = append(opts, cli.WithClock(odatatest.NewClock(time.Now())))
+		}
+		os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, opts...))
+	}
 	flag.Parse()
 	if err := longFromEnv(os.Getenv("MIGRATE_CAMPAIGN")); err != nil {
 		fmt.Fprintln(os.Stderr, "campaign:", err)
@@ -39,7 +61,7 @@ func TestMain(m *testing.M) {
 var longRun = map[string]string{
 	"crash.points": "200", "crash.records": "3000",
 	"crash.lookalikes": "60", "crash.two-runs": "60", "crash.full-disk": "36", "crash.kind-records": "1000",
-	"crash.quirks": "60", "crash.changing-source": "60", "crash.cap": "60", "crash.cap-orders": "300", "fault.records": "500",
+	"crash.quirks": "60", "crash.changing-source": "60", "crash.cap": "60", "crash.cap-orders": "300", "crash.cap-batch": "10", "fault.records": "500",
 	"fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s",
 }
 
@@ -64,22 +86,12 @@ func longFromEnv(mode string) error {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "campaign-")
+	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "campaign: the test binary, to run as migrate:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "migrate")
-	if runtime.GOOS == "windows" {
-		binary += ".exe"
-	}
-	build := exec.Command("go", "build", "-o", binary, "github.com/migrate-tool/migrate/cmd/migrate")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "campaign: building migrate:", err)
-		return 1
-	}
+	binary = exe
 	return m.Run()
 }
 
@@ -195,7 +207,8 @@ func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(),
 		"MIGRATE_TARGET="+tg.url, "MIGRATE_USER="+user, "MIGRATE_PASSWORD="+user, "MIGRATE_AUTH=basic",
-		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "MIGRATE_INDEX_EVERY="+strconv.Itoa(*crashIndexEvery))
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "MIGRATE_INDEX_EVERY="+strconv.Itoa(*crashIndexEvery),
+		asMigrate+"=1")
 	p.cmd.Env = append(p.cmd.Env, tg.env...)
 	if tg.windows {
 		p.cmd.Env = append(p.cmd.Env, "WINEDEBUG=-all")

@@ -42,10 +42,11 @@ func TestReportInChromium(t *testing.T) {
 	migrate(t, "report", "quickstart.journal", "--html", "report.html")
 	page := filepath.Join(dir, "report.html")
 
-	dom, requests := render(t, chromium, page, "--dump-dom")
-	if len(requests) > 0 {
-		t.Errorf("the page made network requests: %v", requests)
+	v := view(t, chromium, page)
+	if len(v.requests) > 0 {
+		t.Errorf("the page made network requests: %v", v.requests)
 	}
+	dom := v.dom
 	want := [][]string{
 		// step, entity, records, lines, committed, failed, skipped, in doubt, pending
 		{"families", "FAMILY_LOG", "4", "0", "4", "0", "0", "0", "0"},
@@ -72,10 +73,10 @@ func TestReportInChromium(t *testing.T) {
 	}
 
 	// It prints: the quickstart's report is one A4 page.
-	printsOnOnePage(t, chromium, page)
+	printsOnOnePage(t, v)
 
 	// The chart's bars are drawn (#2f6fba).
-	if bar := screenshot(t, chromium, page, filepath.Join(here, "testdata/report/quickstart.png"), 0x2f6fba); bar < 100 {
+	if bar := screenshot(t, v, filepath.Join(here, "testdata/report/quickstart.png"), 0x2f6fba); bar < 100 {
 		t.Errorf("the screenshot shows no chart bar (%d pixels of its colour)", bar)
 	}
 }
@@ -127,10 +128,11 @@ steps:
 	}
 	page := filepath.Join(dir, "diff.html")
 
-	dom, requests := render(t, chromium, page, "--dump-dom")
-	if len(requests) > 0 {
-		t.Errorf("the page made network requests: %v", requests)
+	v := view(t, chromium, page)
+	if len(v.requests) > 0 {
+		t.Errorf("the page made network requests: %v", v.requests)
 	}
+	dom := v.dom
 	want := [][]string{
 		// step, entity, create, update, unchanged, conflict, missing
 		{"customers", "CUSTOMERS", "0", "1", "3", "0", "0"},
@@ -145,9 +147,9 @@ steps:
 			t.Errorf("the rendered page lacks %s", s)
 		}
 	}
-	printsOnOnePage(t, chromium, page)
+	printsOnOnePage(t, v)
 	// The new value's mark is drawn (#ffeb84).
-	if marked := screenshot(t, chromium, page, filepath.Join(here, "testdata/report/diff.png"), 0xffeb84); marked < 20 {
+	if marked := screenshot(t, v, filepath.Join(here, "testdata/report/diff.png"), 0xffeb84); marked < 20 {
 		t.Errorf("the screenshot shows no marked change (%d pixels of its colour)", marked)
 	}
 }
@@ -165,27 +167,45 @@ func findChromium(t *testing.T, what string) string {
 	return ""
 }
 
-// printsOnOnePage prints a page to PDF and fails unless it is one A4 page.
-func printsOnOnePage(t *testing.T, chromium, page string) {
+// viewed is a page as one run of headless Chromium saw it: the DOM it
+// built, the requests the page made, the page printed to PDF and a
+// 1280x2000 screenshot (one browser start for all four).
+type viewed struct {
+	page      string
+	dom       string
+	requests  []string
+	pdf, shot string
+}
+
+// view opens page in headless Chromium once, dumping its DOM, printing it
+// and taking its screenshot.
+func view(t *testing.T, chromium, page string) viewed {
 	t.Helper()
-	pdf := filepath.Join(t.TempDir(), "page.pdf")
-	render(t, chromium, page, "--no-pdf-header-footer", "--print-to-pdf="+pdf)
-	printed, err := os.ReadFile(pdf)
+	dir := t.TempDir()
+	v := viewed{page: page, pdf: filepath.Join(dir, "page.pdf"), shot: filepath.Join(dir, "shot.png")}
+	v.dom, v.requests = render(t, chromium, page, "--dump-dom", "--no-pdf-header-footer", "--print-to-pdf="+v.pdf,
+		"--screenshot="+v.shot, "--window-size=1280,2000")
+	return v
+}
+
+// printsOnOnePage fails unless the viewed page printed on one A4 page.
+func printsOnOnePage(t *testing.T, v viewed) {
+	t.Helper()
+	printed, err := os.ReadFile(v.pdf)
 	if err != nil {
 		t.Fatalf("chromium printed no PDF: %v", err)
 	}
 	if n := len(regexp.MustCompile(`/Type\s*/Page\b`).FindAll(printed, -1)); n != 1 || !bytes.Contains(printed, []byte("/MediaBox [0 0 594.9")) {
-		t.Errorf("%s prints on %d pages (want one A4 page; 0: the PDF's pages could not be counted)", filepath.Base(page), n)
+		t.Errorf("%s prints on %d pages (want one A4 page; 0: the PDF's pages could not be counted)", filepath.Base(v.page), n)
 	}
 }
 
-// screenshot takes a 1280x2000 screenshot of a page, counts the pixels
-// (of every other row and column) of one colour, and with -update saves
+// screenshot counts the pixels (of every other row and column) of one
+// colour in the viewed page's 1280x2000 screenshot, and with -update saves
 // the screenshot as keep.
-func screenshot(t *testing.T, chromium, page, keep string, rgb uint32) int {
+func screenshot(t *testing.T, v viewed, keep string, rgb uint32) int {
 	t.Helper()
-	shot := filepath.Join(t.TempDir(), "shot.png")
-	render(t, chromium, page, "--screenshot="+shot, "--window-size=1280,2000")
+	shot := v.shot
 	img := readPNG(t, shot)
 	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
 		t.Errorf("screenshot is %v, want 1280x2000", b)

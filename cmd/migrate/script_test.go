@@ -366,28 +366,41 @@ func cmdXLSX(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(sourcetest.WriteWorkbook(ts.MkAbs(args[1]), wb))
 }
 
-// cmdNotes: `notes N` writes customers.csv (N customers, Code and Name)
-// and notes.csv (two notes a customer, Code and Subject, the second half a
-// file after the first): a source too large to write into a script, whose
-// groups and links do not stand together.
+// cmdNotes: `notes N [WIDTH]` writes customers.csv (N customers, Code and
+// Name) and notes.csv (two notes a customer, Code and Subject, the second
+// half a file after the first): a source too large to write into a
+// script, whose groups and links do not stand together. With WIDTH each
+// note also has a Text of WIDTH characters, which no plan maps: a source
+// as many bytes as a longer one, in fewer rows.
 func cmdNotes(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: notes N")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: notes N [WIDTH]")
 	}
 	n, err := strconv.Atoi(args[0])
 	ts.Check(err)
+	width := 0
+	if len(args) == 2 {
+		width, err = strconv.Atoi(args[1])
+		ts.Check(err)
+	}
 	ts.Check(sourcetest.WriteCSV(ts.MkAbs("customers.csv"), n, []string{"Code", "Name"}, func(r, c int) string {
 		if c == 0 {
 			return fmt.Sprintf("N%06d", r)
 		}
 		return fmt.Sprintf("Customer %d", r)
 	}))
-	ts.Check(sourcetest.WriteCSV(ts.MkAbs("notes.csv"), 2*n, []string{"Code", "Name", "Subject"}, func(r, c int) string {
+	header := []string{"Code", "Name", "Subject"}
+	if width > 0 {
+		header = append(header, "Text")
+	}
+	ts.Check(sourcetest.WriteCSV(ts.MkAbs("notes.csv"), 2*n, header, func(r, c int) string {
 		switch c {
 		case 0:
 			return fmt.Sprintf("N%06d", r%n)
 		case 1:
 			return fmt.Sprintf("Customer %d", r%n)
+		case 3:
+			return strings.Repeat("x", width)
 		}
 		return fmt.Sprintf("note %d of N%06d", r/n+1, r%n)
 	}))
