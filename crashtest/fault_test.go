@@ -29,6 +29,7 @@ var (
 	faultRates   = flag.String("fault.rates", "0.05,0.2", "fault campaign: rates (0..1) of each injected fault")
 	faultSeed    = flag.Int64("fault.seed", 8, "fault campaign: seed of the loads and of the sandbox's faults")
 	faultStorms  = flag.String("fault.storms", "10s", "fault campaign: durations of the 429 storms (every call answered 429 with Retry-After: 1); past about 8s the client's retries run out")
+	stormTimes   = flag.Int("fault.storm-times", 1, "fault campaign: how many storms a load meets, every 20 calls (0: as many as its calls make)")
 	faultTimeout = flag.Duration("fault.timeout", 300*time.Millisecond, "fault campaign: the client timeout of the latency-spike cases (in-process)")
 	resultsFile  = flag.String("campaign.results", "", "append the figures of this run to this file as Markdown tables")
 )
@@ -104,8 +105,12 @@ func TestFaults(t *testing.T) {
 			seed := seed
 			t.Run(fmt.Sprintf("429-storm=%v", d), func(t *testing.T) {
 				t.Parallel()
-				st := &storm{every: 20, length: d}
-				runFaultCase(t, "429 storm", fmt.Sprintf("%v long, every 20 calls", d), seed, sandbox.Options{Latency: 2 * time.Millisecond, Seed: seed}, st)
+				st := &storm{every: 20, length: d, left: *stormTimes}
+				what := fmt.Sprintf("%v long, every 20 calls", d)
+				if *stormTimes > 0 {
+					what = fmt.Sprintf("%v long, after 20 calls, %d times", d, *stormTimes)
+				}
+				runFaultCase(t, "429 storm", what, seed, sandbox.Options{Latency: 2 * time.Millisecond, Seed: seed}, st)
 			})
 		}
 		for _, mode := range []string{"late-answer", "dropped-in-queue"} {
@@ -151,6 +156,7 @@ func takeFaultTable() string {
 type storm struct {
 	every    int
 	length   time.Duration
+	left     int // storms still to come; 0: no end
 	mu       sync.Mutex
 	passed   int
 	until    time.Time
@@ -163,8 +169,11 @@ func (s *storm) wrap(h http.Handler) http.Handler {
 		now := time.Now()
 		throttle := now.Before(s.until)
 		if !throttle {
-			if s.passed == s.every {
+			if s.passed == s.every && s.left >= 0 {
 				s.passed, s.until, throttle = 0, now.Add(s.length), true
+				if s.left--; s.left == 0 {
+					s.left = -1 // the last one: no more
+				}
 			} else {
 				s.passed++
 			}
@@ -185,7 +194,7 @@ func (s *storm) wrap(h http.Handler) http.Handler {
 // runFaultCase applies a fresh load with the binary until it exits 0.
 func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Options, st *storm) {
 	dir := t.TempDir()
-	l := generate(t, dir, loadConfig{records: *faultRecords, seed: seed, batchSize: 25})
+	l := generate(t, dir, loadConfig{records: *faultRecords, seed: seed, batchSize: 5})
 	var wrap func(http.Handler) http.Handler
 	if st != nil {
 		wrap = st.wrap
@@ -235,7 +244,9 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 		injected = st.injected.Load()
 	}
 	if injected == 0 {
-		t.Logf("%s %s: no fault was injected (load too small for the rate)", kind, rate)
+		// A case that met no fault proves nothing: the load must be large
+		// enough for its rate (and the storm's start).
+		t.Errorf("%s %s: no fault was injected in %d calls: the load is too small for the rate", kind, rate, stats.Calls)
 	}
 	record(faultRow{Fault: kind, Rate: rate, Records: l.records + l.children, Calls: stats.Calls, Injected: injected, Runs: runs,
 		Exits: tally(exits), Missing: len(d.Missing), Dup: len(d.Duplicated), Different: len(d.Different) + len(d.Extra),
@@ -314,7 +325,7 @@ func (s *spike) wrap(h http.Handler) http.Handler {
 // be waited for in CI. Everything else is what the binary runs.
 func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 	dir := t.TempDir()
-	l := generate(t, dir, loadConfig{records: *faultRecords, seed: seed, batchSize: 25})
+	l := generate(t, dir, loadConfig{records: *faultRecords, seed: seed, batchSize: 10})
 	sp := &spike{mode: mode, rate: rate, delay: 3 * *faultTimeout, seed: seed}
 	tg := startSandbox(t, sandbox.Options{Latency: 2 * time.Millisecond, Seed: seed}, sp.wrap)
 	t.Cleanup(sp.wg.Wait)
