@@ -8,7 +8,6 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // tree builds a record's ops: a root with n children (each with kids
@@ -207,29 +206,6 @@ func TestKeys(t *testing.T) {
 	} {
 		if k := keyFromLocation(loc); k != want {
 			t.Errorf("keyFromLocation(%q) = %q, want %q", loc, k, want)
-		}
-	}
-}
-
-// TestKeyLiteral: a key typed to resolve --key is spelt as odata.EntityKey spells
-// the key of the same document, however it was typed.
-func TestKeyLiteral(t *testing.T) {
-	t.Parallel()
-	md := sandbox.DemoMetadata()
-	orders, invoices := md.EntitySet("ORDERS").Type, md.EntitySet("AINVOICES").Type
-	for _, tc := range []struct {
-		t           *odata.EntityType
-		typed, want string
-	}{
-		{orders, "SO26000002", "'SO26000002'"},
-		{orders, " SO 1 ", "'SO%201'"},
-		{orders, "'SO 1'", "'SO%201'"},
-		{orders, "'SO%201'", "'SO%201'"},
-		{orders, "O'Neil & Co", "'O''Neil%20%26%20Co'"},
-		{invoices, "DEBIT='D',IVNUM='IV 1',IVTYPE='A'", "IVNUM='IV%201',IVTYPE='A',DEBIT='D'"},
-	} {
-		if got := keyLiteral(tc.t, tc.typed); got != tc.want {
-			t.Errorf("keyLiteral(%s, %q) = %q, want %q", tc.t.Name, tc.typed, got, tc.want)
 		}
 	}
 }

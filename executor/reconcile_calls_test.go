@@ -127,13 +127,19 @@ func TestReconcileReadsBatched(t *testing.T) {
 
 			// migrate resolve's list reads the candidates as reconciliation does.
 			listed := &callLog{Client: env.client}
-			recs, err := InDoubt(context.Background(), o.Journal, ResolveOptions{Client: listed, Metadata: env.md})
-			if err != nil || len(recs) != n {
-				t.Fatalf("InDoubt: %d records, %v", len(recs), err)
+			var creates []*journal.SubState
+			for _, s := range st.InDoubtSubs() {
+				if s.Path == "" && s.Op == journal.OpCreate && s.Key == "" {
+					creates = append(creates, s)
+				}
 			}
-			for _, r := range recs {
-				if len(r.Candidates) != 1 {
-					t.Errorf("%s: %d candidates (%s), want its own order", r.Record, len(r.Candidates), r.Note)
+			found, err := Candidates(context.Background(), st, creates, LookupOptions{Client: listed, Metadata: env.md})
+			if err != nil || len(found) != n {
+				t.Fatalf("Candidates: %d records, %v", len(found), err)
+			}
+			for i, f := range found {
+				if len(f.Candidates) != 1 {
+					t.Errorf("%s: %d candidates (%s), want its own order", creates[i].Rec, len(f.Candidates), f.Why)
 				}
 			}
 			if reads := len(listed.calls) - listed.oneRow(); reads > 1 || listed.oneRow() > tc.oneRow {

@@ -188,3 +188,15 @@ func problemErrors(step, id, loc, partly string, ps []journal.Problem) []RecordE
 	}
 	return out
 }
+
+// RecordRef names a record of a journal: STEP/ID as status and resolve
+// list it.
+type RecordRef struct{ Step, Record string }
+
+func (r RecordRef) String() string { return r.Step + "/" + r.Record }
+
+// WaivedRecord is a record the user waived (resolve.Waive), with the
+// reason given.
+type WaivedRecord struct {
+	Step, Record, Location, Reason string
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/resolve"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -177,7 +178,7 @@ func TestReportOfAWaivedRecord(t *testing.T) {
 	if sum.Complete || stepOf(sum, "orders").Failed != 1 {
 		t.Fatalf("apply: %+v", sum)
 	}
-	if _, err := executor.Waive(o.Journal, []executor.RecordRef{{Step: "orders", Record: "O2"}}, "the export's total line"); err != nil {
+	if _, err := resolve.Waive(o.Journal, []executor.RecordRef{{Step: "orders", Record: "O2"}}, "the export's total line"); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := RunReportOf(o.Journal)

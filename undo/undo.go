@@ -131,7 +131,7 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 		if err != nil {
 			return nil, err
 		}
-		if st, err = executor.Settle(ctx, jr, st, executor.ResolveOptions{Client: client, Metadata: md, Hook: hook}); err != nil {
+		if st, err = executor.Settle(ctx, jr, st, executor.LookupOptions{Client: client, Metadata: md, Hook: hook}); err != nil {
 			return nil, undoInDoubt{fmt.Errorf("settling the run's work in doubt: %w", err)}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/report"
+	"github.com/migrate-tool/migrate/resolve"
 )
 
 // resolveJSON is `resolve --json` listing what is in doubt.
@@ -83,7 +84,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 	if len(waive) > 0 || *reason != "" {
 		return a.waive(pos[0], cf, waive, *reason, *record != "" || *key != "" || *notCreated, *yes, v)
 	}
-	var d executor.Decision
+	var d resolve.Decision
 	switch {
 	case *record == "" && (*key != "" || *notCreated || *yes):
 		return usageErr("--key, --not-created and --yes decide one record: give it with --record STEP/ID")
@@ -94,7 +95,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		d = executor.Decision{Step: ref.Step, Record: ref.Record, Key: *key, NotCreated: *notCreated}
+		d = resolve.Decision{Step: ref.Step, Record: ref.Record, Key: *key, NotCreated: *notCreated}
 	}
 	st, err := journal.Load(pos[0])
 	if err != nil {
@@ -120,10 +121,10 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cn.Close()
-	opts := executor.ResolveOptions{Client: cn.client, Metadata: md, Hook: v.Hook()}
+	opts := resolve.Options{Client: cn.client, Metadata: md, Hook: v.Hook()}
 	if d.Step != "" {
-		what, err := executor.Resolve(ctx, pos[0], d, opts)
-		var de *executor.DecisionError
+		what, err := resolve.Decide(ctx, pos[0], d, opts)
+		var de *resolve.DecisionError
 		var corrupt *journal.CorruptError
 		switch {
 		case errors.As(err, &de), errors.As(err, &corrupt):
@@ -135,7 +136,7 @@ func (a *app) resolve(ctx context.Context, args []string) error {
 		}
 		return v.Decision(d, what)
 	}
-	recs, err := executor.InDoubt(ctx, pos[0], opts)
+	recs, err := resolve.InDoubt(ctx, pos[0], opts)
 	if err != nil {
 		if errors.Is(err, executor.ErrInDoubt) {
 			return withCode(ExitInterrupted, err)
@@ -188,8 +189,8 @@ func (a *app) waive(journalPath string, cf connFlags, recs []string, reason stri
 			return err
 		}
 	}
-	done, err := executor.Waive(journalPath, refs, reason)
-	var de *executor.DecisionError
+	done, err := resolve.Waive(journalPath, refs, reason)
+	var de *resolve.DecisionError
 	switch {
 	case errors.As(err, &de):
 		return withCode(ExitUsage, err)
@@ -203,7 +204,7 @@ func (a *app) waive(journalPath string, cf connFlags, recs []string, reason stri
 
 // confirm asks on a terminal before a decision is recorded; without one
 // it refuses, naming --yes.
-func (a *app) confirm(d executor.Decision, journalPath string) error {
+func (a *app) confirm(d resolve.Decision, journalPath string) error {
 	what := "its document is " + d.Key
 	if d.NotCreated {
 		what = "it was not created (the next apply sends it again)"

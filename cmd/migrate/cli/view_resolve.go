@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/resolve"
 )
 
 // resolveView shows what is in doubt in a journal with its candidates, or
 // the decision recorded about one record.
 type resolveView interface {
 	Hook() *progressHook
-	Decision(d executor.Decision, what string) error
-	InDoubt(recs []executor.InDoubtRecord, journalPath string) error
+	Decision(d resolve.Decision, what string) error
+	InDoubt(recs []resolve.Record, journalPath string) error
 	Waived(recs []executor.WaivedRecord, journalPath string) error
 }
 
@@ -24,12 +25,12 @@ func (a *app) resolveView(asJSON bool) resolveView {
 
 type resolveHuman struct{ humanView }
 
-func (v resolveHuman) Decision(d executor.Decision, what string) error {
+func (v resolveHuman) Decision(d resolve.Decision, what string) error {
 	fmt.Fprintf(v.a.stdout, "recorded: %s/%s %s\n", d.Step, d.Record, what)
 	return nil
 }
 
-func (v resolveHuman) InDoubt(recs []executor.InDoubtRecord, journalPath string) error {
+func (v resolveHuman) InDoubt(recs []resolve.Record, journalPath string) error {
 	w := v.a.stdout
 	if len(recs) == 0 {
 		fmt.Fprintln(w, "nothing is in doubt")
@@ -81,11 +82,11 @@ func (v resolveJSONView) Waived(recs []executor.WaivedRecord, _ string) error {
 	return writeJSON(v.a.stdout, waivedJSON{Waived: waivedRecordsJSON(recs)})
 }
 
-func (v resolveJSONView) Decision(d executor.Decision, what string) error {
+func (v resolveJSONView) Decision(d resolve.Decision, what string) error {
 	return writeJSON(v.a.stdout, decisionJSON{Step: d.Step, Record: d.Record, Key: d.Key, NotCreated: d.NotCreated, Message: what})
 }
 
-func (v resolveJSONView) InDoubt(recs []executor.InDoubtRecord, _ string) error {
+func (v resolveJSONView) InDoubt(recs []resolve.Record, _ string) error {
 	out := resolveJSON{Records: []inDoubtJSON{}}
 	for _, r := range recs {
 		j := inDoubtJSON{Step: r.Step, Record: r.Record, Entity: r.Entity, Location: r.Location, Sent: r.Sent,

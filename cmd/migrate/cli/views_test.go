@@ -11,6 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
+	"github.com/migrate-tool/migrate/resolve"
 	"github.com/migrate-tool/migrate/undo"
 )
 
@@ -80,7 +81,7 @@ func TestViews(t *testing.T) {
 			return a.resolveView(j).InDoubt(nil, "p.journal")
 		}, `"records"`, "nothing is in doubt\n"},
 		{"resolve's decision", func(a *app, j bool) error {
-			return a.resolveView(j).Decision(executor.Decision{Step: "orders", Record: "o.csv:7", NotCreated: true}, "not created")
+			return a.resolveView(j).Decision(resolve.Decision{Step: "orders", Record: "o.csv:7", NotCreated: true}, "not created")
 		}, `"step"`, "recorded: orders/o.csv:7 not created\n"},
 		{"info", func(a *app, j bool) error {
 			return a.infoView(j).Info(infoJSON{Target: "https://erp/odata/demo", Allows: []string{}, Lacks: []string{}}, "Basic", odata.Version{Major: 25, Minor: 1, Raw: "25.1", From: "GetVersion"})

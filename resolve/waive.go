@@ -1,10 +1,11 @@
-package executor
+package resolve
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
 )
@@ -14,22 +15,11 @@ import (
 // ever. Waive closes it in the journal with the user's reason; status and
 // the report count it as waived, and apply never sends it.
 
-// RecordRef names a record of a journal: STEP/ID as status and resolve
-// list it.
-type RecordRef struct{ Step, Record string }
-
-func (r RecordRef) String() string { return r.Step + "/" + r.Record }
-
-// WaivedRecord is a record the user waived, with the reason given.
-type WaivedRecord struct {
-	Step, Record, Location, Reason string
-}
-
 // Waive records in the journal that each of recs, a failed record, is
 // closed for reason. Nothing is recorded unless every one can be: each
 // that cannot (unknown, not failed, partly loaded) is a *DecisionError
 // naming why, all of them in one.
-func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord, error) {
+func Waive(journalPath string, recs []executor.RecordRef, reason string) ([]executor.WaivedRecord, error) {
 	if strings.TrimSpace(reason) == "" {
 		return nil, decisionErr("a waive needs its reason (--reason TEXT): the report shows it beside the record")
 	}
@@ -41,8 +31,8 @@ func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord,
 	var (
 		problems []string
 		entries  []journal.Entry
-		out      []WaivedRecord
-		seen     = map[RecordRef]bool{}
+		out      []executor.WaivedRecord
+		seen     = map[executor.RecordRef]bool{}
 	)
 	for _, ref := range recs {
 		if seen[ref] {
@@ -63,7 +53,7 @@ func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord,
 		}
 		entries = append(entries, journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{
 			Step: ref.Step, ID: ref.Record, Status: journal.Waived, Reason: reason}})
-		out = append(out, WaivedRecord{Step: ref.Step, Record: ref.Record, Location: rec.Loc, Reason: reason})
+		out = append(out, executor.WaivedRecord{Step: ref.Step, Record: ref.Record, Location: rec.Loc, Reason: reason})
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
@@ -77,7 +67,7 @@ func Waive(journalPath string, recs []RecordRef, reason string) ([]WaivedRecord,
 
 // failedAt is the failed record of ref's step whose source location is
 // ref.Record, or nil.
-func failedAt(st *journal.State, ref RecordRef) *journal.RecordState {
+func failedAt(st *journal.State, ref executor.RecordRef) *journal.RecordState {
 	ss := st.Steps[ref.Step]
 	if ss == nil {
 		return nil
@@ -91,7 +81,7 @@ func failedAt(st *journal.State, ref RecordRef) *journal.RecordState {
 }
 
 // unwaivable says why ref cannot be waived, or "".
-func unwaivable(st *journal.State, ref RecordRef, rec *journal.RecordState) string {
+func unwaivable(st *journal.State, ref executor.RecordRef, rec *journal.RecordState) string {
 	if rec == nil {
 		if st.Steps[ref.Step] == nil {
 			msg := fmt.Sprintf("%s: the journal has no step %q", ref, ref.Step)

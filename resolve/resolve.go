@@ -1,4 +1,12 @@
-package executor
+// Package resolve is `migrate resolve`: what reconciliation cannot decide
+// (look-alike documents with the same lines) would block every resume and
+// undo for ever, so resolve lists it with its candidates (InDoubt) and
+// records the user's decision in the journal (Decide), as an outcome that
+// apply, undo and status replay; and it closes a failed record that will
+// never load with the user's reason (Waive). It reads the journal and the
+// service, looking candidates up through the engine's reconciliation
+// (executor.Candidates); the engine does not import it.
+package resolve
 
 import (
 	"context"
@@ -8,17 +16,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// What reconciliation cannot decide (look-alike documents
-// with the same lines) would block every resume and undo for ever. resolve
-// lists it with the candidates and records the user's decision in the
-// journal, as an outcome that apply, undo and status replay.
-
-// InDoubtRecord is a record whose work is in doubt, as resolve lists it.
-type InDoubtRecord struct {
+// Record is a record whose work is in doubt, as resolve lists it.
+type Record struct {
 	Step, Record string
 	Entity       string
 	Location     string          // the source location, when the journal knows it
@@ -27,72 +31,46 @@ type InDoubtRecord struct {
 	// Create is set when the entity's own create is in doubt and the server
 	// assigns its key: a decision names the key (or "not created").
 	Create     bool
-	Candidates []Candidate
+	Candidates []executor.Candidate
 	// Note says why there are no candidates to choose from, or what else
 	// is in doubt.
 	Note string
 }
 
-// ResolveOptions drive InDoubt and Resolve.
-type ResolveOptions struct {
-	Client   Client
+// Options drive InDoubt and Decide.
+type Options struct {
+	Client   executor.Client
 	Metadata *odata.Metadata
-	Hook     Hook
+	Hook     executor.Hook
 }
 
-// resolver is a runner over a journal, for lookups only.
-func resolver(ctx context.Context, st *journal.State, opts ResolveOptions) *runner {
-	h := opts.Hook
-	if h == nil {
-		h = NopHook{}
-	}
-	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
-}
-
-// Settle settles the work in doubt of journal jr (st its state) by
-// reading the server, as apply's reconciliation settles it (found: done;
-// absent: never done), and journals what it found: undo's way, since an
-// apply would also re-create what undo deletes. It returns the state
-// settled.
-func Settle(ctx context.Context, jr *journal.Journal, st *journal.State, opts ResolveOptions) (*journal.State, error) {
-	r := resolver(ctx, st, opts)
-	r.jr = journalLedger{jr}
-	if err := r.reconcile(); err != nil {
-		return nil, err
-	}
-	return r.state, nil
+func (o Options) lookup() executor.LookupOptions {
+	return executor.LookupOptions{Client: o.Client, Metadata: o.Metadata, Hook: o.Hook}
 }
 
 // InDoubt lists every record of the journal whose work is in doubt, in
 // journal order, with the documents that may be its own.
-func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]InDoubtRecord, error) {
+func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, error) {
 	st, err := journal.Load(journalPath)
 	if err != nil {
 		return nil, err
 	}
-	r := resolver(ctx, st, opts)
-	claimed, _, err := claimedKeys(st)
-	if err != nil {
-		return nil, err
-	}
-	// The candidates' lookups are read ahead, up to 100 to a
-	// call, not one call per record.
-	r.readCache = map[string]odata.BatchResponse{}
-	var paths []string
+	// The candidates of every record whose create is in doubt are looked
+	// up at once: their lookups are read ahead, not one call per record.
+	var creates []*journal.SubState
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
 		for _, id := range ss.IDs {
 			if root := numberedInDoubt(ss.Records[id]); root != nil {
-				if p := r.candidatePath(root); p != "" {
-					paths = append(paths, p)
-				}
+				creates = append(creates, root)
 			}
 		}
 	}
-	if err := r.prefetch(paths); err != nil {
+	found, err := executor.Candidates(ctx, st, creates, opts.lookup())
+	if err != nil {
 		return nil, err
 	}
-	var out []InDoubtRecord
+	var out []Record
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
 		for _, id := range ss.IDs {
@@ -100,9 +78,14 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 			if rec.Status() != journal.InDoubt {
 				continue
 			}
-			d, err := r.describe(rec, claimed)
-			if err != nil {
-				return out, err
+			d := describe(st, rec)
+			if d.Create {
+				f := found[0]
+				found = found[1:]
+				d.Candidates, d.Note = f.Candidates, f.Why
+				if f.Why == "" && len(f.Candidates) == 0 {
+					d.Note = "no document matches: it was not created (apply would send it again)"
+				}
 			}
 			out = append(out, d)
 		}
@@ -110,10 +93,9 @@ func InDoubt(ctx context.Context, journalPath string, opts ResolveOptions) ([]In
 	return out, nil
 }
 
-// describe is one record in doubt, with its candidates when its entity's
-// create is in doubt.
-func (r *runner) describe(rec *journal.RecordState, claimed map[string]bool) (InDoubtRecord, error) {
-	d := InDoubtRecord{Step: rec.Step, Record: rec.ID, Entity: r.entityOf(rec.Step), Location: rec.Loc}
+// describe is one record in doubt, without its candidates.
+func describe(st *journal.State, rec *journal.RecordState) Record {
+	d := Record{Step: rec.Step, Record: rec.ID, Entity: entityOf(st, rec.Step), Location: rec.Loc}
 	if d.Location == "" && looksLikeLocation(rec.ID) {
 		d.Location = rec.ID
 	}
@@ -132,21 +114,23 @@ func (r *runner) describe(rec *journal.RecordState, claimed map[string]bool) (In
 	switch {
 	case numberedInDoubt(rec) != nil:
 		d.Create, d.Sent = true, root.Match
-		cands, why, err := r.candidates(root, claimedIn(claimed))
-		if err != nil {
-			return d, err
-		}
-		d.Candidates, d.Note = cands, why
-		if why == "" && len(cands) == 0 {
-			d.Note = "no document matches: it was not created (apply would send it again)"
-		}
 	case root != nil && root.InDoubt():
 		d.Sent = root.Match
 		d.Note = fmt.Sprintf("its %s of %s is in doubt; run apply to reconcile it", root.Op, root.URL)
 	default:
 		d.Note = "some of its lines are in doubt; run apply to reconcile them"
 	}
-	return d, nil
+	return d
+}
+
+// entityOf is a step's entity, from the journal header.
+func entityOf(st *journal.State, step string) string {
+	for _, s := range st.Header.Steps {
+		if s.Name == step {
+			return s.Entity
+		}
+	}
+	return ""
 }
 
 // numberedInDoubt is the record's own create when it is in doubt and the
@@ -191,11 +175,11 @@ func decisionErr(format string, args ...any) error {
 	return &DecisionError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Resolve records a decision in the journal as an outcome (by "user"):
+// Decide records a decision in the journal as an outcome (by "user"):
 // with a key, the record's entity is that document (checked to exist and
 // to belong to no other record); not created, every sub-request of the
 // record in doubt is forgotten and apply sends it again.
-func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOptions) (string, error) {
+func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (string, error) {
 	jr, st, err := journal.Open(journalPath)
 	if err != nil {
 		return "", err
@@ -224,24 +208,23 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		if root == nil || !root.InDoubt() || root.Op != journal.OpCreate || root.Key != "" {
 			return "", decisionErr("%s/%s: its entity's create is not what is in doubt, so there is no key to choose; run apply to reconcile it, or use --not-created", d.Step, d.Record)
 		}
-		r := resolver(ctx, st, opts)
-		ent := r.entityOf(d.Step)
+		ent := entityOf(st, d.Step)
 		if ent == "" {
 			ent = root.URL
 		}
-		set := r.md.EntitySet(ent)
+		set := opts.Metadata.EntitySet(ent)
 		if set == nil {
 			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)
 		}
 		key := keyLiteral(set.Type, d.Key)
-		claimed, _, err := claimedKeys(st)
+		held, err := executor.Claimed(st, d.Step, key)
 		if err != nil {
 			return "", err
 		}
-		if claimed[d.Step+"|"+key] {
+		if held {
 			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
 		}
-		resp, err := r.read(ent + "(" + key + ")")
+		resp, err := executor.Get(ctx, ent+"("+key+")", opts.lookup())
 		if err != nil {
 			return "", err
 		}
@@ -253,11 +236,12 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 		// matching what the record sent, held by no other record) may be:
 		// an order made before the run, taken for the run's own, is one
 		// undo would delete.
-		cands, why, err := r.candidates(root, claimedIn(claimed))
+		found, err := executor.Candidates(ctx, st, []*journal.SubState{root}, opts.lookup())
 		if err != nil {
 			return "", err
 		}
-		if !slices.ContainsFunc(cands, func(c Candidate) bool { return c.Key == key }) {
+		cands, why := found[0].Candidates, found[0].Why
+		if !slices.ContainsFunc(cands, func(c executor.Candidate) bool { return c.Key == key }) {
 			return "", notCandidate(fmt.Sprintf("%s/%s", d.Step, d.Record), ent, key, cands, why, journalPath)
 		}
 		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"})
@@ -280,7 +264,7 @@ func Resolve(ctx context.Context, journalPath string, d Decision, opts ResolveOp
 
 // notCandidate refuses a key that is not among the record's candidates,
 // naming them.
-func notCandidate(rec, ent, key string, cands []Candidate, why, journalPath string) error {
+func notCandidate(rec, ent, key string, cands []executor.Candidate, why, journalPath string) error {
 	if len(cands) == 0 {
 		if why == "" {
 			why = "no document matches what it sent"
