@@ -380,6 +380,9 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 	record(faultRow{Fault: "latency spike, " + mode, Rate: fmt.Sprintf("%v (%v > timeout %v)", rate, sp.delay, *faultTimeout), Records: l.records + l.children,
 		Calls: stats.Calls, Injected: sp.injected.Load(), Runs: runs, Exits: tally(exits), Missing: len(d.Missing), Dup: len(d.Duplicated),
 		Different: len(d.Different) + len(d.Extra), Exact: d.ok(), Undecided: undecided, ElapsedSeconds: time.Since(start).Seconds()})
+	if sp.injected.Load() == 0 {
+		t.Errorf("spike %s %v: no call was delayed in %d calls: the load is too small for the rate", mode, rate, stats.Calls)
+	}
 	t.Logf("spike %s %v: %d calls, %d spikes, %d runs (%s), %v", mode, rate, stats.Calls, sp.injected.Load(), runs, strings.Join(exits, " "), d)
 }
 
