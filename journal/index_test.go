@@ -278,8 +278,12 @@ func TestIndexIsOnlyACache(t *testing.T) {
 			must(t, f.Close())
 		}},
 	}
+	// The subtests run at once (each on its own journal): their time is
+	// the disk's flushes, not the processor's. smallOverlay's setting
+	// stands until the last of them ends.
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "run.journal")
 			ends := writeMixed(t, path, 600, 2)
 			_, err := loadIndexed(t, path) // writes the index
