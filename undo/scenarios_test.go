@@ -20,9 +20,7 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
 		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1")})))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpsert
@@ -30,9 +28,7 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("2")}),
 		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P3", "TQUANT": fixture.Dec("3")}))}}}
 	o := executortest.Handmade(t, env, fixture.Plan(up), f2)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.Complete(t, "apply")
 	if n := len(fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 3 {
 		t.Fatalf("%d lines after upsert", n)
 	}
@@ -56,16 +52,11 @@ func TestDeepInsertKeyExists(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.DeepOrders(fixture.Keyed(fixture.OrderWithLines("O1", 2, "C1", "P1"), "SO-1"))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, p, f).Apply(t)
 	st := fixture.Step("orders", "ORDERS")
 	st.DeepInsert = true
 	o := executortest.Handmade(t, env, fixture.Plan(st), &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Keyed(fixture.OrderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.Apply(t)
 	if s := sum.Steps[0]; s.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Partly != "" {
 		t.Fatalf("%+v %+v", s, sum.Errors)
 	}
@@ -92,9 +83,7 @@ func TestUndoAfterRounding(t *testing.T) {
 	o := executortest.Handmade(t, env, p, &fixture.Records{Results: map[string][]transform.Result{"parts": {
 		fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": fixture.Dec("1.254")}),
 	}}})
-	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.Apply(t)
 	u, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(o.Prepared.Metadata)})
 	if err != nil || len(u.Skipped) > 0 || u.Done != 1 {
 		t.Fatalf("undo: %v, done %d, skipped %q", err, u.Done, u.Skipped)
@@ -119,10 +108,7 @@ func TestOddKeysRoundTrip(t *testing.T) {
 	f := &fixture.Records{Results: map[string][]transform.Result{"customers": recs}}
 	o := executortest.Handmade(t, env, p, f)
 	o.BatchSize = 1 // each note follows in its own batch, addressed by the key
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.Complete(t, "apply")
 	held := env.Entities("CUSTOMERS", "CUSTNAME")
 	for _, k := range keys {
 		notes := fixture.Lines(held[k], "GENCUSTNOTES_SUBFORM")
@@ -142,9 +128,7 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 	// Something that was there before the run stays.
 	pre := fixture.Plan(fixture.Step("customers", "CUSTOMERS"))
 	pf := &fixture.Records{Results: map[string][]transform.Result{"customers": {fixture.Rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, pre, pf)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, pre, pf).Apply(t)
 	before := env.SB.Snapshot()
 	o := executortest.Demo(t, env)
 	list, err := Undo(context.Background(), o.Journal, env.Client, Options{})

@@ -86,9 +86,7 @@ func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, st
 	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
 		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1"), "PRICE": fixture.Dec("2.50")}),
 		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("4")})))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpdate
@@ -97,9 +95,7 @@ func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, st
 	rf := &fixture.Records{Results: map[string][]transform.Result{"orders": {
 		fixture.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
 	o := executortest.Handmade(t, env, fixture.Plan(up), rf)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("replace: %v %+v", err, sum)
-	}
+	o.Complete(t, "replace")
 	if got := fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
 		t.Fatalf("after replace: %v", got)
 	}
@@ -172,9 +168,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{})
 			o := executortest.Barcode(t, env, plan.ModeUpdate)
-			if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-				t.Fatal(err)
-			}
+			o.Apply(t)
 			if c.patch != "" {
 				resps, err := env.Client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "PATCH", URL: "LOGPART('P1')",
 					Body: []byte(c.patch), Headers: map[string]string{"content-type": "application/json"}}}, executor.BatchOptions)
@@ -208,9 +202,7 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
 	o := executortest.Handmade(t, env, p, f)
-	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.Apply(t)
 	if got := env.Entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
 		t.Fatalf("the sandbox no longer fills CDES (%v): this test needs another filled field", got)
 	}

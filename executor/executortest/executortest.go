@@ -93,6 +93,17 @@ func (r Run) Apply(t testing.TB) *executor.Summary {
 	return sum
 }
 
+// Complete applies r; an error, or a run that is not complete, fails the
+// test (what names the run in the message).
+func (r Run) Complete(t testing.TB, what string) *executor.Summary {
+	t.Helper()
+	sum, err := executor.Apply(context.Background(), r.Prepared, r.Options)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%s: %v %+v", what, err, sum)
+	}
+	return sum
+}
+
 // Load prepares files and applies them.
 func (tg *Target) Load(t testing.TB, files map[string]string) (Run, *executor.Summary) {
 	t.Helper()
