@@ -36,9 +36,9 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	if r := st.Record("orders", "O1"); r.Created || r.Subs["0"].ResultKey != "2" {
 		t.Fatalf("journal: created=%v line key %q", r.Created, r.Subs["0"].ResultKey)
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != 2 {
-		t.Fatalf("%v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != 2 {
+		t.Fatalf("%+v", us)
 	}
 	if after := env.SB.Snapshot(); !fixture.EqualJSON(before, after) {
 		t.Fatalf("undo left %v", after["ORDERS"])
@@ -116,9 +116,9 @@ func TestOddKeysRoundTrip(t *testing.T) {
 			t.Errorf("customer %q holds %v", k, held[k])
 		}
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != len(keys) || len(env.SB.Snapshot()["CUSTOMERS"]) != before {
-		t.Fatalf("undo %v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != len(keys) || len(env.SB.Snapshot()["CUSTOMERS"]) != before {
+		t.Fatalf("undo %+v", us)
 	}
 }
 
@@ -131,23 +131,23 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 	executortest.Handmade(t, env, pre, pf).Apply(t)
 	before := env.SB.Snapshot()
 	o := executortest.Demo(t, env)
-	list, err := Undo(context.Background(), o.Journal, env.Client, Options{})
-	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
-		t.Fatalf("listing: %v %+v", err, list)
+	list := mustUndo(t, o.Journal, env.Client, Options{})
+	if len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
+		t.Fatalf("listing: %+v", list)
 	}
 	if reflect.DeepEqual(before, env.SB.Snapshot()) {
 		t.Fatal("listing must not change anything")
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != 4 {
-		t.Fatalf("undo: %v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != 4 {
+		t.Fatalf("undo: %+v", us)
 	}
 	if after := env.SB.Snapshot(); !reflect.DeepEqual(before, after) {
 		t.Fatalf("after undo:\n%v\nbefore:\n%v", after, before)
 	}
 	// Undo again: nothing left to do.
-	us, err = Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || len(us.Actions) != 0 {
-		t.Fatalf("second undo: %v %+v", err, us)
+	us = mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if len(us.Actions) != 0 {
+		t.Fatalf("second undo: %+v", us)
 	}
 }

@@ -72,9 +72,8 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	if _, err := executortest.ApplyRun(context.Background(), o2); !errors.As(err, new(*executor.TargetError)) {
 		t.Fatalf("apply against another target: %v", err)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
-	if err != nil || sum.Done != 4 || sum.Target != o.Target {
-		t.Fatalf("undo on its own target: %v %+v", err, sum)
+	if sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Target: o.Target}); sum.Done != 4 || sum.Target != o.Target {
+		t.Fatalf("undo on its own target: %+v", sum)
 	}
 }
 
@@ -117,9 +116,8 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
-			list, err := Undo(context.Background(), jpath, env.Client, Options{})
-			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
-				t.Fatalf("listing: %v %+v", err, list)
+			if list := mustUndo(t, jpath, env.Client, Options{}); len(list.Actions) != 4 || len(list.Warnings) != 0 {
+				t.Fatalf("listing: %+v", list)
 			}
 			client := &fixture.LoseOnce{Batcher: env.Client, Unsent: c.unsent, Lose: func(reqs []odata.BatchRequest) bool {
 				return lose && reqs[0].Method == "POST"
@@ -138,8 +136,8 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			if after := env.SB.Snapshot(); !reflect.DeepEqual(before["ORDERS"], after["ORDERS"]) {
 				t.Fatalf("after undo:\n%v\nbefore:\n%v", after["ORDERS"], before["ORDERS"])
 			}
-			if again, err := Undo(context.Background(), jpath, client, opts); err != nil || len(again.Actions) != 0 {
-				t.Fatalf("undo again: %v %+v", err, again)
+			if again := mustUndo(t, jpath, client, opts); len(again.Actions) != 0 {
+				t.Fatalf("undo again: %+v", again)
 			}
 			if st, err := journal.Load(jpath); err != nil || len(st.InDoubtSubs()) != 0 {
 				t.Fatalf("left in doubt: %v %+v", err, st.InDoubtSubs())
@@ -176,10 +174,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 					t.Fatalf("patch behind the run's back: %v %+v", err, resps)
 				}
 			}
-			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Force: c.force, Target: o.Target})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Force: c.force, Target: o.Target})
 			barcode := env.Entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]
 			if c.skipped == "" {
 				if len(sum.Skipped) != 0 || sum.Done != 1 || barcode != "111" {
@@ -213,8 +208,7 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	if s := st.Record("orders", "O1").Subs[""]; string(s.Filled) != `{"CDES":"Acme"}` {
 		t.Fatalf("journaled as filled: %s", s.Filled)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
-	if err != nil || len(sum.Skipped) != 0 || len(env.SB.Snapshot()["ORDERS"]) != 0 {
-		t.Fatalf("undo: %v %+v", err, sum)
+	if sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Target: o.Target}); len(sum.Skipped) != 0 || len(env.SB.Snapshot()["ORDERS"]) != 0 {
+		t.Fatalf("undo: %+v", sum)
 	}
 }
