@@ -26,10 +26,7 @@ func TestDeepInsert(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3"))
 	p.Steps[2].DeepInsert = true
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := env.opts(t, p, f).complete(t, "apply")
 	orders := env.entities("ORDERS", "DETAILS")
 	if len(lines(orders["O1"], "ORDERITEMS_SUBFORM")) != 2 || len(lines(orders["O2"], "ORDERITEMS_SUBFORM")) != 1 {
 		t.Fatalf("orders %v", orders)
@@ -54,10 +51,7 @@ func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 	p, f := deepOrders(orders...)
 	o := env.opts(t, p, f)
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := o.complete(t, "apply")
 	got := env.entities("ORDERS", "DETAILS")
 	if len(got) != 250 {
 		t.Fatalf("%d orders", len(got))
@@ -132,10 +126,7 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			}
 			before := env.sb.Stats()
 			o.RetryFailed = true
-			sum, err = runApply(context.Background(), o)
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			o.complete(t, "apply")
 			if d := env.sb.Stats().Subrequests - before.Subrequests; d != 2 {
 				t.Errorf("the retry sent %d sub-requests, want the read and the line", d)
 			}
@@ -181,10 +172,7 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	o, _ := deepOrdersInDoubt(t, env, sandbox.FaultDropAfterCommit, "P1", "P2", "P3") // the first batch's answer is lost
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := o.complete(t, "apply")
 	// One call reads back the three orders reconciled, one sends the rest;
 	// the calls counted are the calls the server saw (the watermark's read
 	// of the new run among them).
@@ -245,10 +233,7 @@ func TestDeepInsertUpsertExisting(t *testing.T) {
 		keyed(orderWithLines("O2", 3, "C1", "P1", "P2"), "SO-2"),
 	}}}
 	o := env.opts(t, testPlan(up), f2)
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	got := env.entities("ORDERS", "DETAILS")
 	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2,P3" || b != "P1,P2" {
 		t.Fatalf("O1 %s, O2 %s", a, b)

@@ -92,6 +92,17 @@ func runApply(ctx context.Context, o testRun) (*Summary, error) {
 	return Apply(ctx, &o.Prepared, o.Options)
 }
 
+// complete applies o; an error, or a run that is not complete, fails the
+// test (what names the run in the message).
+func (o testRun) complete(t testing.TB, what string) *Summary {
+	t.Helper()
+	sum, err := runApply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%s: %v %+v", what, err, sum)
+	}
+	return sum
+}
+
 func runDryRun(ctx context.Context, o testRun) (*Summary, error) {
 	return DryRun(ctx, &o.Prepared, o.Options)
 }

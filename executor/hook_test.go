@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -43,10 +42,7 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{Results: map[string][]transform.Result{"parts": parts}})
 	hook := &waitHook{}
 	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("apply: %v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	if got := len(env.entities("LOGPART", "PARTNAME")); got != 3 {
 		t.Fatalf("the sandbox holds %d parts, want 3", got)
 	}

@@ -21,10 +21,7 @@ func TestParentWith250Lines(t *testing.T) {
 		parts[i] = fmt.Sprintf("P%d", i%3+1)
 	}
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := env.opts(t, p, f).complete(t, "apply")
 	orders := env.entities("ORDERS", "DETAILS")
 	if n := len(lines(orders["O1"], "ORDERITEMS_SUBFORM")); n != 250 {
 		t.Fatalf("O1 has %d lines, want 250", n)
@@ -157,10 +154,7 @@ func TestCrashBeforeCommitResends(t *testing.T) {
 		{ID: "1", Step: "customers", Rec: "C1", Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C1'"}}}))
 	j.Close()
 	_, _ = runApply(ctx, o)
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	if n := len(env.sb.Snapshot()["CUSTOMERS"]); n != 2 {
 		t.Fatalf("customers: %d", n)
 	}
@@ -188,10 +182,7 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 		t.Fatalf("without retry: %v %+v", err, sum)
 	}
 	o.RetryFailed = true
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("retry: %v %+v", err, sum)
-	}
+	sum = o.complete(t, "retry")
 	orders := env.entities("ORDERS", "DETAILS")
 	if len(orders) != 3 {
 		t.Fatalf("orders: %d", len(orders))
@@ -226,10 +217,7 @@ func TestOldServers(t *testing.T) {
 				id := fmt.Sprintf("C%03d", i)
 				rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}).complete(t, "apply")
 			if sum.Requests != v.requests || sum.Requests != int(env.sb.Stats().Calls) || len(env.sb.Snapshot()["CUSTOMERS"]) != 250 {
 				t.Errorf("requests %d (want %d, the server saw %d), customers %d", sum.Requests, v.requests, env.sb.Stats().Calls, len(env.sb.Snapshot()["CUSTOMERS"]))
 			}

@@ -37,10 +37,7 @@ func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 		t.Fatalf("throttled apply: err %v, summary %+v; want ErrInterrupted", err, sum)
 	}
 	storm.Store(false)
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("resume: %v %+v", err, sum)
-	}
+	o.complete(t, "resume")
 	if got := env.entities("ORDERS", "DETAILS"); len(got) != 1 || len(lines(got["O1"], "ORDERITEMS_SUBFORM")) != 2 {
 		t.Fatalf("orders after resume: %v", got)
 	}
@@ -76,10 +73,7 @@ func TestReconcileUnreadableIsInDoubt(t *testing.T) {
 		t.Fatalf("resume while reads fail: err %v, summary %+v; want ErrInDoubt", err, sum)
 	}
 	drop.Store(false)
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("resume: %v %+v", err, sum)
-	}
+	o.complete(t, "resume")
 	if got := env.entities("ORDERS", "DETAILS"); len(got) != 1 || len(env.sb.Snapshot()["ORDERS"]) != 1 || len(lines(got["O1"], "ORDERITEMS_SUBFORM")) != 2 {
 		t.Fatalf("orders after resume: %v", env.sb.Snapshot()["ORDERS"])
 	}

@@ -96,10 +96,7 @@ func TestUpsertReplaceLines(t *testing.T) {
 	f.Results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
 	o2 := env.opts(t, p2, f)
 	o2.Journal = o1.Journal
-	sum, err := runApply(context.Background(), o2)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o2.complete(t, "apply")
 	o := env.entities("ORDERS", "ORDNAME")["SO1"]
 	got := lines(o, "ORDERITEMS_SUBFORM")
 	if o["DETAILS"] != "b" || len(got) != 1 || got[0]["PARTNAME"] != "P3" {
@@ -226,10 +223,7 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 				rs = append(rs, rec("customers", "CUSTOMERS", c, i+2, map[string]any{"CUSTNAME": c, "CUSTDES": "Customer " + c},
 					single("CUSTOMERSTEXT_SUBFORM", map[string]any{"TEXT": texts[c], "APPEND": appendText})))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}).complete(t, "apply")
 			return sum
 		}
 		text := func(c string) string {
@@ -290,10 +284,7 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 				t.Fatal(err)
 			}
 			o = env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"orders": order(parts...)}})
-			sum, err := runApply(context.Background(), o)
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := o.complete(t, "apply")
 			return sum, d
 		}
 		run("h1", "P1", "P2", "P2")
