@@ -278,18 +278,11 @@ func deepInsertFaults(t *testing.T, seed int64) {
 		orders = append(orders, orderWithLines(id, i+2, "C1", parts...))
 	}
 	p, f := deepOrders(orders...)
-	o := env.opts(t, p, f)
-	o.Client = c
-	o.BatchSize = 20
-	sum, runs, err := resumeUntil(t, o, 40, nil)
+	sum, runs, err := resumeUntil(t, throughFaults(env, t, c, p, f), 40, nil)
 	if err != nil {
 		t.Fatalf("still %v after %d runs", err, runs)
 	}
-	got := env.entities("ORDERS", "DETAILS")
-	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
-		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
-	}
-	for id, ent := range got {
+	for id, ent := range env.ordersOnce(t, 60) {
 		if parts := linePartsOf(ent); parts != want[id] {
 			t.Errorf("%s holds %s, want %s", id, parts, want[id])
 		}
