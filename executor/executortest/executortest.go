@@ -9,12 +9,12 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/plan"
@@ -65,11 +65,7 @@ type Run struct {
 func (tg *Target) Prepare(t testing.TB, files map[string]string) Run {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fixture.WriteFiles(t, dir, files)
 	ver, err := odata.ParseVersion("25.1")
 	if err != nil {
 		t.Fatal(err)
