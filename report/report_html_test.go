@@ -32,9 +32,7 @@ func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 	}
 	o := tg.Prepare(t, ordersFiles(3, false, rows...))
 	o.Concurrency, o.BatchSize, o.User = 1, 3, "תומר"
-	if sum := o.Apply(t); !sum.Complete {
-		t.Fatalf("apply: %+v", sum)
-	}
+	o.Complete(t, "apply")
 	return tg, o
 }
 
@@ -44,10 +42,7 @@ func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 func TestRunReportOfThrottledLoad(t *testing.T) {
 	t.Parallel()
 	tg, o := throttledLoad(t)
-	rep, err := RunReportOf(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, o.Journal)
 	stats := tg.Sandbox.Stats()
 	if stats.Throttled == 0 {
 		t.Fatalf("the sandbox throttled nothing (%+v): the test proves nothing", stats)
@@ -57,12 +52,7 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	if rep.Requests != calls || rep.Throttled != throttled {
 		t.Errorf("report: %d calls, %d answered 429; the sandbox saw %d and %d (%+v)", rep.Requests, rep.Throttled, calls, throttled, stats)
 	}
-	held := 0
-	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.Sandbox.Snapshot()[set] {
-			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
-		}
-	}
+	held := heldTransactions(tg)
 	if rep.Transactions != held {
 		t.Errorf("report: %d API transactions; the sandbox holds %d entities and lines", rep.Transactions, held)
 	}
@@ -193,10 +183,7 @@ func TestRunReportOfOldJournal(t *testing.T) {
 	if err := os.WriteFile(path, old.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunReportOf(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, path)
 	if rep.Chart != nil || rep.Total.Committed != 10 || rep.User != "" {
 		t.Fatalf("old journal: chart %v, totals %+v, user %q", rep.Chart, rep.Total, rep.User)
 	}
@@ -276,10 +263,7 @@ func TestRunReportPage(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunReportOf(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, path)
 	rep.Journal = "customers.journal" // not the temporary folder
 	var page bytes.Buffer
 	if err := WriteHTML(&page, rep); err != nil {
@@ -336,20 +320,9 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 		}
 	}
 	o := tg.Prepare(t, ordersFiles(5, true, rows...))
-	sum := o.Apply(t)
-	if !sum.Complete {
-		t.Fatalf("apply: %+v", sum)
-	}
-	held := 0
-	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.Sandbox.Snapshot()[set] {
-			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
-		}
-	}
-	rep, err := RunReportOf(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.Complete(t, "apply")
+	held := heldTransactions(tg)
+	rep := runReport(t, o.Journal)
 	if rep.Transactions != held || rep.Transactions != sum.Transactions || rep.Subrequests != sum.Subrequests {
 		t.Errorf("report: %d API transactions, %d sub-requests; apply counted %d and %d, the sandbox holds %d entities and lines",
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
@@ -358,12 +331,8 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 	if _, err := undo.Undo(context.Background(), o.Journal, tg.Client, undo.Options{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if sum = o.Apply(t); !sum.Complete {
-		t.Fatalf("apply again: %+v", sum)
-	}
-	if rep, err = RunReportOf(o.Journal); err != nil {
-		t.Fatal(err)
-	}
+	o.Complete(t, "apply again")
+	rep = runReport(t, o.Journal)
 	if rep.Chart == nil || rep.Chart.Calls != rep.Requests {
 		t.Errorf("the chart counts %v calls, the figure %d", rep.Chart, rep.Requests)
 	}
