@@ -64,14 +64,18 @@ func (e *sandboxEnv) behind(t testing.TB, reqs ...odata.BatchRequest) {
 
 func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
 	t.Helper()
-	return newSandboxBehind(t, opts, func(sb *sandbox.Server) http.Handler { return sb })
+	return envOf(fixture.New(t, opts))
 }
 
 // newSandboxBehind is newSandbox with front's handler (a fault, a gate, a
 // restart) between the client and the sandbox.
 func newSandboxBehind(t testing.TB, opts sandbox.Options, front func(sb *sandbox.Server) http.Handler) *sandboxEnv {
 	t.Helper()
-	e := fixture.NewBehind(t, opts, front)
+	return envOf(fixture.NewBehind(t, opts, front))
+}
+
+// envOf is e under this package's tests' names.
+func envOf(e *fixture.Env) *sandboxEnv {
 	return &sandboxEnv{sb: e.SB, srv: e.Srv, client: e.Client, md: e.MD, ver: e.Ver}
 }
 

@@ -8,7 +8,6 @@ package executortest
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,19 +36,14 @@ func NewTarget(t testing.TB, opts sandbox.Options) *Target {
 	if opts.Now == nil {
 		opts.Now = clock.Now
 	}
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	url := srv.URL + sandbox.BasePath
+	env := fixture.New(t, opts)
+	url := env.Target()
 	client, err := odata.NewClient(odata.Config{BaseURL: url, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: srv.Client(), Clock: clock})
+		HTTPClient: env.Srv.Client(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Target{Sandbox: sb, URL: url, Client: client, Clock: clock}
+	return &Target{Sandbox: env.SB, URL: url, Client: client, Clock: clock}
 }
 
 // Run is a prepared plan and the options it is applied with (the
