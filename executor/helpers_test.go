@@ -157,36 +157,37 @@ func checkJournalKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := env.entities("ORDERS", "DETAILS")
-	if len(orders) == 0 {
-		t.Fatal("the sandbox holds no order")
+	fixture.CheckOrderKeys(t, "the journal keeps", env.entities("ORDERS", "DETAILS"), func(id string) string {
+		if rec := st.Record("orders", id); rec != nil && rec.Status() == journal.Committed {
+			return fmt.Sprint(keyValue(rec.Key))
+		}
+		return ""
+	}, func(id, part string) string {
+		return lineKeys(st.Record("orders", id))[part]
+	})
+}
+
+// lineKeys are the keys the journal keeps for the lines of an order's
+// record rec (nil: none), by the Part cell of each line's row.
+func lineKeys(rec *journal.RecordState) map[string]string {
+	if rec == nil {
+		return nil
 	}
-	for id, ent := range orders {
-		rec := st.Record("orders", id)
-		if rec == nil || rec.Status() != journal.Committed || fmt.Sprint(keyValue(rec.Key)) != fmt.Sprint(ent["ORDNAME"]) {
-			t.Errorf("order %s: the journal keeps %+v, the sandbox ORDNAME %v", id, rec, ent["ORDNAME"])
-			continue
+	var header []string
+	part := map[string]string{} // a row's location → its Part cell
+	got := map[string]string{}  // Part → the line's key
+	for _, kr := range rec.Keyed {
+		if kr.Header != nil {
+			header = kr.Header
 		}
-		var header []string
-		part := map[string]string{} // a row's location → its Part cell
-		got := map[string]string{}  // Part → the line's key
-		for _, kr := range rec.Keyed {
-			if kr.Header != nil {
-				header = kr.Header
-			}
-			if i := slices.Index(header, "Part"); i >= 0 && i < len(kr.Cells) {
-				part[kr.Loc] = kr.Cells[i]
-			}
-			if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
-				got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
-			}
+		if i := slices.Index(header, "Part"); i >= 0 && i < len(kr.Cells) {
+			part[kr.Loc] = kr.Cells[i]
 		}
-		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
-			if k := got[fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
-				t.Errorf("order %s line %v: the journal keeps %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
-			}
+		if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
+			got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
 		}
 	}
+	return got
 }
 
 // failedRows are a failed record as a journal keeps it, and its source

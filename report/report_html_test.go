@@ -14,6 +14,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -131,20 +132,8 @@ func checkCreatedKeys(t *testing.T, tg *executortest.Target, journalPath string)
 			got[id+" line "+r[col["Part"]]] = r[col["line key"]]
 		}
 	}
-	orders := tg.Entities("ORDERS", "DETAILS")
-	if len(orders) == 0 {
-		t.Fatal("the sandbox holds no order")
-	}
-	for id, ent := range orders {
-		if got[id] == "" || got[id] != fmt.Sprint(ent["ORDNAME"]) {
-			t.Errorf("order %s: created keys say %q, the sandbox %v", id, got[id], ent["ORDNAME"])
-		}
-		for _, l := range executortest.Lines(ent, "ORDERITEMS_SUBFORM") {
-			if k := got[id+" line "+fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
-				t.Errorf("order %s line %v: created keys say %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
-			}
-		}
-	}
+	fixture.CheckOrderKeys(t, "created keys say", tg.Entities("ORDERS", "DETAILS"), func(id string) string { return got[id] },
+		func(id, part string) string { return got[id+" line "+part] })
 }
 
 // TestRunReportOfOldJournal: a journal written before times, calls and
