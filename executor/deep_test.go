@@ -97,10 +97,7 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			p, f := deepOrders(tc.order, orderWithLines("O2", 3, "C1", "P3"))
 			o := env.opts(t, p, f)
-			sum, err := runApply(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := o.apply(t)
 			got := env.entities("ORDERS", "DETAILS")
 			if len(env.sb.Snapshot()["ORDERS"]) != 2 {
 				t.Fatalf("orders %v", env.sb.Snapshot()["ORDERS"])
@@ -121,9 +118,7 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			// Corrected (the part now exists): the order is read back and
 			// only the missing line goes.
 			pp, pf := partsPlan(plan.ModeInsert, part("X9", 2, "9"))
-			if _, err := runApply(context.Background(), env.opts(t, pp, pf)); err != nil {
-				t.Fatal(err)
-			}
+			env.opts(t, pp, pf).apply(t)
 			before := env.sb.Stats()
 			o.RetryFailed = true
 			o.complete(t, "apply")
@@ -145,10 +140,7 @@ func TestDeepInsertFailedHeader(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := deepOrders(orderWithLines("O1", 2, "C404", "P1", "P2"))
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
 		t.Fatalf("%d orders stored", n)
 	}
@@ -223,9 +215,7 @@ func TestDeepInsertUpsertExisting(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	env.opts(t, p, f).apply(t)
 	up := step("orders", "ORDERS")
 	up.Mode, up.DeepInsert = plan.ModeUpsert, true
 	f2 := &fakeRecords{Results: map[string][]transform.Result{"orders": {
@@ -305,10 +295,7 @@ func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})
 	p, f := deepOrders(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3", "X9", "P4"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	got := env.entities("ORDERS", "DETAILS")
 	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2" || b != "P3,P4" {
 		t.Fatalf("O1 %s, O2 %s", a, b)
@@ -438,10 +425,7 @@ func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
 			p, f := deepOrders(a, b)
 			o := env.opts(t, p, f)
 			o.BatchSize, o.Concurrency = tt.batchSize, 1
-			sum, err := runApply(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := o.apply(t)
 			var parts []string
 			for _, e := range env.sb.Snapshot()["ORDERS"] {
 				parts = append(parts, linePartsOf(e))

@@ -42,10 +42,7 @@ func applyDir(t *testing.T, env *sandboxEnv, dir string) (testRun, *Summary) {
 	t.Cleanup(func() { run.Close() })
 	o := env.opts(t, p, nil)
 	o.Prepared = *run
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	return o, sum
 }
 

@@ -96,6 +96,27 @@ func runApply(ctx context.Context, o testRun) (*Summary, error) {
 	return Apply(ctx, &o.Prepared, o.Options)
 }
 
+// apply applies o; an error fails the test.
+func (o testRun) apply(t testing.TB) *Summary {
+	t.Helper()
+	sum, err := runApply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// loadJournal is the state of the journal at path; an error fails the
+// test.
+func loadJournal(t testing.TB, path string) *journal.State {
+	t.Helper()
+	st, err := journal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // complete applies o; an error, or a run that is not complete, fails the
 // test (what names the run in the message).
 func (o testRun) complete(t testing.TB, what string) *Summary {

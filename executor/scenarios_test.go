@@ -42,10 +42,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE", "P2"), orderWithLines("O2", 3, "C1", "P3"))
 	o := env.opts(t, p, f)
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	orders := env.entities("ORDERS", "DETAILS")
 	if got := lines(orders["O1"], "ORDERITEMS_SUBFORM"); len(got) != 2 || got[0]["PARTNAME"] != "P1" || got[1]["PARTNAME"] != "P2" {
 		t.Fatalf("O1 lines: %v", got)
@@ -86,10 +83,7 @@ func TestParentFailsChildrenNot(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "NOSUCH", "P1", "P2"), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	orders := env.entities("ORDERS", "DETAILS")
 	if _, ok := orders["O1"]; ok || len(orders) != 1 {
 		t.Fatalf("orders: %v", orders)
@@ -172,9 +166,7 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE"), orderWithLines("O2", 3, "NOSUCH", "P1"), orderWithLines("O3", 4, "C1", "P2"))
 	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.apply(t)
 	// Correct the source; without RetryFailed nothing is resent.
 	f.Results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
 	sum, err := runApply(context.Background(), o)

@@ -84,9 +84,7 @@ func TestUpsertReplaceLines(t *testing.T) {
 		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1")}),
 		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1")})))
 	o1 := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o1.apply(t)
 	// A later step of the same journal updates the order.
 	up := step("orders2", "ORDERS", "parts", "customers")
 	up.Mode = plan.ModeUpsert
@@ -262,9 +260,7 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 	for _, quirks := range []map[string]bool{nil, sandbox.AllQuirks()} {
 		env := newSandbox(t, sandbox.Options{Quirks: quirks})
 		seed, sf := ordersPlan()
-		if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
-			t.Fatal(err)
-		}
+		env.opts(t, seed, sf).apply(t)
 		order := func(parts ...string) []transform.Result {
 			var kids []*transform.Child
 			for i, p := range parts {
