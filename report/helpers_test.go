@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"testing"
+
+	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/executor/executortest"
 )
@@ -27,4 +30,26 @@ func heldTransactions(tg *executortest.Target) int {
 		}
 	}
 	return held
+}
+
+// pageOf is the HTML page of rep; an error fails the test.
+func pageOf(t testing.TB, rep *RunReport) []byte {
+	t.Helper()
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	return page.Bytes()
+}
+
+// openBook opens the workbook at path, closed when the test ends; an
+// error fails the test.
+func openBook(t testing.TB, path string) *excelize.File {
+	t.Helper()
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }

@@ -67,13 +67,10 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	if ch == nil || ch.Calls != calls || ch.Throttled != throttled || len(ch.Throttles) == 0 || len(ch.Pauses) == 0 {
 		t.Fatalf("chart %+v: want every call, the 429s marked and the waits shaded", ch)
 	}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	assertSelfContained(t, page.Bytes())
+	page := pageOf(t, rep)
+	assertSelfContained(t, page)
 	for _, want := range []string{`data-step="orders"`, `<b id="committed">10</b>`, `<b id="transactions">` + fmt.Sprint(held) + `</b>`, `class="t429"`, `dir="auto">תומר`} {
-		if !bytes.Contains(page.Bytes(), []byte(want)) {
+		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
@@ -176,11 +173,8 @@ func TestRunReportOfOldJournal(t *testing.T) {
 	if rep.Chart != nil || rep.Total.Committed != 10 || rep.User != "" {
 		t.Fatalf("old journal: chart %v, totals %+v, user %q", rep.Chart, rep.Total, rep.User)
 	}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(page.Bytes(), []byte("No timing in this journal")) {
+	page := pageOf(t, rep)
+	if !bytes.Contains(page, []byte("No timing in this journal")) {
 		t.Error("the page does not say the journal has no timing")
 	}
 	st, err := CreatedKeys(path, filepath.Join(t.TempDir(), "c.csv"))
@@ -254,19 +248,16 @@ func TestRunReportPage(t *testing.T) {
 	}
 	rep := runReport(t, path)
 	rep.Journal = "customers.journal" // not the temporary folder
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	assertSelfContained(t, page.Bytes())
-	golden.Check(t, "testdata/customers.html", page.Bytes())
+	page := pageOf(t, rep)
+	assertSelfContained(t, page)
+	golden.Check(t, "testdata/customers.html", page)
 	if len(rep.Failures) != 2 || rep.Failures[0].Count != 51 || len(rep.Failures[0].Cells) != FailureCells || rep.Failures[0].More != 1 {
 		t.Errorf("failure groups %+v", rep.Failures)
 	}
 	if rep.Undo == nil || len(rep.Undo.Steps) != 1 || rep.Undo.Steps[0].Undone != 1 {
 		t.Errorf("undo %+v", rep.Undo)
 	}
-	if !strings.Contains(page.String(), "and 1 more") {
+	if !strings.Contains(string(page), "and 1 more") {
 		t.Error("the page does not say where the 51st cell is")
 	}
 }
@@ -278,17 +269,14 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 	sum := &executor.Summary{Plan: "p", Steps: []executor.StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
 		Errors: []executor.RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
 			Message: `<script>alert(1)</script> see javascript:alert(2)`}}}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100)); err != nil {
-		t.Fatal(err)
-	}
+	page := pageOf(t, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100))
 	for _, bad := range []string{"<img", "<script", "<b>s</b>"} {
-		if bytes.Contains(page.Bytes(), []byte(bad)) {
+		if bytes.Contains(page, []byte(bad)) {
 			t.Errorf("the page holds %s as markup", bad)
 		}
 	}
 	for _, shown := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;s&lt;/b&gt;"} {
-		if !bytes.Contains(page.Bytes(), []byte(shown)) {
+		if !bytes.Contains(page, []byte(shown)) {
 			t.Errorf("the page does not show %s as text", shown)
 		}
 	}
@@ -365,10 +353,7 @@ func TestRunReportTotals(t *testing.T) {
 		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
 			Source: "190.25", Sent: "190.25", Target: "190.26"},
 	}}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
+	page := pageOf(t, rep)
 	for _, want := range []string{
 		`<table id="totals">`,
 		`<tr data-step="orders"><td dir="auto">orders</td><td dir="auto">lines <code>count(ORDERITEMS_SUBFORM)</code></td><td dir="auto"></td><td class="n">3</td><td class="n">3</td><td class="n">3</td></tr>`,
@@ -376,16 +361,13 @@ func TestRunReportTotals(t *testing.T) {
 		`<b class="bad">1 differ.</b>`,
 		whenText(when),
 	} {
-		if !strings.Contains(page.String(), want) {
+		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
 	rep.Totals = nil
-	page.Reset()
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(page.String(), `id="totals"`) {
+	page = pageOf(t, rep)
+	if strings.Contains(string(page), `id="totals"`) {
 		t.Error("a report without totals shows a Totals table")
 	}
 }
