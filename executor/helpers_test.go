@@ -29,6 +29,8 @@ var (
 	loc        = fixture.Loc
 	rec        = fixture.Rec
 	line       = fixture.Line
+	itemLine   = fixture.ItemLine
+	so1        = fixture.SO1
 	single     = fixture.Single
 	dec        = fixture.Dec
 	testPlan   = fixture.Plan

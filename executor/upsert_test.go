@@ -80,16 +80,14 @@ func TestUpdateAbsentFails(t *testing.T) {
 func TestUpsertReplaceLines(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1")}),
-		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1")})))
+	p, f := ordersPlan(so1("orders", itemLine(2, "P1", "1"), itemLine(3, "P2", "1")))
 	o1 := env.opts(t, p, f)
 	o1.apply(t)
 	// A later step of the same journal updates the order.
 	up := step("orders2", "ORDERS", "parts", "customers")
 	up.Mode = plan.ModeUpsert
 	p2 := testPlan(p.Steps[0], p.Steps[1], up)
-	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P3", "TQUANT": dec("5")})
+	l := itemLine(2, "P3", "5")
 	l.Replace = true
 	f.Results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
 	o2 := env.opts(t, p2, f)

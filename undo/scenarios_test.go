@@ -18,15 +18,12 @@ import (
 func TestUndoLinesAppendedToExisting(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
-	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1")})))
+	p, f := fixture.OrdersPlan(fixture.SO1("orders", fixture.ItemLine(2, "P1", "1")))
 	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpsert
-	f2 := &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("2")}),
-		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P3", "TQUANT": fixture.Dec("3")}))}}}
+	f2 := &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.SO1("orders", fixture.ItemLine(2, "P2", "2"), fixture.ItemLine(3, "P3", "3"))}}}
 	o := executortest.Handmade(t, env, fixture.Plan(up), f2)
 	o.Complete(t, "apply")
 	if n := len(fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 3 {

@@ -82,14 +82,14 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 // sandbox's state before the replace and the replace's journal.
 func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, string) {
 	t.Helper()
-	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+	p, f := fixture.OrdersPlan(fixture.SO1("orders",
 		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1"), "PRICE": fixture.Dec("2.50")}),
-		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("4")})))
+		fixture.ItemLine(3, "P2", "4")))
 	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpdate
-	l := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("5")})
+	l := fixture.ItemLine(2, "P2", "5")
 	l.Replace = true
 	rf := &fixture.Records{Results: map[string][]transform.Result{"orders": {
 		fixture.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
