@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/plan"
@@ -21,12 +22,7 @@ func faultySandbox(t *testing.T, seed int64) (*sandboxEnv, *odata.Client) {
 	t.Helper()
 	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
-	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), Clock: odatatest.NewClock(time.Now())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env, c
+	return env, fixture.ODataClient(t, env.srv, odata.Config{Clock: odatatest.NewClock(time.Now())})
 }
 
 // TestFaultsWithODataClient loads through the real odata.Client while the

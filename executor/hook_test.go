@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -30,11 +31,7 @@ func (h *waitHook) Waiting(step string, w odata.Wait) {
 func TestHookHearsRateLimitWaits(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), CallsPerMinute: 2, Clock: odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fixture.ODataClient(t, env.srv, odata.Config{CallsPerMinute: 2, Clock: odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
 	var parts []transform.Result
 	for _, code := range []string{"P1", "P2", "P3"} {
 		parts = append(parts, rec("parts", "LOGPART", code, 2, map[string]any{"PARTNAME": code, "PARTDES": "part " + code}))

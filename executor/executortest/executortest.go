@@ -37,13 +37,7 @@ func NewTarget(t testing.TB, opts sandbox.Options) *Target {
 		opts.Now = clock.Now
 	}
 	env := fixture.New(t, opts)
-	url := env.Target()
-	client, err := odata.NewClient(odata.Config{BaseURL: url, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.Srv.Client(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Target{Sandbox: env.SB, URL: url, Client: client, Clock: clock}
+	return &Target{Sandbox: env.SB, URL: env.Target(), Client: fixture.ODataClient(t, env.Srv, odata.Config{Clock: clock}), Clock: clock}
 }
 
 // Run is a prepared plan and the options it is applied with (the
