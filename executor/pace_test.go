@@ -55,10 +55,7 @@ func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.Client, o.BatchSize = c, 2
 	start := clk.Now()
-	sum, err := runApply(ctx, o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	st := sb.Stats()
 	if st.Throttled != 0 {
 		t.Errorf("%d calls refused with 429", st.Throttled)
