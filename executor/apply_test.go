@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -19,10 +18,7 @@ func TestApplyDemoLoad(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := demoLoad()
 	o := env.opts(t, p, f)
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	if !sum.Complete || len(sum.Errors) != 0 {
 		t.Fatalf("summary: %+v", sum)
 	}
@@ -55,10 +51,7 @@ func TestApplyDemoLoad(t *testing.T) {
 		t.Errorf("attachment: %s", att)
 	}
 	// The server-assigned order number is journaled, so ref() finds it.
-	st, err := journal.Load(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := loadJournal(t, o.Journal)
 	if k := st.Record("orders", "O1").Key; k != "'"+fmt.Sprint(ord["ORDNAME"])+"'" {
 		t.Errorf("journaled key %q, order %v", k, ord["ORDNAME"])
 	}
@@ -70,7 +63,7 @@ func TestApplyDemoLoad(t *testing.T) {
 	}
 	// A second apply finds everything done and sends nothing.
 	before := env.client.Calls.Load()
-	sum, err = runApply(context.Background(), o)
+	sum, err := runApply(context.Background(), o)
 	if err != nil || !sum.Complete || env.client.Calls.Load() != before {
 		t.Fatalf("rerun: %v %+v calls %d→%d", err, sum, before, env.client.Calls.Load())
 	}
@@ -94,9 +87,7 @@ func TestApplyRefs(t *testing.T) {
 		got, _ = refs.Ref("orders", "O1")
 		return nil
 	}}
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	env.opts(t, p, f).apply(t)
 	ord := env.sb.Snapshot()["ORDERS"][0]
 	if got != ord["ORDNAME"] {
 		t.Fatalf("ref gave %v, order %v", got, ord["ORDNAME"])

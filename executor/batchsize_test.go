@@ -96,10 +96,7 @@ func TestSlowCallsShrinkBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := o.complete(t, "apply")
 	// The first batch is full; the next may be too, when it was packed
 	// while the first was in flight (the scheduler decides); every one
 	// after that carries at most 50.

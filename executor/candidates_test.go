@@ -146,9 +146,7 @@ func loadPartsAndCustomers(t *testing.T, env *sandboxEnv, p *plan.Plan, f Record
 	p1.Hash = p.Hash
 	o1 := o
 	o1.Plan = p1
-	if _, err := runApply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o1.apply(t)
 	return o
 }
 

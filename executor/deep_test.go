@@ -26,10 +26,7 @@ func TestDeepInsert(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3"))
 	p.Steps[2].DeepInsert = true
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := env.opts(t, p, f).complete(t, "apply")
 	orders := env.entities("ORDERS", "DETAILS")
 	if len(lines(orders["O1"], "ORDERITEMS_SUBFORM")) != 2 || len(lines(orders["O2"], "ORDERITEMS_SUBFORM")) != 1 {
 		t.Fatalf("orders %v", orders)
@@ -54,10 +51,7 @@ func TestDeepInsertPacksAHundredDocuments(t *testing.T) {
 	p, f := deepOrders(orders...)
 	o := env.opts(t, p, f)
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := o.complete(t, "apply")
 	got := env.entities("ORDERS", "DETAILS")
 	if len(got) != 250 {
 		t.Fatalf("%d orders", len(got))
@@ -103,10 +97,7 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			p, f := deepOrders(tc.order, orderWithLines("O2", 3, "C1", "P3"))
 			o := env.opts(t, p, f)
-			sum, err := runApply(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := o.apply(t)
 			got := env.entities("ORDERS", "DETAILS")
 			if len(env.sb.Snapshot()["ORDERS"]) != 2 {
 				t.Fatalf("orders %v", env.sb.Snapshot()["ORDERS"])
@@ -127,15 +118,10 @@ func TestDeepInsertFailedLine(t *testing.T) {
 			// Corrected (the part now exists): the order is read back and
 			// only the missing line goes.
 			pp, pf := partsPlan(plan.ModeInsert, part("X9", 2, "9"))
-			if _, err := runApply(context.Background(), env.opts(t, pp, pf)); err != nil {
-				t.Fatal(err)
-			}
+			env.opts(t, pp, pf).apply(t)
 			before := env.sb.Stats()
 			o.RetryFailed = true
-			sum, err = runApply(context.Background(), o)
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			o.complete(t, "apply")
 			if d := env.sb.Stats().Subrequests - before.Subrequests; d != 2 {
 				t.Errorf("the retry sent %d sub-requests, want the read and the line", d)
 			}
@@ -154,10 +140,7 @@ func TestDeepInsertFailedHeader(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := deepOrders(orderWithLines("O1", 2, "C404", "P1", "P2"))
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 0 {
 		t.Fatalf("%d orders stored", n)
 	}
@@ -181,10 +164,7 @@ func TestDeepInsertInDoubtResumes(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	o, _ := deepOrdersInDoubt(t, env, sandbox.FaultDropAfterCommit, "P1", "P2", "P3") // the first batch's answer is lost
 	before := env.sb.Stats()
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := o.complete(t, "apply")
 	// One call reads back the three orders reconciled, one sends the rest;
 	// the calls counted are the calls the server saw (the watermark's read
 	// of the new run among them).
@@ -235,9 +215,7 @@ func TestDeepInsertUpsertExisting(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(keyed(orderWithLines("O1", 2, "C1", "P1"), "SO-1"))
-	if _, err := runApply(context.Background(), env.opts(t, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	env.opts(t, p, f).apply(t)
 	up := step("orders", "ORDERS")
 	up.Mode, up.DeepInsert = plan.ModeUpsert, true
 	f2 := &fakeRecords{Results: map[string][]transform.Result{"orders": {
@@ -245,10 +223,7 @@ func TestDeepInsertUpsertExisting(t *testing.T) {
 		keyed(orderWithLines("O2", 3, "C1", "P1", "P2"), "SO-2"),
 	}}}
 	o := env.opts(t, testPlan(up), f2)
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	got := env.entities("ORDERS", "DETAILS")
 	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2,P3" || b != "P1,P2" {
 		t.Fatalf("O1 %s, O2 %s", a, b)
@@ -293,18 +268,11 @@ func deepInsertFaults(t *testing.T, seed int64) {
 		orders = append(orders, orderWithLines(id, i+2, "C1", parts...))
 	}
 	p, f := deepOrders(orders...)
-	o := env.opts(t, p, f)
-	o.Client = c
-	o.BatchSize = 20
-	sum, runs, err := resumeUntil(t, o, 40, nil)
+	sum, runs, err := resumeUntil(t, throughFaults(env, t, c, p, f), 40, nil)
 	if err != nil {
 		t.Fatalf("still %v after %d runs", err, runs)
 	}
-	got := env.entities("ORDERS", "DETAILS")
-	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
-		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
-	}
-	for id, ent := range got {
+	for id, ent := range env.ordersOnce(t, 60) {
 		if parts := linePartsOf(ent); parts != want[id] {
 			t.Errorf("%s holds %s, want %s", id, parts, want[id])
 		}
@@ -327,10 +295,7 @@ func TestDeepInsertBeforeParentChildAnswers(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{SystemVersion: "21.0"})
 	p, f := deepOrders(orderWithLines("O1", 2, "C1", "P1", "P2"), orderWithLines("O2", 3, "C1", "P3", "X9", "P4"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	got := env.entities("ORDERS", "DETAILS")
 	if a, b := linePartsOf(got["O1"]), linePartsOf(got["O2"]); a != "P1,P2" || b != "P3,P4" {
 		t.Fatalf("O1 %s, O2 %s", a, b)
@@ -460,10 +425,7 @@ func TestDeepInsertFailedClaimsLookAlikes(t *testing.T) {
 			p, f := deepOrders(a, b)
 			o := env.opts(t, p, f)
 			o.BatchSize, o.Concurrency = tt.batchSize, 1
-			sum, err := runApply(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := o.apply(t)
 			var parts []string
 			for _, e := range env.sb.Snapshot()["ORDERS"] {
 				parts = append(parts, linePartsOf(e))

@@ -109,9 +109,7 @@ func TestDryRunSendsWhatApplySends(t *testing.T) {
 					sf.Results[k] = v
 				}
 				seed.Hash = "seed"
-				if sum, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil || !sum.Complete {
-					t.Fatalf("seed: %v %+v", err, sum)
-				}
+				env.opts(t, seed, sf).complete(t, "seed")
 			}
 			before := env.sb.Snapshot()
 			p := testPlan(tc.steps...)

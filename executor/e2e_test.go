@@ -42,10 +42,7 @@ func applyDir(t *testing.T, env *sandboxEnv, dir string) (testRun, *Summary) {
 	t.Cleanup(func() { run.Close() })
 	o := env.opts(t, p, nil)
 	o.Prepared = *run
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	return o, sum
 }
 
@@ -86,10 +83,7 @@ func TestEndToEndPlanTransformApply(t *testing.T) {
 		t.Fatalf("stale: %v", err)
 	}
 	o.AllowPlanChange, o.RetryFailed = true, true
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum = o.complete(t, "apply")
 	if sum.Subrequests != 2 { // A2 exists since the first run: read back, only its failed line sent
 		t.Errorf("retry sent %d sub-requests", sum.Subrequests)
 	}

@@ -70,10 +70,7 @@ func TestIntentJournaledBeforeItsSlot(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Apply: %v, want interrupted", err)
 	}
-	st, err := journal.Load(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := loadJournal(t, o.Journal)
 	c := st.Counts("customers")
 	if c.Committed != 100 || c.InDoubt != 100 {
 		t.Fatalf("counts %+v: want the first batch committed and only the stalled one (100) in doubt", c)

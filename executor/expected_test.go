@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -14,18 +13,13 @@ import (
 func TestExpectedRecords(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, body string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.csv", "Code\nA\nB\nC\n")
-	write("b.csv", "Code\nA\nB")                                             // no line end at the end
+	write(t, dir, "a.csv", "Code\nA\nB\nC\n")
+	write(t, dir, "b.csv", "Code\nA\nB")                                     // no line end at the end
 	book, err := filepath.Abs("../examples/plans/data/customer-phones.xlsx") // saved by LibreOffice: dimension A1:D3
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("plan.yaml", `version: 1
+	write(t, dir, "plan.yaml", `version: 1
 sources:
   a: {file: a.csv}
   b: {file: b.csv}

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -20,12 +22,7 @@ func faultySandbox(t *testing.T, seed int64) (*sandboxEnv, *odata.Client) {
 	t.Helper()
 	env := newSandbox(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
-	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), Clock: odatatest.NewClock(time.Now())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env, c
+	return env, fixture.ODataClient(t, env.srv, odata.Config{Clock: odatatest.NewClock(time.Now())})
 }
 
 // TestFaultsWithODataClient loads through the real odata.Client while the
@@ -40,18 +37,12 @@ func TestFaultsWithODataClient(t *testing.T) {
 		orders = append(orders, orderWithLines(fmt.Sprintf("O%02d", i), i+2, "C1", "P1", "P2", "P3"))
 	}
 	p, f := ordersPlan(orders...)
-	o := env.opts(t, p, f)
-	o.Client = c
-	o.BatchSize = 20
+	o := throughFaults(env, t, c, p, f)
 	sum, runs, _ := resumeUntil(t, o, 40, func(sum *Summary) bool { return sum.Complete })
 	if !sum.Complete {
 		t.Fatalf("not complete after %d runs: %+v", runs, sum)
 	}
-	got := env.entities("ORDERS", "DETAILS")
-	if len(got) != 60 || len(env.sb.Snapshot()["ORDERS"]) != 60 {
-		t.Fatalf("%d orders (%d distinct), want 60", len(env.sb.Snapshot()["ORDERS"]), len(got))
-	}
-	for id, o := range got {
+	for id, o := range env.ordersOnce(t, 60) {
 		if n := len(lines(o, "ORDERITEMS_SUBFORM")); n != 3 {
 			t.Errorf("%s has %d lines, want 3", id, n)
 		}
@@ -59,6 +50,26 @@ func TestFaultsWithODataClient(t *testing.T) {
 	// Orders resumed after a lost answer, reconciled, keep their keys too.
 	checkJournalKeys(t, env, o.Journal)
 	t.Logf("complete after %d runs; sandbox faults %d", runs, env.sb.Stats().Faults)
+}
+
+// throughFaults is the run of p's records f through c (a client to a
+// faultySandbox), 20 records a batch.
+func throughFaults(env *sandboxEnv, t *testing.T, c Client, p *plan.Plan, f RecordSource) testRun {
+	o := env.opts(t, p, f)
+	o.Client = c
+	o.BatchSize = 20
+	return o
+}
+
+// ordersOnce are the sandbox's orders by DETAILS (the record id); other
+// than n orders, or an order held twice, fails the test.
+func (e *sandboxEnv) ordersOnce(t *testing.T, n int) map[string]map[string]any {
+	t.Helper()
+	got := e.entities("ORDERS", "DETAILS")
+	if len(got) != n || len(e.sb.Snapshot()["ORDERS"]) != n {
+		t.Fatalf("%d orders (%d distinct), want %d", len(e.sb.Snapshot()["ORDERS"]), len(got), n)
+	}
+	return got
 }
 
 // resumeUntil applies o again and again, as a user resumes a run that

@@ -29,6 +29,8 @@ var (
 	loc        = fixture.Loc
 	rec        = fixture.Rec
 	line       = fixture.Line
+	itemLine   = fixture.ItemLine
+	so1        = fixture.SO1
 	single     = fixture.Single
 	dec        = fixture.Dec
 	testPlan   = fixture.Plan
@@ -64,14 +66,18 @@ func (e *sandboxEnv) behind(t testing.TB, reqs ...odata.BatchRequest) {
 
 func newSandbox(t testing.TB, opts sandbox.Options) *sandboxEnv {
 	t.Helper()
-	return newSandboxBehind(t, opts, func(sb *sandbox.Server) http.Handler { return sb })
+	return envOf(fixture.New(t, opts))
 }
 
 // newSandboxBehind is newSandbox with front's handler (a fault, a gate, a
 // restart) between the client and the sandbox.
 func newSandboxBehind(t testing.TB, opts sandbox.Options, front func(sb *sandbox.Server) http.Handler) *sandboxEnv {
 	t.Helper()
-	e := fixture.NewBehind(t, opts, front)
+	return envOf(fixture.NewBehind(t, opts, front))
+}
+
+// envOf is e under this package's tests' names.
+func envOf(e *fixture.Env) *sandboxEnv {
 	return &sandboxEnv{sb: e.SB, srv: e.Srv, client: e.Client, md: e.MD, ver: e.Ver}
 }
 
@@ -90,6 +96,38 @@ func (e *sandboxEnv) opts(t testing.TB, p *plan.Plan, recs RecordSource) testRun
 
 func runApply(ctx context.Context, o testRun) (*Summary, error) {
 	return Apply(ctx, &o.Prepared, o.Options)
+}
+
+// apply applies o; an error fails the test.
+func (o testRun) apply(t testing.TB) *Summary {
+	t.Helper()
+	sum, err := runApply(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// loadJournal is the state of the journal at path; an error fails the
+// test.
+func loadJournal(t testing.TB, path string) *journal.State {
+	t.Helper()
+	st, err := journal.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// complete applies o; an error, or a run that is not complete, fails the
+// test (what names the run in the message).
+func (o testRun) complete(t testing.TB, what string) *Summary {
+	t.Helper()
+	sum, err := runApply(context.Background(), o)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%s: %v %+v", what, err, sum)
+	}
+	return sum
 }
 
 func runDryRun(ctx context.Context, o testRun) (*Summary, error) {
@@ -142,36 +180,37 @@ func checkJournalKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orders := env.entities("ORDERS", "DETAILS")
-	if len(orders) == 0 {
-		t.Fatal("the sandbox holds no order")
+	fixture.CheckOrderKeys(t, "the journal keeps", env.entities("ORDERS", "DETAILS"), func(id string) string {
+		if rec := st.Record("orders", id); rec != nil && rec.Status() == journal.Committed {
+			return fmt.Sprint(keyValue(rec.Key))
+		}
+		return ""
+	}, func(id, part string) string {
+		return lineKeys(st.Record("orders", id))[part]
+	})
+}
+
+// lineKeys are the keys the journal keeps for the lines of an order's
+// record rec (nil: none), by the Part cell of each line's row.
+func lineKeys(rec *journal.RecordState) map[string]string {
+	if rec == nil {
+		return nil
 	}
-	for id, ent := range orders {
-		rec := st.Record("orders", id)
-		if rec == nil || rec.Status() != journal.Committed || fmt.Sprint(keyValue(rec.Key)) != fmt.Sprint(ent["ORDNAME"]) {
-			t.Errorf("order %s: the journal keeps %+v, the sandbox ORDNAME %v", id, rec, ent["ORDNAME"])
-			continue
+	var header []string
+	part := map[string]string{} // a row's location → its Part cell
+	got := map[string]string{}  // Part → the line's key
+	for _, kr := range rec.Keyed {
+		if kr.Header != nil {
+			header = kr.Header
 		}
-		var header []string
-		part := map[string]string{} // a row's location → its Part cell
-		got := map[string]string{}  // Part → the line's key
-		for _, kr := range rec.Keyed {
-			if kr.Header != nil {
-				header = kr.Header
-			}
-			if i := slices.Index(header, "Part"); i >= 0 && i < len(kr.Cells) {
-				part[kr.Loc] = kr.Cells[i]
-			}
-			if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
-				got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
-			}
+		if i := slices.Index(header, "Part"); i >= 0 && i < len(kr.Cells) {
+			part[kr.Loc] = kr.Cells[i]
 		}
-		for _, l := range lines(ent, "ORDERITEMS_SUBFORM") {
-			if k := got[fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
-				t.Errorf("order %s line %v: the journal keeps %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
-			}
+		if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
+			got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
 		}
 	}
+	return got
 }
 
 // failedRows are a failed record as a journal keeps it, and its source

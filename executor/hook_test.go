@@ -1,13 +1,13 @@
 package executor
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -31,11 +31,7 @@ func (h *waitHook) Waiting(step string, w odata.Wait) {
 func TestHookHearsRateLimitWaits(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	c, err := odata.NewClient(odata.Config{BaseURL: env.srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: env.srv.Client(), CallsPerMinute: 2, Clock: odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fixture.ODataClient(t, env.srv, odata.Config{CallsPerMinute: 2, Clock: odatatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
 	var parts []transform.Result
 	for _, code := range []string{"P1", "P2", "P3"} {
 		parts = append(parts, rec("parts", "LOGPART", code, 2, map[string]any{"PARTNAME": code, "PARTDES": "part " + code}))
@@ -43,10 +39,7 @@ func TestHookHearsRateLimitWaits(t *testing.T) {
 	o := env.opts(t, testPlan(step("parts", "LOGPART")), &fakeRecords{Results: map[string][]transform.Result{"parts": parts}})
 	hook := &waitHook{}
 	o.Client, o.Hook, o.BatchSize, o.Concurrency = c, hook, 1, 1
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("apply: %v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	if got := len(env.entities("LOGPART", "PARTNAME")); got != 3 {
 		t.Fatalf("the sandbox holds %d parts, want 3", got)
 	}

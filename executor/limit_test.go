@@ -111,10 +111,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 	}
 	o := env.opts(t, testPlan(fam, parts), f)
 	o.Limit = 1
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	if sum.Trial != 1 || sum.Complete || len(sum.Errors) != 0 {
 		t.Errorf("trial: trial %d complete %v errors %v", sum.Trial, sum.Complete, sum.Errors)
 	}
@@ -127,10 +124,7 @@ func TestApplyTrialThenFull(t *testing.T) {
 	}
 
 	o.Limit = 0
-	sum, err = runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum = o.apply(t)
 	if !sum.Complete || sum.Trial != 0 || len(sum.Errors) != 0 {
 		t.Errorf("full load: complete %v trial %d errors %v", sum.Complete, sum.Trial, sum.Errors)
 	}
@@ -177,10 +171,7 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	}}
 	o := env.opts(t, testPlan(customers, parts, orders), recs)
 	o.Limit = 3
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	var got StepSummary
 	for _, s := range sum.Steps {
 		if s.Name == "orders" {
@@ -193,10 +184,7 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	if n := len(env.sb.Snapshot()["ORDERS"]); n != 1 {
 		t.Errorf("the sandbox holds %d orders, want O1 alone", n)
 	}
-	st, err := journal.Load(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := loadJournal(t, o.Journal)
 	for _, id := range []string{"O0", "O2"} {
 		if r := st.Record("orders", id); r == nil || r.Status() != journal.Pending {
 			t.Errorf("%s is journaled %v, want pending", id, r)
@@ -207,9 +195,7 @@ func TestTrialLeavesPendingWhatNamesPastTheLimit(t *testing.T) {
 	// names P0, whose family no step loads: its line fails then, as it
 	// must in a load that is no trial.)
 	o.Limit = 0
-	if _, err = runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.apply(t)
 	got2 := env.entities("ORDERS", "DETAILS")
 	for _, id := range []string{"O1", "O2", "O3"} {
 		if n := len(lines(got2[id], "ORDERITEMS_SUBFORM")); n != 1 {

@@ -76,10 +76,7 @@ func TestDeepInsertNumbersAsStrings(t *testing.T) {
 					t.Fatalf("apply %d: the orders hold %s lines, want %s", apply, counts, wantCounts)
 				}
 			}
-			st, err := journal.Load(o.Journal)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := loadJournal(t, o.Journal)
 			if c := st.Counts("orders"); c != (journal.Counts{Committed: len(want)}) {
 				t.Errorf("journal: %+v, want %d committed", c, len(want))
 			}
@@ -174,13 +171,8 @@ func TestUpsertAndDiffNumbersAsStrings(t *testing.T) {
 			if want := []string{"'P1' unchanged []", "'P2' update [PRICE]"}; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("diff: %q, want %q", got, want)
 			}
-			if _, err := runApply(context.Background(), o); err != nil {
-				t.Fatal(err)
-			}
-			st, err := journal.Load(o.Journal)
-			if err != nil {
-				t.Fatal(err)
-			}
+			o.apply(t)
+			st := loadJournal(t, o.Journal)
 			if r := st.Record("parts", "P1"); r == nil || r.Subs[""] != nil {
 				t.Errorf("P1, unchanged, was written: %+v", r)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -35,11 +36,7 @@ func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 		sb.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: srv.Client(), Clock: clk, CallsPerMinute: perMinute, Retries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := fixture.ODataClient(t, srv, odata.Config{Clock: clk, CallsPerMinute: perMinute, Retries: -1})
 	ctx := context.Background()
 	// The start-up calls apply makes before loading.
 	v, err := c.Version(ctx)
@@ -58,10 +55,7 @@ func TestPacedAtTheServersLimitDrawsNo429(t *testing.T) {
 	o := env.opts(t, p, f)
 	o.Client, o.BatchSize = c, 2
 	start := clk.Now()
-	sum, err := runApply(ctx, o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	st := sb.Stats()
 	if st.Throttled != 0 {
 		t.Errorf("%d calls refused with 429", st.Throttled)

@@ -117,10 +117,7 @@ func TestMalformedBatchAnswersAreInDoubt(t *testing.T) {
 						t.Errorf("%s has %d lines, want 1", id, n)
 					}
 				}
-				st, err = journal.Load(o.Journal)
-				if err != nil {
-					t.Fatal(err)
-				}
+				st = loadJournal(t, o.Journal)
 				if c := st.Counts("orders"); c != (journal.Counts{Committed: 4}) {
 					t.Errorf("the journal at the end: %+v, want 4 committed", c)
 				}

@@ -81,10 +81,7 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		}
 		env.restart(t)
 		o.Client = env.client
-		sum, err := runApply(context.Background(), o)
-		if err != nil || !sum.Complete {
-			t.Fatalf("second apply: %v %+v", err, sum)
-		}
+		o.complete(t, "second apply")
 		st, _ := journal.Load(o.Journal)
 		if c := st.Counts("parts"); c != (journal.Counts{Committed: 3}) {
 			t.Errorf("journal: %+v, want 3 committed and nothing failed", c)
@@ -267,10 +264,7 @@ func TestAppendedTextInDoubtNotTwice(t *testing.T) {
 		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInDoubt) {
 			t.Fatalf("first apply: %v, want in doubt", err)
 		}
-		sum, err := runApply(context.Background(), o)
-		if err != nil || !sum.Complete {
-			t.Fatalf("second apply: %v %+v", err, sum)
-		}
+		o.complete(t, "second apply")
 		ords := env.sb.Snapshot()["ORDERS"]
 		if len(ords) != 1 {
 			t.Fatalf("%d orders, want 1", len(ords))

@@ -117,10 +117,7 @@ func TestReconcileReadsBatched(t *testing.T) {
 			if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
 				t.Fatalf("first apply: %v, want in doubt", err)
 			}
-			st, err := journal.Load(o.Journal)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := loadJournal(t, o.Journal)
 			if c := st.Counts("orders"); c.InDoubt != n {
 				t.Fatalf("after the lost answers: %+v, want %d orders in doubt", c, n)
 			}

@@ -3,10 +3,10 @@ package executor
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -30,7 +30,6 @@ func (c *readCounter) Records(ctx context.Context, step string, open transform.O
 // nothing.
 func TestResumeOfFinishedRun(t *testing.T) {
 	t.Parallel()
-	const customers = "Code,Name\nK1,First\nK2,Second\nK3,Third\n"
 	cases := []struct {
 		name   string
 		fields string
@@ -47,18 +46,7 @@ func TestResumeOfFinishedRun(t *testing.T) {
 			t.Parallel()
 			env := newSandbox(t, sandbox.Options{})
 			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "customers.csv"), []byte(customers), 0o644))
-			must(t, os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte(`version: 1
-name: finished
-sources:
-  customers: {file: customers.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields:
-      CUSTNAME: row.Code
-      CUSTDES: `+c.fields+"\n"), 0o644))
+			fixture.WriteFiles(t, dir, fixture.CustomersFiles("finished", c.fields, "K1,First", "K2,Second", "K3,Third"))
 			o, sum := applyDir(t, env, dir)
 			if !sum.Complete || stepOf(sum, "customers").Committed != 3 {
 				t.Fatalf("first run: %+v", sum)
@@ -107,10 +95,7 @@ func TestResumeWithoutRowsInDoubt(t *testing.T) {
 			env := newSandbox(t, sandbox.Options{})
 			o, orders := deepOrdersInDoubt(t, env, c.fault, "P1", "P2")                            // the first batch (O0-O2) is in doubt
 			o.records = &fakeRecords{Results: map[string][]transform.Result{"orders": orders[1:]}} // O0 is gone
-			sum, err := runApply(context.Background(), o)
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			o.complete(t, "apply")
 			if n := len(env.sb.Snapshot()["ORDERS"]); n != c.orders {
 				t.Fatalf("%d orders, want %d", n, c.orders)
 			}

@@ -21,10 +21,7 @@ func TestParentWith250Lines(t *testing.T) {
 		parts[i] = fmt.Sprintf("P%d", i%3+1)
 	}
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", parts...), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	sum := env.opts(t, p, f).complete(t, "apply")
 	orders := env.entities("ORDERS", "DETAILS")
 	if n := len(lines(orders["O1"], "ORDERITEMS_SUBFORM")); n != 250 {
 		t.Fatalf("O1 has %d lines, want 250", n)
@@ -45,10 +42,7 @@ func TestLineFailsRestCommitted(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE", "P2"), orderWithLines("O2", 3, "C1", "P3"))
 	o := env.opts(t, p, f)
-	sum, err := runApply(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.apply(t)
 	orders := env.entities("ORDERS", "DETAILS")
 	if got := lines(orders["O1"], "ORDERITEMS_SUBFORM"); len(got) != 2 || got[0]["PARTNAME"] != "P1" || got[1]["PARTNAME"] != "P2" {
 		t.Fatalf("O1 lines: %v", got)
@@ -89,10 +83,7 @@ func TestParentFailsChildrenNot(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "NOSUCH", "P1", "P2"), orderWithLines("O2", 3, "C1", "P1"))
-	sum, err := runApply(context.Background(), env.opts(t, p, f))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := env.opts(t, p, f).apply(t)
 	orders := env.entities("ORDERS", "DETAILS")
 	if _, ok := orders["O1"]; ok || len(orders) != 1 {
 		t.Fatalf("orders: %v", orders)
@@ -157,10 +148,7 @@ func TestCrashBeforeCommitResends(t *testing.T) {
 		{ID: "1", Step: "customers", Rec: "C1", Op: journal.OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "'C1'"}}}))
 	j.Close()
 	_, _ = runApply(ctx, o)
-	sum, err := runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.complete(t, "apply")
 	if n := len(env.sb.Snapshot()["CUSTOMERS"]); n != 2 {
 		t.Fatalf("customers: %d", n)
 	}
@@ -178,9 +166,7 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 	env := newSandbox(t, sandbox.Options{})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "NOPE"), orderWithLines("O2", 3, "NOSUCH", "P1"), orderWithLines("O3", 4, "C1", "P2"))
 	o := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.apply(t)
 	// Correct the source; without RetryFailed nothing is resent.
 	f.Results["orders"] = []transform.Result{orderWithLines("O1", 2, "C1", "P1", "P3"), orderWithLines("O2", 3, "C1", "P1"), orderWithLines("O3", 4, "C1", "P2")}
 	sum, err := runApply(context.Background(), o)
@@ -188,10 +174,7 @@ func TestRetryFailedAfterCorrection(t *testing.T) {
 		t.Fatalf("without retry: %v %+v", err, sum)
 	}
 	o.RetryFailed = true
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("retry: %v %+v", err, sum)
-	}
+	sum = o.complete(t, "retry")
 	orders := env.entities("ORDERS", "DETAILS")
 	if len(orders) != 3 {
 		t.Fatalf("orders: %d", len(orders))
@@ -226,10 +209,7 @@ func TestOldServers(t *testing.T) {
 				id := fmt.Sprintf("C%03d", i)
 				rs = append(rs, rec("customers", "CUSTOMERS", id, i+2, map[string]any{"CUSTNAME": id, "CUSTDES": "n"}))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}).complete(t, "apply")
 			if sum.Requests != v.requests || sum.Requests != int(env.sb.Stats().Calls) || len(env.sb.Snapshot()["CUSTOMERS"]) != 250 {
 				t.Errorf("requests %d (want %d, the server saw %d), customers %d", sum.Requests, v.requests, env.sb.Stats().Calls, len(env.sb.Snapshot()["CUSTOMERS"]))
 			}

@@ -72,9 +72,7 @@ func TestRefuseShiftedSource(t *testing.T) {
 				return &fakeRecords{Results: map[string][]transform.Result{"c": rs}}
 			}
 			o := env.opts(t, p, results(tt.before))
-			if _, err := runApply(context.Background(), o); err != nil {
-				t.Fatal(err)
-			}
+			o.apply(t)
 			before := len(env.sb.Snapshot()["CUSTOMERS"])
 			o.records, o.RetryFailed = results(tt.then), true
 			_, err := runApply(context.Background(), o)

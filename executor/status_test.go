@@ -58,9 +58,7 @@ func TestStatusOfARunStoppedBetweenSteps(t *testing.T) {
 	}
 
 	o.Hook = nil
-	if sum, err := runApply(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("apply again: %v %+v", err, sum)
-	}
+	o.complete(t, "apply again")
 	if len(env.sb.Snapshot()["CUSTOMERS"]) != 1 {
 		t.Fatal("apply again did not load step 2")
 	}

@@ -16,31 +16,13 @@ import (
 // loads everything once. Found by the fault campaign's 429 storms.
 func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 	t.Parallel()
-	var storm atomic.Bool
-	env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if storm.Load() {
-				w.Header().Set("Retry-After", "1")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusTooManyRequests)
-				_, _ = w.Write([]byte(`{"error":{"code":"TooManyRequests","message":"retry later"}}`))
-				return
-			}
-			sb.ServeHTTP(w, r)
-		})
+	env, o, storm := orderWhileFaulty(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"error":{"code":"TooManyRequests","message":"retry later"}}`))
 	})
-	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
-	o := env.opts(t, p, f)
-	storm.Store(true)
-	sum, err := runApply(context.Background(), o)
-	if !errors.Is(err, ErrInterrupted) || sum == nil || !sum.Interrupted {
-		t.Fatalf("throttled apply: err %v, summary %+v; want ErrInterrupted", err, sum)
-	}
-	storm.Store(false)
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("resume: %v %+v", err, sum)
-	}
+	stopsThenResumes(t, o, storm, ErrInterrupted, "throttled apply")
 	if got := env.entities("ORDERS", "DETAILS"); len(got) != 1 || len(lines(got["O1"], "ORDERITEMS_SUBFORM")) != 2 {
 		t.Fatalf("orders after resume: %v", got)
 	}
@@ -53,34 +35,48 @@ func TestThrottledPastRetriesIsInterrupted(t *testing.T) {
 // fault campaign at drop-before-commit=0.4.
 func TestReconcileUnreadableIsInDoubt(t *testing.T) {
 	t.Parallel()
-	var drop atomic.Bool
-	env := newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler {
+	env, o, drop := orderWhileFaulty(t, func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	})
+	env.client.FailNext.Store(true) // the first batch commits, its answer is lost
+	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
+		t.Fatalf("first apply: %v, want ErrInDoubt", err)
+	}
+	stopsThenResumes(t, o, drop, ErrInDoubt, "resume while reads fail")
+	if got := env.entities("ORDERS", "DETAILS"); len(got) != 1 || len(env.sb.Snapshot()["ORDERS"]) != 1 || len(lines(got["O1"], "ORDERITEMS_SUBFORM")) != 2 {
+		t.Fatalf("orders after resume: %v", env.sb.Snapshot()["ORDERS"])
+	}
+}
+
+// orderWhileFaulty is a sandbox behind a front that answers with fault
+// while faulty is set, and a run of order O1 (two lines) against it.
+func orderWhileFaulty(t *testing.T, fault http.HandlerFunc) (env *sandboxEnv, o testRun, faulty *atomic.Bool) {
+	t.Helper()
+	faulty = new(atomic.Bool)
+	env = newSandboxBehind(t, sandbox.Options{}, func(sb *sandbox.Server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if drop.Load() {
-				conn, _, _ := w.(http.Hijacker).Hijack()
-				conn.Close()
+			if faulty.Load() {
+				fault(w, r)
 				return
 			}
 			sb.ServeHTTP(w, r)
 		})
 	})
 	p, f := ordersPlan(orderWithLines("O1", 2, "C1", "P1", "P2"))
-	o := env.opts(t, p, f)
-	env.client.FailNext.Store(true) // the first batch commits, its answer is lost
-	if _, err := runApply(context.Background(), o); !errors.Is(err, ErrInDoubt) {
-		t.Fatalf("first apply: %v, want ErrInDoubt", err)
-	}
-	drop.Store(true)
+	return env, env.opts(t, p, f), faulty
+}
+
+// stopsThenResumes applies o while faulty is set: the run must stop
+// interrupted with want (what names it); then, the fault gone, the
+// resume must complete.
+func stopsThenResumes(t *testing.T, o testRun, faulty *atomic.Bool, want error, what string) {
+	t.Helper()
+	faulty.Store(true)
 	sum, err := runApply(context.Background(), o)
-	if !errors.Is(err, ErrInDoubt) || sum == nil || !sum.Interrupted {
-		t.Fatalf("resume while reads fail: err %v, summary %+v; want ErrInDoubt", err, sum)
+	if !errors.Is(err, want) || sum == nil || !sum.Interrupted {
+		t.Fatalf("%s: err %v, summary %+v; want %v", what, err, sum, want)
 	}
-	drop.Store(false)
-	sum, err = runApply(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("resume: %v %+v", err, sum)
-	}
-	if got := env.entities("ORDERS", "DETAILS"); len(got) != 1 || len(env.sb.Snapshot()["ORDERS"]) != 1 || len(lines(got["O1"], "ORDERITEMS_SUBFORM")) != 2 {
-		t.Fatalf("orders after resume: %v", env.sb.Snapshot()["ORDERS"])
-	}
+	faulty.Store(false)
+	o.complete(t, "resume")
 }

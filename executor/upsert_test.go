@@ -80,26 +80,19 @@ func TestUpdateAbsentFails(t *testing.T) {
 func TestUpsertReplaceLines(t *testing.T) {
 	t.Parallel()
 	env := newSandbox(t, sandbox.Options{})
-	p, f := ordersPlan(rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": dec("1")}),
-		line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": dec("1")})))
+	p, f := ordersPlan(so1("orders", itemLine(2, "P1", "1"), itemLine(3, "P2", "1")))
 	o1 := env.opts(t, p, f)
-	if _, err := runApply(context.Background(), o1); err != nil {
-		t.Fatal(err)
-	}
+	o1.apply(t)
 	// A later step of the same journal updates the order.
 	up := step("orders2", "ORDERS", "parts", "customers")
 	up.Mode = plan.ModeUpsert
 	p2 := testPlan(p.Steps[0], p.Steps[1], up)
-	l := line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P3", "TQUANT": dec("5")})
+	l := itemLine(2, "P3", "5")
 	l.Replace = true
 	f.Results["orders2"] = []transform.Result{rec("orders2", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "b"}, l)}
 	o2 := env.opts(t, p2, f)
 	o2.Journal = o1.Journal
-	sum, err := runApply(context.Background(), o2)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o2.complete(t, "apply")
 	o := env.entities("ORDERS", "ORDNAME")["SO1"]
 	got := lines(o, "ORDERITEMS_SUBFORM")
 	if o["DETAILS"] != "b" || len(got) != 1 || got[0]["PARTNAME"] != "P3" {
@@ -226,10 +219,7 @@ func TestUpsertTextHeldIsNotSentAgain(t *testing.T) {
 				rs = append(rs, rec("customers", "CUSTOMERS", c, i+2, map[string]any{"CUSTNAME": c, "CUSTDES": "Customer " + c},
 					single("CUSTOMERSTEXT_SUBFORM", map[string]any{"TEXT": texts[c], "APPEND": appendText})))
 			}
-			sum, err := runApply(context.Background(), env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}))
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"customers": rs}}).complete(t, "apply")
 			return sum
 		}
 		text := func(c string) string {
@@ -268,9 +258,7 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 	for _, quirks := range []map[string]bool{nil, sandbox.AllQuirks()} {
 		env := newSandbox(t, sandbox.Options{Quirks: quirks})
 		seed, sf := ordersPlan()
-		if _, err := runApply(context.Background(), env.opts(t, seed, sf)); err != nil {
-			t.Fatal(err)
-		}
+		env.opts(t, seed, sf).apply(t)
 		order := func(parts ...string) []transform.Result {
 			var kids []*transform.Child
 			for i, p := range parts {
@@ -290,10 +278,7 @@ func TestUpsertAppendsOnlyLinesNotHeld(t *testing.T) {
 				t.Fatal(err)
 			}
 			o = env.opts(t, p, &fakeRecords{Results: map[string][]transform.Result{"orders": order(parts...)}})
-			sum, err := runApply(context.Background(), o)
-			if err != nil || !sum.Complete {
-				t.Fatalf("%v %+v", err, sum)
-			}
+			sum := o.complete(t, "apply")
 			return sum, d
 		}
 		run("h1", "P1", "P2", "P2")

@@ -102,9 +102,7 @@ func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *
 	must(t, j.Close())
 	w := &warnings{}
 	o.Hook = w
-	if _, err := runApply(ctx, o); err != nil {
-		t.Fatal(err)
-	}
+	o.apply(t)
 	return o, w
 }
 

@@ -4,31 +4,21 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // customersFiles are a plan that loads the customers of codes, and its
 // source.
 func customersFiles(codes ...string) map[string]string {
-	var rows strings.Builder
-	rows.WriteString("Code,Name\n")
+	var rows []string
 	for _, c := range codes {
-		fmt.Fprintf(&rows, "%s,Customer %s\n", c, c)
+		rows = append(rows, fmt.Sprintf("%s,Customer %s", c, c))
 	}
-	return map[string]string{"customers.csv": rows.String(), "plan.yaml": `version: 1
-name: customers
-sources:
-  customers: {file: customers.csv}
-steps:
-  - name: customers
-    entity: CUSTOMERS
-    source: customers
-    fields: {CUSTNAME: row.Code, CUSTDES: row.Name}
-`}
+	return fixture.CustomersFiles("customers", "row.Name", rows...)
 }
 
 // The before-image of export --plan reads its keys as diff does: 2,000

@@ -14,6 +14,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -32,9 +33,7 @@ func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 	}
 	o := tg.Prepare(t, ordersFiles(3, false, rows...))
 	o.Concurrency, o.BatchSize, o.User = 1, 3, "תומר"
-	if sum := o.Apply(t); !sum.Complete {
-		t.Fatalf("apply: %+v", sum)
-	}
+	o.Complete(t, "apply")
 	return tg, o
 }
 
@@ -44,10 +43,7 @@ func throttledLoad(t *testing.T) (*executortest.Target, executortest.Run) {
 func TestRunReportOfThrottledLoad(t *testing.T) {
 	t.Parallel()
 	tg, o := throttledLoad(t)
-	rep, err := RunReportOf(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, o.Journal)
 	stats := tg.Sandbox.Stats()
 	if stats.Throttled == 0 {
 		t.Fatalf("the sandbox throttled nothing (%+v): the test proves nothing", stats)
@@ -57,12 +53,7 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	if rep.Requests != calls || rep.Throttled != throttled {
 		t.Errorf("report: %d calls, %d answered 429; the sandbox saw %d and %d (%+v)", rep.Requests, rep.Throttled, calls, throttled, stats)
 	}
-	held := 0
-	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.Sandbox.Snapshot()[set] {
-			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
-		}
-	}
+	held := heldTransactions(tg)
 	if rep.Transactions != held {
 		t.Errorf("report: %d API transactions; the sandbox holds %d entities and lines", rep.Transactions, held)
 	}
@@ -76,13 +67,10 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	if ch == nil || ch.Calls != calls || ch.Throttled != throttled || len(ch.Throttles) == 0 || len(ch.Pauses) == 0 {
 		t.Fatalf("chart %+v: want every call, the 429s marked and the waits shaded", ch)
 	}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	assertSelfContained(t, page.Bytes())
+	page := pageOf(t, rep)
+	assertSelfContained(t, page)
 	for _, want := range []string{`data-step="orders"`, `<b id="committed">10</b>`, `<b id="transactions">` + fmt.Sprint(held) + `</b>`, `class="t429"`, `dir="auto">תומר`} {
-		if !bytes.Contains(page.Bytes(), []byte(want)) {
+		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
@@ -141,20 +129,8 @@ func checkCreatedKeys(t *testing.T, tg *executortest.Target, journalPath string)
 			got[id+" line "+r[col["Part"]]] = r[col["line key"]]
 		}
 	}
-	orders := tg.Entities("ORDERS", "DETAILS")
-	if len(orders) == 0 {
-		t.Fatal("the sandbox holds no order")
-	}
-	for id, ent := range orders {
-		if got[id] == "" || got[id] != fmt.Sprint(ent["ORDNAME"]) {
-			t.Errorf("order %s: created keys say %q, the sandbox %v", id, got[id], ent["ORDNAME"])
-		}
-		for _, l := range executortest.Lines(ent, "ORDERITEMS_SUBFORM") {
-			if k := got[id+" line "+fmt.Sprint(l["PARTNAME"])]; k != fmt.Sprint(l["KLINE"]) {
-				t.Errorf("order %s line %v: created keys say %q, the sandbox KLINE %v", id, l["PARTNAME"], k, l["KLINE"])
-			}
-		}
-	}
+	fixture.CheckOrderKeys(t, "created keys say", tg.Entities("ORDERS", "DETAILS"), func(id string) string { return got[id] },
+		func(id, part string) string { return got[id+" line "+part] })
 }
 
 // TestRunReportOfOldJournal: a journal written before times, calls and
@@ -193,18 +169,12 @@ func TestRunReportOfOldJournal(t *testing.T) {
 	if err := os.WriteFile(path, old.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunReportOf(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, path)
 	if rep.Chart != nil || rep.Total.Committed != 10 || rep.User != "" {
 		t.Fatalf("old journal: chart %v, totals %+v, user %q", rep.Chart, rep.Total, rep.User)
 	}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(page.Bytes(), []byte("No timing in this journal")) {
+	page := pageOf(t, rep)
+	if !bytes.Contains(page, []byte("No timing in this journal")) {
 		t.Error("the page does not say the journal has no timing")
 	}
 	st, err := CreatedKeys(path, filepath.Join(t.TempDir(), "c.csv"))
@@ -276,24 +246,18 @@ func TestRunReportPage(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunReportOf(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runReport(t, path)
 	rep.Journal = "customers.journal" // not the temporary folder
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	assertSelfContained(t, page.Bytes())
-	golden.Check(t, "testdata/customers.html", page.Bytes())
+	page := pageOf(t, rep)
+	assertSelfContained(t, page)
+	golden.Check(t, "testdata/customers.html", page)
 	if len(rep.Failures) != 2 || rep.Failures[0].Count != 51 || len(rep.Failures[0].Cells) != FailureCells || rep.Failures[0].More != 1 {
 		t.Errorf("failure groups %+v", rep.Failures)
 	}
 	if rep.Undo == nil || len(rep.Undo.Steps) != 1 || rep.Undo.Steps[0].Undone != 1 {
 		t.Errorf("undo %+v", rep.Undo)
 	}
-	if !strings.Contains(page.String(), "and 1 more") {
+	if !strings.Contains(string(page), "and 1 more") {
 		t.Error("the page does not say where the 51st cell is")
 	}
 }
@@ -305,17 +269,14 @@ func TestRunReportEscapesWhatItQuotes(t *testing.T) {
 	sum := &executor.Summary{Plan: "p", Steps: []executor.StepSummary{{Name: `<b>s</b>`, Entity: "CUSTOMERS", Records: 1, Errors: 1}},
 		Errors: []executor.RecordError{{Step: `<b>s</b>`, Location: "c.csv:2", Field: "CUSTDES", Value: `<img src=x onerror=alert(1)>`,
 			Message: `<script>alert(1)</script> see javascript:alert(2)`}}}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100)); err != nil {
-		t.Fatal(err)
-	}
+	page := pageOf(t, DryRunReport(sum, ReportInfo{PlanPath: "p.yaml"}, 100))
 	for _, bad := range []string{"<img", "<script", "<b>s</b>"} {
-		if bytes.Contains(page.Bytes(), []byte(bad)) {
+		if bytes.Contains(page, []byte(bad)) {
 			t.Errorf("the page holds %s as markup", bad)
 		}
 	}
 	for _, shown := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;s&lt;/b&gt;"} {
-		if !bytes.Contains(page.Bytes(), []byte(shown)) {
+		if !bytes.Contains(page, []byte(shown)) {
 			t.Errorf("the page does not show %s as text", shown)
 		}
 	}
@@ -336,20 +297,9 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 		}
 	}
 	o := tg.Prepare(t, ordersFiles(5, true, rows...))
-	sum := o.Apply(t)
-	if !sum.Complete {
-		t.Fatalf("apply: %+v", sum)
-	}
-	held := 0
-	for _, set := range []string{"LOGPART", "CUSTOMERS", "ORDERS"} {
-		for _, ent := range tg.Sandbox.Snapshot()[set] {
-			held += 1 + len(executortest.Lines(ent, "ORDERITEMS_SUBFORM"))
-		}
-	}
-	rep, err := RunReportOf(o.Journal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.Complete(t, "apply")
+	held := heldTransactions(tg)
+	rep := runReport(t, o.Journal)
 	if rep.Transactions != held || rep.Transactions != sum.Transactions || rep.Subrequests != sum.Subrequests {
 		t.Errorf("report: %d API transactions, %d sub-requests; apply counted %d and %d, the sandbox holds %d entities and lines",
 			rep.Transactions, rep.Subrequests, sum.Transactions, sum.Subrequests, held)
@@ -358,12 +308,8 @@ func TestRunReportCountsAsTheRunDid(t *testing.T) {
 	if _, err := undo.Undo(context.Background(), o.Journal, tg.Client, undo.Options{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	if sum = o.Apply(t); !sum.Complete {
-		t.Fatalf("apply again: %+v", sum)
-	}
-	if rep, err = RunReportOf(o.Journal); err != nil {
-		t.Fatal(err)
-	}
+	o.Complete(t, "apply again")
+	rep = runReport(t, o.Journal)
 	if rep.Chart == nil || rep.Chart.Calls != rep.Requests {
 		t.Errorf("the chart counts %v calls, the figure %d", rep.Chart, rep.Requests)
 	}
@@ -407,10 +353,7 @@ func TestRunReportTotals(t *testing.T) {
 		{Step: "orders", Name: "amount", Expr: "sum(ORDERITEMS_SUBFORM.PRICE) by ORDERITEMS_SUBFORM.ICODE", By: "ORDERITEMS_SUBFORM.ICODE", Group: "USD",
 			Source: "190.25", Sent: "190.25", Target: "190.26"},
 	}}
-	var page bytes.Buffer
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
+	page := pageOf(t, rep)
 	for _, want := range []string{
 		`<table id="totals">`,
 		`<tr data-step="orders"><td dir="auto">orders</td><td dir="auto">lines <code>count(ORDERITEMS_SUBFORM)</code></td><td dir="auto"></td><td class="n">3</td><td class="n">3</td><td class="n">3</td></tr>`,
@@ -418,16 +361,13 @@ func TestRunReportTotals(t *testing.T) {
 		`<b class="bad">1 differ.</b>`,
 		whenText(when),
 	} {
-		if !strings.Contains(page.String(), want) {
+		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
 	rep.Totals = nil
-	page.Reset()
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(page.String(), `id="totals"`) {
+	page = pageOf(t, rep)
+	if strings.Contains(string(page), `id="totals"`) {
 		t.Error("a report without totals shows a Totals table")
 	}
 }

@@ -185,12 +185,9 @@ func TestReportOfAWaivedRecord(t *testing.T) {
 	if err != nil || !rep.Complete || rep.Total.Waived != 1 || len(rep.Waived) != 1 {
 		t.Fatalf("run report: %v %+v", err, rep)
 	}
-	var page strings.Builder
-	if err := WriteHTML(&page, rep); err != nil {
-		t.Fatal(err)
-	}
+	page := pageOf(t, rep)
 	for _, want := range []string{"every record is committed or skipped, 1 waived", `<th class="n">Waived</th>`, "the export&#39;s total line", `<table id="waived">`} {
-		if !strings.Contains(page.String(), want) {
+		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}

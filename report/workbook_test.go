@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xuri/excelize/v2"
-
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/export"
 	"github.com/migrate-tool/migrate/internal/workbook"
@@ -66,11 +64,7 @@ func TestWorkbooksSayWhatTheyCannotHold(t *testing.T) {
 			if msg := cc.Error(); !strings.Contains(msg, "1 cell longer than 32767 characters cut, 1 cell with control characters shown as U+FFFD") || !strings.Contains(msg, w.name+".full.csv") {
 				t.Errorf("message %q", msg)
 			}
-			f, err := excelize.OpenFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
+			f := openBook(t, out)
 			a2, _ := f.GetCellValue(w.sheet, "A2")
 			b2, _ := f.GetCellValue(w.sheet, "B2")
 			if a2 != long[:workbook.MaxCellChars*2] || b2 != "bell\uFFFDhere" {
@@ -118,11 +112,7 @@ func TestWorkbookWholeHasNoNotes(t *testing.T) {
 	if _, err := os.Stat(workbook.FullValuesPath(out)); !os.IsNotExist(err) {
 		t.Errorf("a CSV of whole values beside a whole workbook: %v", err)
 	}
-	f, err := excelize.OpenFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openBook(t, out)
 	if idx, _ := f.GetSheetIndex(workbook.NotesSheet); idx >= 0 {
 		t.Error("a notes sheet in a whole workbook")
 	}
@@ -138,11 +128,7 @@ func TestWorkbookNotesBesideAStepOfTheirName(t *testing.T) {
 	if !errors.As(err, &cc) || cc.Notes != workbook.NotesSheet+"_" || !strings.Contains(cc.Error(), `sheet "`+workbook.NotesSheet+`_"`) {
 		t.Fatalf("err %v", err)
 	}
-	f, err := excelize.OpenFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openBook(t, out)
 	if v, _ := f.GetCellValue(workbook.NotesSheet, "B2"); v != workbook.NotesSheet {
 		t.Errorf("the step's sheet was overwritten: B2 %q", v)
 	}
@@ -164,11 +150,7 @@ func TestVerifyWorkbookMarksTotalsThatDiffer(t *testing.T) {
 	if err := WriteVerify(res, out); err != nil {
 		t.Fatal(err)
 	}
-	f, err := excelize.OpenFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := openBook(t, out)
 	for _, c := range []struct {
 		sheet, cell string
 		marked      bool

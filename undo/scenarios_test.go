@@ -18,21 +18,14 @@ import (
 func TestUndoLinesAppendedToExisting(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
-	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1")})))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	p, f := fixture.OrdersPlan(fixture.SO1("orders", fixture.ItemLine(2, "P1", "1")))
+	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpsert
-	f2 := &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
-		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("2")}),
-		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P3", "TQUANT": fixture.Dec("3")}))}}}
+	f2 := &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.SO1("orders", fixture.ItemLine(2, "P2", "2"), fixture.ItemLine(3, "P3", "3"))}}}
 	o := executortest.Handmade(t, env, fixture.Plan(up), f2)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.Complete(t, "apply")
 	if n := len(fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 3 {
 		t.Fatalf("%d lines after upsert", n)
 	}
@@ -40,9 +33,9 @@ func TestUndoLinesAppendedToExisting(t *testing.T) {
 	if r := st.Record("orders", "O1"); r.Created || r.Subs["0"].ResultKey != "2" {
 		t.Fatalf("journal: created=%v line key %q", r.Created, r.Subs["0"].ResultKey)
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != 2 {
-		t.Fatalf("%v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != 2 {
+		t.Fatalf("%+v", us)
 	}
 	if after := env.SB.Snapshot(); !fixture.EqualJSON(before, after) {
 		t.Fatalf("undo left %v", after["ORDERS"])
@@ -56,16 +49,11 @@ func TestDeepInsertKeyExists(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.DeepOrders(fixture.Keyed(fixture.OrderWithLines("O1", 2, "C1", "P1"), "SO-1"))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, p, f).Apply(t)
 	st := fixture.Step("orders", "ORDERS")
 	st.DeepInsert = true
 	o := executortest.Handmade(t, env, fixture.Plan(st), &fixture.Records{Results: map[string][]transform.Result{"orders": {fixture.Keyed(fixture.OrderWithLines("O9", 2, "C1", "P1", "P2"), "SO-1")}}})
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := o.Apply(t)
 	if s := sum.Steps[0]; s.Failed != 1 || len(sum.Errors) != 1 || sum.Errors[0].Partly != "" {
 		t.Fatalf("%+v %+v", s, sum.Errors)
 	}
@@ -92,9 +80,7 @@ func TestUndoAfterRounding(t *testing.T) {
 	o := executortest.Handmade(t, env, p, &fixture.Records{Results: map[string][]transform.Result{"parts": {
 		fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt", "PRICE": fixture.Dec("1.254")}),
 	}}})
-	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.Apply(t)
 	u, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target, Metadata: fixture.MetadataOf(o.Prepared.Metadata)})
 	if err != nil || len(u.Skipped) > 0 || u.Done != 1 {
 		t.Fatalf("undo: %v, done %d, skipped %q", err, u.Done, u.Skipped)
@@ -119,10 +105,7 @@ func TestOddKeysRoundTrip(t *testing.T) {
 	f := &fixture.Records{Results: map[string][]transform.Result{"customers": recs}}
 	o := executortest.Handmade(t, env, p, f)
 	o.BatchSize = 1 // each note follows in its own batch, addressed by the key
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil || !sum.Complete {
-		t.Fatalf("%v %+v", err, sum)
-	}
+	o.Complete(t, "apply")
 	held := env.Entities("CUSTOMERS", "CUSTNAME")
 	for _, k := range keys {
 		notes := fixture.Lines(held[k], "GENCUSTNOTES_SUBFORM")
@@ -130,9 +113,9 @@ func TestOddKeysRoundTrip(t *testing.T) {
 			t.Errorf("customer %q holds %v", k, held[k])
 		}
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != len(keys) || len(env.SB.Snapshot()["CUSTOMERS"]) != before {
-		t.Fatalf("undo %v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != len(keys) || len(env.SB.Snapshot()["CUSTOMERS"]) != before {
+		t.Fatalf("undo %+v", us)
 	}
 }
 
@@ -142,28 +125,26 @@ func TestUndoRestoresSnapshot(t *testing.T) {
 	// Something that was there before the run stays.
 	pre := fixture.Plan(fixture.Step("customers", "CUSTOMERS"))
 	pf := &fixture.Records{Results: map[string][]transform.Result{"customers": {fixture.Rec("customers", "CUSTOMERS", "C0", 2, map[string]any{"CUSTNAME": "C0", "CUSTDES": "Old"})}}}
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, pre, pf)); err != nil {
-		t.Fatal(err)
-	}
+	executortest.Handmade(t, env, pre, pf).Apply(t)
 	before := env.SB.Snapshot()
 	o := executortest.Demo(t, env)
-	list, err := Undo(context.Background(), o.Journal, env.Client, Options{})
-	if err != nil || len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
-		t.Fatalf("listing: %v %+v", err, list)
+	list := mustUndo(t, o.Journal, env.Client, Options{})
+	if len(list.Actions) != 4 || list.Actions[0].URL == "" || list.Done != 0 {
+		t.Fatalf("listing: %+v", list)
 	}
 	if reflect.DeepEqual(before, env.SB.Snapshot()) {
 		t.Fatal("listing must not change anything")
 	}
-	us, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || us.Done != 4 {
-		t.Fatalf("undo: %v %+v", err, us)
+	us := mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if us.Done != 4 {
+		t.Fatalf("undo: %+v", us)
 	}
 	if after := env.SB.Snapshot(); !reflect.DeepEqual(before, after) {
 		t.Fatalf("after undo:\n%v\nbefore:\n%v", after, before)
 	}
 	// Undo again: nothing left to do.
-	us, err = Undo(context.Background(), o.Journal, env.Client, Options{Yes: true})
-	if err != nil || len(us.Actions) != 0 {
-		t.Fatalf("second undo: %v %+v", err, us)
+	us = mustUndo(t, o.Journal, env.Client, Options{Yes: true})
+	if len(us.Actions) != 0 {
+		t.Fatalf("second undo: %+v", us)
 	}
 }

@@ -72,9 +72,8 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 	if _, err := executortest.ApplyRun(context.Background(), o2); !errors.As(err, new(*executor.TargetError)) {
 		t.Fatalf("apply against another target: %v", err)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
-	if err != nil || sum.Done != 4 || sum.Target != o.Target {
-		t.Fatalf("undo on its own target: %v %+v", err, sum)
+	if sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Target: o.Target}); sum.Done != 4 || sum.Target != o.Target {
+		t.Fatalf("undo on its own target: %+v", sum)
 	}
 }
 
@@ -83,23 +82,19 @@ func TestUndoRefusesAnotherTarget(t *testing.T) {
 // sandbox's state before the replace and the replace's journal.
 func replaceRun(t *testing.T, env *fixture.Env) (map[string][]map[string]any, string) {
 	t.Helper()
-	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "DETAILS": "a"},
+	p, f := fixture.OrdersPlan(fixture.SO1("orders",
 		fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1"), "PRICE": fixture.Dec("2.50")}),
-		fixture.Line("ORDERITEMS_SUBFORM", 3, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("4")})))
-	if _, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, p, f)); err != nil {
-		t.Fatal(err)
-	}
+		fixture.ItemLine(3, "P2", "4")))
+	executortest.Handmade(t, env, p, f).Apply(t)
 	before := env.SB.Snapshot()
 	up := fixture.Step("orders", "ORDERS")
 	up.Mode = plan.ModeUpdate
-	l := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P2", "TQUANT": fixture.Dec("5")})
+	l := fixture.ItemLine(2, "P2", "5")
 	l.Replace = true
 	rf := &fixture.Records{Results: map[string][]transform.Result{"orders": {
 		fixture.Rec("orders", "ORDERS", "SO1", 2, map[string]any{"ORDNAME": "SO1", "DETAILS": "b"}, l)}}}
 	o := executortest.Handmade(t, env, fixture.Plan(up), rf)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("replace: %v %+v", err, sum)
-	}
+	o.Complete(t, "replace")
 	if got := fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM"); len(got) != 1 {
 		t.Fatalf("after replace: %v", got)
 	}
@@ -121,9 +116,8 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{})
 			before, jpath := replaceRun(t, env)
-			list, err := Undo(context.Background(), jpath, env.Client, Options{})
-			if err != nil || len(list.Actions) != 4 || len(list.Warnings) != 0 {
-				t.Fatalf("listing: %v %+v", err, list)
+			if list := mustUndo(t, jpath, env.Client, Options{}); len(list.Actions) != 4 || len(list.Warnings) != 0 {
+				t.Fatalf("listing: %+v", list)
 			}
 			client := &fixture.LoseOnce{Batcher: env.Client, Unsent: c.unsent, Lose: func(reqs []odata.BatchRequest) bool {
 				return lose && reqs[0].Method == "POST"
@@ -142,8 +136,8 @@ func TestUndoRecreatesReplacedLines(t *testing.T) {
 			if after := env.SB.Snapshot(); !reflect.DeepEqual(before["ORDERS"], after["ORDERS"]) {
 				t.Fatalf("after undo:\n%v\nbefore:\n%v", after["ORDERS"], before["ORDERS"])
 			}
-			if again, err := Undo(context.Background(), jpath, client, opts); err != nil || len(again.Actions) != 0 {
-				t.Fatalf("undo again: %v %+v", err, again)
+			if again := mustUndo(t, jpath, client, opts); len(again.Actions) != 0 {
+				t.Fatalf("undo again: %+v", again)
 			}
 			if st, err := journal.Load(jpath); err != nil || len(st.InDoubtSubs()) != 0 {
 				t.Fatalf("left in doubt: %v %+v", err, st.InDoubtSubs())
@@ -172,9 +166,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{})
 			o := executortest.Barcode(t, env, plan.ModeUpdate)
-			if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-				t.Fatal(err)
-			}
+			o.Apply(t)
 			if c.patch != "" {
 				resps, err := env.Client.Batch(context.Background(), []odata.BatchRequest{{ID: "1", Method: "PATCH", URL: "LOGPART('P1')",
 					Body: []byte(c.patch), Headers: map[string]string{"content-type": "application/json"}}}, executor.BatchOptions)
@@ -182,10 +174,7 @@ func TestUndoSkipsChangedRecords(t *testing.T) {
 					t.Fatalf("patch behind the run's back: %v %+v", err, resps)
 				}
 			}
-			sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Force: c.force, Target: o.Target})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Force: c.force, Target: o.Target})
 			barcode := env.Entities("LOGPART", "PARTNAME")["P1"]["BARCODE"]
 			if c.skipped == "" {
 				if len(sum.Skipped) != 0 || sum.Done != 1 || barcode != "111" {
@@ -208,9 +197,7 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1", "CDES": "Typed by hand"}))
 	o := executortest.Handmade(t, env, p, f)
-	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
+	o.Apply(t)
 	if got := env.Entities("ORDERS", "ORDNAME")["SO1"]["CDES"]; got != "Acme" {
 		t.Fatalf("the sandbox no longer fills CDES (%v): this test needs another filled field", got)
 	}
@@ -221,8 +208,7 @@ func TestUndoToleratesWhatTheServerFills(t *testing.T) {
 	if s := st.Record("orders", "O1").Subs[""]; string(s.Filled) != `{"CDES":"Acme"}` {
 		t.Fatalf("journaled as filled: %s", s.Filled)
 	}
-	sum, err := Undo(context.Background(), o.Journal, env.Client, Options{Yes: true, Target: o.Target})
-	if err != nil || len(sum.Skipped) != 0 || len(env.SB.Snapshot()["ORDERS"]) != 0 {
-		t.Fatalf("undo: %v %+v", err, sum)
+	if sum := mustUndo(t, o.Journal, env.Client, Options{Yes: true, Target: o.Target}); len(sum.Skipped) != 0 || len(env.SB.Snapshot()["ORDERS"]) != 0 {
+		t.Fatalf("undo: %+v", sum)
 	}
 }

@@ -19,14 +19,9 @@ func TestVerify(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
 	o := executortest.Demo(t, env)
-	ctx := context.Background()
 	verify := func(c executor.Client) *Result {
 		t.Helper()
-		res, err := Verify(ctx, o.Journal, c, Options{Target: o.Target, Metadata: env.MD})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return verifyRun(t, env, o, c)
 	}
 
 	res := verify(env.Client)
@@ -66,7 +61,7 @@ func TestVerify(t *testing.T) {
 	}
 
 	// A user changes the order's details and deletes its second line.
-	_, err := env.Client.Batch(ctx, []odata.BatchRequest{
+	_, err := env.Client.Batch(context.Background(), []odata.BatchRequest{
 		{ID: "1", Method: "PATCH", URL: "ORDERS('SO26000001')", Body: []byte(`{"DETAILS":"changed"}`), Headers: map[string]string{"content-type": "application/json"}},
 		{ID: "2", Method: "DELETE", URL: "ORDERS('SO26000001')/ORDERITEMS_SUBFORM(2)"},
 	}, executor.BatchOptions)

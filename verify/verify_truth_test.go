@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -22,11 +21,7 @@ func TestVerifyComparesTheFinalStateAfterARetry(t *testing.T) {
 	env, o, ord := executortest.Retried(t)
 	verify := func() *Result {
 		t.Helper()
-		res, err := Verify(context.Background(), o.Journal, env.Client, Options{Target: o.Target, Metadata: env.MD})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return verifyRun(t, env, o, env.Client)
 	}
 	res := verify()
 	if len(res.Findings) != 0 {
@@ -91,19 +86,12 @@ func TestVerifyUpsertUnchanged(t *testing.T) {
 	t.Parallel()
 	env := fixture.New(t, sandbox.Options{})
 	seed, sf := fixture.PartsPlan(plan.ModeInsert, fixture.Part("P1", 2, "111"))
-	if sum, err := executortest.ApplyRun(context.Background(), executortest.Handmade(t, env, seed, sf)); err != nil || !sum.Complete {
-		t.Fatalf("seed: %v", err)
-	}
+	executortest.Handmade(t, env, seed, sf).Complete(t, "seed")
 	up, uf := fixture.PartsPlan(plan.ModeUpsert, fixture.Part("P1", 2, "111"))
 	o := executortest.Handmade(t, env, up, uf)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("upsert: %v %+v", err, sum)
-	}
+	o.Complete(t, "upsert")
 	env.Behind(t, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"BARCODE":"555"}`)})
-	res, err := Verify(context.Background(), o.Journal, env.Client, Options{Target: o.Target, Metadata: env.MD})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := verifyRun(t, env, o, env.Client)
 	want := []Finding{{Step: "parts", Record: "P1", Location: "parts.csv:2", URL: "LOGPART('P1')", Field: "BARCODE", Problem: Differs, Sent: `"111"`, Found: `"555"`}}
 	if !reflect.DeepEqual(res.Findings, want) || res.Steps[0].Differ != 1 {
 		t.Fatalf("findings %+v, step %+v", res.Findings, res.Steps[0])
@@ -117,13 +105,8 @@ func TestVerifyNotVerifiable(t *testing.T) {
 	env := fixture.New(t, sandbox.Options{})
 	p, f := fixture.PartsPlan(plan.ModeInsert, fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "PARTDES": "Bolt"}))
 	o := executortest.Handmade(t, env, p, f)
-	if sum, err := executortest.ApplyRun(context.Background(), o); err != nil || !sum.Complete {
-		t.Fatalf("load: %v", err)
-	}
-	res, err := Verify(context.Background(), o.Journal, fixture.Hiding{Batcher: env.Client, Field: "PARTDES"}, Options{Target: o.Target, Metadata: env.MD})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o.Complete(t, "load")
+	res := verifyRun(t, env, o, fixture.Hiding{Batcher: env.Client, Field: "PARTDES"})
 	if s := res.Steps[0]; s.Matched != 0 || s.Differ != 0 || s.NotVerifiable != 1 || res.Differences() != 0 {
 		t.Fatalf("step %+v, findings %+v", s, res.Findings)
 	}

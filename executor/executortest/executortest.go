@@ -8,13 +8,12 @@ package executortest
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/plan"
@@ -37,19 +36,8 @@ func NewTarget(t testing.TB, opts sandbox.Options) *Target {
 	if opts.Now == nil {
 		opts.Now = clock.Now
 	}
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	url := srv.URL + sandbox.BasePath
-	client, err := odata.NewClient(odata.Config{BaseURL: url, Auth: odata.BasicAuth{User: "demo", Password: "demo"},
-		HTTPClient: srv.Client(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Target{Sandbox: sb, URL: url, Client: client, Clock: clock}
+	env := fixture.New(t, opts)
+	return &Target{Sandbox: env.SB, URL: env.Target(), Client: fixture.ODataClient(t, env.Srv, odata.Config{Clock: clock}), Clock: clock}
 }
 
 // Run is a prepared plan and the options it is applied with (the
@@ -65,11 +53,7 @@ type Run struct {
 func (tg *Target) Prepare(t testing.TB, files map[string]string) Run {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fixture.WriteFiles(t, dir, files)
 	ver, err := odata.ParseVersion("25.1")
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +73,17 @@ func (r Run) Apply(t testing.TB) *executor.Summary {
 	sum, err := executor.Apply(context.Background(), r.Prepared, r.Options)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return sum
+}
+
+// Complete applies r; an error, or a run that is not complete, fails the
+// test (what names the run in the message).
+func (r Run) Complete(t testing.TB, what string) *executor.Summary {
+	t.Helper()
+	sum, err := executor.Apply(context.Background(), r.Prepared, r.Options)
+	if err != nil || !sum.Complete {
+		t.Fatalf("%s: %v %+v", what, err, sum)
 	}
 	return sum
 }
