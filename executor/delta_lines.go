@@ -274,7 +274,14 @@ func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transfor
 	case len(fields) == 0:
 		return nil, ""
 	}
-	return &DeltaLine{Nav: c.Nav, Single: true, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k}, ""
+	l := &DeltaLine{Nav: c.Nav, Single: true, Loc: c.Loc.String(), Fields: fields, path: k.Path, child: c, was: k}
+	if hidden(c) {
+		// Its long texts and own sub-forms are in one hash with the rest:
+		// whether they changed too cannot be told apart, and they are not
+		// sent. Said, so that a change of them is not lost without a word.
+		return l, fmt.Sprintf("its %s: its fields are sent; a long text or its own sub-forms of it are not compared with what was loaded, and a delta does not send them", c.Nav)
+	}
+	return l, ""
 }
 
 // hidden reports a child holding what a delta does not compare field by
