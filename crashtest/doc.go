@@ -54,15 +54,16 @@
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
 //	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300 -crash.cap-batch=10
 //	MIGRATE_WINE=1 WINEPREFIX=... go test ./crashtest -run CrashWine -crash.wine=24 -crash.kind-records=1000
-//	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storms=3s,10s
+//	go test ./crashtest -run Fault -fault.records=3000 -fault.rates=0.02,0.1,0.3 -fault.storm-calls=0 -fault.storms=3s,10s
 //	MIGRATE_CAMPAIGN=long go test -timeout 30m ./crashtest   # the long run of RESULTS.md
 //
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
-// the machine's speed, which is the point. The latency spikes and storms
-// are real time on the server side: they are the faults under test. For
-// the sandbox's other faults (dropped connections, 500s, 429s) the
-// client's own pauses (backoff, Retry-After) pass at once, every attempt
-// still made, as in cmd/migrate's scripts.
+// the machine's speed, which is the point. The latency spikes, and the
+// storms of the long run (-fault.storm-calls=0), are real time on the
+// server side: they are the faults under test. For the sandbox's other
+// faults (dropped connections, 500s, 429s) and the short run's storm,
+// counted in calls, the client's own pauses (backoff, Retry-After) pass
+// at once, every attempt still made, as in cmd/migrate's scripts.
 // RESULTS.md records the figures of a long run and the bugs found.
 package crashtest

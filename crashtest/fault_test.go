@@ -30,6 +30,7 @@ var (
 	faultSeed    = flag.Int64("fault.seed", 8, "fault campaign: seed of the loads and of the sandbox's faults")
 	faultStorms  = flag.String("fault.storms", "10s", "fault campaign: durations of the 429 storms (every call answered 429 with Retry-After: 1); past about 8s the client's retries run out")
 	stormTimes   = flag.Int("fault.storm-times", 1, "fault campaign: how many storms a load meets, every 20 calls (0: as many as its calls make)")
+	stormCalls   = flag.Int("fault.storm-calls", 7, "fault campaign: a storm lasts this many calls, the client's pauses passing at once, rather than -fault.storms of real time (0); 7 is what a 10s storm answers a client that gives a batch up after its retries and resumes")
 	faultTimeout = flag.Duration("fault.timeout", 300*time.Millisecond, "fault campaign: the client timeout of the latency-spike cases (in-process)")
 	resultsFile  = flag.String("campaign.results", "", "append the figures of this run to this file as Markdown tables")
 )
@@ -96,19 +97,14 @@ func TestFaults(t *testing.T) {
 				})
 			}
 		}
-		for _, s := range strings.Split(*faultStorms, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(s))
-			if err != nil || d <= 0 {
-				t.Fatalf("-fault.storms: %q is not a duration", s)
-			}
+		for _, st := range storms(t) {
 			seed++
-			seed := seed
-			t.Run(fmt.Sprintf("429-storm=%v", d), func(t *testing.T) {
+			seed, st := seed, st
+			t.Run("429-storm="+st.name(), func(t *testing.T) {
 				t.Parallel()
-				st := &storm{every: 20, length: d, left: *stormTimes}
-				what := fmt.Sprintf("%v long, every 20 calls", d)
-				if *stormTimes > 0 {
-					what = fmt.Sprintf("%v long, after 20 calls, %d times", d, *stormTimes)
+				what := st.name() + " long, every 20 calls"
+				if st.left > 0 {
+					what = fmt.Sprintf("%s long, after 20 calls, %d times", st.name(), st.left)
 				}
 				runFaultCase(t, "429 storm", what, seed, sandbox.Options{Latency: 2 * time.Millisecond, Seed: seed}, st)
 			})
@@ -152,25 +148,60 @@ func takeFaultTable() string {
 
 // storm answers every call with 429 and Retry-After: 1 for a while, once
 // every `every` calls that got through: a storm longer than the client's
-// retries (1+1+2+4 s) makes it give a batch up.
+// retries (1+1+2+4 s) makes it give a batch up. A storm lasts length of
+// real time, or calls calls (the client's pauses passing at once: what
+// the client meets is the same, without the wait).
 type storm struct {
 	every    int
 	length   time.Duration
+	calls    int
 	left     int // storms still to come; 0: no end
 	mu       sync.Mutex
 	passed   int
 	until    time.Time
+	more     int // calls still to refuse, in a storm of calls
 	injected atomic.Int64
+}
+
+// storms are the storms the campaign's flags ask for.
+func storms(t *testing.T) []*storm {
+	if *stormCalls > 0 {
+		return []*storm{{every: 20, calls: *stormCalls, left: *stormTimes}}
+	}
+	var out []*storm
+	for _, s := range strings.Split(*faultStorms, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d <= 0 {
+			t.Fatalf("-fault.storms: %q is not a duration", s)
+		}
+		out = append(out, &storm{every: 20, length: d, left: *stormTimes})
+	}
+	return out
+}
+
+func (s *storm) name() string {
+	if s.calls > 0 {
+		return fmt.Sprintf("%d calls", s.calls)
+	}
+	return s.length.String()
 }
 
 func (s *storm) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		now := time.Now()
-		throttle := now.Before(s.until)
+		throttle := now.Before(s.until) || s.more > 0
+		if s.more > 0 {
+			s.more--
+		}
 		if !throttle {
 			if s.passed == s.every && s.left >= 0 {
-				s.passed, s.until, throttle = 0, now.Add(s.length), true
+				s.passed, throttle = 0, true
+				if s.calls > 0 {
+					s.more = s.calls - 1
+				} else {
+					s.until = now.Add(s.length)
+				}
 				if s.left--; s.left == 0 {
 					s.left = -1 // the last one: no more
 				}
@@ -200,10 +231,11 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 		wrap = st.wrap
 	}
 	tg := startSandbox(t, opts, wrap)
-	if st == nil {
+	if st == nil || st.calls > 0 {
 		// The sandbox's faults are answered at once; what takes time is
 		// the client's backoff and Retry-After, which need not be waited
-		// for. A storm lasts real time: there the client waits.
+		// for. A storm of real time lasts real time: there the client
+		// waits.
 		tg.env = append(tg.env, pausesPass+"=1")
 	}
 	j := filepath.Join(dir, "run.journal")
