@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -92,4 +93,14 @@ func TestDiffOfEveryAction(t *testing.T) {
 	if res.Summary == nil || len(res.Summary.Errors) != 1 || res.Summary.Errors[0].Location != "parts.csv:5" {
 		t.Errorf("row errors %+v, want the one of parts.csv:5", res.Summary)
 	}
+	// What it found is what package report's TestDiffPage draws: held to
+	// it here, so that the page's golden is the page of this diff.
+	found, err := json.MarshalIndent(struct {
+		Result     *DiffResult
+		Unresolved []RecordError
+	}{res, refs.Unresolved}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "../report/testdata/diff-input.json", append(found, '\n'))
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // TestDiffPage renders the page of a diff (testdata/diff-input.json, what
-// the engine's diff found, executor's TestDiffOfEveryAction) of a plan
+// the engine's diff found: executor's TestDiffOfEveryAction holds the file
+// to what its diff finds) of a plan
 // against a company that already holds parts P1 and P2: an upsert that
 // changes P1's description to Hebrew, leaves P2 alone and creates P3; an
 // insert of P2 again (a conflict); an update of P9, which is not there
