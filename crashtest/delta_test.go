@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,14 +63,13 @@ func TestCrashDelta(t *testing.T) {
 	var f deltaFigures
 	// The server is slow for the deltas only: the whole load before each
 	// one is there to be changed, not killed, and runs at full speed.
-	slow := &latency{}
 	newTarget := func() *target {
-		return startSandbox(t, sandbox.Options{Seed: rng.Int63()}, slow.wrap)
+		return startSandbox(t, sandbox.Options{Seed: rng.Int63()}, nil)
 	}
 	fullLoad := func(tg *target, j string) {
-		slow.set(0)
+		tg.sb.SetLatency(0)
 		mustRun(t, tg, dir, "apply", l.plan, "--journal", j)
-		slow.set(max(*crashLatency, 15*time.Millisecond))
+		tg.sb.SetLatency(max(*crashLatency, 15*time.Millisecond))
 	}
 
 	// Calibrate: an uninterrupted delta, and one with nothing left to do.
@@ -330,19 +327,4 @@ func writeRows(t testing.TB, p string, rows [][]string) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// latency delays every call by a duration that can change between runs
-// (sandbox.Options.Latency is fixed when the sandbox starts).
-type latency struct{ d atomic.Int64 }
-
-func (l *latency) set(d time.Duration) { l.d.Store(int64(d)) }
-
-func (l *latency) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d := time.Duration(l.d.Load()); d > 0 {
-			time.Sleep(d)
-		}
-		h.ServeHTTP(w, r)
-	})
 }

@@ -138,7 +138,14 @@ type Server struct {
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 
 	dropWrites, dropBefore atomic.Int64 // DropNextWrites
+
+	latency atomic.Int64 // Options.Latency, then SetLatency's
 }
+
+// SetLatency changes Options.Latency, the time added to every $batch
+// call, from the next call on: a test slows the server for the part of a
+// run its kills must land in, and not for the load before it.
+func (s *Server) SetLatency(d time.Duration) { s.latency.Store(int64(d)) }
 
 // DropNextWrites makes the next n calls that carry a write (a POST, PATCH
 // or DELETE, alone or inside a $batch) lose their connection, before the
@@ -222,6 +229,7 @@ func New(opts Options) (*Server, error) {
 		calls: map[string][]time.Time{}, inflight: map[string]int{},
 		rng: rand.New(rand.NewSource(opts.Seed)),
 	}
+	s.latency.Store(int64(opts.Latency))
 	if opts.Metadata == nil {
 		s.meta, s.rules = DemoMetadata(), demoRules()
 		if s.quirk(QuirkRealMetadata) {
@@ -369,8 +377,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		dropConnection(w)
 		return
 	}
-	if s.opts.Latency > 0 {
-		time.Sleep(s.opts.Latency)
+	if d := time.Duration(s.latency.Load()); d > 0 {
+		time.Sleep(d)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, odata.MaxBatchBytes+1))
 	if err != nil {
