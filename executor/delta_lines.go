@@ -270,7 +270,7 @@ func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transfor
 	case len(keys) > 0:
 		return nil, fmt.Sprintf("the key (%s) of its %s changed: a delta does not move a sub-form", strings.Join(keys, ", "), c.Nav)
 	case len(fields) == 0 && hidden(c):
-		return nil, fmt.Sprintf("its %s: a long text or its own sub-forms changed: a delta does not send them", c.Nav)
+		return nil, "its " + c.Nav + ": " + hiddenChanged
 	case len(fields) == 0:
 		return nil, ""
 	}
@@ -283,6 +283,9 @@ func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transfor
 	}
 	return l, ""
 }
+
+// hiddenChanged says why a change of what hidden finds is not sent.
+const hiddenChanged = "a long text or its own sub-forms changed: a delta does not send them"
 
 // hidden reports a child holding what a delta does not compare field by
 // field: a long text or a file's content, or sub-forms of its own.
@@ -416,9 +419,9 @@ func lineSingles(md *odata.Metadata, lt *odata.EntityType, k journal.WroteKid, c
 	case len(k.Kids) == 0 && childHash(c, true) == k.Hash:
 		return nil, "" // an older journal's: its text and the rest the same
 	case len(k.Kids) == 0:
-		return nil, "a long text or its own sub-forms changed: a delta does not send them"
+		return nil, hiddenChanged
 	default:
-		why = "a long text or its own sub-forms changed: a delta does not send them"
+		why = hiddenChanged
 	}
 	// A new one takes a place after every child the line was loaded with.
 	next := len(c.Children) + len(k.Kids)
