@@ -739,10 +739,11 @@ func heldText(raw json.RawMessage) string {
 	return *one.TEXT
 }
 
-// writesText reports whether a single object's PATCH, as journaled (its
+// WritesText reports whether a single object's PATCH, as journaled (its
 // match or before-image), writes a TEXT: a text, decided by its content;
-// another single object (a ship-to address) is decided by its fields.
-func writesText(body json.RawMessage) bool {
+// another single object (a ship-to address) is decided by its fields, and
+// undo words its restore so.
+func WritesText(body json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
 		return true // as before single objects other than texts were sent

@@ -349,8 +349,8 @@ func TestLinesReadSingleObjects(t *testing.T) {
 		})
 	}
 	for body, want := range map[string]bool{`{"TEXT":"x","APPEND":false}`: true, `{"ADDRESS":"x"}`: false, `{"TEXT":null}`: true} {
-		if got := writesText(json.RawMessage(body)); got != want {
-			t.Errorf("writesText(%s) = %v, want %v", body, got, want)
+		if got := WritesText(json.RawMessage(body)); got != want {
+			t.Errorf("WritesText(%s) = %v, want %v", body, got, want)
 		}
 	}
 }

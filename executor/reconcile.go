@@ -249,7 +249,7 @@ func (r *runner) reconcile() error {
 			if s.Op == journal.OpUndoPatch {
 				want = s.Before
 			}
-			if s.Path != "" && s.Line == "" && writesText(want) {
+			if s.Path != "" && s.Line == "" && WritesText(want) {
 				// A text a delta replaced, or undo wrote back (a line's
 				// PATCH names its line; another single object, a ship-to
 				// address, writes no TEXT): decided by its content, as

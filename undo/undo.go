@@ -326,7 +326,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 			// the fields a delta changed of another single sub-form (a
 			// ship-to address).
 			what, held := "restore the text the run replaced", "the text"
-			if !isText(s.Before) {
+			if !executor.WritesText(s.Before) {
 				what, held = "restore the "+s.Nav+" fields the run changed", "the values"
 			}
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", Path: s.Path, Nav: s.Nav, URL: base + "/" + s.Nav, Key: rec.Key, Before: s.Before},
@@ -789,13 +789,4 @@ func runInDoubt(st *journal.State) bool {
 		}
 	}
 	return false
-}
-
-// isText says whether a single sub-form's before-image is a text's: it
-// holds TEXT.
-func isText(before json.RawMessage) bool {
-	var f map[string]json.RawMessage
-	_ = json.Unmarshal(before, &f)
-	_, ok := f["TEXT"]
-	return ok
 }
