@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -223,7 +224,7 @@ func (c *RecordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, he
 		if compare.TextInJSON(held, k.Match) || compare.SameJSON(lt, held, k.Match) {
 			continue
 		}
-		if _, text := k.Left["TEXT"]; !text {
+		if !executor.WritesText(k.Match) {
 			c.single(lt, nav, k, held)
 			continue
 		}
