@@ -103,8 +103,8 @@ func TestFaults(t *testing.T) {
 			t.Run("429-storm="+st.name(), func(t *testing.T) {
 				t.Parallel()
 				what := st.name() + " long, every 20 calls"
-				if st.left > 0 {
-					what = fmt.Sprintf("%s long, after 20 calls, %d times", st.name(), st.left)
+				if st.times > 0 {
+					what = fmt.Sprintf("%s long, after 20 calls, %d times", st.name(), st.times)
 				}
 				runFaultCase(t, "429 storm", what, seed, sandbox.Options{Latency: 2 * time.Millisecond, Seed: seed}, st)
 			})
@@ -155,7 +155,8 @@ type storm struct {
 	every    int
 	length   time.Duration
 	calls    int
-	left     int // storms still to come; 0: no end
+	times    int // storms in all; 0: no end
+	met      int // storms so far
 	mu       sync.Mutex
 	passed   int
 	until    time.Time
@@ -166,7 +167,7 @@ type storm struct {
 // storms are the storms the campaign's flags ask for.
 func storms(t *testing.T) []*storm {
 	if *stormCalls > 0 {
-		return []*storm{{every: 20, calls: *stormCalls, left: *stormTimes}}
+		return []*storm{{every: 20, calls: *stormCalls, times: *stormTimes}}
 	}
 	var out []*storm
 	for _, s := range strings.Split(*faultStorms, ",") {
@@ -174,7 +175,7 @@ func storms(t *testing.T) []*storm {
 		if err != nil || d <= 0 {
 			t.Fatalf("-fault.storms: %q is not a duration", s)
 		}
-		out = append(out, &storm{every: 20, length: d, left: *stormTimes})
+		out = append(out, &storm{every: 20, length: d, times: *stormTimes})
 	}
 	return out
 }
@@ -195,15 +196,13 @@ func (s *storm) wrap(h http.Handler) http.Handler {
 			s.more--
 		}
 		if !throttle {
-			if s.passed == s.every && s.left >= 0 {
+			if s.passed == s.every && (s.times == 0 || s.met < s.times) {
 				s.passed, throttle = 0, true
+				s.met++
 				if s.calls > 0 {
 					s.more = s.calls - 1
 				} else {
 					s.until = now.Add(s.length)
-				}
-				if s.left--; s.left == 0 {
-					s.left = -1 // the last one: no more
 				}
 			} else {
 				s.passed++
