@@ -544,7 +544,7 @@ func (r *runner) Ref(step, id string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return keyValue(k), true
+		return KeyValue(k), true
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -553,7 +553,7 @@ func (r *runner) Ref(step, id string) (any, bool) {
 		// What the journal the dry run resumes holds has its key there, as
 		// apply finds it (journal.Journal.Key: a record partly loaded too).
 		if rec := r.state.Record(step, id); rec != nil && rec.Key != "" {
-			return keyValue(rec.Key), true
+			return KeyValue(rec.Key), true
 		}
 		return nil, false
 	}
@@ -562,7 +562,7 @@ func (r *runner) Ref(step, id string) (any, bool) {
 		// which names it (and no two records share).
 		return "{" + step + ":" + id + "}", true
 	}
-	return keyValue(k), true
+	return KeyValue(k), true
 }
 
 // Placeholders implements transform.Placeholders: in the dry run a key

@@ -892,7 +892,7 @@ type deltaRefs struct{ r *runner }
 
 func (d deltaRefs) Ref(step, id string) (any, bool) {
 	if rec := d.r.state.Record(step, id); rec != nil && rec.Key != "" {
-		return keyValue(rec.Key), true
+		return KeyValue(rec.Key), true
 	}
 	d.r.delta.mu.Lock()
 	defer d.r.delta.mu.Unlock()

@@ -182,7 +182,7 @@ func checkJournalKeys(t *testing.T, env *sandboxEnv, journalPath string) {
 	}
 	fixture.CheckOrderKeys(t, "the journal keeps", env.entities("ORDERS", "DETAILS"), func(id string) string {
 		if rec := st.Record("orders", id); rec != nil && rec.Status() == journal.Committed {
-			return fmt.Sprint(keyValue(rec.Key))
+			return fmt.Sprint(KeyValue(rec.Key))
 		}
 		return ""
 	}, func(id, part string) string {
@@ -207,7 +207,7 @@ func lineKeys(rec *journal.RecordState) map[string]string {
 			part[kr.Loc] = kr.Cells[i]
 		}
 		if kr.Nav == "ORDERITEMS_SUBFORM" && kr.Key != "" {
-			got[part[kr.Loc]] = fmt.Sprint(keyValue(kr.Key))
+			got[part[kr.Loc]] = fmt.Sprint(KeyValue(kr.Key))
 		}
 	}
 	return got

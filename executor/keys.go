@@ -35,14 +35,10 @@ func shownKey(key string) string {
 	return key
 }
 
-// KeyValue is a journaled key expression as a value: a single key's
-// value (string, int64 or Decimal), or a map of a composite key's values.
-func KeyValue(key string) any { return keyValue(key) }
-
-// keyValue turns a key expression back into a value for ref(): a single
-// key's value (string, int64 or Decimal), or a map of a composite key's
-// values.
-func keyValue(key string) any {
+// KeyValue turns a key expression (as journaled) back into a value, for
+// ref() and for the reports: a single key's value (string, int64 or
+// Decimal), or a map of a composite key's values.
+func KeyValue(key string) any {
 	if key == "" {
 		return nil
 	}

@@ -185,8 +185,8 @@ func TestKeys(t *testing.T) {
 		if raw, _ := odata.FormatKey(tc.names, tc.vals); "("+shownKey(got)+")" != raw {
 			t.Errorf("shownKey(%q) = %q, want %q without its parentheses", got, shownKey(got), raw)
 		}
-		if v := keyValue(got); fmt.Sprint(v) != fmt.Sprint(tc.value) {
-			t.Errorf("keyValue(%q) = %#v, want %#v", got, v, tc.value)
+		if v := KeyValue(got); fmt.Sprint(v) != fmt.Sprint(tc.value) {
+			t.Errorf("KeyValue(%q) = %#v, want %#v", got, v, tc.value)
 		}
 	}
 	if _, err := odata.PathKey([]string{"A"}, []any{nil}); err == nil {
