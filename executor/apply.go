@@ -52,10 +52,7 @@ type runner struct {
 	settling chan struct{}
 	// dry: the dry run. Steps go one at a time and each batch is answered
 	// before the next is packed, so that its output is the same every time.
-	dry bool
-	// refd, when set, names the steps whose keys ref() may ask for: the
-	// dry run keeps no others, so its memory stays flat.
-	refd map[string]bool
+	dry  bool
 	warm read.Warmth // entity sets whose 404 is the truth (reads.go)
 	// readCache holds the answers reconcile read ahead (prefetch), by path;
 	// nil outside it.
@@ -85,12 +82,8 @@ type runner struct {
 	subs     atomic.Int64
 	txns     atomic.Int64 // API transactions: entities and lines written
 
-	mu  sync.Mutex
-	err error // first fatal error
-	// keys is the dry run's: step → record id → key expression. A real
-	// run asks the journal, whose index holds them (no map of
-	// every record).
-	keys    map[string]map[string]string
+	mu      sync.Mutex
+	err     error           // first fatal error
 	pending []journal.Entry // record entries to write with the next append
 	undec   []string
 	warned  map[string]bool              // warnOnce
@@ -108,9 +101,15 @@ type ledger interface {
 	Counts(step string) journal.Counts
 	Snapshot() *journal.State
 	Close() error
-	// key is the key of the record of step and id as the ledger knows it
-	// now: what ref() gives in a real run.
-	key(step, id string) (string, bool)
+	// ref is the key of the record of step and id as the ledger knows it
+	// now, as ref() gives it (KeyValue): from this run or an earlier one.
+	ref(step, id string) (any, bool)
+	// keep is told the key of each record settled with one, for ref():
+	// the journal's index holds them already.
+	keep(step, id, key string)
+	// placeholders reports whether a key ref() gives may be a stand-in for
+	// one the server numbers (transform.Placeholders).
+	placeholders() bool
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
@@ -125,7 +124,18 @@ type journalLedger struct{ *journal.Journal }
 
 func (journalLedger) committed(string, int) {}
 
-func (l journalLedger) key(step, id string) (string, bool) { return l.Key(step, id) }
+func (l journalLedger) ref(step, id string) (any, bool) {
+	k, ok := l.Key(step, id)
+	if !ok {
+		return nil, false
+	}
+	return KeyValue(k), true
+}
+
+func (journalLedger) keep(string, string, string) {}
+
+// placeholders: every key the journal holds is the server's own.
+func (journalLedger) placeholders() bool { return false }
 
 func (l journalLedger) held(step string, keys []string) (map[string]bool, error) {
 	return l.HeldKeys(step, keys)
@@ -135,7 +145,7 @@ func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State
 
 func newRunner(ctx context.Context, opts *runOptions) *runner {
 	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
-		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), keys: map[string]map[string]string{}, changed: map[string]int{}}
+		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), changed: map[string]int{}}
 	r.sizer = newBatchSizer(r.limit)
 	if opts.Client != nil {
 		opts.Client = counted{inner: opts.Client, n: &r.calls, reads: r.journalReads}
@@ -521,54 +531,16 @@ func (r *runner) halted() bool {
 	return r.err != nil
 }
 
-func (r *runner) setKey(step, id, key string) {
-	if !r.dry || r.refd != nil && !r.refd[step] {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.keys[step]
-	if m == nil {
-		m = map[string]string{}
-		r.keys[step] = m
-	}
-	m[id] = key
-}
-
 // Ref implements transform.Refs: the key of what step created or found for
-// id, from this run or an earlier one. Steps run in waves, so a referenced
-// step has finished before a step that refers to it starts.
-func (r *runner) Ref(step, id string) (any, bool) {
-	if !r.dry {
-		k, ok := r.jr.key(step, id)
-		if !ok {
-			return nil, false
-		}
-		return KeyValue(k), true
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	k, ok := r.keys[step][id]
-	if !ok {
-		// What the journal the dry run resumes holds has its key there, as
-		// apply finds it (journal.Journal.Key: a record partly loaded too).
-		if rec := r.state.Record(step, id); rec != nil && rec.Key != "" {
-			return KeyValue(rec.Key), true
-		}
-		return nil, false
-	}
-	if r.dry && k == placeholderKey {
-		// A key the server would number: a stand-in of its own per record,
-		// which names it (and no two records share).
-		return "{" + step + ":" + id + "}", true
-	}
-	return KeyValue(k), true
-}
+// id, from this run or an earlier one, as the ledger knows it. Steps run in
+// waves, so a referenced step has finished before a step that refers to it
+// starts.
+func (r *runner) Ref(step, id string) (any, bool) { return r.jr.ref(step, id) }
 
 // Placeholders implements transform.Placeholders: in the dry run a key
 // that ref() gives may be the simulated service's stand-in for one the
 // server numbers ({key}), which no field's type or length can check.
-func (r *runner) Placeholders() bool { return r.dry }
+func (r *runner) Placeholders() bool { return r.jr != nil && r.jr.placeholders() }
 
 // queue holds record entries until the next append, so that skipped rows
 // and row errors cost no fsync of their own.
@@ -1397,7 +1369,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		entries = append(entries, sr.finalEntry(w))
 		reported = append(reported, w)
 		if w.root != nil && w.root.ok() && w.root.key != "" {
-			r.setKey(sr.step.Name, w.id, w.root.key)
+			r.jr.keep(sr.step.Name, w.id, w.root.key)
 		}
 	}
 	r.workMu.Unlock()
@@ -1688,7 +1660,7 @@ func (sr *stepRun) report(w *work) {
 func (sr *stepRun) finalize(w *work) {
 	w.final = true
 	if w.root != nil && w.root.key != "" {
-		sr.r.setKey(sr.step.Name, w.id, w.root.key)
+		sr.r.jr.keep(sr.step.Name, w.id, w.root.key)
 	}
 	sr.r.queue(sr.finalEntry(w))
 	sr.report(w)

@@ -83,14 +83,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	r := newRunner(ctx, opts)
 	r.dry = true
 	r.diff = d
-	r.refd = map[string]bool{}
-	for _, s := range opts.Plan.Steps {
-		for _, name := range s.Refs {
-			r.refd[name] = true
-		}
-	}
-	r.jr = newTally(waves)
-	r.state = r.jr.Snapshot()
+	t := newTally(opts.Plan, waves)
+	r.jr = t
+	r.state = t.Snapshot()
 	r.offline = o.Client == nil
 	stale := ""
 	if o.Journal != "" {
@@ -116,7 +111,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
 				stale = strings.Join(se.Changes, "; ")
 			} else {
-				r.state = st
+				r.state, t.resumed = st, st
 				switch {
 				case o.Delta:
 					r.delta = newDeltaRun(true, o.Overwrite)
@@ -499,7 +494,8 @@ func (c *recorder) Batch(ctx context.Context, reqs []odata.BatchRequest, opts od
 }
 
 // tally is the dry run's ledger: the counts and problems of each step,
-// nothing per record, so that memory stays flat however many rows.
+// and the keys ref() may ask for, nothing else per record, so that memory
+// stays flat however many rows.
 type tally struct {
 	mu     sync.Mutex
 	batch  int
@@ -507,10 +503,25 @@ type tally struct {
 	steps  map[string]*StepSummary
 	counts map[string]*journal.Counts
 	errs   map[string][]RecordError
+	// keys are what ref() gives: step → record id → key expression, of
+	// the steps ref() may ask for (refd) and no others. A real run asks
+	// the journal, whose index holds them (no map of every record).
+	keys map[string]map[string]string
+	refd map[string]bool
+	// resumed is the journal the dry run resumes, as replayed (else
+	// nothing done): the keys of what it holds are there, as apply finds
+	// them (journal.Journal.Key: a record partly loaded too).
+	resumed *journal.State
 }
 
-func newTally(waves [][]*plan.Step) *tally {
-	t := &tally{steps: map[string]*StepSummary{}, counts: map[string]*journal.Counts{}, errs: map[string][]RecordError{}}
+func newTally(p *plan.Plan, waves [][]*plan.Step) *tally {
+	t := &tally{steps: map[string]*StepSummary{}, counts: map[string]*journal.Counts{}, errs: map[string][]RecordError{},
+		keys: map[string]map[string]string{}, refd: map[string]bool{}, resumed: &journal.State{}}
+	for _, s := range p.Steps {
+		for _, name := range s.Refs {
+			t.refd[name] = true
+		}
+	}
 	for _, w := range waves {
 		for _, s := range w {
 			t.order = append(t.order, s.Name)
@@ -566,8 +577,44 @@ func (t *tally) Close() error                             { return nil }
 // Snapshot is the state a dry run starts from: nothing done yet.
 func (t *tally) Snapshot() *journal.State { return &journal.State{} }
 
-// key: the dry run's keys are the runner's (setKey).
-func (t *tally) key(string, string) (string, bool) { return "", false }
+// ref is the key the run gave the record of step and id, else the one the
+// journal it resumes holds. A key the server would number is a stand-in of
+// its own per record, which names it (and no two records share).
+func (t *tally) ref(step, id string) (any, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k, ok := t.keys[step][id]
+	switch {
+	case !ok:
+		if rec := t.resumed.Record(step, id); rec != nil && rec.Key != "" {
+			return KeyValue(rec.Key), true
+		}
+		return nil, false
+	case k == placeholderKey:
+		return "{" + step + ":" + id + "}", true
+	}
+	return KeyValue(k), true
+}
+
+// keep keeps the keys of the steps ref() may ask for only.
+func (t *tally) keep(step, id, key string) {
+	if !t.refd[step] {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.keys[step]
+	if m == nil {
+		m = map[string]string{}
+		t.keys[step] = m
+	}
+	m[id] = key
+}
+
+// placeholders: a key ref() gives may be the simulated service's stand-in
+// for one the server numbers ({key}), which no field's type or length can
+// check.
+func (t *tally) placeholders() bool { return true }
 
 // held: the dry run keeps no records, so it holds no key.
 func (t *tally) held(string, []string) (map[string]bool, error) { return map[string]bool{}, nil }
