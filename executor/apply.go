@@ -41,9 +41,6 @@ type runner struct {
 	// record can be in several batches that complete concurrently. A
 	// run's own: the loads of several companies at once do not share it.
 	workMu sync.Mutex
-	// loaded (dry run) counts the records the journal it was given holds
-	// committed or skipped, which apply would not send again.
-	loaded atomic.Int64
 	hook   Hook
 	limit  int
 	sem    chan struct{}
@@ -60,9 +57,6 @@ type runner struct {
 	// unread holds, by entity set, the fields its read answers leave out
 	// (unreadFields); guarded by mu.
 	unread map[string]map[string]bool
-	// diff, when set, is Diff's: every step reads, and each record's
-	// classification is kept.
-	diff *differ
 	// unchanged: the journal was begun from this very plan and sources.
 	unchanged bool
 	// accept is the plan and sources a resume goes on with although the
@@ -110,6 +104,12 @@ type ledger interface {
 	// placeholders reports whether a key ref() gives may be a stand-in for
 	// one the server numbers (transform.Placeholders).
 	placeholders() bool
+	// loadedBefore is told of each record the journal the run resumes
+	// holds loaded (or closed), which the run does not send again.
+	loadedBefore()
+	// diffs is where each record's classification is kept (Diff's), nil
+	// when it is not: every step then reads, an insert step's keys too.
+	diffs() *differ
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
@@ -136,6 +136,10 @@ func (journalLedger) keep(string, string, string) {}
 
 // placeholders: every key the journal holds is the server's own.
 func (journalLedger) placeholders() bool { return false }
+
+func (journalLedger) loadedBefore() {}
+
+func (journalLedger) diffs() *differ { return nil }
 
 func (l journalLedger) held(step string, keys []string) (map[string]bool, error) {
 	return l.HeldKeys(step, keys)
@@ -840,13 +844,9 @@ func (sr *stepRun) handle(res transform.Result) error {
 	if prev != nil {
 		switch prev.Status() {
 		case journal.Committed, journal.Skipped, journal.Waived:
-			if r.dry {
-				// The journal the dry run was given has it loaded (or
-				// closed): apply would not send it.
-				r.loaded.Add(1)
-				if prev.Status() == journal.Committed {
-					sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
-				}
+			r.jr.loadedBefore()
+			if prev.Status() == journal.Committed {
+				sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
 			}
 			if prev.Status() == journal.Committed && prev.SrcHash != "" && prev.SrcHash != srcHash(rec) {
 				sr.changed++

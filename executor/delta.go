@@ -418,9 +418,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 		prev = patchedView(prev, rec)
 	}
 	ch := deltaOf(sr.r.md, sr.entityType(), prev, rec)
-	if sr.r.dry {
-		sr.r.loaded.Add(1)
-	}
+	sr.r.jr.loadedBefore()
 	send := ch.kind == deltaChanged && d.send && ch.sends() && prev.Key != ""
 	if !send {
 		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, filled: prev.Filled}}

@@ -144,7 +144,7 @@ func Diff(ctx context.Context, run *Prepared, opts Options) (*DiffResult, error)
 // classify records what apply would do with w: action, and for an update
 // the changed fields (the record's values and the target's before them).
 func (sr *stepRun) classify(w *work, action DiffAction, changed, before map[string]any, matches []string) {
-	if d := sr.r.diff; d != nil {
+	if d := sr.r.jr.diffs(); d != nil {
 		d.add(sr.diffRecord(w, action, changed, before, matches))
 	}
 }
@@ -166,7 +166,7 @@ func (sr *stepRun) diffRecord(w *work, action DiffAction, changed, before map[st
 // classifyLines is classify of an update of a record that exists, with
 // the lines apply appends to it.
 func (sr *stepRun) classifyLines(w *work, changed, before map[string]any, added []*op) {
-	d := sr.r.diff
+	d := sr.r.jr.diffs()
 	if d == nil {
 		return
 	}
@@ -298,5 +298,5 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 // readsAll reports whether every step reads its records' keys: in a diff,
 // insert steps too.
 func (r *runner) readsAll(mode plan.Mode) bool {
-	return mode != plan.ModeInsert || r.diff != nil
+	return mode != plan.ModeInsert || r.jr.diffs() != nil
 }

@@ -82,8 +82,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	opts.open = prefetch(opts.open)
 	r := newRunner(ctx, opts)
 	r.dry = true
-	r.diff = d
-	t := newTally(opts.Plan, waves)
+	t := newTally(opts.Plan, waves, d)
 	r.jr = t
 	r.state = t.Snapshot()
 	r.offline = o.Client == nil
@@ -127,7 +126,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		// apply lists the delta and sends nothing: so does its dry run.
 		sum, err := r.listDelta(waves)
 		if sum != nil {
-			sum.Journal, sum.Loaded = o.Journal, int(r.loaded.Load())
+			sum.Journal, sum.Loaded = o.Journal, int(t.loaded.Load())
 		}
 		return sum, err
 	}
@@ -142,7 +141,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		sum.Journal, sum.Stale = o.Journal, stale
 	} else if o.Journal != "" && r.state != nil && r.state.Steps != nil {
 		sum.Journal = o.Journal
-		sum.Loaded = int(r.loaded.Load())
+		sum.Loaded = int(t.loaded.Load())
 		for _, st := range r.state.Steps {
 			for _, rec := range st.Records {
 				if rec.Status() == journal.InDoubt {
@@ -512,11 +511,18 @@ type tally struct {
 	// nothing done): the keys of what it holds are there, as apply finds
 	// them (journal.Journal.Key: a record partly loaded too).
 	resumed *journal.State
+	// loaded counts the records resumed holds committed or closed, which
+	// apply would not send again.
+	loaded atomic.Int64
+	// diff, when set, is Diff's: each record's classification is kept.
+	diff *differ
 }
 
-func newTally(p *plan.Plan, waves [][]*plan.Step) *tally {
+// newTally is the ledger of a dry run of p in waves; d is Diff's, nil for
+// Plan's.
+func newTally(p *plan.Plan, waves [][]*plan.Step, d *differ) *tally {
 	t := &tally{steps: map[string]*StepSummary{}, counts: map[string]*journal.Counts{}, errs: map[string][]RecordError{},
-		keys: map[string]map[string]string{}, refd: map[string]bool{}, resumed: &journal.State{}}
+		keys: map[string]map[string]string{}, refd: map[string]bool{}, resumed: &journal.State{}, diff: d}
 	for _, s := range p.Steps {
 		for _, name := range s.Refs {
 			t.refd[name] = true
@@ -610,6 +616,10 @@ func (t *tally) keep(step, id, key string) {
 	}
 	m[id] = key
 }
+
+func (t *tally) loadedBefore() { t.loaded.Add(1) }
+
+func (t *tally) diffs() *differ { return t.diff }
 
 // placeholders: a key ref() gives may be the simulated service's stand-in
 // for one the server numbers ({key}), which no field's type or length can

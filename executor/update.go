@@ -91,7 +91,8 @@ func (sr *stepRun) readPending() error {
 		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
 	}
 	matchRead := sr.r.read
-	if r.diff != nil && sr.step.Mode == plan.ModeInsert {
+	diffs := r.jr.diffs()
+	if diffs != nil && sr.step.Mode == plan.ModeInsert {
 		if matchRead, err = sr.readMatches(ws); err != nil {
 			if errors.Is(err, errHalt) {
 				return err
@@ -109,7 +110,7 @@ func (sr *stepRun) readPending() error {
 				sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
 				continue
 			}
-			if r.diff != nil {
+			if diffs != nil {
 				action, matches := DiffCreate, []string(nil)
 				if sr.step.Mode == plan.ModeInsert && root.key == "" {
 					var err error
@@ -132,7 +133,7 @@ func (sr *stepRun) readPending() error {
 		case resp.Status == 404:
 			if sr.step.Mode == plan.ModeUpdate {
 				sr.classify(w, DiffMissing, nil, nil, nil)
-				if r.diff == nil {
+				if diffs == nil {
 					sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
 				}
 				continue
