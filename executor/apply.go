@@ -110,6 +110,11 @@ type ledger interface {
 	// diffs is where each record's classification is kept (Diff's), nil
 	// when it is not: every step then reads, an insert step's keys too.
 	diffs() *differ
+	// reconciles reports whether the ledger keeps what each sub-request of
+	// a batch was and writes (journal.Sub, what the op leaves on the
+	// server) and the watermarks that bound its lookups: what
+	// reconciliation and undo read. The dry run's tally keeps counts only.
+	reconciles() bool
 	// committed is told of each record committed, with its sub-form
 	// children (a deep insert's too, which have no sub-request of their own).
 	committed(step string, children int)
@@ -141,6 +146,8 @@ func (journalLedger) loadedBefore() {}
 
 func (journalLedger) diffs() *differ { return nil }
 
+func (journalLedger) reconciles() bool { return true }
+
 func (l journalLedger) held(step string, keys []string) (map[string]bool, error) {
 	return l.HeldKeys(step, keys)
 }
@@ -161,7 +168,7 @@ func newRunner(ctx context.Context, opts *runOptions) *runner {
 // report counts it as apply did; the watermark's read is journaled with
 // the watermark it found.
 func (r *runner) journalReads(reqs []odata.BatchRequest, c *odata.CallStats) {
-	if r.dry || r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
+	if r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
 		return
 	}
 	if err := r.appendUnsynced(StampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c)); err != nil {
@@ -253,7 +260,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	if err := r.refuseShifted(); err != nil {
 		return nil, err
 	}
-	if r.accept != nil && !r.dry {
+	if r.accept != nil {
 		// Journaled, so that --allow-plan-change is not asked for again
 		// on every later run of the same plan.
 		if err := r.jr.Append(journal.Entry{Kind: journal.KindAccept, Accept: r.accept}); err != nil {
@@ -742,7 +749,7 @@ func (r *runner) stepFinished(s *plan.Step) {
 // and a source unchanged sends nothing.
 func (r *runner) nothingLeft() bool {
 	st := r.state
-	if r.dry || r.delta != nil || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
+	if r.delta != nil || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
 	}
 	for _, src := range r.opts.Plan.Sources {
@@ -1068,7 +1075,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	seq := r.jr.NextBatch()
 	reqs := assemble(batch, seq)
 	var subs []journal.Sub
-	if !r.dry { // the dry run's tally has nothing to reconcile or undo
+	if r.jr.reconciles() {
 		subs = make([]journal.Sub, len(batch))
 		for i, o := range batch {
 			o.matched = o.match()

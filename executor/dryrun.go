@@ -621,6 +621,9 @@ func (t *tally) loadedBefore() { t.loaded.Add(1) }
 
 func (t *tally) diffs() *differ { return t.diff }
 
+// reconciles: the dry run leaves nothing in doubt, and nothing to undo.
+func (t *tally) reconciles() bool { return false }
+
 // placeholders: a key ref() gives may be the simulated service's stand-in
 // for one the server numbers ({key}), which no field's type or length can
 // check.

@@ -76,17 +76,6 @@ func (sr *stepRun) takeWatermark(batch []*op) error {
 	if !need {
 		return nil
 	}
-	if sr.r.dry {
-		// The dry run leaves nothing in doubt, but apply's read of the
-		// watermark is a call (which warms the form): it is made, to the
-		// simulated service, and counted.
-		sr.mark.once.Do(func() {
-			if q := sr.r.watermarkQuery(sr.entity); q != "" {
-				_, _ = sr.r.readCtx(sr.r.ctx, q)
-			}
-		})
-		return nil
-	}
 	sr.mark.once.Do(func() { sr.mark.err = sr.r.journalWatermark(sr.step.Name, sr.entity) })
 	return sr.mark.err
 }
@@ -131,6 +120,12 @@ func (r *runner) journalWatermark(step, entity string) error {
 	resp, err := r.readCtx(odata.WithCallStats(r.ctx, &calls), query)
 	if err != nil {
 		return err
+	}
+	if !r.jr.reconciles() {
+		// The dry run leaves nothing in doubt, but apply's read of the
+		// watermark is a call (which warms the form): it is made, to the
+		// simulated service, and counted; its value bounds nothing.
+		return nil
 	}
 	value, why := highest(resp, field)
 	if why != "" {
