@@ -20,7 +20,6 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
-	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -29,13 +28,16 @@ import (
 var errHalt = errors.New("halt")
 
 // runner is one run of the plan: Apply's, or the dry run's over a
-// simulated service (Plan). Both walk the same steps with the same loop.
+// simulated service (Plan). Both walk the same steps with the same loop;
+// what differs is said by the run's ledger (jr: the journal, or the dry
+// run's tally) and its service (svc: the target, or the simulated one).
 type runner struct {
 	opts  *runOptions
 	sizer *batchSizer // the batches' size now: calls near the server's budget shrink it
 	ctx   context.Context
 	md    *odata.Metadata
 	jr    ledger
+	svc   service
 	state *journal.State // as replayed at the start
 	// workMu serialises the bookkeeping of records: the units of one
 	// record can be in several batches that complete concurrently. A
@@ -47,10 +49,6 @@ type runner struct {
 	// settling holds the answers that gave their call's slot back before
 	// they were journaled (answeredWhole): no more than sem's size.
 	settling chan struct{}
-	// dry: the dry run. Steps go one at a time and each batch is answered
-	// before the next is packed, so that its output is the same every time.
-	dry  bool
-	warm read.Warmth // entity sets whose 404 is the truth (reads.go)
 	// readCache holds the answers reconcile read ahead (prefetch), by path;
 	// nil outside it.
 	readCache map[string]odata.BatchResponse
@@ -68,8 +66,6 @@ type runner struct {
 	// delta, when set, is a delta load's (delta.go): listed only, or sent
 	// (apply --delta).
 	delta *deltaRun
-	// offline: a dry run without a target, which reads nothing.
-	offline bool
 
 	stopping atomic.Bool
 	calls    atomic.Int64 // HTTP calls made (counted)
@@ -155,7 +151,7 @@ func (l journalLedger) held(step string, keys []string) (map[string]bool, error)
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
 func newRunner(ctx context.Context, opts *runOptions) *runner {
-	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, hook: opts.hook(), limit: opts.limit(),
+	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, svc: &target{standard: opts.Version.Standard}, hook: opts.hook(), limit: opts.limit(),
 		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), changed: map[string]int{}}
 	r.sizer = newBatchSizer(r.limit)
 	if opts.Client != nil {
@@ -286,23 +282,15 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 		if r.halted() {
 			break
 		}
-		if r.dry {
-			for _, s := range wave {
-				if err := r.runStep(s); err != nil {
-					r.halt(err)
-				}
-			}
-			continue
-		}
 		var wg sync.WaitGroup
 		for _, s := range wave {
 			wg.Add(1)
-			go func(s *plan.Step) {
+			r.svc.spawn(func() {
 				defer wg.Done()
 				if err := r.runStep(s); err != nil {
 					r.halt(err)
 				}
-			}(s)
+			})
 		}
 		wg.Wait()
 	}
@@ -1084,9 +1072,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
 		}
 	}
-	if r.opts.Version.Standard && !r.dry {
-		reqs = standardSingles(batch, reqs)
-	}
+	reqs = r.svc.form(batch, reqs)
 	// The intent is made durable before waiting for a slot, so that its
 	// fsync overlaps the batches in flight instead of delaying each call.
 	if err := r.appendWith(journal.Entry{Kind: journal.KindIntent, Batch: seq, Subs: subs, At: new(r.opts.now().UTC())}); err != nil {
@@ -1127,7 +1113,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		var calls odata.CallStats
 		start := r.opts.now()
 		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, BatchOptions)
-		if !r.dry {
+		if r.svc.timed() {
 			r.sizer.observe(len(reqs), attemptTime(r.opts.now().Sub(start), &calls))
 		}
 		r.hook.BatchSent(len(reqs))
@@ -1136,7 +1122,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			ans.matched, ans.problem = odata.MatchResponses(reqs, resps)
 			sr.answered(batch, ans.matched)
 		}
-		if err == nil && !r.dry && r.answeredWhole(batch, ans) {
+		if err == nil && r.answeredWhole(batch, ans) {
 			// Nothing of this answer can stop the run (but the
 			// journal failing), so the next call need not wait for it to
 			// be journaled; at most Concurrency answers wait to be.
@@ -1158,11 +1144,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 	}
 	sr.inflight.Add(1)
 	sr.takeOff(seq, batch)
-	if r.dry {
-		send()
-		return nil
-	}
-	go send()
+	r.svc.spawn(send)
 	return nil
 }
 

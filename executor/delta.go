@@ -520,7 +520,7 @@ func (sr *stepRun) deltaPending() error {
 	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: expand, PerBatch: r.limit}
 	var found map[string]read.Found
 	var err error
-	if !r.offline {
+	if !r.svc.offline() {
 		found, err = rd.ReadKeys(sr.ctx, keys)
 	}
 	if err != nil {
@@ -533,7 +533,7 @@ func (sr *stepRun) deltaPending() error {
 	for _, dw := range ds {
 		w, prev := dw.w, dw.prev
 		resp := found[prev.Key]
-		if r.offline {
+		if r.svc.offline() {
 			// A dry run without a target: the server taken to hold what
 			// the journal wrote (no conflict can be foreseen).
 			resp = read.Found{Status: 200, Body: prev.Wrote}
@@ -554,7 +554,7 @@ func (sr *stepRun) deltaPending() error {
 			continue
 		}
 		curLines := map[string]map[string]any{}
-		if r.offline {
+		if r.svc.offline() {
 			for _, l := range dw.lines {
 				curLines[l.path] = oursOf(l.was)
 			}
@@ -604,7 +604,7 @@ func (sr *stepRun) deltaPending() error {
 			now := l.child.Fields["TEXT"]
 			same := odata.TextContent(held) == ""
 			if !l.New {
-				same = r.offline || textHash(held) == l.was.TextHash
+				same = r.svc.offline() || textHash(held) == l.was.TextHash
 			}
 			if !same {
 				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,

@@ -81,11 +81,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	opts.Concurrency = 1
 	opts.open = prefetch(opts.open)
 	r := newRunner(ctx, opts)
-	r.dry = true
 	t := newTally(opts.Plan, waves, d)
-	r.jr = t
+	r.jr, r.svc = t, sim
 	r.state = t.Snapshot()
-	r.offline = o.Client == nil
 	stale := ""
 	if o.Journal != "" {
 		// The journal apply would resume: its committed records are
@@ -188,6 +186,29 @@ type simService struct {
 	// no form up (docs/other-services.md).
 	standard bool
 }
+
+// spawn: the simulated service answers at once, and the run waits for
+// each answer: one step at a time, each batch answered before the next is
+// packed.
+func (*simService) spawn(f func()) { f() }
+
+// form: the simulated service takes a batch as it was built, a
+// single-object sub-form as the POST to PARENT/NAV the journal keeps
+// (standardSingles is the target's form of it).
+func (*simService) form(_ []*op, reqs []odata.BatchRequest) []odata.BatchRequest { return reqs }
+
+// timed: how long a simulated answer takes says nothing of the server.
+func (*simService) timed() bool { return false }
+
+// confirmAbsent: the simulated service's 404s are its predictions, or the
+// target's confirmed already (answer), so the dry run counts the calls a
+// warm server would cost.
+func (*simService) confirmAbsent(_ []odata.BatchRequest, got []odata.BatchResponse, _ func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
+	return got, nil
+}
+
+// offline: without a target the simulated service reads nothing.
+func (s *simService) offline() bool { return s.read == nil }
 
 // ErrTargetRead is returned (wrapped) when the dry run could not read the
 // target: it is unreachable or refused the credentials, not a plan problem.

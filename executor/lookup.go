@@ -25,7 +25,7 @@ func resolver(ctx context.Context, st *journal.State, opts LookupOptions) *runne
 	if h == nil {
 		h = NopHook{}
 	}
-	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, state: st, hook: h}
+	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, svc: &target{}, state: st, hook: h}
 }
 
 // Settle settles the work in doubt of journal jr (st its state) by

@@ -6,15 +6,14 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// readBatch is readBatchOnce whose 404s are confirmed (confirmAbsent). The
-// dry run takes its answers as they are: its offline 404s are predictions,
-// and it counts the calls a warm server would cost.
+// readBatch is readBatchOnce whose 404s the service confirms
+// (service.confirmAbsent).
 func (r *runner) readBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	out, err := r.readBatchOnce(ctx, reqs)
-	if err != nil || r.dry {
+	if err != nil {
 		return out, err
 	}
-	return r.warm.ConfirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	return r.svc.confirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
 		return r.readBatchOnce(ctx, again)
 	})
 }
