@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
@@ -233,5 +234,46 @@ func TestDryRunCountsTransactionsAsMetered(t *testing.T) {
 	as, err := runApply(context.Background(), env.opts(t, p, f))
 	if err != nil || as.Transactions != sum.Transactions {
 		t.Fatalf("apply %v: %d transactions, the dry run %d", err, as.Transactions, sum.Transactions)
+	}
+}
+
+// The dry run's tally gives ref() the keys the run settled, of the steps a
+// ref() names only (its memory stays flat), else the key the journal it
+// resumes holds; a key the server would number is a stand-in per record.
+func TestTallyRef(t *testing.T) {
+	t.Parallel()
+	custs := &plan.Step{Name: "custs", Entity: "CUSTOMERS"}
+	parts := &plan.Step{Name: "parts", Entity: "LOGPART"}
+	orders := &plan.Step{Name: "orders", Entity: "ORDERS", Refs: []string{"custs"}}
+	p := &plan.Plan{Steps: []*plan.Step{custs, parts, orders}}
+	tl := newTally(p, [][]*plan.Step{{custs, parts}, {orders}}, nil)
+	tl.resumed = &journal.State{Steps: map[string]*journal.StepState{
+		"custs": {Name: "custs", Records: map[string]*journal.RecordState{
+			"C9":  {Step: "custs", ID: "C9", Key: "'C9'"},
+			"C10": {Step: "custs", ID: "C10"},
+		}},
+	}}
+	tl.keep("custs", "C1", "'C1'")
+	tl.keep("custs", "C2", placeholderKey)
+	tl.keep("parts", "P1", "'P1'")
+	for _, tc := range []struct {
+		step, id string
+		want     any
+		ok       bool
+	}{
+		{step: "custs", id: "C1", want: "C1", ok: true},
+		{step: "custs", id: "C2", want: "{custs:C2}", ok: true},
+		{step: "custs", id: "C9", want: "C9", ok: true}, // the resumed journal's
+		{step: "custs", id: "C10"},                      // resumed without a key
+		{step: "custs", id: "C3"},
+		{step: "parts", id: "P1"}, // no ref() names parts: not kept
+	} {
+		got, ok := tl.ref(tc.step, tc.id)
+		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ref(%s, %s) = %v, %v; want %v, %v", tc.step, tc.id, got, ok, tc.want, tc.ok)
+		}
+	}
+	if !tl.placeholders() || tl.reconciles() {
+		t.Errorf("the tally: placeholders %v, reconciles %v; want true, false", tl.placeholders(), tl.reconciles())
 	}
 }
