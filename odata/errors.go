@@ -101,22 +101,16 @@ func (k Kind) String() string {
 	return kindNames[k]
 }
 
+// statusKinds are the kinds a single status makes; every 5xx is
+// KindServerError.
+var statusKinds = map[int]Kind{400: KindScreen, 401: KindAuth, 403: KindForbidden, 404: KindNotFound, 409: KindConflict, 429: KindThrottled}
+
 // Kind classifies e by its status.
 func (e *Error) Kind() Kind {
-	switch {
-	case e.Status == 400:
-		return KindScreen
-	case e.Status == 401:
-		return KindAuth
-	case e.Status == 403:
-		return KindForbidden
-	case e.Status == 404:
-		return KindNotFound
-	case e.Status == 409:
-		return KindConflict
-	case e.Status == 429:
-		return KindThrottled
-	case e.Status >= 500 && e.Status <= 599:
+	if k, ok := statusKinds[e.Status]; ok {
+		return k
+	}
+	if e.Status >= 500 && e.Status <= 599 {
 		return KindServerError
 	}
 	return KindOther

@@ -207,14 +207,11 @@ func (s *sheetStream) scanRow(start *tag, i int) (int, scanStatus) {
 	cells:
 		for {
 			var t tag
-			j, isTag, st := s.scanNext(b, i, nil, &t)
+			j, st := s.scanToTag(b, i, nil, &t)
 			if st != scanRow {
 				return 0, st
 			}
 			i = j
-			if !isTag {
-				continue
-			}
 			if t.end || t.empty {
 				if string(t.local) == "row" {
 					if t.empty {
@@ -276,14 +273,11 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 			text = &s.inl
 		}
 		var t tag
-		j, isTag, st := s.scanNext(b, i, text, &t)
+		j, st := s.scanToTag(b, i, text, &t)
 		if st != scanRow {
 			return 0, st
 		}
 		i = j
-		if !isTag {
-			continue
-		}
 		if !t.end {
 			c.open(string(t.local))
 			if !t.empty {
@@ -302,20 +296,22 @@ func (s *sheetStream) scanCell(start *tag, b []byte, i, col, row int) (int, scan
 	}
 }
 
-// scanNext reads what comes next from i inside an element: character data
-// up to the next '<' (appended to *text when text is not nil, as scanText
-// does), or else a tag into t; isTag says which. It returns scanMore when
-// the input ends first.
-func (s *sheetStream) scanNext(b []byte, i int, text *[]byte, t *tag) (j int, isTag bool, st scanStatus) {
+// scanToTag reads from i inside an element up to the end of the next tag,
+// into t: the character data before it is appended to *text when text is
+// not nil (as scanText does), and passed over otherwise. It returns
+// scanMore when the input ends first.
+func (s *sheetStream) scanToTag(b []byte, i int, text *[]byte, t *tag) (int, scanStatus) {
+	if i < len(b) && b[i] != '<' {
+		j, st := s.scanText(b, i, text)
+		if st != scanRow {
+			return 0, st
+		}
+		i = j // at the '<' that ended the text
+	}
 	if i >= len(b) {
-		return 0, false, scanMore
+		return 0, scanMore
 	}
-	if b[i] != '<' {
-		j, st = s.scanText(b, i, text)
-		return j, false, st
-	}
-	j, st = scanTag(b, i, t)
-	return j, true, st
+	return scanTag(b, i, t)
 }
 
 // scanText reads character data from i up to the next '<'. With out, it

@@ -231,13 +231,9 @@ type verifyEvidenceJSON struct {
 	Problems []report.EvidenceProblem `json:"problems"`
 }
 
-// evidenceJournalJSON is the journal of an evidence file, as read back.
-type evidenceJournalJSON struct {
-	Member    string `json:"member"`
-	Lines     int    `json:"lines"`
-	Chained   bool   `json:"chained"`
-	ChainHead string `json:"chain_head"`
-}
+// evidenceJournalJSON is the journal of an evidence file as read back: the
+// fields the manifest records it by, with what the file holds.
+type evidenceJournalJSON = report.ManifestJournal
 
 func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 	var cf connFlags

@@ -1,27 +1,18 @@
 package cli
 
-// diffView shows what apply would do to each record against the target.
-type diffView interface {
+// diffView shows what apply would do to each record against the target,
+// then where the diff (--out) and its page (--html) are.
+type diffView struct {
 	runView
-	Diff(doc diffJSON, out, html string) error
+	docView[diffJSON]
 }
 
 func (a *app) diffView(asJSON bool) diffView {
+	var run runView = a.human()
 	if asJSON {
-		return diffJSONView{jsonView{a}}
+		run = jsonView{a}
 	}
-	return diffHuman{a.human()}
+	return diffView{run, newDocView(a, asJSON, printDiff, "the diff is in %s\n", "the diff's page is %s\n")}
 }
 
-type diffHuman struct{ humanView }
-
-func (v diffHuman) Diff(doc diffJSON, out, html string) error {
-	printDiff(v.a.stdout, doc)
-	v.wrote("the diff is in %s\n", out)
-	v.wrote("the diff's page is %s\n", html)
-	return nil
-}
-
-type diffJSONView struct{ jsonView }
-
-func (v diffJSONView) Diff(doc diffJSON, _, _ string) error { return writeJSON(v.a.stdout, doc) }
+func (v diffView) Diff(doc diffJSON, out, html string) error { return v.show(doc, out, html) }

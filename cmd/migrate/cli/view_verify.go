@@ -1,27 +1,13 @@
 package cli
 
 // verifyView shows what verify read back: the counts, the control totals
-// and each finding.
-type verifyView interface {
-	Verify(doc verifyJSON, out, html string) error
-}
+// and each finding; then where the findings (--out) and the run report
+// (--html) are.
+type verifyView struct{ docView[verifyJSON] }
 
 func (a *app) verifyView(asJSON bool) verifyView {
-	if asJSON {
-		return verifyJSONView{jsonView{a}}
-	}
-	return verifyHuman{a.human()}
+	return verifyView{newDocView(a, asJSON, printVerify, "the findings are in %s\n",
+		"wrote %s: the run report with the totals verify found, to open in a browser\n")}
 }
 
-type verifyHuman struct{ humanView }
-
-func (v verifyHuman) Verify(doc verifyJSON, out, html string) error {
-	printVerify(v.a.stdout, doc)
-	v.wrote("the findings are in %s\n", out)
-	v.wrote("wrote %s: the run report with the totals verify found, to open in a browser\n", html)
-	return nil
-}
-
-type verifyJSONView struct{ jsonView }
-
-func (v verifyJSONView) Verify(doc verifyJSON, _, _ string) error { return writeJSON(v.a.stdout, doc) }
+func (v verifyView) Verify(doc verifyJSON, out, html string) error { return v.show(doc, out, html) }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/plan"
@@ -61,3 +62,38 @@ type runView interface {
 	Problems(p *plan.Plan, ds plan.Diagnostics) error
 	Hook() *progressHook
 }
+
+// docView is the view of a command whose output is one document and the
+// files it wrote beside it (diff, verify): a person reads the document as
+// print shows it, then where each file is, a sentence a file as
+// humanView.wrote says it; --json writes the document alone.
+type docView[T any] interface {
+	show(doc T, files ...string) error
+}
+
+// newDocView is the docView of --json or of a person: print shows the
+// document, says[i] is the sentence of the command's i-th file.
+func newDocView[T any](a *app, asJSON bool, print func(io.Writer, T), says ...string) docView[T] {
+	if asJSON {
+		return docJSONView[T]{jsonView{a}}
+	}
+	return docHuman[T]{a.human(), print, says}
+}
+
+type docHuman[T any] struct {
+	humanView
+	print func(io.Writer, T)
+	says  []string
+}
+
+func (v docHuman[T]) show(doc T, files ...string) error {
+	v.print(v.a.stdout, doc)
+	for i, f := range files {
+		v.wrote(v.says[i], f)
+	}
+	return nil
+}
+
+type docJSONView[T any] struct{ jsonView }
+
+func (v docJSONView[T]) show(doc T, _ ...string) error { return writeJSON(v.a.stdout, doc) }
