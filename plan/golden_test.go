@@ -1,11 +1,12 @@
 package plan
 
 import (
-	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 // TestBrokenGolden decodes every plan under testdata/broken and compares

@@ -2,11 +2,12 @@ package source
 
 import (
 	"encoding/json"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 // TestGolden reads every sample file under testdata/golden (with the

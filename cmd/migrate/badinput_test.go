@@ -39,7 +39,6 @@ import (
 	"compress/flate"
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -59,6 +58,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
