@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/odata"
 )
 

@@ -3,7 +3,6 @@ package odata
 import (
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 func TestParseErrorBodies(t *testing.T) {

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 // dumpType renders a type in a stable text form for golden files.

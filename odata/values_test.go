@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 var plus2 = time.FixedZone("+02", 2*3600)

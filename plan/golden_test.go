@@ -1,11 +1,12 @@
 package plan
 
 import (
-	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 // TestBrokenGolden decodes every plan under testdata/broken and compares
@@ -14,34 +15,27 @@ import (
 // its sources have) also has its columns checked against them.
 func TestBrokenGolden(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/broken/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 30 {
-		t.Fatalf("the broken corpus has %d plans; want at least 30", len(files))
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
-			t.Parallel()
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+	n := golden.Each(t, "testdata/broken/*.yaml", nil, func(t *testing.T, path string) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ds := Decode(filepath.Base(path), data)
+		if hdr, err := os.ReadFile(strings.TrimSuffix(path, ".yaml") + ".headers"); err == nil {
+			headers := map[string][]string{}
+			for _, line := range strings.Split(strings.TrimSpace(string(hdr)), "\n") {
+				name, cols, _ := strings.Cut(line, "=")
+				headers[name] = strings.Split(cols, ",")
 			}
-			p, ds := Decode(filepath.Base(path), data)
-			if hdr, err := os.ReadFile(strings.TrimSuffix(path, ".yaml") + ".headers"); err == nil {
-				headers := map[string][]string{}
-				for _, line := range strings.Split(strings.TrimSpace(string(hdr)), "\n") {
-					name, cols, _ := strings.Cut(line, "=")
-					headers[name] = strings.Split(cols, ",")
-				}
-				ds = append(ds, p.CheckColumns(headers)...)
-				ds.Sort()
-			}
-			if !ds.HasErrors() {
-				t.Fatalf("a broken plan decoded without errors: %v", ds)
-			}
-			golden.Check(t, strings.TrimSuffix(path, ".yaml")+".golden", []byte(ds.Error()+"\n"))
-		})
+			ds = append(ds, p.CheckColumns(headers)...)
+			ds.Sort()
+		}
+		if !ds.HasErrors() {
+			t.Fatalf("a broken plan decoded without errors: %v", ds)
+		}
+		golden.Check(t, strings.TrimSuffix(path, ".yaml")+".golden", []byte(ds.Error()+"\n"))
+	})
+	if n < 30 {
+		t.Fatalf("the broken corpus has %d plans; want at least 30", n)
 	}
 }

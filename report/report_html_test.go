@@ -76,6 +76,29 @@ func TestRunReportOfThrottledLoad(t *testing.T) {
 	}
 }
 
+// styleMarker stands in a page's golden file for the style sheet, which
+// testdata/style.html holds once for every page.
+const styleMarker = "<style><!-- PageStyle(): testdata/style.html --></style>\n"
+
+// TestPageStyle holds the pages' style sheet to its golden file.
+func TestPageStyle(t *testing.T) {
+	t.Parallel()
+	golden.Check(t, "testdata/style.html", []byte(PageStyle()))
+}
+
+// checkPage fails unless page is self-contained, holds the pages' style
+// sheet (PageStyle) once and, that sheet aside, is the golden file at
+// path.
+func checkPage(t *testing.T, path string, page []byte) {
+	t.Helper()
+	assertSelfContained(t, page)
+	style := []byte(PageStyle())
+	if n := bytes.Count(page, style); n != 1 {
+		t.Errorf("the page holds the style sheet (PageStyle) %d times, want once", n)
+	}
+	golden.Check(t, path, bytes.Replace(page, style, []byte(styleMarker), 1))
+}
+
 // assertSelfContained fails when a page could fetch anything: no URL, no
 // src or href but to a fragment, no CSS import or url().
 func assertSelfContained(t *testing.T, page []byte) {
@@ -249,8 +272,7 @@ func TestRunReportPage(t *testing.T) {
 	rep := runReport(t, path)
 	rep.Journal = "customers.journal" // not the temporary folder
 	page := pageOf(t, rep)
-	assertSelfContained(t, page)
-	golden.Check(t, "testdata/customers.html", page)
+	checkPage(t, "testdata/customers.html", page)
 	if len(rep.Failures) != 2 || rep.Failures[0].Count != 51 || len(rep.Failures[0].Cells) != FailureCells || rep.Failures[0].More != 1 {
 		t.Errorf("failure groups %+v", rep.Failures)
 	}

@@ -1,9 +1,9 @@
 package sandbox_test
 
 import (
-	"github.com/migrate-tool/migrate/internal/golden"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 

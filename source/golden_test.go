@@ -2,11 +2,12 @@ package source
 
 import (
 	"encoding/json"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/migrate-tool/migrate/internal/golden"
 )
 
 // TestGolden reads every sample file under testdata/golden (with the
@@ -15,39 +16,23 @@ import (
 // rewrites them.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/golden/*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, p := range files {
-		ext := filepath.Ext(p)
-		if ext == ".golden" || ext == ".opts" {
-			continue
+	golden.Each(t, "testdata/golden/*", []string{".opts"}, func(t *testing.T, p string) {
+		base := strings.TrimSuffix(p, filepath.Ext(p))
+		var opts Options
+		if b, err := os.ReadFile(base + ".opts"); err == nil {
+			if err := json.Unmarshal(b, &opts); err != nil {
+				t.Fatal(err)
+			}
 		}
-		n++
-		base := strings.TrimSuffix(p, ext)
-		t.Run(filepath.Base(p), func(t *testing.T) {
-			t.Parallel()
-			var opts Options
-			if b, err := os.ReadFile(base + ".opts"); err == nil {
-				if err := json.Unmarshal(b, &opts); err != nil {
-					t.Fatal(err)
-				}
-			}
-			opts.Name, opts.Path = filepath.Base(p), p
-			var got string
-			r, err := Open(opts)
-			if err != nil {
-				got = "error: " + err.Error() + "\n"
-			} else {
-				got = dump(r)
-				r.Close()
-			}
-			golden.Check(t, base+".golden", []byte(got))
-		})
-	}
-	if n == 0 {
-		t.Fatal("no sample files")
-	}
+		opts.Name, opts.Path = filepath.Base(p), p
+		var got string
+		r, err := Open(opts)
+		if err != nil {
+			got = "error: " + err.Error() + "\n"
+		} else {
+			got = dump(r)
+			r.Close()
+		}
+		golden.Check(t, base+".golden", []byte(got))
+	})
 }

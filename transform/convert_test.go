@@ -2,12 +2,12 @@ package transform
 
 import (
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
 )

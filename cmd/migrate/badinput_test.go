@@ -39,7 +39,6 @@ import (
 	"compress/flate"
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -59,6 +58,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -380,49 +380,31 @@ func cmdBadServer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("MIGRATE_AUTH", "basic")
 }
 
+// answer is a handler that answers status with body, of content type
+// ctype (no header when "", nothing written when body is "").
+func answer(status int, ctype, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(status)
+		if body != "" {
+			io.WriteString(w, body)
+		}
+	}
+}
+
 var badAnswers = map[string]http.HandlerFunc{
-	"malformed-json": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"value": [{"CUSTNAME": "C1", `)
-	},
-	"html-502": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusBadGateway)
-		io.WriteString(w, "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>")
-	},
-	"html-200": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body>Please sign in to the corporate proxy</body></html>")
-	},
-	"unknown-error-400": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, `{"problem": {"what": "something", "code": [1,2,3]}}`)
-	},
-	"error-500-empty": func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusInternalServerError)
-	},
-	"unauthorized-html": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, "<html><body>401 Authorization Required</body></html>")
-	},
-	"truncated-multipart": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "multipart/mixed; boundary=batch_x")
-		io.WriteString(w, "--batch_x\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 201 Created\r\nContent-Type: application/json\r\n\r\n{\"FAMILYNAME\":")
-	},
-	"multipart-no-boundary": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "multipart/mixed")
-		io.WriteString(w, "--batch_x\r\n\r\n--batch_x--\r\n")
-	},
-	"batch-json-wrong-shape": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"responses": {"id": "1", "status": "two hundred"}}`)
-	},
-	"batch-json-no-answers": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"responses": []}`)
-	},
+	"malformed-json":         answer(http.StatusOK, "application/json", `{"value": [{"CUSTNAME": "C1", `),
+	"html-502":               answer(http.StatusBadGateway, "text/html", "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"),
+	"html-200":               answer(http.StatusOK, "text/html", "<html><body>Please sign in to the corporate proxy</body></html>"),
+	"unknown-error-400":      answer(http.StatusBadRequest, "application/json", `{"problem": {"what": "something", "code": [1,2,3]}}`),
+	"error-500-empty":        answer(http.StatusInternalServerError, "", ""),
+	"unauthorized-html":      answer(http.StatusUnauthorized, "text/html", "<html><body>401 Authorization Required</body></html>"),
+	"truncated-multipart":    answer(http.StatusOK, "multipart/mixed; boundary=batch_x", "--batch_x\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nHTTP/1.1 201 Created\r\nContent-Type: application/json\r\n\r\n{\"FAMILYNAME\":"),
+	"multipart-no-boundary":  answer(http.StatusOK, "multipart/mixed", "--batch_x\r\n\r\n--batch_x--\r\n"),
+	"batch-json-wrong-shape": answer(http.StatusOK, "application/json", `{"responses": {"id": "1", "status": "two hundred"}}`),
+	"batch-json-no-answers":  answer(http.StatusOK, "application/json", `{"responses": []}`),
 	"huge": func(w http.ResponseWriter, r *http.Request) {
 		// More than the client's 256 MiB limit: a JSON string that never ends.
 		w.Header().Set("Content-Type", "application/json")
@@ -434,10 +416,7 @@ var badAnswers = map[string]http.HandlerFunc{
 			}
 		}
 	},
-	"metadata-garbage": func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/xml")
-		io.WriteString(w, `<?xml version="1.0"?><edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx"><edmx:DataServices><Schema><EntityType Name="X"><Key><PropertyRef Name=`)
-	},
+	"metadata-garbage": answer(http.StatusOK, "application/xml", `<?xml version="1.0"?><edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx"><edmx:DataServices><Schema><EntityType Name="X"><Key><PropertyRef Name=`),
 	"reset": func(w http.ResponseWriter, r *http.Request) {
 		// The connection is dropped without an answer.
 		hj, ok := w.(http.Hijacker)

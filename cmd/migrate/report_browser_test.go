@@ -43,25 +43,13 @@ func TestReportInChromium(t *testing.T) {
 	page := filepath.Join(dir, "report.html")
 
 	v := view(t, chromium, page)
-	if len(v.requests) > 0 {
-		t.Errorf("the page made network requests: %v", v.requests)
-	}
-	dom := v.dom
-	want := [][]string{
+	v.holds(t, [][]string{
 		// step, entity, records, lines, committed, failed, skipped, in doubt, pending
 		{"families", "FAMILY_LOG", "4", "0", "4", "0", "0", "0", "0"},
 		{"customers", "CUSTOMERS", "4", "0", "4", "0", "0", "0", "0"},
 		{"parts", "LOGPART", "9", "0", "9", "0", "1", "0", "0"},
 		{"orders", "ORDERS", "4", "12", "4", "0", "0", "0", "0"},
-	}
-	if got := stepRows(dom); !reflect.DeepEqual(got, want) {
-		t.Errorf("the rendered steps are\n%q\nwant\n%q", got, want)
-	}
-	for _, s := range []string{"Complete: every record is committed or skipped", `<svg id="chart"`, `<b id="committed">21</b>`} {
-		if !strings.Contains(dom, s) {
-			t.Errorf("the rendered page lacks %s", s)
-		}
-	}
+	}, "Complete: every record is committed or skipped", `<svg id="chart"`, `<b id="committed">21</b>`)
 
 	// The check of requests can fail: a page that fetches is caught.
 	control := filepath.Join(dir, "fetches.html")
@@ -129,24 +117,12 @@ steps:
 	page := filepath.Join(dir, "diff.html")
 
 	v := view(t, chromium, page)
-	if len(v.requests) > 0 {
-		t.Errorf("the page made network requests: %v", v.requests)
-	}
-	dom := v.dom
-	want := [][]string{
+	v.holds(t, [][]string{
 		// step, entity, create, update, unchanged, conflict, missing
 		{"customers", "CUSTOMERS", "0", "1", "3", "0", "0"},
 		{"again", "CUSTOMERS", "0", "0", "0", "4", "0"},
-	}
-	if got := stepRows(dom); !reflect.DeepEqual(got, want) {
-		t.Errorf("the rendered steps are\n%q\nwant\n%q", got, want)
-	}
-	for _, s := range []string{`<span class="old" dir="auto">Galil Engineering Ltd</span> → <mark class="new" dir="auto">גליל הנדסה בע"מ</mark>`,
-		`<b id="conflict">4</b>`, `<dt>User</dt><dd dir="auto">demo</dd>`} {
-		if !strings.Contains(dom, s) {
-			t.Errorf("the rendered page lacks %s", s)
-		}
-	}
+	}, `<span class="old" dir="auto">Galil Engineering Ltd</span> → <mark class="new" dir="auto">גליל הנדסה בע"מ</mark>`,
+		`<b id="conflict">4</b>`, `<dt>User</dt><dd dir="auto">demo</dd>`)
 	printsOnOnePage(t, v)
 	// The new value's mark is drawn (#ffeb84).
 	if marked := screenshot(t, v, filepath.Join(here, "testdata/report/diff.png"), 0xffeb84); marked < 20 {
@@ -186,6 +162,23 @@ func view(t *testing.T, chromium, page string) viewed {
 	v.dom, v.requests = render(t, chromium, page, "--dump-dom", "--no-pdf-header-footer", "--print-to-pdf="+v.pdf,
 		"--screenshot="+v.shot, "--window-size=1280,2000")
 	return v
+}
+
+// holds fails the test unless the viewed page made no network request,
+// its table of steps has the rows steps, and its DOM holds each of texts.
+func (v viewed) holds(t *testing.T, steps [][]string, texts ...string) {
+	t.Helper()
+	if len(v.requests) > 0 {
+		t.Errorf("the page made network requests: %v", v.requests)
+	}
+	if got := stepRows(v.dom); !reflect.DeepEqual(got, steps) {
+		t.Errorf("the rendered steps are\n%q\nwant\n%q", got, steps)
+	}
+	for _, s := range texts {
+		if !strings.Contains(v.dom, s) {
+			t.Errorf("the rendered page lacks %s", s)
+		}
+	}
 }
 
 // printsOnOnePage fails unless the viewed page printed on one A4 page.

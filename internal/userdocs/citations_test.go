@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,26 +40,12 @@ var docCitation = regexp.MustCompile(`docs/([\w.-]+\.md)(?:, ("?)([^\s,;:()"][^,
 func TestCommentsCiteTheRepository(t *testing.T) {
 	root := filepath.Join("..", "..")
 	headings := map[string][]string{} // page → its headings, loaded on first citation
-	files := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	files := eachGoFile(t, root, func(path string) error {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		files++
 		rel, _ := filepath.Rel(root, path)
 		for _, cg := range f.Comments {
 			text := strings.Join(strings.Fields(cg.Text()), " ")
@@ -88,9 +73,6 @@ func TestCommentsCiteTheRepository(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 100 {
 		t.Fatalf("read %d Go files: the walk missed the module", files)
 	}
