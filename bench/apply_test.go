@@ -268,17 +268,7 @@ func (c *fastClock) Now() time.Time {
 }
 
 func (c *fastClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(time.Duration(float64(d) / c.scale))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return odata.RealClock{}.Sleep(ctx, time.Duration(float64(d)/c.scale))
 }
 
 // BenchmarkSustainedRate loads 2,000 customers (about 7,000 operations)

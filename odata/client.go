@@ -109,10 +109,14 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-type realClock struct{}
+// RealClock is the wall clock, the client's unless Options name another.
+type RealClock struct{}
 
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+// Now is time.Now.
+func (RealClock) Now() time.Time { return time.Now() }
+
+// Sleep waits d or until ctx is done.
+func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -253,7 +257,7 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, root: root, clock: cfg.Clock, retries: cfg.Retries}
 	if c.clock == nil {
-		c.clock = realClock{}
+		c.clock = RealClock{}
 	}
 	if c.retries == 0 {
 		c.retries = DefaultRetries
