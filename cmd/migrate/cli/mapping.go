@@ -208,10 +208,12 @@ type mappingHuman struct{ humanView }
 
 func (v mappingHuman) Mapping(doc mappingJSON) error {
 	w := v.a.stdout
-	fmt.Fprintf(w, "%-12s %7s %10s %11s %4s\n", "map", "values", "confirmed", "to confirm", "new")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "map\tvalues\tconfirmed\tto confirm\tnew")
 	for _, c := range doc.Maps {
-		fmt.Fprintf(w, "%-12s %7d %10d %11d %4d\n", c.Map, c.Values, c.Confirmed, c.ToConfirm, c.New)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", c.Map, c.Values, c.Confirmed, c.ToConfirm, c.New)
 	}
+	tw.Flush()
 	noteUnread(v.a.stderr, doc)
 	fmt.Fprintf(w, "\nwritten: %s; confirm each row (confirmed: yes) once its target is right\n", doc.Out)
 	return nil
