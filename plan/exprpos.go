@@ -8,6 +8,22 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// runeLine is line li (0-based) of the file in characters, without its
+// carriage return; nil past either end. Each line is converted once: a
+// flow mapping writes many scalars on one line.
+func (w *walker) runeLine(li int) []rune {
+	if li < 0 || li >= len(w.lines) {
+		return nil
+	}
+	if w.runes == nil {
+		w.runes = make([][]rune, len(w.lines))
+	}
+	if w.runes[li] == nil {
+		w.runes[li] = []rune(strings.TrimSuffix(w.lines[li], "\r"))
+	}
+	return w.runes[li]
+}
+
 // place is where one character of an expression is written in the plan
 // file: 1-based line and column, columns counted in characters.
 type place struct{ line, col int32 }
@@ -27,10 +43,7 @@ func (w *walker) placeRunes(value string, line, col int, style yaml.Style, inden
 	li, ci := line-1, col-1
 	var cur []rune
 	load := func() {
-		cur = nil
-		if li >= 0 && li < len(w.lines) {
-			cur = []rune(strings.TrimSuffix(w.lines[li], "\r"))
-		}
+		cur = w.runeLine(li)
 	}
 	load()
 	// nextLine moves to the next line's first character of the value: past

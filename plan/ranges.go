@@ -34,9 +34,10 @@ func (d Diagnostic) Diag(in *Plan) diag.Diagnostic {
 
 // newText measures the plan's text and the nodes of its document.
 func newText(lines []string, root *yaml.Node) *text {
-	t := &text{lines: make([][]rune, len(lines)), ends: map[Pos]diag.Pos{}, w: &walker{lines: lines}}
-	for i, l := range lines {
-		t.lines[i] = []rune(strings.TrimSuffix(l, "\r"))
+	w := &walker{lines: lines}
+	t := &text{lines: make([][]rune, len(lines)), ends: map[Pos]diag.Pos{}, w: w}
+	for i := range lines {
+		t.lines[i] = w.runeLine(i)
 	}
 	if root != nil {
 		t.measure(root, 0, -1)

@@ -27,6 +27,7 @@ const MaxSteps = 1000
 type walker struct {
 	file  string
 	lines []string // the file's lines, for block scalar positions
+	runes [][]rune // lines in characters, as runeLine converts them
 	diags
 	visited  int
 	overflow bool
