@@ -325,7 +325,7 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Undo, killed and resumed until it exits 0.
-		undoLeft := newUndoLeft(undoSpan)
+		undoLeft := newRunLeft(undoSpan)
 	undo:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {

@@ -61,8 +61,8 @@
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
 // the machine's speed, which is the point. The delays are drawn within how
 // long a run takes at the time (calibrated by an uninterrupted run, then
-// taken from each whole run that ends before its kill; an undo's resumes
-// within what is left of it), so that they land in a run rather than
+// taken from each whole run that ends before its kill; the resumes of an
+// undo or a delta within what is left of it), so that they land in a run rather than
 // after its end, which would cost another round of the load. The latency spikes, and the
 // storms of the long run (-fault.storm-calls=0), are real time on the
 // server side: they are the faults under test. For the sandbox's other

@@ -165,24 +165,24 @@ func renew(span, took time.Duration) time.Duration {
 	return took
 }
 
-// undoLeft is what is left of an undo and its resumes, to draw each run's
-// kill delay within: a whole undo takes span, each run killed did about
-// as much of it as it ran, and the run that finishes it has at least its
-// start left (a tenth of span). A delay drawn within a whole undo would
-// miss most resumes, which end sooner: undo is short.
-type undoLeft struct{ left, least time.Duration }
+// runLeft is what is left of a run (an undo, a delta) and its resumes, to
+// draw each run's kill delay within: a whole run takes span, each run
+// killed did about as much of it as it ran, and the run that finishes it
+// has at least its start left (a tenth of span). A delay drawn within a
+// whole run would miss most resumes, which end sooner.
+type runLeft struct{ left, least time.Duration }
 
-func newUndoLeft(span time.Duration) *undoLeft {
-	return &undoLeft{left: span, least: span / 10}
+func newRunLeft(span time.Duration) *runLeft {
+	return &runLeft{left: span, least: span / 10}
 }
 
 // delay is a kill delay within what is left.
-func (u *undoLeft) delay(rng *rand.Rand) time.Duration {
-	return time.Duration(rng.Int63n(max(int64(u.left)*9/10, 1))) + time.Millisecond
+func (r *runLeft) delay(rng *rand.Rand) time.Duration {
+	return time.Duration(rng.Int63n(max(int64(r.left)*9/10, 1))) + time.Millisecond
 }
 
 // killed counts a run killed after kill.
-func (u *undoLeft) killed(kill time.Duration) { u.left = max(u.left-kill, u.least) }
+func (r *runLeft) killed(kill time.Duration) { r.left = max(r.left-kill, r.least) }
 
 // maxAttempts bounds the runs of one phase of a round (an apply and its
 // resumes, an undo and its resumes): a resume loop past it is a bug.
@@ -190,14 +190,14 @@ const maxAttempts = 400
 
 // undoAll runs undo of journal j until it exits 0. While mayKill(attempt)
 // holds, each run is killed after a random delay within what is left of
-// an undo that takes *span (undoLeft), which an undo that ends before its
+// an undo that takes *span (runLeft), which an undo that ends before its
 // kill renews; the kills
 // that land count in *killed and the runs that leave a batch in doubt
 // (exit 4, "run undo again", as docs/cli.md says) in *inDoubt. Any other
 // exit fails the test, as does an undo that never finishes.
 func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
 	t.Helper()
-	left := newUndoLeft(*span)
+	left := newRunLeft(*span)
 	for attempt := 0; ; attempt++ {
 		if attempt == maxAttempts {
 			t.Fatalf("round %d: undo did not finish in %d attempts", round, maxAttempts)
