@@ -44,8 +44,8 @@
 // quirks at each of two versions, over 300 records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
 // 12 in each of two CAP subtests over 30 orders in batches of 5; each fault at two rates
-// over 250 records: about 70 s on two cores, more with other builds
-// running); long on demand, with the
+// over 250 records: about 15 s and 18 s of CPU on two cores, more with
+// other builds running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
