@@ -130,6 +130,9 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
+				if attempt == 0 {
+					span = renew(span, o.took)
+				}
 				break
 			}
 			switch {
@@ -177,7 +180,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			t.Errorf("round %d: verify found differences:\n%s", f.Rounds, v.stdout)
 		}
 
-		undoAll(t, tg, dir, j, f.Rounds, rng, undoSpan,
+		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashCAP && attempt < 2*undoKills },
 			&f.UndoKills, &f.UndoInDoubt)
 		f.Finished++

@@ -461,6 +461,9 @@ func TestCrashChangingSource(t *testing.T) {
 			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
+				if attempt == 0 {
+					span = renew(span, o.took)
+				}
 				break
 			}
 			switch {
@@ -544,7 +547,7 @@ func TestCrashChangingSource(t *testing.T) {
 
 		// Undo, killed and resumed until it exits 0.
 		// An undo batch in doubt (-crash.faults) counts as interrupted.
-		undoAll(t, tg, dir, j, f.Rounds, rng, undoSpan,
+		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashChanging && attempt < 2*undoKills },
 			&f.UndoKills, &f.Interrupted)
 		f.Finished++

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ var (
 	crashRecords  = flag.Int("crash.records", 1000, "crash campaign: top-level records of the generated load (plus 0-5 lines, texts and attachments per order)")
 	crashSeed     = flag.Int64("crash.seed", 8, "crash campaign: seed of the load and of the kill delays")
 	crashLatency  = flag.Duration("crash.latency", 3*time.Millisecond, "crash campaign: sandbox latency per call, so that kills land mid-batch")
-	crashSpan     = flag.Duration("crash.span", 0, "crash campaign: longest kill delay (0: calibrated from an uninterrupted run)")
+	crashSpan     = flag.Duration("crash.span", 0, "crash campaign: longest kill delay (0: calibrated from an uninterrupted run, then from each whole run that ends before its kill)")
 	crashVerbose  = flag.Bool("crash.v", false, "crash campaign: log every run")
 	crashPerRound = flag.Int("crash.per-round", 12, "crash campaign: kills per round (fresh sandbox, apply, undo)")
 	crashBatch    = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
@@ -282,6 +283,9 @@ func runCrash(t *testing.T, k crashKind) {
 				case o.code == 0:
 					f.Finished++
 					done = true
+					if attempt == 0 {
+						span = renew(span, o.took)
+					}
 				default:
 					t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
 				}
@@ -321,6 +325,7 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Undo, killed and resumed until it exits 0.
+		undoLeft := newRunLeft(undoSpan)
 	undo:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {
@@ -328,10 +333,13 @@ func runCrash(t *testing.T, k crashKind) {
 			}
 			kill := time.Duration(0)
 			if kills() < k.points && attempt < 2*undoKills {
-				// Undo is short: anywhere within a whole uninterrupted undo.
-				kill = time.Duration(c.rng.Int63n(max(int64(undoSpan)*9/10, 1))) + time.Millisecond
+				kill = undoLeft.delay(c.rng)
 			}
-			for _, o := range c.run(tg, kill, "undo", j, "--yes") {
+			outs := c.run(tg, kill, "undo", j, "--yes")
+			if slices.ContainsFunc(outs, func(o outcome) bool { return o.killed }) {
+				undoLeft.killed(kill)
+			}
+			for _, o := range outs {
 				switch {
 				case o.killed:
 					f.UndoKills++
@@ -341,6 +349,9 @@ func runCrash(t *testing.T, k crashKind) {
 					f.UndoInDoubt++
 				case o.code == 0:
 					f.Finished++
+					if attempt == 0 {
+						undoSpan = renew(undoSpan, o.took)
+					}
 					break undo
 				default:
 					t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)

@@ -91,6 +91,7 @@ func TestCrashDelta(t *testing.T) {
 
 	const perRound, maxAttempts = 4, 200
 	for f.Kills < *crashDelta {
+		left := newRunLeft(span)
 		f.Rounds++
 		tg := newTarget()
 		restore()
@@ -105,17 +106,18 @@ func TestCrashDelta(t *testing.T) {
 			kill := time.Duration(0)
 			if f.Kills < *crashDelta && attempt < perRound {
 				// A quarter in the start of a run (replay, reconciliation),
-				// the rest within the delta.
+				// the rest within what is left of the delta.
 				if rng.Intn(4) == 0 {
 					kill = time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
 				} else {
-					kill = time.Duration(rng.Int63n(max(int64(span), 1))) + time.Millisecond
+					kill = left.delay(rng)
 				}
 			}
 			o := migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j, "--delta")
 			switch {
 			case o.killed:
 				f.Kills++
+				left.killed(kill)
 				if d := compare(want, nil, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
 					f.MidRunDup += len(d.Duplicated)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
@@ -124,6 +126,9 @@ func TestCrashDelta(t *testing.T) {
 				f.Interrupted++
 			case o.code == 0:
 				f.Finished++
+				if attempt == 0 {
+					span = renew(span, o.took)
+				}
 				break delta
 			default:
 				t.Fatalf("round %d: apply --delta exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)

@@ -44,8 +44,8 @@
 // quirks at each of two versions, over 300 records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
 // 12 in each of two CAP subtests over 30 orders in batches of 5; each fault at two rates
-// over 250 records: about 70 s on two cores, more with other builds
-// running); long on demand, with the
+// over 250 records: about 15 s and 18 s of CPU on two cores, more with
+// other builds running); long on demand, with the
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
@@ -59,7 +59,11 @@
 //
 // The kill delays, the loads and the sandbox's faults are seeded
 // (-crash.seed, -fault.seed); where exactly a kill lands still depends on
-// the machine's speed, which is the point. The latency spikes, and the
+// the machine's speed, which is the point. The delays are drawn within how
+// long a run takes at the time (calibrated by an uninterrupted run, then
+// taken from each whole run that ends before its kill; the resumes of an
+// undo or a delta within what is left of it), so that they land in a run rather than
+// after its end, which would cost another round of the load. The latency spikes, and the
 // storms of the long run (-fault.storm-calls=0), are real time on the
 // server side: they are the faults under test. For the sandbox's other
 // faults (dropped connections, 500s, 429s) and the short run's storm,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,6 +87,12 @@ func longFromEnv(mode string) error {
 }
 
 func run(m *testing.M) int {
+	// The test process serves the sandboxes and compares their snapshots
+	// with the loads, allocating as it goes; at the default heap growth its
+	// garbage collection was about a third of its CPU. At four times that
+	// the package takes about 6% less CPU (the runs of the command keep
+	// the default).
+	debug.SetGCPercent(400)
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "campaign: the test binary, to run as migrate:", err)
@@ -146,32 +153,71 @@ func (o outcome) log(t testing.TB, round int, command string, attempt int, kill 
 	}
 }
 
+// renew is the span to draw the next kill delays within, once a run from
+// the start (a whole apply or undo) took took and ended before its kill:
+// how long such a run takes here now. The calibration runs while the
+// other campaigns start, slower than the runs after it, and a delay past
+// the end of a run lands no kill and costs another round of the load.
+// -crash.span keeps the span it gives.
+func renew(span, took time.Duration) time.Duration {
+	if *crashSpan > 0 {
+		return span
+	}
+	return took
+}
+
+// runLeft is what is left of a run (an undo, a delta) and its resumes, to
+// draw each run's kill delay within: a whole run takes span, each run
+// killed did about as much of it as it ran, and the run that finishes it
+// has at least its start left (a tenth of span). A delay drawn within a
+// whole run would miss most resumes, which end sooner.
+type runLeft struct{ left, least time.Duration }
+
+func newRunLeft(span time.Duration) *runLeft {
+	return &runLeft{left: span, least: span / 10}
+}
+
+// delay is a kill delay within what is left.
+func (r *runLeft) delay(rng *rand.Rand) time.Duration {
+	return time.Duration(rng.Int63n(max(int64(r.left)*9/10, 1))) + time.Millisecond
+}
+
+// killed counts a run killed after kill.
+func (r *runLeft) killed(kill time.Duration) { r.left = max(r.left-kill, r.least) }
+
 // maxAttempts bounds the runs of one phase of a round (an apply and its
 // resumes, an undo and its resumes): a resume loop past it is a bug.
 const maxAttempts = 400
 
 // undoAll runs undo of journal j until it exits 0. While mayKill(attempt)
-// holds, each run is killed after a random delay below span; the kills
+// holds, each run is killed after a random delay within what is left of
+// an undo that takes *span (runLeft), which an undo that ends before its
+// kill renews; the kills
 // that land count in *killed and the runs that leave a batch in doubt
 // (exit 4, "run undo again", as docs/cli.md says) in *inDoubt. Any other
 // exit fails the test, as does an undo that never finishes.
-func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
+func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
 	t.Helper()
+	left := newRunLeft(*span)
 	for attempt := 0; ; attempt++ {
 		if attempt == maxAttempts {
 			t.Fatalf("round %d: undo did not finish in %d attempts", round, maxAttempts)
 		}
 		kill := time.Duration(0)
 		if mayKill(attempt) {
-			kill = time.Duration(rng.Int63n(max(int64(span)*9/10, 1))) + time.Millisecond
+			kill = left.delay(rng)
 		}
 		o := migrate(t, tg, dir, kill, "undo", j, "--yes")
 		o.log(t, round, "undo", attempt, kill)
 		switch {
 		case o.code == 0:
+			if attempt == 0 {
+				*span = renew(*span, o.took)
+			}
 			return
 		case o.killed:
 			*killed++
+			left.killed(kill)
 		case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
 			*inDoubt++
 		default:

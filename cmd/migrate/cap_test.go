@@ -18,6 +18,12 @@ import (
 	"github.com/migrate-tool/migrate/odata/captest"
 )
 
+// capPool holds the CAP services of the scripts: a script's `cap start`
+// takes one that no running script holds, emptied, and gives it back when
+// the script ends, so that the scripts start a service each only as many
+// at a time as run at once (TestScripts stops them at its end).
+var capPool captest.Pool
+
 var (
 	capMu      sync.Mutex
 	capServers = map[*testscript.TestScript]map[string]*captest.Server{}
@@ -30,8 +36,9 @@ var (
 // required (docs/other-services.md, The CAP test service).
 func capCondition() bool { return captest.Installed() == nil || captest.Required() }
 
-// cmdCap: `cap start [as=NAME] [drop=N]` runs a CAP test service
-// (odata/captest) until the script ends and points MIGRATE_TARGET at it
+// cmdCap: `cap start [as=NAME] [drop=N]` gives the script a CAP test
+// service (odata/captest), holding nothing, until it ends (capPool), and
+// points MIGRATE_TARGET at it
 // (with as=NAME, the connection's MIGRATE_NAME_TARGET), with a user and
 // password it takes; with drop=N,M through a proxy that loses the answers
 // of the Nth and Mth $batch that create (dropProxy); with oauth=USES
@@ -76,11 +83,11 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("cap start: unknown option %q", a)
 			}
 		}
-		s, err := captest.Start(context.Background())
+		s, err := capPool.Get(context.Background())
 		if err != nil {
 			ts.Fatalf("cap start: %v", err)
 		}
-		ts.Defer(s.Close)
+		ts.Defer(func() { capPool.Put(s) })
 		root, tokenURL := s.Root, ""
 		var tokens *authtest.TokenServer
 		switch {

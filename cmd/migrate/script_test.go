@@ -54,6 +54,7 @@ func setupWork(env *testscript.Env) error {
 // with the example plans copied into $WORK/examples and, on `sandbox start`,
 // a sandbox in this process whose data the script can dump and compare.
 func TestScripts(t *testing.T) {
+	t.Cleanup(capPool.Close)
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",
 		UpdateScripts: golden.Updating(), // -update rewrites the files scripts compare against

@@ -2,6 +2,8 @@ package captest
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -36,5 +38,73 @@ func TestSteady(t *testing.T) {
 	}
 	if l := got["LINES"].([]any); l[0].(map[string]any)["N"] != "a" {
 		t.Errorf("lines not in order: %v", l)
+	}
+}
+
+// TestPool takes a service from a pool, writes to it and gives it back:
+// the next test that takes one gets the same service, holding nothing.
+func TestPool(t *testing.T) {
+	if err := Installed(); err != nil && !Required() {
+		t.Skipf("%v (under CI=true this fails)", err)
+	}
+	ctx := context.Background()
+	var p Pool
+	defer p.Close()
+	s, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post(t, s.Root+"/CUSTOMERS", `{"CUSTNAME":"C1","GENCUSTNOTES_SUBFORM":[{"NOTE":"n"}],"CUSTOMERSTEXT_SUBFORM":{"TEXT":"t"}}`)
+	post(t, s.Root+"/ORDERS", `{"CUSTNAME":"C1","ORDERITEMS_SUBFORM":[{"PARTNAME":"P1"}],"ORDERSTEXT_SUBFORM":{"TEXT":"t"}}`)
+	post(t, s.Root+"/SHIFTS", `{"CODE":"S1"}`)
+	held := dumpAll(t, s.Root)
+	if !strings.Contains(held, "C1") || !strings.Contains(held, "P1") || !strings.Contains(held, "S1") {
+		t.Fatalf("what was written is not there:\n%s", held)
+	}
+	p.Put(s)
+	again, err := p.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != s || p.Started() != 1 {
+		t.Errorf("Get after Put started another service (%d started)", p.Started())
+	}
+	var empty strings.Builder
+	for _, set := range allSets {
+		empty.WriteString(set + ": []\n")
+	}
+	if got := dumpAll(t, again.Root); got != empty.String() {
+		t.Errorf("the service given back holds\n%s\nwant, as a new one, nothing", got)
+	}
+}
+
+// allSets are the entity sets of testdata/cap/srv/service.cds.
+var allSets = []string{"FAMILY_LOG", "LOGPART", "CUSTOMERS", "CUSTOMERS_GENCUSTNOTES_SUBFORM", "CUSTOMERS_CUSTOMERSTEXT_SUBFORM",
+	"ORDERS", "ORDERITEMS", "ORDERS_ORDERSTEXT_SUBFORM", "SHIFTS"}
+
+// dumpAll is every entity set of the service, steadied.
+func dumpAll(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, set := range allSets {
+		out, err := Dump(context.Background(), root, set, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(out)
+	}
+	return b.String()
+}
+
+func post(t *testing.T, url, body string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %s: %s", url, resp.Status, b)
 	}
 }
