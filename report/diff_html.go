@@ -153,7 +153,7 @@ func (r *DiffReport) FailureTable() FailureTable {
 
 // WriteDiffHTML renders the diff's page to w.
 func WriteDiffHTML(w io.Writer, rep *DiffReport) error {
-	return diffPage.Execute(w, rep)
+	return pages().ExecuteTemplate(w, "diff", rep)
 }
 
 // lineShown is a line a diff appends, as the page shows it: each field as

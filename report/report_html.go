@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -30,12 +31,18 @@ var (
 	//go:embed diff.html.tmpl
 	diffTemplate string
 
-	reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
-		"when":     whenText,
-		"duration": durationText,
-		"add":      func(a, b int) int { return a + b },
-	}).Parse(reportTemplate))
-	diffPage = template.Must(reportPage.New("diff").Parse(diffTemplate))
+	// pages is the set, parsed on first use rather than at every start of
+	// the binary (most commands draw no page): "report" is its root,
+	// "diff" the diff's page.
+	pages = sync.OnceValue(func() *template.Template {
+		t := template.Must(template.New("report").Funcs(template.FuncMap{
+			"when":     whenText,
+			"duration": durationText,
+			"add":      func(a, b int) int { return a + b },
+		}).Parse(reportTemplate))
+		template.Must(t.New("diff").Parse(diffTemplate))
+		return t
+	})
 )
 
 // ReportInfo says what a report is about: the page's heading.
@@ -344,7 +351,7 @@ func undoHistory(st *journal.State, calls []journal.BatchCall) *UndoHistory {
 
 // WriteHTML renders the page to w.
 func WriteHTML(w io.Writer, rep *RunReport) error {
-	return reportPage.Execute(w, rep)
+	return pages().Execute(w, rep)
 }
 
 // WriteHTMLFile writes the page to path through a temporary file, so that
@@ -379,7 +386,7 @@ func durationText(d time.Duration) string {
 // report, for another page to look like it (migrate profile's).
 func PageStyle() template.HTML {
 	var b strings.Builder
-	if err := reportPage.ExecuteTemplate(&b, "style", nil); err != nil {
+	if err := pages().ExecuteTemplate(&b, "style", nil); err != nil {
 		panic(err) // the block takes no data: it cannot fail
 	}
 	return template.HTML(b.String())
