@@ -130,9 +130,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
-				if attempt == 0 {
-					span = renew(span, o.took)
-				}
+				span = renew(span, o, attempt)
 				break
 			}
 			switch {

@@ -461,9 +461,7 @@ func TestCrashChangingSource(t *testing.T) {
 			o.log(t, f.Rounds, "apply", attempt, kill)
 			if o.code == 0 {
 				f.Finished++
-				if attempt == 0 {
-					span = renew(span, o.took)
-				}
+				span = renew(span, o, attempt)
 				break
 			}
 			switch {

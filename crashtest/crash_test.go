@@ -283,9 +283,7 @@ func runCrash(t *testing.T, k crashKind) {
 				case o.code == 0:
 					f.Finished++
 					done = true
-					if attempt == 0 {
-						span = renew(span, o.took)
-					}
+					span = renew(span, o, attempt)
 				default:
 					t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
 				}
@@ -349,9 +347,7 @@ func runCrash(t *testing.T, k crashKind) {
 					f.UndoInDoubt++
 				case o.code == 0:
 					f.Finished++
-					if attempt == 0 {
-						undoSpan = renew(undoSpan, o.took)
-					}
+					undoSpan = renew(undoSpan, o, attempt)
 					break undo
 				default:
 					t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)

@@ -126,9 +126,7 @@ func TestCrashDelta(t *testing.T) {
 				f.Interrupted++
 			case o.code == 0:
 				f.Finished++
-				if attempt == 0 {
-					span = renew(span, o.took)
-				}
+				span = renew(span, o, attempt)
 				break delta
 			default:
 				t.Fatalf("round %d: apply --delta exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)

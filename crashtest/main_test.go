@@ -153,17 +153,18 @@ func (o outcome) log(t testing.TB, round int, command string, attempt int, kill 
 	}
 }
 
-// renew is the span to draw the next kill delays within, once a run from
-// the start (a whole apply or undo) took took and ended before its kill:
-// how long such a run takes here now. The calibration runs while the
-// other campaigns start, slower than the runs after it, and a delay past
-// the end of a run lands no kill and costs another round of the load.
-// -crash.span keeps the span it gives.
-func renew(span, took time.Duration) time.Duration {
-	if *crashSpan > 0 {
+// renew is the span to draw the next kill delays within, once run o
+// (attempt attempt of a phase) ended before its kill: if it ran from the
+// start (attempt 0, a whole apply or undo), how long such a run takes
+// here now. The calibration runs while the other campaigns start, slower
+// than the runs after it, and a delay past the end of a run lands no kill
+// and costs another round of the load. A resume, which ends sooner, and
+// -crash.span keep the span.
+func renew(span time.Duration, o outcome, attempt int) time.Duration {
+	if *crashSpan > 0 || attempt > 0 {
 		return span
 	}
-	return took
+	return o.took
 }
 
 // runLeft is what is left of a run (an undo, a delta) and its resumes, to
@@ -211,9 +212,7 @@ func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand,
 		o.log(t, round, "undo", attempt, kill)
 		switch {
 		case o.code == 0:
-			if attempt == 0 {
-				*span = renew(*span, o.took)
-			}
+			*span = renew(*span, o, attempt)
 			return
 		case o.killed:
 			*killed++
