@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -121,17 +122,13 @@ func startSandbox(t testing.TB, opts sandbox.Options, wrap func(http.Handler) ht
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC) }
 	}
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = sb
-	if wrap != nil {
-		h = wrap(sb)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &target{sb: sb, srv: srv, url: srv.URL + sandbox.BasePath}
+	env := fixture.NewBehind(t, opts, func(sb *sandbox.Server) http.Handler {
+		if wrap != nil {
+			return wrap(sb)
+		}
+		return sb
+	})
+	return &target{sb: env.SB, srv: env.Srv, url: env.Target()}
 }
 
 // outcome is how one run of the binary ended.

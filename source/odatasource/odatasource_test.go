@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/executor/fixture"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/sandbox"
@@ -21,20 +22,13 @@ import (
 // malfunction lines, behind handler wrap (nil: as it is).
 func company(t *testing.T, n, rowCap int, wrap func(http.Handler) http.Handler) *odata.Client {
 	t.Helper()
-	sb, err := sandbox.New(sandbox.Options{RowCap: rowCap})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = sb
-	if wrap != nil {
-		h = wrap(sb)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); sb.Close() })
-	cl, err := odata.NewClient(odata.Config{BaseURL: srv.URL + sandbox.BasePath, Auth: odata.BasicAuth{User: "demo", Password: "demo"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := fixture.NewBehind(t, sandbox.Options{RowCap: rowCap}, func(sb *sandbox.Server) http.Handler {
+		if wrap != nil {
+			return wrap(sb)
+		}
+		return sb
+	})
+	cl := fixture.ODataClient(t, env.Srv, odata.Config{})
 	ctx := context.Background()
 	for i := range n {
 		var lines []string
