@@ -89,7 +89,7 @@ func Decode(name string, data []byte) (p *Plan, ds Diagnostics) {
 	}()
 
 	root, ok := w.parse(data)
-	p.text = newText(w.lines, root)
+	p.text = newText(w, root)
 	if ok && root != nil {
 		w.decodePlan(p, root)
 	}

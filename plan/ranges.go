@@ -32,11 +32,11 @@ func (d Diagnostic) Diag(in *Plan) diag.Diagnostic {
 	return diag.New(d.Severity, r, d.Message)
 }
 
-// newText measures the plan's text and the nodes of its document.
-func newText(lines []string, root *yaml.Node) *text {
-	w := &walker{lines: lines}
-	t := &text{lines: make([][]rune, len(lines)), ends: map[Pos]diag.Pos{}, w: w}
-	for i := range lines {
+// newText measures the plan's text, as w read it, and the nodes of its
+// document; the lines w converted to characters are not converted again.
+func newText(w *walker, root *yaml.Node) *text {
+	t := &text{lines: make([][]rune, len(w.lines)), ends: map[Pos]diag.Pos{}, w: w}
+	for i := range w.lines {
 		t.lines[i] = w.runeLine(i)
 	}
 	if root != nil {

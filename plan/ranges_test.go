@@ -17,7 +17,7 @@ func measureText(t *testing.T, src string) *text {
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		t.Fatalf("%q: %v", src, err)
 	}
-	return newText(strings.Split(src, "\n"), doc.Content[0])
+	return newText(&walker{lines: strings.Split(src, "\n")}, doc.Content[0])
 }
 
 func TestRangeEnds(t *testing.T) {
@@ -144,7 +144,7 @@ func FuzzRanges(f *testing.F) {
 		if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 			return
 		}
-		tx := newText(strings.Split(string(data), "\n"), doc.Content[0])
+		tx := newText(&walker{lines: strings.Split(string(data), "\n")}, doc.Content[0])
 		for start, end := range tx.ends {
 			if end.Line < start.Line || end.Line == start.Line && end.Column < start.Col {
 				t.Fatalf("the node at %d:%d ends before it starts, at %d:%d", start.Line, start.Col, end.Line, end.Column)
