@@ -83,7 +83,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	r := newRunner(ctx, opts)
 	t := newTally(opts.Plan, waves, d)
 	r.jr, r.svc = t, sim
-	r.state = t.Snapshot()
+	r.setState(t.Snapshot())
 	stale := ""
 	if o.Journal != "" {
 		// The journal apply would resume: its committed records are
