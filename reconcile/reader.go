@@ -105,18 +105,6 @@ func (r *Reader) SetState(st *journal.State) { r.state = st }
 // settled the work in doubt.
 func (r *Reader) State() *journal.State { return r.state }
 
-// SetUnread says which fields of ent the server leaves out of its read
-// answers, as unreadFields would learn them: a test's, so that nothing is
-// read for it.
-func (r *Reader) SetUnread(ent string, fields map[string]bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.unread == nil {
-		r.unread = map[string]map[string]bool{}
-	}
-	r.unread[ent] = fields
-}
-
 // Read GETs one path through a batch of one (reads are idempotent), or
 // takes its answer from what prefetch read ahead.
 func (r *Reader) Read(path string) (odata.BatchResponse, error) {
