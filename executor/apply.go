@@ -39,7 +39,7 @@ type runner struct {
 	md    *odata.Metadata
 	jr    ledger
 	svc   service
-	state *journal.State // as replayed at the start
+	state *journal.State // as replayed at the start; set by setState, so that rd reads by it too
 	// workMu serialises the bookkeeping of records: the units of one
 	// record can be in several batches that complete concurrently. A
 	// run's own: the loads of several companies at once do not share it.
