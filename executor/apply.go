@@ -20,6 +20,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/reconcile"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -38,7 +39,7 @@ type runner struct {
 	md    *odata.Metadata
 	jr    ledger
 	svc   service
-	state *journal.State // as replayed at the start
+	state *journal.State // as replayed at the start; set by setState, so that rd reads by it too
 	// workMu serialises the bookkeeping of records: the units of one
 	// record can be in several batches that complete concurrently. A
 	// run's own: the loads of several companies at once do not share it.
@@ -49,12 +50,9 @@ type runner struct {
 	// settling holds the answers that gave their call's slot back before
 	// they were journaled (answeredWhole): no more than sem's size.
 	settling chan struct{}
-	// readCache holds the answers reconcile read ahead (prefetch), by path;
-	// nil outside it.
-	readCache map[string]odata.BatchResponse
-	// unread holds, by entity set, the fields its read answers leave out
-	// (unreadFields); guarded by mu.
-	unread map[string]map[string]bool
+	// rd reads the server as reconciliation does (package reconcile):
+	// the run's reads, its lookups, and the reconciliation itself.
+	rd *reconcile.Reader
 	// unchanged: the journal was begun from this very plan and sources.
 	unchanged bool
 	// accept is the plan and sources a resume goes on with although the
@@ -76,8 +74,6 @@ type runner struct {
 	err     error           // first fatal error
 	pending []journal.Entry // record entries to write with the next append
 	undec   []string
-	warned  map[string]bool              // warnOnce
-	marks   map[string]journal.Watermark // step → this run's watermark
 }
 
 // ledger is where a run writes ahead: the journal file (Apply), or a tally
@@ -157,6 +153,7 @@ func newRunner(ctx context.Context, opts *runOptions) *runner {
 	if opts.Client != nil {
 		opts.Client = counted{inner: opts.Client, n: &r.calls, reads: r.journalReads}
 	}
+	r.rd = r.newReader()
 	return r
 }
 
@@ -372,7 +369,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 			jr, st, err = journal.OpenIndexed(r.opts.Journal)
 		} else if err == nil {
 			r.jr = journalLedger{jr}
-			r.state = jr.Snapshot()
+			r.setState(jr.Snapshot())
 			return nil
 		}
 	}
@@ -408,7 +405,8 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		jr.Close()
 		return err
 	}
-	r.jr, r.state = journalLedger{jr}, st
+	r.jr = journalLedger{jr}
+	r.setState(st)
 	r.unchanged = st.Header.PlanHash == hdr.PlanHash && maps.Equal(st.Header.Sources, hdr.Sources)
 	if !r.unchanged {
 		r.accept = &journal.Accepted{PlanHash: hdr.PlanHash, Sources: hdr.Sources}

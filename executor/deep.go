@@ -13,6 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // A created document travels as one deep insert (docs/service.md, Deep
@@ -234,7 +235,7 @@ type kept struct {
 
 // readKept reads back the document a failed deep insert o was creating:
 // by its key, or, numbered by the server, found by its fields among the
-// documents made since the step's watermark (candidates, as
+// documents made since the step's watermark (reconcile.Reader.Lookup, as
 // reconciliation does) that no record holds. A document of this run may
 // look like it: the lookup is made only when no document of the step in
 // flight (sent, not yet journaled) looks like o (lookAlikeInFlight), and
@@ -275,7 +276,7 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 			return h, nil
 		}
 		s := &journal.SubState{Sub: journal.Sub{Step: sr.step.Name, Rec: o.work.id, URL: sr.entity, Match: matchFields(o.fields)}, Batch: seq}
-		found, why, err := r.candidates(s, held)
+		found, why, err := r.rd.Lookup(s, held)
 		switch {
 		case err != nil:
 			return kept{unclear: err.Error()}
@@ -294,7 +295,7 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 	}
 	path := sr.entity + "(" + key + ")?$expand=" + expandOf(o)
 	r.subs.Add(1)
-	resp, err := r.readCtx(sr.traced(), path)
+	resp, err := r.rd.ReadCtx(sr.traced(), path)
 	if err != nil {
 		return kept{unclear: err.Error()}
 	}
@@ -373,7 +374,7 @@ func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.Raw
 			// A field the server does not return on read (field-level
 			// permissions) is never matched on: compared
 			// on it, every line would look missing and be sent again.
-			wants[i], _ = readableMatch(held, matchFields(k.fields))
+			wants[i], _ = reconcile.ReadableMatch(held, matchFields(k.fields))
 		}
 		m := compare.LinesJSON(kids[0].typ, held, wants)
 		for i, j := range m.Held {
@@ -436,7 +437,7 @@ func (sr *stepRun) readDeepPending() error {
 		reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
 	}
 	r.subs.Add(int64(len(reqs)))
-	resps, err := r.readBatch(sr.traced(), reqs)
+	resps, err := r.rd.ReadBatch(sr.traced(), reqs)
 	if err != nil {
 		if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {
 			return fmt.Errorf("step %s: reading back %d documents to resume them: %w", sr.step.Name, len(rs), err)
@@ -569,7 +570,7 @@ func (sr *stepRun) matchedOn(o *op) string {
 	if err != nil {
 		return "fields"
 	}
-	names, _ := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	names, _ := sr.r.rd.MatchNames(sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
 	return strings.Join(names, ", ")
 }
 
@@ -583,7 +584,7 @@ func (sr *stepRun) lookAlike(o *op) string {
 	if err != nil || len(written) == 0 {
 		return ""
 	}
-	names, why := sr.r.matchNames(sr.entity, sr.r.matchOf(sr.step.Name), written)
+	names, why := sr.r.rd.MatchNames(sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
 	if why != "" || len(names) == 0 {
 		return ""
 	}

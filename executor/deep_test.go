@@ -540,8 +540,10 @@ func TestDeepInsertFailedLineWithBatchesInFlight(t *testing.T) {
 func TestLookAlikeInFlight(t *testing.T) {
 	t.Parallel()
 	p := testPlan(step("orders", "ORDERS"))
-	r := &runner{md: sandbox.DemoMetadata(), opts: &runOptions{Prepared: Prepared{Plan: p}}, state: &journal.State{},
-		unread: map[string]map[string]bool{"ORDERS": {}}}
+	env := newSandbox(t, sandbox.Options{}) // its ORDERS are empty: every field is read
+	r := &runner{ctx: context.Background(), md: env.md, opts: &runOptions{Prepared: Prepared{Plan: p}, Options: Options{Client: env.client}}, state: &journal.State{},
+		svc: &target{}, hook: NopHook{}}
+	r.rd = r.newReader()
 	sr := &stepRun{r: r, step: p.Steps[0], entity: "ORDERS"}
 	doc := func(id string, fields map[string]any) *op {
 		return &op{work: &work{id: id}, kind: journal.OpCreate, fields: fields}

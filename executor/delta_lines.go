@@ -13,6 +13,7 @@ import (
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -717,7 +718,7 @@ func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, li
 			}
 		}
 		if l.Text {
-			out[l.path] = map[string]any{"TEXT": heldText(from[l.Nav])}
+			out[l.path] = map[string]any{"TEXT": reconcile.HeldText(from[l.Nav])}
 			continue
 		}
 		held := heldObject(from[l.Nav])
@@ -727,46 +728,6 @@ func linesRead(md *odata.Metadata, t *odata.EntityType, body json.RawMessage, li
 		out[l.path] = held
 	}
 	return out, ""
-}
-
-// heldText is the TEXT of a text sub-form as read expanded: "" for none
-// (null, or [] as some servers answer an empty one: docs/servers.md, Reading).
-func heldText(raw json.RawMessage) string {
-	var one struct{ TEXT *string }
-	if json.Unmarshal(raw, &one) != nil || one.TEXT == nil {
-		return ""
-	}
-	return *one.TEXT
-}
-
-// WritesText reports whether a single object's PATCH, as journaled (its
-// match or before-image), writes a TEXT: a text, decided by its content;
-// another single object (a ship-to address) is decided by its fields, and
-// undo words its restore so.
-func WritesText(body json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return true // as before single objects other than texts were sent
-	}
-	_, ok := m["TEXT"]
-	return ok
-}
-
-// sentBelow is the parent a sub-request of a delta named in its URL (a
-// line's text below the line, by its key: ORDERS('SO1')/ORDERITEMS_SUBFORM(1))
-// with its type, for reconciliation to read when the journal holds no
-// sub-request of that line (a deep insert carried it); "" for a URL that
-// names no entity by its key (a reference to a sub-request, $1/NAV).
-func sentBelow(md *odata.Metadata, s *journal.SubState) (string, *odata.EntityType) {
-	u, ok := strings.CutSuffix(s.URL, "/"+s.Nav)
-	if !ok || strings.HasPrefix(u, "$") || !strings.HasSuffix(u, ")") {
-		return "", nil
-	}
-	t := TypeAt(md, u)
-	if t == nil {
-		return "", nil
-	}
-	return u, t
 }
 
 // heldObject is a single-object sub-form as read expanded: nil for none

@@ -348,11 +348,6 @@ func TestLinesReadSingleObjects(t *testing.T) {
 			}
 		})
 	}
-	for body, want := range map[string]bool{`{"TEXT":"x","APPEND":false}`: true, `{"ADDRESS":"x"}`: false, `{"TEXT":null}`: true} {
-		if got := WritesText(json.RawMessage(body)); got != want {
-			t.Errorf("WritesText(%s) = %v, want %v", body, got, want)
-		}
-	}
 }
 
 // kidsSent lays what a delta's PATCHes and POSTs wrote over the journal's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // What apply would do to each record, against what the target
@@ -204,19 +205,19 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 	set := sr.r.md.EntitySet(sr.entity)
 	conds, want, why := sr.matchQuery(w)
 	if len(conds) == 0 && why == "" {
-		sr.r.warnOnce("nomatch "+sr.step.Name, fmt.Sprintf("step %s: the server numbers its %s documents and the step has no match: fields, so whether the company holds them already cannot be told: each is counted a create, and apply would create it even if it were there (give the step match: to look them up)", sr.step.Name, sr.entity))
+		sr.r.rd.WarnOnce("nomatch "+sr.step.Name, fmt.Sprintf("step %s: the server numbers its %s documents and the step has no match: fields, so whether the company holds them already cannot be told: each is counted a create, and apply would create it even if it were there (give the step match: to look them up)", sr.step.Name, sr.entity))
 		return DiffCreate, nil, nil
 	}
 	var rows []map[string]any
 	var err error
 	if why == "" {
-		rows, why, err = sr.r.findMatching(sr.entity, conds, want, read)
+		rows, why, err = sr.r.rd.FindMatching(sr.entity, conds, want, read)
 		if err != nil {
 			return "", nil, err
 		}
 	}
 	if why != "" {
-		sr.r.warnOnce("match "+sr.step.Name, "step "+sr.step.Name+": cannot tell whether its documents exist: "+why)
+		sr.r.rd.WarnOnce("match "+sr.step.Name, "step "+sr.step.Name+": cannot tell whether its documents exist: "+why)
 		return DiffCreate, nil, nil
 	}
 	var keys []string
@@ -234,7 +235,7 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 
 // matchQuery is the lookup of a server-numbered insert by its step's
 // match: fields; none (no conds, no why) when there is nothing to look up.
-func (sr *stepRun) matchQuery(w *work) (conds []cond, want map[string]any, why string) {
+func (sr *stepRun) matchQuery(w *work) (conds []reconcile.Cond, want map[string]any, why string) {
 	set := sr.r.md.EntitySet(sr.entity)
 	if len(sr.step.Match) == 0 || set == nil || set.Type == nil {
 		return nil, nil, ""
@@ -247,11 +248,11 @@ func (sr *stepRun) matchQuery(w *work) (conds []cond, want map[string]any, why s
 	if err != nil {
 		return nil, nil, ""
 	}
-	names, why := sr.r.matchNames(sr.entity, sr.step.Match, written)
+	names, why := sr.r.rd.MatchNames(sr.entity, sr.step.Match, written)
 	if why != "" {
 		return nil, nil, why
 	}
-	want, conds = matchConds(set.Type, names, written)
+	want, conds = reconcile.MatchConds(set.Type, names, written)
 	return conds, want, ""
 }
 
@@ -266,14 +267,14 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 			continue
 		}
 		if conds, _, why := sr.matchQuery(w); len(conds) > 0 && why == "" {
-			u := matchURL(sr.entity, conds)
+			u := reconcile.MatchURL(sr.entity, conds)
 			if _, dup := got[u]; !dup {
 				got[u] = odata.BatchResponse{}
 				reqs = append(reqs, odata.BatchRequest{Method: "GET", URL: u})
 			}
 		}
 	}
-	per := sr.r.readsPerCall()
+	per := sr.r.rd.PerCall()
 	for start := 0; start < len(reqs); start += per {
 		chunk := reqs[start:min(start+per, len(reqs))]
 		for i := range chunk {
@@ -291,7 +292,7 @@ func (sr *stepRun) readMatches(ws []*work) (func(string) (odata.BatchResponse, e
 		if resp, ok := got[u]; ok {
 			return resp, nil
 		}
-		return sr.r.read(u)
+		return sr.r.rd.Read(u)
 	}, nil
 }
 

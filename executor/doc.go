@@ -13,7 +13,8 @@
 // the row that caused it; batches packed greedily up to the server's limit;
 // steps in dependency order; bounded concurrency; a write-ahead journal
 // (package journal) before and after every batch so that a resumed run
-// reconciles what is in doubt and sends nothing twice; upsert and update
+// reconciles what is in doubt (package reconcile, whose Reader the run's
+// reads go through too) and sends nothing twice; upsert and update
 // with before-images; status; and the dry run
 // (DryRun), which is the same loop over a simulated service that answers the
 // writes and passes the reads to the target. Diff is that dry run with

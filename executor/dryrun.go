@@ -83,7 +83,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	r := newRunner(ctx, opts)
 	t := newTally(opts.Plan, waves, d)
 	r.jr, r.svc = t, sim
-	r.state = t.Snapshot()
+	r.setState(t.Snapshot())
 	stale := ""
 	if o.Journal != "" {
 		// The journal apply would resume: its committed records are
@@ -108,7 +108,8 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
 				stale = strings.Join(se.Changes, "; ")
 			} else {
-				r.state, t.resumed = st, st
+				r.setState(st)
+				t.resumed = st
 				switch {
 				case o.Delta:
 					r.delta = newDeltaRun(true, o.Overwrite)

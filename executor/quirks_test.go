@@ -485,27 +485,3 @@ func TestUpsertAndDiffNumbersAsStrings(t *testing.T) {
 		})
 	}
 }
-
-// TestTypeAt: a PATCH in doubt is compared by the type of what its URL
-// addresses: an entity, a line, a line's text; nil for what the metadata
-// does not know.
-func TestTypeAt(t *testing.T) {
-	t.Parallel()
-	md := sandbox.DemoMetadata()
-	for path, want := range map[string]string{
-		"ORDERS('SO26000001')":                                              "ORDERS",
-		"ORDERS('SO%2026')/ORDERITEMS_SUBFORM(3)":                           "ORDERITEMS_SUBFORM",
-		"ORDERS('SO26000001')/ORDERITEMS_SUBFORM(3)/ORDERITEMSTEXT_SUBFORM": "ORDERITEMSTEXT_SUBFORM",
-		"LOGPART('O''Neil & Co')":                                           "LOGPART",
-		"NOPE('x')":                                                         "",
-		"ORDERS('SO1')/NOPE(1)":                                             "",
-	} {
-		got := ""
-		if et := TypeAt(md, path); et != nil {
-			got = et.Name
-		}
-		if got != want {
-			t.Errorf("TypeAt(%s) = %q, want %q", path, got, want)
-		}
-	}
-}

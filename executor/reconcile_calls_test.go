@@ -12,6 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/reconcile"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -132,7 +133,7 @@ func TestReconcileReadsBatched(t *testing.T) {
 					creates = append(creates, s)
 				}
 			}
-			found, err := Candidates(context.Background(), st, creates, LookupOptions{Client: listed, Metadata: env.md})
+			found, err := reconcile.Candidates(context.Background(), st, creates, reconcile.Options{Client: listed, Metadata: env.md})
 			if err != nil || len(found) != n {
 				t.Fatalf("Candidates: %d records, %v", len(found), err)
 			}

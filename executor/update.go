@@ -90,7 +90,7 @@ func (sr *stepRun) readPending() error {
 		}
 		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
 	}
-	matchRead := sr.r.read
+	matchRead := sr.r.rd.Read
 	diffs := r.jr.diffs()
 	if diffs != nil && sr.step.Mode == plan.ModeInsert {
 		if matchRead, err = sr.readMatches(ws); err != nil {
@@ -369,7 +369,7 @@ func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]od
 		return nil, errHalt
 	}
 	r.subs.Add(int64(len(reqs)))
-	got, err := r.readBatch(ctx, reqs)
+	got, err := r.rd.ReadBatch(ctx, reqs)
 	<-r.sem
 	r.hook.BatchSent(len(reqs))
 	return got, err

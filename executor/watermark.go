@@ -4,58 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
-// A document whose create went in doubt is found again by its
-// fields; one made by hand before the run, with the same fields, must never
-// be taken for it. Before a step first sends a create whose key the server
-// assigns, the highest auto-unique key of the entity is journaled; on
-// resume only documents above it are candidates.
-
-// autoUnique is the entity's auto-unique field: an Edm.Int64 the server
-// assigns (Computed), such as ORD of ORDERS or IV of AINVOICES; "" if none.
-func autoUnique(t *odata.EntityType) string {
-	if t == nil {
-		return ""
-	}
-	for _, p := range t.Properties {
-		if p.Computed && p.Type == odata.EdmInt64 && !slices.Contains(t.Key, p.Name) {
-			return p.Name
-		}
-	}
-	return ""
-}
-
-// markField is the field whose highest value, read before a step's first
-// create, bounds the documents the step made: the auto-unique key; where
-// there is none and the target is of the odata dialect, a time the server
-// sets (Computed Edm.DateTimeOffset, a created time preferred to a
-// modified one), so that a document made before the run is not taken for
-// one in doubt (docs/other-services.md, Reconciliation); "" if neither.
-func (r *runner) markField(t *odata.EntityType) string {
-	if f := autoUnique(t); f != "" || t == nil || !r.opts.Version.Standard {
-		return f
-	}
-	field := ""
-	for _, p := range t.Properties {
-		if !p.Computed || p.Type != odata.EdmDateTimeOffset || slices.Contains(t.Key, p.Name) {
-			continue
-		}
-		if strings.Contains(strings.ToLower(p.Name), "creat") {
-			return p.Name
-		}
-		if field == "" {
-			field = p.Name
-		}
-	}
-	return field
-}
+// A document whose create went in doubt is found again by its fields
+// above the step's watermark (reconcile.Reader.MarkField): the highest
+// value the run read before the step's first create whose key the server
+// assigns, journaled here.
 
 // markOnce takes a step's watermark at most once per Apply.
 type markOnce struct {
@@ -98,7 +58,7 @@ func (r *runner) watermarkQuery(entity string) string {
 	if set == nil {
 		return ""
 	}
-	field := r.markField(set.Type)
+	field := r.rd.MarkField(set.Type)
 	if field == "" {
 		return ""
 	}
@@ -115,9 +75,9 @@ func (r *runner) journalWatermark(step, entity string) error {
 	if query == "" {
 		return nil
 	}
-	field := r.markField(r.md.EntitySet(entity).Type)
+	field := r.rd.MarkField(r.md.EntitySet(entity).Type)
 	var calls odata.CallStats // for the run report: this read is a call too
-	resp, err := r.readCtx(odata.WithCallStats(r.ctx, &calls), query)
+	resp, err := r.rd.ReadCtx(odata.WithCallStats(r.ctx, &calls), query)
 	if err != nil {
 		return err
 	}
@@ -138,25 +98,8 @@ func (r *runner) journalWatermark(step, entity string) error {
 	}
 	// A failed deep insert is looked up during the run (deep.go), above
 	// this mark, which the state replayed at the start does not hold.
-	r.mu.Lock()
-	if r.marks == nil {
-		r.marks = map[string]journal.Watermark{}
-	}
-	r.marks[step] = wm
-	r.mu.Unlock()
+	r.rd.SetWatermark(wm)
 	return nil
-}
-
-// watermarkFor is the watermark that bounds s: this run's for its step
-// when it took one, else the journal's.
-func (r *runner) watermarkFor(s *journal.SubState) (journal.Watermark, bool) {
-	r.mu.Lock()
-	wm, ok := r.marks[s.Step]
-	r.mu.Unlock()
-	if ok {
-		return wm, true
-	}
-	return r.state.WatermarkFor(s.Step, s.Batch)
 }
 
 // highest reads the answer of the watermark query: the first value, after
@@ -179,7 +122,7 @@ func highest(resp odata.BatchResponse, field string) (value, why string) {
 			return "", "the rows lack " + field
 		}
 		v := strings.Trim(string(raw), `"`) // IEEE754Compatible answers quote Int64
-		if _, ok := markCompare(v, v); !ok {
+		if _, ok := reconcile.MarkCompare(v, v); !ok {
 			return "", fmt.Sprintf("%s %s is neither a number nor a time", field, v)
 		}
 		vals = append(vals, v)
@@ -187,24 +130,8 @@ func highest(resp odata.BatchResponse, field string) (value, why string) {
 	if len(vals) == 0 {
 		return "", ""
 	}
-	if c, _ := markCompare(vals[0], vals[len(vals)-1]); c < 0 {
+	if c, _ := reconcile.MarkCompare(vals[0], vals[len(vals)-1]); c < 0 {
 		return "", "the server ignored $orderby"
 	}
 	return vals[0], ""
-}
-
-// markCompare compares two values of a watermark field as numbers (an
-// auto-unique key) or as instants (a time the server sets); ok is false
-// when they are neither.
-func markCompare(a, b string) (c int, ok bool) {
-	if x, err := odata.ParseDecimal(a, '.'); err == nil {
-		y, err := odata.ParseDecimal(b, '.')
-		return x.Cmp(y), err == nil
-	}
-	x, err1 := odata.ParseDateTime(a)
-	y, err2 := odata.ParseDateTime(b)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return x.Compare(y), true
 }

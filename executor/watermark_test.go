@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -44,16 +43,6 @@ func TestHighest(t *testing.T) {
 				t.Errorf("got %q, %q; want %q, %q", v, why, tt.value, tt.why)
 			}
 		})
-	}
-}
-
-func TestAutoUnique(t *testing.T) {
-	t.Parallel()
-	md := sandbox.DemoMetadata()
-	for ent, want := range map[string]string{"ORDERS": "ORD", "AINVOICES": "IV", "CUSTOMERS": "CUST", "CURRENCIES": ""} {
-		if got := autoUnique(md.EntitySet(ent).Type); got != want {
-			t.Errorf("%s: %q, want %q", ent, got, want)
-		}
 	}
 }
 
@@ -117,35 +106,6 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(w.msgs, "\n"), "the journal has no watermark of ORDERS") {
 		t.Errorf("warnings: %q", w.msgs)
-	}
-}
-
-// A returned row is checked against every condition of the lookup.
-func TestSatisfies(t *testing.T) {
-	t.Parallel()
-	gt := cond{field: "ORD", op: "gt", lit: "41"}
-	eq := cond{field: "CUSTNAME", op: "eq", value: "C1", lit: "'C1'"}
-	since := cond{field: "modifiedAt", op: "gt", value: "2026-11-27T15:10:37.128Z", lit: "2026-11-27T15:10:37.128Z"}
-	tests := []struct {
-		v    any
-		c    cond
-		want bool
-	}{
-		{json.Number("42"), gt, true},
-		{json.Number("41"), gt, false},
-		{"42", gt, true}, // IEEE754Compatible
-		{nil, gt, false},
-		{"C1", eq, true},
-		{"c1", eq, false}, // a server that compares without case gave it: not our filter
-		{"2026-11-27T15:10:37.129Z", since, true},
-		{"2026-11-27T17:10:37.128+02:00", since, false}, // the same instant
-		{"2026-11-27T15:10:37Z", since, false},
-		{"soon", since, false},
-	}
-	for _, tt := range tests {
-		if got := satisfies(tt.v, tt.c); got != tt.want {
-			t.Errorf("satisfies(%v, %s %s %s) = %v", tt.v, tt.c.field, tt.c.op, tt.c.lit, got)
-		}
 	}
 }
 

@@ -4,8 +4,8 @@
 // records the user's decision in the journal (Decide), as an outcome that
 // apply, undo and status replay; and it closes a failed record that will
 // never load with the user's reason (Waive). It reads the journal and the
-// service, looking candidates up through the engine's reconciliation
-// (executor.Candidates); the engine does not import it.
+// service, looking candidates up as apply's reconciliation does
+// (reconcile.Candidates); the engine does not import it.
 package resolve
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // Record is a record whose work is in doubt, as resolve lists it.
@@ -31,7 +32,7 @@ type Record struct {
 	// Create is set when the entity's own create is in doubt and the server
 	// assigns its key: a decision names the key (or "not created").
 	Create     bool
-	Candidates []executor.Candidate
+	Candidates []reconcile.Candidate
 	// Note says why there are no candidates to choose from, or what else
 	// is in doubt.
 	Note string
@@ -44,8 +45,13 @@ type Options struct {
 	Hook     executor.Hook
 }
 
-func (o Options) lookup() executor.LookupOptions {
-	return executor.LookupOptions{Client: o.Client, Metadata: o.Metadata, Hook: o.Hook}
+// lookup is what reconciliation's lookups read the server with.
+func (o Options) lookup() reconcile.Options {
+	lo := reconcile.Options{Client: o.Client, Metadata: o.Metadata}
+	if o.Hook != nil {
+		lo.Warn = o.Hook.Warn
+	}
+	return lo
 }
 
 // InDoubt lists every record of the journal whose work is in doubt, in
@@ -66,7 +72,7 @@ func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, e
 			}
 		}
 	}
-	found, err := executor.Candidates(ctx, st, creates, opts.lookup())
+	found, err := reconcile.Candidates(ctx, st, creates, opts.lookup())
 	if err != nil {
 		return nil, err
 	}
@@ -217,14 +223,14 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)
 		}
 		key := keyLiteral(set.Type, d.Key)
-		held, err := executor.Claimed(st, d.Step, key)
+		held, err := reconcile.Claimed(st, d.Step, key)
 		if err != nil {
 			return "", err
 		}
 		if held {
 			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
 		}
-		resp, err := executor.Get(ctx, ent+"("+key+")", opts.lookup())
+		resp, err := reconcile.Get(ctx, ent+"("+key+")", opts.lookup())
 		if err != nil {
 			return "", err
 		}
@@ -236,12 +242,12 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		// matching what the record sent, held by no other record) may be:
 		// an order made before the run, taken for the run's own, is one
 		// undo would delete.
-		found, err := executor.Candidates(ctx, st, []*journal.SubState{root}, opts.lookup())
+		found, err := reconcile.Candidates(ctx, st, []*journal.SubState{root}, opts.lookup())
 		if err != nil {
 			return "", err
 		}
 		cands, why := found[0].Candidates, found[0].Why
-		if !slices.ContainsFunc(cands, func(c executor.Candidate) bool { return c.Key == key }) {
+		if !slices.ContainsFunc(cands, func(c reconcile.Candidate) bool { return c.Key == key }) {
 			return "", notCandidate(fmt.Sprintf("%s/%s", d.Step, d.Record), ent, key, cands, why, journalPath)
 		}
 		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"})
@@ -264,7 +270,7 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 
 // notCandidate refuses a key that is not among the record's candidates,
 // naming them.
-func notCandidate(rec, ent, key string, cands []executor.Candidate, why, journalPath string) error {
+func notCandidate(rec, ent, key string, cands []reconcile.Candidate, why, journalPath string) error {
 	if len(cands) == 0 {
 		if why == "" {
 			why = "no document matches what it sent"

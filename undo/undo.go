@@ -1,9 +1,8 @@
 // Package undo takes a run back from its journal: what it created is
 // deleted, what it changed restored, the lines lines: replace deleted
 // re-created, each record read first. It reads the journal and the
-// service, journals in the run's journal, and borrows the engine's
-// reconciliation for work in doubt (executor.Settle); the engine does not
-// import it.
+// service, journals in the run's journal, and settles work in doubt as
+// apply does (reconcile.Settle); the engine does not import it.
 package undo
 
 import (
@@ -25,6 +24,7 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
+	"github.com/migrate-tool/migrate/reconcile"
 	"github.com/migrate-tool/migrate/verify"
 )
 
@@ -131,7 +131,7 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 		if err != nil {
 			return nil, err
 		}
-		if st, err = executor.Settle(ctx, jr, st, executor.LookupOptions{Client: client, Metadata: md, Hook: hook}); err != nil {
+		if st, err = reconcile.Settle(ctx, jr, st, reconcile.Options{Client: client, Metadata: md, Warn: hook.Warn}); err != nil {
 			return nil, undoInDoubt{fmt.Errorf("settling the run's work in doubt: %w", err)}
 		}
 	}
@@ -153,7 +153,7 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
-	entity := executor.StepEntities(st)
+	entity := reconcile.StepEntities(st)
 	wave := map[string]int{}
 	for _, s := range st.Header.Steps {
 		wave[s.Name] = s.Wave
@@ -326,7 +326,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 			// the fields a delta changed of another single sub-form (a
 			// ship-to address).
 			what, held := "restore the text the run replaced", "the text"
-			if !executor.WritesText(s.Before) {
+			if !reconcile.WritesText(s.Before) {
 				what, held = "restore the "+s.Nav+" fields the run changed", "the values"
 			}
 			add(journal.Sub{Op: journal.OpUndoPatch, Meth: "PATCH", Path: s.Path, Nav: s.Nav, URL: base + "/" + s.Nav, Key: rec.Key, Before: s.Before},
@@ -446,7 +446,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// Settle the lost attempt either way, so that nothing is left
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
-			_, found, unreadable := executor.MatchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			_, found, unreadable := reconcile.MatchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
 			res := journal.SubResult{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
@@ -532,7 +532,7 @@ func undoneEntry(rec *journal.RecordState) journal.Entry {
 // holds: the one comparison verify makes (verify.CheckRecord), typed by md where
 // given. A body that cannot be read is one change.
 func changes(md *odata.Metadata, url string, body []byte, w verify.Want) []string {
-	c, err := verify.CheckRecord(md, executor.TypeAt(md, url), w, body)
+	c, err := verify.CheckRecord(md, reconcile.TypeAt(md, url), w, body)
 	if err != nil {
 		return []string{"cannot be read: " + err.Error()}
 	}

@@ -8,9 +8,9 @@ import (
 	"sort"
 
 	"github.com/migrate-tool/migrate/compare"
-	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // Verify and undo ask the same question of a record,
@@ -224,7 +224,7 @@ func (c *RecordCheck) texts(lt *odata.EntityType, nav string, kids []wantKid, he
 		if compare.TextInJSON(held, k.Match) || compare.SameJSON(lt, held, k.Match) {
 			continue
 		}
-		if !executor.WritesText(k.Match) {
+		if !reconcile.WritesText(k.Match) {
 			c.single(lt, nav, k, held)
 			continue
 		}

@@ -1,4 +1,4 @@
-package executor
+package reconcile
 
 import (
 	"context"
@@ -10,33 +10,17 @@ import (
 // What undo and resolve read of the server about a journal's work in
 // doubt, as apply's reconciliation reads it: Settle settles it for undo;
 // Candidates, Get and Claimed are the lookups package resolve lists and
-// checks the user's decisions with.
-
-// LookupOptions drive Settle, Candidates and Get.
-type LookupOptions struct {
-	Client   Client
-	Metadata *odata.Metadata
-	Hook     Hook
-}
-
-// resolver is a runner over a journal, for lookups only.
-func resolver(ctx context.Context, st *journal.State, opts LookupOptions) *runner {
-	h := opts.Hook
-	if h == nil {
-		h = NopHook{}
-	}
-	return &runner{opts: &runOptions{Prepared: Prepared{Metadata: opts.Metadata}, Options: Options{Client: opts.Client}}, ctx: ctx, md: opts.Metadata, svc: &target{}, state: st, hook: h}
-}
+// checks the user's decisions with. Each takes Options' Client, Metadata
+// and Warn; the journal alone says the steps.
 
 // Settle settles the work in doubt of journal jr (st its state) by
 // reading the server, as apply's reconciliation settles it (found: done;
 // absent: never done), and journals what it found: undo's way, since an
 // apply would also re-create what undo deletes. It returns the state
 // settled.
-func Settle(ctx context.Context, jr *journal.Journal, st *journal.State, opts LookupOptions) (*journal.State, error) {
-	r := resolver(ctx, st, opts)
-	r.jr = journalLedger{jr}
-	if err := r.reconcile(); err != nil {
+func Settle(ctx context.Context, jr Journal, st *journal.State, opts Options) (*journal.State, error) {
+	r := New(ctx, st, opts)
+	if _, err := r.Reconcile(jr); err != nil {
 		return nil, err
 	}
 	return r.state, nil
@@ -51,15 +35,15 @@ type Found struct {
 
 // Candidates looks up, for each of creates (the creates in doubt of
 // records of st whose key the server assigns), the documents that may be
-// its own, as reconciliation looks them up (candidates). The lookups are
+// its own, as reconciliation looks them up (Reader.Lookup). The lookups are
 // read ahead, up to 100 to a call, not one call per create.
-func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubState, opts LookupOptions) ([]Found, error) {
-	r := resolver(ctx, st, opts)
+func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubState, opts Options) ([]Found, error) {
+	r := New(ctx, st, opts)
 	claimed, _, err := claimedKeys(st)
 	if err != nil {
 		return nil, err
 	}
-	r.readCache = map[string]odata.BatchResponse{}
+	r.cache = map[string]odata.BatchResponse{}
 	var paths []string
 	for _, s := range creates {
 		if p := r.candidatePath(s); p != "" {
@@ -71,7 +55,7 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 	}
 	out := make([]Found, len(creates))
 	for i, s := range creates {
-		cands, why, err := r.candidates(s, claimedIn(claimed))
+		cands, why, err := r.Lookup(s, claimedIn(claimed))
 		if err != nil {
 			return out[:i], err
 		}
@@ -82,8 +66,8 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 
 // Get reads one path of the target as reconciliation reads it (tried
 // again after a lost answer, a cold form asked again).
-func Get(ctx context.Context, path string, opts LookupOptions) (odata.BatchResponse, error) {
-	return resolver(ctx, nil, opts).read(path)
+func Get(ctx context.Context, path string, opts Options) (odata.BatchResponse, error) {
+	return New(ctx, nil, opts).Read(path)
 }
 
 // Claimed reports whether a record of st holds key, a document of step's

@@ -1,4 +1,4 @@
-package executor
+package reconcile
 
 import (
 	"encoding/json"
@@ -22,8 +22,8 @@ type Candidate struct {
 	Fields map[string]any // the fields it was matched on
 }
 
-// cond is one comparison of the lookup's $filter.
-type cond struct {
+// Cond is one comparison of the lookup's $filter.
+type Cond struct {
 	field string
 	p     *odata.Property // the field's, nil when the metadata does not know it
 	op    string          // eq, gt
@@ -31,18 +31,18 @@ type cond struct {
 	lit   string
 }
 
-// candidates are the documents of the record's entity that match the
-// create in doubt: its step's match: fields (else every scalar field it
+// Lookup finds the candidates of a create in doubt (s): the documents of
+// its record's entity that match it: its step's match: fields (else every scalar field it
 // wrote), created after the step's watermark, not held by another record
 // of the journal (claimed), and not holding a line the record did not
 // send. why, when set, says the lookup cannot decide (nothing to match
 // on, a filter the server did not apply).
-func (r *runner) candidates(s *journal.SubState, claimed claims) ([]Candidate, string, error) {
+func (r *Reader) Lookup(s *journal.SubState, claimed Claims) ([]Candidate, string, error) {
 	ent, t, want, conds, why := r.candidateQuery(s)
 	if why != "" {
 		return nil, why, nil
 	}
-	rows, why, err := r.findMatching(ent, conds, want, r.read)
+	rows, why, err := r.FindMatching(ent, conds, want, r.Read)
 	if why != "" || err != nil {
 		return nil, why, err
 	}
@@ -72,12 +72,12 @@ func (r *runner) candidates(s *journal.SubState, claimed claims) ([]Candidate, s
 	return r.byLines(s, ent, found)
 }
 
-// claims says which of keys, of documents found for a record of step,
+// Claims says which of keys, of documents found for a record of step,
 // other records hold: those are theirs, not its.
-type claims func(step string, keys []string) (map[string]bool, error)
+type Claims func(step string, keys []string) (map[string]bool, error)
 
-// claimedIn is claims over claimedKeys' set of every claimed "step|key".
-func claimedIn(claimed map[string]bool) claims {
+// claimedIn is Claims over claimedKeys' set of every claimed "step|key".
+func claimedIn(claimed map[string]bool) Claims {
 	return func(step string, keys []string) (map[string]bool, error) {
 		held := map[string]bool{}
 		for _, k := range keys {
@@ -91,7 +91,7 @@ func claimedIn(claimed map[string]bool) claims {
 // entity set and type, the fields a candidate must hold (want) and the
 // comparisons of the $filter (conds). why, when set, says there is nothing
 // to look it up by.
-func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []cond, why string) {
+func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []Cond, why string) {
 	ent = r.entityOf(s.Step)
 	if ent == "" {
 		ent = s.URL // an entity's create is posted to its entity set
@@ -101,49 +101,49 @@ func (r *runner) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	if len(s.Match) == 0 || err != nil || set == nil {
 		return "", nil, nil, nil, "nothing to match it on"
 	}
-	names, why := r.matchNames(ent, r.matchOf(s.Step), written)
+	names, why := r.MatchNames(ent, r.MatchOf(s.Step), written)
 	if why != "" {
 		return "", nil, nil, nil, why
 	}
-	want, conds = matchConds(set.Type, names, written)
+	want, conds = MatchConds(set.Type, names, written)
 	if len(conds) == 0 {
 		return "", nil, nil, nil, "nothing to match it on"
 	}
-	if f := r.markField(set.Type); f != "" {
+	if f := r.MarkField(set.Type); f != "" {
 		if wm, ok := r.watermarkFor(s); ok && wm.Value != "" {
 			p := set.Type.Property(wm.Field)
 			var v any = json.Number(wm.Value)
 			if p != nil && p.Type == odata.EdmDateTimeOffset {
-				v = wm.Value // a time the server sets (markField)
+				v = wm.Value // a time the server sets (MarkField)
 			}
-			conds = append(conds, cond{field: wm.Field, p: p, op: "gt", value: v, lit: wm.Value})
+			conds = append(conds, Cond{field: wm.Field, p: p, op: "gt", value: v, lit: wm.Value})
 		} else if !ok {
-			r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+			r.WarnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 		}
-	} else if r.opts.Version.Standard {
+	} else if r.opts.Standard {
 		// Neither an auto-unique key nor a time the server sets bounds
 		// the run's documents (docs/other-services.md, Reconciliation).
-		r.warnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
+		r.WarnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 	}
 	return ent, set.Type, want, conds, ""
 }
 
 // candidatePath is the GET of candidates' lookup, "" when there is
 // nothing to look it up by.
-func (r *runner) candidatePath(s *journal.SubState) string {
+func (r *Reader) candidatePath(s *journal.SubState) string {
 	ent, _, _, conds, why := r.candidateQuery(s)
 	if why != "" {
 		return ""
 	}
-	return matchURL(ent, conds)
+	return MatchURL(ent, conds)
 }
 
-// matchNames are the fields a document of ent is matched on: the step's
+// MatchNames are the fields a document of ent is matched on: the step's
 // match: (explicit), else every field written. A field the server leaves
 // out of its read answers (field-level permissions) is never
 // matched on: named in match:, it makes the lookup impossible (why);
 // among the fields written, it is left out with a warning.
-func (r *runner) matchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
+func (r *Reader) MatchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
 	unread := r.unreadFields(ent)
 	for _, n := range explicit {
 		if unread[n] {
@@ -155,7 +155,7 @@ func (r *runner) matchNames(ent string, explicit []string, written map[string]an
 	}
 	for k := range written {
 		if unread[k] {
-			r.warnOnce("unread "+ent+"."+k, fmt.Sprintf("%s does not return %s on read (a field-level permission): documents in doubt are matched without it", ent, k))
+			r.WarnOnce("unread "+ent+"."+k, fmt.Sprintf("%s does not return %s on read (a field-level permission): documents in doubt are matched without it", ent, k))
 			continue
 		}
 		names = append(names, k)
@@ -170,7 +170,7 @@ func (r *runner) matchNames(ent string, explicit []string, written map[string]an
 // which also warms a cold form). A set without rows, or that cannot be read,
 // teaches nothing: the lookup's own answer then has nothing to match, or
 // fails.
-func (r *runner) unreadFields(ent string) map[string]bool {
+func (r *Reader) unreadFields(ent string) map[string]bool {
 	r.mu.Lock()
 	known, ok := r.unread[ent]
 	r.mu.Unlock()
@@ -178,7 +178,7 @@ func (r *runner) unreadFields(ent string) map[string]bool {
 		return known
 	}
 	set := r.md.EntitySet(ent)
-	resp, err := r.read(sampleURL(ent))
+	resp, err := r.Read(sampleURL(ent))
 	if set == nil || err != nil || resp.Status != 200 {
 		return nil
 	}
@@ -208,10 +208,10 @@ func (r *runner) unreadFields(ent string) map[string]bool {
 // sampleURL reads one row of ent (unreadFields).
 func sampleURL(ent string) string { return ent + "?$top=1" }
 
-// readableMatch is want without the fields that no row of an answer
+// ReadableMatch is want without the fields that no row of an answer
 // carries (a field the server does not return on read is never matched
 // on), and the fields it left out. Without rows, want stays.
-func readableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessage, []string) {
+func ReadableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessage, []string) {
 	if len(rows) == 0 || len(want) == 0 {
 		return want, nil
 	}
@@ -249,13 +249,13 @@ func readableMatch(rows []json.RawMessage, want json.RawMessage) (json.RawMessag
 	return kept, unread
 }
 
-// matchConds turns the fields a document is matched on (as
+// MatchConds turns the fields a document is matched on (as
 // odata.DecodeEntity gives them) into the $filter's comparisons: want holds
 // every named field written, conds those the server can filter on (times
 // and booleans are compared on the rows only; at most 8 conditions).
-func matchConds(t *odata.EntityType, names []string, written map[string]any) (map[string]any, []cond) {
+func MatchConds(t *odata.EntityType, names []string, written map[string]any) (map[string]any, []Cond) {
 	want := map[string]any{}
-	var conds []cond
+	var conds []Cond
 	for _, k := range names {
 		v, ok := written[k]
 		if !ok {
@@ -270,16 +270,16 @@ func matchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 		if err != nil {
 			continue
 		}
-		conds = append(conds, cond{field: k, p: p, op: "eq", value: v, lit: lit})
+		conds = append(conds, Cond{field: k, p: p, op: "eq", value: v, lit: lit})
 	}
 	return want, conds
 }
 
-// findMatching reads (with read) the documents of ent that satisfy conds
+// FindMatching reads (with read) the documents of ent that satisfy conds
 // (at most 100) and keeps those whose fields equal want. why, when set, says the answer
 // proves nothing: a status, an unreadable body, or a row outside the filter.
-func (r *runner) findMatching(ent string, conds []cond, want map[string]any, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
-	resp, err := read(matchURL(ent, conds))
+func (r *Reader) FindMatching(ent string, conds []Cond, want map[string]any, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
+	resp, err := read(MatchURL(ent, conds))
 	if err != nil {
 		return nil, "", err
 	}
@@ -320,9 +320,9 @@ func (r *runner) findMatching(ent string, conds []cond, want map[string]any, rea
 	return rows, "", nil
 }
 
-// matchURL is the GET of the documents of ent that satisfy conds (at most
+// MatchURL is the GET of the documents of ent that satisfy conds (at most
 // 100).
-func matchURL(ent string, conds []cond) string {
+func MatchURL(ent string, conds []Cond) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
 		parts[i] = c.field + " " + c.op + " " + c.lit
@@ -332,7 +332,7 @@ func matchURL(ent string, conds []cond) string {
 }
 
 // satisfies checks one value of a returned row against a condition.
-func satisfies(v any, c cond) bool {
+func satisfies(v any, c Cond) bool {
 	if c.op == "eq" {
 		return compare.Value(c.p, v, c.value)
 	}
@@ -345,7 +345,7 @@ func satisfies(v any, c cond) bool {
 	default:
 		return false
 	}
-	cmp, ok := markCompare(n, c.lit)
+	cmp, ok := MarkCompare(n, c.lit)
 	return ok && cmp > 0
 }
 
@@ -353,7 +353,7 @@ func satisfies(v any, c cond) bool {
 // a document holding a line that matches none the record sent is someone
 // else's. Each candidate is read with $expand of the sub-forms the record
 // wrote.
-func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]Candidate, string, error) {
+func (r *Reader) byLines(s *journal.SubState, ent string, cands []Candidate) ([]Candidate, string, error) {
 	rec := r.state.Record(s.Step, s.Rec)
 	if rec == nil {
 		return cands, "", nil
@@ -389,7 +389,7 @@ func (r *runner) byLines(s *journal.SubState, ent string, cands []Candidate) ([]
 	}
 	var kept []Candidate
 	for _, c := range cands {
-		resp, err := r.read(expanded(c))
+		resp, err := r.Read(expanded(c))
 		if err != nil {
 			return nil, "", err
 		}
@@ -423,7 +423,7 @@ func linesFit(md *odata.Metadata, t *odata.EntityType, doc map[string]json.RawMe
 		}
 		sentNav := make([]json.RawMessage, len(sent[nav]))
 		for i, m := range sent[nav] {
-			if sentNav[i], _ = readableMatch(lines, m); len(sentNav[i]) == 0 {
+			if sentNav[i], _ = ReadableMatch(lines, m); len(sentNav[i]) == 0 {
 				return true // nothing readable to tell them apart by
 			}
 		}
@@ -435,49 +435,31 @@ func linesFit(md *odata.Metadata, t *odata.EntityType, doc map[string]json.RawMe
 }
 
 // entityOf is a step's entity, from the journal header or the plan.
-func (r *runner) entityOf(step string) string {
+func (r *Reader) entityOf(step string) string {
 	for _, s := range r.state.Header.Steps {
 		if s.Name == step {
 			return s.Entity
 		}
 	}
-	if r.opts != nil && r.opts.Plan != nil {
-		for _, s := range r.opts.Plan.Steps {
-			if s.Name == step {
-				return s.Entity
-			}
+	for _, s := range r.opts.Plan {
+		if s.Name == step {
+			return s.Entity
 		}
 	}
 	return ""
 }
 
-// matchOf is a step's match: fields, from the journal header or the plan.
-func (r *runner) matchOf(step string) []string {
+// MatchOf is a step's match: fields, from the journal header or the plan.
+func (r *Reader) MatchOf(step string) []string {
 	for _, s := range r.state.Header.Steps {
 		if s.Name == step && len(s.Match) > 0 {
 			return s.Match
 		}
 	}
-	if r.opts != nil && r.opts.Plan != nil {
-		for _, s := range r.opts.Plan.Steps {
-			if s.Name == step {
-				return s.Match
-			}
+	for _, s := range r.opts.Plan {
+		if s.Name == step {
+			return s.Match
 		}
 	}
 	return nil
-}
-
-// warnOnce gives a warning once per key and run.
-func (r *runner) warnOnce(key, msg string) {
-	r.mu.Lock()
-	if r.warned == nil {
-		r.warned = map[string]bool{}
-	}
-	seen := r.warned[key]
-	r.warned[key] = true
-	r.mu.Unlock()
-	if !seen {
-		r.hook.Warn(msg)
-	}
 }

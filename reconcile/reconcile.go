@@ -1,0 +1,510 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
+)
+
+// Journal is where Reconcile journals the outcomes it decided: the
+// journal itself, or the dry run's tally of it.
+type Journal interface {
+	Append(es ...journal.Entry) error
+	Snapshot() *journal.State
+}
+
+// Reconcile decides every sub-request whose outcome is unknown before
+// anything else is sent: found on the server → committed (with its key),
+// provably absent → forgotten (it will be sent again), otherwise listed by
+// name in undecided (and warned of) and left alone. It journals what it
+// decided in jr, whose state it reads by from then on (State).
+func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
+	subs := r.state.InDoubtSubs()
+	if len(subs) == 0 {
+		return nil, nil
+	}
+	// Entities first, then their children (a child of an absent parent is
+	// absent; a child's parent key may come from reconciling the parent).
+	sort.SliceStable(subs, func(i, j int) bool { return journal.Depth(subs[i].Path) < journal.Depth(subs[j].Path) })
+	entity := StepEntities(r.state)
+	for _, s := range r.opts.Plan { // none: undo settles work in doubt with the journal alone
+		entity[s.Name] = s.Entity
+	}
+	results := map[int][]journal.SubResult{}
+	absent := map[string]bool{} // step|rec whose entity is absent
+	claimed, keyOf, err := claimedKeys(r.state)
+	if err != nil {
+		return nil, err
+	}
+	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
+	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
+
+	// The reads go at most 100 to a call. Each depth's reads
+	// are known once the depth above it is decided (a line is read under
+	// its parent's key), so they are sent ahead, a depth at a time, and
+	// the decisions below take their answers from the cache.
+	r.cache = map[string]odata.BatchResponse{}
+	defer func() { r.cache = nil }()
+	pathOf := func(s *journal.SubState) string {
+		ent, recKey := entity[s.Step], s.Step+"|"+s.Rec
+		switch {
+		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
+			return ent + "(" + s.Key + ")"
+		case s.Path == "" && s.Op == journal.OpCreate:
+			return r.candidatePath(s)
+		case s.Op == journal.OpCreate:
+			if absent[recKey] || keyOf[recKey] == "" {
+				return ""
+			}
+			parentURL, _, gone, why := r.parentOf(ent, keyOf[recKey], s, lineKeyOf, absentLine)
+			if gone || why != "" {
+				return ""
+			}
+			return parentURL + "/" + s.Nav
+		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch || s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+			return s.URL
+		}
+		return ""
+	}
+	for i, s := range subs {
+		if i == 0 || journal.Depth(s.Path) != journal.Depth(subs[i-1].Path) {
+			var paths []string
+			for _, next := range subs[i:] {
+				if journal.Depth(next.Path) != journal.Depth(s.Path) {
+					break
+				}
+				if p := pathOf(next); p != "" {
+					paths = append(paths, p)
+				}
+			}
+			if err := r.prefetch(paths); err != nil {
+				return undecided, err
+			}
+		}
+		ent := entity[s.Step]
+		recKey := s.Step + "|" + s.Rec
+		decide := func(status int, key, why string) {
+			if status == 0 {
+				msg := fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why)
+				undecided = append(undecided, msg)
+				r.warn("in doubt, not resent: " + msg + "; check it on the server")
+				return
+			}
+			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
+		}
+		switch {
+		case s.Path == "" && s.Op == journal.OpCreate:
+			if s.Key != "" {
+				resp, err := r.Read(ent + "(" + s.Key + ")")
+				if err != nil {
+					return undecided, err
+				}
+				switch resp.Status {
+				case 200:
+					decide(201, s.Key, "")
+					keyOf[recKey] = s.Key
+				case 404:
+					decide(-1, "", "reconciled: absent")
+					absent[recKey] = true
+				default:
+					decide(0, "", fmt.Sprintf("reading %s(%s) gave status %d", ent, s.Key, resp.Status))
+				}
+				continue
+			}
+			found, why, err := r.Lookup(s, claimedIn(claimed))
+			if err != nil {
+				return undecided, err
+			}
+			switch {
+			case why != "":
+				decide(0, "", why)
+			case len(found) == 1:
+				decide(201, found[0].Key, "")
+				keyOf[recKey] = found[0].Key
+				claimed[s.Step+"|"+found[0].Key] = true
+			case len(found) == 0:
+				decide(-1, "", "reconciled: absent")
+				absent[recKey] = true
+			default:
+				keys := make([]string, len(found))
+				for i, c := range found {
+					keys[i] = c.Key
+				}
+				decide(0, "", fmt.Sprintf("%d entities of %s match its fields and lines (%s); decide with migrate resolve", len(found), ent, strings.Join(keys, ", ")))
+			}
+		case s.Op == journal.OpCreate:
+			if absent[recKey] {
+				decide(-1, "", "reconciled: its parent is absent")
+				continue
+			}
+			pkey := keyOf[recKey]
+			if pkey == "" {
+				decide(0, "", "its parent's key is unknown")
+				continue
+			}
+			// A child of a line (a line's text, docs/service.md, Text
+			// sub-forms) is read under that line, whose key is journaled or
+			// was found just above.
+			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
+			if u, t := sentBelow(r.md, s); why != "" && u != "" {
+				parentURL, pt, why = u, t, "" // a delta's text below a line a deep insert carried
+			}
+			switch {
+			case gone:
+				decide(-1, "", "reconciled: its parent line is absent")
+				absentLine[recKey+"|"+s.Path] = true
+				continue
+			case why != "":
+				decide(0, "", why)
+				continue
+			}
+			resp, err := r.Read(parentURL + "/" + s.Nav)
+			if err != nil {
+				return undecided, err
+			}
+			if resp.Status == 204 {
+				// A single-valued navigation that holds nothing: a
+				// standard service answers 204 No Content (a text not
+				// written, docs/other-services.md, What differs).
+				decide(-1, "", "reconciled: absent")
+				absentLine[recKey+"|"+s.Path] = true
+				continue
+			}
+			if resp.Status != 200 {
+				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
+				continue
+			}
+			claimKey := recKey + "|" + s.Nav + "|"
+			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
+			}
+			line, found, why := MatchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
+			switch {
+			case why != "":
+				decide(0, "", why)
+			case found:
+				decide(201, line, "")
+				if line != "" {
+					claimed[claimKey+line] = true
+					lineKeyOf[recKey+"|"+s.Path] = line
+				}
+			default:
+				decide(-1, "", "reconciled: absent")
+				absentLine[recKey+"|"+s.Path] = true
+			}
+		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
+			resp, err := r.Read(s.URL)
+			if err != nil {
+				return undecided, err
+			}
+			if resp.Status != 200 {
+				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+				continue
+			}
+			want := s.Match
+			if s.Op == journal.OpUndoPatch {
+				want = s.Before
+			}
+			if s.Path != "" && s.Line == "" && WritesText(want) {
+				// A text a delta replaced, or undo wrote back (a line's
+				// PATCH names its line; another single object, a ship-to
+				// address, writes no TEXT): decided by its content, as
+				// servers read texts back normalised (docs/servers.md,
+				// Reading).
+				held, sent, old := HeldText(resp.Body), HeldText(want), HeldText(s.Before)
+				switch {
+				case compare.SameText(held, sent):
+					decide(200, s.Key, "")
+				case s.Op == journal.OpPatch && compare.SameText(held, old):
+					decide(-1, "", "reconciled: not applied")
+				default:
+					decide(0, "", "the text holds neither the old nor the new one")
+				}
+				continue
+			}
+			// A PATCH applies whole: the fields read back decide it,
+			// each by its type.
+			pt := TypeAt(r.md, s.URL)
+			read := []json.RawMessage{resp.Body}
+			want, unread := ReadableMatch(read, want)
+			before, _ := ReadableMatch(read, s.Before)
+			switch {
+			case len(want) == 0 && len(unread) > 0:
+				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
+			case compare.SameJSON(pt, resp.Body, want):
+				decide(200, s.Key, "")
+			case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
+				decide(-1, "", "reconciled: not applied")
+			default:
+				decide(0, "", "the entity holds neither the old nor the new values")
+			}
+		case s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+			resp, err := r.Read(s.URL)
+			if err != nil {
+				return undecided, err
+			}
+			switch resp.Status {
+			case 404:
+				decide(204, "", "")
+			case 200:
+				decide(-1, "", "reconciled: still there")
+			default:
+				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+			}
+		case s.Op == journal.OpUndoCreate:
+			// Forgetting it would let undo add the line twice; undo itself
+			// looks for it among the lines.
+			decide(0, "", "a line undo was re-creating: run undo again to settle it")
+		default:
+			decide(-1, "", "a read: nothing to reconcile")
+		}
+	}
+	var entries []journal.Entry
+	batches := make([]int, 0, len(results))
+	for b := range results {
+		batches = append(batches, b)
+	}
+	sort.Ints(batches)
+	for _, b := range batches {
+		entries = append(entries, journal.Entry{Kind: journal.KindOutcome, Batch: b, Results: results[b]})
+	}
+	if len(entries) > 0 {
+		if err := jr.Append(entries...); err != nil {
+			return undecided, err
+		}
+	}
+	r.state = jr.Snapshot()
+	return undecided, nil
+}
+
+// claimedKeys lists what the journal's records already hold: step|key,
+// step|rec|nav|line and step|rec|parentpath|nav|line (claimed), and each
+// record's key by step|rec (keyOf).
+func claimedKeys(st *journal.State) (claimed map[string]bool, keyOf map[string]string, err error) {
+	claimed, keyOf = map[string]bool{}, map[string]string{}
+	// A settled record's lines are claimed by it alone (their keys name
+	// the record): only its entity's key can be claimed by another.
+	err = st.EachSettled(func(s journal.SettledRecord) error {
+		if s.Key != "" {
+			claimed[s.Step+"|"+s.Key] = true
+			keyOf[s.Step+"|"+s.ID] = s.Key
+		}
+		return nil
+	})
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			rec := ss.Records[id]
+			if rec.Key != "" {
+				claimed[name+"|"+rec.Key] = true
+				keyOf[name+"|"+id] = rec.Key
+			}
+			for _, s := range rec.Subs {
+				if s.OK() && s.ResultKey != "" && s.Path != "" {
+					if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+						claimed[name+"|"+id+"|"+s.Path[:i]+"|"+s.Nav+"|"+s.ResultKey] = true
+					} else {
+						claimed[name+"|"+id+"|"+s.Nav+"|"+s.ResultKey] = true
+					}
+				}
+			}
+		}
+	}
+	return claimed, keyOf, err
+}
+
+// parentOf is the URL and type of an in-doubt child's parent: the
+// record's entity, or for a child of a line the line itself, addressed by
+// its key (journaled, or found by this reconciliation in lineKeyOf). gone
+// says a line on the way was found absent; why, that a key is unknown.
+func (r *Reader) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[string]string, absentLine map[string]bool) (url string, t *odata.EntityType, gone bool, why string) {
+	set := r.md.EntitySet(ent)
+	if set == nil {
+		return "", nil, false, "its entity set " + ent + " is not in the metadata"
+	}
+	url, t = ent+"("+pkey+")", set.Type
+	parts := strings.Split(s.Path, ".")
+	if len(parts) < 2 {
+		return url, t, false, ""
+	}
+	rec := r.state.Steps[s.Step].Records[s.Rec]
+	recKey := s.Step + "|" + s.Rec
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], ".")
+		if absentLine[recKey+"|"+p] {
+			return "", nil, true, ""
+		}
+		var ps *journal.SubState
+		if rec != nil {
+			ps = rec.Subs[p]
+		}
+		if ps == nil {
+			return "", nil, false, "its parent line is not in the journal"
+		}
+		nav := t.Navigation(ps.Nav)
+		if nav == nil || r.md.Type(nav.Type) == nil {
+			return "", nil, false, "its parent's sub-form " + ps.Nav + " is not in the metadata"
+		}
+		if nav.Collection {
+			key := lineKeyOf[recKey+"|"+p]
+			if key == "" && ps.OK() {
+				key = ps.ResultKey
+			}
+			if key == "" {
+				return "", nil, false, "its parent line's key is unknown"
+			}
+			url += "/" + ps.Nav + "(" + key + ")"
+		} else {
+			url += "/" + ps.Nav
+		}
+		t = r.md.Type(nav.Type)
+	}
+	return url, t, false, ""
+}
+
+// TypeAt is the entity type of what path addresses (ORDERS('SO1'),
+// ORDERS('SO1')/ORDERITEMS_SUBFORM(3)), nil when the metadata does not
+// know it: the type its fields are compared by.
+func TypeAt(md *odata.Metadata, path string) *odata.EntityType {
+	if md == nil {
+		return nil
+	}
+	segs, err := odata.ParsePath(path)
+	if err != nil || len(segs) == 0 {
+		return nil
+	}
+	set := md.EntitySet(segs[0].Name)
+	if set == nil {
+		return nil
+	}
+	t := set.Type
+	for _, seg := range segs[1:] {
+		n := t.Navigation(seg.Name)
+		if n == nil {
+			return nil
+		}
+		if t = md.Type(n.Type); t == nil {
+			return nil
+		}
+	}
+	return t
+}
+
+func pathLabel(s *journal.SubState) string {
+	if s.Path == "" {
+		return ""
+	}
+	return " (" + s.Nav + " #" + s.Path + ")"
+}
+
+// MatchLine finds, among a parent's lines (or its single text object), one
+// whose fields are the same as match (compare, typed by the lines' type
+// when parent is known) and whose key is not claimed; it returns that
+// line's key. Fields no line carries (not returned on read) are not
+// compared; why says so when none is left to compare.
+func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
+	var lt *odata.EntityType
+	if parent != nil {
+		if n := parent.Navigation(nav); n != nil {
+			lt = md.Type(n.Type)
+			if !n.Collection {
+				return "", compare.TextInJSON(body, match), ""
+			}
+		}
+	}
+	var coll struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(body, &coll) != nil {
+		return "", false, ""
+	}
+	match, unread := ReadableMatch(coll.Value, match)
+	if len(match) == 0 && len(unread) > 0 {
+		return "", false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
+	}
+	for _, raw := range coll.Value {
+		if !compare.SameJSON(lt, raw, match) {
+			continue
+		}
+		e, err := odata.DecodeEntity(raw)
+		if err != nil {
+			continue
+		}
+		k := ""
+		if lt != nil {
+			k = odata.EntityKey(lt, e)
+		}
+		if k != "" && claimed(k) {
+			continue
+		}
+		return k, true, ""
+	}
+	return "", false, ""
+}
+
+// StepEntities is each step's entity: the journal header's, else (a step
+// the plan that began the journal did not have) the entity set its
+// records' entities were sent to.
+func StepEntities(st *journal.State) map[string]string {
+	entity := map[string]string{}
+	for _, s := range st.Header.Steps {
+		entity[s.Name] = s.Entity
+	}
+	for _, name := range st.StepNames {
+		ss := st.Steps[name]
+		for _, id := range ss.IDs {
+			if entity[name] != "" {
+				break
+			}
+			if rec := ss.Records[id]; rec != nil && rec.Subs[""] != nil {
+				entity[name] = odata.EntitySetOf(rec.Subs[""].URL)
+			}
+		}
+	}
+	return entity
+}
+
+// HeldText is the TEXT of a text sub-form as read expanded: "" for none
+// (null, or [] as some servers answer an empty one: docs/servers.md, Reading).
+func HeldText(raw json.RawMessage) string {
+	var one struct{ TEXT *string }
+	if json.Unmarshal(raw, &one) != nil || one.TEXT == nil {
+		return ""
+	}
+	return *one.TEXT
+}
+
+// WritesText reports whether a single object's PATCH, as journaled (its
+// match or before-image), writes a TEXT: a text, decided by its content;
+// another single object (a ship-to address) is decided by its fields, and
+// undo words its restore so.
+func WritesText(body json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return true // as before single objects other than texts were sent
+	}
+	_, ok := m["TEXT"]
+	return ok
+}
+
+// sentBelow is the parent a sub-request of a delta named in its URL (a
+// line's text below the line, by its key: ORDERS('SO1')/ORDERITEMS_SUBFORM(1))
+// with its type, for reconciliation to read when the journal holds no
+// sub-request of that line (a deep insert carried it); "" for a URL that
+// names no entity by its key (a reference to a sub-request, $1/NAV).
+func sentBelow(md *odata.Metadata, s *journal.SubState) (string, *odata.EntityType) {
+	u, ok := strings.CutSuffix(s.URL, "/"+s.Nav)
+	if !ok || strings.HasPrefix(u, "$") || !strings.HasSuffix(u, ")") {
+		return "", nil
+	}
+	t := TypeAt(md, u)
+	if t == nil {
+		return "", nil
+	}
+	return u, t
+}
