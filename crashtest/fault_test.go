@@ -277,7 +277,7 @@ func runFaultCase(t *testing.T, kind, rate string, seed int64, opts sandbox.Opti
 	if injected == 0 {
 		// A case that met no fault proves nothing: the load must be large
 		// enough for its rate (and the storm's start).
-		t.Errorf("%s %s: no fault was injected in %d calls: the load is too small for the rate", kind, rate, stats.Calls)
+		t.Errorf("%s %s: no fault was injected in %d calls: the load is too small for the rate (the seed drew none: raise -fault.records, or take another -fault.seed)", kind, rate, stats.Calls)
 	}
 	record(faultRow{Fault: kind, Rate: rate, Records: l.records + l.children, Calls: stats.Calls, Injected: injected, Runs: runs,
 		Exits: tally(exits), Missing: len(d.Missing), Dup: len(d.Duplicated), Different: len(d.Different) + len(d.Extra),
@@ -412,7 +412,7 @@ func runSpikeCase(t *testing.T, mode string, rate float64, seed int64) {
 		Calls: stats.Calls, Injected: sp.injected.Load(), Runs: runs, Exits: tally(exits), Missing: len(d.Missing), Dup: len(d.Duplicated),
 		Different: len(d.Different) + len(d.Extra), Exact: d.ok(), Undecided: undecided, ElapsedSeconds: time.Since(start).Seconds()})
 	if sp.injected.Load() == 0 {
-		t.Errorf("spike %s %v: no call was delayed in %d calls: the load is too small for the rate", mode, rate, stats.Calls)
+		t.Errorf("spike %s %v: no call was delayed in %d calls: the load is too small for the rate (the seed drew none: raise -fault.records, or take another -fault.seed)", mode, rate, stats.Calls)
 	}
 	t.Logf("spike %s %v: %d calls, %d spikes, %d runs (%s), %v", mode, rate, stats.Calls, sp.injected.Load(), runs, strings.Join(exits, " "), d)
 }
