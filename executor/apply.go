@@ -39,7 +39,6 @@ type runner struct {
 	md    *odata.Metadata
 	jr    ledger
 	svc   service
-	state *journal.State // as replayed at the start; set by setState, so that rd reads by it too
 	// workMu serialises the bookkeeping of records: the units of one
 	// record can be in several batches that complete concurrently. A
 	// run's own: the loads of several companies at once do not share it.
@@ -630,7 +629,7 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
-	sr.gone = failedIDs(r.state, s.Name)
+	sr.gone = failedIDs(r.rd.State(), s.Name)
 	ctx := r.ctx
 	wanted := r.opts.Hook != nil
 	if w, ok := r.hook.(TotalsWanted); ok {
@@ -663,7 +662,7 @@ func (r *runner) runStep(s *plan.Step) error {
 		if err == nil && r.delta != nil {
 			err = sr.deltaPending()
 			if err == nil {
-				err = r.delta.gone(r.state, s.Name, s.Entity)
+				err = r.delta.gone(r.rd.State(), s.Name, s.Entity)
 			}
 		}
 		if err != nil && !errors.Is(err, errHalt) {
@@ -734,7 +733,7 @@ func (r *runner) stepFinished(s *plan.Step) {
 // again: what an earlier delta left unsent (a conflict) is listed again,
 // and a source unchanged sends nothing.
 func (r *runner) nothingLeft() bool {
-	st := r.state
+	st := r.rd.State()
 	if r.delta != nil || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
 	}
@@ -782,7 +781,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
-		if prev := r.state.Record(name, id); prev != nil && prev.Status() == journal.Skipped {
+		if prev := r.rd.State().Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
 		r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: name, ID: id, Status: journal.Skipped, Loc: id}})
@@ -792,7 +791,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		id := RejectedID(res)
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
-		prev := r.state.Record(name, id)
+		prev := r.rd.State().Record(name, id)
 		if prev != nil && prev.Status() == journal.Waived {
 			return nil // closed by the user: it fails as it did, and stays waived
 		}
@@ -823,7 +822,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	delete(sr.gone, id)
 	delete(sr.gone, rec.Loc.String()) // a failure filed under the row's location (supersede)
 	r.supersede(name, rec.Loc.String(), id)
-	prev := r.state.Record(name, id)
+	prev := r.rd.State().Record(name, id)
 	if r.delta != nil {
 		r.delta.see(name, id)
 		if loaded(prev) {
@@ -891,10 +890,10 @@ func (sr *stepRun) handle(res transform.Result) error {
 // no sub-request left), without a final status.
 func (r *runner) pendingRecords(step string) map[string]bool {
 	out := map[string]bool{}
-	if r.state == nil || r.state.Steps[step] == nil {
+	if r.rd.State() == nil || r.rd.State().Steps[step] == nil {
 		return out
 	}
-	for id, rec := range r.state.Steps[step].Records {
+	for id, rec := range r.rd.State().Steps[step].Records {
 		if rec.Status() == journal.Pending {
 			out[id] = true
 		}
@@ -917,7 +916,7 @@ func (sr *stepRun) settleUnseen() {
 	slices.Sort(ids)
 	name := sr.step.Name
 	for _, id := range ids {
-		prev := sr.r.state.Record(name, id)
+		prev := sr.r.rd.State().Record(name, id)
 		if prev == nil || prev.Status() != journal.Pending {
 			continue
 		}
@@ -965,7 +964,7 @@ func (r *runner) supersede(step, loc, id string) {
 	if loc == id {
 		return
 	}
-	prev := r.state.Record(step, loc)
+	prev := r.rd.State().Record(step, loc)
 	if prev == nil || prev.Status() != journal.Failed || len(prev.Subs) > 0 {
 		return
 	}

@@ -541,9 +541,10 @@ func TestLookAlikeInFlight(t *testing.T) {
 	t.Parallel()
 	p := testPlan(step("orders", "ORDERS"))
 	env := newSandbox(t, sandbox.Options{}) // its ORDERS are empty: every field is read
-	r := &runner{ctx: context.Background(), md: env.md, opts: &runOptions{Prepared: Prepared{Plan: p}, Options: Options{Client: env.client}}, state: &journal.State{},
+	r := &runner{ctx: context.Background(), md: env.md, opts: &runOptions{Prepared: Prepared{Plan: p}, Options: Options{Client: env.client}},
 		svc: &target{}, hook: NopHook{}}
 	r.rd = r.newReader()
+	r.setState(&journal.State{})
 	sr := &stepRun{r: r, step: p.Steps[0], entity: "ORDERS"}
 	doc := func(id string, fields map[string]any) *op {
 		return &op{work: &work{id: id}, kind: journal.OpCreate, fields: fields}

@@ -332,7 +332,7 @@ func dependsOn(p *plan.Plan, s *plan.Step, earlier [][]*plan.Step) []string {
 // incomplete says why the journal does not hold step complete ("" when it
 // does).
 func (r *runner) incomplete(step string) string {
-	st := r.state
+	st := r.rd.State()
 	c := st.Counts(step)
 	var why []string
 	if !st.Done[step] {

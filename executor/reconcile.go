@@ -21,19 +21,16 @@ func (r *runner) newReader() *reconcile.Reader {
 			steps = append(steps, journal.Step{Name: s.Name, Entity: s.Entity, Match: s.Match})
 		}
 	}
-	return reconcile.New(r.ctx, r.state, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.hook.Warn,
+	return reconcile.New(r.ctx, nil, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.hook.Warn,
 		Plan: steps, PerCall: r.limit, Standard: r.opts.Version.Standard,
 		Confirm: func(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
 			return r.svc.confirmAbsent(reqs, got, again)
 		}})
 }
 
-// setState is the journal's state the run goes by from now on, its
-// reader's too.
-func (r *runner) setState(st *journal.State) {
-	r.state = st
-	r.rd.SetState(st)
-}
+// setState is the journal's state the run goes by from now on: its
+// reader's (r.rd.State()), the one copy the run reads.
+func (r *runner) setState(st *journal.State) { r.rd.SetState(st) }
 
 // reconcile settles the work in doubt of the journal the run resumes
 // (reconcile.Reader.Reconcile) before anything is sent; what it cannot
@@ -41,11 +38,7 @@ func (r *runner) setState(st *journal.State) {
 func (r *runner) reconcile() error {
 	undecided, err := r.rd.Reconcile(r.jr)
 	r.undec = append(r.undec, undecided...)
-	if err != nil {
-		return err
-	}
-	r.state = r.rd.State()
-	return nil
+	return err
 }
 
 // matchFields is what the journal keeps to find a created entity or line
