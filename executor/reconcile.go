@@ -7,6 +7,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/reconcile"
 )
 
@@ -15,17 +16,24 @@ import (
 // updates, through the run's client, at most a batch's size to a call, a
 // cold form's 404 asked again as the run's service says.
 func (r *runner) newReader() *reconcile.Reader {
-	var steps []journal.Step
-	if r.opts.Plan != nil {
-		for _, s := range r.opts.Plan.Steps {
-			steps = append(steps, journal.Step{Name: s.Name, Entity: s.Entity, Match: s.Match})
-		}
-	}
 	return reconcile.New(r.ctx, nil, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.hook.Warn,
-		Plan: steps, PerCall: r.limit, Standard: r.opts.Version.Standard,
+		Plan: journalSteps(r.opts.Plan), PerCall: r.limit, Standard: r.opts.Version.Standard,
 		Confirm: func(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
 			return r.svc.confirmAbsent(reqs, got, again)
 		}})
+}
+
+// journalSteps is the steps of plan p (none for nil) as a journal's
+// header names them: name, entity and match: fields.
+func journalSteps(p *plan.Plan) []journal.Step {
+	if p == nil {
+		return nil
+	}
+	steps := make([]journal.Step, 0, len(p.Steps))
+	for _, s := range p.Steps {
+		steps = append(steps, journal.Step{Name: s.Name, Entity: s.Entity, Match: s.Match})
+	}
+	return steps
 }
 
 // setState is the journal's state the run goes by from now on: its

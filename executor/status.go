@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // summarize builds a Summary from a journal's state: counts per step in
@@ -15,20 +16,10 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 		sum.Trial, sum.Unfinished, sum.Chosen = st.LastRun.Limit, st.Unfinished(), st.LastRun.Steps
 		sum.Interrupted = sum.Trial == 0 && len(sum.Chosen) == 0
 	}
-	entity := map[string]string{}
-	for _, s := range st.Header.Steps {
-		entity[s.Name] = s.Entity
+	if p != nil && sum.Plan == "" {
+		sum.Plan = p.Name
 	}
-	if p != nil {
-		if sum.Plan == "" {
-			sum.Plan = p.Name
-		}
-		for _, s := range p.Steps {
-			if entity[s.Name] == "" {
-				entity[s.Name] = s.Entity
-			}
-		}
-	}
+	entity := reconcile.StepEntities(st, journalSteps(p))
 	for _, name := range st.StepNames {
 		c := st.Counts(name)
 		ss := st.Steps[name]

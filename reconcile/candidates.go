@@ -434,20 +434,8 @@ func linesFit(md *odata.Metadata, t *odata.EntityType, doc map[string]json.RawMe
 	return true
 }
 
-// entityOf is a step's entity, from the journal header or the plan.
-func (r *Reader) entityOf(step string) string {
-	for _, s := range r.state.Header.Steps {
-		if s.Name == step {
-			return s.Entity
-		}
-	}
-	for _, s := range r.opts.Plan {
-		if s.Name == step {
-			return s.Entity
-		}
-	}
-	return ""
-}
+// entityOf is a step's entity (StepEntities).
+func (r *Reader) entityOf(step string) string { return StepEntities(r.state, r.opts.Plan)[step] }
 
 // MatchOf is a step's match: fields, from the journal header or the plan.
 func (r *Reader) MatchOf(step string) []string {

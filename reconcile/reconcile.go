@@ -31,10 +31,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 	// Entities first, then their children (a child of an absent parent is
 	// absent; a child's parent key may come from reconciling the parent).
 	sort.SliceStable(subs, func(i, j int) bool { return journal.Depth(subs[i].Path) < journal.Depth(subs[j].Path) })
-	entity := StepEntities(r.state)
-	for _, s := range r.opts.Plan { // none: undo settles work in doubt with the journal alone
-		entity[s.Name] = s.Entity
-	}
+	entity := StepEntities(r.state, r.opts.Plan) // no plan: undo settles work in doubt with the journal alone
 	results := map[int][]journal.SubResult{}
 	absent := map[string]bool{} // step|rec whose entity is absent
 	claimed, keyOf, err := claimedKeys(r.state)
@@ -447,22 +444,30 @@ func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 	return "", false, ""
 }
 
-// StepEntities is each step's entity: the journal header's, else (a step
-// the plan that began the journal did not have) the entity set its
+// StepEntities is each step's entity, by one rule for every reader of a
+// journal: the journal header's (what its runs sent), else the plan's (a
+// step the plan that began the journal did not have; none for undo and
+// resolve, which have the journal alone), else the entity set its
 // records' entities were sent to.
-func StepEntities(st *journal.State) map[string]string {
+func StepEntities(st *journal.State, plan []journal.Step) map[string]string {
 	entity := map[string]string{}
 	for _, s := range st.Header.Steps {
 		entity[s.Name] = s.Entity
 	}
+	for _, s := range plan {
+		if entity[s.Name] == "" {
+			entity[s.Name] = s.Entity
+		}
+	}
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
+		if entity[name] != "" || ss == nil {
+			continue
+		}
 		for _, id := range ss.IDs {
-			if entity[name] != "" {
-				break
-			}
 			if rec := ss.Records[id]; rec != nil && rec.Subs[""] != nil {
 				entity[name] = odata.EntitySetOf(rec.Subs[""].URL)
+				break
 			}
 		}
 	}

@@ -2,8 +2,10 @@ package reconcile
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -78,6 +80,35 @@ func TestSatisfies(t *testing.T) {
 	for _, tt := range tests {
 		if got := satisfies(tt.v, tt.c); got != tt.want {
 			t.Errorf("satisfies(%v, %s %s %s) = %v", tt.v, tt.c.field, tt.c.op, tt.c.lit, got)
+		}
+	}
+}
+
+// TestStepEntities: a step's entity is the journal header's (what its runs
+// sent), even where the plan now names another; else the plan's; else the
+// entity set its records' entities were sent to.
+func TestStepEntities(t *testing.T) {
+	t.Parallel()
+	st := &journal.State{
+		Header: journal.Header{Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}},
+		Steps: map[string]*journal.StepState{
+			"old": {Name: "old", IDs: []string{"r1", "r2"}, Records: map[string]*journal.RecordState{
+				"r1": {Step: "old", ID: "r1"},
+				"r2": {Step: "old", ID: "r2", Subs: map[string]*journal.SubState{"": {Sub: journal.Sub{URL: "CUSTOMERS('C1')"}}}},
+			}},
+		},
+		StepNames: []string{"orders", "old"},
+	}
+	plan := []journal.Step{{Name: "orders", Entity: "DOCUMENTS_P"}, {Name: "parts", Entity: "LOGPART"}}
+	for _, tc := range []struct {
+		plan []journal.Step
+		want map[string]string
+	}{
+		{plan, map[string]string{"orders": "ORDERS", "parts": "LOGPART", "old": "CUSTOMERS"}},
+		{nil, map[string]string{"orders": "ORDERS", "old": "CUSTOMERS"}},
+	} {
+		if got := StepEntities(st, tc.plan); !maps.Equal(got, tc.want) {
+			t.Errorf("StepEntities(plan %v) = %v, want %v", tc.plan, got, tc.want)
 		}
 	}
 }

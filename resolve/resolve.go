@@ -77,6 +77,7 @@ func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, e
 		return nil, err
 	}
 	var out []Record
+	entity := reconcile.StepEntities(st, nil)
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
 		for _, id := range ss.IDs {
@@ -84,7 +85,7 @@ func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, e
 			if rec.Status() != journal.InDoubt {
 				continue
 			}
-			d := describe(st, rec)
+			d := describe(rec, entity[name])
 			if d.Create {
 				f := found[0]
 				found = found[1:]
@@ -99,9 +100,9 @@ func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, e
 	return out, nil
 }
 
-// describe is one record in doubt, without its candidates.
-func describe(st *journal.State, rec *journal.RecordState) Record {
-	d := Record{Step: rec.Step, Record: rec.ID, Entity: entityOf(st, rec.Step), Location: rec.Loc}
+// describe is one record in doubt, of entity, without its candidates.
+func describe(rec *journal.RecordState, entity string) Record {
+	d := Record{Step: rec.Step, Record: rec.ID, Entity: entity, Location: rec.Loc}
 	if d.Location == "" && looksLikeLocation(rec.ID) {
 		d.Location = rec.ID
 	}
@@ -114,9 +115,6 @@ func describe(st *journal.State, rec *journal.RecordState) Record {
 	for _, l := range root.CarriedLines() {
 		d.Lines += len(l)
 	}
-	if d.Entity == "" && root != nil && root.Op == journal.OpCreate {
-		d.Entity = root.URL // an entity's create is posted to its entity set
-	}
 	switch {
 	case numberedInDoubt(rec) != nil:
 		d.Create, d.Sent = true, root.Match
@@ -127,16 +125,6 @@ func describe(st *journal.State, rec *journal.RecordState) Record {
 		d.Note = "some of its lines are in doubt; run apply to reconcile them"
 	}
 	return d
-}
-
-// entityOf is a step's entity, from the journal header.
-func entityOf(st *journal.State, step string) string {
-	for _, s := range st.Header.Steps {
-		if s.Name == step {
-			return s.Entity
-		}
-	}
-	return ""
 }
 
 // numberedInDoubt is the record's own create when it is in doubt and the
@@ -214,10 +202,7 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		if root == nil || !root.InDoubt() || root.Op != journal.OpCreate || root.Key != "" {
 			return "", decisionErr("%s/%s: its entity's create is not what is in doubt, so there is no key to choose; run apply to reconcile it, or use --not-created", d.Step, d.Record)
 		}
-		ent := entityOf(st, d.Step)
-		if ent == "" {
-			ent = root.URL
-		}
+		ent := reconcile.StepEntities(st, nil)[d.Step]
 		set := opts.Metadata.EntitySet(ent)
 		if set == nil {
 			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)

@@ -153,7 +153,7 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
-	entity := reconcile.StepEntities(st)
+	entity := reconcile.StepEntities(st, nil)
 	wave := map[string]int{}
 	for _, s := range st.Header.Steps {
 		wave[s.Name] = s.Wave
