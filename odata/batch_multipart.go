@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // The multipart/mixed $batch format (docs/service.md, Batch, before 22.1 the
@@ -464,7 +466,7 @@ func readHeaderBlock(data []byte, start, end, part int) (map[string]string, int,
 			name, value, ok := strings.Cut(string(line), ":")
 			name = strings.TrimSpace(name)
 			if !ok || !isToken(name) {
-				return nil, 0, &BatchSyntaxError{Format: "multipart", Part: part, Line: lineAt(data, int64(pos)), Msg: fmt.Sprintf("header line %q: want Name: value", truncate(string(line), 60))}
+				return nil, 0, &BatchSyntaxError{Format: "multipart", Part: part, Line: lineAt(data, int64(pos)), Msg: fmt.Sprintf("header line %q: want Name: value", diag.Cut(string(line), 60))}
 			}
 			if len(h) >= maxPartHeaders {
 				return nil, 0, &BatchSyntaxError{Format: "multipart", Part: part, Line: lineAt(data, int64(pos)), Msg: fmt.Sprintf("more than %d headers (%v)", maxPartHeaders, ErrBatchTooLarge)}
@@ -525,16 +527,16 @@ func parseHTTPPart(data []byte, start, end, part int, mimeHeaders map[string]str
 func parseRequestLine(line string) (method, target string, err error) {
 	f := strings.Split(line, " ")
 	if len(f) != 3 {
-		return "", "", fmt.Errorf("request line %q: want METHOD URL HTTP/1.1", truncate(line, 80))
+		return "", "", fmt.Errorf("request line %q: want METHOD URL HTTP/1.1", diag.Cut(line, 80))
 	}
 	if !isToken(f[0]) {
-		return "", "", fmt.Errorf("request line %q: %q is not an HTTP method", truncate(line, 80), truncate(f[0], 20))
+		return "", "", fmt.Errorf("request line %q: %q is not an HTTP method", diag.Cut(line, 80), diag.Cut(f[0], 20))
 	}
 	if f[1] == "" || strings.ContainsFunc(f[1], func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return "", "", fmt.Errorf("request line %q: empty or invalid URL", truncate(line, 80))
+		return "", "", fmt.Errorf("request line %q: empty or invalid URL", diag.Cut(line, 80))
 	}
 	if !strings.HasPrefix(f[2], "HTTP/") {
-		return "", "", fmt.Errorf("request line %q: %q is not an HTTP version", truncate(line, 80), truncate(f[2], 20))
+		return "", "", fmt.Errorf("request line %q: %q is not an HTTP version", diag.Cut(line, 80), diag.Cut(f[2], 20))
 	}
 	return strings.ToUpper(f[0]), f[1], nil
 }
@@ -544,18 +546,11 @@ func parseStatusLine(line string) (int, error) {
 	proto, rest, _ := strings.Cut(line, " ")
 	code, _, _ := strings.Cut(rest, " ")
 	if !strings.HasPrefix(proto, "HTTP/") || len(code) != 3 {
-		return 0, fmt.Errorf("status line %q: want HTTP/1.1 CODE TEXT", truncate(line, 80))
+		return 0, fmt.Errorf("status line %q: want HTTP/1.1 CODE TEXT", diag.Cut(line, 80))
 	}
 	n, err := strconv.Atoi(code)
 	if err != nil || n < 100 {
-		return 0, fmt.Errorf("status line %q: %q is not a status code", truncate(line, 80), code)
+		return 0, fmt.Errorf("status line %q: %q is not a status code", diag.Cut(line, 80), code)
 	}
 	return n, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

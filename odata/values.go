@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // Record field values are Go values: string, int64, Decimal, time.Time,
@@ -372,15 +374,13 @@ func (e *ValueError) Error() string {
 
 func (e *ValueError) Unwrap() error { return e.Err }
 
+// shortValue is v as a message shows it: a string quoted, at most 60
+// characters.
 func shortValue(v any) string {
-	s := fmt.Sprintf("%v", v)
 	if str, ok := v.(string); ok {
-		s = strconv.Quote(str)
+		return diag.Quote(str, 60)
 	}
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return s
+	return diag.Cut(fmt.Sprint(v), 60)
 }
 
 // DecodeValue turns a decoded JSON value (from DecodeEntity) into the Go

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/migrate-tool/migrate/internal/golden"
 )
@@ -262,5 +263,22 @@ func BenchmarkMarshalBodyText(b *testing.B) {
 		if _, err := MarshalBody(fields); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestValueErrorCutsByCharacters: a long value that does not fit its type
+// is named by its first 60 characters, a Hebrew letter never cut in two
+// (a message showing \xd7 where a letter was).
+func TestValueErrorCutsByCharacters(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("ש", 100)
+	_, err := DecodeValue(EdmInt64, long)
+	if err == nil {
+		t.Fatal("a Hebrew text decoded as Edm.Int64")
+	}
+	msg := err.Error()
+	want := `Edm.Int64 value "` + strings.Repeat("ש", 60) + `"…`
+	if !utf8.ValidString(msg) || !strings.HasPrefix(msg, want) {
+		t.Errorf("message %q\nwant it to begin %q", msg, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"go.yaml.in/yaml/v3"
 )
@@ -123,13 +124,7 @@ func describe(n *yaml.Node) string {
 }
 
 // quote quotes s for a message, shortened when long.
-func quote(s string) string {
-	if utf8.RuneCountInString(s) > 60 {
-		r := []rune(s)
-		s = string(r[:57]) + "..."
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return diag.Quote(s, 60) }
 
 func isNull(n *yaml.Node) bool {
 	return n == nil || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"

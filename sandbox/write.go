@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -140,14 +141,10 @@ func quoteList(list []string) string {
 }
 
 func shortJSON(v any) string {
-	s := fmt.Sprintf("%v", v)
 	if str, ok := v.(string); ok {
-		s = fmt.Sprintf("%q", str)
+		return diag.Quote(str, 40)
 	}
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return s
+	return diag.Cut(fmt.Sprint(v), 40)
 }
 
 // assignAuto gives a new record its auto-unique Int64 fields.

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
 )
@@ -124,14 +124,7 @@ func valueText(v any) string {
 }
 
 // quote quotes text for a message, shortening very long text.
-func quote(s string) string {
-	const max = 120
-	if utf8.RuneCountInString(s) > max {
-		r := []rune(s)
-		return strconv.Quote(string(r[:max])) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return diag.Quote(s, 120) }
 
 // isBlank reports whether v is an empty cell: nil or text of spaces only.
 func isBlank(v any) bool {

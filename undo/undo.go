@@ -21,6 +21,7 @@ import (
 
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
@@ -571,10 +572,7 @@ func shortValue(v any) string {
 		return "empty"
 	}
 	b, _ := json.Marshal(v)
-	if s := string(b); len(s) <= 40 {
-		return s
-	}
-	return string(b[:40]) + "…"
+	return diag.Cut(string(b), 40)
 }
 
 // readBatches sends GETs in batches of at most limit; reads change
