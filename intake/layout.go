@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -83,7 +84,7 @@ func New(md *odata.Metadata, entity string, expand []string) (*Layout, error) {
 		}
 		return nil, fmt.Errorf("%s", msg)
 	}
-	top := &Level{Path: []string{entity}, Type: set.Type, Sheet: sheetName(entity)}
+	top := &Level{Path: []string{entity}, Type: set.Type, Sheet: workbook.SheetName(entity)}
 	l := &Layout{Entity: entity, Levels: []*Level{top}}
 	for _, e := range expand {
 		parent := top
@@ -173,29 +174,14 @@ func (l *Layout) Children(lv *Level) []*Level {
 }
 
 func (l *Layout) uniqueSheet(name string) string {
-	s := sheetName(name)
+	s := workbook.SheetName(name)
 	for n := 2; slices.Contains(l.Sheets(), s); n++ {
 		suffix := fmt.Sprint("~", n)
-		s = sheetName(name)
+		s = workbook.SheetName(name)
 		if r := []rune(s); len(r)+len(suffix) > 31 {
 			s = string(r[:31-len(suffix)])
 		}
 		s += suffix
-	}
-	return s
-}
-
-// sheetName is name as a sheet may be named: at most 31 characters, none
-// of []:*?/\.
-func sheetName(name string) string {
-	s := strings.Map(func(r rune) rune {
-		if strings.ContainsRune(`[]:*?/\`, r) {
-			return '_'
-		}
-		return r
-	}, name)
-	if r := []rune(s); len(r) > 31 {
-		s = string(r[:31])
 	}
 	return s
 }
