@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -272,7 +273,7 @@ func (r *runner) chooseSteps(waves [][]*plan.Step) ([][]*plan.Step, error) {
 			for _, s := range p.Steps {
 				names = append(names, s.Name)
 			}
-			if sg := odata.Suggest(name, names); sg != "" {
+			if sg := didyoumean.Closest(name, names); sg != "" {
 				why += "; did you mean " + sg + "?"
 			}
 			return nil, &StepsError{Step: name, Why: why}

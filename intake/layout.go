@@ -1,10 +1,12 @@
 package intake
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/internal/workbook"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -78,11 +80,7 @@ type Column struct {
 func New(md *odata.Metadata, entity string, expand []string) (*Layout, error) {
 	set := md.EntitySet(entity)
 	if set == nil || set.Type == nil {
-		msg := fmt.Sprintf("no entity %q in the metadata", entity)
-		if s := odata.Suggest(entity, md.SetNames()); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		return nil, fmt.Errorf("%s", msg)
+		return nil, errors.New(md.NoEntity(entity))
 	}
 	top := &Level{Path: []string{entity}, Type: set.Type, Sheet: workbook.SheetName(entity)}
 	l := &Layout{Entity: entity, Levels: []*Level{top}}
@@ -101,9 +99,7 @@ func New(md *odata.Metadata, entity string, expand []string) (*Layout, error) {
 					names[j] = n.Name
 				}
 				msg := fmt.Sprintf("--expand %s: %s has no sub-form %q", e, strings.Join(parent.Path, "/"), nav)
-				if s := odata.Suggest(nav, names); s != "" {
-					msg += fmt.Sprintf("; did you mean %q?", s)
-				}
+				msg += didyoumean.Hint(nav, names)
 				return nil, fmt.Errorf("%s", msg)
 			}
 			t := md.Type(np.Type)

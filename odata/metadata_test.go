@@ -301,29 +301,6 @@ func TestWriteXMLNoComputedNoReference(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	t.Parallel()
-	cands := []string{"CUSTNAME", "CUSTDES", "CDES", "ORDNAME", "PARTNAME"}
-	tests := []struct{ name, want string }{
-		{"CUSTDESC", "CUSTDES"},
-		{"custname", "CUSTNAME"},
-		{"CUSTNAM", "CUSTNAME"},
-		{"ORDNAEM", "ORDNAME"},
-		{"XYZ", ""},
-		{"", ""},
-		{"PARTNAMEXXXXXXX", "PARTNAME"}, // a long prefix match is still a plausible slip
-		{"CDE", "CDES"},
-	}
-	for _, tc := range tests {
-		if got := Suggest(tc.name, cands); got != tc.want {
-			t.Errorf("Suggest(%q) = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	if got := Suggest("A", nil); got != "" {
-		t.Errorf("no candidates: %q", got)
-	}
-}
-
 // TestRealMetadataAnnotations reads what real installations' documents
 // carry (docs/servers.md, Metadata): the Priority.OData namespace,
 // navigation types without the _SUBFORM suffix, Precision/Scale,

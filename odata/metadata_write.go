@@ -3,11 +3,13 @@ package odata
 import (
 	"bufio"
 	"encoding/xml"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 )
 
 // CoreVocabularyURI is where the OASIS core vocabulary lives; the
@@ -202,10 +204,7 @@ func (m *Metadata) SetNames() []string {
 	return out
 }
 
-// Suggest returns the candidate closest to name for a "did you mean"
-// message: case-insensitive edit distance, at most a third of the name's
-// length (at least 1, at most 3). It returns "" when nothing is that close.
-// Ties go to the earlier candidate.
-func Suggest(name string, candidates []string) string {
-	return didyoumean.Closest(name, candidates)
+// NoEntity says name is no entity set of md, with the nearest name.
+func (md *Metadata) NoEntity(name string) string {
+	return fmt.Sprintf("no entity %q in the metadata", name) + didyoumean.Hint(name, md.SetNames())
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 )
 
 // Check runs the static checks that need no metadata and no source file:
@@ -48,7 +50,7 @@ func (p *Plan) CheckColumns(headers map[string][]string) Diagnostics {
 // MissingColumn is the message for a column that the header of source src
 // lacks, with the nearest column it has.
 func MissingColumn(src, column string, header []string) string {
-	return fmt.Sprintf("source %s has no column %s%s", src, quote(column), didYouMean(column, header))
+	return fmt.Sprintf("source %s has no column %s%s", src, quote(column), didyoumean.Hint(column, header))
 }
 
 // analysis is what walking every expression of the plan finds.
@@ -141,13 +143,13 @@ func (p *Plan) analyze() *analysis {
 		for _, l := range s.lookups {
 			a.usedLookups[l.name] = true
 			if p.lookupByName(l.name) == nil {
-				a.errorf(l.pos, "%s: unknown lookup %s%s", sc.what, quote(l.name), didYouMean(l.name, p.lookupNames()))
+				a.errorf(l.pos, "%s: unknown lookup %s%s", sc.what, quote(l.name), didyoumean.Hint(l.name, p.lookupNames()))
 			}
 		}
 		for _, m := range s.maps {
 			a.usedMaps[m.name] = true
 			if p.Map(m.name) == nil {
-				a.errorf(m.pos, "%s: unknown map %s%s", sc.what, quote(m.name), didYouMean(m.name, p.mapNames()))
+				a.errorf(m.pos, "%s: unknown map %s%s", sc.what, quote(m.name), didyoumean.Hint(m.name, p.mapNames()))
 			}
 		}
 		for _, c := range s.columns {
@@ -263,7 +265,7 @@ func (p *Plan) check() Diagnostics {
 		seen := map[string]bool{}
 		for _, r := range a.refs[s] {
 			if _, ok := first[r.name]; !ok {
-				d.errorf(r.pos, "%s: ref() names unknown step %s%s", stepLabel(s, i), quote(r.name), didYouMean(r.name, p.stepNames()))
+				d.errorf(r.pos, "%s: ref() names unknown step %s%s", stepLabel(s, i), quote(r.name), didyoumean.Hint(r.name, p.stepNames()))
 				continue
 			}
 			if !seen[r.name] {
@@ -280,7 +282,7 @@ func (p *Plan) check() Diagnostics {
 		case s.Source == "group":
 			d.errorf(posOr(s.SourcePos, s.Pos), "%s: \"source: group\" is for sub-forms; a step reads a source named under \"sources\"", what)
 		case s.Source != "" && p.sourceByName(s.Source) == nil:
-			d.errorf(posOr(s.SourcePos, s.Pos), "unknown source %s in %s%s", quote(s.Source), what, didYouMean(s.Source, p.sourceNames()))
+			d.errorf(posOr(s.SourcePos, s.Pos), "unknown source %s in %s%s", quote(s.Source), what, didyoumean.Hint(s.Source, p.sourceNames()))
 		}
 		for j, name := range s.After {
 			pos := s.Pos
@@ -288,7 +290,7 @@ func (p *Plan) check() Diagnostics {
 				pos = s.AfterPos[j]
 			}
 			if _, ok := first[name]; !ok {
-				d.errorf(pos, "%s is after unknown step %s%s", what, quote(name), didYouMean(name, p.stepNames()))
+				d.errorf(pos, "%s is after unknown step %s%s", what, quote(name), didyoumean.Hint(name, p.stepNames()))
 			}
 		}
 		p.checkSubforms(d, s, s.Subforms, what, 0)
@@ -297,14 +299,14 @@ func (p *Plan) check() Diagnostics {
 	// Sources read known connections.
 	for _, s := range p.Sources {
 		if s.Connection != "" && p.Connection(s.Connection) == nil {
-			d.errorf(posOr(s.ConnectionPos, s.Pos), "unknown connection %s in source %s%s", quote(s.Connection), quote(s.Name), didYouMean(s.Connection, p.connectionNames()))
+			d.errorf(posOr(s.ConnectionPos, s.Pos), "unknown connection %s in source %s%s", quote(s.Connection), quote(s.Name), didyoumean.Hint(s.Connection, p.connectionNames()))
 		}
 	}
 
 	// Lookups read known sources.
 	for _, l := range p.Lookups {
 		if l.Source != "" && p.sourceByName(l.Source) == nil {
-			d.errorf(posOr(l.SourcePos, l.Pos), "unknown source %s in lookup %s%s", quote(l.Source), quote(l.Name), didYouMean(l.Source, p.sourceNames()))
+			d.errorf(posOr(l.SourcePos, l.Pos), "unknown source %s in lookup %s%s", quote(l.Source), quote(l.Name), didyoumean.Hint(l.Source, p.sourceNames()))
 		}
 	}
 
@@ -388,7 +390,7 @@ func (p *Plan) checkSubforms(d *diags, step *Step, subs []*Subform, owner string
 		default:
 			if p.sourceByName(sf.Source) == nil {
 				cands := append(p.sourceNames(), "group")
-				d.errorf(spos, "unknown source %s in %s%s", quote(sf.Source), what, didYouMean(sf.Source, cands))
+				d.errorf(spos, "unknown source %s in %s%s", quote(sf.Source), what, didyoumean.Hint(sf.Source, cands))
 			}
 			if sf.Link == nil && !sf.linkWritten {
 				d.errorf(sf.Pos, "%s reads source %s and needs a link to its parent: link: {parent: row.KEY, child: row.PARENT_KEY}", what, quote(sf.Source))

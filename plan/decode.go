@@ -17,6 +17,7 @@ import (
 	"time"
 	_ "time/tzdata" // timezone names validate the same on every machine
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/source"
 	"go.yaml.in/yaml/v3"
@@ -225,7 +226,7 @@ func (w *walker) decodePlan(p *Plan, root *yaml.Node) {
 		case strings.HasPrefix(e.key, "x-"):
 			delete(top.byKey, e.key)
 		case !slices.Contains(topKeys, e.key):
-			w.errorf(e.kpos, "unknown key %q in the plan%s", e.key, didYouMean(e.key, topKeys))
+			w.errorf(e.kpos, "unknown key %q in the plan%s", e.key, didyoumean.Hint(e.key, topKeys))
 			delete(top.byKey, e.key)
 		default:
 			kept = append(kept, e)
@@ -452,7 +453,7 @@ func (w *walker) decodeSources(p *Plan, e entry) {
 					} else {
 						names := source.Encodings()
 						w.errorf(w.pos(ke.val), "unknown encoding %s; use %s or %s%s", quote(v),
-							strings.Join(names[:len(names)-1], ", "), names[len(names)-1], didYouMean(strings.ToLower(v), names))
+							strings.Join(names[:len(names)-1], ", "), names[len(names)-1], didyoumean.Hint(strings.ToLower(v), names))
 					}
 				}
 			case "lazy_quotes":

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -90,7 +91,7 @@ func (c *mdChecker) targetLookup(l *Lookup) {
 			f = l.ValueField
 		}
 		if f != "" && es.Type.Property(f) == nil {
-			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didYouMean(f, es.Type.PropertyNames()))
+			c.d.errorf(l.Spans.Value(k, l.Pos), "%s: unknown field %s in %s%s", what, quote(f), l.Entity, didyoumean.Hint(f, es.Type.PropertyNames()))
 		}
 	}
 	if l.Filter != "" {
@@ -105,7 +106,7 @@ func (c *mdChecker) targetLookup(l *Lookup) {
 func (c *mdChecker) entitySet(name string, pos Pos, what string) *odata.EntitySet {
 	es := c.md.EntitySet(name)
 	if es == nil || es.Type == nil {
-		c.d.errorf(pos, "%s: unknown entity %s%s", what, quote(name), didYouMean(name, setNames(c.md)))
+		c.d.errorf(pos, "%s: unknown entity %s%s", what, quote(name), didyoumean.Hint(name, setNames(c.md)))
 		return nil
 	}
 	return es
@@ -122,7 +123,7 @@ func (c *mdChecker) mapTarget(m *ValueMap) {
 		return
 	}
 	if m.TargetKey != "" && es.Type.Property(m.TargetKey) == nil {
-		c.d.errorf(m.TargetPos, "%s: unknown field %s in %s%s", what, quote(m.TargetKey), m.TargetEntity, didYouMean(m.TargetKey, es.Type.PropertyNames()))
+		c.d.errorf(m.TargetPos, "%s: unknown field %s in %s%s", what, quote(m.TargetKey), m.TargetEntity, didyoumean.Hint(m.TargetKey, es.Type.PropertyNames()))
 	}
 }
 
@@ -149,7 +150,7 @@ func (c *mdChecker) step(s *Step, i int) {
 	what := stepLabel(s, i)
 	es := c.md.EntitySet(s.Entity)
 	if es == nil || es.Type == nil {
-		msg := fmt.Sprintf("unknown entity %s in %s%s", quote(s.Entity), what, didYouMean(s.Entity, setNames(c.md)))
+		msg := fmt.Sprintf("unknown entity %s in %s%s", quote(s.Entity), what, didyoumean.Hint(s.Entity, setNames(c.md)))
 		if c.md.Type(s.Entity) != nil && es == nil {
 			msg = fmt.Sprintf("%s in %s is a sub-form type, not an entity set; load it as a sub-form of its parent", quote(s.Entity), what)
 		}
@@ -197,14 +198,14 @@ func (c *mdChecker) exists(t *odata.EntityType, entity string, ex []*Exists, wri
 	for _, x := range ex {
 		switch {
 		case t.Property(x.Field) == nil:
-			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didYouMean(x.Field, t.PropertyNames()))
+			c.d.errorf(x.Pos, "exists of %s: unknown field %s in %s%s", what, quote(x.Field), entity, didyoumean.Hint(x.Field, t.PropertyNames()))
 		case !written[x.Field]:
 			c.d.errorf(x.Pos, "exists of %s: %s is not written by it; exists checks fields it writes (add it to fields, or remove it from exists)", what, quote(x.Field))
 		}
 		es := c.md.EntitySet(x.Entity)
 		switch {
 		case es == nil || es.Type == nil:
-			c.d.errorf(x.EntityPos, "exists of %s: unknown entity %s%s", what, quote(x.Entity), didYouMean(x.Entity, setNames(c.md)))
+			c.d.errorf(x.EntityPos, "exists of %s: unknown entity %s%s", what, quote(x.Entity), didyoumean.Hint(x.Entity, setNames(c.md)))
 		case len(es.Type.Key) != 1:
 			c.d.errorf(x.EntityPos, "exists of %s: %s has a key of %d fields (%s); exists checks a value against a key of one field", what, x.Entity, len(es.Type.Key), strings.Join(es.Type.Key, ", "))
 		}
@@ -220,7 +221,7 @@ func (c *mdChecker) match(t *odata.EntityType, s *Step, written map[string]bool,
 		pos := posOr(s.MatchPos[i], s.Pos)
 		switch {
 		case t.Property(f) == nil:
-			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didYouMean(f, t.PropertyNames()))
+			c.d.errorf(pos, "match of %s: unknown field %s in %s%s", what, quote(f), s.Entity, didyoumean.Hint(f, t.PropertyNames()))
 		case !written[f]:
 			c.d.errorf(pos, "match of %s: %s is not written by the step; match names fields the step writes (add it to fields, or remove it from match)", what, quote(f))
 		}
@@ -281,7 +282,7 @@ func (c *mdChecker) fields(t *odata.EntityType, entity string, fs []*Field) {
 				c.d.errorf(f.Pos, "%s is a sub-form of %s, not a field; list it under subforms", quote(f.Name), entity)
 				continue
 			}
-			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didYouMean(f.Name, t.PropertyNames()))
+			c.d.errorf(f.Pos, "unknown field %s in %s%s", quote(f.Name), entity, didyoumean.Hint(f.Name, t.PropertyNames()))
 			continue
 		}
 		if msg := odata.WriteRefusal(prop); msg != "" {
@@ -414,7 +415,7 @@ func (c *mdChecker) subforms(t *odata.EntityType, entity string, subs []*Subform
 			if t.Property(sf.Name) != nil {
 				c.d.errorf(npos, "%s is a field of %s, not a sub-form; map it under fields", quote(sf.Name), entity)
 			} else {
-				c.d.errorf(npos, "unknown sub-form %s of %s%s", quote(sf.Name), entity, didYouMean(sf.Name, t.NavigationNames()))
+				c.d.errorf(npos, "unknown sub-form %s of %s%s", quote(sf.Name), entity, didyoumean.Hint(sf.Name, t.NavigationNames()))
 			}
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -342,13 +343,13 @@ func (p *Plan) CheckTests(ts []*Test) Diagnostics {
 		step := p.Step(t.Step)
 		if step == nil {
 			if t.Step != "" {
-				d.errorf(t.StepPos, "test %s names step %s, which the plan does not have%s", quote(t.Name), quote(t.Step), didYouMean(t.Step, steps))
+				d.errorf(t.StepPos, "test %s names step %s, which the plan does not have%s", quote(t.Name), quote(t.Step), didyoumean.Hint(t.Step, steps))
 			}
 			continue
 		}
 		for _, g := range t.Given {
 			if !slices.Contains(givable, g.Source) {
-				d.errorf(g.Pos, "test %s gives rows to %s, which is no source of the plan (nor a lookup that reads the target)%s", quote(t.Name), quote(g.Source), didYouMean(g.Source, givable))
+				d.errorf(g.Pos, "test %s gives rows to %s, which is no source of the plan (nor a lookup that reads the target)%s", quote(t.Name), quote(g.Source), didyoumean.Hint(g.Source, givable))
 			}
 		}
 		for _, r := range t.Expect {
@@ -366,7 +367,7 @@ func checkExpectLines(d *diags, t *Test, r *ExpectRecord, subs []*Subform) {
 	for _, ls := range r.Lines {
 		i := slices.IndexFunc(subs, func(s *Subform) bool { return s.Name == ls.Nav })
 		if i < 0 {
-			d.errorf(ls.Pos, "test %s expects lines of %s, which is no sub-form of its step%s", quote(t.Name), quote(ls.Nav), didYouMean(ls.Nav, names))
+			d.errorf(ls.Pos, "test %s expects lines of %s, which is no sub-form of its step%s", quote(t.Name), quote(ls.Nav), didyoumean.Hint(ls.Nav, names))
 			continue
 		}
 		for _, l := range ls.Lines {

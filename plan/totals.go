@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/migrate-tool/migrate/odata"
@@ -184,7 +185,7 @@ func orRecord(nav string) string {
 func (c *mdChecker) totalNav(t *odata.EntityType, s *Step, nav string, pos Pos, what string) (*odata.EntityType, map[string]bool, bool) {
 	n := t.Navigation(nav)
 	if n == nil {
-		c.d.errorf(pos, "%s: unknown sub-form %s of %s%s", what, quote(nav), s.Entity, didYouMean(nav, t.NavigationNames()))
+		c.d.errorf(pos, "%s: unknown sub-form %s of %s%s", what, quote(nav), s.Entity, didyoumean.Hint(nav, t.NavigationNames()))
 		return nil, nil, false
 	}
 	if !n.Collection {
@@ -200,7 +201,7 @@ func (c *mdChecker) totalNav(t *odata.EntityType, s *Step, nav string, pos Pos, 
 		}
 	}
 	if sf == nil {
-		c.d.errorf(pos, "%s: the step writes no lines of %s%s: a total is of what the plan writes (add the sub-form under subforms)", what, nav, didYouMean(nav, written))
+		c.d.errorf(pos, "%s: the step writes no lines of %s%s: a total is of what the plan writes (add the sub-form under subforms)", what, nav, didyoumean.Hint(nav, written))
 		return nil, nil, false
 	}
 	lt := c.md.Type(n.Type)
@@ -216,7 +217,7 @@ func (c *mdChecker) totalField(t *odata.EntityType, written map[string]bool, whe
 	p := t.Property(field)
 	switch {
 	case p == nil:
-		c.d.errorf(pos, "%s: unknown field %s in %s%s", what, quote(field), where, didYouMean(field, t.PropertyNames()))
+		c.d.errorf(pos, "%s: unknown field %s in %s%s", what, quote(field), where, didyoumean.Hint(field, t.PropertyNames()))
 		return nil
 	case !written[field]:
 		c.d.errorf(pos, "%s: %s.%s is not written by the plan: a total is of what the plan writes, so that the source, what was sent and the target can be set side by side (add it to fields)", what, where, field)

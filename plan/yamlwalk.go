@@ -182,7 +182,7 @@ func (w *walker) collect(n *yaml.Node, what string, allowed []string, f *fields,
 			continue
 		}
 		if allowed != nil && !slices.Contains(allowed, key) {
-			w.errorf(kpos, "unknown key %q in %s%s", key, what, didYouMean(key, allowed))
+			w.errorf(kpos, "unknown key %q in %s%s", key, what, didyoumean.Hint(key, allowed))
 			if s := didyoumean.Closest(key, allowed); s != "" {
 				if f.suggested == nil {
 					f.suggested = map[string]bool{}
@@ -293,7 +293,7 @@ func suggestScalar(n *yaml.Node, choices []string) string {
 	if n.Kind != yaml.ScalarNode || isNull(n) {
 		return ""
 	}
-	return didYouMean(n.Value, choices)
+	return didyoumean.Hint(n.Value, choices)
 }
 
 // bounds reads a whole number within the bounds the format table gives

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -96,7 +97,7 @@ func parseSelect(t *odata.EntityType, v string) ([]string, error) {
 			return nil, nil
 		}
 		if t.Property(f) == nil {
-			if s := odata.Suggest(f, t.PropertyNames()); s != "" {
+			if s := didyoumean.Closest(f, t.PropertyNames()); s != "" {
 				return nil, fmt.Errorf("$select: %s is not a field of %s; did you mean %s?", f, t.Name, s)
 			}
 			return nil, fmt.Errorf("$select: %s is not a field of %s", f, t.Name)
@@ -117,7 +118,7 @@ func parseOrderBy(t *odata.EntityType, v string) ([]orderItem, error) {
 			return nil, fmt.Errorf("$orderby: %q: want FIELD, FIELD asc or FIELD desc", strings.TrimSpace(item))
 		}
 		if t.Property(parts[0]) == nil {
-			if s := odata.Suggest(parts[0], t.PropertyNames()); s != "" {
+			if s := didyoumean.Closest(parts[0], t.PropertyNames()); s != "" {
 				return nil, fmt.Errorf("$orderby: %s is not a field of %s; did you mean %s?", parts[0], t.Name, s)
 			}
 			return nil, fmt.Errorf("$orderby: %s is not a field of %s", parts[0], t.Name)

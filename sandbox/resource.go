@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -191,7 +192,7 @@ func (c *call) resolve(path string) (*target, *apiError) {
 	set := s.meta.EntitySet(seg.name)
 	if set == nil {
 		msg := fmt.Sprintf("no entity set %s", seg.name)
-		if sg := odata.Suggest(seg.name, s.meta.SetNames()); sg != "" {
+		if sg := didyoumean.Closest(seg.name, s.meta.SetNames()); sg != "" {
 			msg += "; did you mean " + sg + "?"
 		}
 		return nil, protoErr(http.StatusNotFound, "NotFound", "%s", msg)

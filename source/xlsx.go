@@ -116,14 +116,7 @@ func unknownSheet(want string, have []string) error {
 		quoted[i] = strconv.Quote(h)
 	}
 	msg := fmt.Sprintf("the workbook has no sheet %q; it has %s", want, strings.Join(quoted, ", "))
-	if s := closest(want, have); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	return errors.New(msg)
-}
-
-func closest(want string, have []string) string {
-	return didyoumean.Closest(strings.TrimSpace(want), have)
+	return errors.New(msg + didyoumean.Hint(strings.TrimSpace(want), have))
 }
 
 // merge is a merged range, 0-based columns and 1-based rows, inclusive.

@@ -632,7 +632,7 @@ func (c *compiler) compileExpr(e *plan.Expr, sc scope) *compiled {
 		if errors.As(err, &fe) {
 			msg := exprMessage(fe.Message)
 			if name, ok := strings.CutPrefix(msg, "unknown name "); ok {
-				msg += didYouMean(name, append(c.functionNames(), mapKeys(env)...))
+				msg += didyoumean.Hint(name, append(c.functionNames(), mapKeys(env)...))
 			}
 			c.diag(e.PosOf(fe.Line, fe.Column), "%s", msg)
 		} else {
@@ -751,12 +751,4 @@ func mapKeys[V any](m map[string]V) []string {
 // exprMessage tidies expr-lang's messages for people who write plans.
 func exprMessage(m string) string {
 	return strings.TrimSpace(m)
-}
-
-// didYouMean suggests the nearest of names to s: `; did you mean "Name"?`.
-func didYouMean(s string, names []string) string {
-	if best := didyoumean.Closest(s, names); best != "" {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/plan"
 )
 
@@ -109,8 +110,8 @@ func TestDidYouMean(t *testing.T) {
 	t.Parallel()
 	names := []string{"Code", "Name", "Customer Name"}
 	for in, want := range map[string]string{"Nmae": `; did you mean "Name"?`, "code": `; did you mean "Code"?`, "Zzzzzz": "", "Customer Nam": `; did you mean "Customer Name"?`} {
-		if got := didYouMean(in, names); got != want {
-			t.Errorf("didYouMean(%q) = %q, want %q", in, got, want)
+		if got := didyoumean.Hint(in, names); got != want {
+			t.Errorf("didyoumean.Hint(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -3,7 +3,20 @@
 // mean" in the tool comes from here, so they all agree.
 package didyoumean
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
+
+// Hint is a message's suggestion of the candidate nearest to name, as
+// every message words it (`; did you mean "CUSTDES"?`), or "" when none is
+// close (Closest).
+func Hint(name string, candidates []string) string {
+	if s := Closest(name, candidates); s != "" {
+		return "; did you mean " + strconv.Quote(s) + "?"
+	}
+	return ""
+}
 
 // Closest returns the candidate nearest to name, or "" when none is close
 // enough to be a plausible misspelling. Case is ignored when measuring, so

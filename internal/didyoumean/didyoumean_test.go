@@ -22,6 +22,9 @@ func TestClosest(t *testing.T) {
 		{"קוד", []string{"קוד לקוח", "שם"}, ""},
 		{"שם לקוח", []string{"שם הלקוח", "טלפון"}, "שם הלקוח"},
 		{"anything", nil, ""},
+		{"PARTNAMEXXXXXXX", []string{"PARTNAME"}, "PARTNAME"}, // a long prefix match is still a plausible slip
+		{"CDE", []string{"CUSTDES", "CDES"}, "CDES"},
+		{"ORDNAEM", []string{"ORDNAME", "PARTNAME"}, "ORDNAME"},
 	}
 	for _, tt := range tests {
 		if got := Closest(tt.name, tt.cand); got != tt.want {
@@ -52,5 +55,17 @@ func TestNearest(t *testing.T) {
 		if got := Nearest(name, cands); got != want {
 			t.Errorf("Nearest(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestHint: every message words a suggestion one way, the name quoted;
+// nothing when no name is close.
+func TestHint(t *testing.T) {
+	t.Parallel()
+	if got, want := Hint("CUSTDESC", []string{"CUSTNAME", "CUSTDES"}), `; did you mean "CUSTDES"?`; got != want {
+		t.Errorf("Hint = %s, want %s", got, want)
+	}
+	if got := Hint("XYZZY", []string{"CUSTNAME"}); got != "" {
+		t.Errorf("Hint of nothing close = %q, want none", got)
 	}
 }

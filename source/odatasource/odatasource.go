@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/read"
 	"github.com/migrate-tool/migrate/source"
@@ -54,18 +55,18 @@ type Problem struct {
 func Check(md *odata.Metadata, entity string, sel, expand []string, filter string) []Problem {
 	es := md.EntitySet(entity)
 	if es == nil || es.Type == nil {
-		return []Problem{{"entity", fmt.Sprintf("unknown entity %q%s", entity, suggest(entity, md.SetNames()))}}
+		return []Problem{{"entity", fmt.Sprintf("unknown entity %q%s", entity, didyoumean.Hint(entity, md.SetNames()))}}
 	}
 	t := es.Type
 	var out []Problem
 	for _, f := range sel {
 		if t.Property(f) == nil {
-			out = append(out, Problem{"select", fmt.Sprintf("unknown field %q in %s%s", f, entity, suggest(f, t.PropertyNames()))})
+			out = append(out, Problem{"select", fmt.Sprintf("unknown field %q in %s%s", f, entity, didyoumean.Hint(f, t.PropertyNames()))})
 		}
 	}
 	for _, n := range expand {
 		if t.Navigation(n) == nil {
-			out = append(out, Problem{"expand", fmt.Sprintf("%s has no sub-form %q%s", entity, n, suggest(n, t.NavigationNames()))})
+			out = append(out, Problem{"expand", fmt.Sprintf("%s has no sub-form %q%s", entity, n, didyoumean.Hint(n, t.NavigationNames()))})
 		}
 	}
 	if filter != "" {
@@ -250,11 +251,4 @@ func line(md *odata.Metadata, t *odata.EntityType, v any) any {
 		out[k] = cell(md, t, k, e)
 	}
 	return out
-}
-
-func suggest(name string, names []string) string {
-	if s := odata.Suggest(name, names); s != "" {
-		return fmt.Sprintf("; did you mean %q?", s)
-	}
-	return ""
 }

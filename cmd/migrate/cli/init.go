@@ -70,7 +70,7 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	}
 	set := md.EntitySet(*entity)
 	if set == nil {
-		return usageErr("%s", noEntity(md, *entity))
+		return usageErr("%s", md.NoEntity(*entity))
 	}
 	// The source as the plan will read it: a delimiter of one character.
 	ps := &plan.Source{File: *src, Encoding: *enc, Sheet: *sheet, HeaderRow: *headerRow, LazyQuotes: *lazy}

@@ -180,7 +180,7 @@ func (a *app) metadataShow(ctx context.Context, args []string) error {
 	}
 	set := md.EntitySet(pos[0])
 	if set == nil {
-		return withCode(ExitUsage, errors.New(noEntity(md, pos[0])))
+		return withCode(ExitUsage, errors.New(md.NoEntity(pos[0])))
 	}
 	// The names and labels are the server's.
 	showType(diag.PrintableWriter(a.stdout), md, set.Type, "", map[string]bool{})

@@ -185,10 +185,7 @@ func suggestCommand(name string) string {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	if best := didyoumean.Closest(name, names); best != "" {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	return ""
+	return didyoumean.Hint(name, names)
 }
 
 func (a *app) usage(w io.Writer) {

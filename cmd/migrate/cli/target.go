@@ -498,12 +498,3 @@ func (a *app) metadataOf(ctx context.Context, cf connFlags, file string) (*odata
 	c.Close()
 	return md, nil
 }
-
-// noEntity says an entity set is not in the metadata, with the nearest name.
-func noEntity(md *odata.Metadata, name string) string {
-	msg := fmt.Sprintf("no entity %q in the metadata", name)
-	if s := odata.Suggest(name, md.SetNames()); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	return msg
-}
