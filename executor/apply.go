@@ -629,7 +629,7 @@ func (r *runner) runStep(s *plan.Step) error {
 	sr := &stepRun{r: r, ctx: context.WithValue(r.ctx, stepKey{}, s.Name), step: s, entity: s.Entity, b: &builder{md: r.md, deep: s.DeepInsert}, brk: newBreaker(r.opts.Plan)}
 	sr.pk = &packer{limit: r.limit, sizer: r.sizer, maxBytes: PageBytes(r.opts.memory), emit: sr.emit}
 	sr.unseen = r.pendingRecords(s.Name)
-	sr.gone = failedIDs(r.rd.State(), s.Name)
+	sr.gone = failedIDs(r.state(), s.Name)
 	ctx := r.ctx
 	wanted := r.opts.Hook != nil
 	if w, ok := r.hook.(TotalsWanted); ok {
@@ -662,7 +662,7 @@ func (r *runner) runStep(s *plan.Step) error {
 		if err == nil && r.delta != nil {
 			err = sr.deltaPending()
 			if err == nil {
-				err = r.delta.gone(r.rd.State(), s.Name, s.Entity)
+				err = r.delta.gone(r.state(), s.Name, s.Entity)
 			}
 		}
 		if err != nil && !errors.Is(err, errHalt) {
@@ -733,7 +733,7 @@ func (r *runner) stepFinished(s *plan.Step) {
 // again: what an earlier delta left unsent (a conflict) is listed again,
 // and a source unchanged sends nothing.
 func (r *runner) nothingLeft() bool {
-	st := r.rd.State()
+	st := r.state()
 	if r.delta != nil || !r.unchanged || !st.Header.MarksFinish || !st.Complete() || r.opts.Plan.Path == "" {
 		return false
 	}
@@ -781,7 +781,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		}
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
-		if prev := r.rd.State().Record(name, id); prev != nil && prev.Status() == journal.Skipped {
+		if prev := r.state().Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 			return nil
 		}
 		r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: name, ID: id, Status: journal.Skipped, Loc: id}})
@@ -791,7 +791,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 		id := RejectedID(res)
 		delete(sr.unseen, id)
 		delete(sr.gone, id)
-		prev := r.rd.State().Record(name, id)
+		prev := r.state().Record(name, id)
 		if prev != nil && prev.Status() == journal.Waived {
 			return nil // closed by the user: it fails as it did, and stays waived
 		}
@@ -822,7 +822,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 	delete(sr.gone, id)
 	delete(sr.gone, rec.Loc.String()) // a failure filed under the row's location (supersede)
 	r.supersede(name, rec.Loc.String(), id)
-	prev := r.rd.State().Record(name, id)
+	prev := r.state().Record(name, id)
 	if r.delta != nil {
 		r.delta.see(name, id)
 		if loaded(prev) {
@@ -890,10 +890,10 @@ func (sr *stepRun) handle(res transform.Result) error {
 // no sub-request left), without a final status.
 func (r *runner) pendingRecords(step string) map[string]bool {
 	out := map[string]bool{}
-	if r.rd.State() == nil || r.rd.State().Steps[step] == nil {
+	if r.state() == nil || r.state().Steps[step] == nil {
 		return out
 	}
-	for id, rec := range r.rd.State().Steps[step].Records {
+	for id, rec := range r.state().Steps[step].Records {
 		if rec.Status() == journal.Pending {
 			out[id] = true
 		}
@@ -916,7 +916,7 @@ func (sr *stepRun) settleUnseen() {
 	slices.Sort(ids)
 	name := sr.step.Name
 	for _, id := range ids {
-		prev := sr.r.rd.State().Record(name, id)
+		prev := sr.r.state().Record(name, id)
 		if prev == nil || prev.Status() != journal.Pending {
 			continue
 		}
@@ -964,7 +964,7 @@ func (r *runner) supersede(step, loc, id string) {
 	if loc == id {
 		return
 	}
-	prev := r.rd.State().Record(step, loc)
+	prev := r.state().Record(step, loc)
 	if prev == nil || prev.Status() != journal.Failed || len(prev.Subs) > 0 {
 		return
 	}

@@ -824,7 +824,7 @@ func (r *runner) listDelta(waves [][]*plan.Step) (*Summary, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := r.delta.gone(r.rd.State(), s.Name, s.Entity); err != nil {
+			if err := r.delta.gone(r.state(), s.Name, s.Entity); err != nil {
 				return nil, err
 			}
 		}
@@ -843,7 +843,7 @@ func (sr *stepRun) listOne(ds *DeltaStep, res transform.Result) error {
 	if res.Skipped {
 		return nil
 	}
-	prev := sr.r.rd.State().Record(sr.step.Name, id)
+	prev := sr.r.state().Record(sr.step.Name, id)
 	if len(res.Errors) > 0 || res.Record == nil {
 		d.rowError(sr.step.Name, sr.entity, id, prev, res)
 		return nil
@@ -889,7 +889,7 @@ func (d *deltaRun) rowError(step, entity, id string, prev *journal.RecordState, 
 type deltaRefs struct{ r *runner }
 
 func (d deltaRefs) Ref(step, id string) (any, bool) {
-	if rec := d.r.rd.State().Record(step, id); rec != nil && rec.Key != "" {
+	if rec := d.r.state().Record(step, id); rec != nil && rec.Key != "" {
 		return KeyValue(rec.Key), true
 	}
 	d.r.delta.mu.Lock()

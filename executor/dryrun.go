@@ -138,10 +138,10 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	}
 	if stale != "" {
 		sum.Journal, sum.Stale = o.Journal, stale
-	} else if o.Journal != "" && r.rd.State() != nil && r.rd.State().Steps != nil {
+	} else if o.Journal != "" && r.state() != nil && r.state().Steps != nil {
 		sum.Journal = o.Journal
 		sum.Loaded = int(t.loaded.Load())
-		for _, st := range r.rd.State().Steps {
+		for _, st := range r.state().Steps {
 			for _, rec := range st.Records {
 				if rec.Status() == journal.InDoubt {
 					sum.InDoubt++

@@ -45,7 +45,7 @@ func (sr *stepRun) tellTotal(results int) {
 	if r.opts.Limit > 0 {
 		results = min(results, r.opts.Limit)
 	}
-	if n := results - settledBefore(r.rd.State(), sr.step.Name, r.opts.RetryFailed, r.opts.Limit); n > 0 {
+	if n := results - settledBefore(r.state(), sr.step.Name, r.opts.RetryFailed, r.opts.Limit); n > 0 {
 		r.hook.StepTotal(sr.step.Name, n)
 	}
 }

@@ -333,7 +333,7 @@ func dependsOn(p *plan.Plan, s *plan.Step, earlier [][]*plan.Step) []string {
 // incomplete says why the journal does not hold step complete ("" when it
 // does).
 func (r *runner) incomplete(step string) string {
-	st := r.rd.State()
+	st := r.state()
 	c := st.Counts(step)
 	var why []string
 	if !st.Done[step] {

@@ -36,8 +36,11 @@ func journalSteps(p *plan.Plan) []journal.Step {
 	return steps
 }
 
-// setState is the journal's state the run goes by from now on: its
-// reader's (r.rd.State()), the one copy the run reads.
+// state is the journal's state the run goes by: its reader's, the one
+// copy the run reads (setState sets it).
+func (r *runner) state() *journal.State { return r.rd.State() }
+
+// setState is the journal's state the run goes by from now on.
 func (r *runner) setState(st *journal.State) { r.rd.SetState(st) }
 
 // reconcile settles the work in doubt of the journal the run resumes

@@ -112,7 +112,7 @@ func (r *runner) refuseShifted() error {
 	now := sourceHashes(r.opts.Plan)
 	files := map[string]string{} // source name → file, for changed files
 	for _, s := range r.opts.Plan.Sources {
-		if old, ok := r.rd.State().Header.Sources[s.File]; ok && old != now[s.File] {
+		if old, ok := r.state().Header.Sources[s.File]; ok && old != now[s.File] {
 			files[s.Name] = s.File
 		}
 	}
@@ -140,7 +140,7 @@ func (r *runner) refuseShifted() error {
 // shiftedRows reads one step's records again (nothing is sent) and lists
 // the locations whose row moved.
 func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
-	st := r.rd.State().Steps[s.Name]
+	st := r.state().Steps[s.Name]
 	if st == nil {
 		return nil, nil
 	}
@@ -154,7 +154,7 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 		}
 	}
 	// A lean state's committed records are in the journal's index.
-	err := r.rd.State().EachSettled(func(rec journal.SettledRecord) error {
+	err := r.state().EachSettled(func(rec journal.SettledRecord) error {
 		if rec.Step == s.Name && rec.RowHash != "" && rec.Status == journal.Committed {
 			sentAt[rec.ID] = rec.RowHash
 			sentFrom[rec.RowHash] = append(sentFrom[rec.RowHash], rec.ID)
@@ -176,7 +176,7 @@ func (r *runner) shiftedRows(s *plan.Step) ([]string, error) {
 		case len(res.Rows) > 0: // a rejected row carries itself
 			h = hashRow(rowOf(res.Rows[0]))
 		}
-		prev := r.rd.State().Record(s.Name, loc)
+		prev := r.state().Record(s.Name, loc)
 		switch {
 		case sentAt[loc] != "":
 			if h != sentAt[loc] {
