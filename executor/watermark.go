@@ -50,20 +50,20 @@ func isWatermarkRead(u string) bool {
 	return err == nil && v.Get("$top") == "2" && strings.HasSuffix(v.Get("$orderby"), " desc") && v.Get("$select") != "" && len(v) == 3
 }
 
-// watermarkQuery is the read of entity's watermark:
-// ENTITY?$select=F&$orderby=F desc&$top=2, "" when it has no auto-unique
-// key to read.
-func (r *runner) watermarkQuery(entity string) string {
+// watermarkQuery is the read of entity's watermark, of its field F
+// (reconcile.Reader.MarkField): ENTITY?$select=F&$orderby=F desc&$top=2;
+// "" when it has no such field to read.
+func (r *runner) watermarkQuery(entity string) (query, field string) {
 	set := r.md.EntitySet(entity)
 	if set == nil {
-		return ""
+		return "", ""
 	}
-	field := r.rd.MarkField(set.Type)
+	field = r.rd.MarkField(set.Type)
 	if field == "" {
-		return ""
+		return "", ""
 	}
 	q := url.Values{"$select": {field}, "$orderby": {field + " desc"}, "$top": {"2"}}
-	return entity + "?" + strings.ReplaceAll(q.Encode(), "+", "%20")
+	return entity + "?" + strings.ReplaceAll(q.Encode(), "+", "%20"), field
 }
 
 // journalWatermark reads ENTITY?$select=F&$orderby=F desc&$top=2 and
@@ -71,11 +71,10 @@ func (r *runner) watermarkQuery(entity string) string {
 // field hidden) gets a warning and no watermark: reconciliation then
 // matches as journals without one do, and says so.
 func (r *runner) journalWatermark(step, entity string) error {
-	query := r.watermarkQuery(entity)
+	query, field := r.watermarkQuery(entity)
 	if query == "" {
 		return nil
 	}
-	field := r.rd.MarkField(r.md.EntitySet(entity).Type)
 	var calls odata.CallStats // for the run report: this read is a call too
 	resp, err := r.rd.ReadCtx(odata.WithCallStats(r.ctx, &calls), query)
 	if err != nil {
