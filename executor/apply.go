@@ -145,8 +145,8 @@ func (l journalLedger) held(step string, keys []string) (map[string]bool, error)
 
 func (l journalLedger) summary(p *plan.Plan) *Summary { return summarize(l.State(), p) }
 
-func newRunner(ctx context.Context, opts *runOptions) *runner {
-	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, svc: &target{standard: opts.Version.Standard}, hook: opts.hook(), limit: opts.limit(),
+func newRunner(ctx context.Context, opts *runOptions, svc service) *runner {
+	r := &runner{opts: opts, ctx: ctx, md: opts.Metadata, svc: svc, hook: opts.hook(), limit: opts.limit(),
 		sem: make(chan struct{}, opts.concurrency()), settling: make(chan struct{}, opts.concurrency()), changed: map[string]int{}}
 	r.sizer = newBatchSizer(r.limit)
 	if opts.Client != nil {
@@ -216,7 +216,7 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 		opts.trialPast = newTrialPast(opts.Plan, opts.Metadata)
 		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true, past: opts.trialPast}
 	}
-	r := newRunner(ctx, opts)
+	r := newRunner(ctx, opts, &target{standard: opts.Version.Standard})
 	if err := r.openJournal(waves); err != nil {
 		return nil, err
 	}

@@ -80,9 +80,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	opts.Client = client
 	opts.Concurrency = 1
 	opts.open = prefetch(opts.open)
-	r := newRunner(ctx, opts)
+	r := newRunner(ctx, opts, sim)
 	t := newTally(opts.Plan, waves, d)
-	r.jr, r.svc = t, sim
+	r.jr = t
 	r.setState(t.Snapshot())
 	stale := ""
 	if o.Journal != "" {
@@ -201,12 +201,10 @@ func (*simService) form(_ []*op, reqs []odata.BatchRequest) []odata.BatchRequest
 // timed: how long a simulated answer takes says nothing of the server.
 func (*simService) timed() bool { return false }
 
-// confirmAbsent: the simulated service's 404s are its predictions, or the
+// predicts: the simulated service's 404s are its predictions, or the
 // target's confirmed already (answer), so the dry run counts the calls a
 // warm server would cost.
-func (*simService) confirmAbsent(_ []odata.BatchRequest, got []odata.BatchResponse, _ func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
-	return got, nil
-}
+func (*simService) predicts() bool { return true }
 
 // offline: without a target the simulated service reads nothing.
 func (s *simService) offline() bool { return s.read == nil }

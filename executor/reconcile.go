@@ -14,13 +14,10 @@ import (
 // newReader is the run's reader of the server (package reconcile): its
 // reconciliation, and the reads of its deep inserts, diff, watermarks and
 // updates, through the run's client, at most a batch's size to a call, a
-// cold form's 404 asked again as the run's service says.
+// cold form's 404 asked again unless the run's service predicts them.
 func (r *runner) newReader() *reconcile.Reader {
 	return reconcile.New(r.ctx, nil, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.hook.Warn,
-		Plan: journalSteps(r.opts.Plan), PerCall: r.limit, Standard: r.opts.Version.Standard,
-		Confirm: func(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
-			return r.svc.confirmAbsent(reqs, got, again)
-		}})
+		Plan: journalSteps(r.opts.Plan), PerCall: r.limit, Standard: r.opts.Version.Standard, Predicted: r.svc.predicts()})
 }
 
 // journalSteps is the steps of plan p (none for nil) as a journal's

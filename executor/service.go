@@ -2,7 +2,6 @@ package executor
 
 import (
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/read"
 )
 
 // service is what a run talks to: the target (Apply's, target) or the dry
@@ -22,10 +21,11 @@ type service interface {
 	// timed reports whether the time a call takes is the server's, which
 	// the batch size follows (batchSizer).
 	timed() bool
-	// confirmAbsent takes the answers (got) to the reads reqs and asks
-	// again, through again, what a cold form may have answered 404 to
-	// (read.Warmth.ConfirmAbsent).
-	confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error)
+	// predicts reports whether the service's 404s are its predictions
+	// (or the target's, confirmed already), which the run's reads take as
+	// they are; the target's may be a cold form's, asked again
+	// (reconcile.Options.Predicted).
+	predicts() bool
 	// offline reports a service that reads nothing: the dry run's without
 	// a target.
 	offline() bool
@@ -35,7 +35,6 @@ type service interface {
 type target struct {
 	// standard: the server is of the odata dialect (standardSingles).
 	standard bool
-	warm     read.Warmth // entity sets whose 404 is the truth
 }
 
 // spawn: the target takes Concurrency calls at once, and the steps of a
@@ -51,8 +50,6 @@ func (t *target) form(batch []*op, reqs []odata.BatchRequest) []odata.BatchReque
 
 func (*target) timed() bool { return true }
 
-func (t *target) confirmAbsent(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
-	return t.warm.ConfirmAbsent(reqs, got, again)
-}
+func (*target) predicts() bool { return false }
 
 func (*target) offline() bool { return false }

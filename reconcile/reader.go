@@ -61,11 +61,11 @@ type Options struct {
 	PerCall int
 	// Standard says the target is of the odata dialect (MarkField).
 	Standard bool
-	// Confirm takes the answers (got) to the reads reqs and asks again,
-	// through again, what a cold form may have answered 404 to
-	// (read.Warmth.ConfirmAbsent): the run's service decides; nil is a
-	// read.Warmth of the Reader's own.
-	Confirm func(reqs []odata.BatchRequest, got []odata.BatchResponse, again func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error)
+	// Predicted says the client is the dry run's simulated service: its
+	// 404s are its predictions, or the target's confirmed already, and
+	// none is asked again. Otherwise a 404 a cold form may have answered
+	// is asked again (read.Warmth.ConfirmAbsent).
+	Predicted bool
 }
 
 // Reader reads the server about a journal's work in doubt: the journal's
@@ -77,7 +77,7 @@ type Reader struct {
 	opts  Options
 	md    *odata.Metadata
 	state *journal.State
-	warm  read.Warmth // Confirm's when the options have none
+	warm  read.Warmth // entity sets whose 404 is the truth
 
 	// cache holds the answers Reconcile and Candidates read ahead
 	// (prefetch), by path; nil outside them.
@@ -177,19 +177,19 @@ func reconcileErr(path string, err error) error {
 	return fmt.Errorf("%w: reconciling %s: %w", ErrInDoubt, path, err)
 }
 
-// ReadBatch is readBatchOnce whose 404s Options.Confirm confirms.
+// ReadBatch is readBatchOnce whose 404s are confirmed (unless
+// Options.Predicted).
 func (r *Reader) ReadBatch(ctx context.Context, reqs []odata.BatchRequest) ([]odata.BatchResponse, error) {
 	out, err := r.readBatchOnce(ctx, reqs)
 	if err != nil {
 		return out, err
 	}
-	again := func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
+	if r.opts.Predicted {
+		return out, nil
+	}
+	return r.warm.ConfirmAbsent(reqs, out, func(again []odata.BatchRequest) ([]odata.BatchResponse, error) {
 		return r.readBatchOnce(ctx, again)
-	}
-	if r.opts.Confirm != nil {
-		return r.opts.Confirm(reqs, out, again)
-	}
-	return r.warm.ConfirmAbsent(reqs, out, again)
+	})
 }
 
 // readBatchOnce sends reads and returns their answers in the order of reqs
