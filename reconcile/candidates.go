@@ -120,7 +120,7 @@ func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 		} else if !ok {
 			r.WarnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: the journal has no watermark of %s (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 		}
-	} else if r.opts.Standard {
+	} else if r.standard() {
 		// Neither an auto-unique key nor a time the server sets bounds
 		// the run's documents (docs/other-services.md, Reconciliation).
 		r.WarnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))

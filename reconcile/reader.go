@@ -59,7 +59,8 @@ type Options struct {
 	// PerCall is the most reads one call carries (the run's batch size);
 	// 0 or more than read.PerBatch is read.PerBatch.
 	PerCall int
-	// Standard says the target is of the odata dialect (MarkField).
+	// Standard says the target is of the odata dialect (MarkField); a
+	// journal written against one says so itself.
 	Standard bool
 	// Predicted says the client is the dry run's simulated service: its
 	// 404s are its predictions, or the target's confirmed already, and

@@ -1,11 +1,13 @@
 package reconcile
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"testing"
 
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/sandbox"
 )
 
@@ -109,6 +111,35 @@ func TestStepEntities(t *testing.T) {
 	} {
 		if got := StepEntities(st, tc.plan); !maps.Equal(got, tc.want) {
 			t.Errorf("StepEntities(plan %v) = %v, want %v", tc.plan, got, tc.want)
+		}
+	}
+}
+
+// TestMarkFieldOfAStandardJournal: a journal written against a standard
+// OData service is bounded by the time the server sets, for whoever reads
+// it (undo's Settle, resolve's lookups), not only for the run that was
+// told the dialect: without it a document made before the run with the
+// same fields is a candidate, and undo could delete it.
+func TestMarkFieldOfAStandardJournal(t *testing.T) {
+	t.Parallel()
+	typ := &odata.EntityType{Name: "Orders", Key: []string{"ID"}, Properties: []*odata.Property{
+		{Name: "ID", Type: odata.EdmGuid, Computed: true},
+		{Name: "modifiedAt", Type: odata.EdmDateTimeOffset, Computed: true},
+		{Name: "createdAt", Type: odata.EdmDateTimeOffset, Computed: true},
+	}}
+	for _, tc := range []struct {
+		name    string
+		dialect string
+		opts    Options
+		want    string
+	}{
+		{"the ERP's journal", "", Options{}, ""},
+		{"a standard service's journal", string(odata.DialectOData), Options{}, "createdAt"},
+		{"a run told the dialect", "", Options{Standard: true}, "createdAt"},
+	} {
+		st := &journal.State{Header: journal.Header{Dialect: tc.dialect}}
+		if got := New(context.Background(), st, tc.opts).MarkField(typ); got != tc.want {
+			t.Errorf("%s: MarkField = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

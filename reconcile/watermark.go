@@ -35,7 +35,7 @@ func autoUnique(t *odata.EntityType) string {
 // modified one), so that a document made before the run is not taken for
 // one in doubt (docs/other-services.md, Reconciliation); "" if neither.
 func (r *Reader) MarkField(t *odata.EntityType) string {
-	if f := autoUnique(t); f != "" || t == nil || !r.opts.Standard {
+	if f := autoUnique(t); f != "" || t == nil || !r.standard() {
 		return f
 	}
 	field := ""
@@ -51,6 +51,13 @@ func (r *Reader) MarkField(t *odata.EntityType) string {
 		}
 	}
 	return field
+}
+
+// standard reports a target of the odata dialect: the run's, as it was
+// told (Options.Standard), or the one the journal was written against
+// (its header's dialect), which undo and resolve read it by.
+func (r *Reader) standard() bool {
+	return r.opts.Standard || r.state != nil && r.state.Header.Dialect == string(odata.DialectOData)
 }
 
 // SetWatermark is told the watermark a run journaled for its step: a
