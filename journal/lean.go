@@ -377,6 +377,11 @@ type headSub struct {
 	Over      OpKind          `json:"xo,omitempty"`
 }
 
+// headRec is a RecordState in the index's head, its sub-requests by their
+// places in the head's list. It leaves out Keyed, which only LoadReport
+// keeps and never from the index, and Held, which only verify reads, from
+// a full replay. TestHeadKeepsARecord fails on a field added to
+// RecordState and to neither this nor its list of those left out.
 type headRec struct {
 	Step, ID, Key string
 	Created       bool            `json:",omitempty"`
@@ -402,6 +407,63 @@ type headRec struct {
 	Filled        json.RawMessage `json:",omitempty"`
 	LinesHash     string          `json:",omitempty"`
 	WroteKids     json.RawMessage `json:",omitempty"`
+}
+
+// toHead is r as the index's head keeps it; sub numbers a sub-request.
+func toHead(r *RecordState, sub func(*SubState) int) headRec {
+	subMap := func(m map[string]*SubState) map[string]int {
+		if m == nil {
+			return nil
+		}
+		out := make(map[string]int, len(m))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out[k] = sub(m[k])
+		}
+		return out
+	}
+	hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
+		Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
+		Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
+		Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash,
+		Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash, WroteKids: r.WroteKids}
+	for _, s := range r.Extra {
+		hr.Extra = append(hr.Extra, sub(s))
+	}
+	return hr
+}
+
+// restore gives r what hr holds, at finding a sub-request by its number;
+// false when hr names one that is not there.
+func (hr headRec) restore(r *RecordState, at func(int) *SubState) bool {
+	subMap := func(m map[string]int) (map[string]*SubState, bool) {
+		if m == nil {
+			return nil, true
+		}
+		out := make(map[string]*SubState, len(m))
+		for k, i := range m {
+			if out[k] = at(i); out[k] == nil {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	var ok1, ok2 bool
+	r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
+	r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
+	r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
+	r.Wrote, r.Filled, r.LinesHash, r.WroteKids = hr.Wrote, hr.Filled, hr.LinesHash, hr.WroteKids
+	r.Subs, ok1 = subMap(hr.Subs)
+	r.Undo, ok2 = subMap(hr.Undo)
+	if !ok1 || !ok2 {
+		return false
+	}
+	for _, i := range hr.Extra {
+		if at(i) == nil {
+			return false
+		}
+		r.Extra = append(r.Extra, at(i))
+	}
+	return true
 }
 
 func (st *State) encodeHead(x *runs, nextRun int) ([]byte, error) {
@@ -432,29 +494,11 @@ func (st *State) encodeHead(x *runs, nextRun int) ([]byte, error) {
 		}
 		h.Open = append(h.Open, o)
 	}
-	subMap := func(m map[string]*SubState) map[string]int {
-		if m == nil {
-			return nil
-		}
-		out := make(map[string]int, len(m))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			out[k] = sub(m[k])
-		}
-		return out
-	}
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
 		h.Steps = append(h.Steps, headStep{Name: name, SettledCounts: ss.Settled})
 		for _, id := range ss.IDs {
-			r := ss.Records[id]
-			hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
-				Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
-				Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-				Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash, Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash, WroteKids: r.WroteKids}
-			for _, s := range r.Extra {
-				hr.Extra = append(hr.Extra, sub(s))
-			}
-			h.Records = append(h.Records, hr)
+			h.Records = append(h.Records, toHead(ss.Records[id], sub))
 		}
 	}
 	return json.Marshal(&h)
@@ -515,35 +559,9 @@ func (st *State) restore(f *os.File, path string, head []byte) bool {
 		}
 		st.open[o.Batch] = ob
 	}
-	subMap := func(m map[string]int) (map[string]*SubState, bool) {
-		if m == nil {
-			return nil, true
-		}
-		out := make(map[string]*SubState, len(m))
-		for k, i := range m {
-			if out[k] = at(i); out[k] == nil {
-				return nil, false
-			}
-		}
-		return out, true
-	}
 	for _, hr := range h.Records {
-		r := st.record(hr.Step, hr.ID)
-		var ok1, ok2 bool
-		r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
-		r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
-		r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
-		r.Wrote, r.Filled, r.LinesHash, r.WroteKids = hr.Wrote, hr.Filled, hr.LinesHash, hr.WroteKids
-		r.Subs, ok1 = subMap(hr.Subs)
-		r.Undo, ok2 = subMap(hr.Undo)
-		if !ok1 || !ok2 {
+		if !hr.restore(st.record(hr.Step, hr.ID), at) {
 			return false
-		}
-		for _, i := range hr.Extra {
-			if at(i) == nil {
-				return false
-			}
-			r.Extra = append(r.Extra, at(i))
 		}
 	}
 	x, err := openRuns(filepath.Dir(IndexPath(path)), h.Tables)
