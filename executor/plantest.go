@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"
@@ -200,7 +201,7 @@ func (tp *testProgram) run(ctx context.Context, t *plan.Test) TestResult {
 	c := &checker{md: md, exact: t.Exact}
 	if t.ExpectSet {
 		if len(records) != len(t.Expect) {
-			c.fail(TestFailure{At: t.Pos, Message: fmt.Sprintf("expected %s, got %d", count(len(t.Expect), "record"), len(records))})
+			c.fail(TestFailure{At: t.Pos, Message: fmt.Sprintf("expected %s, got %d", diag.Count(len(t.Expect), "record", "records"), len(records))})
 		}
 		for i, want := range t.Expect {
 			if i >= len(records) {
@@ -375,7 +376,7 @@ func (c *checker) form(where string, typ *odata.EntityType, fields []*plan.Field
 			}
 		}
 		if len(lines) != len(ls.Lines) {
-			c.fail(TestFailure{Where: where, At: ls.Pos, Message: fmt.Sprintf("expected %s of %s, got %d", count(len(ls.Lines), "line"), ls.Nav, len(lines))})
+			c.fail(TestFailure{Where: where, At: ls.Pos, Message: fmt.Sprintf("expected %s of %s, got %d", diag.Count(len(ls.Lines), "line", "lines"), ls.Nav, len(lines))})
 		}
 		var ltyp *odata.EntityType
 		if typ != nil {
@@ -460,11 +461,4 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

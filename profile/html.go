@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/report"
 )
 
@@ -64,13 +65,13 @@ func (c *Column) Items() []Item {
 			out = append(out, Item{What: what, Class: class, Cells: f.Cells, More: f.More()})
 		}
 	}
-	add("bad", fmt.Sprintf("longer than MaxLength %d (%s)", c.MaxAllowed, values(c.TooLong.Count)), c.TooLong)
-	add("bad", fmt.Sprintf("text in a number column (%s)", values(c.TextInNumbers.Count)), c.TextInNumbers)
-	add("warn", fmt.Sprintf("numbers stored as text (%s)", values(c.NumbersAsText.Count)), c.NumbersAsText)
-	add("warn", fmt.Sprintf("leading or trailing spaces (%s)", values(c.Spaces.Count)), c.Spaces)
+	add("bad", fmt.Sprintf("longer than MaxLength %d (%s)", c.MaxAllowed, diag.Count(c.TooLong.Count, "value", "values")), c.TooLong)
+	add("bad", fmt.Sprintf("text in a number column (%s)", diag.Count(c.TextInNumbers.Count, "value", "values")), c.TextInNumbers)
+	add("warn", fmt.Sprintf("numbers stored as text (%s)", diag.Count(c.NumbersAsText.Count, "value", "values")), c.NumbersAsText)
+	add("warn", fmt.Sprintf("leading or trailing spaces (%s)", diag.Count(c.Spaces.Count, "value", "values")), c.Spaces)
 	if len(c.DateLayouts) > 1 {
 		for _, l := range c.DateLayouts {
-			add("warn", fmt.Sprintf("date layout %s (%s)", l.Layout, values(l.Count)), l.Finding)
+			add("warn", fmt.Sprintf("date layout %s (%s)", l.Layout, diag.Count(l.Count, "value", "values")), l.Finding)
 		}
 	}
 	unless := ""
@@ -94,13 +95,6 @@ func (c *Column) Items() []Item {
 		add("bad", what, m.Finding)
 	}
 	return out
-}
-
-func values(n int) string {
-	if n == 1 {
-		return "1 value"
-	}
-	return fmt.Sprintf("%d values", n)
 }
 
 func times(n int) string {

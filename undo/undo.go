@@ -230,11 +230,11 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 		}
 	}
 	if sum.tally().Failed > 0 {
-		return sum, fmt.Errorf("undo: %d action(s) failed", sum.Failed)
+		return sum, fmt.Errorf("undo: %s failed", diag.Count(sum.Failed, "action", "actions"))
 	}
 	if len(sum.InDoubt) > 0 {
-		return sum, leftInDoubt(fmt.Sprintf("%d record(s) in doubt left as they are: %s; reading the server could not tell whether they are the run's: decide them with `migrate resolve %s`, then undo again",
-			len(sum.InDoubt), strings.Join(sum.InDoubt, ", "), journalPath))
+		return sum, leftInDoubt(fmt.Sprintf("%s in doubt left as they are: %s; reading the server could not tell whether they are the run's: decide them with `migrate resolve %s`, then undo again",
+			diag.Count(len(sum.InDoubt), "record", "records"), strings.Join(sum.InDoubt, ", "), journalPath))
 	}
 	return sum, nil
 }

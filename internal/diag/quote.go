@@ -38,3 +38,12 @@ func cut(s string, max int) string {
 	}
 	return s
 }
+
+// Count is n with its noun as a message words it: "1 record", "3 records"
+// (one and many are the noun's two forms).
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

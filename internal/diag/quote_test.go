@@ -29,3 +29,13 @@ func TestQuoteAndCut(t *testing.T) {
 		}
 	}
 }
+
+// TestCount: one takes the singular, any other number the plural.
+func TestCount(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0 records", 1: "1 record", 2: "2 records", 1948: "1948 records"} {
+		if got := Count(n, "record", "records"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // What a workbook cannot hold. A cell holds at most
@@ -77,20 +79,13 @@ func (e *CellsChanged) Error() string {
 	}
 	var what []string
 	if cut > 0 {
-		what = append(what, plural(cut, "cell", "cells")+" longer than "+fmt.Sprint(MaxCellChars)+" characters cut")
+		what = append(what, diag.Count(cut, "cell", "cells")+" longer than "+fmt.Sprint(MaxCellChars)+" characters cut")
 	}
 	if replaced > 0 {
-		what = append(what, plural(replaced, "cell", "cells")+" with control characters shown as U+FFFD")
+		what = append(what, diag.Count(replaced, "cell", "cells")+" with control characters shown as U+FFFD")
 	}
 	return fmt.Sprintf("%s: %s (marked, and listed on its sheet %q); the whole values are in %s",
 		e.Workbook, strings.Join(what, ", "), e.Notes, e.Full)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprint(n) + " " + many
 }
 
 // FullValuesPath is the CSV beside workbook out that keeps the whole

@@ -116,7 +116,7 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 			return a.refuseUnresolved(unresolved, v)
 		}
 		fmt.Fprintf(a.stderr, "warning: starting with unresolved references (--allow-missing-references): %s of exists: fields, on neither the target nor an earlier step; their records may fail\n",
-			plural(len(unresolved), "value", "values"))
+			diag.Count(len(unresolved), "value", "values"))
 	}
 	if err := a.refuseOverBudget(ctx, c, jpath, o); err != nil {
 		return err
@@ -242,7 +242,7 @@ func leftText(sum *executor.Summary) string {
 				verb = "names what it did not load and waits"
 			}
 			return fmt.Sprintf("trial of %d per step; %s %s for it; run apply without --limit to load the rest",
-				sum.Trial, plural(waiting, "pending record", "pending records"), verb)
+				sum.Trial, diag.Count(waiting, "pending record", "pending records"), verb)
 		}
 		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
 	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
@@ -346,8 +346,8 @@ func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o 
 		return withCode(ExitUsage, err)
 	}
 	if sum.Transactions > left {
-		return withCode(ExitData, fmt.Errorf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left: nothing was sent; load some steps now (--steps) and the rest once the pool is topped up", plural(sum.Transactions, "API transaction", "API transactions"), left))
+		return withCode(ExitData, fmt.Errorf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left: nothing was sent; load some steps now (--steps) and the rest once the pool is topped up", diag.Count(sum.Transactions, "API transaction", "API transactions"), left))
 	}
-	fmt.Fprintf(a.stderr, "this load needs %s of the %d left in the pool\n", plural(sum.Transactions, "API transaction", "API transactions"), left)
+	fmt.Fprintf(a.stderr, "this load needs %s of the %d left in the pool\n", diag.Count(sum.Transactions, "API transaction", "API transactions"), left)
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/verify"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // evidenceFlags are report's flags for --evidence.
@@ -123,7 +125,7 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	for _, d := range []struct{ file, name, what string }{
 		{failed, report.EvidenceFailed, "the failed rows as they were in the source, with the server's message (report --out)"},
 		{created, report.EvidenceCreated, fmt.Sprintf("%s of %s beside the keys the server assigned (report --created)",
-			plural(cs.Rows, "source row", "source rows"), plural(cs.Records, "committed record", "committed records"))},
+			diag.Count(cs.Rows, "source row", "source rows"), diag.Count(cs.Records, "committed record", "committed records"))},
 		{f.dryRun, "dry-run" + strings.ToLower(filepath.Ext(f.dryRun)), "the dry run's page, given by --dry-run " + f.dryRun},
 		{f.diff, "diff" + strings.ToLower(filepath.Ext(f.diff)), "the diff, given by --diff " + f.diff},
 	} {
@@ -207,7 +209,7 @@ func verifiedText(res *verify.Result, at string) string {
 		totals = "a control total differs"
 	}
 	return fmt.Sprintf("verified against %s at %s: %d of %s matched, %d differ; %s",
-		res.Target, at, matched, plural(records, "record", "records"), res.Differences(), totals)
+		res.Target, at, matched, diag.Count(records, "record", "records"), res.Differences(), totals)
 }
 
 // verifyEvidenceJSON is docs/cli.md's output of verify-evidence --json.

@@ -11,6 +11,8 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // export writes the rows of an entity of the target or of a connection
@@ -141,7 +143,7 @@ func (a *app) writeExport(out string, es ...export.Export) error {
 		return withCode(exportCode(err), fmt.Errorf("export: %w", err))
 	}
 	for i, e := range es {
-		fmt.Fprintf(a.stdout, "%s: %s to %s\n", e.Entity.Name, plural(counts[i], "row", "rows"), out)
+		fmt.Fprintf(a.stdout, "%s: %s to %s\n", e.Entity.Name, diag.Count(counts[i], "row", "rows"), out)
 	}
 	return nil
 }

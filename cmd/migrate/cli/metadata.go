@@ -108,11 +108,11 @@ func (a *app) metadataPull(ctx context.Context, args []string) error {
 		return withCode(ExitUsage, err)
 	}
 	if v.Standard {
-		fmt.Fprintf(a.stdout, "wrote %s: %s from $metadata (%s)\n", file, plural(len(md.Sets), "entity", "entities"), versionText(v))
+		fmt.Fprintf(a.stdout, "wrote %s: %s from $metadata (%s)\n", file, diag.Count(len(md.Sets), "entity", "entities"), versionText(v))
 		return nil
 	}
 	fmt.Fprintf(a.stdout, "wrote %s: %s, %s from GetMetadataFor (system version %s)\n", file,
-		plural(len(md.Sets), "entity", "entities"), plural(annotated, "annotated entity", "annotated entities"), versionText(v))
+		diag.Count(len(md.Sets), "entity", "entities"), diag.Count(annotated, "annotated entity", "annotated entities"), versionText(v))
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // test runs the plan's tests: each step's real program over
@@ -56,7 +58,7 @@ func (a *app) test(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr, d.String())
 	}
 	if diags.HasErrors() {
-		fmt.Fprintf(a.stderr, "%s; no test was run\n", plural(len(diags.Errors()), "problem", "problems"))
+		fmt.Fprintf(a.stderr, "%s; no test was run\n", diag.Count(len(diags.Errors()), "problem", "problems"))
 		if err := v.Problems(p, diags); err != nil {
 			return err
 		}

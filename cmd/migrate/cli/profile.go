@@ -12,6 +12,8 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/profile"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // profileJSON is docs/cli.md's document of profile --json.
@@ -358,7 +360,7 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 			fmt.Fprintf(w, "%s: not profiled: %s\n", name, s.Skipped)
 			continue
 		}
-		fmt.Fprintf(w, "%s: %s\n", name, plural(s.Rows, "row", "rows"))
+		fmt.Fprintf(w, "%s: %s\n", name, diag.Count(s.Rows, "row", "rows"))
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
@@ -399,5 +401,5 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%s, %d would make a load fail\n", plural(doc.Findings, "finding", "findings"), doc.Blocking)
+	fmt.Fprintf(w, "\n%s, %d would make a load fail\n", diag.Count(doc.Findings, "finding", "findings"), doc.Blocking)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/report"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 func (a *app) report(ctx context.Context, args []string) error {
@@ -49,10 +51,10 @@ func (a *app) report(ctx context.Context, args []string) error {
 			return withCode(ExitUsage, err)
 		}
 		fmt.Fprintf(a.stdout, "wrote %s: %s of %s, each beside the keys the server assigned\n", *created,
-			plural(cs.Rows, "source row", "source rows"), plural(cs.Records, "committed record", "committed records"))
+			diag.Count(cs.Rows, "source row", "source rows"), diag.Count(cs.Records, "committed record", "committed records"))
 		if cs.NoRows > 0 {
 			fmt.Fprintf(a.stdout, "%s have no source row in this journal (written by an older migrate): their lines give location and key only\n",
-				plural(cs.NoRows, "record", "records"))
+				diag.Count(cs.NoRows, "record", "records"))
 		}
 	}
 	if ev.file != "" {
@@ -76,9 +78,9 @@ func (a *app) report(ctx context.Context, args []string) error {
 		fmt.Fprintf(a.stdout, "no failed rows; wrote %s with the header only\n", file)
 	case waived > 0:
 		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message, and %s of records waived, with the reason\n",
-			file, plural(n-waived, "failed row", "failed rows"), plural(waived, "row", "rows"))
+			file, diag.Count(n-waived, "failed row", "failed rows"), diag.Count(waived, "row", "rows"))
 	default:
-		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, plural(n, "failed row", "failed rows"))
+		fmt.Fprintf(a.stdout, "wrote %s: %s, each with its step, location and the server's message\n", file, diag.Count(n, "failed row", "failed rows"))
 	}
 	return nil
 }

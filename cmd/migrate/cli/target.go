@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -459,13 +458,6 @@ func loadMetadataFile(flagFile string, p *plan.Plan) (*odata.Metadata, string, e
 // newest is assumed when validating offline against a metadata file that
 // does not say which version wrote it.
 var newest = odata.Version{Major: 25, Minor: 1, Raw: "25.1", From: "assumed: none declared"}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
 
 // busyIsPending is apply's reading of a server that answers but keeps
 // failing (5xx, or 429 past every retry): no wrong address or credential,

@@ -7,6 +7,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/odata"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // printProblems shows validate's findings on stderr; errors stop the
@@ -22,7 +24,7 @@ func (a *app) printProblems(c *checked, v runView) error {
 	if err := v.Problems(c.plan, c.diags); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", plural(len(c.diags.Errors()), "problem", "problems"))
+	fmt.Fprintf(a.stderr, "%s; nothing was sent (run `migrate validate` for the same list)\n", diag.Count(len(c.diags.Errors()), "problem", "problems"))
 	if c.plan == nil {
 		return silent(ExitUsage)
 	}
@@ -79,7 +81,7 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 	}
 	if refs.Unchecked > 0 {
 		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
-			plural(refs.Unchecked, "value", "values"))
+			diag.Count(refs.Unchecked, "value", "values"))
 	}
 	return refs, nil
 }
@@ -91,7 +93,7 @@ func (a *app) refuseUnresolved(unresolved []executor.RecordError, v applyView) e
 		return err
 	}
 	fmt.Fprintf(a.stderr, "unresolved references: %s of exists: fields, on neither the target nor an earlier step; nothing was sent (create them first, correct the source, or give --allow-missing-references)\n",
-		plural(len(unresolved), "value", "values"))
+		diag.Count(len(unresolved), "value", "values"))
 	return silent(ExitData)
 }
 
@@ -110,7 +112,7 @@ func (a *app) refuseMapValues(ctx context.Context, c *checked, v applyView) erro
 		return err
 	}
 	fmt.Fprintf(a.stderr, "unconfirmed map values: %s that a mapping file does not confirm; nothing was sent (confirm them in the file, or run `migrate mapping` to list them)\n",
-		plural(len(refused), "value", "values"))
+		diag.Count(len(refused), "value", "values"))
 	return silent(ExitData)
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/verify"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // verifyJSON is docs/cli.md's output of verify --json.
@@ -200,7 +202,7 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 		}
 		c.Close()
 		fmt.Fprintf(a.stderr, "%s in %s: its totals cannot be computed; nothing was read (run `migrate validate %s` for the same list)\n",
-			plural(len(c.diags.Errors()), "problem", "problems"), path, path)
+			diag.Count(len(c.diags.Errors()), "problem", "problems"), path, path)
 		return nil, silent(ExitData)
 	}
 	if err := a.buildLookups(ctx, c); err != nil {
@@ -300,7 +302,7 @@ func printVerify(w io.Writer, v verifyJSON) {
 	if differ == 1 {
 		verb = "differs"
 	}
-	fmt.Fprintf(w, "\n%s %s; %s\n", plural(differ, "record", "records"), verb, plural(v.Calls, "call", "calls"))
+	fmt.Fprintf(w, "\n%s %s; %s\n", diag.Count(differ, "record", "records"), verb, diag.Count(v.Calls, "call", "calls"))
 }
 
 // findingLine: "orders.csv:3 customers C1002: CUSTOMERS('C1002') PHONE
@@ -351,10 +353,10 @@ func printTotals(w io.Writer, v verifyJSON) {
 	tw.Flush()
 	for _, s := range v.Steps {
 		if s.Rejected > 0 {
-			fmt.Fprintf(w, "%s: %s rejected by row errors: counted in the source's count(), not in its other totals\n", s.Name, plural(s.Rejected, "record", "records"))
+			fmt.Fprintf(w, "%s: %s rejected by row errors: counted in the source's count(), not in its other totals\n", s.Name, diag.Count(s.Rejected, "record", "records"))
 		}
 		if s.Waived > 0 {
-			fmt.Fprintf(w, "%s: %s waived (resolve --waive): left out of the source's totals\n", s.Name, plural(s.Waived, "record", "records"))
+			fmt.Fprintf(w, "%s: %s waived (resolve --waive): left out of the source's totals\n", s.Name, diag.Count(s.Waived, "record", "records"))
 		}
 	}
 	for _, t := range v.Totals {

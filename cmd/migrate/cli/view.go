@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // runJSON is docs/cli.md's output of plan --json and apply --json. Field names
@@ -63,7 +65,7 @@ type shrankJSON struct {
 // shrankText says it in words.
 func shrankText(s *shrankJSON) string {
 	return fmt.Sprintf("note: a call of %s took %s, near the server's 3-minute limit: the batches packed after it carry at most %d (not %d), so apply made more calls than the dry run counted",
-		plural(s.SlowestOf, "sub-request", "sub-requests"), fmtDuration(time.Duration(s.SlowestSeconds*float64(time.Second))), s.To, s.From)
+		diag.Count(s.SlowestOf, "sub-request", "sub-requests"), fmtDuration(time.Duration(s.SlowestSeconds*float64(time.Second))), s.To, s.From)
 }
 
 type resumesJSON struct {
@@ -118,10 +120,10 @@ func resumesText(r *resumesJSON) string {
 		return fmt.Sprintf("apply would refuse to resume %s (%s): this predicts a new journal (apply --allow-plan-change resumes it, leaving out what it holds loaded; --journal NEW loads everything again).", r.Journal, r.Refused)
 	}
 	s := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", r.Journal,
-		plural(r.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[r.Loaded == 1], map[bool]string{true: "it", false: "them"}[r.Loaded == 1])
+		diag.Count(r.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[r.Loaded == 1], map[bool]string{true: "it", false: "them"}[r.Loaded == 1])
 	if r.InDoubt > 0 {
 		s += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
-			plural(r.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[r.InDoubt == 1])
+			diag.Count(r.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[r.InDoubt == 1])
 	}
 	return s + "."
 }
@@ -228,7 +230,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 			step = g.step
 			fmt.Fprintf(w, "\n%s:\n", step)
 		}
-		fmt.Fprintf(w, "  %s (%s)\n", g.cause, plural(len(g.items), "row", "rows"))
+		fmt.Fprintf(w, "  %s (%s)\n", g.cause, diag.Count(len(g.items), "row", "rows"))
 		for i, e := range g.items {
 			if i == shownPerCause {
 				fmt.Fprintf(w, "    … and %d more\n", len(g.items)-shownPerCause)
@@ -256,7 +258,7 @@ func printPartly(w io.Writer, errs []executor.RecordError) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", plural(len(lines), "record", "records"))
+	fmt.Fprintf(w, "\npartly loaded (%s): what exists stays; correct the rows and apply --retry-failed sends only what is missing\n", diag.Count(len(lines), "record", "records"))
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
 	}
@@ -268,7 +270,7 @@ func printChanged(w io.Writer, steps []stepJSON) {
 	for _, s := range steps {
 		if s.Changed > 0 {
 			fmt.Fprintf(w, "%s: the source rows of %s committed before changed since; not sent again (apply does not update what it loaded)\n",
-				s.Name, plural(s.Changed, "record", "records"))
+				s.Name, diag.Count(s.Changed, "record", "records"))
 		}
 	}
 }
@@ -302,7 +304,7 @@ func printWaived(w io.Writer, recs []waivedRecordJSON) {
 	if len(recs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nwaived (%s): closed by resolve --waive, never sent\n", plural(len(recs), "record", "records"))
+	fmt.Fprintf(w, "\nwaived (%s): closed by resolve --waive, never sent\n", diag.Count(len(recs), "record", "records"))
 	for _, r := range recs {
 		where := ""
 		if r.Location != "" && r.Location != r.Record {

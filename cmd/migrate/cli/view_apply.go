@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // applyView shows a load: the references that keep it from starting, or
@@ -42,8 +44,8 @@ func (v applyHuman) Unresolved(errs []errorJSON) error {
 func (v applyHuman) Applied(r appliedResult) error {
 	w, view, sum := v.a.stdout, r.doc, r.sum
 	printSteps(w, view, true)
-	fmt.Fprintf(w, "\n%s with %s in %s.", plural(view.Requests, "call", "calls"),
-		plural(view.Subrequests, "sub-request", "sub-requests"), fmtDuration(r.took))
+	fmt.Fprintf(w, "\n%s with %s in %s.", diag.Count(view.Requests, "call", "calls"),
+		diag.Count(view.Subrequests, "sub-request", "sub-requests"), fmtDuration(r.took))
 	if view.Journal != "" {
 		fmt.Fprintf(w, " Journal: %s", view.Journal)
 	}

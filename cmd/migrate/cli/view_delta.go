@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // deltaJSON is apply's "delta": what changed in the sources of a complete
@@ -175,7 +177,7 @@ func printDelta(w io.Writer, d *deltaJSON) {
 				s.Name, c.ID, s.Entity, c.Key, field, c.Ours, c.Theirs, c.Now, end)
 		}
 		if s.Unknown > 0 {
-			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, plural(s.Unknown, "record", "records"))
+			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, diag.Count(s.Unknown, "record", "records"))
 		}
 	}
 }

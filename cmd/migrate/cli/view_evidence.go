@@ -1,6 +1,10 @@
 package cli
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/migrate-tool/migrate/internal/diag"
+)
 
 // verifyEvidenceView shows what verify-evidence found.
 type verifyEvidenceView interface {
@@ -19,14 +23,14 @@ type verifyEvidenceHuman struct{ humanView }
 func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 	w := v.a.stdout
 	fmt.Fprintf(w, "%s: made %s from plan %s (SHA-256 %s)\n", doc.Evidence, doc.Made, doc.Plan, doc.PlanHash)
-	fmt.Fprintf(w, "  %s listed in the manifest\n", plural(doc.Members, "file", "files"))
+	fmt.Fprintf(w, "  %s listed in the manifest\n", diag.Count(doc.Members, "file", "files"))
 	switch j := doc.Journal; {
 	case j.Chained:
 		fmt.Fprintf(w, "  journal %s: %d lines, chained, head %s\n", j.Member, j.Lines, j.ChainHead)
 	default:
 		fmt.Fprintf(w, "  journal %s: not chained (written before migrate chained its journals): only its hash is checked\n", j.Member)
 	}
-	fmt.Fprintf(w, "  created keys: %s re-derived from the journal\n", plural(doc.CreatedRows, "row", "rows"))
+	fmt.Fprintf(w, "  created keys: %s re-derived from the journal\n", diag.Count(doc.CreatedRows, "row", "rows"))
 	fmt.Fprintf(w, "  when made: %s\n", doc.Verified)
 	for _, n := range doc.NotIncluded {
 		fmt.Fprintf(w, "  not included: %s\n", n)
@@ -36,7 +40,7 @@ func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 		for _, s := range doc.Target.Steps {
 			differ += s.Differ
 		}
-		fmt.Fprintf(w, "  now: read back from %s: %s %s; %s\n", doc.Target.Target, plural(differ, "record", "records"), map[bool]string{true: "differs", false: "differ"}[differ == 1], plural(doc.Target.Calls, "call", "calls"))
+		fmt.Fprintf(w, "  now: read back from %s: %s %s; %s\n", doc.Target.Target, diag.Count(differ, "record", "records"), map[bool]string{true: "differs", false: "differ"}[differ == 1], diag.Count(doc.Target.Calls, "call", "calls"))
 	} else {
 		fmt.Fprintln(w, "  now: the target was not read (give --target or MIGRATE_TARGET to compare with the company)")
 	}
@@ -46,7 +50,7 @@ func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 	if doc.Holds {
 		fmt.Fprintln(w, "the evidence holds")
 	} else {
-		fmt.Fprintf(w, "the evidence does not hold: %s\n", plural(len(doc.Problems), "problem", "problems"))
+		fmt.Fprintf(w, "the evidence does not hold: %s\n", diag.Count(len(doc.Problems), "problem", "problems"))
 	}
 	return nil
 }

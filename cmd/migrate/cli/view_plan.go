@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // planView shows the dry run.
@@ -38,8 +40,8 @@ func (v planHuman) DryRun(r dryRunResult) error {
 		fmt.Fprintln(w, t)
 	}
 	fmt.Fprintf(w, "apply would make %s with %s (%s), %s at %d calls a minute.\n",
-		plural(view.Requests, "call", "calls"), plural(view.Subrequests, "sub-request", "sub-requests"),
-		plural(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), r.rate)
+		diag.Count(view.Requests, "call", "calls"), diag.Count(view.Subrequests, "sub-request", "sub-requests"),
+		diag.Count(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), r.rate)
 	if r.out != "" {
 		fmt.Fprintf(w, "the batches are in %s\n", r.out)
 	}
@@ -48,7 +50,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	}
 	if sum.Unread > 0 {
 		fmt.Fprintf(w, "note: predicted without reading a target: %s of upsert and update steps were not made; upsert counts as inserts, update as changes of every field (give --target to read what it holds)\n",
-			plural(sum.Unread, "read", "reads"))
+			diag.Count(sum.Unread, "read", "reads"))
 	}
 	printWarnings(w, view.Warnings)
 	printErrors(w, view.Errors)
@@ -83,5 +85,5 @@ func loadText(view runJSON) string {
 	if refs > 0 {
 		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step, so apply would not start", refs))
 	}
-	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, plural(load+not, "record", "records"), not, strings.Join(why, "; "))
+	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/plan"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // testView shows the outcome of a plan's tests.
@@ -42,7 +44,7 @@ func (v testHuman) Results(rs []executor.TestResult) error {
 		}
 	}
 	passed, failed := executor.TestTally(rs)
-	fmt.Fprintf(w, "%s: %d passed, %d failed\n", plural(len(rs), "test", "tests"), passed, failed)
+	fmt.Fprintf(w, "%s: %d passed, %d failed\n", diag.Count(len(rs), "test", "tests"), passed, failed)
 	return nil
 }
 

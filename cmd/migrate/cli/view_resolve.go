@@ -5,6 +5,8 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/resolve"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // resolveView shows what is in doubt in a journal with its candidates, or
@@ -46,7 +48,7 @@ func (v resolveHuman) InDoubt(recs []resolve.Record, journalPath string) error {
 			fmt.Fprintf(w, "; sent %s", r.Sent)
 		}
 		if r.Lines > 0 {
-			fmt.Fprintf(w, " with %s", plural(r.Lines, "line", "lines"))
+			fmt.Fprintf(w, " with %s", diag.Count(r.Lines, "line", "lines"))
 		}
 		fmt.Fprintln(w)
 		for _, c := range r.Candidates {
@@ -59,7 +61,7 @@ func (v resolveHuman) InDoubt(recs []resolve.Record, journalPath string) error {
 			fmt.Fprintf(w, "  decide: migrate resolve %s --record %s/%s --key KEY (or --not-created)\n", journalPath, r.Step, r.Record)
 		}
 	}
-	fmt.Fprintf(w, "%s in doubt\n", plural(len(recs), "record", "records"))
+	fmt.Fprintf(w, "%s in doubt\n", diag.Count(len(recs), "record", "records"))
 	return nil
 }
 
@@ -72,7 +74,7 @@ func (v resolveHuman) Waived(recs []executor.WaivedRecord, journalPath string) e
 		them = "it"
 	}
 	fmt.Fprintf(v.a.stdout, "%s closed: apply never sends %s; `migrate status %s` counts %s as waived\n",
-		plural(len(recs), "record", "records"), them, journalPath, them)
+		diag.Count(len(recs), "record", "records"), them, journalPath, them)
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/undo"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // undoView shows what undo would do, or did (yes).
@@ -55,7 +57,7 @@ func (v undoHuman) Undo(sum *undo.Summary, yes bool) error {
 		fmt.Fprintln(w, "left in doubt:", r)
 	}
 	if !yes {
-		fmt.Fprintf(w, "%s on %s; run again with --yes to do it\n", plural(len(sum.Actions), "action", "actions"), target)
+		fmt.Fprintf(w, "%s on %s; run again with --yes to do it\n", diag.Count(len(sum.Actions), "action", "actions"), target)
 	} else {
 		fmt.Fprintf(w, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 	}

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // validateView shows what validate found out about a plan.
@@ -28,9 +30,9 @@ func (v validateHuman) Results(c *checked) error {
 	switch {
 	case c.plan != nil && errs == 0:
 		fmt.Fprintf(w, "%s: ok: %s, %s, checked against %s (system version %s)\n",
-			c.plan.Path, plural(len(c.plan.Steps), "step", "steps"), plural(len(c.plan.Sources), "source", "sources"), c.mdSource, versionText(c.run.Version))
+			c.plan.Path, diag.Count(len(c.plan.Steps), "step", "steps"), diag.Count(len(c.plan.Sources), "source", "sources"), c.mdSource, versionText(c.run.Version))
 	default:
-		fmt.Fprintf(w, "%s\n", plural(errs, "problem", "problems"))
+		fmt.Fprintf(w, "%s\n", diag.Count(errs, "problem", "problems"))
 	}
 	return nil
 }
