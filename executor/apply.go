@@ -984,6 +984,7 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
 	root := w.root
 	root.done, root.status, root.key = true, 200, prev.Key
 	root.abs = sr.entity + "(" + prev.Key + ")"
+	w.held = prev.Subs[""].Held // what the read before its PATCH found held
 	if root.carries() {
 		if s := prev.Subs[""]; s.Op == journal.OpCreate {
 			// Which of its lines the server holds is read back, not
@@ -1067,6 +1068,9 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.work.id, Path: o.path, Op: o.kind, Meth: o.method,
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.matched, RowHash: o.rowHash(),
 				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
+			if o.parent == nil {
+				subs[i].Held = o.work.held
+			}
 		}
 	}
 	reqs = r.svc.form(batch, reqs)

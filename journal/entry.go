@@ -163,6 +163,12 @@ type Sub struct {
 	// undo compares them with the current state to see a record changed
 	// since.
 	Match json.RawMessage `json:"mt,omitempty"`
+	// Held, on the record's entity PATCH of an upsert or update, is what
+	// the entity held already of the fields the plan writes, as the read
+	// before it found them (RecordEntry.Held): a resume that finds the
+	// PATCH committed journals them with the record, so verify compares
+	// them as it does after a run that was not interrupted.
+	Held json.RawMessage `json:"hd,omitempty"`
 	// RowHash is a hash of the record's source row, on the record's entity
 	// sub-request when its identity is its location (no id:): a resume
 	// refuses a source whose rows shifted under those locations.

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -136,5 +137,39 @@ func TestCarriedChildrenPaths(t *testing.T) {
 	want := []string{"0 ORDERSTEXT_SUBFORM", "1 ORDERITEMS_SUBFORM", "2 ORDERITEMS_SUBFORM", "3 ORDERSTEXT2", "4 EXTFILES_SUBFORM"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("paths %q, want %q", got, want)
+	}
+}
+
+// TestVerifyComparesHeldFieldsAfterAResume: an upsert of a part that
+// holds its description already patches only its barcode, and verify
+// compares the description too, so a change to it behind the run's back
+// is found; also when the PATCH's answer was lost and the resume found
+// it committed (it used to journal the record without what it found
+// held, and verify then said nothing of the description).
+func TestVerifyComparesHeldFieldsAfterAResume(t *testing.T) {
+	t.Parallel()
+	for _, drop := range []string{"", sandbox.FaultDropAfterCommit, sandbox.FaultDropBeforeCommit} {
+		t.Run("drop="+drop, func(t *testing.T) {
+			t.Parallel()
+			env := fixture.New(t, sandbox.Options{})
+			executortest.Seed(t, env, fixture.Part("P1", 2, "111"))
+			p, recs := fixture.PartsPlan(plan.ModeUpsert, fixture.Part("P1", 2, "999"))
+			r := executortest.Handmade(t, env, p, recs)
+			if drop != "" {
+				env.SB.DropNextWrites(1, drop)
+				if _, err := executortest.ApplyRun(context.Background(), r); err == nil {
+					t.Fatal("the apply whose batch was dropped finished")
+				}
+			}
+			r.Apply(t)
+			if res := verifyRun(t, env, r, env.Client); len(res.Findings) != 0 {
+				t.Fatalf("after the load: %+v", res.Findings)
+			}
+			env.Behind(t, odata.BatchRequest{Method: "PATCH", URL: "LOGPART('P1')", Body: []byte(`{"PARTDES":"Changed"}`)})
+			res := verifyRun(t, env, r, env.Client)
+			if len(res.Findings) != 1 || res.Findings[0].Field != "PARTDES" || res.Findings[0].Found != `"Changed"` {
+				t.Fatalf("after the description changed: %+v", res.Findings)
+			}
+		})
 	}
 }
