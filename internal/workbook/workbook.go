@@ -16,7 +16,6 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
-
 	"github.com/migrate-tool/migrate/internal/diag"
 )
 

@@ -13,11 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/verify"
-
-	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // evidenceFlags are report's flags for --evidence.

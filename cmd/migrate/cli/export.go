@@ -8,11 +8,10 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/export"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
-
-	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // export writes the rows of an entity of the target or of a connection

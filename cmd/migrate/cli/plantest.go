@@ -5,9 +5,8 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/plan"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // test runs the plan's tests: each step's real program over

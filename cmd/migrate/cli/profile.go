@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/profile"
-
-	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // profileJSON is docs/cli.md's document of profile --json.

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/migrate-tool/migrate/report"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/report"
 )
 
 func (a *app) report(ctx context.Context, args []string) error {

@@ -6,9 +6,8 @@ import (
 	"fmt"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/odata"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/odata"
 )
 
 // printProblems shows validate's findings on stderr; errors stop the

@@ -10,12 +10,11 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/verify"
-
-	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // verifyJSON is docs/cli.md's output of verify --json.

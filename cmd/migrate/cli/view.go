@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/executor"
-
 	"github.com/migrate-tool/migrate/internal/diag"
 )
 

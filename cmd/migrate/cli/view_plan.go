@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
-
 	"github.com/migrate-tool/migrate/internal/diag"
 )
 

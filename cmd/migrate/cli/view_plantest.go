@@ -5,9 +5,8 @@ import (
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/plan"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // testView shows the outcome of a plan's tests.

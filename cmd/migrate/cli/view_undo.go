@@ -3,9 +3,8 @@ package cli
 import (
 	"fmt"
 
-	"github.com/migrate-tool/migrate/undo"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/undo"
 )
 
 // undoView shows what undo would do, or did (yes).
