@@ -1287,6 +1287,9 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled = o.filled(ent, resp.Body)
 			o.got = out.Filled
+			if o.parent == nil {
+				r.rd.NoteFilled(sr.step.Name, out.Filled)
+			}
 		}
 		res = append(res, out)
 	}

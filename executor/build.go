@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/reconcile"
 	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
@@ -252,46 +252,21 @@ func (o *op) match() json.RawMessage {
 	return nil
 }
 
-// filled is what the server answered, of the fields the op wrote, where
-// it did not take them as sent (a name filled from a reference, a value
-// normalised): undo must not take that for a change made since. Nothing
-// when the server took everything as sent or answered without a body. got
-// is the answer decoded, when outcome already did. The fields compare by
-// compare.Value's untyped rule, as undo compares them; one taken for
-// filled wrongly costs only its bytes in the journal.
+// filled is what the server answered, of the fields the op wrote
+// (reconcile.Filled), where it did not take them as sent. Nothing when it
+// answered without a body; got is the answer decoded, when outcome
+// already did.
 func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
 	if len(o.matched) == 0 || len(body) == 0 || o.single {
 		return nil // a text sub-form answers with the whole text; undo leaves texts alone
 	}
-	var err error
 	if got == nil {
+		var err error
 		if got, err = odata.DecodeEntity(body); err != nil {
 			return nil
 		}
 	}
-	var out map[string]any
-	for k, v := range o.fields {
-		g, ok := got[k]
-		if !ok || !matchable(v) {
-			continue
-		}
-		// Without the field's type: undo compares without metadata, so a
-		// value the server rounded to its Scale or kept as a day is kept
-		// here as the server holds it; only a number given as its text
-		// (IEEE754Compatible) is the same.
-		if compare.Value(nil, g, v) {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-		}
-		out[k] = g
-	}
-	if out == nil {
-		return nil
-	}
-	b, _ := json.Marshal(out)
-	return b
+	return reconcile.Filled(o.matched, got)
 }
 
 // childAbs is the path of a child once its parent exists.

@@ -570,7 +570,7 @@ func (sr *stepRun) matchedOn(o *op) string {
 	if err != nil {
 		return "fields"
 	}
-	names, _ := sr.r.rd.MatchNames(sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
+	names, _ := sr.r.rd.MatchNames(sr.step.Name, sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
 	return strings.Join(names, ", ")
 }
 
@@ -584,7 +584,7 @@ func (sr *stepRun) lookAlike(o *op) string {
 	if err != nil || len(written) == 0 {
 		return ""
 	}
-	names, why := sr.r.rd.MatchNames(sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
+	names, why := sr.r.rd.MatchNames(sr.step.Name, sr.entity, sr.r.rd.MatchOf(sr.step.Name), written)
 	if why != "" || len(names) == 0 {
 		return ""
 	}

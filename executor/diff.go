@@ -248,7 +248,7 @@ func (sr *stepRun) matchQuery(w *work) (conds []reconcile.Cond, want map[string]
 	if err != nil {
 		return nil, nil, ""
 	}
-	names, why := sr.r.rd.MatchNames(sr.entity, sr.step.Match, written)
+	names, why := sr.r.rd.MatchNames(sr.step.Name, sr.entity, sr.step.Match, written)
 	if why != "" {
 		return nil, nil, why
 	}

@@ -356,6 +356,7 @@ type indexHead struct {
 type headStep struct {
 	Name string `json:"name"`
 	SettledCounts
+	Filled []string `json:"filled,omitempty"`
 }
 
 type headOpen struct {
@@ -496,7 +497,7 @@ func (st *State) encodeHead(x *runs, nextRun int) ([]byte, error) {
 	}
 	for _, name := range st.StepNames {
 		ss := st.Steps[name]
-		h.Steps = append(h.Steps, headStep{Name: name, SettledCounts: ss.Settled})
+		h.Steps = append(h.Steps, headStep{Name: name, SettledCounts: ss.Settled, Filled: slices.Sorted(maps.Keys(ss.Filled))})
 		for _, id := range ss.IDs {
 			h.Records = append(h.Records, toHead(ss.Records[id], sub))
 		}
@@ -535,7 +536,14 @@ func (st *State) restore(f *os.File, path string, head []byte) bool {
 		st.Marks = h.Marks
 	}
 	for _, s := range h.Steps {
-		st.step(s.Name).Settled = s.SettledCounts
+		ss := st.step(s.Name)
+		ss.Settled = s.SettledCounts
+		for _, f := range s.Filled {
+			if ss.Filled == nil {
+				ss.Filled = map[string]bool{}
+			}
+			ss.Filled[f] = true
+		}
 	}
 	subs := make([]*SubState, len(h.Subs))
 	slab := make([]SubState, len(h.Subs))

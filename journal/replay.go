@@ -165,7 +165,20 @@ type StepState struct {
 	// Settled counts, in a lean state, the records kept in the index
 	// rather than in Records.
 	Settled SettledCounts
-	dead    int // ids of IDs no longer in Records
+	// Filled are the fields of the step's entity that the server answered
+	// a write of with another value than the one sent (a name it fills
+	// from a reference): a document in doubt is not looked up by them.
+	Filled map[string]bool
+	dead   int // ids of IDs no longer in Records
+}
+
+// FilledFields are the fields the server has answered a write of step's
+// entity with another value than the one sent, sorted.
+func (s *State) FilledFields(step string) []string {
+	if ss := s.Steps[step]; ss != nil {
+		return slices.Sorted(maps.Keys(ss.Filled))
+	}
+	return nil
 }
 
 // RecordState is the replayed state of one record (step name + record id).
@@ -637,6 +650,9 @@ func (st *State) apply(line []byte) string {
 				if s.Op == OpCreate {
 					rec.Created = true
 				}
+				if len(res.Filled) > 0 {
+					st.noteFilled(s.Step, res.Filled)
+				}
 			}
 		}
 		if e.InDoubt != "" {
@@ -960,7 +976,7 @@ func (s *State) Clone() *State {
 	}
 	c.stepNo = maps.Clone(s.stepNo)
 	for name, ss := range s.Steps {
-		cs := &StepState{Name: ss.Name, Records: make(map[string]*RecordState, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled}
+		cs := &StepState{Name: ss.Name, Records: make(map[string]*RecordState, len(ss.Records)), IDs: append([]string(nil), ss.IDs...), Settled: ss.Settled, Filled: maps.Clone(ss.Filled)}
 		for id, r := range ss.Records {
 			cr := new(RecordState)
 			*cr = *r
@@ -1097,4 +1113,20 @@ func Overlay(base, top json.RawMessage) json.RawMessage {
 		return top
 	}
 	return b
+}
+
+// noteFilled records the fields of filled (a write's answer: the fields
+// the server holds with another value than sent) as step's.
+func (st *State) noteFilled(step string, filled json.RawMessage) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(filled, &m) != nil {
+		return
+	}
+	ss := st.step(step)
+	for k := range m {
+		if ss.Filled == nil {
+			ss.Filled = map[string]bool{}
+		}
+		ss.Filled[k] = true
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -38,6 +39,14 @@ func TestWroteSurvivesTheIndex(t *testing.T) {
 			t.Errorf("%s: C2 (no record of what it was written with) = %+v", how, c2)
 		}
 	}
+	everyRead(t, j, path, check)
+}
+
+// everyRead checks, with check, the state of journal j (at path) by every
+// path a state is read by: the lean state's memory, the full replay once
+// j is closed, the index Close wrote, and the index rebuilt from the log.
+func everyRead(t *testing.T, j *Journal, path string, check func(how string, st *State)) {
+	t.Helper()
 	check("live", snapshot(t, j))
 	must(t, j.Close())
 	full, err := Load(path)
@@ -189,4 +198,31 @@ func TestEncodeKids(t *testing.T) {
 			t.Errorf("EncodeKids wrote\n%s\njson.Marshal\n%s", got, want)
 		}
 	}
+}
+
+// The fields the server answered a create or PATCH of a step's entity with
+// in place of the values sent (FilledFields, which reconciliation does not
+// match documents in doubt on) come back from every path a state is read
+// by; a line's filled fields are not the entity's.
+func TestFilledFieldsSurviveTheIndex(t *testing.T) {
+	smallOverlay(t)
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := CreateIndexed(path, Header{PlanHash: "p"})
+	must(t, err)
+	must(t, j.Append(
+		Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{
+			{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Match: []byte(`{"CDES":"Typed","CUSTNAME":"C1"}`)},
+			{ID: "2", Step: "orders", Rec: "O1", Path: "0", Nav: "ORDERITEMS_SUBFORM", Op: OpCreate, Meth: "POST", URL: "$1/ORDERITEMS_SUBFORM", Match: []byte(`{"PDES":"x"}`)}}},
+		Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{
+			{ID: "1", Status: 201, Key: "'SO1'", Filled: []byte(`{"CDES":"Acme"}`)},
+			{ID: "2", Status: 201, Key: "1", Filled: []byte(`{"PDES":"Bolt"}`)}}},
+		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'"}},
+		Entry{Kind: KindFinished}))
+	check := func(how string, st *State) {
+		t.Helper()
+		if got := st.FilledFields("orders"); !slices.Equal(got, []string{"CDES"}) {
+			t.Errorf("%s: filled fields %v, want [CDES]", how, got)
+		}
+	}
+	everyRead(t, j, path, check)
 }

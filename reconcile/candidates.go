@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
@@ -20,6 +22,11 @@ import (
 type Candidate struct {
 	Key    string         // key expression, as the journal keeps it
 	Fields map[string]any // the fields it was matched on
+	// Differs, on a near candidate (nearCandidates), is the one field it
+	// holds with another value than the create sent; nil on one that
+	// matches every field.
+	Differs []string
+	entity  map[string]any // as read: what the server filled (Filled)
 }
 
 // Cond is one comparison of the lookup's $filter.
@@ -38,14 +45,15 @@ type Cond struct {
 // send. why, when set, says the lookup cannot decide (nothing to match
 // on, a filter the server did not apply).
 func (r *Reader) Lookup(s *journal.SubState, claimed Claims) ([]Candidate, string, error) {
-	ent, t, want, conds, why := r.candidateQuery(s)
+	ent, t, want, conds, bounded, why := r.candidateQuery(s)
 	if why != "" {
 		return nil, why, nil
 	}
-	rows, why, err := r.FindMatching(ent, conds, want, r.Read)
+	all, why, err := r.findRows(ent, conds, r.Read)
 	if why != "" || err != nil {
 		return nil, why, err
 	}
+	rows := sameAs(t, all, want)
 	keys := make([]string, len(rows))
 	for i, e := range rows {
 		keys[i] = odata.EntityKey(t, e)
@@ -60,16 +68,156 @@ func (r *Reader) Lookup(s *journal.SubState, claimed Claims) ([]Candidate, strin
 		if k == "" || held[k] {
 			continue
 		}
-		fields := map[string]any{}
-		for f := range want {
-			fields[f] = e[f]
+		found = append(found, Candidate{Key: k, Fields: pick(e, want), entity: e})
+	}
+	if len(found) == 0 {
+		near, why, err := r.nearCandidates(ent, t, want, conds, bounded, all, func(keys []string) (map[string]bool, error) { return claimed(s.Step, keys) })
+		if why != "" || err != nil || len(near) == 0 {
+			return nil, why, err
 		}
-		found = append(found, Candidate{Key: k, Fields: fields})
+		return near, nearWhy(ent, s, near), nil
 	}
 	if len(found) < 2 {
 		return found, "", nil
 	}
 	return r.byLines(s, ent, found)
+}
+
+// pick is e's values of the fields of want.
+func pick(e, want map[string]any) map[string]any {
+	fields := make(map[string]any, len(want))
+	for f := range want {
+		fields[f] = e[f]
+	}
+	return fields
+}
+
+// nearConds are the lookups nearCandidates makes besides the lookup's
+// own: its comparisons with one of a field left out, each in turn; none
+// when the lookup is not bounded by its step's watermark (documents made
+// before the run could be near ones) or has fewer than two comparisons of
+// a field (left out, nothing would be compared).
+func nearConds(conds []Cond, bounded bool) [][]Cond {
+	var eq []int
+	for i, c := range conds {
+		if c.op == "eq" {
+			eq = append(eq, i)
+		}
+	}
+	if !bounded || len(eq) < 2 {
+		return nil
+	}
+	var out [][]Cond
+	for _, i := range eq {
+		out = append(out, slices.Delete(slices.Clone(conds), i, i+1))
+	}
+	return out
+}
+
+// nearAhead are the looser lookups Lookup will make for create s, known
+// once its own lookup's answer has been read ahead (prefetch): none when
+// that answer holds a document that matches every field, or was not read
+// ahead.
+func (r *Reader) nearAhead(s *journal.SubState) []string {
+	ent, t, want, conds, bounded, why := r.candidateQuery(s)
+	if why != "" {
+		return nil
+	}
+	resp, ok := r.cache[MatchURL(ent, conds)]
+	if !ok {
+		return nil
+	}
+	rows, why, err := r.findRows(ent, conds, func(string) (odata.BatchResponse, error) { return resp, nil })
+	if why != "" || err != nil || len(sameAs(t, rows, want)) > 0 {
+		return nil
+	}
+	return nearPaths(ent, conds, bounded)
+}
+
+// nearPaths are the reads of nearConds, for reading them ahead.
+func nearPaths(ent string, conds []Cond, bounded bool) []string {
+	var paths []string
+	for _, c := range nearConds(conds, bounded) {
+		paths = append(paths, MatchURL(ent, c))
+	}
+	return paths
+}
+
+// nearCandidates are, for a create in doubt that no document matches,
+// the documents created since its step began (after its watermark), held
+// by no record (claimed), that match every field it sent but one: the
+// server may have put its own value in that field (a name it fills from a
+// reference), so the create may have been made, and taking it for one
+// never made would send it again. The lookup's comparisons are each left
+// out in turn (nearConds); what comes back is compared field by field.
+// why, when set, says a looser lookup proves nothing (as findRows').
+func (r *Reader) nearCandidates(ent string, t *odata.EntityType, want map[string]any, conds []Cond, bounded bool, found []map[string]any, claimed func([]string) (map[string]bool, error)) ([]Candidate, string, error) {
+	looser := nearConds(conds, bounded)
+	if len(looser) == 0 {
+		return nil, "", nil
+	}
+	seen := map[string]bool{}
+	var near []Candidate
+	rowsOf := [][]map[string]any{found} // the lookup's own: a field compared here only may differ
+	for _, c := range looser {
+		rows, why, err := r.findRows(ent, c, r.Read)
+		if why != "" || err != nil {
+			return nil, why, err
+		}
+		rowsOf = append(rowsOf, rows)
+	}
+	for _, rows := range rowsOf {
+		for _, e := range rows {
+			k := odata.EntityKey(t, e)
+			if k == "" || seen[k] {
+				continue
+			}
+			seen[k] = true
+			var differs []string
+			for f, v := range want {
+				if !compare.Value(t.Property(f), e[f], v) {
+					differs = append(differs, f)
+				}
+			}
+			if len(differs) == 1 {
+				near = append(near, Candidate{Key: k, Fields: pick(e, want), Differs: differs, entity: e})
+			}
+		}
+	}
+	if len(near) == 0 {
+		return nil, "", nil
+	}
+	keys := make([]string, len(near))
+	for i, c := range near {
+		keys[i] = c.Key
+	}
+	held, err := claimed(keys)
+	if err != nil {
+		return nil, "", err
+	}
+	near = slices.DeleteFunc(near, func(c Candidate) bool { return held[c.Key] })
+	sort.Slice(near, func(i, j int) bool { return near[i].Key < near[j].Key })
+	return near, "", nil
+}
+
+// nearWhy says why a create with near candidates is left in doubt, and
+// what decides it.
+func nearWhy(ent string, s *journal.SubState, near []Candidate) string {
+	var b strings.Builder
+	sent, _ := odata.DecodeEntity(s.Match)
+	for i, c := range near {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(near)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		f := c.Differs[0]
+		fmt.Fprintf(&b, "%s(%s), but for %s (it holds %s, the run sent %s)", ent, c.Key, f, diag.Quote(fmt.Sprint(c.Fields[f]), 40), diag.Quote(fmt.Sprint(sent[f]), 40))
+	}
+	return fmt.Sprintf("no document matches every field it sent, and %s made since its step began and held by no record matches all but one: %s; the server may fill that field in place of the value sent, so the create may have been made: if one is this record's document, decide with migrate resolve --record %s/%s --key KEY; if none is, with --not-created; and leave a field the server fills out of the step's match:",
+		diag.Count(len(near), "document", "documents"), b.String(), s.Step, s.Rec)
 }
 
 // Claims says which of keys, of documents found for a record of step,
@@ -91,7 +239,7 @@ func claimedIn(claimed map[string]bool) Claims {
 // entity set and type, the fields a candidate must hold (want) and the
 // comparisons of the $filter (conds). why, when set, says there is nothing
 // to look it up by.
-func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []Cond, why string) {
+func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.EntityType, want map[string]any, conds []Cond, bounded bool, why string) {
 	ent = r.entityOf(s.Step)
 	if ent == "" {
 		ent = s.URL // an entity's create is posted to its entity set
@@ -99,18 +247,20 @@ func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 	set := r.md.EntitySet(ent)
 	written, err := odata.DecodeEntity(s.Match)
 	if len(s.Match) == 0 || err != nil || set == nil {
-		return "", nil, nil, nil, "nothing to match it on"
+		return "", nil, nil, nil, false, "nothing to match it on"
 	}
-	names, why := r.MatchNames(ent, r.MatchOf(s.Step), written)
+	names, why := r.MatchNames(s.Step, ent, r.MatchOf(s.Step), written)
 	if why != "" {
-		return "", nil, nil, nil, why
+		return "", nil, nil, nil, false, why
 	}
 	want, conds = MatchConds(set.Type, names, written)
 	if len(conds) == 0 {
-		return "", nil, nil, nil, "nothing to match it on"
+		return "", nil, nil, nil, false, "nothing to match it on"
 	}
 	if f := r.MarkField(set.Type); f != "" {
-		if wm, ok := r.watermarkFor(s); ok && wm.Value != "" {
+		wm, ok := r.watermarkFor(s)
+		bounded = ok // an empty value: the set held nothing, so every document is the run's
+		if ok && wm.Value != "" {
 			p := set.Type.Property(wm.Field)
 			var v any = json.Number(wm.Value)
 			if p != nil && p.Type == odata.EdmDateTimeOffset {
@@ -125,37 +275,49 @@ func (r *Reader) candidateQuery(s *journal.SubState) (ent string, t *odata.Entit
 		// the run's documents (docs/other-services.md, Reconciliation).
 		r.WarnOnce("no watermark "+s.Step, fmt.Sprintf("step %s: %s has no auto-unique key to tell the run's documents from older ones: a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds", s.Step, ent))
 	}
-	return ent, set.Type, want, conds, ""
+	return ent, set.Type, want, conds, bounded, ""
 }
 
 // candidatePath is the GET of candidates' lookup, "" when there is
 // nothing to look it up by.
 func (r *Reader) candidatePath(s *journal.SubState) string {
-	ent, _, _, conds, why := r.candidateQuery(s)
+	ent, _, _, conds, _, why := r.candidateQuery(s)
 	if why != "" {
 		return ""
 	}
 	return MatchURL(ent, conds)
 }
 
-// MatchNames are the fields a document of ent is matched on: the step's
-// match: (explicit), else every field written. A field the server leaves
-// out of its read answers (field-level permissions) is never
-// matched on: named in match:, it makes the lookup impossible (why);
-// among the fields written, it is left out with a warning.
-func (r *Reader) MatchNames(ent string, explicit []string, written map[string]any) (names []string, why string) {
+// MatchNames are the fields a document of step's entity ent is matched
+// on: the step's match: (explicit), else every field written. A field the
+// server leaves out of its read answers (field-level permissions), or
+// that it has answered a write of with another value than the one sent
+// (journal.State.FilledFields: a name it fills from a reference), is never
+// matched on: named in match:, it makes the lookup impossible (why); among
+// the fields written, it is left out with a warning. Matched on, such a
+// field would find no document, and the create in doubt would be taken
+// for one never made and sent again.
+func (r *Reader) MatchNames(step, ent string, explicit []string, written map[string]any) (names []string, why string) {
 	unread := r.unreadFields(ent)
+	filled := r.filledFields(step)
 	for _, n := range explicit {
 		if unread[n] {
 			return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, n)
+		}
+		if filled[n] {
+			return nil, fmt.Sprintf("the server has answered a write of %s's %s with another value than the one sent (it fills that field): it cannot be matched on; take it out of the step's match:", ent, n)
 		}
 	}
 	if len(explicit) > 0 {
 		return explicit, ""
 	}
 	for k := range written {
-		if unread[k] {
+		switch {
+		case unread[k]:
 			r.WarnOnce("unread "+ent+"."+k, fmt.Sprintf("%s does not return %s on read (a field-level permission): documents in doubt are matched without it", ent, k))
+			continue
+		case filled[k]:
+			r.WarnOnce("filled "+ent+"."+k, fmt.Sprintf("the server has answered a write of %s's %s with another value than the one sent (it fills that field): documents in doubt are matched without it", ent, k))
 			continue
 		}
 		names = append(names, k)
@@ -279,6 +441,31 @@ func MatchConds(t *odata.EntityType, names []string, written map[string]any) (ma
 // (at most 100) and keeps those whose fields equal want. why, when set, says the answer
 // proves nothing: a status, an unreadable body, or a row outside the filter.
 func (r *Reader) FindMatching(ent string, conds []Cond, want map[string]any, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
+	rows, why, err := r.findRows(ent, conds, read)
+	if why != "" || err != nil {
+		return nil, why, err
+	}
+	var t *odata.EntityType
+	if set := r.md.EntitySet(ent); set != nil {
+		t = set.Type
+	}
+	return sameAs(t, rows, want), "", nil
+}
+
+// sameAs are the rows whose fields equal want.
+func sameAs(t *odata.EntityType, rows []map[string]any, want map[string]any) []map[string]any {
+	var same []map[string]any
+	for _, e := range rows {
+		if compare.Same(t, e, want) {
+			same = append(same, e)
+		}
+	}
+	return same
+}
+
+// findRows reads (with read) the documents of ent that satisfy conds (at
+// most 100), every row checked against them; why, as FindMatching's.
+func (r *Reader) findRows(ent string, conds []Cond, read func(string) (odata.BatchResponse, error)) ([]map[string]any, string, error) {
 	resp, err := read(MatchURL(ent, conds))
 	if err != nil {
 		return nil, "", err
@@ -291,10 +478,6 @@ func (r *Reader) FindMatching(ent string, conds []Cond, want map[string]any, rea
 	}
 	if json.Unmarshal(resp.Body, &body) != nil {
 		return nil, "the lookup's answer is not a list", nil
-	}
-	var t *odata.EntityType
-	if set := r.md.EntitySet(ent); set != nil {
-		t = set.Type
 	}
 	var rows []map[string]any
 	for _, raw := range body.Value {
@@ -313,9 +496,7 @@ func (r *Reader) FindMatching(ent string, conds []Cond, want map[string]any, rea
 				return nil, fmt.Sprintf("the server did not apply the filter %s %s %s (a row with %v came back); check on the server", c.field, c.op, c.lit, e[c.field]), nil
 			}
 		}
-		if compare.Same(t, e, want) {
-			rows = append(rows, e)
-		}
+		rows = append(rows, e)
 	}
 	return rows, "", nil
 }

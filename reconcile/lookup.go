@@ -53,6 +53,13 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 	if err := r.prefetch(paths); err != nil {
 		return nil, err
 	}
+	var near []string
+	for _, s := range creates {
+		near = append(near, r.nearAhead(s)...)
+	}
+	if err := r.prefetch(near); err != nil {
+		return nil, err
+	}
 	out := make([]Found, len(creates))
 	for i, s := range creates {
 		cands, why, err := r.Lookup(s, claimedIn(claimed))

@@ -12,6 +12,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -90,6 +91,48 @@ type Reader struct {
 	unread map[string]map[string]bool
 	warned map[string]bool              // WarnOnce
 	marks  map[string]journal.Watermark // step → this run's watermark
+	// filled holds, by step, the fields the server answered this run's
+	// writes with another value than sent (NoteFilled), besides those the
+	// journal's state knew when the run began.
+	filled map[string]map[string]bool
+}
+
+// NoteFilled records what the server answered a write of a record of step
+// with, of the fields it did not take as sent (journal.SubResult.Filled):
+// from then on, documents of the step in doubt are not matched on them.
+func (r *Reader) NoteFilled(step string, filled json.RawMessage) {
+	var m map[string]json.RawMessage
+	if len(filled) == 0 || json.Unmarshal(filled, &m) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.filled == nil {
+		r.filled = map[string]map[string]bool{}
+	}
+	if r.filled[step] == nil {
+		r.filled[step] = map[string]bool{}
+	}
+	for k := range m {
+		r.filled[step][k] = true
+	}
+}
+
+// filledFields are the fields of step's entity the server does not keep
+// as sent: the journal's and this run's (NoteFilled).
+func (r *Reader) filledFields(step string) map[string]bool {
+	out := map[string]bool{}
+	if r.state != nil {
+		for _, f := range r.state.FilledFields(step) {
+			out[f] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for f := range r.filled[step] {
+		out[f] = true
+	}
+	return out
 }
 
 // New is a Reader of the state st (nil for a read that needs no journal,

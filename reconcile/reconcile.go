@@ -82,6 +82,18 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			if err := r.prefetch(paths); err != nil {
 				return undecided, err
 			}
+			var near []string
+			for _, next := range subs[i:] {
+				if journal.Depth(next.Path) != journal.Depth(s.Path) {
+					break
+				}
+				if next.Path == "" && next.Op == journal.OpCreate && next.Key == "" {
+					near = append(near, r.nearAhead(next)...)
+				}
+			}
+			if err := r.prefetch(near); err != nil {
+				return undecided, err
+			}
 		}
 		ent := entity[s.Step]
 		recKey := s.Step + "|" + s.Rec
@@ -94,6 +106,16 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			}
 			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
 		}
+		// done decides s done, its entity (key) found holding entity:
+		// what the server filled in place of what s sent is journaled with
+		// it, as the lost answer would have been.
+		done := func(status int, key string, entity map[string]any) {
+			filled := Filled(s.Match, entity)
+			if s.Path == "" {
+				r.NoteFilled(s.Step, filled)
+			}
+			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Filled: filled})
+		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpCreate:
 			if s.Key != "" {
@@ -103,7 +125,8 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				}
 				switch resp.Status {
 				case 200:
-					decide(201, s.Key, "")
+					got, _ := odata.DecodeEntity(resp.Body)
+					done(201, s.Key, got)
 					keyOf[recKey] = s.Key
 				case 404:
 					decide(-1, "", "reconciled: absent")
@@ -121,7 +144,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			case why != "":
 				decide(0, "", why)
 			case len(found) == 1:
-				decide(201, found[0].Key, "")
+				done(201, found[0].Key, found[0].entity)
 				keyOf[recKey] = found[0].Key
 				claimed[s.Step+"|"+found[0].Key] = true
 			case len(found) == 0:
@@ -234,7 +257,11 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			case len(want) == 0 && len(unread) > 0:
 				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
 			case compare.SameJSON(pt, resp.Body, want):
-				decide(200, s.Key, "")
+				got, _ := odata.DecodeEntity(resp.Body)
+				if s.Op == journal.OpUndoPatch {
+					got = nil // undo's PATCH is compared with its before-image, not its Match
+				}
+				done(200, s.Key, got)
 			case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
 				decide(-1, "", "reconciled: not applied")
 			default:

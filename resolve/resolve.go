@@ -235,7 +235,11 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		if !slices.ContainsFunc(cands, func(c reconcile.Candidate) bool { return c.Key == key }) {
 			return "", notCandidate(fmt.Sprintf("%s/%s", d.Step, d.Record), ent, key, cands, why, journalPath)
 		}
-		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"})
+		// What the server filled in place of what the create sent is
+		// journaled, as its lost answer would have been: undo then does
+		// not take it for a change made since.
+		got, _ := odata.DecodeEntity(resp.Body)
+		results[root.Batch] = append(results[root.Batch], journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user", Filled: reconcile.Filled(root.Match, got)})
 		what = fmt.Sprintf("its document is %s(%s); the next apply reconciles its lines under it", ent, key)
 	}
 	batches := make([]int, 0, len(results))

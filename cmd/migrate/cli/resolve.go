@@ -33,6 +33,9 @@ type inDoubtJSON struct {
 type candidateJSON struct {
 	Key    string         `json:"key"`
 	Fields map[string]any `json:"fields"`
+	// Differs: the field a near candidate holds with another value than
+	// the record sent.
+	Differs []string `json:"differs,omitempty"`
 }
 
 // waivedJSON is `resolve --waive ... --json`: the records closed.

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/resolve"
-
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/resolve"
 )
 
 // resolveView shows what is in doubt in a journal with its candidates, or
@@ -52,7 +52,11 @@ func (v resolveHuman) InDoubt(recs []resolve.Record, journalPath string) error {
 		}
 		fmt.Fprintln(w)
 		for _, c := range r.Candidates {
-			fmt.Fprintf(w, "  candidate %s: %s\n", c.Key, fieldsText(c.Fields))
+			differs := ""
+			if len(c.Differs) > 0 {
+				differs = " (differs in " + strings.Join(c.Differs, ", ") + ")"
+			}
+			fmt.Fprintf(w, "  candidate %s: %s%s\n", c.Key, fieldsText(c.Fields), differs)
 		}
 		if r.Note != "" {
 			fmt.Fprintf(w, "  %s\n", r.Note)
@@ -94,7 +98,7 @@ func (v resolveJSONView) InDoubt(recs []resolve.Record, _ string) error {
 		j := inDoubtJSON{Step: r.Step, Record: r.Record, Entity: r.Entity, Location: r.Location, Sent: r.Sent,
 			Lines: r.Lines, Create: r.Create, Candidates: []candidateJSON{}, Note: r.Note}
 		for _, c := range r.Candidates {
-			j.Candidates = append(j.Candidates, candidateJSON{Key: c.Key, Fields: c.Fields})
+			j.Candidates = append(j.Candidates, candidateJSON{Key: c.Key, Fields: c.Fields, Differs: c.Differs})
 		}
 		out.Records = append(out.Records, j)
 	}

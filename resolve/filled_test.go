@@ -1,0 +1,128 @@
+package resolve
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/executor/executortest"
+	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/sandbox"
+	"github.com/migrate-tool/migrate/transform"
+	"github.com/migrate-tool/migrate/undo"
+	"github.com/migrate-tool/migrate/verify"
+)
+
+// handTyped is an order the server numbers whose CDES, typed by hand, the
+// sandbox fills from its customer instead (as a screen does): no document
+// holds what the create sent.
+func handTyped(id string, l int) transform.Result {
+	return fixture.Rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": "C1", "CDES": "Typed by hand", "DETAILS": id})
+}
+
+// ordersOf is the orders the sandbox holds.
+func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
+
+// TestFilledFieldNeverSendsTwice: the first batch of orders is committed
+// and its answer lost; the server filled CDES in place of the value sent,
+// so no document matches every field the create sent. The resume used to
+// take the create for one never made and send it again: a second order.
+// Now the document that matches all but CDES, made since the step began,
+// is a near candidate: the record stays in doubt, resolve lists it with
+// the field it differs in, --key accepts it, and the next apply completes
+// with one order.
+func TestFilledFieldNeverSendsTwice(t *testing.T) {
+	t.Parallel()
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(handTyped("O1", 2))
+	o := executortest.PartsAndCustomersFirst(t, env, p, f)
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	sum, err := executortest.ApplyRun(context.Background(), o)
+	if err != nil || inDoubt(sum, "orders") != 1 || ordersOf(env) != 1 {
+		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
+	}
+	if why := strings.Join(sum.Undecided, "; "); !strings.Contains(why, "but for CDES") || !strings.Contains(why, "migrate resolve --record orders/O1") {
+		t.Errorf("undecided: %s", why)
+	}
+	ctx := context.Background()
+	ropts := Options{Client: env.Client, Metadata: env.MD}
+	list, err := InDoubt(ctx, o.Journal, ropts)
+	if err != nil || len(list) != 1 || len(list[0].Candidates) != 1 || strings.Join(list[0].Candidates[0].Differs, ",") != "CDES" {
+		t.Fatalf("in doubt: %v %+v", err, list)
+	}
+	key := strings.Trim(list[0].Candidates[0].Key, "'")
+	if _, err := Decide(ctx, o.Journal, Decision{Step: "orders", Record: "O1", Key: key}, ropts); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := executortest.ApplyRun(ctx, o); err != nil || !sum.Complete || ordersOf(env) != 1 {
+		t.Fatalf("after the decision: %v, %+v, %d orders", err, sum, ordersOf(env))
+	}
+	undoesAll(t, env, o)
+}
+
+// undoesAll checks that verify finds what the run left and that undo
+// takes all of it back: what the server filled is the run's doing, not a
+// change made since.
+func undoesAll(t *testing.T, env *fixture.Env, o executortest.Run) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("verify: %v %+v", err, res)
+	}
+	sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
+	if err != nil || len(sum.Skipped) != 0 || ordersOf(env) != 0 {
+		t.Fatalf("undo: %v, %+v, %d orders left", err, sum, ordersOf(env))
+	}
+}
+
+// TestFilledFieldLearnt: once the server has answered a create of the step
+// with CDES filled, documents of the step in doubt are matched without it
+// (with a warning), and the resume finds the order by its other fields.
+func TestFilledFieldLearnt(t *testing.T) {
+	t.Parallel()
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(handTyped("O1", 2), handTyped("O2", 3))
+	o := executortest.PartsAndCustomersFirst(t, env, p, f)
+	o.BatchSize = 1
+	o.Concurrency = 1
+	// The first order's answer comes back, the second's is lost.
+	o.Limit = 1
+	if _, err := executortest.ApplyRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	o.Limit = 0
+	warned := &warnings{}
+	o.Hook = warned
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	sum, err := executortest.ApplyRun(context.Background(), o)
+	if err != nil || !sum.Complete || ordersOf(env) != 2 {
+		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
+	}
+	if w := strings.Join(warned.msgs, "; "); !strings.Contains(w, "CDES with another value than the one sent") {
+		t.Errorf("warnings: %s", w)
+	}
+	undoesAll(t, env, o)
+}
+
+// warnings is a Hook that keeps what the run warned of.
+type warnings struct {
+	executor.NopHook
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Warn(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, msg)
+}
