@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -371,13 +372,77 @@ func Lines(t *odata.EntityType, held, want []map[string]any) LineMatch {
 	return pair(len(held), fits)
 }
 
+// Differs are the fields of want that got holds with another value (or
+// not at all), by Same's rule, in name order.
+func Differs(t *odata.EntityType, got, want map[string]any) []string {
+	var out []string
+	for k, wv := range want {
+		if !Value(property(t, k), got[k], wv) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Near pairs, after Lines, a wanted line left missing with a held line
+// left over that holds every field of it but one, when each is the
+// other's only such line: the server put its own value in that field (a
+// name it fills from a reference). Only for lines of a document the run
+// made, where every line is one it sent. It returns m with those pairs
+// made and, by wanted line, the field each differs in.
+func Near(t *odata.EntityType, held, want []map[string]any, m LineMatch) (LineMatch, map[int]string) {
+	near := map[int][]int{}  // missing wanted line → extra held lines one field off
+	taken := map[int][]int{} // extra held line → missing wanted lines one field off
+	field := map[[2]int]string{}
+	for _, i := range m.Missing {
+		for _, j := range m.Extra {
+			if len(want[i]) < 2 {
+				continue
+			}
+			if d := Differs(t, held[j], want[i]); len(d) == 1 {
+				near[i] = append(near[i], j)
+				taken[j] = append(taken[j], i)
+				field[[2]int{i, j}] = d[0]
+			}
+		}
+	}
+	if len(near) == 0 {
+		return m, nil
+	}
+	out := LineMatch{Held: slices.Clone(m.Held)}
+	differs := map[int]string{}
+	for i, js := range near {
+		if len(js) == 1 && len(taken[js[0]]) == 1 {
+			out.Held[i] = js[0]
+			differs[i] = field[[2]int{i, js[0]}]
+		}
+	}
+	paired := map[int]bool{}
+	for i, j := range out.Held {
+		if j >= 0 {
+			paired[j] = true
+		} else {
+			out.Missing = append(out.Missing, i)
+		}
+	}
+	for _, j := range m.Extra {
+		if !paired[j] {
+			out.Extra = append(out.Extra, j)
+		}
+	}
+	return out, differs
+}
+
 // LinesJSON is Lines for lines as JSON bodies; a line that is not a JSON
 // object is the same as none.
 func LinesJSON(t *odata.EntityType, held, want []json.RawMessage) LineMatch {
-	return Lines(t, decodeAll(held), decodeAll(want))
+	return Lines(t, DecodeAll(held), DecodeAll(want))
 }
 
-func decodeAll(raws []json.RawMessage) []map[string]any {
+// DecodeAll decodes lines as JSON bodies, one a line: nil for one that is
+// not a JSON object.
+func DecodeAll(raws []json.RawMessage) []map[string]any {
 	out := make([]map[string]any, len(raws))
 	for i, r := range raws {
 		out[i], _ = odata.DecodeEntity(r)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -292,6 +293,39 @@ func TestNumber(t *testing.T) {
 		got, ok := compare.Number(tc.p, tc.v)
 		if ok != (tc.want != "") || ok && got.String() != tc.want {
 			t.Errorf("Number(%v, %#v) = %s, %v; want %q", tc.p, tc.v, got, ok, tc.want)
+		}
+	}
+}
+
+// TestNear: after the exact pairing, a missing line and a left-over line
+// one field apart are paired when each is the other's only such line;
+// two alike, or a line of one field, are left as they are.
+func TestNear(t *testing.T) {
+	t.Parallel()
+	line := func(part, qty, des string) map[string]any {
+		m := map[string]any{"PARTNAME": part, "TQUANT": qty}
+		if des != "" {
+			m["PDES"] = des
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name       string
+		held, want []map[string]any
+		paired     []int  // Held after Near
+		differs    string // of want[0]
+	}{
+		{"one field filled", []map[string]any{line("P1", "1", "Bolt")}, []map[string]any{line("P1", "1", "typed")}, []int{0}, "PDES"},
+		{"exact first", []map[string]any{line("P1", "1", "Bolt"), line("P1", "2", "typed")},
+			[]map[string]any{line("P1", "1", "typed"), line("P1", "2", "typed")}, []int{0, 1}, "PDES"},
+		{"two fields off", []map[string]any{line("P1", "2", "Bolt")}, []map[string]any{line("P1", "1", "typed")}, []int{-1}, ""},
+		{"two alike", []map[string]any{line("P1", "1", "Bolt"), line("P1", "1", "Nut")},
+			[]map[string]any{line("P1", "1", "typed")}, []int{-1}, ""},
+		{"one field only", []map[string]any{{"PARTNAME": "P2"}}, []map[string]any{{"PARTNAME": "P1"}}, []int{-1}, ""},
+	} {
+		m, differs := compare.Near(nil, tc.held, tc.want, compare.Lines(nil, tc.held, tc.want))
+		if !slices.Equal(m.Held, tc.paired) || differs[0] != tc.differs {
+			t.Errorf("%s: paired %v, differs %v; want %v, %q", tc.name, m.Held, differs, tc.paired, tc.differs)
 		}
 	}
 }

@@ -1285,10 +1285,10 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		}
 		out := journal.SubResult{ID: o.id, Status: o.status, Key: o.key, Location: resp.Header("Location"), Error: o.err}
 		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
-			out.Filled = o.filled(ent, resp.Body)
+			out.Filled, out.Fills = o.filled(ent, resp.Body)
 			o.got = out.Filled
 			if o.parent == nil {
-				r.rd.NoteFilled(sr.step.Name, out.Filled)
+				r.rd.NoteFilled(sr.step.Name, out.Fills)
 			}
 		}
 		res = append(res, out)

@@ -253,20 +253,26 @@ func (o *op) match() json.RawMessage {
 }
 
 // filled is what the server answered, of the fields the op wrote
-// (reconcile.Filled), where it did not take them as sent. Nothing when it
+// (reconcile.Filled), where it did not take them as sent, and of those
+// the ones it holds its own value of (reconcile.Fills). Nothing when it
 // answered without a body; got is the answer decoded, when outcome
 // already did.
-func (o *op) filled(got map[string]any, body []byte) json.RawMessage {
+func (o *op) filled(got map[string]any, body []byte) (json.RawMessage, []string) {
 	if len(o.matched) == 0 || len(body) == 0 || o.single {
-		return nil // a text sub-form answers with the whole text; undo leaves texts alone
+		return nil, nil // a text sub-form answers with the whole text; undo leaves texts alone
 	}
 	if got == nil {
 		var err error
 		if got, err = odata.DecodeEntity(body); err != nil {
-			return nil
+			return nil, nil
 		}
 	}
-	return reconcile.Filled(o.matched, got)
+	sent := keptOf(o.fields, matchable)
+	filled := reconcile.Filled(sent, got)
+	if filled == nil {
+		return nil, nil
+	}
+	return filled, reconcile.Fills(o.typ, sent, got)
 }
 
 // childAbs is the path of a child once its parent exists.

@@ -146,6 +146,7 @@ func (o *op) takeLines(ent map[string]any) {
 			if key := odata.EntityKey(k.typ, sub); key != "" {
 				k.key = key
 			}
+			k.got = reconcile.Filled(keptOf(k.fields, matchable), sub)
 		}
 		k.abs = childAbs(o, k)
 		k.takeLines(sub)
@@ -160,7 +161,9 @@ func (o *op) answerKeeps() *odata.Projection {
 	p := &odata.Projection{}
 	if o.typ != nil && !o.single {
 		p.Fields = slices.Clip(o.typ.Key)
-		if len(o.matched) > 0 {
+		if len(o.matched) > 0 || o.carried {
+			// The fields it wrote: what the server filled in their place
+			// (filled; takeLines for a carried line).
 			for f := range o.fields {
 				p.Fields = append(p.Fields, f)
 			}
@@ -339,6 +342,7 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 			if !k.single && k.typ != nil {
 				if e, err := odata.DecodeEntity(found); err == nil {
 					k.key = odata.EntityKey(k.typ, e)
+					k.got = reconcile.Filled(keptOf(k.fields, matchable), e) // as the lost answer would have said
 				}
 			}
 			k.abs = childAbs(parent, k)
@@ -352,7 +356,10 @@ func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost
 // lineMatches pairs the carried lines of parent with the lines its
 // document holds (fields, its sub-forms as read back), each sub-form's by
 // their content (compare.Lines, typed by the lines' type): every line
-// sent is found in a distinct line held, or not at all.
+// sent is found in a distinct line held, or not at all. The document is
+// the one the record's deep insert made, so a line left over that holds
+// all of a line sent but one field is that line, the field filled by the
+// server (compare.Near): sending it again would make it twice.
 func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.RawMessage {
 	found := map[*op]json.RawMessage{}
 	byNav := map[string][]*op{}
@@ -376,7 +383,8 @@ func lineMatches(parent *op, fields map[string]json.RawMessage) map[*op]json.Raw
 			// on it, every line would look missing and be sent again.
 			wants[i], _ = reconcile.ReadableMatch(held, matchFields(k.fields))
 		}
-		m := compare.LinesJSON(kids[0].typ, held, wants)
+		heldLines, wantLines := compare.DecodeAll(held), compare.DecodeAll(wants)
+		m, _ := compare.Near(kids[0].typ, heldLines, wantLines, compare.Lines(kids[0].typ, heldLines, wantLines))
 		for i, j := range m.Held {
 			if j >= 0 {
 				found[kids[i]] = held[j]

@@ -350,8 +350,9 @@ func TestLinesMatch(t *testing.T) {
 // TestDeepAnswerDecodedForKeys: the answer to a deep insert carries every
 // field of the document and of each line back; outcome decodes what the
 // engine keeps of it (the document's key, the written fields filled
-// compares, each carried line's key, a line's own lines), and nothing
-// else, so the keys and Filled are what the whole answer gives.
+// compares, each carried line's key and written fields, a line's own
+// lines), and nothing else, so the keys and Filled are what the whole
+// answer gives.
 func TestDeepAnswerDecodedForKeys(t *testing.T) {
 	t.Parallel()
 	md := sandbox.DemoMetadata()
@@ -390,14 +391,14 @@ func TestDeepAnswerDecodedForKeys(t *testing.T) {
 			if !slices.Equal(fields, tt.wantFields) {
 				t.Errorf("decoded %v, want %v", fields, tt.wantFields)
 			}
-			if l := ent["ORDERITEMS_SUBFORM"].([]any)[0].(map[string]any); len(l) != 1 {
-				t.Errorf("a line decoded as %v, want its KLINE alone", l)
+			if l := ent["ORDERITEMS_SUBFORM"].([]any)[0].(map[string]any); len(l) != 2 || l["KLINE"] == nil || l["PARTNAME"] == nil {
+				t.Errorf("a line decoded as %v, want its KLINE and the field it wrote, PARTNAME, alone", l)
 			}
 			deep := ord.kids[1].kids[0]
 			if ord.key != "'SO1'" || ord.kids[0].key != "1" || ord.kids[1].key != "2" || deep.key != "9" || !deep.done {
 				t.Errorf("keys %q %q %q %q", ord.key, ord.kids[0].key, ord.kids[1].key, deep.key)
 			}
-			if got := string(ord.filled(ent, resp.Body)); got != tt.filled {
+			if got, _ := ord.filled(ent, resp.Body); string(got) != tt.filled {
 				t.Errorf("filled %s, want %s", got, tt.filled)
 			}
 		})

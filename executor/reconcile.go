@@ -56,7 +56,21 @@ func matchFields(fields map[string]any) json.RawMessage { return keptFields(fiel
 // keptFields is fields as a request's body writes them, without those
 // whose value keep refuses; nil when none is left.
 func keptFields(fields map[string]any, keep func(any) bool) json.RawMessage {
-	m, copied := fields, false // mostly every field is kept: no copy
+	m := keptOf(fields, keep)
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := odata.MarshalBody(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// keptOf is fields without those whose value keep refuses, copied only
+// when there is one (mostly every field is kept).
+func keptOf(fields map[string]any, keep func(any) bool) map[string]any {
+	m, copied := fields, false
 	for k, v := range fields {
 		if keep(v) {
 			continue
@@ -66,14 +80,7 @@ func keptFields(fields map[string]any, keep func(any) bool) json.RawMessage {
 		}
 		delete(m, k)
 	}
-	if len(m) == 0 {
-		return nil
-	}
-	b, err := odata.MarshalBody(m)
-	if err != nil {
-		return nil
-	}
-	return b
+	return m
 }
 
 // matchable is a value worth finding an entity by: not empty, no long text

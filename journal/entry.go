@@ -241,6 +241,11 @@ type SubResult struct {
 	// did not take as sent (filled from a reference, normalised), as JSON:
 	// with the Sub's Match, what the run left. Usually absent.
 	Filled json.RawMessage `json:"fl,omitempty"`
+	// Fills are the fields of Filled the server holds another value of by
+	// the field's type, not another form of the value sent (a name it
+	// fills from a reference, not a date written another way): documents
+	// in doubt are not matched on them (State.FilledFields).
+	Fills []string `json:"fs,omitempty"`
 }
 
 // Problem is one message about a record.

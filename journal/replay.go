@@ -165,9 +165,10 @@ type StepState struct {
 	// Settled counts, in a lean state, the records kept in the index
 	// rather than in Records.
 	Settled SettledCounts
-	// Filled are the fields of the step's entity that the server answered
-	// a write of with another value than the one sent (a name it fills
-	// from a reference): a document in doubt is not looked up by them.
+	// Filled are the fields of the step's entity the server answered a
+	// write of with another value than the one sent (SubResult.Fills: a
+	// name it fills from a reference): a document in doubt is not looked
+	// up by them.
 	Filled map[string]bool
 	dead   int // ids of IDs no longer in Records
 }
@@ -650,8 +651,8 @@ func (st *State) apply(line []byte) string {
 				if s.Op == OpCreate {
 					rec.Created = true
 				}
-				if len(res.Filled) > 0 {
-					st.noteFilled(s.Step, res.Filled)
+				if len(res.Fills) > 0 {
+					st.noteFilled(s.Step, res.Fills)
 				}
 			}
 		}
@@ -1115,15 +1116,10 @@ func Overlay(base, top json.RawMessage) json.RawMessage {
 	return b
 }
 
-// noteFilled records the fields of filled (a write's answer: the fields
-// the server holds with another value than sent) as step's.
-func (st *State) noteFilled(step string, filled json.RawMessage) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(filled, &m) != nil {
-		return
-	}
+// noteFilled records fields (SubResult.Fills) as step's.
+func (st *State) noteFilled(step string, fields []string) {
 	ss := st.step(step)
-	for k := range m {
+	for _, k := range fields {
 		if ss.Filled == nil {
 			ss.Filled = map[string]bool{}
 		}

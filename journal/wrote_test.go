@@ -201,9 +201,10 @@ func TestEncodeKids(t *testing.T) {
 }
 
 // The fields the server answered a create or PATCH of a step's entity with
-// in place of the values sent (FilledFields, which reconciliation does not
+// its own value of (Fills; FilledFields, which reconciliation does not
 // match documents in doubt on) come back from every path a state is read
-// by; a line's filled fields are not the entity's.
+// by; a field only written another way (Filled without Fills) is not one,
+// nor is a line's.
 func TestFilledFieldsSurviveTheIndex(t *testing.T) {
 	smallOverlay(t)
 	path := filepath.Join(t.TempDir(), "run.journal")
@@ -214,8 +215,8 @@ func TestFilledFieldsSurviveTheIndex(t *testing.T) {
 			{ID: "1", Step: "orders", Rec: "O1", Op: OpCreate, Meth: "POST", URL: "ORDERS", Match: []byte(`{"CDES":"Typed","CUSTNAME":"C1"}`)},
 			{ID: "2", Step: "orders", Rec: "O1", Path: "0", Nav: "ORDERITEMS_SUBFORM", Op: OpCreate, Meth: "POST", URL: "$1/ORDERITEMS_SUBFORM", Match: []byte(`{"PDES":"x"}`)}}},
 		Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{
-			{ID: "1", Status: 201, Key: "'SO1'", Filled: []byte(`{"CDES":"Acme"}`)},
-			{ID: "2", Status: 201, Key: "1", Filled: []byte(`{"PDES":"Bolt"}`)}}},
+			{ID: "1", Status: 201, Key: "'SO1'", Filled: []byte(`{"CDES":"Acme","CURDATE":"2026-03-01T00:00:00Z"}`), Fills: []string{"CDES"}},
+			{ID: "2", Status: 201, Key: "1", Filled: []byte(`{"PDES":"Bolt"}`), Fills: []string{"PDES"}}}},
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "O1", Status: Committed, Key: "'SO1'"}},
 		Entry{Kind: KindFinished}))
 	check := func(how string, st *State) {

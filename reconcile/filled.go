@@ -2,23 +2,22 @@ package reconcile
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/odata"
 )
 
-// Filled is what entity got holds of the fields a write sent (match, its
-// journal.Sub.Match) where the server did not take them as sent: a name it
-// fills from a reference, a value it normalised. Undo and verify take that
-// for what the write left, not for a change made since; reconciliation
-// does not match documents on such a field again (NoteFilled). nil when
-// the server took every field as sent. The fields compare without their
-// type (compare.Value), as undo compares them: a value the server rounded
-// or kept as a day is kept as the server holds it; one taken for filled
-// wrongly costs only its bytes in the journal.
-func Filled(match json.RawMessage, got map[string]any) json.RawMessage {
-	sent, err := odata.DecodeEntity(match)
-	if err != nil || len(sent) == 0 || got == nil {
+// Filled is what entity got holds of the fields a write sent (sent: its
+// journal.Sub.Match, decoded) where the server did not take them as sent:
+// a name it fills from a reference, a value it normalised. Undo and verify
+// take that for what the write left, not for a change made since. nil
+// when the server took every field as sent. The fields compare without
+// their type (compare.Value), as undo compares them: a value the server
+// rounded or kept as a day is kept as the server holds it; one taken for
+// filled wrongly costs only its bytes in the journal.
+func Filled(sent, got map[string]any) json.RawMessage {
+	if len(sent) == 0 || got == nil {
 		return nil
 	}
 	var out map[string]any
@@ -37,4 +36,25 @@ func Filled(match json.RawMessage, got map[string]any) json.RawMessage {
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// Fills are the fields of sent that entity got holds another value of by
+// the field's type (t's, compare.Value): the server's own value, not
+// another form of the one sent (a date written another way, a decimal
+// rounded to its Scale). Of a field filled from a reference, the name
+// stays; of a field normalised, none: documents in doubt are matched on
+// the one and not the other (journal.SubResult.Fills, Reader.NoteFilled).
+func Fills(t *odata.EntityType, sent, got map[string]any) []string {
+	var out []string
+	for k, v := range sent {
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(k)
+		}
+		if g, ok := got[k]; ok && !compare.Value(p, g, v) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

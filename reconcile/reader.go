@@ -12,7 +12,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,12 +96,11 @@ type Reader struct {
 	filled map[string]map[string]bool
 }
 
-// NoteFilled records what the server answered a write of a record of step
-// with, of the fields it did not take as sent (journal.SubResult.Filled):
-// from then on, documents of the step in doubt are not matched on them.
-func (r *Reader) NoteFilled(step string, filled json.RawMessage) {
-	var m map[string]json.RawMessage
-	if len(filled) == 0 || json.Unmarshal(filled, &m) != nil {
+// NoteFilled records the fields the server answered a write of a record
+// of step with its own value of (journal.SubResult.Fills): from then on,
+// documents of the step in doubt are not matched on them.
+func (r *Reader) NoteFilled(step string, fields []string) {
+	if len(fields) == 0 {
 		return
 	}
 	r.mu.Lock()
@@ -113,7 +111,7 @@ func (r *Reader) NoteFilled(step string, filled json.RawMessage) {
 	if r.filled[step] == nil {
 		r.filled[step] = map[string]bool{}
 	}
-	for k := range m {
+	for _, k := range fields {
 		r.filled[step][k] = true
 	}
 }

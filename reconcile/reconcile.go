@@ -3,6 +3,8 @@ package reconcile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,15 +108,20 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			}
 			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
 		}
-		// done decides s done, its entity (key) found holding entity:
-		// what the server filled in place of what s sent is journaled with
-		// it, as the lost answer would have been.
-		done := func(status int, key string, entity map[string]any) {
-			filled := Filled(s.Match, entity)
-			if s.Path == "" {
-				r.NoteFilled(s.Step, filled)
+		// done decides s done, its entity (key, of type t) found holding
+		// entity: what the server filled in place of what s sent is
+		// journaled with it, as the lost answer would have been.
+		done := func(status int, key string, t *odata.EntityType, entity map[string]any) {
+			res := journal.SubResult{ID: s.ID, Status: status, Key: key}
+			if sent, err := odata.DecodeEntity(s.Match); err == nil {
+				if res.Filled = Filled(sent, entity); res.Filled != nil {
+					res.Fills = Fills(t, sent, entity)
+				}
 			}
-			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Filled: filled})
+			if s.Path == "" {
+				r.NoteFilled(s.Step, res.Fills)
+			}
+			results[s.Batch] = append(results[s.Batch], res)
 		}
 		switch {
 		case s.Path == "" && s.Op == journal.OpCreate:
@@ -126,7 +133,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				switch resp.Status {
 				case 200:
 					got, _ := odata.DecodeEntity(resp.Body)
-					done(201, s.Key, got)
+					done(201, s.Key, TypeAt(r.md, ent), got)
 					keyOf[recKey] = s.Key
 				case 404:
 					decide(-1, "", "reconciled: absent")
@@ -144,7 +151,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			case why != "":
 				decide(0, "", why)
 			case len(found) == 1:
-				done(201, found[0].Key, found[0].entity)
+				done(201, found[0].Key, TypeAt(r.md, ent), found[0].entity)
 				keyOf[recKey] = found[0].Key
 				claimed[s.Step+"|"+found[0].Key] = true
 			case len(found) == 0:
@@ -203,12 +210,18 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
 				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
 			}
-			line, found, why := MatchLine(resp.Body, s.Match, func(k string) bool { return claimed[claimKey+k] }, r.md, pt, s.Nav)
+			isClaimed := func(k string) bool { return claimed[claimKey+k] }
+			line, found, why := MatchLine(resp.Body, s.Match, isClaimed, r.md, pt, s.Nav)
+			var near map[string]any
+			if !found && why == "" {
+				line, near = r.nearLine(s, resp.Body, pt, isClaimed)
+				found = near != nil
+			}
 			switch {
 			case why != "":
 				decide(0, "", why)
 			case found:
-				decide(201, line, "")
+				done(201, line, lineType(r.md, pt, s.Nav), near)
 				if line != "" {
 					claimed[claimKey+line] = true
 					lineKeyOf[recKey+"|"+s.Path] = line
@@ -261,7 +274,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				if s.Op == journal.OpUndoPatch {
 					got = nil // undo's PATCH is compared with its before-image, not its Match
 				}
-				done(200, s.Key, got)
+				done(200, s.Key, pt, got)
 			case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
 				decide(-1, "", "reconciled: not applied")
 			default:
@@ -432,14 +445,9 @@ func pathLabel(s *journal.SubState) string {
 // line's key. Fields no line carries (not returned on read) are not
 // compared; why says so when none is left to compare.
 func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
-	var lt *odata.EntityType
-	if parent != nil {
-		if n := parent.Navigation(nav); n != nil {
-			lt = md.Type(n.Type)
-			if !n.Collection {
-				return "", compare.TextInJSON(body, match), ""
-			}
-		}
+	lt := lineType(md, parent, nav)
+	if n := navOf(parent, nav); n != nil && !n.Collection {
+		return "", compare.TextInJSON(body, match), ""
 	}
 	var coll struct {
 		Value []json.RawMessage `json:"value"`
@@ -469,6 +477,77 @@ func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		return k, true, ""
 	}
 	return "", false, ""
+}
+
+// nearLine is, for line create s in doubt that no line of its parent
+// (body, its lines as read; parent its type) matches, the line that holds
+// all it sent but one field, when the parent is the document its record
+// created: every line there is one the record sent, so a line left over
+// by the record's other lines (compare.Lines) that is one field off is
+// this one, the field filled by the server (compare.Near); taken for
+// absent, it would be sent twice. Its key and the line as read; nil when
+// there is none, or it cannot be told which.
+func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.EntityType, claimed func(string) bool) (string, map[string]any) {
+	rec := r.state.Record(s.Step, s.Rec)
+	if rec == nil || parent == nil || strings.Contains(s.Path, ".") {
+		return "", nil
+	}
+	if root := rec.Subs[""]; root == nil || root.Op != journal.OpCreate {
+		return "", nil
+	}
+	if n := navOf(parent, s.Nav); n == nil || !n.Collection {
+		return "", nil
+	}
+	lt := lineType(r.md, parent, s.Nav)
+	var coll struct {
+		Value []json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(body, &coll) != nil {
+		return "", nil
+	}
+	var held []map[string]any
+	for _, raw := range coll.Value {
+		if e, err := odata.DecodeEntity(raw); err == nil && (lt == nil || !claimed(odata.EntityKey(lt, e))) {
+			held = append(held, e)
+		}
+	}
+	var want []map[string]any
+	mine := -1
+	for _, p := range slices.Sorted(maps.Keys(rec.Subs)) {
+		o := rec.Subs[p]
+		if p == "" || strings.Contains(p, ".") || o.Nav != s.Nav || o.Op != journal.OpCreate {
+			continue
+		}
+		if o == s {
+			mine = len(want)
+		}
+		m, _ := odata.DecodeEntity(o.Match)
+		want = append(want, m)
+	}
+	if mine < 0 {
+		return "", nil
+	}
+	m, differs := compare.Near(lt, held, want, compare.Lines(lt, held, want))
+	if j := m.Held[mine]; j >= 0 && differs[mine] != "" && lt != nil {
+		return odata.EntityKey(lt, held[j]), held[j]
+	}
+	return "", nil
+}
+
+// navOf is parent's navigation nav; nil when either is unknown.
+func navOf(parent *odata.EntityType, nav string) *odata.NavigationProperty {
+	if parent == nil {
+		return nil
+	}
+	return parent.Navigation(nav)
+}
+
+// lineType is the type of parent's sub-form nav; nil when unknown.
+func lineType(md *odata.Metadata, parent *odata.EntityType, nav string) *odata.EntityType {
+	if n := navOf(parent, nav); n != nil && md != nil {
+		return md.Type(n.Type)
+	}
+	return nil
 }
 
 // StepEntities is each step's entity, by one rule for every reader of a

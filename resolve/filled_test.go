@@ -126,3 +126,51 @@ func (w *warnings) Warn(msg string) {
 	defer w.mu.Unlock()
 	w.msgs = append(w.msgs, msg)
 }
+
+// TestFilledLineNeverSentTwice: an order's line writes PDES, which the
+// sandbox fills from the part instead. Whether its lines go inside the
+// order's POST or on their own, and whether the answer came back or was
+// lost after the server committed it, the order ends with its one line:
+// a line one field off on the order the record created is the line sent
+// (the resume used to send it again, so the order had two), and verify
+// and undo take the part's name for the run's doing (undo used to leave
+// the order alone, saying PDES had changed since, even without a fault).
+func TestFilledLineNeverSentTwice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		deep, lost bool
+	}{
+		{"deep insert", true, false},
+		{"deep insert, answer lost", true, true},
+		{"lines on their own", false, false},
+		{"lines on their own, answer lost", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := fixture.New(t, sandbox.Options{})
+			ord := fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"CUSTNAME": "C1", "DETAILS": "d"},
+				fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "PDES": "Typed by hand", "TQUANT": fixture.Dec("1")}))
+			p, f := fixture.OrdersPlan(ord)
+			p.Steps[2].DeepInsert = tc.deep
+			o := executortest.PartsAndCustomersFirst(t, env, p, f)
+			if tc.lost {
+				env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+				if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+					t.Fatal(err)
+				}
+			}
+			if sum := o.Apply(t); !sum.Complete {
+				t.Fatalf("%+v", sum)
+			}
+			var lines []map[string]any
+			for _, e := range env.SB.Snapshot()["ORDERS"] {
+				lines = append(lines, fixture.Lines(e, "ORDERITEMS_SUBFORM")...)
+			}
+			if ordersOf(env) != 1 || len(lines) != 1 || lines[0]["PDES"] == "Typed by hand" {
+				t.Fatalf("%d orders, lines %v", ordersOf(env), lines)
+			}
+			undoesAll(t, env, o)
+		})
+	}
+}

@@ -84,6 +84,15 @@ func WantOf(rec *journal.RecordState) Want {
 			for k, v := range sentBy(s) {
 				w.Sent[k] = v
 			}
+			// What the server filled in place of what a carried line
+			// sent, as its answer said (or reconciliation found): the
+			// line holds that, and it is no change made since.
+			filled := map[string]json.RawMessage{}
+			if kids, err := journal.DecodeKids(rec.WroteKids); err == nil {
+				for _, k := range kids {
+					filled[k.Path] = k.Filled
+				}
+			}
 			place := map[string]int{}
 			for _, c := range s.Carried() {
 				place[c.Nav]++
@@ -95,6 +104,9 @@ func WantOf(rec *journal.RecordState) Want {
 				}
 				m, _ := odata.DecodeEntity(c.Match)
 				k := wantKid{Path: c.Path, Left: m, Sent: m, Match: c.Match}
+				if f, err := odata.DecodeEntity(filled[c.Path]); err == nil && len(f) > 0 {
+					k.Left, k.Match = overlaid(m, f), journal.Overlay(c.Match, filled[c.Path])
+				}
 				if !c.Single {
 					k.Carried = place[c.Nav]
 				}
