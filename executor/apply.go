@@ -237,6 +237,7 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 // run sends every step's records, wave after wave, and sums up.
 func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	opts := r.opts
+	defer r.rd.Release() // after the journal closes
 	defer r.jr.Close()
 	if opts.Stop != nil {
 		done := make(chan struct{})
@@ -1287,9 +1288,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		if _, read := readBack[o]; o.ok() && !read { // the answer to a refusal holds no entity
 			out.Filled, out.Fills = o.filled(ent, resp.Body)
 			o.got = out.Filled
-			if o.parent == nil {
-				r.rd.NoteFilled(sr.step.Name, out.Fills)
-			}
+			r.rd.NoteFilled(sr.step.Name, o.nav, out.Fills)
 		}
 		res = append(res, out)
 	}

@@ -812,6 +812,7 @@ func resultID(res transform.Result) string {
 // sources changed: every step's records are built and compared with the
 // journal, nothing is sent and nothing journaled.
 func (r *runner) listDelta(waves [][]*plan.Step) (*Summary, error) {
+	defer r.rd.Release() // after the journal closes
 	defer r.jr.Close()
 	refs := deltaRefs{r}
 	for _, wave := range waves {

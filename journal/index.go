@@ -944,6 +944,25 @@ func (t *table) drop() {
 	os.Remove(filepath.Join(t.dir, t.name))
 }
 
+// closeRemoved closes the files of the runs a merge replaced (drop),
+// kept open for a copy of the state.
+func (x *runs) closeRemoved() {
+	if x == nil {
+		return
+	}
+	for _, t := range x.list {
+		if !t.removed.Load() {
+			continue
+		}
+		t.mu.Lock()
+		if t.f != nil {
+			t.f.Close()
+			t.f = nil
+		}
+		t.mu.Unlock()
+	}
+}
+
 // release closes the runs' files (Journal.Close); a later read opens them
 // again.
 func (x *runs) release() {

@@ -475,6 +475,17 @@ func (j *Journal) Snapshot() *State {
 	return j.live.Clone()
 }
 
+// Release closes the files of the runs a merge replaced since st was
+// copied (Snapshot, OpenIndexed), kept open for it to read: on Windows a
+// file goes only once closed, so the journal's folder could not be
+// removed while the process lives. Call it once nothing reads st, nor any
+// other copy taken before the same merge: their reads of those runs fail.
+func (st *State) Release() {
+	if st != nil {
+		st.idx.closeRemoved()
+	}
+}
+
 // State is the journal's own state as of the last Append, without a copy:
 // call it once appending is over (after Close); it is what Load of the
 // file would return.

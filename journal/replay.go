@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	json "github.com/segmentio/encoding/json"
@@ -165,21 +166,34 @@ type StepState struct {
 	// Settled counts, in a lean state, the records kept in the index
 	// rather than in Records.
 	Settled SettledCounts
-	// Filled are the fields of the step's entity the server answered a
-	// write of with another value than the one sent (SubResult.Fills: a
-	// name it fills from a reference): a document in doubt is not looked
-	// up by them.
+	// Filled are the fields of the step's entity (FIELD) and of its
+	// sub-forms (NAV/FIELD) the server answered a write of with another
+	// value than the one sent (SubResult.Fills: a name it fills from a
+	// reference): a document or line in doubt is not looked up by them.
 	Filled map[string]bool
 	dead   int // ids of IDs no longer in Records
 }
 
 // FilledFields are the fields the server has answered a write of step's
-// entity with another value than the one sent, sorted.
-func (s *State) FilledFields(step string) []string {
-	if ss := s.Steps[step]; ss != nil {
-		return slices.Sorted(maps.Keys(ss.Filled))
+// entity (nav "") or of its sub-form nav with another value than the one
+// sent, sorted.
+func (s *State) FilledFields(step, nav string) []string {
+	ss := s.Steps[step]
+	if ss == nil {
+		return nil
 	}
-	return nil
+	var out []string
+	for k := range ss.Filled {
+		field, ok := strings.CutPrefix(k, nav+"/")
+		if nav == "" {
+			field, ok = k, !strings.Contains(k, "/")
+		}
+		if ok {
+			out = append(out, field)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // RecordState is the replayed state of one record (step name + record id).
@@ -651,9 +665,9 @@ func (st *State) apply(line []byte) string {
 				if s.Op == OpCreate {
 					rec.Created = true
 				}
-				if len(res.Fills) > 0 {
-					st.noteFilled(s.Step, res.Fills)
-				}
+			}
+			if res.Status >= 200 && res.Status < 300 && len(res.Fills) > 0 && !s.Op.Undo() {
+				st.noteFilled(s.Step, s.Nav, res.Fills)
 			}
 		}
 		if e.InDoubt != "" {
@@ -1116,13 +1130,23 @@ func Overlay(base, top json.RawMessage) json.RawMessage {
 	return b
 }
 
-// noteFilled records fields (SubResult.Fills) as step's.
-func (st *State) noteFilled(step string, fields []string) {
+// noteFilled records fields (SubResult.Fills) as those step's entity
+// (nav "") or its sub-form nav does not keep as sent.
+func (st *State) noteFilled(step, nav string, fields []string) {
 	ss := st.step(step)
 	for _, k := range fields {
 		if ss.Filled == nil {
 			ss.Filled = map[string]bool{}
 		}
-		ss.Filled[k] = true
+		ss.Filled[filledKey(nav, k)] = true
 	}
+}
+
+// filledKey is how StepState.Filled names field of sub-form nav ("" the
+// entity): NAV/FIELD, or FIELD.
+func filledKey(nav, field string) string {
+	if nav == "" {
+		return field
+	}
+	return nav + "/" + field
 }

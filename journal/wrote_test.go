@@ -204,7 +204,7 @@ func TestEncodeKids(t *testing.T) {
 // its own value of (Fills; FilledFields, which reconciliation does not
 // match documents in doubt on) come back from every path a state is read
 // by; a field only written another way (Filled without Fills) is not one,
-// nor is a line's.
+// and a line's is its sub-form's.
 func TestFilledFieldsSurviveTheIndex(t *testing.T) {
 	smallOverlay(t)
 	path := filepath.Join(t.TempDir(), "run.journal")
@@ -221,8 +221,11 @@ func TestFilledFieldsSurviveTheIndex(t *testing.T) {
 		Entry{Kind: KindFinished}))
 	check := func(how string, st *State) {
 		t.Helper()
-		if got := st.FilledFields("orders"); !slices.Equal(got, []string{"CDES"}) {
+		if got := st.FilledFields("orders", ""); !slices.Equal(got, []string{"CDES"}) {
 			t.Errorf("%s: filled fields %v, want [CDES]", how, got)
+		}
+		if got := st.FilledFields("orders", "ORDERITEMS_SUBFORM"); !slices.Equal(got, []string{"PDES"}) {
+			t.Errorf("%s: filled fields of the lines %v, want [PDES]", how, got)
 		}
 	}
 	everyRead(t, j, path, check)

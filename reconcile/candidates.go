@@ -299,7 +299,7 @@ func (r *Reader) candidatePath(s *journal.SubState) string {
 // for one never made and sent again.
 func (r *Reader) MatchNames(step, ent string, explicit []string, written map[string]any) (names []string, why string) {
 	unread := r.unreadFields(ent)
-	filled := r.filledFields(step)
+	filled := r.filledFields(step, "")
 	for _, n := range explicit {
 		if unread[n] {
 			return nil, fmt.Sprintf("%s does not return %s on read (a field-level permission): it cannot be matched on; let the API user read it, or take it out of the step's match:", ent, n)

@@ -90,16 +90,18 @@ type Reader struct {
 	unread map[string]map[string]bool
 	warned map[string]bool              // WarnOnce
 	marks  map[string]journal.Watermark // step → this run's watermark
-	// filled holds, by step, the fields the server answered this run's
+	// filled holds, by step|nav, the fields the server answered this run's
 	// writes with another value than sent (NoteFilled), besides those the
 	// journal's state knew when the run began.
 	filled map[string]map[string]bool
+	held   []*journal.State // every state it read by (Release)
 }
 
 // NoteFilled records the fields the server answered a write of a record
-// of step with its own value of (journal.SubResult.Fills): from then on,
-// documents of the step in doubt are not matched on them.
-func (r *Reader) NoteFilled(step string, fields []string) {
+// of step's entity (nav "") or of its sub-form nav with its own value of
+// (journal.SubResult.Fills): from then on, documents or lines of the step
+// in doubt are not matched on them.
+func (r *Reader) NoteFilled(step, nav string, fields []string) {
 	if len(fields) == 0 {
 		return
 	}
@@ -108,26 +110,28 @@ func (r *Reader) NoteFilled(step string, fields []string) {
 	if r.filled == nil {
 		r.filled = map[string]map[string]bool{}
 	}
-	if r.filled[step] == nil {
-		r.filled[step] = map[string]bool{}
+	key := step + "|" + nav
+	if r.filled[key] == nil {
+		r.filled[key] = map[string]bool{}
 	}
 	for _, k := range fields {
-		r.filled[step][k] = true
+		r.filled[key][k] = true
 	}
 }
 
-// filledFields are the fields of step's entity the server does not keep
-// as sent: the journal's and this run's (NoteFilled).
-func (r *Reader) filledFields(step string) map[string]bool {
+// filledFields are the fields of step's entity (nav "") or sub-form nav
+// the server does not keep as sent: the journal's and this run's
+// (NoteFilled).
+func (r *Reader) filledFields(step, nav string) map[string]bool {
 	out := map[string]bool{}
 	if r.state != nil {
-		for _, f := range r.state.FilledFields(step) {
+		for _, f := range r.state.FilledFields(step, nav) {
 			out[f] = true
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for f := range r.filled[step] {
+	for f := range r.filled[step+"|"+nav] {
 		out[f] = true
 	}
 	return out
@@ -139,9 +143,22 @@ func New(ctx context.Context, st *journal.State, o Options) *Reader {
 	return &Reader{ctx: ctx, opts: o, md: o.Metadata, state: st}
 }
 
+// Release releases every state of the journal the Reader was given or
+// took (journal.State.Release): call it once the run that holds it is
+// over.
+func (r *Reader) Release() {
+	for _, st := range r.held {
+		st.Release()
+	}
+	r.held = nil
+}
+
 // SetState is the journal's state as the run holds it now: replayed at
 // its start, or as a dry run predicts it.
-func (r *Reader) SetState(st *journal.State) { r.state = st }
+func (r *Reader) SetState(st *journal.State) {
+	r.state = st
+	r.held = append(r.held, st)
+}
 
 // State is the journal's state the Reader reads by: Reconcile's once it
 // settled the work in doubt.

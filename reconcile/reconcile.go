@@ -118,9 +118,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 					res.Fills = Fills(t, sent, entity)
 				}
 			}
-			if s.Path == "" {
-				r.NoteFilled(s.Step, res.Fills)
-			}
+			r.NoteFilled(s.Step, s.Nav, res.Fills)
 			results[s.Batch] = append(results[s.Batch], res)
 		}
 		switch {
@@ -170,6 +168,16 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				continue
 			}
 			pkey := keyOf[recKey]
+			if pkey == "" && !strings.Contains(s.Path, ".") {
+				// A line added to a document that existed: the document
+				// is the one its POST was addressed to.
+				if k, ok := strings.CutPrefix(s.URL, ent+"("); ok {
+					pkey, _ = strings.CutSuffix(k, ")/"+s.Nav)
+					if pkey == k {
+						pkey = ""
+					}
+				}
+			}
 			if pkey == "" {
 				decide(0, "", "its parent's key is unknown")
 				continue
@@ -211,7 +219,15 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
 			}
 			isClaimed := func(k string) bool { return claimed[claimKey+k] }
-			line, found, why := MatchLine(resp.Body, s.Match, isClaimed, r.md, pt, s.Nav)
+			// A field the server fills is not matched on (unless nothing
+			// else is left).
+			match := s.Match
+			if fills := r.filledFields(s.Step, s.Nav); len(fills) > 0 {
+				if rest := journal.Without(match, slices.Collect(maps.Keys(fills))...); rest != nil {
+					match = rest
+				}
+			}
+			line, found, why := MatchLine(resp.Body, match, isClaimed, r.md, pt, s.Nav)
 			var near map[string]any
 			if !found && why == "" {
 				line, near = r.nearLine(s, resp.Body, pt, isClaimed)
@@ -238,6 +254,9 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			if resp.Status != 200 {
 				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
 				continue
+			}
+			if s.Path == "" && s.Key != "" && keyOf[recKey] == "" {
+				keyOf[recKey] = s.Key // the document exists, patched or not: its lines are read under it
 			}
 			want := s.Match
 			if s.Op == journal.OpUndoPatch {
@@ -315,7 +334,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			return undecided, err
 		}
 	}
-	r.state = jr.Snapshot()
+	r.SetState(jr.Snapshot())
 	return undecided, nil
 }
 

@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/executor/executortest"
 	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/transform"
 	"github.com/migrate-tool/migrate/undo"
@@ -172,5 +174,48 @@ func TestFilledLineNeverSentTwice(t *testing.T) {
 			}
 			undoesAll(t, env, o)
 		})
+	}
+}
+
+// TestFilledLineOfAnExistingDocument: lines an upsert appends to orders
+// that existed before, one batch each; the server fills their PDES. The
+// first line's answer says so; the second's is lost after the server
+// committed it. The resume matches that line without PDES and finds it:
+// each order ends with its one line (it used to be taken for absent and
+// sent again).
+func TestFilledLineOfAnExistingDocument(t *testing.T) {
+	t.Parallel()
+	env := fixture.New(t, sandbox.Options{})
+	order := func(id, name string, lines ...*transform.Child) transform.Result {
+		return fixture.Rec("orders", "ORDERS", id, 2, map[string]any{"ORDNAME": name, "CUSTNAME": "C1"}, lines...)
+	}
+	seed, f := fixture.OrdersPlan(order("O1", "SO1"), order("O2", "SO2"))
+	executortest.Handmade(t, env, seed, f).Apply(t)
+	line := func(part string) *transform.Child {
+		return fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": part, "PDES": "Typed by hand", "TQUANT": fixture.Dec("1")})
+	}
+	up := fixture.Step("orders", "ORDERS")
+	up.Mode = plan.ModeUpsert
+	changed := func(r transform.Result) transform.Result {
+		r.Record.Fields["DETAILS"] = "changed" // a PATCH of the order goes with its line
+		return r
+	}
+	o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{
+		"orders": {changed(order("O1", "SO1", line("P1"))), changed(order("O2", "SO2", line("P2")))}}})
+	o.BatchSize, o.Concurrency, o.Limit = 2, 1, 1
+	o.Apply(t)
+	o.Limit = 0
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	if sum := o.Apply(t); !sum.Complete {
+		b, _ := os.ReadFile(o.Journal)
+		t.Fatalf("%+v\n%s", sum, b)
+	}
+	for name, e := range env.Entities("ORDERS", "ORDNAME") {
+		if n := len(fixture.Lines(e, "ORDERITEMS_SUBFORM")); n != 1 {
+			t.Errorf("%s holds %d lines, want 1", name, n)
+		}
 	}
 }
