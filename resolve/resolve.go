@@ -89,7 +89,10 @@ func InDoubt(ctx context.Context, journalPath string, opts Options) ([]Record, e
 			if d.Create {
 				f := found[0]
 				found = found[1:]
-				d.Candidates, d.Note = f.Candidates, f.Why
+				d.Candidates = f.Candidates
+				if len(f.Candidates) == 0 {
+					d.Note = f.Why // near candidates say theirs by the field they differ in
+				}
 				if f.Why == "" && len(f.Candidates) == 0 {
 					d.Note = "no document matches: it was not created (apply would send it again)"
 				}
