@@ -446,9 +446,13 @@ func (t *table) fileLocked() (*os.File, error) {
 // release closes the run's file; the next read opens it again. Only for a
 // run a head names: the file of one a merge replaced is gone.
 func (t *table) release() {
-	if t.removed.Load() {
-		return
+	if !t.removed.Load() {
+		t.closeFile()
 	}
+}
+
+// closeFile closes the run's file, if open.
+func (t *table) closeFile() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.f != nil {
@@ -951,15 +955,9 @@ func (x *runs) closeRemoved() {
 		return
 	}
 	for _, t := range x.list {
-		if !t.removed.Load() {
-			continue
+		if t.removed.Load() {
+			t.closeFile()
 		}
-		t.mu.Lock()
-		if t.f != nil {
-			t.f.Close()
-			t.f = nil
-		}
-		t.mu.Unlock()
 	}
 }
 

@@ -173,13 +173,7 @@ func (r *Reader) nearCandidates(ent string, t *odata.EntityType, want map[string
 				continue
 			}
 			seen[k] = true
-			var differs []string
-			for f, v := range want {
-				if !compare.Value(t.Property(f), e[f], v) {
-					differs = append(differs, f)
-				}
-			}
-			if len(differs) == 1 {
+			if differs := compare.Differs(t, e, want); len(differs) == 1 {
 				near = append(near, Candidate{Key: k, Fields: pick(e, want), Differs: differs, entity: e})
 			}
 		}

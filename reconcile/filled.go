@@ -45,16 +45,8 @@ func Filled(sent, got map[string]any) json.RawMessage {
 // stays; of a field normalised, none: documents in doubt are matched on
 // the one and not the other (journal.SubResult.Fills, Reader.NoteFilled).
 func Fills(t *odata.EntityType, sent, got map[string]any) []string {
-	var out []string
-	for k, v := range sent {
-		var p *odata.Property
-		if t != nil {
-			p = t.Property(k)
-		}
-		if g, ok := got[k]; ok && !compare.Value(p, g, v) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return slices.DeleteFunc(compare.Differs(t, got, sent), func(k string) bool {
+		_, held := got[k]
+		return !held // not returned: nothing filled, nothing to tell
+	})
 }
