@@ -984,7 +984,7 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
 	}
 	root := w.root
 	root.done, root.status, root.key = true, 200, prev.Key
-	root.abs = sr.entity + "(" + prev.Key + ")"
+	root.abs = odata.KeySegment(sr.entity, prev.Key)
 	w.held = prev.Subs[""].Held // what the read before its PATCH found held
 	if root.carries() {
 		if s := prev.Subs[""]; s.Op == journal.OpCreate {
@@ -1460,7 +1460,7 @@ func (sr *stepRun) outcome(o *op, resp *odata.BatchResponse) (ent map[string]any
 	}
 	if o.parent == nil {
 		if o.abs == "" && o.key != "" {
-			o.abs = sr.entity + "(" + o.key + ")"
+			o.abs = odata.KeySegment(sr.entity, o.key)
 		}
 	} else if o.abs == "" {
 		o.abs = childAbs(o.parent, o)

@@ -286,5 +286,5 @@ func childAbs(parent *op, o *op) string {
 	if o.key == "" {
 		return ""
 	}
-	return parent.abs + "/" + o.nav + "(" + o.key + ")"
+	return parent.abs + "/" + odata.KeySegment(o.nav, o.key)
 }

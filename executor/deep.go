@@ -312,7 +312,7 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 // cannot be addressed: it is listed in lost.
 func (o *op) keep(entity, key string, doc json.RawMessage) (missing []unit, lost []*op) {
 	o.status, o.done, o.err, o.key = 201, true, "", key
-	o.abs = entity + "(" + key + ")"
+	o.abs = odata.KeySegment(entity, key)
 	var walk func(parent *op, raw json.RawMessage)
 	walk = func(parent *op, raw json.RawMessage) {
 		var fields map[string]json.RawMessage

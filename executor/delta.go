@@ -637,7 +637,7 @@ func (sr *stepRun) deltaPending() error {
 			}
 		}
 		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
-		root.abs = sr.entity + "(" + prev.Key + ")"
+		root.abs = odata.KeySegment(sr.entity, prev.Key)
 		root.url = root.abs
 		w.root = root // diff names the record by its key, a conflict too
 		if len(conflicts) > 0 {

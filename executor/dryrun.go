@@ -413,7 +413,7 @@ func (s *simService) remember(q odata.BatchRequest, del bool) {
 		if key == "" {
 			return // numbered by the server: no later read can name it
 		}
-		path = set + "(" + key + ")"
+		path = odata.KeySegment(set, key)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -728,7 +728,7 @@ func (s *simService) chainOf(q odata.BatchRequest) *simChain {
 	defer s.mu.Unlock()
 	for _, k := range keys {
 		k = odata.CanonicalKey(es.Type, k)
-		fields, ok := s.made[set+"("+k+")"]
+		fields, ok := s.made[odata.KeySegment(set, k)]
 		switch {
 		case !ok && standIn("("+k+")"):
 			c.standIns = append(c.standIns, k)

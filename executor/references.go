@@ -212,7 +212,7 @@ func readAbsent(ctx context.Context, run *Prepared, target Client, order []strin
 			if es := run.Metadata.EntitySet(ent); es != nil && es.Type != nil {
 				sel = "?$select=" + es.Type.Key[0]
 			}
-			reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: ent + "(" + k + ")" + sel}
+			reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: odata.KeySegment(ent, k) + sel}
 		}
 		got, err := get(reqs)
 		if err == nil {

@@ -178,7 +178,7 @@ func (sr *stepRun) readPending() error {
 		}
 		// An existing document: its lines go on their own (no deep insert).
 		root.carry(false)
-		root.abs = sr.entity + "(" + root.key + ")"
+		root.abs = odata.KeySegment(sr.entity, root.key)
 		root.url = root.abs
 		if len(changed) == 0 {
 			root.done, root.status = true, 200
@@ -221,7 +221,7 @@ func (sr *stepRun) readPending() error {
 					before = raw
 				}
 				first = append(first, &op{work: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
-					url: root.abs + "/" + nav + "(" + lk + ")", line: lk, before: before, loc: w.rec.Loc})
+					url: root.abs + "/" + odata.KeySegment(nav, lk), line: lk, before: before, loc: w.rec.Loc})
 			}
 		}
 		var rest []unit

@@ -395,11 +395,11 @@ func (k *keyedExport) Next() (source.Row, error) {
 			case http.StatusNotFound:
 				continue
 			default:
-				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: odata.ParseError(f.Status, nil, f.Body)}
+				return source.Row{}, &source.Error{File: "target:" + odata.KeySegment(k.rd.Set, key), Err: odata.ParseError(f.Status, nil, f.Body)}
 			}
 			ent, err := odata.DecodeEntity(f.Body)
 			if err != nil {
-				return source.Row{}, &source.Error{File: "target:" + k.rd.Set + "(" + key + ")", Err: err}
+				return source.Row{}, &source.Error{File: "target:" + odata.KeySegment(k.rd.Set, key), Err: err}
 			}
 			k.buf = append(k.buf, odatasource.RowOf(k.md, k.rd.Type, "target", k.rd.Set, k.header, ent))
 		}

@@ -295,6 +295,11 @@ type Segment struct {
 	Ref string
 }
 
+// KeySegment is the path segment that addresses an entity of set, or a
+// line of sub-form, name by its key expression (EntityKey's): NAME(KEY),
+// which ParsePath reads back.
+func KeySegment(name, key string) string { return name + "(" + key + ")" }
+
 // ParsePath splits a resource path relative to the service root into
 // segments, honouring quotes: ORDERS('A/B')/ORDERITEMS_SUBFORM(3). A
 // leading '/' is ignored; the query string must already be removed.

@@ -145,7 +145,7 @@ func (kr *Keys) ReadKeys(ctx context.Context, keys []string) (map[string]Found, 
 		suffix = "?" + odata.Query{Expand: kr.Expand}.Encode()
 	}
 	for i, k := range single {
-		reqs = append(reqs, odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: kr.Set + "(" + k + ")" + suffix})
+		reqs = append(reqs, odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: odata.KeySegment(kr.Set, k) + suffix})
 	}
 	resps, err = kr.send(ctx, reqs)
 	if err != nil {

@@ -53,7 +53,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		ent, recKey := entity[s.Step], s.Step+"|"+s.Rec
 		switch {
 		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
-			return ent + "(" + s.Key + ")"
+			return odata.KeySegment(ent, s.Key)
 		case s.Path == "" && s.Op == journal.OpCreate:
 			return r.candidatePath(s)
 		case s.Op == journal.OpCreate:
@@ -124,7 +124,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		switch {
 		case s.Path == "" && s.Op == journal.OpCreate:
 			if s.Key != "" {
-				resp, err := r.Read(ent + "(" + s.Key + ")")
+				resp, err := r.Read(odata.KeySegment(ent, s.Key))
 				if err != nil {
 					return undecided, err
 				}
@@ -383,7 +383,7 @@ func (r *Reader) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[s
 	if set == nil {
 		return "", nil, false, "its entity set " + ent + " is not in the metadata"
 	}
-	url, t = ent+"("+pkey+")", set.Type
+	url, t = odata.KeySegment(ent, pkey), set.Type
 	parts := strings.Split(s.Path, ".")
 	if len(parts) < 2 {
 		return url, t, false, ""
@@ -414,7 +414,7 @@ func (r *Reader) parentOf(ent, pkey string, s *journal.SubState, lineKeyOf map[s
 			if key == "" {
 				return "", nil, false, "its parent line's key is unknown"
 			}
-			url += "/" + ps.Nav + "(" + key + ")"
+			url += "/" + odata.KeySegment(ps.Nav, key)
 		} else {
 			url += "/" + ps.Nav
 		}

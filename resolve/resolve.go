@@ -218,7 +218,7 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		if held {
 			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
 		}
-		resp, err := reconcile.Get(ctx, ent+"("+key+")", opts.lookup())
+		resp, err := reconcile.Get(ctx, odata.KeySegment(ent, key), opts.lookup())
 		if err != nil {
 			return "", err
 		}

@@ -297,7 +297,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 	if rec.Key == "" {
 		return nil
 	}
-	base := ent + "(" + rec.Key + ")"
+	base := odata.KeySegment(ent, rec.Key)
 	if rec.Created {
 		// The document is deleted whole, so every field the run
 		// wrote into it counts, its lines' and texts' too.
@@ -338,7 +338,7 @@ func undoOps(rec *journal.RecordState, ent string, warn *[]string) []undoOp {
 		case s.Path != "" && (s.Op == journal.OpCreate || s.Op == journal.OpPatch && s.Over == journal.OpCreate) && journal.Depth(s.Path) == 1 && s.ResultKey != "":
 			// A line the run added, a delta load's PATCH of it since too.
 			add(journal.Sub{Op: journal.OpUndoDelete, Meth: "DELETE", Path: s.Path, Nav: s.Nav, Line: s.ResultKey,
-				URL: base + "/" + s.Nav + "(" + s.ResultKey + ")"}, "delete the line the run added", nil, fieldsLeft(s), nil)
+				URL: base + "/" + odata.KeySegment(s.Nav, s.ResultKey)}, "delete the line the run added", nil, fieldsLeft(s), nil)
 		case s.Path != "" && s.Op == journal.OpCreate && journal.Depth(s.Path) == 1:
 			*warn = append(*warn, fmt.Sprintf("%s %s: %s was written into an existing entity and cannot be taken back", rec.Step, rec.ID, s.Nav))
 		}

@@ -291,7 +291,7 @@ func (v *stepVerify) onlyNotReadable(from int) bool {
 // It reports false when nothing the run wrote could be read back to be
 // compared (every field hidden from the reader): not verifiable.
 func (v *stepVerify) record(rec *journal.RecordState, w Want, f read.Found) bool {
-	url := v.step.Entity + "(" + rec.Key + ")"
+	url := odata.KeySegment(v.step.Entity, rec.Key)
 	add := func(url, field, problem string, sent, got any, detail string) {
 		fd := Finding{Step: rec.Step, Record: rec.ID, Location: rec.Loc, URL: url, Field: field, Problem: problem, Detail: detail}
 		if sent != nil {

@@ -345,7 +345,7 @@ func (c *RecordCheck) lines(lt *odata.EntityType, nav string, kids []wantKid, bo
 		if key == "" {
 			return "/" + nav
 		}
-		return "/" + nav + "(" + key + ")"
+		return "/" + odata.KeySegment(nav, key)
 	}
 	for i, k := range kids {
 		j := pairedTo[i]
