@@ -227,17 +227,16 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 					match = rest
 				}
 			}
-			line, found, why := MatchLine(resp.Body, match, isClaimed, r.md, pt, s.Nav)
-			var near map[string]any
+			line, held, found, why := MatchLine(resp.Body, match, isClaimed, r.md, pt, s.Nav)
 			if !found && why == "" {
-				line, near = r.nearLine(s, resp.Body, pt, isClaimed)
-				found = near != nil
+				line, held = r.nearLine(s, resp.Body, pt, isClaimed)
+				found = held != nil
 			}
 			switch {
 			case why != "":
 				decide(0, "", why)
 			case found:
-				done(201, line, lineType(r.md, pt, s.Nav), near)
+				done(201, line, lineType(r.md, pt, s.Nav), held)
 				if line != "" {
 					claimed[claimKey+line] = true
 					lineKeyOf[recKey+"|"+s.Path] = line
@@ -461,22 +460,23 @@ func pathLabel(s *journal.SubState) string {
 // MatchLine finds, among a parent's lines (or its single text object), one
 // whose fields are the same as match (compare, typed by the lines' type
 // when parent is known) and whose key is not claimed; it returns that
-// line's key. Fields no line carries (not returned on read) are not
-// compared; why says so when none is left to compare.
-func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, found bool, why string) {
+// line's key and the line as read (nil for a text). Fields no line carries
+// (not returned on read) are not compared; why says so when none is left
+// to compare.
+func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md *odata.Metadata, parent *odata.EntityType, nav string) (key string, line map[string]any, found bool, why string) {
 	lt := lineType(md, parent, nav)
 	if n := navOf(parent, nav); n != nil && !n.Collection {
-		return "", compare.TextInJSON(body, match), ""
+		return "", nil, compare.TextInJSON(body, match), ""
 	}
 	var coll struct {
 		Value []json.RawMessage `json:"value"`
 	}
 	if json.Unmarshal(body, &coll) != nil {
-		return "", false, ""
+		return "", nil, false, ""
 	}
 	match, unread := ReadableMatch(coll.Value, match)
 	if len(match) == 0 && len(unread) > 0 {
-		return "", false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
+		return "", nil, false, fmt.Sprintf("its lines are read without %s (a field-level permission): nothing left to match it on; check it on the server", strings.Join(unread, ", "))
 	}
 	for _, raw := range coll.Value {
 		if !compare.SameJSON(lt, raw, match) {
@@ -493,9 +493,9 @@ func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 		if k != "" && claimed(k) {
 			continue
 		}
-		return k, true, ""
+		return k, e, true, ""
 	}
-	return "", false, ""
+	return "", nil, false, ""
 }
 
 // nearLine is, for line create s in doubt that no line of its parent

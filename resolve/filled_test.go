@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -217,5 +218,99 @@ func TestFilledLineOfAnExistingDocument(t *testing.T) {
 		if n := len(fixture.Lines(e, "ORDERITEMS_SUBFORM")); n != 1 {
 			t.Errorf("%s holds %d lines, want 1", name, n)
 		}
+	}
+}
+
+// TestFilledFieldsUnderFaults: orders the server numbers, each with a CDES
+// and lines with a PDES the server fills in place of the values sent,
+// loaded while it drops connections before and after committing and
+// answers 500s. apply is run again until complete, its near candidates
+// decided as a user would (resolve --key of the one candidate, which the
+// order's own DETAILS tells is its own): every order is there once, each
+// with its lines once (there were 23 to 26 orders for 20), verify finds
+// nothing (a line reconciliation found had its PDES reported changed) and
+// undo takes all back.
+func TestFilledFieldsUnderFaults(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			t.Parallel()
+			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
+				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			var orders []transform.Result
+			for i := range 20 {
+				var lines []*transform.Child
+				for l := range 1 + i%3 {
+					lines = append(lines, fixture.Line("ORDERITEMS_SUBFORM", 100*i+l, map[string]any{
+						"PARTNAME": fmt.Sprint("P", 1+l), "PDES": "typed", "TQUANT": fixture.Dec(fmt.Sprint(l + 1))}))
+				}
+				id := fmt.Sprintf("O%02d", i)
+				orders = append(orders, fixture.Rec("orders", "ORDERS", id, i+2, map[string]any{"CUSTNAME": "C1", "CDES": "typed", "DETAILS": id}, lines...))
+			}
+			p, f := fixture.OrdersPlan(orders...)
+			o := executortest.Handmade(t, env, p, f)
+			o.BatchSize = 4
+			ctx := context.Background()
+			ropts := Options{Client: env.Client, Metadata: env.MD}
+			complete, runs, decided := false, 0, 0
+			for ; runs < 60 && !complete; runs++ {
+				sum, err := executortest.ApplyRun(ctx, o)
+				complete = err == nil && sum.Complete
+				if complete || sum == nil || len(sum.Undecided) == 0 {
+					continue
+				}
+				list, err := InDoubt(ctx, o.Journal, ropts)
+				if err != nil {
+					continue // a fault: the next run settles it
+				}
+				for _, d := range list {
+					if d.Create && len(d.Candidates) == 1 && d.Candidates[0].Fields["DETAILS"] == d.Record {
+						if _, err := Decide(ctx, o.Journal, Decision{Step: d.Step, Record: d.Record, Key: strings.Trim(d.Candidates[0].Key, "'")}, ropts); err == nil {
+							decided++
+						}
+					}
+				}
+			}
+			if !complete {
+				t.Fatal("not complete after 60 runs")
+			}
+			got := env.Entities("ORDERS", "DETAILS")
+			if n := len(env.SB.Snapshot()["ORDERS"]); n != 20 || len(got) != 20 {
+				t.Fatalf("%d orders (%d distinct), want 20", n, len(got))
+			}
+			for i := range 20 {
+				if n := len(fixture.Lines(got[fmt.Sprintf("O%02d", i)], "ORDERITEMS_SUBFORM")); n != 1+i%3 {
+					t.Errorf("O%02d holds %d lines, want %d", i, n, 1+i%3)
+				}
+			}
+			t.Logf("complete after %d runs, %d decided by resolve; sandbox faults %d", runs, decided, env.SB.Stats().Faults)
+			// Verify and undo, run again while a fault stops them.
+			var res *verify.Result
+			for try := 0; try < 20 && res == nil; try++ {
+				res, _ = verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
+			}
+			if res == nil {
+				t.Fatal("verify failed 20 times in a row")
+			}
+			if len(res.Findings) != 0 {
+				// The journal's lines of the record, to see what it kept.
+				b, _ := os.ReadFile(o.Journal)
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.Contains(l, `"`+res.Findings[0].Record+`"`) {
+						t.Log(l)
+					}
+				}
+				t.Fatalf("verify: %+v", res.Findings)
+			}
+			for try := 0; try < 20 && ordersOf(env) > 0; try++ {
+				sum, _ := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
+				if sum != nil && len(sum.Skipped) > 0 {
+					t.Fatalf("undo left alone: %v", sum.Skipped)
+				}
+			}
+			if n := ordersOf(env); n != 0 {
+				t.Fatalf("%d orders after undo", n)
+			}
+		})
 	}
 }

@@ -447,7 +447,7 @@ func (u *undoRun) unchanged(plan []undoOp) ([]undoOp, []string, error) {
 			// Settle the lost attempt either way, so that nothing is left
 			// in doubt: found, it is done; absent, it never took effect
 			// and is sent again; unreadable, the record waits.
-			_, found, unreadable := reconcile.MatchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
+			_, _, found, unreadable := reconcile.MatchLine(resp.Body, op.body, func(string) bool { return false }, nil, nil, op.sub.Nav)
 			res := journal.SubResult{ID: op.redo.ID, Status: 201, Key: op.sub.Line}
 			switch {
 			case resp.Status != 200:
