@@ -223,31 +223,37 @@ func TestFilledLineOfAnExistingDocument(t *testing.T) {
 
 // TestFilledFieldsUnderFaults: orders the server numbers, each with a CDES
 // and lines with a PDES the server fills in place of the values sent,
-// loaded while it drops connections before and after committing and
-// answers 500s. apply is run again until complete, its near candidates
+// loaded, lines inside each order's POST or on their own, while it drops
+// connections before and after committing and answers 500s. apply is run again until complete, its near candidates
 // decided as a user would (resolve --key of the one candidate, which the
 // order's own DETAILS tells is its own): every order is there once, each
-// with its lines once (there were 23 to 26 orders for 20), verify finds
+// with its lines once (there were 23 to 26 orders for 20 in the first version of this test), verify finds
 // nothing (a line reconciliation found had its PDES reported changed) and
 // undo takes all back.
 func TestFilledFieldsUnderFaults(t *testing.T) {
 	t.Parallel()
-	for _, seed := range []int64{1, 2, 3} {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+	for _, tc := range []struct {
+		seed int64
+		deep bool
+	}{{1, false}, {2, false}, {3, false}, {1, true}, {2, true}, {3, true}} {
+		seed := tc.seed
+		t.Run(fmt.Sprintf("seed %d deep %v", seed, tc.deep), func(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
-			var orders []transform.Result
-			for i := range 20 {
+			const n = 40
+			var recs []transform.Result
+			for i := range n {
 				var lines []*transform.Child
 				for l := range 1 + i%3 {
 					lines = append(lines, fixture.Line("ORDERITEMS_SUBFORM", 100*i+l, map[string]any{
 						"PARTNAME": fmt.Sprint("P", 1+l), "PDES": "typed", "TQUANT": fixture.Dec(fmt.Sprint(l + 1))}))
 				}
 				id := fmt.Sprintf("O%02d", i)
-				orders = append(orders, fixture.Rec("orders", "ORDERS", id, i+2, map[string]any{"CUSTNAME": "C1", "CDES": "typed", "DETAILS": id}, lines...))
+				recs = append(recs, fixture.Rec("orders", "ORDERS", id, i+2, map[string]any{"CUSTNAME": "C1", "CDES": "typed", "DETAILS": id}, lines...))
 			}
-			p, f := fixture.OrdersPlan(orders...)
+			p, f := fixture.OrdersPlan(recs...)
+			p.Steps[2].DeepInsert = tc.deep
 			o := executortest.Handmade(t, env, p, f)
 			o.BatchSize = 4
 			ctx := context.Background()
@@ -275,10 +281,10 @@ func TestFilledFieldsUnderFaults(t *testing.T) {
 				t.Fatal("not complete after 60 runs")
 			}
 			got := env.Entities("ORDERS", "DETAILS")
-			if n := len(env.SB.Snapshot()["ORDERS"]); n != 20 || len(got) != 20 {
-				t.Fatalf("%d orders (%d distinct), want 20", n, len(got))
+			if orders := len(env.SB.Snapshot()["ORDERS"]); orders != n || len(got) != n {
+				t.Fatalf("%d orders (%d distinct), want %d", orders, len(got), n)
 			}
-			for i := range 20 {
+			for i := range n {
 				if n := len(fixture.Lines(got[fmt.Sprintf("O%02d", i)], "ORDERITEMS_SUBFORM")); n != 1+i%3 {
 					t.Errorf("O%02d holds %d lines, want %d", i, n, 1+i%3)
 				}
