@@ -1068,7 +1068,7 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 			o.matched = o.match()
 			subs[i] = journal.Sub{ID: o.id, Step: sr.step.Name, Rec: o.work.id, Path: o.path, Op: o.kind, Meth: o.method,
 				URL: reqs[i].URL, Hash: bodyHash(o.body), Key: o.key, Nav: o.nav, Line: o.line, Before: o.before, Match: o.matched, RowHash: o.rowHash(),
-				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch()}
+				Lines: o.linesMatch(), Nested: o.nested, Texts: o.textsMatch(), Above: o.above}
 			if o.parent == nil {
 				subs[i].Held = o.work.held
 			}

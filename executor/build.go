@@ -37,6 +37,9 @@ type op struct {
 	key     string // key expression (entity or line) when known
 	abs     string // path of the entity or line once it exists
 	line    string // line key of an existing line (delete)
+	// above, on a line added to a document that existed, is the highest
+	// key its sub-form held when the document was read (journal.Sub.Above).
+	above   string
 	before  json.RawMessage
 	patch   json.RawMessage // the new values of a PATCH, for reconciliation
 	matched json.RawMessage // match(), as journaled

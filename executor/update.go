@@ -15,6 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/read"
+	"github.com/migrate-tool/migrate/reconcile"
 )
 
 // readPending reads the current entities of the records waiting in
@@ -164,6 +165,16 @@ func (sr *stepRun) readPending() error {
 		_ = json.Unmarshal(resp.Body, &expanded)
 		held := heldTexts(expanded, root.kids)
 		heldLines(sr.r.md, root, expanded, replaceNavs[i], held)
+		// A line an earlier run of the journal added (its outcome, or
+		// reconciliation, says so) is the record's whatever the server
+		// filled in it: not added again.
+		if prev := sr.r.state().Record(sr.step.Name, w.id); prev != nil {
+			for _, k := range root.kids {
+				if s := prev.Subs[k.path]; s != nil && s.OK() && s.Op == journal.OpCreate && !slices.Contains(replaceNavs[i], k.nav) {
+					held[k] = true
+				}
+			}
+		}
 		var added []*op // the lines apply appends
 		for _, k := range root.kids {
 			if !k.single && !held[k] && !slices.Contains(replaceNavs[i], k.nav) {
@@ -312,16 +323,33 @@ func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage
 		}
 		kids := byNav[nav]
 		want := make([]map[string]any, len(kids))
+		lines := odata.DecodeEntities(raws)
+		above := highestKey(lt, lines)
 		for i, k := range kids {
 			want[i] = k.fields
+			k.above = above
 		}
-		m := compare.Lines(lt, odata.DecodeEntities(raws), want)
+		m := compare.Lines(lt, lines, want)
 		for i, j := range m.Held {
 			if j >= 0 {
 				held[kids[i]] = true
 			}
 		}
 	}
+}
+
+// highestKey is the highest key of lines (of type lt) that is a number,
+// "0" when there is none: a line added since has a higher one.
+func highestKey(lt *odata.EntityType, lines []map[string]any) string {
+	high := "0"
+	for _, l := range lines {
+		if k := odata.EntityKey(lt, l); k != "" {
+			if c, ok := reconcile.MarkCompare(k, high); ok && c > 0 {
+				high = k
+			}
+		}
+	}
+	return high
 }
 
 // diffFields returns the record's fields whose value differs from the

@@ -169,6 +169,11 @@ type Sub struct {
 	// PATCH committed journals them with the record, so verify compares
 	// them as it does after a run that was not interrupted.
 	Held json.RawMessage `json:"hd,omitempty"`
+	// Above, on a line added to a document that existed, is the highest
+	// key its sub-form held when the run read the document: a line with a
+	// higher one was added since, so reconciliation may take it for this
+	// one when the server filled a field of it (not one that was there).
+	Above string `json:"ab,omitempty"`
 	// RowHash is a hash of the record's source row, on the record's entity
 	// sub-request when its identity is its location (no id:): a resume
 	// refuses a source whose rows shifted under those locations.

@@ -501,23 +501,29 @@ func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 // nearLine is, for line create s in doubt that no line of its parent
 // (body, its lines as read; parent its type) matches, the line that holds
 // all it sent but one field, when the parent is the document its record
-// created: every line there is one the record sent, so a line left over
-// by the record's other lines (compare.Lines) that is one field off is
-// this one, the field filled by the server (compare.Near); taken for
-// absent, it would be sent twice. Its key and the line as read; nil when
-// there is none, or it cannot be told which.
+// created, or among the lines added to a document that existed since the
+// run read it (keys above s.Above): every such line is one the record
+// sent, so a line left over by the record's other lines (compare.Lines)
+// that is one field off is this one, the field filled by the server
+// (compare.Near); taken for absent, it would be sent twice. Its key and
+// the line as read; nil when there is none, or it cannot be told which.
 func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.EntityType, claimed func(string) bool) (string, map[string]any) {
 	rec := r.state.Record(s.Step, s.Rec)
 	if rec == nil || parent == nil || strings.Contains(s.Path, ".") {
 		return "", nil
 	}
-	if root := rec.Subs[""]; root == nil || root.Op != journal.OpCreate {
+	root := rec.Subs[""]
+	created := root != nil && root.Op == journal.OpCreate
+	if !created && s.Above == "" {
 		return "", nil
 	}
 	if n := navOf(parent, s.Nav); n == nil || !n.Collection {
 		return "", nil
 	}
 	lt := lineType(r.md, parent, s.Nav)
+	if lt == nil {
+		return "", nil
+	}
 	var coll struct {
 		Value []json.RawMessage `json:"value"`
 	}
@@ -526,9 +532,16 @@ func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.Entity
 	}
 	var held []map[string]any
 	for _, raw := range coll.Value {
-		if e, err := odata.DecodeEntity(raw); err == nil && (lt == nil || !claimed(odata.EntityKey(lt, e))) {
-			held = append(held, e)
+		e, err := odata.DecodeEntity(raw)
+		if err != nil || claimed(odata.EntityKey(lt, e)) {
+			continue
 		}
+		if !created {
+			if c, ok := MarkCompare(odata.EntityKey(lt, e), s.Above); !ok || c <= 0 {
+				continue // there before the run
+			}
+		}
+		held = append(held, e)
 	}
 	var want []map[string]any
 	mine := -1
@@ -547,7 +560,7 @@ func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.Entity
 		return "", nil
 	}
 	m, differs := compare.Near(lt, held, want, compare.Lines(lt, held, want))
-	if j := m.Held[mine]; j >= 0 && differs[mine] != "" && lt != nil {
+	if j := m.Held[mine]; j >= 0 && differs[mine] != "" {
 		return odata.EntityKey(lt, held[j]), held[j]
 	}
 	return "", nil

@@ -320,3 +320,38 @@ func TestFilledFieldsUnderFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestFilledLineAppendedFirst: a line an upsert appends to an order that
+// existed, its PDES filled by the server, in the load's first batch, whose
+// answer is lost after the server committed it: nothing has shown yet that
+// the server fills PDES. The line added since the run read the order (its
+// key above the highest the order held then) that holds all the line sent
+// but PDES is the run's: found, not sent twice. The line the order held
+// before, one field off too, is not taken for it.
+func TestFilledLineAppendedFirst(t *testing.T) {
+	t.Parallel()
+	env := fixture.New(t, sandbox.Options{})
+	before := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "TQUANT": fixture.Dec("1")})
+	seed, f := fixture.OrdersPlan(fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1"}, before))
+	executortest.Handmade(t, env, seed, f).Apply(t)
+	up := fixture.Step("orders", "ORDERS")
+	up.Mode = plan.ModeUpsert
+	line := fixture.Line("ORDERITEMS_SUBFORM", 2, map[string]any{"PARTNAME": "P1", "PDES": "Typed by hand", "TQUANT": fixture.Dec("1")})
+	o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{
+		"orders": {fixture.Rec("orders", "ORDERS", "O1", 2, map[string]any{"ORDNAME": "SO1", "CUSTNAME": "C1"}, line)}}})
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	if sum := o.Apply(t); !sum.Complete {
+		t.Fatalf("%+v", sum)
+	}
+	if n := len(fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")); n != 2 {
+		b, _ := os.ReadFile(o.Journal)
+		t.Fatalf("SO1 holds %d lines, want its own and the one appended\n%s", n, b)
+	}
+	res, err := verify.Verify(context.Background(), o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
+	if err != nil || len(res.Findings) != 0 {
+		t.Fatalf("verify: %v %+v", err, res)
+	}
+}
