@@ -354,4 +354,10 @@ func TestFilledLineAppendedFirst(t *testing.T) {
 	if err != nil || len(res.Findings) != 0 {
 		t.Fatalf("verify: %v %+v", err, res)
 	}
+	// undo deletes the line the run added, and only that one.
+	us, err := undo.Undo(context.Background(), o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
+	lines := fixture.Lines(env.Entities("ORDERS", "ORDNAME")["SO1"], "ORDERITEMS_SUBFORM")
+	if err != nil || len(us.Skipped) != 0 || len(lines) != 1 || lines[0]["KLINE"] != float64(1) {
+		t.Fatalf("undo: %v %+v; SO1 holds %v", err, us, lines)
+	}
 }
