@@ -361,3 +361,28 @@ func TestFilledLineAppendedFirst(t *testing.T) {
 		t.Fatalf("undo: %v %+v; SO1 holds %v", err, us, lines)
 	}
 }
+
+// TestFilledFieldLearntOnTheWay: the load's first order goes in doubt
+// before any answer has shown that the server fills CDES; the resume
+// leaves it in doubt with its near candidate and sends the rest, whose
+// answers show it; the next apply then finds the order by its other
+// fields and completes, with no decision asked of the user.
+func TestFilledFieldLearntOnTheWay(t *testing.T) {
+	t.Parallel()
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(handTyped("O1", 2), handTyped("O2", 3), handTyped("O3", 4))
+	o := executortest.PartsAndCustomersFirst(t, env, p, f)
+	o.BatchSize, o.Concurrency = 1, 1
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	sum, err := executortest.ApplyRun(context.Background(), o)
+	if err != nil || inDoubt(sum, "orders") != 1 || ordersOf(env) != 3 {
+		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
+	}
+	if sum := o.Apply(t); !sum.Complete || ordersOf(env) != 3 {
+		t.Fatalf("the next apply: %+v, %d orders", sum, ordersOf(env))
+	}
+	undoesAll(t, env, o)
+}
