@@ -26,6 +26,26 @@ func handTyped(id string, l int) transform.Result {
 	return fixture.Rec("orders", "ORDERS", id, l, map[string]any{"CUSTNAME": "C1", "CDES": "Typed by hand", "DETAILS": id})
 }
 
+// firstBatchLost loads orders (after parts and customers), one a batch,
+// the first batch committed and its answer lost, then resumes: the resume
+// leaves inDoubt orders in doubt, and every order is on the server once.
+func firstBatchLost(t *testing.T, inDoubtOrders int, orders ...transform.Result) (*fixture.Env, executortest.Run, *executor.Summary) {
+	t.Helper()
+	env := fixture.New(t, sandbox.Options{})
+	p, f := fixture.OrdersPlan(orders...)
+	o := executortest.PartsAndCustomersFirst(t, env, p, f)
+	o.BatchSize, o.Concurrency = 1, 1
+	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+		t.Fatal(err)
+	}
+	sum, err := executortest.ApplyRun(context.Background(), o)
+	if err != nil || inDoubt(sum, "orders") != inDoubtOrders || ordersOf(env) != len(orders) {
+		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
+	}
+	return env, o, sum
+}
+
 // ordersOf is the orders the sandbox holds.
 func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
 
@@ -39,17 +59,7 @@ func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
 // with one order.
 func TestFilledFieldNeverSendsTwice(t *testing.T) {
 	t.Parallel()
-	env := fixture.New(t, sandbox.Options{})
-	p, f := fixture.OrdersPlan(handTyped("O1", 2))
-	o := executortest.PartsAndCustomersFirst(t, env, p, f)
-	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
-	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
-		t.Fatal(err)
-	}
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil || inDoubt(sum, "orders") != 1 || ordersOf(env) != 1 {
-		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
-	}
+	env, o, sum := firstBatchLost(t, 1, handTyped("O1", 2))
 	if why := strings.Join(sum.Undecided, "; "); !strings.Contains(why, "but for CDES") || !strings.Contains(why, "migrate resolve --record orders/O1") {
 		t.Errorf("undecided: %s", why)
 	}
@@ -369,18 +379,7 @@ func TestFilledLineAppendedFirst(t *testing.T) {
 // fields and completes, with no decision asked of the user.
 func TestFilledFieldLearntOnTheWay(t *testing.T) {
 	t.Parallel()
-	env := fixture.New(t, sandbox.Options{})
-	p, f := fixture.OrdersPlan(handTyped("O1", 2), handTyped("O2", 3), handTyped("O3", 4))
-	o := executortest.PartsAndCustomersFirst(t, env, p, f)
-	o.BatchSize, o.Concurrency = 1, 1
-	env.SB.DropNextWrites(1, sandbox.FaultDropAfterCommit)
-	if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
-		t.Fatal(err)
-	}
-	sum, err := executortest.ApplyRun(context.Background(), o)
-	if err != nil || inDoubt(sum, "orders") != 1 || ordersOf(env) != 3 {
-		t.Fatalf("resume: %v, %+v, %d orders", err, sum, ordersOf(env))
-	}
+	env, o, _ := firstBatchLost(t, 1, handTyped("O1", 2), handTyped("O2", 3), handTyped("O3", 4))
 	if sum := o.Apply(t); !sum.Complete || ordersOf(env) != 3 {
 		t.Fatalf("the next apply: %+v, %d orders", sum, ordersOf(env))
 	}
