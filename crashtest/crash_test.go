@@ -41,6 +41,7 @@ var (
 	crashTwoRuns    = flag.Int("crash.two-runs", 12, "crash campaign: kills to land in rounds where every apply and undo is two runs started at once on one journal (0: none)")
 	crashFullDisk   = flag.Int("crash.full-disk", 6, "crash campaign: kills to land in rounds whose journal lives on a small tmpfs that fills mid-run (0: none)")
 	crashKindSize   = flag.Int("crash.kind-records", 300, "crash campaign: top-level records of the look-alike, two-run, full-disk and quirks rounds")
+	crashFilled     = flag.Int("crash.filled", 6, "crash campaign: kills to land in rounds whose plan writes an order's CDES and a line's PDES, which the server fills in their place (0: none)")
 	crashQuirks     = flag.Int("crash.quirks", 12, "crash campaign: kills to land against a sandbox with every quirk of real servers, at 21.0 and again at 25.1 (0: none)")
 	// The journal's index is written every 64k settled records by default:
 	// so often here that kills land while it is being written.
@@ -71,6 +72,10 @@ type crashKind struct {
 	// perRound, when set, is the round's kills in place of crash.per-round.
 	windows  bool
 	perRound int
+	// filled: the plan writes fields the server fills in place of the
+	// values sent (loadConfig.filled); an order in doubt before any answer
+	// showed it is decided as a user would (decideNear).
+	filled bool
 }
 
 // crashFigures are the results a crash campaign reports.
@@ -93,6 +98,38 @@ type crashFigures struct {
 	IndexKills        int // kills that left the journal's index half written (its temporary file)
 	Leftovers         int // rows undo left behind, or rows held before that it left changed or gone
 	UndoInDoubt       int // undo runs that stopped in doubt (exit 4) and were run again
+	Decided           int // orders in doubt decided with migrate resolve (filled)
+}
+
+// decideNear decides, as a user would, the orders of journal j in doubt
+// with one near candidate (a document that holds all they sent but a
+// field the server fills) whose DETAILS, the source order number, is
+// their own: migrate resolve --record --key. It returns how many.
+func decideNear(t *testing.T, tg *target, dir, j string) int {
+	t.Helper()
+	var list struct {
+		Records []struct {
+			Step, Record string
+			Candidates   []struct {
+				Key     string
+				Fields  map[string]any
+				Differs []string
+			}
+		}
+	}
+	o := mustRun(t, tg, dir, "resolve", j, "--json")
+	if err := json.Unmarshal([]byte(o.stdout), &list); err != nil {
+		t.Fatalf("resolve --json: %v\n%s", err, o.stdout)
+	}
+	n := 0
+	for _, r := range list.Records {
+		if len(r.Candidates) != 1 || len(r.Candidates[0].Differs) == 0 || r.Candidates[0].Fields["DETAILS"] != r.Record {
+			continue
+		}
+		mustRun(t, tg, dir, "resolve", j, "--record", r.Step+"/"+r.Record, "--key", strings.Trim(r.Candidates[0].Key, "'"), "--yes")
+		n++
+	}
+	return n
 }
 
 // TestCrash kills `migrate apply` (and then `migrate undo`) with SIGKILL at
@@ -163,6 +200,19 @@ func TestCrashUnderQuirks(t *testing.T) {
 	}
 }
 
+// TestCrashFilled is TestCrash with a plan that writes what the server
+// fills in its place (an order's CDES from its customer, a line's PDES
+// from its part): a document or line in doubt must be found all the same,
+// never sent twice; one in doubt before any answer showed the fill is
+// decided as a user would, with migrate resolve.
+func TestCrashFilled(t *testing.T) {
+	if *crashFilled == 0 {
+		t.Skip("-crash.filled=0")
+	}
+	t.Parallel()
+	runCrash(t, crashKind{name: "fields the server fills", points: *crashFilled, records: *crashKindSize, filled: true})
+}
+
 // crasher runs the rounds of one kind.
 type crasher struct {
 	t       *testing.T
@@ -177,7 +227,7 @@ type crasher struct {
 
 func runCrash(t *testing.T, k crashKind) {
 	dir := t.TempDir()
-	l := generate(t, dir, loadConfig{records: k.records, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc, upsert: k.lookAlikes})
+	l := generate(t, dir, loadConfig{records: k.records, seed: *crashSeed, batchSize: *crashBatch, concurrency: *crashConc, upsert: k.lookAlikes, filled: k.filled})
 	c := &crasher{t: t, kind: k, dir: dir, load: l, rng: rand.New(rand.NewSource(*crashSeed)), faults: crashFaultRates(t)}
 
 	// Calibrate: how long an uninterrupted apply and undo take here, and a
@@ -273,6 +323,10 @@ func runCrash(t *testing.T, k crashKind) {
 					if !disk.free(t) {
 						t.Fatalf("round %d: the disk is full with nothing left to free\n%s", f.Rounds, o.stderr)
 					}
+				case o.code == 4 && k.filled && strings.Contains(o.stdout+o.stderr, "migrate resolve --record"):
+					// Near candidates: the user decides them.
+					f.Interrupted++
+					f.Decided += decideNear(t, tg, dir, j)
 				case o.code == 4:
 					// A resume that is not killed has no reason to stop; a
 					// few in a row is a resume that cannot get past something.

@@ -13,7 +13,11 @@
 //     started at once on one journal, and a journal on a small disk that
 //     fills in the middle of apply (a tmpfs: root on Linux, else skipped),
 //     and against a sandbox with every quirk of real servers on
-//     (docs/servers.md), at 21.0 and at 25.1 (TestCrashUnderQuirks), and
+//     (docs/servers.md), at 21.0 and at 25.1 (TestCrashUnderQuirks), with
+//     a plan that writes an order's CDES and a line's PDES, which the
+//     server fills from the customer and the part in their place, orders
+//     in doubt before any answer showed it decided with migrate resolve
+//     as a user would (TestCrashFilled), and
 //     while the plan copies part families from a template
 //     company (a second sandbox, seven rows a page) that gains and loses
 //     families before and after the copy's position during the runs and
@@ -40,8 +44,9 @@
 // faulted anywhere, resumed, writes each record once.
 //
 // Short by default (60 kills over 1,000 records; 24 kills among
-// look-alikes, 12 with two runs at once, 6 on a full disk and 12 under
-// quirks at each of two versions, over 300 records; 24 copying 300
+// look-alikes, 12 with two runs at once, 6 on a full disk, 6 with fields
+// the server fills and 12 under quirks at each of two versions, over 300
+// records; 24 copying 300
 // families from a changing template; 12 in delta loads over 300 records;
 // 12 in each of two CAP subtests over 30 orders in batches of 5; each fault at two rates
 // over 250 records: about 15 s and 18 s of CPU on two cores, more with
@@ -49,7 +54,7 @@
 // figures appended as Markdown tables to -campaign.results:
 //
 //	go test ./crashtest -run Crash -crash.points=500 -crash.records=5000
-//	go test ./crashtest -run 'Crash(LookAlikes|TwoRuns|FullDisk)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.kind-records=1000
+//	go test ./crashtest -run 'Crash(LookAlikes|TwoRuns|FullDisk|Filled)' -crash.lookalikes=60 -crash.two-runs=60 -crash.full-disk=36 -crash.filled=36 -crash.kind-records=1000
 //	go test ./crashtest -run CrashChangingSource -crash.changing-source=60 -crash.kind-records=1000
 //	go test ./crashtest -run 'CrashUnderQuirks|FaultsUnderQuirks' -crash.quirks=60 -crash.kind-records=1000 -campaign.quirks
 //	go test ./crashtest -run CrashCAP -crash.cap=60 -crash.cap-orders=300 -crash.cap-batch=10

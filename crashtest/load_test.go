@@ -53,7 +53,7 @@ steps:
     fields:
       CUSTNAME: row.Customer
       CURDATE: date(row.Date, "2006-01-02")
-      DETAILS: row.OrderNo
+      DETAILS: row.OrderNo%[4]s
     subforms:
       - name: ORDERITEMS_SUBFORM
         source: group
@@ -61,7 +61,7 @@ steps:
         fields:
           PARTNAME: row.Part
           TQUANT: row.Qty
-          PRICE: row.Price
+          PRICE: row.Price%[5]s
         subforms:
           - name: ORDERITEMSTEXT_SUBFORM
             when: row.LineNote != ""
@@ -100,6 +100,10 @@ type loadConfig struct {
 	batchSize   int  // the plan's batch_size (0: the server's limit)
 	concurrency int  // the plan's concurrency (0: the default)
 	upsert      bool // customers and parts are upserted, not inserted
+	// filled: the plan also writes an order's CDES and a line's PDES, typed
+	// by hand, which the server fills from the customer and the part in
+	// their place.
+	filled bool
 }
 
 var words = []string{"alpha", "bravo", "steel", "brass", "כרמל", "גליל", "Ñandú", "O'Brien", "\"quoted\"", "comma, inside", "ümlaut", "tab"}
@@ -131,7 +135,11 @@ func generate(t testing.TB, dir string, cfg loadConfig) *load {
 	if cfg.upsert {
 		mode = "upsert"
 	}
-	must(os.WriteFile(l.plan, fmt.Appendf(nil, planYAML, bs, conc, mode), 0o644))
+	cdes, pdes := "", ""
+	if cfg.filled {
+		cdes, pdes = "\n      CDES: 'row.Customer + \" (typed)\"'", "\n          PDES: '\"typed\"'"
+	}
+	must(os.WriteFile(l.plan, fmt.Appendf(nil, planYAML, bs, conc, mode, cdes, pdes), 0o644))
 
 	phrase := func(prefix string, i, maxLen int) string {
 		s := fmt.Sprintf("%s %d %s %s", prefix, i, words[r.Intn(len(words))], words[r.Intn(len(words))])

@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 var longRun = map[string]string{
 	"crash.points": "200", "crash.records": "3000",
 	"crash.lookalikes": "60", "crash.two-runs": "60", "crash.full-disk": "36", "crash.kind-records": "1000",
-	"crash.quirks": "60", "crash.changing-source": "60", "crash.cap": "60", "crash.cap-orders": "300", "crash.cap-batch": "10", "fault.records": "500",
+	"crash.quirks": "60", "crash.filled": "36", "crash.changing-source": "60", "crash.cap": "60", "crash.cap-orders": "300", "crash.cap-batch": "10", "fault.records": "500",
 	"fault.rates": "0.05,0.2,0.4", "fault.storms": "3s,10s", "fault.storm-times": "0", "fault.storm-calls": "0",
 }
 
