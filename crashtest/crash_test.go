@@ -434,6 +434,9 @@ func runCrash(t *testing.T, k crashKind) {
 	t.Logf("%s: %d records (+%d children), company before each round %d rows (%d look-alike orders), %d rounds, %d kills (%d in apply, %d of them in a resume; %d in undo), %d runs finished before their kill, %d exits 4 (%d refused by the other run, %d for a full disk)",
 		k.name, l.records, l.children, f.Held, f.LookAlikes, f.Rounds, kills(), f.ApplyKills, f.ResumeKills, f.UndoKills, f.Finished, f.Interrupted, f.Refused, f.DiskFull)
 	t.Logf("%s: %d kills left the journal's index half written", k.name, f.IndexKills)
+	if k.filled {
+		t.Logf("%s: %d orders in doubt decided with migrate resolve", k.name, f.Decided)
+	}
 	t.Logf("%s: %d of %d rounds exact; lost %d, duplicated %d, different or extra %d, held before and touched %d, duplicates seen mid-run %d, left after undo %d; undo stops in doubt (exit 4, run again): %d",
 		k.name, f.Survived, f.Rounds, f.Missing, f.Dup, f.Bad, f.Touched, f.MidRunDup, f.Leftovers, f.UndoInDoubt)
 	appendResults(t, "Crash campaign: "+k.name, crashTable(k, l, f))
