@@ -211,13 +211,6 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 			return "", decisionErr("%s/%s: the entity %s is not in the target's metadata", d.Step, d.Record, ent)
 		}
 		key := keyLiteral(set.Type, d.Key)
-		held, err := reconcile.Claimed(st, d.Step, key)
-		if err != nil {
-			return "", err
-		}
-		if held {
-			return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
-		}
 		resp, err := reconcile.Get(ctx, odata.KeySegment(ent, key), opts.lookup())
 		if err != nil {
 			return "", err
@@ -236,6 +229,15 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		}
 		cands, why := found[0].Candidates, found[0].Why
 		if !slices.ContainsFunc(cands, func(c reconcile.Candidate) bool { return c.Key == key }) {
+			// Candidates leave out what other records hold: the journal is
+			// read for it again only to say so.
+			held, err := reconcile.Claimed(st, d.Step, key)
+			if err != nil {
+				return "", err
+			}
+			if held {
+				return "", decisionErr("%s(%s) is already the document of another record of step %s; choose another key", ent, key, d.Step)
+			}
 			return "", notCandidate(fmt.Sprintf("%s/%s", d.Step, d.Record), ent, key, cands, why, journalPath)
 		}
 		// What the server filled in place of what the create sent is
