@@ -667,3 +667,56 @@ func snapshotDiff(a, b map[string][]map[string]any) string {
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
+
+// TestOneTruthOfFilledFields is TestOneTruth's checks for the quickstart
+// with an order's CDES and a line's PDES mapped too, which the sandbox
+// fills from the customer and the part in place of the values sent (the
+// demo schema lets them be written; real metadata declares them read-only,
+// so the plan is refused there and no quirk is on): the dry run, diff,
+// apply, verify and undo agree with each other and with the server in
+// every state of the company.
+func TestOneTruthOfFilledFields(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "plans", "quickstart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, add := range []struct{ after, field string }{
+		{"      CURDATE: date(row.Date, \"02/01/2006\")\n", "      CDES: row.Customer + \" (typed)\"\n"},
+		{"          PRICE: row.Price\n", "          PDES: lower(row.Part)\n"},
+	} {
+		if !bytes.Contains(plan, []byte(add.after)) {
+			t.Fatalf("the quickstart has no line %q to write %q after", add.after, add.field)
+		}
+		plan = bytes.Replace(plan, []byte(add.after), []byte(add.after+add.field), 1)
+	}
+	path := filepath.Join(dir, "quickstart-fills.yaml")
+	if err := os.WriteFile(path, plan, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mustAbs(t, filepath.Join("..", "..", "..", "examples", "plans")), "data"), filepath.Join(dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	// Not "with a failure": the refused family fails its parts, so the
+	// first orders' deep inserts fail on their lines before any answer
+	// has shown that the server fills CDES; the documents the server
+	// kept match them but for CDES, and stay in doubt (exit 4) until the
+	// next apply, which the later orders' answers have taught
+	// (TestFilledFieldLearntOnTheWay), where the harness expects exit 1.
+	for _, state := range []string{"empty", "holding its data", "after a trial", "loaded"} {
+		t.Run(state, func(t *testing.T) {
+			t.Parallel()
+			oneTruth(t, path, "", state)
+		})
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
