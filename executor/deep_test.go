@@ -156,6 +156,13 @@ func TestDeepInsertFailedHeader(t *testing.T) {
 	if d := env.sb.Stats().Subrequests - before.Subrequests; d != 5+1+1+1+1+1+2+2 {
 		t.Errorf("%d sub-requests", d)
 	}
+	// Calls: parts and customers a batch each, their warm-ups, the
+	// watermark's read, the order's, the one row read, and one call for
+	// the lookup and its two looser ones together (the server rations
+	// calls, not the reads inside one).
+	if d := env.sb.Stats().Calls - before.Calls; d != 8 {
+		t.Errorf("%d calls, want 8", d)
+	}
 }
 
 // TestDeepInsertInDoubtResumes: the answer of a batch of deep inserts is

@@ -49,7 +49,22 @@ func (r *Reader) Lookup(s *journal.SubState, claimed Claims) ([]Candidate, strin
 	if why != "" {
 		return nil, why, nil
 	}
-	all, why, err := r.findRows(ent, conds, r.Read)
+	read := r.Read
+	if near := nearPaths(ent, conds, bounded); r.cache == nil && len(near) > 0 {
+		// In a run, the lookup and the looser ones a miss needs go in one
+		// call: calls are what the server rations, reads inside one are not.
+		got := map[string]odata.BatchResponse{}
+		if err := r.readInto(got, append([]string{MatchURL(ent, conds)}, near...)); err != nil {
+			return nil, "", err
+		}
+		read = func(p string) (odata.BatchResponse, error) {
+			if resp, ok := got[p]; ok {
+				return resp, nil
+			}
+			return r.Read(p)
+		}
+	}
+	all, why, err := r.findRows(ent, conds, read)
 	if why != "" || err != nil {
 		return nil, why, err
 	}
@@ -71,7 +86,7 @@ func (r *Reader) Lookup(s *journal.SubState, claimed Claims) ([]Candidate, strin
 		found = append(found, Candidate{Key: k, Fields: pick(e, want), entity: e})
 	}
 	if len(found) == 0 {
-		near, why, err := r.nearCandidates(ent, t, want, conds, bounded, all, func(keys []string) (map[string]bool, error) { return claimed(s.Step, keys) })
+		near, why, err := r.nearCandidates(ent, t, want, conds, bounded, all, read, func(keys []string) (map[string]bool, error) { return claimed(s.Step, keys) })
 		if why != "" || err != nil || len(near) == 0 {
 			return nil, why, err
 		}
@@ -151,7 +166,7 @@ func nearPaths(ent string, conds []Cond, bounded bool) []string {
 // never made would send it again. The lookup's comparisons are each left
 // out in turn (nearConds); what comes back is compared field by field.
 // why, when set, says a looser lookup proves nothing (as findRows').
-func (r *Reader) nearCandidates(ent string, t *odata.EntityType, want map[string]any, conds []Cond, bounded bool, found []map[string]any, claimed func([]string) (map[string]bool, error)) ([]Candidate, string, error) {
+func (r *Reader) nearCandidates(ent string, t *odata.EntityType, want map[string]any, conds []Cond, bounded bool, found []map[string]any, read func(string) (odata.BatchResponse, error), claimed func([]string) (map[string]bool, error)) ([]Candidate, string, error) {
 	looser := nearConds(conds, bounded)
 	if len(looser) == 0 {
 		return nil, "", nil
@@ -160,7 +175,7 @@ func (r *Reader) nearCandidates(ent string, t *odata.EntityType, want map[string
 	var near []Candidate
 	rowsOf := [][]map[string]any{found} // the lookup's own: a field compared here only may differ
 	for _, c := range looser {
-		rows, why, err := r.findRows(ent, c, r.Read)
+		rows, why, err := r.findRows(ent, c, read)
 		if why != "" || err != nil {
 			return nil, why, err
 		}

@@ -189,10 +189,16 @@ func (r *Reader) prefetch(paths []string) error {
 	if r.cache == nil {
 		return nil
 	}
+	return r.readInto(r.cache, paths)
+}
+
+// readInto reads the paths into has does not hold, at most PerCall to a
+// call.
+func (r *Reader) readInto(has map[string]odata.BatchResponse, paths []string) error {
 	var reqs []odata.BatchRequest
 	asked := map[string]bool{}
 	for _, p := range paths {
-		if _, ok := r.cache[p]; ok || asked[p] {
+		if _, ok := has[p]; ok || asked[p] {
 			continue
 		}
 		asked[p] = true
@@ -209,7 +215,7 @@ func (r *Reader) prefetch(paths []string) error {
 			return reconcileErr(chunk[0].URL, err)
 		}
 		for i, resp := range resps {
-			r.cache[chunk[i].URL] = resp
+			has[chunk[i].URL] = resp
 		}
 	}
 	return nil
