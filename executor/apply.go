@@ -863,7 +863,7 @@ func (sr *stepRun) handle(res transform.Result) error {
 			Message: "names " + what + ", which the trial did not load: left for the full load"})
 		return nil
 	}
-	w := &work{step: sr, rec: rec, id: id}
+	w := &work{step: sr, rec: rec, id: id, prev: prev}
 	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
 			// The entity was written by an earlier attempt: go on from there.

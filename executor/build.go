@@ -82,6 +82,9 @@ type work struct {
 	// held is what an upsert or update found the entity holding already
 	// of the fields it writes (journal.RecordEntry.Held).
 	held json.RawMessage
+	// prev is the record as the journal holds it from an earlier run (nil:
+	// none), as the run looked it up before building it.
+	prev *journal.RecordState
 	// delta is set on a changed record a delta load patches.
 	delta *deltaPatch
 }

@@ -168,9 +168,9 @@ func (sr *stepRun) readPending() error {
 		// A line an earlier run of the journal added (its outcome, or
 		// reconciliation, says so) is the record's whatever the server
 		// filled in it: not added again.
-		if prev := sr.r.state().Record(sr.step.Name, w.id); prev != nil {
+		if w.prev != nil {
 			for _, k := range root.kids {
-				if s := prev.Subs[k.path]; s != nil && s.OK() && s.Op == journal.OpCreate && !slices.Contains(replaceNavs[i], k.nav) {
+				if s := w.prev.Subs[k.path]; s != nil && s.OK() && s.Op == journal.OpCreate && !slices.Contains(replaceNavs[i], k.nav) {
 					held[k] = true
 				}
 			}
