@@ -184,11 +184,11 @@ func (s *State) FilledFields(step, nav string) []string {
 	}
 	var out []string
 	for k := range ss.Filled {
-		field, ok := strings.CutPrefix(k, nav+"/")
-		if nav == "" {
-			field, ok = k, !strings.Contains(k, "/")
+		of, field, ok := strings.Cut(k, "/") // filledKey's NAV/FIELD
+		if !ok {
+			of, field = "", k
 		}
-		if ok {
+		if of == nav {
 			out = append(out, field)
 		}
 	}
