@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 )
 
@@ -36,6 +37,20 @@ func Filled(sent, got map[string]any) json.RawMessage {
 	}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// Outcome is the outcome of sub-request s found done on the server (status,
+// key), its entity (of type t) read holding entity: with what the server
+// filled in place of what s sent (Filled, Fills), as the lost answer
+// would have said.
+func Outcome(s *journal.SubState, status int, key string, t *odata.EntityType, entity map[string]any) journal.SubResult {
+	res := journal.SubResult{ID: s.ID, Status: status, Key: key}
+	if sent, err := odata.DecodeEntity(s.Match); err == nil {
+		if res.Filled = Filled(sent, entity); res.Filled != nil {
+			res.Fills = Fills(t, sent, entity)
+		}
+	}
+	return res
 }
 
 // Fills are the fields of sent that entity got holds another value of by

@@ -280,7 +280,7 @@ func (r *Reader) readBatchOnce(ctx context.Context, reqs []odata.BatchRequest) (
 			err = fmt.Errorf("%w: the server's answer to a read broke the $batch protocol: %s", ErrInterrupted, problem)
 			continue
 		}
-		if _, ok := odata.Refused(err); ok || r.ctx.Err() != nil {
+		if _, ok := odata.Refused(err); ok || ctx.Err() != nil {
 			break
 		}
 	}

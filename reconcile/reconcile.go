@@ -72,11 +72,13 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 	}
 	for i, s := range subs {
 		if i == 0 || journal.Depth(s.Path) != journal.Depth(subs[i-1].Path) {
+			end := i
+			for end < len(subs) && journal.Depth(subs[end].Path) == journal.Depth(s.Path) {
+				end++
+			}
+			level := subs[i:end]
 			var paths []string
-			for _, next := range subs[i:] {
-				if journal.Depth(next.Path) != journal.Depth(s.Path) {
-					break
-				}
+			for _, next := range level {
 				if p := pathOf(next); p != "" {
 					paths = append(paths, p)
 				}
@@ -84,11 +86,10 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			if err := r.prefetch(paths); err != nil {
 				return undecided, err
 			}
+			// The looser lookups of the creates that missed, known once
+			// their own answers are in.
 			var near []string
-			for _, next := range subs[i:] {
-				if journal.Depth(next.Path) != journal.Depth(s.Path) {
-					break
-				}
+			for _, next := range level {
 				if next.Path == "" && next.Op == journal.OpCreate && next.Key == "" {
 					near = append(near, r.nearAhead(next)...)
 				}
@@ -109,15 +110,9 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
 		}
 		// done decides s done, its entity (key, of type t) found holding
-		// entity: what the server filled in place of what s sent is
-		// journaled with it, as the lost answer would have been.
+		// entity (Outcome).
 		done := func(status int, key string, t *odata.EntityType, entity map[string]any) {
-			res := journal.SubResult{ID: s.ID, Status: status, Key: key}
-			if sent, err := odata.DecodeEntity(s.Match); err == nil {
-				if res.Filled = Filled(sent, entity); res.Filled != nil {
-					res.Fills = Fills(t, sent, entity)
-				}
-			}
+			res := Outcome(s, status, key, t, entity)
 			r.NoteFilled(s.Step, s.Nav, res.Fills)
 			results[s.Batch] = append(results[s.Batch], res)
 		}

@@ -243,13 +243,9 @@ func Decide(ctx context.Context, journalPath string, d Decision, opts Options) (
 		// What the server filled in place of what the create sent is
 		// journaled, as its lost answer would have been: undo then does
 		// not take it for a change made since.
-		res := journal.SubResult{ID: root.ID, Status: 201, Key: key, By: "user"}
 		got, _ := odata.DecodeEntity(resp.Body)
-		if sent, err := odata.DecodeEntity(root.Match); err == nil {
-			if res.Filled = reconcile.Filled(sent, got); res.Filled != nil {
-				res.Fills = reconcile.Fills(set.Type, sent, got)
-			}
-		}
+		res := reconcile.Outcome(root, 201, key, set.Type, got)
+		res.By = "user"
 		results[root.Batch] = append(results[root.Batch], res)
 		what = fmt.Sprintf("its document is %s(%s); the next apply reconciles its lines under it", ent, key)
 	}
