@@ -104,8 +104,9 @@ type crashFigures struct {
 // decideNear decides, as a user would, the orders of journal j in doubt
 // with one near candidate (a document that holds all they sent but a
 // field the server fills) whose DETAILS, the source order number, is
-// their own: migrate resolve --record --key. It returns how many.
-func decideNear(t *testing.T, tg *target, dir, j string) int {
+// their own: migrate resolve --record --key. It returns how many, and
+// resolve's listing.
+func decideNear(t *testing.T, tg *target, dir, j string) (int, string) {
 	t.Helper()
 	var list struct {
 		Records []struct {
@@ -129,7 +130,7 @@ func decideNear(t *testing.T, tg *target, dir, j string) int {
 		mustRun(t, tg, dir, "resolve", j, "--record", r.Step+"/"+r.Record, "--key", strings.Trim(r.Candidates[0].Key, "'"), "--yes")
 		n++
 	}
-	return n
+	return n, o.stdout
 }
 
 // TestCrash kills `migrate apply` (and then `migrate undo`) with SIGKILL at
@@ -324,9 +325,17 @@ func runCrash(t *testing.T, k crashKind) {
 						t.Fatalf("round %d: the disk is full with nothing left to free\n%s", f.Rounds, o.stderr)
 					}
 				case o.code == 4 && k.filled && strings.Contains(o.stdout+o.stderr, "migrate resolve --record"):
-					// Near candidates: the user decides them.
+					// Near candidates: the user decides them. A stop that
+					// leaves none a user could decide is a resume that
+					// cannot get past something, as below.
 					f.Interrupted++
-					f.Decided += decideNear(t, tg, dir, j)
+					n, listing := decideNear(t, tg, dir, j)
+					f.Decided += n
+					if n > 0 {
+						stuck = 0
+					} else if stuck++; stuck == 5 {
+						t.Fatalf("round %d: apply stopped for a decision five times in a row with none a user could take; journal %s\nresolve --json:\n%.4000s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, listing, o.stdout, o.stderr)
+					}
 				case o.code == 4:
 					// A resume that is not killed has no reason to stop; a
 					// few in a row is a resume that cannot get past something.

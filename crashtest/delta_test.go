@@ -98,6 +98,7 @@ func TestCrashDelta(t *testing.T) {
 		j := filepath.Join(dir, fmt.Sprintf("delta-%d.journal", f.Rounds))
 		fullLoad(tg, j)
 		want := changeSources(t, l, &f)
+		stuck := 0
 	delta:
 		for attempt := 0; ; attempt++ {
 			if attempt == maxAttempts {
@@ -117,13 +118,20 @@ func TestCrashDelta(t *testing.T) {
 			switch {
 			case o.killed:
 				f.Kills++
+				stuck = 0
 				left.killed(kill)
 				if d := compare(want, nil, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
 					f.MidRunDup += len(d.Duplicated)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
 				}
 			case o.code == 4:
+				// A resume that is not killed has no reason to stop; a few
+				// in a row is a resume that cannot get past something.
 				f.Interrupted++
+				if stuck++; stuck == 5 {
+					t.Fatalf("round %d: apply --delta exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
+				}
+				continue
 			case o.code == 0:
 				f.Finished++
 				span = renew(span, o, attempt)

@@ -74,5 +74,13 @@
 // faults (dropped connections, 500s, 429s) and the short run's storm,
 // counted in calls, the client's own pauses (backoff, Retry-After) pass
 // at once, every attempt still made, as in cmd/migrate's scripts.
+//
+// A run of migrate still going after -crash.hang-after (3 minutes; the
+// longest takes seconds) is hung: it gets SIGQUIT, and its test fails
+// with its goroutines, a line each for the engine's own code last, well
+// before go test's own timeout would stop the whole package with only the
+// test process's. A resume that stops again with nothing for a user to
+// decide, five times in a row without a kill, fails its test too, with
+// what the run printed.
 // RESULTS.md records the figures of a long run and the bugs found.
 package crashtest

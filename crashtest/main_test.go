@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -268,39 +269,37 @@ func start(t testing.TB, tg *target, dir, user string, args ...string) *proc {
 // after the run started, unless it finished first.
 func (p *proc) wait(t testing.TB, kill time.Duration) outcome {
 	t.Helper()
-	var err error
-	killed := false
-	if kill > 0 {
-		timer := time.NewTimer(max(kill-time.Since(p.start), time.Nanosecond))
-		select {
-		case err = <-p.done:
-			timer.Stop()
-		case <-timer.C:
-			// SIGKILL: no deferred function, no flush, no journal close.
-			_ = p.cmd.Process.Kill()
-			err = <-p.done
-			killed = true
-		}
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		select {
-		case err = <-p.done:
-		case <-ctx.Done():
-			_ = p.cmd.Process.Kill()
-			err = <-p.done
-			t.Fatalf("migrate %v did not finish in 10 minutes\nstderr: %s", p.args, p.stderr.String())
-		}
+	if kill <= 0 {
+		return p.waitUntil(t, func() bool { return false })
 	}
-	return p.ended(t, err, killed)
+	timer := time.NewTimer(max(kill-time.Since(p.start), time.Nanosecond))
+	defer timer.Stop()
+	select {
+	case err := <-p.done:
+		return p.ended(t, err, false)
+	case <-timer.C:
+		// SIGKILL: no deferred function, no flush, no journal close.
+		_ = p.cmd.Process.Kill()
+		return p.ended(t, <-p.done, true)
+	}
 }
 
+// hangAfter is how long a run may last before it is taken for hung: the
+// longest run of the campaigns takes seconds. It stays well inside go
+// test's own timeout, so that a hang fails its test with the run named
+// and the run's goroutines, not the whole package with the test
+// process's.
+var hangAfter = flag.Duration("crash.hang-after", 3*time.Minute, "campaigns: a run of migrate still going after this long is hung: its goroutines are printed and the test fails")
+
 // waitUntil waits for the run to end, sending SIGKILL the moment cond
-// holds (polled every 100 µs), if it does before the end.
+// holds (polled every 100 µs), if it does before the end. A run still
+// going after -crash.hang-after fails the test with its goroutines (hung).
 func (p *proc) waitUntil(t testing.TB, cond func() bool) outcome {
 	t.Helper()
 	tick := time.NewTicker(100 * time.Microsecond)
 	defer tick.Stop()
+	hang := time.NewTimer(max(*hangAfter-time.Since(p.start), time.Nanosecond))
+	defer hang.Stop()
 	for {
 		select {
 		case err := <-p.done:
@@ -310,8 +309,50 @@ func (p *proc) waitUntil(t testing.TB, cond func() bool) outcome {
 				_ = p.cmd.Process.Kill()
 				return p.ended(t, <-p.done, true)
 			}
+		case <-hang.C:
+			p.hung(t)
 		}
 	}
+}
+
+// hung fails the test with what the run was doing: SIGQUIT makes a Go
+// program print every goroutine's stack on its stderr and exit; one that
+// does not within a few seconds (Wine) is killed. The whole dump comes
+// first and a line per goroutine of the engine's own code last, where a
+// log cut to its tail still shows them.
+func (p *proc) hung(t testing.TB) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	dump := p.stderr.String()
+	t.Fatalf("stdout:\n%.3000s\nstderr (its goroutines):\n%s\nmigrate %s did not end in %v: hung in\n%s", p.stdout.String(), dump, strings.Join(p.args, " "), *hangAfter, ownFrames(dump))
+}
+
+// ownFrames is, for each goroutine of a Go stack dump, its state and the
+// first frame in this module's code, one line each.
+func ownFrames(dump string) string {
+	var b strings.Builder
+	for _, g := range strings.Split(dump, "\n\n") {
+		head, rest, _ := strings.Cut(g, "\n")
+		if !strings.HasPrefix(head, "goroutine ") {
+			continue
+		}
+		for line := range strings.Lines(rest) {
+			if fn, ok := strings.CutPrefix(line, "github.com/migrate-tool/migrate/"); ok {
+				// "goroutine 12 gp=0x… m=nil [sync.Mutex.Lock]:": its number and state.
+				num, _, _ := strings.Cut(strings.TrimPrefix(head, "goroutine "), " ")
+				state := head[strings.LastIndexByte(head, '[')+1:]
+				fmt.Fprintf(&b, "  %s [%s %s", num, strings.TrimSuffix(state, ":"), fn)
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 // ended is how the run ended, once it has.
