@@ -108,38 +108,35 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 	for kills() < *crashCAP {
 		f.Rounds++
 		j := filepath.Join(dir, fmt.Sprintf("round-%d.journal", f.Rounds))
-		stuck := 0
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if kills() < *crashCAP-undoKills && attempt < 2*applyKills {
-				kill = killDelay(rng, overhead, span, applyKills)
-			}
-			args := []string{"apply", l.plan, "--dialect", "odata", "--journal", j}
-			var o outcome
-			if kill > 0 && attempt%4 == 3 {
-				// Every fourth kill lands while the journal's index is
-				// being written, if that comes before its delay.
-				p := start(t, tg, dir, "demo", args...)
-				o = p.waitUntil(t, func() bool { return halfWrittenIndex(j) || time.Since(p.start) >= kill })
-			} else {
-				o = migrate(t, tg, dir, kill, args...)
-			}
-			o.log(t, f.Rounds, "apply", attempt, kill)
-			if o.code == 0 {
-				f.Finished++
-				span = renew(span, o, attempt)
-				break
-			}
-			switch {
-			case o.killed:
+		args := []string{"apply", l.plan, "--dialect", "odata", "--journal", j}
+		o, attempt := resume(t, f.Rounds, phase{
+			what: "apply",
+			kill: func(attempt int) time.Duration {
+				if kills() < *crashCAP-undoKills && attempt < 2*applyKills {
+					return killDelay(rng, overhead, span, applyKills)
+				}
+				return 0
+			},
+			run: func(attempt int, kill time.Duration) []outcome {
+				if kill > 0 && attempt%4 == 3 {
+					// Every fourth kill lands while the journal's index is
+					// being written, if that comes before its delay.
+					p := start(t, tg, dir, "demo", args...)
+					return []outcome{p.waitUntil(t, func() bool { return halfWrittenIndex(j) || time.Since(p.start) >= kill })}
+				}
+				return []outcome{migrate(t, tg, dir, kill, args...)}
+			},
+			killed: func(_ outcome, attempt int) {
 				f.ApplyKills++
 				if attempt > 0 {
 					f.ResumeKills++
 				}
-				stuck = 0
+			},
+			stopped: func(outcome) bool { f.Interrupted++; return false },
+			after: func(_ int, kill time.Duration, killed bool) {
+				if !killed {
+					return
+				}
 				if halfWrittenIndex(j) {
 					f.IndexKills++
 				}
@@ -155,15 +152,10 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 					f.MidRunDup += len(d.Duplicated) + len(d.Extra)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
 				}
-			case o.code == 4:
-				f.Interrupted++
-				if stuck++; stuck == 5 {
-					t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
-				}
-			default:
-				t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-		}
+			},
+		})
+		f.Finished++
+		span = renew(span, o, attempt)
 		d := l.compare(t, s.Root)
 		f.Missing += len(d.Missing)
 		f.Dup += len(d.Duplicated)
@@ -180,7 +172,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 
 		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashCAP && attempt < 2*undoKills },
-			&f.UndoKills, &f.UndoInDoubt)
+			&f.UndoKills, &f.UndoInDoubt, nil)
 		f.Finished++
 		if ch, err := journal.CheckChainFile(j); err != nil || !ch.Intact() {
 			t.Errorf("round %d: the journal's chain after the kills: %+v %v", f.Rounds, ch, err)

@@ -430,12 +430,6 @@ func TestCrashChangingSource(t *testing.T) {
 
 	perRound := max(*crashPerRound, 2)
 	applyKills, undoKills := max(perRound*3/4, 1), max(perRound/4, 1)
-	delay := func() time.Duration {
-		if rng.Intn(4) == 0 {
-			return time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
-		}
-		return overhead + time.Duration(rng.Int63n(max(2*int64(span)/int64(applyKills), 1)))
-	}
 	kills := func() int { return f.ApplyKills + f.UndoKills }
 	for kills() < *crashChanging {
 		f.Rounds++
@@ -446,53 +440,45 @@ func TestCrashChangingSource(t *testing.T) {
 		// Apply, killed and resumed until it exits 0; each run changes the
 		// template at a random page of its read, each stop once more.
 		var started []map[string]any // what the template held when the last run started
-		stuck := 0
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if kills() < *crashChanging-undoKills && attempt < 2*applyKills {
-				kill = delay()
-			}
-			l.arm(2 + rng.Intn(max(f.Pages-3, 1)))
-			started = l.families()
-			o := migrate(t, tg, dir, kill, "apply", planPath, "--journal", j)
-			o.log(t, f.Rounds, "apply", attempt, kill)
-			if o.code == 0 {
-				f.Finished++
-				span = renew(span, o, attempt)
-				break
-			}
-			switch {
-			case o.killed:
-				stuck = 0
+		o, attempt := resume(t, f.Rounds, phase{
+			what: "apply",
+			kill: func(attempt int) time.Duration {
+				if kills() < *crashChanging-undoKills && attempt < 2*applyKills {
+					return killDelay(rng, overhead, span, applyKills)
+				}
+				return 0
+			},
+			run: func(_ int, kill time.Duration) []outcome {
+				l.arm(2 + rng.Intn(max(f.Pages-3, 1)))
+				started = l.families()
+				return []outcome{migrate(t, tg, dir, kill, "apply", planPath, "--journal", j)}
+			},
+			killed: func(_ outcome, attempt int) {
 				f.ApplyKills++
 				if attempt > 0 {
 					f.ResumeKills++
 				}
-			case o.code == 4:
-				f.Interrupted++
-				if stuck++; stuck == 5 && faults == nil {
-					t.Fatalf("round %d: apply exited 4 five times in a row without a kill\nstderr:\n%s", f.Rounds, o.stderr)
+			},
+			// With faults a run stops at its first batch in doubt.
+			stopped: func(outcome) bool { f.Interrupted++; return faults != nil },
+			after: func(_ int, kill time.Duration, _ bool) {
+				// Families are missing mid-run; none is invented, twice, or
+				// other than the template held it.
+				l.mu.Lock()
+				ever := byName(l.families())
+				for k, v := range l.gone {
+					ever[k] = v
 				}
-			default:
-				t.Fatalf("round %d: apply exited %d\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-			// Families are missing mid-run; none is invented, twice, or
-			// other than the template held it.
-			l.mu.Lock()
-			ever := byName(l.families())
-			for k, v := range l.gone {
-				ever[k] = v
-			}
-			l.mu.Unlock()
-			if d, _ := copyDiff(nil, ever, targetFamilies(tg)); !d.ok() {
-				f.MidBad += len(d.Duplicated) + len(d.Different) + len(d.Extra)
-				t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
-			}
-			l.change()
-		}
+				l.mu.Unlock()
+				if d, _ := copyDiff(nil, ever, targetFamilies(tg)); !d.ok() {
+					f.MidBad += len(d.Duplicated) + len(d.Different) + len(d.Extra)
+					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
+				}
+				l.change()
+			},
+		})
+		f.Finished++
+		span = renew(span, o, attempt)
 		l.arm(0)
 
 		// The run that finished read the template while it changed: every
@@ -547,7 +533,7 @@ func TestCrashChangingSource(t *testing.T) {
 		// An undo batch in doubt (-crash.faults) counts as interrupted.
 		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashChanging && attempt < 2*undoKills },
-			&f.UndoKills, &f.Interrupted)
+			&f.UndoKills, &f.Interrupted, nil)
 		f.Finished++
 		if after := targetFamilies(tg); canonical(after) != canonical(before) {
 			f.Leftovers += max(len(after)-len(before), 1)

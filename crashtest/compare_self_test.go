@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // deepCopy copies rows through JSON, as Snapshot would hand them out.
@@ -247,4 +249,67 @@ func TestWritersSeeTwoAtOnce(t *testing.T) {
 		<-done
 	}
 	w.idle()
+}
+
+// fatalTB stands in for the test given to a campaign's helper: its Fatalf
+// is recorded and ends the helper's goroutine, as testing's does.
+type fatalTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalTB) Helper()             {}
+func (f *fatalTB) Logf(string, ...any) {}
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestResumeCatchesAStuckResume proves the campaigns' resume loop fails a
+// resume that stops again and again with nothing to decide (which would
+// otherwise run up to maxAttempts, and past go test's timeout), resets
+// its count on a kill or a stop that moved the round on, and returns the
+// run that exits 0.
+func TestResumeCatchesAStuckResume(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		codes []int // the attempts' exits in turn: -1 killed
+		// progress: the exits 4 that moved the round on, by attempt
+		progress map[int]bool
+		stuck    bool
+		done     int // the attempt that exits 0
+	}{
+		{name: "five stops in a row", codes: []int{4, 4, 4, 4, 4, 0}, stuck: true},
+		{name: "a kill between", codes: []int{4, 4, 4, 4, -1, 4, 4, 4, 4, 0}, done: 9},
+		{name: "a stop that moved on", codes: []int{4, 4, 4, 4, 4, 4, 0}, progress: map[int]bool{3: true}, done: 6},
+		{name: "finished at once", codes: []int{0}},
+		{name: "another exit", codes: []int{4, 1}, stuck: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ft := &fatalTB{TB: t}
+			got, cur := -1, 0
+			ended := make(chan struct{})
+			go func() {
+				defer close(ended)
+				_, got = resume(ft, 1, phase{
+					what: "apply",
+					kill: func(int) time.Duration { return 0 },
+					run: func(attempt int, _ time.Duration) []outcome {
+						cur = attempt
+						c := tc.codes[attempt]
+						return []outcome{{code: c, killed: c == -1}}
+					},
+					stopped: func(outcome) bool { return tc.progress[cur] },
+				})
+			}()
+			<-ended
+			if tc.stuck != (ft.fatal != "") {
+				t.Fatalf("failed: %q, want a failure: %v", ft.fatal, tc.stuck)
+			}
+			if !tc.stuck && got != tc.done {
+				t.Errorf("finished at attempt %d, want %d", got, tc.done)
+			}
+		})
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,9 +103,8 @@ type crashFigures struct {
 // decideNear decides, as a user would, the orders of journal j in doubt
 // with one near candidate (a document that holds all they sent but a
 // field the server fills) whose DETAILS, the source order number, is
-// their own: migrate resolve --record --key. It returns how many, and
-// resolve's listing.
-func decideNear(t *testing.T, tg *target, dir, j string) (int, string) {
+// their own: migrate resolve --record --key. It returns how many.
+func decideNear(t *testing.T, tg *target, dir, j string) int {
 	t.Helper()
 	var list struct {
 		Records []struct {
@@ -130,7 +128,7 @@ func decideNear(t *testing.T, tg *target, dir, j string) (int, string) {
 		mustRun(t, tg, dir, "resolve", j, "--record", r.Step+"/"+r.Record, "--key", strings.Trim(r.Candidates[0].Key, "'"), "--yes")
 		n++
 	}
-	return n, o.stdout
+	return n
 }
 
 // TestCrash kills `migrate apply` (and then `migrate undo`) with SIGKILL at
@@ -285,74 +283,55 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Apply, killed and resumed until it exits 0.
-		stuck, fills := 0, 0
-	apply:
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: apply did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			// The last round keeps its undo's share of the kills.
-			if kills() < k.points-undoKills && attempt < 2*applyKills {
-				kill = killDelay(c.rng, overhead, span, applyKills)
-			}
-			killed, done := false, false
-			var outs []outcome
-			if kill > 0 && attempt%4 == 3 && !k.twoRuns {
-				// Every fourth kill lands while the journal's index is
-				// being written (its temporary file exists), if the run
-				// writes one before it ends.
-				outs = []outcome{start(t, tg, dir, "demo", "apply", l.plan, "--journal", j).waitUntil(t, func() bool { return halfWrittenIndex(j) })}
-			} else {
-				outs = c.run(tg, kill, "apply", l.plan, "--journal", j)
-			}
-			for _, o := range outs {
-				o.log(t, f.Rounds, "apply", attempt, kill)
+		fills := 0
+		o, attempt := resume(t, f.Rounds, phase{
+			what: "apply",
+			kill: func(attempt int) time.Duration {
+				// The last round keeps its undo's share of the kills.
+				if kills() < k.points-undoKills && attempt < 2*applyKills {
+					return killDelay(c.rng, overhead, span, applyKills)
+				}
+				return 0
+			},
+			run: func(attempt int, kill time.Duration) []outcome {
+				if kill > 0 && attempt%4 == 3 && !k.twoRuns {
+					// Every fourth kill lands while the journal's index is
+					// being written (its temporary file exists), if the run
+					// writes one before it ends.
+					return []outcome{start(t, tg, dir, "demo", "apply", l.plan, "--journal", j).waitUntil(t, func() bool { return halfWrittenIndex(j) })}
+				}
+				return c.run(tg, kill, "apply", l.plan, "--journal", j)
+			},
+			killed: func(_ outcome, attempt int) {
+				f.ApplyKills++
+				if attempt > 0 {
+					f.ResumeKills++
+				}
+			},
+			stopped: func(o outcome) bool {
+				f.Interrupted++
 				switch {
-				case o.killed:
-					killed = true
-					f.ApplyKills++
-					if attempt > 0 {
-						f.ResumeKills++
-					}
-				case o.code == 4 && disk != nil && strings.Contains(o.stderr, "no space left on device"):
+				case disk != nil && strings.Contains(o.stderr, "no space left on device"):
 					// The disk filled: free a little and resume.
-					f.Interrupted++
 					f.DiskFull++
 					fills++
-					stuck = 0
 					if !disk.free(t) {
 						t.Fatalf("round %d: the disk is full with nothing left to free\n%s", f.Rounds, o.stderr)
 					}
-				case o.code == 4 && k.filled && strings.Contains(o.stdout+o.stderr, "migrate resolve --record"):
-					// Near candidates: the user decides them. A stop that
-					// leaves none a user could decide is a resume that
-					// cannot get past something, as below.
-					f.Interrupted++
-					n, listing := decideNear(t, tg, dir, j)
+					return true
+				case k.filled && strings.Contains(o.stdout+o.stderr, "migrate resolve --record"):
+					// Near candidates: the user decides them.
+					n := decideNear(t, tg, dir, j)
 					f.Decided += n
-					if n > 0 {
-						stuck = 0
-					} else if stuck++; stuck == 5 {
-						t.Fatalf("round %d: apply stopped for a decision five times in a row with none a user could take; journal %s\nresolve --json:\n%.4000s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, listing, o.stdout, o.stderr)
-					}
-				case o.code == 4:
-					// A resume that is not killed has no reason to stop; a
-					// few in a row is a resume that cannot get past something.
-					f.Interrupted++
-					if stuck++; stuck == 5 && c.faults == nil {
-						t.Fatalf("round %d: apply exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
-					}
-				case o.code == 0:
-					f.Finished++
-					done = true
-					span = renew(span, o, attempt)
-				default:
-					t.Fatalf("round %d: apply exited %d after a kill\nstdout:\n%s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
+					return n > 0
 				}
-			}
-			if killed {
-				stuck = 0
+				// With faults a run stops at its first batch in doubt.
+				return c.faults != nil
+			},
+			after: func(_ int, kill time.Duration, killed bool) {
+				if !killed {
+					return
+				}
 				if halfWrittenIndex(j) {
 					f.IndexKills++
 				}
@@ -362,11 +341,10 @@ func runCrash(t *testing.T, k crashKind) {
 					f.MidRunDup += len(d.Duplicated) + len(d.Touched)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
 				}
-			}
-			if done {
-				break apply
-			}
-		}
+			},
+		})
+		f.Finished++
+		span = renew(span, o, attempt)
 		if disk != nil && fills == 0 {
 			t.Errorf("round %d: the disk never filled (journal of %d bytes on the uninterrupted run)", f.Rounds, journalSize)
 		}
@@ -386,37 +364,10 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Undo, killed and resumed until it exits 0.
-		undoLeft := newRunLeft(undoSpan)
-	undo:
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: undo did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if kills() < k.points && attempt < 2*undoKills {
-				kill = undoLeft.delay(c.rng)
-			}
-			outs := c.run(tg, kill, "undo", j, "--yes")
-			if slices.ContainsFunc(outs, func(o outcome) bool { return o.killed }) {
-				undoLeft.killed(kill)
-			}
-			for _, o := range outs {
-				switch {
-				case o.killed:
-					f.UndoKills++
-				case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
-					// An undo batch in doubt (with -crash.faults): exit 4,
-					// run it again, as docs/cli.md says.
-					f.UndoInDoubt++
-				case o.code == 0:
-					f.Finished++
-					undoSpan = renew(undoSpan, o, attempt)
-					break undo
-				default:
-					t.Fatalf("round %d: undo exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-				}
-			}
-		}
+		undoAll(t, tg, dir, j, f.Rounds, c.rng, &undoSpan,
+			func(attempt int) bool { return kills() < k.points && attempt < 2*undoKills },
+			&f.UndoKills, &f.UndoInDoubt, func(kill time.Duration, args ...string) []outcome { return c.run(tg, kill, args...) })
+		f.Finished++
 		// Killed and resumed (apply and undo) as often as it was, the
 		// journal's lines still chain, each from the one before it.
 		if ch, err := journal.CheckChainFile(j); err != nil || !ch.Intact() {

@@ -89,7 +89,7 @@ func TestCrashDelta(t *testing.T) {
 	t.Logf("delta loads: %d records; %d changed, %d new, %d gone; uninterrupted delta %v, with nothing to do %v",
 		l.records, f.Changed, f.New, f.Gone, span.Round(time.Millisecond), overhead.Round(time.Millisecond))
 
-	const perRound, maxAttempts = 4, 200
+	const perRound = 4
 	for f.Kills < *crashDelta {
 		left := newRunLeft(span)
 		f.Rounds++
@@ -98,48 +98,37 @@ func TestCrashDelta(t *testing.T) {
 		j := filepath.Join(dir, fmt.Sprintf("delta-%d.journal", f.Rounds))
 		fullLoad(tg, j)
 		want := changeSources(t, l, &f)
-		stuck := 0
-	delta:
-		for attempt := 0; ; attempt++ {
-			if attempt == maxAttempts {
-				t.Fatalf("round %d: apply --delta did not finish in %d attempts", f.Rounds, maxAttempts)
-			}
-			kill := time.Duration(0)
-			if f.Kills < *crashDelta && attempt < perRound {
+		o, attempt := resume(t, f.Rounds, phase{
+			what: "apply --delta",
+			kill: func(attempt int) time.Duration {
+				if f.Kills >= *crashDelta || attempt >= perRound {
+					return 0
+				}
 				// A quarter in the start of a run (replay, reconciliation),
 				// the rest within what is left of the delta.
 				if rng.Intn(4) == 0 {
-					kill = time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
-				} else {
-					kill = left.delay(rng)
+					return time.Duration(rng.Int63n(int64(overhead))) + time.Millisecond
 				}
-			}
-			o := migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j, "--delta")
-			switch {
-			case o.killed:
-				f.Kills++
-				stuck = 0
+				return left.delay(rng)
+			},
+			run: func(_ int, kill time.Duration) []outcome {
+				return []outcome{migrate(t, tg, dir, kill, "apply", l.plan, "--journal", j, "--delta")}
+			},
+			killed:  func(outcome, int) { f.Kills++ },
+			stopped: func(outcome) bool { f.Interrupted++; return false },
+			after: func(_ int, kill time.Duration, killed bool) {
+				if !killed {
+					return
+				}
 				left.killed(kill)
 				if d := compare(want, nil, tg.sb.Snapshot()); len(d.Duplicated) > 0 {
 					f.MidRunDup += len(d.Duplicated)
 					t.Errorf("round %d: after the kill at %v: %v", f.Rounds, kill, d)
 				}
-			case o.code == 4:
-				// A resume that is not killed has no reason to stop; a few
-				// in a row is a resume that cannot get past something.
-				f.Interrupted++
-				if stuck++; stuck == 5 {
-					t.Fatalf("round %d: apply --delta exited 4 five times in a row without a kill; journal %s\nstdout:\n%.4000s\nstderr:\n%s", f.Rounds, j, o.stdout, o.stderr)
-				}
-				continue
-			case o.code == 0:
-				f.Finished++
-				span = renew(span, o, attempt)
-				break delta
-			default:
-				t.Fatalf("round %d: apply --delta exited %d after a kill\nstdout:\n%.3000s\nstderr:\n%s", f.Rounds, o.code, o.stdout, o.stderr)
-			}
-		}
+			},
+		})
+		f.Finished++
+		span = renew(span, o, attempt)
 		d := compare(want, nil, tg.sb.Snapshot())
 		f.Missing += len(d.Missing)
 		f.Dup += len(d.Duplicated)

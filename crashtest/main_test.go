@@ -188,39 +188,112 @@ func (r *runLeft) killed(kill time.Duration) { r.left = max(r.left-kill, r.least
 // resumes, an undo and its resumes): a resume loop past it is a bug.
 const maxAttempts = 400
 
+// phase is what one phase of a round (an apply and its resumes, an undo
+// and its resumes) does beyond resuming: how an attempt runs, and what
+// each way a run ends means for the round.
+type phase struct {
+	// what names the command in messages: "apply", "undo".
+	what string
+	// kill is attempt's kill delay (0: none).
+	kill func(attempt int) time.Duration
+	// run runs attempt, killed after kill unless it ends first: one run,
+	// or two started at once (those not refused for the journal in use).
+	run func(attempt int, kill time.Duration) []outcome
+	// killed takes a run killed (nil: nothing to count).
+	killed func(o outcome, attempt int)
+	// stopped takes a run that exited 4 and reports whether the stop moved
+	// the round on (a full disk freed, a decision taken, an injected
+	// fault). nil: none does.
+	stopped func(o outcome) bool
+	// after runs once an attempt did not finish the phase, killed or not
+	// (nil: nothing): the checks of what a stop left.
+	after func(attempt int, kill time.Duration, killed bool)
+}
+
+// resume runs the attempts of phase p of round until a run exits 0, as a
+// user resumes a run that stopped, and returns that run and its attempt.
+// Five stops in a row that did not move the round on, with no kill
+// between, are a resume that cannot get past something; they, a run
+// exiting with a code other than 0, 4 or a kill's, and maxAttempts
+// attempts fail the test.
+func resume(t testing.TB, round int, p phase) (outcome, int) {
+	t.Helper()
+	stuck := 0
+	for attempt := 0; ; attempt++ {
+		if attempt == maxAttempts {
+			t.Fatalf("round %d: %s did not finish in %d attempts", round, p.what, maxAttempts)
+		}
+		kill := p.kill(attempt)
+		var done *outcome
+		killed := false
+		for _, o := range p.run(attempt, kill) {
+			o.log(t, round, p.what, attempt, kill)
+			switch {
+			case o.killed:
+				killed = true
+				stuck = 0
+				if p.killed != nil {
+					p.killed(o, attempt)
+				}
+			case o.code == 4:
+				if p.stopped != nil && p.stopped(o) {
+					stuck = 0
+				} else if stuck++; stuck == 5 {
+					t.Fatalf("round %d: %s exited 4 five times in a row without a kill, with nothing to decide\nstdout:\n%.4000s\nstderr:\n%s", round, p.what, o.stdout, o.stderr)
+				}
+			case o.code == 0:
+				done = &o
+			default:
+				t.Fatalf("round %d: %s exited %d\nstdout:\n%.4000s\nstderr:\n%s", round, p.what, o.code, o.stdout, o.stderr)
+			}
+		}
+		if done != nil {
+			return *done, attempt
+		}
+		if p.after != nil {
+			p.after(attempt, kill, killed)
+		}
+	}
+}
+
 // undoAll runs undo of journal j until it exits 0. While mayKill(attempt)
 // holds, each run is killed after a random delay within what is left of
 // an undo that takes *span (runLeft), which an undo that ends before its
-// kill renews; the kills
-// that land count in *killed and the runs that leave a batch in doubt
-// (exit 4, "run undo again", as docs/cli.md says) in *inDoubt. Any other
-// exit fails the test, as does an undo that never finishes.
-func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
+// kill renews; the kills that land count in *killed and the runs that
+// leave a batch in doubt (exit 4, "run undo again", as docs/cli.md says)
+// in *inDoubt. run runs one attempt (nil: one run of the binary).
+func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int, run func(kill time.Duration, args ...string) []outcome) {
 	t.Helper()
-	left := newRunLeft(*span)
-	for attempt := 0; ; attempt++ {
-		if attempt == maxAttempts {
-			t.Fatalf("round %d: undo did not finish in %d attempts", round, maxAttempts)
-		}
-		kill := time.Duration(0)
-		if mayKill(attempt) {
-			kill = left.delay(rng)
-		}
-		o := migrate(t, tg, dir, kill, "undo", j, "--yes")
-		o.log(t, round, "undo", attempt, kill)
-		switch {
-		case o.code == 0:
-			*span = renew(*span, o, attempt)
-			return
-		case o.killed:
-			*killed++
-			left.killed(kill)
-		case o.code == 4 && strings.Contains(o.stderr, "run undo again"):
-			*inDoubt++
-		default:
-			t.Fatalf("round %d: undo exited %d\nstdout:\n%.3000s\nstderr:\n%s", round, o.code, o.stdout, o.stderr)
+	if run == nil {
+		run = func(kill time.Duration, args ...string) []outcome {
+			return []outcome{migrate(t, tg, dir, kill, args...)}
 		}
 	}
+	left := newRunLeft(*span)
+	o, attempt := resume(t, round, phase{
+		what: "undo",
+		kill: func(attempt int) time.Duration {
+			if mayKill(attempt) {
+				return left.delay(rng)
+			}
+			return 0
+		},
+		run:    func(_ int, kill time.Duration) []outcome { return run(kill, "undo", j, "--yes") },
+		killed: func(outcome, int) { *killed++ },
+		stopped: func(o outcome) bool {
+			if !strings.Contains(o.stderr, "run undo again") {
+				t.Fatalf("round %d: undo exited 4\nstdout:\n%.3000s\nstderr:\n%s", round, o.stdout, o.stderr)
+			}
+			*inDoubt++
+			return true
+		},
+		after: func(_ int, kill time.Duration, wasKilled bool) {
+			if wasKilled {
+				left.killed(kill)
+			}
+		},
+	})
+	*span = renew(*span, o, attempt)
 }
 
 // migrate runs the binary against tg. With kill > 0 it sends SIGKILL after
