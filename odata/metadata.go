@@ -298,19 +298,21 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 	if m.Namespace == "" {
 		m.Namespace = doc.DataServices.Schemas[0].Namespace
 	}
+	types, sets := map[string]*EntityType{}, map[string]bool{}
 	for _, s := range doc.DataServices.Schemas {
 		for i := range s.EntityTypes {
 			t, err := buildType(&s.EntityTypes[i], tm)
 			if err != nil {
 				return nil, err
 			}
-			if m.typeByNameOK(t.Name) {
+			if types[t.Name] != nil {
 				return nil, &MetadataError{Where: "entity type " + t.Name, Msg: "declared twice"}
 			}
 			m.Types = append(m.Types, t)
-			m.typeByName[t.Name] = t
+			types[t.Name] = t
 		}
 	}
+	m.Reindex() // the annotations find their types by name
 	for _, s := range doc.DataServices.Schemas {
 		for _, block := range s.Annotations {
 			if err := applyBlock(m, block, aliases, tm); err != nil {
@@ -327,16 +329,15 @@ func ParseMetadata(r io.Reader) (*Metadata, error) {
 				if !validName(es.Name) {
 					return nil, &MetadataError{Where: "entity container " + c.Name, Msg: fmt.Sprintf("EntitySet Name %q is not a simple identifier", es.Name)}
 				}
-				t := m.typeByName[unqualify(es.EntityType)]
+				t := types[unqualify(es.EntityType)]
 				if t == nil {
 					return nil, &MetadataError{Where: "entity set " + es.Name, Msg: fmt.Sprintf("entity type %q is not declared", es.EntityType)}
 				}
-				if m.setByNameOK(es.Name) {
+				if sets[es.Name] {
 					return nil, &MetadataError{Where: "entity set " + es.Name, Msg: "declared twice"}
 				}
-				set := &EntitySet{Name: es.Name, Type: t}
-				m.Sets = append(m.Sets, set)
-				m.setByName[set.Name] = set
+				sets[es.Name] = true
+				m.Sets = append(m.Sets, &EntitySet{Name: es.Name, Type: t})
 			}
 		}
 	}
@@ -371,22 +372,6 @@ func addTextFlags(m *Metadata) {
 			}
 		}
 	}
-}
-
-func (m *Metadata) typeByNameOK(name string) bool {
-	if m.typeByName == nil {
-		m.typeByName = map[string]*EntityType{}
-	}
-	_, ok := m.typeByName[name]
-	return ok
-}
-
-func (m *Metadata) setByNameOK(name string) bool {
-	if m.setByName == nil {
-		m.setByName = map[string]*EntitySet{}
-	}
-	_, ok := m.setByName[name]
-	return ok
 }
 
 // xmlErrText drops encoding/xml's "xml: " prefix and Go type names.
@@ -568,7 +553,7 @@ func applyBlock(m *Metadata, b xAnnotations, aliases map[string]string, tm terms
 			return nil
 		}
 	}
-	t := m.typeByName[typeName]
+	t := m.Type(typeName)
 	if t == nil {
 		return nil
 	}

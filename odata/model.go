@@ -1,5 +1,7 @@
 package odata
 
+import "sync/atomic"
+
 // EdmType is a property type as written in the metadata (docs/service.md,
 // Types and literals).
 type EdmType string
@@ -39,8 +41,15 @@ type Metadata struct {
 	// Sets holds every entity set of the container, in document order.
 	Sets []*EntitySet
 
-	typeByName map[string]*EntityType
-	setByName  map[string]*EntitySet
+	idx atomic.Pointer[metaIndex]
+}
+
+// metaIndex is a Metadata's look-up tables. It is built whole and then
+// published, so that goroutines looking up at once in metadata built by
+// hand never see a table half filled (a type found missing).
+type metaIndex struct {
+	types map[string]*EntityType
+	sets  map[string]*EntitySet
 }
 
 // EntitySet is a top-level entity of the container.
@@ -60,8 +69,14 @@ type EntityType struct {
 	Properties  []*Property
 	Navigations []*NavigationProperty
 
-	propByName map[string]*Property
-	navByName  map[string]*NavigationProperty
+	idx atomic.Pointer[typeIndex]
+}
+
+// typeIndex is an EntityType's look-up tables, built whole and then
+// published as metaIndex is.
+type typeIndex struct {
+	props map[string]*Property
+	navs  map[string]*NavigationProperty
 }
 
 // Property is a field of a form.
@@ -162,15 +177,25 @@ func FilledFromParent(parent *EntityType, nav *NavigationProperty, child *Entity
 // Reindex rebuilds the look-up tables after Types or Sets were changed by
 // hand (parsers and the sandbox's demo schema call it once).
 func (m *Metadata) Reindex() {
-	m.typeByName = make(map[string]*EntityType, len(m.Types))
+	ix := &metaIndex{types: make(map[string]*EntityType, len(m.Types)), sets: make(map[string]*EntitySet, len(m.Sets))}
 	for _, t := range m.Types {
 		t.reindex()
-		m.typeByName[t.Name] = t
+		ix.types[t.Name] = t
 	}
-	m.setByName = make(map[string]*EntitySet, len(m.Sets))
 	for _, s := range m.Sets {
-		m.setByName[s.Name] = s
+		ix.sets[s.Name] = s
 	}
+	m.idx.Store(ix)
+}
+
+// index is the look-up tables, built at the first look-up of metadata
+// built by hand.
+func (m *Metadata) index() *metaIndex {
+	if ix := m.idx.Load(); ix != nil {
+		return ix
+	}
+	m.Reindex()
+	return m.idx.Load()
 }
 
 // ReplaceType puts t in place of the entity type of its name (the
@@ -196,47 +221,39 @@ func (m *Metadata) ReplaceType(t *EntityType) {
 }
 
 // Type returns the entity type of that unqualified name, or nil.
-func (m *Metadata) Type(name string) *EntityType {
-	if m.typeByName == nil {
-		m.Reindex()
-	}
-	return m.typeByName[name]
-}
+func (m *Metadata) Type(name string) *EntityType { return m.index().types[name] }
 
 // EntitySet returns the top-level entity set of that name, or nil.
-func (m *Metadata) EntitySet(name string) *EntitySet {
-	if m.setByName == nil {
-		m.Reindex()
+func (m *Metadata) EntitySet(name string) *EntitySet { return m.index().sets[name] }
+
+// reindex rebuilds the type's look-up tables after its fields or
+// sub-forms changed.
+func (t *EntityType) reindex() {
+	ix := &typeIndex{props: make(map[string]*Property, len(t.Properties)), navs: make(map[string]*NavigationProperty, len(t.Navigations))}
+	for _, p := range t.Properties {
+		ix.props[p.Name] = p
 	}
-	return m.setByName[name]
+	for _, n := range t.Navigations {
+		ix.navs[n.Name] = n
+	}
+	t.idx.Store(ix)
 }
 
-func (t *EntityType) reindex() {
-	t.propByName = make(map[string]*Property, len(t.Properties))
-	for _, p := range t.Properties {
-		t.propByName[p.Name] = p
+// index is the type's look-up tables, built at the first look-up of a
+// type built by hand.
+func (t *EntityType) index() *typeIndex {
+	if ix := t.idx.Load(); ix != nil {
+		return ix
 	}
-	t.navByName = make(map[string]*NavigationProperty, len(t.Navigations))
-	for _, n := range t.Navigations {
-		t.navByName[n.Name] = n
-	}
+	t.reindex()
+	return t.idx.Load()
 }
 
 // Property returns the field of that name, or nil.
-func (t *EntityType) Property(name string) *Property {
-	if t.propByName == nil {
-		t.reindex()
-	}
-	return t.propByName[name]
-}
+func (t *EntityType) Property(name string) *Property { return t.index().props[name] }
 
 // Navigation returns the sub-form of that name, or nil.
-func (t *EntityType) Navigation(name string) *NavigationProperty {
-	if t.navByName == nil {
-		t.reindex()
-	}
-	return t.navByName[name]
-}
+func (t *EntityType) Navigation(name string) *NavigationProperty { return t.index().navs[name] }
 
 // IsKey reports whether name is one of the type's key properties.
 func (t *EntityType) IsKey(name string) bool {

@@ -78,8 +78,7 @@ func (s *Server) served() *odata.Metadata {
 		m.Namespace = realNamespace
 	}
 	for _, t := range s.meta.Types {
-		ct := *t
-		ct.Name = s.servedTypeName(t.Name)
+		ct := odata.EntityType{Name: s.servedTypeName(t.Name), Description: t.Description, Key: t.Key}
 		ct.Properties = make([]*odata.Property, len(t.Properties))
 		for i, p := range t.Properties {
 			cp := *p
