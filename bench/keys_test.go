@@ -2,10 +2,11 @@ package bench
 
 import (
 	"fmt"
-	"github.com/migrate-tool/migrate/sandbox"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/migrate-tool/migrate/sandbox"
 )
 
 // keysShape is one step of customers whose entity key comes from the file:

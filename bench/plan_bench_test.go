@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 )
 
 // TestDryRunSmall checks the harness itself on 1,000 rows of each format:

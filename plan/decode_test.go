@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
-	"github.com/migrate-tool/migrate/odata"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
+	"github.com/migrate-tool/migrate/odata"
 )
 
 func decodeFile(t *testing.T, path string) (*Plan, Diagnostics) {

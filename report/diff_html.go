@@ -2,12 +2,13 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/migrate-tool/migrate/executor"
 	"io"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/migrate-tool/migrate/executor"
 )
 
 // The diff's page: what apply would do to each record against

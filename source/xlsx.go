@@ -5,12 +5,13 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 )
 
 // xlsxReader streams the rows of one worksheet below its header row.

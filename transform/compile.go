@@ -3,8 +3,6 @@ package transform
 import (
 	"errors"
 	"fmt"
-	"github.com/expr-lang/expr/conf"
-	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"os"
 	"slices"
 	"sort"
@@ -14,10 +12,13 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/source"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/migrate-tool/migrate/internal/golden"
 	"io"
 	"io/fs"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
+	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/migrate-tool/migrate/odata/auth/authtest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/migrate-tool/migrate/odata/auth/authtest"
 )
 
 var fixedNow = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
