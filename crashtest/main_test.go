@@ -21,6 +21,7 @@ import (
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/internal/scratch"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -101,7 +102,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	binary = exe
-	return m.Run()
+	return scratch.Main(m)
 }
 
 // target is a sandbox served by the test process: it outlives every

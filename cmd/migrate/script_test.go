@@ -23,6 +23,7 @@ import (
 
 	"github.com/migrate-tool/migrate/cmd/migrate/cli"
 	"github.com/migrate-tool/migrate/internal/golden"
+	"github.com/migrate-tool/migrate/internal/scratch"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 	"github.com/migrate-tool/migrate/source"
@@ -30,7 +31,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(scratch.M(m), map[string]func(){
 		// The binary as main runs it, but for the clients' clock: the
 		// backoff before a retry and a 429's Retry-After pass at once (from
 		// now, so a Retry-After date still means what it says), and a

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/migrate-tool/migrate/internal/scratch"
 	"github.com/migrate-tool/migrate/odata/odatatest"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -26,7 +27,7 @@ import (
 // as a user's run does.
 func TestMain(m *testing.M) {
 	TuneGC()
-	os.Exit(m.Run())
+	os.Exit(scratch.Main(m))
 }
 
 // TestExitCodes holds docs/cli.md's exit codes to their meaning, for the cases
