@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -404,16 +405,25 @@ func (p *proc) hung(t testing.TB) {
 		<-p.done
 	}
 	dump := p.stderr.String()
-	t.Fatalf("stdout:\n%.3000s\nstderr (its goroutines):\n%s\nmigrate %s did not end in %v: hung in\n%s", p.stdout.String(), dump, strings.Join(p.args, " "), *hangAfter, ownFrames(dump))
+	// The sandboxes are served here: a run waiting on one that never
+	// answers shows in this process's goroutines.
+	here := make([]byte, 1<<22)
+	here = here[:runtime.Stack(here, true)]
+	t.Fatalf("stdout:\n%.3000s\nstderr (its goroutines):\n%s\nmigrate %s did not end in %v: hung in\n%sthe sandboxes' goroutines in the test process:\n%s",
+		p.stdout.String(), dump, strings.Join(p.args, " "), *hangAfter, ownFrames(dump), ownFrames(string(here), "sandbox."))
 }
 
 // ownFrames is, for each goroutine of a Go stack dump, its state and the
-// first frame in this module's code, one line each.
-func ownFrames(dump string) string {
+// first frame in this module's code, one line each; with within, only
+// the goroutines with a frame in that package ("sandbox.").
+func ownFrames(dump string, within ...string) string {
 	var b strings.Builder
 	for _, g := range strings.Split(dump, "\n\n") {
 		head, rest, _ := strings.Cut(g, "\n")
 		if !strings.HasPrefix(head, "goroutine ") {
+			continue
+		}
+		if len(within) > 0 && !strings.Contains(rest, "github.com/migrate-tool/migrate/"+within[0]) {
 			continue
 		}
 		for line := range strings.Lines(rest) {
