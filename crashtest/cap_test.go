@@ -170,9 +170,9 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 			t.Errorf("round %d: verify found differences:\n%s", f.Rounds, v.stdout)
 		}
 
-		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
+		undoAll(t, oneRun(t, tg, dir), j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashCAP && attempt < 2*undoKills },
-			&f.UndoKills, &f.UndoInDoubt, nil)
+			&f.UndoKills, &f.UndoInDoubt)
 		f.Finished++
 		if ch, err := journal.CheckChainFile(j); err != nil || !ch.Intact() {
 			t.Errorf("round %d: the journal's chain after the kills: %+v %v", f.Rounds, ch, err)

@@ -531,9 +531,9 @@ func TestCrashChangingSource(t *testing.T) {
 
 		// Undo, killed and resumed until it exits 0.
 		// An undo batch in doubt (-crash.faults) counts as interrupted.
-		undoAll(t, tg, dir, j, f.Rounds, rng, &undoSpan,
+		undoAll(t, oneRun(t, tg, dir), j, f.Rounds, rng, &undoSpan,
 			func(attempt int) bool { return kills() < *crashChanging && attempt < 2*undoKills },
-			&f.UndoKills, &f.Interrupted, nil)
+			&f.UndoKills, &f.Interrupted)
 		f.Finished++
 		if after := targetFamilies(tg); canonical(after) != canonical(before) {
 			f.Leftovers += max(len(after)-len(before), 1)

@@ -364,9 +364,9 @@ func runCrash(t *testing.T, k crashKind) {
 		}
 
 		// Undo, killed and resumed until it exits 0.
-		undoAll(t, tg, dir, j, f.Rounds, c.rng, &undoSpan,
+		undoAll(t, func(kill time.Duration, args ...string) []outcome { return c.run(tg, kill, args...) }, j, f.Rounds, c.rng, &undoSpan,
 			func(attempt int) bool { return kills() < k.points && attempt < 2*undoKills },
-			&f.UndoKills, &f.UndoInDoubt, func(kill time.Duration, args ...string) []outcome { return c.run(tg, kill, args...) })
+			&f.UndoKills, &f.UndoInDoubt)
 		f.Finished++
 		// Killed and resumed (apply and undo) as often as it was, the
 		// journal's lines still chain, each from the one before it.

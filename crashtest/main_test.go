@@ -263,14 +263,9 @@ func resume(t testing.TB, round int, p phase) (outcome, int) {
 // an undo that takes *span (runLeft), which an undo that ends before its
 // kill renews; the kills that land count in *killed and the runs that
 // leave a batch in doubt (exit 4, "run undo again", as docs/cli.md says)
-// in *inDoubt. run runs one attempt (nil: one run of the binary).
-func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int, run func(kill time.Duration, args ...string) []outcome) {
+// in *inDoubt. run runs one attempt (oneRun, or crasher.run's pair).
+func undoAll(t testing.TB, run runner, j string, round int, rng *rand.Rand, span *time.Duration, mayKill func(attempt int) bool, killed, inDoubt *int) {
 	t.Helper()
-	if run == nil {
-		run = func(kill time.Duration, args ...string) []outcome {
-			return []outcome{migrate(t, tg, dir, kill, args...)}
-		}
-	}
 	left := newRunLeft(*span)
 	o, attempt := resume(t, round, phase{
 		what: "undo",
@@ -296,6 +291,18 @@ func undoAll(t testing.TB, tg *target, dir, j string, round int, rng *rand.Rand,
 		},
 	})
 	*span = renew(*span, o, attempt)
+}
+
+// runner runs an attempt of a command, killed after kill unless it ends
+// first: the runs that count (crasher.run leaves out the one of a pair
+// refused for the journal in use).
+type runner func(kill time.Duration, args ...string) []outcome
+
+// oneRun runs each attempt as one run of the binary against tg.
+func oneRun(t testing.TB, tg *target, dir string) runner {
+	return func(kill time.Duration, args ...string) []outcome {
+		return []outcome{migrate(t, tg, dir, kill, args...)}
+	}
 }
 
 // migrate runs the binary against tg. With kill > 0 it sends SIGKILL after
