@@ -167,11 +167,23 @@ func (sr *stepRun) readPending() error {
 		heldLines(sr.r.md, root, expanded, replaceNavs[i], held)
 		// A line an earlier run of the journal added (its outcome, or
 		// reconciliation, says so) is the record's whatever the server
-		// filled in it: not added again.
+		// filled in it: not added again; under lines: replace, once that
+		// run's deletes were done, nor deleted.
+		own := map[string]map[string]bool{} // sub-form: keys of those lines
 		if w.prev != nil {
 			for _, k := range root.kids {
-				if s := w.prev.Subs[k.path]; s != nil && s.OK() && s.Op == journal.OpCreate && !slices.Contains(replaceNavs[i], k.nav) {
+				s := w.prev.Subs[k.path]
+				if s == nil || !s.OK() || s.Op != journal.OpCreate {
+					continue
+				}
+				if !slices.Contains(replaceNavs[i], k.nav) {
 					held[k] = true
+				} else if reconcile.Replaced(w.prev, k.nav) {
+					held[k] = true
+					if own[k.nav] == nil {
+						own[k.nav] = map[string]bool{}
+					}
+					own[k.nav][s.ResultKey] = true
 				}
 			}
 		}
@@ -223,7 +235,7 @@ func (sr *stepRun) readPending() error {
 					continue
 				}
 				lk := odata.EntityKey(lt, e)
-				if lk == "" {
+				if lk == "" || own[nav][lk] {
 					continue
 				}
 				// What undo re-creates the line from.
@@ -299,12 +311,14 @@ func heldTexts(expanded map[string]json.RawMessage, kids []*op) map[*op]bool {
 // field written has the same value in a line of that sub-form, each line
 // held standing for one line of the plan (two equal lines of the plan
 // need two on the server). Sending them again would add every line a
-// second time each time the plan runs.
+// second time each time the plan runs. Every line it adds, to a sub-form
+// of either kind, keeps the highest key the sub-form held (op.above): a
+// line found since with a higher one is the run's.
 func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage, replace []string, held map[*op]bool) {
 	byNav := map[string][]*op{}
 	var navs []string
 	for _, k := range root.kids {
-		if k.single || slices.Contains(replace, k.nav) {
+		if k.single {
 			continue
 		}
 		if _, seen := byNav[k.nav]; !seen {
@@ -328,6 +342,9 @@ func heldLines(md *odata.Metadata, root *op, expanded map[string]json.RawMessage
 		for i, k := range kids {
 			want[i] = k.fields
 			k.above = above
+		}
+		if slices.Contains(replace, nav) {
+			continue // its lines are deleted first: none is held
 		}
 		m := compare.Lines(lt, lines, want)
 		for i, j := range m.Held {

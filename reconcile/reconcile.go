@@ -493,11 +493,29 @@ func MatchLine(body []byte, match json.RawMessage, claimed func(string) bool, md
 	return "", nil, false, ""
 }
 
+// Replaced reports a record whose lines: replace deleted the lines its
+// sub-form nav held, every delete known done: the lines there since are
+// the record's, whatever keys the server gave them (a server may number
+// them from 1 again), and a resume does not delete them again.
+func Replaced(rec *journal.RecordState, nav string) bool {
+	deleted := false
+	for _, x := range rec.Extra {
+		if x.Op == journal.OpDelete && x.Nav == nav {
+			if !x.OK() {
+				return false
+			}
+			deleted = true
+		}
+	}
+	return deleted
+}
+
 // nearLine is, for line create s in doubt that no line of its parent
 // (body, its lines as read; parent its type) matches, the line that holds
 // all it sent but one field, when the parent is the document its record
-// created, or among the lines added to a document that existed since the
-// run read it (keys above s.Above): every such line is one the record
+// created or one whose sub-form its lines: replace emptied, or among the
+// lines added to a document that existed since the run read it (keys
+// above s.Above): every such line is one the record
 // sent, so a line left over by the record's other lines (compare.Lines)
 // that is one field off is this one, the field filled by the server
 // (compare.Near); taken for absent, it would be sent twice. Its key and
@@ -509,7 +527,10 @@ func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.Entity
 	}
 	root := rec.Subs[""]
 	created := root != nil && root.Op == journal.OpCreate
-	if !created && s.Above == "" {
+	// Lines on a document the record created, or where its lines: replace
+	// deleted what the sub-form held, are all the record's.
+	all := created || Replaced(rec, s.Nav)
+	if !all && s.Above == "" {
 		return "", nil
 	}
 	if n := navOf(parent, s.Nav); n == nil || !n.Collection {
@@ -531,7 +552,7 @@ func (r *Reader) nearLine(s *journal.SubState, body []byte, parent *odata.Entity
 		if err != nil || claimed(odata.EntityKey(lt, e)) {
 			continue
 		}
-		if !created {
+		if !all {
 			if c, ok := MarkCompare(odata.EntityKey(lt, e), s.Above); !ok || c <= 0 {
 				continue // there before the run
 			}

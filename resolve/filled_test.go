@@ -1,10 +1,13 @@
 package resolve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +231,88 @@ func TestFilledLineOfAnExistingDocument(t *testing.T) {
 		if n := len(fixture.Lines(e, "ORDERITEMS_SUBFORM")); n != 1 {
 			t.Errorf("%s holds %d lines, want 1", name, n)
 		}
+	}
+}
+
+// TestReplacedLinesAfterLostAnswers: lines: replace on orders that exist, each
+// holding two lines, the new line's PDES typed (the server fills its own)
+// or not; the answers of the batch of deletes and of the batch of the new
+// lines are lost. The resume finds each new line (with PDES, one field
+// off, on an order whose lines the replace deleted: only the run's are
+// there) rather than taking it for absent, and does not delete it again:
+// each order ends with the one line, verify finds nothing, and undo gives
+// each order back its two lines. Before, the resume deleted the run's own
+// line and sent it again, and undo then failed re-creating it as a line
+// the replace had deleted.
+func TestReplacedLinesAfterLostAnswers(t *testing.T) {
+	t.Parallel()
+	for _, pdes := range []string{"Typed by hand", ""} {
+		t.Run("PDES "+cmp.Or(pdes, "not written"), func(t *testing.T) {
+			t.Parallel()
+			replacedOnce(t, pdes)
+		})
+	}
+}
+
+func replacedOnce(t *testing.T, pdes string) {
+	env := fixture.New(t, sandbox.Options{})
+	line := func(l int, part, pdes string, replace bool) *transform.Child {
+		fields := map[string]any{"PARTNAME": part, "TQUANT": fixture.Dec("1")}
+		if pdes != "" {
+			fields["PDES"] = pdes
+		}
+		c := fixture.Line("ORDERITEMS_SUBFORM", l, fields)
+		c.Replace = replace
+		return c
+	}
+	order := func(id, name string, lines ...*transform.Child) transform.Result {
+		return fixture.Rec("orders", "ORDERS", id, 2, map[string]any{"ORDNAME": name, "CUSTNAME": "C1"}, lines...)
+	}
+	seed, f := fixture.OrdersPlan(order("O1", "SO1", line(10, "P1", "", false), line(11, "P2", "", false)),
+		order("O2", "SO2", line(20, "P1", "", false), line(21, "P2", "", false)))
+	executortest.Handmade(t, env, seed, f).Apply(t)
+	up := fixture.Step("orders", "ORDERS")
+	up.Mode = plan.ModeUpsert
+	o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{
+		"orders": {order("O1", "SO1", line(30, "P3", pdes, true)), order("O2", "SO2", line(40, "P3", pdes, true))}}})
+	o.BatchSize, o.Concurrency = 100, 1
+	// The answers of the batch of DELETEs and of the batch of the POSTs
+	// are lost: each run stops at its batch in doubt.
+	env.SB.DropNextWrites(2, sandbox.FaultDropAfterCommit)
+	for range 2 {
+		if _, err := executortest.ApplyRun(context.Background(), o); !errors.Is(err, executor.ErrInDoubt) {
+			t.Fatal(err)
+		}
+	}
+	if sum := o.Apply(t); !sum.Complete {
+		b, _ := os.ReadFile(o.Journal)
+		t.Fatalf("%+v\n%s", sum, b)
+	}
+	parts := func() map[string]string {
+		out := map[string]string{}
+		for name, e := range env.Entities("ORDERS", "ORDNAME") {
+			var ps []string
+			for _, l := range fixture.Lines(e, "ORDERITEMS_SUBFORM") {
+				ps = append(ps, fmt.Sprint(l["PARTNAME"]))
+			}
+			slices.Sort(ps)
+			out[name] = strings.Join(ps, " ")
+		}
+		return out
+	}
+	if got, want := parts(), map[string]string{"SO1": "P3", "SO2": "P3"}; !maps.Equal(got, want) {
+		t.Errorf("after apply the orders hold the lines of %v, want %v", got, want)
+	}
+	// Undo gives each order back the lines it held, and not the run's own.
+	ctx := context.Background()
+	if res, err := verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD}); err != nil || len(res.Findings) != 0 {
+		t.Errorf("verify: %v %+v", err, res)
+	}
+	if sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target}); err != nil || len(sum.Skipped) != 0 {
+		t.Fatalf("undo: %v, %+v", err, sum)
+	}
+	if got, want := parts(), map[string]string{"SO1": "P1 P2", "SO2": "P1 P2"}; !maps.Equal(got, want) {
+		t.Errorf("after undo the orders hold the lines of %v, want %v", got, want)
 	}
 }
 
