@@ -316,6 +316,109 @@ func replacedOnce(t *testing.T, pdes string) {
 	}
 }
 
+// TestReplacedLinesUnderFaults: 30 orders that exist with two lines each
+// get 1 to 3 new lines with lines: replace (every other order's lines
+// with a PDES the server fills in its place), while the sandbox drops
+// connections before and after committing and answers 500s; apply runs
+// again until complete. Every order ends with exactly its new lines,
+// verify finds nothing, and undo, run again while a fault stops it, gives
+// every order back its two old lines.
+func TestReplacedLinesUnderFaults(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
+				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			const n = 30
+			ctx := context.Background()
+			untilComplete := func(o executortest.Run) {
+				t.Helper()
+				var err error
+				var sum *executor.Summary
+				for runs := 0; runs < 60; runs++ {
+					if sum, err = executortest.ApplyRun(ctx, o); err == nil && sum.Complete {
+						return
+					}
+				}
+				t.Fatalf("not complete after 60 runs: %v %+v", err, sum)
+			}
+			order := func(i int, replace bool, parts ...string) transform.Result {
+				var lines []*transform.Child
+				for l, part := range parts {
+					fields := map[string]any{"PARTNAME": part, "TQUANT": fixture.Dec(fmt.Sprint(l + 1))}
+					if replace {
+						fields["TQUANT"] = fixture.Dec(fmt.Sprint(l + 5))
+						if i%2 == 0 {
+							fields["PDES"] = "typed"
+						}
+					}
+					c := fixture.Line("ORDERITEMS_SUBFORM", 100*i+l, fields)
+					c.Replace = replace
+					lines = append(lines, c)
+				}
+				id := fmt.Sprintf("O%02d", i)
+				return fixture.Rec("orders", "ORDERS", id, i+2, map[string]any{"ORDNAME": "SO" + id, "CUSTNAME": "C1"}, lines...)
+			}
+			var seedRecs, recs []transform.Result
+			want := map[string]string{}
+			for i := range n {
+				seedRecs = append(seedRecs, order(i, false, "P1", "P2"))
+				parts := []string{"P3", "P1", "P2"}[:1+i%3] // the sandbox's parts
+				recs = append(recs, order(i, true, parts...))
+				parts = slices.Sorted(slices.Values(parts))
+				want[fmt.Sprintf("SOO%02d", i)] = strings.Join(parts, " ")
+			}
+			sp, sf := fixture.OrdersPlan(seedRecs...)
+			seeded := executortest.Handmade(t, env, sp, sf)
+			seeded.BatchSize = 8
+			untilComplete(seeded)
+			up := fixture.Step("orders", "ORDERS")
+			up.Mode = plan.ModeUpsert
+			o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{"orders": recs}})
+			o.BatchSize = 4
+			untilComplete(o)
+			parts := func() map[string]string {
+				out := map[string]string{}
+				for name, e := range env.Entities("ORDERS", "ORDNAME") {
+					var ps []string
+					for _, l := range fixture.Lines(e, "ORDERITEMS_SUBFORM") {
+						ps = append(ps, fmt.Sprint(l["PARTNAME"]))
+					}
+					slices.Sort(ps)
+					out[name] = strings.Join(ps, " ")
+				}
+				return out
+			}
+			if got := parts(); !maps.Equal(got, want) {
+				t.Fatalf("after apply the orders hold the lines of %v, want %v", got, want)
+			}
+			var res *verify.Result
+			for try := 0; try < 20 && res == nil; try++ {
+				res, _ = verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
+			}
+			if res == nil || len(res.Findings) != 0 {
+				t.Fatalf("verify: %+v", res)
+			}
+			undone := false
+			for try := 0; try < 20 && !undone; try++ {
+				sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
+				if sum != nil && len(sum.Skipped) > 0 {
+					t.Fatalf("undo left alone: %v", sum.Skipped)
+				}
+				undone = err == nil && sum.Failed == 0 && len(sum.InDoubt) == 0
+			}
+			old := map[string]string{}
+			for name := range want {
+				old[name] = "P1 P2"
+			}
+			if got := parts(); !undone || !maps.Equal(got, old) {
+				t.Fatalf("after undo (finished: %v) the orders hold the lines of %v, want %v", undone, got, old)
+			}
+		})
+	}
+}
+
 // TestFilledFieldsUnderFaults: orders the server numbers, each with a CDES
 // and lines with a PDES the server fills in place of the values sent,
 // loaded, lines inside each order's POST or on their own, while it drops
