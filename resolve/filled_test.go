@@ -52,6 +52,20 @@ func firstBatchLost(t *testing.T, inDoubtOrders int, orders ...transform.Result)
 // ordersOf is the orders the sandbox holds.
 func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
 
+// partsOf is, by ORDNAME, the parts of each order's lines, sorted.
+func partsOf(env *fixture.Env) map[string]string {
+	out := map[string]string{}
+	for name, e := range env.Entities("ORDERS", "ORDNAME") {
+		var ps []string
+		for _, l := range fixture.Lines(e, "ORDERITEMS_SUBFORM") {
+			ps = append(ps, fmt.Sprint(l["PARTNAME"]))
+		}
+		slices.Sort(ps)
+		out[name] = strings.Join(ps, " ")
+	}
+	return out
+}
+
 // TestFilledFieldNeverSendsTwice: the first batch of orders is committed
 // and its answer lost; the server filled CDES in place of the value sent,
 // so no document matches every field the create sent. The resume used to
@@ -288,19 +302,7 @@ func replacedOnce(t *testing.T, pdes string) {
 		b, _ := os.ReadFile(o.Journal)
 		t.Fatalf("%+v\n%s", sum, b)
 	}
-	parts := func() map[string]string {
-		out := map[string]string{}
-		for name, e := range env.Entities("ORDERS", "ORDNAME") {
-			var ps []string
-			for _, l := range fixture.Lines(e, "ORDERITEMS_SUBFORM") {
-				ps = append(ps, fmt.Sprint(l["PARTNAME"]))
-			}
-			slices.Sort(ps)
-			out[name] = strings.Join(ps, " ")
-		}
-		return out
-	}
-	if got, want := parts(), map[string]string{"SO1": "P3", "SO2": "P3"}; !maps.Equal(got, want) {
+	if got, want := partsOf(env), map[string]string{"SO1": "P3", "SO2": "P3"}; !maps.Equal(got, want) {
 		t.Errorf("after apply the orders hold the lines of %v, want %v", got, want)
 	}
 	// Undo gives each order back the lines it held, and not the run's own.
@@ -311,7 +313,7 @@ func replacedOnce(t *testing.T, pdes string) {
 	if sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target}); err != nil || len(sum.Skipped) != 0 {
 		t.Fatalf("undo: %v, %+v", err, sum)
 	}
-	if got, want := parts(), map[string]string{"SO1": "P1 P2", "SO2": "P1 P2"}; !maps.Equal(got, want) {
+	if got, want := partsOf(env), map[string]string{"SO1": "P1 P2", "SO2": "P1 P2"}; !maps.Equal(got, want) {
 		t.Errorf("after undo the orders hold the lines of %v, want %v", got, want)
 	}
 }
@@ -378,19 +380,7 @@ func TestReplacedLinesUnderFaults(t *testing.T) {
 			o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{"orders": recs}})
 			o.BatchSize = 4
 			untilComplete(o)
-			parts := func() map[string]string {
-				out := map[string]string{}
-				for name, e := range env.Entities("ORDERS", "ORDNAME") {
-					var ps []string
-					for _, l := range fixture.Lines(e, "ORDERITEMS_SUBFORM") {
-						ps = append(ps, fmt.Sprint(l["PARTNAME"]))
-					}
-					slices.Sort(ps)
-					out[name] = strings.Join(ps, " ")
-				}
-				return out
-			}
-			if got := parts(); !maps.Equal(got, want) {
+			if got := partsOf(env); !maps.Equal(got, want) {
 				t.Fatalf("after apply the orders hold the lines of %v, want %v", got, want)
 			}
 			var res *verify.Result
@@ -412,7 +402,7 @@ func TestReplacedLinesUnderFaults(t *testing.T) {
 			for name := range want {
 				old[name] = "P1 P2"
 			}
-			if got := parts(); !undone || !maps.Equal(got, old) {
+			if got := partsOf(env); !undone || !maps.Equal(got, old) {
 				t.Fatalf("after undo (finished: %v) the orders hold the lines of %v, want %v", undone, got, old)
 			}
 		})
