@@ -318,17 +318,22 @@ func replacedOnce(t *testing.T, pdes string) {
 	}
 }
 
-// TestReplacedLinesUnderFaults: 30 orders that exist with two lines each
-// get 1 to 3 new lines with lines: replace (every other order's lines
-// with a PDES the server fills in its place), while the sandbox drops
-// connections before and after committing and answers 500s; apply runs
-// again until complete. Every order ends with exactly its new lines,
-// verify finds nothing, and undo, run again while a fault stops it, gives
-// every order back its two old lines.
-func TestReplacedLinesUnderFaults(t *testing.T) {
+// TestLinesOfExistingOrdersUnderFaults: 30 orders that exist with two
+// lines each get 1 to 3 new lines, with lines: replace or appended (every
+// other order's lines with a PDES the server fills in its place), while
+// the sandbox drops connections before and after committing and answers
+// 500s; apply runs again until complete. Every order ends with exactly
+// its new lines (replace) or its old and new ones (append), verify finds
+// nothing, and undo, run again while a fault stops it, gives every order
+// back its two old lines.
+func TestLinesOfExistingOrdersUnderFaults(t *testing.T) {
 	t.Parallel()
-	for _, seed := range []int64{1, 2, 3} {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+	for _, tc := range []struct {
+		seed    int64
+		replace bool
+	}{{1, true}, {2, true}, {3, true}, {1, false}, {2, false}, {3, false}} {
+		seed, replaceLines := tc.seed, tc.replace
+		t.Run(fmt.Sprintf("seed %d replace %v", seed, replaceLines), func(t *testing.T) {
 			t.Parallel()
 			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
@@ -345,18 +350,18 @@ func TestReplacedLinesUnderFaults(t *testing.T) {
 				}
 				t.Fatalf("not complete after 60 runs: %v %+v", err, sum)
 			}
-			order := func(i int, replace bool, parts ...string) transform.Result {
+			order := func(i int, load bool, parts ...string) transform.Result {
 				var lines []*transform.Child
 				for l, part := range parts {
 					fields := map[string]any{"PARTNAME": part, "TQUANT": fixture.Dec(fmt.Sprint(l + 1))}
-					if replace {
+					if load {
 						fields["TQUANT"] = fixture.Dec(fmt.Sprint(l + 5))
 						if i%2 == 0 {
 							fields["PDES"] = "typed"
 						}
 					}
 					c := fixture.Line("ORDERITEMS_SUBFORM", 100*i+l, fields)
-					c.Replace = replace
+					c.Replace = load && replaceLines
 					lines = append(lines, c)
 				}
 				id := fmt.Sprintf("O%02d", i)
@@ -368,6 +373,9 @@ func TestReplacedLinesUnderFaults(t *testing.T) {
 				seedRecs = append(seedRecs, order(i, false, "P1", "P2"))
 				parts := []string{"P3", "P1", "P2"}[:1+i%3] // the sandbox's parts
 				recs = append(recs, order(i, true, parts...))
+				if !replaceLines {
+					parts = append(parts, "P1", "P2")
+				}
 				parts = slices.Sorted(slices.Values(parts))
 				want[fmt.Sprintf("SOO%02d", i)] = strings.Join(parts, " ")
 			}
