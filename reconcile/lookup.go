@@ -60,11 +60,29 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 	if err := r.prefetch(near); err != nil {
 		return nil, err
 	}
+	// As Reconcile decides them: a create that finds one document
+	// exactly claims it; those with near candidates only are looked up
+	// again once all have, so that another record's own document is
+	// never listed as a near candidate.
 	out := make([]Found, len(creates))
+	var later []int
 	for i, s := range creates {
 		cands, why, err := r.Lookup(s, claimedIn(claimed))
 		if err != nil {
 			return out[:i], err
+		}
+		out[i] = Found{Candidates: cands, Why: why}
+		switch {
+		case why == "" && len(cands) == 1:
+			claimed[s.Step+"|"+cands[0].Key] = true
+		case why != "" && len(cands) > 0:
+			later = append(later, i)
+		}
+	}
+	for _, i := range later {
+		cands, why, err := r.Lookup(creates[i], claimedIn(claimed))
+		if err != nil {
+			return out, err
 		}
 		out[i] = Found{Candidates: cands, Why: why}
 	}

@@ -142,6 +142,16 @@ func TestNearCandidateOfAnotherRecord(t *testing.T) {
 	if ordersOf(env) != 1 {
 		t.Fatalf("%d orders after the lost batch, want B's alone", ordersOf(env))
 	}
+	// resolve lists them as the resume will decide them.
+	list, err := InDoubt(ctx, o.Journal, Options{Client: env.Client, Metadata: env.MD})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("in doubt: %v %+v", err, list)
+	}
+	for _, d := range list {
+		if n := len(d.Candidates); d.Record == "A" && (n != 0 || !strings.Contains(d.Note, "not created")) || d.Record == "B" && (n != 1 || d.Candidates[0].Differs != nil) {
+			t.Errorf("resolve lists %s with %d candidates %+v, note %q", d.Record, n, d.Candidates, d.Note)
+		}
+	}
 	o.Client = env.Client
 	sum, err := executortest.ApplyRun(ctx, o)
 	if err != nil || !sum.Complete || len(sum.Undecided) > 0 {
