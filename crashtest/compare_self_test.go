@@ -216,7 +216,7 @@ func TestCompareCatchesTouchedCompany(t *testing.T) {
 // writing at the same time, and not one user's concurrent batches.
 func TestWritersSeeTwoAtOnce(t *testing.T) {
 	t.Parallel()
-	w := &writers{inFlight: map[string]int{}}
+	w := newWriters()
 	entered, release := make(chan struct{}), make(chan struct{})
 	srv := httptest.NewServer(w.wrap(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}

@@ -438,7 +438,7 @@ func (c *crasher) sandbox(seed int64) *target {
 	if c.kind.twoRuns {
 		opts.Users = map[string]string{"demo": "demo", "demo2": "demo2"}
 		if c.writers == nil {
-			c.writers = &writers{inFlight: map[string]int{}}
+			c.writers = newWriters()
 		}
 		wrap = c.writers.wrap
 	}
@@ -507,8 +507,15 @@ var holderPID = regexp.MustCompile(`in use by another run \(pid (\d+)\b`)
 type writers struct {
 	mu       sync.Mutex
 	inFlight map[string]int
+	busy     int        // writes in flight, every user's
+	quiet    *sync.Cond // on mu: busy dropped to 0
 	overlaps atomic.Int64
-	wg       sync.WaitGroup
+}
+
+func newWriters() *writers {
+	w := &writers{inFlight: map[string]int{}}
+	w.quiet = sync.NewCond(&w.mu)
+	return w
 }
 
 func (w *writers) wrap(h http.Handler) http.Handler {
@@ -525,20 +532,29 @@ func (w *writers) wrap(h http.Handler) http.Handler {
 			}
 		}
 		w.inFlight[user]++
-		w.wg.Add(1)
+		w.busy++
 		w.mu.Unlock()
 		defer func() {
 			w.mu.Lock()
 			w.inFlight[user]--
+			if w.busy--; w.busy == 0 {
+				w.quiet.Broadcast()
+			}
 			w.mu.Unlock()
-			w.wg.Done()
 		}()
 		h.ServeHTTP(rw, r)
 	})
 }
 
-// idle waits until no write is in flight.
-func (w *writers) idle() { w.wg.Wait() }
+// idle waits until no write is in flight. A killed run's write may still
+// arrive while it waits (a sync.WaitGroup would panic on that Add).
+func (w *writers) idle() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy > 0 {
+		w.quiet.Wait()
+	}
+}
 
 // smallDisk is a tmpfs holding the journal, mostly taken by filler files:
 // each stop for a full disk removes one, the last one everything left.
