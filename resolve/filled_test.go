@@ -53,6 +53,62 @@ func firstBatchLost(t *testing.T, inDoubtOrders int, orders ...transform.Result)
 // ordersOf is the orders the sandbox holds.
 func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
 
+// untilComplete runs apply of o again until it completes, as a user does
+// against a server that keeps dropping calls.
+func untilComplete(t *testing.T, o executortest.Run) {
+	t.Helper()
+	var err error
+	var sum *executor.Summary
+	for runs := 0; runs < 60; runs++ {
+		if sum, err = executortest.ApplyRun(context.Background(), o); err == nil && sum.Complete {
+			return
+		}
+	}
+	t.Fatalf("not complete after 60 runs: %v %+v", err, sum)
+}
+
+// upsertOver loads the orders seed (with the parts and customers they
+// need), then upserts recs over them, each run again until complete, and
+// returns the upsert's run.
+func upsertOver(t *testing.T, env *fixture.Env, seed, recs []transform.Result) executortest.Run {
+	t.Helper()
+	sp, sf := fixture.OrdersPlan(seed...)
+	seeded := executortest.Handmade(t, env, sp, sf)
+	seeded.BatchSize = 8
+	untilComplete(t, seeded)
+	up := fixture.Step("orders", "ORDERS")
+	up.Mode = plan.ModeUpsert
+	o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{"orders": recs}})
+	o.BatchSize = 4
+	untilComplete(t, o)
+	return o
+}
+
+// verifiedAndUndone checks that verify finds nothing after o, then runs
+// undo again until it finishes (a fault may stop either), failing on a
+// record it leaves alone; it reports whether undo finished.
+func verifiedAndUndone(t *testing.T, env *fixture.Env, o executortest.Run) bool {
+	t.Helper()
+	ctx := context.Background()
+	var res *verify.Result
+	for try := 0; try < 20 && res == nil; try++ {
+		res, _ = verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
+	}
+	if res == nil || len(res.Findings) != 0 {
+		t.Fatalf("verify: %+v", res)
+	}
+	for try := 0; try < 20; try++ {
+		sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
+		if sum != nil && len(sum.Skipped) > 0 {
+			t.Fatalf("undo left alone: %v", sum.Skipped)
+		}
+		if err == nil && sum.Failed == 0 && len(sum.InDoubt) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // partsOf is, by ORDNAME, the parts of each order's lines, sorted.
 func partsOf(env *fixture.Env) map[string]string {
 	out := map[string]string{}
@@ -405,18 +461,6 @@ func TestLinesOfExistingOrdersUnderFaults(t *testing.T) {
 			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
 				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
 			const n = 30
-			ctx := context.Background()
-			untilComplete := func(o executortest.Run) {
-				t.Helper()
-				var err error
-				var sum *executor.Summary
-				for runs := 0; runs < 60; runs++ {
-					if sum, err = executortest.ApplyRun(ctx, o); err == nil && sum.Complete {
-						return
-					}
-				}
-				t.Fatalf("not complete after 60 runs: %v %+v", err, sum)
-			}
 			order := func(i int, load bool, parts ...string) transform.Result {
 				var lines []*transform.Child
 				for l, part := range parts {
@@ -446,39 +490,72 @@ func TestLinesOfExistingOrdersUnderFaults(t *testing.T) {
 				parts = slices.Sorted(slices.Values(parts))
 				want[fmt.Sprintf("SOO%02d", i)] = strings.Join(parts, " ")
 			}
-			sp, sf := fixture.OrdersPlan(seedRecs...)
-			seeded := executortest.Handmade(t, env, sp, sf)
-			seeded.BatchSize = 8
-			untilComplete(seeded)
-			up := fixture.Step("orders", "ORDERS")
-			up.Mode = plan.ModeUpsert
-			o := executortest.Handmade(t, env, fixture.Plan(up), &fixture.Records{Results: map[string][]transform.Result{"orders": recs}})
-			o.BatchSize = 4
-			untilComplete(o)
+			o := upsertOver(t, env, seedRecs, recs)
 			if got := partsOf(env); !maps.Equal(got, want) {
 				t.Fatalf("after apply the orders hold the lines of %v, want %v", got, want)
 			}
-			var res *verify.Result
-			for try := 0; try < 20 && res == nil; try++ {
-				res, _ = verify.Verify(ctx, o.Journal, env.Client, verify.Options{Target: o.Target, Metadata: env.MD})
-			}
-			if res == nil || len(res.Findings) != 0 {
-				t.Fatalf("verify: %+v", res)
-			}
-			undone := false
-			for try := 0; try < 20 && !undone; try++ {
-				sum, err := undo.Undo(ctx, o.Journal, env.Client, undo.Options{Yes: true, Target: o.Target})
-				if sum != nil && len(sum.Skipped) > 0 {
-					t.Fatalf("undo left alone: %v", sum.Skipped)
-				}
-				undone = err == nil && sum.Failed == 0 && len(sum.InDoubt) == 0
-			}
+			undone := verifiedAndUndone(t, env, o)
 			old := map[string]string{}
 			for name := range want {
 				old[name] = "P1 P2"
 			}
 			if got := partsOf(env); !undone || !maps.Equal(got, old) {
 				t.Fatalf("after undo (finished: %v) the orders hold the lines of %v, want %v", undone, got, old)
+			}
+		})
+	}
+}
+
+// TestExistingOrdersChangedUnderFaults: 30 orders that exist are
+// upserted with a new DETAILS, every other one with a CDES typed by hand
+// (the server fills its own) and every third with a text appended, while
+// the sandbox drops connections before and after committing and answers
+// 500s; apply runs again until complete. Every order ends changed once,
+// each text appended once, verify finds nothing, and undo, run again
+// while a fault stops it, gives every order its DETAILS back.
+func TestExistingOrdersChangedUnderFaults(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Parallel()
+			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
+				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			const n = 30
+			order := func(i int, details string, changed bool) transform.Result {
+				fields := map[string]any{"ORDNAME": fmt.Sprintf("SO%02d", i), "CUSTNAME": "C1", "DETAILS": details}
+				var kids []*transform.Child
+				if changed && i%2 == 0 {
+					fields["CDES"] = "typed"
+				}
+				if changed && i%3 == 0 {
+					kids = append(kids, fixture.Single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": fmt.Sprintf("note %d", i), "APPEND": true}))
+				}
+				return fixture.Rec("orders", "ORDERS", fmt.Sprintf("O%02d", i), i+2, fields, kids...)
+			}
+			var seedRecs, recs []transform.Result
+			for i := range n {
+				seedRecs = append(seedRecs, order(i, "old", false))
+				recs = append(recs, order(i, fmt.Sprintf("new %d", i), true))
+			}
+			o := upsertOver(t, env, seedRecs, recs)
+			t.Logf("complete; sandbox faults %d", env.SB.Stats().Faults)
+			for name, e := range env.Entities("ORDERS", "ORDNAME") {
+				var i int
+				fmt.Sscanf(name, "SO%d", &i)
+				if e["DETAILS"] != fmt.Sprintf("new %d", i) {
+					t.Errorf("%s: DETAILS %v", name, e["DETAILS"])
+				}
+				txt, _ := e["ORDERSTEXT_SUBFORM"].(map[string]any)
+				note := fmt.Sprintf("note %d", i)
+				if got := strings.Count(fmt.Sprint(txt["TEXT"]), note); i%3 == 0 && got != 1 || i%3 != 0 && got != 0 {
+					t.Errorf("%s: text %q holds %q %d times", name, txt["TEXT"], note, got)
+				}
+			}
+			undone := verifiedAndUndone(t, env, o)
+			for name, e := range env.Entities("ORDERS", "ORDNAME") {
+				if !undone || e["DETAILS"] != "old" {
+					t.Errorf("after undo (finished: %v) %s: DETAILS %v", undone, name, e["DETAILS"])
+				}
 			}
 		})
 	}
