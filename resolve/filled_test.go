@@ -508,10 +508,11 @@ func TestLinesOfExistingOrdersUnderFaults(t *testing.T) {
 
 // TestExistingOrdersChangedUnderFaults: 30 orders that exist are
 // upserted with a new DETAILS, every other one with a CDES typed by hand
-// (the server fills its own) and every third with a text appended, while
+// (the server fills its own), a third with a text appended and a third
+// with a text that replaces, while
 // the sandbox drops connections before and after committing and answers
 // 500s; apply runs again until complete. Every order ends changed once,
-// each text appended once, verify finds nothing, and undo, run again
+// each text there once, verify finds nothing, and undo, run again
 // while a fault stops it, gives every order its DETAILS back.
 func TestExistingOrdersChangedUnderFaults(t *testing.T) {
 	t.Parallel()
@@ -527,8 +528,10 @@ func TestExistingOrdersChangedUnderFaults(t *testing.T) {
 				if changed && i%2 == 0 {
 					fields["CDES"] = "typed"
 				}
-				if changed && i%3 == 0 {
-					kids = append(kids, fixture.Single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": fmt.Sprintf("note %d", i), "APPEND": true}))
+				if changed && i%3 != 2 {
+					// Appended, or replacing the text (every third order's
+					// text is neither).
+					kids = append(kids, fixture.Single("ORDERSTEXT_SUBFORM", map[string]any{"TEXT": fmt.Sprintf("note %d", i), "APPEND": i%3 == 0}))
 				}
 				return fixture.Rec("orders", "ORDERS", fmt.Sprintf("O%02d", i), i+2, fields, kids...)
 			}
@@ -547,7 +550,7 @@ func TestExistingOrdersChangedUnderFaults(t *testing.T) {
 				}
 				txt, _ := e["ORDERSTEXT_SUBFORM"].(map[string]any)
 				note := fmt.Sprintf("note %d", i)
-				if got := strings.Count(fmt.Sprint(txt["TEXT"]), note); i%3 == 0 && got != 1 || i%3 != 0 && got != 0 {
+				if got := strings.Count(fmt.Sprint(txt["TEXT"]), note); i%3 != 2 && got != 1 || i%3 == 2 && got != 0 {
 					t.Errorf("%s: text %q holds %q %d times", name, txt["TEXT"], note, got)
 				}
 			}
