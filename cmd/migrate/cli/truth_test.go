@@ -677,27 +677,9 @@ func snapshotDiff(a, b map[string][]map[string]any) string {
 // every state of the company.
 func TestOneTruthOfFilledFields(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	plan, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "plans", "quickstart.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, add := range []struct{ after, field string }{
-		{"      CURDATE: date(row.Date, \"02/01/2006\")\n", "      CDES: row.Customer + \" (typed)\"\n"},
-		{"          PRICE: row.Price\n", "          PDES: lower(row.Part)\n"},
-	} {
-		if !bytes.Contains(plan, []byte(add.after)) {
-			t.Fatalf("the quickstart has no line %q to write %q after", add.after, add.field)
-		}
-		plan = bytes.Replace(plan, []byte(add.after), []byte(add.after+add.field), 1)
-	}
-	path := filepath.Join(dir, "quickstart-fills.yaml")
-	if err := os.WriteFile(path, plan, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(mustAbs(t, filepath.Join("..", "..", "..", "examples", "plans")), "data"), filepath.Join(dir, "data")); err != nil {
-		t.Fatal(err)
-	}
+	path := quickstartAs(t, "quickstart-fills.yaml",
+		"      CURDATE: date(row.Date, \"02/01/2006\")\n", "      CURDATE: date(row.Date, \"02/01/2006\")\n      CDES: row.Customer + \" (typed)\"\n",
+		"          PRICE: row.Price\n", "          PRICE: row.Price\n          PDES: lower(row.Part)\n")
 	// Not "with a failure": the refused family fails its parts, so the
 	// first orders' deep inserts fail on their lines before any answer
 	// has shown that the server fills CDES; the documents the server
@@ -710,6 +692,55 @@ func TestOneTruthOfFilledFields(t *testing.T) {
 			oneTruth(t, path, "", state)
 		})
 	}
+}
+
+// TestOneTruthOfReplacedLines runs the one-truth checks over the
+// quickstart with its orders keyed (ORDNAME from the order number),
+// upserted, and their lines replaced (lines: replace): in a company that
+// already holds them, the dry run's DELETEs and POSTs are apply's, and
+// undo gives the orders their old lines back; with every quirk of real
+// servers too.
+func TestOneTruthOfReplacedLines(t *testing.T) {
+	t.Parallel()
+	// Keyed, its name is not the quickstart's: oneTruth expects the
+	// quickstart's orders numbered by the server.
+	path := quickstartAs(t, "orders-replaced.yaml",
+		"    after: [customers, parts]\n    fields:\n", "    after: [customers, parts]\n    mode: upsert\n    fields:\n      ORDNAME: '\"SO\" + string(row.OrderNo)'\n",
+		"      - name: ORDERITEMS_SUBFORM\n        source: group\n", "      - name: ORDERITEMS_SUBFORM\n        source: group\n        lines: replace\n")
+	for _, quirks := range []string{"", "all"} {
+		for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "loaded"} {
+			t.Run(state+" "+quirks, func(t *testing.T) {
+				t.Parallel()
+				oneTruth(t, path, quirks, state)
+			})
+		}
+	}
+}
+
+// quickstartAs writes the quickstart plan, each of the pairs' old text
+// replaced by its new one, as name in a folder of the test's with the
+// quickstart's data beside it, and returns its path.
+func quickstartAs(t *testing.T, name string, oldNew ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	plan, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "plans", "quickstart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(oldNew); i += 2 {
+		if !bytes.Contains(plan, []byte(oldNew[i])) {
+			t.Fatalf("the quickstart has no %q to change", oldNew[i])
+		}
+		plan = bytes.Replace(plan, []byte(oldNew[i]), []byte(oldNew[i+1]), 1)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, plan, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mustAbs(t, filepath.Join("..", "..", "..", "examples", "plans")), "data"), filepath.Join(dir, "data")); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func mustAbs(t *testing.T, p string) string {
