@@ -53,6 +53,13 @@ func firstBatchLost(t *testing.T, inDoubtOrders int, orders ...transform.Result)
 // ordersOf is the orders the sandbox holds.
 func ordersOf(env *fixture.Env) int { return len(env.SB.Snapshot()["ORDERS"]) }
 
+// faulty is a sandbox that drops connections before and after committing
+// and answers 500s, seeded.
+func faulty(t *testing.T, seed int64) *fixture.Env {
+	return fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
+		sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+}
+
 // untilComplete runs apply of o again until it completes, as a user does
 // against a server that keeps dropping calls.
 func untilComplete(t *testing.T, o executortest.Run) {
@@ -458,8 +465,7 @@ func TestLinesOfExistingOrdersUnderFaults(t *testing.T) {
 		seed, replaceLines := tc.seed, tc.replace
 		t.Run(fmt.Sprintf("seed %d replace %v", seed, replaceLines), func(t *testing.T) {
 			t.Parallel()
-			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
-				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			env := faulty(t, seed)
 			const n = 30
 			order := func(i int, load bool, parts ...string) transform.Result {
 				var lines []*transform.Child
@@ -519,8 +525,7 @@ func TestExistingOrdersChangedUnderFaults(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			t.Parallel()
-			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
-				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			env := faulty(t, seed)
 			const n = 30
 			order := func(i int, details string, changed bool) transform.Result {
 				fields := map[string]any{"ORDNAME": fmt.Sprintf("SO%02d", i), "CUSTNAME": "C1", "DETAILS": details}
@@ -582,8 +587,7 @@ func TestFilledFieldsUnderFaults(t *testing.T) {
 		seed := tc.seed
 		t.Run(fmt.Sprintf("seed %d deep %v", seed, tc.deep), func(t *testing.T) {
 			t.Parallel()
-			env := fixture.New(t, sandbox.Options{Seed: seed, Faults: map[string]float64{
-				sandbox.FaultDropAfterCommit: 0.15, sandbox.FaultDropBeforeCommit: 0.1, sandbox.FaultError500: 0.1}})
+			env := faulty(t, seed)
 			const n = 40
 			var recs []transform.Result
 			for i := range n {
