@@ -190,12 +190,17 @@ func (m *Metadata) Reindex() {
 
 // index is the look-up tables, built at the first look-up of metadata
 // built by hand.
-func (m *Metadata) index() *metaIndex {
-	if ix := m.idx.Load(); ix != nil {
+func (m *Metadata) index() *metaIndex { return built(&m.idx, m.Reindex) }
+
+// built is the tables p points to, which build publishes there when it
+// has none yet (goroutines looking up at once may each build them: the
+// same tables).
+func built[T any](p *atomic.Pointer[T], build func()) *T {
+	if ix := p.Load(); ix != nil {
 		return ix
 	}
-	m.Reindex()
-	return m.idx.Load()
+	build()
+	return p.Load()
 }
 
 // ReplaceType puts t in place of the entity type of its name (the
@@ -241,13 +246,7 @@ func (t *EntityType) reindex() {
 
 // index is the type's look-up tables, built at the first look-up of a
 // type built by hand.
-func (t *EntityType) index() *typeIndex {
-	if ix := t.idx.Load(); ix != nil {
-		return ix
-	}
-	t.reindex()
-	return t.idx.Load()
-}
+func (t *EntityType) index() *typeIndex { return built(&t.idx, t.reindex) }
 
 // Property returns the field of that name, or nil.
 func (t *EntityType) Property(name string) *Property { return t.index().props[name] }
