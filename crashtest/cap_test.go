@@ -111,12 +111,7 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 		args := []string{"apply", l.plan, "--dialect", "odata", "--journal", j}
 		o, attempt := resume(t, f.Rounds, phase{
 			what: "apply",
-			kill: func(attempt int) time.Duration {
-				if kills() < *crashCAP-undoKills && attempt < 2*applyKills {
-					return killDelay(rng, overhead, span, applyKills)
-				}
-				return 0
-			},
+			kill: applyKill(rng, kills, *crashCAP, applyKills, undoKills, overhead, &span),
 			run: func(attempt int, kill time.Duration) []outcome {
 				if kill > 0 && attempt%4 == 3 {
 					// Every fourth kill lands while the journal's index is
@@ -208,6 +203,19 @@ func runCrashCAP(t *testing.T, name string, lineByLine bool) {
 // zeroDiffer is verify's last line when the service holds what the
 // journal says was written.
 var zeroDiffer = regexp.MustCompile(`(?m)^0 records differ`)
+
+// applyKill is the kill delay of an apply phase's attempt: killDelay
+// within *span (as it is when the attempt starts) for a round's first
+// 2*applyKills attempts, while the kills landed leave the campaign's
+// points room for its last undo's share; 0 (no kill) after.
+func applyKill(rng *rand.Rand, landed func() int, points, applyKills, undoKills int, overhead time.Duration, span *time.Duration) func(attempt int) time.Duration {
+	return func(attempt int) time.Duration {
+		if landed() < points-undoKills && attempt < 2*applyKills {
+			return killDelay(rng, overhead, *span, applyKills)
+		}
+		return 0
+	}
+}
 
 // killDelay is when a kill lands: a quarter of them in the start of a run
 // (flag parsing, journal replay, reconciliation), the rest after it,

@@ -442,12 +442,7 @@ func TestCrashChangingSource(t *testing.T) {
 		var started []map[string]any // what the template held when the last run started
 		o, attempt := resume(t, f.Rounds, phase{
 			what: "apply",
-			kill: func(attempt int) time.Duration {
-				if kills() < *crashChanging-undoKills && attempt < 2*applyKills {
-					return killDelay(rng, overhead, span, applyKills)
-				}
-				return 0
-			},
+			kill: applyKill(rng, kills, *crashChanging, applyKills, undoKills, overhead, &span),
 			run: func(_ int, kill time.Duration) []outcome {
 				l.arm(2 + rng.Intn(max(f.Pages-3, 1)))
 				started = l.families()

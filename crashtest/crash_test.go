@@ -286,13 +286,7 @@ func runCrash(t *testing.T, k crashKind) {
 		fills := 0
 		o, attempt := resume(t, f.Rounds, phase{
 			what: "apply",
-			kill: func(attempt int) time.Duration {
-				// The last round keeps its undo's share of the kills.
-				if kills() < k.points-undoKills && attempt < 2*applyKills {
-					return killDelay(c.rng, overhead, span, applyKills)
-				}
-				return 0
-			},
+			kill: applyKill(c.rng, kills, k.points, applyKills, undoKills, overhead, &span),
 			run: func(attempt int, kill time.Duration) []outcome {
 				if kill > 0 && attempt%4 == 3 && !k.twoRuns {
 					// Every fourth kill lands while the journal's index is
