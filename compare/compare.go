@@ -396,10 +396,10 @@ func Near(t *odata.EntityType, held, want []map[string]any, m LineMatch) (LineMa
 	taken := map[int][]int{} // extra held line → missing wanted lines one field off
 	field := map[[2]int]string{}
 	for _, i := range m.Missing {
+		if len(want[i]) < 2 {
+			continue // one field, left out, leaves nothing to pair on
+		}
 		for _, j := range m.Extra {
-			if len(want[i]) < 2 {
-				continue
-			}
 			if d := Differs(t, held[j], want[i]); len(d) == 1 {
 				near[i] = append(near[i], j)
 				taken[j] = append(taken[j], i)
