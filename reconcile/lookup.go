@@ -50,26 +50,38 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 			paths = append(paths, p)
 		}
 	}
-	if err := r.prefetch(paths); err != nil {
+	if err := r.readAhead(paths, creates); err != nil {
 		return nil, err
+	}
+	return r.lookupAll(creates, claimed)
+}
+
+// readAhead reads paths into r's cache, up to 100 to a call, then the
+// looser lookups of creates (creates the server numbers), which are
+// known once their own lookups' answers are in.
+func (r *Reader) readAhead(paths []string, creates []*journal.SubState) error {
+	if err := r.prefetch(paths); err != nil {
+		return err
 	}
 	var near []string
 	for _, s := range creates {
 		near = append(near, r.nearAhead(s)...)
 	}
-	if err := r.prefetch(near); err != nil {
-		return nil, err
-	}
-	// As Reconcile decides them: a create that finds one document
-	// exactly claims it; those with near candidates only are looked up
-	// again once all have, so that another record's own document is
-	// never listed as a near candidate.
+	return r.prefetch(near)
+}
+
+// lookupAll looks up the candidates of creates (Lookup) in the order
+// a level of reconciliation decides them: a create that finds one
+// document exactly claims it (in claimed) first; those that find near
+// candidates only are looked up again once all have, so that another
+// record's own document is never listed as a near candidate.
+func (r *Reader) lookupAll(creates []*journal.SubState, claimed map[string]bool) ([]Found, error) {
 	out := make([]Found, len(creates))
 	var later []int
 	for i, s := range creates {
 		cands, why, err := r.Lookup(s, claimedIn(claimed))
 		if err != nil {
-			return out[:i], err
+			return nil, err
 		}
 		out[i] = Found{Candidates: cands, Why: why}
 		switch {
@@ -82,7 +94,7 @@ func Candidates(ctx context.Context, st *journal.State, creates []*journal.SubSt
 	for _, i := range later {
 		cands, why, err := r.Lookup(creates[i], claimedIn(claimed))
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		out[i] = Found{Candidates: cands, Why: why}
 	}

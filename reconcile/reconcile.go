@@ -70,11 +70,11 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		}
 		return ""
 	}
-	// one decides s. A create the server numbers whose lookup found near
-	// candidates only is put off (true), unless final, until the creates
-	// of its level have claimed what they find.
-	var later []*journal.SubState
-	one := func(s *journal.SubState, final bool) (bool, error) {
+	// one decides s. The lookups of the creates the server numbers are
+	// made a level at a time, before any of them is decided (lookupAll),
+	// and lookups holds them.
+	lookups := map[*journal.SubState]Found{}
+	one := func(s *journal.SubState) error {
 		ent := entity[s.Step]
 		recKey := s.Step + "|" + s.Rec
 		decide := func(status int, key, why string) {
@@ -98,7 +98,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			if s.Key != "" {
 				resp, err := r.Read(odata.KeySegment(ent, s.Key))
 				if err != nil {
-					return false, err
+					return err
 				}
 				switch resp.Status {
 				case 200:
@@ -111,26 +111,15 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				default:
 					decide(0, "", fmt.Sprintf("reading %s(%s) gave status %d", ent, s.Key, resp.Status))
 				}
-				return false, nil
+				return nil
 			}
-			found, why, err := r.Lookup(s, claimedIn(claimed))
-			if err != nil {
-				return false, err
-			}
-			if !final && why != "" && len(found) > 0 {
-				// Near candidates only: decided once the level's other
-				// creates have claimed the documents that hold exactly
-				// what they sent (a near candidate of this one is often
-				// another record's own).
-				return true, nil
-			}
+			found, why := lookups[s].Candidates, lookups[s].Why
 			switch {
 			case why != "":
 				decide(0, "", why)
 			case len(found) == 1:
 				done(201, found[0].Key, TypeAt(r.md, ent), found[0].entity)
-				keyOf[recKey] = found[0].Key
-				claimed[s.Step+"|"+found[0].Key] = true
+				keyOf[recKey] = found[0].Key // claimed by lookupAll
 			case len(found) == 0:
 				decide(-1, "", "reconciled: absent")
 				absent[recKey] = true
@@ -144,7 +133,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		case s.Op == journal.OpCreate:
 			if absent[recKey] {
 				decide(-1, "", "reconciled: its parent is absent")
-				return false, nil
+				return nil
 			}
 			pkey := keyOf[recKey]
 			if pkey == "" && !strings.Contains(s.Path, ".") {
@@ -159,7 +148,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			}
 			if pkey == "" {
 				decide(0, "", "its parent's key is unknown")
-				return false, nil
+				return nil
 			}
 			// A child of a line (a line's text, docs/service.md, Text
 			// sub-forms) is read under that line, whose key is journaled or
@@ -172,14 +161,14 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			case gone:
 				decide(-1, "", "reconciled: its parent line is absent")
 				absentLine[recKey+"|"+s.Path] = true
-				return false, nil
+				return nil
 			case why != "":
 				decide(0, "", why)
-				return false, nil
+				return nil
 			}
 			resp, err := r.Read(parentURL + "/" + s.Nav)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if resp.Status == 204 {
 				// A single-valued navigation that holds nothing: a
@@ -187,11 +176,11 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				// written, docs/other-services.md, What differs).
 				decide(-1, "", "reconciled: absent")
 				absentLine[recKey+"|"+s.Path] = true
-				return false, nil
+				return nil
 			}
 			if resp.Status != 200 {
 				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
-				return false, nil
+				return nil
 			}
 			claimKey := recKey + "|" + s.Nav + "|"
 			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
@@ -227,11 +216,11 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
 			resp, err := r.Read(s.URL)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if resp.Status != 200 {
 				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
-				return false, nil
+				return nil
 			}
 			if s.Path == "" && s.Key != "" && keyOf[recKey] == "" {
 				keyOf[recKey] = s.Key // the document exists, patched or not: its lines are read under it
@@ -255,7 +244,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 				default:
 					decide(0, "", "the text holds neither the old nor the new one")
 				}
-				return false, nil
+				return nil
 			}
 			// A PATCH applies whole: the fields read back decide it,
 			// each by its type.
@@ -280,7 +269,7 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		case s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
 			resp, err := r.Read(s.URL)
 			if err != nil {
-				return false, err
+				return err
 			}
 			switch resp.Status {
 			case 404:
@@ -297,59 +286,39 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 		default:
 			decide(-1, "", "a read: nothing to reconcile")
 		}
-		return false, nil
-	}
-	flush := func() error {
-		for _, s := range later {
-			if _, err := one(s, true); err != nil {
-				return err
-			}
-		}
-		later = nil
 		return nil
 	}
 	for i, s := range subs {
 		if i == 0 || journal.Depth(s.Path) != journal.Depth(subs[i-1].Path) {
 			// The level above is decided whole before this one is read.
-			if err := flush(); err != nil {
-				return undecided, err
-			}
 			end := i
 			for end < len(subs) && journal.Depth(subs[end].Path) == journal.Depth(s.Path) {
 				end++
 			}
-			level := subs[i:end]
 			var paths []string
-			for _, next := range level {
+			var numbered []*journal.SubState // creates whose key the server assigns
+			for _, next := range subs[i:end] {
 				if p := pathOf(next); p != "" {
 					paths = append(paths, p)
 				}
-			}
-			if err := r.prefetch(paths); err != nil {
-				return undecided, err
-			}
-			// The looser lookups of the creates that missed, known once
-			// their own answers are in.
-			var near []string
-			for _, next := range level {
 				if next.Path == "" && next.Op == journal.OpCreate && next.Key == "" {
-					near = append(near, r.nearAhead(next)...)
+					numbered = append(numbered, next)
 				}
 			}
-			if err := r.prefetch(near); err != nil {
+			if err := r.readAhead(paths, numbered); err != nil {
 				return undecided, err
 			}
+			looked, err := r.lookupAll(numbered, claimed)
+			if err != nil {
+				return undecided, err
+			}
+			for k, c := range numbered {
+				lookups[c] = looked[k]
+			}
 		}
-		put, err := one(s, false)
-		if err != nil {
+		if err := one(s); err != nil {
 			return undecided, err
 		}
-		if put {
-			later = append(later, s)
-		}
-	}
-	if err := flush(); err != nil {
-		return undecided, err
 	}
 	var entries []journal.Entry
 	batches := make([]int, 0, len(results))
