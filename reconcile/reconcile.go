@@ -33,261 +33,27 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 	// Entities first, then their children (a child of an absent parent is
 	// absent; a child's parent key may come from reconciling the parent).
 	sort.SliceStable(subs, func(i, j int) bool { return journal.Depth(subs[i].Path) < journal.Depth(subs[j].Path) })
-	entity := StepEntities(r.state, r.opts.Plan) // no plan: undo settles work in doubt with the journal alone
-	results := map[int][]journal.SubResult{}
-	absent := map[string]bool{} // step|rec whose entity is absent
 	claimed, keyOf, err := claimedKeys(r.state)
 	if err != nil {
 		return nil, err
 	}
-	lineKeyOf := map[string]string{} // step|rec|path of a line found here → its key
-	absentLine := map[string]bool{}  // step|rec|path of a child found absent here
-
+	d := &decisions{
+		r:          r,
+		entity:     StepEntities(r.state, r.opts.Plan), // no plan: undo settles work in doubt with the journal alone
+		results:    map[int][]journal.SubResult{},
+		absent:     map[string]bool{},
+		claimed:    claimed,
+		keyOf:      keyOf,
+		lineKeyOf:  map[string]string{},
+		absentLine: map[string]bool{},
+		lookups:    map[*journal.SubState]Found{},
+	}
 	// The reads go at most 100 to a call. Each depth's reads
 	// are known once the depth above it is decided (a line is read under
 	// its parent's key), so they are sent ahead, a depth at a time, and
 	// the decisions below take their answers from the cache.
 	r.cache = map[string]odata.BatchResponse{}
 	defer func() { r.cache = nil }()
-	pathOf := func(s *journal.SubState) string {
-		ent, recKey := entity[s.Step], s.Step+"|"+s.Rec
-		switch {
-		case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
-			return odata.KeySegment(ent, s.Key)
-		case s.Path == "" && s.Op == journal.OpCreate:
-			return r.candidatePath(s)
-		case s.Op == journal.OpCreate:
-			if absent[recKey] || keyOf[recKey] == "" {
-				return ""
-			}
-			parentURL, _, gone, why := r.parentOf(ent, keyOf[recKey], s, lineKeyOf, absentLine)
-			if gone || why != "" {
-				return ""
-			}
-			return parentURL + "/" + s.Nav
-		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch || s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
-			return s.URL
-		}
-		return ""
-	}
-	// one decides s. The lookups of the creates the server numbers are
-	// made a level at a time, before any of them is decided (lookupAll),
-	// and lookups holds them.
-	lookups := map[*journal.SubState]Found{}
-	one := func(s *journal.SubState) error {
-		ent := entity[s.Step]
-		recKey := s.Step + "|" + s.Rec
-		decide := func(status int, key, why string) {
-			if status == 0 {
-				msg := fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why)
-				undecided = append(undecided, msg)
-				r.warn("in doubt, not resent: " + msg + "; check it on the server")
-				return
-			}
-			results[s.Batch] = append(results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
-		}
-		// done decides s done, its entity (key, of type t) found holding
-		// entity (Outcome).
-		done := func(status int, key string, t *odata.EntityType, entity map[string]any) {
-			res := Outcome(s, status, key, t, entity)
-			r.NoteFilled(s.Step, s.Nav, res.Fills)
-			results[s.Batch] = append(results[s.Batch], res)
-		}
-		switch {
-		case s.Path == "" && s.Op == journal.OpCreate:
-			if s.Key != "" {
-				resp, err := r.Read(odata.KeySegment(ent, s.Key))
-				if err != nil {
-					return err
-				}
-				switch resp.Status {
-				case 200:
-					got, _ := odata.DecodeEntity(resp.Body)
-					done(201, s.Key, TypeAt(r.md, ent), got)
-					keyOf[recKey] = s.Key
-				case 404:
-					decide(-1, "", "reconciled: absent")
-					absent[recKey] = true
-				default:
-					decide(0, "", fmt.Sprintf("reading %s(%s) gave status %d", ent, s.Key, resp.Status))
-				}
-				return nil
-			}
-			found, why := lookups[s].Candidates, lookups[s].Why
-			switch {
-			case why != "":
-				decide(0, "", why)
-			case len(found) == 1:
-				done(201, found[0].Key, TypeAt(r.md, ent), found[0].entity)
-				keyOf[recKey] = found[0].Key // claimed by lookupAll
-			case len(found) == 0:
-				decide(-1, "", "reconciled: absent")
-				absent[recKey] = true
-			default:
-				keys := make([]string, len(found))
-				for i, c := range found {
-					keys[i] = c.Key
-				}
-				decide(0, "", fmt.Sprintf("%d entities of %s match its fields and lines (%s); decide with migrate resolve", len(found), ent, strings.Join(keys, ", ")))
-			}
-		case s.Op == journal.OpCreate:
-			if absent[recKey] {
-				decide(-1, "", "reconciled: its parent is absent")
-				return nil
-			}
-			pkey := keyOf[recKey]
-			if pkey == "" && !strings.Contains(s.Path, ".") {
-				// A line added to a document that existed: the document
-				// is the one its POST was addressed to.
-				if k, ok := strings.CutPrefix(s.URL, ent+"("); ok {
-					pkey, _ = strings.CutSuffix(k, ")/"+s.Nav)
-					if pkey == k {
-						pkey = ""
-					}
-				}
-			}
-			if pkey == "" {
-				decide(0, "", "its parent's key is unknown")
-				return nil
-			}
-			// A child of a line (a line's text, docs/service.md, Text
-			// sub-forms) is read under that line, whose key is journaled or
-			// was found just above.
-			parentURL, pt, gone, why := r.parentOf(ent, pkey, s, lineKeyOf, absentLine)
-			if u, t := sentBelow(r.md, s); why != "" && u != "" {
-				parentURL, pt, why = u, t, "" // a delta's text below a line a deep insert carried
-			}
-			switch {
-			case gone:
-				decide(-1, "", "reconciled: its parent line is absent")
-				absentLine[recKey+"|"+s.Path] = true
-				return nil
-			case why != "":
-				decide(0, "", why)
-				return nil
-			}
-			resp, err := r.Read(parentURL + "/" + s.Nav)
-			if err != nil {
-				return err
-			}
-			if resp.Status == 204 {
-				// A single-valued navigation that holds nothing: a
-				// standard service answers 204 No Content (a text not
-				// written, docs/other-services.md, What differs).
-				decide(-1, "", "reconciled: absent")
-				absentLine[recKey+"|"+s.Path] = true
-				return nil
-			}
-			if resp.Status != 200 {
-				decide(0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
-				return nil
-			}
-			claimKey := recKey + "|" + s.Nav + "|"
-			if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
-				claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
-			}
-			isClaimed := func(k string) bool { return claimed[claimKey+k] }
-			// A field the server fills is not matched on (unless nothing
-			// else is left).
-			match := s.Match
-			if fills := r.filledFields(s.Step, s.Nav); len(fills) > 0 {
-				if rest := journal.Without(match, slices.Collect(maps.Keys(fills))...); rest != nil {
-					match = rest
-				}
-			}
-			line, held, found, why := MatchLine(resp.Body, match, isClaimed, r.md, pt, s.Nav)
-			if !found && why == "" {
-				line, held = r.nearLine(s, resp.Body, pt, isClaimed)
-				found = held != nil
-			}
-			switch {
-			case why != "":
-				decide(0, "", why)
-			case found:
-				done(201, line, lineType(r.md, pt, s.Nav), held)
-				if line != "" {
-					claimed[claimKey+line] = true
-					lineKeyOf[recKey+"|"+s.Path] = line
-				}
-			default:
-				decide(-1, "", "reconciled: absent")
-				absentLine[recKey+"|"+s.Path] = true
-			}
-		case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
-			resp, err := r.Read(s.URL)
-			if err != nil {
-				return err
-			}
-			if resp.Status != 200 {
-				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
-				return nil
-			}
-			if s.Path == "" && s.Key != "" && keyOf[recKey] == "" {
-				keyOf[recKey] = s.Key // the document exists, patched or not: its lines are read under it
-			}
-			want := s.Match
-			if s.Op == journal.OpUndoPatch {
-				want = s.Before
-			}
-			if s.Path != "" && s.Line == "" && WritesText(want) {
-				// A text a delta replaced, or undo wrote back (a line's
-				// PATCH names its line; another single object, a ship-to
-				// address, writes no TEXT): decided by its content, as
-				// servers read texts back normalised (docs/servers.md,
-				// Reading).
-				held, sent, old := HeldText(resp.Body), HeldText(want), HeldText(s.Before)
-				switch {
-				case compare.SameText(held, sent):
-					decide(200, s.Key, "")
-				case s.Op == journal.OpPatch && compare.SameText(held, old):
-					decide(-1, "", "reconciled: not applied")
-				default:
-					decide(0, "", "the text holds neither the old nor the new one")
-				}
-				return nil
-			}
-			// A PATCH applies whole: the fields read back decide it,
-			// each by its type.
-			pt := TypeAt(r.md, s.URL)
-			read := []json.RawMessage{resp.Body}
-			want, unread := ReadableMatch(read, want)
-			before, _ := ReadableMatch(read, s.Before)
-			switch {
-			case len(want) == 0 && len(unread) > 0:
-				decide(0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
-			case compare.SameJSON(pt, resp.Body, want):
-				got, _ := odata.DecodeEntity(resp.Body)
-				if s.Op == journal.OpUndoPatch {
-					got = nil // undo's PATCH is compared with its before-image, not its Match
-				}
-				done(200, s.Key, pt, got)
-			case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
-				decide(-1, "", "reconciled: not applied")
-			default:
-				decide(0, "", "the entity holds neither the old nor the new values")
-			}
-		case s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
-			resp, err := r.Read(s.URL)
-			if err != nil {
-				return err
-			}
-			switch resp.Status {
-			case 404:
-				decide(204, "", "")
-			case 200:
-				decide(-1, "", "reconciled: still there")
-			default:
-				decide(0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
-			}
-		case s.Op == journal.OpUndoCreate:
-			// Forgetting it would let undo add the line twice; undo itself
-			// looks for it among the lines.
-			decide(0, "", "a line undo was re-creating: run undo again to settle it")
-		default:
-			decide(-1, "", "a read: nothing to reconcile")
-		}
-		return nil
-	}
 	for i, s := range subs {
 		if i == 0 || journal.Depth(s.Path) != journal.Depth(subs[i-1].Path) {
 			// The level above is decided whole before this one is read.
@@ -295,47 +61,344 @@ func (r *Reader) Reconcile(jr Journal) (undecided []string, err error) {
 			for end < len(subs) && journal.Depth(subs[end].Path) == journal.Depth(s.Path) {
 				end++
 			}
-			var paths []string
-			var numbered []*journal.SubState // creates whose key the server assigns
-			for _, next := range subs[i:end] {
-				if p := pathOf(next); p != "" {
-					paths = append(paths, p)
-				}
-				if next.Path == "" && next.Op == journal.OpCreate && next.Key == "" {
-					numbered = append(numbered, next)
-				}
-			}
-			if err := r.readAhead(paths, numbered); err != nil {
-				return undecided, err
-			}
-			looked, err := r.lookupAll(numbered, claimed)
-			if err != nil {
-				return undecided, err
-			}
-			for k, c := range numbered {
-				lookups[c] = looked[k]
+			if err := d.readLevel(subs[i:end]); err != nil {
+				return d.undecided, err
 			}
 		}
-		if err := one(s); err != nil {
-			return undecided, err
+		if err := d.one(s); err != nil {
+			return d.undecided, err
 		}
 	}
 	var entries []journal.Entry
-	batches := make([]int, 0, len(results))
-	for b := range results {
+	batches := make([]int, 0, len(d.results))
+	for b := range d.results {
 		batches = append(batches, b)
 	}
 	sort.Ints(batches)
 	for _, b := range batches {
-		entries = append(entries, journal.Entry{Kind: journal.KindOutcome, Batch: b, Results: results[b]})
+		entries = append(entries, journal.Entry{Kind: journal.KindOutcome, Batch: b, Results: d.results[b]})
 	}
 	if len(entries) > 0 {
 		if err := jr.Append(entries...); err != nil {
-			return undecided, err
+			return d.undecided, err
 		}
 	}
 	r.SetState(jr.Snapshot())
-	return undecided, nil
+	return d.undecided, nil
+}
+
+// decisions is what one Reconcile has decided so far, which the
+// decisions below it read: what the journal's records already hold and
+// what was found (claimed), each record's document key (keyOf), the
+// entities and lines found absent, and the outcomes to journal by batch.
+type decisions struct {
+	r          *Reader
+	entity     map[string]string // step → its entity (StepEntities)
+	results    map[int][]journal.SubResult
+	absent     map[string]bool // step|rec whose entity is absent
+	claimed    map[string]bool // as claimedKeys
+	keyOf      map[string]string
+	lineKeyOf  map[string]string // step|rec|path of a line found here → its key
+	absentLine map[string]bool   // step|rec|path of a child found absent here
+	lookups    map[*journal.SubState]Found
+	undecided  []string
+}
+
+// readLevel reads ahead what deciding level (the subs of one depth)
+// reads, and looks up its creates whose key the server assigns, all of
+// them before any is decided (lookupAll).
+func (d *decisions) readLevel(level []*journal.SubState) error {
+	var paths []string
+	var numbered []*journal.SubState
+	for _, s := range level {
+		if p := d.path(s); p != "" {
+			paths = append(paths, p)
+		}
+		if s.Path == "" && s.Op == journal.OpCreate && s.Key == "" {
+			numbered = append(numbered, s)
+		}
+	}
+	if err := d.r.readAhead(paths, numbered); err != nil {
+		return err
+	}
+	found, err := d.r.lookupAll(numbered, d.claimed)
+	if err != nil {
+		return err
+	}
+	for i, s := range numbered {
+		d.lookups[s] = found[i]
+	}
+	return nil
+}
+
+// path is what deciding s reads, "" when that is not known ahead.
+func (d *decisions) path(s *journal.SubState) string {
+	ent, recKey := d.entity[s.Step], s.Step+"|"+s.Rec
+	switch {
+	case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
+		return odata.KeySegment(ent, s.Key)
+	case s.Path == "" && s.Op == journal.OpCreate:
+		return d.r.candidatePath(s)
+	case s.Op == journal.OpCreate:
+		if d.absent[recKey] || d.keyOf[recKey] == "" {
+			return ""
+		}
+		parentURL, _, gone, why := d.r.parentOf(ent, d.keyOf[recKey], s, d.lineKeyOf, d.absentLine)
+		if gone || why != "" {
+			return ""
+		}
+		return parentURL + "/" + s.Nav
+	case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch || s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+		return s.URL
+	}
+	return ""
+}
+
+// decide journals s's outcome: status -1 forgets it (it will be sent
+// again); 0 leaves it in doubt, listed and warned of with why.
+func (d *decisions) decide(s *journal.SubState, status int, key, why string) {
+	if status == 0 {
+		msg := fmt.Sprintf("%s %s%s: %s", s.Step, s.Rec, pathLabel(s), why)
+		d.undecided = append(d.undecided, msg)
+		d.r.warn("in doubt, not resent: " + msg + "; check it on the server")
+		return
+	}
+	d.results[s.Batch] = append(d.results[s.Batch], journal.SubResult{ID: s.ID, Status: status, Key: key, Error: why})
+}
+
+// done decides s done, its entity (key, of type t) found holding
+// entity (Outcome).
+func (d *decisions) done(s *journal.SubState, status int, key string, t *odata.EntityType, entity map[string]any) {
+	res := Outcome(s, status, key, t, entity)
+	d.r.NoteFilled(s.Step, s.Nav, res.Fills)
+	d.results[s.Batch] = append(d.results[s.Batch], res)
+}
+
+// one decides s.
+func (d *decisions) one(s *journal.SubState) error {
+	switch {
+	case s.Path == "" && s.Op == journal.OpCreate && s.Key != "":
+		return d.keyedCreate(s)
+	case s.Path == "" && s.Op == journal.OpCreate:
+		d.numberedCreate(s)
+	case s.Op == journal.OpCreate:
+		return d.line(s)
+	case s.Op == journal.OpPatch || s.Op == journal.OpUndoPatch:
+		return d.patch(s)
+	case s.Op == journal.OpDelete || s.Op == journal.OpUndoDelete:
+		resp, err := d.r.Read(s.URL)
+		if err != nil {
+			return err
+		}
+		switch resp.Status {
+		case 404:
+			d.decide(s, 204, "", "")
+		case 200:
+			d.decide(s, -1, "", "reconciled: still there")
+		default:
+			d.decide(s, 0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+		}
+	case s.Op == journal.OpUndoCreate:
+		// Forgetting it would let undo add the line twice; undo itself
+		// looks for it among the lines.
+		d.decide(s, 0, "", "a line undo was re-creating: run undo again to settle it")
+	default:
+		d.decide(s, -1, "", "a read: nothing to reconcile")
+	}
+	return nil
+}
+
+// keyedCreate decides the create of a document whose key the run sent:
+// read by that key.
+func (d *decisions) keyedCreate(s *journal.SubState) error {
+	ent, recKey := d.entity[s.Step], s.Step+"|"+s.Rec
+	resp, err := d.r.Read(odata.KeySegment(ent, s.Key))
+	if err != nil {
+		return err
+	}
+	switch resp.Status {
+	case 200:
+		got, _ := odata.DecodeEntity(resp.Body)
+		d.done(s, 201, s.Key, TypeAt(d.r.md, ent), got)
+		d.keyOf[recKey] = s.Key
+	case 404:
+		d.decide(s, -1, "", "reconciled: absent")
+		d.absent[recKey] = true
+	default:
+		d.decide(s, 0, "", fmt.Sprintf("reading %s(%s) gave status %d", ent, s.Key, resp.Status))
+	}
+	return nil
+}
+
+// numberedCreate decides the create of a document whose key the server
+// assigns, by what its level's lookups found (readLevel).
+func (d *decisions) numberedCreate(s *journal.SubState) {
+	ent, recKey := d.entity[s.Step], s.Step+"|"+s.Rec
+	found, why := d.lookups[s].Candidates, d.lookups[s].Why
+	switch {
+	case why != "":
+		d.decide(s, 0, "", why)
+	case len(found) == 1:
+		d.done(s, 201, found[0].Key, TypeAt(d.r.md, ent), found[0].entity)
+		d.keyOf[recKey] = found[0].Key // claimed by lookupAll
+	case len(found) == 0:
+		d.decide(s, -1, "", "reconciled: absent")
+		d.absent[recKey] = true
+	default:
+		keys := make([]string, len(found))
+		for i, c := range found {
+			keys[i] = c.Key
+		}
+		d.decide(s, 0, "", fmt.Sprintf("%d entities of %s match its fields and lines (%s); decide with migrate resolve", len(found), ent, strings.Join(keys, ", ")))
+	}
+}
+
+// line decides the create of a line (or of a child of a line) under the
+// document its record holds: found among the lines read, by content.
+func (d *decisions) line(s *journal.SubState) error {
+	ent, recKey := d.entity[s.Step], s.Step+"|"+s.Rec
+	if d.absent[recKey] {
+		d.decide(s, -1, "", "reconciled: its parent is absent")
+		return nil
+	}
+	pkey := d.keyOf[recKey]
+	if pkey == "" && !strings.Contains(s.Path, ".") {
+		// A line added to a document that existed: the document
+		// is the one its POST was addressed to.
+		if k, ok := strings.CutPrefix(s.URL, ent+"("); ok {
+			pkey, _ = strings.CutSuffix(k, ")/"+s.Nav)
+			if pkey == k {
+				pkey = ""
+			}
+		}
+	}
+	if pkey == "" {
+		d.decide(s, 0, "", "its parent's key is unknown")
+		return nil
+	}
+	// A child of a line (a line's text, docs/service.md, Text
+	// sub-forms) is read under that line, whose key is journaled or
+	// was found just above.
+	parentURL, pt, gone, why := d.r.parentOf(ent, pkey, s, d.lineKeyOf, d.absentLine)
+	if u, t := sentBelow(d.r.md, s); why != "" && u != "" {
+		parentURL, pt, why = u, t, "" // a delta's text below a line a deep insert carried
+	}
+	switch {
+	case gone:
+		d.decide(s, -1, "", "reconciled: its parent line is absent")
+		d.absentLine[recKey+"|"+s.Path] = true
+		return nil
+	case why != "":
+		d.decide(s, 0, "", why)
+		return nil
+	}
+	resp, err := d.r.Read(parentURL + "/" + s.Nav)
+	if err != nil {
+		return err
+	}
+	if resp.Status == 204 {
+		// A single-valued navigation that holds nothing: a
+		// standard service answers 204 No Content (a text not
+		// written, docs/other-services.md, What differs).
+		d.decide(s, -1, "", "reconciled: absent")
+		d.absentLine[recKey+"|"+s.Path] = true
+		return nil
+	}
+	if resp.Status != 200 {
+		d.decide(s, 0, "", fmt.Sprintf("reading its lines gave status %d", resp.Status))
+		return nil
+	}
+	claimKey := recKey + "|" + s.Nav + "|"
+	if i := strings.LastIndexByte(s.Path, '.'); i >= 0 {
+		claimKey = recKey + "|" + s.Path[:i] + "|" + s.Nav + "|"
+	}
+	isClaimed := func(k string) bool { return d.claimed[claimKey+k] }
+	// A field the server fills is not matched on (unless nothing
+	// else is left).
+	match := s.Match
+	if fills := d.r.filledFields(s.Step, s.Nav); len(fills) > 0 {
+		if rest := journal.Without(match, slices.Collect(maps.Keys(fills))...); rest != nil {
+			match = rest
+		}
+	}
+	line, held, found, why := MatchLine(resp.Body, match, isClaimed, d.r.md, pt, s.Nav)
+	if !found && why == "" {
+		line, held = d.r.nearLine(s, resp.Body, pt, isClaimed)
+		found = held != nil
+	}
+	switch {
+	case why != "":
+		d.decide(s, 0, "", why)
+	case found:
+		d.done(s, 201, line, lineType(d.r.md, pt, s.Nav), held)
+		if line != "" {
+			d.claimed[claimKey+line] = true
+			d.lineKeyOf[recKey+"|"+s.Path] = line
+		}
+	default:
+		d.decide(s, -1, "", "reconciled: absent")
+		d.absentLine[recKey+"|"+s.Path] = true
+	}
+	return nil
+}
+
+// patch decides a PATCH, apply's or undo's: by what the entity it
+// addressed holds now.
+func (d *decisions) patch(s *journal.SubState) error {
+	recKey := s.Step + "|" + s.Rec
+	resp, err := d.r.Read(s.URL)
+	if err != nil {
+		return err
+	}
+	if resp.Status != 200 {
+		d.decide(s, 0, "", fmt.Sprintf("reading %s gave status %d", s.URL, resp.Status))
+		return nil
+	}
+	if s.Path == "" && s.Key != "" && d.keyOf[recKey] == "" {
+		d.keyOf[recKey] = s.Key // the document exists, patched or not: its lines are read under it
+	}
+	want := s.Match
+	if s.Op == journal.OpUndoPatch {
+		want = s.Before
+	}
+	if s.Path != "" && s.Line == "" && WritesText(want) {
+		// A text a delta replaced, or undo wrote back (a line's
+		// PATCH names its line; another single object, a ship-to
+		// address, writes no TEXT): decided by its content, as
+		// servers read texts back normalised (docs/servers.md,
+		// Reading).
+		held, sent, old := HeldText(resp.Body), HeldText(want), HeldText(s.Before)
+		switch {
+		case compare.SameText(held, sent):
+			d.decide(s, 200, s.Key, "")
+		case s.Op == journal.OpPatch && compare.SameText(held, old):
+			d.decide(s, -1, "", "reconciled: not applied")
+		default:
+			d.decide(s, 0, "", "the text holds neither the old nor the new one")
+		}
+		return nil
+	}
+	// A PATCH applies whole: the fields read back decide it,
+	// each by its type.
+	pt := TypeAt(d.r.md, s.URL)
+	read := []json.RawMessage{resp.Body}
+	want, unread := ReadableMatch(read, want)
+	before, _ := ReadableMatch(read, s.Before)
+	switch {
+	case len(want) == 0 && len(unread) > 0:
+		d.decide(s, 0, "", fmt.Sprintf("%s is read without %s (a field-level permission): nothing left to tell whether it changed; check it on the server", s.URL, strings.Join(unread, ", ")))
+	case compare.SameJSON(pt, resp.Body, want):
+		got, _ := odata.DecodeEntity(resp.Body)
+		if s.Op == journal.OpUndoPatch {
+			got = nil // undo's PATCH is compared with its before-image, not its Match
+		}
+		d.done(s, 200, s.Key, pt, got)
+	case s.Op == journal.OpPatch && compare.SameJSON(pt, resp.Body, before):
+		d.decide(s, -1, "", "reconciled: not applied")
+	default:
+		d.decide(s, 0, "", "the entity holds neither the old nor the new values")
+	}
+	return nil
 }
 
 // claimedKeys lists what the journal's records already hold: step|key,
