@@ -31,7 +31,7 @@ var (
 	crashVerbose  = flag.Bool("crash.v", false, "crash campaign: log every run")
 	crashPerRound = flag.Int("crash.per-round", 12, "crash campaign: kills per round (fresh sandbox, apply, undo)")
 	crashBatch    = flag.Int("crash.batch", 50, "crash campaign: the plan's batch_size")
-	crashFaults   = flag.String("crash.faults", "", "crash campaign: sandbox faults during the kills too, e.g. drop-after-commit=0.1,error-500=0.05 (not in the calibration, whose runs must finish; the look-alike rounds' company is posted without retries, so they fail under it)")
+	crashFaults   = flag.String("crash.faults", "", "crash campaign: sandbox faults during the kills too, e.g. drop-after-commit=0.1,error-500=0.05 (not in the calibration, whose runs must finish, nor while the look-alike rounds' company is entered)")
 	crashConc     = flag.Int("crash.concurrency", 2, "crash campaign: the plan's concurrency (batches in flight when a kill lands)")
 )
 
@@ -450,7 +450,9 @@ func (c *crasher) company(tg *target) company {
 	if !c.kind.lookAlikes {
 		return nil
 	}
-	before, n := lookAlikes(c.t, tg, c.load)
+	var before company
+	var n int
+	tg.sb.WithoutFaults(func() { before, n = lookAlikes(c.t, tg, c.load) }) // entered by hand, before the run and its faults
 	c.f.Held, c.f.LookAlikes = held(before), n
 	return before
 }

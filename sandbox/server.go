@@ -138,6 +138,7 @@ type Server struct {
 	nCalls, nBatches, nSub, nThrottled, nFaults atomic.Int64
 
 	dropWrites, dropBefore atomic.Int64 // DropNextWrites
+	faultsOff              atomic.Bool  // WithoutFaults
 
 	latency atomic.Int64 // Options.Latency, then SetLatency's
 }
@@ -158,6 +159,14 @@ func (s *Server) DropNextWrites(n int, kind string) {
 		return
 	}
 	s.dropWrites.Store(int64(n))
+}
+
+// WithoutFaults runs fn with Options.Faults held off: a test fills the
+// company a run starts from by hand, then lets the faults hit the run.
+func (s *Server) WithoutFaults(fn func()) {
+	s.faultsOff.Store(true)
+	defer s.faultsOff.Store(false)
+	fn()
 }
 
 // takeDrop uses up one drop of DropNextWrites.
@@ -563,7 +572,7 @@ func (s *Server) release(user string) {
 
 // pickFault draws the fault for one call (drops only for writes).
 func (s *Server) pickFault(write bool) string {
-	if len(s.opts.Faults) == 0 {
+	if len(s.opts.Faults) == 0 || s.faultsOff.Load() {
 		return ""
 	}
 	s.limMu.Lock()
