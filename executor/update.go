@@ -28,9 +28,55 @@ func (sr *stepRun) readPending() error {
 	if len(ws) == 0 {
 		return nil
 	}
+	q := sr.readsOf(ws)
+	found, err := q.ReadKeys(sr.ctx, q.keys)
+	if err != nil {
+		if errors.Is(err, errHalt) {
+			return err
+		}
+		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
+	}
+	matchRead := sr.r.rd.Read
+	diffs := sr.r.jr.diffs() != nil
+	if diffs && sr.step.Mode == plan.ModeInsert {
+		if matchRead, err = sr.readMatches(ws); err != nil {
+			if errors.Is(err, errHalt) {
+				return err
+			}
+			return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+		}
+	}
+	for i, w := range ws {
+		switch {
+		case w == nil:
+			continue
+		case w.root.key == "":
+			err = sr.startKeyless(w, diffs, matchRead)
+		default:
+			err = sr.startRead(w, found[w.root.key], q.replace[i], diffs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingReads is the one read of the records waiting for theirs: the
+// keys to read, with only the fields the records write, and the sub-forms
+// they hold (expand); replace is, by record, the sub-forms whose lines
+// lines: replace deletes.
+type pendingReads struct {
+	read.Keys
+	keys    []string
+	replace [][]string
+}
+
+// readsOf builds the records of ws (a record that fails to build is
+// failed, and nil in ws from then on) and the read they need.
+func (sr *stepRun) readsOf(ws []*work) *pendingReads {
 	r := sr.r
-	replaceNavs := make([][]string, len(ws))
-	var keys, fields, expand []string
+	q := &pendingReads{replace: make([][]string, len(ws))}
 	seenField, seenNav := map[string]bool{}, map[string]bool{}
 	for i, w := range ws {
 		root, err := sr.b.insertOps(w)
@@ -43,11 +89,11 @@ func (sr *stepRun) readPending() error {
 		if root.key == "" || sr.step.Mode == plan.ModeInsert && standIn(root.key) {
 			continue // numbered by the server, or created by the run
 		}
-		keys = append(keys, root.key)
+		q.keys = append(q.keys, root.key)
 		for k := range w.rec.Fields {
 			if !seenField[k] {
 				seenField[k] = true
-				fields = append(fields, k)
+				q.Select = append(q.Select, k)
 			}
 		}
 		// A text the record already holds is not sent again (heldTexts):
@@ -55,7 +101,7 @@ func (sr *stepRun) readPending() error {
 		for _, k := range root.kids {
 			if isTextOp(k) && !seenNav[k.nav] {
 				seenNav[k.nav] = true
-				expand = append(expand, k.nav)
+				q.Expand = append(q.Expand, k.nav)
 			}
 		}
 		// lines: replace deletes the lines it reads; lines: append does not
@@ -68,208 +114,199 @@ func (sr *stepRun) readPending() error {
 			}
 			seen[c.Nav] = true
 			if c.Replace {
-				replaceNavs[i] = append(replaceNavs[i], c.Nav)
+				q.replace[i] = append(q.replace[i], c.Nav)
 			}
 			if !seenNav[c.Nav] {
 				seenNav[c.Nav] = true
-				expand = append(expand, c.Nav)
+				q.Expand = append(q.Expand, c.Nav)
 			}
 		}
 	}
-	// One read for many records: only the fields the records
-	// write, with the lines that lines: replace deletes.
-	var t *odata.EntityType
+	sort.Strings(q.Expand)
+	q.Send, q.Set, q.PerBatch = r.sendReads, sr.entity, r.limit
 	if set := r.md.EntitySet(sr.entity); set != nil {
-		t = set.Type
+		q.Type = set.Type
 	}
-	sort.Strings(expand)
-	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: fields, Expand: expand, PerBatch: r.limit}
-	found, err := rd.ReadKeys(sr.ctx, keys)
+	return q
+}
+
+// startKeyless starts a record that names no key to read it by: the
+// server numbers it. In a diff (diffs), an insert first looks for its
+// document by the step's match: (matchRead) and is classified.
+func (sr *stepRun) startKeyless(w *work, diffs bool, matchRead func(string) (odata.BatchResponse, error)) error {
+	root := w.root
+	if sr.step.Mode == plan.ModeUpdate {
+		sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
+		return nil
+	}
+	if diffs {
+		action, matches := DiffCreate, []string(nil)
+		if sr.step.Mode == plan.ModeInsert {
+			var err error
+			if action, matches, err = sr.matchInsert(w, matchRead); err != nil {
+				return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+			}
+		}
+		sr.classify(w, action, nil, nil, matches)
+		if action != DiffCreate {
+			return nil // apply would make a second: not simulated
+		}
+	}
+	return sr.start(w, []unit{flatten(root, nil)})
+}
+
+// startRead starts a record by what the read of its key answered
+// (resp): a create of what is absent, a PATCH of only the fields that
+// changed, the lines and texts it does not hold yet, and, for the
+// sub-forms of replace (lines: replace), the deletes of the lines it
+// holds first.
+func (sr *stepRun) startRead(w *work, resp read.Found, replace []string, diffs bool) error {
+	root := w.root
+	switch {
+	case resp.Status == 404:
+		if sr.step.Mode == plan.ModeUpdate {
+			sr.classify(w, DiffMissing, nil, nil, nil)
+			if !diffs {
+				sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
+			}
+			return nil
+		}
+		sr.classify(w, DiffCreate, nil, nil, nil)
+		return sr.start(w, []unit{flatten(root, nil)})
+	case resp.Status != 200:
+		sr.buildFailed(w, fmt.Errorf("reading %s(%s): %s", sr.entity, root.key, odata.ParseError(resp.Status, nil, resp.Body).Error()))
+		return nil
+	}
+	cur, err := odata.DecodeEntity(resp.Body)
 	if err != nil {
-		if errors.Is(err, errHalt) {
-			return err
-		}
-		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
+		sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, root.key, err))
+		return nil
 	}
-	matchRead := sr.r.rd.Read
-	diffs := r.jr.diffs()
-	if diffs != nil && sr.step.Mode == plan.ModeInsert {
-		if matchRead, err = sr.readMatches(ws); err != nil {
-			if errors.Is(err, errHalt) {
-				return err
-			}
-			return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+	if sr.step.Mode == plan.ModeInsert { // read in a diff only
+		sr.classify(w, DiffConflict, nil, nil, nil)
+		return nil
+	}
+	changed, before := diffFields(root.typ, w.rec.Fields, cur)
+	w.held = heldFields(w.rec.Fields, changed)
+	// The sub-forms read with the entity: the lines lines: replace
+	// deletes before adding, the lines and texts it holds already.
+	var expanded map[string]json.RawMessage
+	_ = json.Unmarshal(resp.Body, &expanded)
+	held := heldTexts(expanded, root.kids)
+	heldLines(sr.r.md, root, expanded, replace, held)
+	own := ownLines(w, replace, held)
+	var added []*op // the lines apply appends
+	for _, k := range root.kids {
+		if !k.single && !held[k] && !slices.Contains(replace, k.nav) {
+			added = append(added, k)
 		}
 	}
-	for i, w := range ws {
-		if w == nil {
+	switch {
+	case len(changed) == 0 && len(added) == 0:
+		sr.classify(w, DiffUnchanged, nil, nil, nil)
+	default:
+		sr.classifyLines(w, changed, before, added)
+	}
+	// An existing document: its lines go on their own (no deep insert).
+	root.carry(false)
+	root.abs = odata.KeySegment(sr.entity, root.key)
+	root.url = root.abs
+	if len(changed) == 0 {
+		root.done, root.status = true, 200
+	} else {
+		root.kind, root.method = journal.OpPatch, "PATCH"
+		root.body, _ = odata.MarshalBody(changed)
+		root.before, _ = json.Marshal(before)
+		root.patch, _ = odata.MarshalBody(changed)
+	}
+	var first unit
+	if !root.done {
+		first = append(first, root)
+	}
+	// lines: replace deletes what the parent has before adding.
+	for _, nav := range replace {
+		first = append(first, sr.replaced(w, expanded[nav], nav, own[nav])...)
+	}
+	var rest []unit
+	for _, k := range root.kids {
+		if held[k] {
 			continue
 		}
-		root := w.root
-		if root.key == "" {
-			if sr.step.Mode == plan.ModeUpdate {
-				sr.buildFailed(w, fmt.Errorf("update: the record has no key to find %s by", sr.entity))
-				continue
-			}
-			if diffs != nil {
-				action, matches := DiffCreate, []string(nil)
-				if sr.step.Mode == plan.ModeInsert && root.key == "" {
-					var err error
-					if action, matches, err = sr.matchInsert(w, matchRead); err != nil {
-						return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
-					}
-				}
-				sr.classify(w, action, nil, nil, matches)
-				if action != DiffCreate {
-					continue // apply would make a second: not simulated
-				}
-			}
-			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
-				return err
-			}
+		rest = append(rest, flatten(k, nil))
+	}
+	if len(first) > 0 && len(replace) > 0 {
+		w.then = rest
+		return sr.start(w, []unit{first})
+	}
+	units := rest
+	if len(first) > 0 {
+		units = append([]unit{first}, rest...)
+	}
+	return sr.start(w, units)
+}
+
+// ownLines marks held the lines an earlier run of the journal added to
+// w's document (its outcome, or reconciliation, says so): they are the
+// record's whatever the server filled in them, and are not added again.
+// Under lines: replace (the sub-forms of replace), once that run's
+// deletes were done, nor are they deleted: it returns their keys by
+// sub-form.
+func ownLines(w *work, replace []string, held map[*op]bool) map[string]map[string]bool {
+	own := map[string]map[string]bool{}
+	if w.prev == nil {
+		return own
+	}
+	for _, k := range w.root.kids {
+		s := w.prev.Subs[k.path]
+		if s == nil || !s.OK() || s.Op != journal.OpCreate {
 			continue
 		}
-		resp := found[root.key]
-		switch {
-		case resp.Status == 404:
-			if sr.step.Mode == plan.ModeUpdate {
-				sr.classify(w, DiffMissing, nil, nil, nil)
-				if diffs == nil {
-					sr.buildFailed(w, fmt.Errorf("update: %s(%s) does not exist", sr.entity, root.key))
-				}
-				continue
+		if !slices.Contains(replace, k.nav) {
+			held[k] = true
+		} else if reconcile.Replaced(w.prev, k.nav) {
+			held[k] = true
+			if own[k.nav] == nil {
+				own[k.nav] = map[string]bool{}
 			}
-			sr.classify(w, DiffCreate, nil, nil, nil)
-			if err := sr.start(w, []unit{flatten(root, nil)}); err != nil {
-				return err
-			}
-			continue
-		case resp.Status != 200:
-			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %s", sr.entity, root.key, odata.ParseError(resp.Status, nil, resp.Body).Error()))
+			own[k.nav][s.ResultKey] = true
+		}
+	}
+	return own
+}
+
+// replaced are the deletes lines: replace sends of the lines of sub-form
+// nav that w's document holds (lines, as read with it), but those of own:
+// each keeps the line as it was, which undo re-creates it from.
+func (sr *stepRun) replaced(w *work, lines json.RawMessage, nav string, own map[string]bool) unit {
+	root := w.root
+	var coll []json.RawMessage
+	if json.Unmarshal(lines, &coll) != nil {
+		return nil
+	}
+	var lt *odata.EntityType
+	if root.typ != nil {
+		if n := root.typ.Navigation(nav); n != nil {
+			lt = sr.r.md.Type(n.Type)
+		}
+	}
+	var out unit
+	for _, raw := range coll {
+		e, err := odata.DecodeEntity(raw)
+		if err != nil || lt == nil {
 			continue
 		}
-		cur, err := odata.DecodeEntity(resp.Body)
+		lk := odata.EntityKey(lt, e)
+		if lk == "" || own[lk] {
+			continue
+		}
+		before, err := LineBody(raw, lt)
 		if err != nil {
-			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, root.key, err))
-			continue
+			before = raw
 		}
-		if sr.step.Mode == plan.ModeInsert { // read in a diff only
-			sr.classify(w, DiffConflict, nil, nil, nil)
-			continue
-		}
-		changed, before := diffFields(root.typ, w.rec.Fields, cur)
-		w.held = heldFields(w.rec.Fields, changed)
-		// The sub-forms read with the entity: the lines lines: replace
-		// deletes before adding, the lines and texts it holds already.
-		var expanded map[string]json.RawMessage
-		_ = json.Unmarshal(resp.Body, &expanded)
-		held := heldTexts(expanded, root.kids)
-		heldLines(sr.r.md, root, expanded, replaceNavs[i], held)
-		// A line an earlier run of the journal added (its outcome, or
-		// reconciliation, says so) is the record's whatever the server
-		// filled in it: not added again; under lines: replace, once that
-		// run's deletes were done, nor deleted.
-		own := map[string]map[string]bool{} // sub-form: keys of those lines
-		if w.prev != nil {
-			for _, k := range root.kids {
-				s := w.prev.Subs[k.path]
-				if s == nil || !s.OK() || s.Op != journal.OpCreate {
-					continue
-				}
-				if !slices.Contains(replaceNavs[i], k.nav) {
-					held[k] = true
-				} else if reconcile.Replaced(w.prev, k.nav) {
-					held[k] = true
-					if own[k.nav] == nil {
-						own[k.nav] = map[string]bool{}
-					}
-					own[k.nav][s.ResultKey] = true
-				}
-			}
-		}
-		var added []*op // the lines apply appends
-		for _, k := range root.kids {
-			if !k.single && !held[k] && !slices.Contains(replaceNavs[i], k.nav) {
-				added = append(added, k)
-			}
-		}
-		switch {
-		case len(changed) == 0 && len(added) == 0:
-			sr.classify(w, DiffUnchanged, nil, nil, nil)
-		default:
-			sr.classifyLines(w, changed, before, added)
-		}
-		// An existing document: its lines go on their own (no deep insert).
-		root.carry(false)
-		root.abs = odata.KeySegment(sr.entity, root.key)
-		root.url = root.abs
-		if len(changed) == 0 {
-			root.done, root.status = true, 200
-		} else {
-			root.kind, root.method = journal.OpPatch, "PATCH"
-			root.body, _ = odata.MarshalBody(changed)
-			root.before, _ = json.Marshal(before)
-			root.patch, _ = odata.MarshalBody(changed)
-		}
-		var first unit
-		if !root.done {
-			first = append(first, root)
-		}
-		// lines: replace deletes what the parent has before adding.
-		for _, nav := range replaceNavs[i] {
-			var coll struct {
-				Value []json.RawMessage
-			}
-			if json.Unmarshal(expanded[nav], &coll.Value) != nil {
-				continue
-			}
-			var lt *odata.EntityType
-			if root.typ != nil {
-				if n := root.typ.Navigation(nav); n != nil {
-					lt = sr.r.md.Type(n.Type)
-				}
-			}
-			for _, raw := range coll.Value {
-				e, err := odata.DecodeEntity(raw)
-				if err != nil || lt == nil {
-					continue
-				}
-				lk := odata.EntityKey(lt, e)
-				if lk == "" || own[nav][lk] {
-					continue
-				}
-				// What undo re-creates the line from.
-				before, err := LineBody(raw, lt)
-				if err != nil {
-					before = raw
-				}
-				first = append(first, &op{work: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
-					url: root.abs + "/" + odata.KeySegment(nav, lk), line: lk, before: before, loc: w.rec.Loc})
-			}
-		}
-		var rest []unit
-		for _, k := range root.kids {
-			if held[k] {
-				continue
-			}
-			rest = append(rest, flatten(k, nil))
-		}
-		if len(first) > 0 && len(replaceNavs[i]) > 0 {
-			w.then = rest
-			if err := sr.start(w, []unit{first}); err != nil {
-				return err
-			}
-			continue
-		}
-		units := rest
-		if len(first) > 0 {
-			units = append([]unit{first}, rest...)
-		}
-		if err := sr.start(w, units); err != nil {
-			return err
-		}
+		out = append(out, &op{work: w, kind: journal.OpDelete, method: "DELETE", nav: nav,
+			url: root.abs + "/" + odata.KeySegment(nav, lk), line: lk, before: before, loc: w.rec.Loc})
 	}
-	return nil
+	return out
 }
 
 // isTextOp reports whether a child is a text sub-form (docs/service.md, Text
