@@ -486,6 +486,35 @@ func (sr *stepRun) deltaPending() error {
 		return nil
 	}
 	r := sr.r
+	var found map[string]read.Found
+	if !r.svc.offline() {
+		rd, keys := sr.deltaRead(ds)
+		var err error
+		if found, err = rd.ReadKeys(sr.ctx, keys); err != nil {
+			if errors.Is(err, errHalt) {
+				return err
+			}
+			return fmt.Errorf("step %s: reading the changed records: %w", sr.step.Name, err)
+		}
+	}
+	for _, dw := range ds {
+		resp := found[dw.prev.Key]
+		if r.svc.offline() {
+			// A dry run without a target: the server taken to hold what
+			// the journal wrote (no conflict can be foreseen).
+			resp = read.Found{Status: 200, Body: dw.prev.Wrote}
+		}
+		if err := sr.startDelta(dw, resp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deltaRead is the one read of the changed records ds: their keys, with
+// their changed fields and, expanded, the sub-forms of their changed
+// lines.
+func (sr *stepRun) deltaRead(ds []deltaWork) (*read.Keys, []string) {
 	t := sr.entityType()
 	var keys []string
 	sel, exp := map[string]bool{}, map[string]map[string]bool{}
@@ -517,162 +546,166 @@ func (sr *stepRun) deltaPending() error {
 		}
 		expand = append(expand, nav+"($expand="+strings.Join(slices.Sorted(maps.Keys(exp[nav])), ",")+")")
 	}
-	rd := &read.Keys{Send: r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: expand, PerBatch: r.limit}
-	var found map[string]read.Found
-	var err error
-	if !r.svc.offline() {
-		found, err = rd.ReadKeys(sr.ctx, keys)
+	return &read.Keys{Send: sr.r.sendReads, Set: sr.entity, Type: t, Select: slices.Sorted(maps.Keys(sel)), Expand: expand, PerBatch: sr.r.limit}, keys
+}
+
+// startDelta starts the PATCHes and POSTs of changed record dw by what
+// the read of its key answered (resp), or lists its conflicts (without
+// --overwrite, then sending nothing).
+func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
+	r := sr.r
+	t := sr.entityType()
+	w, prev := dw.w, dw.prev
+	if resp.Status != 200 {
+		msg := fmt.Sprintf("reading %s(%s) before patching it: ", sr.entity, prev.Key)
+		if resp.Status == 404 {
+			msg += "it no longer exists; nothing was sent for it"
+		} else {
+			msg += odata.ParseError(resp.Status, nil, resp.Body).Error()
+		}
+		sr.buildFailed(w, errors.New(msg))
+		return nil
 	}
+	cur, err := odata.DecodeEntity(resp.Body)
 	if err != nil {
-		if errors.Is(err, errHalt) {
-			return err
-		}
-		return fmt.Errorf("step %s: reading the changed records: %w", sr.step.Name, err)
+		sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, prev.Key, err))
+		return nil
 	}
-	step := r.delta.step(sr.step.Name, sr.entity)
-	for _, dw := range ds {
-		w, prev := dw.w, dw.prev
-		resp := found[prev.Key]
-		if r.svc.offline() {
-			// A dry run without a target: the server taken to hold what
-			// the journal wrote (no conflict can be foreseen).
-			resp = read.Found{Status: 200, Body: prev.Wrote}
+	curLines := map[string]map[string]any{}
+	if r.svc.offline() {
+		for _, l := range dw.lines {
+			curLines[l.path] = oursOf(l.was)
 		}
-		if resp.Status != 200 {
-			msg := fmt.Sprintf("reading %s(%s) before patching it: ", sr.entity, prev.Key)
-			if resp.Status == 404 {
-				msg += "it no longer exists; nothing was sent for it"
-			} else {
-				msg += odata.ParseError(resp.Status, nil, resp.Body).Error()
-			}
-			sr.buildFailed(w, errors.New(msg))
+	} else {
+		var gone string
+		if curLines, gone = linesRead(r.md, t, resp.Body, dw.lines); gone != "" {
+			sr.buildFailed(w, fmt.Errorf("reading %s(%s) before patching it: its line %s no longer exists; nothing was sent for the record", sr.entity, prev.Key, gone))
+			return nil
+		}
+	}
+	c := sr.deltaCheck(dw, cur, curLines)
+	root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: c.changed, key: prev.Key, loc: w.rec.Loc}
+	root.abs = odata.KeySegment(sr.entity, prev.Key)
+	root.url = root.abs
+	w.root = root // diff names the record by its key, a conflict too
+	if len(c.conflicts) > 0 {
+		step := r.delta.step(sr.step.Name, sr.entity)
+		r.delta.add(func() { step.Conflicts = append(step.Conflicts, c.conflicts...) })
+		if !r.delta.overwrite {
+			sr.classify(w, DiffConflict, c.shown, c.was, nil)
+			return nil // listed; the record stays as the journal has it
+		}
+	}
+	var units []unit
+	if len(c.changed) > 0 {
+		root.body, _ = odata.MarshalBody(c.changed)
+		root.patch = root.body
+		root.before, _ = json.Marshal(c.before)
+		units = append(units, unit{root})
+	} else {
+		root.done, root.status = true, 200
+	}
+	lines, err := sr.lineOps(w, root, dw.lines, c.lineBefore)
+	if err != nil {
+		sr.buildFailed(w, err)
+		return nil
+	}
+	units = append(units, lines...)
+	sr.classifyLines(w, c.shown, c.was, newKids(root))
+	w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(c.changed))...)
+	if len(c.changed) == 0 {
+		w.delta.filled = prev.Filled
+		w.delta.keep = true
+	}
+	return sr.start(w, units)
+}
+
+// deltaChecked is what a changed record's delta sends and shows, and
+// where the server no longer holds what the journal wrote.
+type deltaChecked struct {
+	changed, before map[string]any // the entity's fields to PATCH, and what the server holds of them
+	// shown and was are what diff shows: the entity's fields, and each
+	// changed line's as NAV(KEY)/FIELD.
+	shown, was map[string]any
+	lineBefore map[string]map[string]any // by line path: what the server holds of the fields sent
+	conflicts  []DeltaConflict
+}
+
+// deltaCheck compares what the server holds of changed record dw (cur,
+// its entity; curLines, its changed lines by path) with what the journal
+// wrote: each field and line field sent must still be what was written,
+// each text its content (a new text or single object: none held).
+func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[string]map[string]any) deltaChecked {
+	r := sr.r
+	t := sr.entityType()
+	w, prev := dw.w, dw.prev
+	ours := map[string]any{}
+	if m, err := odata.DecodeEntity(prev.Wrote); err == nil {
+		ours = m
+	}
+	if m, err := odata.DecodeEntity(prev.Filled); err == nil && len(prev.Filled) > 0 {
+		maps.Copy(ours, m) // the server's own form of what it took
+	}
+	c := deltaChecked{changed: map[string]any{}, before: map[string]any{}, shown: map[string]any{}, was: map[string]any{}, lineBefore: map[string]map[string]any{}}
+	check := func(p *odata.Property, line, field string, theirs, ours any, now json.RawMessage) {
+		if !compare.Value(p, theirs, ours) {
+			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
+				Ours: wire(ours), Theirs: wire(theirs), Now: now, Overwritten: r.delta.overwrite})
+		}
+	}
+	for _, f := range dw.fields {
+		var p *odata.Property
+		if t != nil {
+			p = t.Property(f.Field)
+		}
+		check(p, "", f.Field, cur[f.Field], ours[f.Field], f.Now)
+		c.changed[f.Field] = w.rec.Fields[f.Field]
+		c.before[f.Field] = cur[f.Field]
+		c.shown[f.Field], c.was[f.Field] = c.changed[f.Field], c.before[f.Field]
+	}
+	for _, l := range dw.lines {
+		if !l.sends() || !l.Text {
 			continue
 		}
-		cur, err := odata.DecodeEntity(resp.Body)
-		if err != nil {
-			sr.buildFailed(w, fmt.Errorf("reading %s(%s): %v", sr.entity, prev.Key, err))
+		// A text: what the server holds must be what the journal
+		// wrote (a new one: none), by its content.
+		held, _ := curLines[l.path]["TEXT"].(string)
+		now := l.child.Fields["TEXT"]
+		same := odata.TextContent(held) == ""
+		if !l.New {
+			same = r.svc.offline() || textHash(held) == l.was.TextHash
+		}
+		if !same {
+			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
+				Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
+		}
+		c.lineBefore[l.path] = map[string]any{"TEXT": held}
+		c.shown[l.Name()+"/TEXT"], c.was[l.Name()+"/TEXT"] = now, odata.TextContent(held)
+	}
+	for _, l := range dw.lines {
+		if !l.sends() || l.Text || l.New && !l.Single {
 			continue
 		}
-		curLines := map[string]map[string]any{}
-		if r.svc.offline() {
-			for _, l := range dw.lines {
-				curLines[l.path] = oursOf(l.was)
-			}
-		} else {
-			var gone string
-			if curLines, gone = linesRead(r.md, t, resp.Body, dw.lines); gone != "" {
-				sr.buildFailed(w, fmt.Errorf("reading %s(%s) before patching it: its line %s no longer exists; nothing was sent for the record", sr.entity, prev.Key, gone))
-				continue
-			}
+		// A line, or a single object (a ship-to address): each field
+		// sent must be on the server what the journal wrote (of a new
+		// single object: none).
+		lt := lineType(r.md, t, l.Nav)
+		if l.Parent != "" {
+			lt = lineType(r.md, lineType(r.md, t, l.pnav), l.Nav)
 		}
-		ours := map[string]any{}
-		if m, err := odata.DecodeEntity(prev.Wrote); err == nil {
-			ours = m
-		}
-		if m, err := odata.DecodeEntity(prev.Filled); err == nil && len(prev.Filled) > 0 {
-			maps.Copy(ours, m) // the server's own form of what it took
-		}
-		changed, before := map[string]any{}, map[string]any{}
-		// shown and was are what diff shows: the entity's fields, and each
-		// changed line's as NAV(KEY)/FIELD.
-		shown, was := map[string]any{}, map[string]any{}
-		var conflicts []DeltaConflict
-		check := func(p *odata.Property, line, field string, theirs, ours any, now json.RawMessage) {
-			if !compare.Value(p, theirs, ours) {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
-					Ours: wire(ours), Theirs: wire(theirs), Now: now, Overwritten: r.delta.overwrite})
-			}
-		}
-		for _, f := range dw.fields {
+		ours, theirs := oursOf(l.was), curLines[l.path]
+		c.lineBefore[l.path] = map[string]any{}
+		for _, f := range l.Fields {
 			var p *odata.Property
-			if t != nil {
-				p = t.Property(f.Field)
+			if lt != nil {
+				p = lt.Property(f.Field)
 			}
-			check(p, "", f.Field, cur[f.Field], ours[f.Field], f.Now)
-			changed[f.Field] = w.rec.Fields[f.Field]
-			before[f.Field] = cur[f.Field]
-			shown[f.Field], was[f.Field] = changed[f.Field], before[f.Field]
-		}
-		lineBefore := map[string]map[string]any{}
-		for _, l := range dw.lines {
-			if !l.sends() || !l.Text {
-				continue
-			}
-			// A text: what the server holds must be what the journal
-			// wrote (a new one: none), by its content.
-			held, _ := curLines[l.path]["TEXT"].(string)
-			now := l.child.Fields["TEXT"]
-			same := odata.TextContent(held) == ""
-			if !l.New {
-				same = r.svc.offline() || textHash(held) == l.was.TextHash
-			}
-			if !same {
-				conflicts = append(conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
-					Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
-			}
-			lineBefore[l.path] = map[string]any{"TEXT": held}
-			shown[l.Name()+"/TEXT"], was[l.Name()+"/TEXT"] = now, odata.TextContent(held)
-		}
-		for _, l := range dw.lines {
-			if !l.sends() || l.Text || l.New && !l.Single {
-				continue
-			}
-			// A line, or a single object (a ship-to address): each field
-			// sent must be on the server what the journal wrote (of a new
-			// single object: none).
-			lt := lineType(r.md, t, l.Nav)
-			if l.Parent != "" {
-				lt = lineType(r.md, lineType(r.md, t, l.pnav), l.Nav)
-			}
-			ours, theirs := oursOf(l.was), curLines[l.path]
-			lineBefore[l.path] = map[string]any{}
-			for _, f := range l.Fields {
-				var p *odata.Property
-				if lt != nil {
-					p = lt.Property(f.Field)
-				}
-				check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], f.Now)
-				lineBefore[l.path][f.Field] = theirs[f.Field]
-				shown[l.Name()+"/"+f.Field], was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
-			}
-		}
-		root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: changed, key: prev.Key, loc: w.rec.Loc}
-		root.abs = odata.KeySegment(sr.entity, prev.Key)
-		root.url = root.abs
-		w.root = root // diff names the record by its key, a conflict too
-		if len(conflicts) > 0 {
-			r.delta.add(func() { step.Conflicts = append(step.Conflicts, conflicts...) })
-			if !r.delta.overwrite {
-				sr.classify(w, DiffConflict, shown, was, nil)
-				continue // listed; the record stays as the journal has it
-			}
-		}
-		var units []unit
-		if len(changed) > 0 {
-			root.body, _ = odata.MarshalBody(changed)
-			root.patch = root.body
-			root.before, _ = json.Marshal(before)
-			units = append(units, unit{root})
-		} else {
-			root.done, root.status = true, 200
-		}
-		lines, err := sr.lineOps(w, root, dw.lines, lineBefore)
-		if err != nil {
-			sr.buildFailed(w, err)
-			continue
-		}
-		units = append(units, lines...)
-		sr.classifyLines(w, shown, was, newKids(root))
-		w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(changed))...)
-		if len(changed) == 0 {
-			w.delta.filled = prev.Filled
-			w.delta.keep = true
-		}
-		if err := sr.start(w, units); err != nil {
-			return err
+			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], f.Now)
+			c.lineBefore[l.path][f.Field] = theirs[f.Field]
+			c.shown[l.Name()+"/"+f.Field], c.was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 		}
 	}
-	return nil
+	return c
 }
 
 // newKids are the lines a delta adds under root (a text added is shown
