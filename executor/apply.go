@@ -1211,36 +1211,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 	answered := r.opts.now().UTC()
 	outcome := func(e journal.Entry) journal.Entry { return StampCalls(e, answered, calls) }
 	if sendErr != nil {
-		var ns *odata.NotSentError
-		if errors.As(sendErr, &ns) {
-			// Nothing was sent (a cold form's warm-up failed): the records
-			// are pending, and a later apply sends them.
-			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, ns.Error())})); err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
-		}
-		if oe, ok := odata.Refused(sendErr); ok {
-			// The server refused the batch whole: nothing took effect.
-			if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, oe.Error())})); err != nil {
-				return err
-			}
-			if oe.Status == http.StatusTooManyRequests {
-				// Throttled past the client's retries: nothing failed, the
-				// records are pending and a later apply sends them.
-				return fmt.Errorf("%w: the server throttled a batch of step %s past every retry: %v", ErrInterrupted, sr.step.Name, sendErr)
-			}
-			return fmt.Errorf("the server refused a batch of step %s: %w", sr.step.Name, sendErr)
-		}
-		// Never resend what may have reached the server: journal it in
-		// doubt and stop; the next apply reconciles it first.
-		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()})); err != nil {
-			return err
-		}
-		if r.ctx.Err() != nil {
-			return r.ctx.Err()
-		}
-		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
+		return sr.unanswered(seq, batch, sendErr, outcome)
 	}
 	// An answer that breaks the protocol decides nothing about the
 	// sub-requests it leaves unclear: they are in doubt, and the next
@@ -1305,45 +1276,8 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 		// a server that sends it is worth a look.
 		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
-	// Units that follow, and records that are now finished.
-	// The records of the batch in order of appearance (so that their
-	// entries are written in the same order every run), each with the
-	// number of its ops that have an outcome now.
-	var touched []*work
-	for _, o := range batch {
-		w := o.work
-		if w.mark != seq {
-			w.mark, w.answered = seq, 0
-			touched = append(touched, w)
-		}
-		if o.status != 0 {
-			w.answered++
-		}
-	}
-	for _, u := range later {
-		root := u[0]
-		if root.parent != nil && !root.parent.ok() {
-			sr.notSent(u)
-			continue
-		}
-		next = append(next, u)
-	}
-	var done []*work
-	for _, w := range touched {
-		w.left -= w.answered
-		if w.left <= 0 && len(w.then) > 0 && !w.failed {
-			next = append(next, w.then...)
-			for _, u := range w.then {
-				w.ops = append(w.ops, u...)
-				w.left += len(u)
-			}
-			w.then = nil
-		}
-		if w.left <= 0 && !w.final && !w.inDoubt(missing) {
-			w.final = true
-			done = append(done, w)
-		}
-	}
+	follow, done := sr.finished(seq, batch, later, missing)
+	next = append(next, follow...)
 	var reported []*work
 	var stop *SameErrorsError
 	for _, w := range done {
@@ -1389,6 +1323,91 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 	sr.queued = append(sr.queued, next...)
 	sr.mu.Unlock()
 	return nil
+}
+
+// unanswered journals a batch whose call brought no answer (sendErr):
+// not sent, or refused whole, its records stay pending; otherwise it may
+// have reached the server, and is journaled in doubt for the next apply
+// to reconcile. It returns why the run stops.
+func (sr *stepRun) unanswered(seq int, batch []*op, sendErr error, outcome func(journal.Entry) journal.Entry) error {
+	r := sr.r
+	var ns *odata.NotSentError
+	if errors.As(sendErr, &ns) {
+		// Nothing was sent (a cold form's warm-up failed): the records
+		// are pending, and a later apply sends them.
+		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, ns.Error())})); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)
+	}
+	if oe, ok := odata.Refused(sendErr); ok {
+		// The server refused the batch whole: nothing took effect.
+		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, oe.Error())})); err != nil {
+			return err
+		}
+		if oe.Status == http.StatusTooManyRequests {
+			// Throttled past the client's retries: nothing failed, the
+			// records are pending and a later apply sends them.
+			return fmt.Errorf("%w: the server throttled a batch of step %s past every retry: %v", ErrInterrupted, sr.step.Name, sendErr)
+		}
+		return fmt.Errorf("the server refused a batch of step %s: %w", sr.step.Name, sendErr)
+	}
+	// Never resend what may have reached the server: journal it in
+	// doubt and stop; the next apply reconciles it first.
+	if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, InDoubt: sendErr.Error()})); err != nil {
+		return err
+	}
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	return fmt.Errorf("%w: step %s, batch %d: %v", ErrInDoubt, sr.step.Name, seq, sendErr)
+}
+
+// finished counts the outcomes batch (numbered seq) brought to its
+// records: the units of later that may follow (a unit whose parent failed
+// is not sent), the units a record held back until its first ones were
+// done (lines: replace adds after its deletes), and the records that are
+// now finished, those with sub-requests in missing (in doubt) excepted.
+// The caller holds workMu.
+func (sr *stepRun) finished(seq int, batch []*op, later []unit, missing []*op) (follow []unit, done []*work) {
+	// The records of the batch in order of appearance (so that their
+	// entries are written in the same order every run), each with the
+	// number of its ops that have an outcome now.
+	var touched []*work
+	for _, o := range batch {
+		w := o.work
+		if w.mark != seq {
+			w.mark, w.answered = seq, 0
+			touched = append(touched, w)
+		}
+		if o.status != 0 {
+			w.answered++
+		}
+	}
+	for _, u := range later {
+		root := u[0]
+		if root.parent != nil && !root.parent.ok() {
+			sr.notSent(u)
+			continue
+		}
+		follow = append(follow, u)
+	}
+	for _, w := range touched {
+		w.left -= w.answered
+		if w.left <= 0 && len(w.then) > 0 && !w.failed {
+			follow = append(follow, w.then...)
+			for _, u := range w.then {
+				w.ops = append(w.ops, u...)
+				w.left += len(u)
+			}
+			w.then = nil
+		}
+		if w.left <= 0 && !w.final && !w.inDoubt(missing) {
+			w.final = true
+			done = append(done, w)
+		}
+	}
+	return follow, done
 }
 
 // StampCalls puts on an outcome when it came and what its call cost, for
