@@ -575,193 +575,11 @@ func (st *State) apply(line []byte) string {
 	}
 	switch e.Kind {
 	case KindIntent:
-		if e.Batch <= 0 {
-			return "intent without a batch number"
-		}
-		if e.Batch > st.LastBatch {
-			st.LastBatch = e.Batch
-		}
-		ob := st.open[e.Batch]
-		if ob == nil {
-			ob = &openBatch{subs: make([]*SubState, 0, len(e.Subs))}
-			st.open[e.Batch] = ob
-		}
-		if st.report {
-			st.batchAt[e.Batch] = len(st.Batches)
-			bc := BatchCall{Batch: e.Batch, Sent: e.When(), Subs: len(e.Subs),
-				Undo: len(e.Subs) > 0 && e.Subs[0].Op.Undo()}
-			for i := range e.Subs {
-				if e.Subs[i].Op != OpRead {
-					bc.Metered += e.Subs[i].Entities()
-				}
-			}
-			st.Batches = append(st.Batches, bc)
-		}
-		if len(e.Subs) > 0 && !e.Subs[0].Op.Undo() {
-			st.finished = false // an apply began again
-		}
-		slab := make([]SubState, len(e.Subs))
-		for i := range e.Subs {
-			s := &slab[i]
-			*s = SubState{Sub: e.Subs[i], Batch: e.Batch}
-			ob.subs = append(ob.subs, s)
-			rec := st.record(s.Step, s.Rec)
-			rec.lastSeq = seq
-			if !s.Op.Undo() {
-				rec.Undone = false
-			}
-			switch {
-			case s.Op.Undo():
-				if rec.Undo == nil {
-					rec.Undo = map[string]*SubState{}
-				}
-				rec.Undo[s.UndoKey()] = s
-			case s.Op == OpRead || s.Op == OpDelete:
-				rec.Extra = append(rec.Extra, s)
-			default:
-				if rec.Subs == nil {
-					rec.Subs = map[string]*SubState{}
-				}
-				if was := rec.Subs[s.Path]; was != nil && was.OK() && s.Op == OpPatch && (was.Op == OpPatch || was.Op == OpCreate) {
-					st.patchOver(s, was)
-				}
-				rec.Subs[s.Path] = s
-				if s.RowHash != "" {
-					rec.RowHash = s.RowHash
-				}
-			}
-		}
+		return st.applyIntent(&e, seq)
 	case KindOutcome:
-		ob := st.open[e.Batch]
-		if ob == nil {
-			return fmt.Sprintf("outcome of batch %d, which has no intent", e.Batch)
-		}
-		bi, noted := st.batchAt[e.Batch]
-		if noted && st.report {
-			st.Batches[bi].note(&e)
-		}
-		for i := range e.Results {
-			res := &e.Results[i]
-			s := ob.find(i, res.ID)
-			if s == nil {
-				return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
-			}
-			s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, Overlay(st.filledLeft(s), res.Filled)
-			if noted && st.report && s.OK() && s.Op != OpRead {
-				st.Batches[bi].Written += s.Entities()
-			}
-			if res.Status < 0 {
-				// Reconciliation proved it never took effect: forget it.
-				st.forget(s)
-				continue
-			}
-			if res.Status >= 200 && res.Status < 300 && s.Path == "" && !s.Op.Undo() {
-				rec := st.record(s.Step, s.Rec)
-				if res.Key != "" {
-					rec.Key = res.Key
-				} else if s.Key != "" {
-					rec.Key = s.Key
-				}
-				if s.Op == OpCreate {
-					rec.Created = true
-				}
-			}
-			if res.Status >= 200 && res.Status < 300 && len(res.Fills) > 0 && !s.Op.Undo() {
-				st.noteFilled(s.Step, s.Nav, res.Fills)
-			}
-		}
-		if e.InDoubt != "" {
-			for _, s := range ob.subs {
-				if s.Status == 0 {
-					s.Unknown = true
-					if s.Error == "" {
-						s.Error = e.InDoubt
-					}
-				}
-			}
-		}
-		done := true
-		for _, s := range ob.subs {
-			if s.Status == 0 {
-				done = false
-				break
-			}
-		}
-		if done {
-			delete(st.open, e.Batch)
-		}
-		if st.lean {
-			for i := range e.Results {
-				if s := ob.find(i, e.Results[i].ID); s != nil {
-					if rec := st.Steps[s.Step].Records[s.Rec]; rec != nil {
-						st.settle(rec)
-					}
-				}
-			}
-		}
+		return st.applyOutcome(&e)
 	case KindRecord:
-		re := e.Record
-		if re == nil {
-			return "record entry without a record"
-		}
-		rec := st.record(re.Step, re.ID)
-		if re.Undo {
-			// Undo removed the record's effects: it is as if never sent.
-			if re.Status == Committed {
-				rec.Undone = true
-				if st.report {
-					if st.Undone == nil {
-						st.Undone = map[string]map[string]bool{}
-					}
-					if st.Undone[re.Step] == nil {
-						st.Undone[re.Step] = map[string]bool{}
-					}
-					st.Undone[re.Step][re.ID] = true
-				}
-				rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
-				rec.Key, rec.Created, rec.final = "", false, ""
-				rec.finalSeq, rec.lastSeq = 0, 0
-			}
-			return ""
-		}
-		if re.Status == Waived {
-			// A decision about the record, not a run's work: the failed
-			// record keeps its rows and problems, and a finished run stays
-			// finished.
-			rec.final, rec.finalSeq, rec.Reason = Waived, seq, re.Reason
-			return ""
-		}
-		st.finished = false
-		rec.final, rec.finalSeq, rec.Reason = re.Status, seq, ""
-		rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
-		if re.Loc != "" {
-			rec.Loc = re.Loc
-		}
-		if re.Key != "" {
-			rec.Key = re.Key
-		}
-		if re.RowHash != "" {
-			rec.RowHash = re.RowHash
-		}
-		rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
-		if re.Status == Committed {
-			rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash, rec.WroteKids = re.SrcHash, re.Wrote, re.Filled, re.LinesHash, re.WroteKids
-		}
-		if st.report {
-			switch {
-			case len(re.Keyed) > 0 && re.Status == Committed && re.Keyed[0].Path != "" && len(rec.Keyed) > 0:
-				// A delta's rows of the lines it added to a record loaded
-				// before (a load's rows begin with the entity's own).
-				rec.Keyed = append(rec.Keyed, re.Keyed...)
-			case len(re.Keyed) > 0 && re.Status == Committed:
-				rec.Keyed = re.Keyed
-			case rec.SrcHash == "":
-				rec.Keyed = nil
-				// A record committed before keeps its rows when a delta
-				// patched it (an entry without rows) or failed to.
-			}
-		}
-		st.settle(rec)
+		return st.applyRecord(e.Record, seq)
 	case KindWatermark:
 		if e.Mark == nil || e.Mark.Step == "" || e.Mark.Field == "" {
 			return "watermark entry without a step or field"
@@ -811,6 +629,209 @@ func (st *State) apply(line []byte) string {
 	default:
 		return fmt.Sprintf("unknown entry kind %q", e.Kind)
 	}
+	return ""
+}
+
+// applyIntent replays intent e, the seq-th entry: the sub-requests of a
+// batch about to be sent, open until their outcomes come.
+func (st *State) applyIntent(e *Entry, seq int) string {
+	if e.Batch <= 0 {
+		return "intent without a batch number"
+	}
+	if e.Batch > st.LastBatch {
+		st.LastBatch = e.Batch
+	}
+	ob := st.open[e.Batch]
+	if ob == nil {
+		ob = &openBatch{subs: make([]*SubState, 0, len(e.Subs))}
+		st.open[e.Batch] = ob
+	}
+	if st.report {
+		st.batchAt[e.Batch] = len(st.Batches)
+		bc := BatchCall{Batch: e.Batch, Sent: e.When(), Subs: len(e.Subs),
+			Undo: len(e.Subs) > 0 && e.Subs[0].Op.Undo()}
+		for i := range e.Subs {
+			if e.Subs[i].Op != OpRead {
+				bc.Metered += e.Subs[i].Entities()
+			}
+		}
+		st.Batches = append(st.Batches, bc)
+	}
+	if len(e.Subs) > 0 && !e.Subs[0].Op.Undo() {
+		st.finished = false // an apply began again
+	}
+	slab := make([]SubState, len(e.Subs))
+	for i := range e.Subs {
+		s := &slab[i]
+		*s = SubState{Sub: e.Subs[i], Batch: e.Batch}
+		ob.subs = append(ob.subs, s)
+		rec := st.record(s.Step, s.Rec)
+		rec.lastSeq = seq
+		if !s.Op.Undo() {
+			rec.Undone = false
+		}
+		switch {
+		case s.Op.Undo():
+			if rec.Undo == nil {
+				rec.Undo = map[string]*SubState{}
+			}
+			rec.Undo[s.UndoKey()] = s
+		case s.Op == OpRead || s.Op == OpDelete:
+			rec.Extra = append(rec.Extra, s)
+		default:
+			if rec.Subs == nil {
+				rec.Subs = map[string]*SubState{}
+			}
+			if was := rec.Subs[s.Path]; was != nil && was.OK() && s.Op == OpPatch && (was.Op == OpPatch || was.Op == OpCreate) {
+				st.patchOver(s, was)
+			}
+			rec.Subs[s.Path] = s
+			if s.RowHash != "" {
+				rec.RowHash = s.RowHash
+			}
+		}
+	}
+	return ""
+}
+
+// applyOutcome replays outcome e: each sub-request's status and key
+// (a negative status forgets it: reconciliation proved it never took
+// effect), and what the batch leaves in doubt.
+func (st *State) applyOutcome(e *Entry) string {
+	ob := st.open[e.Batch]
+	if ob == nil {
+		return fmt.Sprintf("outcome of batch %d, which has no intent", e.Batch)
+	}
+	bi, noted := st.batchAt[e.Batch]
+	if noted && st.report {
+		st.Batches[bi].note(e)
+	}
+	for i := range e.Results {
+		res := &e.Results[i]
+		s := ob.find(i, res.ID)
+		if s == nil {
+			return fmt.Sprintf("outcome of sub-request %q, not in batch %d", res.ID, e.Batch)
+		}
+		s.Status, s.ResultKey, s.Location, s.Error, s.Filled = res.Status, res.Key, res.Location, res.Error, Overlay(st.filledLeft(s), res.Filled)
+		if noted && st.report && s.OK() && s.Op != OpRead {
+			st.Batches[bi].Written += s.Entities()
+		}
+		if res.Status < 0 {
+			// Reconciliation proved it never took effect: forget it.
+			st.forget(s)
+			continue
+		}
+		if res.Status >= 200 && res.Status < 300 && s.Path == "" && !s.Op.Undo() {
+			rec := st.record(s.Step, s.Rec)
+			if res.Key != "" {
+				rec.Key = res.Key
+			} else if s.Key != "" {
+				rec.Key = s.Key
+			}
+			if s.Op == OpCreate {
+				rec.Created = true
+			}
+		}
+		if res.Status >= 200 && res.Status < 300 && len(res.Fills) > 0 && !s.Op.Undo() {
+			st.noteFilled(s.Step, s.Nav, res.Fills)
+		}
+	}
+	if e.InDoubt != "" {
+		for _, s := range ob.subs {
+			if s.Status == 0 {
+				s.Unknown = true
+				if s.Error == "" {
+					s.Error = e.InDoubt
+				}
+			}
+		}
+	}
+	done := true
+	for _, s := range ob.subs {
+		if s.Status == 0 {
+			done = false
+			break
+		}
+	}
+	if done {
+		delete(st.open, e.Batch)
+	}
+	if st.lean {
+		for i := range e.Results {
+			if s := ob.find(i, e.Results[i].ID); s != nil {
+				if rec := st.Steps[s.Step].Records[s.Rec]; rec != nil {
+					st.settle(rec)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// applyRecord replays record entry re, the seq-th entry: a record
+// finished (committed, failed, pending), waived, or undone.
+func (st *State) applyRecord(re *RecordEntry, seq int) string {
+	if re == nil {
+		return "record entry without a record"
+	}
+	rec := st.record(re.Step, re.ID)
+	if re.Undo {
+		// Undo removed the record's effects: it is as if never sent.
+		if re.Status == Committed {
+			rec.Undone = true
+			if st.report {
+				if st.Undone == nil {
+					st.Undone = map[string]map[string]bool{}
+				}
+				if st.Undone[re.Step] == nil {
+					st.Undone[re.Step] = map[string]bool{}
+				}
+				st.Undone[re.Step][re.ID] = true
+			}
+			rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
+			rec.Key, rec.Created, rec.final = "", false, ""
+			rec.finalSeq, rec.lastSeq = 0, 0
+		}
+		return ""
+	}
+	if re.Status == Waived {
+		// A decision about the record, not a run's work: the failed
+		// record keeps its rows and problems, and a finished run stays
+		// finished.
+		rec.final, rec.finalSeq, rec.Reason = Waived, seq, re.Reason
+		return ""
+	}
+	st.finished = false
+	rec.final, rec.finalSeq, rec.Reason = re.Status, seq, ""
+	rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
+	if re.Loc != "" {
+		rec.Loc = re.Loc
+	}
+	if re.Key != "" {
+		rec.Key = re.Key
+	}
+	if re.RowHash != "" {
+		rec.RowHash = re.RowHash
+	}
+	rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
+	if re.Status == Committed {
+		rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash, rec.WroteKids = re.SrcHash, re.Wrote, re.Filled, re.LinesHash, re.WroteKids
+	}
+	if st.report {
+		switch {
+		case len(re.Keyed) > 0 && re.Status == Committed && re.Keyed[0].Path != "" && len(rec.Keyed) > 0:
+			// A delta's rows of the lines it added to a record loaded
+			// before (a load's rows begin with the entity's own).
+			rec.Keyed = append(rec.Keyed, re.Keyed...)
+		case len(re.Keyed) > 0 && re.Status == Committed:
+			rec.Keyed = re.Keyed
+		case rec.SrcHash == "":
+			rec.Keyed = nil
+			// A record committed before keeps its rows when a delta
+			// patched it (an entry without rows) or failed to.
+		}
+	}
+	st.settle(rec)
 	return ""
 }
 
