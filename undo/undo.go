@@ -94,33 +94,11 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 	if hook == nil {
 		hook = executor.NopHook{}
 	}
-	var (
-		jr  *journal.Journal
-		st  *journal.State
-		err error
-	)
-	if opts.Yes {
-		jr, st, err = journal.Open(journalPath)
-		if err != nil {
-			return nil, err
-		}
-		defer jr.Close()
-	} else if st, err = journal.Load(journalPath); err != nil {
+	jr, st, done, err := openJournal(journalPath, opts)
+	if err != nil {
 		return nil, err
 	}
-	if err := executor.CheckTarget(journalPath, st.Header, opts.Target); err != nil {
-		return nil, err
-	}
-	if !opts.Yes {
-		// The preview is undo itself, run over a scratch copy
-		// of the journal with nothing sent but reads, so that what it lists
-		// is what --yes does: the same reads, the same records left alone.
-		var done func()
-		if jr, st, done, err = scratchJournal(journalPath); err != nil {
-			return nil, err
-		}
-		defer done()
-	}
+	defer done()
 	// The run's work in doubt is settled here, by reading, as
 	// apply's reconciliation settles it (found: the run's, undone; absent:
 	// never done), not by an apply that would also re-create what undo
@@ -140,41 +118,17 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 	// (undoing a document that may not be the run's would delete someone
 	// else's); everything else is undone, and the summary lists what was
 	// left.
-	inDoubt := map[*journal.RecordState]bool{}
-	var left []string
-	for _, s := range st.InDoubtSubs() {
-		if !s.Op.Undo() {
-			if rec := st.Record(s.Step, s.Rec); !inDoubt[rec] {
-				inDoubt[rec] = true
-				left = append(left, s.Step+"/"+s.Rec)
-			}
-		}
-	}
+	inDoubt, left := recordsInDoubt(st)
 	u.jr = jr
 	if u.limit <= 0 || u.limit > 100 {
 		u.limit = 100
 	}
 	entity := reconcile.StepEntities(st, nil)
-	wave := map[string]int{}
-	for _, s := range st.Header.Steps {
-		wave[s.Name] = s.Wave
-	}
-	steps := append([]string(nil), st.StepNames...)
-	order := map[string]int{}
-	for i, s := range steps {
-		order[s] = i
-	}
-	sort.SliceStable(steps, func(i, j int) bool {
-		if wave[steps[i]] != wave[steps[j]] {
-			return wave[steps[i]] > wave[steps[j]]
-		}
-		return order[steps[i]] > order[steps[j]]
-	})
 	sum := &Summary{Target: executor.Redact(opts.Target), InDoubt: left}
 	if sum.Target == "" {
 		sum.Target = st.Header.Target
 	}
-	for _, name := range steps {
+	for _, name := range undoOrder(st) {
 		ss := st.Steps[name]
 		ent := entity[name]
 		var plan []undoOp
@@ -191,41 +145,7 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 		if opts.Yes {
 			hook.StepStarted(name, ent)
 		}
-		plan, skipped, err := u.unchanged(plan)
-		sum.Skipped = append(sum.Skipped, skipped...)
-		if err != nil {
-			return sum.tally(), err
-		}
-		if !opts.Yes {
-			for _, op := range plan {
-				if !op.act.Done { // a lost re-create found: nothing to do
-					sum.Actions = append(sum.Actions, *op.act)
-				}
-			}
-			continue
-		}
-		// Deletes and restores first, then the re-created lines: a line the
-		// run added may hold the key of the old line it replaced.
-		var first, then []undoOp
-		for _, op := range plan {
-			switch {
-			case op.act.Done: // a lost re-create, found: nothing to send
-			case op.sub.Op == journal.OpUndoCreate:
-				then = append(then, op)
-				u.left[op.rec]++
-			default:
-				first = append(first, op)
-				u.left[op.rec]++
-			}
-		}
-		err = u.send(first)
-		if err == nil {
-			err = u.send(then)
-		}
-		for _, op := range plan {
-			sum.Actions = append(sum.Actions, *op.act)
-		}
-		if err != nil {
+		if err := u.step(plan, sum); err != nil {
 			return sum.tally(), err
 		}
 	}
@@ -237,6 +157,112 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 			diag.Count(len(sum.InDoubt), "record", "records"), strings.Join(sum.InDoubt, ", "), journalPath))
 	}
 	return sum, nil
+}
+
+// openJournal opens the journal at path for undo: with --yes (opts.Yes)
+// for writing; without, a scratch copy of it (the preview is undo
+// itself, run over the copy with nothing sent but reads, so that what it
+// lists is what --yes does: the same reads, the same records left
+// alone). It refuses a target that is not the journal's. done closes
+// what it opened.
+func openJournal(path string, opts Options) (jr *journal.Journal, st *journal.State, done func(), err error) {
+	if opts.Yes {
+		if jr, st, err = journal.Open(path); err != nil {
+			return nil, nil, nil, err
+		}
+		done = func() { jr.Close() }
+	} else if st, err = journal.Load(path); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := executor.CheckTarget(path, st.Header, opts.Target); err != nil {
+		if done != nil {
+			done()
+		}
+		return nil, nil, nil, err
+	}
+	if !opts.Yes {
+		return scratchJournal(path)
+	}
+	return jr, st, done, nil
+}
+
+// recordsInDoubt are the records of st whose own work is still in doubt
+// (undo's own excepted), and their names (STEP/ID) in journal order.
+func recordsInDoubt(st *journal.State) (map[*journal.RecordState]bool, []string) {
+	inDoubt := map[*journal.RecordState]bool{}
+	var names []string
+	for _, s := range st.InDoubtSubs() {
+		if !s.Op.Undo() {
+			if rec := st.Record(s.Step, s.Rec); !inDoubt[rec] {
+				inDoubt[rec] = true
+				names = append(names, s.Step+"/"+s.Rec)
+			}
+		}
+	}
+	return inDoubt, names
+}
+
+// undoOrder is the order undo takes st's steps in: the last wave first,
+// and within a wave the last step first, so that what refers to a
+// record is undone before it.
+func undoOrder(st *journal.State) []string {
+	wave := map[string]int{}
+	for _, s := range st.Header.Steps {
+		wave[s.Name] = s.Wave
+	}
+	steps := append([]string(nil), st.StepNames...)
+	order := map[string]int{}
+	for i, s := range steps {
+		order[s] = i
+	}
+	sort.SliceStable(steps, func(i, j int) bool {
+		if wave[steps[i]] != wave[steps[j]] {
+			return wave[steps[i]] > wave[steps[j]]
+		}
+		return order[steps[i]] > order[steps[j]]
+	})
+	return steps
+}
+
+// step undoes the actions of one step (plan), or, without --yes, lists
+// them in sum: those whose target changed since the run are skipped
+// (unchanged); deletes and restores go first, then the re-created lines,
+// since a line the run added may hold the key of the old line it
+// replaced.
+func (u *undoRun) step(plan []undoOp, sum *Summary) error {
+	plan, skipped, err := u.unchanged(plan)
+	sum.Skipped = append(sum.Skipped, skipped...)
+	if err != nil {
+		return err
+	}
+	if !u.opts.Yes {
+		for _, op := range plan {
+			if !op.act.Done { // a lost re-create found: nothing to do
+				sum.Actions = append(sum.Actions, *op.act)
+			}
+		}
+		return nil
+	}
+	var first, then []undoOp
+	for _, op := range plan {
+		switch {
+		case op.act.Done: // a lost re-create, found: nothing to send
+		case op.sub.Op == journal.OpUndoCreate:
+			then = append(then, op)
+			u.left[op.rec]++
+		default:
+			first = append(first, op)
+			u.left[op.rec]++
+		}
+	}
+	err = u.send(first)
+	if err == nil {
+		err = u.send(then)
+	}
+	for _, op := range plan {
+		sum.Actions = append(sum.Actions, *op.act)
+	}
+	return err
 }
 
 // leftInDoubt is undo finished except for records in doubt; errors.Is
