@@ -50,136 +50,42 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	if err := checkExt("--diff", f.diff, ".html", ".htm", ".xlsx"); err != nil {
 		return err
 	}
-	if h, busy := journal.InUse(jpath); busy {
-		return withCode(ExitInterrupted, fmt.Errorf("%s: a run is writing the journal now (%s): make the evidence once it has finished", jpath, h))
-	}
-	data, err := os.ReadFile(jpath)
+	data, m, err := evidenceJournal(jpath)
 	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-		data = data[:i+1] // a torn last line is no part of the run
-	}
-	m, err := report.NewManifest(jpath, data)
-	if err != nil {
-		var ce *report.ChainError
-		if errors.As(err, &ce) {
-			return withCode(ExitData, fmt.Errorf("%v\nno evidence was written: a journal changed after the run proves nothing", err))
-		}
-		if jerr := journalErr(err); jerr != nil {
-			return jerr
-		}
-		return withCode(ExitUsage, err)
+		return err
 	}
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
 		return withCode(ExitUsage, err)
 	}
-	planPath := f.plan
-	if planPath == "" {
-		planPath = hdr.PlanPath
-	}
-	if planPath == "" {
-		return usageErr("%s: the journal names no plan file: give the plan it was made from with --plan", jpath)
-	}
-	planData, err := os.ReadFile(planPath)
+	planPath, planData, err := evidencePlan(jpath, f.plan, hdr, m)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && f.plan == "" {
-			return usageErr("%s: the plan the journal names, %s, is not there: give the plan it was made from with --plan", jpath, planPath)
-		}
-		return withCode(ExitUsage, err)
-	}
-	if sum := sha256.Sum256(planData); hex.EncodeToString(sum[:]) != m.PlanHash {
-		return usageErr("%s is not the plan the run of %s was made from (its SHA-256 is %s, the journal recorded %s): give that plan with --plan",
-			planPath, jpath, hex.EncodeToString(sum[:]), m.PlanHash)
+		return err
 	}
 	m.PlanFile = "plan/" + filepath.Base(planPath)
 	members := []report.EvidenceMember{
 		{Name: m.PlanFile, What: "the plan the run was made from", Data: planData},
 		{Name: report.EvidenceJournal, What: "the journal, hash-chained line by line", Data: data},
 	}
-	dir, err := os.MkdirTemp("", "migrate-evidence-")
+	made, err := evidenceReports(jpath, f)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return err
 	}
-	defer os.RemoveAll(dir)
-	rep, err := report.RunReportOf(jpath)
+	members = append(members, made...)
+	kept, err := keptPages(jpath, f, hdr, m)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return err
 	}
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, rep); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	members = append(members, report.EvidenceMember{Name: report.EvidenceReport, What: "the run report (report --html)", Data: page.Bytes()})
-	failed := filepath.Join(dir, report.EvidenceFailed)
-	if _, _, err := report.Report(jpath, failed); err != nil {
-		return withCode(ExitUsage, err)
-	}
-	created := filepath.Join(dir, report.EvidenceCreated)
-	cs, err := report.CreatedKeys(jpath, created)
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	for _, d := range []struct{ file, name, what string }{
-		{failed, report.EvidenceFailed, "the failed rows as they were in the source, with the server's message (report --out)"},
-		{created, report.EvidenceCreated, fmt.Sprintf("%s of %s beside the keys the server assigned (report --created)",
-			diag.Count(cs.Rows, "source row", "source rows"), diag.Count(cs.Records, "committed record", "committed records"))},
-		{f.dryRun, "dry-run" + strings.ToLower(filepath.Ext(f.dryRun)), "the dry run's page, given by --dry-run " + f.dryRun},
-		{f.diff, "diff" + strings.ToLower(filepath.Ext(f.diff)), "the diff, given by --diff " + f.diff},
-	} {
-		if d.file == "" {
-			continue
-		}
-		b, err := os.ReadFile(d.file)
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		members = append(members, report.EvidenceMember{Name: d.name, What: d.what, Data: b})
-	}
-	// The pages made before the load that were not given: those plan and
-	// diff kept beside the journal, from the plan and sources the run
-	// recorded, before it began.
-	for _, k := range []struct{ given, kind, what, flag, made string }{
-		{f.dryRun, report.PageDryRun, "the dry run's page", "--dry-run", "plan --html"},
-		{f.diff, report.PageDiff, "the diff", "--diff", "diff --html or --out"},
-	} {
-		if k.given != "" {
-			continue
-		}
-		kept, why := report.FindPage(jpath, k.kind, m.PlanHash, m.Sources, hdr.Created)
-		if kept == nil {
-			m.NotIncluded = append(m.NotIncluded, fmt.Sprintf("%s: %s; give the one made before the load (%s) with %s", k.what, why, k.made, k.flag))
-			continue
-		}
-		b, err := os.ReadFile(kept.Path())
-		if err != nil {
-			return withCode(ExitUsage, err)
-		}
-		members = append(members, report.EvidenceMember{Name: k.kind + ".html", Data: b,
-			What: fmt.Sprintf("%s made at %s, before the run, from its plan and sources (kept beside the journal: %s)", k.what, kept.Made.Format("2006-01-02 15:04:05 UTC"), kept.Path())})
-	}
+	members = append(members, kept...)
 	m.ToolVersion, m.Made = Version, a.now().UTC()
 	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the company"
 	var differ error
 	if a.targetGiven(f.conn) {
-		res, err := a.verifyJournal(ctx, jpath, "", f.conn)
-		if err != nil {
+		verified, err := a.evidenceVerify(ctx, jpath, f.conn, m)
+		if err != nil && !errors.Is(err, errDiffer) {
 			return err
 		}
-		doc := verifyDoc(res)
-		var js, text bytes.Buffer
-		if err := writeJSON(&js, doc); err != nil {
-			return err
-		}
-		printVerify(&text, doc)
-		members = append(members,
-			report.EvidenceMember{Name: "verify.json", What: "verify --json of the target", Data: js.Bytes()},
-			report.EvidenceMember{Name: "verify.txt", What: "verify of the target, as it prints", Data: text.Bytes()})
-		m.Verified = verifiedText(res, m.Made.Format("2006-01-02 15:04:05 UTC"))
-		if res.Differences() > 0 || res.TotalsDiffer() {
-			differ = withCode(ExitData, fmt.Errorf("verify found the target differing from what the run wrote: the evidence records it (verify.txt)"))
-		}
+		members, differ = append(members, verified...), err
 	}
 	if err := report.WriteEvidence(f.file, m, members); err != nil {
 		return withCode(ExitUsage, err)
@@ -194,6 +100,165 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 		fmt.Fprintf(a.stdout, "  not included: %s\n", n)
 	}
 	return differ
+}
+
+// evidenceJournal reads journal jpath as the evidence holds it (a torn
+// last line is no part of the run) and its manifest, which its chain
+// must hold: a journal changed after the run proves nothing. A journal a
+// run is writing is refused.
+func evidenceJournal(jpath string) ([]byte, *report.Manifest, error) {
+	if h, busy := journal.InUse(jpath); busy {
+		return nil, nil, withCode(ExitInterrupted, fmt.Errorf("%s: a run is writing the journal now (%s): make the evidence once it has finished", jpath, h))
+	}
+	data, err := os.ReadFile(jpath)
+	if err != nil {
+		return nil, nil, withCode(ExitUsage, err)
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		data = data[:i+1] // a torn last line is no part of the run
+	}
+	m, err := report.NewManifest(jpath, data)
+	if err != nil {
+		var ce *report.ChainError
+		if errors.As(err, &ce) {
+			return nil, nil, withCode(ExitData, fmt.Errorf("%v\nno evidence was written: a journal changed after the run proves nothing", err))
+		}
+		if jerr := journalErr(err); jerr != nil {
+			return nil, nil, jerr
+		}
+		return nil, nil, withCode(ExitUsage, err)
+	}
+	return data, m, nil
+}
+
+// errDiffer is evidenceVerify's error when the target differs from what
+// the run wrote: the evidence is written all the same, and records it.
+var errDiffer = errors.New("verify found the target differing from what the run wrote: the evidence records it (verify.txt)")
+
+// evidenceVerify verifies the run of jpath against the target (conn) and
+// returns what the evidence holds of it (verify.json, verify.txt); m's
+// Verified says what was found, and when. It returns errDiffer (exit 1)
+// too when the target differs.
+func (a *app) evidenceVerify(ctx context.Context, jpath string, conn connFlags, m *report.Manifest) ([]report.EvidenceMember, error) {
+	res, err := a.verifyJournal(ctx, jpath, "", conn)
+	if err != nil {
+		return nil, err
+	}
+	doc := verifyDoc(res)
+	var js, text bytes.Buffer
+	if err := writeJSON(&js, doc); err != nil {
+		return nil, err
+	}
+	printVerify(&text, doc)
+	members := []report.EvidenceMember{
+		{Name: "verify.json", What: "verify --json of the target", Data: js.Bytes()},
+		{Name: "verify.txt", What: "verify of the target, as it prints", Data: text.Bytes()},
+	}
+	m.Verified = verifiedText(res, m.Made.Format("2006-01-02 15:04:05 UTC"))
+	if res.Differences() > 0 || res.TotalsDiffer() {
+		return members, withCode(ExitData, errDiffer)
+	}
+	return members, nil
+
+}
+
+// evidencePlan reads the plan the run of jpath was made from: given
+// (--plan), else the one its journal names (hdr), which must be the plan
+// the journal recorded (its hash, in m).
+func evidencePlan(jpath, given string, hdr journal.Header, m *report.Manifest) (path string, data []byte, err error) {
+	planPath := given
+	if planPath == "" {
+		planPath = hdr.PlanPath
+	}
+	if planPath == "" {
+		return "", nil, usageErr("%s: the journal names no plan file: give the plan it was made from with --plan", jpath)
+	}
+	planData, err := os.ReadFile(planPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && given == "" {
+			return "", nil, usageErr("%s: the plan the journal names, %s, is not there: give the plan it was made from with --plan", jpath, planPath)
+		}
+		return "", nil, withCode(ExitUsage, err)
+	}
+	if sum := sha256.Sum256(planData); hex.EncodeToString(sum[:]) != m.PlanHash {
+		return "", nil, usageErr("%s is not the plan the run of %s was made from (its SHA-256 is %s, the journal recorded %s): give that plan with --plan",
+			planPath, jpath, hex.EncodeToString(sum[:]), m.PlanHash)
+	}
+	return planPath, planData, nil
+}
+
+// evidenceReports are the members of the evidence made from journal
+// jpath (the run report, the failed rows, the created keys) and those
+// given (the dry run's page, --dry-run; the diff, --diff).
+func evidenceReports(jpath string, f evidenceFlags) ([]report.EvidenceMember, error) {
+	dir, err := os.MkdirTemp("", "migrate-evidence-")
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	defer os.RemoveAll(dir)
+	rep, err := report.RunReportOf(jpath)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, rep); err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	members := []report.EvidenceMember{{Name: report.EvidenceReport, What: "the run report (report --html)", Data: page.Bytes()}}
+	failed := filepath.Join(dir, report.EvidenceFailed)
+	if _, _, err := report.Report(jpath, failed); err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	created := filepath.Join(dir, report.EvidenceCreated)
+	cs, err := report.CreatedKeys(jpath, created)
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	for _, d := range []struct{ file, name, what string }{
+		{failed, report.EvidenceFailed, "the failed rows as they were in the source, with the server's message (report --out)"},
+		{created, report.EvidenceCreated, fmt.Sprintf("%s of %s beside the keys the server assigned (report --created)",
+			diag.Count(cs.Rows, "source row", "source rows"), diag.Count(cs.Records, "committed record", "committed records"))},
+		{f.dryRun, "dry-run" + strings.ToLower(filepath.Ext(f.dryRun)), "the dry run's page, given by --dry-run " + f.dryRun},
+		{f.diff, "diff" + strings.ToLower(filepath.Ext(f.diff)), "the diff, given by --diff " + f.diff},
+	} {
+		if d.file == "" {
+			continue
+		}
+		b, err := os.ReadFile(d.file)
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		members = append(members, report.EvidenceMember{Name: d.name, What: d.what, Data: b})
+	}
+	return members, nil
+}
+
+// keptPages are the pages made before the load that were not given
+// (--dry-run, --diff): those plan and diff kept beside journal jpath,
+// from the plan and sources the run recorded, before it began (hdr).
+// What is not there is said in m's NotIncluded, with how to include it.
+func keptPages(jpath string, f evidenceFlags, hdr journal.Header, m *report.Manifest) ([]report.EvidenceMember, error) {
+	var members []report.EvidenceMember
+	for _, k := range []struct{ given, kind, what, flag, made string }{
+		{f.dryRun, report.PageDryRun, "the dry run's page", "--dry-run", "plan --html"},
+		{f.diff, report.PageDiff, "the diff", "--diff", "diff --html or --out"},
+	} {
+		if k.given != "" {
+			continue
+		}
+		kept, why := report.FindPage(jpath, k.kind, m.PlanHash, m.Sources, hdr.Created)
+		if kept == nil {
+			m.NotIncluded = append(m.NotIncluded, fmt.Sprintf("%s: %s; give the one made before the load (%s) with %s", k.what, why, k.made, k.flag))
+			continue
+		}
+		b, err := os.ReadFile(kept.Path())
+		if err != nil {
+			return nil, withCode(ExitUsage, err)
+		}
+		members = append(members, report.EvidenceMember{Name: k.kind + ".html", Data: b,
+			What: fmt.Sprintf("%s made at %s, before the run, from its plan and sources (kept beside the journal: %s)", k.what, kept.Made.Format("2006-01-02 15:04:05 UTC"), kept.Path())})
+	}
+	return members, nil
 }
 
 // verifiedText is the manifest's verified: what verify found, and where.
