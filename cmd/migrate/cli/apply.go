@@ -133,25 +133,8 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		jpath = filepath.Join(dir, filepath.Base(journalFile(planPath, "")))
 	}
 
-	stop := make(chan struct{})
-	hard, cancel := context.WithCancel(ctx)
+	hard, stop, cancel := a.interruptible(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-a.interrupts:
-		case <-hard.Done():
-			return
-		}
-		fmt.Fprintln(a.stderr, "\ninterrupted: finishing the batches in flight and journaling them (Ctrl-C again stops at once)")
-		close(stop)
-		select {
-		case <-a.interrupts:
-			fmt.Fprintln(a.stderr, "stopping now; the journal lets the next apply reconcile what was in flight")
-			cancel()
-		case <-hard.Done():
-		}
-	}()
-
 	hook := v.Hook()
 	if f.json {
 		hook.progressEvents(a.now)
@@ -170,25 +153,14 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		Stop: stop, Hook: hook,
 	})
 	hook.finish()
-	var stale *executor.StaleError
-	var shifted *executor.ShiftedError
-	var corrupt *journal.CorruptError
-	var other *executor.TargetError
-	var steps *executor.StepsError
-	var delta *executor.DeltaError
-	var dialect *executor.DialectError
-	switch {
-	case errors.As(err, &stale), errors.As(err, &shifted), errors.As(err, &corrupt), errors.As(err, &other), errors.As(err, &steps), errors.As(err, &delta), errors.As(err, &dialect):
+	if unusable(err) {
 		// The journal is from something else, damaged, or for another
 		// target: a file that cannot be used here, not a target that
 		// cannot be reached.
 		return withCode(ExitUsage, err)
-	case sum == nil && journalErr(err) != nil:
-		return journalErr(err)
-	case sum == nil && localErr(err) != nil:
-		return localErr(err)
-	case sum == nil && err != nil:
-		return busyIsPending(a.unreachable(c.conn, err))
+	}
+	if sum == nil {
+		return a.applyExit(c.conn, err, nil, nil)
 	}
 	view := summaryJSON(sum)
 	complete := sum.Complete
@@ -203,8 +175,55 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	if werr := v.Applied(appliedResult{doc: view, sum: sum, took: time.Since(started), planPath: planPath}); werr != nil {
 		return werr
 	}
+	return a.applyExit(c.conn, err, sum, &view)
+}
+
+// interruptible is ctx for a run that Ctrl-C stops in two stages: the
+// first closes stop (the batches in flight finish and are journaled),
+// the second cancels hard (the next apply reconciles what was in
+// flight). cancel ends the watch.
+func (a *app) interruptible(ctx context.Context) (hard context.Context, stop <-chan struct{}, cancel func()) {
+	stopped := make(chan struct{})
+	hard, cancel = context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-a.interrupts:
+		case <-hard.Done():
+			return
+		}
+		fmt.Fprintln(a.stderr, "\ninterrupted: finishing the batches in flight and journaling them (Ctrl-C again stops at once)")
+		close(stopped)
+		select {
+		case <-a.interrupts:
+			fmt.Fprintln(a.stderr, "stopping now; the journal lets the next apply reconcile what was in flight")
+			cancel()
+		case <-hard.Done():
+		}
+	}()
+	return hard, stopped, cancel
+}
+
+// unusable reports whether err says the journal cannot be used here: it
+// is from another plan or sources, damaged, for another target, or
+// for other steps, delta or dialect.
+func unusable(err error) bool {
+	var stale *executor.StaleError
+	var shifted *executor.ShiftedError
+	var corrupt *journal.CorruptError
+	var other *executor.TargetError
+	var steps *executor.StepsError
+	var delta *executor.DeltaError
+	var dialect *executor.DialectError
+	return errors.As(err, &stale) || errors.As(err, &shifted) || errors.As(err, &corrupt) || errors.As(err, &other) ||
+		errors.As(err, &steps) || errors.As(err, &delta) || errors.As(err, &dialect)
+}
+
+// applyExit is apply's exit (docs/cli.md, Exit codes) for what the run
+// returned: err, and its summary sum shown as view (both nil when the
+// run stopped before it had one).
+func (a *app) applyExit(cn *conn, err error, sum *executor.Summary, view *runJSON) error {
 	switch {
-	case err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
+	case sum != nil && err != nil && (errors.Is(err, executor.ErrInterrupted) || errors.Is(err, executor.ErrInDoubt) || errors.Is(err, context.Canceled)):
 		fmt.Fprintln(a.stderr, diag.Printable(err.Error()))
 		return silent(ExitInterrupted)
 	case journalErr(err) != nil:
@@ -212,7 +231,9 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 	case localErr(err) != nil:
 		return localErr(err)
 	case err != nil:
-		return busyIsPending(a.unreachable(c.conn, err))
+		return busyIsPending(a.unreachable(cn, err))
+	case sum == nil:
+		return nil
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
 	case len(sum.Errors) > 0, view.Delta != nil && view.Delta.Conflicts > 0:
