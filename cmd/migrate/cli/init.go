@@ -77,27 +77,9 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	if r := []rune(*delim); len(r) == 1 {
 		ps.Delimiter = *delim
 	}
-	var header []string
-	if *headerRow == 0 && workbook {
-		// A sheet exported with a title above its header: the header is
-		// the first row with two names or more.
-		for row := 1; row <= maxTitleRows+1; row++ {
-			ps.HeaderRow = row
-			if header, err = executor.Columns(ps); err != nil || namesIn(header) >= 2 {
-				break
-			}
-		}
-		if err == nil && namesIn(header) < 2 {
-			ps.HeaderRow = 1
-			header, err = executor.Columns(ps)
-		}
-		if err == nil && ps.HeaderRow > 1 {
-			fmt.Fprintf(a.stderr, "the column names are on row %d (the rows above hold a title): the plan says header_row: %d\n", ps.HeaderRow, ps.HeaderRow)
-		} else {
-			ps.HeaderRow = 0
-		}
-	} else {
-		header, err = executor.Columns(ps)
+	header, err := headerOf(ps, *headerRow == 0 && workbook)
+	if err == nil && ps.HeaderRow > 1 && *headerRow == 0 {
+		fmt.Fprintf(a.stderr, "the column names are on row %d (the rows above hold a title): the plan says header_row: %d\n", ps.HeaderRow, ps.HeaderRow)
 	}
 	if err != nil {
 		return withCode(ExitUsage, err)
@@ -131,6 +113,32 @@ func (a *app) initPlan(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(a.stderr, "wrote %s and its first test, %s; next: migrate validate %s, then migrate test %s\n", *out, tests, *out, *out)
 	return nil
+}
+
+// headerOf reads the column names of source ps. With find (a workbook
+// whose header row was not given), the header is the first row with two
+// names or more, so that a title exported above it is passed over; ps's
+// HeaderRow is then set to that row, or left 0 when it is the first.
+func headerOf(ps *plan.Source, find bool) ([]string, error) {
+	if !find {
+		return executor.Columns(ps)
+	}
+	var header []string
+	var err error
+	for row := 1; row <= maxTitleRows+1; row++ {
+		ps.HeaderRow = row
+		if header, err = executor.Columns(ps); err != nil || namesIn(header) >= 2 {
+			break
+		}
+	}
+	if err == nil && namesIn(header) < 2 {
+		ps.HeaderRow = 1
+		header, err = executor.Columns(ps)
+	}
+	if err != nil || ps.HeaderRow == 1 {
+		ps.HeaderRow = 0
+	}
+	return header, err
 }
 
 // maxTitleRows is how many rows above a header init passes over as a title.
