@@ -1012,6 +1012,7 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
 		}
 	}
 	mark(root)
+	sr.classifyResumed(w, rest)
 	if len(rest) == 0 {
 		sr.finalize(w)
 		return nil

@@ -490,6 +490,11 @@ func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error 
 	if len(lost) > 0 {
 		return sr.buildFailed(w, fmt.Errorf("%s(%s): a line's key is unknown, so what belongs under it cannot be sent", sr.entity, w.root.key))
 	}
+	var left []*op
+	for _, u := range missing {
+		left = append(left, u...)
+	}
+	sr.classifyResumed(w, left)
 	if len(missing) == 0 {
 		sr.finalize(w)
 		return nil

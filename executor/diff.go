@@ -182,6 +182,24 @@ func (sr *stepRun) classifyLines(w *work, changed, before map[string]any, added 
 	d.add(rec)
 }
 
+// classifyResumed is classify of a record an earlier attempt of the
+// journal began (its document made, or reconciled as made): with nothing
+// left to send (left) it is unchanged; else an update that sends the
+// rest, with the lines apply appends.
+func (sr *stepRun) classifyResumed(w *work, left []*op) {
+	if len(left) == 0 {
+		sr.classify(w, DiffUnchanged, nil, nil, nil)
+		return
+	}
+	var lines []*op
+	for _, o := range left {
+		if o.parent == w.root && !o.single {
+			lines = append(lines, o)
+		}
+	}
+	sr.classifyLines(w, nil, nil, lines)
+}
+
 // jsonValue is one value as the service's JSON writes it.
 func jsonValue(v any) json.RawMessage {
 	b, err := odata.MarshalBody(map[string]any{"v": v})

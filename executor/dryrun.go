@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,6 +184,9 @@ type simService struct {
 	unread atomic.Int64
 	warm   read.Warmth // the target's forms known warm
 	forms  odata.Forms // the forms apply's client would know warm
+	// sure are the entity sets apply's reader would know warm (a 404 from
+	// them the truth, not asked again), by the answers apply would get.
+	sure map[string]bool
 	// standard: the target is of the odata dialect, whose client warms
 	// no form up (docs/other-services.md).
 	standard bool
@@ -223,7 +227,10 @@ var simLocation = map[string]string{"Location": "(" + placeholderKey + ")"}
 func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts odata.BatchOptions) ([]odata.BatchResponse, error) {
 	// The calls apply's client would make: this one, and before a batch
 	// that writes to a form not known warm, its warm-up (the client's
-	// rule, odata.Forms). A retry the server asks for cannot be predicted.
+	// rule, odata.Forms); after reads, the two that confirm a 404 from a
+	// form apply's reader does not know warm (confirms). A retry the
+	// server asks for cannot be predicted.
+	outer := ctx
 	if st := odata.CallStatsOf(ctx); st != nil {
 		st.Attempts++
 		if cold := s.forms.ColdWrites(reqs); len(cold) > 0 && !s.standard {
@@ -237,8 +244,45 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	resps, err := s.answer(ctx, reqs, opts)
 	if err == nil {
 		s.forms.Answered(reqs, resps)
+		if sets := s.confirms(reqs, resps); len(sets) > 0 {
+			if st := odata.CallStatsOf(outer); st != nil {
+				st.Attempts += 2
+			}
+			s.forms.Warmed(sets...)
+		}
 	}
 	return resps, err
+}
+
+// confirms are the entity sets whose 404 among the answers to reads
+// (resps, in the order of reqs) apply's reader would ask again, warming
+// them up first (read.Warmth.ConfirmAbsent): those it does not know warm.
+// That is two calls (the warm-ups, then the reads again), after which
+// apply's client knows them warm too. A set apply would see answer 200
+// is known warm from then on.
+func (s *simService) confirms(reqs []odata.BatchRequest, resps []odata.BatchResponse) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sure == nil {
+		s.sure = map[string]bool{}
+	}
+	var cold []string
+	for i, q := range reqs {
+		set := odata.EntitySetOf(q.URL)
+		if q.Method != http.MethodGet || set == "" || i >= len(resps) {
+			continue
+		}
+		switch {
+		case resps[i].Status == http.StatusOK:
+			s.sure[set] = true
+		case resps[i].Status == http.StatusNotFound && !s.sure[set] && !slices.Contains(cold, set):
+			cold = append(cold, set)
+		}
+	}
+	for _, set := range cold {
+		s.sure[set] = true
+	}
+	return cold
 }
 
 // answer answers a batch as the service would (Batch).

@@ -44,10 +44,30 @@ func (r *runner) setState(st *journal.State) { r.rd.SetState(st) }
 // (reconcile.Reader.Reconcile) before anything is sent; what it cannot
 // decide is the summary's Undecided.
 func (r *runner) reconcile() error {
-	undecided, err := r.rd.Reconcile(r.jr)
+	var jr reconcile.Journal = r.jr
+	if !r.jr.reconciles() {
+		// The dry run: with a target, apply's reconciliation is made by
+		// the same reads, and what it decides is folded into the state of
+		// the journal the dry run resumes, in memory, so that what follows
+		// is predicted from it. Offline nothing can be read: the work in
+		// doubt stays in doubt, left out and said so.
+		if r.svc.offline() || r.state() == nil {
+			return nil
+		}
+		jr = folded{r.state()}
+	}
+	undecided, err := r.rd.Reconcile(jr)
 	r.undec = append(r.undec, undecided...)
 	return err
 }
+
+// folded is a journal's state that takes what Reconcile decides in
+// memory (journal.State.Fold): the dry run's copy of the journal it
+// resumes.
+type folded struct{ st *journal.State }
+
+func (f folded) Append(es ...journal.Entry) error { return f.st.Fold(es...) }
+func (f folded) Snapshot() *journal.State         { return f.st }
 
 // matchFields is what the journal keeps to find a created entity or line
 // again: its scalar fields, without long texts and file contents.

@@ -552,6 +552,25 @@ func appendLine(dst []byte, e *Entry) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// Fold applies entries to st as an Append to its journal would, by the
+// rules of a replay, and writes nothing: the dry run reconciles the work
+// in doubt of the journal it would resume on a copy of its state, in
+// memory.
+func (st *State) Fold(entries ...Entry) error {
+	var line []byte
+	for i := range entries {
+		var err error
+		if line, err = appendLine(line[:0], &entries[i]); err != nil {
+			return err
+		}
+		if why := st.apply(line[:len(line)-1]); why != "" {
+			return fmt.Errorf("journal entry: %s", why)
+		}
+		st.Entries++
+	}
+	return nil
+}
+
 // EncodeLine returns one journal line for e (tests and tools that build journals).
 func EncodeLine(e Entry) ([]byte, error) { return appendLine(nil, &e) }
 

@@ -231,3 +231,44 @@ func TestAppendUnsynced(t *testing.T) {
 		t.Fatal("AppendUnsynced after Close succeeded")
 	}
 }
+
+// TestFold: an outcome folded into a loaded state settles its batch as
+// the same outcome appended and replayed would, and leaves the file as
+// it was; an outcome of a batch the state never opened is refused, as a
+// replay refuses it.
+func TestFold(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.journal")
+	j, err := Create(path, testHeader())
+	must(t, err)
+	intent := Entry{Kind: KindIntent, Batch: 1, Subs: []Sub{
+		{ID: "1", Step: "customers", Rec: "C1", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "C1"},
+		{ID: "2", Step: "customers", Rec: "C2", Op: OpCreate, Meth: "POST", URL: "CUSTOMERS", Key: "C2"},
+	}}
+	must(t, j.Append(intent, Entry{Kind: KindOutcome, Batch: 1, InDoubt: "the answer was lost"}))
+	must(t, j.Close())
+	st, err := Load(path)
+	must(t, err)
+	if got := len(st.InDoubtSubs()); got != 2 {
+		t.Fatalf("loaded: %d sub-requests in doubt, want 2", got)
+	}
+	settled := Entry{Kind: KindOutcome, Batch: 1, Results: []SubResult{{ID: "1", Status: 201, Key: "C1"}, {ID: "2", Status: -1, Error: "reconciled: absent"}}}
+	must(t, st.Fold(settled))
+	if got := len(st.InDoubtSubs()); got != 0 {
+		t.Errorf("folded: %d sub-requests in doubt, want none", got)
+	}
+	if r := st.Record("customers", "C1"); r == nil || r.Key != "C1" || !r.Subs[""].OK() {
+		t.Errorf("folded: C1 is %+v, want made with its key", r)
+	}
+	if r := st.Record("customers", "C2"); r != nil && r.Subs[""] != nil {
+		t.Errorf("folded: C2 still holds %+v, want it forgotten (sent again)", r.Subs[""])
+	}
+	again, err := Load(path)
+	must(t, err)
+	if got := len(again.InDoubtSubs()); got != 2 {
+		t.Errorf("the file after Fold: %d sub-requests in doubt, want the 2 it held", got)
+	}
+	if err := st.Fold(Entry{Kind: KindOutcome, Batch: 9, Results: []SubResult{{ID: "1", Status: 201}}}); err == nil {
+		t.Error("an outcome of a batch never opened was folded")
+	}
+}

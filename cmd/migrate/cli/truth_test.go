@@ -55,7 +55,7 @@ func TestOneTruth(t *testing.T) {
 			continue
 		}
 		for _, quirks := range []string{"", "all"} {
-			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "loaded"} {
+			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "after a lost answer", "after a lost request", "loaded"} {
 				name := strings.TrimSuffix(filepath.Base(p), ".yaml") + ", " + state
 				if quirks != "" {
 					name += ", every quirk"
@@ -110,8 +110,11 @@ func recordedTarget(t *testing.T, sb *sandbox.Server, dir string) (*writeRecorde
 // conflict); after a trial (`apply --limit 1` on the journal the run then
 // resumes); with a failure (an earlier apply on the journal had its first
 // record refused by the server, which takes it now: apply leaves it
-// failed, without --retry-failed); loaded (the journal complete: apply
-// sends nothing).
+// failed, without --retry-failed); after a lost answer and after a lost
+// request (an earlier apply's first batch that writes lost its
+// connection, after the server committed it or before: the journal holds
+// it in doubt, which the dry run and diff reconcile by reading, as apply
+// does); loaded (the journal complete: apply sends nothing).
 func oneTruth(t *testing.T, planPath, quirks, state string) {
 	loaded := state == "holding its data"
 	var refuse atomic.Value // the key the server refuses, "" none
@@ -160,6 +163,18 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	case "loaded":
 		if code, out := run("apply", planPath, "--journal", jpath); code != ExitOK {
 			t.Fatalf("the load: exit %d\n%s", code, out)
+		}
+	case "after a lost answer", "after a lost request":
+		// The first batch that writes loses its connection, after the
+		// server committed it or before: apply stops with it in doubt,
+		// and the next apply reconciles it by reading before it goes on.
+		kind := sandbox.FaultDropAfterCommit
+		if state == "after a lost request" {
+			kind = sandbox.FaultDropBeforeCommit
+		}
+		sb.DropNextWrites(1, kind)
+		if code, out := run("apply", planPath, "--journal", jpath); code != ExitInterrupted {
+			t.Fatalf("the load whose first answer is lost: exit %d\n%s", code, out)
 		}
 	case "with a failure":
 		set, key := firstKeyed(t, batchesIn(t, fresh))
