@@ -21,6 +21,7 @@ import (
 
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/report"
 	"github.com/migrate-tool/migrate/sandbox"
 )
@@ -55,7 +56,7 @@ func TestOneTruth(t *testing.T) {
 			continue
 		}
 		for _, quirks := range []string{"", "all"} {
-			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "after a lost answer", "after a lost request", "loaded"} {
+			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "after a lost answer", "after a lost request", "after a lost answer in the last wave", "loaded"} {
 				name := strings.TrimSuffix(filepath.Base(p), ".yaml") + ", " + state
 				if quirks != "" {
 					name += ", every quirk"
@@ -67,6 +68,27 @@ func TestOneTruth(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stepsBeforeLastWave names the steps of the plan at path before its last
+// wave, comma-separated ("" when it has one wave).
+func stepsBeforeLastWave(t *testing.T, path string) string {
+	t.Helper()
+	p, diags := plan.Load(path)
+	if p == nil || diags.HasErrors() {
+		t.Fatalf("%s: %v", path, diags)
+	}
+	waves, err := p.Order()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, wave := range waves[:len(waves)-1] {
+		for _, s := range wave {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, ",")
 }
 
 // writeRecorder records the bodies of the $batch calls that write.
@@ -114,7 +136,9 @@ func recordedTarget(t *testing.T, sb *sandbox.Server, dir string) (*writeRecorde
 // request (an earlier apply's first batch that writes lost its
 // connection, after the server committed it or before: the journal holds
 // it in doubt, which the dry run and diff reconcile by reading, as apply
-// does); loaded (the journal complete: apply sends nothing).
+// does); after a lost answer in the last wave (the steps before it loaded,
+// then its first batch's answer lost: what the server numbers is found by
+// its fields); loaded (the journal complete: apply sends nothing).
 func oneTruth(t *testing.T, planPath, quirks, state string) {
 	loaded := state == "holding its data"
 	var refuse atomic.Value // the key the server refuses, "" none
@@ -175,6 +199,21 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		sb.DropNextWrites(1, kind)
 		if code, out := run("apply", planPath, "--journal", jpath); code != ExitInterrupted {
 			t.Fatalf("the load whose first answer is lost: exit %d\n%s", code, out)
+		}
+	case "after a lost answer in the last wave":
+		// The steps before the last wave are loaded (apply --steps), then
+		// the last wave's first batch loses its answer after the server
+		// took it: documents it numbers are found again by their fields.
+		before := stepsBeforeLastWave(t, planPath)
+		if before == "" {
+			t.Skip("one wave: the state is after a lost answer's")
+		}
+		if code, out := run("apply", planPath, "--journal", jpath, "--steps", before); code != ExitInterrupted {
+			t.Fatalf("the load of %s: exit %d\n%s", before, code, out)
+		}
+		sb.DropNextWrites(1, sandbox.FaultDropAfterCommit)
+		if code, out := run("apply", planPath, "--journal", jpath); code != ExitInterrupted {
+			t.Fatalf("the load whose last wave's first answer is lost: exit %d\n%s", code, out)
 		}
 	case "with a failure":
 		set, key := firstKeyed(t, batchesIn(t, fresh))
