@@ -410,14 +410,38 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		}
 	}
 
-	// undo leaves the company as it was.
+	// undo does what its preview lists, and leaves the company as it was.
+	code, out = run("undo", jpath, "--force", "--json")
+	if code != ExitOK {
+		t.Fatalf("undo's preview: exit %d\n%s", code, out)
+	}
+	preview := undoActions(t, out)
 	code, out = run("undo", jpath, "--yes", "--force", "--json")
 	if code != ExitOK {
 		t.Fatalf("undo: exit %d\n%s", code, out)
 	}
+	if done := undoActions(t, out); !slices.Equal(preview, done) {
+		t.Errorf("undo's preview listed:\n%s\nundo --yes did:\n%s", strings.Join(preview, "\n"), strings.Join(done, "\n"))
+	}
 	if after := sb.Snapshot(); !equalSnapshots(before, after) {
 		t.Errorf("undo left the company changed:\n%s", snapshotDiff(before, after))
 	}
+}
+
+// undoActions are the actions of undo --json's output, each as METHOD URL,
+// sorted (the order a step's are sent in is not the preview's concern).
+func undoActions(t *testing.T, out string) []string {
+	t.Helper()
+	var doc struct{ Actions []struct{ Method, URL string } }
+	if err := json.Unmarshal([]byte(firstJSON(out)), &doc); err != nil {
+		t.Fatalf("undo --json: %v\n%s", err, out)
+	}
+	var got []string
+	for _, a := range doc.Actions {
+		got = append(got, a.Method+" "+a.URL)
+	}
+	sort.Strings(got)
+	return got
 }
 
 // firstJSON is the first JSON document of out (a command's --json output;
