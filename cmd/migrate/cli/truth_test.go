@@ -315,6 +315,20 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		committed += s.Committed
 		failed += s.Failed
 	}
+	// status reads the journal apply left: the same counts, step by step.
+	_, out = run("status", jpath, "--json")
+	var status struct {
+		Steps []struct {
+			Name              string
+			Committed, Failed int
+		}
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &status); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if !slices.Equal(status.Steps, applied.Steps) {
+		t.Errorf("status counts %+v, apply counted %+v", status.Steps, applied.Steps)
+	}
 	if state == "loaded" && len(sent) > 0 {
 		t.Errorf("apply over a complete journal sent %d batches", len(sent))
 	}
