@@ -212,10 +212,6 @@ func Apply(ctx context.Context, run *Prepared, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Limit > 0 {
-		opts.trialPast = newTrialPast(opts.Plan, opts.Metadata)
-		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true, past: opts.trialPast}
-	}
 	r := newRunner(ctx, opts, &target{standard: opts.Version.Standard})
 	if err := r.openJournal(waves); err != nil {
 		return nil, err

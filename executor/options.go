@@ -74,7 +74,13 @@ type runOptions struct {
 }
 
 func newRunOptions(p *Prepared, o Options) *runOptions {
-	return &runOptions{Prepared: *p, Options: o}
+	opts := &runOptions{Prepared: *p, Options: o}
+	if opts.Limit > 0 {
+		// A trial (apply --limit), and its dry run (plan --limit) alike.
+		opts.trialPast = newTrialPast(opts.Plan, opts.Metadata)
+		opts.records = limited{inner: opts.records, n: opts.Limit, trial: true, past: opts.trialPast}
+	}
+	return opts
 }
 
 func (o *Options) hook() Hook {

@@ -126,11 +126,13 @@ func totalOf(steps []StepSummary) StepSummary {
 // ToLoad (dry run) is how many of the step's records apply would load:
 // those built, less those with row errors and those that give an
 // unresolved exists: value.
-func (s StepSummary) ToLoad() int { return s.Records - s.Errors - s.Unresolved }
+func (s StepSummary) ToLoad() int { return s.Records - s.NotLoaded() }
 
 // NotLoaded (dry run) is how many of the step's records apply would not
-// load: row errors and unresolved exists: values.
-func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved }
+// load: row errors, unresolved exists: values, and a trial's records that
+// wait for the full load (Pending: they name a record the trial does not
+// load).
+func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved + s.Pending }
 
 // AddReferences makes a dry run's summary the one result every view of
 // it renders (text, JSON, the page): the exists: values CheckReferences

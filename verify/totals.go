@@ -149,8 +149,10 @@ func (st *stepTotals) rows() []journal.TotalRow {
 // fromSource adds the records the plan builds from the step's source
 // rows, as every command builds them (ref() stands in: a total is of
 // what the plan writes, not of keys). Records resolve --waive closed
-// are left out, as the customer closed them.
-func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss *journal.StepState) error {
+// are left out, as the customer closed them. Of a trial (apply --limit),
+// only the records it took count: those the journal holds, but the ones
+// it left pending for the full load.
+func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss *journal.StepState, trial bool) error {
 	waived := func(id string) bool {
 		if ss == nil {
 			return false
@@ -158,11 +160,21 @@ func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss
 		rec := ss.Records[id]
 		return rec != nil && rec.Status() == journal.Waived
 	}
+	untaken := func(id string) bool {
+		if !trial {
+			return false
+		}
+		rec := ss.Records[id]
+		return rec == nil || rec.Status() == journal.Pending
+	}
 	return run.StandInRecords(ctx, st.step.Name, func(res transform.Result) error {
 		switch {
 		case res.Skipped:
 			return nil
 		case len(res.Errors) > 0 || res.Record == nil:
+			if untaken(executor.RejectedID(res)) {
+				return nil
+			}
 			if waived(executor.RejectedID(res)) {
 				st.Waived++
 				return nil
@@ -174,6 +186,9 @@ func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss
 		id := rec.ID
 		if id == "" {
 			id = rec.Loc.String()
+		}
+		if untaken(id) {
+			return nil
 		}
 		if waived(id) {
 			st.Waived++

@@ -54,6 +54,9 @@ type Result struct {
 	Totals []journal.TotalRow
 	// Calls counts the $batch calls the reads took.
 	Calls int
+	// Trial is Trial's: the records per step of the trial that was the
+	// journal's last run, whose source totals are of what it took.
+	Trial int
 }
 
 // Step is one step's records and control totals.
@@ -167,6 +170,7 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 		res.Steps = append(res.Steps, v.step)
 		res.Findings = append(res.Findings, v.findings...)
 	}
+	res.Trial = Trial(st)
 	if opts.Plan != nil {
 		for _, s := range opts.Plan.Plan.Steps {
 			if named[s.Name] != nil {
@@ -176,6 +180,11 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 	}
 	return res, nil
 }
+
+// Trial is the records per step of the trial (apply --limit) that was
+// the journal's last run, 0 when its last run was not one: the source
+// side of the plan's totals is then of the records the trial took.
+func Trial(st *journal.State) int { return st.LastRun.Limit }
 
 // planTotals are the totals: of the plan's steps with their source side
 // computed, by step name; none without a plan.
@@ -193,7 +202,8 @@ func planTotals(ctx context.Context, opts Options, st *journal.State) (map[strin
 			return nil, fmt.Errorf("step %s: the target has no entity set %s", s.Name, s.Entity)
 		}
 		t := newStepTotals(opts.Metadata, set.Type, s)
-		if err := t.fromSource(ctx, opts.Plan, st.Steps[s.Name]); err != nil {
+		ss := st.Steps[s.Name]
+		if err := t.fromSource(ctx, opts.Plan, ss, Trial(st) > 0 && ss != nil); err != nil {
 			return nil, fmt.Errorf("step %s: totals from the source: %w", s.Name, err)
 		}
 		named[s.Name] = t

@@ -25,6 +25,9 @@ type verifyJSON struct {
 	// Totals are the plan's totals: side by side.
 	Totals []totalJSON `json:"totals"`
 	Calls  int         `json:"calls"`
+	// Trial: the journal's last run was a trial of this many records per
+	// step (apply --limit); the totals' source side is of what it took.
+	Trial int `json:"trial,omitempty"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -243,7 +246,7 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -350,6 +353,9 @@ func printTotals(w io.Writer, v verifyJSON) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Step, totalName(t), t.Source, t.Sent, target)
 	}
 	tw.Flush()
+	if v.Trial > 0 {
+		fmt.Fprintf(w, "a trial of %s a step (apply --limit): the source's totals are of the records it took, not of the whole source\n", diag.Count(v.Trial, "record", "records"))
+	}
 	for _, s := range v.Steps {
 		if s.Rejected > 0 {
 			fmt.Fprintf(w, "%s: %s rejected by row errors: counted in the source's count(), not in its other totals\n", s.Name, diag.Count(s.Rejected, "record", "records"))

@@ -72,10 +72,11 @@ func loadText(view runJSON) string {
 	if not == 0 {
 		return fmt.Sprintf("apply would load every record (%d).", load)
 	}
-	rowErrs, refs := 0, 0
+	rowErrs, refs, waiting := 0, 0, 0
 	for _, s := range view.Steps {
 		rowErrs += s.Errors
 		refs += s.Unresolved
+		waiting += s.Pending
 	}
 	var why []string
 	if rowErrs > 0 {
@@ -83,6 +84,9 @@ func loadText(view runJSON) string {
 	}
 	if refs > 0 {
 		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step, so apply would not start", refs))
+	}
+	if waiting > 0 {
+		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", waiting))
 	}
 	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
 }
