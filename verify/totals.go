@@ -164,6 +164,9 @@ func (st *stepTotals) fromSource(ctx context.Context, run *executor.Prepared, ss
 		if !trial {
 			return false
 		}
+		if ss == nil {
+			return true
+		}
 		rec := ss.Records[id]
 		return rec == nil || rec.Status() == journal.Pending
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,14 +19,40 @@ import (
 
 // applyFlags are apply's own flags.
 type applyFlags struct {
-	journal                          string
-	concurrency                      int
-	retry, allowChange, allowMissing bool
-	delta                            deltaFlags
-	companies                        listFlag
-	limit                            int
-	steps                            stepsFlag
-	txLeft                           int // --transactions-left; -1: not given
+	runFlags
+	journal      string
+	concurrency  int
+	allowMissing bool
+	delta        deltaFlags
+	companies    listFlag
+	txLeft       int // --transactions-left; -1: not given
+}
+
+// runFlags choose what a run loads: apply takes them, and plan takes them
+// to predict that apply (dry: the help says so).
+type runFlags struct {
+	limit              int
+	steps              stepsFlag
+	retry, allowChange bool
+}
+
+func (r *runFlags) register(fs *flag.FlagSet, dry bool) {
+	of := ""
+	if dry {
+		of = "predict apply's: "
+	}
+	fs.IntVar(&r.limit, "limit", 0, of+"a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
+	fs.Var(&r.steps, "steps", of+"STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
+	fs.BoolVar(&r.retry, "retry-failed", false, of+"send again the records that failed, rebuilt from the current source")
+	fs.BoolVar(&r.allowChange, "allow-plan-change", false, of+"resume although the plan or a source changed since the journal began")
+}
+
+// check refuses a trial of no records.
+func (r *runFlags) check() error {
+	if r.limit < 0 {
+		return usageErr("--limit %d: give the records per step of the trial, at least 1", r.limit)
+	}
+	return nil
 }
 
 // stepsFlag is --steps: step names, comma-separated or repeated.
@@ -48,13 +75,10 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	var o applyFlags
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
-	fs.BoolVar(&o.retry, "retry-failed", false, "send again the records that failed, rebuilt from the current source")
-	fs.BoolVar(&o.allowChange, "allow-plan-change", false, "resume although the plan or a source changed since the journal began")
 	o.delta.register(fs)
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
-	fs.IntVar(&o.limit, "limit", 0, "a trial: load at most N records of each step; the journal says so, and apply without --limit loads the rest")
-	fs.Var(&o.steps, "steps", "STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
+	o.runFlags.register(fs, false)
 	o.txLeft = -1
 	fs.Var(countFlag{&o.txLeft, 0}, "transactions-left", "the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
@@ -64,8 +88,8 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	if f.conn.sandbox && f.metadata != "" {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
-	if o.limit < 0 {
-		return usageErr("--limit %d: give the records per step of the trial, at least 1", o.limit)
+	if err := o.runFlags.check(); err != nil {
+		return err
 	}
 	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
 		return err

@@ -20,7 +20,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs := checkFlagSet("plan", &f)
 	f.memory.register(fs)
 	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
-	limit := fs.Int("limit", 0, "read at most N records of each step (0: all)")
+	var run runFlags
+	run.register(fs, true)
 	cpm := new(int)
 	fs.Var(countFlag{cpm, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
 	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
@@ -34,7 +35,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
 		return err
 	}
-	if err := d.check(*limit > 0, false); err != nil {
+	if err := run.check(); err != nil {
+		return err
+	}
+	if err := d.check(run.limit > 0, len(run.steps) > 0); err != nil {
 		return err
 	}
 	f.memory.apply()
@@ -76,7 +80,8 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		target = c.conn.client
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
-		Client: target, OutDir: *out, Limit: *limit, CallsPerMinute: rate, Hook: v.Hook(),
+		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: v.Hook(),
+		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
 		Journal: a.resumedJournal(pos[0], f, *journalFlag), Delta: d.delta, Overwrite: d.overwrite,
 	})
 	if err != nil {
@@ -95,9 +100,10 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the
-	// evidence (a sample of --limit is not the load's, nor a delta's, made
-	// after it, the run before it).
-	keep := *limit == 0 && !d.delta
+	// evidence (a trial's is not the load's, nor that of some steps or of
+	// the failed records again, nor a delta's, made after it, the run
+	// before it).
+	keep := run.limit == 0 && len(run.steps) == 0 && !run.retry && !d.delta
 	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, report.PageDryRun, func(w io.Writer) error { return report.WriteHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}

@@ -56,7 +56,7 @@ func TestOneTruth(t *testing.T) {
 			continue
 		}
 		for _, quirks := range []string{"", "all"} {
-			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "after a lost answer", "after a lost request", "after a lost answer in the last wave", "a trial", "loaded"} {
+			for _, state := range []string{"empty", "holding its data", "after a trial", "with a failure", "after a lost answer", "after a lost request", "after a lost answer in the last wave", "a trial", "some steps", "retrying a failure", "loaded"} {
 				name := strings.TrimSuffix(filepath.Base(p), ".yaml") + ", " + state
 				if quirks != "" {
 					name += ", every quirk"
@@ -70,9 +70,34 @@ func TestOneTruth(t *testing.T) {
 	}
 }
 
+// firstWave names the steps of the first wave of the plan at path,
+// comma-separated.
+func firstWave(t *testing.T, path string) string {
+	t.Helper()
+	waves := wavesOf(t, path)
+	names := make([]string, len(waves[0]))
+	for i, s := range waves[0] {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ",")
+}
+
 // stepsBeforeLastWave names the steps of the plan at path before its last
 // wave, comma-separated ("" when it has one wave).
 func stepsBeforeLastWave(t *testing.T, path string) string {
+	t.Helper()
+	waves := wavesOf(t, path)
+	var names []string
+	for _, wave := range waves[:len(waves)-1] {
+		for _, s := range wave {
+			names = append(names, s.Name)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// wavesOf are the waves of the plan at path (plan.Plan.Order).
+func wavesOf(t *testing.T, path string) [][]*plan.Step {
 	t.Helper()
 	p, diags := plan.Load(path)
 	if p == nil || diags.HasErrors() {
@@ -82,13 +107,7 @@ func stepsBeforeLastWave(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, wave := range waves[:len(waves)-1] {
-		for _, s := range wave {
-			names = append(names, s.Name)
-		}
-	}
-	return strings.Join(names, ",")
+	return waves
 }
 
 // writeRecorder records the bodies of the $batch calls that write.
@@ -215,7 +234,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		if code, out := run("apply", planPath, "--journal", jpath); code != ExitInterrupted {
 			t.Fatalf("the load whose last wave's first answer is lost: exit %d\n%s", code, out)
 		}
-	case "with a failure":
+	case "with a failure", "retrying a failure":
 		set, key := firstKeyed(t, batchesIn(t, fresh))
 		refuse.Store(set + "/" + key)
 		if code, out := run("apply", planPath, "--journal", jpath); code != ExitData {
@@ -235,15 +254,22 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 
 	// The dry run against the company as it is, then diff, of the run
-	// that resumes the journal. A trial's dry run is plan --limit's, of
-	// apply --limit 1 (diff has no trial).
-	trial := state == "a trial"
-	var limit []string
-	if trial {
-		limit = []string{"--limit", "1"}
+	// that resumes the journal. Three states choose what apply loads, and
+	// plan is given the same flags: a trial (--limit 1), some steps (those
+	// of the first wave, --steps) and the failed records again
+	// (--retry-failed); diff has none of them.
+	var choice []string
+	switch state {
+	case "a trial":
+		choice = []string{"--limit", "1"}
+	case "some steps":
+		choice = []string{"--steps", firstWave(t, planPath)}
+	case "retrying a failure":
+		choice = []string{"--retry-failed"}
 	}
+	chosen := len(choice) > 0
 	planned := filepath.Join(dir, "planned")
-	code, out := run(append([]string{"plan", planPath, "--out", planned, "--json", "--journal", jpath}, limit...)...)
+	code, out := run(append([]string{"plan", planPath, "--out", planned, "--json", "--journal", jpath}, choice...)...)
 	if code != ExitOK && !(failedBefore > 0 && code == ExitData) { // what the refused record held back fails again, as in apply
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
@@ -251,6 +277,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		Requests, Subrequests, Transactions int
 		WouldLoad                           int `json:"would_load"`
 		Steps                               []struct{ Pending int }
+		Resumes                             struct{ Loaded int }
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &dry); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
@@ -280,12 +307,12 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	rec.mu.Lock()
 	rec.on = true
 	rec.mu.Unlock()
-	code, out = run(append([]string{"apply", planPath, "--journal", jpath, "--json"}, limit...)...)
+	code, out = run(append([]string{"apply", planPath, "--journal", jpath, "--json"}, choice...)...)
 	rec.mu.Lock()
 	rec.on = false
 	sent := slices.Clone(rec.bodies)
 	rec.mu.Unlock()
-	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) && !(trial && code == ExitInterrupted) {
+	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) && !(chosen && code == ExitInterrupted) {
 		t.Fatalf("apply: exit %d\n%s", code, out)
 	}
 	var applied struct {
@@ -348,9 +375,9 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		}
 	}
 	switch {
-	case trial && (dry.WouldLoad != committed || dryPending != pending):
-		t.Errorf("the trial's dry run would load %d and leave %d pending, the trial committed %d and left %d", dry.WouldLoad, dryPending, committed, pending)
-	case !trial && (creates != committed || conflicts+failedBefore != failed):
+	case chosen && (dry.WouldLoad+dry.Resumes.Loaded != committed || dryPending != pending):
+		t.Errorf("the dry run of %v would load %d besides the %d loaded and leave %d pending; apply committed %d and left %d", choice, dry.WouldLoad, dry.Resumes.Loaded, dryPending, committed, pending)
+	case !chosen && (creates != committed || conflicts+failedBefore != failed):
 		t.Errorf("diff predicted %d records written and %d conflicts, apply committed %d and failed %d", creates, conflicts, committed, failed)
 	}
 

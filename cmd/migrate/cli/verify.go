@@ -28,6 +28,10 @@ type verifyJSON struct {
 	// Trial: the journal's last run was a trial of this many records per
 	// step (apply --limit); the totals' source side is of what it took.
 	Trial int `json:"trial,omitempty"`
+	// NotRun: the steps with totals in the plan that the journal has not
+	// run yet (its last run chose others, apply --steps); their totals are
+	// left out.
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -246,7 +250,7 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -339,6 +343,9 @@ func findingLine(f verifyFindingJSON) string {
 // side, a difference marked and then named, and what the source's totals
 // leave out.
 func printTotals(w io.Writer, v verifyJSON) {
+	if len(v.NotRun) > 0 {
+		fmt.Fprintf(w, "\nnot run yet (apply --steps ran others): %s; the plan's totals of them are left out\n", strings.Join(v.NotRun, ", "))
+	}
 	if len(v.Totals) == 0 {
 		return
 	}
