@@ -65,13 +65,18 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
 	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
 	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
+	var run runFlags
+	run.register(fs, true)
 	var d deltaFlags
 	d.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := d.check(false, false); err != nil {
+	if err := run.check(); err != nil {
+		return err
+	}
+	if err := d.check(run.limit > 0, len(run.steps) > 0); err != nil {
 		return err
 	}
 	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
@@ -94,6 +99,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	unresolved := refs.Unresolved
 	compared := time.Now()
 	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
+		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
 		Delta: d.delta, Overwrite: d.overwrite})
 	var de *executor.DeltaError
 	if err != nil {
@@ -116,9 +122,11 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
 		User: user, ToolVersion: Version, Start: compared}
 	page := report.DiffReportOf(res, info, unresolved)
-	// Kept beside the journal for the evidence, --html given or not (a
-	// delta's diff is made after the load).
-	if err := a.writePage(*html, !d.delta, c.plan, pos[0], f, *journalFlag, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
+	// Kept beside the journal for the evidence, --html given or not (not
+	// a trial's, some steps' or the failed records', nor a delta's, made
+	// after the load).
+	keep := run.limit == 0 && len(run.steps) == 0 && !run.retry && !d.delta
+	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := diffDoc(res)
