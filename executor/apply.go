@@ -163,6 +163,7 @@ func (r *runner) journalReads(reqs []odata.BatchRequest, c *odata.CallStats) {
 	if r.jr == nil || len(reqs) == 1 && isWatermarkRead(reqs[0].URL) {
 		return
 	}
+	r.subs.Add(int64(len(reqs))) // the run report counts them from this entry
 	if err := r.appendUnsynced(StampCalls(journal.Entry{Kind: journal.KindReads, Gets: len(reqs)}, r.opts.now().UTC(), c)); err != nil {
 		r.halt(err) // the journal failed (a full disk): the run stops, resumable
 	}

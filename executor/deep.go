@@ -297,7 +297,6 @@ func (sr *stepRun) readKept(o *op, seq int, batch []*op, matched []*odata.BatchR
 		key = found[0].Key
 	}
 	path := sr.entity + "(" + key + ")?$expand=" + expandOf(o)
-	r.subs.Add(1)
 	resp, err := r.rd.ReadCtx(sr.traced(), path)
 	if err != nil {
 		return kept{unclear: err.Error()}
@@ -444,7 +443,6 @@ func (sr *stepRun) readDeepPending() error {
 	for i, x := range rs {
 		reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
 	}
-	r.subs.Add(int64(len(reqs)))
 	resps, err := r.rd.ReadBatch(sr.traced(), reqs)
 	if err != nil {
 		if oe, ok := odata.Refused(err); ok && oe.Status != http.StatusTooManyRequests || errors.Is(err, ErrInterrupted) {

@@ -148,6 +148,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		}
 	}
 	sum.Unread = int(sim.unread.Load())
+	sum.Subrequests += int(sim.confirmSubs.Load())
 	cpm := opts.CallsPerMinute
 	if cpm == 0 {
 		cpm = opts.Plan.Target.CallsPerMinute
@@ -182,8 +183,11 @@ type simService struct {
 	warm   read.Warmth // the target's forms known warm
 	forms  odata.Forms // the forms apply's client would know warm
 	// sure are the entity sets apply's reader would know warm (a 404 from
-	// them the truth, not asked again), by the answers apply would get.
-	sure map[string]bool
+	// them the truth, not asked again), by the answers apply would get;
+	// confirmSubs the sub-requests of the calls that confirm a 404
+	// (confirms), which apply's summary and run report count.
+	sure        map[string]bool
+	confirmSubs atomic.Int64
 	// standard: the target is of the odata dialect, whose client warms
 	// no form up (docs/other-services.md).
 	standard bool
@@ -241,10 +245,11 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	resps, err := s.answer(ctx, reqs, opts)
 	if err == nil {
 		s.forms.Answered(reqs, resps)
-		if sets := s.confirms(reqs, resps); len(sets) > 0 {
+		if sets, again := s.confirms(reqs, resps); len(sets) > 0 {
 			if st := odata.CallStatsOf(outer); st != nil {
 				st.Attempts += 2
 			}
+			s.confirmSubs.Add(int64(len(sets) + again))
 			s.forms.Warmed(sets...)
 		}
 	}
@@ -254,16 +259,16 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 // confirms are the entity sets whose 404 among the answers to reads
 // (resps, in the order of reqs) apply's reader would ask again, warming
 // them up first (read.Warmth.ConfirmAbsent): those it does not know warm.
-// That is two calls (the warm-ups, then the reads again), after which
+// That is two calls (the warm-ups, a read of each set, then again the
+// reads answered 404 from them, of which there are again), after which
 // apply's client knows them warm too. A set apply would see answer 200
 // is known warm from then on.
-func (s *simService) confirms(reqs []odata.BatchRequest, resps []odata.BatchResponse) []string {
+func (s *simService) confirms(reqs []odata.BatchRequest, resps []odata.BatchResponse) (cold []string, again int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sure == nil {
 		s.sure = map[string]bool{}
 	}
-	var cold []string
 	for i, q := range reqs {
 		set := odata.EntitySetOf(q.URL)
 		if q.Method != http.MethodGet || set == "" || i >= len(resps) {
@@ -272,14 +277,17 @@ func (s *simService) confirms(reqs []odata.BatchRequest, resps []odata.BatchResp
 		switch {
 		case resps[i].Status == http.StatusOK:
 			s.sure[set] = true
-		case resps[i].Status == http.StatusNotFound && !s.sure[set] && !slices.Contains(cold, set):
-			cold = append(cold, set)
+		case resps[i].Status == http.StatusNotFound && (!s.sure[set] || slices.Contains(cold, set)):
+			again++
+			if !slices.Contains(cold, set) {
+				cold = append(cold, set)
+			}
 		}
 	}
 	for _, set := range cold {
 		s.sure[set] = true
 	}
-	return cold
+	return cold, again
 }
 
 // answer answers a batch as the service would (Batch).

@@ -450,7 +450,6 @@ func (r *runner) sendReads(ctx context.Context, reqs []odata.BatchRequest) ([]od
 	case <-r.ctx.Done():
 		return nil, errHalt
 	}
-	r.subs.Add(int64(len(reqs)))
 	got, err := r.rd.ReadBatch(ctx, reqs)
 	<-r.sem
 	r.hook.BatchSent(len(reqs))
