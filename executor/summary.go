@@ -124,8 +124,7 @@ func totalOf(steps []StepSummary) StepSummary {
 }
 
 // ToLoad (dry run) is how many of the step's records apply would load:
-// those built, less those with row errors and those that give an
-// unresolved exists: value.
+// those built, less those it would not (NotLoaded).
 func (s StepSummary) ToLoad() int { return s.Records - s.NotLoaded() }
 
 // NotLoaded (dry run) is how many of the step's records apply would not
