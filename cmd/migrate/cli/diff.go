@@ -101,10 +101,9 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
 		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
 		Delta: d.delta, Overwrite: d.overwrite})
-	var de *executor.DeltaError
 	if err != nil {
-		if errors.As(err, &de) {
-			return withCode(ExitUsage, err)
+		if unusable(err) {
+			return withCode(ExitUsage, err) // a journal or a choice of steps that cannot be used here
 		}
 		if errors.Is(err, executor.ErrTargetRead) || res == nil {
 			return a.unreachable(c.conn, err)
