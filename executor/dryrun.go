@@ -53,21 +53,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	if err != nil {
 		return nil, err
 	}
-	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{},
-		standard: opts.Version.Standard}
-	for _, s := range opts.Plan.Steps {
-		switch s.Mode {
-		case plan.ModeUpdate:
-			sim.updates[s.Entity] = true
-			sim.reads[s.Entity] = true
-		case plan.ModeUpsert:
-			sim.reads[s.Entity] = true
-		default:
-			// A diff reads inserts' keys: what the run inserted first
-			// is recalled, a second record with its key a conflict.
-			sim.reads[s.Entity] = sim.reads[s.Entity] || d != nil
-		}
-	}
+	sim := newSimService(opts, d != nil)
 	var client Client = sim
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
@@ -82,42 +68,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	t := newTally(opts.Plan, waves, d)
 	r.jr = t
 	r.setState(t.Snapshot())
-	stale := ""
-	if o.Journal != "" {
-		// The journal apply would resume: its committed records are
-		// skipped as apply skips them, so that what is predicted is what
-		// apply would send.
-		st, err := journal.Load(o.Journal)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		if st != nil {
-			// apply refuses to resume a journal whose plan or sources
-			// changed (StaleError): the dry run predicts a new one then, and
-			// says why (Summary.Stale).
-			now := journal.Header{PlanHash: opts.Plan.Hash, Sources: sourceHashes(opts.Plan)}
-			listing := opts.deltaListing(st, now)
-			if o.Delta {
-				if err := deltaStart(o.Journal, st); err != nil {
-					return nil, err
-				}
-			}
-			var se *StaleError
-			if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
-				stale = strings.Join(se.Changes, "; ")
-			} else {
-				r.setState(st)
-				t.resumed = st
-				switch {
-				case o.Delta:
-					r.delta = newDeltaRun(true, o.Overwrite)
-				case listing:
-					r.delta = newDeltaRun(false, false)
-				}
-			}
-		} else if o.Delta {
-			return nil, &DeltaError{Journal: o.Journal, Reason: "there is no journal to load a delta against: apply without --delta loads the plan first"}
-		}
+	stale, err := r.resumeDry(t, o)
+	if err != nil {
+		return nil, err
 	}
 	if r.delta != nil && !r.delta.send {
 		// apply lists the delta and sends nothing: so does its dry run.
@@ -157,6 +110,68 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		sum.Estimated = time.Duration(float64(sum.Requests) / float64(cpm) * float64(time.Minute))
 	}
 	return sum, err
+}
+
+// newSimService is the simulated service of a dry run of opts (a diff's,
+// with diff): it reads the target (opts.Client, nil offline) for what the
+// run's upsert and update steps read, and a diff's insert steps too.
+func newSimService(opts *runOptions, diff bool) *simService {
+	sim := &simService{md: opts.Metadata, read: opts.Client, updates: map[string]bool{}, reads: map[string]bool{}, made: map[string]map[string]json.RawMessage{},
+		standard: opts.Version.Standard}
+	for _, s := range opts.Plan.Steps {
+		switch s.Mode {
+		case plan.ModeUpdate:
+			sim.updates[s.Entity] = true
+			sim.reads[s.Entity] = true
+		case plan.ModeUpsert:
+			sim.reads[s.Entity] = true
+		default:
+			// A diff reads inserts' keys: what the run inserted first
+			// is recalled, a second record with its key a conflict.
+			sim.reads[s.Entity] = sim.reads[s.Entity] || diff
+		}
+	}
+	return sim
+}
+
+// resumeDry takes, for the dry run r (its ledger t), the journal apply
+// would resume (o.Journal): its state, whose committed records are skipped
+// as apply skips them, and a delta's run. It returns why apply would
+// refuse to resume it (its plan or sources changed: the dry run then
+// predicts a new one), "" when it would not.
+func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
+	if o.Journal == "" {
+		return "", nil
+	}
+	st, err := journal.Load(o.Journal)
+	switch {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return "", err
+	case st == nil && o.Delta:
+		return "", &DeltaError{Journal: o.Journal, Reason: "there is no journal to load a delta against: apply without --delta loads the plan first"}
+	case st == nil:
+		return "", nil
+	}
+	now := journal.Header{PlanHash: r.opts.Plan.Hash, Sources: sourceHashes(r.opts.Plan)}
+	listing := r.opts.deltaListing(st, now)
+	if o.Delta {
+		if err := deltaStart(o.Journal, st); err != nil {
+			return "", err
+		}
+	}
+	var se *StaleError
+	if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
+		return strings.Join(se.Changes, "; "), nil
+	}
+	r.setState(st)
+	t.resumed = st
+	switch {
+	case o.Delta:
+		r.delta = newDeltaRun(true, o.Overwrite)
+	case listing:
+		r.delta = newDeltaRun(false, false)
+	}
+	return "", nil
 }
 
 // simService answers batches as the service would, changing nothing. A
