@@ -75,105 +75,137 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 	if err != nil {
 		return nil, err
 	}
-	cols, _ := run.records.(columnFinder)
-	created := map[string]map[string]bool{} // entity → key, by earlier waves
-	uses := map[string]map[string]*refUse{} // entity → key → first use
-	var order []string                      // entity|key as first used
-	var givers []giver
+	sc := &refScan{run: run, targets: targets, created: map[string]map[string]bool{}, uses: map[string]map[string]*refUse{}}
+	sc.cols, _ = run.records.(columnFinder)
 	for _, wave := range waves {
 		made := map[string][]string{}
 		for _, s := range wave {
-			checks := len(allExists(s.Exists, s.Subforms)) > 0
-			if !checks && !targets[s.Entity] {
-				continue
-			}
-			var typ *odata.EntityType
-			if es := run.Metadata.EntitySet(s.Entity); es != nil {
-				typ = es.Type
-			}
-			err := run.StandInRecords(ctx, s.Name, func(r transform.Result) error {
-				rec := r.Record
-				if rec == nil || len(r.Errors) > 0 {
-					return nil // a row error: the run reports it
-				}
-				if targets[s.Entity] {
-					if k := odata.EntityKey(typ, rec.Fields); k != "" {
-						made[s.Entity] = append(made[s.Entity], k)
-					}
-				}
-				if !checks {
-					return nil
-				}
-				me := -1 // this record's index in givers, once it gives a value
-				visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
-					for _, x := range ex {
-						es := run.Metadata.EntitySet(x.Entity)
-						if es == nil || es.Type == nil || len(es.Type.Key) != 1 {
-							continue // validate says so
-						}
-						v := fields[x.Field]
-						k := odata.EntityKey(es.Type, map[string]any{es.Type.Key[0]: v})
-						if k == "" || standIn("("+k+")") || created[x.Entity][k] {
-							continue
-						}
-						if uses[x.Entity] == nil {
-							uses[x.Entity] = map[string]*refUse{}
-						}
-						if me < 0 {
-							me = len(givers)
-							givers = append(givers, giver{s.Name, rec.ID})
-						}
-						if u := uses[x.Entity][k]; u != nil {
-							u.count++
-							if u.by[len(u.by)-1] != me {
-								u.by = append(u.by, me)
-							}
-							continue
-						}
-						cell := row.Loc.String()
-						if cols != nil {
-							if c := cols.FieldColumn(s.Name, navs, x.Field); c != "" {
-								cell = row.CellRef(c)
-							}
-						}
-						uses[x.Entity][k] = &refUse{count: 1, by: []int{me}, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
-							Field: x.Field, Value: fmt.Sprint(v), PlanLocation: x.Pos.String()}}
-						order = append(order, x.Entity+"|"+k)
-					}
-				}
-				visit(s.Exists, nil, rec.Fields, rec.Row)
-				walkExists(s.Subforms, rec.Children, nil, visit)
-				return nil
-			})
-			if err != nil {
+			if err := sc.step(ctx, s, made); err != nil {
 				return nil, fmt.Errorf("step %s: checking its references: %w", s.Name, err)
 			}
 		}
 		for ent, keys := range made {
-			if created[ent] == nil {
-				created[ent] = map[string]bool{}
+			if sc.created[ent] == nil {
+				sc.created[ent] = map[string]bool{}
 			}
 			for _, k := range keys {
-				created[ent][k] = true
+				sc.created[ent][k] = true
 			}
 		}
 	}
 	if target == nil {
-		res.Unchecked = len(order)
+		res.Unchecked = len(sc.order)
 		return res, nil
 	}
-	absent, err := readAbsent(ctx, run, target, order)
+	absent, err := readAbsent(ctx, run, target, sc.order)
 	if err != nil {
 		return nil, err
 	}
-	res.Checked = len(order)
+	res.Checked = len(sc.order)
+	sc.unresolved(res, absent)
+	return res, nil
+}
+
+// refScan is CheckReferences' pass over the records, a wave at a time:
+// the keys the earlier waves create (created), and each value of an
+// exists: field none of them creates, by entity and key, with its first
+// use (uses), in the order first used (order), and the records that give
+// them (givers).
+type refScan struct {
+	run     *Prepared
+	cols    columnFinder    // the cells of fields, when the records know them
+	targets map[string]bool // the entities exists: fields name
+	created map[string]map[string]bool
+	uses    map[string]map[string]*refUse
+	order   []string // entity|key
+	givers  []giver
+}
+
+// step reads the records of step s: the keys it creates of an entity an
+// exists: field names (into made, for the waves after), and the values of
+// its exists: fields.
+func (sc *refScan) step(ctx context.Context, s *plan.Step, made map[string][]string) error {
+	checks := len(allExists(s.Exists, s.Subforms)) > 0
+	if !checks && !sc.targets[s.Entity] {
+		return nil
+	}
+	var typ *odata.EntityType
+	if es := sc.run.Metadata.EntitySet(s.Entity); es != nil {
+		typ = es.Type
+	}
+	return sc.run.StandInRecords(ctx, s.Name, func(r transform.Result) error {
+		rec := r.Record
+		if rec == nil || len(r.Errors) > 0 {
+			return nil // a row error: the run reports it
+		}
+		if sc.targets[s.Entity] {
+			if k := odata.EntityKey(typ, rec.Fields); k != "" {
+				made[s.Entity] = append(made[s.Entity], k)
+			}
+		}
+		if !checks {
+			return nil
+		}
+		me := -1 // this record's index in givers, once it gives a value
+		visit := func(ex []*plan.Exists, navs []string, fields map[string]any, row source.Row) {
+			for _, x := range ex {
+				sc.use(s, rec, &me, x, navs, fields[x.Field], row)
+			}
+		}
+		visit(s.Exists, nil, rec.Fields, rec.Row)
+		walkExists(s.Subforms, rec.Children, nil, visit)
+		return nil
+	})
+}
+
+// use notes value v of exists: field x, given by record rec of step s
+// (me: its index in givers, -1 until it gives one; navs: the sub-form it
+// is in, row its source row), unless an earlier wave creates it.
+func (sc *refScan) use(s *plan.Step, rec *transform.Record, me *int, x *plan.Exists, navs []string, v any, row source.Row) {
+	es := sc.run.Metadata.EntitySet(x.Entity)
+	if es == nil || es.Type == nil || len(es.Type.Key) != 1 {
+		return // validate says so
+	}
+	k := odata.EntityKey(es.Type, map[string]any{es.Type.Key[0]: v})
+	if k == "" || standIn("("+k+")") || sc.created[x.Entity][k] {
+		return
+	}
+	if sc.uses[x.Entity] == nil {
+		sc.uses[x.Entity] = map[string]*refUse{}
+	}
+	if *me < 0 {
+		*me = len(sc.givers)
+		sc.givers = append(sc.givers, giver{s.Name, rec.ID})
+	}
+	if u := sc.uses[x.Entity][k]; u != nil {
+		u.count++
+		if u.by[len(u.by)-1] != *me {
+			u.by = append(u.by, *me)
+		}
+		return
+	}
+	cell := row.Loc.String()
+	if sc.cols != nil {
+		if c := sc.cols.FieldColumn(s.Name, navs, x.Field); c != "" {
+			cell = row.CellRef(c)
+		}
+	}
+	sc.uses[x.Entity][k] = &refUse{count: 1, by: []int{*me}, err: RecordError{Step: s.Name, Record: rec.ID, Location: cell,
+		Field: x.Field, Value: fmt.Sprint(v), PlanLocation: x.Pos.String()}}
+	sc.order = append(sc.order, x.Entity+"|"+k)
+}
+
+// unresolved puts into res the values the target does not hold either
+// (absent, by entity|key), each at its first use, and counts by step the
+// records that give one.
+func (sc *refScan) unresolved(res *References, absent map[string]bool) {
 	blocked := map[int]bool{}
-	for _, ek := range order {
+	for _, ek := range sc.order {
 		if !absent[ek] {
 			continue
 		}
 		ent, k, _ := strings.Cut(ek, "|")
-		u := uses[ent][k]
+		u := sc.uses[ent][k]
 		for _, g := range u.by {
 			blocked[g] = true
 		}
@@ -189,9 +221,8 @@ func CheckReferences(ctx context.Context, run *Prepared, target Client) (*Refere
 		if res.Records == nil {
 			res.Records = map[string]int{}
 		}
-		res.Records[givers[g].step]++
+		res.Records[sc.givers[g].step]++
 	}
-	return res, nil
 }
 
 // readAbsent looks each "ENTITY|key" up on the target, in batches of GETs
