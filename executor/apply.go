@@ -769,49 +769,72 @@ func (sr *stepRun) drain() error {
 
 // handle takes one result of the record stream.
 func (sr *stepRun) handle(res transform.Result) error {
-	r := sr.r
-	name := sr.step.Name
 	switch {
 	case res.Skipped:
-		id := res.Loc.String()
-		if r.delta != nil {
-			r.delta.see(name, id)
-		}
-		delete(sr.unseen, id)
-		delete(sr.gone, id)
-		if prev := r.state().Record(name, id); prev != nil && prev.Status() == journal.Skipped {
-			return nil
-		}
-		r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: name, ID: id, Status: journal.Skipped, Loc: id}})
-		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Skipped), Location: id})
-		return nil
+		return sr.skipped(res)
 	case len(res.Errors) > 0 || res.Record == nil:
-		id := RejectedID(res)
-		delete(sr.unseen, id)
-		delete(sr.gone, id)
-		prev := r.state().Record(name, id)
-		if prev != nil && prev.Status() == journal.Waived {
-			return nil // closed by the user: it fails as it did, and stays waived
-		}
-		if r.delta != nil {
-			r.delta.see(name, id)
-			if r.delta.rowError(name, sr.entity, id, prev, res) {
-				return nil // loaded, and left as it is: listed
-			}
-		}
-		re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
-		setRows(re, res.Rows)
-		for _, e := range res.Errors {
-			re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
-		}
-		if len(re.Errors) == 0 {
-			re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
-		}
-		r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
-		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Failed), Location: re.Loc, Message: re.Errors[0].Message})
+		return sr.rejected(res)
+	}
+	return sr.record(res.Record)
+}
+
+// skipped journals a row the step skips (its when: is false), once.
+func (sr *stepRun) skipped(res transform.Result) error {
+	r := sr.r
+	name := sr.step.Name
+	id := res.Loc.String()
+	if r.delta != nil {
+		r.delta.see(name, id)
+	}
+	delete(sr.unseen, id)
+	delete(sr.gone, id)
+	if prev := r.state().Record(name, id); prev != nil && prev.Status() == journal.Skipped {
 		return nil
 	}
-	rec := res.Record
+	r.queue(journal.Entry{Kind: journal.KindRecord, Record: &journal.RecordEntry{Step: name, ID: id, Status: journal.Skipped, Loc: id}})
+	r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Skipped), Location: id})
+	return nil
+}
+
+// rejected journals a row the plan's checks reject (a row error) failed,
+// with its rows and problems; a record the user waived stays waived, and
+// a delta lists a loaded record's row error and leaves the record as it is.
+func (sr *stepRun) rejected(res transform.Result) error {
+	r := sr.r
+	name := sr.step.Name
+	id := RejectedID(res)
+	delete(sr.unseen, id)
+	delete(sr.gone, id)
+	prev := r.state().Record(name, id)
+	if prev != nil && prev.Status() == journal.Waived {
+		return nil // closed by the user: it fails as it did, and stays waived
+	}
+	if r.delta != nil {
+		r.delta.see(name, id)
+		if r.delta.rowError(name, sr.entity, id, prev, res) {
+			return nil // loaded, and left as it is: listed
+		}
+	}
+	re := &journal.RecordEntry{Step: name, ID: id, Status: journal.Failed, Loc: res.Loc.String()}
+	setRows(re, res.Rows)
+	for _, e := range res.Errors {
+		re.Errors = append(re.Errors, journal.Problem{Cell: e.Cell, Field: e.Field, Value: e.Value, Plan: e.Plan, Message: e.Message})
+	}
+	if len(re.Errors) == 0 {
+		re.Errors = []journal.Problem{{Cell: re.Loc, Message: "the row gave no record"}}
+	}
+	r.queue(journal.Entry{Kind: journal.KindRecord, Record: re})
+	r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Failed), Location: re.Loc, Message: re.Errors[0].Message})
+	return nil
+}
+
+// record sends record rec, or leaves it as the journal has it: loaded
+// (committed, skipped, waived), in doubt, failed without --retry-failed,
+// naming what a trial does not load, or changed since a complete load
+// (a delta's).
+func (sr *stepRun) record(rec *transform.Record) error {
+	r := sr.r
+	name := sr.step.Name
 	id := rec.ID
 	if id == "" {
 		id = rec.Loc.String()
