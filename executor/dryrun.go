@@ -152,6 +152,9 @@ func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
 	case st == nil:
 		return "", nil
 	}
+	if err := CheckTarget(o.Journal, st.Header, o.Target); err != nil {
+		return "", err // as apply refuses it
+	}
 	now := journal.Header{PlanHash: r.opts.Plan.Hash, Sources: sourceHashes(r.opts.Plan)}
 	listing := r.opts.deltaListing(st, now)
 	if o.Delta {

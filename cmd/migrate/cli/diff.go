@@ -98,7 +98,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
 		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
 		Delta: d.delta, Overwrite: d.overwrite})
 	if err != nil {

@@ -76,11 +76,13 @@ func (a *app) plan(ctx context.Context, args []string) error {
 		return err
 	}
 	var target executor.Client
+	where, _ := a.targetURL(f.conn.target, c.plan)
 	if c.conn != nil {
 		target = c.conn.client
+		where = c.conn.url // --sandbox: the one it started
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
-		Client: target, OutDir: *out, CallsPerMinute: rate, Hook: v.Hook(),
+		Client: target, Target: where, OutDir: *out, CallsPerMinute: rate, Hook: v.Hook(),
 		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
 		Journal: a.resumedJournal(pos[0], f, *journalFlag), Delta: d.delta, Overwrite: d.overwrite,
 	})
@@ -93,10 +95,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	// One result, which every view renders: the text, the JSON and the page
 	// show the same problems and the same counts.
 	sum.AddReferences(refs)
-	where, _ := a.targetURL(f.conn.target, c.plan)
-	if c.conn != nil {
-		where = c.conn.url // --sandbox: the one it started
-	}
 	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the
