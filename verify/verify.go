@@ -54,11 +54,12 @@ type Result struct {
 	Totals []journal.TotalRow
 	// Calls counts the $batch calls the reads took.
 	Calls int
-	// Trial is Trial's: the records per step of the trial that was the
-	// journal's last run, whose source totals are of what it took.
+	// Trial is the records per step of the trial (apply --limit) that was
+	// the journal's last run, 0 when its last run was not one: the source
+	// side of the plan's totals is then of the records the trial took.
 	Trial int
 	// NotRun are the steps with totals in the plan that the journal has
-	// not run yet (NotRun): their totals are left out.
+	// not run yet (notRun): their totals are left out.
 	NotRun []string
 }
 
@@ -173,10 +174,10 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 		res.Steps = append(res.Steps, v.step)
 		res.Findings = append(res.Findings, v.findings...)
 	}
-	res.Trial = Trial(st)
+	res.Trial = st.LastRun.Limit
 	if opts.Plan != nil {
 		for _, s := range opts.Plan.Plan.Steps {
-			if len(s.Totals) > 0 && NotRun(st, s.Name) {
+			if len(s.Totals) > 0 && notRun(st, s.Name) {
 				res.NotRun = append(res.NotRun, s.Name)
 			}
 			if named[s.Name] != nil {
@@ -187,15 +188,10 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 	return res, nil
 }
 
-// Trial is the records per step of the trial (apply --limit) that was
-// the journal's last run, 0 when its last run was not one: the source
-// side of the plan's totals is then of the records the trial took.
-func Trial(st *journal.State) int { return st.LastRun.Limit }
-
-// NotRun reports whether the journal has not run step yet: its last run
+// notRun reports whether the journal has not run step yet: its last run
 // chose other steps (apply --steps), and it holds no record of step. The
 // step's totals are left out of verify's then.
-func NotRun(st *journal.State, step string) bool {
+func notRun(st *journal.State, step string) bool {
 	if len(st.LastRun.Steps) == 0 || slices.Contains(st.LastRun.Steps, step) {
 		return false
 	}
@@ -218,11 +214,11 @@ func planTotals(ctx context.Context, opts Options, st *journal.State) (map[strin
 		if set == nil || set.Type == nil {
 			return nil, fmt.Errorf("step %s: the target has no entity set %s", s.Name, s.Entity)
 		}
-		if NotRun(st, s.Name) {
+		if notRun(st, s.Name) {
 			continue // its totals are the load's to come, not a difference
 		}
 		t := newStepTotals(opts.Metadata, set.Type, s)
-		if err := t.fromSource(ctx, opts.Plan, st.Steps[s.Name], Trial(st) > 0); err != nil {
+		if err := t.fromSource(ctx, opts.Plan, st.Steps[s.Name], st.LastRun.Limit > 0); err != nil {
 			return nil, fmt.Errorf("step %s: totals from the source: %w", s.Name, err)
 		}
 		named[s.Name] = t
