@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -213,39 +214,47 @@ func TestCompareCatchesTouchedCompany(t *testing.T) {
 }
 
 // TestWritersSeeTwoAtOnce proves the two-run rounds' watch sees two users
-// writing at the same time, and not one user's concurrent batches.
+// writing at the same time, and not one user's concurrent batches, nor a
+// write of a run killed with it in flight (its connection closed), which
+// no client can call back and the run that takes the journal over
+// reconciles.
 func TestWritersSeeTwoAtOnce(t *testing.T) {
 	t.Parallel()
 	w := newWriters()
-	entered, release := make(chan struct{}), make(chan struct{})
+	served, release := make(chan context.Context), make(chan struct{})
 	srv := httptest.NewServer(w.wrap(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		entered <- struct{}{}
+		served <- r.Context()
 		<-release
 	})))
 	defer srv.Close()
-	send := func(user string, done chan<- struct{}) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	done := make(chan struct{}, 4)
+	send := func(ctx context.Context, user string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, nil)
 		req.SetBasicAuth(user, user)
 		if res, err := srv.Client().Do(req); err == nil {
 			res.Body.Close()
 		}
 		done <- struct{}{}
 	}
-	done := make(chan struct{}, 3)
-	go send("demo", done)
-	<-entered
-	go send("demo", done) // the same run's second batch in flight
-	<-entered
+	killed, kill := context.WithCancel(context.Background())
+	go send(killed, "demo2")
+	dead := <-served
+	kill() // the client goes, its connection with it
+	<-dead.Done()
+	go send(context.Background(), "demo")
+	<-served
+	go send(context.Background(), "demo") // the same run's second batch in flight
+	<-served
 	if n := w.overlaps.Load(); n != 0 {
-		t.Errorf("one user's two batches counted as %d overlaps", n)
+		t.Errorf("one user's two batches, beside a killed run's write still at the server, counted as %d overlaps", n)
 	}
-	go send("demo2", done)
-	<-entered
+	go send(context.Background(), "demo2")
+	<-served
 	if n := w.overlaps.Load(); n != 1 {
 		t.Errorf("a second user writing while the first is in flight: %d overlaps, want 1", n)
 	}
 	close(release)
-	for range 3 {
+	for range 4 {
 		<-done
 	}
 	w.idle()

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -499,17 +501,20 @@ var holderPID = regexp.MustCompile(`in use by another run \(pid (\d+)\b`)
 
 // writers watches who writes: two runs of one journal must never have
 // writes in flight at once. Reads are left out (a refused run may have
-// read the service before it looked at the journal).
+// read the service before it looked at the journal), and so is what a run
+// killed already still has at the server: no client can call back a
+// request it sent before it died, and the run that takes the journal over
+// reconciles it (a request whose connection closed is a dead run's).
 type writers struct {
 	mu       sync.Mutex
-	inFlight map[string]int
-	busy     int        // writes in flight, every user's
-	quiet    *sync.Cond // on mu: busy dropped to 0
+	inFlight map[string][]context.Context // by user: the requests being served
+	busy     int                          // writes in flight, every user's
+	quiet    *sync.Cond                   // on mu: busy dropped to 0
 	overlaps atomic.Int64
 }
 
 func newWriters() *writers {
-	w := &writers{inFlight: map[string]int{}}
+	w := &writers{inFlight: map[string][]context.Context{}}
 	w.quiet = sync.NewCond(&w.mu)
 	return w
 }
@@ -521,18 +526,22 @@ func (w *writers) wrap(h http.Handler) http.Handler {
 			return
 		}
 		user, _, _ := r.BasicAuth()
+		ctx := r.Context()
 		w.mu.Lock()
-		for u, n := range w.inFlight {
-			if u != user && n > 0 {
+		for u, flying := range w.inFlight {
+			if u != user && slices.ContainsFunc(flying, func(c context.Context) bool { return c.Err() == nil }) {
 				w.overlaps.Add(1)
 			}
 		}
-		w.inFlight[user]++
+		w.inFlight[user] = append(w.inFlight[user], ctx)
 		w.busy++
 		w.mu.Unlock()
 		defer func() {
 			w.mu.Lock()
-			w.inFlight[user]--
+			flying := w.inFlight[user]
+			if i := slices.Index(flying, ctx); i >= 0 {
+				w.inFlight[user] = slices.Delete(flying, i, i+1)
+			}
 			if w.busy--; w.busy == 0 {
 				w.quiet.Broadcast()
 			}
