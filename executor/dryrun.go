@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -200,11 +199,11 @@ type simService struct {
 	unread atomic.Int64
 	warm   read.Warmth // the target's forms known warm
 	forms  odata.Forms // the forms apply's client would know warm
-	// sure are the entity sets apply's reader would know warm (a 404 from
-	// them the truth, not asked again), by the answers apply would get;
-	// confirmSubs the sub-requests of the calls that confirm a 404
-	// (confirms), which apply's summary and run report count.
-	sure        map[string]bool
+	// sure is what apply's reader would know warm (a 404 from those sets
+	// the truth, not asked again), by the answers apply would get;
+	// confirmSubs the sub-requests of the calls that confirm a 404, which
+	// apply's summary and run report count.
+	sure        read.Warmth
 	confirmSubs atomic.Int64
 	// standard: the target is of the odata dialect, whose client warms
 	// no form up (docs/other-services.md).
@@ -247,8 +246,8 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	// The calls apply's client would make: this one, and before a batch
 	// that writes to a form not known warm, its warm-up (the client's
 	// rule, odata.Forms); after reads, the two that confirm a 404 from a
-	// form apply's reader does not know warm (confirms). A retry the
-	// server asks for cannot be predicted.
+	// form apply's reader does not know warm. A retry the server asks for
+	// cannot be predicted.
 	outer := ctx
 	if st := odata.CallStatsOf(ctx); st != nil {
 		st.Attempts++
@@ -263,49 +262,21 @@ func (s *simService) Batch(ctx context.Context, reqs []odata.BatchRequest, opts 
 	resps, err := s.answer(ctx, reqs, opts)
 	if err == nil {
 		s.forms.Answered(reqs, resps)
-		if sets, again := s.confirms(reqs, resps); len(sets) > 0 {
+		// apply's reader would ask a 404 again, warming its set up first
+		// (read.Warmth.ConfirmAbsent): two calls, after which apply's
+		// client knows the sets warm too.
+		if again, warmUps := s.sure.ToConfirm(reqs, resps); len(again) > 0 {
 			if st := odata.CallStatsOf(outer); st != nil {
 				st.Attempts += 2
 			}
-			s.confirmSubs.Add(int64(len(sets) + again))
-			s.forms.Warmed(sets...)
-		}
-	}
-	return resps, err
-}
-
-// confirms are the entity sets whose 404 among the answers to reads
-// (resps, in the order of reqs) apply's reader would ask again, warming
-// them up first (read.Warmth.ConfirmAbsent): those it does not know warm.
-// That is two calls (the warm-ups, a read of each set, then again the
-// reads answered 404 from them, of which there are again), after which
-// apply's client knows them warm too. A set apply would see answer 200
-// is known warm from then on.
-func (s *simService) confirms(reqs []odata.BatchRequest, resps []odata.BatchResponse) (cold []string, again int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sure == nil {
-		s.sure = map[string]bool{}
-	}
-	for i, q := range reqs {
-		set := odata.EntitySetOf(q.URL)
-		if q.Method != http.MethodGet || set == "" || i >= len(resps) {
-			continue
-		}
-		switch {
-		case resps[i].Status == http.StatusOK:
-			s.sure[set] = true
-		case resps[i].Status == http.StatusNotFound && (!s.sure[set] || slices.Contains(cold, set)):
-			again++
-			if !slices.Contains(cold, set) {
-				cold = append(cold, set)
+			s.confirmSubs.Add(int64(len(warmUps) + len(again)))
+			s.sure.Warmed(warmUps)
+			for _, q := range warmUps {
+				s.forms.Warmed(odata.EntitySetOf(q.URL))
 			}
 		}
 	}
-	for _, set := range cold {
-		s.sure[set] = true
-	}
-	return cold, again
+	return resps, err
 }
 
 // answer answers a batch as the service would (Batch).

@@ -44,37 +44,14 @@ type Warmth struct {
 }
 
 // ConfirmAbsent takes the answers to GETs (in request order) and asks again
-// those that answered 404 from an entity set not known to be warm: first
-// GET SET?$top=1 for each such set, whatever it answers, then the reads
-// themselves once more; their second answers replace the first. read sends
-// a batch of GETs and returns the answers in request order, as Answers
-// gives them. A set is warm once it answered 200 or was warmed up, so each
-// set costs at most one warm-up per run.
+// those that answered 404 from an entity set not known to be warm
+// (ToConfirm): first GET SET?$top=1 for each such set, whatever it
+// answers, then the reads themselves once more; their second answers
+// replace the first. read sends a batch of GETs and returns the answers
+// in request order, as Answers gives them. A set is warm once it answered
+// 200 or was warmed up, so each set costs at most one warm-up per run.
 func (w *Warmth) ConfirmAbsent(reqs []odata.BatchRequest, got []odata.BatchResponse, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) ([]odata.BatchResponse, error) {
-	var again []int
-	var warmUps []odata.BatchRequest
-	cold := map[string]bool{}
-	w.mu.Lock()
-	if w.sets == nil {
-		w.sets = map[string]bool{}
-	}
-	for i, g := range got {
-		set := odata.EntitySetOf(reqs[i].URL)
-		if reqs[i].Method != http.MethodGet || set == "" {
-			continue
-		}
-		switch {
-		case g.Status == http.StatusOK:
-			w.sets[set] = true
-		case g.Status == http.StatusNotFound && (!w.sets[set] || cold[set]):
-			again = append(again, i)
-			if !cold[set] {
-				cold[set] = true
-				warmUps = append(warmUps, odata.BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
-			}
-		}
-	}
-	w.mu.Unlock()
+	again, warmUps := w.ToConfirm(reqs, got)
 	if len(again) == 0 {
 		return got, nil
 	}
@@ -98,21 +75,58 @@ func (w *Warmth) ConfirmAbsent(reqs []odata.BatchRequest, got []odata.BatchRespo
 	return out, nil
 }
 
-// WarmUp sends the warm-ups (GET SET?$top=1) and from then on takes the
-// sets for warm. What they answer does not matter: being asked warms a
-// form.
-func (w *Warmth) WarmUp(warmUps []odata.BatchRequest, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) error {
-	if _, err := read(warmUps); err != nil {
-		return err
-	}
+// ToConfirm notes the sets whose GETs answered 200 (got, in the order of
+// reqs) warm, and returns the GETs ConfirmAbsent asks again (their
+// indexes in reqs: those that answered 404 from a set not known warm) and
+// the warm-ups it sends first, one per such set. The sets are warm only
+// once WarmUp (or Warmed) says so.
+func (w *Warmth) ToConfirm(reqs []odata.BatchRequest, got []odata.BatchResponse) (again []int, warmUps []odata.BatchRequest) {
+	cold := map[string]bool{}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sets == nil {
+		w.sets = map[string]bool{}
+	}
+	for i, g := range got {
+		set := odata.EntitySetOf(reqs[i].URL)
+		if reqs[i].Method != http.MethodGet || set == "" {
+			continue
+		}
+		switch {
+		case g.Status == http.StatusOK:
+			w.sets[set] = true
+		case g.Status == http.StatusNotFound && (!w.sets[set] || cold[set]):
+			again = append(again, i)
+			if !cold[set] {
+				cold[set] = true
+				warmUps = append(warmUps, odata.BatchRequest{ID: strconv.Itoa(len(warmUps) + 1), Method: http.MethodGet, URL: set + "?$top=1"})
+			}
+		}
+	}
+	return again, warmUps
+}
+
+// Warmed takes the sets of warm-ups for warm, as WarmUp does once it sent
+// them: a dry run, which predicts apply's warm-ups without sending them.
+func (w *Warmth) Warmed(warmUps []odata.BatchRequest) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.sets == nil {
 		w.sets = map[string]bool{}
 	}
 	for _, r := range warmUps {
 		w.sets[odata.EntitySetOf(r.URL)] = true
 	}
-	w.mu.Unlock()
+}
+
+// WarmUp sends the warm-ups (GET SET?$top=1) and from then on takes the
+// sets for warm (Warmed). What they answer does not matter: being asked
+// warms a form.
+func (w *Warmth) WarmUp(warmUps []odata.BatchRequest, read func([]odata.BatchRequest) ([]odata.BatchResponse, error)) error {
+	if _, err := read(warmUps); err != nil {
+		return err
+	}
+	w.Warmed(warmUps)
 	return nil
 }
 
