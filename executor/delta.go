@@ -491,10 +491,7 @@ func (sr *stepRun) deltaPending() error {
 		rd, keys := sr.deltaRead(ds)
 		var err error
 		if found, err = rd.ReadKeys(sr.ctx, keys); err != nil {
-			if errors.Is(err, errHalt) {
-				return err
-			}
-			return fmt.Errorf("step %s: reading the changed records: %w", sr.step.Name, err)
+			return sr.readFailed("reading the changed records", err)
 		}
 	}
 	for _, dw := range ds {

@@ -31,19 +31,13 @@ func (sr *stepRun) readPending() error {
 	q := sr.readsOf(ws)
 	found, err := q.ReadKeys(sr.ctx, q.keys)
 	if err != nil {
-		if errors.Is(err, errHalt) {
-			return err
-		}
-		return fmt.Errorf("step %s: reading the current entities: %w", sr.step.Name, err)
+		return sr.readFailed("reading the current entities", err)
 	}
 	matchRead := sr.r.rd.Read
 	diffs := sr.r.jr.diffs() != nil
 	if diffs && sr.step.Mode == plan.ModeInsert {
 		if matchRead, err = sr.readMatches(ws); err != nil {
-			if errors.Is(err, errHalt) {
-				return err
-			}
-			return fmt.Errorf("step %s: looking up its documents by match: %w", sr.step.Name, err)
+			return sr.readFailed("looking up its documents by match", err)
 		}
 	}
 	for i, w := range ws {
@@ -60,6 +54,15 @@ func (sr *stepRun) readPending() error {
 		}
 	}
 	return nil
+}
+
+// readFailed is a step's read that failed (what: what it read): the halt
+// of the run as it is, else named with the step.
+func (sr *stepRun) readFailed(what string, err error) error {
+	if errors.Is(err, errHalt) {
+		return err
+	}
+	return fmt.Errorf("step %s: %s: %w", sr.step.Name, what, err)
 }
 
 // pendingReads is the one read of the records waiting for theirs: the
