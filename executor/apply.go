@@ -596,7 +596,7 @@ type stepRun struct {
 	inflight sync.WaitGroup
 	reads    []*work // upsert/update: records waiting for their read
 	// deepReads: resumed deep inserts waiting for their read back.
-	deepReads []resumed
+	deepReads []*work
 	mark      markOnce
 	// unseen are the records an earlier run left pending that the source
 	// has not given again in this run (settleUnseen).
@@ -887,7 +887,7 @@ func (sr *stepRun) record(rec *transform.Record) error {
 	if sr.r.readsAll(sr.step.Mode) {
 		if prev != nil && prev.Key != "" && prev.Subs[""] != nil && prev.Subs[""].OK() {
 			// The entity was written by an earlier attempt: go on from there.
-			return sr.resumeWork(w, prev)
+			return sr.resumeWork(w)
 		}
 		sr.reads = append(sr.reads, w)
 		if len(sr.reads) >= sr.r.readWindow() {
@@ -901,7 +901,7 @@ func (sr *stepRun) record(rec *transform.Record) error {
 	}
 	w.root = root
 	if prev != nil && prev.Subs[""] != nil && prev.Subs[""].OK() {
-		return sr.resumeWork(w, prev)
+		return sr.resumeWork(w)
 	}
 	return sr.start(w, []unit{flatten(root, nil)})
 }
@@ -993,8 +993,10 @@ func (r *runner) supersede(step, loc, id string) {
 }
 
 // resumeWork continues a record whose entity exists from an earlier
-// attempt: only the children without a committed outcome are sent.
-func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
+// attempt (w.prev): only the children without a committed outcome are
+// sent.
+func (sr *stepRun) resumeWork(w *work) error {
+	prev := w.prev
 	if w.root == nil {
 		root, err := sr.b.insertOps(w)
 		if err != nil {
@@ -1010,7 +1012,7 @@ func (sr *stepRun) resumeWork(w *work, prev *journal.RecordState) error {
 		if s := prev.Subs[""]; s.Op == journal.OpCreate {
 			// Which of its lines the server holds is read back, not
 			// taken from the journal: a deep insert journals none.
-			return sr.resumeDeep(w, prev)
+			return sr.resumeDeep(w)
 		}
 		root.carry(false) // an existing document, updated: lines on their own
 	}

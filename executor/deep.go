@@ -416,18 +416,12 @@ func (sr *stepRun) keepAnswer(o *op, k kept) []unit {
 // server holds of it is read back, with the keys of its lines (which the
 // journal does not keep of a deep insert's), and only the rest is sent.
 // The reads go up to a batch's worth a call (readDeepPending).
-func (sr *stepRun) resumeDeep(w *work, prev *journal.RecordState) error {
-	sr.deepReads = append(sr.deepReads, resumed{w, prev})
+func (sr *stepRun) resumeDeep(w *work) error {
+	sr.deepReads = append(sr.deepReads, w)
 	if len(sr.deepReads) >= sr.r.limit {
 		return sr.readDeepPending()
 	}
 	return nil
-}
-
-// resumed is a record waiting for its document to be read back.
-type resumed struct {
-	w    *work
-	prev *journal.RecordState
 }
 
 // readDeepPending reads back the documents of the records resumeDeep
@@ -440,8 +434,8 @@ func (sr *stepRun) readDeepPending() error {
 	}
 	r := sr.r
 	reqs := make([]odata.BatchRequest, len(rs))
-	for i, x := range rs {
-		reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: sr.entity + "(" + x.w.root.key + ")?$expand=" + expandOf(x.w.root)}
+	for i, w := range rs {
+		reqs[i] = odata.BatchRequest{ID: strconv.Itoa(i + 1), Method: "GET", URL: sr.entity + "(" + w.root.key + ")?$expand=" + expandOf(w.root)}
 	}
 	resps, err := r.rd.ReadBatch(sr.traced(), reqs)
 	if err != nil {
@@ -450,8 +444,8 @@ func (sr *stepRun) readDeepPending() error {
 		}
 		return fmt.Errorf("%w: step %s: reading back %d documents to resume them: %w", ErrInDoubt, sr.step.Name, len(rs), err)
 	}
-	for i, x := range rs {
-		if err := sr.resumeKept(x.w, x.prev, keptFrom(resps[i], x.w.root.key, reqs[i].URL)); err != nil {
+	for i, w := range rs {
+		if err := sr.resumeKept(w, keptFrom(resps[i], w.root.key, reqs[i].URL)); err != nil {
 			return err
 		}
 	}
@@ -470,7 +464,7 @@ func keptFrom(resp odata.BatchResponse, key, path string) kept {
 }
 
 // resumeKept sends what a resumed deep insert's document lacks.
-func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error {
+func (sr *stepRun) resumeKept(w *work, k kept) error {
 	switch {
 	case k.unclear != "":
 		return fmt.Errorf("%w: step %s, record %s: %s", ErrInDoubt, sr.step.Name, w.id, k.unclear)
@@ -480,7 +474,7 @@ func (sr *stepRun) resumeKept(w *work, prev *journal.RecordState, k kept) error 
 	sr.r.workMu.Lock()
 	missing, lost := w.root.keep(sr.entity, k.key, k.doc)
 	for _, o := range subtree(w.root, nil)[1:] {
-		if s := prev.Subs[o.path]; s != nil && s.OK() && o.ok() {
+		if s := w.prev.Subs[o.path]; s != nil && s.OK() && o.ok() {
 			o.carried = false // sent on its own by an earlier attempt: journaled
 		}
 	}
