@@ -51,7 +51,7 @@ func (r *runner) reconcile() error {
 		// the journal the dry run resumes, in memory, so that what follows
 		// is predicted from it. Offline nothing can be read: the work in
 		// doubt stays in doubt, left out and said so.
-		if r.svc.offline() || r.state() == nil {
+		if r.svc.offline() {
 			return nil
 		}
 		jr = folded{r.state()}
