@@ -49,6 +49,12 @@ const (
 // verify read them.
 type Totals struct {
 	Rows []TotalRow `json:"rows"`
+	// Trial is the records per step of the trial (apply --limit) that was
+	// the journal's last run, whose source side is of what it took; NotRun
+	// the steps not run yet, whose totals are left out (0 and none: older
+	// journals).
+	Trial  int      `json:"trial,omitempty"`
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 // TotalRow is one total of a step as verify found it: one row for each

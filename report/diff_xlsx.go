@@ -149,8 +149,8 @@ func WriteVerify(res *verify.Result, out string) error {
 			return err
 		}
 	}
-	if len(res.Totals) > 0 {
-		if err := writeTotalsSheet(f, g, res.Totals, differs); err != nil {
+	if len(res.Totals) > 0 || len(res.NotRun) > 0 {
+		if err := writeTotalsSheet(f, g, res.Recorded(), differs); err != nil {
 			return err
 		}
 	}
@@ -158,8 +158,10 @@ func WriteVerify(res *verify.Result, out string) error {
 }
 
 // writeTotalsSheet writes the plan's totals: on a sheet of their own, a
-// total whose sides differ marked.
-func writeTotalsSheet(f *excelize.File, g *workbook.Guard, rows []journal.TotalRow, differs int) error {
+// total whose sides differ marked, and what they say beside their rows
+// under them (verify.TotalsNotes).
+func writeTotalsSheet(f *excelize.File, g *workbook.Guard, tot journal.Totals, differs int) error {
+	rows := tot.Rows
 	const sheet = "plan totals"
 	if _, err := f.NewSheet(sheet); err != nil {
 		return err
@@ -175,6 +177,11 @@ func writeTotalsSheet(f *excelize.File, g *workbook.Guard, rows []journal.TotalR
 			if err := f.SetCellStyle(sheet, fmt.Sprintf("F%d", i+2), fmt.Sprintf("H%d", i+2), differs); err != nil {
 				return err
 			}
+		}
+	}
+	for i, n := range verify.TotalsNotes(tot) {
+		if err := g.SetRow(sheet, len(rows)+3+i, []string{n}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
 	"github.com/migrate-tool/migrate/journal"
+	"github.com/migrate-tool/migrate/verify"
 )
 
 // The run report: one HTML file with its CSS and chart inline, nothing
@@ -94,6 +95,9 @@ type RunReport struct {
 	// last it recorded in the journal (none: the page shows no totals).
 	Totals   []journal.TotalRow
 	Verified time.Time
+	// TotalsNotes are what the totals say beside their rows
+	// (verify.TotalsNotes): a trial's source side, the steps not run yet.
+	TotalsNotes []string
 	// Runs are the journal's applies in order, each with its times: what
 	// the freeze window of a cut-over (a delta load) is planned by.
 	Runs []RunRow
@@ -250,7 +254,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	rep.Undo = undoHistory(st, undoCalls)
 	rep.Verified = st.TotalsAt
 	if st.Totals != nil {
-		rep.Totals = st.Totals.Rows
+		rep.Totals, rep.TotalsNotes = st.Totals.Rows, verify.TotalsNotes(*st.Totals)
 	}
 	return rep, nil
 }

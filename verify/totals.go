@@ -252,18 +252,42 @@ func (st *stepTotals) reads(fields, navs map[string]bool) {
 	}
 }
 
-// RecordTotals journals the plan's totals as verify found them at at, so
-// that the run report shows them (executor.RunReportOf): the journal is the run's
-// record, and the report is made from it alone, offline.
-func RecordTotals(journalPath string, rows []journal.TotalRow, at time.Time) error {
+// RecordTotals journals the plan's totals as verify found them at at
+// (Result.Recorded), so that the run report shows them
+// (executor.RunReportOf): the journal is the run's record, and the report
+// is made from it alone, offline.
+func RecordTotals(journalPath string, tot journal.Totals, at time.Time) error {
 	jr, _, err := journal.Open(journalPath)
 	if err != nil {
 		return err
 	}
-	tot := &journal.Totals{Rows: rows}
-	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: new(at.UTC()), Totals: tot}); err != nil {
+	if err := jr.Append(journal.Entry{Kind: journal.KindTotals, At: new(at.UTC()), Totals: &tot}); err != nil {
 		jr.Close()
 		return err
 	}
 	return jr.Close()
+}
+
+// Recorded is what verify journals of the plan's totals (RecordTotals).
+func (r *Result) Recorded() journal.Totals {
+	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun}
+}
+
+// TotalsNotes are what the plan's totals say beside their rows, in every
+// view (verify's text, its workbook, the run report): of a trial, that
+// the source side is of what it took; the steps not run yet, whose
+// totals are left out.
+func TotalsNotes(t journal.Totals) []string {
+	var notes []string
+	if t.Trial > 0 {
+		records := "records"
+		if t.Trial == 1 {
+			records = "record"
+		}
+		notes = append(notes, fmt.Sprintf("a trial of %d %s a step (apply --limit): the source's totals are of the records it took, not of the whole source", t.Trial, records))
+	}
+	if len(t.NotRun) > 0 {
+		notes = append(notes, fmt.Sprintf("not run yet (apply --steps ran others): %s; the plan's totals of them are left out", strings.Join(t.NotRun, ", ")))
+	}
+	return notes
 }

@@ -113,7 +113,7 @@ func (a *app) verify(ctx context.Context, args []string) error {
 	if len(res.Totals) > 0 {
 		// For the run report; a journal another run holds, or one on a
 		// medium that cannot be written, still verifies.
-		if err := verify.RecordTotals(pos[0], res.Totals, verified); err != nil {
+		if err := verify.RecordTotals(pos[0], res.Recorded(), verified); err != nil {
 			fmt.Fprintf(a.stderr, "note: the totals were not recorded in %s for the run report: %v\n", pos[0], err)
 		}
 	}
@@ -343,10 +343,14 @@ func findingLine(f verifyFindingJSON) string {
 // side, a difference marked and then named, and what the source's totals
 // leave out.
 func printTotals(w io.Writer, v verifyJSON) {
-	if len(v.NotRun) > 0 {
-		fmt.Fprintf(w, "\nnot run yet (apply --steps ran others): %s; the plan's totals of them are left out\n", strings.Join(v.NotRun, ", "))
-	}
+	notes := verify.TotalsNotes(journal.Totals{Trial: v.Trial, NotRun: v.NotRun})
 	if len(v.Totals) == 0 {
+		if len(notes) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
 		return
 	}
 	fmt.Fprintln(w)
@@ -360,8 +364,8 @@ func printTotals(w io.Writer, v verifyJSON) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Step, totalName(t), t.Source, t.Sent, target)
 	}
 	tw.Flush()
-	if v.Trial > 0 {
-		fmt.Fprintf(w, "a trial of %s a step (apply --limit): the source's totals are of the records it took, not of the whole source\n", diag.Count(v.Trial, "record", "records"))
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
 	}
 	for _, s := range v.Steps {
 		if s.Rejected > 0 {
