@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/migrate-tool/migrate/internal/diag"
@@ -73,6 +74,27 @@ type Summary struct {
 	// Delta is what changed in the sources of a complete journal since
 	// each record was loaded: listed by apply, sent by apply --delta.
 	Delta *Delta
+}
+
+// Resumes says what a dry run or diff of s (Journal set) predicts of the
+// journal apply would resume: what it leaves out, what it cannot predict,
+// or that apply would refuse it; "" when there is none. The text, the JSON
+// and the pages of plan and diff all say this one sentence.
+func (s *Summary) Resumes() string {
+	switch {
+	case s == nil || s.Journal == "":
+		return ""
+	case s.Stale != "":
+		return fmt.Sprintf("apply would refuse to resume %s (%s): this predicts a new journal (apply --allow-plan-change resumes it, leaving out what it holds loaded; --journal NEW loads everything again).", s.Journal, s.Stale)
+	}
+	one := s.Loaded == 1
+	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,
+		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], map[bool]string{true: "it", false: "them"}[one])
+	if s.InDoubt > 0 {
+		t += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
+			diag.Count(s.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[s.InDoubt == 1])
+	}
+	return t + "."
 }
 
 // StepSummary counts one step.

@@ -32,6 +32,9 @@ type DiffReport struct {
 	// nor an earlier step, each at the first cell that gives it.
 	References []executor.RecordError
 	Failures   []FailureGroup // the row errors, by message
+	// Resumes says what the journal apply would resume holds
+	// (Summary.Resumes; "": none).
+	Resumes string
 }
 
 // DiffGroup is the records of one action.
@@ -74,6 +77,7 @@ func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []execut
 	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: executor.DiffStep{Name: "total"}}
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
+		rep.Resumes = res.Summary.Resumes()
 		if rep.Plan == "" {
 			rep.Plan = res.Summary.Plan
 		}

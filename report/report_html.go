@@ -86,6 +86,9 @@ type RunReport struct {
 	Failures       []FailureGroup
 	FailedRecords  int
 	Undecided      []string
+	// Resumes (dry run) says what the journal apply would resume holds
+	// (Summary.Resumes; "": none).
+	Resumes string
 	// Warnings (dry run) are what the run would load otherwise than the
 	// customer sees it, each as a line (Summary.Warnings).
 	Warnings []string
@@ -272,6 +275,7 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 		rep.Plan = sum.Plan
 	}
 	rep.Complete = len(sum.Errors) == 0
+	rep.Resumes = sum.Resumes()
 	return rep
 }
 

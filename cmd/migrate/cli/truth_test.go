@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"maps"
 	"net/http"
@@ -284,7 +285,8 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 	chosen := len(choice) > 0
 	planned := filepath.Join(dir, "planned")
-	code, out := run(append([]string{"plan", planPath, "--out", planned, "--json", "--journal", jpath}, choice...)...)
+	dryPage, diffPage := filepath.Join(dir, "dry.html"), filepath.Join(dir, "diff.html")
+	code, out := run(append([]string{"plan", planPath, "--out", planned, "--json", "--journal", jpath, "--html", dryPage}, choice...)...)
 	if code != ExitOK && !(failedBefore > 0 && code == ExitData) { // what the refused record held back fails again, as in apply
 		t.Fatalf("plan: exit %d\n%s", code, out)
 	}
@@ -292,12 +294,12 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 		Requests, Subrequests, Transactions int
 		WouldLoad                           int `json:"would_load"`
 		Steps                               []struct{ Pending int }
-		Resumes                             struct{ Loaded int }
+		Resumes                             resumesJSON
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &dry); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
 	}
-	code, out = run(append([]string{"diff", planPath, "--json", "--journal", jpath}, choice...)...)
+	code, out = run(append([]string{"diff", planPath, "--json", "--journal", jpath, "--html", diffPage}, choice...)...)
 	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) {
 		t.Fatalf("diff: exit %d\n%s", code, out)
 	}
@@ -309,6 +311,24 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil {
 		t.Fatalf("diff --json: %v\n%s", err, out)
+	}
+	// The pages say what the JSON says of the journal apply resumes, and
+	// promise no load where the dry run has none.
+	for _, page := range []string{dryPage, diffPage} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := html.EscapeString(resumesText(&dry.Resumes))
+		if dry.Resumes.Journal == "" {
+			said = `id="resumes"`
+		}
+		if strings.Contains(string(b), said) != (dry.Resumes.Journal != "") {
+			t.Errorf("%s and the JSON disagree on the journal apply resumes (%+v)", filepath.Base(page), dry.Resumes)
+		}
+		if dry.WouldLoad == 0 && strings.Contains(string(b), "would load every record") {
+			t.Errorf("%s promises every record where the dry run would load none", filepath.Base(page))
+		}
 	}
 	if loaded && strings.Contains(planPath, "quickstart") {
 		// Its orders are numbered by the server and have no match: diff

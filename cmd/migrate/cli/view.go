@@ -110,21 +110,13 @@ func resumesOf(s *executor.Summary) *resumesJSON {
 	return &resumesJSON{Journal: s.Journal, Loaded: s.Loaded, InDoubt: s.InDoubt, Refused: s.Stale}
 }
 
-// resumesText says it in words, "" when there is no such journal.
+// resumesText says it in words, as the pages do (Summary.Resumes), ""
+// when there is no such journal.
 func resumesText(r *resumesJSON) string {
 	if r == nil {
 		return ""
 	}
-	if r.Refused != "" {
-		return fmt.Sprintf("apply would refuse to resume %s (%s): this predicts a new journal (apply --allow-plan-change resumes it, leaving out what it holds loaded; --journal NEW loads everything again).", r.Journal, r.Refused)
-	}
-	s := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", r.Journal,
-		diag.Count(r.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[r.Loaded == 1], map[bool]string{true: "it", false: "them"}[r.Loaded == 1])
-	if r.InDoubt > 0 {
-		s += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
-			diag.Count(r.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[r.InDoubt == 1])
-	}
-	return s + "."
+	return (&executor.Summary{Journal: r.Journal, Loaded: r.Loaded, InDoubt: r.InDoubt, Stale: r.Refused}).Resumes()
 }
 
 type stepJSON struct {

@@ -69,7 +69,10 @@ func loadText(view runJSON) string {
 		return ""
 	}
 	load, not := *view.WouldLoad, *view.WouldNotLoad
-	if not == 0 {
+	switch {
+	case load == 0 && not == 0:
+		return "apply has nothing to load."
+	case not == 0:
 		return fmt.Sprintf("apply would load every record (%d).", load)
 	}
 	rowErrs, refs, waiting := 0, 0, 0
