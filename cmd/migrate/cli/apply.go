@@ -14,7 +14,6 @@ import (
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // applyFlags are apply's own flags.
@@ -95,21 +94,17 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return err
 	}
 	f.memory.apply()
-	companies := []string(o.companies)
-	p, _ := plan.Load(pos[0])
-	if len(companies) == 0 && p != nil {
-		companies = p.Target.Companies
-	}
-	if d, err := a.dialectOf(f.conn, p); err != nil {
+	companies, err := a.companiesOf(pos[0], f, o.companies)
+	if err != nil {
 		return err
-	} else if d.Standard() && len(o.companies) > 0 {
-		return usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
 	}
 	if len(companies) > 0 {
 		if o.txLeft >= 0 {
 			return usageErr("--transactions-left takes one company at a time: the pool is the installation's, and the loads of several share it")
 		}
-		return a.applyCompanies(ctx, pos[0], f, o, companies)
+		return a.eachCompany(ctx, "apply", pos[0], f, companies, map[string]string{"--journal": o.journal}, false, func(sub *app, f checkFlags) error {
+			return sub.applyOne(ctx, pos[0], f, o)
+		})
 	}
 	return a.applyOne(ctx, pos[0], f, o)
 }

@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,12 +18,38 @@ import (
 	"github.com/migrate-tool/migrate/plan"
 )
 
-// applyCompanies loads each company of the same installation, at once,
-// each into its own journal, with clients that share one pace (the server
-// counts calls per user, not per company). Each company's output is printed
-// whole under its name once every load has ended; the exit code is the
-// worst of them (worseCode).
-func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags, o applyFlags, companies []string) error {
+// companiesOf are the companies a load of the plan at planPath is of, for
+// apply and the dry runs that predict it: --company (flagged), else the
+// plan's target.companies; none for one load of the company the target URL
+// addresses.
+func (a *app) companiesOf(planPath string, f checkFlags, flagged []string) ([]string, error) {
+	p, _ := plan.Load(planPath)
+	if d, err := a.dialectOf(f.conn, p); err != nil {
+		return nil, err
+	} else if d.Standard() && len(flagged) > 0 {
+		return nil, usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
+	}
+	if len(flagged) == 0 && p != nil {
+		return p.Target.Companies, nil
+	}
+	return flagged, nil
+}
+
+// companyRun is one command's run (apply's load, plan's dry run,
+// diff's comparison) of one company: sub prints its output, f addresses
+// the company (f.conn.company, over f.conn.shared when a base connection
+// is shared).
+type companyRun func(sub *app, f checkFlags) error
+
+// eachCompany runs cmd once for each company of the same installation,
+// at once, each with its own journal, with clients that share one pace
+// (the server counts calls per user, not per company). Each company's
+// output is printed whole under its name once every run has ended; the
+// exit code is the worst of them (worseCode). perCompany are the flags
+// that name a file each company has one of (--journal, --html, --out):
+// with several companies each must be a pattern holding {company}.
+// offline runs connect to nothing (a dry run against a saved $metadata).
+func (a *app) eachCompany(ctx context.Context, cmd, planPath string, f checkFlags, companies []string, perCompany map[string]string, offline bool, run companyRun) error {
 	seen := map[string]bool{}
 	for _, c := range companies {
 		if seen[c] {
@@ -33,27 +62,32 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		}
 		seen[c] = true
 	}
-	if len(companies) > 1 && o.journal != "" && !strings.Contains(o.journal, "{company}") {
-		return usageErr("--journal %s: with %d companies there is one journal each; give a pattern holding {company}, such as %s",
-			o.journal, len(companies), journalFile(o.journal, "{company}"))
+	for _, name := range slices.Sorted(maps.Keys(perCompany)) {
+		if v := perCompany[name]; len(companies) > 1 && v != "" && !strings.Contains(v, "{company}") {
+			return usageErr("%s %s: with %d companies there is one each; give a pattern holding {company}, such as %s",
+				name, v, len(companies), companyPattern(v))
+		}
 	}
-	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each load's to report
+	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each run's to report
 	if p == nil || p.Hash == "" {
-		return a.applyOne(ctx, planPath, f, o) // the plan cannot be read: said once
+		return run(a, f) // the plan cannot be read: said once
 	}
 	f.conn.companies = companies
-	base, err := a.connect(ctx, f.conn, p)
-	if err != nil {
-		return err
+	if !offline {
+		base, err := a.connect(ctx, f.conn, p)
+		if err != nil {
+			return err
+		}
+		defer base.Close()
+		f.conn.shared = base
 	}
-	defer base.Close()
-	run := func(sub *app, company string) error {
+	one := func(sub *app, company string) error {
 		fc := f
-		fc.conn.shared, fc.conn.company = base, company
-		return sub.applyOne(ctx, planPath, fc, o)
+		fc.conn.company = company
+		return run(sub, fc)
 	}
 	if len(companies) == 1 {
-		return run(a, companies[0])
+		return one(a, companies[0])
 	}
 
 	type load struct {
@@ -92,7 +126,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.err = run(&sub, company)
+			l.err = one(&sub, company)
 		}()
 	}
 	wg.Wait()
@@ -104,7 +138,7 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		c := codeOf(l.err)
 		code = worseCode(code, c)
 		if msg := errText(l.err); msg != "" {
-			fmt.Fprintf(&l.errs, "migrate apply: %s\n", diag.Printable(msg))
+			fmt.Fprintf(&l.errs, "migrate %s: %s\n", cmd, diag.Printable(msg))
 		}
 		v.Company(company, c, l.out.Bytes())
 		sc := bufio.NewScanner(&l.errs)
@@ -116,6 +150,31 @@ func (a *app) applyCompanies(ctx context.Context, planPath string, f checkFlags,
 		return err
 	}
 	return silent(code)
+}
+
+// files are the files plan and diff write or read, one per company when
+// they run for several: --out, --html and --journal, each then a pattern
+// holding {company}.
+type files struct{ out, html, journal string }
+
+// patterns are the flags eachCompany checks hold {company}.
+func (f files) patterns() map[string]string {
+	return map[string]string{"--journal": f.journal, "--html": f.html, "--out": f.out}
+}
+
+// of is f for one company of several: its patterns made its names.
+func (f files) of(company string) files {
+	for _, p := range []*string{&f.out, &f.html, &f.journal} {
+		*p = strings.ReplaceAll(*p, "{company}", company)
+	}
+	return f
+}
+
+// companyPattern is path as a pattern of one file per company, for a
+// hint: PLAN.journal gives PLAN.{company}.journal.
+func companyPattern(path string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".{company}" + ext
 }
 
 // errText is the message Run would print for err ("" when none).

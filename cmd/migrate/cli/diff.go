@@ -59,35 +59,60 @@ type fieldChangeJSON struct {
 	New json.RawMessage `json:"new"`
 }
 
+// diffFlags are diff's own flags.
+type diffFlags struct {
+	runFlags
+	delta deltaFlags
+	files
+	companies listFlag
+}
+
 func (a *app) diff(ctx context.Context, args []string) error {
 	var f checkFlags
 	fs := checkFlagSet("diff", &f)
-	out := fs.String("out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked")
-	html := fs.String("html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run")
-	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone")
-	var run runFlags
-	run.register(fs, true)
-	var d deltaFlags
-	d.register(fs)
+	var o diffFlags
+	fs.StringVar(&o.out, "out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked; with several companies a pattern holding {company}")
+	fs.StringVar(&o.html, "html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
+	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone; with several companies a pattern holding {company}")
+	fs.Var(&o.companies, "company", "compare with this company of the installation, repeatable: a diff each, of its own journal (default: the plan's target.companies, else the URL's own)")
+	o.runFlags.register(fs, true)
+	o.delta.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := run.check(); err != nil {
+	if err := o.runFlags.check(); err != nil {
 		return err
 	}
-	if err := d.check(run.limit > 0, len(run.steps) > 0); err != nil {
+	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
 		return err
 	}
-	if *out != "" && !strings.EqualFold(filepath.Ext(*out), ".xlsx") {
+	if o.out != "" && !strings.EqualFold(filepath.Ext(o.out), ".xlsx") {
 		return usageErr("--out: the diff is written as .xlsx")
 	}
-	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+	if err := checkExt("--html", o.html, ".html", ".htm"); err != nil {
 		return err
 	}
+	companies, err := a.companiesOf(pos[0], f, o.companies)
+	if err != nil {
+		return err
+	}
+	if len(companies) > 0 {
+		return a.eachCompany(ctx, "diff", pos[0], f, companies, o.patterns(), false, func(sub *app, f checkFlags) error {
+			oc := o
+			oc.files = o.files.of(f.conn.company)
+			return sub.diffOne(ctx, pos[0], f, oc)
+		})
+	}
+	return a.diffOne(ctx, pos[0], f, o)
+}
+
+// diffOne compares one load with what its company holds: the target's
+// company, or f.conn.company, resuming that company's journal.
+func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diffFlags) error {
 	v := a.diffView(f.json)
 	// A diff compares with the target: it connects whatever --metadata says.
-	c, err := a.checkToRun(ctx, pos[0], f, true, v)
+	c, err := a.checkToRun(ctx, planPath, f, true, v)
 	if err != nil {
 		return err
 	}
@@ -98,9 +123,9 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(), Journal: a.resumedJournal(pos[0], f, *journalFlag),
-		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
-		Delta: d.delta, Overwrite: d.overwrite})
+	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(), Journal: a.resumedJournal(planPath, f, o.journal),
+		Limit: o.limit, Steps: o.steps, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
+		Delta: o.delta.delta, Overwrite: o.delta.overwrite})
 	if err != nil {
 		if unusable(err) {
 			return withCode(ExitUsage, err) // a journal or a choice of steps that cannot be used here
@@ -110,29 +135,29 @@ func (a *app) diff(ctx context.Context, args []string) error {
 		}
 		return withCode(ExitUsage, err)
 	}
-	if *out != "" {
-		if err := a.workbookWritten(report.WriteDiff(res, *out)); err != nil {
+	if o.out != "" {
+		if err := a.workbookWritten(report.WriteDiff(res, o.out)); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
 	// The page names who compared: a server that cannot say leaves it
 	// unrecorded, which stops nothing.
 	user, _ := c.conn.client.LoginName(ctx)
-	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: c.conn.url, SystemVersion: c.run.Version.String(),
+	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: planPath, Target: c.conn.url, SystemVersion: c.run.Version.String(),
 		User: user, ToolVersion: Version, Start: compared}
 	page := report.DiffReportOf(res, info, unresolved)
 	// Kept beside the journal for the evidence, --html given or not (not
 	// a trial's, some steps' or the failed records', nor a delta's, made
 	// after the load).
-	keep := run.limit == 0 && len(run.steps) == 0 && !run.retry && !d.delta
-	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
+	keep := o.limit == 0 && len(o.steps) == 0 && !o.retry && !o.delta.delta
+	if err := a.writePage(o.html, keep, c.plan, planPath, f, o.journal, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := diffDoc(res)
 	if len(unresolved) > 0 {
 		view.Errors = append(errorsOf(unresolved), view.Errors...)
 	}
-	if err := v.Diff(view, *out, *html); err != nil {
+	if err := v.Diff(view, o.out, o.html); err != nil {
 		return err
 	}
 	if res.Conflicts() > 0 || len(view.Errors) > 0 {

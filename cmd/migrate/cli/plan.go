@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/report"
 )
 
@@ -15,48 +16,73 @@ import (
 // the dry run's estimate assumes it when the plan sets no limit.
 const hostedCallsPerMinute = 100
 
+// planFlags are plan's own flags.
+type planFlags struct {
+	runFlags
+	delta deltaFlags
+	files
+	callsPerMinute int
+	companies      listFlag
+}
+
 func (a *app) plan(ctx context.Context, args []string) error {
 	var f checkFlags
 	fs := checkFlagSet("plan", &f)
 	f.memory.register(fs)
-	out := fs.String("out", "", "write the batches, exactly as apply would send them, as JSON files to this folder")
-	var run runFlags
-	run.register(fs, true)
-	cpm := new(int)
-	fs.Var(countFlag{cpm, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
-	html := fs.String("html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run")
-	journalFlag := fs.String("journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out")
-	var d deltaFlags
-	d.register(fs)
+	var o planFlags
+	fs.StringVar(&o.out, "out", "", "write the batches, exactly as apply would send them, as JSON files to this folder; with several companies a pattern holding {company}")
+	o.runFlags.register(fs, true)
+	fs.Var(countFlag{&o.callsPerMinute, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
+	fs.StringVar(&o.html, "html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
+	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out; with several companies a pattern holding {company}")
+	fs.Var(&o.companies, "company", "predict apply's load of this company of the installation, repeatable: a dry run each, of its own journal (default: the plan's target.companies, else the URL's own)")
+	o.delta.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := checkExt("--html", *html, ".html", ".htm"); err != nil {
+	if err := checkExt("--html", o.html, ".html", ".htm"); err != nil {
 		return err
 	}
-	if err := run.check(); err != nil {
+	if err := o.runFlags.check(); err != nil {
 		return err
 	}
-	if err := d.check(run.limit > 0, len(run.steps) > 0); err != nil {
+	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
 		return err
 	}
 	f.memory.apply()
+	companies, err := a.companiesOf(pos[0], f, o.companies)
+	if err != nil {
+		return err
+	}
+	if len(companies) > 0 {
+		return a.eachCompany(ctx, "plan", pos[0], f, companies, o.patterns(), f.metadata != "", func(sub *app, f checkFlags) error {
+			oc := o
+			oc.files = o.files.of(f.conn.company)
+			return sub.planOne(ctx, pos[0], f, oc)
+		})
+	}
+	return a.planOne(ctx, pos[0], f, o)
+}
+
+// planOne is the dry run of one load: of the target's company, or of
+// f.conn.company, resuming that company's journal.
+func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o planFlags) error {
 	v := a.planView(f.json)
-	c, err := a.checkToRun(ctx, pos[0], f, false, v)
+	c, err := a.checkToRun(ctx, planPath, f, false, v)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	rate := *cpm
+	rate := o.callsPerMinute
 	if rate == 0 {
 		rate = c.plan.Target.CallsPerMinute
 	}
 	if rate == 0 {
 		rate = hostedCallsPerMinute
 	}
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
 			return withCode(ExitUsage, err)
 		}
 	}
@@ -77,14 +103,20 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	}
 	var target executor.Client
 	where, _ := a.targetURL(f.conn.target, c.plan)
-	if c.conn != nil {
+	switch {
+	case c.conn != nil:
 		target = c.conn.client
-		where = c.conn.url // --sandbox: the one it started
+		where = c.conn.url // --sandbox: the one it started; the company's
+	case f.conn.company != "" && where != "":
+		// Offline: the company's journal is for the company's URL.
+		if where, err = odata.CompanyURL(where, f.conn.company); err != nil {
+			return usageErr("--company: %v", err)
+		}
 	}
 	sum, err := executor.DryRun(ctx, c.run, executor.Options{
-		Client: target, Target: where, OutDir: *out, CallsPerMinute: rate, Hook: v.Hook(),
-		Limit: run.limit, Steps: run.steps, RetryFailed: run.retry, AllowPlanChange: run.allowChange,
-		Journal: a.resumedJournal(pos[0], f, *journalFlag), Delta: d.delta, Overwrite: d.overwrite,
+		Client: target, Target: where, OutDir: o.out, CallsPerMinute: rate, Hook: v.Hook(),
+		Limit: o.limit, Steps: o.steps, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
+		Journal: a.resumedJournal(planPath, f, o.journal), Delta: o.delta.delta, Overwrite: o.delta.overwrite,
 	})
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
@@ -95,14 +127,14 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	// One result, which every view renders: the text, the JSON and the page
 	// show the same problems and the same counts.
 	sum.AddReferences(refs)
-	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: pos[0], Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
+	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: planPath, Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the
 	// evidence (a trial's is not the load's, nor that of some steps or of
 	// the failed records again, nor a delta's, made after it, the run
 	// before it).
-	keep := run.limit == 0 && len(run.steps) == 0 && !run.retry && !d.delta
-	if err := a.writePage(*html, keep, c.plan, pos[0], f, *journalFlag, report.PageDryRun, func(w io.Writer) error { return report.WriteHTML(w, page) }); err != nil {
+	keep := o.limit == 0 && len(o.steps) == 0 && !o.retry && !o.delta.delta
+	if err := a.writePage(o.html, keep, c.plan, planPath, f, o.journal, report.PageDryRun, func(w io.Writer) error { return report.WriteHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
 	view := summaryJSON(sum)
@@ -111,7 +143,7 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	view.WouldLoad, view.WouldNotLoad = &load, &notLoad
 	view.Estimate = &estimate{CallsPerMinute: rate, Seconds: sum.Estimated.Seconds()}
 	view.Unread = sum.Unread
-	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: *out, html: *html}); err != nil {
+	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: o.out, html: o.html}); err != nil {
 		return err
 	}
 	if len(view.Errors) > 0 {
