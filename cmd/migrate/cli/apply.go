@@ -22,17 +22,17 @@ type applyFlags struct {
 	journal      string
 	concurrency  int
 	allowMissing bool
-	delta        deltaFlags
-	companies    listFlag
 	txLeft       int // --transactions-left; -1: not given
 }
 
-// runFlags choose what a run loads: apply takes them, and plan takes them
-// to predict that apply (dry: the help says so).
+// runFlags choose what a run loads: apply takes them, and plan and diff
+// take them to predict that apply (dry: the help says so).
 type runFlags struct {
 	limit              int
 	steps              stepsFlag
 	retry, allowChange bool
+	delta              deltaFlags
+	companies          listFlag
 }
 
 func (r *runFlags) register(fs *flag.FlagSet, dry bool) {
@@ -44,14 +44,30 @@ func (r *runFlags) register(fs *flag.FlagSet, dry bool) {
 	fs.Var(&r.steps, "steps", of+"STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
 	fs.BoolVar(&r.retry, "retry-failed", false, of+"send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&r.allowChange, "allow-plan-change", false, of+"resume although the plan or a source changed since the journal began")
+	fs.Var(&r.companies, "company", of+"load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
+	r.delta.register(fs)
 }
 
-// check refuses a trial of no records.
+// check refuses a trial of no records, and what --delta does not go with.
 func (r *runFlags) check() error {
 	if r.limit < 0 {
 		return usageErr("--limit %d: give the records per step of the trial, at least 1", r.limit)
 	}
-	return nil
+	return r.delta.check(r.limit > 0, len(r.steps) > 0)
+}
+
+// whole reports whether the run is of the whole load: no trial, no choice
+// of steps, not the failed records again, not a delta made after it. Its
+// dry run and diff are kept beside the journal for the evidence.
+func (r *runFlags) whole() bool {
+	return r.limit == 0 && len(r.steps) == 0 && !r.retry && !r.delta.delta
+}
+
+// options are o with the choice of what the run loads.
+func (r *runFlags) options(o executor.Options) executor.Options {
+	o.Limit, o.Steps, o.RetryFailed, o.AllowPlanChange = r.limit, r.steps, r.retry, r.allowChange
+	o.Delta, o.Overwrite = r.delta.delta, r.delta.overwrite
+	return o
 }
 
 // stepsFlag is --steps: step names, comma-separated or repeated.
@@ -74,9 +90,7 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	var o applyFlags
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
-	o.delta.register(fs)
 	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
-	fs.Var(&o.companies, "company", "load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	o.runFlags.register(fs, false)
 	o.txLeft = -1
 	fs.Var(countFlag{&o.txLeft, 0}, "transactions-left", "the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")
@@ -88,9 +102,6 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return usageErr("--sandbox serves its own demo schema; --metadata does not go with it")
 	}
 	if err := o.runFlags.check(); err != nil {
-		return err
-	}
-	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
 		return err
 	}
 	f.memory.apply()
@@ -165,12 +176,10 @@ func (a *app) applyOne(ctx context.Context, planPath string, f checkFlags, o app
 		user, _ = c.conn.client.LoginName(ctx)
 	}
 	started := time.Now()
-	sum, err := executor.Apply(hard, c.run, executor.Options{
+	sum, err := executor.Apply(hard, c.run, o.options(executor.Options{
 		Client: c.conn.client, Journal: jpath, Target: c.conn.url, ToolVersion: Version, User: user,
-		Concurrency: o.concurrency, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
-		Limit: o.limit, Steps: o.steps, Delta: o.delta.delta, Overwrite: o.delta.overwrite,
-		Stop: stop, Hook: hook,
-	})
+		Concurrency: o.concurrency, Stop: stop, Hook: hook,
+	}))
 	hook.finish()
 	if unusable(err) {
 		// The journal is from something else, damaged, or for another
@@ -376,9 +385,7 @@ func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o 
 	if _, err := os.Stat(jpath); jpath != "" && err == nil {
 		resumed = jpath
 	}
-	sum, err := executor.DryRun(ctx, c.run, executor.Options{Client: c.conn.client, Journal: resumed, Limit: o.limit, Steps: o.steps,
-		Delta: o.delta.delta, Overwrite: o.delta.overwrite,
-		RetryFailed: o.retry, AllowPlanChange: o.allowChange})
+	sum, err := executor.DryRun(ctx, c.run, o.options(executor.Options{Client: c.conn.client, Journal: resumed}))
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
 			return a.unreachable(c.conn, err)

@@ -35,6 +35,23 @@ func (a *app) companiesOf(planPath string, f checkFlags, flagged []string) ([]st
 	return flagged, nil
 }
 
+// forCompanies runs one for each company r chooses (companiesOf), each
+// with its files fl made its own, at once (eachCompany); or once, for the
+// company the target URL addresses, when r chooses none. plan and diff
+// predict apply's load so.
+func (a *app) forCompanies(ctx context.Context, cmd, planPath string, f checkFlags, r runFlags, fl files, offline bool, one func(sub *app, f checkFlags, fl files) error) error {
+	companies, err := a.companiesOf(planPath, f, r.companies)
+	if err != nil {
+		return err
+	}
+	if len(companies) == 0 {
+		return one(a, f, fl)
+	}
+	return a.eachCompany(ctx, cmd, planPath, f, companies, fl.patterns(), offline, func(sub *app, f checkFlags) error {
+		return one(sub, f, fl.of(f.conn.company))
+	})
+}
+
 // companyRun is one command's run (apply's load, plan's dry run,
 // diff's comparison) of one company: sub prints its output, f addresses
 // the company (f.conn.company, over f.conn.shared when a base connection

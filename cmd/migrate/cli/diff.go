@@ -62,9 +62,7 @@ type fieldChangeJSON struct {
 // diffFlags are diff's own flags.
 type diffFlags struct {
 	runFlags
-	delta deltaFlags
 	files
-	companies listFlag
 }
 
 func (a *app) diff(ctx context.Context, args []string) error {
@@ -74,17 +72,12 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	fs.StringVar(&o.out, "out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked; with several companies a pattern holding {company}")
 	fs.StringVar(&o.html, "html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
 	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone; with several companies a pattern holding {company}")
-	fs.Var(&o.companies, "company", "compare with this company of the installation, repeatable: a diff each, of its own journal (default: the plan's target.companies, else the URL's own)")
 	o.runFlags.register(fs, true)
-	o.delta.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
 	}
 	if err := o.runFlags.check(); err != nil {
-		return err
-	}
-	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
 		return err
 	}
 	if o.out != "" && !strings.EqualFold(filepath.Ext(o.out), ".xlsx") {
@@ -93,23 +86,15 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	if err := checkExt("--html", o.html, ".html", ".htm"); err != nil {
 		return err
 	}
-	companies, err := a.companiesOf(pos[0], f, o.companies)
-	if err != nil {
-		return err
-	}
-	if len(companies) > 0 {
-		return a.eachCompany(ctx, "diff", pos[0], f, companies, o.patterns(), false, func(sub *app, f checkFlags) error {
-			oc := o
-			oc.files = o.files.of(f.conn.company)
-			return sub.diffOne(ctx, pos[0], f, oc)
-		})
-	}
-	return a.diffOne(ctx, pos[0], f, o)
+	return a.forCompanies(ctx, "diff", pos[0], f, o.runFlags, o.files, false, func(sub *app, f checkFlags, fl files) error {
+		return sub.diffOne(ctx, pos[0], f, o, fl)
+	})
 }
 
 // diffOne compares one load with what its company holds: the target's
 // company, or f.conn.company, resuming that company's journal.
-func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diffFlags) error {
+func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diffFlags, fl files) error {
+	o.files = fl
 	v := a.diffView(f.json)
 	// A diff compares with the target: it connects whatever --metadata says.
 	c, err := a.checkToRun(ctx, planPath, f, true, v)
@@ -123,9 +108,8 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 	}
 	unresolved := refs.Unresolved
 	compared := time.Now()
-	res, err := executor.Diff(ctx, c.run, executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(), Journal: a.resumedJournal(planPath, f, o.journal),
-		Limit: o.limit, Steps: o.steps, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
-		Delta: o.delta.delta, Overwrite: o.delta.overwrite})
+	res, err := executor.Diff(ctx, c.run, o.options(executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(),
+		Journal: a.resumedJournal(planPath, f, o.journal)}))
 	if err != nil {
 		if unusable(err) {
 			return withCode(ExitUsage, err) // a journal or a choice of steps that cannot be used here
@@ -149,7 +133,7 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 	// Kept beside the journal for the evidence, --html given or not (not
 	// a trial's, some steps' or the failed records', nor a delta's, made
 	// after the load).
-	keep := o.limit == 0 && len(o.steps) == 0 && !o.retry && !o.delta.delta
+	keep := o.whole()
 	if err := a.writePage(o.html, keep, c.plan, planPath, f, o.journal, report.PageDiff, func(w io.Writer) error { return report.WriteDiffHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}

@@ -19,10 +19,8 @@ const hostedCallsPerMinute = 100
 // planFlags are plan's own flags.
 type planFlags struct {
 	runFlags
-	delta deltaFlags
 	files
 	callsPerMinute int
-	companies      listFlag
 }
 
 func (a *app) plan(ctx context.Context, args []string) error {
@@ -35,8 +33,6 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs.Var(countFlag{&o.callsPerMinute, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
 	fs.StringVar(&o.html, "html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
 	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out; with several companies a pattern holding {company}")
-	fs.Var(&o.companies, "company", "predict apply's load of this company of the installation, repeatable: a dry run each, of its own journal (default: the plan's target.companies, else the URL's own)")
-	o.delta.register(fs)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -47,27 +43,16 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	if err := o.runFlags.check(); err != nil {
 		return err
 	}
-	if err := o.delta.check(o.limit > 0, len(o.steps) > 0); err != nil {
-		return err
-	}
 	f.memory.apply()
-	companies, err := a.companiesOf(pos[0], f, o.companies)
-	if err != nil {
-		return err
-	}
-	if len(companies) > 0 {
-		return a.eachCompany(ctx, "plan", pos[0], f, companies, o.patterns(), f.metadata != "", func(sub *app, f checkFlags) error {
-			oc := o
-			oc.files = o.files.of(f.conn.company)
-			return sub.planOne(ctx, pos[0], f, oc)
-		})
-	}
-	return a.planOne(ctx, pos[0], f, o)
+	return a.forCompanies(ctx, "plan", pos[0], f, o.runFlags, o.files, f.metadata != "", func(sub *app, f checkFlags, fl files) error {
+		return sub.planOne(ctx, pos[0], f, o, fl)
+	})
 }
 
 // planOne is the dry run of one load: of the target's company, or of
 // f.conn.company, resuming that company's journal.
-func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o planFlags) error {
+func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o planFlags, fl files) error {
+	o.files = fl
 	v := a.planView(f.json)
 	c, err := a.checkToRun(ctx, planPath, f, false, v)
 	if err != nil {
@@ -113,11 +98,10 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 			return usageErr("--company: %v", err)
 		}
 	}
-	sum, err := executor.DryRun(ctx, c.run, executor.Options{
+	sum, err := executor.DryRun(ctx, c.run, o.options(executor.Options{
 		Client: target, Target: where, OutDir: o.out, CallsPerMinute: rate, Hook: v.Hook(),
-		Limit: o.limit, Steps: o.steps, RetryFailed: o.retry, AllowPlanChange: o.allowChange,
-		Journal: a.resumedJournal(planPath, f, o.journal), Delta: o.delta.delta, Overwrite: o.delta.overwrite,
-	})
+		Journal: a.resumedJournal(planPath, f, o.journal),
+	}))
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
 			return a.unreachable(c.conn, err)
@@ -133,7 +117,7 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 	// evidence (a trial's is not the load's, nor that of some steps or of
 	// the failed records again, nor a delta's, made after it, the run
 	// before it).
-	keep := o.limit == 0 && len(o.steps) == 0 && !o.retry && !o.delta.delta
+	keep := o.whole()
 	if err := a.writePage(o.html, keep, c.plan, planPath, f, o.journal, report.PageDryRun, func(w io.Writer) error { return report.WriteHTML(w, page) }); err != nil {
 		return withCode(ExitUsage, err)
 	}
