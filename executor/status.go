@@ -38,6 +38,9 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 			if rec.Partly != "" && rec.Status() == journal.Failed {
 				step.Partly++
 			}
+			if rec.Undone && rec.Status() == journal.Pending {
+				step.Undone++
+			}
 		}
 		sum.Steps = append(sum.Steps, step)
 		for _, id := range ss.IDs {

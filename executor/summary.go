@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/migrate-tool/migrate/internal/diag"
@@ -97,6 +98,57 @@ func (s *Summary) Resumes() string {
 	return t + "."
 }
 
+// Left says what a trial or a choice of steps left to load ("" when
+// nothing): the next apply, without --limit or --steps, loads it.
+func (s *Summary) Left() string {
+	switch {
+	case s.Trial > 0:
+		t := s.Total()
+		if waiting := t.Pending - t.Undone; waiting > 0 {
+			// Records that name what the trial did not load (a line's
+			// part past the limit): the server would refuse them now.
+			verb := "name what it did not load and wait"
+			if waiting == 1 {
+				verb = "names what it did not load and waits"
+			}
+			return fmt.Sprintf("trial of %d per step; %s %s for it; run apply without --limit to load the rest",
+				s.Trial, diag.Count(waiting, "pending record", "pending records"), verb)
+		}
+		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", s.Trial)
+	case len(s.Unfinished) > 0 && len(s.Chosen) > 0:
+		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(s.Unfinished, ", "))
+	}
+	return "" // a stop: Next says it
+}
+
+// Next says what is left to do with a journal that is not complete, as s
+// sums it up: status says it after "not complete: ", the run report's
+// banner after its counts.
+func (s *Summary) Next() string {
+	t := s.Total()
+	pending := t.Pending+t.InDoubt > 0
+	switch {
+	case t.Failed > 0 && !pending && !s.Interrupted:
+		return "failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed"
+	case t.Undone > 0 && t.InDoubt == 0 && t.Failed == 0:
+		them := map[bool]string{true: "it", false: "them"}[t.Undone == 1]
+		if rest := t.Pending - t.Undone; rest > 0 {
+			return fmt.Sprintf("undo took back %s; apply again loads %s anew, and %s", diag.Count(t.Undone, "record", "records"),
+				them, diag.Count(rest, "more pending record", "more pending records"))
+		}
+		return fmt.Sprintf("undo took the load back (%s); apply again loads %s anew", diag.Count(t.Undone, "record", "records"), them)
+	case s.Left() != "" && t.InDoubt == 0:
+		// A trial's pending records (those naming what it did not load)
+		// are the rest that apply without --limit loads.
+		return s.Left()
+	case s.Interrupted && !pending:
+		return "the last apply stopped before it ran every step; run apply again to go on"
+	case t.Failed > 0:
+		return "run apply again to resume (add --retry-failed once the failed rows are corrected)"
+	}
+	return "run apply again to resume"
+}
+
 // StepSummary counts one step.
 type StepSummary struct {
 	Name     string
@@ -120,6 +172,9 @@ type StepSummary struct {
 	// Waived counts the failed records the user closed (resolve --waive):
 	// they count as records, never as failed.
 	Waived int
+	// Undone (status) counts the pending records undo took back: apply
+	// loads them again.
+	Undone int
 	// Changed (apply) counts the committed records whose source rows
 	// changed since they were loaded: apply does not send them again.
 	Changed int
@@ -141,6 +196,7 @@ func totalOf(steps []StepSummary) StepSummary {
 		t.Pending += s.Pending
 		t.InDoubt += s.InDoubt
 		t.Waived += s.Waived
+		t.Undone += s.Undone
 	}
 	return t
 }

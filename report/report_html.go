@@ -86,6 +86,9 @@ type RunReport struct {
 	Failures       []FailureGroup
 	FailedRecords  int
 	Undecided      []string
+	// Next (a run that is not complete) is what to do now, as status says
+	// it (Summary.Next), made a sentence.
+	Next string
 	// Resumes (dry run) says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -228,6 +231,9 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	sum := executor.StatusOf(st)
 	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
 	rep.Total = sum.Total()
+	if next := sum.Next(); !sum.Complete {
+		rep.Next = strings.ToUpper(next[:1]) + next[1:] + "."
+	}
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed
 	}

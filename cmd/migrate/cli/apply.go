@@ -274,32 +274,6 @@ func (a *app) applyExit(cn *conn, err error, sum *executor.Summary, view *runJSO
 	return nil
 }
 
-// leftText says what a trial or a choice of steps left to load ("" when
-// nothing): the next apply, without --limit or --steps, loads it.
-func leftText(sum *executor.Summary) string {
-	switch {
-	case sum.Trial > 0:
-		waiting := 0
-		for _, s := range sum.Steps {
-			waiting += s.Pending
-		}
-		if waiting > 0 {
-			// Records that name what the trial did not load (a line's
-			// part past the limit): the server would refuse them now.
-			verb := "name what it did not load and wait"
-			if waiting == 1 {
-				verb = "names what it did not load and waits"
-			}
-			return fmt.Sprintf("trial of %d per step; %s %s for it; run apply without --limit to load the rest",
-				sum.Trial, diag.Count(waiting, "pending record", "pending records"), verb)
-		}
-		return fmt.Sprintf("trial of %d per step; run apply without --limit to load the rest", sum.Trial)
-	case len(sum.Unfinished) > 0 && len(sum.Chosen) > 0:
-		return fmt.Sprintf("not loaded to the end: %s; run apply without --steps to load the rest", strings.Join(sum.Unfinished, ", "))
-	}
-	return "" // a stop: status's "run apply again to resume" says it
-}
-
 // refuseOtherTarget refuses, before anything is read from or sent to it,
 // a target (flag, else environment) that is not the one the journal at
 // jpath was written to (executor.CheckTarget, exit 2). A journal that does

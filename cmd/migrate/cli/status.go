@@ -101,6 +101,7 @@ type stepStatus struct {
 	InDoubt   int    `json:"in_doubt"`
 	Partly    int    `json:"partly_loaded,omitempty"`
 	Waived    int    `json:"waived,omitempty"`
+	Undone    int    `json:"undone,omitempty"`
 }
 
 // statusesJSON is status --json of several journals.
@@ -138,7 +139,7 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
 	for _, s := range sum.Steps {
-		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived})
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived, s.Undone})
 	}
 	if len(sum.Waived) > 0 {
 		st.view.Waived = waivedRecordsJSON(sum.Waived)
@@ -153,16 +154,6 @@ func (st *statusResult) title() string {
 		return "company " + st.company + ": " + st.path
 	}
 	return st.path
-}
-
-// inDoubtIn reports whether records are in doubt.
-func inDoubtIn(sum *executor.Summary) bool {
-	for _, s := range sum.Steps {
-		if s.InDoubt > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // failedIn reports whether records failed.

@@ -521,6 +521,48 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if after := sb.Snapshot(); !equalSnapshots(before, after) {
 		t.Errorf("undo left the company changed:\n%s", snapshotDiff(before, after))
 	}
+	sameAfterUndo(t, run, jpath, out)
+}
+
+// sameAfterUndo checks that status and the run report say one thing of a
+// journal undo took back (undone, undo --json's output): the records it
+// took back, and what to do now.
+func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undone string) {
+	t.Helper()
+	var undo struct{ Done int }
+	if err := json.Unmarshal([]byte(firstJSON(undone)), &undo); err != nil {
+		t.Fatalf("undo --json: %v\n%s", err, undone)
+	}
+	_, out := run("status", jpath, "--json")
+	var status struct{ Steps []struct{ Undone int } }
+	if err := json.Unmarshal([]byte(firstJSON(out)), &status); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	taken := 0
+	for _, s := range status.Steps {
+		taken += s.Undone
+	}
+	if taken != undo.Done {
+		t.Errorf("undo did %d; status counts %d records undone", undo.Done, taken)
+	}
+	_, out = run("status", jpath)
+	_, next, _ := strings.Cut(out, "\nnot complete: ")
+	next, _, _ = strings.Cut(next, "\n")
+	page := filepath.Join(filepath.Dir(jpath), "undone.html")
+	if code, out := run("report", jpath, "--html", page); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := html.EscapeString(strings.ToUpper(next[:min(1, len(next))]) + next[min(1, len(next)):])
+	if undo.Done > 0 && (next == "" || !strings.Contains(string(b), said)) {
+		t.Errorf("status says %q after undo; the run report does not", next)
+	}
+	if undo.Done > 0 && !strings.Contains(next, "undo took") && !strings.Contains(next, "failed") {
+		t.Errorf("status says %q after undo took back %d records", next, undo.Done)
+	}
 }
 
 // undoActions are the actions of undo --json's output, each as METHOD URL,

@@ -66,7 +66,7 @@ func (v applyHuman) Applied(r appliedResult) error {
 	} else if view.Journal != "" && sum.Complete {
 		fmt.Fprintf(w, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
 	}
-	if left := leftText(sum); left != "" && !sum.Interrupted {
+	if left := sum.Left(); left != "" && !sum.Interrupted {
 		fmt.Fprintf(w, "\n%s\n", left)
 	}
 	return nil

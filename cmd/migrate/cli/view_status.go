@@ -53,19 +53,11 @@ func (v statusHuman) journal(st *statusResult) {
 		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", strconv.Itoa(len(doc.Waived)))
 	case st.code == ExitOK:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
-	case st.code == ExitData:
-		fmt.Fprintln(w, "\nnot complete: failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed")
-		v.waiveAdvice(st)
-	case leftText(st.sum) != "" && !inDoubtIn(st.sum):
-		// A trial's pending records (those naming what it did not load)
-		// are the rest that apply without --limit loads.
-		fmt.Fprintln(w, "\nnot complete: "+leftText(st.sum))
-	case st.sum.Interrupted && !pendingIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: the last apply stopped before it ran every step; run apply again to go on")
-	case failedIn(st.sum):
-		fmt.Fprintln(w, "\nnot complete: run apply again to resume (add --retry-failed once the failed rows are corrected)")
 	default:
-		fmt.Fprintln(w, "\nnot complete: run apply again to resume")
+		fmt.Fprintln(w, "\nnot complete: "+st.sum.Next())
+		if st.code == ExitData {
+			v.waiveAdvice(st)
+		}
 	}
 }
 
