@@ -308,9 +308,25 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 			Name                                         string
 			Create, Update, Unchanged, Conflict, Missing int
 		}
+		Records []struct{ Step, Action string }
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil {
 		t.Fatalf("diff --json: %v\n%s", err, out)
+	}
+	// Its records (the rows of its workbook and page) are its counts.
+	listed := map[string]map[string]int{}
+	for _, r := range diff.Records {
+		if listed[r.Step] == nil {
+			listed[r.Step] = map[string]int{}
+		}
+		listed[r.Step][r.Action]++
+	}
+	for _, s := range diff.Steps {
+		l := listed[s.Name]
+		if l["create"] != s.Create || l["update"] != s.Update || l["unchanged"] != s.Unchanged || l["conflict"]+l["ambiguous"] != s.Conflict || l["missing"] != s.Missing {
+			t.Errorf("diff of step %s counts create %d, update %d, unchanged %d, conflict %d, missing %d; its records are %v",
+				s.Name, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing, l)
+		}
 	}
 	// The pages say what the JSON says of the journal apply resumes, and
 	// promise no load where the dry run has none.
