@@ -75,6 +75,36 @@ type Summary struct {
 	// Delta is what changed in the sources of a complete journal since
 	// each record was loaded: listed by apply, sent by apply --delta.
 	Delta *Delta
+	// Refused (dry run, diff) is why apply would not start, "" when it
+	// would (RefuseStart): the counts and batches are then of the load
+	// once that is mended.
+	Refused string
+}
+
+// RefuseStart records why apply would not start over what a dry run or
+// diff of the same load found, as apply counts it before it sends
+// anything: values of exists: fields on neither the target nor an
+// earlier step (unless allowMissing, apply --allow-missing-references),
+// and values of file maps that their mapping files do not confirm.
+func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool) {
+	var why []string
+	if unresolved > 0 && !allowMissing {
+		why = append(why, fmt.Sprintf("%s of exists: fields on neither the target nor an earlier step (create %s first, correct the source, or give --allow-missing-references)",
+			diag.Count(unresolved, "value", "values"), them(unresolved)))
+	}
+	if unconfirmed > 0 {
+		why = append(why, fmt.Sprintf("%s that a mapping file does not confirm (confirm %s in the file, or run `migrate mapping` to list %[2]s)",
+			diag.Count(unconfirmed, "map value", "map values"), them(unconfirmed)))
+	}
+	s.Refused = strings.Join(why, "; ")
+}
+
+// them is the pronoun of n things.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // Resumes says what a dry run or diff of s (Journal set) predicts of the
@@ -90,7 +120,7 @@ func (s *Summary) Resumes() string {
 	}
 	one := s.Loaded == 1
 	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,
-		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], map[bool]string{true: "it", false: "them"}[one])
+		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], them(s.Loaded))
 	if s.InDoubt > 0 {
 		t += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
 			diag.Count(s.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[s.InDoubt == 1])
@@ -131,12 +161,11 @@ func (s *Summary) Next() string {
 	case t.Failed > 0 && !pending && !s.Interrupted:
 		return "failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed"
 	case t.Undone > 0 && t.InDoubt == 0 && t.Failed == 0:
-		them := map[bool]string{true: "it", false: "them"}[t.Undone == 1]
 		if rest := t.Pending - t.Undone; rest > 0 {
 			return fmt.Sprintf("undo took back %s; apply again loads %s anew, and %s", diag.Count(t.Undone, "record", "records"),
-				them, diag.Count(rest, "more pending record", "more pending records"))
+				them(t.Undone), diag.Count(rest, "more pending record", "more pending records"))
 		}
-		return fmt.Sprintf("undo took the load back (%s); apply again loads %s anew", diag.Count(t.Undone, "record", "records"), them)
+		return fmt.Sprintf("undo took the load back (%s); apply again loads %s anew", diag.Count(t.Undone, "record", "records"), them(t.Undone))
 	case s.Left() != "" && t.InDoubt == 0:
 		// A trial's pending records (those naming what it did not load)
 		// are the rest that apply without --limit loads.

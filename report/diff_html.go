@@ -32,6 +32,8 @@ type DiffReport struct {
 	// nor an earlier step, each at the first cell that gives it.
 	References []executor.RecordError
 	Failures   []FailureGroup // the row errors, by message
+	// Refused is why apply would not start (Summary.Refused).
+	Refused string
 	// Resumes says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -77,7 +79,7 @@ func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []execut
 	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: executor.DiffStep{Name: "total"}}
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
-		rep.Resumes = res.Summary.Resumes()
+		rep.Resumes, rep.Refused = res.Summary.Resumes(), res.Summary.Refused
 		if rep.Plan == "" {
 			rep.Plan = res.Summary.Plan
 		}

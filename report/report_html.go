@@ -89,6 +89,8 @@ type RunReport struct {
 	// Next (a run that is not complete) is what to do now, as status says
 	// it (Summary.Next), made a sentence.
 	Next string
+	// Refused (dry run) is why apply would not start (Summary.Refused).
+	Refused string
 	// Resumes (dry run) says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -281,7 +283,7 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 		rep.Plan = sum.Plan
 	}
 	rep.Complete = len(sum.Errors) == 0
-	rep.Resumes = sum.Resumes()
+	rep.Resumes, rep.Refused = sum.Resumes(), sum.Refused
 	return rep
 }
 

@@ -16,7 +16,9 @@ type Use struct {
 	// Field is the field written; "id" or "group_by" for a step's identity.
 	Field string
 	Prop  *odata.Property // the field's metadata; nil offline or unknown
-	Pos   plan.Pos        // where the plan writes it
+	// Pos is where the plan writes it: the field's name, as its row
+	// errors name it (the expression's start for id and group_by).
+	Pos plan.Pos
 	// Direct: the expression is row.X (or row["X"]) and nothing else, so
 	// the column's values are the field's. Otherwise Expr computes it from
 	// the column (and perhaps others).
@@ -66,11 +68,11 @@ func (p *Program) Uses() []Use {
 		}
 		src := st.Source
 		grouped := sp.groupBy != nil
-		add := func(field string, c *compiled, key bool, form, source string, prop *odata.Property, exists *plan.Exists) {
+		add := func(field string, c *compiled, pos plan.Pos, key bool, form, source string, prop *odata.Property, exists *plan.Exists) {
 			if c == nil || c.expr == nil || c.prog == nil {
 				return
 			}
-			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: c.pos,
+			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: pos,
 				Expr: c.expr.Src, Key: key && !grouped, Group: key && grouped, Lookup: c.lookup}
 			if exists != nil {
 				base.Exists, base.ExistsPos = exists.Entity, exists.Pos
@@ -94,8 +96,14 @@ func (p *Program) Uses() []Use {
 		}
 		// With group_by a record is a group of rows: its id and key are
 		// given by every row of the group, so they repeat by design (Group).
-		add("id", sp.id, true, st.Entity, src, nil, nil)
-		add("group_by", sp.groupBy, true, st.Entity, src, nil, nil)
+		for _, c := range []struct {
+			name string
+			c    *compiled
+		}{{"id", sp.id}, {"group_by", sp.groupBy}} {
+			if c.c != nil {
+				add(c.name, c.c, c.c.pos, true, st.Entity, src, nil, nil)
+			}
+		}
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
 			ex := map[string]*plan.Exists{}
@@ -103,7 +111,7 @@ func (p *Program) Uses() []Use {
 				ex[e.Field] = e
 			}
 			for _, fl := range f.fields {
-				add(fl.name, fl.expr, top && keys[fl.name], name, source, fl.prop, ex[fl.name])
+				add(fl.name, fl.expr, fl.pos, top && keys[fl.name], name, source, fl.prop, ex[fl.name])
 			}
 			for i, s := range f.subs {
 				if i >= len(subs) || s.kind == subEach || s.source == nil {

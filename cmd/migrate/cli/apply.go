@@ -19,10 +19,9 @@ import (
 // applyFlags are apply's own flags.
 type applyFlags struct {
 	runFlags
-	journal      string
-	concurrency  int
-	allowMissing bool
-	txLeft       int // --transactions-left; -1: not given
+	journal     string
+	concurrency int
+	txLeft      int // --transactions-left; -1: not given
 }
 
 // runFlags choose what a run loads: apply takes them, and plan and diff
@@ -31,6 +30,7 @@ type runFlags struct {
 	limit              int
 	steps              stepsFlag
 	retry, allowChange bool
+	allowMissing       bool
 	delta              deltaFlags
 	companies          listFlag
 }
@@ -44,6 +44,7 @@ func (r *runFlags) register(fs *flag.FlagSet, dry bool) {
 	fs.Var(&r.steps, "steps", of+"STEP,STEP: run only these steps; the steps they depend on must be complete in the journal")
 	fs.BoolVar(&r.retry, "retry-failed", false, of+"send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&r.allowChange, "allow-plan-change", false, of+"resume although the plan or a source changed since the journal began")
+	fs.BoolVar(&r.allowMissing, "allow-missing-references", false, of+"start although values of exists: fields are neither on the target nor created by an earlier step")
 	fs.Var(&r.companies, "company", of+"load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	r.delta.register(fs)
 }
@@ -90,7 +91,6 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	var o applyFlags
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
-	fs.BoolVar(&o.allowMissing, "allow-missing-references", false, "start although values of exists: fields are neither on the target nor created by an earlier step")
 	o.runFlags.register(fs, false)
 	o.txLeft = -1
 	fs.Var(countFlag{&o.txLeft, 0}, "transactions-left", "the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")

@@ -24,6 +24,8 @@ type diffJSON struct {
 	// Resumes: as the dry run's (what the journal apply would resume holds
 	// loaded is unchanged: apply leaves it alone).
 	Resumes *resumesJSON `json:"resumes,omitempty"`
+	// Refused: as the dry run's (why apply would not start).
+	Refused string `json:"refused,omitempty"`
 }
 
 type diffStepJSON struct {
@@ -107,6 +109,10 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 		return err
 	}
 	unresolved := refs.Unresolved
+	unconfirmed, err := executor.CheckMaps(ctx, c.run)
+	if err != nil {
+		return withCode(ExitData, err)
+	}
 	compared := time.Now()
 	res, err := executor.Diff(ctx, c.run, o.options(executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(),
 		Journal: a.resumedJournal(planPath, f, o.journal)}))
@@ -119,6 +125,10 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 		}
 		return withCode(ExitUsage, err)
 	}
+	if res.Summary == nil {
+		res.Summary = &executor.Summary{}
+	}
+	res.Summary.RefuseStart(len(unresolved), len(unconfirmed), o.allowMissing)
 	if o.out != "" {
 		if err := a.workbookWritten(report.WriteDiff(res, o.out)); err != nil {
 			return withCode(ExitUsage, err)
@@ -153,6 +163,9 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 // diffDoc is the diff as docs/cli.md's document.
 func diffDoc(res *executor.DiffResult) diffJSON {
 	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors, Resumes: resumesOf(res.Summary)}
+	if res.Summary != nil {
+		v.Refused = res.Summary.Refused
+	}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
 			Unchanged: s.Unchanged, Conflict: s.Conflict, Missing: s.Missing})
@@ -182,6 +195,9 @@ func printDiff(w io.Writer, v diffJSON) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.Name, s.Entity, s.Create, s.Update, s.Unchanged, s.Conflict, s.Missing)
 	}
 	tw.Flush()
+	if v.Refused != "" {
+		fmt.Fprintf(w, "apply would not start: %s; nothing would be written. What follows is what it would do once that is mended.\n", v.Refused)
+	}
 	if t := resumesText(v.Resumes); t != "" {
 		fmt.Fprintln(w, t)
 	}

@@ -29,9 +29,12 @@ type runJSON struct {
 	Unread       int        `json:"reads_not_made,omitempty"`
 	// The dry run's records that apply would load, and would not (row
 	// errors, unresolved exists: values).
-	WouldLoad    *int        `json:"would_load,omitempty"`
-	WouldNotLoad *int        `json:"would_not_load,omitempty"`
-	Errors       []errorJSON `json:"errors"`
+	WouldLoad    *int `json:"would_load,omitempty"`
+	WouldNotLoad *int `json:"would_not_load,omitempty"`
+	// Refused (dry run): why apply would not start; the counts are then
+	// of the load once that is mended.
+	Refused string      `json:"refused,omitempty"`
+	Errors  []errorJSON `json:"errors"`
 	// Warnings are what the run read but loads otherwise than the customer
 	// sees it (a formatted workbook number into a text field).
 	Warnings []errorJSON `json:"warnings,omitempty"`
@@ -99,6 +102,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Resumes = resumesOf(s)
 	r.Delta = deltaOf(s.Delta)
+	r.Refused = s.Refused
 	return r
 }
 

@@ -34,7 +34,11 @@ type planHuman struct{ humanView }
 func (v planHuman) DryRun(r dryRunResult) error {
 	w, view, sum := v.a.stdout, r.doc, r.sum
 	printSteps(w, view, false)
-	fmt.Fprintf(w, "\n%s\n", loadText(view))
+	fmt.Fprintln(w)
+	if view.Refused != "" {
+		fmt.Fprintf(w, "apply would not start: %s; nothing would be sent. Once that is mended:\n", view.Refused)
+	}
+	fmt.Fprintln(w, loadText(view))
 	if t := resumesText(view.Resumes); t != "" {
 		fmt.Fprintln(w, t)
 	}
@@ -86,7 +90,7 @@ func loadText(view runJSON) string {
 		why = append(why, fmt.Sprintf("%d with row errors", rowErrs))
 	}
 	if refs > 0 {
-		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step, so apply would not start", refs))
+		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step", refs))
 	}
 	if waiting > 0 {
 		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", waiting))
