@@ -99,6 +99,31 @@ func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool) {
 	s.Refused = strings.Join(why, "; ")
 }
 
+// OverBudget says that a load needing needs API transactions is more than
+// the left the pool has ("" when it is not), as apply refuses it and the
+// dry run foresees it.
+func OverBudget(needs, left int) string {
+	if left < 0 || needs <= left {
+		return ""
+	}
+	return fmt.Sprintf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left",
+		diag.Count(needs, "API transaction", "API transactions"), left)
+}
+
+// RefuseOverBudget adds to Refused that apply would not start over a
+// pool with left API transactions (-1: no budget) that its load exceeds.
+func (s *Summary) RefuseOverBudget(left int) {
+	over := OverBudget(s.Transactions, left)
+	if over == "" {
+		return
+	}
+	over += " (load some steps now, --steps, and the rest once the pool is topped up)"
+	if s.Refused != "" {
+		over = s.Refused + "; " + over
+	}
+	s.Refused = over
+}
+
 // them is the pronoun of n things.
 func them(n int) string {
 	if n == 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // applyFlags are apply's own flags.
@@ -21,7 +22,6 @@ type applyFlags struct {
 	runFlags
 	journal     string
 	concurrency int
-	txLeft      int // --transactions-left; -1: not given
 }
 
 // runFlags choose what a run loads: apply takes them, and plan and diff
@@ -31,6 +31,7 @@ type runFlags struct {
 	steps              stepsFlag
 	retry, allowChange bool
 	allowMissing       bool
+	txLeft             int // --transactions-left; -1: not given
 	delta              deltaFlags
 	companies          listFlag
 }
@@ -45,6 +46,8 @@ func (r *runFlags) register(fs *flag.FlagSet, dry bool) {
 	fs.BoolVar(&r.retry, "retry-failed", false, of+"send again the records that failed, rebuilt from the current source")
 	fs.BoolVar(&r.allowChange, "allow-plan-change", false, of+"resume although the plan or a source changed since the journal began")
 	fs.BoolVar(&r.allowMissing, "allow-missing-references", false, of+"start although values of exists: fields are neither on the target nor created by an earlier step")
+	r.txLeft = -1
+	fs.Var(countFlag{&r.txLeft, 0}, "transactions-left", of+"the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")
 	fs.Var(&r.companies, "company", of+"load this company of the installation (the service root's last segment), repeatable: one load and one journal each, at once, within one rate budget (default: the plan's target.companies, else the URL's own)")
 	r.delta.register(fs)
 }
@@ -55,6 +58,15 @@ func (r *runFlags) check() error {
 		return usageErr("--limit %d: give the records per step of the trial, at least 1", r.limit)
 	}
 	return r.delta.check(r.limit > 0, len(r.steps) > 0)
+}
+
+// budget is the API transactions the pool has left: --transactions-left,
+// else the plan's target.transactions_left; -1 when neither says.
+func (r *runFlags) budget(p *plan.Plan) int {
+	if r.txLeft < 0 && p.Target.HasTransactionsLeft {
+		return p.Target.TransactionsLeft
+	}
+	return r.txLeft
 }
 
 // whole reports whether the run is of the whole load: no trial, no choice
@@ -92,8 +104,6 @@ func (a *app) apply(ctx context.Context, args []string) error {
 	fs.StringVar(&o.journal, "journal", "", "the journal (default: beside the plan, named after it; with --sandbox a temporary one); with several companies a pattern holding {company}")
 	fs.Var(countFlag{&o.concurrency, 1}, "concurrency", "the `number` of batches in flight at once (default: the plan's target.concurrency, else 2)")
 	o.runFlags.register(fs, false)
-	o.txLeft = -1
-	fs.Var(countFlag{&o.txLeft, 0}, "transactions-left", "the API transactions the pool has left: a load that needs more is refused before anything is sent (default: the plan's target.transactions_left, else no budget)")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
@@ -105,14 +115,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return err
 	}
 	f.memory.apply()
-	companies, err := a.companiesOf(pos[0], f, o.companies)
+	companies, err := a.companiesOf(pos[0], f, o.runFlags)
 	if err != nil {
 		return err
 	}
 	if len(companies) > 0 {
-		if o.txLeft >= 0 {
-			return usageErr("--transactions-left takes one company at a time: the pool is the installation's, and the loads of several share it")
-		}
 		return a.eachCompany(ctx, "apply", pos[0], f, companies, map[string]string{"--journal": o.journal}, false, func(sub *app, f checkFlags) error {
 			return sub.applyOne(ctx, pos[0], f, o)
 		})
@@ -348,10 +355,7 @@ func journalErr(err error) error {
 // would run (the journal it resumes, its trial and steps) counts them as
 // the service meters them.
 func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o applyFlags) error {
-	left := o.txLeft
-	if left < 0 && c.plan.Target.HasTransactionsLeft {
-		left = c.plan.Target.TransactionsLeft
-	}
+	left := o.budget(c.plan)
 	if left < 0 {
 		return nil
 	}
@@ -366,8 +370,8 @@ func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o 
 		}
 		return withCode(ExitUsage, err)
 	}
-	if sum.Transactions > left {
-		return withCode(ExitData, fmt.Errorf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left: nothing was sent; load some steps now (--steps) and the rest once the pool is topped up", diag.Count(sum.Transactions, "API transaction", "API transactions"), left))
+	if over := executor.OverBudget(sum.Transactions, left); over != "" {
+		return withCode(ExitData, fmt.Errorf("%s: nothing was sent; load some steps now (--steps) and the rest once the pool is topped up", over))
 	}
 	fmt.Fprintf(a.stderr, "this load needs %s of the %d left in the pool\n", diag.Count(sum.Transactions, "API transaction", "API transactions"), left)
 	return nil

@@ -22,17 +22,21 @@ import (
 // apply and the dry runs that predict it: --company (flagged), else the
 // plan's target.companies; none for one load of the company the target URL
 // addresses.
-func (a *app) companiesOf(planPath string, f checkFlags, flagged []string) ([]string, error) {
+func (a *app) companiesOf(planPath string, f checkFlags, r runFlags) ([]string, error) {
 	p, _ := plan.Load(planPath)
 	if d, err := a.dialectOf(f.conn, p); err != nil {
 		return nil, err
-	} else if d.Standard() && len(flagged) > 0 {
+	} else if d.Standard() && len(r.companies) > 0 {
 		return nil, usageErr("--company names a company of the ERP's installation; a target of dialect odata has none")
 	}
-	if len(flagged) == 0 && p != nil {
-		return p.Target.Companies, nil
+	companies := []string(r.companies)
+	if len(companies) == 0 && p != nil {
+		companies = p.Target.Companies
 	}
-	return flagged, nil
+	if len(companies) > 0 && r.txLeft >= 0 {
+		return nil, usageErr("--transactions-left takes one company at a time: the pool is the installation's, and the loads of several share it")
+	}
+	return companies, nil
 }
 
 // forCompanies runs one for each company r chooses (companiesOf), each
@@ -40,7 +44,7 @@ func (a *app) companiesOf(planPath string, f checkFlags, flagged []string) ([]st
 // company the target URL addresses, when r chooses none. plan and diff
 // predict apply's load so.
 func (a *app) forCompanies(ctx context.Context, cmd, planPath string, f checkFlags, r runFlags, fl files, offline bool, one func(sub *app, f checkFlags, fl files) error) error {
-	companies, err := a.companiesOf(planPath, f, r.companies)
+	companies, err := a.companiesOf(planPath, f, r)
 	if err != nil {
 		return err
 	}

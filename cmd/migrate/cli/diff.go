@@ -129,6 +129,7 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 		res.Summary = &executor.Summary{}
 	}
 	res.Summary.RefuseStart(len(unresolved), len(unconfirmed), o.allowMissing)
+	res.Summary.RefuseOverBudget(o.budget(c.plan))
 	if o.out != "" {
 		if err := a.workbookWritten(report.WriteDiff(res, o.out)); err != nil {
 			return withCode(ExitUsage, err)
@@ -154,7 +155,7 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 	if err := v.Diff(view, o.out, o.html); err != nil {
 		return err
 	}
-	if res.Conflicts() > 0 || len(view.Errors) > 0 {
+	if res.Conflicts() > 0 || len(view.Errors) > 0 || view.Refused != "" {
 		return silent(ExitData)
 	}
 	return nil

@@ -116,6 +116,7 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 		return withCode(ExitData, err)
 	}
 	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), o.allowMissing)
+	sum.RefuseOverBudget(o.budget(c.plan))
 	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: planPath, Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the
@@ -135,7 +136,7 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: o.out, html: o.html}); err != nil {
 		return err
 	}
-	if len(view.Errors) > 0 {
+	if len(view.Errors) > 0 || view.Refused != "" {
 		return silent(ExitData)
 	}
 	return nil
