@@ -114,8 +114,12 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 		return withCode(ExitData, err)
 	}
 	compared := time.Now()
+	resumed, err := a.resumedJournal(planPath, f, o.journal)
+	if err != nil {
+		return err
+	}
 	res, err := executor.Diff(ctx, c.run, o.options(executor.Options{Client: c.conn.client, Target: c.conn.url, Hook: v.Hook(),
-		Journal: a.resumedJournal(planPath, f, o.journal)}))
+		Journal: resumed}))
 	if err != nil {
 		if unusable(err) {
 			return withCode(ExitUsage, err) // a journal or a choice of steps that cannot be used here

@@ -133,21 +133,22 @@ func sameFile(a, b string) bool {
 
 // resumedJournal is the journal apply would resume for the load f
 // describes, "" when there is none yet: the dry run and diff leave out
-// what it holds loaded, as apply does. A journal apply would refuse (the
-// company's under another name) is none: apply says why.
-func (a *app) resumedJournal(planPath string, f checkFlags, named string) string {
+// what it holds loaded, as apply does. Where apply would refuse to start
+// over the journals beside the plan (one holds the company under another
+// name), so do they, with apply's error.
+func (a *app) resumedJournal(planPath string, f checkFlags, named string) (string, error) {
 	jpath := named
 	if jpath == "" {
 		var err error
 		if jpath, err = a.loadJournal(planPath, f, ""); err != nil {
-			return ""
+			return "", err
 		}
 	}
 	if jpath == "" {
-		return ""
+		return "", nil
 	}
 	if _, err := os.Stat(jpath); err != nil {
-		return ""
+		return "", nil
 	}
-	return jpath
+	return jpath, nil
 }

@@ -98,9 +98,12 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 			return usageErr("--company: %v", err)
 		}
 	}
+	resumed, err := a.resumedJournal(planPath, f, o.journal)
+	if err != nil {
+		return err
+	}
 	sum, err := executor.DryRun(ctx, c.run, o.options(executor.Options{
-		Client: target, Target: where, OutDir: o.out, CallsPerMinute: rate, Hook: v.Hook(),
-		Journal: a.resumedJournal(planPath, f, o.journal),
+		Client: target, Target: where, OutDir: o.out, CallsPerMinute: rate, Hook: v.Hook(), Journal: resumed,
 	}))
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
