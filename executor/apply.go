@@ -306,7 +306,8 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
-	sum.Warnings = r.opts.formattedWarnings()
+	sum.Warnings = append(r.opts.formattedWarnings(), r.opts.unmade.warnings()...)
+	sum.Unchecked = r.opts.unmade.count()
 	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()
 	for i := range sum.Steps {
@@ -875,6 +876,7 @@ func (sr *stepRun) record(rec *transform.Record) error {
 			}
 		}
 	}
+	r.opts.unmade.note(name, rec)
 	if what := r.opts.trialPast.names(name, rec); what != "" {
 		// It names a record the trial did not load: the server would
 		// refuse it now, and the full load sends it once that is there.

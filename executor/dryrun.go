@@ -48,6 +48,12 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		return nil, errors.New("executor: the dry run needs a prepared run")
 	}
 	opts := newRunOptions(run, o)
+	if opts.Limit == 0 {
+		// A trial's own look at what it leaves out is trialPast's.
+		if opts.unmade = newUnmadeRefs(&opts.Prepared); opts.unmade != nil {
+			opts.records = collecting{inner: opts.records, keys: opts.unmade.keys}
+		}
+	}
 	waves, err := opts.Plan.Order()
 	if err != nil {
 		return nil, err

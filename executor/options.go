@@ -71,6 +71,9 @@ type runOptions struct {
 	// trialPast (apply --limit) is what the trial leaves for the full
 	// load, which records naming it wait for.
 	trialPast *trialPast
+	// unmade (the dry run) is what records name by key that no step of
+	// the plan makes, which the dry run cannot judge (unmadeRefs).
+	unmade *unmadeRefs
 }
 
 func newRunOptions(p *Prepared, o Options) *runOptions {

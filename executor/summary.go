@@ -75,6 +75,11 @@ type Summary struct {
 	// Delta is what changed in the sources of a complete journal since
 	// each record was loaded: listed by apply, sent by apply --delta.
 	Delta *Delta
+	// Unchecked (dry run, diff) counts the values records name by key
+	// that no step of the plan creates and nothing checks on the company
+	// (unmadeRefs): their records load only if the company has them, which
+	// the dry run counts them as doing, with a warning each field.
+	Unchecked int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
 	// once that is mended.

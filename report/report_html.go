@@ -91,6 +91,8 @@ type RunReport struct {
 	Next string
 	// Refused (dry run) is why apply would not start (Summary.Refused).
 	Refused string
+	// Unchecked (dry run): Summary.Unchecked.
+	Unchecked int
 	// Resumes (dry run) says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -283,7 +285,7 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 		rep.Plan = sum.Plan
 	}
 	rep.Complete = len(sum.Errors) == 0
-	rep.Resumes, rep.Refused = sum.Resumes(), sum.Refused
+	rep.Resumes, rep.Refused, rep.Unchecked = sum.Resumes(), sum.Refused, sum.Unchecked
 	return rep
 }
 

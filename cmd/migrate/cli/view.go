@@ -31,6 +31,9 @@ type runJSON struct {
 	// errors, unresolved exists: values).
 	WouldLoad    *int `json:"would_load,omitempty"`
 	WouldNotLoad *int `json:"would_not_load,omitempty"`
+	// Unchecked (dry run): values records name by key that no step
+	// creates and nothing checks (Summary.Unchecked).
+	Unchecked int `json:"unchecked,omitempty"`
 	// Refused (dry run): why apply would not start; the counts are then
 	// of the load once that is mended.
 	Refused string      `json:"refused,omitempty"`
@@ -102,7 +105,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Resumes = resumesOf(s)
 	r.Delta = deltaOf(s.Delta)
-	r.Refused = s.Refused
+	r.Refused, r.Unchecked = s.Refused, s.Unchecked
 	return r
 }
 

@@ -67,8 +67,20 @@ func (v planJSONView) DryRun(r dryRunResult) error { return writeJSON(v.a.stdout
 
 // loadText says how many of the dry run's records apply would load and
 // why the others would not: the counts the JSON (would_load,
-// would_not_load) and the page show.
+// would_not_load) and the page show. Records that name what no step
+// creates and nothing checks load only if the company has it: the count
+// holds as far as it does, and says so.
 func loadText(view runJSON) string {
+	t := loadCount(view)
+	if t == "" || view.Unchecked == 0 {
+		return t
+	}
+	return strings.TrimSuffix(t, ".") + fmt.Sprintf(", as far as the company has the %s that no step creates and nothing checks (warnings below).",
+		diag.Count(view.Unchecked, "value records name", "values records name"))
+}
+
+// loadCount is loadText's count.
+func loadCount(view runJSON) string {
 	if view.WouldLoad == nil || view.WouldNotLoad == nil {
 		return ""
 	}
