@@ -876,7 +876,6 @@ func (sr *stepRun) record(rec *transform.Record) error {
 			}
 		}
 	}
-	r.opts.unmade.note(name, rec)
 	if what := r.opts.trialPast.names(name, rec); what != "" {
 		// It names a record the trial did not load: the server would
 		// refuse it now, and the full load sends it once that is there.
@@ -884,6 +883,10 @@ func (sr *stepRun) record(rec *transform.Record) error {
 		r.hook.RecordDone(name, Outcome{ID: id, Status: string(journal.Pending), Location: rec.Loc.String(),
 			Message: "names " + what + ", which the trial did not load: left for the full load"})
 		return nil
+	}
+	r.opts.unmade.note(name, rec)
+	if c := r.opts.insertsUnread; c != nil && !r.readsAll(sr.step.Mode) {
+		c.Add(1) // sent as it is, the company unread: a key it holds conflicts
 	}
 	w := &work{step: sr, rec: rec, id: id, prev: prev}
 	if sr.r.readsAll(sr.step.Mode) {

@@ -54,6 +54,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			opts.records = collecting{inner: opts.records, keys: opts.unmade.keys}
 		}
 	}
+	opts.insertsUnread = new(atomic.Int64)
 	waves, err := opts.Plan.Order()
 	if err != nil {
 		return nil, err
@@ -106,6 +107,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		}
 	}
 	sum.Unread = int(sim.unread.Load())
+	sum.InsertsUnread = int(opts.insertsUnread.Load())
 	sum.Subrequests += int(sim.confirmSubs.Load())
 	cpm := opts.CallsPerMinute
 	if cpm == 0 {

@@ -80,10 +80,36 @@ type Summary struct {
 	// (unmadeRefs): their records load only if the company has them, which
 	// the dry run counts them as doing, with a warning each field.
 	Unchecked int
+	// InsertsUnread (dry run) counts the records of insert steps it
+	// predicts sent without reading what the company holds: a key it holds
+	// already is a conflict apply fails, a document it numbers is created
+	// again. diff reads them.
+	InsertsUnread int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
 	// once that is mended.
 	Refused string
+}
+
+// Caveat says what the dry run's count of the records apply would load
+// holds only as far as ("" when it holds outright): the values records
+// name that no step creates and nothing checks (Unchecked), and the records
+// insert steps send without reading the company (InsertsUnread). The text
+// and the page say it after the count.
+func (s *Summary) Caveat() string {
+	var as []string
+	if s.Unchecked > 0 {
+		as = append(as, fmt.Sprintf("has the %s that no step creates and nothing checks (warnings below)",
+			diag.Count(s.Unchecked, "value records name", "values records name")))
+	}
+	if s.InsertsUnread > 0 {
+		as = append(as, fmt.Sprintf("holds none of the %s insert steps write (not read: `migrate diff` compares them)",
+			diag.Count(s.InsertsUnread, "record", "records")))
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	return "as far as the company " + strings.Join(as, " and ")
 }
 
 // RefuseStart records why apply would not start over what a dry run or

@@ -91,8 +91,9 @@ type RunReport struct {
 	Next string
 	// Refused (dry run) is why apply would not start (Summary.Refused).
 	Refused string
-	// Unchecked (dry run): Summary.Unchecked.
-	Unchecked int
+	// Caveat (dry run): what the count of records to load holds only as
+	// far as (Summary.Caveat).
+	Caveat string
 	// Resumes (dry run) says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -285,7 +286,7 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 		rep.Plan = sum.Plan
 	}
 	rep.Complete = len(sum.Errors) == 0
-	rep.Resumes, rep.Refused, rep.Unchecked = sum.Resumes(), sum.Refused, sum.Unchecked
+	rep.Resumes, rep.Refused, rep.Caveat = sum.Resumes(), sum.Refused, sum.Caveat()
 	return rep
 }
 

@@ -34,6 +34,8 @@ type runJSON struct {
 	// Unchecked (dry run): values records name by key that no step
 	// creates and nothing checks (Summary.Unchecked).
 	Unchecked int `json:"unchecked,omitempty"`
+	// InsertsUnread (dry run): Summary.InsertsUnread.
+	InsertsUnread int `json:"inserts_unread,omitempty"`
 	// Refused (dry run): why apply would not start; the counts are then
 	// of the load once that is mended.
 	Refused string      `json:"refused,omitempty"`
@@ -105,7 +107,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Resumes = resumesOf(s)
 	r.Delta = deltaOf(s.Delta)
-	r.Refused, r.Unchecked = s.Refused, s.Unchecked
+	r.Refused, r.Unchecked, r.InsertsUnread = s.Refused, s.Unchecked, s.InsertsUnread
 	return r
 }
 

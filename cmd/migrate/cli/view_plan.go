@@ -38,7 +38,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	if view.Refused != "" {
 		fmt.Fprintf(w, "apply would not start: %s; nothing would be sent. Once that is mended:\n", view.Refused)
 	}
-	fmt.Fprintln(w, loadText(view))
+	fmt.Fprintln(w, loadText(view, sum.Caveat()))
 	if t := resumesText(view.Resumes); t != "" {
 		fmt.Fprintln(w, t)
 	}
@@ -67,16 +67,14 @@ func (v planJSONView) DryRun(r dryRunResult) error { return writeJSON(v.a.stdout
 
 // loadText says how many of the dry run's records apply would load and
 // why the others would not: the counts the JSON (would_load,
-// would_not_load) and the page show. Records that name what no step
-// creates and nothing checks load only if the company has it: the count
-// holds as far as it does, and says so.
-func loadText(view runJSON) string {
+// would_not_load) and the page show; then what the count holds only as far
+// as (caveat, Summary.Caveat), as the page says it.
+func loadText(view runJSON, caveat string) string {
 	t := loadCount(view)
-	if t == "" || view.Unchecked == 0 {
+	if t == "" || caveat == "" {
 		return t
 	}
-	return strings.TrimSuffix(t, ".") + fmt.Sprintf(", as far as the company has the %s that no step creates and nothing checks (warnings below).",
-		diag.Count(view.Unchecked, "value records name", "values records name"))
+	return strings.TrimSuffix(t, ".") + ", " + caveat + "."
 }
 
 // loadCount is loadText's count.
