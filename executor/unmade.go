@@ -23,8 +23,9 @@ type unmadeRefs struct {
 	// target already: an exists: check, a lookup().
 	skip   map[[2]string]bool
 	entity map[string]string // step → its entity
+	makers map[string]int    // entity → how many steps make keys of it
 	mu     sync.Mutex
-	found  map[[3]string]*unmade // (step, field, step named)
+	found  map[[3]string]*unmade // (step, field, a step of the entity named)
 	order  [][3]string
 }
 
@@ -42,9 +43,12 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 	if len(keys.keyOf) == 0 {
 		return nil
 	}
-	u := &unmadeRefs{keys: keys, skip: map[[2]string]bool{}, entity: map[string]string{}, found: map[[3]string]*unmade{}}
+	u := &unmadeRefs{keys: keys, skip: map[[2]string]bool{}, entity: map[string]string{}, makers: map[string]int{}, found: map[[3]string]*unmade{}}
 	for _, s := range p.Plan.Steps {
 		u.entity[s.Name] = s.Entity
+		if keys.keyOf[s.Name] != "" {
+			u.makers[s.Entity]++
+		}
 	}
 	for _, use := range p.program.Uses() {
 		if use.Exists != "" || use.Lookup != "" {
@@ -77,7 +81,8 @@ func (c collecting) Records(ctx context.Context, step string, open transform.Ope
 }
 
 // note looks at a record of step that apply would send: each value it
-// names of a step read to its end that that step does not make.
+// names that no step of the entity it names makes, once every such step
+// is read to its end (before that, nothing can be told).
 func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	if u == nil || rec == nil {
 		return
@@ -85,17 +90,41 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	u.keys.mu.Lock()
 	sets := u.keys.finished
 	u.keys.mu.Unlock()
+	type named struct {
+		field, step string
+		sets        []*pastKeys
+	}
+	byEntity := map[string]*named{}
+	for _, k := range sets {
+		e := u.entity[k.step]
+		if e == u.entity[step] || u.skip[[2]string{step, k.field}] {
+			continue
+		}
+		if byEntity[e] == nil {
+			byEntity[e] = &named{field: k.field, step: k.step}
+		}
+		byEntity[e].sets = append(byEntity[e].sets, k)
+	}
+	for e, n := range byEntity {
+		if len(n.sets) < u.makers[e] {
+			delete(byEntity, e) // a step of it is not read to its end yet
+		}
+	}
 	var look func(fields map[string]any, kids []*transform.Child)
 	look = func(fields map[string]any, kids []*transform.Child) {
-		for _, k := range sets {
-			if k.step == step || u.entity[k.step] == u.entity[step] || u.skip[[2]string{step, k.field}] {
+		for _, n := range byEntity {
+			v, ok := fields[n.field]
+			if !ok || v == nil {
 				continue
 			}
-			v, ok := fields[k.field]
-			if !ok || v == nil || k.keys[fmt.Sprint(v)] {
-				continue
+			key := fmt.Sprint(v)
+			made := false
+			for _, k := range n.sets {
+				made = made || k.keys[key]
 			}
-			u.add([3]string{step, k.field, k.step}, fmt.Sprint(v), rec)
+			if !made {
+				u.add([3]string{step, n.field, n.step}, key, rec)
+			}
 		}
 		for _, c := range kids {
 			look(c.Fields, c.Children)
@@ -141,14 +170,14 @@ func (u *unmadeRefs) warnings() []diag.Diagnostic {
 	var out []diag.Diagnostic
 	for _, at := range u.order {
 		m := u.found[at]
-		step, field, named := at[0], at[1], at[2]
+		step, field := at[0], at[1]
 		more := ""
 		if m.count > 1 {
 			more = fmt.Sprintf(" (and %d more values)", m.count-1)
 		}
 		d := diag.New(diag.Warning, diag.ParseRange(m.loc), fmt.Sprintf(
-			"%s %q names a %s that step %s does not create%s, and nothing checks the company for it: the dry run counts its record loaded, which holds only if the company has it (add exists: {%s: %s} to step %s to check before anything is sent)",
-			field, m.value, m.namedEntity, named, more, field, m.namedEntity, step))
+			"%s %q names a %s that no step of the plan creates%s, and nothing checks the company for it: its record is counted as loading, which holds only if the company has it (add exists: {%s: %s} to step %s to check before anything is sent)",
+			field, m.value, m.namedEntity, more, field, m.namedEntity, step))
 		d.Step, d.Field, d.Value = step, field, m.value
 		out = append(out, d)
 	}

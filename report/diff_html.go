@@ -34,6 +34,9 @@ type DiffReport struct {
 	Failures   []FailureGroup // the row errors, by message
 	// Refused is why apply would not start (Summary.Refused).
 	Refused string
+	// Warnings are the run's (Summary.Warnings), as the dry run's page
+	// lists them.
+	Warnings []string
 	// Resumes says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -80,6 +83,9 @@ func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []execut
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
 		rep.Resumes, rep.Refused = res.Summary.Resumes(), res.Summary.Refused
+		for _, w := range res.Summary.Warnings {
+			rep.Warnings = append(rep.Warnings, w.String())
+		}
 		if rep.Plan == "" {
 			rep.Plan = res.Summary.Plan
 		}

@@ -26,6 +26,8 @@ type diffJSON struct {
 	Resumes *resumesJSON `json:"resumes,omitempty"`
 	// Refused: as the dry run's (why apply would not start).
 	Refused string `json:"refused,omitempty"`
+	// Warnings: as the dry run's.
+	Warnings []errorJSON `json:"warnings,omitempty"`
 }
 
 type diffStepJSON struct {
@@ -170,6 +172,7 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 	v := diffJSON{Steps: []diffStepJSON{}, Records: []diffRecordJSON{}, Errors: summaryJSON(res.Summary).Errors, Resumes: resumesOf(res.Summary)}
 	if res.Summary != nil {
 		v.Refused = res.Summary.Refused
+		v.Warnings = warningsOf(res.Summary.Warnings)
 	}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
@@ -234,6 +237,7 @@ func printDiff(w io.Writer, v diffJSON) {
 			fmt.Fprintf(w, "  + %s line (%s): %s\n", l.Subform, l.Location, lineText(l.Fields))
 		}
 	}
+	printWarnings(w, v.Warnings)
 	printErrors(w, v.Errors)
 }
 

@@ -433,6 +433,11 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if dry.Unchecked == 0 && dry.InsertsUnread == 0 && dry.WouldLoad+dry.Resumes.Loaded != committed {
 		t.Errorf("the dry run would load %d besides the %d loaded, with no caveat; apply committed %d", dry.WouldLoad, dry.Resumes.Loaded, committed)
 	}
+	// Nor does it warn of values no step creates that the empty company
+	// then takes.
+	if state == "empty" && dry.Unchecked > 0 && failed == 0 {
+		t.Errorf("the dry run warns of %d values no step creates; apply on the empty company failed none", dry.Unchecked)
+	}
 	if chosen && (dry.WouldLoad+dry.Resumes.Loaded != committed || dryPending != pending) {
 		t.Errorf("the dry run of %v would load %d besides the %d loaded and leave %d pending; apply committed %d and left %d", choice, dry.WouldLoad, dry.Resumes.Loaded, dryPending, committed, pending)
 	}
