@@ -51,7 +51,7 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 	if opts.Limit == 0 {
 		// A trial's own look at what it leaves out is trialPast's.
 		if opts.unmade = newUnmadeRefs(&opts.Prepared); opts.unmade != nil {
-			opts.records = collecting{inner: opts.records, keys: opts.unmade.keys}
+			opts.records = collecting{inner: opts.records, look: opts.unmade}
 		}
 	}
 	opts.insertsUnread = new(atomic.Int64)

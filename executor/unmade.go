@@ -3,6 +3,9 @@ package executor
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/migrate-tool/migrate/internal/diag"
@@ -12,44 +15,68 @@ import (
 // unmadeRefs is the dry run's look at what a record names by key: a field
 // named as another step's entity's one key field (an order line's PARTNAME
 // names a part of LOGPART), as trialPast finds them. A value that no
-// record of that step makes, and that no exists: check or lookup() reads
+// step of that entity makes, and that no exists: check or lookup() reads
 // from the target, is one the dry run cannot judge: the server takes its
 // record only if the company holds it. The dry run counts the record
-// loaded, and says so, one warning per field and step named (unmadeRefs
-// warnings), so that its "every record" is not a promise it cannot keep.
+// loaded, and says so, one warning per field and entity named (warnings),
+// so that its "every record" is not a promise it cannot keep.
+//
+// The keys are kept as 64-bit hashes, within a share of the memory budget
+// (cap): past it, the entity's values are not looked at, and the warnings
+// say so.
 type unmadeRefs struct {
-	keys *trialPast // every key each step's records make
-	// skip are the fields (step, field) the run checks or reads from the
-	// target already: an exists: check, a lookup().
-	skip   map[[2]string]bool
+	seed   maphash.Seed
+	keyOf  map[string]string // step → the key field later steps name it by
 	entity map[string]string // step → its entity
 	makers map[string]int    // entity → how many steps make keys of it
-	mu     sync.Mutex
-	found  map[[3]string]*unmade // (step, field, a step of the entity named)
-	order  [][3]string
+	// skip are the fields (step, field) the run checks or reads from the
+	// target already: an exists: check, a lookup().
+	skip map[[2]string]bool
+	cap  int // keys kept in all
+
+	mu       sync.Mutex
+	kept     int
+	finished map[string][]*madeKeys // entity → its steps read to their end
+	tooMany  map[string]bool        // entity → its keys passed cap
+	found    map[[3]string]*unmade  // (step, field, entity named)
+	order    [][3]string
+}
+
+// madeKeys are the keys one step's records make.
+type madeKeys struct {
+	step, field string
+	keys        map[uint64]struct{}
 }
 
 // unmade is what one field of one step names that no step makes.
 type unmade struct {
-	count       int
-	value, loc  string
-	namedEntity string
+	count      int
+	value, loc string
 }
+
+// keyShare is the bytes of the memory budget a kept key is allowed: a
+// 64-bit hash in a Go map takes some 20-40.
+const keyShare = 256
 
 // newUnmadeRefs is the look of a dry run of p (nil when no step names
 // another's key).
 func newUnmadeRefs(p *Prepared) *unmadeRefs {
-	keys := newTrialPast(p.Plan, p.Metadata)
-	if len(keys.keyOf) == 0 {
+	if p.program == nil {
 		return nil
 	}
-	u := &unmadeRefs{keys: keys, skip: map[[2]string]bool{}, entity: map[string]string{}, makers: map[string]int{}, found: map[[3]string]*unmade{}}
-	for _, s := range p.Plan.Steps {
-		u.entity[s.Name] = s.Entity
-		if keys.keyOf[s.Name] != "" {
-			u.makers[s.Entity]++
-		}
+	named := newTrialPast(p.Plan, p.Metadata)
+	if len(named.keyOf) == 0 {
+		return nil
 	}
+	memory := p.memory
+	if memory <= 0 {
+		memory = DefaultMemory
+	}
+	entity := map[string]string{}
+	for _, s := range p.Plan.Steps {
+		entity[s.Name] = s.Entity
+	}
+	u := newLook(named.keyOf, entity, int(memory/keyShare))
 	for _, use := range p.program.Uses() {
 		if use.Exists != "" || use.Lookup != "" {
 			u.skip[[2]string{use.Step, use.Field}] = true
@@ -58,26 +85,65 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 	return u
 }
 
+// newLook is an empty look at the keys keyOf names (step → key field),
+// of steps of entity (step → entity), keeping at most cap keys.
+func newLook(keyOf, entity map[string]string, cap int) *unmadeRefs {
+	u := &unmadeRefs{seed: maphash.MakeSeed(), keyOf: keyOf, entity: entity, makers: map[string]int{},
+		skip: map[[2]string]bool{}, cap: cap, finished: map[string][]*madeKeys{}, tooMany: map[string]bool{},
+		found: map[[3]string]*unmade{}}
+	for step := range keyOf {
+		u.makers[entity[step]]++
+	}
+	return u
+}
+
+func (u *unmadeRefs) hash(v any) uint64 { return maphash.String(u.seed, fmt.Sprint(v)) }
+
 // collecting reads a step's records through inner and keeps the keys they
 // make (records built without a row error) once the step is read to its
 // end.
 type collecting struct {
 	inner RecordSource
-	keys  *trialPast
+	look  *unmadeRefs
 }
 
 func (c collecting) Records(ctx context.Context, step string, open transform.Opener, refs transform.Refs, fn func(transform.Result) error) error {
-	keys := c.keys.collector(step)
+	u := c.look
+	field := u.keyOf[step]
+	if field == "" {
+		return c.inner.Records(ctx, step, open, refs, fn)
+	}
+	made := &madeKeys{step: step, field: field, keys: map[uint64]struct{}{}}
 	err := c.inner.Records(ctx, step, open, refs, func(r transform.Result) error {
-		if len(r.Errors) == 0 && !r.Skipped {
-			keys.add(r.Record)
+		if len(r.Errors) == 0 && !r.Skipped && r.Record != nil {
+			if v, ok := r.Record.Fields[field]; ok && v != nil {
+				made.keys[u.hash(v)] = struct{}{}
+			}
 		}
 		return fn(r)
 	})
 	if err == nil {
-		c.keys.done(keys)
+		u.done(made)
 	}
 	return err
+}
+
+// done makes a step's keys count: its records are all read. Past the cap,
+// its entity is not looked at.
+func (u *unmadeRefs) done(m *madeKeys) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	e := u.entity[m.step]
+	u.kept += len(m.keys)
+	if u.kept > u.cap {
+		u.tooMany[e] = true
+		delete(u.finished, e)
+		u.kept -= len(m.keys)
+		return
+	}
+	if !u.tooMany[e] {
+		u.finished[e] = append(u.finished[e], m)
+	}
 }
 
 // note looks at a record of step that apply would send: each value it
@@ -87,43 +153,27 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	if u == nil || rec == nil {
 		return
 	}
-	u.keys.mu.Lock()
-	sets := u.keys.finished
-	u.keys.mu.Unlock()
-	type named struct {
-		field, step string
-		sets        []*pastKeys
+	u.mu.Lock()
+	var sets [][]*madeKeys
+	for e, ms := range u.finished {
+		if e != u.entity[step] && len(ms) == u.makers[e] && !u.skip[[2]string{step, ms[0].field}] {
+			sets = append(sets, ms)
+		}
 	}
-	byEntity := map[string]*named{}
-	for _, k := range sets {
-		e := u.entity[k.step]
-		if e == u.entity[step] || u.skip[[2]string{step, k.field}] {
-			continue
-		}
-		if byEntity[e] == nil {
-			byEntity[e] = &named{field: k.field, step: k.step}
-		}
-		byEntity[e].sets = append(byEntity[e].sets, k)
-	}
-	for e, n := range byEntity {
-		if len(n.sets) < u.makers[e] {
-			delete(byEntity, e) // a step of it is not read to its end yet
-		}
+	u.mu.Unlock()
+	if len(sets) == 0 {
+		return
 	}
 	var look func(fields map[string]any, kids []*transform.Child)
 	look = func(fields map[string]any, kids []*transform.Child) {
-		for _, n := range byEntity {
-			v, ok := fields[n.field]
+		for _, ms := range sets {
+			v, ok := fields[ms[0].field]
 			if !ok || v == nil {
 				continue
 			}
-			key := fmt.Sprint(v)
-			made := false
-			for _, k := range n.sets {
-				made = made || k.keys[key]
-			}
-			if !made {
-				u.add([3]string{step, n.field, n.step}, key, rec)
+			h := u.hash(v)
+			if !slices.ContainsFunc(ms, func(m *madeKeys) bool { _, ok := m.keys[h]; return ok }) {
+				u.add([3]string{step, ms[0].field, u.entity[ms[0].step]}, fmt.Sprint(v), rec)
 			}
 		}
 		for _, c := range kids {
@@ -138,7 +188,7 @@ func (u *unmadeRefs) add(at [3]string, value string, rec *transform.Record) {
 	defer u.mu.Unlock()
 	m := u.found[at]
 	if m == nil {
-		m = &unmade{value: value, loc: rec.Loc.String(), namedEntity: u.entity[at[2]]}
+		m = &unmade{value: value, loc: rec.Loc.String()}
 		u.found[at] = m
 		u.order = append(u.order, at)
 	}
@@ -159,8 +209,9 @@ func (u *unmadeRefs) count() int {
 	return n
 }
 
-// warnings are what the look found, a warning per field and step named,
-// at the first record that names such a value.
+// warnings are what the look found, a warning per field and entity named,
+// at the first record that names such a value; and a note of each entity
+// whose keys were too many to look at.
 func (u *unmadeRefs) warnings() []diag.Diagnostic {
 	if u == nil {
 		return nil
@@ -170,16 +221,20 @@ func (u *unmadeRefs) warnings() []diag.Diagnostic {
 	var out []diag.Diagnostic
 	for _, at := range u.order {
 		m := u.found[at]
-		step, field := at[0], at[1]
+		step, field, entity := at[0], at[1], at[2]
 		more := ""
 		if m.count > 1 {
 			more = fmt.Sprintf(" (and %d more values)", m.count-1)
 		}
 		d := diag.New(diag.Warning, diag.ParseRange(m.loc), fmt.Sprintf(
 			"%s %q names a %s that no step of the plan creates%s, and nothing checks the company for it: its record is counted as loading, which holds only if the company has it (add exists: {%s: %s} to step %s to check before anything is sent)",
-			field, m.value, m.namedEntity, more, field, m.namedEntity, step))
+			field, m.value, entity, more, field, entity, step))
 		d.Step, d.Field, d.Value = step, field, m.value
 		out = append(out, d)
+	}
+	for _, e := range slices.Sorted(maps.Keys(u.tooMany)) {
+		out = append(out, diag.New(diag.Warning, diag.Range{}, fmt.Sprintf(
+			"the values records name of %s were not looked at: its steps make more keys than the memory budget keeps for the look (--memory); a value no step creates is counted as loading all the same (exists: checks them)", e)))
 	}
 	return out
 }

@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/transform"
+)
+
+// TestUnmadeRefs: the dry run's look at the values records name by key
+// warns of each field's values that no step of the entity named makes,
+// once every such step is read, and of an entity whose keys are too many
+// to keep.
+func TestUnmadeRefs(t *testing.T) {
+	t.Parallel()
+	keyOf := map[string]string{"parts": "PARTNAME", "more": "PARTNAME", "customers": "CUSTNAME"}
+	entity := map[string]string{"parts": "LOGPART", "more": "LOGPART", "customers": "CUSTOMERS", "orders": "ORDERS"}
+	made := map[string][]string{"parts": {"P1", "P2"}, "more": {"P3"}, "customers": {"C1"}}
+	order := func(l int, cust string, parts ...string) *transform.Record {
+		r := fixture.Rec("orders", "ORDERS", "", l, map[string]any{"CUSTNAME": cust}).Record
+		for i, p := range parts {
+			r.Children = append(r.Children, fixture.Line("ORDERITEMS_SUBFORM", l*10+i, map[string]any{"PARTNAME": p}))
+		}
+		return r
+	}
+	tests := []struct {
+		name  string
+		read  []string // the steps read to their end before the orders (+KEY: a key it makes besides)
+		cap   int
+		skip  [2]string
+		want  []string // the warnings, in part
+		count int
+	}{
+		{"every value made", []string{"parts", "more+P9", "customers"}, 100, [2]string{}, nil, 0},
+		{"a part no step makes, twice", []string{"parts", "more", "customers"}, 100, [2]string{},
+			[]string{`PARTNAME "P9" names a LOGPART that no step of the plan creates (and 1 more values)`}, 2},
+		{"one of two steps of LOGPART not read yet: not looked at", []string{"parts", "customers"}, 100, [2]string{}, nil, 0},
+		{"an exists: check looks the field up", []string{"parts", "more", "customers"}, 100, [2]string{"orders", "PARTNAME"}, nil, 0},
+		{"too many keys to keep", []string{"customers", "parts", "more"}, 2, [2]string{},
+			[]string{"the values records name of LOGPART were not looked at"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			u := newLook(keyOf, entity, tt.cap)
+			if tt.skip[0] != "" {
+				u.skip[tt.skip] = true
+			}
+			for _, read := range tt.read {
+				step, also, _ := strings.Cut(read, "+")
+				keys := made[step]
+				if also != "" {
+					keys = append(slices.Clone(keys), also)
+				}
+				var results []transform.Result
+				for i, k := range keys {
+					results = append(results, fixture.Rec(step, entity[step], k, i+2, map[string]any{keyOf[step]: k}))
+				}
+				src := collecting{inner: &fixture.Records{Results: map[string][]transform.Result{step: results}}, look: u}
+				if err := src.Records(context.Background(), step, nil, nil, func(transform.Result) error { return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			u.note("orders", order(2, "C1", "P1", "P3"))
+			u.note("orders", order(3, "C1", "P9"))
+			u.note("orders", order(4, "C1", "P2", "P9"))
+			var got []string
+			for _, d := range u.warnings() {
+				got = append(got, d.Message())
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("warnings %q, want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %q, want %q in it", got[i], w)
+				}
+			}
+			if c := u.count(); c != tt.count {
+				t.Errorf("count %d, want %d", c, tt.count)
+			}
+		})
+	}
+}
