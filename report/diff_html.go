@@ -37,6 +37,8 @@ type DiffReport struct {
 	// Warnings are the run's (Summary.Warnings), as the dry run's page
 	// lists them.
 	Warnings []string
+	// Caveat is what the diff holds only as far as (Summary.Caveat).
+	Caveat string
 	// Resumes says what the journal apply would resume holds
 	// (Summary.Resumes; "": none).
 	Resumes string
@@ -82,7 +84,7 @@ func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []execut
 	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: executor.DiffStep{Name: "total"}}
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
-		rep.Resumes, rep.Refused = res.Summary.Resumes(), res.Summary.Refused
+		rep.Resumes, rep.Refused, rep.Caveat = res.Summary.Resumes(), res.Summary.Refused, res.Summary.Caveat()
 		for _, w := range res.Summary.Warnings {
 			rep.Warnings = append(rep.Warnings, w.String())
 		}

@@ -28,6 +28,10 @@ type diffJSON struct {
 	Refused string `json:"refused,omitempty"`
 	// Warnings: as the dry run's.
 	Warnings []errorJSON `json:"warnings,omitempty"`
+	// Unchecked: as the dry run's (values records name that no step
+	// creates and nothing checks).
+	Unchecked int `json:"unchecked,omitempty"`
+	caveat    string
 }
 
 type diffStepJSON struct {
@@ -173,6 +177,7 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 	if res.Summary != nil {
 		v.Refused = res.Summary.Refused
 		v.Warnings = warningsOf(res.Summary.Warnings)
+		v.Unchecked, v.caveat = res.Summary.Unchecked, res.Summary.Caveat()
 	}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
@@ -205,6 +210,9 @@ func printDiff(w io.Writer, v diffJSON) {
 	tw.Flush()
 	if v.Refused != "" {
 		fmt.Fprintf(w, "apply would not start: %s; nothing would be written. What follows is what it would do once that is mended.\n", v.Refused)
+	}
+	if v.caveat != "" {
+		fmt.Fprintf(w, "This holds %s.\n", v.caveat)
 	}
 	if t := resumesText(v.Resumes); t != "" {
 		fmt.Fprintln(w, t)
