@@ -31,7 +31,8 @@ type diffJSON struct {
 	// Unchecked: as the dry run's (values records name that no step
 	// creates and nothing checks).
 	Unchecked int `json:"unchecked,omitempty"`
-	caveat    string
+	// caveat is Summary.Caveat, which the text says after the counts.
+	caveat string `json:"-"`
 }
 
 type diffStepJSON struct {
