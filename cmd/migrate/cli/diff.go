@@ -116,10 +116,6 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 		return err
 	}
 	unresolved := refs.Unresolved
-	unconfirmed, err := executor.CheckMaps(ctx, c.run)
-	if err != nil {
-		return withCode(ExitData, err)
-	}
 	compared := time.Now()
 	resumed, err := a.resumedJournal(planPath, f, o.journal)
 	if err != nil {
@@ -139,8 +135,9 @@ func (a *app) diffOne(ctx context.Context, planPath string, f checkFlags, o diff
 	if res.Summary == nil {
 		res.Summary = &executor.Summary{}
 	}
-	res.Summary.RefuseStart(len(unresolved), len(unconfirmed), o.allowMissing)
-	res.Summary.RefuseOverBudget(o.budget(c.plan))
+	if err := a.foreseeStart(ctx, c, o.runFlags, refs, res.Summary); err != nil {
+		return err
+	}
 	if o.out != "" {
 		if err := a.workbookWritten(report.WriteDiff(res, o.out)); err != nil {
 			return withCode(ExitUsage, err)

@@ -114,12 +114,9 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 	// One result, which every view renders: the text, the JSON and the page
 	// show the same problems and the same counts.
 	sum.AddReferences(refs)
-	unconfirmed, err := executor.CheckMaps(ctx, c.run)
-	if err != nil {
-		return withCode(ExitData, err)
+	if err := a.foreseeStart(ctx, c, o.runFlags, refs, sum); err != nil {
+		return err
 	}
-	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), o.allowMissing)
-	sum.RefuseOverBudget(o.budget(c.plan))
 	info := report.ReportInfo{Plan: c.plan.Name, PlanPath: planPath, Target: where, SystemVersion: c.run.Version.String(), ToolVersion: Version}
 	page := report.DryRunReport(sum, info, rate)
 	// The dry run of the whole load is kept beside its journal for the

@@ -85,6 +85,21 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 	return refs, nil
 }
 
+// foreseeStart records in sum, the dry run's or diff's, why apply would
+// not start, as apply finds it before it sends anything: refs' unresolved
+// exists: values (unless --allow-missing-references), the values of file
+// maps that no mapping file confirms, a load over the pool's transactions
+// left.
+func (a *app) foreseeStart(ctx context.Context, c *checked, r runFlags, refs *executor.References, sum *executor.Summary) error {
+	unconfirmed, err := executor.CheckMaps(ctx, c.run)
+	if err != nil {
+		return withCode(ExitData, err)
+	}
+	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), r.allowMissing)
+	sum.RefuseOverBudget(r.budget(c.plan))
+	return nil
+}
+
 // refuseUnresolved is apply's answer to unresolved references: the list,
 // and nothing sent (exit 1).
 func (a *app) refuseUnresolved(unresolved []executor.RecordError, v applyView) error {
