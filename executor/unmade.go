@@ -40,6 +40,17 @@ type unmadeRefs struct {
 	tooMany  map[string]bool        // entity → its keys passed cap
 	found    map[[3]string]*unmade  // (step, field, entity named)
 	order    [][3]string
+	// version counts the steps done; looked is, per step whose records
+	// are looked at, the key sets they are looked up in as of a version.
+	version int
+	looked  map[string]lookedAt
+}
+
+// lookedAt is the key sets a step's records are looked up in, one slice
+// per entity named, as of version.
+type lookedAt struct {
+	version int
+	sets    [][]*madeKeys
 }
 
 // madeKeys are the keys one step's records make.
@@ -90,7 +101,7 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 func newLook(keyOf, entity map[string]string, cap int) *unmadeRefs {
 	u := &unmadeRefs{seed: maphash.MakeSeed(), keyOf: keyOf, entity: entity, makers: map[string]int{},
 		skip: map[[2]string]bool{}, cap: cap, finished: map[string][]*madeKeys{}, tooMany: map[string]bool{},
-		found: map[[3]string]*unmade{}}
+		found: map[[3]string]*unmade{}, looked: map[string]lookedAt{}}
 	for step := range keyOf {
 		u.makers[entity[step]]++
 	}
@@ -134,6 +145,7 @@ func (u *unmadeRefs) done(m *madeKeys) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	e := u.entity[m.step]
+	u.version++
 	u.kept += len(m.keys)
 	if u.kept > u.cap {
 		u.tooMany[e] = true
@@ -154,12 +166,17 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 		return
 	}
 	u.mu.Lock()
-	var sets [][]*madeKeys
-	for e, ms := range u.finished {
-		if e != u.entity[step] && len(ms) == u.makers[e] && !u.skip[[2]string{step, ms[0].field}] {
-			sets = append(sets, ms)
+	at, ok := u.looked[step]
+	if !ok || at.version != u.version {
+		at = lookedAt{version: u.version}
+		for e, ms := range u.finished {
+			if e != u.entity[step] && len(ms) == u.makers[e] && !u.skip[[2]string{step, ms[0].field}] {
+				at.sets = append(at.sets, ms)
+			}
 		}
+		u.looked[step] = at
 	}
+	sets := at.sets
 	u.mu.Unlock()
 	if len(sets) == 0 {
 		return
