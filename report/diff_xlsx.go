@@ -138,6 +138,11 @@ func WriteVerify(res *verify.Result, out string) error {
 			row++
 		}
 	}
+	for i, n := range res.PartlyNotes() {
+		if err := g.SetRow("totals", row+1+i, []string{n}); err != nil {
+			return err
+		}
+	}
 	if _, err := f.NewSheet("findings"); err != nil {
 		return err
 	}

@@ -73,6 +73,9 @@ type Step struct {
 	// pending, in doubt) or that undo took back: nothing of theirs is
 	// checked.
 	NotVerified int
+	// Partly counts those of NotVerified that failed partly loaded: their
+	// entity is on the company, with some of its lines (PartlyNotes).
+	Partly int
 	// NotVerifiable counts the records read whose every field written the
 	// server leaves out of its answers (field-level permissions): nothing
 	// could be compared, so they are neither matched nor differ.
@@ -253,6 +256,9 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 		rec := ss.Records[id]
 		if rec.Undone || rec.Status() != journal.Committed || rec.Key == "" {
 			v.step.NotVerified++
+			if !rec.Undone && rec.Partly != "" && rec.Status() == journal.Failed {
+				v.step.Partly++
+			}
 			continue
 		}
 		w := WantOf(rec)

@@ -32,6 +32,9 @@ type verifyJSON struct {
 	// run yet (its last run chose others, apply --steps); their totals are
 	// left out.
 	NotRun []string `json:"not_run,omitempty"`
+	// partly are verify.Result.PartlyNotes, which the text says under the
+	// control totals (the JSON counts partly_loaded per step).
+	partly []string `json:"-"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -55,6 +58,9 @@ type verifyStepJSON struct {
 	Matched     int    `json:"matched"`
 	Differ      int    `json:"differ"`
 	NotVerified int    `json:"not_verified"`
+	// PartlyLoaded: of those, failed records partly loaded (the company
+	// holds their entity).
+	PartlyLoaded int `json:"partly_loaded,omitempty"`
 	// NotVerifiable: read, but every field written is hidden from reads.
 	NotVerifiable int                `json:"not_verifiable"`
 	Totals        []controlTotalJSON `json:"totals"`
@@ -250,14 +256,15 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun,
+		partly: res.PartlyNotes()}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
 	}
 	for _, s := range res.Steps {
 		sj := verifyStepJSON{Name: s.Name, Entity: s.Entity, Records: s.Records, Matched: s.Matched, Differ: s.Differ,
-			NotVerified: s.NotVerified, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}, Rejected: s.Rejected, Waived: s.Waived}
+			NotVerified: s.NotVerified, PartlyLoaded: s.Partly, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}, Rejected: s.Rejected, Waived: s.Waived}
 		for _, t := range s.Totals {
 			sj.Totals = append(sj.Totals, controlTotalJSON(t))
 		}
@@ -293,6 +300,9 @@ func printVerify(w io.Writer, v verifyJSON) {
 		}
 	}
 	tw.Flush()
+	for _, n := range v.partly {
+		fmt.Fprintln(w, n)
+	}
 	printTotals(w, v)
 	if len(v.Findings) > 0 {
 		fmt.Fprintln(w)
