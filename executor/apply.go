@@ -885,8 +885,10 @@ func (sr *stepRun) record(rec *transform.Record) error {
 		return nil
 	}
 	r.opts.unmade.note(name, rec)
-	if c := r.opts.insertsUnread; c != nil && !r.readsAll(sr.step.Mode) {
-		c.Add(1) // sent as it is, the company unread: a key it holds conflicts
+	if c := r.opts.insertsUnread; c != nil && !r.readsAll(sr.step.Mode) && odata.EntityKey(sr.entityType(), rec.Fields) != "" {
+		// Sent as it is, the company unread: a key it holds conflicts. (A
+		// document the server numbers has no key to conflict: it loads.)
+		c.Add(1)
 	}
 	w := &work{step: sr, rec: rec, id: id, prev: prev}
 	if sr.r.readsAll(sr.step.Mode) {

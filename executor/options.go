@@ -75,8 +75,9 @@ type runOptions struct {
 	// unmade (the dry run) is what records name by key that no step of
 	// the plan makes, which the dry run cannot judge (unmadeRefs).
 	unmade *unmadeRefs
-	// insertsUnread (the dry run) counts the records of insert steps it
-	// predicts sent without reading the company (Summary.InsertsUnread).
+	// insertsUnread (the dry run) counts the records of insert steps, with
+	// a key of their own, it predicts sent without reading the company
+	// (Summary.InsertsUnread).
 	insertsUnread *atomic.Int64
 }
 

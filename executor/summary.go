@@ -80,10 +80,10 @@ type Summary struct {
 	// (unmadeRefs): their records load only if the company has them, which
 	// the dry run counts them as doing, with a warning each field.
 	Unchecked int
-	// InsertsUnread (dry run) counts the records of insert steps it
-	// predicts sent without reading what the company holds: a key it holds
-	// already is a conflict apply fails, a document it numbers is created
-	// again. diff reads them.
+	// InsertsUnread (dry run) counts the records of insert steps, with a
+	// key of their own, it predicts sent without reading what the company
+	// holds: a key it holds already is a conflict apply fails. (A document
+	// the server numbers has none: it loads.) diff reads them.
 	InsertsUnread int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
@@ -103,7 +103,7 @@ func (s *Summary) Caveat() string {
 			diag.Count(s.Unchecked, "value records name", "values records name")))
 	}
 	if s.InsertsUnread > 0 {
-		as = append(as, fmt.Sprintf("holds none of the %s insert steps write (not read: `migrate diff` compares them)",
+		as = append(as, fmt.Sprintf("holds none of the keys of the %s insert steps write (not read: `migrate diff` compares them)",
 			diag.Count(s.InsertsUnread, "record", "records")))
 	}
 	if len(as) == 0 {
