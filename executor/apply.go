@@ -1556,7 +1556,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 				}
 			}
 		}
-		re.Errors = append(re.Errors, journal.Problem{Cell: o.loc.String(), Field: o.nav, Message: o.err})
+		re.Errors = append(re.Errors, journal.Problem{Cell: o.loc.String(), Field: o.nav, Message: o.err, Status: o.status})
 	}
 	if len(re.Errors) == 0 {
 		msg := parentMsg

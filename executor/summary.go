@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -214,7 +215,12 @@ func (s *Summary) Next() string {
 	t := s.Total()
 	pending := t.Pending+t.InDoubt > 0
 	switch {
+	case t.Failed > 0 && !pending && !s.Interrupted && s.Conflicted() == t.Failed:
+		return s.Conflicts()
 	case t.Failed > 0 && !pending && !s.Interrupted:
+		if c := s.Conflicts(); c != "" {
+			return "failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed; " + c
+		}
 		return "failed records remain; correct the rows (`migrate report`), then apply again with --retry-failed"
 	case t.Undone > 0 && t.InDoubt == 0 && t.Failed == 0:
 		if rest := t.Pending - t.Undone; rest > 0 {
@@ -232,6 +238,32 @@ func (s *Summary) Next() string {
 		return "run apply again to resume (add --retry-failed once the failed rows are corrected)"
 	}
 	return "run apply again to resume"
+}
+
+// Conflicted counts the failed records the server refused as a POST of a
+// key the company holds already (HTTP 409).
+func (s *Summary) Conflicted() int {
+	seen := map[RecordRef]bool{}
+	for _, e := range s.Errors {
+		if e.Status == http.StatusConflict {
+			seen[RecordRef{Step: e.Step, Record: e.Record}] = true
+		}
+	}
+	return len(seen)
+}
+
+// Conflicts says what to do with the failed records whose keys the
+// company holds already ("" when none): correcting their rows changes
+// nothing, and --retry-failed fails them again.
+func (s *Summary) Conflicts() string {
+	n := s.Conflicted()
+	if n == 0 {
+		return ""
+	}
+	if n == 1 {
+		return "1 record failed because the company holds its key already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on its step to update it, or close it with resolve --waive"
+	}
+	return fmt.Sprintf("%d records failed because the company holds their keys already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on their steps to update them, or close them with resolve --waive", n)
 }
 
 // StepSummary counts one step.
@@ -326,6 +358,8 @@ type RecordError struct {
 	// Partly is what exists of the record when it is partly loaded
 	// ("ORDERS('SO1') created with 3 of 4 lines").
 	Partly string
+	// Status is the HTTP status of the server's refusal; 0 for a row error.
+	Status int
 }
 
 // Diagnostic is the error in the model every command renders: the source
@@ -348,7 +382,7 @@ func problemErrors(step, id, loc, partly string, ps []journal.Problem) []RecordE
 			cell = loc
 		}
 		out = append(out, RecordError{Step: step, Record: id, Location: cell, Field: p.Field, Value: p.Value,
-			PlanLocation: p.Plan, Message: p.Message, Partly: partly})
+			PlanLocation: p.Plan, Message: p.Message, Partly: partly, Status: p.Status})
 	}
 	return out
 }

@@ -266,6 +266,9 @@ type Problem struct {
 	Value   string `json:"value,omitempty"`
 	Plan    string `json:"plan,omitempty"` // plan.yaml:31:9, where the plan writes the field
 	Message string `json:"msg"`
+	// Status is the HTTP status of the server's refusal (409: a POST of a
+	// key the company holds already); 0 for a problem of the row.
+	Status int `json:"status,omitempty"`
 }
 
 // Row is a source row as it was, kept for failed records only.

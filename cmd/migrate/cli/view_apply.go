@@ -61,7 +61,14 @@ func (v applyHuman) Applied(r appliedResult) error {
 		fmt.Fprintf(w, "in doubt, check on the server: %s\n", u)
 	}
 	if len(view.Errors) > 0 && view.Journal != "" {
-		fmt.Fprintf(w, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, r.planPath)
+		if sum.Conflicted() < sum.Total().Failed {
+			fmt.Fprintf(w, "\nnext: `migrate report %s` gives the failed rows with their messages; correct them in the source, then `migrate apply %s --retry-failed`\n", view.Journal, r.planPath)
+		}
+		if c := sum.Conflicts(); c != "" {
+			// Correcting a row changes nothing for these: the company holds
+			// the key already.
+			fmt.Fprintf(w, "\nnext: %s\n", c)
+		}
 		printGone(w, view.Gone, view.Journal)
 	} else if view.Journal != "" && sum.Complete {
 		fmt.Fprintf(w, "\nthe run report: `migrate report %s --html report.html` (and `--created keys.xlsx` for the keys the server assigned)\n", view.Journal)
