@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -385,6 +386,23 @@ func problemErrors(step, id, loc, partly string, ps []journal.Problem) []RecordE
 			PlanLocation: p.Plan, Message: p.Message, Partly: partly, Status: p.Status})
 	}
 	return out
+}
+
+// serverKey is a key the server quotes in its message: ('B-100') or
+// ('SO1', 2).
+var serverKey = regexp.MustCompile(`\('[^']*'(, *('[^']*'|[0-9]+))*\)`)
+
+// Cause is what problems of one kind share: the message with the value it
+// names, and the keys the server quotes in it, made "…", so that 5,000
+// refusals of one rule read as one problem, with one count, in every view
+// (the text lists a few of each, the page their cells).
+func Cause(message, value string) string {
+	cause := message
+	if value != "" {
+		cause = strings.ReplaceAll(cause, fmt.Sprintf("%q", value), "…")
+		cause = strings.ReplaceAll(cause, value, "…")
+	}
+	return serverKey.ReplaceAllString(cause, "(…)")
 }
 
 // RecordRef names a record of a journal: STEP/ID as status and resolve

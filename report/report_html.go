@@ -296,10 +296,11 @@ func groupFailures(errs []executor.RecordError) []FailureGroup {
 	byMsg := map[string]*FailureGroup{}
 	var order []*FailureGroup
 	for _, e := range errs {
-		g := byMsg[e.Message]
+		cause := executor.Cause(e.Message, e.Value) // as the text groups them
+		g := byMsg[cause]
 		if g == nil {
-			g = &FailureGroup{Message: e.Message}
-			byMsg[e.Message] = g
+			g = &FailureGroup{Message: cause}
+			byMsg[cause] = g
 			order = append(order, g)
 		}
 		g.Count++

@@ -206,11 +206,7 @@ func printErrors(w io.Writer, errs []errorJSON) {
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, e := range errs {
-		cause := e.Message
-		if e.Value != "" {
-			cause = strings.ReplaceAll(cause, fmt.Sprintf("%q", e.Value), "…")
-			cause = strings.ReplaceAll(cause, e.Value, "…")
-		}
+		cause := executor.Cause(e.Message, e.Value)
 		if e.Field != "" {
 			cause = e.Field + ": " + cause
 		}
