@@ -63,14 +63,17 @@ type errorJSON struct {
 	Field    string `json:"field,omitempty"`
 	Value    string `json:"value,omitempty"`
 	// PlanLocation is where the plan writes the field: plan.yaml:31:9.
-	PlanLocation string     `json:"plan_location,omitempty"`
-	Message      string     `json:"message"`
-	Severity     string     `json:"severity,omitempty"` // "warning" for a warning; an error has none
-	Partly       string     `json:"partly_loaded,omitempty"`
-	Summary      string     `json:"summary"`
-	Detail       string     `json:"detail,omitempty"`
-	Range        *rangeJSON `json:"range,omitempty"`
-	PlanRange    *rangeJSON `json:"plan_range,omitempty"`
+	PlanLocation string `json:"plan_location,omitempty"`
+	Message      string `json:"message"`
+	Severity     string `json:"severity,omitempty"` // "warning" for a warning; an error has none
+	Partly       string `json:"partly_loaded,omitempty"`
+	// Status is the HTTP status of the server's refusal (409: a key the
+	// company holds already); left out for a row error.
+	Status    int        `json:"status,omitempty"`
+	Summary   string     `json:"summary"`
+	Detail    string     `json:"detail,omitempty"`
+	Range     *rangeJSON `json:"range,omitempty"`
+	PlanRange *rangeJSON `json:"plan_range,omitempty"`
 
 	d diag.Diagnostic `json:"-"` // what the human view prints
 }
@@ -78,7 +81,7 @@ type errorJSON struct {
 // errorOf is one row problem of a run.
 func errorOf(e executor.RecordError) errorJSON {
 	j := rowProblemJSON(e.Diagnostic())
-	j.Partly = e.Partly
+	j.Partly, j.Status = e.Partly, e.Status
 	return j
 }
 
