@@ -54,7 +54,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 			opts.records = collecting{inner: opts.records, look: opts.unmade}
 		}
 	}
-	opts.insertsUnread = new(atomic.Int64)
+	if !o.Fresh {
+		opts.insertsUnread = new(atomic.Int64)
+	}
 	waves, err := opts.Plan.Order()
 	if err != nil {
 		return nil, err
@@ -107,7 +109,9 @@ func dryRun(ctx context.Context, run *Prepared, o Options, d *differ) (*Summary,
 		}
 	}
 	sum.Unread = int(sim.unread.Load())
-	sum.InsertsUnread = int(opts.insertsUnread.Load())
+	if opts.insertsUnread != nil {
+		sum.InsertsUnread = int(opts.insertsUnread.Load())
+	}
 	sum.Subrequests += int(sim.confirmSubs.Load())
 	cpm := opts.CallsPerMinute
 	if cpm == 0 {

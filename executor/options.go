@@ -58,6 +58,9 @@ type Options struct {
 
 	// OutDir (dry run): write each batch's JSON body there.
 	OutDir string
+	// Fresh (dry run): the target is a fresh, empty company (a sandbox
+	// started for the run), whose keys no insert can conflict with.
+	Fresh bool
 
 	Now func() time.Time
 }

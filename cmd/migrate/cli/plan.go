@@ -104,6 +104,7 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 	}
 	sum, err := executor.DryRun(ctx, c.run, o.options(executor.Options{
 		Client: target, Target: where, OutDir: o.out, CallsPerMinute: rate, Hook: v.Hook(), Journal: resumed,
+		Fresh: f.conn.sandbox, // the fresh sandbox apply --sandbox would load: it holds no key yet
 	}))
 	if err != nil {
 		if errors.Is(err, executor.ErrTargetRead) {
