@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -177,6 +178,15 @@ func (a *app) eachCompany(ctx context.Context, cmd, planPath string, f checkFlag
 // they run for several: --out, --html and --journal, each then a pattern
 // holding {company}.
 type files struct{ out, html, journal string }
+
+// register defines --out (out says what it writes), --html (of what)
+// and --journal (what the journal's loaded records are to the run).
+func (f *files) register(fs *flag.FlagSet, out, what, loaded string) {
+	const several = "; with several companies a pattern holding {company}"
+	fs.StringVar(&f.out, "out", "", out+several)
+	fs.StringVar(&f.html, "html", "", "FILE.html: "+what+" as a self-contained page, as migrate report --html shows a run"+several)
+	fs.StringVar(&f.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is "+loaded+several)
+}
 
 // patterns are the flags eachCompany checks hold {company}.
 func (f files) patterns() map[string]string {

@@ -78,9 +78,7 @@ func (a *app) diff(ctx context.Context, args []string) error {
 	var f checkFlags
 	fs := checkFlagSet("diff", &f)
 	var o diffFlags
-	fs.StringVar(&o.out, "out", "", "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked; with several companies a pattern holding {company}")
-	fs.StringVar(&o.html, "html", "", "FILE.html: the diff as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
-	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is unchanged, as apply leaves it alone; with several companies a pattern holding {company}")
+	o.files.register(fs, "also write the diff to this workbook (.xlsx): a sheet per step, the changed cells marked", "the diff", "unchanged, as apply leaves it alone")
 	o.runFlags.register(fs, true)
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {

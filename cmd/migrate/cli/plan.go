@@ -28,11 +28,9 @@ func (a *app) plan(ctx context.Context, args []string) error {
 	fs := checkFlagSet("plan", &f)
 	f.memory.register(fs)
 	var o planFlags
-	fs.StringVar(&o.out, "out", "", "write the batches, exactly as apply would send them, as JSON files to this folder; with several companies a pattern holding {company}")
 	o.runFlags.register(fs, true)
 	fs.Var(countFlag{&o.callsPerMinute, 1}, "calls-per-minute", "the limit the time estimate assumes, a `number` of calls (default: the plan's, else 100, as hosted installations allow)")
-	fs.StringVar(&o.html, "html", "", "FILE.html: the dry run as a self-contained page, as migrate report --html shows a run; with several companies a pattern holding {company}")
-	fs.StringVar(&o.journal, "journal", "", "the journal apply would resume (default: the one apply names beside the plan): what it holds loaded is left out, as apply leaves it out; with several companies a pattern holding {company}")
+	o.files.register(fs, "write the batches, exactly as apply would send them, as JSON files to this folder", "the dry run", "left out, as apply leaves it out")
 	pos, err := a.parse(fs, args, "PLAN", 1, 1)
 	if err != nil {
 		return err
