@@ -477,12 +477,37 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if code != ExitOK && !((loaded || failedBefore > 0) && code == ExitData) {
 		t.Fatalf("verify after apply: exit %d\n%s", code, out)
 	}
-	var after struct{ Findings []struct{ Problem string } }
+	var after struct {
+		Findings []struct{ Problem string }
+		Steps    []struct {
+			Name        string
+			Records     int
+			NotVerified int `json:"not_verified"`
+			Totals      []struct{ What, Source, Target string }
+		}
+	}
 	if err := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &after); err != nil {
 		t.Fatalf("verify --json: %v\n%s", err, out)
 	}
 	if code == ExitData && len(after.Findings) > 0 && failedBefore == 0 {
 		t.Errorf("verify after apply found %+v", after.Findings)
+	}
+	// verify reads back the records status counts committed, and its
+	// control total of records sent is that count.
+	for i, s := range after.Steps {
+		if i >= len(status.Steps) || status.Steps[i].Name != s.Name {
+			t.Fatalf("verify's steps %+v are not status's %+v", after.Steps, status.Steps)
+		}
+		st := status.Steps[i]
+		if s.Records != st.Committed || s.NotVerified != st.Failed+st.Pending {
+			t.Errorf("verify of step %s read %d records and left %d not verified; status counts %d committed, %d failed, %d pending",
+				s.Name, s.Records, s.NotVerified, st.Committed, st.Failed, st.Pending)
+		}
+		for _, tot := range s.Totals {
+			if tot.What == "records" && tot.Source != fmt.Sprint(st.Committed) {
+				t.Errorf("verify of step %s counts %s records sent; status %d committed", s.Name, tot.Source, st.Committed)
+			}
+		}
 	}
 
 	// A field changed behind the run's back is verify's one finding.
