@@ -465,6 +465,14 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its steps are status's, count for count.
+	for i, rs := range rep.Steps {
+		if i >= len(status.Steps) || rs.Name != status.Steps[i].Name || rs.Committed != status.Steps[i].Committed ||
+			rs.Failed != status.Steps[i].Failed || rs.Pending != status.Steps[i].Pending {
+			t.Errorf("the run report's step %+v is not status's %+v", rs, status.Steps)
+			break
+		}
+	}
 	if rep.Requests != past.Requests+applied.Requests || rep.Subrequests != past.Subrequests+applied.Subrequests || rep.TransactionsSent != past.Transactions+applied.Transactions {
 		t.Errorf("the run report counts %d calls, %d sub-requests, %d API transactions sent; the applies said %d, %d, %d",
 			rep.Requests, rep.Subrequests, rep.TransactionsSent, past.Requests+applied.Requests, past.Subrequests+applied.Subrequests, past.Transactions+applied.Transactions)
