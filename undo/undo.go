@@ -78,6 +78,11 @@ type Summary struct {
 	// InDoubt lists the records (STEP/ID) left as they are because their
 	// work is in doubt.
 	InDoubt []string
+	// WithDocuments lists the records (STEP/ID) that wrote into a document
+	// the run created (a text an update step appended to an order): undo
+	// deletes the document, and what they wrote goes with it. They are
+	// journaled undone with it.
+	WithDocuments []string
 }
 
 // Undo removes what the run of journalPath created, restores what it
@@ -125,6 +130,17 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 	}
 	entity := reconcile.StepEntities(st, nil)
 	sum := &Summary{Target: executor.Redact(opts.Target), InDoubt: left}
+	// The documents undo deletes whole: what other records wrote into them
+	// goes with them (u.covered).
+	deleted := map[string]bool{}
+	for _, name := range st.StepNames {
+		for _, rec := range st.Steps[name].Records {
+			if rec.Created && !rec.Undone && !inDoubt[rec] && rec.Key != "" {
+				deleted[odata.KeySegment(entity[name], rec.Key)] = true
+			}
+		}
+	}
+	u.covered = map[string][]*journal.RecordState{}
 	if sum.Target == "" {
 		sum.Target = st.Header.Target
 	}
@@ -135,6 +151,11 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 		for i := len(ss.IDs) - 1; i >= 0; i-- {
 			rec := ss.Records[ss.IDs[i]]
 			if rec.Undone || inDoubt[rec] {
+				continue
+			}
+			if base := odata.KeySegment(ent, rec.Key); !rec.Created && rec.Key != "" && deleted[base] {
+				u.covered[base] = append(u.covered[base], rec)
+				sum.WithDocuments = append(sum.WithDocuments, rec.Step+"/"+rec.ID)
 				continue
 			}
 			plan = append(plan, undoOps(rec, ent, &sum.Warnings)...)
@@ -408,7 +429,10 @@ type undoRun struct {
 	// in a later batch than the deletes of its record.
 	left   map[*journal.RecordState]int
 	failed map[*journal.RecordState]bool
-	warm   read.Warmth // entity sets whose 404 is the truth
+	// covered are, per document undo deletes whole (its URL), the records
+	// that wrote into it: undone when it is deleted.
+	covered map[string][]*journal.RecordState
+	warm    read.Warmth // entity sets whose 404 is the truth
 	// md is the target's metadata once asked for (metadata).
 	md    *odata.Metadata
 	mdErr error
@@ -718,6 +742,10 @@ func (u *undoRun) batch(ops []undoOp) error {
 		res = append(res, out)
 		if u.left[op.rec]--; u.left[op.rec] == 0 && !u.failed[op.rec] {
 			finished = append(finished, op.rec)
+			if op.sub.Op == journal.OpUndoDelete && op.sub.Path == "" {
+				finished = append(finished, u.covered[op.sub.URL]...)
+				delete(u.covered, op.sub.URL)
+			}
 		}
 	}
 	entries := []journal.Entry{executor.StampCalls(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: res}, answered, &calls)}

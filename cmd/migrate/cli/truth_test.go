@@ -591,7 +591,10 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 // took back, and what to do now.
 func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undone string) {
 	t.Helper()
-	var undo struct{ Done int }
+	var undo struct {
+		Done          int
+		WithDocuments []string `json:"with_documents"`
+	}
 	if err := json.Unmarshal([]byte(firstJSON(undone)), &undo); err != nil {
 		t.Fatalf("undo --json: %v\n%s", err, undone)
 	}
@@ -604,8 +607,8 @@ func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undon
 	for _, s := range status.Steps {
 		taken += s.Undone
 	}
-	if taken != undo.Done {
-		t.Errorf("undo did %d; status counts %d records undone", undo.Done, taken)
+	if taken != undo.Done+len(undo.WithDocuments) {
+		t.Errorf("undo did %d and took %d more with their documents; status counts %d records undone", undo.Done, len(undo.WithDocuments), taken)
 	}
 	_, out = run("status", jpath)
 	_, next, _ := strings.Cut(out, "\nnot complete: ")
@@ -624,6 +627,22 @@ func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undon
 	}
 	if undo.Done > 0 && !strings.Contains(next, "undo took") && !strings.Contains(next, "failed") {
 		t.Errorf("status says %q after undo took back %d records", next, undo.Done)
+	}
+	// verify reads nothing back of what undo took back, and finds nothing.
+	code, out := run("verify", jpath, "--json")
+	var ver struct {
+		Findings []struct{ URL, Problem string }
+		Steps    []struct{ Records int }
+	}
+	if err := json.Unmarshal([]byte(firstJSON(out)), &ver); err != nil {
+		t.Fatalf("verify --json after undo: %v\n%s", err, out)
+	}
+	read := 0
+	for _, s := range ver.Steps {
+		read += s.Records
+	}
+	if len(ver.Findings) > 0 {
+		t.Errorf("verify after undo: exit %d, %d records read back, findings %+v", code, read, ver.Findings)
 	}
 }
 

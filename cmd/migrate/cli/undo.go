@@ -19,6 +19,9 @@ type undoJSON struct {
 	Skipped  []string         `json:"skipped"`
 	Warnings []string         `json:"warnings"`
 	InDoubt  []string         `json:"in_doubt"`
+	// WithDocuments: the records (STEP/ID) whose writes go with a
+	// document the run created, which undo deletes.
+	WithDocuments []string `json:"with_documents"`
 }
 
 type undoActionJSON struct {
@@ -35,7 +38,8 @@ type undoActionJSON struct {
 // names, and lists that are [] when empty, as the other commands' JSON.
 func undoDoc(sum *undo.Summary) undoJSON {
 	v := undoJSON{Target: sum.Target, Actions: []undoActionJSON{}, Done: sum.Done, Failed: sum.Failed,
-		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...)}
+		Skipped: append([]string{}, sum.Skipped...), Warnings: append([]string{}, sum.Warnings...), InDoubt: append([]string{}, sum.InDoubt...),
+		WithDocuments: append([]string{}, sum.WithDocuments...)}
 	for _, a := range sum.Actions {
 		v.Actions = append(v.Actions, undoActionJSON{Step: a.Step, Record: a.Record, Method: a.Method, URL: a.URL, What: a.What, Done: a.Done, Error: a.Error})
 	}

@@ -35,6 +35,7 @@ func TestUndoJSON(t *testing.T) {
 		Skipped  []string `json:"skipped"`
 		Warnings []string `json:"warnings"`
 		InDoubt  []string `json:"in_doubt"`
+		With     []string `json:"with_documents"`
 	}
 	undo := func(args ...string) (doc, string) {
 		t.Helper()
@@ -56,7 +57,7 @@ func TestUndoJSON(t *testing.T) {
 	}
 
 	preview, raw := undo()
-	for _, empty := range []string{`"skipped": []`, `"warnings": []`, `"in_doubt": []`} {
+	for _, empty := range []string{`"skipped": []`, `"warnings": []`, `"in_doubt": []`, `"with_documents": []`} {
 		if !strings.Contains(raw, empty) {
 			t.Errorf("the preview lacks %s\n%s", empty, raw)
 		}

@@ -55,6 +55,10 @@ func (v undoHuman) Undo(sum *undo.Summary, yes bool) error {
 	for _, r := range sum.InDoubt {
 		fmt.Fprintln(w, "left in doubt:", r)
 	}
+	for _, r := range sum.WithDocuments {
+		// What it wrote is in a document the run created, which goes.
+		fmt.Fprintln(w, "goes with the document the run created:", r)
+	}
 	if !yes {
 		fmt.Fprintf(w, "%s on %s; run again with --yes to do it\n", diag.Count(len(sum.Actions), "action", "actions"), target)
 	} else {
