@@ -155,7 +155,6 @@ func Undo(ctx context.Context, journalPath string, client executor.Client, opts 
 			}
 			if base := odata.KeySegment(ent, rec.Key); !rec.Created && rec.Key != "" && deleted[base] {
 				u.covered[base] = append(u.covered[base], rec)
-				sum.WithDocuments = append(sum.WithDocuments, rec.Step+"/"+rec.ID)
 				continue
 			}
 			plan = append(plan, undoOps(rec, ent, &sum.Warnings)...)
@@ -251,11 +250,13 @@ func undoOrder(st *journal.State) []string {
 // since a line the run added may hold the key of the old line it
 // replaced.
 func (u *undoRun) step(plan []undoOp, sum *Summary) error {
+	all := plan
 	plan, skipped, err := u.unchanged(plan)
 	sum.Skipped = append(sum.Skipped, skipped...)
 	if err != nil {
 		return err
 	}
+	u.goWith(all, plan, sum)
 	if !u.opts.Yes {
 		for _, op := range plan {
 			if !op.act.Done { // a lost re-create found: nothing to do
@@ -284,6 +285,30 @@ func (u *undoRun) step(plan []undoOp, sum *Summary) error {
 		sum.Actions = append(sum.Actions, *op.act)
 	}
 	return err
+}
+
+// goWith lists the records whose writes go with the documents the kept
+// ops of a step delete; of a document left alone (changed since the run),
+// it says that what they wrote stays.
+func (u *undoRun) goWith(all, kept []undoOp, sum *Summary) {
+	deletes := map[string]bool{}
+	for _, op := range kept {
+		if op.sub.Op == journal.OpUndoDelete && op.sub.Path == "" {
+			deletes[op.sub.URL] = true
+			for _, rec := range u.covered[op.sub.URL] {
+				sum.WithDocuments = append(sum.WithDocuments, rec.Step+"/"+rec.ID)
+			}
+		}
+	}
+	for _, op := range all {
+		if op.sub.Op != journal.OpUndoDelete || op.sub.Path != "" || deletes[op.sub.URL] {
+			continue
+		}
+		for _, rec := range u.covered[op.sub.URL] {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s %s: what it wrote into %s stays: undo leaves that document alone", rec.Step, rec.ID, op.sub.URL))
+		}
+		delete(u.covered, op.sub.URL)
+	}
 }
 
 // leftInDoubt is undo finished except for records in doubt; errors.Is
