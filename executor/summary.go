@@ -89,7 +89,7 @@ type Summary struct {
 	InsertsUnread int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
-	// once that is mended.
+	// were it started as things stand.
 	Refused string
 }
 

@@ -205,7 +205,7 @@ func printDiff(w io.Writer, v diffJSON) {
 	}
 	tw.Flush()
 	if v.Refused != "" {
-		fmt.Fprintf(w, "apply would not start: %s; nothing would be written. What follows is what it would do once that is mended.\n", v.Refused)
+		fmt.Fprintf(w, "apply would not start: %s; nothing would be written. What follows is what it would do were it started as things stand.\n", v.Refused)
 	}
 	if v.caveat != "" {
 		fmt.Fprintf(w, "This holds %s.\n", v.caveat)

@@ -37,7 +37,7 @@ type runJSON struct {
 	// InsertsUnread (dry run): Summary.InsertsUnread.
 	InsertsUnread int `json:"inserts_unread,omitempty"`
 	// Refused (dry run): why apply would not start; the counts are then
-	// of the load once that is mended.
+	// of the load as things stand, were it started.
 	Refused string      `json:"refused,omitempty"`
 	Errors  []errorJSON `json:"errors"`
 	// Warnings are what the run read but loads otherwise than the customer

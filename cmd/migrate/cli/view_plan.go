@@ -36,7 +36,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	printSteps(w, view, false)
 	fmt.Fprintln(w)
 	if view.Refused != "" {
-		fmt.Fprintf(w, "apply would not start: %s; nothing would be sent. Once that is mended:\n", view.Refused)
+		fmt.Fprintf(w, "apply would not start: %s; nothing would be sent. Were it started as things stand:\n", view.Refused)
 	}
 	fmt.Fprintln(w, loadText(view, sum.Caveat()))
 	if t := resumesText(view.Resumes); t != "" {
