@@ -32,9 +32,6 @@ type verifyJSON struct {
 	// run yet (its last run chose others, apply --steps); their totals are
 	// left out.
 	NotRun []string `json:"not_run,omitempty"`
-	// partly are verify.Result.PartlyNotes, which the text says under the
-	// control totals (the JSON counts partly_loaded per step).
-	partly []string `json:"-"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -256,8 +253,7 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun,
-		partly: res.PartlyNotes()}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -300,7 +296,13 @@ func printVerify(w io.Writer, v verifyJSON) {
 		}
 	}
 	tw.Flush()
-	for _, n := range v.partly {
+	// The engine's notes of the partly loaded records, from the counts
+	// the document holds.
+	var partly verify.Result
+	for _, s := range v.Steps {
+		partly.Steps = append(partly.Steps, verify.Step{Name: s.Name, Partly: s.PartlyLoaded})
+	}
+	for _, n := range partly.PartlyNotes() {
 		fmt.Fprintln(w, n)
 	}
 	printTotals(w, v)
