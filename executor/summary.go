@@ -118,8 +118,9 @@ func (s *Summary) Caveat() string {
 // diff of the same load found, as apply counts it before it sends
 // anything: values of exists: fields on neither the target nor an
 // earlier step (unless allowMissing, apply --allow-missing-references),
-// and values of file maps that their mapping files do not confirm.
-func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool) {
+// values of file maps that their mapping files do not confirm, and a load
+// that needs more API transactions than the pool's left (-1: no budget).
+func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool, left int) {
 	var why []string
 	if unresolved > 0 && !allowMissing {
 		why = append(why, fmt.Sprintf("%s of exists: fields on neither the target nor an earlier step (create %s first, correct the source, or give --allow-missing-references)",
@@ -128,6 +129,9 @@ func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool) {
 	if unconfirmed > 0 {
 		why = append(why, fmt.Sprintf("%s that a mapping file does not confirm (confirm %s in the file, or run `migrate mapping` to list %[2]s)",
 			diag.Count(unconfirmed, "map value", "map values"), them(unconfirmed)))
+	}
+	if over := OverBudget(s.Transactions, left); over != "" {
+		why = append(why, over+" (load some steps now, --steps, and the rest once the pool is topped up)")
 	}
 	s.Refused = strings.Join(why, "; ")
 }
@@ -141,20 +145,6 @@ func OverBudget(needs, left int) string {
 	}
 	return fmt.Sprintf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left",
 		diag.Count(needs, "API transaction", "API transactions"), left)
-}
-
-// RefuseOverBudget adds to Refused that apply would not start over a
-// pool with left API transactions (-1: no budget) that its load exceeds.
-func (s *Summary) RefuseOverBudget(left int) {
-	over := OverBudget(s.Transactions, left)
-	if over == "" {
-		return
-	}
-	over += " (load some steps now, --steps, and the rest once the pool is topped up)"
-	if s.Refused != "" {
-		over = s.Refused + "; " + over
-	}
-	s.Refused = over
 }
 
 // them is the pronoun of n things.

@@ -95,8 +95,7 @@ func (a *app) foreseeStart(ctx context.Context, c *checked, r runFlags, refs *ex
 	if err != nil {
 		return withCode(ExitData, err)
 	}
-	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), r.allowMissing)
-	sum.RefuseOverBudget(r.budget(c.plan))
+	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), r.allowMissing, r.budget(c.plan))
 	return nil
 }
 
