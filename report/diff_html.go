@@ -32,16 +32,7 @@ type DiffReport struct {
 	// nor an earlier step, each at the first cell that gives it.
 	References []executor.RecordError
 	Failures   []FailureGroup // the row errors, by message
-	// Refused is why apply would not start (Summary.Refused).
-	Refused string
-	// Warnings are the run's (Summary.Warnings), as the dry run's page
-	// lists them.
-	Warnings []string
-	// Caveat is what the diff holds only as far as (Summary.Caveat).
-	Caveat string
-	// Resumes says what the journal apply would resume holds
-	// (Summary.Resumes; "": none).
-	Resumes string
+	Prediction
 }
 
 // DiffGroup is the records of one action.
@@ -84,10 +75,7 @@ func DiffReportOf(res *executor.DiffResult, info ReportInfo, unresolved []execut
 	rep := &DiffReport{ReportInfo: info, Steps: res.Steps, References: unresolved, Total: executor.DiffStep{Name: "total"}}
 	if res.Summary != nil {
 		rep.Failures = groupFailures(res.Summary.Errors)
-		rep.Resumes, rep.Refused, rep.Caveat = res.Summary.Resumes(), res.Summary.Refused, res.Summary.Caveat()
-		for _, w := range res.Summary.Warnings {
-			rep.Warnings = append(rep.Warnings, w.String())
-		}
+		rep.Prediction = predictionOf(res.Summary)
 		if rep.Plan == "" {
 			rep.Plan = res.Summary.Plan
 		}

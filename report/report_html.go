@@ -89,19 +89,10 @@ type RunReport struct {
 	// Next (a run that is not complete) is what to do now, as status says
 	// it (Summary.Next), made a sentence.
 	Next string
-	// Refused (dry run) is why apply would not start (Summary.Refused).
-	Refused string
-	// Caveat (dry run): what the count of records to load holds only as
-	// far as (Summary.Caveat).
-	Caveat string
-	// Resumes (dry run) says what the journal apply would resume holds
-	// (Summary.Resumes; "": none).
-	Resumes string
-	// Warnings (dry run) are what the run would load otherwise than the
-	// customer sees it, each as a line (Summary.Warnings).
-	Warnings []string
-	Waived   []executor.WaivedRecord // closed by resolve --waive, with their reasons
-	Undo     *UndoHistory
+	// Prediction (dry run): what the page says beside its counts.
+	Prediction
+	Waived []executor.WaivedRecord // closed by resolve --waive, with their reasons
+	Undo   *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
 	Totals   []journal.TotalRow
@@ -279,15 +270,31 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: sum.Total(),
 		Requests: sum.Requests, Subrequests: sum.Subrequests, Transactions: sum.Transactions,
 		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors)}
-	for _, w := range sum.Warnings {
-		rep.Warnings = append(rep.Warnings, w.String())
-	}
 	if rep.Plan == "" {
 		rep.Plan = sum.Plan
 	}
 	rep.Complete = len(sum.Errors) == 0
-	rep.Resumes, rep.Refused, rep.Caveat = sum.Resumes(), sum.Refused, sum.Caveat()
+	rep.Prediction = predictionOf(sum)
 	return rep
+}
+
+// Prediction is what the page of a dry run or a diff says of the load
+// beside its counts, as the engine's summary says it: why apply would not
+// start (Summary.Refused), what the counts hold only as far as
+// (Summary.Caveat), the journal apply would resume (Summary.Resumes), and
+// what the run would load otherwise than the customer sees it or cannot
+// judge (Summary.Warnings), each a line.
+type Prediction struct {
+	Refused, Caveat, Resumes string
+	Warnings                 []string
+}
+
+func predictionOf(sum *executor.Summary) Prediction {
+	p := Prediction{Refused: sum.Refused, Caveat: sum.Caveat(), Resumes: sum.Resumes()}
+	for _, w := range sum.Warnings {
+		p.Warnings = append(p.Warnings, w.String())
+	}
+	return p
 }
 
 // groupFailures groups problems by message, most frequent first; each
