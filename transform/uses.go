@@ -96,13 +96,11 @@ func (p *Program) Uses() []Use {
 		}
 		// With group_by a record is a group of rows: its id and key are
 		// given by every row of the group, so they repeat by design (Group).
-		for _, c := range []struct {
-			name string
-			c    *compiled
-		}{{"id", sp.id}, {"group_by", sp.groupBy}} {
-			if c.c != nil {
-				add(c.name, c.c, c.c.pos, true, st.Entity, src, nil, nil)
-			}
+		if sp.id != nil {
+			add("id", sp.id, sp.id.pos, true, st.Entity, src, nil, nil)
+		}
+		if sp.groupBy != nil {
+			add("group_by", sp.groupBy, sp.groupBy.pos, true, st.Entity, src, nil, nil)
 		}
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
