@@ -16,7 +16,6 @@ import (
 
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // companiesOf are the companies a load of the plan at planPath is of, for
@@ -24,7 +23,7 @@ import (
 // plan's target.companies; none for one load of the company the target URL
 // addresses.
 func (a *app) companiesOf(planPath string, f checkFlags, r runFlags) ([]string, error) {
-	p, _ := plan.Load(planPath)
+	p, _ := a.loadPlan(planPath)
 	if d, err := a.dialectOf(f.conn, p); err != nil {
 		return nil, err
 	} else if d.Standard() && len(r.companies) > 0 {
@@ -85,12 +84,12 @@ func (a *app) eachCompany(ctx context.Context, cmd, planPath string, f checkFlag
 		seen[c] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(perCompany)) {
-		if v := perCompany[name]; len(companies) > 1 && v != "" && !strings.Contains(v, "{company}") {
+		if v := perCompany[name]; len(companies) > 1 && v != "" && !strings.Contains(v, companyPlaceholder) {
 			return usageErr("%s %s: with %d companies there is one each; give a pattern holding {company}, such as %s",
 				name, v, len(companies), companyPattern(v))
 		}
 	}
-	p, _ := plan.Load(planPath) // its target settings (URL, auth, pace); its problems are each run's to report
+	p, _ := a.loadPlan(planPath) // its target settings (URL, auth, pace); its problems are each run's to report
 	if p == nil || p.Hash == "" {
 		return run(a, f) // the plan cannot be read: said once
 	}
@@ -145,6 +144,7 @@ func (a *app) eachCompany(ctx context.Context, cmd, planPath string, f checkFlag
 		l := loads[i]
 		sub := *a
 		sub.stdout, sub.stderr, sub.interrupts = &l.out, &l.errs, l.intr
+		sub.plans = nil // its own reading: the runs go on at once
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -196,16 +196,25 @@ func (f files) patterns() map[string]string {
 // of is f for one company of several: its patterns made its names.
 func (f files) of(company string) files {
 	for _, p := range []*string{&f.out, &f.html, &f.journal} {
-		*p = strings.ReplaceAll(*p, "{company}", company)
+		*p = forCompany(*p, company)
 	}
 	return f
+}
+
+// companyPlaceholder is what a file's pattern holds where the name of
+// each company of several goes (--journal, --html, --out).
+const companyPlaceholder = "{company}"
+
+// forCompany is the file a pattern names for company.
+func forCompany(pattern, company string) string {
+	return strings.ReplaceAll(pattern, companyPlaceholder, company)
 }
 
 // companyPattern is path as a pattern of one file per company, for a
 // hint: PLAN.journal gives PLAN.{company}.journal.
 func companyPattern(path string) string {
 	ext := filepath.Ext(path)
-	return strings.TrimSuffix(path, ext) + ".{company}" + ext
+	return strings.TrimSuffix(path, ext) + "." + companyPlaceholder + ext
 }
 
 // errText is the message Run would print for err ("" when none).

@@ -53,7 +53,7 @@ func givenRows(source string, header []string, rows [][]string, keep func(row []
 // step given the rows given says (of file), expecting what they give now.
 func (a *app) writeFirstTest(ctx context.Context, planPath, file string, md *odata.Metadata, given func(p *plan.Plan) ([]*plan.Given, error)) (string, error) {
 	path := plan.TestsFile(planPath)
-	p, _ := plan.Load(planPath)
+	p, _ := plan.Load(planPath) // what this run wrote, read back
 	if p.Hash == "" || len(p.Steps) == 0 {
 		return "", withCode(ExitUsage, fmt.Errorf("%s cannot be read back", planPath))
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // A journal belongs to the company it loads: however the
@@ -28,7 +27,7 @@ func journalName(planPath, pattern, company, own string, sandbox bool) string {
 	}
 	switch {
 	case pattern != "":
-		return strings.ReplaceAll(pattern, "{company}", company)
+		return forCompany(pattern, company)
 	case sandbox:
 		return ""
 	}
@@ -76,7 +75,7 @@ func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string
 		// A fresh sandbox each run: no journal beside the plan is its.
 		return journalName(planPath, pattern, f.conn.company, "", true), nil
 	}
-	p, _ := plan.Load(planPath)
+	p, _ := a.loadPlan(planPath)
 	url := targetOf(a.getenv, f.conn.target, p)
 	own := ""
 	if url != "" {
@@ -108,7 +107,7 @@ func (a *app) loadJournal(planPath string, f checkFlags, pattern string) (string
 			if other != journalFile(planPath, company) {
 				use = ""
 			} else {
-				use = "'" + journalFile(planPath, "{company}") + "'"
+				use = "'" + journalFile(planPath, companyPlaceholder) + "'"
 			}
 		}
 		hint := "move it away to start afresh"

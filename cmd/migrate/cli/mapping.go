@@ -31,7 +31,7 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 	if err := checkExt("--out", *out, ".xlsx", ".csv"); err != nil {
 		return err
 	}
-	p, diags := plan.Load(pos[0])
+	p, diags := a.loadPlan(pos[0])
 	if p == nil || p.Hash == "" {
 		for _, d := range diags {
 			fmt.Fprintln(a.stderr, d.String())

@@ -21,7 +21,7 @@ func (a *app) test(ctx context.Context, args []string) error {
 		return err
 	}
 	v := a.testView(f.json)
-	p, diags := plan.Load(pos[0])
+	p, diags := a.loadPlan(pos[0])
 	if p.Hash == "" {
 		for _, d := range diags {
 			fmt.Fprintln(a.stderr, d.String())

@@ -11,7 +11,6 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
-	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/profile"
 )
 
@@ -203,7 +202,7 @@ func (a *app) profile(ctx context.Context, args []string) error {
 // plan's problems are shown on stderr and do not stop the profile: its
 // sources are what it is about.
 func (a *app) profilePlan(ctx context.Context, path string, cf connFlags, mdFile string) (*executor.Prepared, *conn, string, error) {
-	p, diags := plan.Load(path)
+	p, diags := a.loadPlan(path)
 	if p == nil || p.Hash == "" {
 		for _, d := range diags {
 			fmt.Fprintln(a.stderr, d.String())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 )
 
 // Version is the tool's version, set at build time with
@@ -42,6 +44,30 @@ type app struct {
 	// ask puts a yes/no question to the user (nil: on stdin, when it is a
 	// terminal); ok is false when no one answered.
 	ask func(question string) (answer string, ok bool)
+	// plans are the plans this run has read (loadPlan), by path.
+	plans map[string]loadedPlan
+}
+
+// loadedPlan is what plan.Load gave for a path.
+type loadedPlan struct {
+	plan  *plan.Plan
+	diags plan.Diagnostics
+}
+
+// loadPlan is plan.Load of path, read once in a command's run: the
+// companies a load names, the journal beside it and the run it checks all
+// come from one reading of the file, even when it is saved again
+// meanwhile. Each company of several reads it for itself (eachCompany).
+func (a *app) loadPlan(path string) (*plan.Plan, plan.Diagnostics) {
+	l, ok := a.plans[path]
+	if !ok {
+		l.plan, l.diags = plan.Load(path)
+		if a.plans == nil {
+			a.plans = map[string]loadedPlan{}
+		}
+		a.plans[path] = l
+	}
+	return l.plan, slices.Clip(l.diags)
 }
 
 type command struct {

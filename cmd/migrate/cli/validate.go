@@ -47,7 +47,7 @@ func (c *checked) Close() {
 // returns an error only when the plan cannot be checked at all
 // (unreadable, or no metadata to be had).
 func (a *app) check(ctx context.Context, path string, f checkFlags, needConn bool) (*checked, error) {
-	p, diags := plan.Load(path)
+	p, diags := a.loadPlan(path)
 	if p == nil || p.Hash == "" {
 		// The file could not be read at all: exit 2, not a data problem.
 		return &checked{diags: diags}, nil

@@ -192,7 +192,7 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 			return nil, nil // moved or elsewhere: --plan names it
 		}
 	}
-	p, _ := plan.Load(path)
+	p, _ := a.loadPlan(path)
 	if p == nil {
 		if _, err := os.Stat(path); err != nil {
 			return nil, usageErr("--plan: %v", err)
