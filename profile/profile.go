@@ -79,6 +79,19 @@ type Use struct {
 	When string
 }
 
+// Label is how the views name the use: FORM.FIELD, or --key for a
+// column named unique on the command line.
+func (u Use) Label() string {
+	if u.Form == "" {
+		return u.Field
+	}
+	return u.Form + "." + u.Field
+}
+
+// Computed: a field of the plan's is computed from the column (Expr),
+// so the column's values are not the field's.
+func (u Use) Computed() bool { return u.Form != "" && !u.Direct }
+
 // Ref says the values of one column must be found in another source's
 // column, or among an entity's keys on the target.
 type Ref struct {

@@ -374,11 +374,11 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 				if j > 0 {
 					field += ", "
 				}
-				field += u.Form + "." + u.Field
+				field += u.Label()
 				if u.MaxLength > 0 {
 					field += fmt.Sprintf("(%d)", u.MaxLength)
 				}
-				if !u.Direct {
+				if u.Computed() {
 					field += " computed"
 				}
 			}
