@@ -9,12 +9,17 @@ import (
 	"sync"
 
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/transform"
 )
 
 // unmadeRefs is the dry run's look at what a record names by key: a field
 // named as another step's entity's one key field (an order line's PARTNAME
-// names a part of LOGPART), as trialPast finds them. A value that no
+// names a part of LOGPART), as trialPast finds them, or as the one key
+// field of an entity no step makes (a part's FAMILYNAME names a part
+// family of FAMILY_LOG; a name that is the key of several such entities
+// names none for sure, and is left alone). A value that no
 // step of that entity makes, and that no exists: check or lookup() reads
 // from the target, is one the dry run cannot judge: the server takes its
 // record only if the company holds it. The dry run counts the record
@@ -29,6 +34,9 @@ type unmadeRefs struct {
 	keyOf  map[string]string // step → the key field later steps name it by
 	entity map[string]string // step → its entity
 	makers map[string]int    // entity → how many steps make keys of it
+	// unmade are the entities no step makes, with their one key field:
+	// every value of that field names one.
+	unmade []unmadeSet
 	// skip are the fields (step, field) the run checks or reads from the
 	// target already: an exists: check, a lookup().
 	skip map[[2]string]bool
@@ -76,7 +84,8 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 		return nil
 	}
 	named := newTrialPast(p.Plan, p.Metadata)
-	if len(named.keyOf) == 0 {
+	unmade := madeByNoStep(p.Plan, p.Metadata)
+	if len(named.keyOf) == 0 && len(unmade) == 0 {
 		return nil
 	}
 	memory := p.memory
@@ -88,12 +97,40 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 		entity[s.Name] = s.Entity
 	}
 	u := newLook(named.keyOf, entity, int(memory/keyShare))
+	u.unmade = unmade
 	for _, use := range p.program.Uses() {
 		if use.Exists != "" || use.Lookup != "" {
 			u.skip[[2]string{use.Step, use.Field}] = true
 		}
 	}
 	return u
+}
+
+// unmadeSet is an entity set no step makes, and its one key field.
+type unmadeSet struct{ set, key string }
+
+// madeByNoStep are the entity sets of md that no step of p makes, with
+// their one key field where no other set (made or not) has that key, in
+// the order of the keys' names.
+func madeByNoStep(p *plan.Plan, md *odata.Metadata) []unmadeSet {
+	made := map[string]bool{}
+	for _, s := range p.Steps {
+		made[s.Entity] = true
+	}
+	sets := map[string][]string{} // key field → the sets it keys
+	for _, es := range md.Sets {
+		if es.Type != nil && len(es.Type.Key) == 1 {
+			k := es.Type.Key[0]
+			sets[k] = append(sets[k], es.Name)
+		}
+	}
+	var out []unmadeSet
+	for _, k := range slices.Sorted(maps.Keys(sets)) {
+		if names := sets[k]; len(names) == 1 && !made[names[0]] {
+			out = append(out, unmadeSet{set: names[0], key: k})
+		}
+	}
+	return out
 }
 
 // newLook is an empty look at the keys keyOf names (step → key field),
@@ -178,11 +215,16 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	}
 	sets := at.sets
 	u.mu.Unlock()
-	if len(sets) == 0 {
+	if len(sets) == 0 && len(u.unmade) == 0 {
 		return
 	}
 	var look func(fields map[string]any, kids []*transform.Child)
 	look = func(fields map[string]any, kids []*transform.Child) {
+		for _, us := range u.unmade {
+			if v, ok := fields[us.key]; ok && v != nil && !u.skip[[2]string{step, us.key}] {
+				u.add([3]string{step, us.key, us.set}, fmt.Sprint(v), rec)
+			}
+		}
 		for _, ms := range sets {
 			v, ok := fields[ms[0].field]
 			if !ok || v == nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/migrate-tool/migrate/executor/fixture"
+	"github.com/migrate-tool/migrate/odata"
+	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -83,5 +85,44 @@ func TestUnmadeRefs(t *testing.T) {
 				t.Errorf("count %d, want %d", c, tt.count)
 			}
 		})
+	}
+}
+
+// TestMadeByNoStep: a field named as the one key field of an entity no
+// step makes names one of that entity (a part's FAMILYNAME a FAMILY_LOG),
+// unless the name keys several entities (then it names none for sure) or
+// an entity a step makes (the look at made keys has it); the dry run warns
+// of each value of it that nothing checks.
+func TestMadeByNoStep(t *testing.T) {
+	t.Parallel()
+	set := func(name string, key ...string) *odata.EntitySet {
+		return &odata.EntitySet{Name: name, Type: &odata.EntityType{Name: name, Key: key}}
+	}
+	md := &odata.Metadata{Sets: []*odata.EntitySet{
+		set("LOGPART", "PARTNAME"), set("FAMILY_LOG", "FAMILYNAME"), set("CURRENCIES", "CODE"), set("UNITS", "CODE"),
+		set("PARTBAL", "PARTNAME"), set("AINVOICES", "IVNUM", "IVTYPE"), set("CUSTOMERS", "CUSTNAME"),
+	}}
+	p := &plan.Plan{Steps: []*plan.Step{{Name: "parts", Entity: "LOGPART"}, {Name: "orders", Entity: "ORDERS"}}}
+	got := madeByNoStep(p, md)
+	want := []unmadeSet{{set: "CUSTOMERS", key: "CUSTNAME"}, {set: "FAMILY_LOG", key: "FAMILYNAME"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("madeByNoStep = %v, want %v", got, want)
+	}
+
+	u := newLook(map[string]string{}, map[string]string{"parts": "LOGPART", "orders": "ORDERS"}, 100)
+	u.unmade = got
+	u.skip[[2]string{"orders", "CUSTNAME"}] = true // an exists: check reads it
+	u.note("parts", fixture.Rec("parts", "LOGPART", "P1", 2, map[string]any{"PARTNAME": "P1", "FAMILYNAME": "F1"}).Record)
+	u.note("parts", fixture.Rec("parts", "LOGPART", "P2", 3, map[string]any{"PARTNAME": "P2", "FAMILYNAME": nil}).Record)
+	u.note("orders", fixture.Rec("orders", "ORDERS", "", 2, map[string]any{"CUSTNAME": "C1"}).Record)
+	var msgs []string
+	for _, d := range u.warnings() {
+		msgs = append(msgs, d.Message())
+	}
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `FAMILYNAME "F1" names a FAMILY_LOG that no step of the plan creates, and nothing checks`) {
+		t.Errorf("warnings %q, want one of FAMILYNAME F1", msgs)
+	}
+	if c := u.count(); c != 1 {
+		t.Errorf("count %d, want 1", c)
 	}
 }
