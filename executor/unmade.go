@@ -18,8 +18,8 @@ import (
 // named as another step's entity's one key field (an order line's PARTNAME
 // names a part of LOGPART), as trialPast finds them, or as the one key
 // field of an entity no step makes (a part's FAMILYNAME names a part
-// family of FAMILY_LOG; a name that is the key of several such entities
-// names none for sure, and is left alone). A value that no
+// family of FAMILY_LOG; a name that keys several entity sets names none
+// for sure, and is left alone). A value that no
 // step of that entity makes, and that no exists: check or lookup() reads
 // from the target, is one the dry run cannot judge: the server takes its
 // record only if the company holds it. The dry run counts the record
@@ -113,6 +113,9 @@ type unmadeSet struct{ set, key string }
 // their one key field where no other set (made or not) has that key, in
 // the order of the keys' names.
 func madeByNoStep(p *plan.Plan, md *odata.Metadata) []unmadeSet {
+	if md == nil {
+		return nil
+	}
 	made := map[string]bool{}
 	for _, s := range p.Steps {
 		made[s.Entity] = true
