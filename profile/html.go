@@ -66,6 +66,16 @@ func (c *Column) Items() []Item {
 		}
 	}
 	add("bad", fmt.Sprintf("longer than MaxLength %d (%s)", c.MaxAllowed, diag.Count(c.TooLong.Count, "value", "values")), c.TooLong)
+	for _, u := range c.Fields {
+		if u.Mandatory {
+			when := ""
+			if u.When != "" {
+				when = fmt.Sprintf(", unless step %s's when: %s skips the row", u.Step, u.When)
+			}
+			add("bad", fmt.Sprintf("blank, where %s is mandatory: the server refuses the record (%s%s)", u.Label(), diag.Count(c.BlankMandatory.Count, "row", "rows"), when), c.BlankMandatory)
+			break
+		}
+	}
 	add("bad", fmt.Sprintf("text in a number column (%s)", diag.Count(c.TextInNumbers.Count, "value", "values")), c.TextInNumbers)
 	add("warn", fmt.Sprintf("numbers stored as text (%s)", diag.Count(c.NumbersAsText.Count, "value", "values")), c.NumbersAsText)
 	add("warn", fmt.Sprintf("leading or trailing spaces (%s)", diag.Count(c.Spaces.Count, "value", "values")), c.Spaces)
@@ -108,12 +118,12 @@ func times(n int) string {
 }
 
 // Blocking counts the findings of a column that would make a load fail:
-// values too long, text in a number column, keys twice (also in another
+// values too long, blanks of a mandatory field, text in a number column, keys twice (also in another
 // case), references missing. Spaces, date layouts and numbers stored as
 // text are for a person to judge.
 func (c *Column) Blocking() int {
 	n := len(c.Duplicates) + len(c.CaseDuplicates) + len(c.Missing)
-	for _, f := range []Finding{c.TooLong, c.TextInNumbers} {
+	for _, f := range []Finding{c.TooLong, c.BlankMandatory, c.TextInNumbers} {
 		if f.Count > 0 {
 			n++
 		}

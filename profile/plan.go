@@ -87,7 +87,8 @@ func FromPlan(pr *executor.Prepared) Options {
 }
 
 func use(u transform.Use) Use {
-	out := Use{Column: u.Column, Step: u.Step, Form: u.Form, Field: u.Field, Direct: u.Direct, Plan: u.Pos.String(), Key: u.Key, Group: u.Group, When: u.When}
+	out := Use{Column: u.Column, Step: u.Step, Form: u.Form, Field: u.Field, Direct: u.Direct, Plan: u.Pos.String(), Key: u.Key, Group: u.Group,
+		Mandatory: u.Mandatory && u.Direct, When: u.When}
 	if !u.Direct {
 		out.Expr = u.Expr
 	}

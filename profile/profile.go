@@ -74,8 +74,12 @@ type Use struct {
 	// Group: the value names a group of rows (group_by): it repeats by
 	// design, but two spellings that differ only in case are two groups.
 	Group bool
-	// When is the step's when: of a key, "" for none: rows it skips give
-	// no record, so their keys are no duplicates.
+	// Mandatory: the field is written from the column itself, and a blank
+	// value of a mandatory field is a row error (transform.Use.Mandatory).
+	Mandatory bool
+	// When is the step's when: of a key or a mandatory field, "" for
+	// none: rows it skips give no record, so their keys are no duplicates
+	// and their blanks refuse nothing.
 	When string
 }
 
@@ -137,7 +141,8 @@ type Column struct {
 	Fields         []Use
 	MaxAllowed     int // the smallest MaxLength of a field written from it directly
 	TooLong        Finding
-	Numeric        bool // a number column: its field is numeric, or 9 in 10 of its values are numbers
+	BlankMandatory Finding // blank cells of a column that feeds a mandatory field (Use.Mandatory)
+	Numeric        bool    // a number column: its field is numeric, or 9 in 10 of its values are numbers
 	NumbersAsText  Finding
 	TextInNumbers  Finding
 	DateLayouts    []Layout
@@ -510,6 +515,7 @@ func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]
 			if u.Column == name {
 				a.col.Fields = append(a.col.Fields, u)
 				a.col.Key = a.col.Key || u.Key
+				a.mandatory = a.mandatory || u.Mandatory
 				a.col.Group = a.col.Group || u.Group
 			}
 		}
@@ -593,6 +599,8 @@ type colAcc struct {
 	dateCells cells
 	spaces    cells
 	tooLong   cells
+	mandatory bool // it feeds a mandatory field: a blank is a finding
+	blanks    cells
 	keys      map[uint64]int // key hash → first line
 	folded    map[uint64]foldFirst
 	dups      map[uint64]*groupAcc
@@ -612,6 +620,9 @@ func (a *colAcc) add(c source.Cell, row source.Row, col int, dec byte) {
 	v := text(c)
 	if v == "" {
 		a.col.Blank++
+		if a.mandatory {
+			a.blanks.add(a.n, row.Loc.Cell(col))
+		}
 		return
 	}
 	cell := row.Loc.Cell(col)
@@ -795,6 +806,7 @@ func (a *colAcc) result() Column {
 	}
 	c.Spaces = a.spaces.finding()
 	c.TooLong = a.tooLong.finding()
+	c.BlankMandatory = a.blanks.finding()
 	c.Duplicates = groups(a.dups)
 	c.CaseDuplicates = groups(a.caseDups)
 	return c

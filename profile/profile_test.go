@@ -307,3 +307,44 @@ func TestHLL(t *testing.T) {
 		}
 	}
 }
+
+// TestRunBlankMandatory: a blank cell of a column written as it is to a
+// mandatory field of a record always created is a finding that would make
+// a load fail (apply's row error at that cell); a column that only feeds
+// such a field through an expression, or a field that is not mandatory,
+// gives none; a step's when: is named.
+func TestRunBlankMandatory(t *testing.T) {
+	t.Parallel()
+	parts := csvInput(t, "parts.csv",
+		"Code,Desc,Note,Unit",
+		"A1,Bolt,x,",
+		"A2,,,",
+		"A3,,y,ea",
+	)
+	parts.Uses = []Use{
+		{Column: "Code", Step: "parts", Form: "LOGPART", Field: "PARTNAME", Direct: true, Key: true},
+		{Column: "Desc", Step: "parts", Form: "LOGPART", Field: "PARTDES", Direct: true, Mandatory: true, When: `row.Code != "A3"`},
+		{Column: "Note", Step: "parts", Form: "LOGPART", Field: "EXTPART", Direct: true},
+		{Column: "Unit", Step: "parts", Form: "LOGPART", Field: "UNITNAME", Expr: `row.Unit ?? "ea"`},
+	}
+	res, err := Run(context.Background(), Options{Sources: []Input{parts}, Cells: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := column(t, res, "parts.csv", "Desc")
+	if want := (Finding{Count: 2, Cells: []string{"parts.csv:3", "parts.csv:4"}}); !reflect.DeepEqual(desc.BlankMandatory, want) {
+		t.Errorf("Desc: blank mandatory %+v, want %+v", desc.BlankMandatory, want)
+	}
+	if desc.Blocking() != 1 {
+		t.Errorf("Desc: %d blocking, want 1", desc.Blocking())
+	}
+	items := desc.Items()
+	if len(items) != 1 || items[0].What != `blank, where LOGPART.PARTDES is mandatory: the server refuses the record (2 rows, unless step parts's when: row.Code != "A3" skips the row)` {
+		t.Errorf("Desc: items %+v", items)
+	}
+	for _, name := range []string{"Note", "Unit"} {
+		if c := column(t, res, "parts.csv", name); c.BlankMandatory.Count != 0 || c.Blocking() != 0 {
+			t.Errorf("%s: blank mandatory %+v, blocking %d, want none", name, c.BlankMandatory, c.Blocking())
+		}
+	}
+}

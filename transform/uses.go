@@ -41,8 +41,13 @@ type Use struct {
 	// Map is the value map the field's expression is, map("NAME", row.X):
 	// the column's values are the map's source values.
 	Map string
-	// When is the step's when: expression, "" for none: rows it skips
-	// give no record, so their keys cannot repeat another's.
+	// Mandatory: the metadata marks the field mandatory, the server does
+	// not number it and its record is always created (an insert step's, a
+	// sub-form's line): a blank value is a row error.
+	Mandatory bool
+	// When is the step's when: expression, "" for none, of a key or a
+	// mandatory field: rows it skips give no record, so their keys cannot
+	// repeat another's and their blanks refuse nothing.
 	When string
 }
 
@@ -68,16 +73,16 @@ func (p *Program) Uses() []Use {
 		}
 		src := st.Source
 		grouped := sp.groupBy != nil
-		add := func(field string, c *compiled, pos plan.Pos, key bool, form, source string, prop *odata.Property, exists *plan.Exists) {
+		add := func(field string, c *compiled, pos plan.Pos, key, mandatory bool, form, source string, prop *odata.Property, exists *plan.Exists) {
 			if c == nil || c.expr == nil || c.prog == nil {
 				return
 			}
 			base := Use{Step: st.Name, Form: form, Source: source, Field: field, Prop: prop, Pos: pos,
-				Expr: c.expr.Src, Key: key && !grouped, Group: key && grouped, Lookup: c.lookup}
+				Expr: c.expr.Src, Key: key && !grouped, Group: key && grouped, Mandatory: mandatory, Lookup: c.lookup}
 			if exists != nil {
 				base.Exists, base.ExistsPos = exists.Entity, exists.Pos
 			}
-			if key && !grouped && st.When != nil {
+			if (key && !grouped || mandatory) && st.When != nil {
 				base.When = st.When.Src
 			}
 			if c.column != "" {
@@ -97,10 +102,10 @@ func (p *Program) Uses() []Use {
 		// With group_by a record is a group of rows: its id and key are
 		// given by every row of the group, so they repeat by design (Group).
 		if sp.id != nil {
-			add("id", sp.id, sp.id.pos, true, st.Entity, src, nil, nil)
+			add("id", sp.id, sp.id.pos, true, false, st.Entity, src, nil, nil)
 		}
 		if sp.groupBy != nil {
-			add("group_by", sp.groupBy, sp.groupBy.pos, true, st.Entity, src, nil, nil)
+			add("group_by", sp.groupBy, sp.groupBy.pos, true, false, st.Entity, src, nil, nil)
 		}
 		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
 		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
@@ -109,7 +114,7 @@ func (p *Program) Uses() []Use {
 				ex[e.Field] = e
 			}
 			for _, fl := range f.fields {
-				add(fl.name, fl.expr, fl.pos, top && keys[fl.name], name, source, fl.prop, ex[fl.name])
+				add(fl.name, fl.expr, fl.pos, top && keys[fl.name], fl.mandatory && f.creates, name, source, fl.prop, ex[fl.name])
 			}
 			for i, s := range f.subs {
 				if i >= len(subs) || s.kind == subEach || s.source == nil {

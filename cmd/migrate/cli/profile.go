@@ -51,6 +51,7 @@ type profileColumnJSON struct {
 	Fields              []profileFieldJSON   `json:"fields,omitempty"`
 	MaxAllowed          int                  `json:"max_allowed,omitempty"`
 	TooLong             profileFindingJSON   `json:"too_long"`
+	BlankMandatory      profileFindingJSON   `json:"blank_mandatory"`
 	NumberColumn        bool                 `json:"number_column"`
 	NumbersAsText       profileFindingJSON   `json:"numbers_as_text"`
 	TextInNumbers       profileFindingJSON   `json:"text_in_numbers"`
@@ -92,6 +93,7 @@ type profileFieldJSON struct {
 	PlanLocation string `json:"plan_location,omitempty"`
 	Key          bool   `json:"key"`
 	Group        bool   `json:"group"`
+	Mandatory    bool   `json:"mandatory,omitempty"`
 	When         string `json:"when,omitempty"`
 }
 
@@ -291,7 +293,7 @@ func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 			doc.Findings += c.Findings()
 			cj := profileColumnJSON{Name: c.Name, Rows: c.Rows, Blank: c.Blank, Distinct: c.Distinct, DistinctApproximate: c.Approximate,
 				Top: []profileCountJSON{}, MinLength: c.MinLength, MaxLength: c.MaxLength, Kinds: profileKindsJSON(c.Kinds),
-				MaxAllowed: c.MaxAllowed, TooLong: findingJSON(c.TooLong), NumberColumn: c.Numeric,
+				MaxAllowed: c.MaxAllowed, TooLong: findingJSON(c.TooLong), BlankMandatory: findingJSON(c.BlankMandatory), NumberColumn: c.Numeric,
 				NumbersAsText: findingJSON(c.NumbersAsText), TextInNumbers: findingJSON(c.TextInNumbers),
 				DateLayouts: []profileLayoutJSON{}, Spaces: findingJSON(c.Spaces), Key: c.Key, Group: c.Group,
 				Duplicates: []profileGroupJSON{}, CaseDuplicates: []profileGroupJSON{}, Missing: []profileMissingJSON{},
@@ -305,7 +307,7 @@ func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 			}
 			for _, u := range c.Fields {
 				cj.Fields = append(cj.Fields, profileFieldJSON{Step: u.Step, Form: u.Form, Name: u.Field, Type: u.Type, MaxLength: u.MaxLength,
-					Direct: u.Direct, Expression: u.Expr, PlanLocation: u.Plan, Key: u.Key, Group: u.Group, When: u.When})
+					Direct: u.Direct, Expression: u.Expr, PlanLocation: u.Plan, Key: u.Key, Group: u.Group, Mandatory: u.Mandatory, When: u.When})
 			}
 			if len(cj.Fields) > 0 {
 				// field: the one the column is written to as it is, else the first.
