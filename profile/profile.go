@@ -516,6 +516,7 @@ func profileSource(ctx context.Context, in Input, opts Options, referred map[[2]
 				a.col.Fields = append(a.col.Fields, u)
 				a.col.Key = a.col.Key || u.Key
 				a.mandatory = a.mandatory || u.Mandatory
+				a.numeric = a.numeric || u.Direct && odata.EdmType(u.Type).Numeric()
 				a.col.Group = a.col.Group || u.Group
 			}
 		}
@@ -600,6 +601,7 @@ type colAcc struct {
 	spaces    cells
 	tooLong   cells
 	mandatory bool // it feeds a mandatory field: a blank is a finding
+	numeric   bool // it feeds a numeric field directly: a date cell is no number
 	blanks    cells
 	keys      map[uint64]int // key hash → first line
 	folded    map[uint64]foldFirst
@@ -634,6 +636,9 @@ func (a *colAcc) add(c source.Cell, row source.Row, col int, dec byte) {
 	case time.Time:
 		a.col.Kinds.Date++
 		a.dateCells.add(a.n, cell)
+		if a.numeric {
+			a.nonNum.add(a.n, cell) // the field refuses it: "date … is not a decimal"
+		}
 	case bool:
 		a.col.Kinds.Bool++
 		a.nonNum.add(a.n, cell)

@@ -3,12 +3,14 @@ package profile
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/migrate-tool/migrate/internal/golden"
 	"github.com/migrate-tool/migrate/source"
@@ -346,5 +348,49 @@ func TestRunBlankMandatory(t *testing.T) {
 		if c := column(t, res, "parts.csv", name); c.BlankMandatory.Count != 0 || c.Blocking() != 0 {
 			t.Errorf("%s: blank mandatory %+v, blocking %d, want none", name, c.BlankMandatory, c.Blocking())
 		}
+	}
+}
+
+// cellsReader is a sheet's rows as typed cells, for a test.
+type cellsReader struct {
+	h    *source.Header
+	rows [][]source.Cell
+	i    int
+}
+
+func (r *cellsReader) Header() *source.Header { return r.h }
+func (r *cellsReader) Close() error           { return nil }
+func (r *cellsReader) Next() (source.Row, error) {
+	if r.i >= len(r.rows) {
+		return source.Row{}, io.EOF
+	}
+	r.i++
+	return source.Row{Loc: source.Location{File: "book.xlsx", Sheet: "Parts", Line: r.i + 1}, Header: r.h, Cells: r.rows[r.i-1]}, nil
+}
+
+// TestRunDateInNumberField: a date cell of a column written to a numeric
+// field is no number (the field refuses it, as apply's row error says);
+// written to a text field, it is a date.
+func TestRunDateInNumberField(t *testing.T) {
+	t.Parallel()
+	day := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	in := Input{Name: "parts", File: "book.xlsx", Open: func() (source.Reader, error) {
+		return &cellsReader{h: source.NewHeader([]string{"Price", "Note"}), rows: [][]source.Cell{
+			{source.Number("1.5"), "a"}, {day, day}, {source.Number("2"), "b"},
+		}}, nil
+	}}
+	in.Uses = []Use{
+		{Column: "Price", Step: "parts", Form: "LOGPART", Field: "PRICE", Type: "Edm.Decimal", Direct: true},
+		{Column: "Note", Step: "parts", Form: "LOGPART", Field: "EXTPART", Type: "Edm.String", Direct: true},
+	}
+	res, err := Run(context.Background(), Options{Sources: []Input{in}, Cells: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if price := column(t, res, "parts", "Price"); !reflect.DeepEqual(price.TextInNumbers, Finding{Count: 1, Cells: []string{"book.xlsx!Parts!A3"}}) {
+		t.Errorf("Price: not numbers %+v, want the date cell", price.TextInNumbers)
+	}
+	if note := column(t, res, "parts", "Note"); note.TextInNumbers.Count != 0 || note.Blocking() != 0 {
+		t.Errorf("Note: not numbers %+v, blocking %d, want none", note.TextInNumbers, note.Blocking())
 	}
 }
