@@ -48,8 +48,8 @@ type Export struct {
 // level, streamed, so memory does not grow with the rows; a name that
 // comes twice gets a suffix), or .csv (the first level in out, each other
 // in OUT.NAME.csv beside it). Files are written to temporary ones and
-// renamed. It returns the rows of each export written.
-func Write(out string, es ...Export) ([]int, error) {
+// renamed. It returns each level written, an export's entity first.
+func Write(out string, es ...Export) ([]Written, error) {
 	var names []string
 	var headers [][]string
 	for _, e := range es {
@@ -61,29 +61,53 @@ func Write(out string, es ...Export) ([]int, error) {
 	}
 	var w exportWriter
 	var err error
+	var to []string // where each level goes
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".xlsx":
-		w, err = newXLSXExport(uniqueNames(names, workbook.SheetName), headers, out)
+		sheets := uniqueNames(names, workbook.SheetName)
+		w, err = newXLSXExport(sheets, headers, out)
+		for _, s := range sheets {
+			if len(sheets) == 1 {
+				to = append(to, out)
+			} else {
+				to = append(to, out+" (sheet "+s+")")
+			}
+		}
 	case ".csv":
-		w, err = newCSVExport(uniqueNames(names, func(s string) string { return s }), headers, out)
+		files := uniqueNames(names, func(s string) string { return s })
+		w, err = newCSVExport(files, headers, out)
+		for i := range files {
+			to = append(to, csvPath(out, files, i))
+		}
 	default:
 		return nil, fmt.Errorf("%s: an export is written as .xlsx or .csv", out)
 	}
 	if err != nil {
 		return nil, err
 	}
-	counts := make([]int, len(es))
+	var written []Written
 	base := 0
-	for i, e := range es {
-		n, err := writeRows(e, w, base)
-		counts[i] = n
+	for _, e := range es {
+		counts, err := writeRows(e, w, base)
+		written = append(written, Written{Name: e.Entity.Name, Rows: counts[0], To: to[base]})
+		for s, sub := range e.Subs {
+			written = append(written, Written{Name: sub.Name + " of " + e.Entity.Name, Rows: counts[s+1], To: to[base+s+1]})
+		}
 		if err != nil {
 			w.abort()
-			return counts, err
+			return written, err
 		}
 		base += 1 + len(e.Subs)
 	}
-	return counts, w.commit()
+	return written, w.commit()
+}
+
+// Written is one level an export wrote: an entity's rows, or the lines
+// of one of its sub-forms, and where they went.
+type Written struct {
+	Name string // the entity set; a sub-form as SUBFORM of ENTITY
+	Rows int
+	To   string // the file; in a workbook of several sheets, FILE (sheet NAME)
 }
 
 // uniqueNames makes each name (as clean makes it) unique: a second
@@ -110,14 +134,15 @@ type exportWriter interface {
 }
 
 // writeRows writes e's rows: its entity to sheet base, its sub-forms to
-// the sheets after it.
-func writeRows(e Export, w exportWriter, base int) (int, error) {
+// the sheets after it. It returns the rows written to each.
+func writeRows(e Export, w exportWriter, base int) ([]int, error) {
+	counts := make([]int, 1+len(e.Subs))
 	h := e.Rows.Header()
 	keyAt := make([]int, len(e.Key))
 	for i, k := range e.Key {
 		j, ok := h.Index(k)
 		if !ok {
-			return 0, fmt.Errorf("the export reads no key field %s of %s", k, e.Entity.Name)
+			return counts, fmt.Errorf("the export reads no key field %s of %s", k, e.Entity.Name)
 		}
 		keyAt[i] = j
 	}
@@ -125,17 +150,18 @@ func writeRows(e Export, w exportWriter, base int) (int, error) {
 	for n := 0; ; n++ {
 		row, err := e.Rows.Next()
 		if err == io.EOF {
-			return n, nil
+			return counts, nil
 		}
 		if err != nil {
-			return n, err
+			return counts, err
 		}
 		for i, c := range e.Entity.Columns {
 			main[i] = row.Get(c)
 		}
 		if err := w.row(base, main); err != nil {
-			return n, err
+			return counts, err
 		}
+		counts[0]++
 		for s, sub := range e.Subs {
 			var lines []any
 			switch v := row.Get(sub.Name).(type) {
@@ -154,8 +180,9 @@ func writeRows(e Export, w exportWriter, base int) (int, error) {
 					cells = append(cells, m[c])
 				}
 				if err := w.row(base+s+1, cells); err != nil {
-					return n, err
+					return counts, err
 				}
+				counts[s+1]++
 			}
 		}
 		if e.Row != nil {
@@ -295,13 +322,8 @@ type csvExport struct {
 
 func newCSVExport(names []string, headers [][]string, out string) (*csvExport, error) {
 	c := &csvExport{}
-	base := strings.TrimSuffix(out, filepath.Ext(out))
 	for i, h := range headers {
-		path := out
-		if i > 0 {
-			path = base + "." + names[i] + filepath.Ext(out)
-		}
-		f, err := atomicfile.Create(path, 0o600)
+		f, err := atomicfile.Create(csvPath(out, names, i), 0o600)
 		if err != nil {
 			c.abort()
 			return nil, err
@@ -314,6 +336,15 @@ func newCSVExport(names []string, headers [][]string, out string) (*csvExport, e
 		}
 	}
 	return c, nil
+}
+
+// csvPath is the file of level i of a CSV export to out: out for the
+// first, OUT.NAME.csv beside it for each other.
+func csvPath(out string, names []string, i int) string {
+	if i == 0 {
+		return out
+	}
+	return strings.TrimSuffix(out, filepath.Ext(out)) + "." + names[i] + filepath.Ext(out)
 }
 
 func (c *csvExport) row(sheet int, cells []any) error {

@@ -45,9 +45,13 @@ func TestWriteExportReadsBack(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, tc.file)
-			counts, err := Write(out, e())
-			if err != nil || !reflect.DeepEqual(counts, []int{2}) {
-				t.Fatalf("Write: %v %v", counts, err)
+			written, err := Write(out, e())
+			main, lines := out, filepath.Join(dir, "out.ORDERITEMS_SUBFORM.csv")
+			if tc.file == "out.xlsx" {
+				main, lines = out+" (sheet ORDERS)", out+" (sheet ORDERITEMS_SUBFORM)"
+			}
+			if want := []Written{{Name: "ORDERS", Rows: 2, To: main}, {Name: "ORDERITEMS_SUBFORM of ORDERS", Rows: 2, To: lines}}; err != nil || !reflect.DeepEqual(written, want) {
+				t.Fatalf("Write: %+v %v, want %+v", written, err, want)
 			}
 			read := func(o source.Options, defName string) (*source.Header, [][]source.Cell) {
 				if o.Name == "" {

@@ -130,7 +130,7 @@ func (a *app) writeExport(out string, es ...export.Export) error {
 			}
 		}
 	}
-	counts, err := export.Write(out, es...)
+	written, err := export.Write(out, es...)
 	err = a.workbookWritten(err)
 	for _, e := range es {
 		e.Rows.Close()
@@ -141,8 +141,8 @@ func (a *app) writeExport(out string, es ...export.Export) error {
 	if err != nil {
 		return withCode(exportCode(err), fmt.Errorf("export: %w", err))
 	}
-	for i, e := range es {
-		fmt.Fprintf(a.stdout, "%s: %s to %s\n", e.Entity.Name, diag.Count(counts[i], "row", "rows"), out)
+	for _, w := range written {
+		fmt.Fprintf(a.stdout, "%s: %s to %s\n", w.Name, diag.Count(w.Rows, "row", "rows"), w.To)
 	}
 	return nil
 }
