@@ -350,8 +350,12 @@ func (c *checker) form(where string, typ *odata.EntityType, fields []*plan.Field
 			continue
 		}
 		gotText := show(g)
-		if !present {
-			gotText = "no value (the field is not written)"
+		switch {
+		case present:
+		case writes(f.Name) != "":
+			gotText = "no value (the record leaves the field out: its value is blank)"
+		default:
+			gotText = "no value (the plan does not write the field)"
 		}
 		c.fail(TestFailure{Where: where, At: f.Pos, Field: f.Name, Expected: show(w), Got: gotText, Plan: writes(f.Name)})
 	}

@@ -131,6 +131,17 @@ func TestRunTests(t *testing.T) {
     expect:
       - fields: {CUSTNAME: C1}
 `, []string{`t: plan.yaml:35:9 record 1 CUSTDES: expected no value (exact: true), got "F" (plan.yaml:14:7)`}},
+		{"no value", `  - name: t
+    step: orders
+    given:
+      agents: [{Old: A1, New: "017"}]
+      lines: [{Order: SO1, Agent: A1, Date: "", Part: P, Qty: 1}]
+    expect:
+      - fields: {CUSTNAME: "017", CURDATE: 2026-11-03, DETAILS: x}
+`, []string{
+			`t: plan.yaml:36:44 record 1 CURDATE: expected "2026-11-03", got no value (the record leaves the field out: its value is blank) (plan.yaml:22:7)`,
+			`t: plan.yaml:36:65 record 1 DETAILS: expected "x", got no value (the plan does not write the field) ()`,
+		}},
 		{"row errors", `  - name: t
     step: orders
     given:
