@@ -307,7 +307,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	sum.Warnings = append(r.opts.formattedWarnings(), r.opts.unmade.warnings()...)
-	sum.Unchecked = r.opts.unmade.count()
+	sum.Unchecked, sum.UncheckedMore = r.opts.unmade.count()
 	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()
 	for i := range sum.Steps {

@@ -82,6 +82,9 @@ type Summary struct {
 	// (unmadeRefs): their records load only if the company has them, which
 	// the dry run counts them as doing, with a warning each field.
 	Unchecked int
+	// UncheckedMore: Unchecked is a lower bound; more distinct values were
+	// named than the memory budget keeps apart (a warning says so).
+	UncheckedMore bool
 	// InsertsUnread (dry run) counts the records of insert steps, with a
 	// key of their own, it predicts sent without reading what the company
 	// holds: a key it holds already is a conflict apply fails. (A document
@@ -101,8 +104,11 @@ type Summary struct {
 func (s *Summary) Caveat() string {
 	var as []string
 	if s.Unchecked > 0 {
-		as = append(as, fmt.Sprintf("has the %s that no step creates and nothing checks (warnings below)",
-			diag.Count(s.Unchecked, "value records name", "values records name")))
+		what := diag.Count(s.Unchecked, "value records name", "values records name")
+		if s.UncheckedMore {
+			what = fmt.Sprintf("%d or more values records name", s.Unchecked)
+		}
+		as = append(as, fmt.Sprintf("has the %s that no step creates and nothing checks (warnings below)", what))
 	}
 	if s.InsertsUnread > 0 {
 		as = append(as, fmt.Sprintf("holds none of the keys of the %s insert steps write (not read: `migrate diff` compares them)",

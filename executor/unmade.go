@@ -46,6 +46,7 @@ type unmadeRefs struct {
 	kept     int
 	finished map[string][]*madeKeys // entity → its steps read to their end
 	tooMany  map[string]bool        // entity → its keys passed cap
+	more     bool                   // values no step makes passed cap: not all counted
 	found    map[[3]string]*unmade  // (step, field, entity named)
 	order    [][3]string
 	// version counts the steps done; looked is, per step whose records
@@ -67,9 +68,10 @@ type madeKeys struct {
 	keys        map[uint64]struct{}
 }
 
-// unmade is what one field of one step names that no step makes.
+// unmade is what one field of one step names that no step makes: the
+// distinct values (their hashes), and the first with its record's place.
 type unmade struct {
-	count      int
+	values     map[uint64]struct{}
 	value, loc string
 }
 
@@ -245,30 +247,42 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	look(rec.Fields, rec.Children)
 }
 
+// add files a value that no step makes. Its distinct values are kept
+// apart within the cap, with the keys the steps make; past it, a new one
+// is not counted, and the count says it is a lower bound (more).
 func (u *unmadeRefs) add(at [3]string, value string, rec *transform.Record) {
+	h := u.hash(value)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	m := u.found[at]
 	if m == nil {
-		m = &unmade{value: value, loc: rec.Loc.String()}
+		m = &unmade{values: map[uint64]struct{}{}, value: value, loc: rec.Loc.String()}
 		u.found[at] = m
 		u.order = append(u.order, at)
 	}
-	m.count++
+	if _, ok := m.values[h]; ok {
+		return
+	}
+	if u.kept >= u.cap && len(m.values) > 0 {
+		u.more = true
+		return
+	}
+	m.values[h] = struct{}{}
+	u.kept++
 }
 
-// count is how many values the look found.
-func (u *unmadeRefs) count() int {
+// count is how many distinct values the look found for each field, added
+// up; more: there were others, past the cap, not counted.
+func (u *unmadeRefs) count() (n int, more bool) {
 	if u == nil {
-		return 0
+		return 0, false
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	n := 0
 	for _, m := range u.found {
-		n += m.count
+		n += len(m.values)
 	}
-	return n
+	return n, u.more
 }
 
 // warnings are what the look found, a warning per field and entity named,
@@ -285,8 +299,12 @@ func (u *unmadeRefs) warnings() []diag.Diagnostic {
 		m := u.found[at]
 		step, field, entity := at[0], at[1], at[2]
 		more := ""
-		if m.count > 1 {
-			more = fmt.Sprintf(" (and %d more values)", m.count-1)
+		switch n := len(m.values) - 1; {
+		case u.more:
+			// Some field's values passed the cap: this one's may have.
+			more = fmt.Sprintf(" (and %d or more other values: more than --memory keeps apart were named)", n)
+		case n > 0:
+			more = fmt.Sprintf(" (and %s)", diag.Count(n, "other value", "other values"))
 		}
 		d := diag.New(diag.Warning, diag.ParseRange(m.loc), fmt.Sprintf(
 			"%s %q names a %s that no step of the plan creates%s, and nothing checks the company for it: its record is counted as loading, which holds only if the company has it (add exists: {%s: %s} to step %s to check before anything is sent)",

@@ -37,8 +37,8 @@ func TestUnmadeRefs(t *testing.T) {
 		count int
 	}{
 		{"every value made", []string{"parts", "more+P9", "customers"}, 100, [2]string{}, nil, 0},
-		{"a part no step makes, twice", []string{"parts", "more", "customers"}, 100, [2]string{},
-			[]string{`PARTNAME "P9" names a LOGPART that no step of the plan creates (and 1 more values)`}, 2},
+		{"a part no step makes, named twice: one value", []string{"parts", "more", "customers"}, 100, [2]string{},
+			[]string{`PARTNAME "P9" names a LOGPART that no step of the plan creates, and nothing checks`}, 1},
 		{"one of two steps of LOGPART not read yet: not looked at", []string{"parts", "customers"}, 100, [2]string{}, nil, 0},
 		{"an exists: check looks the field up", []string{"parts", "more", "customers"}, 100, [2]string{"orders", "PARTNAME"}, nil, 0},
 		{"too many keys to keep", []string{"customers", "parts", "more"}, 2, [2]string{},
@@ -81,8 +81,8 @@ func TestUnmadeRefs(t *testing.T) {
 					t.Errorf("warning %q, want %q in it", got[i], w)
 				}
 			}
-			if c := u.count(); c != tt.count {
-				t.Errorf("count %d, want %d", c, tt.count)
+			if c, more := u.count(); c != tt.count || more {
+				t.Errorf("count %d (more %v), want %d", c, more, tt.count)
 			}
 		})
 	}
@@ -122,7 +122,38 @@ func TestMadeByNoStep(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], `FAMILYNAME "F1" names a FAMILY_LOG that no step of the plan creates, and nothing checks`) {
 		t.Errorf("warnings %q, want one of FAMILYNAME F1", msgs)
 	}
-	if c := u.count(); c != 1 {
+	if c, _ := u.count(); c != 1 {
 		t.Errorf("count %d, want 1", c)
+	}
+}
+
+// TestUnmadeCountDistinct: the values no step makes are counted once each
+// however many records name them; past the cap, a new value is not
+// counted and the count says it is a lower bound.
+func TestUnmadeCountDistinct(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cap, count int
+		more       bool
+		inWarning  string
+	}{
+		{100, 2, false, `FAMILYNAME "F1" names a FAMILY_LOG that no step of the plan creates (and 1 other value), and`},
+		{1, 1, true, `(and 0 or more other values: more than --memory keeps apart were named)`},
+	} {
+		u := newLook(map[string]string{}, map[string]string{"parts": "LOGPART"}, tt.cap)
+		u.unmade = []unmadeSet{{set: "FAMILY_LOG", key: "FAMILYNAME"}}
+		for i, fam := range []string{"F1", "F1", "F2", "F1"} {
+			u.note("parts", fixture.Rec("parts", "LOGPART", "", i+2, map[string]any{"FAMILYNAME": fam}).Record)
+		}
+		if c, more := u.count(); c != tt.count || more != tt.more {
+			t.Errorf("cap %d: count %d more %v, want %d %v", tt.cap, c, more, tt.count, tt.more)
+		}
+		if ws := u.warnings(); len(ws) != 1 || !strings.Contains(ws[0].Message(), tt.inWarning) {
+			t.Errorf("cap %d: warnings %v, want one with %q", tt.cap, ws, tt.inWarning)
+		}
+		s := &Summary{Unchecked: tt.count, UncheckedMore: tt.more}
+		if want := map[bool]string{false: "has the 2 values records name", true: "has the 1 or more values records name"}[tt.more]; !strings.Contains(s.Caveat(), want) {
+			t.Errorf("cap %d: caveat %q, want %q in it", tt.cap, s.Caveat(), want)
+		}
 	}
 }
