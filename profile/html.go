@@ -118,9 +118,9 @@ func times(n int) string {
 }
 
 // Blocking counts the findings of a column that would make a load fail:
-// values too long, blanks of a mandatory field, text in a number column, keys twice (also in another
-// case), references missing. Spaces, date layouts and numbers stored as
-// text are for a person to judge.
+// values too long, blanks of a mandatory field, text in a number column,
+// keys twice (also in another case), references missing. Spaces, date
+// layouts and numbers stored as text are for a person to judge.
 func (c *Column) Blocking() int {
 	n := len(c.Duplicates) + len(c.CaseDuplicates) + len(c.Missing)
 	for _, f := range []Finding{c.TooLong, c.BlankMandatory, c.TextInNumbers} {
