@@ -95,7 +95,11 @@ func (c *Column) Items() []Item {
 		add("bad", fmt.Sprintf("key %q given %s%s", g.Value, times(g.Count), unless), g.Finding)
 	}
 	for _, g := range c.CaseDuplicates {
-		add("bad", fmt.Sprintf("keys that differ only in case: %s%s", quoteAll(g.Values), unless), g.Finding)
+		if c.CaseCollides() {
+			add("bad", fmt.Sprintf("keys that differ only in case, one key once the plan's expression folds case: %s%s", quoteAll(g.Values), unless), g.Finding)
+		} else {
+			add("warn", fmt.Sprintf("keys that differ only in case, two records as the plan writes them (the same one twice?): %s%s", quoteAll(g.Values), unless), g.Finding)
+		}
 	}
 	for _, m := range c.Missing {
 		what := fmt.Sprintf("%q not in %s (%s), %s", m.Value, m.In, m.Why, times(m.Count))
@@ -119,10 +123,15 @@ func times(n int) string {
 
 // Blocking counts the findings of a column that would make a load fail:
 // values too long, blanks of a mandatory field, text in a number column,
-// keys twice (also in another case), references missing. Spaces, date
-// layouts and numbers stored as text are for a person to judge.
+// keys twice (in another case too, where an expression makes them one:
+// CaseCollides), references missing. Spaces, date layouts, numbers stored
+// as text and keys in two cases written as they are are for a person to
+// judge.
 func (c *Column) Blocking() int {
-	n := len(c.Duplicates) + len(c.CaseDuplicates) + len(c.Missing)
+	n := len(c.Duplicates) + len(c.Missing)
+	if c.CaseCollides() {
+		n += len(c.CaseDuplicates)
+	}
 	for _, f := range []Finding{c.TooLong, c.BlankMandatory, c.TextInNumbers} {
 		if f.Count > 0 {
 			n++

@@ -165,7 +165,7 @@ func FromFile(path string, o FileOptions) Options {
 		return source.Open(source.Options{Name: path, Path: path, Sheet: o.Sheet, Delimiter: o.Delimiter})
 	}
 	for _, k := range o.Keys {
-		in.Uses = append(in.Uses, Use{Column: k, Field: "--key", Key: true})
+		in.Uses = append(in.Uses, Use{Column: k, Field: "--key", Key: true, Direct: true})
 	}
 	return Options{Sources: []Input{in}}
 }

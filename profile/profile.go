@@ -96,6 +96,21 @@ func (u Use) Label() string {
 // so the column's values are not the field's.
 func (u Use) Computed() bool { return u.Form != "" && !u.Direct }
 
+// CaseCollides says whether the column's keys that differ only in case
+// are one key to the load: a key or group computed from the column by an
+// expression, which may fold case (upper(row.Code)), where the dry run's
+// row error says a record's key comes twice. Written as it is, P-1 and
+// p-1 are two keys and load as two records: a finding for a person to
+// judge (the same one twice?), not a failure.
+func (c *Column) CaseCollides() bool {
+	for _, u := range c.Fields {
+		if (u.Key || u.Group) && u.Computed() {
+			return true
+		}
+	}
+	return false
+}
+
 // Ref says the values of one column must be found in another source's
 // column, or among an entity's keys on the target.
 type Ref struct {

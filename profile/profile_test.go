@@ -20,10 +20,7 @@ import (
 // csvInput writes rows to a CSV file and gives it as an input.
 func csvInput(t *testing.T, name string, rows ...string) Input {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeFile(t, name, strings.Join(rows, "\n")+"\n")
 	return Input{Name: name, File: name, Open: func() (source.Reader, error) {
 		return source.Open(source.Options{Name: name, Path: path})
 	}}
@@ -393,4 +390,54 @@ func TestRunDateInNumberField(t *testing.T) {
 	if note := column(t, res, "parts", "Note"); note.TextInNumbers.Count != 0 || note.Blocking() != 0 {
 		t.Errorf("Note: not numbers %+v, blocking %d, want none", note.TextInNumbers, note.Blocking())
 	}
+}
+
+// TestCaseDuplicateBlocks: keys that differ only in case make a load fail
+// where an expression computes the key from the column (it may fold case:
+// the dry run's row error says the key comes twice), and not where the
+// column is the key as it is (two keys, two records, as the dry run loads
+// them); a file's --key is the column as it is.
+func TestCaseDuplicateBlocks(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, class, in string
+		use             Use
+		blocking        int
+	}{
+		{"written as it is", "warn", "two records as the plan writes them",
+			Use{Column: "Code", Step: "parts", Form: "LOGPART", Field: "PARTNAME", Direct: true, Key: true}, 0},
+		{"computed", "bad", "one key once the plan's expression folds case",
+			Use{Column: "Code", Step: "parts", Form: "LOGPART", Field: "PARTNAME", Expr: "upper(row.Code)", Key: true}, 1},
+		{"a group computed", "bad", "one key once",
+			Use{Column: "Code", Step: "orders", Form: "ORDERS", Field: "group_by", Expr: "trim(row.Code)", Group: true}, 1},
+	} {
+		parts := csvInput(t, "parts.csv", "Code", "P-1", "p-1")
+		parts.Uses = []Use{tt.use}
+		res, err := Run(context.Background(), Options{Sources: []Input{parts}, Cells: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := column(t, res, "parts.csv", "Code")
+		items := c.Items()
+		if c.Blocking() != tt.blocking || len(items) != 1 || items[0].Class != tt.class || !strings.Contains(items[0].What, tt.in) {
+			t.Errorf("%s: blocking %d, items %+v; want %d, one %s item with %q", tt.name, c.Blocking(), items, tt.blocking, tt.class, tt.in)
+		}
+	}
+	res, err := Run(context.Background(), FromFile(writeFile(t, "k.csv", "Code\nP-1\np-1\n"), FileOptions{Keys: []string{"Code"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := &res.Sources[0].Columns[0]; c.Blocking() != 0 || len(c.CaseDuplicates) != 1 {
+		t.Errorf("--key: blocking %d, case duplicates %+v; want 0 and one", c.Blocking(), c.CaseDuplicates)
+	}
+}
+
+// writeFile writes text to a file name in a folder of its own.
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

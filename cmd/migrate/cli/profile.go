@@ -61,6 +61,7 @@ type profileColumnJSON struct {
 	Group               bool                 `json:"group"`
 	Duplicates          []profileGroupJSON   `json:"duplicates"`
 	CaseDuplicates      []profileGroupJSON   `json:"case_duplicates"`
+	CaseCollides        bool                 `json:"case_collides,omitempty"`
 	Missing             []profileMissingJSON `json:"missing"`
 	MissingApproximate  bool                 `json:"missing_approximate,omitempty"`
 }
@@ -297,7 +298,7 @@ func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
 				NumbersAsText: findingJSON(c.NumbersAsText), TextInNumbers: findingJSON(c.TextInNumbers),
 				DateLayouts: []profileLayoutJSON{}, Spaces: findingJSON(c.Spaces), Key: c.Key, Group: c.Group,
 				Duplicates: []profileGroupJSON{}, CaseDuplicates: []profileGroupJSON{}, Missing: []profileMissingJSON{},
-				MissingApproximate: c.MissingApprox}
+				MissingApproximate: c.MissingApprox, CaseCollides: c.CaseCollides()}
 			for _, t := range c.Top {
 				cj.Top = append(cj.Top, profileCountJSON(t))
 			}
