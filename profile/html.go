@@ -70,7 +70,7 @@ func (c *Column) Items() []Item {
 		if u.Mandatory {
 			when := ""
 			if u.When != "" {
-				when = fmt.Sprintf(", unless step %s's when: %s skips the row", u.Step, u.When)
+				when = fmt.Sprintf(", unless when: %s skips the row", u.When)
 			}
 			add("bad", fmt.Sprintf("blank, where %s is mandatory: the server refuses the record (%s%s)", u.Label(), diag.Count(c.BlankMandatory.Count, "row", "rows"), when), c.BlankMandatory)
 			break

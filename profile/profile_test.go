@@ -338,7 +338,7 @@ func TestRunBlankMandatory(t *testing.T) {
 		t.Errorf("Desc: %d blocking, want 1", desc.Blocking())
 	}
 	items := desc.Items()
-	if len(items) != 1 || items[0].What != `blank, where LOGPART.PARTDES is mandatory: the server refuses the record (2 rows, unless step parts's when: row.Code != "A3" skips the row)` {
+	if len(items) != 1 || items[0].What != `blank, where LOGPART.PARTDES is mandatory: the server refuses the record (2 rows, unless when: row.Code != "A3" skips the row)` {
 		t.Errorf("Desc: items %+v", items)
 	}
 	for _, name := range []string{"Note", "Unit"} {

@@ -45,9 +45,10 @@ type Use struct {
 	// not number it and its record is always created (an insert step's, a
 	// sub-form's line): a blank value is a row error.
 	Mandatory bool
-	// When is the step's when: expression, "" for none, of a key or a
-	// mandatory field: rows it skips give no record, so their keys cannot
-	// repeat another's and their blanks refuse nothing.
+	// When is the when: expression that skips the rows, "" for none: of a
+	// key, the step's (rows it skips give no record, so their keys cannot
+	// repeat another's); of a mandatory field, its form's (a sub-form's
+	// own, else the step's: the blanks of rows it skips refuse nothing).
 	When string
 }
 
@@ -73,7 +74,7 @@ func (p *Program) Uses() []Use {
 		}
 		src := st.Source
 		grouped := sp.groupBy != nil
-		add := func(field string, c *compiled, pos plan.Pos, key, mandatory bool, form, source string, prop *odata.Property, exists *plan.Exists) {
+		add := func(field string, c *compiled, pos plan.Pos, key, mandatory bool, when *plan.Expr, form, source string, prop *odata.Property, exists *plan.Exists) {
 			if c == nil || c.expr == nil || c.prog == nil {
 				return
 			}
@@ -82,8 +83,11 @@ func (p *Program) Uses() []Use {
 			if exists != nil {
 				base.Exists, base.ExistsPos = exists.Entity, exists.Pos
 			}
-			if (key && !grouped || mandatory) && st.When != nil {
+			switch {
+			case key && !grouped && st.When != nil:
 				base.When = st.When.Src
+			case mandatory && when != nil:
+				base.When = when.Src
 			}
 			if c.column != "" {
 				base.Column, base.Direct = c.column, true
@@ -102,28 +106,34 @@ func (p *Program) Uses() []Use {
 		// With group_by a record is a group of rows: its id and key are
 		// given by every row of the group, so they repeat by design (Group).
 		if sp.id != nil {
-			add("id", sp.id, sp.id.pos, true, false, st.Entity, src, nil, nil)
+			add("id", sp.id, sp.id.pos, true, false, nil, st.Entity, src, nil, nil)
 		}
 		if sp.groupBy != nil {
-			add("group_by", sp.groupBy, sp.groupBy.pos, true, false, st.Entity, src, nil, nil)
+			add("group_by", sp.groupBy, sp.groupBy.pos, true, false, nil, st.Entity, src, nil, nil)
 		}
-		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string)
-		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string) {
+		// when is the when: that skips the form's rows: the step's, or a
+		// sub-form's own (its lines), else its parent's.
+		var walk func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string, when *plan.Expr)
+		walk = func(f *form, name string, exists []*plan.Exists, subs []*plan.Subform, top bool, source string, when *plan.Expr) {
 			ex := map[string]*plan.Exists{}
 			for _, e := range exists {
 				ex[e.Field] = e
 			}
 			for _, fl := range f.fields {
-				add(fl.name, fl.expr, fl.pos, top && keys[fl.name], fl.mandatory && f.creates, name, source, fl.prop, ex[fl.name])
+				add(fl.name, fl.expr, fl.pos, top && keys[fl.name], fl.mandatory && f.creates, when, name, source, fl.prop, ex[fl.name])
 			}
 			for i, s := range f.subs {
 				if i >= len(subs) || s.kind == subEach || s.source == nil {
 					continue
 				}
-				walk(&s.form, s.name, subs[i].Exists, subs[i].Subforms, false, s.source.Name)
+				lineWhen := when
+				if subs[i].When != nil {
+					lineWhen = subs[i].When
+				}
+				walk(&s.form, s.name, subs[i].Exists, subs[i].Subforms, false, s.source.Name, lineWhen)
 			}
 		}
-		walk(&sp.form, st.Entity, st.Exists, st.Subforms, true, src)
+		walk(&sp.form, st.Entity, st.Exists, st.Subforms, true, src, st.When)
 	}
 	return out
 }

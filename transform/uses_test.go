@@ -57,7 +57,8 @@ func TestUses(t *testing.T) {
 // TestUsesMandatory: a field the metadata marks mandatory is Mandatory in
 // a record that is always created (an insert step's, a sub-form's line),
 // where a blank is a row error, and not in an upsert's, which leaves a
-// blank out; a mandatory field's step's when: is given with it.
+// blank out; the when: that skips its rows is given with it (a line's,
+// its sub-form's own).
 func TestUsesMandatory(t *testing.T) {
 	t.Parallel()
 	md := demoMetadata()
@@ -73,7 +74,7 @@ func TestUsesMandatory(t *testing.T) {
 			{Name: "customers", Entity: "CUSTOMERS", Source: "cust", When: xp(`row.Skip != "y"`), Fields: fields("CUSTNAME", "row.Code", "CUSTDES", "row.Name")},
 			{Name: "again", Entity: "CUSTOMERS", Source: "cust", Mode: plan.ModeUpsert, Fields: fields("CUSTNAME", "row.Code", "CUSTDES", "row.Name")},
 			{Name: "orders", Entity: "ORDERS", Source: "lines", GroupBy: xp("row.Order"), Fields: fields("ORDNAME", "row.Order"),
-				Subforms: []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Source: "group", Fields: fields("PARTNAME", "row.Part")}}},
+				Subforms: []*plan.Subform{{Name: "ORDERITEMS_SUBFORM", Source: "group", When: xp(`row.Qty != "0"`), Fields: fields("PARTNAME", "row.Part")}}},
 		},
 	}
 	prog := mustCompile(t, p, md, testOptions())
@@ -83,7 +84,7 @@ func TestUsesMandatory(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s.%s when=%q", u.Step, u.Form, u.Field, u.When))
 		}
 	}
-	want := []string{`customers CUSTOMERS.CUSTDES when="row.Skip != \"y\""`, `orders ORDERITEMS_SUBFORM.PARTNAME when=""`}
+	want := []string{`customers CUSTOMERS.CUSTDES when="row.Skip != \"y\""`, `orders ORDERITEMS_SUBFORM.PARTNAME when="row.Qty != \"0\""`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mandatory uses:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
