@@ -108,6 +108,19 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 	return u
 }
 
+// Unloaded are the entity sets of the metadata that no step of the plan
+// loads, by their one key field (where no other set has that key): a
+// step's field of that name names a record the company must hold, as the
+// dry run's look at values no step makes takes it (a part's FAMILYNAME
+// names a FAMILY_LOG). migrate profile checks those against the target.
+func (p *Prepared) Unloaded() map[string]string {
+	out := map[string]string{}
+	for _, us := range madeByNoStep(p.Plan, p.Metadata) {
+		out[us.key] = us.set
+	}
+	return out
+}
+
 // unmadeSet is an entity set no step makes, and its one key field.
 type unmadeSet struct{ set, key string }
 

@@ -51,7 +51,15 @@ func FromPlan(pr *executor.Prepared) Options {
 		seen[k] = true
 		opts.Refs = append(opts.Refs, r)
 	}
+	unloaded := pr.Unloaded()
 	for _, u := range uses {
+		// A field named as the key of an entity no step loads names a
+		// record the company must hold (the dry run's caveat): checked on
+		// the target, as an exists: would be.
+		if set := unloaded[u.Field]; set != "" && u.Direct && u.Exists == "" && u.Lookup == "" && sourceIsFile(p, u.Source) {
+			addRef(Ref{Source: u.Source, Column: u.Column, ToEntity: set,
+				Why: fmt.Sprintf("%s is the key of %s, which no step loads (%s)", u.Field, set, u.Pos)})
+		}
 		if u.Exists != "" {
 			why := fmt.Sprintf("exists: %s: %s (%s)", u.Field, u.Exists, u.ExistsPos)
 			key := u.Field
