@@ -59,9 +59,12 @@ func (v undoHuman) Undo(sum *undo.Summary, yes bool) error {
 		// What it wrote is in a document the run created, which goes.
 		fmt.Fprintln(w, "goes with the document the run created:", r)
 	}
-	if !yes {
+	switch {
+	case !yes && len(sum.Actions) == 0:
+		fmt.Fprintf(w, "nothing to undo on %s\n", target)
+	case !yes:
 		fmt.Fprintf(w, "%s on %s; run again with --yes to do it\n", diag.Count(len(sum.Actions), "action", "actions"), target)
-	} else {
+	default:
 		fmt.Fprintf(w, "%d done, %d failed, %d skipped\n", sum.Done, sum.Failed, len(sum.Skipped))
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestViews(t *testing.T) {
 		}, `"journals"`, "== company b: p.b.journal ==\n"},
 		{"undo", func(a *app, j bool) error {
 			return a.undoView(j).Undo(&undo.Summary{Target: "https://erp/odata/demo"}, false)
-		}, `"target"`, "0 actions on https://erp/odata/demo; run again with --yes to do it\n"},
+		}, `"target"`, "nothing to undo on https://erp/odata/demo\n"},
 		{"verify", func(a *app, j bool) error {
 			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "", "")
 		}, `"target"`, "0 records differ; 0 calls\n"},
