@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/executor"
@@ -285,7 +286,10 @@ func printVerify(w io.Writer, v verifyJSON) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "step\tcontrol total\tsent\ttarget")
+	if slices.ContainsFunc(v.Steps, func(s verifyStepJSON) bool { return len(s.Totals) > 0 }) {
+		// Nothing committed, nothing totalled: no header over no rows.
+		fmt.Fprintln(tw, "step\tcontrol total\tsent\ttarget")
+	}
 	for _, s := range v.Steps {
 		for _, t := range s.Totals {
 			target := t.Target

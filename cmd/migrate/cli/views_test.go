@@ -114,3 +114,22 @@ func TestViews(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintVerifyTotalsHeader: verify's control totals have a header only
+// over totals; a run that committed nothing has none to show.
+func TestPrintVerifyTotalsHeader(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		totals []controlTotalJSON
+		header bool
+	}{
+		{nil, false},
+		{[]controlTotalJSON{{What: "records", Source: "3", Target: "3"}}, true},
+	} {
+		var b strings.Builder
+		printVerify(&b, verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{{Name: "parts", Entity: "LOGPART", Totals: tt.totals}}})
+		if got := strings.Contains(b.String(), "control total"); got != tt.header {
+			t.Errorf("totals %v: header %v, want %v:\n%s", tt.totals, got, tt.header, b.String())
+		}
+	}
+}
