@@ -240,7 +240,7 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	look = func(fields map[string]any, kids []*transform.Child) {
 		for _, us := range u.unmade {
 			if v, ok := fields[us.key]; ok && v != nil && !u.skip[[2]string{step, us.key}] {
-				u.add([3]string{step, us.key, us.set}, fmt.Sprint(v), rec)
+				u.add([3]string{step, us.key, us.set}, u.hash(v), v, rec)
 			}
 		}
 		for _, ms := range sets {
@@ -250,7 +250,7 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 			}
 			h := u.hash(v)
 			if !slices.ContainsFunc(ms, func(m *madeKeys) bool { _, ok := m.keys[h]; return ok }) {
-				u.add([3]string{step, ms[0].field, u.entity[ms[0].step]}, fmt.Sprint(v), rec)
+				u.add([3]string{step, ms[0].field, u.entity[ms[0].step]}, h, v, rec)
 			}
 		}
 		for _, c := range kids {
@@ -260,16 +260,16 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	look(rec.Fields, rec.Children)
 }
 
-// add files a value that no step makes. Its distinct values are kept
-// apart within the cap, with the keys the steps make; past it, a new one
-// is not counted, and the count says it is a lower bound (more).
-func (u *unmadeRefs) add(at [3]string, value string, rec *transform.Record) {
-	h := u.hash(value)
+// add files a value v (its hash h) that no step makes. Its distinct
+// values are kept apart within the cap, with the keys the steps make;
+// past it, a new one is not counted, and the count says it is a lower
+// bound (more).
+func (u *unmadeRefs) add(at [3]string, h uint64, v any, rec *transform.Record) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	m := u.found[at]
 	if m == nil {
-		m = &unmade{values: map[uint64]struct{}{}, value: value, loc: rec.Loc.String()}
+		m = &unmade{values: map[uint64]struct{}{}, value: fmt.Sprint(v), loc: rec.Loc.String()}
 		u.found[at] = m
 		u.order = append(u.order, at)
 	}
