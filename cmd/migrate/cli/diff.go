@@ -31,6 +31,10 @@ type diffJSON struct {
 	// Unchecked: as the dry run's (values records name that no step
 	// creates and nothing checks).
 	Unchecked int `json:"unchecked,omitempty"`
+	// caveat is the engine's Summary.Caveat, which the text says after
+	// the counts (a diff reads what insert steps write: Unchecked is all
+	// it can leave open).
+	caveat string `json:"-"`
 }
 
 type diffStepJSON struct {
@@ -172,6 +176,7 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 		v.Refused = res.Summary.Refused
 		v.Warnings = warningsOf(res.Summary.Warnings)
 		v.Unchecked = res.Summary.Unchecked
+		v.caveat = res.Summary.Caveat()
 	}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
@@ -205,10 +210,8 @@ func printDiff(w io.Writer, v diffJSON) {
 	if v.Refused != "" {
 		fmt.Fprintf(w, "apply would not start: %s; nothing would be written. What follows is what it would do were it started as things stand.\n", v.Refused)
 	}
-	// The engine's caveat, of what the document holds (a diff reads what
-	// insert steps write: Unchecked is all it can leave open).
-	if c := (&executor.Summary{Unchecked: v.Unchecked}).Caveat(); c != "" {
-		fmt.Fprintf(w, "This holds %s.\n", c)
+	if v.caveat != "" {
+		fmt.Fprintf(w, "This holds %s.\n", v.caveat)
 	}
 	if t := resumesText(v.Resumes); t != "" {
 		fmt.Fprintln(w, t)

@@ -133,3 +133,14 @@ func TestPrintVerifyTotalsHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffCaveatIsTheEngines: the diff's text says the engine's caveat as
+// the dry run's does, a lower bound included.
+func TestDiffCaveatIsTheEngines(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	printDiff(&b, diffDoc(&executor.DiffResult{Summary: &executor.Summary{Unchecked: 3, UncheckedMore: true}}))
+	if want := "This holds as far as the company has the 3 or more values records name"; !strings.Contains(b.String(), want) {
+		t.Errorf("diff says\n%s\nwant %q in it", b.String(), want)
+	}
+}
