@@ -115,16 +115,11 @@ func (a *app) apply(ctx context.Context, args []string) error {
 		return err
 	}
 	f.memory.apply()
-	companies, err := a.companiesOf(pos[0], f, o.runFlags)
-	if err != nil {
-		return err
-	}
-	if len(companies) > 0 {
-		return a.eachCompany(ctx, "apply", pos[0], f, companies, map[string]string{"--journal": o.journal}, false, func(sub *app, f checkFlags) error {
-			return sub.applyOne(ctx, pos[0], f, o)
-		})
-	}
-	return a.applyOne(ctx, pos[0], f, o)
+	return a.forCompanies(ctx, "apply", pos[0], f, o.runFlags, files{journal: o.journal}, false, func(sub *app, f checkFlags, fl files) error {
+		oc := o // the runs go on at once: each its own journal
+		oc.journal = fl.journal
+		return sub.applyOne(ctx, pos[0], f, oc)
+	})
 }
 
 // applyOne is one load: of the target's company, or (f.conn.shared) of

@@ -41,8 +41,8 @@ func (a *app) companiesOf(planPath string, f checkFlags, r runFlags) ([]string, 
 
 // forCompanies runs one for each company r chooses (companiesOf), each
 // with its files fl made its own, at once (eachCompany); or once, for the
-// company the target URL addresses, when r chooses none. plan and diff
-// predict apply's load so.
+// company the target URL addresses, when r chooses none. apply loads so,
+// and plan and diff predict its load so.
 func (a *app) forCompanies(ctx context.Context, cmd, planPath string, f checkFlags, r runFlags, fl files, offline bool, one func(sub *app, f checkFlags, fl files) error) error {
 	companies, err := a.companiesOf(planPath, f, r)
 	if err != nil {
