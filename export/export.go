@@ -75,10 +75,10 @@ func Write(out string, es ...Export) ([]Written, error) {
 		}
 	case ".csv":
 		files := uniqueNames(names, func(s string) string { return s })
-		w, err = newCSVExport(files, headers, out)
 		for i := range files {
 			to = append(to, csvPath(out, files, i))
 		}
+		w, err = newCSVExport(to, headers)
 	default:
 		return nil, fmt.Errorf("%s: an export is written as .xlsx or .csv", out)
 	}
@@ -320,10 +320,11 @@ type csvExport struct {
 	w     []*csv.Writer
 }
 
-func newCSVExport(names []string, headers [][]string, out string) (*csvExport, error) {
+// newCSVExport writes each level i, headers[i] first, to paths[i].
+func newCSVExport(paths []string, headers [][]string) (*csvExport, error) {
 	c := &csvExport{}
 	for i, h := range headers {
-		f, err := atomicfile.Create(csvPath(out, names, i), 0o600)
+		f, err := atomicfile.Create(paths[i], 0o600)
 		if err != nil {
 			c.abort()
 			return nil, err
