@@ -94,6 +94,10 @@ type journalStatus struct {
 
 type stepStatus struct {
 	Name      string `json:"name"`
+	Entity    string `json:"entity,omitempty"`
+	Records   int    `json:"records"`
+	Children  int    `json:"children"`
+	Errors    int    `json:"errors"`
 	Committed int    `json:"committed"`
 	Failed    int    `json:"failed"`
 	Skipped   int    `json:"skipped"`
@@ -139,7 +143,7 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
 	for _, s := range sum.Steps {
-		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived, s.Undone})
+		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Entity, s.Records, s.Children, s.Errors, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived, s.Undone})
 	}
 	if len(sum.Waived) > 0 {
 		st.view.Waived = waivedRecordsJSON(sum.Waived)
