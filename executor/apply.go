@@ -1527,8 +1527,9 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Carried = w.root.carriedOK()
 	}
 	re.Held = w.held
+	re.Built = countChildren(w.rec.Children)
 	if !w.failed {
-		sr.r.jr.committed(sr.step.Name, countChildren(w.rec.Children))
+		sr.r.jr.committed(sr.step.Name, re.Built)
 		re.Keyed = keyedRows(w)
 		w.journaled(re)
 		return journal.Entry{Kind: journal.KindRecord, Record: re}

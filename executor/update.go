@@ -233,6 +233,9 @@ func (sr *stepRun) startRead(w *work, resp read.Found, replace []string, diffs b
 	var rest []unit
 	for _, k := range root.kids {
 		if held[k] {
+			// The document holds it: the record has it, sent or not (a
+			// record partly loaded counts it among its lines).
+			k.done, k.status = true, 200
 			continue
 		}
 		rest = append(rest, flatten(k, nil))

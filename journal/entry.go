@@ -305,6 +305,13 @@ type RecordEntry struct {
 	// Carried counts the sub-form children a committed deep insert wrote
 	// inside its own sub-request (they have none of their own).
 	Carried int `json:"ch,omitempty"`
+	// Built counts the sub-form children the record was built with,
+	// nested ones too (its lines, texts and theirs), as the dry run counts
+	// them, whatever became of them: a line the document held already
+	// counts, as the record does, and a line a delta patched counts once.
+	// Journals before it have none: RecordState.Children counts what they
+	// wrote.
+	Built int `json:"bk,omitempty"`
 	// Reason is why the user waived a failed record (Status Waived,
 	// migrate resolve --waive): it will never load, and the run is
 	// complete without it. The failed record's rows and problems stay as

@@ -60,9 +60,13 @@ func (s *State) Size(step string) int {
 	return len(ss.Records) + ss.Settled.Committed + ss.Settled.Skipped
 }
 
-// Children counts the sub-form children (every sub-request path but the
-// entity's, "") the server committed for the record.
+// Children counts the sub-form children of the record: those it was built
+// with (Built), or, in a journal that does not say, every sub-request
+// path but the entity's ("") the server committed for it.
 func (r *RecordState) Children() int {
+	if r.Built > 0 {
+		return r.Built
+	}
 	n := r.kids + r.Carried // Carried: the lines a deep insert wrote in its body
 	for path, s := range r.Subs {
 		if path != "" && s.OK() {
@@ -401,6 +405,7 @@ type headRec struct {
 	LastSeq       int             `json:",omitempty"`
 	Kids          int             `json:",omitempty"`
 	Carried       int             `json:",omitempty"`
+	Built         int             `json:",omitempty"`
 	FailedInTrial bool            `json:",omitempty"`
 	Reason        string          `json:",omitempty"`
 	SrcHash       string          `json:",omitempty"`
@@ -425,7 +430,7 @@ func toHead(r *RecordState, sub func(*SubState) int) headRec {
 	hr := headRec{Step: r.Step, ID: r.ID, Key: r.Key, Created: r.Created, Loc: r.Loc, Errors: r.Errors,
 		Row: r.Row, Rows: r.Rows, Partly: r.Partly, Subs: subMap(r.Subs), Undo: subMap(r.Undo),
 		Undone: r.Undone, RowHash: r.RowHash, Final: r.final, FinalSeq: r.finalSeq, LastSeq: r.lastSeq, Kids: r.kids,
-		Carried: r.Carried, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash,
+		Carried: r.Carried, Built: r.Built, FailedInTrial: r.FailedInTrial, Reason: r.Reason, SrcHash: r.SrcHash,
 		Wrote: r.Wrote, Filled: r.Filled, LinesHash: r.LinesHash, WroteKids: r.WroteKids}
 	for _, s := range r.Extra {
 		hr.Extra = append(hr.Extra, sub(s))
@@ -451,7 +456,7 @@ func (hr headRec) restore(r *RecordState, at func(int) *SubState) bool {
 	var ok1, ok2 bool
 	r.Key, r.Created, r.Loc, r.Errors, r.Row, r.Rows, r.Partly = hr.Key, hr.Created, hr.Loc, hr.Errors, hr.Row, hr.Rows, hr.Partly
 	r.Undone, r.RowHash, r.final, r.finalSeq, r.lastSeq, r.kids = hr.Undone, hr.RowHash, hr.Final, hr.FinalSeq, hr.LastSeq, hr.Kids
-	r.Carried, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.FailedInTrial, hr.Reason, hr.SrcHash
+	r.Carried, r.Built, r.FailedInTrial, r.Reason, r.SrcHash = hr.Carried, hr.Built, hr.FailedInTrial, hr.Reason, hr.SrcHash
 	r.Wrote, r.Filled, r.LinesHash, r.WroteKids = hr.Wrote, hr.Filled, hr.LinesHash, hr.WroteKids
 	r.Subs, ok1 = subMap(hr.Subs)
 	r.Undo, ok2 = subMap(hr.Undo)

@@ -228,6 +228,8 @@ type RecordState struct {
 	Keyed []KeyedRow
 	// Carried: RecordEntry.Carried, of the latest record entry.
 	Carried int
+	// Built: RecordEntry.Built, of the latest record entry.
+	Built int
 	// Reason is why the record was waived (Status Waived).
 	Reason string
 	// SrcHash: RecordEntry.SrcHash, of the record as committed.
@@ -788,7 +790,7 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 				}
 				st.Undone[re.Step][re.ID] = true
 			}
-			rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Held = nil, nil, nil, nil, 0, nil
+			rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Built, rec.Held = nil, nil, nil, nil, 0, 0, nil
 			rec.Key, rec.Created, rec.final = "", false, ""
 			rec.finalSeq, rec.lastSeq = 0, 0
 		}
@@ -813,7 +815,7 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 	if re.RowHash != "" {
 		rec.RowHash = re.RowHash
 	}
-	rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Held
+	rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Built, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Built, re.Held
 	if re.Status == Committed {
 		rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash, rec.WroteKids = re.SrcHash, re.Wrote, re.Filled, re.LinesHash, re.WroteKids
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -171,6 +172,27 @@ func TestOneTruthOfADelta(t *testing.T) {
 	applied, sent = apply(ExitOK)
 	if len(sent) > 0 || applied.Requests != 0 || dry.Requests != 0 || applied.Delta.New+applied.Delta.Changed != 0 {
 		t.Errorf("a delta with nothing changed: %d batches written, %+v (predicted %+v)", len(sent), applied, dry)
+	}
+	// The lines the journal holds loaded are those of the sources now (none
+	// is gone from them): a line or text a delta patched is counted once,
+	// as the dry run of a fresh load of the sources counts it.
+	var held, fresh struct {
+		Steps []struct {
+			Name     string
+			Children int
+		}
+	}
+	for _, c := range []struct {
+		doc  any
+		args []string
+	}{{&held, []string{"status", jpath, "--json"}}, {&fresh, []string{"plan", planPath, "--journal", filepath.Join(dir, "fresh.journal"), "--json"}}} {
+		code, out := run(c.args...)
+		if err := json.Unmarshal([]byte(firstJSON(out)), c.doc); err != nil || code != ExitOK {
+			t.Fatalf("%v: exit %d, %v\n%s", c.args, code, err, out)
+		}
+	}
+	if !reflect.DeepEqual(held, fresh) {
+		t.Errorf("after the deltas the journal holds the lines %+v loaded; a fresh load of the sources builds %+v", held.Steps, fresh.Steps)
 	}
 
 	// verify finds what the load and the deltas left together, lines
