@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/migrate-tool/migrate/compare"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -32,8 +33,12 @@ import (
 
 // Delta is what changed in the sources since each record was loaded.
 type Delta struct {
-	// Sent is set when apply --delta sent it; unset, it was only listed.
+	// Sent is set when apply --delta sent it; unset, it was only listed,
+	// and nothing was read (no conflict is looked for).
 	Sent bool
+	// Predicted: the dry run's (plan --delta, diff --delta): Sent then
+	// says that apply --delta would send it.
+	Predicted bool
 	// Steps are the steps with something to say, in the plan's order.
 	Steps []DeltaStep
 }
@@ -110,6 +115,31 @@ func (d *Delta) Counts() (created, changed, gone, conflicts, unknown int) {
 	return
 }
 
+// Headline says in a line what changed and what became of it: listed
+// (nothing read or sent), predicted (what apply --delta would send) or
+// sent. Conflicts are counted only where the server was read.
+func (d *Delta) Headline() string {
+	n, c, g, x, _ := d.Counts()
+	t := fmt.Sprintf("delta since the last load: %d new, %d changed, %d gone", n, c, g)
+	if d.Sent {
+		t += ", " + diag.Count(x, "conflict", "conflicts")
+	}
+	switch {
+	case n+c+g+x == 0:
+		return t + " (nothing to send)"
+	case !d.Sent:
+		return t + " (listed: nothing read or sent; apply --delta reads the changed records for changes made on the server since, then sends the new records and lines and the changed fields; plan --delta predicts it)"
+	}
+	rest := ""
+	if x > 0 {
+		rest = "; not the conflicts"
+	}
+	if d.Predicted {
+		return t + " (apply --delta would send the new records and lines and patch the changed fields" + rest + ")"
+	}
+	return t + " (sent: the new records and lines created, the changed fields patched" + rest + ")"
+}
+
 // DeltaError is apply --delta or a delta listing that cannot go on: the
 // journal is not one a delta starts from.
 type DeltaError struct{ Journal, Reason string }
@@ -122,6 +152,7 @@ func (e *DeltaError) Error() string {
 type deltaRun struct {
 	send      bool
 	overwrite bool
+	predicted bool // the dry run's
 	mu        sync.Mutex
 	steps     map[string]*DeltaStep
 	seen      map[string]map[string]bool
@@ -163,7 +194,7 @@ func (d *deltaRun) add(fn func()) {
 
 // result is the delta in the plan's order.
 func (d *deltaRun) result(p *plan.Plan) *Delta {
-	out := &Delta{Sent: d.send}
+	out := &Delta{Sent: d.send, Predicted: d.predicted}
 	for _, s := range p.Steps {
 		ds := d.steps[s.Name]
 		if ds == nil {
@@ -644,10 +675,13 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		maps.Copy(ours, m) // the server's own form of what it took
 	}
 	c := deltaChecked{changed: map[string]any{}, before: map[string]any{}, shown: map[string]any{}, was: map[string]any{}, lineBefore: map[string]map[string]any{}}
-	check := func(p *odata.Property, line, field string, theirs, ours any, now json.RawMessage) {
-		if !compare.Value(p, theirs, ours) {
+	// A field the server holds otherwise than the journal wrote it was
+	// changed there since; unless it holds what the source gives now (the
+	// same change made on both sides), that change would be lost.
+	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage) {
+		if !compare.Value(p, theirs, ours) && !compare.Value(p, theirs, now) {
 			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
-				Ours: wire(ours), Theirs: wire(theirs), Now: now, Overwritten: r.delta.overwrite})
+				Ours: wire(ours), Theirs: wire(theirs), Now: nowJSON, Overwritten: r.delta.overwrite})
 		}
 	}
 	for _, f := range dw.fields {
@@ -655,7 +689,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		if t != nil {
 			p = t.Property(f.Field)
 		}
-		check(p, "", f.Field, cur[f.Field], ours[f.Field], f.Now)
+		check(p, "", f.Field, cur[f.Field], ours[f.Field], w.rec.Fields[f.Field], f.Now)
 		c.changed[f.Field] = w.rec.Fields[f.Field]
 		c.before[f.Field] = cur[f.Field]
 		c.shown[f.Field], c.was[f.Field] = c.changed[f.Field], c.before[f.Field]
@@ -672,6 +706,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		if !l.New {
 			same = r.svc.offline() || textHash(held) == l.was.TextHash
 		}
+		same = same || textHash(held) == textHash(now) // the same change made on the server
 		if !same {
 			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
 				Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
@@ -697,7 +732,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 			if lt != nil {
 				p = lt.Property(f.Field)
 			}
-			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], f.Now)
+			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now)
 			c.lineBefore[l.path][f.Field] = theirs[f.Field]
 			c.shown[l.Name()+"/"+f.Field], c.was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 		}

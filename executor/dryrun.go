@@ -185,6 +185,9 @@ func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
 	case listing:
 		r.delta = newDeltaRun(false, false)
 	}
+	if r.delta != nil {
+		r.delta.predicted = true
+	}
 	return "", nil
 }
 

@@ -173,6 +173,12 @@ func (s *Summary) Resumes() string {
 		return fmt.Sprintf("apply would refuse to resume %s (%s): this predicts a new journal (apply --allow-plan-change resumes it, leaving out what it holds loaded; --journal NEW loads everything again).", s.Journal, s.Stale)
 	}
 	one := s.Loaded == 1
+	if s.Delta != nil && s.Delta.Sent {
+		// A delta goes on from the journal: what it holds loaded is
+		// compared with the sources, not left out.
+		return fmt.Sprintf("apply --delta would go on from %s: of the %s it holds loaded, it sends only what changed in the sources since (below).", s.Journal,
+			diag.Count(s.Loaded, "record", "records"))
+	}
 	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,
 		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], them(s.Loaded))
 	if s.InDoubt > 0 {

@@ -266,7 +266,7 @@ func (a *app) applyExit(cn *conn, err error, sum *executor.Summary, view *runJSO
 		return nil
 	case sum.Interrupted || len(sum.Undecided) > 0:
 		return silent(ExitInterrupted)
-	case len(sum.Errors) > 0, view.Delta != nil && view.Delta.Conflicts > 0:
+	case len(sum.Errors) > 0, view.Delta.conflicted():
 		return silent(ExitData)
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		return silent(ExitInterrupted) // the rest is pending: apply again

@@ -86,6 +86,11 @@ func TestOneTruthOfADelta(t *testing.T) {
 	if err := cl.Patch(context.Background(), "ORDERS('SO26000003')/ORDERSTEXT_SUBFORM", []byte(`{"TEXT":"Call the site manager","APPEND":false}`), nil); err != nil {
 		t.Fatal(err)
 	}
+	// And someone made the part's new price there already: the server
+	// holds what the source gives now, which is no conflict.
+	if err := cl.Patch(context.Background(), "LOGPART('B-101')", []byte(`{"PRICE":0.61}`), nil); err != nil {
+		t.Fatal(err)
+	}
 
 	dr := deltaRuns{t: t, run: run, rec: rec, plan: planPath, journal: jpath}
 	predict, apply := dr.predict, dr.apply
@@ -101,6 +106,19 @@ func TestOneTruthOfADelta(t *testing.T) {
 	rec.mu.Unlock()
 	if code != ExitOK || listed > 0 || !strings.Contains(out, `"sent": false`) {
 		t.Fatalf("apply over the changed sources: exit %d, %d batches written\n%s", code, listed, out)
+	}
+	// A listing reads nothing: it counts no conflict, for it looks for none.
+	if strings.Contains(out, `"conflicts"`) {
+		t.Errorf("the listing counts conflicts it did not look for:\n%s", out)
+	}
+	if _, out := run("apply", planPath, "--journal", jpath); !strings.Contains(out, "1 gone (listed: nothing read or sent;") || strings.Contains(out, "conflict") {
+		t.Errorf("the listing's text:\n%s", out)
+	}
+	// The dry run says what apply --delta would do of the journal's records
+	// (20: the quickstart skips an obsolete part).
+	if _, out := run("plan", planPath, "--journal", jpath, "--delta"); !strings.Contains(out, "apply --delta would go on from "+jpath+": of the 20 records it holds loaded, it sends only what changed in the sources since (below).") ||
+		!strings.Contains(out, "2 conflicts (apply --delta would send the new records and lines and patch the changed fields; not the conflicts)") || strings.Contains(out, "left out") {
+		t.Errorf("plan --delta's text:\n%s", out)
 	}
 
 	dry, planned := predict()
@@ -383,12 +401,13 @@ func (d deltaRuns) predict(extra ...string) (deltaDoc, []string) {
 	t.Helper()
 	planned := filepath.Join(t.TempDir(), "planned")
 	code, out := d.run(append([]string{"plan", d.plan, "--journal", d.journal, "--out", planned, "--json", "--delta"}, extra...)...)
-	if code != ExitOK {
-		t.Fatalf("plan --delta: exit %d\n%s", code, out)
-	}
 	var doc deltaDoc
 	if err := json.Unmarshal([]byte(firstJSON(out)), &doc); err != nil {
 		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	// It exits as apply --delta would: 1 for a conflict left unsent.
+	if want := map[bool]int{false: ExitOK, true: ExitData}[doc.Delta.Conflicts > 0]; code != want {
+		t.Fatalf("plan --delta: exit %d, want %d\n%s", code, want, out)
 	}
 	return doc, batchesIn(t, planned)
 }

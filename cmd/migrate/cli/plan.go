@@ -135,7 +135,7 @@ func (a *app) planOne(ctx context.Context, planPath string, f checkFlags, o plan
 	if err := v.DryRun(dryRunResult{doc: view, sum: sum, rate: rate, out: o.out, html: o.html}); err != nil {
 		return err
 	}
-	if len(view.Errors) > 0 || view.Refused != "" {
+	if len(view.Errors) > 0 || view.Refused != "" || view.Delta.conflicted() {
 		return silent(ExitData)
 	}
 	return nil

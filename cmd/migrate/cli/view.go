@@ -82,6 +82,7 @@ type resumesJSON struct {
 	// Refused: why apply would refuse to resume it (the plan or a source
 	// changed); the prediction is then of a new journal.
 	Refused string `json:"refused,omitempty"`
+	text    string // Summary.Resumes
 }
 
 func summaryJSON(s *executor.Summary) runJSON {
@@ -116,7 +117,7 @@ func resumesOf(s *executor.Summary) *resumesJSON {
 	if s == nil || s.Journal == "" {
 		return nil
 	}
-	return &resumesJSON{Journal: s.Journal, Loaded: s.Loaded, InDoubt: s.InDoubt, Refused: s.Stale}
+	return &resumesJSON{Journal: s.Journal, Loaded: s.Loaded, InDoubt: s.InDoubt, Refused: s.Stale, text: s.Resumes()}
 }
 
 // resumesText says it in words, as the pages do (Summary.Resumes), ""
@@ -125,7 +126,7 @@ func resumesText(r *resumesJSON) string {
 	if r == nil {
 		return ""
 	}
-	return (&executor.Summary{Journal: r.Journal, Loaded: r.Loaded, InDoubt: r.InDoubt, Stale: r.Refused}).Resumes()
+	return r.text
 }
 
 type stepJSON struct {

@@ -14,24 +14,36 @@ import (
 // deltaJSON is apply's "delta": what changed in the sources of a complete
 // journal since each record was loaded (docs/cli.md, Delta loads).
 type deltaJSON struct {
-	// Sent: apply --delta sent it; false: listed only.
-	Sent      bool            `json:"sent"`
-	New       int             `json:"new"`
-	Changed   int             `json:"changed"`
-	Gone      int             `json:"gone"`
-	Conflicts int             `json:"conflicts"`
+	// Sent: apply --delta sent it (plan and diff: would send it); false:
+	// listed only, nothing read.
+	Sent    bool `json:"sent"`
+	New     int  `json:"new"`
+	Changed int  `json:"changed"`
+	Gone    int  `json:"gone"`
+	// Conflicts: left out of a listing, which reads nothing to find them.
+	Conflicts *int            `json:"conflicts,omitempty"`
 	Unknown   int             `json:"unknown"`
 	Steps     []deltaStepJSON `json:"steps"`
+	headline  string          // Delta.Headline
 }
 
 type deltaStepJSON struct {
-	Name      string              `json:"name"`
-	Entity    string              `json:"entity"`
-	New       []deltaRecordJSON   `json:"new"`
-	Changed   []deltaRecordJSON   `json:"changed"`
-	Gone      []deltaRecordJSON   `json:"gone"`
-	Conflicts []deltaConflictJSON `json:"conflicts"`
-	Unknown   int                 `json:"unknown"`
+	Name    string            `json:"name"`
+	Entity  string            `json:"entity"`
+	New     []deltaRecordJSON `json:"new"`
+	Changed []deltaRecordJSON `json:"changed"`
+	Gone    []deltaRecordJSON `json:"gone"`
+	// Conflicts: left out of a listing, which reads nothing to find them.
+	Conflicts *[]deltaConflictJSON `json:"conflicts,omitempty"`
+	Unknown   int                  `json:"unknown"`
+}
+
+// conflicts are the step's conflicts; none in a listing.
+func (s deltaStepJSON) conflicts() []deltaConflictJSON {
+	if s.Conflicts == nil {
+		return nil
+	}
+	return *s.Conflicts
 }
 
 type deltaRecordJSON struct {
@@ -79,12 +91,22 @@ type deltaConflictJSON struct {
 	text        bool            // a text's content: said as "text NAV"
 }
 
+// conflicted reports whether the delta left a conflict unsent (apply
+// --delta exits 1 for it, and plan --delta, which predicts it, too).
+func (d *deltaJSON) conflicted() bool {
+	return d != nil && d.Conflicts != nil && *d.Conflicts > 0
+}
+
 func deltaOf(d *executor.Delta) *deltaJSON {
 	if d == nil {
 		return nil
 	}
-	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}}
-	out.New, out.Changed, out.Gone, out.Conflicts, out.Unknown = d.Counts()
+	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}, headline: d.Headline()}
+	var conflicts int
+	out.New, out.Changed, out.Gone, conflicts, out.Unknown = d.Counts()
+	if d.Sent {
+		out.Conflicts = &conflicts
+	}
 	records := func(rs []executor.DeltaRecord) []deltaRecordJSON {
 		l := []deltaRecordJSON{}
 		for _, r := range rs {
@@ -98,10 +120,13 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		return l
 	}
 	for _, s := range d.Steps {
-		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone),
-			Conflicts: []deltaConflictJSON{}, Unknown: s.Unknown}
-		for _, c := range s.Conflicts {
-			js.Conflicts = append(js.Conflicts, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten, text: c.Text})
+		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone), Unknown: s.Unknown}
+		if d.Sent {
+			cs := []deltaConflictJSON{}
+			for _, c := range s.Conflicts {
+				cs = append(cs, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten, text: c.Text})
+			}
+			js.Conflicts = &cs
 		}
 		out.Steps = append(out.Steps, js)
 	}
@@ -121,15 +146,7 @@ func printDelta(w io.Writer, d *deltaJSON) {
 	if d == nil {
 		return
 	}
-	what := "nothing sent; apply --delta sends the new records and lines and the changed fields"
-	if d.Sent {
-		what = "sent: the new records and lines created, the changed fields patched"
-	}
-	if d.New+d.Changed+d.Gone+d.Conflicts == 0 {
-		what = "nothing to send"
-	}
-	fmt.Fprintf(w, "\ndelta since the last load: %d new, %d changed, %d gone, %d %s (%s)\n",
-		d.New, d.Changed, d.Gone, d.Conflicts, map[bool]string{true: "conflict", false: "conflicts"}[d.Conflicts == 1], what)
+	fmt.Fprintf(w, "\n%s\n", d.headline)
 	for _, s := range d.Steps {
 		for _, r := range s.New {
 			fmt.Fprintf(w, "  %s: new %s (%s)", s.Name, r.ID, r.Location)
@@ -158,7 +175,7 @@ func printDelta(w io.Writer, d *deltaJSON) {
 		for _, r := range s.Gone {
 			fmt.Fprintf(w, "  %s: gone %s %s(%s): no longer in the sources; never deleted, decide what becomes of it\n", s.Name, r.ID, s.Entity, r.Key)
 		}
-		for _, c := range s.Conflicts {
+		for _, c := range s.conflicts() {
 			end := "not sent (apply --delta --overwrite sends it anyway)"
 			if c.Overwritten {
 				end = "overwritten (--overwrite)"
