@@ -176,7 +176,7 @@ func (s *Summary) Resumes() string {
 	if s.Delta != nil && s.Delta.Sent {
 		// A delta goes on from the journal: what it holds loaded is
 		// compared with the sources, not left out.
-		return fmt.Sprintf("apply --delta would go on from %s: of the %s it holds loaded, it sends only what changed in the sources since (below).", s.Journal,
+		return fmt.Sprintf("apply --delta would go on from %s: of the %s it holds loaded, it sends only what changed in the sources since.", s.Journal,
 			diag.Count(s.Loaded, "record", "records"))
 	}
 	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,

@@ -283,14 +283,21 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 // start (Summary.Refused), what the counts hold only as far as
 // (Summary.Caveat), the journal apply would resume (Summary.Resumes), and
 // what the run would load otherwise than the customer sees it or cannot
-// judge (Summary.Warnings), each a line.
+// judge (Summary.Warnings), each a line; of a delta, what it would send
+// (Delta.Headline) and the conflicts it would leave unsent.
 type Prediction struct {
 	Refused, Caveat, Resumes string
 	Warnings                 []string
+	Delta                    string
+	DeltaConflicts           int
 }
 
 func predictionOf(sum *executor.Summary) Prediction {
 	p := Prediction{Refused: sum.Refused, Caveat: sum.Caveat(), Resumes: sum.Resumes()}
+	if d := sum.Delta; d != nil {
+		p.Delta = d.Headline()
+		_, _, _, p.DeltaConflicts, _ = d.Counts()
+	}
 	for _, w := range sum.Warnings {
 		p.Warnings = append(p.Warnings, w.String())
 	}

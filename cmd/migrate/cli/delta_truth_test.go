@@ -116,9 +116,14 @@ func TestOneTruthOfADelta(t *testing.T) {
 	}
 	// The dry run says what apply --delta would do of the journal's records
 	// (20: the quickstart skips an obsolete part).
-	if _, out := run("plan", planPath, "--journal", jpath, "--delta"); !strings.Contains(out, "apply --delta would go on from "+jpath+": of the 20 records it holds loaded, it sends only what changed in the sources since (below).") ||
+	page := filepath.Join(dir, "delta.html")
+	if _, out := run("plan", planPath, "--journal", jpath, "--delta", "--html", page); !strings.Contains(out, "apply --delta would go on from "+jpath+": of the 20 records it holds loaded, it sends only what changed in the sources since.") ||
 		!strings.Contains(out, "2 conflicts (apply --delta would send the new records and lines and patch the changed fields; not the conflicts)") || strings.Contains(out, "left out") {
 		t.Errorf("plan --delta's text:\n%s", out)
+	}
+	// Its page says so, where it said "No problems".
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `id="verdict">2 conflict(s): apply --delta would not send them, and would end with exit 1`) {
+		t.Errorf("plan --delta's page (%v):\n%s", err, b)
 	}
 
 	dry, planned := predict()
