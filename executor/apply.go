@@ -1528,6 +1528,9 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 	}
 	re.Held = w.held
 	re.Built = countChildren(w.rec.Children)
+	if w.delta != nil {
+		re.Built = w.delta.built(w.root)
+	}
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, re.Built)
 		re.Keyed = keyedRows(w)

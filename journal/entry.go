@@ -308,9 +308,10 @@ type RecordEntry struct {
 	// Built counts the sub-form children the record was built with,
 	// nested ones too (its lines, texts and theirs), as the dry run counts
 	// them, whatever became of them: a line the document held already
-	// counts, as the record does, and a line a delta patched counts once.
-	// Journals before it have none: RecordState.Children counts what they
-	// wrote.
+	// counts, as the record does. A delta adds the lines it created to
+	// those the record had (a line it patched counts once, a line gone
+	// from the sources stays: a delta never deletes). Journals before it
+	// have none: RecordState.Children counts what they wrote.
 	Built int `json:"bk,omitempty"`
 	// Reason is why the user waived a failed record (Status Waived,
 	// migrate resolve --waive): it will never load, and the run is
