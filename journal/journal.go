@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
@@ -31,12 +32,22 @@ type CorruptError struct {
 	Path   string
 	Line   int
 	Reason string
+	// NotJournal: the file's first line is none of a journal's (a plan
+	// or a source given for a journal): nothing is damaged.
+	NotJournal bool
 }
 
 func (e *CorruptError) Error() string {
 	p := e.Path
 	if p == "" {
 		p = "journal"
+	}
+	if e.NotJournal {
+		switch ext := strings.ToLower(filepath.Ext(p)); ext {
+		case ".yaml", ".yml":
+			return fmt.Sprintf("%s is a plan, not a journal: give the journal apply wrote from it (%s beside it, or the one --journal named)", p, strings.TrimSuffix(p, filepath.Ext(p))+".journal")
+		}
+		return fmt.Sprintf("%s is not a journal (its first line is none of a journal's): give the journal apply wrote (PLAN.journal beside the plan, or the one --journal named)", p)
 	}
 	return fmt.Sprintf("%s:%d: %s; the journal is damaged: restore it from a copy, or start a new journal and reconcile by hand", p, e.Line, e.Reason)
 }

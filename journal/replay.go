@@ -2,12 +2,14 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -482,7 +484,12 @@ func (st *State) replay(r io.Reader, path string) (*State, error) {
 				continue
 			}
 			if lineNo == 1 {
-				return nil, &CorruptError{Path: path, Line: 1, Reason: reason}
+				// A file not named as a journal whose first line has
+				// neither a journal line's start nor its header is some
+				// other file (a plan given for a journal), not a damaged
+				// journal.
+				other := path != "" && !strings.EqualFold(filepath.Ext(path), ".journal") && !linePrefix(line) && !bytes.Contains(line, []byte(`"t":"header"`))
+				return nil, &CorruptError{Path: path, Line: 1, Reason: reason, NotJournal: other}
 			}
 			pending = &CorruptError{Path: path, Line: lineNo, Reason: reason}
 			st.Torn = true
