@@ -1527,10 +1527,7 @@ func (sr *stepRun) finalEntry(w *work) journal.Entry {
 		re.Carried = w.root.carriedOK()
 	}
 	re.Held = w.held
-	re.Built = countChildren(w.rec.Children)
-	if w.delta != nil {
-		re.Built = w.delta.built(w.root)
-	}
+	re.Built = w.lines()
 	if !w.failed {
 		sr.r.jr.committed(sr.step.Name, re.Built)
 		re.Keyed = keyedRows(w)
@@ -1641,6 +1638,28 @@ func keyedRows(w *work) []journal.KeyedRow {
 		walk(w.root)
 	}
 	return out
+}
+
+// lines is what the journal keeps of the lines the company holds of a
+// finished record (RecordEntry.Built): of a committed one, every line it
+// was built with (held already or written; after a delta, those it had
+// and those the delta created); of a failed one, those written or held.
+func (w *work) lines() int {
+	switch {
+	case w.delta != nil:
+		return w.delta.built(w.root)
+	case !w.failed:
+		return countChildren(w.rec.Children)
+	case w.root == nil:
+		return 0
+	}
+	n := 0
+	for _, o := range subtree(w.root, nil)[1:] {
+		if o.ok() {
+			n++
+		}
+	}
+	return n
 }
 
 // partly says what exists of a failed record whose entity was written (or

@@ -305,10 +305,11 @@ type RecordEntry struct {
 	// Carried counts the sub-form children a committed deep insert wrote
 	// inside its own sub-request (they have none of their own).
 	Carried int `json:"ch,omitempty"`
-	// Built counts the sub-form children the record was built with,
-	// nested ones too (its lines, texts and theirs), as the dry run counts
-	// them, whatever became of them: a line the document held already
-	// counts, as the record does. A delta adds the lines it created to
+	// Built counts the sub-form children the company holds of the record,
+	// nested ones too (its lines, texts and theirs): of a committed one,
+	// every child it was built with, as the dry run counts them (a line
+	// the document held already counts, as the record does); of a failed
+	// one, those written or held. A delta adds the lines it created to
 	// those the record had (a line it patched counts once, a line gone
 	// from the sources stays: a delta never deletes). Journals before it
 	// have none: RecordState.Children counts what they wrote.
