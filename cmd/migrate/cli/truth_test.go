@@ -293,7 +293,7 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	var dry struct {
 		Requests, Subrequests, Transactions int
 		WouldLoad                           int `json:"would_load"`
-		Steps                               []struct{ Pending int }
+		Steps                               []struct{ Pending, Children int }
 		Resumes                             resumesJSON
 		Unchecked                           int
 		InsertsUnread                       int `json:"inserts_unread"`
@@ -371,8 +371,8 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	var applied struct {
 		Requests, Subrequests, Transactions int
 		Steps                               []struct {
-			Name                       string
-			Committed, Failed, Pending int
+			Name                                                  string
+			Records, Children, Errors, Committed, Failed, Pending int
 		}
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &applied); err != nil {
@@ -407,8 +407,8 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	_, out = run("status", jpath, "--json")
 	var status struct {
 		Steps []struct {
-			Name                       string
-			Committed, Failed, Pending int
+			Name                                                  string
+			Records, Children, Errors, Committed, Failed, Pending int
 		}
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &status); err != nil {
@@ -416,6 +416,14 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 	}
 	if !slices.Equal(status.Steps, applied.Steps) {
 		t.Errorf("status counts %+v, apply counted %+v", status.Steps, applied.Steps)
+	}
+	// Into an empty company, apply holds the lines the dry run built.
+	if state == "empty" {
+		for i, s := range applied.Steps {
+			if i >= len(dry.Steps) || dry.Steps[i].Children != s.Children {
+				t.Errorf("step %s: apply holds %d lines, the dry run built %+v", s.Name, s.Children, dry.Steps)
+			}
+		}
 	}
 	if state == "loaded" && len(sent) > 0 {
 		t.Errorf("apply over a complete journal sent %d batches", len(sent))
