@@ -21,10 +21,27 @@ var page = template.Must(template.New("profile").Parse(pageTemplate))
 
 // PageInfo is the page's heading.
 type PageInfo struct {
-	Title       string // the plan or file profiled
-	Target      string // the target read, "" for none
-	Metadata    string // where the field lengths came from, "" for none
+	Title    string // the plan or file profiled
+	Target   string // the target read, "" for none
+	Metadata string // where the field lengths came from, "" for none
+	// Unchecked is what the profile of a plan did not look at for want
+	// of a target or of metadata (Unchecked), none when it looked at all.
+	Unchecked   []string
 	ToolVersion string
+}
+
+// Unchecked says what a plan's profile leaves unchecked without a target
+// (target false) or without metadata (metadata false), a sentence each:
+// its count of what would make a load fail holds only as far as it looked.
+func Unchecked(target, metadata bool) []string {
+	var out []string
+	if !target {
+		out = append(out, "no target was read: a value the load needs the company to hold was not looked up there (one the sources lack counts as failing, though the company may hold it, and one no step loads is not checked); --target or --sandbox reads it")
+	}
+	if !metadata {
+		out = append(out, "no metadata: the fields' lengths, types and keys were not checked (--metadata, target.metadata or --target)")
+	}
+	return out
 }
 
 type pageData struct {

@@ -16,14 +16,17 @@ import (
 
 // profileJSON is docs/cli.md's document of profile --json.
 type profileJSON struct {
-	Profiled    string              `json:"profiled"`
-	Target      string              `json:"target,omitempty"`
-	Metadata    string              `json:"metadata,omitempty"`
-	Cells       int                 `json:"cells"`
-	MaxDistinct int                 `json:"max_distinct"`
-	Findings    int                 `json:"findings"`
-	Blocking    int                 `json:"blocking"`
-	Sources     []profileSourceJSON `json:"sources"`
+	Profiled    string `json:"profiled"`
+	Target      string `json:"target,omitempty"`
+	Metadata    string `json:"metadata,omitempty"`
+	Cells       int    `json:"cells"`
+	MaxDistinct int    `json:"max_distinct"`
+	Findings    int    `json:"findings"`
+	Blocking    int    `json:"blocking"`
+	// Unchecked: what a plan's profile did not look at, for want of a
+	// target or metadata (left out when it looked at all).
+	Unchecked []string            `json:"unchecked,omitempty"`
+	Sources   []profileSourceJSON `json:"sources"`
 }
 
 type profileSourceJSON struct {
@@ -162,6 +165,7 @@ func (a *app) profile(ctx context.Context, args []string) error {
 			opts = profile.FromPlan(pr)
 		}
 		info.Metadata = mdFrom
+		info.Unchecked = profile.Unchecked(cn != nil, pr.Metadata != nil)
 		if pr.Plan.Name != "" {
 			info.Title = pr.Plan.Name + " (" + path + ")"
 		}
@@ -229,9 +233,6 @@ func (a *app) profilePlan(ctx context.Context, path string, cf connFlags, mdFile
 			mdFrom = "the target's metadata"
 		}
 	}
-	if md == nil {
-		fmt.Fprintln(a.stderr, "note: no metadata (--metadata, target.metadata or --target): the fields' MaxLength and types are not checked")
-	}
 	pr, ds := executor.Prepare(ctx, executor.Setup{Plan: p, Diagnostics: diags, Metadata: md, Version: newest, Getenv: a.getenv})
 	for _, d := range ds {
 		fmt.Fprintln(a.stderr, d.String())
@@ -286,7 +287,7 @@ func findingJSON(f profile.Finding) profileFindingJSON {
 }
 
 func profileDoc(res *profile.Result, info profile.PageInfo) profileJSON {
-	doc := profileJSON{Profiled: info.Title, Target: info.Target, Metadata: info.Metadata, Cells: res.Cells,
+	doc := profileJSON{Profiled: info.Title, Target: info.Target, Metadata: info.Metadata, Unchecked: info.Unchecked, Cells: res.Cells,
 		MaxDistinct: res.MaxDistinct, Blocking: res.Blocking(), Sources: []profileSourceJSON{}}
 	for _, s := range res.Sources {
 		sj := profileSourceJSON{Name: s.Name, File: s.File, Rows: s.Rows, Skipped: s.Skipped, Errors: s.Errors, Columns: []profileColumnJSON{}}
@@ -403,4 +404,10 @@ func printProfile(w io.Writer, res *profile.Result, doc profileJSON) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s, %d would make a load fail\n", diag.Count(doc.Findings, "finding", "findings"), doc.Blocking)
+	if len(doc.Unchecked) > 0 {
+		fmt.Fprintln(w, "as far as the profile looked:")
+		for _, u := range doc.Unchecked {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 }
