@@ -72,7 +72,7 @@ func FromPlan(pr *executor.Prepared) Options {
 			var also [][2]string
 			for _, k := range uses {
 				if k.Form == u.Exists && k.Field == key && isStepOf(p, k.Step, u.Exists) && sourceIsFile(p, k.Source) {
-					addRef(Ref{Source: u.Source, Column: u.Column, ToSource: k.Source, ToColumn: k.Column, Why: why})
+					addRef(Ref{Source: u.Source, Column: u.Column, ToSource: k.Source, ToColumn: k.Column, Why: why, Offline: true})
 					also = append(also, [2]string{k.Source, k.Column})
 				}
 			}

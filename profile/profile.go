@@ -121,6 +121,11 @@ type Ref struct {
 	// before (exists: counts a value an earlier step writes as found).
 	AlsoIn [][2]string
 	Why    string // the plan's reason: "exists: PARTNAME: LOGPART (plan.yaml:40:9)"
+	// Offline: checked only where no target is read (an exists:'s look
+	// at the sources that create its entity); with a target, the check of
+	// the entity there, which reads them too (AlsoIn), stands for it, and
+	// a value the company holds is no finding.
+	Offline bool
 }
 
 // Result is what Run found.
@@ -254,6 +259,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	referred := map[[2]string]*valueSet{}
 	var checks []*refCheck
 	for _, r := range opts.Refs {
+		if r.Offline && opts.Target != nil {
+			continue
+		}
 		c := &refCheck{ref: r, values: map[string]*cells{}}
 		if r.ToEntity != "" {
 			c.set, c.in = entities[r.ToEntity], r.ToEntity+" on the target"
@@ -307,7 +315,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			if c.deferred && c.found(v) {
 				continue
 			}
-			col.Missing = append(col.Missing, Missing{Value: v, In: c.in, Why: c.ref.Why, Near: c.set.near(v), Finding: c.values[v].finding()})
+			col.Missing = append(col.Missing, Missing{Value: v, In: c.in, Why: c.ref.Why, Near: c.near(v), Finding: c.values[v].finding()})
 		}
 		col.MissingApprox = col.MissingApprox || c.capped
 	}
@@ -343,6 +351,21 @@ func (c *refCheck) ready(done map[string]bool) bool {
 
 func (c *refCheck) found(v string) bool {
 	return c.set.has(v) || slices.ContainsFunc(c.also, func(s *valueSet) bool { return s.has(v) })
+}
+
+// near is the cell of a value of its sets (the target's, then the
+// sources' it also reads) that differs from v only in case or spaces; ""
+// for none.
+func (c *refCheck) near(v string) string {
+	if n := c.set.near(v); n != "" {
+		return n
+	}
+	for _, s := range c.also {
+		if n := s.near(v); n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // see files one value of the referring column.
