@@ -39,9 +39,9 @@ func TestKeyedExportReadsInOneCall(t *testing.T) {
 		keys = append(keys, codes[i])
 	}
 	run := tg.Prepare(t, customersFiles(append(keys, "GONE")...))
-	es, err := BeforeImage(context.Background(), run.Prepared, tg.Client)
-	if err != nil || len(es) != 1 {
-		t.Fatalf("before-image: %d exports, %v", len(es), err)
+	es, left, err := BeforeImage(context.Background(), run.Prepared, tg.Client)
+	if err != nil || len(es) != 1 || len(left) != 0 {
+		t.Fatalf("before-image: %d exports, %v left out, %v", len(es), left, err)
 	}
 	rows, ok := es[0].Rows.(*keyedExport)
 	if !ok {

@@ -106,23 +106,26 @@ func (e *StepRowsError) Unwrap() error { return e.Err }
 // applied: for each step, the records it would write whose key it knows,
 // as the target (client) holds them now, with the sub-forms the step
 // writes. Records not on the target are not in it (there is nothing to
-// keep of them); none at all is an empty list. A step's rows that cannot
-// be read are a *StepRowsError.
-func BeforeImage(ctx context.Context, run *executor.Prepared, client *odata.Client) ([]Export, error) {
-	var es []Export
+// keep of them); none at all is an empty list. The steps that name none
+// of their records by key (documents the server numbers) are left out,
+// named in left as "STEP (ENTITY)". A step's rows that cannot be read are
+// a *StepRowsError.
+func BeforeImage(ctx context.Context, run *executor.Prepared, client *odata.Client) (es []Export, left []string, err error) {
 	for _, st := range run.Plan.Steps {
 		e, ok, err := stepBeforeImage(ctx, run, client, st)
 		if err != nil {
 			for _, done := range es {
 				done.Rows.Close()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
 			es = append(es, e)
+		} else {
+			left = append(left, st.Name+" ("+st.Entity+")")
 		}
 	}
-	return es, nil
+	return es, left, nil
 }
 
 func stepBeforeImage(ctx context.Context, run *executor.Prepared, client *odata.Client, st *plan.Step) (Export, bool, error) {

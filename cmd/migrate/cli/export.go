@@ -172,14 +172,20 @@ func (a *app) exportBefore(ctx context.Context, cf connFlags, path, out string) 
 		}
 		return usageErr("the plan has problems; run `migrate validate %s`", path)
 	}
-	es, err := export.BeforeImage(ctx, c.run, c.conn.client)
+	es, left, err := export.BeforeImage(ctx, c.run, c.conn.client)
 	if err != nil {
 		return exportErr(err)
 	}
 	if len(es) == 0 {
 		return usageErr("the plan's steps name no record by its key: there is nothing on the target to keep")
 	}
-	return a.writeExport(out, es...)
+	if err := a.writeExport(out, es...); err != nil {
+		return err
+	}
+	for _, s := range left {
+		fmt.Fprintf(a.stdout, "not in it: step %s, which names none of its records by key (documents the server numbers): what it would write is not kept\n", s)
+	}
+	return nil
 }
 
 func splitList(s string) []string {
