@@ -11,6 +11,7 @@ import (
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
+	"github.com/migrate-tool/migrate/source"
 	"github.com/migrate-tool/migrate/transform"
 )
 
@@ -236,11 +237,13 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 	if len(sets) == 0 && len(u.unmade) == 0 {
 		return
 	}
-	var look func(fields map[string]any, kids []*transform.Child)
-	look = func(fields map[string]any, kids []*transform.Child) {
+	// loc is where the fields are: the record's row, or a line's own (a
+	// sub-form read from a source of its own).
+	var look func(fields map[string]any, kids []*transform.Child, loc source.Location)
+	look = func(fields map[string]any, kids []*transform.Child, loc source.Location) {
 		for _, us := range u.unmade {
 			if v, ok := fields[us.key]; ok && v != nil && !u.skip[[2]string{step, us.key}] {
-				u.add([3]string{step, us.key, us.set}, u.hash(v), v, rec)
+				u.add([3]string{step, us.key, us.set}, u.hash(v), v, loc)
 			}
 		}
 		for _, ms := range sets {
@@ -250,26 +253,30 @@ func (u *unmadeRefs) note(step string, rec *transform.Record) {
 			}
 			h := u.hash(v)
 			if !slices.ContainsFunc(ms, func(m *madeKeys) bool { _, ok := m.keys[h]; return ok }) {
-				u.add([3]string{step, ms[0].field, u.entity[ms[0].step]}, h, v, rec)
+				u.add([3]string{step, ms[0].field, u.entity[ms[0].step]}, h, v, loc)
 			}
 		}
 		for _, c := range kids {
-			look(c.Fields, c.Children)
+			at := c.Loc
+			if at.File == "" {
+				at = loc
+			}
+			look(c.Fields, c.Children, at)
 		}
 	}
-	look(rec.Fields, rec.Children)
+	look(rec.Fields, rec.Children, rec.Loc)
 }
 
 // add files a value v (its hash h) that no step makes. Its distinct
 // values are kept apart within the cap, with the keys the steps make;
 // past it, a new one is not counted, and the count says it is a lower
 // bound (more).
-func (u *unmadeRefs) add(at [3]string, h uint64, v any, rec *transform.Record) {
+func (u *unmadeRefs) add(at [3]string, h uint64, v any, loc source.Location) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	m := u.found[at]
 	if m == nil {
-		m = &unmade{values: map[uint64]struct{}{}, value: fmt.Sprint(v), loc: rec.Loc.String()}
+		m = &unmade{values: map[uint64]struct{}{}, value: fmt.Sprint(v), loc: loc.String()}
 		u.found[at] = m
 		u.order = append(u.order, at)
 	}
