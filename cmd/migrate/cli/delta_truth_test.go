@@ -129,6 +129,14 @@ func TestOneTruthOfADelta(t *testing.T) {
 	dry, planned := predict()
 	code, out = run("diff", planPath, "--journal", jpath, "--json", "--delta")
 	creates, updates, conflicts := diffCounts(t, code, out)
+	// diff says the delta plan --delta says.
+	var diffed deltaDoc
+	if err := json.Unmarshal([]byte(firstJSON(out)), &diffed); err != nil || diffed.Delta != dry.Delta {
+		t.Errorf("diff --delta's delta %+v (%v), plan --delta's %+v", diffed.Delta, err, dry.Delta)
+	}
+	if _, out := run("diff", planPath, "--journal", jpath); !strings.Contains(out, "1 gone (listed: nothing read or sent;") {
+		t.Errorf("diff over the changed sources does not say they changed:\n%s", out)
+	}
 	// diff shows a text's change as its TEXT's: old (as the server holds
 	// it, by its content) → new.
 	for _, want := range []string{`"ORDERSTEXT_SUBFORM/TEXT": \{\s*"old": "Deliver to gate 2",\s*"new": "Deliver to gate 5"`,

@@ -31,6 +31,9 @@ type diffJSON struct {
 	// Unchecked: as the dry run's (values records name that no step
 	// creates and nothing checks).
 	Unchecked int `json:"unchecked,omitempty"`
+	// Delta: as the dry run's, over a complete journal whose sources
+	// changed (listed), or with --delta (what apply --delta would send).
+	Delta *deltaJSON `json:"delta,omitempty"`
 	// caveat is the engine's Summary.Caveat, which the text says after
 	// the counts (a diff reads what insert steps write: Unchecked is all
 	// it can leave open).
@@ -177,6 +180,7 @@ func diffDoc(res *executor.DiffResult) diffJSON {
 		v.Warnings = warningsOf(res.Summary.Warnings)
 		v.Unchecked = res.Summary.Unchecked
 		v.caveat = res.Summary.Caveat()
+		v.Delta = deltaOf(res.Summary.Delta)
 	}
 	for _, s := range res.Steps {
 		v.Steps = append(v.Steps, diffStepJSON{Name: s.Name, Entity: s.Entity, Create: s.Create, Update: s.Update,
@@ -215,6 +219,9 @@ func printDiff(w io.Writer, v diffJSON) {
 	}
 	if t := resumesText(v.Resumes); t != "" {
 		fmt.Fprintln(w, t)
+	}
+	if v.Delta != nil {
+		fmt.Fprintln(w, v.Delta.headline)
 	}
 	first := true
 	for _, r := range v.Records {
