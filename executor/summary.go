@@ -25,6 +25,10 @@ type Summary struct {
 	// counts one (docs/servers.md, Limits of hosted installations: a
 	// document with five lines counts six).
 	Transactions int
+	// Unmetered: the service meters no API transactions (a standard OData
+	// service, dialect odata): Transactions counts the entities and lines
+	// written all the same, and no view calls them API transactions.
+	Unmetered bool
 	// Unread (dry run) is the reads of upsert and update steps that were
 	// not made, for want of a target: their outcome was predicted (upsert
 	// inserts, update changes every field).

@@ -42,9 +42,13 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	if t := resumesText(view.Resumes); t != "" {
 		fmt.Fprintln(w, t)
 	}
-	fmt.Fprintf(w, "apply would make %s with %s (%s), %s at %d calls a minute.\n",
+	metered := ""
+	if !sum.Unmetered { // a standard OData service meters none
+		metered = " (" + diag.Count(view.Transactions, "API transaction", "API transactions") + ")"
+	}
+	fmt.Fprintf(w, "apply would make %s with %s%s, %s at %d calls a minute.\n",
 		diag.Count(view.Requests, "call", "calls"), diag.Count(view.Subrequests, "sub-request", "sub-requests"),
-		diag.Count(view.Transactions, "API transaction", "API transactions"), estimateText(sum.Estimated), r.rate)
+		metered, estimateText(sum.Estimated), r.rate)
 	if r.out != "" {
 		fmt.Fprintf(w, "the batches are in %s\n", r.out)
 	}
