@@ -14,7 +14,6 @@ import (
 	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
-	"github.com/migrate-tool/migrate/plan"
 )
 
 // applyFlags are apply's own flags.
@@ -61,12 +60,17 @@ func (r *runFlags) check() error {
 }
 
 // budget is the API transactions the pool has left: --transactions-left,
-// else the plan's target.transactions_left; -1 when neither says.
-func (r *runFlags) budget(p *plan.Plan) int {
-	if r.txLeft < 0 && p.Target.HasTransactionsLeft {
-		return p.Target.TransactionsLeft
+// else the plan's target.transactions_left; -1 when neither says. A
+// standard OData service meters none: a budget for one is refused.
+func (r *runFlags) budget(c *checked) (int, error) {
+	left := r.txLeft
+	if left < 0 && c.plan.Target.HasTransactionsLeft {
+		left = c.plan.Target.TransactionsLeft
 	}
-	return r.txLeft
+	if left >= 0 && c.run != nil && c.run.Version.Standard {
+		return 0, usageErr("--transactions-left and target.transactions_left are the ERP's pool of API transactions; a target of dialect odata meters none: remove it")
+	}
+	return left, nil
 }
 
 // whole reports whether the run is of the whole load: no trial, no choice
@@ -350,9 +354,9 @@ func journalErr(err error) error {
 // would run (the journal it resumes, its trial and steps) counts them as
 // the service meters them.
 func (a *app) refuseOverBudget(ctx context.Context, c *checked, jpath string, o applyFlags) error {
-	left := o.budget(c.plan)
-	if left < 0 {
-		return nil
+	left, err := o.budget(c)
+	if err != nil || left < 0 {
+		return err
 	}
 	resumed := ""
 	if _, err := os.Stat(jpath); jpath != "" && err == nil {

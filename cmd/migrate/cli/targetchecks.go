@@ -95,7 +95,11 @@ func (a *app) foreseeStart(ctx context.Context, c *checked, r runFlags, refs *ex
 	if err != nil {
 		return withCode(ExitData, err)
 	}
-	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), r.allowMissing, r.budget(c.plan))
+	left, err := r.budget(c)
+	if err != nil {
+		return err
+	}
+	sum.RefuseStart(len(refs.Unresolved), len(unconfirmed), r.allowMissing, left)
 	return nil
 }
 
