@@ -316,6 +316,9 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	}
 	if r.delta != nil {
 		sum.Delta = r.delta.result(opts.Plan)
+		if r.delta.predicted && r.delta.send {
+			sum.countConflicts()
+		}
 	}
 	err := r.err
 	r.mu.Unlock()

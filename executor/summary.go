@@ -285,6 +285,10 @@ type StepSummary struct {
 	// that give a value of an exists: field neither on the target nor
 	// created by an earlier step (Summary.AddReferences).
 	Unresolved int
+	// Conflicts (dry run of a delta) counts the changed records apply
+	// --delta would leave unsent for a conflict (a field someone changed
+	// on the server since the load): records apply would not load.
+	Conflicts int
 	// Partly counts the failed records whose entity exists although some
 	// of its lines failed (partly loaded).
 	Partly int
@@ -315,6 +319,7 @@ func totalOf(steps []StepSummary) StepSummary {
 		t.Skipped += s.Skipped
 		t.Errors += s.Errors
 		t.Unresolved += s.Unresolved
+		t.Conflicts += s.Conflicts
 		t.Committed += s.Committed
 		t.Failed += s.Failed
 		t.Pending += s.Pending
@@ -330,10 +335,30 @@ func totalOf(steps []StepSummary) StepSummary {
 func (s StepSummary) ToLoad() int { return s.Records - s.NotLoaded() }
 
 // NotLoaded (dry run) is how many of the step's records apply would not
-// load: row errors, unresolved exists: values, and a trial's records that
+// load: row errors, unresolved exists: values, a trial's records that
 // wait for the full load (Pending: they name a record the trial does not
-// load).
-func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved + s.Pending }
+// load) and a delta's conflicts.
+func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved + s.Pending + s.Conflicts }
+
+// countConflicts counts, in a delta's dry run, each step's records that
+// apply --delta would leave unsent for a conflict among its records, as
+// ones it would not load (StepSummary.Conflicts).
+func (s *Summary) countConflicts() {
+	for _, d := range s.Delta.Steps {
+		ids := map[string]bool{}
+		for _, c := range d.Conflicts {
+			if !c.Overwritten {
+				ids[c.ID] = true
+			}
+		}
+		for i := range s.Steps {
+			if s.Steps[i].Name == d.Name {
+				s.Steps[i].Records += len(ids)
+				s.Steps[i].Conflicts += len(ids)
+			}
+		}
+	}
+}
 
 // AddReferences makes a dry run's summary the one result every view of
 // it renders (text, JSON, the page): the exists: values CheckReferences

@@ -89,7 +89,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	r := runJSON{Plan: s.Plan, Requests: s.Requests, Subrequests: s.Subrequests, Transactions: s.Transactions, Errors: []errorJSON{}, Undecided: s.Undecided}
 	for _, st := range s.Steps {
 		r.Steps = append(r.Steps, stepJSON{Name: st.Name, Entity: st.Entity, Records: st.Records, Children: st.Children,
-			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
+			Skipped: st.Skipped, Errors: st.Errors, Unresolved: st.Unresolved, Conflicts: st.Conflicts, Committed: st.Committed, Failed: st.Failed, Pending: st.Pending, InDoubt: st.InDoubt,
 			Partly: st.Partly, Waived: st.Waived, Changed: st.Changed})
 	}
 	for _, g := range s.Gone {
@@ -139,12 +139,15 @@ type stepJSON struct {
 	// Unresolved (dry run): records that give an exists: value on neither
 	// the target nor an earlier step.
 	Unresolved int `json:"unresolved,omitempty"`
-	Committed  int `json:"committed"`
-	Failed     int `json:"failed"`
-	Pending    int `json:"pending"`
-	InDoubt    int `json:"in_doubt"`
-	Partly     int `json:"partly_loaded,omitempty"`
-	Waived     int `json:"waived,omitempty"`
+	// Conflicts (dry run of a delta): records apply --delta would leave
+	// unsent for a conflict.
+	Conflicts int `json:"conflicts,omitempty"`
+	Committed int `json:"committed"`
+	Failed    int `json:"failed"`
+	Pending   int `json:"pending"`
+	InDoubt   int `json:"in_doubt"`
+	Partly    int `json:"partly_loaded,omitempty"`
+	Waived    int `json:"waived,omitempty"`
 	// Changed (apply) is the committed records whose source rows changed
 	// since they were loaded: not sent again.
 	Changed int `json:"changed_since_loaded,omitempty"`

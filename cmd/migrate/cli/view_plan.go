@@ -93,11 +93,12 @@ func loadCount(view runJSON) string {
 	case not == 0:
 		return fmt.Sprintf("apply would load every record (%d).", load)
 	}
-	rowErrs, refs, waiting := 0, 0, 0
+	rowErrs, refs, waiting, conflicts := 0, 0, 0, 0
 	for _, s := range view.Steps {
 		rowErrs += s.Errors
 		refs += s.Unresolved
 		waiting += s.Pending
+		conflicts += s.Conflicts
 	}
 	var why []string
 	if rowErrs > 0 {
@@ -108,6 +109,9 @@ func loadCount(view runJSON) string {
 	}
 	if waiting > 0 {
 		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", waiting))
+	}
+	if conflicts > 0 {
+		why = append(why, fmt.Sprintf("%d with a conflict apply --delta would not send", conflicts))
 	}
 	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
 }
