@@ -1149,6 +1149,12 @@ func (sr *stepRun) emit(batch []*op, later []unit) error {
 		var calls odata.CallStats
 		start := r.opts.now()
 		resps, err := r.opts.Client.Batch(odata.WithCallStats(sr.traced(), &calls), reqs, BatchOptions)
+		var ns *odata.NotSentError
+		if errors.As(err, &ns) {
+			// What had to come first failed: none of it was sent.
+			r.subs.Add(-int64(len(reqs)))
+			r.txns.Add(-int64(txns))
+		}
 		if r.svc.timed() {
 			r.sizer.observe(len(reqs), attemptTime(r.opts.now().Sub(start), &calls))
 		}
@@ -1369,7 +1375,7 @@ func (sr *stepRun) unanswered(seq int, batch []*op, sendErr error, outcome func(
 	if errors.As(sendErr, &ns) {
 		// Nothing was sent (a cold form's warm-up failed): the records
 		// are pending, and a later apply sends them.
-		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, ns.Error())})); err != nil {
+		if err := r.appendWith(outcome(journal.Entry{Kind: journal.KindOutcome, Batch: seq, Results: untaken(batch, ns.Error()), Unsent: true})); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: step %s, batch %d: %v", ErrInterrupted, sr.step.Name, seq, sendErr)

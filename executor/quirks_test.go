@@ -102,12 +102,21 @@ func TestColdFormsAfterRestart(t *testing.T) {
 		p, f := partsPlan(plan.ModeInsert, part("P1", 2, "1"), part("P2", 3, "2"), part("P3", 4, "3"))
 		o := env.opts(t, p, f)
 		o.Client = &notSentOnce{Client: env.client}
-		if _, err := runApply(context.Background(), o); !errorsIs(err, ErrInterrupted) || !strings.Contains(err.Error(), "not sent: warming up") {
+		first, err := runApply(context.Background(), o)
+		if !errorsIs(err, ErrInterrupted) || !strings.Contains(err.Error(), "not sent: warming up") {
 			t.Fatalf("first apply: %v, want interrupted, naming the warm-up", err)
 		}
 		st, _ := journal.Load(o.Journal)
 		if c := st.Counts("parts"); c != (journal.Counts{Pending: 3}) {
 			t.Errorf("journal after the first apply: %+v, want 3 pending", c)
+		}
+		// None of the batch was sent: apply counts no sub-request and no
+		// API transaction of it, and the journal says so for the report.
+		if first == nil || first.Subrequests != 0 || first.Transactions != 0 {
+			t.Errorf("the first apply counts what it never sent: %+v", first)
+		}
+		if rep, err := journal.LoadReport(o.Journal); err != nil || len(rep.Batches) != 1 || !rep.Batches[0].Unsent {
+			t.Errorf("the journal does not say the batch was never sent: %+v, %v", rep, err)
 		}
 		o.Client = env.client
 		sum, err := runApply(context.Background(), o)

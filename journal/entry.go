@@ -426,19 +426,23 @@ type Entry struct {
 	// changed, inserted, removed or moved afterwards is found (CheckChain).
 	// They come first in the line, so that the chain is read without
 	// decoding the rest.
-	Seq     int          `json:"seq,omitempty"`
-	Prev    string       `json:"prev,omitempty"`
-	Kind    Kind         `json:"t"`
-	Header  *Header      `json:"hdr,omitempty"`
-	Batch   int          `json:"b,omitempty"`
-	Subs    []Sub        `json:"s,omitempty"`
-	Results []SubResult  `json:"r,omitempty"`
-	InDoubt string       `json:"d,omitempty"` // outcome unknown, and why
-	Record  *RecordEntry `json:"rec,omitempty"`
-	Mark    *Watermark   `json:"wm,omitempty"`
-	Run     *Run         `json:"run,omitempty"`
-	Done    string       `json:"done,omitempty"` // KindDone: the step
-	Accept  *Accepted    `json:"acc,omitempty"`
+	Seq     int         `json:"seq,omitempty"`
+	Prev    string      `json:"prev,omitempty"`
+	Kind    Kind        `json:"t"`
+	Header  *Header     `json:"hdr,omitempty"`
+	Batch   int         `json:"b,omitempty"`
+	Subs    []Sub       `json:"s,omitempty"`
+	Results []SubResult `json:"r,omitempty"`
+	InDoubt string      `json:"d,omitempty"` // outcome unknown, and why
+	// Unsent (an outcome) says the batch never left the client: what had
+	// to come before it (a cold form's warm-up) failed, so none of its
+	// sub-requests was sent, though the calls that failed were made.
+	Unsent bool         `json:"unsent,omitempty"`
+	Record *RecordEntry `json:"rec,omitempty"`
+	Mark   *Watermark   `json:"wm,omitempty"`
+	Run    *Run         `json:"run,omitempty"`
+	Done   string       `json:"done,omitempty"` // KindDone: the step
+	Accept *Accepted    `json:"acc,omitempty"`
 	// Gone (KindDone) are the step's failed records whose rows the source
 	// no longer gives (an export's total line, a dropped duplicate): they
 	// will never load, and status names resolve --waive for them.

@@ -118,6 +118,9 @@ type BatchCall struct {
 	Read             bool // a read journaled by what it found (a watermark), not a batch
 	InDoubt          bool // its outcome was lost
 	NotSent          bool // journaled, then never sent or refused whole
+	// Unsent: never sent, though calls were made before it (a cold
+	// form's warm-up that failed): its sub-requests were not sent.
+	Unsent bool
 	// Metered is what its sub-requests would write, answered or not: the
 	// API transactions apply counts as sent.
 	Metered int
@@ -864,6 +867,9 @@ func (b *BatchCall) note(e *Entry) {
 	}
 	if len(e.Results) > 0 && e.Results[0].Status < 0 {
 		b.NotSent = true
+	}
+	if e.Unsent {
+		b.Unsent = true
 	}
 }
 

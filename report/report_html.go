@@ -253,9 +253,11 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 			continue
 		}
 		rep.Requests += b.Made()
-		rep.Subrequests += b.Subs
+		if !b.Unsent { // its calls were made, its sub-requests never sent
+			rep.Subrequests += b.Subs
+			rep.TransactionsSent += b.Metered
+		}
 		rep.Transactions += b.Written
-		rep.TransactionsSent += b.Metered
 		rep.Throttled += b.Throttled
 		rep.Waited += b.Waited
 	}
