@@ -864,7 +864,7 @@ func (sr *stepRun) record(rec *transform.Record) error {
 		case journal.Committed, journal.Skipped, journal.Waived:
 			r.jr.loadedBefore()
 			if prev.Status() == journal.Committed {
-				sr.classify(&work{step: sr, rec: rec, id: id}, DiffUnchanged, nil, nil, nil)
+				sr.classifyLoaded(rec, id, prev.Key)
 			}
 			if prev.Status() == journal.Committed && prev.SrcHash != "" && prev.SrcHash != srcHash(rec) {
 				sr.changed++

@@ -453,7 +453,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	send := ch.kind == deltaChanged && d.send && ch.sends() && prev.Key != ""
 	if !send {
 		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, filled: prev.Filled, held: prev.Children()}}
-		sr.classify(w, DiffUnchanged, nil, nil, nil)
+		sr.classifyLoaded(rec, id, prev.Key)
 		if !settled && d.send {
 			if ch.unsent != "" || len(ch.lines) > 0 {
 				w.delta.src = prev.SrcHash

@@ -12,6 +12,7 @@ import (
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
 	"github.com/migrate-tool/migrate/reconcile"
+	"github.com/migrate-tool/migrate/transform"
 )
 
 // What apply would do to each record, against what the target
@@ -162,6 +163,12 @@ func (sr *stepRun) diffRecord(w *work, action DiffAction, changed, before map[st
 		}
 	}
 	return rec
+}
+
+// classifyLoaded is classify of a record the journal holds loaded (key,
+// as the server gave it): apply leaves it alone, unchanged.
+func (sr *stepRun) classifyLoaded(rec *transform.Record, id, key string) {
+	sr.classify(&work{step: sr, rec: rec, id: id, root: &op{key: key}}, DiffUnchanged, nil, nil, nil)
 }
 
 // classifyLines is classify of an update of a record that exists, with

@@ -310,14 +310,18 @@ func oneTruth(t *testing.T, planPath, quirks, state string) {
 			Name                                         string
 			Create, Update, Unchanged, Conflict, Missing int
 		}
-		Records []struct{ Step, Action string }
+		Records []struct{ Step, Action, Key string }
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &diff); err != nil {
 		t.Fatalf("diff --json: %v\n%s", err, out)
 	}
-	// Its records (the rows of its workbook and page) are its counts.
+	// Its records (the rows of its workbook and page) are its counts. A
+	// record the journal holds loaded is named by the key the server gave.
 	listed := map[string]map[string]int{}
 	for _, r := range diff.Records {
+		if state == "loaded" && r.Key == "" {
+			t.Errorf("diff names a record the journal holds loaded without its key: %+v", r)
+		}
 		if listed[r.Step] == nil {
 			listed[r.Step] = map[string]int{}
 		}
