@@ -302,7 +302,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	r.jr.Close()
 	// The ledger's own state has every line appended folded in: no replay.
 	sum := r.jr.summary(opts.Plan)
-	sum.Unmetered = opts.Version.Standard
+	sum.Standard = opts.Version.Standard
 	sum.Requests = int(r.calls.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())

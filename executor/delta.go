@@ -915,7 +915,7 @@ func (r *runner) listDelta(waves [][]*plan.Step) (*Summary, error) {
 	}
 	r.jr.Close()
 	sum := r.jr.summary(r.opts.Plan)
-	sum.Unmetered = r.opts.Version.Standard
+	sum.Standard = r.opts.Version.Standard
 	sum.Delta = r.delta.result(r.opts.Plan)
 	return sum, nil
 }

@@ -9,7 +9,7 @@ import (
 // summarize builds a Summary from a journal's state: counts per step in
 // the order of the journal header, and every problem of a failed record.
 func summarize(st *journal.State, p *plan.Plan) *Summary {
-	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete(), Unmetered: st.Header.Dialect != ""}
+	sum := &Summary{Plan: st.Header.Plan, Complete: st.Complete(), Standard: st.Header.Dialect != ""}
 	if !st.Finished() {
 		// What is left: a trial's rest, the steps not chosen, or what a
 		// stopped run did not reach.

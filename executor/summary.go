@@ -25,10 +25,11 @@ type Summary struct {
 	// counts one (docs/servers.md, Limits of hosted installations: a
 	// document with five lines counts six).
 	Transactions int
-	// Unmetered: the service meters no API transactions (a standard OData
-	// service, dialect odata): Transactions counts the entities and lines
-	// written all the same, and no view calls them API transactions.
-	Unmetered bool
+	// Standard: the target is a standard OData service (dialect odata), not
+	// the ERP's: it meters no API transactions (Transactions counts the
+	// entities and lines written all the same, and no view calls them API
+	// transactions) and holds no company (holder).
+	Standard bool
 	// Unread (dry run) is the reads of upsert and update steps that were
 	// not made, for want of a target: their outcome was predicted (upsert
 	// inserts, update changes every field).
@@ -121,7 +122,16 @@ func (s *Summary) Caveat() string {
 	if len(as) == 0 {
 		return ""
 	}
-	return "as far as the company " + strings.Join(as, " and ")
+	return "as far as " + s.holder() + " " + strings.Join(as, " and ")
+}
+
+// holder is what holds the records a run loads, as its sentences name
+// it: the company of the ERP's installation, or a standard service.
+func (s *Summary) holder() string {
+	if s.Standard {
+		return "the service"
+	}
+	return "the company"
 }
 
 // RefuseStart records why apply would not start over what a dry run or
@@ -268,9 +278,9 @@ func (s *Summary) Conflicts() string {
 		return ""
 	}
 	if n == 1 {
-		return "1 record failed because the company holds its key already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on its step to update it, or close it with resolve --waive"
+		return "1 record failed because " + s.holder() + " holds its key already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on its step to update it, or close it with resolve --waive"
 	}
-	return fmt.Sprintf("%d records failed because the company holds their keys already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on their steps to update them, or close them with resolve --waive", n)
+	return fmt.Sprintf("%d records failed because %s holds their keys already (HTTP 409), which an insert does not overwrite and a retry fails again: set mode: upsert on their steps to update them, or close them with resolve --waive", n, s.holder())
 }
 
 // StepSummary counts one step.

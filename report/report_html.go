@@ -77,9 +77,9 @@ type RunReport struct {
 	// TransactionsSent (a run) are the API transactions the calls carried,
 	// written or refused: what apply counted.
 	TransactionsSent int
-	// Unmetered: the service meters no API transactions (Summary.Unmetered):
-	// the page says nothing of them.
-	Unmetered bool
+	// Standard: a standard OData service (Summary.Standard), which meters
+	// no API transactions: the page says nothing of them.
+	Standard  bool
 	Throttled int           // calls answered 429
 	Waited    time.Duration // spent waiting to retry
 	// Estimated and CallsPerMinute: the dry run's estimate of apply.
@@ -229,7 +229,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 		SystemVersion: h.SystemVersion, User: h.User, ToolVersion: h.ToolVersion, Journal: journalPath, Start: h.Created}}
 	sum := executor.StatusOf(st)
 	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
-	rep.Unmetered = sum.Unmetered
+	rep.Standard = sum.Standard
 	rep.Total = sum.Total()
 	if next := sum.Next(); !sum.Complete {
 		rep.Next = strings.ToUpper(next[:1]) + next[1:] + "."
@@ -275,7 +275,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *RunReport {
 	rep := &RunReport{ReportInfo: info, DryRun: true, Steps: sum.Steps, Total: sum.Total(),
 		Requests: sum.Requests, Subrequests: sum.Subrequests, Transactions: sum.Transactions,
-		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors), Unmetered: sum.Unmetered}
+		Estimated: sum.Estimated, CallsPerMinute: callsPerMinute, Failures: groupFailures(sum.Errors), Standard: sum.Standard}
 	if rep.Plan == "" {
 		rep.Plan = sum.Plan
 	}

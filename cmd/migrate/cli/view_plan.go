@@ -43,7 +43,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 		fmt.Fprintln(w, t)
 	}
 	metered := ""
-	if !sum.Unmetered { // a standard OData service meters none
+	if !sum.Standard { // a standard OData service meters none
 		metered = " (" + diag.Count(view.Transactions, "API transaction", "API transactions") + ")"
 	}
 	fmt.Fprintf(w, "apply would make %s with %s%s, %s at %d calls a minute.\n",
