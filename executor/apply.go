@@ -156,6 +156,14 @@ func newRunner(ctx context.Context, opts *runOptions, svc service) *runner {
 	return r
 }
 
+// summary is what the run's ledger counts, of its target's dialect (a
+// standard OData service: Summary.Standard).
+func (r *runner) summary() *Summary {
+	sum := r.jr.summary(r.opts.Plan)
+	sum.Standard = r.opts.Version.Standard
+	return sum
+}
+
 // journalReads journals a call of reads (KindReads) so that the run
 // report counts it as apply did; the watermark's read is journaled with
 // the watermark it found.
@@ -301,8 +309,7 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	}
 	r.jr.Close()
 	// The ledger's own state has every line appended folded in: no replay.
-	sum := r.jr.summary(opts.Plan)
-	sum.Standard = opts.Version.Standard
+	sum := r.summary()
 	sum.Requests = int(r.calls.Load())
 	sum.Subrequests = int(r.subs.Load())
 	sum.Transactions = int(r.txns.Load())
@@ -1663,13 +1670,7 @@ func (w *work) lines() int {
 	case w.root == nil:
 		return 0
 	}
-	n := 0
-	for _, o := range subtree(w.root, nil)[1:] {
-		if o.ok() {
-			n++
-		}
-	}
-	return n
+	return w.root.below((*op).ok)
 }
 
 // partly says what exists of a failed record whose entity was written (or
@@ -1690,13 +1691,7 @@ func (w *work) partly(entity string) string {
 			break
 		}
 	}
-	ok, all := 0, 0
-	for _, o := range subtree(root, nil)[1:] {
-		all++
-		if o.ok() {
-			ok++
-		}
-	}
+	ok, all := root.below((*op).ok), len(subtree(root, nil))-1
 	what := entity
 	if root.key != "" {
 		what += "(" + root.key + ")"

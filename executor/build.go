@@ -226,6 +226,17 @@ func flatten(o *op, dst unit) unit {
 	return dst
 }
 
+// below counts o's descendants, carried or not, that match.
+func (o *op) below(match func(*op) bool) int {
+	n := 0
+	for _, k := range subtree(o, nil)[1:] {
+		if match(k) {
+			n++
+		}
+	}
+	return n
+}
+
 // subtree lists o and every descendant, carried or not, depth first.
 func subtree(o *op, dst []*op) []*op {
 	dst = append(dst, o)

@@ -111,13 +111,7 @@ func (o *op) carriedOK() int {
 	if o == nil {
 		return 0
 	}
-	n := 0
-	for _, k := range subtree(o, nil)[1:] {
-		if k.carried && k.ok() {
-			n++
-		}
-	}
-	return n
+	return o.below(func(k *op) bool { return k.carried && k.ok() })
 }
 
 // takeLines gives a deep insert's children their outcome once the server

@@ -776,15 +776,10 @@ type deltaPatch struct {
 // built is the lines a record a delta went over has now: those it had,
 // and those the delta created under it.
 func (d *deltaPatch) built(root *op) int {
-	n := d.held
-	if root != nil {
-		for _, o := range subtree(root, nil)[1:] {
-			if o.kind == journal.OpCreate && o.ok() {
-				n++
-			}
-		}
+	if root == nil {
+		return d.held
 	}
-	return n
+	return d.held + root.below(func(o *op) bool { return o.kind == journal.OpCreate && o.ok() })
 }
 
 // journaled completes a finished record's journal entry: what it was
@@ -914,8 +909,7 @@ func (r *runner) listDelta(waves [][]*plan.Step) (*Summary, error) {
 		}
 	}
 	r.jr.Close()
-	sum := r.jr.summary(r.opts.Plan)
-	sum.Standard = r.opts.Version.Standard
+	sum := r.summary()
 	sum.Delta = r.delta.result(r.opts.Plan)
 	return sum, nil
 }

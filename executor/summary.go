@@ -126,9 +126,13 @@ func (s *Summary) Caveat() string {
 }
 
 // holder is what holds the records a run loads, as its sentences name
-// it: the company of the ERP's installation, or a standard service.
-func (s *Summary) holder() string {
-	if s.Standard {
+// it (holderOf).
+func (s *Summary) holder() string { return holderOf(s.Standard) }
+
+// holderOf names what holds the records a run loads: the company of the
+// ERP's installation, or a standard OData service (standard).
+func holderOf(standard bool) string {
+	if standard {
 		return "the service"
 	}
 	return "the company"

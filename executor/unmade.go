@@ -42,9 +42,9 @@ type unmadeRefs struct {
 	// target already: an exists: check, a lookup().
 	skip map[[2]string]bool
 	cap  int // keys kept in all
-	// holder is what must hold the values no step makes, as the warnings
-	// name it (Summary.holder): "the company" or "the service".
-	holder string
+	// standard: the target is a standard OData service, which the
+	// warnings name as what must hold the values no step makes (holderOf).
+	standard bool
 
 	mu       sync.Mutex
 	kept     int
@@ -104,7 +104,7 @@ func newUnmadeRefs(p *Prepared) *unmadeRefs {
 	}
 	u := newLook(named.keyOf, entity, int(memory/keyShare))
 	u.unmade = unmade
-	u.holder = (&Summary{Standard: p.Version.Standard}).holder()
+	u.standard = p.Version.Standard
 	for _, use := range p.program.Uses() {
 		if use.Exists != "" || use.Lookup != "" {
 			u.skip[[2]string{use.Step, use.Field}] = true
@@ -159,7 +159,7 @@ func madeByNoStep(p *plan.Plan, md *odata.Metadata) []unmadeSet {
 // newLook is an empty look at the keys keyOf names (step → key field),
 // of steps of entity (step → entity), keeping at most cap keys.
 func newLook(keyOf, entity map[string]string, cap int) *unmadeRefs {
-	u := &unmadeRefs{seed: maphash.MakeSeed(), keyOf: keyOf, entity: entity, makers: map[string]int{}, holder: "the company",
+	u := &unmadeRefs{seed: maphash.MakeSeed(), keyOf: keyOf, entity: entity, makers: map[string]int{},
 		skip: map[[2]string]bool{}, cap: cap, finished: map[string][]*madeKeys{}, tooMany: map[string]bool{},
 		found: map[[3]string]*unmade{}, looked: map[string]lookedAt{}}
 	for step := range keyOf {
@@ -331,8 +331,8 @@ func (u *unmadeRefs) warnings() []diag.Diagnostic {
 			more = fmt.Sprintf(" (and %s)", diag.Count(n, "other value", "other values"))
 		}
 		d := diag.New(diag.Warning, diag.ParseRange(m.loc), fmt.Sprintf(
-			"%s %q names a %s that no step of the plan creates%s, and nothing checks %s for it: its record is counted as loading, which holds only if %s has it (add exists: {%s: %s} to step %s to check before anything is sent)",
-			field, m.value, entity, more, u.holder, u.holder, field, entity, step))
+			"%s %q names a %s that no step of the plan creates%s, and nothing checks %[5]s for it: its record is counted as loading, which holds only if %[5]s has it (add exists: {%[1]s: %[3]s} to step %[6]s to check before anything is sent)",
+			field, m.value, entity, more, holderOf(u.standard), step))
 		d.Step, d.Field, d.Value = step, field, m.value
 		out = append(out, d)
 	}
