@@ -716,7 +716,11 @@ func (r *runner) runStep(s *plan.Step) error {
 	r.changed[s.Name] = sr.changed
 	r.mu.Unlock()
 	if read := err == nil && r.opts.Limit == 0 && !r.halted(); read {
-		if err := r.appendWith(journal.Entry{Kind: journal.KindDone, Done: s.Name, Gone: slices.Sorted(maps.Keys(sr.gone))}); err != nil {
+		done := journal.Entry{Kind: journal.KindDone, Done: s.Name, Gone: slices.Sorted(maps.Keys(sr.gone))}
+		if r.delta != nil && r.delta.send {
+			done.Conflicts = r.delta.unsent(s.Name)
+		}
+		if err := r.appendWith(done); err != nil {
 			return err
 		}
 	}

@@ -85,18 +85,11 @@ type DeltaField struct {
 }
 
 // DeltaConflict is a field changed in the source that someone changed on
-// the server since the journal wrote it: Ours is what the journal wrote,
-// Theirs what the server holds, Now what the source gives. Overwritten is
-// set when --overwrite sent Now anyway.
+// the server since the journal wrote it (journal.Conflict says what each
+// side holds). Overwritten is set when --overwrite sent Now anyway.
 type DeltaConflict struct {
-	ID, Key, Field string
-	// Line names the line the field is of (NAV(KEY)), or its single-object
-	// sub-form (NAV); "" the entity's.
-	Line string
-	// Text is set for a text's content (Field TEXT, Line its sub-form).
-	Text              bool
-	Ours, Theirs, Now json.RawMessage
-	Overwritten       bool
+	journal.Conflict
+	Overwritten bool
 }
 
 // Counts adds up the steps' lists.
@@ -201,6 +194,22 @@ func (d *deltaRun) result(p *plan.Plan) *Delta {
 			continue
 		}
 		out.Steps = append(out.Steps, *ds)
+	}
+	return out
+}
+
+// unsent is the conflicts of step the delta did not send, as its step's
+// done line journals them.
+func (d *deltaRun) unsent(step string) []journal.Conflict {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []journal.Conflict
+	if s := d.steps[step]; s != nil {
+		for _, c := range s.Conflicts {
+			if !c.Overwritten {
+				out = append(out, c.Conflict)
+			}
+		}
 	}
 	return out
 }
@@ -680,8 +689,8 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 	// same change made on both sides), that change would be lost.
 	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage) {
 		if !compare.Value(p, theirs, ours) && !compare.Value(p, theirs, now) {
-			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
-				Ours: wire(ours), Theirs: wire(theirs), Now: nowJSON, Overwritten: r.delta.overwrite})
+			c.conflicts = append(c.conflicts, DeltaConflict{Conflict: journal.Conflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
+				Ours: wire(ours), Theirs: wire(theirs), Now: nowJSON}, Overwritten: r.delta.overwrite})
 		}
 	}
 	for _, f := range dw.fields {
@@ -708,8 +717,8 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		}
 		same = same || textHash(held) == textHash(now) // the same change made on the server
 		if !same {
-			c.conflicts = append(c.conflicts, DeltaConflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
-				Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now), Overwritten: r.delta.overwrite})
+			c.conflicts = append(c.conflicts, DeltaConflict{Conflict: journal.Conflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
+				Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now)}, Overwritten: r.delta.overwrite})
 		}
 		c.lineBefore[l.path] = map[string]any{"TEXT": held}
 		c.shown[l.Name()+"/TEXT"], c.was[l.Name()+"/TEXT"] = now, odata.TextContent(held)

@@ -54,6 +54,9 @@ func summarize(st *journal.State, p *plan.Plan) *Summary {
 				sum.Waived = append(sum.Waived, WaivedRecord{Step: name, Record: id, Location: rec.Loc, Reason: rec.Reason})
 			}
 		}
+		for _, c := range st.Conflicts[name] {
+			sum.Unsent = append(sum.Unsent, UnsentChange{Step: name, Entity: entity[name], Conflict: c})
+		}
 		for _, id := range st.Gone[name] {
 			if rec := st.Record(name, id); rec != nil && rec.Status() == journal.Failed {
 				sum.Gone = append(sum.Gone, RecordRef{Step: name, Record: id})

@@ -54,6 +54,11 @@ type Summary struct {
 	// as the last run that read their step to its end found: they will
 	// never load, and resolve --waive closes them.
 	Gone []RecordRef
+	// Unsent (status, the run report) are the changes the journal's last
+	// delta load (apply --delta) did not send, each for a conflict with a
+	// change made on the server since the load: until a delta sends them,
+	// the server and the sources differ there.
+	Unsent []UnsentChange
 	// Undecided names in-doubt work that reconciliation could not decide;
 	// it is never guessed: check these on the server.
 	Undecided []string
@@ -259,6 +264,13 @@ func (s *Summary) Next() string {
 		return "run apply again to resume (add --retry-failed once the failed rows are corrected)"
 	}
 	return "run apply again to resume"
+}
+
+// UnsentChange is a change a delta load did not send, of step (its
+// entity Entity).
+type UnsentChange struct {
+	Step, Entity string
+	journal.Conflict
 }
 
 // Conflicted counts the failed records the server refused as a POST of a

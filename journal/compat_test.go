@@ -69,7 +69,10 @@ func everyKind(t *testing.T, path string) {
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "orders", ID: "o.csv:9", Status: Waived, Reason: "the \"total\" line"}},
 	))
 	must(t, j.Append(Entry{Kind: KindReads, At: new(at.Add(2 * time.Second)), Gets: 4}))
-	must(t, j.Append(Entry{Kind: KindDone, Done: "customers"}, Entry{Kind: KindDone, Done: "orders", Gone: []string{"o.csv:9", "o.csv:10"}}))
+	must(t, j.Append(Entry{Kind: KindDone, Done: "customers", Conflicts: []Conflict{
+		{ID: compatText, Key: "'C1'", Field: "PHONE", Ours: json.RawMessage(`"1"`), Theirs: json.RawMessage(`"9"`), Now: json.RawMessage(`"2"`)},
+		{ID: "C2", Key: "'C2'", Field: "TEXT", Line: "CUSTOMERSTEXT_SUBFORM", Text: true, Ours: json.RawMessage(`"a"`), Now: json.RawMessage(`"<b>"`)}}},
+		Entry{Kind: KindDone, Done: "orders", Gone: []string{"o.csv:9", "o.csv:10"}}))
 	b = j.NextBatch()
 	must(t, j.Append(Entry{Kind: KindIntent, Batch: b, At: new(time.Date(2026, 11, 27, 11, 0, 0, 0, time.FixedZone("IL", 7200))), Subs: []Sub{
 		{ID: "u1", Step: "orders", Rec: "O1", Path: "0", Op: OpUndoDelete, Meth: "DELETE", URL: "ORDERS('SO1')/ORDERITEMS_SUBFORM(1)", Line: "1"},

@@ -23,7 +23,9 @@ const (
 	// some steps only (--steps), so that status says what is left.
 	KindRun Kind = "run"
 	// KindDone says a step's source was read to its end by a run that was
-	// no trial: every record of it has a status (--steps checks it).
+	// no trial: every record of it has a status (--steps checks it). A
+	// delta load's (apply --delta) also names the changes it did not send
+	// for a conflict (Conflicts).
 	KindDone Kind = "done"
 	// KindFinished is apply's last line when it ran every step to its end:
 	// without it a run stopped between steps (step 2 never began) would
@@ -86,6 +88,39 @@ type Run struct {
 	// Delta: a delta load (apply --delta) of what changed in the sources
 	// since the run before.
 	Delta bool `json:"delta,omitempty"`
+}
+
+// Conflict is a field a delta load (apply --delta) did not send: the
+// sources changed it since the journal wrote it, and so did someone on
+// the server. Ours is what the journal wrote, Theirs what the server
+// held, Now what the sources gave (JSON as sent).
+type Conflict struct {
+	ID    string `json:"id"`
+	Key   string `json:"key"`
+	Field string `json:"field"`
+	// Line names the line the field is of (NAV(KEY)), or its single-object
+	// sub-form (NAV); "" the entity's.
+	Line string `json:"line,omitempty"`
+	// Text is set for a text's content (Field TEXT, Line its sub-form).
+	Text   bool            `json:"text,omitempty"`
+	Ours   json.RawMessage `json:"ours,omitempty"`
+	Theirs json.RawMessage `json:"theirs,omitempty"`
+	Now    json.RawMessage `json:"now,omitempty"`
+}
+
+// What names the conflict's field where it stands: FIELD of the entity,
+// "line NAV(KEY) FIELD", "sub-form NAV FIELD" of a single object, or
+// "text NAV".
+func (c Conflict) What() string {
+	switch {
+	case c.Text:
+		return "text " + c.Line // a text sub-form: no key
+	case c.Line != "" && !strings.Contains(c.Line, "("):
+		return "sub-form " + c.Line + " " + c.Field // a single object: no key
+	case c.Line != "":
+		return "line " + c.Line + " " + c.Field
+	}
+	return c.Field
 }
 
 // OpKind is what a sub-request does. The undo ones are written by Undo.
@@ -447,6 +482,9 @@ type Entry struct {
 	// no longer gives (an export's total line, a dropped duplicate): they
 	// will never load, and status names resolve --waive for them.
 	Gone []string `json:"gone,omitempty"`
+	// Conflicts (KindDone of a delta load) are the step's changes the
+	// delta did not send, each changed on the server since the load.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
 	// At is when an intent's batch was about to be sent, or its outcome
 	// came; nil in journals written before it was recorded. (A pointer:
 	// the journal's JSON codec leaves out a nil one, but not a zero

@@ -353,8 +353,9 @@ type indexHead struct {
 	// Accepted is State's: the plan and sources a resume accepted last,
 	// which the header line alone does not say.
 	Accepted *Accepted `json:"accepted,omitempty"`
-	// Gone is State's.
-	Gone map[string][]string `json:"gone,omitempty"`
+	// Gone and Conflicts are State's.
+	Gone      map[string][]string   `json:"gone,omitempty"`
+	Conflicts map[string][]Conflict `json:"conflicts,omitempty"`
 }
 
 type headStep struct {
@@ -477,7 +478,7 @@ func (st *State) encodeHead(x *runs, nextRun int) ([]byte, error) {
 	tc, tl := st.tailSum()
 	h := indexHead{Covers: st.ValidSize, HeaderCRC: st.headCRC, TailCRC: tc, TailLen: tl, Entries: st.Entries,
 		LastBatch: st.LastBatch, Mended: st.Mended, Marks: st.Marks, Tables: x.refs(), NextRun: nextRun,
-		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done, Accepted: st.accepted, Gone: st.Gone}
+		MarksFinish: st.marks, Finished: st.finished, Runs: st.Runs, LastRun: st.LastRun, Done: st.Done, Accepted: st.accepted, Gone: st.Gone, Conflicts: st.Conflicts}
 	no := map[*SubState]int{}
 	sub := func(s *SubState) int {
 		if i, ok := no[s]; ok {
@@ -592,6 +593,9 @@ func (st *State) restore(f *os.File, path string, head []byte) bool {
 	}
 	if h.Gone != nil {
 		st.Gone = h.Gone
+	}
+	if h.Conflicts != nil {
+		st.Conflicts = h.Conflicts
 	}
 	return true
 }

@@ -48,6 +48,10 @@ type State struct {
 	// Gone holds, by step, the failed records the last run that read the
 	// step to its end found no row of (KindDone's Gone).
 	Gone map[string][]string
+	// Conflicts holds, by step, the changes the last delta load of the
+	// step did not send (KindDone's Conflicts): until a delta sends them,
+	// the server and the sources differ there.
+	Conflicts map[string][]Conflict
 	// Mended lists the lines (1-based) that began with the torn start of
 	// a line before a whole one: a short write that older versions
 	// appended after instead of cutting back. The torn bytes are
@@ -609,6 +613,16 @@ func (st *State) apply(line []byte) string {
 		}
 		st.Runs++
 		st.LastRun = *e.Run
+		if e.Run.Delta {
+			// What the last delta left unsent stands until this one says
+			// what it left (its steps' done lines).
+			if len(e.Run.Steps) == 0 {
+				clear(st.Conflicts)
+			}
+			for _, s := range e.Run.Steps {
+				delete(st.Conflicts, s)
+			}
+		}
 	case KindDone:
 		if e.Done == "" {
 			return "done entry without a step"
@@ -618,6 +632,13 @@ func (st *State) apply(line []byte) string {
 			st.Gone[e.Done] = e.Gone
 		} else {
 			delete(st.Gone, e.Done)
+		}
+		if st.LastRun.Delta {
+			if len(e.Conflicts) > 0 {
+				st.Conflicts[e.Done] = e.Conflicts
+			} else {
+				delete(st.Conflicts, e.Done)
+			}
 		}
 	case KindFinished:
 		st.marks, st.finished = true, true
@@ -963,7 +984,7 @@ func Without(obj json.RawMessage, names ...string) json.RawMessage {
 func decodeLine(js []byte, e *Entry) error { return json.Unmarshal(js, e) }
 
 func newState() *State {
-	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}, Gone: map[string][]string{}}
+	return &State{Steps: map[string]*StepState{}, open: map[int]*openBatch{}, Marks: map[string][]Mark{}, Done: map[string]bool{}, Gone: map[string][]string{}, Conflicts: map[string][]Conflict{}}
 }
 
 // Clone is a deep copy of the state: folding more lines into one leaves
@@ -972,7 +993,7 @@ func (s *State) Clone() *State {
 	c := &State{Header: s.Header, Steps: make(map[string]*StepState, len(s.Steps)),
 		StepNames: append([]string(nil), s.StepNames...), LastBatch: s.LastBatch, Entries: s.Entries,
 		ValidSize: s.ValidSize, Torn: s.Torn, Mended: append([]int(nil), s.Mended...), open: make(map[int]*openBatch, len(s.open)),
-		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done), Gone: maps.Clone(s.Gone),
+		Marks: make(map[string][]Mark, len(s.Marks)), Runs: s.Runs, LastRun: s.LastRun, Done: maps.Clone(s.Done), Gone: maps.Clone(s.Gone), Conflicts: maps.Clone(s.Conflicts),
 		marks: s.marks, finished: s.finished, accepted: s.accepted, Totals: s.Totals, TotalsAt: s.TotalsAt}
 	c.LastRun.Steps = slices.Clone(s.LastRun.Steps)
 	for step, ms := range s.Marks {

@@ -95,6 +95,9 @@ type RunReport struct {
 	// Prediction (dry run): what the page says beside its counts.
 	Prediction
 	Waived []executor.WaivedRecord // closed by resolve --waive, with their reasons
+	// Unsent (a run) are the changes the last delta load did not send for
+	// a conflict (Summary.Unsent).
+	Unsent []UnsentRow
 	Undo   *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
@@ -117,6 +120,22 @@ func (r *RunReport) TotalsDiffer() int {
 		}
 	}
 	return n
+}
+
+// UnsentRow is a change a delta load did not send, as the page shows it:
+// its values as the JSON sent.
+type UnsentRow struct {
+	Step, Record, Entity, Key, What string
+	Ours, Theirs, Now               string
+}
+
+func unsentRows(us []executor.UnsentChange) []UnsentRow {
+	var out []UnsentRow
+	for _, u := range us {
+		out = append(out, UnsentRow{Step: u.Step, Record: u.ID, Entity: u.Entity, Key: u.Key, What: u.What(),
+			Ours: string(u.Ours), Theirs: string(u.Theirs), Now: string(u.Now)})
+	}
+	return out
 }
 
 // RunRow is one apply of the journal on the run report.
@@ -230,6 +249,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	sum := executor.StatusOf(st)
 	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
 	rep.Standard = sum.Standard
+	rep.Unsent = unsentRows(sum.Unsent)
 	rep.Total = sum.Total()
 	if next := sum.Next(); !sum.Complete {
 		rep.Next = strings.ToUpper(next[:1]) + next[1:] + "."

@@ -106,6 +106,9 @@ type stepStatus struct {
 	Partly    int    `json:"partly_loaded,omitempty"`
 	Waived    int    `json:"waived,omitempty"`
 	Undone    int    `json:"undone,omitempty"`
+	// Conflicts are the changes the last apply --delta did not send, as
+	// apply's delta lists them.
+	Conflicts []deltaConflictJSON `json:"conflicts,omitempty"`
 }
 
 // statusesJSON is status --json of several journals.
@@ -143,7 +146,13 @@ func (a *app) statusOf(path string) (*statusResult, error) {
 		st.company = odata.CompanyOf(hdr.Target)
 	}
 	for _, s := range sum.Steps {
-		st.view.Steps = append(st.view.Steps, stepStatus{s.Name, s.Entity, s.Records, s.Children, s.Errors, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived, s.Undone})
+		ss := stepStatus{s.Name, s.Entity, s.Records, s.Children, s.Errors, s.Committed, s.Failed, s.Skipped, s.Pending, s.InDoubt, s.Partly, s.Waived, s.Undone, nil}
+		for _, u := range sum.Unsent {
+			if u.Step == s.Name {
+				ss.Conflicts = append(ss.Conflicts, conflictJSON(u.Conflict, false))
+			}
+		}
+		st.view.Steps = append(st.view.Steps, ss)
 	}
 	if len(sum.Waived) > 0 {
 		st.view.Waived = waivedRecordsJSON(sum.Waived)
@@ -183,7 +192,8 @@ func pendingIn(sum *executor.Summary) bool {
 // statusCode is docs/cli.md's exit code for what a journal says: 4 while
 // records are pending or in doubt or the last apply stopped before it ran
 // every step, or was a trial or ran some steps (run apply again), 1 when only
-// failed ones keep the run from complete, 0 when it is complete.
+// failed ones keep the run from complete or the last delta left a change
+// unsent for a conflict, 0 when it is complete.
 func statusCode(sum *executor.Summary) int {
 	switch {
 	case sum.Interrupted || pendingIn(sum):
@@ -193,7 +203,7 @@ func statusCode(sum *executor.Summary) int {
 	case sum.Trial > 0 || len(sum.Unfinished) > 0:
 		// A trial or some steps: the rest is to load, by apply.
 		return ExitInterrupted
-	case !sum.Complete:
+	case !sum.Complete, len(sum.Unsent) > 0:
 		return ExitData
 	}
 	return ExitOK

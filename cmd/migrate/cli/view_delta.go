@@ -9,6 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
+	"github.com/migrate-tool/migrate/journal"
 )
 
 // deltaJSON is apply's "delta": what changed in the sources of a complete
@@ -80,15 +81,8 @@ type deltaLineJSON struct {
 }
 
 type deltaConflictJSON struct {
-	ID          string          `json:"id"`
-	Key         string          `json:"key"`
-	Line        string          `json:"line,omitempty"`
-	Field       string          `json:"field"`
-	Ours        json.RawMessage `json:"ours"`
-	Theirs      json.RawMessage `json:"theirs"`
-	Now         json.RawMessage `json:"now"`
-	Overwritten bool            `json:"overwritten"`
-	text        bool            // a text's content: said as "text NAV"
+	journal.Conflict
+	Overwritten bool `json:"overwritten"`
 }
 
 // conflicted reports whether the delta left a conflict unsent (apply
@@ -124,13 +118,17 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		if d.Sent {
 			cs := []deltaConflictJSON{}
 			for _, c := range s.Conflicts {
-				cs = append(cs, deltaConflictJSON{ID: c.ID, Key: c.Key, Line: c.Line, Field: c.Field, Ours: c.Ours, Theirs: c.Theirs, Now: c.Now, Overwritten: c.Overwritten, text: c.Text})
+				cs = append(cs, conflictJSON(c.Conflict, c.Overwritten))
 			}
 			js.Conflicts = &cs
 		}
 		out.Steps = append(out.Steps, js)
 	}
 	return out
+}
+
+func conflictJSON(c journal.Conflict, overwritten bool) deltaConflictJSON {
+	return deltaConflictJSON{c, overwritten}
 }
 
 func fieldsJSON(fs []executor.DeltaField) []deltaFieldJSON {
@@ -176,21 +174,7 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			fmt.Fprintf(w, "  %s: gone %s %s(%s): no longer in the sources; never deleted, decide what becomes of it\n", s.Name, r.ID, s.Entity, r.Key)
 		}
 		for _, c := range s.conflicts() {
-			end := "not sent (apply --delta --overwrite sends it anyway)"
-			if c.Overwritten {
-				end = "overwritten (--overwrite)"
-			}
-			field := c.Field
-			switch {
-			case c.text:
-				field = "text " + c.Line // a text sub-form: no key
-			case c.Line != "" && !strings.Contains(c.Line, "("):
-				field = "sub-form " + c.Line + " " + c.Field // a single object: no key
-			case c.Line != "":
-				field = "line " + c.Line + " " + c.Field
-			}
-			fmt.Fprintf(w, "  %s: conflict %s %s(%s): %s changed on the server since the load: we wrote %s, it holds %s, the source now gives %s; %s\n",
-				s.Name, c.ID, s.Entity, c.Key, field, c.Ours, c.Theirs, c.Now, end)
+			fmt.Fprintln(w, conflictLine(s.Name, s.Entity, c))
 		}
 		if s.Unknown > 0 {
 			fmt.Fprintf(w, "  %s: %s loaded by an older version keep nothing to compare with: taken as unchanged\n", s.Name, diag.Count(s.Unknown, "record", "records"))
@@ -272,4 +256,15 @@ func (d deltaFlags) check(limit, steps bool) error {
 		return usageErr("--delta loads every step's changes: it does not go with --limit or --steps")
 	}
 	return nil
+}
+
+// conflictLine says a conflict of step (its entity entity) in a line: what
+// each side holds, and whether it was sent.
+func conflictLine(step, entity string, c deltaConflictJSON) string {
+	end := "not sent (apply --delta --overwrite sends it anyway)"
+	if c.Overwritten {
+		end = "overwritten (--overwrite)"
+	}
+	return fmt.Sprintf("  %s: conflict %s %s(%s): %s changed on the server since the load: we wrote %s, it holds %s, the source now gives %s; %s",
+		step, c.ID, entity, c.Key, c.What(), c.Ours, c.Theirs, c.Now, end)
 }

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strconv"
+
+	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // statusView shows what journals say: the one asked for, or each of
@@ -46,12 +49,13 @@ func (v statusHuman) journal(st *statusResult) {
 	printSteps(w, doc, true)
 	printPartly(w, st.sum.Errors)
 	printWaived(w, doc.Waived)
+	unsent := len(st.sum.Unsent) > 0 && st.sum.Complete && !st.busy
 	switch {
 	case st.busy:
 		fmt.Fprintln(w, "\nnot complete: a run is loading now")
-	case st.code == ExitOK && len(doc.Waived) > 0:
+	case (st.code == ExitOK || unsent) && len(doc.Waived) > 0:
 		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", strconv.Itoa(len(doc.Waived)))
-	case st.code == ExitOK:
+	case st.code == ExitOK || unsent:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	default:
 		fmt.Fprintln(w, "\nnot complete: "+st.sum.Next())
@@ -59,6 +63,21 @@ func (v statusHuman) journal(st *statusResult) {
 			v.waiveAdvice(st)
 		}
 	}
+	if len(st.sum.Unsent) > 0 {
+		printUnsent(w, st)
+	}
+}
+
+// printUnsent lists the changes the last delta did not send, for each
+// side changed the field since the load.
+func printUnsent(w io.Writer, st *statusResult) {
+	n := len(st.sum.Unsent)
+	fmt.Fprintf(w, "but the last apply --delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
+		diag.Count(n, "change", "changes"))
+	for _, u := range st.sum.Unsent {
+		fmt.Fprintln(w, conflictLine(u.Step, u.Entity, conflictJSON(u.Conflict, false)))
+	}
+	fmt.Fprintln(w, "apply --delta --overwrite sends them; or make the sources give what the server holds, and apply --delta records it")
 }
 
 // waiveAdvice names resolve --waive for the failed records that will
