@@ -649,11 +649,18 @@ func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
 	}
 	units = append(units, lines...)
 	sr.classifyLines(w, c.shown, c.was, newKids(root))
-	w.delta.filled = journal.Without(prev.Filled, slices.Collect(maps.Keys(c.changed))...)
-	if len(c.changed) == 0 {
-		w.delta.filled = prev.Filled
-		w.delta.keep = true
+	// What the server filled of the fields it now holds as the source
+	// gives them is no longer the journal's: the source's value is.
+	w.delta.filled = journal.Without(prev.Filled, slices.Concat(slices.Collect(maps.Keys(c.changed)), slices.Collect(maps.Keys(c.held)))...)
+	w.delta.keep = len(c.changed) == 0
+	// The fields the server holds as the source gives them are journaled
+	// held, over those held before; those patched are not held any more.
+	held := prev.Held
+	if len(c.held) > 0 {
+		b, _ := odata.MarshalBody(c.held)
+		held = journal.Overlay(held, b)
 	}
+	w.held = journal.Without(held, slices.Collect(maps.Keys(c.changed))...)
 	return sr.start(w, units)
 }
 
@@ -665,7 +672,12 @@ type deltaChecked struct {
 	// changed line's as NAV(KEY)/FIELD.
 	shown, was map[string]any
 	lineBefore map[string]map[string]any // by line path: what the server holds of the fields sent
-	conflicts  []DeltaConflict
+	// held are the entity's fields the server holds as the source now
+	// gives them (the same change made there), as it holds them: nothing
+	// is sent of them, and the journal keeps them as held
+	// (RecordEntry.Held), which verify compares.
+	held      map[string]any
+	conflicts []DeltaConflict
 }
 
 // deltaCheck compares what the server holds of changed record dw (cur,
@@ -683,22 +695,32 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 	if m, err := odata.DecodeEntity(prev.Filled); err == nil && len(prev.Filled) > 0 {
 		maps.Copy(ours, m) // the server's own form of what it took
 	}
-	c := deltaChecked{changed: map[string]any{}, before: map[string]any{}, shown: map[string]any{}, was: map[string]any{}, lineBefore: map[string]map[string]any{}}
-	// A field the server holds otherwise than the journal wrote it was
-	// changed there since; unless it holds what the source gives now (the
-	// same change made on both sides), that change would be lost.
-	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage) {
-		if !compare.Value(p, theirs, ours) && !compare.Value(p, theirs, now) {
+	c := deltaChecked{changed: map[string]any{}, before: map[string]any{}, shown: map[string]any{}, was: map[string]any{}, lineBefore: map[string]map[string]any{},
+		held: map[string]any{}}
+	// A field the server holds as the source now gives it is the same
+	// change made on both sides: no conflict, and of the entity nothing
+	// is sent (held; a line's field or a text is sent all the same). One
+	// it holds otherwise than the journal wrote it was changed there
+	// since: that change would be lost.
+	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage, hold bool) (held bool) {
+		if compare.Value(p, theirs, now) {
+			return hold && !r.svc.offline()
+		}
+		if !compare.Value(p, theirs, ours) {
 			c.conflicts = append(c.conflicts, DeltaConflict{Conflict: journal.Conflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
 				Ours: wire(ours), Theirs: wire(theirs), Now: nowJSON}, Overwritten: r.delta.overwrite})
 		}
+		return false
 	}
 	for _, f := range dw.fields {
 		var p *odata.Property
 		if t != nil {
 			p = t.Property(f.Field)
 		}
-		check(p, "", f.Field, cur[f.Field], ours[f.Field], w.rec.Fields[f.Field], f.Now)
+		if check(p, "", f.Field, cur[f.Field], ours[f.Field], w.rec.Fields[f.Field], f.Now, true) {
+			c.held[f.Field] = cur[f.Field]
+			continue
+		}
 		c.changed[f.Field] = w.rec.Fields[f.Field]
 		c.before[f.Field] = cur[f.Field]
 		c.shown[f.Field], c.was[f.Field] = c.changed[f.Field], c.before[f.Field]
@@ -741,7 +763,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 			if lt != nil {
 				p = lt.Property(f.Field)
 			}
-			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now)
+			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now, false)
 			c.lineBefore[l.path][f.Field] = theirs[f.Field]
 			c.shown[l.Name()+"/"+f.Field], c.was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 		}

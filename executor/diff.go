@@ -172,10 +172,16 @@ func (sr *stepRun) classifyLoaded(rec *transform.Record, id, key string) {
 }
 
 // classifyLines is classify of an update of a record that exists, with
-// the lines apply appends to it.
+// the lines apply appends to it; with no field to change and no line to
+// append, unchanged.
 func (sr *stepRun) classifyLines(w *work, changed, before map[string]any, added []*op) {
 	d := sr.r.jr.diffs()
 	if d == nil {
+		return
+	}
+	if len(changed) == 0 && len(added) == 0 {
+		// Nothing to send: the server holds what the sources give.
+		d.add(sr.diffRecord(w, DiffUnchanged, nil, nil, nil))
 		return
 	}
 	rec := sr.diffRecord(w, DiffUpdate, changed, before, nil)

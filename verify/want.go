@@ -56,11 +56,6 @@ type wantKid struct {
 // WantOf is the wanted state of rec from the journal.
 func WantOf(rec *journal.RecordState) Want {
 	w := Want{Fields: map[string]any{}, Sent: map[string]any{}, Kids: map[string][]wantKid{}, Whole: rec.Created}
-	if held, err := odata.DecodeEntity(rec.Held); err == nil {
-		for k, v := range held {
-			w.Fields[k], w.Sent[k] = v, v
-		}
-	}
 	own := map[string]bool{}
 	var paths []string
 	for p, s := range rec.Subs {
@@ -129,6 +124,14 @@ func WantOf(rec *journal.RecordState) Want {
 	for _, s := range rec.Extra {
 		if s.Op == journal.OpDelete && s.OK() {
 			w.Whole = true
+		}
+	}
+	// What the server was found holding already stands over what was sent
+	// before: an upsert's fields it did not send, a delta's fields the
+	// server held as the source gave them, over the load's.
+	if held, err := odata.DecodeEntity(rec.Held); err == nil {
+		for k, v := range held {
+			w.Fields[k], w.Sent[k] = v, v
 		}
 	}
 	return w
