@@ -236,7 +236,7 @@ func (sr *stepRun) matchInsert(w *work, read func(string) (odata.BatchResponse, 
 	set := sr.r.md.EntitySet(sr.entity)
 	conds, want, why := sr.matchQuery(w)
 	if len(conds) == 0 && why == "" {
-		sr.r.rd.WarnOnce("nomatch "+sr.step.Name, fmt.Sprintf("step %s: the server numbers its %s documents and the step has no match: fields, so whether the company holds them already cannot be told: each is counted a create, and apply would create it even if it were there (give the step match: to look them up)", sr.step.Name, sr.entity))
+		sr.r.rd.WarnOnce("nomatch "+sr.step.Name, fmt.Sprintf("step %s: the server numbers its %s documents and the step has no match: fields, so whether the server holds them already cannot be told: each is counted a create, and apply would create it even if it were there (give the step match: to look them up)", sr.step.Name, sr.entity))
 		return DiffCreate, nil, nil
 	}
 	var rows []map[string]any

@@ -36,7 +36,7 @@ type PageInfo struct {
 func Unchecked(target, metadata bool) []string {
 	var out []string
 	if !target {
-		out = append(out, "no target was read: a value the load needs the company to hold was not looked up there (one the sources lack counts as failing, though the company may hold it, and one no step loads is not checked); --target or --sandbox reads it")
+		out = append(out, "no target was read: a value the load needs the target to hold was not looked up there (one the sources lack counts as failing, though the target may hold it, and one no step loads is not checked); --target or --sandbox reads it")
 	}
 	if !metadata {
 		out = append(out, "no metadata: the fields' lengths, types and keys were not checked (--metadata, target.metadata or --target)")

@@ -287,7 +287,7 @@ func (r *Result) PartlyNotes() []string {
 		if s.Partly == 1 {
 			is = "record is"
 		}
-		notes = append(notes, fmt.Sprintf("%s: %d failed %s partly loaded: the company holds its entity and some of its lines, which are not verified and not in the control totals (status lists them; apply --retry-failed sends what is missing)", s.Name, s.Partly, is))
+		notes = append(notes, fmt.Sprintf("%s: %d failed %s partly loaded: the server holds its entity and some of its lines, which are not verified and not in the control totals (status lists them; apply --retry-failed sends what is missing)", s.Name, s.Partly, is))
 	}
 	return notes
 }

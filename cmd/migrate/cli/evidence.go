@@ -78,7 +78,7 @@ func (a *app) evidence(ctx context.Context, jpath string, f evidenceFlags) error
 	}
 	members = append(members, kept...)
 	m.ToolVersion, m.Made = Version, a.now().UTC()
-	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the company"
+	m.Verified = "not verified: no target was given (--target or MIGRATE_TARGET); verify-evidence with a target reads the target"
 	var differ error
 	if a.targetGiven(f.conn) {
 		verified, err := a.evidenceVerify(ctx, jpath, f.conn, m)

@@ -92,7 +92,7 @@ func commands() []command {
 		{"status", "what a journal says: committed, failed, skipped, pending, in doubt", (*app).status, false},
 		{"report", "the failed rows as they were in the source, with the server's message; the run report, the created keys, the run's evidence in one file", (*app).report, false},
 		{"verify", "read back what a run committed and compare it field by field with what was sent; control totals", (*app).verify, false},
-		{"verify-evidence", "re-check an evidence file (report --evidence) against itself: hashes, the journal's chain, the created keys; with a target, against the company", (*app).verifyEvidence, false},
+		{"verify-evidence", "re-check an evidence file (report --evidence) against itself: hashes, the journal's chain, the created keys; with a target, against the target", (*app).verifyEvidence, false},
 		{"undo", "delete what a run created and restore what it changed", (*app).undo, false},
 		{"resolve", "list what is in doubt with its candidates; record what became of a record", (*app).resolve, false},
 		{"info", "the target: user, system and OData versions, what the version allows", (*app).info, false},

@@ -42,7 +42,7 @@ func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 		}
 		fmt.Fprintf(w, "  now: read back from %s: %s %s; %s\n", doc.Target.Target, diag.Count(differ, "record", "records"), map[bool]string{true: "differs", false: "differ"}[differ == 1], diag.Count(doc.Target.Calls, "call", "calls"))
 	} else {
-		fmt.Fprintln(w, "  now: the target was not read (give --target or MIGRATE_TARGET to compare with the company)")
+		fmt.Fprintln(w, "  now: the target was not read (give --target or MIGRATE_TARGET to compare with the target)")
 	}
 	for _, p := range doc.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
