@@ -175,6 +175,11 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 			v.step.Rejected, v.step.Waived = v.named.Rejected, v.named.Waived
 		}
 		res.Steps = append(res.Steps, v.step)
+		for i := range v.findings {
+			if f := &v.findings[i]; f.Problem == Differs && f.Detail == "" {
+				f.Detail = unsentNote(*f, st.Conflicts[hs.Name])
+			}
+		}
 		res.Findings = append(res.Findings, v.findings...)
 	}
 	res.Trial = st.LastRun.Limit
@@ -189,6 +194,20 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 		}
 	}
 	return res, nil
+}
+
+// unsentNote says of difference f that the last delta load left the
+// source's change of it unsent, for a conflict (conflicts: its step's, as
+// the journal keeps them); "" when it did not.
+func unsentNote(f Finding, conflicts []journal.Conflict) string {
+	for _, c := range conflicts {
+		entity := c.Line == "" && c.Field == f.Field
+		line := c.Line != "" && strings.HasSuffix(f.URL, "/"+c.Line) && (c.Field == f.Field || c.Text)
+		if c.ID == f.Record && (entity || line) {
+			return fmt.Sprintf("changed on the server since the load, and the last apply --delta did not send the source's %s over it (a conflict: apply --delta --overwrite sends it)", c.Now)
+		}
+	}
+	return ""
 }
 
 // notRun reports whether the journal has not run step yet: its last run
