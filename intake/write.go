@@ -258,6 +258,11 @@ func Note(l *Layout, c *Column) string {
 	for _, s := range c.Joins {
 		fmt.Fprintf(&b, "Joins the rows of sheet %s that give the same value: one value a row.\n", s)
 	}
+	if len(c.Joins) > 0 && c.Field != nil {
+		// A key of the entity's own that joins: the value is loaded too
+		// (an order given "1" is the document 1, not one the server numbers).
+		fmt.Fprintf(&b, "Loaded as the record's %s, the key it is known by: not only to join.\n", c.Field.Name)
+	}
 	return strings.TrimSpace(b.String())
 }
 
