@@ -654,13 +654,11 @@ func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
 	w.delta.filled = journal.Without(prev.Filled, slices.Concat(slices.Collect(maps.Keys(c.changed)), slices.Collect(maps.Keys(c.held)))...)
 	w.delta.keep = len(c.changed) == 0
 	// The fields the server holds as the source gives them are journaled
-	// held, over those held before; those patched are not held any more.
-	held := prev.Held
+	// held; the journal's replay keeps those held before as they were,
+	// but for the fields the sources changed (deltaHeld).
 	if len(c.held) > 0 {
-		b, _ := odata.MarshalBody(c.held)
-		held = journal.Overlay(held, b)
+		w.held, _ = odata.MarshalBody(c.held)
 	}
-	w.held = journal.Without(held, slices.Collect(maps.Keys(c.changed))...)
 	return sr.start(w, units)
 }
 

@@ -665,6 +665,25 @@ func (st *State) apply(line []byte) string {
 	return ""
 }
 
+// deltaHeld is what the server holds of a record's fields that no
+// sub-request sent, once a delta load committed it again: what it held
+// before (held, of the record written as wrote), but for the fields the
+// sources changed since (the delta sent those, or found them held), and
+// what the delta found held (nowHeld, of the record written as nowWrote).
+func deltaHeld(held, wrote, nowHeld, nowWrote json.RawMessage) json.RawMessage {
+	var was, now, h map[string]json.RawMessage
+	if json.Unmarshal(held, &h) != nil || json.Unmarshal(wrote, &was) != nil || json.Unmarshal(nowWrote, &now) != nil {
+		return nowHeld
+	}
+	var changed []string
+	for f := range h {
+		if !bytes.Equal(was[f], now[f]) {
+			changed = append(changed, f)
+		}
+	}
+	return Overlay(Without(held, changed...), nowHeld)
+}
+
 // applyIntent replays intent e, the seq-th entry: the sub-requests of a
 // batch about to be sent, open until their outcomes come.
 func (st *State) applyIntent(e *Entry, seq int) string {
@@ -835,6 +854,11 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 		return ""
 	}
 	st.finished = false
+	held := re.Held
+	if re.Status == Committed && rec.final == Committed {
+		// A delta load committed the record again (nothing else does).
+		held = deltaHeld(rec.Held, rec.Wrote, re.Held, re.Wrote)
+	}
 	rec.final, rec.finalSeq, rec.Reason = re.Status, seq, ""
 	rec.FailedInTrial = re.Status == Failed && st.LastRun.Limit > 0
 	if re.Loc != "" {
@@ -846,7 +870,7 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 	if re.RowHash != "" {
 		rec.RowHash = re.RowHash
 	}
-	rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Built, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Built, re.Held
+	rec.Errors, rec.Row, rec.Rows, rec.Partly, rec.Carried, rec.Built, rec.Held = re.Errors, re.Row, re.Rows, re.Partly, re.Carried, re.Built, held
 	if re.Status == Committed {
 		rec.SrcHash, rec.Wrote, rec.Filled, rec.LinesHash, rec.WroteKids = re.SrcHash, re.Wrote, re.Filled, re.LinesHash, re.WroteKids
 	}

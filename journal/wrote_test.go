@@ -230,3 +230,34 @@ func TestFilledFieldsSurviveTheIndex(t *testing.T) {
 	}
 	everyRead(t, j, path, check)
 }
+
+// TestDeltaHeld: a record a delta load commits again keeps the fields the
+// server was found holding before, but for those the sources changed since
+// (the delta sent them, or found them held anew), and adds those it found
+// held.
+func TestDeltaHeld(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name                           string
+		held, wrote, nowHeld, nowWrote string
+		want                           string
+	}{
+		{"nothing held", ``, `{"A":1}`, ``, `{"A":2}`, ``},
+		{"held now", ``, `{"A":1}`, `{"A":2}`, `{"A":2}`, `{"A":2}`},
+		{"held before, unchanged since", `{"A":1}`, `{"A":1,"B":1}`, ``, `{"A":1,"B":2}`, `{"A":1}`},
+		{"held before, changed since: sent", `{"A":1}`, `{"A":1,"B":1}`, ``, `{"A":3,"B":1}`, ``},
+		{"held before and anew", `{"A":1,"B":1}`, `{"A":1,"B":1}`, `{"B":2}`, `{"A":1,"B":2}`, `{"A":1,"B":2}`},
+	} {
+		got := deltaHeld(raw(c.held), raw(c.wrote), raw(c.nowHeld), raw(c.nowWrote))
+		if string(got) != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func raw(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}

@@ -204,7 +204,8 @@ func TestOneTruthOfADelta(t *testing.T) {
 	// The part's price changes again in the source: the PATCH is sent
 	// over the price the server held (no conflict). Then again, and the
 	// server holds that one already: nothing is sent. verify (below) finds
-	// the last of them, whichever way it came.
+	// the last of them, whichever way it came, also after a delta of
+	// another field.
 	edit("parts.csv", "0,61", "0,66")
 	if _, sent = apply(ExitOK); len(sent) != 1 || !strings.Contains(sent[0], `"url":"LOGPART('B-101')","headers":{"content-type":"application/json","odata-version":"4.0"},"body":{"PRICE":0.66}}`) {
 		t.Errorf("apply --delta of a price the server held sent %v", sent)
@@ -215,6 +216,12 @@ func TestOneTruthOfADelta(t *testing.T) {
 	}
 	if applied, sent = apply(ExitOK); len(sent) != 0 || applied.Delta.Changed != 1 || applied.Delta.Conflicts != 0 {
 		t.Errorf("apply --delta of a price the server holds already: %+v, sent %v", applied.Delta, sent)
+	}
+	// A later delta of its description alone: the price the server held
+	// stays what verify expects of it.
+	edit("parts.csv", "b-101;Hex bolt M8x30;", "b-101;Hex bolt M8x30 zinc;")
+	if _, sent = apply(ExitOK); len(sent) != 1 || !strings.Contains(sent[0], `"body":{"PARTDES":"Hex bolt M8x30 zinc"}}`) {
+		t.Errorf("apply --delta of the part's description sent %v", sent)
 	}
 
 	// Nothing changed since: no call.
