@@ -386,10 +386,7 @@ func (r *runner) openJournal(waves [][]*plan.Step) error {
 		return err
 	}
 	listing := r.opts.deltaListing(st, hdr)
-	if st.LastRun.Delta && !st.Complete() && !r.opts.Delta && !listing {
-		// A delta stopped midway (a crash, Ctrl-C): apply goes on with it
-		// as a delta, or the records it was patching would be taken for
-		// creates.
+	if r.opts.goesOnWithDelta(st, listing) {
 		r.opts.Delta = true
 	}
 	if r.opts.Delta {
@@ -1679,9 +1676,14 @@ func (w *work) lines() int {
 
 // partly says what exists of a failed record whose entity was written (or
 // existed) although some of its lines failed: "ORDERS('SO1') created with
-// 3 of 4 lines"; "" when its entity is not there.
+// 3 of 4 lines", or a delta's whose PATCH the server refused; "" when its
+// entity is not there.
 func (w *work) partly(entity string) string {
 	root := w.root
+	if root != nil && !root.ok() && w.delta != nil && root.key != "" {
+		// A delta's PATCH refused: the record stays as loaded before.
+		return fmt.Sprintf("%s(%s) exists as loaded before; the delta's change was not taken", entity, root.key)
+	}
 	if root == nil || !root.ok() {
 		return ""
 	}

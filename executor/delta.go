@@ -884,6 +884,14 @@ func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
 	return st.LastRun.Delta || !maps.Equal(st.Header.Sources, now.Sources)
 }
 
+// goesOnWithDelta reports whether apply, run without --delta over st,
+// goes on as a delta: the last run was one and did not end complete (a
+// crash, Ctrl-C, a record the server refused), so the records it was
+// patching are patched, not taken for creates. Its dry run does the same.
+func (o *runOptions) goesOnWithDelta(st *journal.State, listing bool) bool {
+	return st.LastRun.Delta && !st.Complete() && !o.Delta && !listing
+}
+
 // deltaStart refuses apply --delta over a journal whose last run did not
 // end, or left work in doubt or pending: that run is resumed first. A delta
 // that stopped midway is resumed by the next (reconciliation first).

@@ -168,19 +168,22 @@ func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
 	}
 	now := journal.Header{PlanHash: r.opts.Plan.Hash, Sources: sourceHashes(r.opts.Plan)}
 	listing := r.opts.deltaListing(st, now)
-	if o.Delta {
+	if r.opts.goesOnWithDelta(st, listing) {
+		r.opts.Delta = true // as apply goes on with it
+	}
+	if r.opts.Delta {
 		if err := deltaStart(o.Journal, st); err != nil {
 			return "", err
 		}
 	}
 	var se *StaleError
-	if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || o.Delta); errors.As(err, &se) {
+	if err := checkHeader(st.Header, now, o.AllowPlanChange || listing, o.RetryFailed || r.opts.Delta); errors.As(err, &se) {
 		return strings.Join(se.Changes, "; "), nil
 	}
 	r.setState(st)
 	t.resumed = st
 	switch {
-	case o.Delta:
+	case r.opts.Delta:
 		r.delta = newDeltaRun(true, o.Overwrite)
 	case listing:
 		r.delta = newDeltaRun(false, false)
