@@ -1056,7 +1056,7 @@ func (c *Client) Batch(ctx context.Context, reqs []BatchRequest, opts BatchOptio
 	v, known := c.version, c.verKnown
 	c.mu.Unlock()
 	if known && v != nil && len(reqs) > v.BatchLimit() {
-		return nil, fmt.Errorf("POST $batch: %d operations, more than the %d version %s allows (spec 8)", len(reqs), v.BatchLimit(), v)
+		return nil, fmt.Errorf("POST $batch: %d operations, more than the %d version %s allows (docs/service.md, Batch)", len(reqs), v.BatchLimit(), v)
 	}
 	if err := c.warmBeforeWrites(ctx, reqs); err != nil {
 		return nil, err

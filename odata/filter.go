@@ -376,7 +376,7 @@ func (p *filterParser) primary(depth int) (Filter, error) {
 		e.lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	case EdmInt64, EdmDecimal:
 		if _, ok := new(big.Rat).SetString(lit); !ok || strings.ContainsAny(lit, "/eE,") {
-			return nil, fmt.Errorf("%s is a number: %q is not one (decimal point, spec 1)", field, lit)
+			return nil, fmt.Errorf("%s is a number: %q is not one (a decimal point: docs/service.md, Types and literals)", field, lit)
 		}
 		e.lit = json.Number(lit)
 	case EdmDateTimeOffset:

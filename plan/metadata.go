@@ -171,7 +171,7 @@ func (c *mdChecker) step(s *Step, i int) {
 		for _, k := range t.Key {
 			prop := t.Property(k)
 			if prop != nil && prop.Computed {
-				c.d.errorf(posOr(s.ModePos, s.Pos), "%s: mode %s addresses %s by its key, but %s.%s is assigned by the server and cannot address it (spec 2.5)", what, s.Mode, s.Entity, s.Entity, k)
+				c.d.errorf(posOr(s.ModePos, s.Pos), "%s: mode %s addresses %s by its key, but %s.%s is assigned by the server and cannot address it (docs/service.md, Keys)", what, s.Mode, s.Entity, s.Entity, k)
 				continue
 			}
 			if !written[k] {

@@ -47,7 +47,7 @@ func (c *call) batch(method string, hdr http.Header, body []byte) *result {
 		return s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "%v", err))
 	}
 	if limit := s.version.BatchLimit(); len(reqs) > limit {
-		return s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "the batch holds %d operations; this server allows at most %d (spec 8)", len(reqs), limit))
+		return s.errResult(protoErr(http.StatusBadRequest, "BadRequest", "the batch holds %d operations; this server allows at most %d (docs/service.md, Batch)", len(reqs), limit))
 	}
 	if aerr := checkReferences(reqs); aerr != nil {
 		return s.errResult(aerr)

@@ -229,7 +229,7 @@ func New(opts Options) (*Server, error) {
 	for _, u := range opts.RedirectURIs {
 		pu, err := url.Parse(u)
 		if err != nil || pu.Scheme != "https" || pu.Host == "" {
-			return nil, fmt.Errorf("sandbox: redirect URI %q: must be an absolute https URL (spec 5.1)", u)
+			return nil, fmt.Errorf("sandbox: redirect URI %q: must be an absolute https URL (docs/service.md, Authentication)", u)
 		}
 	}
 	s := &Server{

@@ -81,7 +81,7 @@ func TestBadInput(t *testing.T) {
 		})
 	})
 	if n := badCases.Load(); !t.Failed() && n < 60 {
-		t.Errorf("the catalogue ran %d cases; issue 8 asks for at least 60", n)
+		t.Errorf("the catalogue ran %d cases; the catalogue is to hold at least 60", n)
 	} else {
 		t.Logf("%d bad-input cases", n)
 	}

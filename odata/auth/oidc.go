@@ -109,7 +109,7 @@ func (o *LoginOptions) defaults() error {
 		// docs/service.md, Authentication: a registered redirect URI must be
 		// HTTPS.
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return newError(ErrConfig, "redirect URI %q must be an HTTPS URL registered with the operator (spec 5.1); leave it empty for the loopback callback", o.RedirectURI)
+			return newError(ErrConfig, "redirect URI %q must be an HTTPS URL registered with the operator (docs/service.md, Authentication); leave it empty for the loopback callback", o.RedirectURI)
 		}
 	}
 	return nil
@@ -198,7 +198,7 @@ func Login(ctx context.Context, opts LoginOptions) (*Token, error) {
 		return nil, tokenError(cfg.Endpoint.TokenURL, err)
 	}
 	if !strings.EqualFold(tok.TokenType, "Bearer") {
-		return nil, newError(ErrTokenRefused, "%s answered a token of type %q; the service needs Bearer (spec 5.2 step 5)", cfg.Endpoint.TokenURL, tok.TokenType)
+		return nil, newError(ErrTokenRefused, "%s answered a token of type %q; the service needs Bearer (docs/service.md, Authentication)", cfg.Endpoint.TokenURL, tok.TokenType)
 	}
 	var expiry time.Time
 	if tok.ExpiresIn > 0 {

@@ -72,7 +72,7 @@ func joinQuirksValue(args []string) []string {
 func (a *app) sandbox(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8099", "address to listen on (port 0 picks a free port)")
-	version := fs.String("system-version", "25.1", "the system version to emulate (spec 9)")
+	version := fs.String("system-version", "25.1", "the system version to emulate (docs/service.md, Versions)")
 	mdFile := fs.String("metadata", "", "serve a real installation's $metadata instead of the demo schema")
 	state := fs.String("state", "", "keep the data in this file across restarts")
 	latency := fs.Duration("latency", 0, "added to every call, e.g. 10ms")
