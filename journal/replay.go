@@ -843,6 +843,17 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 			rec.Subs, rec.Extra, rec.Undo, rec.Keyed, rec.Carried, rec.Built, rec.Held = nil, nil, nil, nil, 0, 0, nil
 			rec.Key, rec.Created, rec.final = "", false, ""
 			rec.finalSeq, rec.lastSeq = 0, 0
+			// What a delta left unsent of it is no difference any more.
+			// (A new slice: a clone of the state shares the old one.)
+			var left []Conflict
+			for _, c := range st.Conflicts[re.Step] {
+				if c.ID != re.ID {
+					left = append(left, c)
+				}
+			}
+			if st.Conflicts[re.Step] = left; len(left) == 0 {
+				delete(st.Conflicts, re.Step)
+			}
 		}
 		return ""
 	}
