@@ -49,11 +49,12 @@ func capCondition() bool { return captest.Installed() == nil || captest.Required
 // with log through a proxy that keeps the $filter of every call, which
 // `cap filters` prints, one a line, and forgets;
 // `cap id SET FIELD=VALUE ENV` sets ENV to the ID of the row with FIELD = VALUE;
+// `cap patch SET(KEY) JSON` changes what the service holds, as a user would;
 // `cap dump [@NAME] SET [EXPAND]` prints what it holds of SET, with EXPAND
 // as $expand, the values it makes up (Guids, times) steadied.
 func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) == 0 {
-		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES | log] | cap dump [@NAME] SET [EXPAND] | cap id SET FIELD=VALUE ENV | cap filters | cap tokens [@NAME]")
+		ts.Fatalf("usage: cap start [as=NAME] [drop=N,M | oauth=USES | log] | cap dump [@NAME] SET [EXPAND] | cap id SET FIELD=VALUE ENV | cap patch SET(KEY) JSON | cap filters | cap tokens [@NAME]")
 	}
 	switch args[0] {
 	case "start":
@@ -169,6 +170,18 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		id, err := captest.ID(context.Background(), s.Root, args[1], field, value)
 		ts.Check(err)
 		ts.Setenv(args[3], id)
+	case "patch":
+		// cap patch PATH JSON: a user of the service changes what PATH holds.
+		if len(args) != 3 {
+			ts.Fatalf("usage: cap patch SET(KEY) JSON")
+		}
+		capMu.Lock()
+		s := capServers[ts][""]
+		capMu.Unlock()
+		if s == nil {
+			ts.Fatalf("cap patch: no CAP service started")
+		}
+		ts.Check(captest.Patch(context.Background(), s.Root, args[1], args[2]))
 	case "filters":
 		capMu.Lock()
 		sent := capFilters[ts]
@@ -190,7 +203,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		fmt.Fprintf(ts.Stdout(), "issued %d, refused %d, scopes %q\n", tokens.Issued(), tokens.Refused(), tokens.Scopes())
 	default:
-		ts.Fatalf("cap %s: want start, dump, id, filters or tokens", args[0])
+		ts.Fatalf("cap %s: want start, dump, id, patch, filters or tokens", args[0])
 	}
 }
 

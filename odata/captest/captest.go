@@ -338,6 +338,28 @@ func ID(ctx context.Context, root, set, field, value string) (string, error) {
 	return id, nil
 }
 
+// Patch writes body (JSON) over the entity at path below root (SET(KEY),
+// SET(KEY)/NAV), as a user of the service would change it (If-Match: *:
+// whatever its ETag now).
+func Patch(ctx context.Context, root, path, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, root+"/"+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("If-Match", "*")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("PATCH %s: %s %s", path, resp.Status, b)
+	}
+	return nil
+}
+
 type page struct {
 	Value    []map[string]any `json:"value"`
 	NextLink string           `json:"@odata.nextLink"`
