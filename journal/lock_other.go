@@ -8,8 +8,9 @@ import (
 	"runtime"
 )
 
-// Without a file lock two runs could write one journal at once and send
-// every record twice: refuse to write a journal at all.
+// lockFile refuses to write a journal at all where there is no file lock:
+// without one two runs could write one journal at once and send every
+// record twice.
 func lockFile(f *os.File, exclusive bool) error {
 	if !exclusive {
 		return nil

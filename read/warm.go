@@ -130,7 +130,7 @@ func (w *Warmth) WarmUp(warmUps []odata.BatchRequest, read func([]odata.BatchReq
 	return nil
 }
 
-// answered notes the answer of a request to url: a set that answered
+// Answered notes the answer of a request to url: a set that answered
 // anything but 404 is warm. It reports whether a 404 from url is the
 // truth (its set known warm).
 func (w *Warmth) Answered(url string, status int) (truth bool) {

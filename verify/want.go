@@ -149,7 +149,7 @@ func overlaid(base, top map[string]any) map[string]any {
 	return out
 }
 
-// navs are the sub-forms the record's children were written to, sorted.
+// Navs are the sub-forms the record's children were written to, sorted.
 func (w Want) Navs() []string { return slices.Sorted(maps.Keys(w.Kids)) }
 
 // RecordCheck is what CheckRecord found.
