@@ -46,7 +46,10 @@ type op struct {
 	// got is what the server answered for the fields it did not take as
 	// sent (filled), as journaled with the outcome.
 	got json.RawMessage
-	loc source.Location
+	// held (a delta's line or text) is what the server held already as
+	// the source gives it, which is not sent (journal.WroteKid.Held).
+	held json.RawMessage
+	loc  source.Location
 	// child is the source's line a delta load patches or adds (delta_lines.go).
 	child *transform.Child
 

@@ -642,7 +642,7 @@ func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
 	} else {
 		root.done, root.status = true, 200
 	}
-	lines, err := sr.lineOps(w, root, dw.lines, c.lineBefore)
+	lines, err := sr.lineOps(w, root, dw.lines, c.lineBefore, c.lineHeld)
 	if err != nil {
 		sr.buildFailed(w, err)
 		return nil
@@ -673,9 +673,20 @@ type deltaChecked struct {
 	// held are the entity's fields the server holds as the source now
 	// gives them (the same change made there), as it holds them: nothing
 	// is sent of them, and the journal keeps them as held
-	// (RecordEntry.Held), which verify compares.
+	// (RecordEntry.Held), which verify compares. lineHeld are a line's or
+	// a text's, by line path (journal.WroteKid.Held).
 	held      map[string]any
+	lineHeld  map[string]map[string]any
 	conflicts []DeltaConflict
+}
+
+// holdLine notes that the server holds field of the line at path as the
+// source gives it now (as value).
+func (c *deltaChecked) holdLine(path, field string, value any) {
+	if c.lineHeld[path] == nil {
+		c.lineHeld[path] = map[string]any{}
+	}
+	c.lineHeld[path][field] = value
 }
 
 // deltaCheck compares what the server holds of changed record dw (cur,
@@ -694,15 +705,14 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		maps.Copy(ours, m) // the server's own form of what it took
 	}
 	c := deltaChecked{changed: map[string]any{}, before: map[string]any{}, shown: map[string]any{}, was: map[string]any{}, lineBefore: map[string]map[string]any{},
-		held: map[string]any{}}
+		held: map[string]any{}, lineHeld: map[string]map[string]any{}}
 	// A field the server holds as the source now gives it is the same
-	// change made on both sides: no conflict, and of the entity nothing
-	// is sent (held; a line's field or a text is sent all the same). One
-	// it holds otherwise than the journal wrote it was changed there
-	// since: that change would be lost.
-	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage, hold bool) (held bool) {
+	// change made on both sides: no conflict, and nothing is sent of it
+	// (held). One it holds otherwise than the journal wrote it was changed
+	// there since: that change would be lost.
+	check := func(p *odata.Property, line, field string, theirs, ours, now any, nowJSON json.RawMessage) (held bool) {
 		if compare.Value(p, theirs, now) {
-			return hold && !r.svc.offline()
+			return !r.svc.offline()
 		}
 		if !compare.Value(p, theirs, ours) {
 			c.conflicts = append(c.conflicts, DeltaConflict{Conflict: journal.Conflict{ID: w.id, Key: prev.Key, Field: field, Line: line,
@@ -715,7 +725,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		if t != nil {
 			p = t.Property(f.Field)
 		}
-		if check(p, "", f.Field, cur[f.Field], ours[f.Field], w.rec.Fields[f.Field], f.Now, true) {
+		if check(p, "", f.Field, cur[f.Field], ours[f.Field], w.rec.Fields[f.Field], f.Now) {
 			c.held[f.Field] = cur[f.Field]
 			continue
 		}
@@ -735,7 +745,10 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 		if !l.New {
 			same = r.svc.offline() || textHash(held) == l.was.TextHash
 		}
-		same = same || textHash(held) == textHash(now) // the same change made on the server
+		if textHash(held) == textHash(now) && !r.svc.offline() {
+			c.holdLine(l.path, "TEXT", held) // the same change made on the server
+			continue
+		}
 		if !same {
 			c.conflicts = append(c.conflicts, DeltaConflict{Conflict: journal.Conflict{ID: w.id, Key: prev.Key, Field: "TEXT", Line: l.Name(), Text: true,
 				Ours: l.Fields[0].Was, Theirs: wire(odata.TextContent(held)), Now: wire(now)}, Overwritten: r.delta.overwrite})
@@ -761,7 +774,10 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 			if lt != nil {
 				p = lt.Property(f.Field)
 			}
-			check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now, false)
+			if check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now) && !l.New {
+				c.holdLine(l.path, f.Field, theirs[f.Field])
+				continue
+			}
 			c.lineBefore[l.path][f.Field] = theirs[f.Field]
 			c.shown[l.Name()+"/"+f.Field], c.was[l.Name()+"/"+f.Field] = l.child.Fields[f.Field], theirs[f.Field]
 		}

@@ -532,17 +532,27 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			k := &(*list)[i]
 			if o.single {
 				*k = wroteKid(k.Path, c)
+				k.Held = o.held
 				continue
 			}
 			// Its Hash stays: what it covers (long texts, its own
-			// sub-forms) a PATCH of its fields does not send.
-			k.Wrote = journal.Overlay(k.Wrote, wroteFields(o.fields))
-			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(o.fields))...), o.got)
+			// sub-forms) a PATCH of its fields does not send. What it
+			// sent is held no more; what the server held is.
+			heldNow, _ := odata.DecodeEntity(o.held)
+			written := maps.Clone(o.fields) // as the journal takes them: held ones too
+			for f := range heldNow {
+				written[f] = c.Fields[f]
+			}
+			sent := slices.Collect(maps.Keys(o.fields))
+			k.Wrote = journal.Overlay(k.Wrote, wroteFields(written))
+			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(written))...), o.got)
+			k.Held = journal.Overlay(journal.Without(k.Held, sent...), o.held)
 		case o.kind == journal.OpCreate:
 			k := wroteKid(o.path, c)
 			if !o.single {
 				k.Key, k.Filled = o.key, o.got
 			}
+			k.Held = o.held
 			*list = append(*list, k)
 		}
 	}
@@ -589,8 +599,11 @@ func pathCompare(a, b string) int {
 // entity, patched or not): a PATCH of each changed line, by its key (of a
 // single object, PARENT/NAV), with its changed fields (before: the values
 // read), and a POST of each new line or single object (with its own
-// sub-forms) to the parent's sub-form.
-func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[string]map[string]any) ([]unit, error) {
+// sub-forms) to the parent's sub-form. What the server holds already as
+// the source gives it (held, by line path) is not sent: a line or text
+// with nothing else to send has no sub-request, and the journal keeps it
+// as held (journal.WroteKid.Held).
+func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[string]map[string]any, held map[string]map[string]any) ([]unit, error) {
 	var units []unit
 	for _, l := range lines {
 		if !l.sends() {
@@ -602,7 +615,12 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		}
 		lt := lineType(sr.r.md, ptyp, l.Nav)
 		if l.Text {
-			units = append(units, unit{textOp(w, root, lt, l, before[l.path])})
+			o := textOp(w, root, lt, l, before[l.path])
+			if h := held[l.path]; h != nil {
+				o.held, _ = odata.MarshalBody(h)
+				o.done, o.status = true, 200 // the server holds it: nothing sent
+			}
+			units = append(units, unit{o})
 			continue
 		}
 		if l.New {
@@ -623,12 +641,20 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		}
 		changed := map[string]any{}
 		for _, f := range l.Fields {
-			changed[f.Field] = l.child.Fields[f.Field]
+			if _, ok := held[l.path][f.Field]; !ok {
+				changed[f.Field] = l.child.Fields[f.Field]
+			}
 		}
 		o := &op{work: w, path: l.path, nav: l.Nav, single: l.Single, parent: root, kind: journal.OpPatch, method: "PATCH", typ: lt,
 			fields: changed, key: l.Key, line: l.Key, loc: l.child.Loc, child: l.child}
 		o.abs = root.abs + "/" + l.Name() // a single object: PARENT/NAV
 		o.url = o.abs
+		if h := held[l.path]; h != nil {
+			o.held, _ = odata.MarshalBody(h)
+			if len(changed) == 0 {
+				o.done, o.status = true, 200 // the server holds it all: nothing sent
+			}
+		}
 		o.body, _ = odata.MarshalBody(changed)
 		o.patch = o.body
 		o.before, _ = json.Marshal(before[l.path])

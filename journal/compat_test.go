@@ -53,7 +53,7 @@ func everyKind(t *testing.T, path string) {
 		{ID: "r4", Status: 200},
 		{ID: "r5", Status: 400, Error: compatText},
 	}}))
-	kids := EncodeKids([]WroteKid{{Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1", Wrote: json.RawMessage(`{"PARTNAME":"P1"}`), Filled: json.RawMessage(`{"PRICE":2}`), Hash: "k1"},
+	kids := EncodeKids([]WroteKid{{Path: "0", Nav: "ORDERITEMS_SUBFORM", Key: "1", Wrote: json.RawMessage(`{"PARTNAME":"P1"}`), Filled: json.RawMessage(`{"PRICE":2}`), Held: json.RawMessage(`{"QUANT":4}`), Hash: "k1"},
 		{Path: "2", Nav: "ORDERSTEXT_SUBFORM", Single: true, Hash: "t<1>"}})
 	must(t, j.Append(
 		Entry{Kind: KindRecord, Record: &RecordEntry{Step: "customers", ID: compatText, Status: Committed, Loc: "a.csv:2", Key: "'C1'", RowHash: "rh1",

@@ -400,6 +400,10 @@ type WroteKid struct {
 	// sent, when its answer said.
 	Wrote  json.RawMessage `json:"wr,omitempty"`
 	Filled json.RawMessage `json:"wf,omitempty"`
+	// Held is what a delta load found the server holding already as the
+	// sources gave it (the same change made there), and so did not send:
+	// verify takes it as sent. Fields sent since are left out of it.
+	Held json.RawMessage `json:"hd,omitempty"`
 	// Hash is a hash of what it was written with that is not compared
 	// field by field (of a line: its long texts and own sub-forms but
 	// those Kids keeps; of a single object: all of it).

@@ -67,6 +67,23 @@ func WantOf(rec *journal.RecordState) Want {
 		}
 	}
 	sort.Slice(paths, func(i, j int) bool { return pathLess(paths[i], paths[j]) })
+	// What a delta found a line or text holding already as the sources
+	// gave it, and did not send, is wanted as if it had been sent.
+	heldKid := map[string]json.RawMessage{}
+	if kids, err := journal.DecodeKids(rec.WroteKids); err == nil {
+		for _, k := range kids {
+			if len(k.Held) > 0 {
+				heldKid[k.Path] = k.Held
+			}
+		}
+	}
+	hold := func(k *wantKid) {
+		h, err := odata.DecodeEntity(heldKid[k.Path])
+		if err != nil || len(h) == 0 {
+			return
+		}
+		k.Left, k.Sent, k.Match = overlaid(k.Left, h), overlaid(k.Sent, h), journal.Overlay(k.Match, heldKid[k.Path])
+	}
 	// under holds, of a carried line a delta load patched on its own since,
 	// what the deep insert wrote: the PATCH stands over it.
 	under := map[string]json.RawMessage{}
@@ -105,6 +122,7 @@ func WantOf(rec *journal.RecordState) Want {
 				if !c.Single {
 					k.Carried = place[c.Nav]
 				}
+				hold(&k)
 				w.Kids[c.Nav] = append(w.Kids[c.Nav], k)
 			}
 			continue
@@ -119,6 +137,7 @@ func WantOf(rec *journal.RecordState) Want {
 			k.Left, k.Sent = overlaid(m, k.Left), overlaid(m, k.Sent)
 			k.Match = journal.Overlay(base, s.Match)
 		}
+		hold(&k)
 		w.Kids[s.Nav] = append(w.Kids[s.Nav], k)
 	}
 	for _, s := range rec.Extra {
