@@ -58,6 +58,10 @@ type DeltaStep struct {
 	// of their source or of what they were written with (journals written
 	// before it was kept): they are taken as unchanged.
 	Unknown int
+	// Held counts the changed fields, line fields and texts the server
+	// held already as the sources give them (the same change made there):
+	// not sent.
+	Held int
 	// Conflicts are fields that changed in the source and on the server
 	// since the journal wrote them.
 	Conflicts []DeltaConflict
@@ -108,6 +112,15 @@ func (d *Delta) Counts() (created, changed, gone, conflicts, unknown int) {
 	return
 }
 
+// Held counts the changes the server held already, of every step.
+func (d *Delta) Held() int {
+	n := 0
+	for _, s := range d.Steps {
+		n += s.Held
+	}
+	return n
+}
+
 // Headline says in a line what changed and what became of it: listed
 // (nothing read or sent), predicted (what apply --delta would send) or
 // sent. Conflicts are counted only where the server was read.
@@ -123,9 +136,16 @@ func (d *Delta) Headline() string {
 	case !d.Sent:
 		return t + " (listed: nothing read or sent; apply --delta reads the changed records for changes made on the server since, then sends the new records and lines and the changed fields; plan --delta predicts it)"
 	}
-	rest := ""
+	var not []string
 	if x > 0 {
-		rest = "; not the conflicts"
+		not = append(not, "the conflicts")
+	}
+	if h := d.Held(); h > 0 {
+		not = append(not, "the "+diag.Count(h, "change", "changes")+" the server holds already")
+	}
+	rest := ""
+	if len(not) > 0 {
+		rest = "; not " + strings.Join(not, ", nor ")
 	}
 	if d.Predicted {
 		return t + " (apply --delta would send the new records and lines and patch the changed fields" + rest + ")"
@@ -621,6 +641,10 @@ func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
 		}
 	}
 	c := sr.deltaCheck(dw, cur, curLines)
+	if n := c.heldCount(); n > 0 {
+		step := r.delta.step(sr.step.Name, sr.entity)
+		r.delta.add(func() { step.Held += n })
+	}
 	root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: c.changed, key: prev.Key, loc: w.rec.Loc}
 	root.abs = odata.KeySegment(sr.entity, prev.Key)
 	root.url = root.abs
@@ -678,6 +702,15 @@ type deltaChecked struct {
 	held      map[string]any
 	lineHeld  map[string]map[string]any
 	conflicts []DeltaConflict
+}
+
+// heldCount counts the fields, line fields and texts held.
+func (c *deltaChecked) heldCount() int {
+	n := len(c.held)
+	for _, h := range c.lineHeld {
+		n += len(h)
+	}
+	return n
 }
 
 // holdLine notes that the server holds field of the line at path as the

@@ -22,10 +22,12 @@ type deltaJSON struct {
 	Changed int  `json:"changed"`
 	Gone    int  `json:"gone"`
 	// Conflicts: left out of a listing, which reads nothing to find them.
-	Conflicts *int            `json:"conflicts,omitempty"`
-	Unknown   int             `json:"unknown"`
-	Steps     []deltaStepJSON `json:"steps"`
-	headline  string          // Delta.Headline
+	Conflicts *int `json:"conflicts,omitempty"`
+	Unknown   int  `json:"unknown"`
+	// Held: the changes the server held already, not sent.
+	Held     int             `json:"held,omitempty"`
+	Steps    []deltaStepJSON `json:"steps"`
+	headline string          // Delta.Headline
 }
 
 type deltaStepJSON struct {
@@ -37,6 +39,7 @@ type deltaStepJSON struct {
 	// Conflicts: left out of a listing, which reads nothing to find them.
 	Conflicts *[]deltaConflictJSON `json:"conflicts,omitempty"`
 	Unknown   int                  `json:"unknown"`
+	Held      int                  `json:"held,omitempty"`
 }
 
 // conflicts are the step's conflicts; none in a listing.
@@ -98,6 +101,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}, headline: d.Headline()}
 	var conflicts int
 	out.New, out.Changed, out.Gone, conflicts, out.Unknown = d.Counts()
+	out.Held = d.Held()
 	if d.Sent {
 		out.Conflicts = &conflicts
 	}
@@ -114,7 +118,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		return l
 	}
 	for _, s := range d.Steps {
-		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone), Unknown: s.Unknown}
+		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone), Unknown: s.Unknown, Held: s.Held}
 		if d.Sent {
 			cs := []deltaConflictJSON{}
 			for _, c := range s.Conflicts {
