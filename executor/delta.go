@@ -341,7 +341,9 @@ func deltaOf(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState,
 	if prev.SrcHash == "" || prev.Wrote == nil {
 		return deltaChange{kind: deltaUnknown}
 	}
-	if prev.SrcHash == srcHash(rec) {
+	if prev.SrcHash == srcHash(rec) && !holdsFiles(rec.Fields, rec.Children) {
+		// Its rows are as loaded. (A file a row names may have changed
+		// all the same: such a record is compared in full.)
 		return deltaChange{kind: deltaSame}
 	}
 	was, err := odata.DecodeEntity(prev.Wrote)
@@ -359,6 +361,23 @@ func deltaOf(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState,
 		return deltaChange{kind: deltaSame} // a column no field takes changed
 	}
 	return deltaChange{kind: deltaChanged, fields: fields, lines: lines, unsent: strings.Join(unsent, "; ")}
+}
+
+// holdsFiles reports whether fields, or those of children and theirs,
+// hold a file's contents (file(): a data URI), which the rows that name
+// the file do not show.
+func holdsFiles(fields map[string]any, children []*transform.Child) bool {
+	for _, v := range fields {
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "data:") {
+			return true
+		}
+	}
+	for _, c := range children {
+		if holdsFiles(c.Fields, c.Children) {
+			return true
+		}
+	}
+	return false
 }
 
 // loaded reports a record a delta patches, never creates: committed, or

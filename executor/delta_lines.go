@@ -286,7 +286,7 @@ func objectDelta(lt *odata.EntityType, k journal.WroteKid, had bool, c *transfor
 }
 
 // hiddenChanged says why a change of what hidden finds is not sent.
-const hiddenChanged = "a long text or its own sub-forms changed: a delta does not send them"
+const hiddenChanged = "a long text, a file's contents or its own sub-forms changed: a delta does not send them"
 
 // hidden reports a child holding what a delta does not compare field by
 // field: a long text or a file's content, or sub-forms of its own.
