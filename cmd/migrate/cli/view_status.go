@@ -71,9 +71,12 @@ func (v statusHuman) journal(st *statusResult) {
 // printUnsent lists the changes the last delta did not send, for each
 // side changed the field since the load.
 func printUnsent(w io.Writer, st *statusResult) {
-	n := len(st.sum.Unsent)
-	fmt.Fprintf(w, "but the last apply --delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
-		diag.Count(n, "change", "changes"))
+	n, lead := len(st.sum.Unsent), "but" // after "complete:"
+	if !st.sum.Complete || st.busy {
+		lead = "and"
+	}
+	fmt.Fprintf(w, "%s the last apply --delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
+		lead, diag.Count(n, "change", "changes"))
 	for _, u := range st.sum.Unsent {
 		fmt.Fprintln(w, conflictLine(u.Step, u.Entity, conflictJSON(u.Conflict, false)))
 	}
