@@ -39,6 +39,9 @@ type Delta struct {
 	// Predicted: the dry run's (plan --delta, diff --delta): Sent then
 	// says that apply --delta would send it.
 	Predicted bool
+	// GoesOn: a run without --delta goes on with the delta the journal's
+	// last run left unfinished (runOptions.goesOnWithDelta).
+	GoesOn bool
 	// Steps are the steps with something to say, in the plan's order.
 	Steps []DeltaStep
 }
@@ -166,6 +169,7 @@ type deltaRun struct {
 	send      bool
 	overwrite bool
 	predicted bool // the dry run's
+	goesOn    bool // Delta.GoesOn
 	mu        sync.Mutex
 	steps     map[string]*DeltaStep
 	seen      map[string]map[string]bool
@@ -207,7 +211,7 @@ func (d *deltaRun) add(fn func()) {
 
 // result is the delta in the plan's order.
 func (d *deltaRun) result(p *plan.Plan) *Delta {
-	out := &Delta{Sent: d.send, Predicted: d.predicted}
+	out := &Delta{Sent: d.send, Predicted: d.predicted, GoesOn: d.goesOn}
 	for _, s := range p.Steps {
 		ds := d.steps[s.Name]
 		if ds == nil {

@@ -168,7 +168,8 @@ func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
 	}
 	now := journal.Header{PlanHash: r.opts.Plan.Hash, Sources: sourceHashes(r.opts.Plan)}
 	listing := r.opts.deltaListing(st, now)
-	if r.opts.goesOnWithDelta(st, listing) {
+	goesOn := r.opts.goesOnWithDelta(st, listing)
+	if goesOn {
 		r.opts.Delta = true // as apply goes on with it
 	}
 	if r.opts.Delta {
@@ -189,7 +190,7 @@ func (r *runner) resumeDry(t *tally, o Options) (stale string, err error) {
 		r.delta = newDeltaRun(false, false)
 	}
 	if r.delta != nil {
-		r.delta.predicted = true
+		r.delta.predicted, r.delta.goesOn = true, goesOn
 	}
 	return "", nil
 }

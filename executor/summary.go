@@ -199,7 +199,11 @@ func (s *Summary) Resumes() string {
 	if s.Delta != nil && s.Delta.Sent {
 		// A delta goes on from the journal: what it holds loaded is
 		// compared with the sources, not left out.
-		return fmt.Sprintf("apply --delta would go on from %s: of the %s it holds loaded, it sends only what changed in the sources since.", s.Journal,
+		how := "apply --delta would go on from " + s.Journal
+		if s.Delta.GoesOn {
+			how = "apply would go on with the delta the last run of " + s.Journal + " left unfinished"
+		}
+		return fmt.Sprintf("%s: of the %s it holds loaded, it sends only what changed in the sources since.", how,
 			diag.Count(s.Loaded, "record", "records"))
 	}
 	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,
