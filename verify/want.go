@@ -69,20 +69,22 @@ func WantOf(rec *journal.RecordState) Want {
 	sort.Slice(paths, func(i, j int) bool { return pathLess(paths[i], paths[j]) })
 	// What a delta found a line or text holding already as the sources
 	// gave it, and did not send, is wanted as if it had been sent.
-	heldKid := map[string]json.RawMessage{}
+	heldKid := map[string]journal.WroteKid{}
 	if kids, err := journal.DecodeKids(rec.WroteKids); err == nil {
 		for _, k := range kids {
 			if len(k.Held) > 0 {
-				heldKid[k.Path] = k.Held
+				heldKid[k.Path] = k
 			}
 		}
 	}
 	hold := func(k *wantKid) {
-		h, err := odata.DecodeEntity(heldKid[k.Path])
+		held := heldKid[k.Path].Held
+		delete(heldKid, k.Path)
+		h, err := odata.DecodeEntity(held)
 		if err != nil || len(h) == 0 {
 			return
 		}
-		k.Left, k.Sent, k.Match = overlaid(k.Left, h), overlaid(k.Sent, h), journal.Overlay(k.Match, heldKid[k.Path])
+		k.Left, k.Sent, k.Match = overlaid(k.Left, h), overlaid(k.Sent, h), journal.Overlay(k.Match, held)
 	}
 	// under holds, of a carried line a delta load patched on its own since,
 	// what the deep insert wrote: the PATCH stands over it.
@@ -139,6 +141,14 @@ func WantOf(rec *journal.RecordState) Want {
 		}
 		hold(&k)
 		w.Kids[s.Nav] = append(w.Kids[s.Nav], k)
+	}
+	// A child nothing was ever sent to, which the server held already as
+	// the sources gave it (a text someone typed in before the delta).
+	for _, p := range slices.Sorted(maps.Keys(heldKid)) {
+		wk := heldKid[p]
+		if h, err := odata.DecodeEntity(wk.Held); err == nil && len(h) > 0 {
+			w.Kids[wk.Nav] = append(w.Kids[wk.Nav], wantKid{Path: p, Key: wk.Key, Left: h, Sent: h, Match: wk.Held})
+		}
 	}
 	for _, s := range rec.Extra {
 		if s.Op == journal.OpDelete && s.OK() {
