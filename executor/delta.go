@@ -151,7 +151,11 @@ func (d *Delta) Headline() string {
 		rest = "; not " + strings.Join(not, ", nor ")
 	}
 	if d.Predicted {
-		return t + " (apply --delta would send the new records and lines and patch the changed fields" + rest + ")"
+		who := "apply --delta"
+		if d.GoesOn {
+			who = "apply" // going on with the delta, without --delta
+		}
+		return t + " (" + who + " would send the new records and lines and patch the changed fields" + rest + ")"
 	}
 	return t + " (sent: the new records and lines created, the changed fields patched" + rest + ")"
 }
