@@ -106,13 +106,21 @@ func (d *Delta) Counts() (created, changed, gone, conflicts, unknown int) {
 		changed += len(s.Changed)
 		gone += len(s.Gone)
 		unknown += s.Unknown
-		for _, c := range s.Conflicts {
-			if !c.Overwritten {
-				conflicts++
-			}
-		}
+		conflicts += len(s.unsent())
 	}
 	return
+}
+
+// unsent are the step's conflicts that were not sent (--overwrite sends
+// them).
+func (s *DeltaStep) unsent() []journal.Conflict {
+	var out []journal.Conflict
+	for _, c := range s.Conflicts {
+		if !c.Overwritten {
+			out = append(out, c.Conflict)
+		}
+	}
+	return out
 }
 
 // Held counts the changes the server held already, of every step.
@@ -231,15 +239,10 @@ func (d *deltaRun) result(p *plan.Plan) *Delta {
 func (d *deltaRun) unsent(step string) []journal.Conflict {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []journal.Conflict
 	if s := d.steps[step]; s != nil {
-		for _, c := range s.Conflicts {
-			if !c.Overwritten {
-				out = append(out, c.Conflict)
-			}
-		}
+		return s.unsent()
 	}
-	return out
+	return nil
 }
 
 // gone lists the committed records of step that the sources no longer

@@ -376,10 +376,8 @@ func (s StepSummary) NotLoaded() int { return s.Errors + s.Unresolved + s.Pendin
 func (s *Summary) countConflicts() {
 	for _, d := range s.Delta.Steps {
 		ids := map[string]bool{}
-		for _, c := range d.Conflicts {
-			if !c.Overwritten {
-				ids[c.ID] = true
-			}
+		for _, c := range d.unsent() {
+			ids[c.ID] = true
 		}
 		for i := range s.Steps {
 			if s.Steps[i].Name == d.Name {
