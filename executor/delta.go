@@ -379,7 +379,7 @@ func deltaOf(md *odata.Metadata, t *odata.EntityType, prev *journal.RecordState,
 // the file do not show.
 func holdsFiles(fields map[string]any, children []*transform.Child) bool {
 	for _, v := range fields {
-		if s, ok := v.(string); ok && strings.HasPrefix(s, "data:") {
+		if isFile(v) {
 			return true
 		}
 	}

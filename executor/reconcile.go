@@ -110,7 +110,14 @@ func matchable(v any) bool {
 	case nil:
 		return false
 	case string:
-		return len(x) <= 200 && !strings.HasPrefix(x, "data:")
+		return len(x) <= 200 && !isFile(x)
 	}
 	return true
+}
+
+// isFile reports whether v is a file's contents, as file() gives them (a
+// data URI).
+func isFile(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.HasPrefix(s, "data:")
 }
