@@ -511,7 +511,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	sr.r.jr.loadedBefore()
 	send := ch.kind == deltaChanged && d.send && ch.sends() && prev.Key != ""
 	if !send {
-		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, filled: prev.Filled, held: prev.Children()}}
+		w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, filled: prev.Filled, had: prev.Children()}}
 		sr.classifyLoaded(rec, id, prev.Key)
 		if !settled && d.send {
 			if ch.unsent != "" || len(ch.lines) > 0 {
@@ -533,7 +533,7 @@ func (sr *stepRun) deltaCommitted(prev *journal.RecordState, rec *transform.Reco
 	if !send {
 		return nil
 	}
-	w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, held: prev.Children()}}
+	w := &work{step: sr, rec: rec, id: id, delta: &deltaPatch{lines: prev.LinesHash, kids: prev.WroteKids, had: prev.Children()}}
 	if ch.unsent != "" || slices.ContainsFunc(ch.lines, func(l DeltaLine) bool { return l.Gone }) {
 		// What is not sent stays a change: the next delta lists it again.
 		w.delta.src = prev.SrcHash
@@ -875,19 +875,19 @@ type deltaPatch struct {
 	// keep: the entity was not patched (only lines were sent): what the
 	// journal holds of it stays.
 	keep bool
-	// held is the lines the record had from the journal's runs before
+	// had is the lines the record had from the journal's runs before
 	// the delta (RecordState.Children): a delta adds to them, never
 	// deletes (a line gone from the sources stays on the server).
-	held int
+	had int
 }
 
 // built is the lines a record a delta went over has now: those it had,
 // and those the delta created under it.
 func (d *deltaPatch) built(root *op) int {
 	if root == nil {
-		return d.held
+		return d.had
 	}
-	return d.held + root.below(func(o *op) bool { return o.kind == journal.OpCreate && o.ok() })
+	return d.had + root.below(func(o *op) bool { return o.kind == journal.OpCreate && o.ok() })
 }
 
 // journaled completes a finished record's journal entry: what it was
