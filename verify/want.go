@@ -67,11 +67,15 @@ func WantOf(rec *journal.RecordState) Want {
 		}
 	}
 	sort.Slice(paths, func(i, j int) bool { return pathLess(paths[i], paths[j]) })
-	// What a delta found a line or text holding already as the sources
-	// gave it, and did not send, is wanted as if it had been sent.
-	heldKid := map[string]journal.WroteKid{}
+	// What the server filled in place of what a carried line sent, as
+	// its answer said (or reconciliation found): the line holds that, and
+	// it is no change made since. What a delta found a line or text
+	// holding already as the sources gave it, and did not send, is wanted
+	// as if it had been sent.
+	filled, heldKid := map[string]json.RawMessage{}, map[string]journal.WroteKid{}
 	if kids, err := journal.DecodeKids(rec.WroteKids); err == nil {
 		for _, k := range kids {
+			filled[k.Path] = k.Filled
 			if len(k.Held) > 0 {
 				heldKid[k.Path] = k
 			}
@@ -97,15 +101,6 @@ func WantOf(rec *journal.RecordState) Want {
 			}
 			for k, v := range sentBy(s) {
 				w.Sent[k] = v
-			}
-			// What the server filled in place of what a carried line
-			// sent, as its answer said (or reconciliation found): the
-			// line holds that, and it is no change made since.
-			filled := map[string]json.RawMessage{}
-			if kids, err := journal.DecodeKids(rec.WroteKids); err == nil {
-				for _, k := range kids {
-					filled[k.Path] = k.Filled
-				}
 			}
 			place := map[string]int{}
 			for _, c := range s.Carried() {
