@@ -159,13 +159,19 @@ func (d *Delta) Headline() string {
 		rest = "; not " + strings.Join(not, ", nor ")
 	}
 	if d.Predicted {
-		who := "apply --delta"
-		if d.GoesOn {
-			who = "apply" // going on with the delta, without --delta
-		}
-		return t + " (" + who + " would send the new records and lines and patch the changed fields" + rest + ")"
+		return t + " (" + d.Command() + " would send the new records and lines and patch the changed fields" + rest + ")"
 	}
 	return t + " (sent: the new records and lines created, the changed fields patched" + rest + ")"
+}
+
+// Command is the command that sends the delta: apply --delta, or apply
+// where it goes on with the delta the journal's last run left unfinished
+// (GoesOn).
+func (d *Delta) Command() string {
+	if d.GoesOn {
+		return "apply"
+	}
+	return "apply --delta"
 }
 
 // DeltaError is apply --delta or a delta listing that cannot go on: the

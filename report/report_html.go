@@ -310,18 +310,19 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 // (Summary.Caveat), the journal apply would resume (Summary.Resumes), and
 // what the run would load otherwise than the customer sees it or cannot
 // judge (Summary.Warnings), each a line; of a delta, what it would send
-// (Delta.Headline) and the conflicts it would leave unsent.
+// (Delta.Headline), the conflicts it would leave unsent and the command
+// that would leave them (Delta.Command).
 type Prediction struct {
 	Refused, Caveat, Resumes string
 	Warnings                 []string
-	Delta                    string
+	Delta, DeltaCommand      string
 	DeltaConflicts           int
 }
 
 func predictionOf(sum *executor.Summary) Prediction {
 	p := Prediction{Refused: sum.Refused, Caveat: sum.Caveat(), Resumes: sum.Resumes()}
 	if d := sum.Delta; d != nil {
-		p.Delta = d.Headline()
+		p.Delta, p.DeltaCommand = d.Headline(), d.Command()
 		_, _, _, p.DeltaConflicts, _ = d.Counts()
 	}
 	for _, w := range sum.Warnings {

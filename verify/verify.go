@@ -204,7 +204,7 @@ func unsentNote(f Finding, conflicts []journal.Conflict) string {
 		entity := c.Line == "" && c.Field == f.Field
 		line := c.Line != "" && strings.HasSuffix(f.URL, "/"+c.Line) && (c.Field == f.Field || c.Text)
 		if c.ID == f.Record && (entity || line) {
-			return fmt.Sprintf("changed on the server since the load, and the last apply --delta did not send the source's %s over it (a conflict: apply --delta --overwrite sends it)", c.Now)
+			return fmt.Sprintf("changed on the server since the load, and the last delta did not send the source's %s over it (a conflict: apply --delta --overwrite sends it)", c.Now)
 		}
 	}
 	return ""

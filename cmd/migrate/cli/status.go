@@ -106,7 +106,7 @@ type stepStatus struct {
 	Partly    int    `json:"partly_loaded,omitempty"`
 	Waived    int    `json:"waived,omitempty"`
 	Undone    int    `json:"undone,omitempty"`
-	// Conflicts are the changes the last apply --delta did not send, as
+	// Conflicts are the changes the last delta did not send, as
 	// apply's delta lists them.
 	Conflicts []deltaConflictJSON `json:"conflicts,omitempty"`
 }

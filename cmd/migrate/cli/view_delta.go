@@ -28,6 +28,7 @@ type deltaJSON struct {
 	Held     int             `json:"held,omitempty"`
 	Steps    []deltaStepJSON `json:"steps"`
 	headline string          // Delta.Headline
+	command  string          // Delta.Command
 }
 
 type deltaStepJSON struct {
@@ -98,7 +99,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 	if d == nil {
 		return nil
 	}
-	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}, headline: d.Headline()}
+	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}, headline: d.Headline(), command: d.Command()}
 	var conflicts int
 	out.New, out.Changed, out.Gone, conflicts, out.Unknown = d.Counts()
 	out.Held = d.Held()

@@ -111,7 +111,11 @@ func loadCount(view runJSON) string {
 		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", waiting))
 	}
 	if conflicts > 0 {
-		why = append(why, fmt.Sprintf("%d with a conflict apply --delta would not send", conflicts))
+		who := "apply --delta"
+		if view.Delta != nil {
+			who = view.Delta.command
+		}
+		why = append(why, fmt.Sprintf("%d with a conflict %s would not send", conflicts, who))
 	}
 	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
 }

@@ -75,7 +75,7 @@ func printUnsent(w io.Writer, st *statusResult) {
 	if !st.sum.Complete || st.busy {
 		lead = "and"
 	}
-	fmt.Fprintf(w, "%s the last apply --delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
+	fmt.Fprintf(w, "%s the last delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
 		lead, diag.Count(n, "change", "changes"))
 	for _, u := range st.sum.Unsent {
 		fmt.Fprintln(w, conflictLine(u.Step, u.Entity, conflictJSON(u.Conflict, false)))
