@@ -953,9 +953,10 @@ func addedRows(rows []journal.KeyedRow) []journal.KeyedRow {
 
 // deltaListing reports an apply without --delta over a journal whose last
 // run loaded everything, from the same plan, whose sources changed since
-// (or whose last run was a delta, which may have left changes unsent): it
-// lists what changed and sends nothing (a resume of changed sources is
-// --allow-plan-change's, a retry --retry-failed's).
+// (or whose last run was a delta, which may have left changes unsent, or
+// whose plan reads files the sources name, which may have been replaced
+// under the same name): it lists what changed and sends nothing (a resume
+// of changed sources is --allow-plan-change's, a retry --retry-failed's).
 func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
 	if o.Delta || o.AllowPlanChange || o.RetryFailed || o.Limit > 0 || len(o.Steps) > 0 {
 		return false
@@ -966,7 +967,7 @@ func (o *runOptions) deltaListing(st *journal.State, now journal.Header) bool {
 	if !slices.Equal(slices.Sorted(maps.Keys(st.Header.Sources)), slices.Sorted(maps.Keys(now.Sources))) {
 		return false
 	}
-	return st.LastRun.Delta || !maps.Equal(st.Header.Sources, now.Sources)
+	return st.LastRun.Delta || !maps.Equal(st.Header.Sources, now.Sources) || o.Plan.ReadsFiles()
 }
 
 // goesOnWithDelta reports whether apply, run without --delta over st,

@@ -491,12 +491,36 @@ func anyWritten(written map[string]bool, names []string) bool {
 }
 
 // callsFile reports whether any field of the sub-form calls file().
-func (sf *Subform) callsFile() bool {
-	for _, f := range sf.Fields {
+func (sf *Subform) callsFile() bool { return callFile(sf.Fields) }
+
+// callFile reports whether any of fields calls file().
+func callFile(fields []*Field) bool {
+	for _, f := range fields {
 		if f.Expr.IsConst {
 			continue
 		}
 		if s := scanExpr(&f.Expr, exprScope{rows: []string{"", "", ""}}, &diags{}); s != nil && s.callsFile {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadsFiles reports whether a field of a step, or of any of its
+// sub-forms, calls file(): what such a step loads depends on files its
+// sources only name, which the sources' hashes do not cover.
+func (p *Plan) ReadsFiles() bool {
+	var sub func([]*Subform) bool
+	sub = func(sfs []*Subform) bool {
+		for _, sf := range sfs {
+			if sf.callsFile() || sub(sf.Subforms) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, st := range p.Steps {
+		if callFile(st.Fields) || sub(st.Subforms) {
 			return true
 		}
 	}
