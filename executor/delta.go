@@ -61,10 +61,10 @@ type DeltaStep struct {
 	// of their source or of what they were written with (journals written
 	// before it was kept): they are taken as unchanged.
 	Unknown int
-	// Held counts the changed fields, line fields and texts the server
-	// held already as the sources give them (the same change made there):
-	// not sent.
-	Held int
+	// Held names, by record ID, the changed fields (FIELD), line fields
+	// (NAV(KEY)/FIELD) and texts (NAV/TEXT) the server held already as the
+	// sources give them (the same change made there): not sent.
+	Held map[string][]string
 	// Conflicts are fields that changed in the source and on the server
 	// since the journal wrote them.
 	Conflicts []DeltaConflict
@@ -127,7 +127,16 @@ func (s *DeltaStep) unsent() []journal.Conflict {
 func (d *Delta) Held() int {
 	n := 0
 	for _, s := range d.Steps {
-		n += s.Held
+		n += s.HeldCount()
+	}
+	return n
+}
+
+// HeldCount counts the changes of the step the server held already.
+func (s *DeltaStep) HeldCount() int {
+	n := 0
+	for _, h := range s.Held {
+		n += len(h)
 	}
 	return n
 }
@@ -677,9 +686,14 @@ func (sr *stepRun) startDelta(dw deltaWork, resp read.Found) error {
 		}
 	}
 	c := sr.deltaCheck(dw, cur, curLines)
-	if n := c.heldCount(); n > 0 {
+	if held := c.heldNames(); len(held) > 0 {
 		step := r.delta.step(sr.step.Name, sr.entity)
-		r.delta.add(func() { step.Held += n })
+		r.delta.add(func() {
+			if step.Held == nil {
+				step.Held = map[string][]string{}
+			}
+			step.Held[w.id] = held
+		})
 	}
 	root := &op{work: w, kind: journal.OpPatch, method: "PATCH", typ: t, fields: c.changed, key: prev.Key, loc: w.rec.Loc}
 	root.abs = odata.KeySegment(sr.entity, prev.Key)
@@ -737,25 +751,24 @@ type deltaChecked struct {
 	// a text's, by line path (journal.WroteKid.Held).
 	held      map[string]any
 	lineHeld  map[string]map[string]any
+	heldNamed []string // lineHeld as diff names them: NAV(KEY)/FIELD, NAV/TEXT
 	conflicts []DeltaConflict
 }
 
-// heldCount counts the fields, line fields and texts held.
-func (c *deltaChecked) heldCount() int {
-	n := len(c.held)
-	for _, h := range c.lineHeld {
-		n += len(h)
-	}
-	return n
+// heldNames names the fields, line fields and texts held, as diff names
+// them: FIELD, NAV(KEY)/FIELD, NAV/TEXT.
+func (c *deltaChecked) heldNames() []string {
+	return append(slices.Sorted(maps.Keys(c.held)), slices.Sorted(slices.Values(c.heldNamed))...)
 }
 
-// holdLine notes that the server holds field of the line at path as the
-// source gives it now (as value).
-func (c *deltaChecked) holdLine(path, field string, value any) {
-	if c.lineHeld[path] == nil {
-		c.lineHeld[path] = map[string]any{}
+// holdLine notes that the server holds field of line l as the source
+// gives it now (as value).
+func (c *deltaChecked) holdLine(l DeltaLine, field string, value any) {
+	if c.lineHeld[l.path] == nil {
+		c.lineHeld[l.path] = map[string]any{}
 	}
-	c.lineHeld[path][field] = value
+	c.lineHeld[l.path][field] = value
+	c.heldNamed = append(c.heldNamed, l.Name()+"/"+field)
 }
 
 // deltaCheck compares what the server holds of changed record dw (cur,
@@ -815,7 +828,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 			same = r.svc.offline() || textHash(held) == l.was.TextHash
 		}
 		if textHash(held) == textHash(now) && !r.svc.offline() {
-			c.holdLine(l.path, "TEXT", held) // the same change made on the server
+			c.holdLine(l, "TEXT", held) // the same change made on the server
 			continue
 		}
 		if !same {
@@ -844,7 +857,7 @@ func (sr *stepRun) deltaCheck(dw deltaWork, cur map[string]any, curLines map[str
 				p = lt.Property(f.Field)
 			}
 			if check(p, l.Name(), f.Field, theirs[f.Field], ours[f.Field], l.child.Fields[f.Field], f.Now) && !l.New {
-				c.holdLine(l.path, f.Field, theirs[f.Field])
+				c.holdLine(l, f.Field, theirs[f.Field])
 				continue
 			}
 			c.lineBefore[l.path][f.Field] = theirs[f.Field]

@@ -120,7 +120,8 @@ func TestOneTruthOfADelta(t *testing.T) {
 	page := filepath.Join(dir, "delta.html")
 	if _, out := run("plan", planPath, "--journal", jpath, "--delta", "--html", page); !strings.Contains(out, "apply --delta would go on from "+jpath+": of the 20 records it holds loaded, it sends only what changed in the sources since.") ||
 		!strings.Contains(out, "2 conflicts (apply --delta would send the new records and lines and patch the changed fields; not the conflicts, nor the 1 change the server holds already)") || strings.Contains(out, "left out") ||
-		!strings.Contains(out, "apply would load 7 of 9 records; 2 would not (2 with a conflict apply --delta would not send)") {
+		!strings.Contains(out, "apply would load 7 of 9 records; 2 would not (2 with a conflict apply --delta would not send)") ||
+		!strings.Contains(out, "; the server holds it already, not sent: PRICE\n") {
 		t.Errorf("plan --delta's text:\n%s", out)
 	}
 	// Its page says so, where it said "No problems".

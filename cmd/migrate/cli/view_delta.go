@@ -59,6 +59,9 @@ type deltaRecordJSON struct {
 	Lines    []deltaLineJSON  `json:"lines,omitempty"`
 	Unsent   string           `json:"not_sent,omitempty"`
 	Error    string           `json:"error,omitempty"`
+	// Held: the changes of a changed record the server held already
+	// (FIELD, NAV(KEY)/FIELD, NAV/TEXT), not sent.
+	Held []string `json:"held,omitempty"`
 }
 
 type deltaFieldJSON struct {
@@ -106,10 +109,10 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 	if d.Sent {
 		out.Conflicts = &conflicts
 	}
-	records := func(rs []executor.DeltaRecord) []deltaRecordJSON {
+	records := func(rs []executor.DeltaRecord, held map[string][]string) []deltaRecordJSON {
 		l := []deltaRecordJSON{}
 		for _, r := range rs {
-			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error}
+			j := deltaRecordJSON{ID: r.ID, Location: r.Loc, Key: r.Key, Unsent: r.Unsent, Error: r.Error, Held: held[r.ID]}
 			j.Fields = fieldsJSON(r.Fields)
 			for _, dl := range r.Lines {
 				j.Lines = append(j.Lines, deltaLineJSON{Subform: dl.Nav, Line: dl.Parent, Single: dl.Single, Text: dl.Text, Key: dl.Key, Location: dl.Loc, New: dl.New, Gone: dl.Gone, Fields: fieldsJSON(dl.Fields)})
@@ -119,7 +122,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 		return l
 	}
 	for _, s := range d.Steps {
-		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New), Changed: records(s.Changed), Gone: records(s.Gone), Unknown: s.Unknown, Held: s.Held}
+		js := deltaStepJSON{Name: s.Name, Entity: s.Entity, New: records(s.New, nil), Changed: records(s.Changed, s.Held), Gone: records(s.Gone, nil), Unknown: s.Unknown, Held: s.HeldCount()}
 		if d.Sent {
 			cs := []deltaConflictJSON{}
 			for _, c := range s.Conflicts {
@@ -172,6 +175,9 @@ func printDelta(w io.Writer, d *deltaJSON) {
 			}
 			if r.Unsent != "" {
 				fmt.Fprintf(w, "; not sent: %s", r.Unsent)
+			}
+			if len(r.Held) > 0 {
+				fmt.Fprintf(w, "; the server holds it already, not sent: %s", strings.Join(r.Held, ", "))
 			}
 			fmt.Fprintln(w)
 		}
