@@ -38,7 +38,7 @@ func (v planHuman) DryRun(r dryRunResult) error {
 	if view.Refused != "" {
 		fmt.Fprintf(w, "apply would not start: %s; nothing would be sent. Were it started as things stand:\n", view.Refused)
 	}
-	fmt.Fprintln(w, loadText(view, sum.Caveat()))
+	fmt.Fprintln(w, loadText(sum, view.Delta))
 	if t := resumesText(view.Resumes); t != "" {
 		fmt.Fprintln(w, t)
 	}
@@ -70,52 +70,43 @@ type planJSONView struct{ jsonView }
 func (v planJSONView) DryRun(r dryRunResult) error { return writeJSON(v.a.stdout, r.doc) }
 
 // loadText says how many of the dry run's records apply would load and
-// why the others would not: the counts the JSON (would_load,
-// would_not_load) and the page show; then what the count holds only as far
-// as (caveat, Summary.Caveat), as the page says it.
-func loadText(view runJSON, caveat string) string {
-	t := loadCount(view)
-	if t == "" || caveat == "" {
-		return t
+// why the others would not: the engine's total (Summary.Total), which the
+// JSON (would_load, would_not_load) and the page show; then what the count
+// holds only as far as (Summary.Caveat), as the page says it. delta names
+// the command that would leave a conflict unsent.
+func loadText(sum *executor.Summary, delta *deltaJSON) string {
+	t := loadCount(sum.Total(), delta)
+	if caveat := sum.Caveat(); caveat != "" {
+		return strings.TrimSuffix(t, ".") + ", " + caveat + "."
 	}
-	return strings.TrimSuffix(t, ".") + ", " + caveat + "."
+	return t
 }
 
 // loadCount is loadText's count.
-func loadCount(view runJSON) string {
-	if view.WouldLoad == nil || view.WouldNotLoad == nil {
-		return ""
-	}
-	load, not := *view.WouldLoad, *view.WouldNotLoad
+func loadCount(total executor.StepSummary, delta *deltaJSON) string {
+	load, not := total.ToLoad(), total.NotLoaded()
 	switch {
 	case load == 0 && not == 0:
 		return "apply has nothing to load."
 	case not == 0:
 		return fmt.Sprintf("apply would load every record (%d).", load)
 	}
-	rowErrs, refs, waiting, conflicts := 0, 0, 0, 0
-	for _, s := range view.Steps {
-		rowErrs += s.Errors
-		refs += s.Unresolved
-		waiting += s.Pending
-		conflicts += s.Conflicts
-	}
 	var why []string
-	if rowErrs > 0 {
-		why = append(why, fmt.Sprintf("%d with row errors", rowErrs))
+	if total.Errors > 0 {
+		why = append(why, fmt.Sprintf("%d with row errors", total.Errors))
 	}
-	if refs > 0 {
-		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step", refs))
+	if total.Unresolved > 0 {
+		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step", total.Unresolved))
 	}
-	if waiting > 0 {
-		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", waiting))
+	if total.Pending > 0 {
+		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", total.Pending))
 	}
-	if conflicts > 0 {
+	if total.Conflicts > 0 {
 		who := "apply --delta"
-		if view.Delta != nil {
-			who = view.Delta.command
+		if delta != nil {
+			who = delta.command
 		}
-		why = append(why, fmt.Sprintf("%d with a conflict %s would not send", conflicts, who))
+		why = append(why, fmt.Sprintf("%d with a conflict %s would not send", total.Conflicts, who))
 	}
 	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
 }
