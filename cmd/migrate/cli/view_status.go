@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/diag"
 )
 
@@ -49,13 +50,14 @@ func (v statusHuman) journal(st *statusResult) {
 	printSteps(w, doc, true)
 	printPartly(w, st.sum.Errors)
 	printWaived(w, doc.Waived)
-	unsent := len(st.sum.Unsent) > 0 && st.sum.Complete && !st.busy
+	// Complete, though a delta's conflicts (exit 1) may stand.
+	complete := st.code == ExitOK || len(st.sum.Unsent) > 0 && st.sum.Complete && !st.busy
 	switch {
 	case st.busy:
 		fmt.Fprintln(w, "\nnot complete: a run is loading now")
-	case (st.code == ExitOK || unsent) && len(doc.Waived) > 0:
+	case complete && len(doc.Waived) > 0:
 		fmt.Fprintf(w, "\ncomplete: every record is committed or skipped, %s waived\n", strconv.Itoa(len(doc.Waived)))
-	case st.code == ExitOK || unsent:
+	case complete:
 		fmt.Fprintln(w, "\ncomplete: every record is committed or skipped")
 	default:
 		fmt.Fprintln(w, "\nnot complete: "+st.sum.Next())
@@ -64,20 +66,21 @@ func (v statusHuman) journal(st *statusResult) {
 		}
 	}
 	if len(st.sum.Unsent) > 0 {
-		printUnsent(w, st)
+		printUnsent(w, st.sum.Unsent, complete)
 	}
 }
 
 // printUnsent lists the changes the last delta did not send, for each
-// side changed the field since the load.
-func printUnsent(w io.Writer, st *statusResult) {
-	n, lead := len(st.sum.Unsent), "but" // after "complete:"
-	if !st.sum.Complete || st.busy {
-		lead = "and"
+// side changed the field since the load: after "complete:", or after what
+// keeps the run from complete.
+func printUnsent(w io.Writer, unsent []executor.UnsentChange, complete bool) {
+	lead := "and"
+	if complete {
+		lead = "but"
 	}
 	fmt.Fprintf(w, "%s the last delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
-		lead, diag.Count(n, "change", "changes"))
-	for _, u := range st.sum.Unsent {
+		lead, diag.Count(len(unsent), "change", "changes"))
+	for _, u := range unsent {
 		fmt.Fprintln(w, conflictLine(u.Step, u.Entity, conflictJSON(u.Conflict, false)))
 	}
 	fmt.Fprintln(w, "apply --delta --overwrite sends them; or make the sources give what the server holds, and apply --delta records it")
