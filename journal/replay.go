@@ -628,17 +628,9 @@ func (st *State) apply(line []byte) string {
 			return "done entry without a step"
 		}
 		st.Done[e.Done] = true
-		if len(e.Gone) > 0 {
-			st.Gone[e.Done] = e.Gone
-		} else {
-			delete(st.Gone, e.Done)
-		}
+		setList(st.Gone, e.Done, e.Gone)
 		if st.LastRun.Delta {
-			if len(e.Conflicts) > 0 {
-				st.Conflicts[e.Done] = e.Conflicts
-			} else {
-				delete(st.Conflicts, e.Done)
-			}
+			setList(st.Conflicts, e.Done, e.Conflicts)
 		}
 	case KindFinished:
 		st.marks, st.finished = true, true
@@ -663,6 +655,16 @@ func (st *State) apply(line []byte) string {
 		return fmt.Sprintf("unknown entry kind %q", e.Kind)
 	}
 	return ""
+}
+
+// setList sets m's list of step to list, or drops step from m where the
+// list is empty: a step with nothing to say has no entry.
+func setList[T any](m map[string][]T, step string, list []T) {
+	if len(list) > 0 {
+		m[step] = list
+	} else {
+		delete(m, step)
+	}
 }
 
 // deltaHeld is what the server holds of a record's fields that no
@@ -851,9 +853,7 @@ func (st *State) applyRecord(re *RecordEntry, seq int) string {
 					left = append(left, c)
 				}
 			}
-			if st.Conflicts[re.Step] = left; len(left) == 0 {
-				delete(st.Conflicts, re.Step)
-			}
+			setList(st.Conflicts, re.Step, left)
 		}
 		return ""
 	}
