@@ -123,8 +123,8 @@ func (s *DeltaStep) unsent() []journal.Conflict {
 	return out
 }
 
-// Held counts the changes the server held already, of every step.
-func (d *Delta) Held() int {
+// HeldCount counts the changes the server held already, of every step.
+func (d *Delta) HeldCount() int {
 	n := 0
 	for _, s := range d.Steps {
 		n += s.HeldCount()
@@ -160,7 +160,7 @@ func (d *Delta) Headline() string {
 	if x > 0 {
 		not = append(not, "the conflicts")
 	}
-	if h := d.Held(); h > 0 {
+	if h := d.HeldCount(); h > 0 {
 		not = append(not, "the "+diag.Count(h, "change", "changes")+" the server holds already")
 	}
 	rest := ""

@@ -616,10 +616,7 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		lt := lineType(sr.r.md, ptyp, l.Nav)
 		if l.Text {
 			o := textOp(w, root, lt, l, before[l.path])
-			if h := held[l.path]; h != nil {
-				o.held, _ = odata.MarshalBody(h)
-				o.done, o.status = true, 200 // the server holds it: nothing sent
-			}
+			o.hold(held[l.path], false)
 			units = append(units, unit{o})
 			continue
 		}
@@ -649,12 +646,7 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 			fields: changed, key: l.Key, line: l.Key, loc: l.child.Loc, child: l.child}
 		o.abs = root.abs + "/" + l.Name() // a single object: PARENT/NAV
 		o.url = o.abs
-		if h := held[l.path]; h != nil {
-			o.held, _ = odata.MarshalBody(h)
-			if len(changed) == 0 {
-				o.done, o.status = true, 200 // the server holds it all: nothing sent
-			}
-		}
+		o.hold(held[l.path], len(changed) > 0)
 		o.body, _ = odata.MarshalBody(changed)
 		o.patch = o.body
 		o.before, _ = json.Marshal(before[l.path])
@@ -662,6 +654,19 @@ func (sr *stepRun) lineOps(w *work, root *op, lines []DeltaLine, before map[stri
 		units = append(units, unit{o})
 	}
 	return units, nil
+}
+
+// hold keeps on o what the server holds already as the source gives it
+// (h; nil: nothing), which is not sent; with nothing else to send (rest
+// false) o is done without a sub-request.
+func (o *op) hold(h map[string]any, rest bool) {
+	if h == nil {
+		return
+	}
+	o.held, _ = odata.MarshalBody(h)
+	if !rest {
+		o.done, o.status = true, 200
+	}
 }
 
 // textOp is the sub-request of a text a delta sends under root: the text

@@ -105,7 +105,7 @@ func deltaOf(d *executor.Delta) *deltaJSON {
 	out := &deltaJSON{Sent: d.Sent, Steps: []deltaStepJSON{}, headline: d.Headline(), command: d.Command()}
 	var conflicts int
 	out.New, out.Changed, out.Gone, conflicts, out.Unknown = d.Counts()
-	out.Held = d.Held()
+	out.Held = d.HeldCount()
 	if d.Sent {
 		out.Conflicts = &conflicts
 	}
