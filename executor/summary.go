@@ -153,11 +153,11 @@ func (s *Summary) RefuseStart(unresolved, unconfirmed int, allowMissing bool, le
 	var why []string
 	if unresolved > 0 && !allowMissing {
 		why = append(why, fmt.Sprintf("%s of exists: fields on neither the target nor an earlier step (create %s first, correct the source, or give --allow-missing-references)",
-			diag.Count(unresolved, "value", "values"), them(unresolved)))
+			diag.Count(unresolved, "value", "values"), diag.Them(unresolved)))
 	}
 	if unconfirmed > 0 {
 		why = append(why, fmt.Sprintf("%s that a mapping file does not confirm (confirm %s in the file, or run `migrate mapping` to list %[2]s)",
-			diag.Count(unconfirmed, "map value", "map values"), them(unconfirmed)))
+			diag.Count(unconfirmed, "map value", "map values"), diag.Them(unconfirmed)))
 	}
 	if over := OverBudget(s.Transactions, left); over != "" {
 		why = append(why, over+" (load some steps now, --steps, and the rest once the pool is topped up)")
@@ -174,14 +174,6 @@ func OverBudget(needs, left int) string {
 	}
 	return fmt.Sprintf("this load needs %s (each entity and each line, as the service meters them) and the pool has %d left",
 		diag.Count(needs, "API transaction", "API transactions"), left)
-}
-
-// them is the pronoun of n things.
-func them(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
 }
 
 // Resumes says what a dry run or diff of s (Journal set) predicts of the
@@ -207,7 +199,7 @@ func (s *Summary) Resumes() string {
 			diag.Count(s.Loaded, "record", "records"))
 	}
 	t := fmt.Sprintf("apply would resume %s: %s it holds loaded %s left out, as apply leaves %s alone", s.Journal,
-		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], them(s.Loaded))
+		diag.Count(s.Loaded, "record", "records"), map[bool]string{true: "is", false: "are"}[one], diag.Them(s.Loaded))
 	if s.InDoubt > 0 {
 		t += fmt.Sprintf("; %s in doubt, which apply reconciles first with the server, cannot be predicted and %s not counted",
 			diag.Count(s.InDoubt, "record", "records"), map[bool]string{true: "is", false: "are"}[s.InDoubt == 1])
@@ -255,9 +247,9 @@ func (s *Summary) Next() string {
 	case t.Undone > 0 && t.InDoubt == 0 && t.Failed == 0:
 		if rest := t.Pending - t.Undone; rest > 0 {
 			return fmt.Sprintf("undo took back %s; apply again loads %s anew, and %s", diag.Count(t.Undone, "record", "records"),
-				them(t.Undone), diag.Count(rest, "more pending record", "more pending records"))
+				diag.Them(t.Undone), diag.Count(rest, "more pending record", "more pending records"))
 		}
-		return fmt.Sprintf("undo took the load back (%s); apply again loads %s anew", diag.Count(t.Undone, "record", "records"), them(t.Undone))
+		return fmt.Sprintf("undo took the load back (%s); apply again loads %s anew", diag.Count(t.Undone, "record", "records"), diag.Them(t.Undone))
 	case s.Left() != "" && t.InDoubt == 0:
 		// A trial's pending records (those naming what it did not load)
 		// are the rest that apply without --limit loads.

@@ -138,7 +138,7 @@ func WriteVerify(res *verify.Result, out string) error {
 			row++
 		}
 	}
-	for i, n := range res.PartlyNotes() {
+	for i, n := range res.NotVerifiedNotes() {
 		if err := g.SetRow("totals", row+1+i, []string{n}); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/migrate-tool/migrate/compare"
 	"github.com/migrate-tool/migrate/executor"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -273,13 +274,18 @@ func (r *Result) Recorded() journal.Totals {
 	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun}
 }
 
-// PartlyNotes say, per step, the failed records that are partly loaded:
-// the company holds their entity (and some of their lines), which neither
-// the comparison nor the control totals count. Every view of verify's
-// control totals says them under the totals.
-func (r *Result) PartlyNotes() []string {
+// NotVerifiedNotes say, per step, why records were not verified where
+// the reason is not in the count's name: the records undo took back, and
+// the failed records that are partly loaded (the company holds their
+// entity and some of their lines, which neither the comparison nor the
+// control totals count). Every view of verify says them under the totals.
+func (r *Result) NotVerifiedNotes() []string {
 	var notes []string
 	for _, s := range r.Steps {
+		if s.Undone > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s not verified: undo took %s back (apply loads %s anew)", s.Name,
+				diag.Count(s.Undone, "record", "records"), diag.Them(s.Undone), diag.Them(s.Undone)))
+		}
 		if s.Partly == 0 {
 			continue
 		}

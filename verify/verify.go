@@ -74,8 +74,9 @@ type Step struct {
 	// checked.
 	NotVerified int
 	// Partly counts those of NotVerified that failed partly loaded: their
-	// entity is on the company, with some of its lines (PartlyNotes).
-	Partly int
+	// entity is on the company, with some of its lines; Undone those undo
+	// took back (NotVerifiedNotes).
+	Partly, Undone int
 	// NotVerifiable counts the records read whose every field written the
 	// server leaves out of its answers (field-level permissions): nothing
 	// could be compared, so they are neither matched nor differ.
@@ -278,7 +279,10 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 		}
 		if rec.Undone || rec.Status() != journal.Committed || rec.Key == "" {
 			v.step.NotVerified++
-			if !rec.Undone && rec.Partly != "" && rec.Status() == journal.Failed {
+			switch {
+			case rec.Undone:
+				v.step.Undone++
+			case rec.Partly != "" && rec.Status() == journal.Failed:
 				v.step.Partly++
 			}
 			continue

@@ -47,3 +47,12 @@ func Count(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// Them is the pronoun of n things as a message words it: "it" of one,
+// "them" of any other number.
+func Them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -640,11 +641,12 @@ func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undon
 	if undo.Done > 0 && !strings.Contains(next, "undo took") && !strings.Contains(next, "failed") {
 		t.Errorf("status says %q after undo took back %d records", next, undo.Done)
 	}
-	// verify reads nothing back of what undo took back, and finds nothing.
+	// verify reads nothing back of what undo took back, finds nothing, and
+	// counts as undone the records status counts so, each step's.
 	code, out := run("verify", jpath, "--json")
 	var ver struct {
 		Findings []struct{ URL, Problem string }
-		Steps    []struct{ Records int }
+		Steps    []struct{ Records, Undone int }
 	}
 	if err := json.Unmarshal([]byte(firstJSON(out)), &ver); err != nil {
 		t.Fatalf("verify --json after undo: %v\n%s", err, out)
@@ -655,6 +657,22 @@ func sameAfterUndo(t *testing.T, run func(...string) (int, string), jpath, undon
 	}
 	if len(ver.Findings) > 0 {
 		t.Errorf("verify after undo: exit %d, %d records read back, findings %+v", code, read, ver.Findings)
+	}
+	text := ""
+	for i, s := range status.Steps {
+		if i >= len(ver.Steps) || ver.Steps[i].Undone != s.Undone {
+			t.Errorf("status counts %d records of step %d undone; verify --json: %+v", s.Undone, i+1, ver.Steps)
+			break
+		}
+		if s.Undone == 0 {
+			continue
+		}
+		if text == "" {
+			_, text = run("verify", jpath)
+		}
+		if !strings.Contains(text, ": "+diag.Count(s.Undone, "record", "records")+" not verified: undo took") {
+			t.Errorf("verify says nothing of the %d records undo took back of step %d:\n%s", s.Undone, i+1, text)
+		}
 	}
 }
 

@@ -57,8 +57,9 @@ type verifyStepJSON struct {
 	Differ      int    `json:"differ"`
 	NotVerified int    `json:"not_verified"`
 	// PartlyLoaded: of those, failed records partly loaded (the company
-	// holds their entity).
+	// holds their entity); Undone: those undo took back.
 	PartlyLoaded int `json:"partly_loaded,omitempty"`
+	Undone       int `json:"undone,omitempty"`
 	// NotVerifiable: read, but every field written is hidden from reads.
 	NotVerifiable int                `json:"not_verifiable"`
 	Totals        []controlTotalJSON `json:"totals"`
@@ -261,7 +262,7 @@ func verifyDoc(res *verify.Result) verifyJSON {
 	}
 	for _, s := range res.Steps {
 		sj := verifyStepJSON{Name: s.Name, Entity: s.Entity, Records: s.Records, Matched: s.Matched, Differ: s.Differ,
-			NotVerified: s.NotVerified, PartlyLoaded: s.Partly, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}, Rejected: s.Rejected, Waived: s.Waived}
+			NotVerified: s.NotVerified, PartlyLoaded: s.Partly, Undone: s.Undone, NotVerifiable: s.NotVerifiable, Totals: []controlTotalJSON{}, Rejected: s.Rejected, Waived: s.Waived}
 		for _, t := range s.Totals {
 			sj.Totals = append(sj.Totals, controlTotalJSON(t))
 		}
@@ -300,13 +301,13 @@ func printVerify(w io.Writer, v verifyJSON) {
 		}
 	}
 	tw.Flush()
-	// The engine's notes of the partly loaded records, from the counts
-	// the document holds.
-	var partly verify.Result
+	// The engine's notes of the records not verified, from the counts the
+	// document holds.
+	var not verify.Result
 	for _, s := range v.Steps {
-		partly.Steps = append(partly.Steps, verify.Step{Name: s.Name, Partly: s.PartlyLoaded})
+		not.Steps = append(not.Steps, verify.Step{Name: s.Name, Partly: s.PartlyLoaded, Undone: s.Undone})
 	}
-	for _, n := range partly.PartlyNotes() {
+	for _, n := range not.NotVerifiedNotes() {
 		fmt.Fprintln(w, n)
 	}
 	printTotals(w, v)
