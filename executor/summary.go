@@ -269,6 +269,17 @@ type UnsentChange struct {
 	journal.Conflict
 }
 
+// UnsentText says that the last delta left the changes of Unsent unsent
+// ("" when it left none): status says it after its complete: line, the run
+// report in its banner, each then listing them.
+func (s *Summary) UnsentText() string {
+	if len(s.Unsent) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the last delta did not send %s, changed on the server since the load as well; the server and the sources differ there",
+		diag.Count(len(s.Unsent), "change", "changes"))
+}
+
 // Conflicted counts the failed records the server refused as a POST of a
 // key the company holds already (HTTP 409).
 func (s *Summary) Conflicted() int {

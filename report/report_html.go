@@ -98,7 +98,9 @@ type RunReport struct {
 	// Unsent (a run) are the changes the last delta load did not send for
 	// a conflict (Summary.Unsent).
 	Unsent []UnsentRow
-	Undo   *UndoHistory
+	// UnsentText is the sentence that says them (Summary.UnsentText).
+	UnsentText string
+	Undo       *UndoHistory
 	// Totals are the plan's totals: as verify found them at Verified, the
 	// last it recorded in the journal (none: the page shows no totals).
 	Totals   []journal.TotalRow
@@ -249,7 +251,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	sum := executor.StatusOf(st)
 	rep.Complete, rep.Stopped, rep.Steps, rep.Undecided, rep.Waived = sum.Complete, sum.Interrupted, sum.Steps, sum.Undecided, sum.Waived
 	rep.Standard = sum.Standard
-	rep.Unsent = unsentRows(sum.Unsent)
+	rep.Unsent, rep.UnsentText = unsentRows(sum.Unsent), sum.UnsentText()
 	rep.Total = sum.Total()
 	if next := sum.Next(); !sum.Complete {
 		rep.Next = strings.ToUpper(next[:1]) + next[1:] + "."

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/migrate-tool/migrate/executor"
-	"github.com/migrate-tool/migrate/internal/diag"
 )
 
 // statusView shows what journals say: the one asked for, or each of
@@ -65,21 +64,20 @@ func (v statusHuman) journal(st *statusResult) {
 			v.waiveAdvice(st)
 		}
 	}
-	if len(st.sum.Unsent) > 0 {
-		printUnsent(w, st.sum.Unsent, complete)
+	if t := st.sum.UnsentText(); t != "" {
+		printUnsent(w, t, st.sum.Unsent, complete)
 	}
 }
 
-// printUnsent lists the changes the last delta did not send, for each
-// side changed the field since the load: after "complete:", or after what
-// keeps the run from complete.
-func printUnsent(w io.Writer, unsent []executor.UnsentChange, complete bool) {
+// printUnsent says (text, Summary.UnsentText) and lists the changes the
+// last delta did not send, for each side changed the field since the
+// load: after "complete:", or after what keeps the run from complete.
+func printUnsent(w io.Writer, text string, unsent []executor.UnsentChange, complete bool) {
 	lead := "and"
 	if complete {
 		lead = "but"
 	}
-	fmt.Fprintf(w, "%s the last delta did not send %s, changed on the server since the load as well; the server and the sources differ there:\n",
-		lead, diag.Count(len(unsent), "change", "changes"))
+	fmt.Fprintf(w, "%s %s:\n", lead, text)
 	for _, u := range unsent {
 		fmt.Fprintln(w, conflictLine(u.Step, u.Entity, conflictJSON(u.Conflict, false)))
 	}
