@@ -14,6 +14,7 @@ import (
 
 	"github.com/migrate-tool/migrate/executor"
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/verify"
 )
@@ -40,6 +41,7 @@ var (
 			"when":     whenText,
 			"duration": durationText,
 			"add":      func(a, b int) int { return a + b },
+			"count":    diag.Count,
 		}).Parse(reportTemplate))
 		template.Must(t.New("diff").Parse(diffTemplate))
 		return t

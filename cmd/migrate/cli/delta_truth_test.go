@@ -125,7 +125,7 @@ func TestOneTruthOfADelta(t *testing.T) {
 		t.Errorf("plan --delta's text:\n%s", out)
 	}
 	// Its page says so, where it said "No problems".
-	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `id="verdict">2 conflict(s): apply --delta would not send them, and would end with exit 1`) {
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `id="verdict">2 conflicts: apply --delta would not send them, and would end with exit 1`) {
 		t.Errorf("plan --delta's page (%v):\n%s", err, b)
 	}
 
