@@ -108,8 +108,20 @@ type Finding struct {
 	Detail string
 }
 
-// Differences counts the findings that are differences (a field that is
-// not readable is not one).
+// Counts adds up the steps' records read back, those that hold what the
+// run left and those that differ (a record with three fields changed is
+// one): every total of verify a person reads.
+func (r *Result) Counts() (records, matched, differ int) {
+	for _, s := range r.Steps {
+		records += s.Records
+		matched += s.Matched
+		differ += s.Differ
+	}
+	return records, matched, differ
+}
+
+// Differences counts the findings that are differences, a field each (a
+// field that is not readable is not one); Counts counts the records.
 func (r *Result) Differences() int {
 	n := 0
 	for _, f := range r.Findings {

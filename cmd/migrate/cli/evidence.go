@@ -263,17 +263,13 @@ func keptPages(jpath string, f evidenceFlags, hdr journal.Header, m *report.Mani
 
 // verifiedText is the manifest's verified: what verify found, and where.
 func verifiedText(res *verify.Result, at string) string {
-	records, matched := 0, 0
-	for _, s := range res.Steps {
-		records += s.Records
-		matched += s.Matched
-	}
+	records, matched, differ := res.Counts()
 	totals := "the control totals agree"
 	if res.TotalsDiffer() {
 		totals = "a control total differs"
 	}
 	return fmt.Sprintf("verified against %s at %s: %d of %s matched, %d differ; %s",
-		res.Target, at, matched, diag.Count(records, "record", "records"), res.Differences(), totals)
+		res.Target, at, matched, diag.Count(records, "record", "records"), differ, totals)
 }
 
 // verifyEvidenceJSON is docs/cli.md's output of verify-evidence --json.
