@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/migrate-tool/migrate/internal/atomicfile"
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 )
 
@@ -229,6 +230,30 @@ type EvidenceProblem struct {
 	Member  string `json:"member"`
 	Line    int    `json:"line,omitempty"`
 	Problem string `json:"problem"`
+}
+
+// EvidenceVerdict says in a line what verify-evidence found (problems):
+// that the evidence holds; that the file holds but the company differs
+// from it now (every problem the target's: the evidence is not what
+// changed); or that the evidence does not hold, its own problems and the
+// target's counted apart.
+func EvidenceVerdict(problems []EvidenceProblem) string {
+	target := 0
+	for _, p := range problems {
+		if p.Member == "target" {
+			target++
+		}
+	}
+	own := len(problems) - target
+	switch {
+	case len(problems) == 0:
+		return "the evidence holds"
+	case own == 0:
+		return fmt.Sprintf("the evidence file holds, but the company differs from it now: %s of the target", diag.Count(target, "problem", "problems"))
+	case target == 0:
+		return fmt.Sprintf("the evidence does not hold: %s of the file", diag.Count(own, "problem", "problems"))
+	}
+	return fmt.Sprintf("the evidence does not hold: %s of the file, %d of the target", diag.Count(own, "problem", "problems"), target)
 }
 
 func (p EvidenceProblem) String() string {

@@ -170,3 +170,24 @@ func TestEvidenceOfAnUnchainedJournal(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+// TestEvidenceVerdict: the last line of verify-evidence tells a file that
+// holds from a company that changed since, and counts each apart.
+func TestEvidenceVerdict(t *testing.T) {
+	t.Parallel()
+	file := EvidenceProblem{Member: "run.journal", Line: 3, Problem: "changed"}
+	target := EvidenceProblem{Member: "target", Problem: "PHONE differs"}
+	for _, tc := range []struct {
+		problems []EvidenceProblem
+		want     string
+	}{
+		{nil, "the evidence holds"},
+		{[]EvidenceProblem{target, target}, "the evidence file holds, but the company differs from it now: 2 problems of the target"},
+		{[]EvidenceProblem{file}, "the evidence does not hold: 1 problem of the file"},
+		{[]EvidenceProblem{target, file, target}, "the evidence does not hold: 1 problem of the file, 2 of the target"},
+	} {
+		if got := EvidenceVerdict(tc.problems); got != tc.want {
+			t.Errorf("EvidenceVerdict(%v) = %q, want %q", tc.problems, got, tc.want)
+		}
+	}
+}

@@ -274,8 +274,10 @@ func verifiedText(res *verify.Result, at string) string {
 
 // verifyEvidenceJSON is docs/cli.md's output of verify-evidence --json.
 type verifyEvidenceJSON struct {
-	Evidence    string              `json:"evidence"`
-	Holds       bool                `json:"holds"`
+	Evidence string `json:"evidence"`
+	Holds    bool   `json:"holds"`
+	// Verdict says it in a line (report.EvidenceVerdict).
+	Verdict     string              `json:"verdict"`
 	Made        string              `json:"made"`
 	Plan        string              `json:"plan"`
 	PlanHash    string              `json:"plan_hash"`
@@ -348,7 +350,7 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	doc.Holds = len(doc.Problems) == 0
+	doc.Holds, doc.Verdict = len(doc.Problems) == 0, report.EvidenceVerdict(doc.Problems)
 	if err := a.verifyEvidenceView(*asJSON).Evidence(doc); err != nil {
 		return err
 	}

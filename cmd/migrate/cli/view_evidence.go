@@ -47,11 +47,7 @@ func (v verifyEvidenceHuman) Evidence(doc verifyEvidenceJSON) error {
 	for _, p := range doc.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
-	if doc.Holds {
-		fmt.Fprintln(w, "the evidence holds")
-	} else {
-		fmt.Fprintf(w, "the evidence does not hold: %s\n", diag.Count(len(doc.Problems), "problem", "problems"))
-	}
+	fmt.Fprintln(w, doc.Verdict)
 	return nil
 }
 

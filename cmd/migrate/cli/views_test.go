@@ -75,7 +75,7 @@ func TestViews(t *testing.T) {
 			return a.verifyView(j).Verify(verifyJSON{Target: "https://erp/odata/demo", Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}}, "", "")
 		}, `"target"`, "0 records differ; 0 calls\n"},
 		{"verify-evidence", func(a *app, j bool) error {
-			return a.verifyEvidenceView(j).Evidence(verifyEvidenceJSON{Evidence: "ev.zip", Holds: true, Problems: []report.EvidenceProblem{}})
+			return a.verifyEvidenceView(j).Evidence(verifyEvidenceJSON{Evidence: "ev.zip", Holds: true, Verdict: report.EvidenceVerdict(nil), Problems: []report.EvidenceProblem{}})
 		}, `"evidence"`, "the evidence holds\n"},
 		{"resolve", func(a *app, j bool) error {
 			return a.resolveView(j).InDoubt(nil, "p.journal")
