@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
 	"github.com/migrate-tool/migrate/plan"
@@ -73,6 +74,21 @@ type runner struct {
 	err     error           // first fatal error
 	pending []journal.Entry // record entries to write with the next append
 	undec   []string
+	// warned are the warnings of a prediction (the dry run, diff): part of
+	// its result, which every view renders, not a line on the way (warn).
+	warned []string
+}
+
+// warn tells the user what a run cannot know or do as it should: a load
+// as it goes (the hook), a prediction in its result (Summary.Warnings).
+func (r *runner) warn(msg string) {
+	if r.jr.reconciles() {
+		r.hook.Warn(msg)
+		return
+	}
+	r.mu.Lock()
+	r.warned = append(r.warned, msg)
+	r.mu.Unlock()
 }
 
 // ledger is where a run writes ahead: the journal file (Apply), or a tally
@@ -315,6 +331,11 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	sum.Warnings = append(r.opts.formattedWarnings(), r.opts.unmade.warnings()...)
+	r.mu.Lock()
+	for _, w := range r.warned {
+		sum.Warnings = append(sum.Warnings, diag.New(diag.Warning, diag.Range{}, w))
+	}
+	r.mu.Unlock()
 	sum.Unchecked, sum.UncheckedMore = r.opts.unmade.count()
 	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()
@@ -1322,7 +1343,7 @@ func (sr *stepRun) complete(seq int, batch []*op, later []unit, ans answer, send
 	} else if problem != "" {
 		// Every sub-request has its one answer; the rest is noise, but
 		// a server that sends it is worth a look.
-		r.hook.Warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
+		r.warn(fmt.Sprintf("step %s, batch %d: the server's $batch answer is not as the protocol says: %s", sr.step.Name, seq, problem))
 	}
 	follow, done := sr.finished(seq, batch, later, missing)
 	next = append(next, follow...)

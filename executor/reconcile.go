@@ -16,7 +16,7 @@ import (
 // updates, through the run's client, at most a batch's size to a call, a
 // cold form's 404 asked again unless the run's service predicts them.
 func (r *runner) newReader() *reconcile.Reader {
-	return reconcile.New(r.ctx, nil, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.hook.Warn,
+	return reconcile.New(r.ctx, nil, reconcile.Options{Client: r.opts.Client, Metadata: r.md, Warn: r.warn,
 		Plan: journalSteps(r.opts.Plan), PerCall: r.limit, Standard: r.opts.Version.Standard, Predicted: r.svc.predicts()})
 }
 

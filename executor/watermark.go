@@ -88,7 +88,7 @@ func (r *runner) journalWatermark(step, entity string) error {
 	}
 	value, why := highest(resp, field)
 	if why != "" {
-		r.hook.Warn(fmt.Sprintf("step %s: cannot read the highest %s of %s (%s); a create of this step that goes in doubt may be matched to a document made before the run", step, field, entity, why))
+		r.warn(fmt.Sprintf("step %s: cannot read the highest %s of %s (%s); a create of this step that goes in doubt may be matched to a document made before the run", step, field, entity, why))
 		return nil
 	}
 	wm := journal.Watermark{Step: step, Field: field, Value: value}

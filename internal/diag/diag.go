@@ -203,10 +203,14 @@ func (d Diagnostic) Message() string {
 
 // String is the diagnostic as a line of text: "plan.yaml:12:5: warning:
 // message" for the plan, "orders.xlsx!Lines!D17 (plan.yaml:31:9 PRICE):
-// message" for a row. It is for a terminal: what came from a server or a
-// data file is made Printable.
+// message" for a row, "warning: message" for one about no place. It is
+// for a terminal: what came from a server or a data file is made
+// Printable.
 func (d Diagnostic) String() string {
-	s := d.Subject.String() + Note(d.Context, d.Field) + ": "
+	s := d.Subject.String() + Note(d.Context, d.Field)
+	if s != "" {
+		s += ": "
+	}
 	if d.Severity == Warning {
 		s += "warning: "
 	}
