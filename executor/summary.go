@@ -100,17 +100,65 @@ type Summary struct {
 	// holds: a key it holds already is a conflict apply fails. (A document
 	// the server numbers has none: it loads.) diff reads them.
 	InsertsUnread int
+	// ExistsUnread (a dry run without a target) counts the distinct
+	// exists: values no earlier step creates, which were not looked up:
+	// apply looks them up before it starts, and does not start over one
+	// the company lacks.
+	ExistsUnread int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
 	// were it started as things stand.
 	Refused string
 }
 
+// LoadText says in a sentence how many of the dry run's records apply
+// would load and why the others would not (Total: what the JSON's
+// would_load and would_not_load count), then what the count holds only as
+// far as (Caveat). The text says it, the page's verdict too.
+func (s *Summary) LoadText() string {
+	t := s.loadCount()
+	if caveat := s.Caveat(); caveat != "" {
+		return strings.TrimSuffix(t, ".") + ", " + caveat + "."
+	}
+	return t
+}
+
+// loadCount is LoadText's count.
+func (s *Summary) loadCount() string {
+	total := s.Total()
+	load, not := total.ToLoad(), total.NotLoaded()
+	switch {
+	case load == 0 && not == 0:
+		return "apply has nothing to load."
+	case not == 0:
+		return fmt.Sprintf("apply would load every record (%d).", load)
+	}
+	var why []string
+	if total.Errors > 0 {
+		why = append(why, fmt.Sprintf("%d with row errors", total.Errors))
+	}
+	if total.Unresolved > 0 {
+		why = append(why, fmt.Sprintf("%d giving an exists: value on neither the target nor an earlier step", total.Unresolved))
+	}
+	if total.Pending > 0 {
+		why = append(why, fmt.Sprintf("%d naming what the trial does not load, left pending for the full load", total.Pending))
+	}
+	if total.Conflicts > 0 {
+		who := "apply --delta"
+		if s.Delta != nil {
+			who = s.Delta.Command()
+		}
+		why = append(why, fmt.Sprintf("%d with a conflict %s would not send", total.Conflicts, who))
+	}
+	return fmt.Sprintf("apply would load %d of %s; %d would not (%s).", load, diag.Count(load+not, "record", "records"), not, strings.Join(why, "; "))
+}
+
 // Caveat says what the dry run's count of the records apply would load
 // holds only as far as ("" when it holds outright): the values records
-// name that no step creates and nothing checks (Unchecked), and the records
-// insert steps send without reading the company (InsertsUnread). The text
-// and the page say it after the count.
+// name that no step creates and nothing checks (Unchecked), the exists:
+// values not looked up for want of a target (ExistsUnread), and the
+// records insert steps send without reading the company (InsertsUnread).
+// The text and the page say it after the count.
 func (s *Summary) Caveat() string {
 	var as []string
 	if s.Unchecked > 0 {
@@ -119,6 +167,10 @@ func (s *Summary) Caveat() string {
 			what = fmt.Sprintf("%d or more values records name", s.Unchecked)
 		}
 		as = append(as, fmt.Sprintf("has the %s that no step creates and nothing checks (warnings below)", what))
+	}
+	if s.ExistsUnread > 0 {
+		as = append(as, fmt.Sprintf("has the %s of exists: fields that no earlier step creates (not looked up: no target; apply would not start without them)",
+			diag.Count(s.ExistsUnread, "value", "values")))
 	}
 	if s.InsertsUnread > 0 {
 		as = append(as, fmt.Sprintf("holds none of the keys of the %s insert steps write (not read: `migrate diff` compares them)",
@@ -396,8 +448,13 @@ func (s *Summary) countConflicts() {
 // found on neither the target nor an earlier step come first among its
 // problems, and their records are counted among those that would not
 // load. A run with any is not complete: apply would refuse to start.
+// Those it could not look up (no target) are counted in ExistsUnread.
 func (s *Summary) AddReferences(refs *References) {
-	if refs == nil || len(refs.Unresolved) == 0 {
+	if refs == nil {
+		return
+	}
+	s.ExistsUnread = refs.Unchecked
+	if len(refs.Unresolved) == 0 {
 		return
 	}
 	s.Errors = append(append([]RecordError{}, refs.Unresolved...), s.Errors...)

@@ -42,6 +42,7 @@ var (
 			"duration": durationText,
 			"add":      func(a, b int) int { return a + b },
 			"count":    diag.Count,
+			"sentence": sentence,
 		}).Parse(reportTemplate))
 		template.Must(t.New("diff").Parse(diffTemplate))
 		return t
@@ -256,7 +257,7 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	rep.Unsent, rep.UnsentText = unsentRows(sum.Unsent), sum.UnsentText()
 	rep.Total = sum.Total()
 	if next := sum.Next(); !sum.Complete {
-		rep.Next = strings.ToUpper(next[:1]) + next[1:] + "."
+		rep.Next = sentence(next) + "."
 	}
 	for _, s := range sum.Steps {
 		rep.FailedRecords += s.Failed
@@ -317,14 +318,25 @@ func DryRunReport(sum *executor.Summary, info ReportInfo, callsPerMinute int) *R
 // (Delta.Headline), the conflicts it would leave unsent and the command
 // that would leave them (Delta.Command).
 type Prediction struct {
+	// Load is the dry run's count of what apply would load, with its
+	// caveat (Summary.LoadText): the page's verdict, as the text says it.
+	Load                     string
 	Refused, Caveat, Resumes string
 	Warnings                 []string
 	Delta, DeltaCommand      string
 	DeltaConflicts           int
 }
 
+// sentence is s begun with a capital, as a line of the page starts.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 func predictionOf(sum *executor.Summary) Prediction {
-	p := Prediction{Refused: sum.Refused, Caveat: sum.Caveat(), Resumes: sum.Resumes()}
+	p := Prediction{Load: sum.LoadText(), Refused: sum.Refused, Caveat: sum.Caveat(), Resumes: sum.Resumes()}
 	if d := sum.Delta; d != nil {
 		p.Delta, p.DeltaCommand = d.Headline(), d.Command()
 		_, _, _, p.DeltaConflicts, _ = d.Counts()

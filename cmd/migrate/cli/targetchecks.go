@@ -67,9 +67,10 @@ func (a *app) readyToRun(ctx context.Context, c *checked, confirm applyView) (*e
 }
 
 // checkReferences runs the plan's exists: checks before anything is sent:
-// against target when there is one, else against the earlier
-// steps only, which a note on stderr says. It returns what it found: the
-// unresolved values, errors of the run, and the records that give them.
+// against target when there is one, else against the earlier steps only
+// (the dry run's count then says what it holds only as far as:
+// Summary.ExistsUnread). It returns what it found: the unresolved values,
+// errors of the run, and the records that give them.
 func (a *app) checkReferences(ctx context.Context, c *checked, target executor.Client) (*executor.References, error) {
 	refs, err := executor.CheckReferences(ctx, c.run, target)
 	if err != nil {
@@ -77,10 +78,6 @@ func (a *app) checkReferences(ctx context.Context, c *checked, target executor.C
 			return nil, a.unreachable(c.conn, err)
 		}
 		return nil, withCode(ExitData, err)
-	}
-	if refs.Unchecked > 0 {
-		fmt.Fprintf(a.stderr, "note: exists: checked against the earlier steps only (no target); not looked up: %s that no earlier step creates (give --target to check them)\n",
-			diag.Count(refs.Unchecked, "value", "values"))
 	}
 	return refs, nil
 }

@@ -36,6 +36,8 @@ type runJSON struct {
 	Unchecked int `json:"unchecked,omitempty"`
 	// InsertsUnread (dry run): Summary.InsertsUnread.
 	InsertsUnread int `json:"inserts_unread,omitempty"`
+	// ExistsUnread (dry run): Summary.ExistsUnread.
+	ExistsUnread int `json:"exists_unread,omitempty"`
 	// Refused (dry run): why apply would not start; the counts are then
 	// of the load as things stand, were it started.
 	Refused string      `json:"refused,omitempty"`
@@ -108,7 +110,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 	}
 	r.Resumes = resumesOf(s)
 	r.Delta = deltaOf(s.Delta)
-	r.Refused, r.Unchecked, r.InsertsUnread = s.Refused, s.Unchecked, s.InsertsUnread
+	r.Refused, r.Unchecked, r.InsertsUnread, r.ExistsUnread = s.Refused, s.Unchecked, s.InsertsUnread, s.ExistsUnread
 	return r
 }
 
