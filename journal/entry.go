@@ -57,6 +57,10 @@ type Totals struct {
 	// journals).
 	Trial  int      `json:"trial,omitempty"`
 	NotRun []string `json:"not_run,omitempty"`
+	// PlanChanged: the plan the source side was built from is not the one
+	// the run was made from (edited since): its totals are of what it
+	// builds now.
+	PlanChanged bool `json:"plan_changed,omitempty"`
 }
 
 // TotalRow is one total of a step as verify found it: one row for each

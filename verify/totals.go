@@ -271,7 +271,7 @@ func RecordTotals(journalPath string, tot journal.Totals, at time.Time) error {
 
 // Recorded is what verify journals of the plan's totals (RecordTotals).
 func (r *Result) Recorded() journal.Totals {
-	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun}
+	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun, PlanChanged: r.PlanChanged}
 }
 
 // NotVerifiedNotes say, per step, why records were not verified where
@@ -299,11 +299,15 @@ func (r *Result) NotVerifiedNotes() []string {
 }
 
 // TotalsNotes are what the plan's totals say beside their rows, in every
-// view (verify's text, its workbook, the run report): of a trial, that
-// the source side is of what it took; the steps not run yet, whose
-// totals are left out.
+// view (verify's text, its workbook, the run report): that the plan
+// changed since the run, whose source side is then of what it builds now;
+// of a trial, that the source side is of what it took; the steps not run
+// yet, whose totals are left out.
 func TotalsNotes(t journal.Totals) []string {
 	var notes []string
+	if t.PlanChanged {
+		notes = append(notes, "the plan changed since the run: the source's totals are of what it builds now, not of what the run was made from")
+	}
 	if t.Trial > 0 {
 		records := "records"
 		if t.Trial == 1 {

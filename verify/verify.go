@@ -61,6 +61,9 @@ type Result struct {
 	// NotRun are the steps with totals in the plan that the journal has
 	// not run yet (notRun): their totals are left out.
 	NotRun []string
+	// PlanChanged: the plan of the totals (Options.Plan) is not the one the
+	// run was made from: their source side is of what it builds now.
+	PlanChanged bool
 }
 
 // Step is one step's records and control totals.
@@ -197,6 +200,7 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 	}
 	res.Trial = st.LastRun.Limit
 	if opts.Plan != nil {
+		res.PlanChanged = opts.Plan.Plan != nil && opts.Plan.Plan.Hash != st.Header.PlanHash
 		for _, s := range opts.Plan.Plan.Steps {
 			if len(s.Totals) > 0 && notRun(st, s.Name) {
 				res.NotRun = append(res.NotRun, s.Name)

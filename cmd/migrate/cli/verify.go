@@ -33,6 +33,8 @@ type verifyJSON struct {
 	// run yet (its last run chose others, apply --steps); their totals are
 	// left out.
 	NotRun []string `json:"not_run,omitempty"`
+	// PlanChanged: the plan changed since the run (verify.Result.PlanChanged).
+	PlanChanged bool `json:"plan_changed,omitempty"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -183,7 +185,7 @@ func (a *app) verifyJournal(ctx context.Context, jpath, planPath string, cf conn
 // totalsPlan is the plan whose totals: verify computes, prepared: the one
 // --plan names, else the one the journal names when it is there; nil when
 // there is none or it declares no totals. A plan changed since the run is
-// used as it is now, and said.
+// used as it is now, and its totals say so (verify.Result.PlanChanged).
 func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) (*checked, error) {
 	hdr, err := journal.ReadHeader(jpath)
 	if err != nil {
@@ -220,9 +222,6 @@ func (a *app) totalsPlan(ctx context.Context, jpath, path string, cf connFlags) 
 		c.Close()
 		return nil, err
 	}
-	if c.plan.Hash != hdr.PlanHash {
-		fmt.Fprintf(a.stderr, "note: %s changed since %s was written: its totals' source side is what it builds now\n", path, jpath)
-	}
 	return c, nil
 }
 
@@ -255,7 +254,7 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun, PlanChanged: res.PlanChanged}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -360,7 +359,7 @@ func findingLine(f verifyFindingJSON) string {
 // side, a difference marked and then named, and what the source's totals
 // leave out.
 func printTotals(w io.Writer, v verifyJSON) {
-	notes := verify.TotalsNotes(journal.Totals{Trial: v.Trial, NotRun: v.NotRun})
+	notes := verify.TotalsNotes(journal.Totals{Trial: v.Trial, NotRun: v.NotRun, PlanChanged: v.PlanChanged})
 	if len(v.Totals) == 0 {
 		if len(notes) > 0 {
 			fmt.Fprintln(w)
