@@ -61,6 +61,10 @@ type Totals struct {
 	// the run was made from (edited since): its totals are of what it
 	// builds now.
 	PlanChanged bool `json:"plan_changed,omitempty"`
+	// SourcesChanged are the source files (as the plan names them) whose
+	// content is not what the run read: the source side is of them as
+	// they are now.
+	SourcesChanged []string `json:"sources_changed,omitempty"`
 }
 
 // TotalRow is one total of a step as verify found it: one row for each

@@ -271,7 +271,7 @@ func RecordTotals(journalPath string, tot journal.Totals, at time.Time) error {
 
 // Recorded is what verify journals of the plan's totals (RecordTotals).
 func (r *Result) Recorded() journal.Totals {
-	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun, PlanChanged: r.PlanChanged}
+	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun, PlanChanged: r.PlanChanged, SourcesChanged: r.SourcesChanged}
 }
 
 // NotVerifiedNotes say, per step, why records were not verified where
@@ -299,14 +299,18 @@ func (r *Result) NotVerifiedNotes() []string {
 }
 
 // TotalsNotes are what the plan's totals say beside their rows, in every
-// view (verify's text, its workbook, the run report): that the plan
-// changed since the run, whose source side is then of what it builds now;
+// view (verify's text, its workbook, the run report): that the plan or
+// the sources changed since the run, whose source side is then of what
+// they give now;
 // of a trial, that the source side is of what it took; the steps not run
 // yet, whose totals are left out.
 func TotalsNotes(t journal.Totals) []string {
 	var notes []string
 	if t.PlanChanged {
 		notes = append(notes, "the plan changed since the run: the source's totals are of what it builds now, not of what the run was made from")
+	}
+	if len(t.SourcesChanged) > 0 {
+		notes = append(notes, fmt.Sprintf("the sources changed since the run (%s): the source's totals are of the files as they are now, not as the run read them", strings.Join(t.SourcesChanged, ", ")))
 	}
 	if t.Trial > 0 {
 		records := "records"

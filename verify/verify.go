@@ -64,6 +64,9 @@ type Result struct {
 	// PlanChanged: the plan of the totals (Options.Plan) is not the one the
 	// run was made from: their source side is of what it builds now.
 	PlanChanged bool
+	// SourcesChanged are the plan's source files whose content is not what
+	// the run read (the journal's hashes): the source side is of them now.
+	SourcesChanged []string
 }
 
 // Step is one step's records and control totals.
@@ -200,7 +203,15 @@ func Verify(ctx context.Context, journalPath string, client executor.Client, opt
 	}
 	res.Trial = st.LastRun.Limit
 	if opts.Plan != nil {
-		res.PlanChanged = opts.Plan.Plan != nil && opts.Plan.Plan.Hash != st.Header.PlanHash
+		if p := opts.Plan.Plan; p != nil {
+			res.PlanChanged = p.Hash != st.Header.PlanHash
+			for f, h := range executor.SourceHashes(p) {
+				if st.Header.Sources[f] != h {
+					res.SourcesChanged = append(res.SourcesChanged, f)
+				}
+			}
+			sort.Strings(res.SourcesChanged)
+		}
 		for _, s := range opts.Plan.Plan.Steps {
 			if len(s.Totals) > 0 && notRun(st, s.Name) {
 				res.NotRun = append(res.NotRun, s.Name)

@@ -35,6 +35,8 @@ type verifyJSON struct {
 	NotRun []string `json:"not_run,omitempty"`
 	// PlanChanged: the plan changed since the run (verify.Result.PlanChanged).
 	PlanChanged bool `json:"plan_changed,omitempty"`
+	// SourcesChanged: verify.Result.SourcesChanged.
+	SourcesChanged []string `json:"sources_changed,omitempty"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -254,7 +256,7 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun, PlanChanged: res.PlanChanged}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun, PlanChanged: res.PlanChanged, SourcesChanged: res.SourcesChanged}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -359,7 +361,7 @@ func findingLine(f verifyFindingJSON) string {
 // side, a difference marked and then named, and what the source's totals
 // leave out.
 func printTotals(w io.Writer, v verifyJSON) {
-	notes := verify.TotalsNotes(journal.Totals{Trial: v.Trial, NotRun: v.NotRun, PlanChanged: v.PlanChanged})
+	notes := verify.TotalsNotes(journal.Totals{Trial: v.Trial, NotRun: v.NotRun, PlanChanged: v.PlanChanged, SourcesChanged: v.SourcesChanged})
 	if len(v.Totals) == 0 {
 		if len(notes) > 0 {
 			fmt.Fprintln(w)
