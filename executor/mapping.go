@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/migrate-tool/migrate/internal/didyoumean"
@@ -32,6 +33,21 @@ var MappingColumns = append(append([]string(nil), transform.MapFileColumns...), 
 type MappingRow struct {
 	transform.MapRow
 	Note string
+	// Unbacked says why a proposed target is no code of the map's target:
+	// entity (not among them, or they were not read); "" otherwise.
+	Unbacked string
+}
+
+// Said is the row's note column: its note and why its proposed target
+// is not one of the target's codes, as the person confirming reads them.
+func (r MappingRow) Said() string {
+	switch {
+	case r.Unbacked == "":
+		return r.Note
+	case r.Note == "":
+		return r.Unbacked
+	}
+	return r.Note + "; " + r.Unbacked
 }
 
 // Mapping lists every value of every map of the plan for a person to
@@ -73,6 +89,7 @@ func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before boo
 				r.Target, r.Confirmed = o.Target, o.Confirmed
 			} else {
 				r.Target = propose(mv.Value, codes[m.Name])
+				r.Unbacked = unbacked(m, r.Target, codes)
 				if before {
 					r.Note = NoteNew
 				}
@@ -94,6 +111,21 @@ func Mapping(p *plan.Plan, values []MapValue, old []transform.MapRow, before boo
 		out = append(out, r)
 	}
 	return out
+}
+
+// unbacked says why target, proposed for a value of map m, is no code of
+// the entity its target: names: the codes were not read (codes nil: no
+// target), or it is not among them; "" when it is, or m names none.
+func unbacked(m *plan.ValueMap, target string, codes map[string][]string) string {
+	switch {
+	case m.TargetEntity == "":
+		return ""
+	case codes == nil:
+		return fmt.Sprintf("proposed in capitals: the codes of %s were not read (no target)", m.TargetEntity)
+	case !slices.Contains(codes[m.Name], target):
+		return fmt.Sprintf("not one of the codes of %s", m.TargetEntity)
+	}
+	return ""
 }
 
 // propose is a new value's proposed target: the nearest of the target's

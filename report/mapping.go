@@ -22,7 +22,7 @@ func WriteMapping(out string, rows []executor.MappingRow) error {
 		if r.Count > 0 {
 			count = strconv.Itoa(r.Count)
 		}
-		t.rows = append(t.rows, []string{r.Map, r.Source, count, r.Cells, r.Target, confirmed, r.Note})
+		t.rows = append(t.rows, []string{r.Map, r.Source, count, r.Cells, r.Target, confirmed, r.Said()})
 	}
 	return writeTables(out, []*table{t}, nil)
 }

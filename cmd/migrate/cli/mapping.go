@@ -90,10 +90,7 @@ func (a *app) mappingCodes(ctx context.Context, cf connFlags, p *plan.Plan) (map
 		named = named || m.TargetEntity != ""
 	}
 	if cf.target == "" && !cf.sandbox {
-		if named {
-			fmt.Fprintln(a.stderr, "note: no target (--target): values are proposed in capitals, not as the nearest of the codes a map's target: names")
-		}
-		return nil, nil
+		return nil, nil // each row proposed in capitals says so (MappingRow.Unbacked)
 	}
 	if !named {
 		return nil, nil
@@ -173,7 +170,7 @@ func mappingDoc(out string, p *plan.Plan, values []executor.MapValue, rows []exe
 	}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, mappingRowJSON{Map: r.Map, Source: r.Source, Count: r.Count, Cells: r.Cells,
-			Target: r.Target, Confirmed: r.Confirmed, Note: r.Note})
+			Target: r.Target, Confirmed: r.Confirmed, Note: r.Said()})
 	}
 	return doc
 }
