@@ -249,7 +249,7 @@ func EvidenceVerdict(problems []EvidenceProblem) string {
 	case len(problems) == 0:
 		return "the evidence holds"
 	case own == 0:
-		return fmt.Sprintf("the evidence file holds, but the company differs from it now: %s of the target", diag.Count(target, "problem", "problems"))
+		return fmt.Sprintf("the evidence file holds, but the target differs from it now: %s of the target", diag.Count(target, "problem", "problems"))
 	case target == 0:
 		return fmt.Sprintf("the evidence does not hold: %s of the file", diag.Count(own, "problem", "problems"))
 	}

@@ -182,7 +182,7 @@ func TestEvidenceVerdict(t *testing.T) {
 		want     string
 	}{
 		{nil, "the evidence holds"},
-		{[]EvidenceProblem{target, target}, "the evidence file holds, but the company differs from it now: 2 problems of the target"},
+		{[]EvidenceProblem{target, target}, "the evidence file holds, but the target differs from it now: 2 problems of the target"},
 		{[]EvidenceProblem{file}, "the evidence does not hold: 1 problem of the file"},
 		{[]EvidenceProblem{target, file, target}, "the evidence does not hold: 1 problem of the file, 2 of the target"},
 	} {
