@@ -160,6 +160,9 @@ func (d *Delta) Headline() string {
 	if x > 0 {
 		not = append(not, "the conflicts")
 	}
+	if bad := d.failedNew(); bad > 0 {
+		not = append(not, "the "+diag.Count(bad, "new record", "new records")+" whose rows give an error (below)")
+	}
 	if h := d.HeldCount(); h > 0 {
 		not = append(not, "the "+diag.Count(h, "change", "changes")+" the server holds already")
 	}
@@ -171,6 +174,20 @@ func (d *Delta) Headline() string {
 		return t + " (" + d.Command() + " would send the new records and lines and patch the changed fields" + rest + ")"
 	}
 	return t + " (sent: the new records and lines created, the changed fields patched" + rest + ")"
+}
+
+// failedNew counts the new records whose rows give an error: listed as
+// new, never sent.
+func (d *Delta) failedNew() int {
+	n := 0
+	for _, s := range d.Steps {
+		for _, r := range s.New {
+			if r.Error != "" {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Command is the command that sends the delta: apply --delta, or apply
