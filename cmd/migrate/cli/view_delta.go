@@ -155,7 +155,11 @@ func printDelta(w io.Writer, d *deltaJSON) {
 	fmt.Fprintf(w, "\n%s\n", d.headline)
 	for _, s := range d.Steps {
 		for _, r := range s.New {
-			fmt.Fprintf(w, "  %s: new %s (%s)", s.Name, r.ID, r.Location)
+			if r.ID == r.Location { // a record known by its row: said once
+				fmt.Fprintf(w, "  %s: new %s", s.Name, r.ID)
+			} else {
+				fmt.Fprintf(w, "  %s: new %s (%s)", s.Name, r.ID, r.Location)
+			}
 			if r.Error != "" {
 				fmt.Fprintf(w, ": %s", r.Error)
 			}
