@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/migrate-tool/migrate/internal/diag"
 	"github.com/migrate-tool/migrate/internal/didyoumean"
 	"github.com/migrate-tool/migrate/journal"
 	"github.com/migrate-tool/migrate/odata"
@@ -339,7 +340,7 @@ func (r *runner) incomplete(step string) string {
 	if !st.Done[step] {
 		switch {
 		case st.Runs > 0 && st.LastRun.Limit > 0 && st.Size(step) > 0:
-			why = append(why, fmt.Sprintf("only a trial of %d records loaded it", st.LastRun.Limit))
+			why = append(why, "only a trial of "+diag.Count(st.LastRun.Limit, "record", "records")+" loaded it")
 		default:
 			why = append(why, "no run read its source to the end")
 		}
