@@ -274,17 +274,17 @@ func (r *Result) Recorded() journal.Totals {
 	return journal.Totals{Rows: r.Totals, Trial: r.Trial, NotRun: r.NotRun, PlanChanged: r.PlanChanged, SourcesChanged: r.SourcesChanged}
 }
 
-// NotVerifiedNotes say, per step, why records were not verified where
-// the reason is not in the count's name: the records undo took back, and
-// the failed records that are partly loaded (the company holds their
-// entity and some of their lines, which neither the comparison nor the
-// control totals count). Every view of verify says them under the totals.
+// NotVerifiedNotes say, per step, why the records verify did not check
+// were not: undo took them back, or the run left them failed, waived,
+// pending or in doubt; then the failed records that are partly loaded
+// (the company holds their entity and some of their lines, which neither
+// the comparison nor the control totals count). Every view of verify
+// says them under the totals.
 func (r *Result) NotVerifiedNotes() []string {
 	var notes []string
 	for _, s := range r.Steps {
-		if s.Undone > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s not verified: undo took %s back (apply loads %s anew)", s.Name,
-				diag.Count(s.Undone, "record", "records"), diag.Them(s.Undone), diag.Them(s.Undone)))
+		if s.NotVerified > 0 {
+			notes = append(notes, s.Name+": "+diag.Count(s.NotVerified, "record", "records")+" not verified: "+strings.Join(s.whyNotVerified(), ", "))
 		}
 		if s.Partly == 0 {
 			continue
@@ -296,6 +296,31 @@ func (r *Result) NotVerifiedNotes() []string {
 		notes = append(notes, fmt.Sprintf("%s: %d failed %s partly loaded: the server holds its entity and some of its lines, which are not verified and not in the control totals (status lists them; apply --retry-failed sends what is missing)", s.Name, s.Partly, is))
 	}
 	return notes
+}
+
+// whyNotVerified says why the step's records were not verified, a part
+// for each reason with its count.
+func (s Step) whyNotVerified() []string {
+	var why []string
+	if s.Undone > 0 {
+		why = append(why, fmt.Sprintf("undo took %d back (apply loads %s anew)", s.Undone, diag.Them(s.Undone)))
+	}
+	for _, st := range []struct {
+		status journal.Status
+		says   string
+	}{
+		{journal.Failed, "failed"}, {journal.Waived, "waived (resolve --waive)"}, {journal.Pending, "pending (apply loads it)"},
+		{journal.InDoubt, "in doubt (resolve lists it)"}, {journal.Committed, "committed without a key to read it by"},
+	} {
+		if n := s.Left[st.status]; n > 0 {
+			says := st.says
+			if n > 1 {
+				says = strings.NewReplacer("loads it", "loads them", "lists it", "lists them", "read it", "read them").Replace(says)
+			}
+			why = append(why, fmt.Sprintf("%d %s", n, says))
+		}
+	}
+	return why
 }
 
 // TotalsNotes are what the plan's totals say beside their rows, in every

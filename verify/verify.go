@@ -81,8 +81,11 @@ type Step struct {
 	NotVerified int
 	// Partly counts those of NotVerified that failed partly loaded: their
 	// entity is on the company, with some of its lines; Undone those undo
-	// took back (NotVerifiedNotes).
+	// took back; Left the others by their status (failed, waived,
+	// pending, in doubt; a committed one with no key to read it by as
+	// committed). NotVerifiedNotes says them.
 	Partly, Undone int
+	Left           map[journal.Status]int
 	// NotVerifiable counts the records read whose every field written the
 	// server leaves out of its answers (field-level permissions): nothing
 	// could be compared, so they are neither matched nor differ.
@@ -309,9 +312,14 @@ func (v *stepVerify) run(ctx context.Context, ss *journal.StepState, send read.S
 			switch {
 			case rec.Undone:
 				v.step.Undone++
+				continue
 			case rec.Partly != "" && rec.Status() == journal.Failed:
 				v.step.Partly++
 			}
+			if v.step.Left == nil {
+				v.step.Left = map[journal.Status]int{}
+			}
+			v.step.Left[rec.Status()]++
 			continue
 		}
 		w := WantOf(rec)

@@ -37,6 +37,9 @@ type verifyJSON struct {
 	PlanChanged bool `json:"plan_changed,omitempty"`
 	// SourcesChanged: verify.Result.SourcesChanged.
 	SourcesChanged []string `json:"sources_changed,omitempty"`
+	// NotVerified says why records were not verified, a line per step
+	// (verify.Result.NotVerifiedNotes), as the text says it.
+	NotVerified []string `json:"why_not_verified,omitempty"`
 }
 
 // totalJSON is one of the plan's totals: of a step (one per group of a
@@ -256,7 +259,8 @@ func hasTotals(p *plan.Plan) bool {
 
 // verifyDoc is what verify found as docs/cli.md's document.
 func verifyDoc(res *verify.Result) verifyJSON {
-	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun, PlanChanged: res.PlanChanged, SourcesChanged: res.SourcesChanged}
+	v := verifyJSON{Target: res.Target, Steps: []verifyStepJSON{}, Findings: []verifyFindingJSON{}, Totals: []totalJSON{}, Calls: res.Calls, Trial: res.Trial, NotRun: res.NotRun, PlanChanged: res.PlanChanged, SourcesChanged: res.SourcesChanged,
+		NotVerified: res.NotVerifiedNotes()}
 	for _, t := range res.Totals {
 		v.Totals = append(v.Totals, totalJSON{Step: t.Step, Name: t.Name, Expr: t.Expr, By: t.By, Group: t.Group,
 			Source: t.Source, Sent: t.Sent, Target: t.Target, Differs: t.Differs()})
@@ -302,13 +306,8 @@ func printVerify(w io.Writer, v verifyJSON) {
 		}
 	}
 	tw.Flush()
-	// The engine's notes of the records not verified, from the counts the
-	// document holds.
-	var not verify.Result
-	for _, s := range v.Steps {
-		not.Steps = append(not.Steps, verify.Step{Name: s.Name, Partly: s.PartlyLoaded, Undone: s.Undone})
-	}
-	for _, n := range not.NotVerifiedNotes() {
+	// The engine's notes of the records not verified.
+	for _, n := range v.NotVerified {
 		fmt.Fprintln(w, n)
 	}
 	printTotals(w, v)
