@@ -102,8 +102,9 @@ type Summary struct {
 	InsertsUnread int
 	// ExistsUnread (a dry run without a target) counts the distinct
 	// exists: values no earlier step creates, which were not looked up:
-	// apply looks them up before it starts, and does not start over one
-	// the company lacks.
+	// apply looks them up before it starts, and (without
+	// --allow-missing-references) does not start over one the company
+	// lacks.
 	ExistsUnread int
 	// Refused (dry run, diff) is why apply would not start, "" when it
 	// would (RefuseStart): the counts and batches are then of the load
@@ -169,7 +170,7 @@ func (s *Summary) Caveat() string {
 		as = append(as, fmt.Sprintf("has the %s that no step creates and nothing checks (warnings below)", what))
 	}
 	if s.ExistsUnread > 0 {
-		as = append(as, fmt.Sprintf("has the %s of exists: fields that no earlier step creates (not looked up: no target; apply would not start without them)",
+		as = append(as, fmt.Sprintf("has the %s of exists: fields that no earlier step creates (not looked up: no target; apply looks them up before it starts)",
 			diag.Count(s.ExistsUnread, "value", "values")))
 	}
 	if s.InsertsUnread > 0 {
