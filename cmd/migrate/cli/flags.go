@@ -16,6 +16,15 @@ func connFlagSet(name string, cf *connFlags, withSandbox bool) *flag.FlagSet {
 	return fs
 }
 
+// readsTargetOnlyWhenGiven words --target's help for a command that
+// works offline unless --target or --sandbox is given (profile, mapping):
+// MIGRATE_TARGET and the plan's target.url do not make it read one.
+func readsTargetOnlyWhenGiven(fs *flag.FlagSet) {
+	if f := fs.Lookup("target"); f != nil {
+		f.Usage = "service root `URL` to read; without it (or --sandbox) no target is read, whatever MIGRATE_TARGET or the plan's target.url says"
+	}
+}
+
 // checkFlagSet is the flag set of a command that checks a plan as
 // validate does, the flags of the check (checkFlags.register) filling f.
 func checkFlagSet(name string, f *checkFlags) *flag.FlagSet {

@@ -21,6 +21,7 @@ func (a *app) mapping(ctx context.Context, args []string) error {
 	asJSON := fset.Bool("json", false, "print one JSON document on stdout: the counts per map and every row written")
 	var cf connFlags
 	cf.register(fset, true)
+	readsTargetOnlyWhenGiven(fset)
 	pos, err := a.parse(fset, args, "PLAN", 1, 1)
 	if err != nil {
 		return err

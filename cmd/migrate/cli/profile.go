@@ -129,6 +129,7 @@ type profileMissingJSON struct {
 func (a *app) profile(ctx context.Context, args []string) error {
 	var cf connFlags
 	fs := connFlagSet("profile", &cf, true)
+	readsTargetOnlyWhenGiven(fs)
 	metadata := fs.String("metadata", "", "a saved $metadata file: the fields' types and MaxLength (default: the plan's target.metadata, else the target's)")
 	asJSON := jsonFlag(fs)
 	html := fs.String("html", "", "FILE.html: also write the profile as a self-contained page, in the run report's style")
