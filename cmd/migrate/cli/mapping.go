@@ -115,9 +115,6 @@ type mappingJSON struct {
 	Out  string           `json:"out"`
 	Maps []mapCountsJSON  `json:"maps"`
 	Rows []mappingRowJSON `json:"rows"`
-	// unread: maps no map("NAME", row.COLUMN) reads a column for, so none
-	// of their values is listed (a note on stderr in the text view).
-	unread []string
 }
 
 type mapCountsJSON struct {
@@ -126,6 +123,9 @@ type mapCountsJSON struct {
 	Confirmed int    `json:"confirmed"`
 	ToConfirm int    `json:"to_confirm"`
 	New       int    `json:"new"`
+	// Unread: no map("NAME", row.COLUMN) reads a column of a source, so
+	// none of its values is listed.
+	Unread bool `json:"unread,omitempty"`
 }
 
 // mappingRowJSON is a row of the mapping file, in its columns.
@@ -164,10 +164,8 @@ func mappingDoc(out string, p *plan.Plan, values []executor.MapValue, rows []exe
 				c.New++
 			}
 		}
+		c.Unread = !listed[m.Name]
 		doc.Maps = append(doc.Maps, c)
-		if !listed[m.Name] {
-			doc.unread = append(doc.unread, m.Name)
-		}
 	}
 	for _, r := range rows {
 		doc.Rows = append(doc.Rows, mappingRowJSON{Map: r.Map, Source: r.Source, Count: r.Count, Cells: r.Cells,
@@ -190,8 +188,10 @@ func (a *app) mappingView(asJSON bool) mappingView {
 
 // noteUnread says on w which maps have no values listed, and why.
 func noteUnread(w io.Writer, doc mappingJSON) {
-	for _, m := range doc.unread {
-		fmt.Fprintf(w, "note: map %q: no map(%q, row.COLUMN) reads a column of a source, so none of its values is listed\n", m, m)
+	for _, m := range doc.Maps {
+		if m.Unread {
+			fmt.Fprintf(w, "note: map %q: no map(%q, row.COLUMN) reads a column of a source, so none of its values is listed\n", m.Map, m.Map)
+		}
 	}
 }
 
