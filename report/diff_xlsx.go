@@ -101,7 +101,60 @@ func WriteDiff(res *executor.DiffResult, out string) error {
 			}
 		}
 	}
+	if err := writeDiffNotes(f, g, res); err != nil {
+		return err
+	}
 	return g.Save(out, false)
+}
+
+// diffNotesSheet is the diff workbook's sheet of notes (a step's sheet
+// of that name takes "diff notes (2)").
+const diffNotesSheet = "diff notes"
+
+// writeDiffNotes adds a sheet of what the diff's text and page say beside
+// its counts, a line each, when there is any: that apply would not start
+// (Refused), what the counts hold only as far as (Caveat), the journal it
+// would resume (Resumes), the delta (Headline), the warnings.
+func writeDiffNotes(f *excelize.File, g *workbook.Guard, res *executor.DiffResult) error {
+	sum := res.Summary
+	if sum == nil {
+		return nil
+	}
+	var notes []string
+	if sum.Refused != "" {
+		notes = append(notes, "apply would not start: "+sum.Refused+"; nothing would be written. The sheets are what it would do were it started as things stand.")
+	}
+	if c := sum.Caveat(); c != "" {
+		notes = append(notes, "This holds "+c+".")
+	}
+	if r := sum.Resumes(); r != "" {
+		notes = append(notes, r)
+	}
+	if sum.Delta != nil {
+		notes = append(notes, sum.Delta.Headline())
+	}
+	for _, w := range sum.Warnings {
+		notes = append(notes, w.String())
+	}
+	if len(notes) == 0 {
+		return nil
+	}
+	name := diffNotesSheet
+	for n := 2; slices.Contains(f.GetSheetList(), name); n++ {
+		name = fmt.Sprintf("%s (%d)", diffNotesSheet, n)
+	}
+	if _, err := f.NewSheet(name); err != nil {
+		return err
+	}
+	if err := g.SetRow(name, 1, []string{"note"}); err != nil {
+		return err
+	}
+	for i, n := range notes {
+		if err := g.SetRow(name, i+2, []string{n}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteVerify writes what verify found as a workbook: a sheet of control
