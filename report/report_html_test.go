@@ -393,3 +393,14 @@ func TestRunReportTotals(t *testing.T) {
 		t.Error("a report without totals shows a Totals table")
 	}
 }
+
+// TestSentence: a line of the page begins with a capital, a letter of
+// more than one byte too.
+func TestSentence(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "", "apply would load": "Apply would load", "élan": "Élan", "א": "א"} {
+		if got := sentence(in); got != want {
+			t.Errorf("sentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
