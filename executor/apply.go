@@ -74,21 +74,31 @@ type runner struct {
 	err     error           // first fatal error
 	pending []journal.Entry // record entries to write with the next append
 	undec   []string
-	// warned are the warnings of a prediction (the dry run, diff): part of
-	// its result, which every view renders, not a line on the way (warn).
+	// warned are the warnings of the run, each once: of a prediction (the
+	// dry run, diff), part of its result, which every view renders; of a
+	// load, journaled for the run report (warn).
 	warned []string
 }
 
 // warn tells the user what a run cannot know or do as it should: a load
-// as it goes (the hook), a prediction in its result (Summary.Warnings).
+// as it goes (the hook) and in its journal, for the run report (each
+// warning once); a prediction in its result (Summary.Warnings).
 func (r *runner) warn(msg string) {
-	if r.jr.reconciles() {
+	if r.jr == nil { // before the journal is open: said, not kept
 		r.hook.Warn(msg)
 		return
 	}
 	r.mu.Lock()
-	r.warned = append(r.warned, msg)
+	seen := slices.Contains(r.warned, msg)
+	if !seen {
+		r.warned = append(r.warned, msg)
+	}
 	r.mu.Unlock()
+	if seen || !r.jr.reconciles() {
+		return
+	}
+	r.hook.Warn(msg)
+	r.queue(journal.Entry{Kind: journal.KindWarning, Warning: msg})
 }
 
 // ledger is where a run writes ahead: the journal file (Apply), or a tally
@@ -331,11 +341,13 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	sum.Warnings = append(r.opts.formattedWarnings(), r.opts.unmade.warnings()...)
-	r.mu.Lock()
-	for _, w := range r.warned {
-		sum.Warnings = append(sum.Warnings, diag.New(diag.Warning, diag.Range{}, w))
+	if !r.jr.reconciles() {
+		r.mu.Lock()
+		for _, w := range r.warned {
+			sum.Warnings = append(sum.Warnings, diag.New(diag.Warning, diag.Range{}, w))
+		}
+		r.mu.Unlock()
 	}
-	r.mu.Unlock()
 	sum.Unchecked, sum.UncheckedMore = r.opts.unmade.count()
 	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()

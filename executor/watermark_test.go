@@ -107,6 +107,14 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	if !strings.Contains(strings.Join(w.msgs, "\n"), "the journal has no watermark of ORDERS") {
 		t.Errorf("warnings: %q", w.msgs)
 	}
+	// The journal keeps it, once, for the run report.
+	rep, err := journal.LoadReport(o.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "the journal has no watermark of ORDERS") {
+		t.Errorf("the journal's warnings: %q", rep.Warnings)
+	}
 }
 
 // Under the odata dialect an entity without an auto-unique key (Guid keys)

@@ -45,6 +45,10 @@ const (
 	// source, what was sent and the target), so that the run report shows
 	// them; the last one is the one shown.
 	KindTotals Kind = "totals"
+	// KindWarning is what a run warned of as it ran (Warning), which the
+	// run report shows: a reconciliation that cannot bound the documents
+	// it matches, a $batch answer not as the protocol says.
+	KindWarning Kind = "warning"
 )
 
 // Totals is what an entry of KindTotals records; the entry's At is when
@@ -512,6 +516,8 @@ type Entry struct {
 	Gets int `json:"gets,omitempty"`
 	// Totals (KindTotals) is what verify found of the plan's totals.
 	Totals *Totals `json:"tot,omitempty"`
+	// Warning (KindWarning) is the warning, as the run said it.
+	Warning string `json:"warn,omitempty"`
 }
 
 // When is e.At, or the zero time when e has none.

@@ -70,6 +70,9 @@ type State struct {
 	// RunTimes (LoadReport only) is each apply of the journal (KindRun), in
 	// order, with when it began and its last line's time.
 	RunTimes []RunTime
+	// Warnings (LoadReport only) is what the runs warned of as they ran
+	// (KindWarning), each once, in order.
+	Warnings []string
 
 	// accepted is the last KindAccept's, nil when none.
 	accepted *Accepted
@@ -649,6 +652,10 @@ func (st *State) apply(line []byte) string {
 			return "totals entry without totals"
 		}
 		st.Totals, st.TotalsAt = e.Totals, e.When()
+	case KindWarning:
+		if st.report && e.Warning != "" && !slices.Contains(st.Warnings, e.Warning) {
+			st.Warnings = append(st.Warnings, e.Warning)
+		}
 	case KindHeader:
 		return "a second header"
 	default:

@@ -266,6 +266,9 @@ func RunReportOf(journalPath string) (*RunReport, error) {
 	}
 	rep.Failures = groupFailures(sum.Errors)
 	rep.Runs = runRows(st)
+	for _, w := range st.Warnings { // as a dry run's page says its own
+		rep.Warnings = append(rep.Warnings, diag.New(diag.Warning, diag.Range{}, w).String())
+	}
 	var runCalls, undoCalls []journal.BatchCall
 	for _, b := range st.Batches {
 		if b.Undo {

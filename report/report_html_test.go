@@ -404,3 +404,36 @@ func TestSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReportWarnings: what a load warned of as it ran (journaled) is on
+// its run report, each warning once, as a dry run's page says its own.
+func TestRunReportWarnings(t *testing.T) {
+	t.Parallel()
+	jpath := filepath.Join(t.TempDir(), "p.journal")
+	j, err := journal.Create(jpath, journal.Header{Plan: "p", PlanHash: "ab", Steps: []journal.Step{{Name: "orders", Entity: "ORDERS"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const unbounded = "step orders: the journal has no watermark of ORDERS (written by an older version): a document made before the run with the same fields may be taken for the one in doubt; check what reconciliation finds"
+	for _, w := range []string{unbounded, "step orders, batch 2: the server's $batch answer is not as the protocol says: <b>", unbounded} {
+		if err := j.Append(journal.Entry{Kind: journal.KindWarning, Warning: w}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunReportOf(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	got := page.String()
+	if n := strings.Count(got, "<li dir=\"auto\">warning: step orders"); n != 2 ||
+		!strings.Contains(got, "may be taken for the one in doubt") || !strings.Contains(got, "protocol says: &lt;b&gt;</li>") {
+		t.Errorf("the run report shows %d warnings, want the two the journal holds:\n%s", n, got)
+	}
+}
