@@ -341,13 +341,16 @@ func (r *runner) run(waves [][]*plan.Step) (*Summary, error) {
 	sum.Transactions = int(r.txns.Load())
 	sum.Undecided = append(sum.Undecided, r.undec...)
 	sum.Warnings = append(r.opts.formattedWarnings(), r.opts.unmade.warnings()...)
-	if !r.jr.reconciles() {
-		r.mu.Lock()
-		for _, w := range r.warned {
-			sum.Warnings = append(sum.Warnings, diag.New(diag.Warning, diag.Range{}, w))
+	r.mu.Lock()
+	for _, w := range r.warned {
+		d := diag.New(diag.Warning, diag.Range{}, w)
+		if r.jr.reconciles() {
+			sum.Raised = append(sum.Raised, d)
+		} else {
+			sum.Warnings = append(sum.Warnings, d)
 		}
-		r.mu.Unlock()
 	}
+	r.mu.Unlock()
 	sum.Unchecked, sum.UncheckedMore = r.opts.unmade.count()
 	sum.Shrank = r.sizer.shrink()
 	r.mu.Lock()

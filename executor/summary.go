@@ -43,6 +43,10 @@ type Summary struct {
 	// customer sees it: a workbook number a text field gets as its stored
 	// digits while the sheet shows it formatted.
 	Warnings []diag.Diagnostic
+	// Raised (apply) are what the load warned of as it ran, each once:
+	// said on stderr then, journaled for the run report (KindWarning), and
+	// in the JSON's warnings.
+	Raised []diag.Diagnostic
 	// Shrank (apply) says the batches were cut when a call came near the
 	// server's 3-minute limit: apply then made more calls than the dry run
 	// counted. Nil when no call did.

@@ -64,7 +64,7 @@ func (w *warnings) Warn(msg string) {
 // same fields went in doubt: apply's reconciliation finds that order by
 // its fields. adjust changes the metadata or the options before the run;
 // the warnings of the run are returned.
-func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *testRun)) (testRun, *warnings) {
+func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *testRun)) (testRun, *warnings, *Summary) {
 	t.Helper()
 	env := newSandbox(t, sandbox.Options{})
 	ctx := context.Background()
@@ -91,15 +91,15 @@ func inDoubtOrder(t *testing.T, dialect string, adjust func(env *sandboxEnv, o *
 	must(t, j.Close())
 	w := &warnings{}
 	o.Hook = w
-	o.apply(t)
-	return o, w
+	sum := o.apply(t)
+	return o, w, sum
 }
 
 // A journal written before watermarks existed keeps today's matching (any
 // document with the fields), and says so.
 func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	t.Parallel()
-	o, w := inDoubtOrder(t, "", nil)
+	o, w, sum := inDoubtOrder(t, "", nil)
 	st, _ := journal.Load(o.Journal)
 	if r := st.Record("orders", "O1"); r.Key != "'SO26000001'" {
 		t.Errorf("O1: key %q; an old journal matches any document with its fields", r.Key)
@@ -115,6 +115,11 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "the journal has no watermark of ORDERS") {
 		t.Errorf("the journal's warnings: %q", rep.Warnings)
 	}
+	// And the run's result has it (apply --json's warnings), apart from
+	// what the text prints at its end.
+	if len(sum.Raised) != 1 || !strings.Contains(sum.Raised[0].Message(), "the journal has no watermark of ORDERS") || len(sum.Warnings) != 0 {
+		t.Errorf("raised %v, warnings %v", sum.Raised, sum.Warnings)
+	}
 }
 
 // Under the odata dialect an entity without an auto-unique key (Guid keys)
@@ -122,7 +127,7 @@ func TestReconcileWithoutWatermarkWarns(t *testing.T) {
 // the fields, and says so.
 func TestReconcileStandardWithoutAutoUniqueWarns(t *testing.T) {
 	t.Parallel()
-	_, w := inDoubtOrder(t, "odata", func(env *sandboxEnv, o *testRun) {
+	_, w, _ := inDoubtOrder(t, "odata", func(env *sandboxEnv, o *testRun) {
 		ord := env.md.Type("ORDERS").Property("ORD")
 		ord.Computed, ord.AutoUnique = false, false // as a standard service's metadata has none
 		o.Version = odata.StandardVersion

@@ -43,7 +43,9 @@ type runJSON struct {
 	Refused string      `json:"refused,omitempty"`
 	Errors  []errorJSON `json:"errors"`
 	// Warnings are what the run read but loads otherwise than the customer
-	// sees it (a formatted workbook number into a text field).
+	// sees it (a formatted workbook number into a text field), what a
+	// prediction cannot tell, and what a load warned of as it ran
+	// (Summary.Raised).
 	Warnings []errorJSON `json:"warnings,omitempty"`
 	// Shrank (apply): the batches were cut when a call came near the
 	// server's 3-minute limit.
@@ -104,7 +106,7 @@ func summaryJSON(s *executor.Summary) runJSON {
 		r.Steps = []stepJSON{}
 	}
 	r.Errors = append(r.Errors, errorsOf(s.Errors)...)
-	r.Warnings = warningsOf(s.Warnings)
+	r.Warnings = warningsOf(append(append([]diag.Diagnostic{}, s.Warnings...), s.Raised...))
 	if b := s.Shrank; b != nil {
 		r.Shrank = &shrankJSON{From: b.From, To: b.To, SlowestSeconds: b.Slowest.Seconds(), SlowestOf: b.Of}
 	}

@@ -52,7 +52,7 @@ func (v applyHuman) Applied(r appliedResult) error {
 	if view.Shrank != nil {
 		fmt.Fprintln(w, shrankText(view.Shrank))
 	}
-	printWarnings(w, view.Warnings)
+	printWarnings(w, warningsOf(sum.Warnings)) // not Raised: said on stderr as the load ran
 	printErrors(w, view.Errors)
 	printPartly(w, sum.Errors)
 	printChanged(w, view.Steps)
