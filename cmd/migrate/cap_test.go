@@ -142,12 +142,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) < 1 || len(args) > 2 {
 			ts.Fatalf("usage: cap dump [@NAME] SET [EXPAND]")
 		}
-		capMu.Lock()
-		s := capServers[ts][name]
-		capMu.Unlock()
-		if s == nil {
-			ts.Fatalf("cap dump: no CAP service %q started", name)
-		}
+		s := capServer(ts, "dump", name)
 		expand := ""
 		if len(args) == 2 {
 			expand = args[1]
@@ -160,12 +155,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 4 || !strings.Contains(args[2], "=") {
 			ts.Fatalf("usage: cap id SET FIELD=VALUE ENV")
 		}
-		capMu.Lock()
-		s := capServers[ts][""]
-		capMu.Unlock()
-		if s == nil {
-			ts.Fatalf("cap id: no CAP service started")
-		}
+		s := capServer(ts, "id", "")
 		field, value, _ := strings.Cut(args[2], "=")
 		id, err := captest.ID(context.Background(), s.Root, args[1], field, value)
 		ts.Check(err)
@@ -175,12 +165,7 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) != 3 {
 			ts.Fatalf("usage: cap patch SET(KEY) JSON")
 		}
-		capMu.Lock()
-		s := capServers[ts][""]
-		capMu.Unlock()
-		if s == nil {
-			ts.Fatalf("cap patch: no CAP service started")
-		}
+		s := capServer(ts, "patch", "")
 		ts.Check(captest.Patch(context.Background(), s.Root, args[1], args[2]))
 	case "filters":
 		capMu.Lock()
@@ -205,6 +190,21 @@ func cmdCap(ts *testscript.TestScript, neg bool, args []string) {
 	default:
 		ts.Fatalf("cap %s: want start, dump, id, patch, filters or tokens", args[0])
 	}
+}
+
+// capServer is the CAP service the script started (`cap start`, as=NAME
+// for a named one); the cap command cmd fails without one.
+func capServer(ts *testscript.TestScript, cmd, name string) *captest.Server {
+	capMu.Lock()
+	s := capServers[ts][name]
+	capMu.Unlock()
+	if s == nil {
+		if name == "" {
+			ts.Fatalf("cap %s: no CAP service started", cmd)
+		}
+		ts.Fatalf("cap %s: no CAP service %q started", cmd, name)
+	}
+	return s
 }
 
 // dropProxy stands before the service at root and passes every call on,
