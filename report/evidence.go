@@ -226,6 +226,10 @@ func ReadEvidence(path string) (*Evidence, error) {
 
 // EvidenceProblem is one thing of an evidence file that does not hold:
 // the member it is about, the line when it is one line's, and what.
+// TargetMember is the member a problem of the target is filed under: a
+// difference the company holds now, not a change of the file.
+const TargetMember = "target"
+
 type EvidenceProblem struct {
 	Member  string `json:"member"`
 	Line    int    `json:"line,omitempty"`
@@ -240,7 +244,7 @@ type EvidenceProblem struct {
 func EvidenceVerdict(problems []EvidenceProblem) string {
 	target := 0
 	for _, p := range problems {
-		if p.Member == "target" {
+		if p.Member == TargetMember {
 			target++
 		}
 	}

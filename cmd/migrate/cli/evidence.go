@@ -339,12 +339,12 @@ func (a *app) verifyEvidence(ctx context.Context, args []string) error {
 			if f.Problem == verify.NotReadable || f.Problem == verify.NotVerifiable {
 				continue // said by verify, not a difference
 			}
-			doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: "target", Problem: findingLine(f)})
+			doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: report.TargetMember, Problem: findingLine(f)})
 		}
 		for _, s := range v.Steps {
 			for _, t := range s.Totals {
 				if t.Source != t.Target {
-					doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: "target",
+					doc.Problems = append(doc.Problems, report.EvidenceProblem{Member: report.TargetMember,
 						Problem: fmt.Sprintf("%s: control total %s: the run sent %s, the target holds %s", s.Name, t.What, t.Source, t.Target)})
 				}
 			}
