@@ -307,17 +307,13 @@ func (s Step) whyNotVerified() []string {
 	}
 	for _, st := range []struct {
 		status journal.Status
-		says   string
+		says   string // %[2]s: the pronoun of the count
 	}{
-		{journal.Failed, "failed"}, {journal.Waived, "waived (resolve --waive)"}, {journal.Pending, "pending (apply loads it)"},
-		{journal.InDoubt, "in doubt (resolve lists it)"}, {journal.Committed, "committed without a key to read it by"},
+		{journal.Failed, "failed"}, {journal.Waived, "waived (resolve --waive)"}, {journal.Pending, "pending (apply loads %[2]s)"},
+		{journal.InDoubt, "in doubt (resolve lists %[2]s)"}, {journal.Committed, "committed without a key to read %[2]s by"},
 	} {
 		if n := s.Left[st.status]; n > 0 {
-			says := st.says
-			if n > 1 {
-				says = strings.NewReplacer("loads it", "loads them", "lists it", "lists them", "read it", "read them").Replace(says)
-			}
-			why = append(why, fmt.Sprintf("%d %s", n, says))
+			why = append(why, fmt.Sprintf("%[1]d "+st.says, n, diag.Them(n)))
 		}
 	}
 	return why
