@@ -510,19 +510,13 @@ func callFile(fields []*Field) bool {
 // sub-forms, calls file(): what such a step loads depends on files its
 // sources only name, which the sources' hashes do not cover.
 func (p *Plan) ReadsFiles() bool {
-	var sub func([]*Subform) bool
-	sub = func(sfs []*Subform) bool {
-		for _, sf := range sfs {
-			if sf.callsFile() || sub(sf.Subforms) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, st := range p.Steps {
-		if callFile(st.Fields) || sub(st.Subforms) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Steps, func(st *Step) bool {
+		return callFile(st.Fields) || slices.ContainsFunc(st.Subforms, (*Subform).readsFiles)
+	})
+}
+
+// readsFiles reports whether a field of the sub-form, or of any below it,
+// calls file().
+func (sf *Subform) readsFiles() bool {
+	return sf.callsFile() || slices.ContainsFunc(sf.Subforms, (*Subform).readsFiles)
 }
