@@ -48,7 +48,7 @@ type op struct {
 	got json.RawMessage
 	// held (a delta's line or text) is what the server held already as
 	// the source gives it, which is not sent (journal.WroteKid.Held).
-	held json.RawMessage
+	held map[string]any
 	loc  source.Location
 	// child is the source's line a delta load patches or adds (delta_lines.go).
 	child *transform.Child

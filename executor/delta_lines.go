@@ -525,6 +525,10 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			continue
 		}
 		c := o.child
+		var held json.RawMessage // as the journal keeps it (WroteKid.Held)
+		if o.held != nil {
+			held, _ = odata.MarshalBody(o.held)
+		}
 		list, i := kidList(&kids, o.path)
 		switch {
 		case list == nil:
@@ -532,27 +536,26 @@ func kidsSent(was json.RawMessage, sent []*op) json.RawMessage {
 			k := &(*list)[i]
 			if o.single {
 				*k = wroteKid(k.Path, c)
-				k.Held = o.held
+				k.Held = held
 				continue
 			}
 			// Its Hash stays: what it covers (long texts, its own
 			// sub-forms) a PATCH of its fields does not send. What it
 			// sent is held no more; what the server held is.
-			heldNow, _ := odata.DecodeEntity(o.held)
 			written := maps.Clone(o.fields) // as the journal takes them: held ones too
-			for f := range heldNow {
+			for f := range o.held {
 				written[f] = c.Fields[f]
 			}
 			sent := slices.Collect(maps.Keys(o.fields))
 			k.Wrote = journal.Overlay(k.Wrote, wroteFields(written))
 			k.Filled = journal.Overlay(journal.Without(k.Filled, slices.Collect(maps.Keys(written))...), o.got)
-			k.Held = journal.Overlay(journal.Without(k.Held, sent...), o.held)
+			k.Held = journal.Overlay(journal.Without(k.Held, sent...), held)
 		case o.kind == journal.OpCreate:
 			k := wroteKid(o.path, c)
 			if !o.single {
 				k.Key, k.Filled = o.key, o.got
 			}
-			k.Held = o.held
+			k.Held = held
 			*list = append(*list, k)
 		}
 	}
@@ -663,7 +666,7 @@ func (o *op) hold(h map[string]any, rest bool) {
 	if h == nil {
 		return
 	}
-	o.held, _ = odata.MarshalBody(h)
+	o.held = h
 	if !rest {
 		o.done, o.status = true, 200
 	}
